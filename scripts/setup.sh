@@ -1,0 +1,45 @@
+# Shared set-up for scripts/demo and scripts/test (sourced, not run).
+# Installs what a fresh Debian machine lacks, into .venv, without touching the system Python.
+
+is_debian_root() { [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; }
+
+# Intel's offline tools (iga64, ocloc, GenX_IR): the oracles the test suite checks our bytes against.
+setup_intel_tools() {
+    if command -v iga64 >/dev/null && command -v ocloc >/dev/null; then
+        return
+    fi
+    if ! is_debian_root; then
+        echo "setup: iga64/ocloc are missing and this is not root on Debian:" \
+             "tests that need Intel's tools will be skipped (install libigc-tools intel-opencl-icd)" >&2
+        return
+    fi
+    echo "setup: installing Intel's offline tools (libigc-tools, intel-opencl-icd)" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libigc-tools intel-opencl-icd >/dev/null
+    # lets `ocloc disasm` find IGA
+    local lib=/usr/lib/x86_64-linux-gnu
+    if [ -e "$lib/libiga64.so.1" ] && [ ! -e "$lib/libiga64.so" ]; then
+        ln -sf "$lib/libiga64.so.1" "$lib/libiga64.so"
+    fi
+}
+
+# A virtual environment in .venv with xegen installed in editable mode.
+# $1: the pip extras to install ("" or "test").
+setup_venv() {
+    local extras=${1:-}
+    if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+        if is_debian_root; then
+            apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv python3-pip >/dev/null
+        else
+            echo "setup: python3 has no venv module; install python3-venv" >&2
+            exit 1
+        fi
+    fi
+    if [ ! -x .venv/bin/python ]; then
+        python3 -m venv .venv
+    fi
+    local spec="."
+    [ -n "$extras" ] && spec=".[$extras]"
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e "$spec"
+}

@@ -1,0 +1,60 @@
+"""The `xegen` command: argument parsing and error reporting around library calls.
+
+Each subcommand lives in `xegen/commands/<name>.py` and exposes `register(subparsers)`,
+which adds its parser and sets `run=function(args) -> exit status`.  The commands only
+translate arguments into library calls, so everything they do is callable from Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from . import __version__
+from .errors import Error
+
+# Subcommand modules under xegen.commands, in the order `xegen --help` lists them.
+COMMANDS: tuple[str, ...] = ()
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with xegen's error convention: one line on stderr, exit status 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        sys.stderr.write(f"xegen: error: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> ArgumentParser:
+    parser = ArgumentParser(
+        prog="xegen",
+        description="An optimizing kernel compiler for Intel Xe GPUs.",
+    )
+    parser.add_argument("--version", action="version", version=f"xegen {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
+    for name in COMMANDS:
+        importlib.import_module(f"xegen.commands.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.run(args) or 0)
+    except Error as error:
+        sys.stderr.write(f"xegen: error: {error}\n")
+        return 2
+    except OSError as error:  # a missing or unreadable file named by the user
+        where = f"{error.filename}: " if error.filename else ""
+        sys.stderr.write(f"xegen: error: {where}{error.strerror or error}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("xegen: interrupted\n")
+        return 130
+    except BrokenPipeError:  # e.g. `xegen disasm … | head`
+        return 0

@@ -1,0 +1,223 @@
+"""One description per Xe platform: the single source of truth for hardware facts.
+
+Everything that differs between XeLP, XeHPG and XeHPC lives here as data: register file
+shape, SIMD widths, which instructions exist, software-scoreboard (SWSB) layout, message
+families, latencies and throughputs.  The cost models of `xegen.egraph`, the configs of
+`xegen.conv`, the encoder of `xegen.emit` and the simulator all read these records; none of
+them compares platform names.
+
+Numbers marked "modeled" are a cost model's estimates, not measurements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from .errors import Error
+
+
+def _frozen(mapping: dict) -> Mapping:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: str  # the name users type: "xehpg"
+    display_name: str  # "XeHPG"
+    aliases: tuple[str, ...]  # other names users know: codenames, iga64 and ocloc names
+    iga_platform: str  # iga64 -p= value
+    ocloc_device: str  # ocloc -device value
+
+    # Register files.
+    grf_bytes: int  # bytes per GRF
+    grf_counts: tuple[int, ...]  # GRF counts a kernel may request (large-GRF mode where 256)
+    flag_registers: int  # f0..f(n-1), each 32 bits
+    accumulators: int  # acc0..acc(n-1)
+    simd_widths: tuple[int, ...]  # dispatch SIMD widths a kernel may use
+
+    # Instructions that exist.
+    has_add3: bool
+    has_bfn: bool
+    has_dpas: bool
+    has_dpasw: bool
+    has_madm: bool
+    dpas_exec_size: int  # 0 when there is no dpas
+    systolic_depth: int  # dpas K depth in dwords (8)
+    has_native_dword_multiply: bool  # mul d*d -> d in one instruction (XeLP); else emulated
+
+    # Software scoreboard (SWSB).
+    swsb_bits: int  # width of the SWSB field in the instruction: 8 or 10
+    swsb_tokens: int  # SBID tokens: 16 or 32
+    swsb_pipes: tuple[str, ...]  # in-order pipes that distances can name ("" = the single pipe)
+    swsb_max_distance: int
+    math_is_out_of_order: bool  # math is token-tracked (XeLP..XeHPG) or an in-order pipe (XeHPC)
+
+    # Messages.
+    has_lsc: bool  # load/store cache messages (ugm, slm, tgm)
+    data_messages: str  # what IGC uses for data on this platform: "hdc" or "lsc"
+    eot_sfid: str  # shared function of the end-of-thread message: "ts" or "gtwy"
+    max_message_simd: int  # widest SIMD a single LSC/HDC data message covers
+
+    # Zebin notes (.note.intelgt.compat).
+    product_family: int
+    gfx_core: int
+
+    # Machine size for peak-throughput estimates (modeled; public spec-sheet numbers).
+    eu_count: int
+    clock_ghz: float
+    fma_per_clock_per_eu: Mapping[str, int]  # per data-type kind: "f32", "f16", "bf16", "int8"
+
+    # Latencies in cycles from issue to result (modeled).
+    latency: Mapping[str, int]
+
+    # Instruction cache size at which kernels start missing (bytes).
+    icache_bytes: int
+
+    @property
+    def max_grf_count(self) -> int:
+        return max(self.grf_counts)
+
+    def peak_fma_per_clock(self, kind: str) -> int:
+        """FMA operations per clock for the whole device (modeled)."""
+        return self.fma_per_clock_per_eu[kind] * self.eu_count
+
+    def __str__(self) -> str:
+        return self.display_name
+
+
+_COMMON_LATENCY = {
+    "alu": 4,  # in-order integer/float ALU result latency
+    "alu64": 8,  # 64-bit integer ALU (long pipe)
+    "math": 20,  # extended math (inv, sqrt, idiv, ...)
+    "send_slm": 40,
+    "send_global": 300,
+    "barrier": 30,
+}
+
+XELP = Platform(
+    name="xelp",
+    display_name="XeLP",
+    aliases=("gen12lp", "tgl", "tgllp", "dg1", "12p1"),
+    iga_platform="12p1",
+    ocloc_device="tgllp",
+    grf_bytes=32,
+    grf_counts=(128,),
+    flag_registers=2,
+    accumulators=8,
+    simd_widths=(8, 16, 32),
+    has_add3=False,
+    has_bfn=False,
+    has_dpas=False,
+    has_dpasw=False,
+    has_madm=False,
+    dpas_exec_size=0,
+    systolic_depth=0,
+    has_native_dword_multiply=True,
+    swsb_bits=8,
+    swsb_tokens=16,
+    swsb_pipes=("",),
+    swsb_max_distance=7,
+    math_is_out_of_order=True,
+    has_lsc=False,
+    data_messages="hdc",
+    eot_sfid="ts",
+    max_message_simd=16,
+    product_family=33,  # IGFX_TIGERLAKE_LP
+    gfx_core=18,  # IGFX_GEN12LP_CORE
+    eu_count=96,
+    clock_ghz=1.35,
+    fma_per_clock_per_eu=_frozen({"f32": 8, "f16": 16, "bf16": 8, "int8": 32}),
+    latency=_frozen({**_COMMON_LATENCY, "dpas": 0}),
+    icache_bytes=48 * 1024,
+)
+
+XEHPG = Platform(
+    name="xehpg",
+    display_name="XeHPG",
+    aliases=("dg2", "acm", "arc", "12p71"),
+    iga_platform="12p71",
+    ocloc_device="dg2",
+    grf_bytes=32,
+    grf_counts=(128, 256),
+    flag_registers=2,
+    accumulators=8,
+    simd_widths=(8, 16, 32),
+    has_add3=True,
+    has_bfn=True,
+    has_dpas=True,
+    has_dpasw=True,
+    has_madm=True,
+    dpas_exec_size=8,
+    systolic_depth=8,
+    has_native_dword_multiply=False,
+    swsb_bits=8,
+    swsb_tokens=16,
+    swsb_pipes=("F", "I", "L"),
+    swsb_max_distance=7,
+    math_is_out_of_order=True,
+    has_lsc=True,
+    data_messages="lsc",
+    eot_sfid="gtwy",
+    max_message_simd=16,
+    product_family=1270,  # IGFX_DG2
+    gfx_core=0xC07,  # IGFX_XE_HPG_CORE
+    eu_count=512,
+    clock_ghz=2.1,
+    fma_per_clock_per_eu=_frozen({"f32": 8, "f16": 64, "bf16": 64, "int8": 128}),
+    latency=_frozen({**_COMMON_LATENCY, "dpas": 16}),
+    icache_bytes=96 * 1024,
+)
+
+XEHPC = Platform(
+    name="xehpc",
+    display_name="XeHPC",
+    aliases=("pvc", "12p72"),
+    iga_platform="12p72",
+    ocloc_device="pvc",
+    grf_bytes=64,
+    grf_counts=(128, 256),
+    flag_registers=4,
+    accumulators=16,
+    simd_widths=(16, 32),
+    has_add3=True,
+    has_bfn=True,
+    has_dpas=True,
+    has_dpasw=False,
+    has_madm=True,
+    dpas_exec_size=16,
+    systolic_depth=8,
+    has_native_dword_multiply=False,
+    swsb_bits=10,
+    swsb_tokens=32,
+    swsb_pipes=("F", "I", "L", "M"),
+    swsb_max_distance=7,
+    math_is_out_of_order=False,
+    has_lsc=True,
+    data_messages="lsc",
+    eot_sfid="gtwy",
+    max_message_simd=32,
+    product_family=1271,  # IGFX_PVC
+    gfx_core=0xC08,  # IGFX_XE_HPC_CORE
+    eu_count=1024,
+    clock_ghz=1.6,
+    fma_per_clock_per_eu=_frozen({"f32": 16, "f16": 256, "bf16": 256, "int8": 512}),
+    latency=_frozen({**_COMMON_LATENCY, "dpas": 8}),
+    icache_bytes=80 * 1024,
+)
+
+PLATFORMS: tuple[Platform, ...] = (XELP, XEHPG, XEHPC)
+DEFAULT = XEHPG
+
+
+def platform(name: str | Platform) -> Platform:
+    """Look a platform up by name or alias (case-insensitive); raise a clear error otherwise."""
+    if isinstance(name, Platform):
+        return name
+    key = name.strip().lower()
+    for p in PLATFORMS:
+        if key == p.name or key in p.aliases:
+            return p
+    known = ", ".join(p.name for p in PLATFORMS)
+    raise Error(f"unknown hardware '{name}': expected one of {known}")
