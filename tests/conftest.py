@@ -1,0 +1,30 @@
+"""Shared test fixtures: access to Intel's tools under the project's skip rule.
+
+A test that needs iga64 or ocloc may skip only when it cannot install them (not root on
+Debian), and then it says so.  As root on Debian a missing tool is a failure: scripts/test
+installs them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from xegen import oracles
+
+
+def require_tool(name: str) -> None:
+    if oracles.have_tool(name):
+        return
+    if oracles.environment_can_install_tools():
+        pytest.fail(f"{name} is missing although this is root on Debian: run scripts/test, which installs it")
+    pytest.skip(f"{name} is not installed and this is not root on Debian, so it cannot be installed here")
+
+
+@pytest.fixture
+def iga64() -> None:
+    require_tool("iga64")
+
+
+@pytest.fixture
+def ocloc() -> None:
+    require_tool("ocloc")
