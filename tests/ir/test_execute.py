@@ -1,0 +1,212 @@
+"""Statement execution: whole thread grids over numpy buffers, checked against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xegen import EvaluationError, ir
+
+RNG = np.random.default_rng(7)
+
+
+def run(text: str, threads: int = 1, groups=None, **values):
+    buffers = {k: v for k, v in values.items() if isinstance(v, np.ndarray) and v.ndim >= 1 and k.isupper()}
+    env = {k: v for k, v in values.items() if k not in buffers}
+    ir.execute(ir.parse_stmt(text), buffers=buffers, env=env, threads=threads, groups=groups)
+
+
+def test_grid_of_threads_computes_a_matrix_vector_product():
+    a = RNG.standard_normal((6, 5, 8)).astype(np.float32)
+    b = RNG.standard_normal(5).astype(np.float32)
+    c = np.zeros((6, 8), np.float32)
+    run("""
+        let tid;
+        alloc acc[32] grf;
+        alloc row[32] grf;
+        mad<exec_size=8, dst_type=f32, src1_type=f32, src2_type=f32, src2_stride=0>(&acc[0], null, &row[0], &B[0]);
+        for (k = 0; k < 5) {
+          send<op=load, kind=block, space=global, type=f32, count=8>(&A[(tid * 5 + k) * 32], &row[0], null);
+          mad<exec_size=8, dst_type=f32, src1_type=f32, src2_type=f32, src2_stride=0>(&acc[0], &acc[0], &row[0], &B[k * 4]);
+        }
+        send<op=store, kind=block, space=global, type=f32, count=8>(&C[tid * 32], &acc[0], null);
+    """.replace("mad<exec_size=8, dst_type=f32, src1_type=f32, src2_type=f32, src2_stride=0>(&acc[0], null, &row[0], &B[0]);",
+                "acc[0] = broadcast(0.0, 8);"),
+        threads=6, tid=np.arange(6, dtype=np.int32), A=a, B=b, C=c)
+    np.testing.assert_allclose(c, np.einsum("tkn,k->tn", a, b), rtol=1e-5)
+
+
+def test_divergent_loops_and_branches_run_under_masks():
+    out = np.zeros(8, np.int32)
+    run("""
+        let tid;
+        alloc s[4] grf;
+        s[0] = 0;
+        for (i = tid; i < 6) {
+          s[0] = s.s32[0] + i;
+        }
+        if (tid % 2 == 0) {
+          s[0] = s.s32[0] * 10;
+        } else {
+          s[0] = -s.s32[0];
+        }
+        OUT[tid * 4] = s.s32[0];
+    """, threads=8, tid=np.arange(8, dtype=np.int32), OUT=out)
+    expected = np.array([sum(range(t, 6)) for t in range(8)])
+    expected = np.where(np.arange(8) % 2 == 0, expected * 10, -expected)
+    np.testing.assert_array_equal(out, expected)
+
+
+def vnni(b: np.ndarray, ops: int) -> np.ndarray:
+    """B (K x N) to VNNI: dword (s, n) holds rows s*ops .. s*ops+ops-1 of column n."""
+    k, n = b.shape
+    return b.reshape(k // ops, ops, n).transpose(0, 2, 1).reshape(-1)
+
+
+@pytest.mark.parametrize("src, dst, ops", [("f16", "f32", 2), ("bf16", "f32", 2), ("s8", "s32", 4), ("u8", "s32", 4)])
+def test_dpas_matches_numpy(src, dst, ops):
+    m, n, k = 8, 8, 8 * ops
+    if src in ("s8", "u8"):
+        a = RNG.integers(-128 if src == "s8" else 0, 128 if src == "s8" else 256, (m, k)).astype(src.replace("s8", "int8").replace("u8", "uint8"))
+        b = RNG.integers(-128 if src == "s8" else 0, 128 if src == "s8" else 256, (k, n)).astype(a.dtype)
+        c = RNG.integers(-1000, 1000, (m, n)).astype(np.int32)
+        expected = c + a.astype(np.int64) @ b.astype(np.int64)
+        memory_a, memory_b = a.reshape(-1), vnni(b, ops)
+    else:
+        a = RNG.integers(-8, 8, (m, k)).astype(np.float32) / 4
+        b = RNG.integers(-8, 8, (k, n)).astype(np.float32) / 4
+        c = RNG.standard_normal((m, n)).astype(np.float32)
+        expected = c + a @ b
+        if src == "f16":
+            memory_a, memory_b = a.astype(np.float16).reshape(-1), vnni(b, ops).astype(np.float16)
+        else:  # bf16 as raw 16-bit patterns
+            memory_a = (a.reshape(-1).view(np.uint32) >> 16).astype(np.uint16)
+            memory_b = (vnni(b, ops).view(np.uint32) >> 16).astype(np.uint16)
+    out = np.zeros_like(c)
+    run(f"""
+        alloc ga[{memory_a.nbytes}] grf;
+        alloc gb[{memory_b.nbytes}] grf;
+        alloc gc[{c.nbytes}] grf;
+        send<op=load, kind=block, space=global, type=u8, count={memory_a.nbytes}>(&A[0], &ga[0], null);
+        send<op=load, kind=block, space=global, type=u8, count={memory_b.nbytes}>(&B[0], &gb[0], null);
+        send<op=load, kind=block, space=global, type=u8, count={c.nbytes}>(&C[0], &gc[0], null);
+        dpas<exec_size=8, sdepth=8, rcount=8, dst_type={dst}, src1_type={src}, src2_type={src}>(&gc[0], &gc[0], &gb[0], &ga[0]);
+        send<op=store, kind=block, space=global, type=u8, count={c.nbytes}>(&OUT[0], &gc[0], null);
+    """, A=memory_a, B=memory_b, C=c, OUT=out)
+    if dst == "s32":
+        np.testing.assert_array_equal(out, expected)
+    else:
+        np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_dp4a_and_reorder_match_numpy():
+    a = RNG.integers(-128, 128, (8, 4)).astype(np.int8)
+    b = RNG.integers(0, 256, (8, 4)).astype(np.uint8)
+    out = np.zeros(8, np.int32)
+    transposed = np.zeros((4, 8), np.int32)
+    run("""
+        alloc ra[32] grf;
+        alloc rb[32] grf;
+        alloc rc[32] grf;
+        alloc rt[128] grf;
+        send<op=load, kind=block, space=global, type=s8, count=32>(&A[0], &ra[0], null);
+        send<op=load, kind=block, space=global, type=u8, count=32>(&B[0], &rb[0], null);
+        rc[0] = broadcast(5, 8);
+        dp4a<exec_size=8, dst_type=s32, src1_type=s8, src2_type=u8>(&rc[0], &rc[0], &ra[0], &rb[0]);
+        send<op=store, kind=block, space=global, type=s32, count=8>(&OUT[0], &rc[0], null);
+        reorder<src_type=s8, dst_type=s32, rows=8, cols=4, src_row_stride=4, src_col_stride=1, dst_row_stride=1, dst_col_stride=8>(&rt[0], &ra[0]);
+        send<op=store, kind=block, space=global, type=s32, count=32>(&T[0], &rt[0], null);
+    """, A=a, B=b, OUT=out, T=transposed)
+    np.testing.assert_array_equal(out, 5 + (a.astype(np.int64) * b.astype(np.int64)).sum(axis=1))
+    np.testing.assert_array_equal(transposed, a.T)
+
+
+def test_scattered_messages_masks_and_atomics():
+    source = np.arange(32, dtype=np.float32)
+    gathered = np.full(8, -1, np.float32)
+    counter = np.zeros(2, np.int32)
+    run("""
+        let tid;
+        alloc r[32] grf;
+        alloc one[32] grf;
+        send<op=load, kind=scattered, space=global, type=f32, count=8>(&S[0], shuffle<7,6,5,4,3,2,1,0>(broadcast(0, 4), broadcast(0, 4)) + broadcast(tid, 8) * 16, &r[0], broadcast(tid == 1, 8));
+        send<op=store, kind=scattered, space=global, type=f32, count=8>(&G[0], shuffle<0,1,2,3,4,5,6,7>(broadcast(0, 4), broadcast(0, 4)) + shuffle<0,1,2,3,4,5,6,7>(broadcast(0, 4), broadcast(0, 4)), &r[0], broadcast(tid == 1, 8));
+        one[0] = broadcast(1, 8);
+        send<op=atomic, kind=scattered, space=global, type=s32, count=8, atomic=add>(&CNT[0], broadcast(0, 8), &one[0], null);
+        send<op=atomic, kind=scattered, space=global, type=s32, count=1, atomic=inc>(&CNT[4], broadcast(0, 1) + 0, null, null);
+    """.replace("broadcast(0, 1) + 0", "0"), threads=4, tid=np.arange(4, dtype=np.int32),
+        S=source, G=gathered, CNT=counter)
+    assert gathered[0] == 4.0 and np.all(gathered[1:] == -1)  # only thread 1 stored, all 8 lanes to one address
+    assert counter.tolist() == [4 * 8, 4]
+
+
+def test_masked_store_and_masked_off_lanes_are_not_bounds_checked():
+    out = np.zeros(4, np.int32)
+    run("""
+        let tid;
+        OUT[(tid - 1) * 4] = tid * 100 if tid > 0;
+    """, threads=5, tid=np.arange(5, dtype=np.int32), OUT=out)
+    assert out.tolist() == [100, 200, 300, 400]
+
+
+def test_out_of_bounds_access_names_buffer_offset_and_thread():
+    with pytest.raises(EvaluationError, match=r"offset 16 of 'OUT' \(size 16\) in thread 4"):
+        run("let tid;\nOUT[tid * 4] = tid;", threads=5, tid=np.arange(5, dtype=np.int32), OUT=np.zeros(4, np.int32))
+
+
+def test_fresh_registers_are_poisoned():
+    out = np.zeros(1, np.float32)
+    run("alloc r[4] grf;\nOUT[0] = r.f32[0];", OUT=out)
+    assert np.isnan(out[0])
+
+
+SLM_EXCHANGE = """
+    let tid;
+    alloc buf[64] slm;
+    alloc r[4] grf;
+    buf[tid % 4 * 4] = tid;
+    {sync}
+    r[0] = buf.s32[(tid + 1) % 4 * 4];
+    OUT[tid * 4] = r.s32[0];
+"""
+
+
+@pytest.mark.parametrize("sync", ["barrier();", "fence<space=slm>();\nsignal();\nwait();"])
+def test_slm_is_shared_within_a_group_after_a_barrier(sync):
+    out = np.zeros(8, np.int32)
+    run(SLM_EXCHANGE.replace("{sync}", sync), threads=8, groups=np.arange(8) // 4,
+        tid=np.arange(8, dtype=np.int32), OUT=out)
+    assert out.tolist() == [1, 2, 3, 0, 5, 6, 7, 4]
+
+
+def test_missing_barrier_is_reported_as_an_slm_race():
+    with pytest.raises(ir.SlmRaceError, match="thread 0 reads byte 4 of 'buf'.*written by thread 1"):
+        run(SLM_EXCHANGE.replace("{sync}", ""), threads=8, groups=np.arange(8) // 4,
+            tid=np.arange(8, dtype=np.int32), OUT=np.zeros(8, np.int32))
+
+
+def test_write_after_read_without_barrier_is_a_race():
+    text = SLM_EXCHANGE.replace("{sync}", "barrier();") + "buf[tid % 4 * 4] = 0;"
+    with pytest.raises(ir.SlmRaceError, match="writes byte"):
+        run(text, threads=4, tid=np.arange(4, dtype=np.int32), OUT=np.zeros(4, np.int32))
+    run(text.replace("buf[tid % 4 * 4] = 0;", "barrier();\nbuf[tid % 4 * 4] = 0;"),
+        threads=4, tid=np.arange(4, dtype=np.int32), OUT=np.zeros(4, np.int32))
+
+
+def test_barrier_in_divergent_code_and_unmatched_wait_are_errors():
+    with pytest.raises(EvaluationError, match="divergent"):
+        run("let tid;\nif (tid < 2) {\n  barrier();\n}", threads=4, tid=np.arange(4, dtype=np.int32))
+    with pytest.raises(EvaluationError, match="wait forever"):
+        run("wait();", threads=2)
+
+
+def test_end_of_thread_stops_only_the_threads_that_reach_it():
+    out = np.zeros(4, np.int32)
+    run("""
+        let tid;
+        if (tid >= 2) {
+          eot();
+        }
+        OUT[tid * 4] = 7;
+    """, threads=4, tid=np.arange(4, dtype=np.int32), OUT=out)
+    assert out.tolist() == [7, 7, 0, 0]

@@ -1,0 +1,242 @@
+"""Hardware functions that `Call` statements invoke: messages, multiply-add, synchronization.
+
+Each function is an immutable record of its attributes; the operands are the call's
+arguments.  Register operands are `Ptr`s into GRF buffers, memory operands `Ptr`s into
+global or SLM buffers.  The interpreter (`xegen.ir.execute`) gives each one its meaning;
+the layouts below are what instruction selection must reproduce.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import ClassVar
+
+from .expr import Expr, IRTypeError, Node, Ptr
+from .types import Type
+
+SEND_OPS = ("load", "store", "atomic", "prefetch")
+SEND_KINDS = ("block", "scattered")
+SEND_SPACES = ("global", "slm")
+ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "inc", "dec", "xchg", "cmpxchg",
+              "fadd", "fsub", "fmin", "fmax")
+FENCE_SPACES = ("global", "slm")
+
+
+class Func(Node):
+    """Base of call targets.  Subclasses set `name` and `arg_names`; a trailing '?' in an
+    argument name means the argument may be None (printed `null`)."""
+
+    __slots__ = ()
+    name: ClassVar[str]
+    arg_names: ClassVar[tuple[str, ...]] = ()
+
+    def attributes(self) -> dict[str, object]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def expected_args(self) -> tuple[str, ...]:
+        return self.arg_names
+
+    def check_args(self, args: tuple) -> None:
+        names = self.expected_args()
+        if len(args) != len(names):
+            raise IRTypeError(f"{self.name} takes {len(names)} arguments ({', '.join(names)}), not {len(args)}")
+        for name, arg in zip(names, args):
+            optional = name.endswith("?")
+            if arg is None:
+                if not optional:
+                    raise IRTypeError(f"{self.name}: argument '{name}' cannot be null")
+                continue
+            if not isinstance(arg, Expr):
+                raise IRTypeError(f"{self.name}: argument '{name.rstrip('?')}' is not an expression")
+            wants_pointer = name.rstrip("?") in ("dst", "src0", "src1", "src2", "src", "reg", "mem")
+            if wants_pointer != isinstance(arg, Ptr):
+                kind = "a pointer (&buf[offset])" if wants_pointer else "a value"
+                raise IRTypeError(f"{self.name}: argument '{name.rstrip('?')}' must be {kind}")
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise IRTypeError(message)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Send(Func):
+    """A memory message between global/SLM memory and GRF.
+
+    block:     `count` elements of `type`, contiguous from the memory pointer, into the
+               register pointer; arguments (mem, reg, mask).
+    scattered: `count` slots; slot s reads/writes `elems` consecutive elements at
+               mem + offsets[s]; registers hold the data component-major (element e of slot s
+               at reg + (e*count + s)*size); arguments (mem, offsets, reg, mask).
+    atomic:    scattered read-modify-write of `atomic` per slot, no return value (cmpxchg
+               takes the compare values then the new values).  prefetch: a load with no
+               register operand (reg is null).
+    mask:      null, a scalar bool, or one bool per element (block) / slot (scattered)."""
+
+    name: ClassVar[str] = "send"
+    op: str
+    kind: str
+    space: str
+    type: Type
+    count: int
+    elems: int = 1
+    atomic: str = ""
+
+    def __post_init__(self):
+        _require(self.op in SEND_OPS, f"send op must be one of {', '.join(SEND_OPS)}")
+        _require(self.kind in SEND_KINDS, f"send kind must be one of {', '.join(SEND_KINDS)}")
+        _require(self.space in SEND_SPACES, f"send space must be one of {', '.join(SEND_SPACES)}")
+        _require(self.type.lanes == 1 and (self.type.is_int or self.type.is_float), "send type must be a scalar number type")
+        _require(self.count >= 1 and self.elems >= 1, "send count and elems must be positive")
+        _require((self.op == "atomic") == (self.atomic != ""), "an atomic send names its operation, and only it")
+        _require(self.atomic in ("", *ATOMIC_OPS), f"atomic operation must be one of {', '.join(ATOMIC_OPS)}")
+        _require(self.op != "atomic" or self.kind == "scattered", "atomics are scattered messages")
+        _require(self.kind == "scattered" or self.elems == 1, "elems applies to scattered messages only")
+
+    def expected_args(self) -> tuple[str, ...]:
+        reg = "reg?" if self.op == "prefetch" or self.atomic in ("inc", "dec") else "reg"
+        if self.kind == "block":
+            return ("mem", reg, "mask?")
+        return ("mem", "offsets", reg, "mask?")
+
+    @property
+    def register_bytes(self) -> int:
+        """Bytes of register data the message reads or writes."""
+        operands = 2 if self.atomic == "cmpxchg" else 0 if self.atomic in ("inc", "dec") else 1
+        return self.count * self.elems * self.type.size * (operands if self.op == "atomic" else 1)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Dpas(Func):
+    """Systolic multiply-add: dst[r][n] = src0[r][n] + sum_k A[r][k] * B[k][n].
+
+    r < rcount (M), n < exec_size (N), k < sdepth * OPS where OPS = 32 / bits(src type).
+    Layouts (bytes from each pointer): dst/src0 row-major, element (r, n) at (r*N + n)*size;
+    src1 = B in VNNI form, dword (s, n) at (s*N + n)*4 holding OPS consecutive k values
+    (k = s*OPS + j); src2 = A, row r of sdepth dwords at r*sdepth*4.  `dpasw` has the same
+    arithmetic (the pairing of threads is a register-layout matter for lowering)."""
+
+    name: ClassVar[str] = "dpas"
+    arg_names: ClassVar[tuple[str, ...]] = ("dst", "src0?", "src1", "src2")
+    exec_size: int
+    sdepth: int
+    rcount: int
+    dst_type: Type
+    src1_type: Type
+    src2_type: Type
+    dpasw: bool = False
+
+    def __post_init__(self):
+        _require(self.exec_size in (8, 16), "dpas exec_size must be 8 or 16")
+        _require(self.sdepth == 8, "dpas systolic depth must be 8")
+        _require(1 <= self.rcount <= 8, "dpas repeat count must be 1..8")
+        _require(self.src1_type.bits == self.src2_type.bits and self.src1_type.bits in (8, 16, 32),
+                 "dpas sources must both be 8- or 16-bit (or tf32)")
+        _require(self.dst_type.kind in ("f32", "s32", "u32", "f16", "bf16"), "dpas dst must be f32, s32, u32, f16 or bf16")
+
+    @property
+    def ops_per_channel(self) -> int:
+        return 32 // self.src1_type.bits
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Mad(Func):
+    """dst[i] = src0[i] + src1[i*src1_stride] * src2[i*src2_stride] for i < exec_size,
+    computed in dst_type (sources converted to it; float mad is fused).  Strides are in
+    elements; 0 broadcasts element 0.  A null src0 means 0."""
+
+    name: ClassVar[str] = "mad"
+    arg_names: ClassVar[tuple[str, ...]] = ("dst", "src0?", "src1", "src2")
+    exec_size: int
+    dst_type: Type
+    src1_type: Type
+    src2_type: Type
+    src1_stride: int = 1
+    src2_stride: int = 1
+
+    def __post_init__(self):
+        _require(1 <= self.exec_size <= 32, "mad exec_size must be 1..32")
+        _require(self.src1_stride >= 0 and self.src2_stride >= 0, "mad strides must be ≥ 0")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Dp4a(Func):
+    """dst[i] = src0[i] + sum_j src1[i].byte[j] * src2[i].byte[j] (j < 4) in 32-bit integers;
+    src1/src2 are dwords of four s8/u8 values; strides in dwords (0 broadcasts)."""
+
+    name: ClassVar[str] = "dp4a"
+    arg_names: ClassVar[tuple[str, ...]] = ("dst", "src0?", "src1", "src2")
+    exec_size: int
+    dst_type: Type
+    src1_type: Type
+    src2_type: Type
+    src1_stride: int = 1
+    src2_stride: int = 1
+
+    def __post_init__(self):
+        _require(1 <= self.exec_size <= 32, "dp4a exec_size must be 1..32")
+        _require(self.dst_type.kind in ("s32", "u32"), "dp4a dst must be s32 or u32")
+        _require(self.src1_type.kind in ("s8", "u8") and self.src2_type.kind in ("s8", "u8"), "dp4a sources are s8/u8")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Reorder(Func):
+    """Convert and move a 2-D block: dst[r*drs + c*dcs] = (dst_type)src[r*srs + c*scs] for
+    r < rows, c < cols (strides in elements of each side's type)."""
+
+    name: ClassVar[str] = "reorder"
+    arg_names: ClassVar[tuple[str, ...]] = ("dst", "src")
+    src_type: Type
+    dst_type: Type
+    rows: int
+    cols: int
+    src_row_stride: int
+    src_col_stride: int
+    dst_row_stride: int
+    dst_col_stride: int
+    saturate: bool = False
+
+    def __post_init__(self):
+        _require(self.rows >= 1 and self.cols >= 1, "reorder needs a positive block")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Barrier(Func):
+    """Thread-group barrier: signal, then wait for all threads of the group."""
+
+    name: ClassVar[str] = "barrier"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Signal(Func):
+    """First half of a split barrier: this thread has arrived."""
+
+    name: ClassVar[str] = "signal"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Wait(Func):
+    """Second half of a split barrier: wait until every thread has signalled."""
+
+    name: ClassVar[str] = "wait"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Fence(Func):
+    """Make this thread's earlier writes to `space` visible before later signals."""
+
+    name: ClassVar[str] = "fence"
+    space: str = "slm"
+
+    def __post_init__(self):
+        _require(self.space in FENCE_SPACES, f"fence space must be one of {', '.join(FENCE_SPACES)}")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class EndOfThread(Func):
+    name: ClassVar[str] = "eot"
+
+
+FUNCS: dict[str, type[Func]] = {
+    cls.name: cls for cls in (Send, Dpas, Mad, Dp4a, Reorder, Barrier, Signal, Wait, Fence, EndOfThread)
+}
