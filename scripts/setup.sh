@@ -41,5 +41,6 @@ setup_venv() {
     fi
     local spec="."
     [ -n "$extras" ] && spec=".[$extras]"
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e "$spec"
+    # (the filter drops pip notes about local package mirrors this machine may not have)
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e "$spec" 2> >(grep -v "^WARNING: Location" >&2)
 }
