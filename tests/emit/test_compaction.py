@@ -154,7 +154,7 @@ def test_every_table_entry_expands_like_iga64(iga64, platform_name, form):
     words, labels = [], []
     for field in layout.indexed:
         for index in range(len(field.table)):
-            words.append(compaction._scatter(base_word, field.index, index).to_bytes(8, "little"))
+            words.append(compaction.place_bits(base_word, field.index, index).to_bytes(8, "little"))
             labels.append(f"{field.name} {index}")
     texts = iga64_decodable(words, platform)
     natives = iga64_assemble_each(texts, platform)
@@ -177,91 +177,79 @@ def test_every_table_entry_expands_like_iga64(iga64, platform_name, form):
 
 # --- Random instructions, assembled compacted and not ----------------------------------------
 
-TWO_SOURCE = ["add", "mul", "and", "or", "xor", "shl", "shr", "asr", "sel", "avg"]
-ONE_SOURCE = ["mov", "not", "frc", "rndd", "rnde", "lzd", "cbit", "fbl", "fbh", "bfrev"]
-FLOAT_OK = {"add", "mul", "sel", "mov", "frc", "rndd", "rnde", "mad"}
-INT_ONLY = {"and", "or", "xor", "shl", "shr", "asr", "avg", "not", "lzd", "cbit", "fbl", "fbh", "bfrev"}
+# Operation: (number of sources, element types it takes).
+OPERATIONS = {
+    "mov": (1, ("f", "d", "ud")), "not": (1, ("d", "ud")), "frc": (1, ("f",)), "rndd": (1, ("f",)),
+    "rnde": (1, ("f",)), "lzd": (1, ("ud",)), "cbit": (1, ("ud",)), "fbl": (1, ("ud",)), "fbh": (1, ("ud",)),
+    "bfrev": (1, ("ud",)),
+    "add": (2, ("f", "d", "ud")), "mul": (2, ("f", "d", "ud")), "sel": (2, ("f", "d", "ud")),
+    "and": (2, ("d", "ud")), "or": (2, ("d", "ud")), "xor": (2, ("d", "ud")), "shl": (2, ("d", "ud")),
+    "shr": (2, ("ud",)), "asr": (2, ("d",)), "avg": (2, ("d", "ud")),
+    "mad": (3, ("f",)),
+}
+SWSB = {"xelp": ["", "", "{@1}", "{@3}"], "xehpg": ["", "", "{I@1}", "{F@2}", "{A@1}", "{$3.dst}"]}
+SWSB["xehpc"] = SWSB["xehpg"]
 
 
 @st.composite
 def simple_instruction(draw, platform: hwlib.Platform) -> str:
-    """A valid, often compactable, one-, two- or three-source instruction in IGA syntax."""
-    kind = draw(st.sampled_from(["one", "two", "two", "three"]))
-    if kind == "one":
-        op = draw(st.sampled_from(ONE_SOURCE))
-    elif kind == "two":
-        op = draw(st.sampled_from(TWO_SOURCE))
-    else:
-        op = "mad"
-    if op in INT_ONLY or op in ("lzd", "cbit", "fbl", "fbh", "bfrev"):
-        type_ = draw(st.sampled_from(["d", "ud"] if op not in ("lzd", "cbit", "fbl", "fbh", "bfrev") else ["ud"]))
-    else:
-        type_ = draw(st.sampled_from(["f", "f", "d", "ud"] if op != "frc" and not op.startswith("rnd") else ["f"]))
-    if op == "mad" and type_ != "f":
-        type_ = "f"
+    """A valid one-, two- or three-source instruction in IGA syntax, often compactable."""
+    op = draw(st.sampled_from(sorted(OPERATIONS)))
+    sources, types = OPERATIONS[op]
+    type_ = draw(st.sampled_from(types))
     exec_size = draw(st.sampled_from([1, 8, 16]))
-    grf_elements = platform.grf_bytes // 4
-    offsets = [o for o in (0, 8, 16) if o % exec_size == 0 and o + exec_size <= 32]
-    channel = draw(st.sampled_from(offsets))
-    if platform.name == "xehpc":
-        channel = 0 if exec_size > 8 else draw(st.sampled_from([0, 16]))
+    elements_per_grf = platform.grf_bytes // 4
+    channel = draw(st.sampled_from([c for c in (0, 8, 16) if c % exec_size == 0 and c + exec_size <= 32]))
+    if platform.name == "xehpc" and exec_size == 16:
+        channel = 0
     mask = "(W) " if draw(st.booleans()) else ""
     predicate = ""
     if not mask and draw(st.integers(0, 4)) == 0:
         predicate = f"({draw(st.sampled_from(['', '~']))}f{draw(st.integers(0, 1))}.{draw(st.integers(0, 1))}) "
-    saturate = "(sat)" if type_ == "f" and op not in ("sel",) and draw(st.integers(0, 5)) == 0 else ""
-    dst_reg = draw(st.integers(2, 100))
-    dst_sub = draw(st.integers(0, grf_elements - 1)) if exec_size == 1 else 0
+    condition = ""
+    if op == "sel" and not predicate:
+        condition = f"({draw(st.sampled_from(['ge', 'lt']))})f0.0 "
+    elif op in ("add", "and", "or") and not predicate and draw(st.integers(0, 5)) == 0:
+        condition = f"({draw(st.sampled_from(['eq', 'ne', 'gt', 'lt', 'ge', 'le']))})f{draw(st.integers(0, 1))}.0 "
+    saturate = "(sat)" if type_ == "f" and op != "sel" and draw(st.integers(0, 5)) == 0 else ""
+    dst_subregister = draw(st.integers(0, elements_per_grf - 1)) if exec_size == 1 else 0
+    dst = f"{saturate}r{draw(st.integers(2, 100))}.{dst_subregister}<1>:{type_}"
 
-    def source(three_src: bool = False, last: bool = False) -> str:
-        reg = draw(st.integers(1, 120))
-        if exec_size == 1 or draw(st.integers(0, 3)) == 0:
-            sub = draw(st.integers(0, grf_elements - 1))
-            region = "<0>" if three_src and last else ("<0;0>" if three_src else "<0;1,0>")
+    def register(position: int) -> str:
+        scalar = exec_size == 1 or draw(st.integers(0, 3)) == 0
+        subregister = draw(st.integers(0, elements_per_grf - 1)) if scalar else 0
+        if sources == 3:  # three-source regions: <v;h> for src0/src1, <h> for src2
+            region = ("<0>" if scalar else "<1>") if position == 2 else \
+                ("<0;0>" if scalar else ("<8;1>" if platform.name == "xelp" else "<1;0>"))
+        elif scalar:
+            region = "<0;1,0>"
+        elif platform.name != "xelp" and draw(st.booleans()):
+            region = "<1;1,0>"
         else:
-            sub = 0
-            if three_src:
-                region = "<1>" if last else ("<8;1>" if platform.name == "xelp" else "<1;0>")
-            else:
-                region = "<8;8,1>" if platform.name == "xelp" or draw(st.booleans()) else "<1;1,0>"
-                if platform.name == "xehpc" and region == "<8;8,1>" and exec_size == 16:
-                    region = "<16;16,1>"
-        negate = "-" if type_ in ("f", "d") and op in ("add", "mul", "mad", "mov", "sel") and draw(st.integers(0, 5)) == 0 else ""
-        return f"{negate}r{reg}.{sub}{region}:{type_}"
+            region = f"<{min(exec_size, 8) if platform.grf_bytes == 32 else exec_size};" \
+                     f"{min(exec_size, 8) if platform.grf_bytes == 32 else exec_size},1>"
+        negate = "-" if type_ in ("f", "d") and op in ("add", "mul", "mad", "mov", "sel") \
+            and draw(st.integers(0, 5)) == 0 else ""
+        return f"{negate}r{draw(st.integers(1, 120))}.{subregister}{region}:{type_}"
 
     def immediate() -> str:
+        if op in ("shl", "shr", "asr"):
+            return f"{draw(st.integers(0, 31))}:{type_}"
         if type_ == "f":
             return f"{draw(st.sampled_from([0.0, 1.0, -2.0, 0.5, 3.25, 1e-3, 65504.0]))!r}:f"
         if type_ == "d":
             return f"{draw(st.one_of(st.integers(-2048, 2047), st.integers(-2**31, 2**31 - 1)))}:d"
         return f"0x{draw(st.one_of(st.integers(0, 4095), st.integers(0, 2**32 - 1))):X}:ud"
 
-    if op == "sel" and not predicate:
-        cond = f"({draw(st.sampled_from(['ge', 'lt']))})f0.0"
-    elif op in ("add", "and", "or") and not predicate and draw(st.integers(0, 5)) == 0:
-        cond = f"({draw(st.sampled_from(['eq', 'ne', 'gt', 'lt', 'ge', 'le']))})f{draw(st.integers(0, 1))}.0"
-    else:
-        cond = ""
-    dst = f"{saturate}r{dst_reg}.{dst_sub}<1>:{type_}"
-    if kind == "one":
-        srcs = [immediate() if op == "mov" and draw(st.integers(0, 3)) == 0 else source()]
-    elif kind == "two":
-        second = immediate() if draw(st.integers(0, 2)) == 0 else source()
-        if op in ("shl", "shr", "asr") and second.endswith((":d", ":ud")) and "r" not in second.split(":")[0]:
-            second = f"{draw(st.integers(0, 31))}:{type_}"
-        srcs = [source(), second]
-    else:
-        srcs = [source(True), source(True), source(True, last=True)]
-    swsb = draw(st.sampled_from(["", "", "{@1}", "{@3}"] if platform.name == "xelp" else ["", "", "{I@1}", "{F@2}", "{A@1}", "{$3.dst}"]))
-    return f"{mask}{predicate}{op} ({exec_size}|M{channel}) {cond} {dst} {' '.join(srcs)} {swsb}".replace("  ", " ")
+    operands = [register(i) for i in range(sources)]
+    if sources == 2 and draw(st.integers(0, 2)) == 0 or op == "mov" and draw(st.integers(0, 3)) == 0:
+        operands[-1] = immediate()
+    swsb = draw(st.sampled_from(SWSB[platform.name]))
+    return f"{mask}{predicate}{op} ({exec_size}|M{channel}) {condition}{dst} {' '.join(operands)} {swsb}".rstrip()
 
 
-@pytest.mark.parametrize("platform_name", PLATFORMS)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
-@given(data=st.data())
-def test_random_instructions_compact_like_iga64(iga64, platform_name, data):
-    platform = hwlib.platform(platform_name)
-    lines = data.draw(st.lists(simple_instruction(platform), min_size=40, max_size=40), label="instructions")
+def check_random_batch(platform: hwlib.Platform, lines: list[str]) -> None:
+    """Assemble with and without -Xautocompact; pair the results and check both directions."""
     native = iga64_assemble_each(dict(enumerate(lines)), platform)
     compacted = iga64_assemble_each({k: lines[k] for k in native}, platform, compact=True)
     assert len(native) >= len(lines) // 2, "most generated instructions should be valid"
@@ -275,6 +263,28 @@ def test_random_instructions_compact_like_iga64(iga64, platform_name, data):
             assert word == native[key]
             assert compaction.compact(native[key], platform) is None, f"iga64 left this 16 bytes: {lines[key]}"
     event(f"{checked} of {len(compacted)} compacted")
+
+
+BATCH = 40
+
+
+@pytest.mark.parametrize("platform_name", PLATFORMS)
+@settings(max_examples=25, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_random_instructions_compact_like_iga64(iga64, platform_name, data):
+    platform = hwlib.platform(platform_name)
+    check_random_batch(platform, data.draw(st.lists(simple_instruction(platform), min_size=BATCH, max_size=BATCH)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform_name", PLATFORMS)
+@settings(max_examples=500, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_random_instructions_compact_like_iga64_exhaustive(iga64, platform_name, data):
+    platform = hwlib.platform(platform_name)
+    check_random_batch(platform, data.draw(st.lists(simple_instruction(platform), min_size=BATCH, max_size=BATCH)))
 
 
 # --- Malformed compacted words ---------------------------------------------------------------
@@ -302,12 +312,12 @@ def test_immediates_of_64_bit_types_are_rejected(platform_name):
     layout = compaction.scheme(platform_name).two_source
     datatype = next(f for f in layout.indexed if f.name == "datatype index")
     with_immediate = [i for i, entry in enumerate(datatype.table)
-                      if compaction._scatter(0, datatype.native, entry) >> compaction.SRC1_IS_IMMEDIATE & 1]
+                      if compaction.place_bits(0, datatype.native, entry) >> compaction.SRC1_IS_IMMEDIATE & 1]
     assert with_immediate
-    word = compaction._scatter((1 << 29) | 0x40, datatype.index, with_immediate[0])
+    word = compaction.place_bits((1 << 29) | 0x40, datatype.index, with_immediate[0])
     native = compaction.expand_compacted(word.to_bytes(8, "little"), platform_name)
     assert int.from_bytes(native, "little") >> compaction.SRC1_IS_IMMEDIATE & 1
-    forced = compaction._scatter(int.from_bytes(native, "little"), (compaction.SRC1_TYPE,), 7)
+    forced = compaction.place_bits(int.from_bytes(native, "little"), (compaction.SRC1_TYPE,), 7)
     assert compaction.compact(forced.to_bytes(16, "little"), platform_name) is None
 
 

@@ -7,8 +7,8 @@ immediate) are copied.  Expanding is a table lookup per index; compacting search
 tables for an entry equal to the native bits (the first one, as Intel's tools do).
 
 Which instructions have a compacted form: one-source and two-source ALU instructions,
-three-source ones (mad, add3, bfn, csel, bfe, bfi2, dp4a, dpas), and sync.  Sends, math,
-branches and nop never do on Xe (XeLP, XeHPG, XeHPC), so neither does madm.
+three-source ones (mad, add3, bfn, csel, bfe, bfi2, dp4a, dpas; madm on XeHPC only), and
+sync.  Sends, math, branches and nop have none on any Xe platform (XeLP, XeHPG, XeHPC).
 
 Table sources (facts; the code around them is ours):
   * XeLP (gfx12) and XeHPG (xehp, Gfx12.5): Mesa `src/intel/compiler/brw_eu_compact.c`
@@ -34,21 +34,21 @@ Fragment = tuple[int, int]  # (high bit, low bit), inclusive
 COMPACTED_BIT = 29
 
 
-def _field(word: int, fragment: Fragment) -> int:
+def field_bits(word: int, fragment: Fragment) -> int:
     high, low = fragment
     return (word >> low) & ((1 << (high - low + 1)) - 1)
 
 
-def _gather(word: int, fragments: tuple[Fragment, ...]) -> int:
+def take_bits(word: int, fragments: tuple[Fragment, ...]) -> int:
     """Concatenate bit groups of `word`, the first fragment in the most significant place."""
     value = 0
     for high, low in fragments:
-        value = (value << (high - low + 1)) | _field(word, (high, low))
+        value = (value << (high - low + 1)) | field_bits(word, (high, low))
     return value
 
 
-def _scatter(word: int, fragments: tuple[Fragment, ...], value: int) -> int:
-    """Inverse of `_gather`: spread `value` over the fragments of `word`."""
+def place_bits(word: int, fragments: tuple[Fragment, ...], value: int) -> int:
+    """Inverse of `take_bits`: spread `value` over the fragments of `word`."""
     for high, low in reversed(fragments):
         width = high - low + 1
         mask = ((1 << width) - 1) << low
@@ -258,9 +258,14 @@ XEHPC_3SRC_SUBREG = (
 # --- Native bit groups each table fills ----------------------------------------------
 
 # Two-source (and one-source) forms.
-GFX12_CONTROL_BITS = ((95, 92), (34, 31), (28, 16))  # cond modifier, sat, AccWrEn, Atomic, NoMask, pred inv, pred, flag, chan offset, exec size
-XEHPC_CONTROL_BITS = ((95, 92), (34, 34), (32, 31), (28, 18))  # XeHPC moved the flag and exec fields and has no AccWrEn here
-DATATYPE_BITS = ((98, 98), (91, 88), (66, 66), (50, 46), (43, 35))  # src1 file, src1 type, src0 file, dst file/hstride, imm flags, types, dst addr mode
+# Control: cond modifier; saturate, AccWrEn, Atomic, NoMask; predicate inversion and
+# control, flag, channel offset, exec size.  XeHPC moved flag and exec fields and has no
+# AccWrEn bit here (33 is its dst subregister low bit).
+GFX12_CONTROL_BITS = ((95, 92), (34, 31), (28, 16))
+XEHPC_CONTROL_BITS = ((95, 92), (34, 34), (32, 31), (28, 18))
+# Datatype: src1 file and type, src0 file, dst file and hstride, immediate flags, src0 and
+# dst types, dst address mode.
+DATATYPE_BITS = ((98, 98), (91, 88), (66, 66), (50, 46), (43, 35))
 GFX12_SUBREG_BITS = ((103, 99), (71, 67), (55, 51))  # src1, src0, dst subregister
 XEHPC_SUBREG_BITS = ((87, 87), (71, 67), (55, 51), (33, 33))  # src0 and dst subregister with their low bits
 GFX12_SRC0_BITS = ((87, 80), (65, 64), (45, 44))  # src0 region, addr mode, modifiers
@@ -475,9 +480,9 @@ def is_compacted(data: bytes) -> bool:
 def _immediate_source(native: int) -> tuple[int, Fragment] | None:
     """(type code, type field) of the immediate operand of a two-source native word, if any."""
     if native >> SRC0_IS_IMMEDIATE & 1:
-        return _field(native, SRC0_TYPE), SRC0_TYPE
+        return field_bits(native, SRC0_TYPE), SRC0_TYPE
     if native >> SRC1_IS_IMMEDIATE & 1:
-        return _field(native, SRC1_TYPE), SRC1_TYPE
+        return field_bits(native, SRC1_TYPE), SRC1_TYPE
     return None
 
 
@@ -493,7 +498,7 @@ def expand_compacted(data: bytes, hw: str | hwlib.Platform, offset: int = 0) -> 
     word = int.from_bytes(data, "little")
     if not word >> COMPACTED_BIT & 1:
         raise DecodeError("not a compacted instruction (bit 29, CmptCtrl, is clear)", offset)
-    opcode = _field(word, OPCODE.compact)
+    opcode = field_bits(word, OPCODE.compact)
     layout = SCHEMES[platform.name].format_for(opcode)
     if layout is None:
         raise DecodeError(f"opcode 0x{opcode:02x} has no compacted form on {platform}", offset)
@@ -501,16 +506,15 @@ def expand_compacted(data: bytes, hw: str | hwlib.Platform, offset: int = 0) -> 
     native = 0
     for copied in layout.copied:
         if copied.name not in layout.replaced_by_immediate:
-            native = _scatter(native, (copied.native,), _field(word, copied.compact))
+            native = place_bits(native, (copied.native,), field_bits(word, copied.compact))
     for indexed in layout.indexed:
         if indexed.name in layout.replaced_by_immediate:
             continue
-        index = _gather(word, indexed.index)
+        index = take_bits(word, indexed.index)
         if index >= len(indexed.table):
-            raise DecodeError(
-                f"{layout.name} {indexed.name} {index} is past the end of {platform}'s {len(indexed.table)}-entry table",
-                offset)
-        native = _scatter(native, indexed.native, indexed.table[index])
+            raise DecodeError(f"{layout.name} {indexed.name} {index} is past the end of {platform}'s "
+                              f"{len(indexed.table)}-entry table", offset)
+        native = place_bits(native, indexed.native, indexed.table[index])
 
     if layout.immediate is not None:
         immediate = _immediate_source(native)
@@ -519,22 +523,22 @@ def expand_compacted(data: bytes, hw: str | hwlib.Platform, offset: int = 0) -> 
                 native = _expand_named(native, word, layout, name)
         else:
             type_code, _ = immediate
-            value = expand_immediate(type_code, _field(word, layout.immediate))
+            value = expand_immediate(type_code, field_bits(word, layout.immediate))
             if value is None:
                 raise DecodeError(
                     f"a compacted immediate cannot have type {_TYPE_NAMES[type_code]} (datatype index selects it)",
                     offset)
-            native = _scatter(native, (IMMEDIATE,), value)
+            native = place_bits(native, (IMMEDIATE,), value)
     return native.to_bytes(16, "little")
 
 
 def _expand_named(native: int, word: int, layout: CompactFormat, name: str) -> int:
     for indexed in layout.indexed:
         if indexed.name == name:
-            return _scatter(native, indexed.native, indexed.table[_gather(word, indexed.index)])
+            return place_bits(native, indexed.native, indexed.table[take_bits(word, indexed.index)])
     for copied in layout.copied:
         if copied.name == name:
-            return _scatter(native, (copied.native,), _field(word, copied.compact))
+            return place_bits(native, (copied.native,), field_bits(word, copied.compact))
     raise AssertionError(f"{layout.name} has no field {name}")
 
 
@@ -550,7 +554,7 @@ def compact(data: bytes, hw: str | hwlib.Platform) -> bytes | None:
     native = int.from_bytes(data, "little")
     if native >> COMPACTED_BIT & 1:
         return None
-    layout = SCHEMES[platform.name].format_for(_field(native, OPCODE.native))
+    layout = SCHEMES[platform.name].format_for(field_bits(native, OPCODE.native))
     if layout is None:
         return None
 
@@ -558,20 +562,20 @@ def compact(data: bytes, hw: str | hwlib.Platform) -> bytes | None:
     word = 1 << COMPACTED_BIT
     for copied in layout.copied:
         if immediate is None or copied.name not in layout.replaced_by_immediate:
-            word = _scatter(word, (copied.compact,), _field(native, copied.native))
+            word = place_bits(word, (copied.compact,), field_bits(native, copied.native))
     for indexed in layout.indexed:
         if immediate is not None and indexed.name in layout.replaced_by_immediate:
             continue
         index = _find_entry(indexed, native, ignore_immediate=immediate is not None)
         if index is None:
             return None
-        word = _scatter(word, indexed.index, index)
+        word = place_bits(word, indexed.index, index)
     if immediate is not None:
         type_code, _ = immediate
-        small = compact_immediate(type_code, _field(native, IMMEDIATE))
+        small = compact_immediate(type_code, field_bits(native, IMMEDIATE))
         if small is None:
             return None
-        word = _scatter(word, (layout.immediate,), small)
+        word = place_bits(word, (layout.immediate,), small)
 
     # Bits no field maps (reserved bits, a 64-bit immediate's high half, ...) make the
     # instruction incompactable: the round trip must give back every bit.
@@ -590,7 +594,7 @@ def _find_entry(indexed: IndexedField, native: int, ignore_immediate: bool) -> i
             if low >= IMMEDIATE[1]:
                 relevant &= ~(((1 << (high - low + 1)) - 1) << position)
             position += high - low + 1
-    wanted = _gather(native, indexed.native) & relevant
+    wanted = take_bits(native, indexed.native) & relevant
     for index, entry in enumerate(indexed.table):
         if entry & relevant == wanted:
             return index
