@@ -285,9 +285,7 @@ def test_elf_layout(iga64, platform):
 
 
 @pytest.mark.parametrize("device", [
-    pytest.param("tgllp", marks=pytest.mark.xfail(
-        strict=True, reason="xegen/hw.py has product_family 33 for XeLP; IGC writes IGFX_TIGERLAKE_LP = 29")),
-    "dg2", "pvc"])
+    "tgllp", "dg2", "pvc"])
 def test_product_family_matches_igc(corpus, device):
     k = kernel("transpose")
     igc = zebin.read_zebin(corpus.zebin(Build(k, k.variant(device))))
