@@ -46,6 +46,8 @@ class Platform:
     dpas_exec_size: int  # 0 when there is no dpas
     systolic_depth: int  # dpas K depth in dwords (8)
     has_native_dword_multiply: bool  # mul d*d -> d in one instruction (XeLP); else emulated
+    has_int64_arithmetic: bool  # :q/:uq ALU instructions (else 64-bit math is emulated with 32-bit ops)
+    has_fp64: bool  # :df arithmetic
 
     # Software scoreboard (SWSB).
     swsb_bits: int  # width of the SWSB field in the instruction: 8 or 10
@@ -115,6 +117,8 @@ XELP = Platform(
     dpas_exec_size=0,
     systolic_depth=0,
     has_native_dword_multiply=True,
+    has_int64_arithmetic=False,  # iga64 -Wall rejects :q and :df operands on 12p1
+    has_fp64=False,
     swsb_bits=8,
     swsb_tokens=16,
     swsb_pipes=("",),
@@ -152,6 +156,8 @@ XEHPG = Platform(
     dpas_exec_size=8,
     systolic_depth=8,
     has_native_dword_multiply=False,
+    has_int64_arithmetic=False,  # DG2 has no native 64-bit integer ALU (IGC emulates it)
+    has_fp64=False,
     swsb_bits=8,
     swsb_tokens=16,
     swsb_pipes=("F", "I", "L"),
@@ -189,6 +195,8 @@ XEHPC = Platform(
     dpas_exec_size=16,
     systolic_depth=8,
     has_native_dword_multiply=False,
+    has_int64_arithmetic=True,
+    has_fp64=True,
     swsb_bits=10,
     swsb_tokens=32,
     swsb_pipes=("F", "I", "L", "M"),
