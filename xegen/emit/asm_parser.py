@@ -78,11 +78,15 @@ class _Assembler:
 
     def run(self) -> list[Instruction]:
         in_block_comment = False
+        comment_start = (1, 1)
         for number, raw in enumerate(self.text.split("\n"), start=1):
+            was_in_comment = in_block_comment
             line, in_block_comment = _strip_comments(raw, in_block_comment)
+            if in_block_comment and not was_in_comment:
+                comment_start = (number, raw.rfind("/*") + 1)
             _Line(self, line, number).parse()
         if in_block_comment:
-            raise ParseError("unterminated /* comment", self.text, self.text.count("\n") + 1, 1)
+            raise ParseError("unterminated /* comment", self.text, *comment_start)
         self._resolve()
         return self.instructions
 
@@ -309,9 +313,11 @@ class _Line:
         self.pos = m.end()
         mode = ""
         if self.accept("."):
+            mode_pos = self.pos
             mode = self.ident("a predicate mode")
             if mode not in self.layout.pred_modes:
-                raise self.error(f"predicate mode '.{mode}' does not exist on {self.asm.platform.display_name}")
+                raise self.error(f"predicate mode '.{mode}' does not exist on {self.asm.platform.display_name}",
+                                 mode_pos)
         self.expect(")")
         return no_mask, Predicate(flag, invert, mode)
 
@@ -453,9 +459,10 @@ class _Line:
         if not self.text.startswith(":", self.pos):
             raise self.error("an immediate needs a type, e.g. 16:d")
         self.pos += 1
+        type_pos = self.pos
         type_name = self.ident("a type")
         if type_name not in T.TYPES:
-            raise self.error(f"unknown type ':{type_name}'")
+            raise self.error(f"unknown type ':{type_name}'", type_pos)
         try:
             return _immediate_value(literal, type_name)
         except ValueError as error:
@@ -475,9 +482,10 @@ class _Line:
         region = self.region()
         type_name = ""
         if self.accept(":"):
+            type_pos = self.pos
             type_name = self.ident("a type")
             if type_name not in T.TYPES:
-                raise self.error(f"unknown type ':{type_name}'")
+                raise self.error(f"unknown type ':{type_name}'", type_pos)
         else:
             raise self.error(f"operand '{self.text[start:self.pos].strip()}' needs a type like :f", start)
         file, number, subreg, indirect = reg
@@ -730,12 +738,16 @@ class _Line:
         while not self.accept("}"):
             self.skip()
             start = self.pos
-            m = re.compile(r"[A-Za-z]*@\d+|\$\d+(\.(dst|src))?|[A-Za-z]+").match(self.text, self.pos)
+            m = re.compile(r"[A-Za-z]*@\d+|\$\d+(\.[A-Za-z]+)?|[A-Za-z]+").match(self.text, self.pos)
             if not m:
                 raise self.error("expected an instruction option or SWSB annotation")
             word = m.group(0)
             self.pos = m.end()
             if "@" in word or word.startswith("$") or word == "NoAccSBSet":
+                try:
+                    Swsb.parse(word)
+                except ValueError as error:
+                    raise self.error(str(error), start) from None
                 swsb_parts.append(word)
             elif word in T.OPTION_RANK:
                 if word not in options:

@@ -1,6 +1,7 @@
 """Decode native Xe instructions into `Instruction`s.
 
-`decode(data, hw)` reads a whole kernel, `decode_one(data, offset, hw)` one instruction.
+`decode(data, hw)` reads a whole kernel (fewer than 16 zero bytes at its end are padding,
+as in IGC's binaries), `decode_one(data, offset, hw)` one instruction.
 Compacted (8-byte) instructions are expanded by `xegen.emit.compaction.expand_compacted`.
 Bytes that are not a valid instruction raise `DecodeError` with the byte offset; decoding
 never loops forever (every step consumes 8 or 16 bytes).
@@ -34,6 +35,8 @@ def decode_with_sizes(data: bytes, hw: str | hwlib.Platform) -> tuple[list[Instr
     out, sizes = [], []
     offset, end = 0, len(view)
     while offset < end:
+        if end - offset < 16 and not any(view[offset:]) and offset:
+            break  # zero padding after the last instruction (IGC pads kernels; iga64 skips it too)
         inst, size = decoder.decode_at(view, offset)
         out.append(inst)
         sizes.append(size)
