@@ -3,7 +3,6 @@ bfn functions, and the registers and options of every platform."""
 
 from __future__ import annotations
 
-import math
 import struct
 
 import pytest

@@ -771,11 +771,13 @@ def _immediate_value(literal: str, type_name: str) -> Imm:
         nan = parse_nan(literal, float_type) if "nan" in literal else None
         if nan is not None:
             return Imm(nan, type_name)
-        if literal.lstrip("+-").lower().startswith("0x"):
+        if literal.lstrip("+-").lower().startswith("0x"):  # raw bits (negated as an integer, as iga64 does)
             value = int(literal, 16)
-            if not 0 <= value < (1 << info.bits):
-                raise ValueError(f"0x{value:X} does not fit :{type_name}")
-            return Imm(value, type_name)
+            if not -(1 << info.bits) < value < (1 << info.bits):
+                raise ValueError(f"{literal} does not fit :{type_name}")
+            return Imm(value & ((1 << info.bits) - 1), type_name)
+        if not any(c in literal for c in ".eEn"):
+            raise ValueError(f"integer literal {literal} for :{type_name}: write a float ({literal}.0) or hex bits")
         return Imm(float_to_bits(float(literal), float_type), type_name)
     if any(c in literal for c in ".eE") and not literal.lstrip("+-").lower().startswith("0x") or "inf" in literal \
             or "nan" in literal:

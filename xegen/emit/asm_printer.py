@@ -43,6 +43,15 @@ def format_instruction(inst: Instruction, hw: str | hwlib.Platform, pc: int = 0)
     return _Printer(layout_for(hwlib.platform(hw))).instruction(inst, pc)
 
 
+def disassemble(data: bytes, hw: str | hwlib.Platform, pcs: bool = False) -> str:
+    """The listing `iga64 -d` prints for kernel bytes; with `pcs`, each instruction is
+    prefixed by its byte address (`/* [0010] */`, like iga64 -Xprint-pc)."""
+    from .decoder import decode_with_sizes
+
+    instructions, sizes = decode_with_sizes(data, hw)
+    return format_kernel(instructions, hw, pcs=pcs, sizes=sizes)
+
+
 def format_kernel(instructions: Iterable[Instruction], hw: str | hwlib.Platform, pcs: bool = False,
                   sizes: Iterable[int] | None = None) -> str:
     """A listing with IGA's block labels (`L<pc>:`); `sizes` are the byte sizes of the
@@ -55,7 +64,7 @@ def format_kernel(instructions: Iterable[Instruction], hw: str | hwlib.Platform,
         addresses.append(pc)
         pc += size
     end = pc
-    starts = block_starts(insts, addresses, end)
+    starts = block_starts(insts, addresses, size_list, end)
     printer = _Printer(layout_for(hwlib.platform(hw)))
     lines = []
     for inst, address in zip(insts, addresses):
@@ -68,14 +77,14 @@ def format_kernel(instructions: Iterable[Instruction], hw: str | hwlib.Platform,
     return "\n".join(lines) + "\n"
 
 
-def block_starts(insts: list[Instruction], addresses: list[int], end: int) -> set[int]:
+def block_starts(insts: list[Instruction], addresses: list[int], sizes: list[int], end: int) -> set[int]:
     """Addresses IGA labels: the entry, every branch target inside the kernel, and the
     instruction after every branch or end-of-thread send."""
     starts = {0}
-    for inst, address in zip(insts, addresses):
+    for inst, address, size in zip(insts, addresses, sizes):
         info = T.OPCODES[inst.opcode]
         if info.format in T.BRANCH_FORMATS or (info.format == T.SEND and "EOT" in inst.options):
-            starts.add(address + (16 if "Compacted" not in inst.options else 8))
+            starts.add(address + size)
             for offset in (inst.jip, inst.uip):
                 if offset is None:
                     continue

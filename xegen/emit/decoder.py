@@ -20,6 +20,7 @@ from .swsb import decode_swsb
 
 _FLAGS = {(r, s): Flag(r, s) for r in range(4) for s in range(2)}
 _CACHE_LIMIT = 1 << 16
+_HEADER_MASK = (1 << 33) - 1  # opcode .. Atomic (bit 32); bits 33, 34 depend on the format
 
 
 def decode(data: bytes, hw: str | hwlib.Platform) -> list[Instruction]:
@@ -80,6 +81,8 @@ class _Decoder:
         self.src_cache: dict[int, Reg] = {}
         self.dst_cache: dict[int, Reg] = {}
         self.ternary_cache: dict[int, Reg] = {}
+        self.header_cache: dict[int, tuple] = {}
+        self.instruction_cache: dict[int, Instruction] = {}
         self.ternary_dst_alignment = T.ternary_dst_alignment(self.platform)
         self.available = {code: info for code, info in T.OPCODES_BY_CODE.items()
                           if T.opcode_available(info, self.platform)}
@@ -91,19 +94,39 @@ class _Decoder:
         }
 
     def decode_at(self, data: bytes, offset: int) -> tuple[Instruction, int]:
+        end = offset + 16
+        if offset >= 0 and end <= len(data):
+            bits = int.from_bytes(data[offset:end], "little")
+            if not bits >> 29 & 1:  # the common case: a 16-byte instruction
+                inst = self.instruction_cache.get(bits)
+                if inst is None:
+                    inst = self._cache(bits, self.decode_bits(bits, offset))
+                return inst, 16
         if offset < 0 or offset + 8 > len(data):
             raise DecodeError(f"truncated instruction: {len(data) - offset} byte(s) left, need at least 8", offset)
         low = int.from_bytes(data[offset:offset + 8], "little")
         if low >> 29 & 1:
             expanded = _expand_compacted(data[offset:offset + 8], self.platform, offset)
-            bits = int.from_bytes(expanded, "little")
-            if bits >> 29 & 1:
-                bits &= ~(1 << 29)
-            return self.decode_bits(bits, offset, compacted=True), 8
+            bits = int.from_bytes(expanded, "little") & ~(1 << 29)
+            key = ~bits  # compacted and 16-byte forms of the same bits differ by the option
+            inst = self.instruction_cache.get(key)
+            if inst is None:
+                inst = self._cache(key, self.decode_bits(bits, offset, compacted=True))
+            return inst, 8
         if offset + 16 > len(data):
             raise DecodeError(f"truncated instruction: {len(data) - offset} byte(s) left, need 16", offset)
         bits = low | int.from_bytes(data[offset + 8:offset + 16], "little") << 64
-        return self.decode_bits(bits, offset, compacted=False), 16
+        inst = self.instruction_cache.get(bits)
+        if inst is None:
+            inst = self._cache(bits, self.decode_bits(bits, offset))
+        return inst, 16
+
+    def _cache(self, key: int, inst: Instruction) -> Instruction:
+        # Instructions are immutable, so identical words can share one object.
+        if len(self.instruction_cache) > _CACHE_LIMIT:
+            self.instruction_cache.clear()
+        self.instruction_cache[key] = inst
+        return inst
 
     def fail(self, message: str, offset: int, info: T.OpcodeInfo | None = None):
         return DecodeError(f"{info.name}: {message}" if info else message, offset)
@@ -111,6 +134,20 @@ class _Decoder:
     # -- common fields ------------------------------------------------------------------
 
     def decode_bits(self, bits: int, offset: int, compacted: bool = False) -> Instruction:
+        # The common header (bits 32:0) repeats a lot: decode it once per distinct value.
+        header = self.header_cache.get(bits & _HEADER_MASK)
+        if header is None:
+            header = self._decode_header(bits, offset)
+            if len(self.header_cache) > _CACHE_LIMIT:
+                self.header_cache.clear()
+            self.header_cache[bits & _HEADER_MASK] = header
+        info, swsb, exec_size, channel_offset, predicate, flag, no_mask, options = header
+        if compacted:
+            options = options + ("Compacted",)
+        state = _State(info, offset, bits, exec_size, channel_offset, predicate, flag, no_mask, swsb, list(options))
+        return self.format_decoders[info.format](state)
+
+    def _decode_header(self, bits: int, offset: int) -> tuple:
         layout = self.layout
         code = bits & 0x7F
         info = self.available.get(code)
@@ -146,11 +183,8 @@ class _Decoder:
             options.append("Atomic")
         if bits >> BIT_DEBUG & 1:
             options.append("Breakpoint")
-        if compacted:
-            options.append("Compacted")
-        state = _State(info, offset, bits, exec_size, channel_offset, predicate, flag if flag_valid else None,
-                       bool(bits >> BIT_NOMASK & 1), swsb, options)
-        return self.format_decoders[info.format](state)
+        return (info, swsb, exec_size, channel_offset, predicate, flag if flag_valid else None,
+                bool(bits >> BIT_NOMASK & 1), tuple(options))
 
     # -- operands -----------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ Branch targets are byte offsets relative to the branch's own address (`calla`: a
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Union
 
 from . import tables as T
