@@ -33,7 +33,7 @@ def _check_batch(instructions, platform) -> None:
 
 @pytest.mark.parametrize("platform", PLATFORMS, ids=lambda p: p.name)
 def test_random_instructions_match_iga64(platform, iga64):
-    @settings(max_examples=30, **_SETTINGS)
+    @settings(max_examples=25, **_SETTINGS)
     @given(kernels(platform, 100, 200))
     def check(instructions):
         _check_batch(instructions, platform)
