@@ -298,7 +298,7 @@ def _src_operand(draw, p, type_name, exec_size, info_mods: bool, bitwise: bool, 
     neg = abs_ = False
     if info_mods:
         neg = draw(st.booleans())
-        abs_ = not bitwise and draw(st.booleans())
+        abs_ = draw(st.booleans())
     if kind == "ind":
         v, w, h = draw(legal_region(p, exec_size, type_name, 0))
         lo, hi = (-1024, 1023) if _is_xehpc(p) else (-512, 511)

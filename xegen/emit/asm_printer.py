@@ -204,8 +204,8 @@ class _Printer:
         return f"{sat}{text}<{dst.hstride}>:{dst.type}"
 
     def _modifier(self, info: T.OpcodeInfo, src: Reg) -> str:
-        if info.bitwise and src.neg:
-            return "~(abs)" if src.abs else "~"
+        if info.bitwise and src.neg and not src.abs:
+            return "~"  # logic ops: the negate bit is a bitwise NOT (iga64 keeps "-(abs)")
         return ("-" if src.neg else "") + ("(abs)" if src.abs else "")
 
     def _source(self, inst: Instruction, info: T.OpcodeInfo, index: int, src, macro: bool) -> str:

@@ -249,8 +249,6 @@ def _source_mods(inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg) ->
         return 0
     if not info.source_modifiers:
         raise _fail(inst, where, "source modifiers are not supported")
-    if src.abs and info.bitwise:
-        pass  # iga64 accepts (abs) on logic ops: the bit is encoded as given
     return (2 if src.neg else 0) | (1 if src.abs else 0)
 
 

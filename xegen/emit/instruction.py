@@ -284,8 +284,11 @@ class Instruction:
         # Fill default regions of hand-built operands; decoded instructions are complete.
         if _needs_defaults(self):
             _fill_defaults(self)
-        if self.options and list(self.options) != sorted(self.options, key=_option_rank):
-            object.__setattr__(self, "options", tuple(sorted(self.options, key=_option_rank)))
+        options = self.options
+        if options and (len(options) > 1 or type(options) is not tuple):
+            canonical = tuple(sorted(dict.fromkeys(options), key=_option_rank))  # iga64 order, no repeats
+            if canonical != options:
+                object.__setattr__(self, "options", canonical)
 
     @property
     def info(self) -> T.OpcodeInfo:
