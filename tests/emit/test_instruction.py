@@ -6,10 +6,13 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from xegen.emit import tables as T
 from xegen.emit import (CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor, Swsb, a0, acc, arf,
-                        decode, encode, grf, imm, indirect, null, send_reg)
-from xegen.errors import EncodeError
+                        decode, encode, format_instruction, grf, imm, indirect, null, send_reg)
+from xegen.errors import EncodeError, Error
 
 
 def test_builders_fill_default_regions():
@@ -112,3 +115,45 @@ def test_unencodable_instructions_raise_encode_error_naming_the_field(hw, inst, 
     with pytest.raises(EncodeError) as info:
         encode(inst, hw)
     assert message in str(info.value)
+
+
+# Hand-built instructions can hold anything: encoding and printing either work or raise
+# a xegen.Error, never another exception.
+_ANY_TYPE = st.sampled_from(sorted(T.TYPES) + ["zz"])
+_ANY_REG = st.builds(
+    Reg, st.sampled_from(["r", "null", "acc", "a", "f", "sr", "cr", "ce", "n", "ip", "tm", "mme", "msg", "sp", "q"]),
+    st.integers(-2, 300), st.integers(-1, 70), _ANY_TYPE, st.sampled_from([None, 0, 1, 3, 4, 8, 64]),
+    st.sampled_from([None, 0, 1, 3, 8, 32]), st.sampled_from([None, 0, 1, 3, 4, 8]), st.booleans(), st.booleans(),
+    st.sampled_from([None, 0, 8, 9]), st.booleans(), st.integers(-1, 20), st.integers(-2000, 2000))
+_ANY_OPERAND = st.one_of(_ANY_REG, st.builds(Imm, st.integers(-5, 1 << 65), _ANY_TYPE))
+_ANY_INSTRUCTION = st.builds(
+    Instruction, st.sampled_from(sorted(T.OPCODES) + ["bogus"]), st.sampled_from([1, 3, 8, 16, 64]),
+    st.sampled_from([0, 4, 8, 30]), st.one_of(st.none(), _ANY_REG), st.lists(_ANY_OPERAND, max_size=3).map(tuple),
+    st.one_of(st.none(), st.builds(Predicate, st.builds(Flag, st.integers(0, 4), st.integers(0, 2)), st.booleans(),
+                                   st.sampled_from(["", "anyv", "any", "xx"]))),
+    st.booleans(), st.one_of(st.none(), st.builds(CondModifier, st.sampled_from(["lt", "eo", "zz"]))),
+    st.booleans(), st.sampled_from([None, "inv", "nop", "allrd", 5, 300, 0xCA]),
+    st.builds(Swsb, st.sampled_from([None, 0, 1, 9]), st.sampled_from(["", "A", "Q"]),
+              st.sampled_from([None, 1, 40])),
+    st.lists(st.sampled_from(["Atomic", "EOT", "Compacted", "AccWrEn", "Serialize", "ExBSO", "Foo"]),
+             max_size=2).map(tuple),
+    st.sampled_from([None, 16, -16, 1 << 40]), st.sampled_from([None, 32]),
+    st.one_of(st.none(), st.builds(SendDescriptor, st.sampled_from(["ugm", "dc1", "zz"]), st.integers(0, 1 << 33),
+                                   st.integers(0, 1 << 33), st.booleans(), st.sampled_from([None, 2, 9]),
+                                   st.sampled_from([None, 0, 4, 40]))),
+    st.sampled_from([0, 1, 8]), st.sampled_from([0, 1, 9]), st.booleans())
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_ANY_INSTRUCTION, st.sampled_from(["xelp", "xehpg", "xehpc"]))
+def test_malformed_instructions_raise_xegen_errors(inst, hw):
+    try:
+        data = encode(inst, hw)
+    except Error:
+        pass
+    else:
+        decode(data, hw)
+    try:
+        format_instruction(inst, hw)
+    except Error:
+        pass

@@ -12,7 +12,7 @@ Operands repeat a lot in real kernels, so decoded operands are memoised by their
 from __future__ import annotations
 
 from .. import hw as hwlib
-from ..errors import DecodeError
+from ..errors import DecodeError, Error
 from . import tables as T
 from .instruction import CondModifier, Flag, Imm, Instruction, NO_SWSB, Predicate, Reg, SendDescriptor
 from .layout import BIT_ACCWREN, BIT_ATOMIC, BIT_DEBUG, BIT_NOMASK, BIT_PRED_INV, BIT_SATURATE, Layout, layout_for
@@ -32,7 +32,7 @@ def decode_with_sizes(data: bytes, hw: str | hwlib.Platform) -> tuple[list[Instr
     """The instructions and their byte sizes (8 for compacted, 16 otherwise)."""
     layout = layout_for(hwlib.platform(hw))
     decoder = _decoder_for(layout)
-    view = bytes(data)
+    view = _as_bytes(data)
     out, sizes = [], []
     offset, end = 0, len(view)
     while offset < end:
@@ -47,16 +47,20 @@ def decode_with_sizes(data: bytes, hw: str | hwlib.Platform) -> tuple[list[Instr
 
 def decode_one(data: bytes, offset: int, hw: str | hwlib.Platform) -> tuple[Instruction, int]:
     """The instruction at `offset` and its size in bytes."""
-    return _decoder_for(layout_for(hwlib.platform(hw))).decode_at(bytes(data), offset)
+    return _decoder_for(layout_for(hwlib.platform(hw))).decode_at(_as_bytes(data), offset)
 
 
-_DECODERS: dict[int, "_Decoder"] = {}
+def _as_bytes(data) -> bytes | bytearray:
+    return data if isinstance(data, (bytes, bytearray)) else bytes(data)
+
+
+_DECODERS: dict[str, "_Decoder"] = {}
 
 
 def _decoder_for(layout: Layout) -> "_Decoder":
-    decoder = _DECODERS.get(id(layout))
+    decoder = _DECODERS.get(layout.platform.name)
     if decoder is None:
-        decoder = _DECODERS[id(layout)] = _Decoder(layout)
+        decoder = _DECODERS[layout.platform.name] = _Decoder(layout)
     return decoder
 
 
@@ -66,9 +70,13 @@ def _expand_compacted(word: bytes, platform: hwlib.Platform, offset: int) -> byt
     except ImportError:
         raise DecodeError("compacted (8-byte) instruction: compaction tables are not available yet", offset) from None
     try:
-        return expand_compacted(word, platform)
-    except DecodeError as error:
-        raise DecodeError(str(error).split(": ", 1)[-1], offset) from None
+        expanded = expand_compacted(bytes(word), platform)
+    except (Error, ValueError, KeyError, IndexError) as error:
+        message = str(error).split("): ", 1)[-1] if isinstance(error, DecodeError) else str(error)
+        raise DecodeError(f"compacted instruction: {message}", offset) from None
+    if len(expanded) != 16:
+        raise DecodeError(f"compacted instruction expanded to {len(expanded)} bytes, not 16", offset)
+    return expanded
 
 
 class _Decoder:
@@ -158,17 +166,13 @@ class _Decoder:
             raise self.fail(f"invalid opcode 0x{bits & 0xFF:02x}", offset)
         swsb_bits = (bits >> layout.swsb_shift) & layout.swsb_mask
         swsb = decode_swsb(swsb_bits, info, layout, offset) if swsb_bits else NO_SWSB
-        exec_size = T.EXEC_SIZES[(bits >> layout.exec_size_shift) & 7] if (bits >> layout.exec_size_shift) & 7 < 6 \
-            else None
-        if exec_size is None:
-            raise self.fail("invalid execution size field", offset, info)
+        exec_code = (bits >> layout.exec_size_shift) & 7
+        if exec_code >= len(T.EXEC_SIZES):
+            raise self.fail(f"invalid execution size code {exec_code}", offset, info)
+        exec_size = T.EXEC_SIZES[exec_code]
         channel_offset = ((bits >> layout.chan_off_shift) & layout.chan_off_mask) * layout.chan_off_unit
-        flag = _FLAGS.get(((bits >> layout.flag_reg_shift) & layout.flag_reg_mask,
-                           (bits >> layout.flag_subreg_shift) & 1))
-        if flag is None or flag.reg >= layout.flag_registers:
-            flag_valid = False
-        else:
-            flag_valid = True
+        flag = _FLAGS[((bits >> layout.flag_reg_shift) & layout.flag_reg_mask, (bits >> layout.flag_subreg_shift) & 1)]
+        flag_valid = flag.reg < layout.flag_registers
         pred_code = (bits >> layout.pred_shift) & layout.pred_mask
         predicate = None
         if pred_code:

@@ -43,6 +43,11 @@ def encode_int(inst: Instruction, layout: Layout) -> int:
         raise EncodeError(f"unknown opcode '{inst.opcode}'")
     if not T.opcode_available(info, layout.platform):
         raise EncodeError(f"{inst.opcode}: opcode does not exist on {layout.platform.display_name}")
+    if inst.dst is not None and type(inst.dst) is not Reg:
+        raise _fail(inst, "dst", f"{inst.dst!r} is not a register")
+    for src in inst.srcs:
+        if type(src) is not Reg and type(src) is not Imm:
+            raise _fail(inst, "srcs", f"{src!r} is not a register or an immediate")
     bits = _encode_common(inst, info, layout)
     return bits | _FORMAT_ENCODERS[info.format](inst, info, layout)
 
@@ -149,7 +154,9 @@ def _byte_subreg(inst: Instruction, where: str, reg: Reg, layout: Layout, limit:
         if not 0 <= reg.mme <= T.MME_NONE:
             raise _fail(inst, where, f"math macro register mme{reg.mme} does not exist")
         return reg.mme
-    size = T.type_bytes(reg.type) if reg.type else 1
+    if reg.type not in T.TYPES:
+        raise _fail(inst, where, f"unknown type ':{reg.type}'")
+    size = T.type_bytes(reg.type)
     byte = reg.subreg * size
     if limit is None:
         limit = 64 if layout.xehpc else 32
