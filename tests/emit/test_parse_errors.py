@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from xegen.emit import assemble, parse_asm
+from xegen import hw as hwlib
+from xegen.emit import assemble, format_instruction, parse_asm
 from xegen.errors import Error, ParseError
+from xe_strategies import instructions
 
 GOOD = "mov (8|M0) r1.0<1>:d r2.0<8;8,1>:d\n"
 
@@ -62,3 +66,33 @@ def test_unencodable_assembly_reports_the_line(text, hw, line, fragment):
         assemble(text, hw)
     assert info.value.line == line
     assert fragment in str(info.value)
+
+
+_NOISE = st.sampled_from(list(" \t()[]<>;,.:|&~-+{}$@0123456789abcdefxXlrWMnulmqs_/*\n"))
+
+
+@pytest.mark.parametrize("platform", [hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC], ids=lambda p: p.name)
+def test_mangled_assembly_raises_parse_errors_only(platform):
+    """Valid lines with characters deleted, inserted or replaced either still assemble or
+    raise ParseError with a position; nothing else escapes."""
+    @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(instructions(platform), st.lists(st.tuples(st.integers(0, 200), st.integers(0, 2), _NOISE), min_size=1,
+                                            max_size=4))
+    def check(inst, edits):
+        if inst.jip is not None:
+            return  # branch targets are kernel indices in this strategy
+        chars = list(format_instruction(inst, platform))
+        for position, action, char in edits:
+            position = min(position, len(chars))
+            if action == 0 and chars:
+                del chars[min(position, len(chars) - 1)]
+            elif action == 1:
+                chars.insert(position, char)
+            elif chars:
+                chars[min(position, len(chars) - 1)] = char
+        try:
+            assemble("".join(chars), platform)
+        except ParseError as error:
+            assert error.line >= 1 and error.column >= 1
+
+    check()

@@ -212,7 +212,7 @@ class _Line:
         if not m:
             raise self.error(f"expected {what}")
         self.pos = m.end()
-        return int(m.group(0), 0)
+        return _to_int(m.group(0))
 
     def at_end(self) -> bool:
         self.skip()
@@ -777,6 +777,13 @@ class _Line:
         return options, swsb
 
 
+def _to_int(text: str) -> int:
+    """A decimal or 0x-hex integer literal (leading zeros allowed, unlike int(x, 0))."""
+    body = text.lstrip("+-")
+    value = int(body, 16) if body[:2] in ("0x", "0X") else int(body, 10)
+    return -value if text.startswith("-") else value
+
+
 def _immediate_value(literal: str, type_name: str) -> Imm:
     info = T.TYPES[type_name]
     if type_name in ("hf", "f", "df", "tf32"):
@@ -795,7 +802,7 @@ def _immediate_value(literal: str, type_name: str) -> Imm:
     if any(c in literal for c in ".eE") and not literal.lstrip("+-").lower().startswith("0x") or "inf" in literal \
             or "nan" in literal:
         raise ValueError(f"'{literal}' is not an integer for :{type_name}")
-    value = int(literal, 0)
+    value = _to_int(literal)
     bits = 32 if type_name in ("uv", "v", "vf") else info.bits
     if not -(1 << (bits - 1)) <= value < (1 << bits):
         raise ValueError(f"{literal} does not fit :{type_name}")
