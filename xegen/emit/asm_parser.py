@@ -637,18 +637,18 @@ class _Line:
     def finish_send(self, fields: dict, srcs, options: list[str]):
         exdesc, desc, src1_length = fields.pop("_send")
         sfid = fields.pop("sfid")
-        has_lsc = self.asm.platform.has_lsc
+        length_in_instruction = T.src1_length_in_instruction(self.asm.platform)
         exdesc_a0 = None
         exdesc_value = 0
         if isinstance(exdesc, tuple):
             exdesc_a0 = exdesc[1]
-            if src1_length is not None and has_lsc and "ExBSO" not in options:
+            if src1_length is not None and length_in_instruction and "ExBSO" not in options:
                 options = options + ["ExBSO"]
-            if not has_lsc:
+            if not length_in_instruction:
                 src1_length = None
         else:
             exdesc_value = exdesc
-            if has_lsc:
+            if length_in_instruction:
                 implied = (exdesc >> 6) & 0x1F
                 if src1_length is None:
                     src1_length = implied

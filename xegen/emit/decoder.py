@@ -552,21 +552,21 @@ class _Decoder:
             desc = (bits >> 81 & 0x7FF) | (bits >> 113 & 0x1FF) << 11 | (bits >> 51 & 0x1F) << 20 \
                 | (bits >> 67 & 0x1F) << 25 | (bits >> 122 & 3) << 30
         length_field = bits >> 99 & 0x1F
-        has_lsc = self.platform.has_lsc
+        length_in_instruction = T.src1_length_in_instruction(self.platform)
         exdesc = 0
         exdesc_a0 = None
         src1_length = None
         if bits >> 49 & 1:
             exdesc_a0 = bits >> 40 & 7
-            if has_lsc and bits >> 39 & 1:
+            if length_in_instruction and bits >> 39 & 1:
                 options.append("ExBSO")
                 src1_length = length_field if src1.file == "r" else 0
-            if has_lsc and bits >> 35 & 1:
+            if length_in_instruction and bits >> 35 & 1:
                 options.append("CPS")
         else:
             exdesc = (bits >> 35 & 0x1FFF) << 11 | (bits >> 64 & 3) << 24 | (bits >> 96 & 3) << 26 \
                 | (bits >> 124 & 0xF) << 28
-            if has_lsc:
+            if length_in_instruction:
                 src1_length = length_field if src1.file == "r" else 0  # iga64 prints null:0
             else:
                 exdesc |= length_field << 6

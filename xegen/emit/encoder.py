@@ -543,7 +543,7 @@ def _encode_send(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
         bits |= (desc & 0x7FF) << 81 | ((desc >> 11) & 0x1FF) << 113 | ((desc >> 20) & 0x1F) << 51
         bits |= ((desc >> 25) & 0x1F) << 67 | (desc >> 30) << 122
 
-    length_in_instruction = layout.platform.has_lsc  # XeHPG+: src1 length is an instruction field
+    length_in_instruction = T.src1_length_in_instruction(layout.platform)
     exbso, cps = "ExBSO" in options, "CPS" in options
     if (exbso or cps) and not length_in_instruction:
         raise _fail(inst, "options", "ExBSO/CPS do not exist on XeLP")
