@@ -52,6 +52,8 @@ def test_igc_kernels_decode_print_and_reencode_like_iga64(platform, ocloc, iga64
         total += len(instructions)
         opcodes.update(i.opcode for i in instructions)
         assert_same_listing(disassemble(uncompacted, platform), reference, f"{platform.name} {name}: ")
+        with_pcs = oracles.iga64_disassemble(uncompacted, platform, extra=("-Xprint-pc",))
+        assert_same_listing(disassemble(uncompacted, platform, pcs=True), with_pcs, f"{platform.name} {name} --pcs: ")
         assert encode_kernel(instructions, platform) == uncompacted, f"{name}: re-encoding differs"
         assert assemble(listing, platform) == uncompacted, f"{name}: assembling iga64's listing differs"
         if HAVE_COMPACTION:

@@ -29,20 +29,21 @@ def _float_listing(values_by_type: dict[str, list[int]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.integers(0, 0xFFFFFFFF), min_size=300, max_size=300),
-       st.lists(st.integers(0, 0xFFFF), min_size=300, max_size=300),
-       st.lists(st.integers(0, (1 << 64) - 1), min_size=300, max_size=300))
-def test_float_immediates_print_like_iga64(f32, f16, f64):
-    if not oracles.have_tool("iga64"):
-        pytest.skip("iga64 is not installed")
-    text = _float_listing({"f": SPECIAL_F32 + f32, "hf": [0x3C00, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x1234] + f16,
-                           "df": [0x3FF0000000004000, 0x7FF0000000000001, 1 << 63] + f64})
-    data = oracles.iga64_assemble(text, "xehpg")
-    reference = oracles.iga64_disassemble(data, "xehpg")
-    assert_same_listing(disassemble(data, "xehpg"), reference)
-    # and the printed values read back to the same bits
-    assert assemble(reference, "xehpg") == data
+def test_float_immediates_print_like_iga64(iga64):
+    @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.integers(0, 0xFFFFFFFF), min_size=300, max_size=300),
+           st.lists(st.integers(0, 0xFFFF), min_size=300, max_size=300),
+           st.lists(st.integers(0, (1 << 64) - 1), min_size=300, max_size=300))
+    def check(f32, f16, f64):
+        text = _float_listing({"f": SPECIAL_F32 + f32, "hf": [0x3C00, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x1234] + f16,
+                               "df": [0x3FF0000000004000, 0x7FF0000000000001, 1 << 63] + f64})
+        data = oracles.iga64_assemble(text, "xehpg")
+        reference = oracles.iga64_disassemble(data, "xehpg")
+        assert_same_listing(disassemble(data, "xehpg"), reference)
+        # and the printed values read back to the same bits
+        assert assemble(reference, "xehpg") == data
+
+    check()
 
 
 def test_float_formatting_examples():
