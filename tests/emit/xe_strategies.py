@@ -314,7 +314,7 @@ IMM_BITS = {"uw": 16, "w": 16, "ud": 32, "d": 32, "uq": 64, "q": 64, "hf": 16, "
 
 
 @st.composite
-def immediate(draw, type_name, allow64=True):
+def immediate(draw, type_name):
     if type_name in ("uv", "v", "vf"):
         return Imm(draw(st.integers(0, 0xFFFFFFFF)), type_name)
     bits = IMM_BITS[type_name]
