@@ -281,6 +281,8 @@ class Instruction:
     branch_control: bool = False
 
     def __post_init__(self) -> None:
+        if type(self.srcs) is not tuple:  # accept a list, keep the instruction hashable
+            object.__setattr__(self, "srcs", tuple(self.srcs))
         # Fill default regions of hand-built operands; decoded instructions are complete.
         if _needs_defaults(self):
             _fill_defaults(self)
