@@ -17,7 +17,7 @@ import pytest
 from xegen import hw as hwlib
 from xegen import oracles
 from xegen.emit import assemble, decode, disassemble, encode_kernel
-from iga_compare import (IGC_DOUBLE_KERNEL, IGC_DPAS_KERNEL, IGC_DPAS_OPTIONS, IGC_KERNELS, assert_same_listing,
+from .iga_compare import (IGC_DOUBLE_KERNEL, IGC_DPAS_KERNEL, IGC_DPAS_OPTIONS, IGC_KERNELS, assert_same_listing,
                          kernel_code)
 
 HAVE_COMPACTION = importlib.util.find_spec("xegen.emit.compaction") is not None
@@ -38,6 +38,12 @@ def compiled_kernels(platform_name: str) -> dict[str, bytes]:
     return out
 
 
+def same_code(ours: bytes, igc: bytes) -> bool:
+    """Equal up to the zero padding IGC puts after a kernel (a trailing 8-byte fragment is not
+    an instruction, so neither iga64 nor our decoder lists it)."""
+    return igc.startswith(ours) and not igc[len(ours):].strip(b"\0")
+
+
 @pytest.mark.parametrize("platform", PLATFORMS, ids=lambda p: p.name)
 def test_igc_kernels_decode_print_and_reencode_like_iga64(platform, ocloc, iga64):
     kernels = compiled_kernels(platform.name)
@@ -55,10 +61,11 @@ def test_igc_kernels_decode_print_and_reencode_like_iga64(platform, ocloc, iga64
         with_pcs = oracles.iga64_disassemble(uncompacted, platform, extra=("-Xprint-pc",))
         assert_same_listing(disassemble(uncompacted, platform, pcs=True), with_pcs, f"{platform.name} {name} --pcs: ")
         assert encode_kernel(instructions, platform) == uncompacted, f"{name}: re-encoding differs"
-        assert assemble(listing, platform) == uncompacted, f"{name}: assembling iga64's listing differs"
+        assert same_code(assemble(listing, platform), code), f"{name}: assembling iga64's listing differs from IGC's bytes"
+        assert assemble(reference, platform) == uncompacted, f"{name}: assembling the uncompacted listing differs"
         if HAVE_COMPACTION:
             assert_same_listing(disassemble(code, platform), listing, f"{platform.name} {name} (compacted): ")
-            assert encode_kernel(decode(code, platform), platform) == uncompacted
+            assert same_code(encode_kernel(decode(code, platform), platform), code), f"{name}: IGC's bytes differ"
     assert total > 1000
     expected = {"send", "sync", "mad", "math", "mul", "add", "mach", "shl", "cmp", "sel", "and"}
     expected |= {"goto", "join"} if platform.has_lsc else {"if", "else", "endif"}  # IGC's SIMD control flow

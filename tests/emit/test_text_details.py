@@ -15,7 +15,7 @@ from xegen.emit import Imm, Instruction, assemble, disassemble, format_instructi
 from xegen.emit.asm_parser import _evaluate_bfn
 from xegen.emit.bfn_table import BFN_EXPRESSIONS
 from xegen.emit.floats import format_float
-from iga_compare import assert_same_listing
+from .iga_compare import assert_same_listing
 
 SPECIAL_F32 = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
                0x7F800001, 0x00000001, 0x007FFFFF, 0x7F7FFFFF, 0x4F800000, 0x3DCCCCCD, 0x2F800000, 0x33D6BF95]

@@ -1,7 +1,7 @@
 """Parse IGA assembly text into `Instruction`s (what iga64 accepts for the covered forms).
 
     parse_asm(text, hw) -> list[Instruction]
-    assemble(text, hw)  -> bytes           (16-byte forms, like iga64 -Xforce-no-compact)
+    assemble(text, hw)  -> bytes           (16-byte forms, 8 bytes where an instruction says {Compacted})
 
 Labels are `NAME:` definitions; branch operands name them.  An undefined label of IGA's
 default form (`L64`, `L_N16`) stands for that byte address, so any listing we print reads
@@ -42,7 +42,7 @@ def parse_asm(text: str, hw: str | hwlib.Platform) -> list[Instruction]:
 
 
 def assemble(text: str, hw: str | hwlib.Platform) -> bytes:
-    """Assemble a listing to native 16-byte instructions."""
+    """Assemble a listing: 16-byte forms, and 8-byte ones for instructions marked {Compacted}."""
     platform = hwlib.platform(hw)
     parser = _Assembler(layout_for(platform), text)
     instructions = parser.run()
@@ -80,6 +80,8 @@ class _Assembler:
         self.base_pc = base_pc
         self.labels: dict[str, int] = {}
         self.instructions: list[Instruction] = []
+        self.pcs: list[int] = []  # byte address of each instruction (compacted ones take 8 bytes)
+        self.next_pc = base_pc
         self.locations: list[tuple[int, int]] = []
         self.pending: list[_Pending] = []
 
@@ -98,7 +100,12 @@ class _Assembler:
         return self.instructions
 
     def pc_of(self, index: int) -> int:
-        return self.base_pc + 16 * index
+        return self.pcs[index] if index < len(self.pcs) else self.next_pc
+
+    def append(self, inst: Instruction) -> None:
+        self.instructions.append(inst)
+        self.pcs.append(self.next_pc)
+        self.next_pc += 8 if "Compacted" in inst.options else 16
 
     def define_label(self, name: str, line: int, column: int) -> None:
         if name in self.labels:
@@ -239,7 +246,7 @@ class _Line:
         if not self.at_end():
             raise self.error(f"unexpected '{self.text[self.pos:].strip()[:16]}' at the end of the instruction")
         index = len(self.asm.instructions)
-        self.asm.instructions.append(inst)
+        self.asm.append(inst)
         self.asm.locations.append((self.number, start + 1))
         if jip is not None or uip is not None:
             self.asm.pending.append(_Pending(index, jip, uip, self.number, start + 1))

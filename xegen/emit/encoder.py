@@ -24,17 +24,30 @@ _MASK32 = 0xFFFFFFFF
 
 
 def encode(inst: Instruction, hw: str | hwlib.Platform) -> bytes:
-    """The 16-byte native encoding of one instruction."""
-    return encode_int(inst, layout_for(hwlib.platform(hw))).to_bytes(16, "little")
+    """The native encoding of one instruction: 16 bytes, or the 8-byte compacted form when
+    the instruction has the option "Compacted" (an EncodeError if it has none)."""
+    layout = layout_for(hwlib.platform(hw))
+    return _finish(inst, encode_int(inst, layout).to_bytes(16, "little"), layout)
 
 
 def encode_kernel(instructions: Iterable[Instruction], hw: str | hwlib.Platform) -> bytes:
-    """Concatenated 16-byte encodings of a whole kernel."""
+    """Concatenated encodings of a whole kernel (branch offsets are taken as given)."""
     layout = layout_for(hwlib.platform(hw))
     out = bytearray()
     for inst in instructions:
-        out += encode_int(inst, layout).to_bytes(16, "little")
+        out += _finish(inst, encode_int(inst, layout).to_bytes(16, "little"), layout)
     return bytes(out)
+
+
+def _finish(inst: Instruction, native: bytes, layout: Layout) -> bytes:
+    if "Compacted" not in inst.options:
+        return native
+    from .compaction import compact
+
+    word = compact(native, layout.platform)
+    if word is None:
+        raise _fail(inst, "options", "this instruction has no compacted form")
+    return word
 
 
 def encode_int(inst: Instruction, layout: Layout) -> int:
@@ -110,7 +123,7 @@ def _encode_common(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int
                 raise _fail(inst, "options", "AccWrEn is not available here")
             bits |= 1 << BIT_ACCWREN
         elif option in ("Compacted", "NoCompact"):
-            pass  # we always write the 16-byte form
+            pass  # Compacted: _finish packs the native bits into 8 bytes
         elif option in ("EOT", "Serialize", "ExBSO", "CPS"):
             if info.format != T.SEND:
                 raise _fail(inst, "options", f"{option} is only allowed on send instructions")

@@ -256,8 +256,8 @@ class Instruction:
     - `systolic_depth`, `repeat_count`: dpas/dpasw `dpas.<depth>x<repeat>`.
     - `jip`, `uip`: branch targets, byte offsets from this instruction (calla: absolute).
     - `options`: instruction options in IGA's order ("Atomic", "Breakpoint", "EOT", ...).
-      "Compacted" records that a decoded instruction was stored in 8 bytes; the encoder
-      always writes the 16-byte form.
+      "Compacted" means the instruction is stored in the 8-byte form (the decoder sets it;
+      the encoder honours it).
     - `branch_control`: the ".b" of if/else/goto.
     """
 
