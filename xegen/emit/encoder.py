@@ -1,0 +1,699 @@
+"""Encode `Instruction`s into the 16-byte native Xe form.
+
+The whole instruction is built as one 128-bit Python integer (bit n of the instruction =
+bit n of the int) and converted to little-endian bytes at the end.  Fields that the
+printed IGA syntax does not show are written the way iga64 writes them, so our bytes
+equal `iga64 -a -Xforce-no-compact` on our printed text.
+
+Anything that cannot be encoded for the platform raises `EncodeError` naming the field.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .. import hw as hwlib
+from ..errors import EncodeError
+from . import tables as T
+from .instruction import Imm, Instruction, Reg
+from .layout import (BIT_ACCWREN, BIT_ATOMIC, BIT_DEBUG, BIT_NOMASK, BIT_PRED_INV, BIT_SATURATE, Layout,
+                     layout_for)
+from .swsb import encode_swsb
+
+_MASK32 = 0xFFFFFFFF
+
+
+def encode(inst: Instruction, hw: str | hwlib.Platform) -> bytes:
+    """The 16-byte native encoding of one instruction."""
+    return encode_int(inst, layout_for(hwlib.platform(hw))).to_bytes(16, "little")
+
+
+def encode_kernel(instructions: Iterable[Instruction], hw: str | hwlib.Platform) -> bytes:
+    """Concatenated 16-byte encodings of a whole kernel."""
+    layout = layout_for(hwlib.platform(hw))
+    out = bytearray()
+    for inst in instructions:
+        out += encode_int(inst, layout).to_bytes(16, "little")
+    return bytes(out)
+
+
+def encode_int(inst: Instruction, layout: Layout) -> int:
+    info = T.OPCODES.get(inst.opcode)
+    if info is None:
+        raise EncodeError(f"unknown opcode '{inst.opcode}'")
+    if not T.opcode_available(info, layout.platform):
+        raise EncodeError(f"{inst.opcode}: opcode does not exist on {layout.platform.display_name}")
+    bits = _encode_common(inst, info, layout)
+    return bits | _FORMAT_ENCODERS[info.format](inst, info, layout)
+
+
+def _fail(inst: Instruction, field: str, message: str) -> EncodeError:
+    return EncodeError(f"{inst.opcode}: {field}: {message}")
+
+
+# ---------------------------------------------------------------------------------------
+# Common header: opcode, SWSB, exec size, predication, flags, options.
+
+
+def _encode_common(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    bits = info.code
+    bits |= encode_swsb(inst.swsb, info, layout) << layout.swsb_shift
+    code = T.EXEC_SIZE_CODES.get(inst.exec_size)
+    if code is None:
+        raise _fail(inst, "exec size", f"{inst.exec_size} is not one of 1, 2, 4, 8, 16, 32")
+    bits |= code << layout.exec_size_shift
+    offset = inst.channel_offset
+    if offset % layout.chan_off_unit or not 0 <= offset // layout.chan_off_unit <= layout.chan_off_mask:
+        raise _fail(inst, "channel offset", f"M{offset} is not encodable on {layout.platform.display_name}"
+                    f" (multiples of {layout.chan_off_unit} up to M{layout.chan_off_unit * layout.chan_off_mask})")
+    bits |= (offset // layout.chan_off_unit) << layout.chan_off_shift
+
+    flag = None
+    pred = inst.predicate
+    if pred is not None:
+        if not info.predication:
+            raise _fail(inst, "predicate", "this instruction cannot be predicated")
+        mode = layout.pred_modes.get(pred.mode)
+        if mode is None:
+            raise _fail(inst, "predicate", f"mode '.{pred.mode}' does not exist on {layout.platform.display_name}")
+        bits |= mode << layout.pred_shift
+        if pred.invert:
+            bits |= 1 << BIT_PRED_INV
+        flag = pred.flag
+    cmod = inst.cond_modifier
+    if cmod is not None:
+        if flag is not None and flag != cmod.flag:
+            raise _fail(inst, "flag", f"predicate {pred.flag} and condition modifier {cmod.flag} must use the same flag")
+        flag = cmod.flag
+    if flag is not None:
+        if not (0 <= flag.reg < layout.flag_registers and flag.subreg in (0, 1)):
+            raise _fail(inst, "flag", f"{flag} does not exist on {layout.platform.display_name}")
+        bits |= flag.reg << layout.flag_reg_shift | flag.subreg << layout.flag_subreg_shift
+    if inst.no_mask:
+        bits |= 1 << BIT_NOMASK
+    if inst.saturate:
+        if not info.saturate:
+            raise _fail(inst, "saturate", "this instruction does not saturate")
+        bits |= 1 << BIT_SATURATE
+    for option in inst.options:
+        if option == "Atomic":
+            bits |= 1 << BIT_ATOMIC
+        elif option == "Breakpoint":
+            bits |= 1 << BIT_DEBUG
+        elif option == "AccWrEn":
+            if layout.xehpc or info.format in T.BRANCH_FORMATS or info.format in (T.SEND, T.NULLARY):
+                raise _fail(inst, "options", "AccWrEn is not available here")
+            bits |= 1 << BIT_ACCWREN
+        elif option in ("Compacted", "NoCompact"):
+            pass  # we always write the 16-byte form
+        elif option in ("EOT", "Serialize", "ExBSO", "CPS"):
+            if info.format != T.SEND:
+                raise _fail(inst, "options", f"{option} is only allowed on send instructions")
+        else:
+            raise _fail(inst, "options", f"unknown or unsupported option '{option}'")
+    if inst.branch_control:
+        if not info.branch_control:
+            raise _fail(inst, "branch control", "only if, else and goto take '.b'")
+        bits |= 1 << BIT_ACCWREN
+    return bits
+
+
+# ---------------------------------------------------------------------------------------
+# Operands
+
+
+def _type_code(inst: Instruction, where: str, type_name: str, layout: Layout) -> int:
+    code = layout.type_codes.get(type_name)
+    if code is None:
+        raise _fail(inst, where, f"type ':{type_name}' is not encodable on {layout.platform.display_name}")
+    return code
+
+
+def _reg_number(inst: Instruction, where: str, reg: Reg, layout: Layout) -> tuple[int, int]:
+    """(file bit, 8-bit register number)."""
+    if reg.file == "r":
+        if not 0 <= reg.number <= 255:
+            raise _fail(inst, where, f"r{reg.number} is out of range (r0..r255)")
+        return 1, reg.number
+    cls = T.ARF_CLASSES.get(reg.file)
+    if cls is None or not T.arf_class_available(cls, layout.platform):
+        raise _fail(inst, where, f"register '{reg.file}' does not exist on {layout.platform.display_name}")
+    count = T.arf_register_count(cls, layout.platform)
+    if not (reg.number == 0 if count == 0 else 0 <= reg.number < count):
+        raise _fail(inst, where, f"{reg.file}{reg.number} does not exist on {layout.platform.display_name}")
+    return 0, T.arf_encode(reg.file, reg.number)
+
+
+def _byte_subreg(inst: Instruction, where: str, reg: Reg, layout: Layout, limit: int | None = None) -> int:
+    if reg.mme is not None:
+        if not 0 <= reg.mme <= T.MME_NONE:
+            raise _fail(inst, where, f"math macro register mme{reg.mme} does not exist")
+        return reg.mme
+    size = T.type_bytes(reg.type) if reg.type else 1
+    byte = reg.subreg * size
+    if limit is None:
+        limit = 64 if layout.xehpc else 32
+    if not 0 <= byte < limit:
+        raise _fail(inst, where, f"subregister {reg.subreg} (byte {byte}) is out of range")
+    return byte
+
+
+def _subreg_fields(inst: Instruction, where: str, reg: Reg, layout: Layout) -> tuple[int, int]:
+    """(5-bit subregister field, XeHPC low bit) of a 1/2-source operand."""
+    byte = _byte_subreg(inst, where, reg, layout)
+    if reg.mme is not None:
+        return byte, 0
+    if layout.xehpc:
+        return byte >> 1, byte & 1
+    return byte, 0
+
+
+def _indirect_fields(inst: Instruction, where: str, reg: Reg, layout: Layout) -> tuple[int, int]:
+    """(10-bit address immediate, XeHPC low bit) of an indirect operand."""
+    offset = reg.addr_offset
+    if not 0 <= reg.addr_subreg < 16:
+        raise _fail(inst, where, f"a0.{reg.addr_subreg} is out of range")
+    if layout.xehpc:
+        if not -1024 <= offset <= 1023:
+            raise _fail(inst, where, f"address offset {offset} is out of range (-1024..1023)")
+        return (offset >> 1) & 0x3FF, offset & 1
+    if not -512 <= offset <= 511:
+        raise _fail(inst, where, f"address offset {offset} is out of range (-512..511)")
+    return offset & 0x3FF, 0
+
+
+def _encode_binary_dst(inst: Instruction, dst: Reg, layout: Layout) -> int:
+    """Bits 63:48, the address mode (35), the dst type (39:36) and the XeHPC low bit (33)."""
+    hs = T.HSTRIDE_CODES.get(dst.hstride)
+    if hs is None or hs == 0:
+        raise _fail(inst, "dst", f"region <{dst.hstride}> is not a destination stride (1, 2, 4)")
+    bits = _type_code(inst, "dst", dst.type, layout) << 36 | hs << 48
+    if dst.indirect:
+        off, low = _indirect_fields(inst, "dst", dst, layout)
+        bits |= 1 << 35 | off << 50 | dst.addr_subreg << 60
+    else:
+        file_bit, number = _reg_number(inst, "dst", dst, layout)
+        sub, low = _subreg_fields(inst, "dst", dst, layout)
+        bits |= file_bit << 50 | sub << 51 | number << 56
+    return bits | low << 33
+
+
+def _encode_binary_src(inst: Instruction, where: str, src: Reg, layout: Layout) -> tuple[int, int]:
+    """(24-bit operand, XeHPC bit 23 value) of a register source in the 1/2-source layout."""
+    hs = T.HSTRIDE_CODES.get(src.hstride)
+    width = T.WIDTH_CODES.get(src.width)
+    if hs is None or width is None:
+        raise _fail(inst, where, f"region <{src.vstride};{src.width},{src.hstride}> is not encodable")
+    if src.vstride is None:
+        if not src.indirect:
+            raise _fail(inst, where, "a VxH region <w,h> needs an indirect operand")
+        vs = 7 if layout.xehpc else 0xF
+    else:
+        vs = T.STRIDE_CODES.get(src.vstride)
+        if vs is None:
+            raise _fail(inst, where, f"vertical stride {src.vstride} is not encodable")
+    bits = hs | width << 17 | vs << 20
+    if src.indirect:
+        off, low = _indirect_fields(inst, where, src, layout)
+        bits |= off << 2 | src.addr_subreg << 12 | 1 << 16
+    else:
+        file_bit, number = _reg_number(inst, where, src, layout)
+        sub, low = _subreg_fields(inst, where, src, layout)
+        bits |= file_bit << 2 | sub << 3 | number << 8
+    if layout.xehpc and low:
+        if where == "src1":  # src1 has no field for the low byte bit on XeHPC
+            raise _fail(inst, where, "odd byte offsets are not encodable for src1 on XeHPC")
+        bits |= 1 << 23
+    return bits, low
+
+
+def _source_mods(inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg) -> int:
+    """2-bit modifier field: bit 0 abs, bit 1 negate (or bitwise NOT on logic ops)."""
+    if not (src.neg or src.abs):
+        return 0
+    if not info.source_modifiers:
+        raise _fail(inst, where, "source modifiers are not supported")
+    if src.abs and info.bitwise:
+        pass  # iga64 accepts (abs) on logic ops: the bit is encoded as given
+    return (2 if src.neg else 0) | (1 if src.abs else 0)
+
+
+def _immediate_bits(inst: Instruction, where: str, value: Imm, layout: Layout) -> tuple[int, int]:
+    """(type code, 64-bit immediate payload; 16-bit values replicated into both halves)."""
+    code = layout.imm_type_codes.get(value.type)
+    if code is None:
+        raise _fail(inst, where, f"an immediate of type ':{value.type}' is not encodable")
+    width = T.TYPES[value.type].bits if value.type not in ("uv", "v", "vf") else 32
+    v = value.value
+    if not 0 <= v < (1 << width):
+        raise _fail(inst, where, f"immediate 0x{v:x} does not fit :{value.type}")
+    if width == 16:
+        v = v | v << 16
+    return code, v
+
+
+# ---------------------------------------------------------------------------------------
+# Formats
+
+
+def _encode_unary_binary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    nsrc = 1 if info.format == T.UNARY else 2
+    if info.format == T.MATH:
+        nsrc = _math_sources(inst, layout)
+    if inst.dst is None or len(inst.srcs) != nsrc:
+        raise _fail(inst, "operands", f"expected a destination and {nsrc} source(s)")
+    bits = _encode_binary_dst(inst, inst.dst, layout)
+    if inst.cond_modifier is not None and info.format != T.MATH:
+        if not info.cond_modifier:
+            raise _fail(inst, "condition modifier", "this instruction takes no condition modifier")
+        cond = T.CONDITION_MODIFIERS.get(inst.cond_modifier.cond)
+        if cond is None:
+            raise _fail(inst, "condition modifier", f"unknown condition '{inst.cond_modifier.cond}'")
+        bits |= cond << 92
+    if info.format == T.MATH:
+        bits |= _math_function(inst, layout) << 92
+    src0 = inst.srcs[0]
+    if type(src0) is Imm:
+        if nsrc == 2:
+            raise _fail(inst, "src0", "only the last source may be an immediate")
+        code, payload = _immediate_bits(inst, "src0", src0, layout)
+        if payload >> 32 and inst.cond_modifier is not None:
+            raise _fail(inst, "src0", "a 64-bit immediate leaves no room for a condition modifier")
+        bits |= code << 40 | 1 << 46 | (payload & _MASK32) << 96 | (payload >> 32) << 64
+        return bits
+    operand, _ = _encode_binary_src(inst, "src0", src0, layout)
+    bits |= operand << 64 | _type_code(inst, "src0", src0.type, layout) << 40
+    bits |= _source_mods(inst, info, "src0", src0) << 44
+    if nsrc == 1:
+        return bits
+    src1 = inst.srcs[1]
+    if type(src1) is Imm:
+        code, payload = _immediate_bits(inst, "src1", src1, layout)
+        if payload >> 32:
+            raise _fail(inst, "src1", "a 64-bit immediate can only be the single source of a 1-source instruction")
+        return bits | code << 88 | 1 << 47 | payload << 96
+    operand, _ = _encode_binary_src(inst, "src1", src1, layout)
+    bits |= operand << 96 | _type_code(inst, "src1", src1.type, layout) << 88
+    return bits | _source_mods(inst, info, "src1", src1) << 120
+
+
+def _math_sources(inst: Instruction, layout: Layout) -> int:
+    return 2 if inst.function in T.MATH_TWO_SOURCES else 1
+
+
+def _math_function(inst: Instruction, layout: Layout) -> int:
+    fn = inst.function
+    if fn not in T.MATH_FUNCTIONS or not T.math_available(fn, layout.platform):
+        raise _fail(inst, "math function", f"'{fn}' does not exist on {layout.platform.display_name}")
+    cmod = inst.cond_modifier
+    if fn in T.MATH_MACROS:
+        if cmod is not None and cmod.cond != "eo":
+            raise _fail(inst, "condition modifier", "math macros only take the implicit (eo) flag")
+    elif cmod is not None:
+        raise _fail(inst, "condition modifier", "math takes no condition modifier")
+    return T.MATH_FUNCTIONS[fn]
+
+
+# 3-source operands
+
+
+def _ternary_type(inst: Instruction, where: str, type_name: str, layout: Layout, float_exec: bool) -> int:
+    table = layout.ternary_float if float_exec else layout.ternary_int
+    code = table.get(type_name)
+    if code is None:
+        kind = "float" if float_exec else "integer"
+        raise _fail(inst, where, f"type ':{type_name}' cannot be mixed into a 3-source {kind} instruction"
+                    f" on {layout.platform.display_name}")
+    return code
+
+
+def _ternary_operand(inst: Instruction, where: str, reg: Reg, layout: Layout, hs_code: int) -> int:
+    """16-bit 3-source operand: hstride 1:0, file 2, subregister 7:3, register 15:8."""
+    if reg.indirect:
+        raise _fail(inst, where, "3-source instructions take no indirect operands")
+    file_bit, number = _reg_number(inst, where, reg, layout)
+    byte = _byte_subreg(inst, where, reg, layout)
+    if reg.mme is None and layout.xehpc:
+        if byte & 1:
+            raise _fail(inst, where, f"odd byte subregister {byte} is not encodable in a 3-source instruction")
+        byte >>= 1
+    return hs_code | file_bit << 2 | byte << 3 | number << 8
+
+
+def _ternary_src_hs(inst: Instruction, where: str, reg: Reg) -> int:
+    hs = T.HSTRIDE_CODES.get(reg.hstride)
+    if hs is None:
+        raise _fail(inst, where, f"horizontal stride {reg.hstride} is not encodable")
+    return hs
+
+
+def _ternary_vstride(inst: Instruction, where: str, reg: Reg) -> int:
+    vs = T.TERNARY_VSTRIDE_CODES.get(reg.vstride)
+    if vs is None or reg.width is not None:
+        raise _fail(inst, where, f"3-source region <{reg.vstride};{reg.hstride}> is not encodable (vstride 0, 1, 4, 8)")
+    return vs
+
+
+def _ternary_imm(inst: Instruction, where: str, value: Imm, layout: Layout, float_exec: bool) -> tuple[int, int]:
+    if T.TYPES[value.type].bits != 16 or value.type == "bf":
+        raise _fail(inst, where, f"3-source immediates are 16-bit (w, uw, hf), not :{value.type}")
+    if not 0 <= value.value < 0x10000:
+        raise _fail(inst, where, f"immediate 0x{value.value:x} does not fit :{value.type}")
+    return _ternary_type(inst, where, value.type, layout, float_exec), value.value
+
+
+def _encode_ternary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    if inst.dst is None or len(inst.srcs) != 3:
+        raise _fail(inst, "operands", "expected a destination and 3 sources")
+    dst = inst.dst
+    if dst.indirect:
+        raise _fail(inst, "dst", "3-source instructions take no indirect operands")
+    float_exec = T.TYPES.get(dst.type, T.TYPES["ud"]).is_float
+    bits = 0
+    if inst.cond_modifier is not None:
+        if not info.cond_modifier:
+            raise _fail(inst, "condition modifier", "this instruction takes no condition modifier")
+        if inst.opcode == "bfn":
+            # the function occupies the usual field; eq/gt/lt go where src0's modifiers would
+            cond = _BFN_CONDITIONS.get(inst.cond_modifier.cond)
+            if cond is None:
+                raise _fail(inst, "condition modifier", "bfn only supports (eq), (gt) and (lt)")
+            bits |= cond << 44
+        else:
+            cond = T.CONDITION_MODIFIERS.get(inst.cond_modifier.cond)
+            if cond is None:
+                raise _fail(inst, "condition modifier", f"unknown condition '{inst.cond_modifier.cond}'")
+            bits |= cond << 92
+    dst_hs = {1: 0, 2: 1}.get(dst.hstride) if dst.mme is None else 0
+    if dst_hs is None:
+        raise _fail(inst, "dst", f"3-source destination stride <{dst.hstride}> is not encodable (1, 2)")
+    bits |= _ternary_type(inst, "dst", dst.type, layout, float_exec) << 36 | int(float_exec) << 39
+    if not layout.xehpc and not layout.platform.has_dpas and dst.mme is None and _byte_subreg(inst, "dst", dst, layout) % 8:
+        raise _fail(inst, "dst", "XeLP 3-source destinations start on an 8-byte boundary")
+    bits |= _ternary_operand(inst, "dst", dst, layout, dst_hs) << 48
+    if layout.xehpc and dst.mme is None:
+        bits |= (_byte_subreg(inst, "dst", dst, layout) & 1) << 33
+    # src0: register with <v;h> or a 16-bit immediate
+    src0, src1, src2 = inst.srcs
+    if type(src0) is Imm:
+        code, value = _ternary_imm(inst, "src0", src0, layout, float_exec)
+        bits |= code << 40 | 1 << 46 | value << 64
+    else:
+        bits |= _ternary_type(inst, "src0", src0.type, layout, float_exec) << 40
+        if src0.mme is None:
+            bits |= _ternary_operand(inst, "src0", src0, layout, _ternary_src_hs(inst, "src0", src0)) << 64
+            vs = _ternary_vstride(inst, "src0", src0)
+        else:  # math macro operands: iga64 always writes this region
+            bits |= _ternary_operand(inst, "src0", src0, layout, 1) << 64
+            vs = _MACRO_VSTRIDE_CODE
+        bits |= (vs & 1) << 35 | (vs >> 1) << 43
+        bits |= _source_mods(inst, info, "src0", src0) << 44
+    if type(src1) is Imm:
+        raise _fail(inst, "src1", "src1 of a 3-source instruction must be a register")
+    bits |= _ternary_type(inst, "src1", src1.type, layout, float_exec) << 88
+    if src1.mme is None:
+        bits |= _ternary_operand(inst, "src1", src1, layout, _ternary_src_hs(inst, "src1", src1)) << 96
+        vs = _ternary_vstride(inst, "src1", src1)
+    else:
+        bits |= _ternary_operand(inst, "src1", src1, layout, 1) << 96
+        vs = _MACRO_VSTRIDE_CODE
+    bits |= (vs & 1) << 83 | (vs >> 1) << 91
+    bits |= _source_mods(inst, info, "src1", src1) << 86
+    if type(src2) is Imm:
+        code, value = _ternary_imm(inst, "src2", src2, layout, float_exec)
+        bits |= code << 80 | 1 << 47 | value << 112
+    else:
+        if src2.vstride is not None or src2.width is not None:
+            raise _fail(inst, "src2", "src2 of a 3-source instruction has a <h> region only")
+        hs = _ternary_src_hs(inst, "src2", src2) if src2.mme is None else 1
+        bits |= _ternary_type(inst, "src2", src2.type, layout, float_exec) << 80
+        bits |= _ternary_operand(inst, "src2", src2, layout, hs) << 112
+        bits |= _source_mods(inst, info, "src2", src2) << 84
+    if inst.opcode == "bfn":
+        fn = inst.function
+        if not isinstance(fn, int) or not 0 <= fn <= 0xFF:
+            raise _fail(inst, "bfn function", "expected an 8-bit truth table")
+        bits |= (fn & 0xF) << 84 | (fn >> 4) << 92
+    return bits
+
+
+_BFN_CONDITIONS = {"eq": 1, "gt": 2, "lt": 3}
+
+# Region bits iga64 writes for madm's src0/src1 whatever the execution size.
+_MACRO_VSTRIDE_CODE = 2
+
+
+def _encode_dpas(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    if inst.dst is None or len(inst.srcs) != 3 or any(type(s) is not Reg for s in inst.srcs):
+        raise _fail(inst, "operands", "expected a destination and 3 register sources")
+    depth = T.SYSTOLIC_DEPTH_CODES.get(inst.systolic_depth)
+    if depth is None:
+        raise _fail(inst, "systolic depth", f"{inst.systolic_depth} is not 1, 2, 4 or 8")
+    if not 1 <= inst.repeat_count <= 8:
+        raise _fail(inst, "repeat count", f"{inst.repeat_count} is not 1..8")
+    dst, src0, src1, src2 = inst.dst, *inst.srcs
+    float_exec = T.TYPES.get(dst.type, T.TYPES["ud"]).is_float
+    bits = int(float_exec) << 39 | (inst.repeat_count - 1) << 43 | depth << 48
+    bits |= _ternary_type(inst, "dst", dst.type, layout, float_exec) << 36
+    bits |= _ternary_operand(inst, "dst", dst, layout, 0) << 48
+    bits |= _ternary_type(inst, "src0", src0.type, layout, float_exec) << 40
+    bits |= _ternary_operand(inst, "src0", src0, layout, 0) << 64
+    for where, src, type_shift, operand_shift, precision_shift in (
+            ("src1", src1, 88, 96, 86), ("src2", src2, 80, 112, 84)):
+        type_name, precision = T.DPAS_PRECISIONS.get(src.type, (src.type, 0))
+        if src.neg or src.abs:
+            raise _fail(inst, where, "dpas takes no source modifiers")
+        bits |= _ternary_type(inst, where, type_name, layout, float_exec) << type_shift
+        bits |= precision << precision_shift
+        probe = src if not precision else Reg(src.file, src.number, 0, "ub")
+        operand = _ternary_operand(inst, where, probe, layout, 0)
+        if precision and src.subreg:
+            raise _fail(inst, where, "sub-byte dpas operands start at a register boundary")
+        bits |= operand << operand_shift
+    return bits
+
+
+# Send
+
+
+def _send_register(inst: Instruction, where: str, reg: Reg) -> tuple[int, int]:
+    if reg.indirect or reg.file not in ("r", "null") or reg.subreg:
+        raise _fail(inst, where, "send operands are whole GRF registers or null")
+    if reg.file == "null":
+        return 0, 0
+    if not 0 <= reg.number <= 255:
+        raise _fail(inst, where, f"r{reg.number} is out of range")
+    return 1, reg.number
+
+
+def _encode_send(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    msg = inst.send
+    if msg is None or inst.dst is None or len(inst.srcs) != 2:
+        raise _fail(inst, "operands", "a send needs dst, src0, src1 and a message descriptor")
+    if inst.cond_modifier is not None:
+        raise _fail(inst, "condition modifier", "send takes no condition modifier")
+    sfid = layout.sfids.get(msg.sfid)
+    if sfid is None:
+        raise _fail(inst, "sfid", f"shared function '{msg.sfid}' does not exist on {layout.platform.display_name}")
+    bits = sfid << 92
+    options = inst.options
+    if "EOT" in options:
+        bits |= 1 << 34
+    if "Serialize" in options:
+        if layout.xehpc:
+            raise _fail(inst, "options", "Serialize is not encodable on XeHPC")
+        bits |= 1 << 33
+    file_bit, number = _send_register(inst, "dst", inst.dst)
+    bits |= file_bit << 50 | number << 56
+    file_bit, number = _send_register(inst, "src0", inst.srcs[0])
+    bits |= file_bit << 66 | number << 72
+    src1 = inst.srcs[1]
+    if type(src1) is not Reg:
+        raise _fail(inst, "src1", "send sources are registers")
+    file_bit, number = _send_register(inst, "src1", src1)
+    bits |= file_bit << 98 | number << 104
+
+    if msg.desc_in_a0:
+        bits |= 1 << 48
+    else:
+        desc = msg.desc
+        if not 0 <= desc <= _MASK32:
+            raise _fail(inst, "desc", "the descriptor is a 32-bit value")
+        bits |= (desc & 0x7FF) << 81 | ((desc >> 11) & 0x1FF) << 113 | ((desc >> 20) & 0x1F) << 51
+        bits |= ((desc >> 25) & 0x1F) << 67 | (desc >> 30) << 122
+
+    length_in_instruction = layout.platform.has_lsc  # XeHPG+: src1 length is an instruction field
+    exbso, cps = "ExBSO" in options, "CPS" in options
+    if (exbso or cps) and not length_in_instruction:
+        raise _fail(inst, "options", "ExBSO/CPS do not exist on XeLP")
+    if msg.exdesc_a0 is not None:
+        if not 0 <= msg.exdesc_a0 < 8:
+            raise _fail(inst, "exdesc", f"a0.{msg.exdesc_a0} is out of range")
+        bits |= 1 << 49 | msg.exdesc_a0 << 40 | int(exbso) << 39 | int(cps) << 35
+        if exbso:
+            if msg.src1_length is None:
+                raise _fail(inst, "src1", "ExBSO needs the src1 length (r10:4)")
+            bits |= _src1_length(inst, msg.src1_length) << 99
+        elif msg.src1_length is not None:
+            raise _fail(inst, "src1", "with the extended descriptor in a0, the src1 length comes from a0 (add {ExBSO})")
+        return bits
+    if exbso or cps:
+        raise _fail(inst, "options", "ExBSO/CPS need the extended descriptor in a0")
+    exdesc = msg.exdesc
+    if not 0 <= exdesc <= _MASK32:
+        raise _fail(inst, "exdesc", "the extended descriptor is a 32-bit value")
+    if length_in_instruction:
+        if exdesc & 0x7FF:
+            raise _fail(inst, "exdesc", "ExDesc[10:0] must be zero (the src1 length is written r10:4)")
+        if msg.src1_length is None:
+            raise _fail(inst, "src1", f"{layout.platform.display_name} needs the src1 length (r10:4 or null:0)")
+        bits |= _src1_length(inst, msg.src1_length) << 99
+    else:
+        if exdesc & 0x3F:
+            raise _fail(inst, "exdesc", "ExDesc[5:0] are not encodable (SFID and EOT have their own fields)")
+        if msg.src1_length is not None:
+            raise _fail(inst, "src1", "on XeLP the src1 length is ExDesc[10:6]")
+        bits |= ((exdesc >> 6) & 0x1F) << 99
+    bits |= ((exdesc >> 11) & 0x1FFF) << 35 | ((exdesc >> 24) & 3) << 64 | ((exdesc >> 26) & 3) << 96
+    return bits | (exdesc >> 28) << 124
+
+
+def _src1_length(inst: Instruction, length: int) -> int:
+    if not 0 <= length <= 31:
+        raise _fail(inst, "src1", f"length {length} is out of range (0..31)")
+    src1 = inst.srcs[1]
+    if src1.file == "r" and src1.number + length > 256:
+        raise _fail(inst, "src1", f"r{src1.number}:{length} extends past the last GRF")
+    return length
+
+
+# Sync, branches, nullary
+
+
+def _encode_sync(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    fn = inst.function
+    if fn not in T.SYNC_FUNCTIONS or not T.sync_available(fn, layout.platform):
+        raise _fail(inst, "sync function", f"'{fn}' does not exist on {layout.platform.display_name}")
+    if inst.dst is not None or len(inst.srcs) != 1:
+        raise _fail(inst, "operands", "sync takes one source (null or an immediate)")
+    if inst.cond_modifier is not None or inst.predicate is not None:
+        raise _fail(inst, "predicate", "sync is not predicated")
+    bits = T.SYNC_FUNCTIONS[fn] << 92 | 1 << 48  # dst: null <1>
+    src = inst.srcs[0]
+    if type(src) is Imm:
+        if fn not in ("allrd", "allwr") and not (fn == "bar" and layout.xehpc):
+            raise _fail(inst, "src0", f"sync.{fn} takes no immediate here")
+        if src.type != "ud" or not 0 <= src.value <= _MASK32:
+            raise _fail(inst, "src0", "the sync immediate is a 32-bit :ud value")
+        return bits | 1 << 46 | layout.type_codes["ud"] << 40 | src.value << 96
+    if not src.is_null:
+        raise _fail(inst, "src0", "sync takes null or an immediate")
+    return bits
+
+
+def _branch_offset(inst: Instruction, name: str, value: int | None) -> int:
+    if value is None:
+        raise _fail(inst, name, "missing branch target")
+    if not -(1 << 31) <= value < (1 << 31):
+        raise _fail(inst, name, "branch offset out of range")
+    return value & _MASK32
+
+
+def _branch_src(inst: Instruction, reg: Reg, layout: Layout) -> int:
+    """A branch register source: its region is always <0;1,0> and its element 4 bytes."""
+    if reg.indirect or reg.neg or reg.abs:
+        raise _fail(inst, "src0", "branch registers are plain direct registers")
+    file_bit, number = _reg_number(inst, "src0", reg, layout)
+    byte = reg.subreg * 4
+    if not 0 <= byte < (64 if layout.xehpc else 32):
+        raise _fail(inst, "src0", f"subregister {reg.subreg} is out of range")
+    if layout.xehpc:
+        return file_bit << 2 | (byte >> 1) << 3 | number << 8 | (byte & 1) << 23
+    return file_bit << 2 | byte << 3 | number << 8
+
+
+def _branch_dst(inst: Instruction, reg: Reg, layout: Layout) -> int:
+    if reg.indirect:
+        raise _fail(inst, "dst", "branch registers are plain direct registers")
+    file_bit, number = _reg_number(inst, "dst", reg, layout)
+    byte = reg.subreg * 4
+    if not 0 <= byte < (64 if layout.xehpc else 32):
+        raise _fail(inst, "dst", f"subregister {reg.subreg} is out of range")
+    if layout.xehpc:
+        return (file_bit << 2 | (byte >> 1) << 3 | number << 8) << 48 | (byte & 1) << 33
+    return (file_bit << 2 | byte << 3 | number << 8) << 48
+
+
+def _check_no_operands(inst: Instruction, dst: bool, nsrc: int) -> None:
+    if (inst.dst is not None) != dst or len(inst.srcs) != nsrc:
+        raise _fail(inst, "operands", f"expected {'a destination and ' if dst else ''}{nsrc} source(s)")
+    if inst.cond_modifier is not None:
+        raise _fail(inst, "condition modifier", "branches take no condition modifier")
+
+
+def _encode_jump(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    if inst.srcs:
+        _check_no_operands(inst, False, 1)
+        if type(inst.srcs[0]) is not Reg:
+            raise _fail(inst, "src0", "expected a register or a label")
+        return _branch_src(inst, inst.srcs[0], layout) << 64
+    _check_no_operands(inst, False, 0)
+    return 1 << 46 | _branch_offset(inst, "jip", inst.jip) << 96
+
+
+def _encode_jip_uip(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    _check_no_operands(inst, False, 0)
+    return 3 << 46 | _branch_offset(inst, "jip", inst.jip) << 96 | _branch_offset(inst, "uip", inst.uip) << 64
+
+
+def _encode_jip_only(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    _check_no_operands(inst, False, 0)
+    if inst.uip is not None:
+        raise _fail(inst, "uip", f"{inst.opcode} has only a JIP")
+    return 1 << 46 | _branch_offset(inst, "jip", inst.jip) << 96
+
+
+def _encode_call(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    if inst.dst is None:
+        raise _fail(inst, "dst", "call needs a register for the return address")
+    bits = _branch_dst(inst, inst.dst, layout)
+    if inst.srcs:
+        _check_no_operands(inst, True, 1)
+        if type(inst.srcs[0]) is not Reg:
+            raise _fail(inst, "src0", "expected a register or a label")
+        return bits | _branch_src(inst, inst.srcs[0], layout) << 64
+    _check_no_operands(inst, True, 0)
+    return bits | 1 << 46 | _branch_offset(inst, "jip", inst.jip) << 96
+
+
+def _encode_ret(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    _check_no_operands(inst, False, 1)
+    if type(inst.srcs[0]) is not Reg:
+        raise _fail(inst, "src0", "ret takes the register holding the return address")
+    return _branch_src(inst, inst.srcs[0], layout) << 64
+
+
+def _encode_nullary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    if inst.dst is not None or inst.srcs:
+        raise _fail(inst, "operands", f"{inst.opcode} takes no operands")
+    if inst.exec_size != 1 or inst.channel_offset:
+        raise _fail(inst, "exec size", f"{inst.opcode} has no execution size")
+    return 0
+
+
+_FORMAT_ENCODERS = {
+    T.UNARY: _encode_unary_binary,
+    T.BINARY: _encode_unary_binary,
+    T.MATH: _encode_unary_binary,
+    T.TERNARY: _encode_ternary,
+    T.DPAS: _encode_dpas,
+    T.SEND: _encode_send,
+    T.SYNC: _encode_sync,
+    T.NULLARY: _encode_nullary,
+    T.JUMP: _encode_jump,
+    T.JIP_UIP: _encode_jip_uip,
+    T.JIP_ONLY: _encode_jip_only,
+    T.CALL: _encode_call,
+    T.CALLA: _encode_call,
+    T.RET: _encode_ret,
+}
