@@ -706,7 +706,7 @@ class _Line:
             return dst, srcs, None, None
         first = self.label_or_register()
         if isinstance(first, Reg):
-            if fmt not in (T.JUMP, T.CALL):
+            if fmt not in (T.JUMP, T.CALL, T.CALLA):
                 raise self.error("this branch takes labels, not registers")
             srcs.append(first)
             return dst, srcs, None, None

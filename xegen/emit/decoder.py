@@ -77,6 +77,7 @@ class _Decoder:
         self.src_cache: dict[int, Reg] = {}
         self.dst_cache: dict[int, Reg] = {}
         self.ternary_cache: dict[int, Reg] = {}
+        self.ternary_dst_alignment = T.ternary_dst_alignment(self.platform)
         self.available = {code: info for code, info in T.OPCODES_BY_CODE.items()
                           if T.opcode_available(info, self.platform)}
         self.format_decoders = {
@@ -181,6 +182,8 @@ class _Decoder:
         if hs == 0 and not st.macro:
             raise self.fail("dst: invalid destination stride <0>", st.offset, st.info)
         if bits >> 35 & 1:
+            if st.macro:
+                raise self.fail("dst: math macro operands are direct registers", st.offset, st.info)
             offset = bits >> 50 & 0x3FF
             if self.xehpc:
                 offset = offset << 1 | (bits >> 33 & 1)
@@ -229,6 +232,8 @@ class _Decoder:
             raise self.fail(f"{where}: invalid vertical stride", st.offset, st.info)
         neg, abs_ = bool(mods & 2), bool(mods & 1)
         if operand >> 16 & 1:
+            if st.macro:
+                raise self.fail(f"{where}: math macro operands are direct registers", st.offset, st.info)
             offset = operand >> 2 & 0x3FF
             if self.xehpc:
                 offset = offset << 1 | low
@@ -332,9 +337,15 @@ class _Decoder:
         return False
 
     def _accwren(self, st: "_State") -> list[str]:
+        """Bit 33 as AccWrEn (XeLP, XeHPG); on XeHPC it belongs to the destination."""
         if st.bits >> BIT_ACCWREN & 1 and not self.xehpc:
             st.options.insert(0, "AccWrEn")
         return st.options
+
+    def _no_bit33(self, st: "_State") -> None:
+        """Formats where bit 33 has no meaning that the assembly syntax can express."""
+        if st.bits >> BIT_ACCWREN & 1:
+            raise self.fail("bit 33 is set but has no meaning here", st.offset, st.info)
 
     def _ternary_type(self, code: int, float_exec: int, st: "_State", where: str) -> str:
         table = self.layout.ternary_float_by_code if float_exec else self.layout.ternary_int_by_code
@@ -393,6 +404,9 @@ class _Decoder:
             byte = dst_operand >> 3 & 0x1F
             if self.xehpc:
                 byte = byte << 1 | (bits >> 33 & 1)
+            if byte % self.ternary_dst_alignment:
+                raise self.fail(f"dst: 3-source destination at byte {byte} is not "
+                                f"{self.ternary_dst_alignment}-byte aligned", st.offset, info)
             dst = Reg(file, number, self._element(byte, dst_type, st, "dst"), dst_type, None, None, 1 << hs_code)
         macro_src = ((0 if scalar else 1), 0) if macro else None
         # src0
@@ -468,7 +482,9 @@ class _Decoder:
         srcs = (reg(bits >> 64 & 0xFFFF, src0_type, "src0", False),
                 reg(bits >> 96 & 0xFFFF, types[0], "src1", False),
                 reg(bits >> 112 & 0xFFFF, types[1], "src2", True))
-        return st.build(dst=dst, srcs=srcs, systolic_depth=depth, repeat_count=repeat, options=st.options)
+        if self.xehpc:
+            self._no_bit33(st)
+        return st.build(dst=dst, srcs=srcs, systolic_depth=depth, repeat_count=repeat, options=self._accwren(st))
 
     def _send(self, st: "_State") -> Instruction:
         bits, info = st.bits, st.info
@@ -478,7 +494,9 @@ class _Decoder:
         options = st.options
         if bits >> 34 & 1:
             options.append("EOT")
-        if bits >> 33 & 1 and not self.xehpc:
+        if bits >> 33 & 1:
+            if self.xehpc:
+                raise self.fail("Serialize is not encodable on XeHPC", st.offset, info)
             options.append("Serialize")
 
         def reg(file_bit: int, number: int) -> Reg:
@@ -511,6 +529,8 @@ class _Decoder:
                 src1_length = length_field if src1.file == "r" else 0  # iga64 prints null:0
             else:
                 exdesc |= length_field << 6
+        if src1_length and src1.number + src1_length > 256:
+            raise self.fail(f"src1: r{src1.number}:{src1_length} extends past the last GRF", st.offset, info)
         msg = SendDescriptor(sfid, desc, exdesc, desc_in_a0, exdesc_a0, src1_length)
         return st.build(dst=dst, srcs=(src0, src1), send=msg, options=options)
 
@@ -520,19 +540,29 @@ class _Decoder:
         if function is None or not T.sync_available(function, self.platform):
             raise self.fail(f"invalid sync function {bits >> 92 & 0xF}", st.offset, info)
         if bits >> 46 & 1:
+            if function not in ("allrd", "allwr") and not (function == "bar" and self.xehpc):
+                raise self.fail(f"sync.{function} takes no immediate", st.offset, info)
             src = Imm(bits >> 96 & 0xFFFFFFFF, "ud")
         else:
             if bits >> 64 & 0x7FFFFF & ~0x3:  # anything but the null register
                 raise self.fail("src0: only null or an immediate is supported", st.offset, info)
             src = Reg("null", 0, 0, "ud", 0, 1, 0)
-        return st.build(srcs=(src,), function=function, exec_size=1, channel_offset=0, predicate=None,
-                        options=st.options)
+        if self.xehpc:
+            self._no_bit33(st)
+        if bits >> BIT_SATURATE & 1:
+            raise self.fail("saturate bit set on sync", st.offset, info)
+        return st.build(srcs=(src,), function=function, exec_size=1, channel_offset=0, options=self._accwren(st))
 
     def _nullary(self, st: "_State") -> Instruction:
-        return st.build(exec_size=1, channel_offset=0, predicate=None, no_mask=False, options=st.options)
+        # iga64 prints no fields for these: the other bits are ignored
+        if st.info.name == "illegal":
+            return Instruction("illegal")
+        return Instruction("nop", swsb=st.swsb)
 
     def _branch_reg(self, operand: int, st: "_State", where: str) -> Reg:
-        file, number = self._register(operand >> 2 & 1, operand >> 8 & 0xFF, st, where)
+        if not operand >> 2 & 1:
+            raise self.fail(f"{where}: branch registers are GRFs", st.offset, st.info)
+        file, number = "r", operand >> 8 & 0xFF
         byte = operand >> 3 & 0x1F
         if self.xehpc:
             byte = byte << 1 | (operand >> 23 & 1)
@@ -545,6 +575,9 @@ class _Decoder:
 
     def _jump(self, st: "_State") -> Instruction:
         bits = st.bits
+        self._branch_ctrl(st)
+        if not st.no_mask:
+            raise self.fail("jmpi must be (W)", st.offset, st.info)
         if bits >> 46 & 1:
             return st.build(jip=self._signed(bits >> 96 & 0xFFFFFFFF), exec_size=1, channel_offset=0,
                             options=st.options, branch_control=False)
@@ -552,7 +585,14 @@ class _Decoder:
                         options=st.options)
 
     def _branch_ctrl(self, st: "_State") -> bool:
-        return bool(st.info.branch_control and st.bits >> BIT_ACCWREN & 1)
+        if st.bits >> BIT_SATURATE & 1:
+            raise self.fail("saturate bit set on a branch", st.offset, st.info)
+        if st.bits >> BIT_ACCWREN & 1:
+            if st.info.branch_control:
+                return True
+            if not (self.xehpc and st.info.format in (T.CALL, T.CALLA)):  # XeHPC: call dst subreg bit
+                raise self.fail("bit 33 is set but has no meaning here", st.offset, st.info)
+        return False
 
     def _jip_uip(self, st: "_State") -> Instruction:
         bits = st.bits
@@ -560,10 +600,12 @@ class _Decoder:
                         branch_control=self._branch_ctrl(st), options=st.options)
 
     def _jip_only(self, st: "_State") -> Instruction:
+        self._branch_ctrl(st)
         return st.build(jip=self._signed(st.bits >> 96 & 0xFFFFFFFF), options=st.options)
 
     def _call(self, st: "_State") -> Instruction:
         bits = st.bits
+        self._branch_ctrl(st)
         dst_operand = bits >> 48 & 0xFFFF
         if self.xehpc:
             dst_operand |= (bits >> 33 & 1) << 23
@@ -575,6 +617,7 @@ class _Decoder:
         return st.build(dst=dst, srcs=(self._branch_reg(bits >> 64 & 0xFFFFFF, st, "src0"),), options=st.options)
 
     def _ret(self, st: "_State") -> Instruction:
+        self._branch_ctrl(st)
         return st.build(srcs=(self._branch_reg(st.bits >> 64 & 0xFFFFFF, st, "src0"),), options=st.options)
 
 
@@ -604,6 +647,8 @@ class _State:
     def build(self, dst=None, srcs=(), cond=None, function=None, saturate=False, options=(), jip=None, uip=None,
               send=None, systolic_depth=0, repeat_count=0, branch_control=False, exec_size=None,
               channel_offset=None, predicate=..., no_mask=None) -> Instruction:
+        if self.predicate is not None and not self.info.predication:
+            raise DecodeError(f"{self.info.name}: this instruction cannot be predicated", self.offset)
         return Instruction(
             self.info.name,
             self.exec_size if exec_size is None else exec_size,

@@ -184,6 +184,10 @@ def _indirect_fields(inst: Instruction, where: str, reg: Reg, layout: Layout) ->
 
 def _encode_binary_dst(inst: Instruction, dst: Reg, layout: Layout) -> int:
     """Bits 63:48, the address mode (35), the dst type (39:36) and the XeHPC low bit (33)."""
+    if dst.mme is not None:
+        if dst.indirect:
+            raise _fail(inst, "dst", "math macro operands are direct registers")
+        dst = _with_region(dst, None, None, 1)  # the implicit <1>
     hs = T.HSTRIDE_CODES.get(dst.hstride)
     if hs is None or hs == 0:
         raise _fail(inst, "dst", f"region <{dst.hstride}> is not a destination stride (1, 2, 4)")
@@ -198,8 +202,20 @@ def _encode_binary_dst(inst: Instruction, dst: Reg, layout: Layout) -> int:
     return bits | low << 33
 
 
+def _with_region(reg: Reg, vstride, width, hstride) -> Reg:
+    if (reg.vstride, reg.width, reg.hstride) == (vstride, width, hstride):
+        return reg
+    return Reg(reg.file, reg.number, reg.subreg, reg.type, vstride, width, hstride, reg.neg, reg.abs, reg.mme,
+               reg.indirect, reg.addr_subreg, reg.addr_offset)
+
+
 def _encode_binary_src(inst: Instruction, where: str, src: Reg, layout: Layout) -> tuple[int, int]:
     """(24-bit operand, XeHPC bit 23 value) of a register source in the 1/2-source layout."""
+    if src.mme is not None:
+        if src.indirect:
+            raise _fail(inst, where, "math macro operands are direct registers")
+        scalar = inst.exec_size == 1
+        src = _with_region(src, 0 if scalar else 1, 1, 0)  # the implicit region iga64 writes
     hs = T.HSTRIDE_CODES.get(src.hstride)
     width = T.WIDTH_CODES.get(src.width)
     if hs is None or width is None:
@@ -388,11 +404,11 @@ def _encode_ternary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> in
     if dst_hs is None:
         raise _fail(inst, "dst", f"3-source destination stride <{dst.hstride}> is not encodable (1, 2)")
     bits |= _ternary_type(inst, "dst", dst.type, layout, float_exec) << 36 | int(float_exec) << 39
-    if not layout.xehpc and not layout.platform.has_dpas and dst.mme is None and _byte_subreg(inst, "dst", dst, layout) % 8:
-        raise _fail(inst, "dst", "XeLP 3-source destinations start on an 8-byte boundary")
+    alignment = T.ternary_dst_alignment(layout.platform)
+    if dst.mme is None and _byte_subreg(inst, "dst", dst, layout) % alignment:
+        raise _fail(inst, "dst", f"3-source destinations start on a {alignment}-byte boundary"
+                    f" on {layout.platform.display_name}")
     bits |= _ternary_operand(inst, "dst", dst, layout, dst_hs) << 48
-    if layout.xehpc and dst.mme is None:
-        bits |= (_byte_subreg(inst, "dst", dst, layout) & 1) << 33
     # src0: register with <v;h> or a 16-bit immediate
     src0, src1, src2 = inst.srcs
     if type(src0) is Imm:
@@ -574,6 +590,8 @@ def _encode_sync(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
     fn = inst.function
     if fn not in T.SYNC_FUNCTIONS or not T.sync_available(fn, layout.platform):
         raise _fail(inst, "sync function", f"'{fn}' does not exist on {layout.platform.display_name}")
+    if inst.exec_size != 1 or inst.channel_offset:
+        raise _fail(inst, "exec size", "sync has no execution size")
     if inst.dst is not None or len(inst.srcs) != 1:
         raise _fail(inst, "operands", "sync takes one source (null or an immediate)")
     if inst.cond_modifier is not None or inst.predicate is not None:
@@ -601,8 +619,8 @@ def _branch_offset(inst: Instruction, name: str, value: int | None) -> int:
 
 def _branch_src(inst: Instruction, reg: Reg, layout: Layout) -> int:
     """A branch register source: its region is always <0;1,0> and its element 4 bytes."""
-    if reg.indirect or reg.neg or reg.abs:
-        raise _fail(inst, "src0", "branch registers are plain direct registers")
+    if reg.indirect or reg.neg or reg.abs or reg.file != "r":
+        raise _fail(inst, "src0", "branch registers are plain GRFs")
     file_bit, number = _reg_number(inst, "src0", reg, layout)
     byte = reg.subreg * 4
     if not 0 <= byte < (64 if layout.xehpc else 32):
@@ -613,8 +631,8 @@ def _branch_src(inst: Instruction, reg: Reg, layout: Layout) -> int:
 
 
 def _branch_dst(inst: Instruction, reg: Reg, layout: Layout) -> int:
-    if reg.indirect:
-        raise _fail(inst, "dst", "branch registers are plain direct registers")
+    if reg.indirect or reg.file != "r":
+        raise _fail(inst, "dst", "branch registers are plain GRFs")
     file_bit, number = _reg_number(inst, "dst", reg, layout)
     byte = reg.subreg * 4
     if not 0 <= byte < (64 if layout.xehpc else 32):
@@ -632,6 +650,10 @@ def _check_no_operands(inst: Instruction, dst: bool, nsrc: int) -> None:
 
 
 def _encode_jump(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    if not inst.no_mask:
+        raise _fail(inst, "mask control", "jmpi must be (W)")
+    if inst.exec_size != 1 or inst.channel_offset:
+        raise _fail(inst, "exec size", "jmpi has no execution size")
     if inst.srcs:
         _check_no_operands(inst, False, 1)
         if type(inst.srcs[0]) is not Reg:
@@ -663,6 +685,10 @@ def _encode_call(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
             raise _fail(inst, "src0", "expected a register or a label")
         return bits | _branch_src(inst, inst.srcs[0], layout) << 64
     _check_no_operands(inst, True, 0)
+    if info.format == T.CALLA:  # an absolute address
+        if inst.jip is None or not 0 <= inst.jip <= _MASK32:
+            raise _fail(inst, "jip", "calla needs an absolute address 0..0xFFFFFFFF")
+        return bits | 1 << 46 | inst.jip << 96
     return bits | 1 << 46 | _branch_offset(inst, "jip", inst.jip) << 96
 
 
@@ -678,6 +704,8 @@ def _encode_nullary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> in
         raise _fail(inst, "operands", f"{inst.opcode} takes no operands")
     if inst.exec_size != 1 or inst.channel_offset:
         raise _fail(inst, "exec size", f"{inst.opcode} has no execution size")
+    if inst.no_mask or inst.options or (inst.opcode == "illegal" and not inst.swsb.empty):
+        raise _fail(inst, "options", f"{inst.opcode} takes no options or mask control")
     return 0
 
 

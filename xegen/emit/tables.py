@@ -242,6 +242,13 @@ def immediate_vector_codes() -> dict[str, int]:
     return dict(_BINARY_IMMEDIATE_VECTOR_CODES)
 
 
+def ternary_dst_alignment(platform: hwlib.Platform) -> int:
+    """Byte alignment of a 3-source destination: iga64 rejects others (XeLP 8, XeHPC 2)."""
+    if is_xehpc_layout(platform):
+        return 2
+    return 1 if platform.has_dpas else 8
+
+
 # dpas sub-byte precision field (2 bits): the element type is then ub/b in the type field.
 DPAS_PRECISIONS: Mapping[str, tuple[str, int]] = MappingProxyType({
     "u4": ("ub", 1), "s4": ("b", 1), "u2": ("ub", 2), "s2": ("b", 2),
@@ -312,10 +319,8 @@ def arf_decode(code: int, platform: hwlib.Platform) -> tuple[str, int] | None:
         count = arf_register_count(cls, platform)
         if cls.name == "acc" and number >= count:
             continue  # the high numbers are mme registers
-        if number < 0:
+        if number < 0 or number >= max(count, 1):
             continue
-        if count == 0 and number != 0:
-            return cls.name, number  # printed with the number (IGA does the same)
         return cls.name, number
     return None
 

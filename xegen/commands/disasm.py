@@ -1,0 +1,63 @@
+"""`xegen disasm`: print Xe instructions (a raw kernel or every kernel of a zebin) in IGA's syntax."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import hw as hwlib
+from ..errors import DecodeError, Error
+
+ELF_MAGIC = b"\x7fELF"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "disasm",
+        help="disassemble Xe instructions (raw bytes or a zebin) into IGA syntax",
+        description="Print the instructions of FILE in IGA's syntax, as `iga64 -d` does.  FILE is either raw "
+                    "kernel bytes or a zebin (an ELF file, detected by its magic number), in which case "
+                    "every kernel is printed under a '// kernel NAME' heading.",
+    )
+    parser.add_argument("file", metavar="FILE", help="raw kernel bytes (FILE.bin) or a zebin (FILE.zebin)")
+    parser.add_argument("--hw", default=hwlib.DEFAULT.name,
+                        help="platform the bytes were compiled for: xelp, xehpg or xehpc (or tgllp, dg2, pvc);"
+                             f" default {hwlib.DEFAULT.name}")
+    parser.add_argument("--pcs", action="store_true",
+                        help="prefix each instruction with its byte address, like iga64 -Xprint-pc")
+    parser.add_argument("-o", "--output", metavar="FILE.asm", help="write the listing here instead of stdout")
+    parser.set_defaults(run=run)
+
+
+def kernels_of(data: bytes) -> list[tuple[str | None, bytes]]:
+    """(name, code) of every kernel: one unnamed kernel for raw bytes, all kernels of a zebin."""
+    if not data.startswith(ELF_MAGIC):
+        return [(None, data)]
+    try:
+        from ..emit.zebin import read_zebin
+    except ImportError:
+        raise Error("this file is a zebin (ELF), but the zebin reader (xegen.emit.zebin) is not available yet; "
+                    "pass the raw kernel bytes instead") from None
+    return [(kernel.name, kernel.code) for kernel in read_zebin(data).kernels]
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..emit import disassemble
+
+    platform = hwlib.platform(args.hw)
+    data = Path(args.file).read_bytes()
+    parts = []
+    for name, code in kernels_of(data):
+        try:
+            listing = disassemble(code, platform, pcs=args.pcs)
+        except DecodeError as error:
+            where = f"{args.file}" + (f", kernel {name}" if name else "")
+            raise Error(f"{where}: {error}") from None
+        parts.append(listing if name is None else f"// kernel {name}\n{listing}")
+    text = "\n".join(parts)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
