@@ -1,0 +1,75 @@
+"""Flag registers: predicates read them, condition modifiers write them.
+
+fN is 32 bits; fN.0 is its low half and fN.1 its high half.  Channel c of an instruction
+using fN.s is bit 16*s + c (the channel offset M16 of a SIMD16 half moves to bit 16).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..emit.instruction import Flag, Predicate
+from .errors import SimulationError
+
+
+def _shifts(first: int, count: int) -> np.ndarray:
+    if first + count > 32:
+        raise SimulationError(f"channels {first}..{first + count - 1} do not fit a 32-bit flag register")
+    return np.arange(first, first + count, dtype=np.uint32)
+
+
+class FlagReader:
+    """Per-channel predicate values (threads, exec_size) of a `Predicate`."""
+
+    def __init__(self, words: np.ndarray, predicate: Predicate, exec_size: int, channel_offset: int):
+        self.words = words
+        self.reg = predicate.flag.reg
+        self.invert = predicate.invert
+        self.mode = predicate.mode
+        self.exec_size = exec_size
+        base = 16 * predicate.flag.subreg
+        self.base = base
+        self.shifts = _shifts(base + channel_offset, exec_size)
+        if self.mode.startswith(("any", "all")) and self.mode not in ("anyv", "allv", "any", "all"):
+            group = int(self.mode[3:-1])
+            channels = np.arange(channel_offset, channel_offset + exec_size)
+            starts = (channels // group) * group
+            # bits of the group each channel belongs to: (exec_size, group)
+            if base + starts.max() + group > 32:
+                raise SimulationError(f"predicate .{self.mode} reaches past bit 31 of f{self.reg}")
+            self.group_shifts = (base + starts[:, None] + np.arange(group)[None, :]).astype(np.uint32)
+
+    def __call__(self) -> np.ndarray:
+        word = self.words[:, self.reg]
+        if self.mode == "":
+            bits = ((word[:, None] >> self.shifts) & 1).astype(bool)
+        elif self.mode in ("anyv", "any"):
+            bits = (((word[:, None] >> self.shifts) & 1) != 0).any(axis=1, keepdims=True)
+        elif self.mode in ("allv", "all"):
+            bits = (((word[:, None] >> self.shifts) & 1) != 0).all(axis=1, keepdims=True)
+        else:
+            grouped = ((word[:, None, None] >> self.group_shifts[None]) & 1) != 0
+            bits = grouped.any(axis=2) if self.mode.startswith("any") else grouped.all(axis=2)
+        return ~bits if self.invert else bits
+
+
+class FlagWriter:
+    """Writes one bit per channel of fN.s under an execution mask."""
+
+    def __init__(self, words: np.ndarray, flag: Flag, exec_size: int, channel_offset: int):
+        self.words = words
+        self.reg = flag.reg
+        self.shifts = _shifts(16 * flag.subreg + channel_offset, exec_size)
+        self.field = np.uint32(int(sum(1 << int(s) for s in self.shifts)))
+
+    def __call__(self, values: np.ndarray, mask: np.ndarray | None) -> None:
+        threads = self.words.shape[0]
+        values = np.broadcast_to(values, (threads, len(self.shifts)))
+        packed = np.bitwise_or.reduce(values.astype(np.uint32) << self.shifts, axis=1)
+        word = self.words[:, self.reg]
+        if mask is None:
+            self.words[:, self.reg] = (word & ~self.field) | packed
+        else:
+            mask = np.broadcast_to(mask, (threads, len(self.shifts)))
+            enabled = np.bitwise_or.reduce(mask.astype(np.uint32) << self.shifts, axis=1)
+            self.words[:, self.reg] = (word & ~enabled) | (packed & enabled)
