@@ -51,7 +51,7 @@ def combined_mask(inst: Instruction, m: "Machine", predicate_selects: bool = Fal
     base = exec_mask_function(inst, m)
     if inst.predicate is None or predicate_selects:
         return base
-    pred = FlagReader(m.files.flag_words, inst.predicate, inst.exec_size, inst.channel_offset)
+    pred = FlagReader(m.files.flags, inst.predicate, inst.exec_size, inst.channel_offset)
 
     def mask():
         p = pred()
@@ -103,7 +103,7 @@ def _generic(inst: Instruction, m: "Machine", readers, dst: Destination, compute
     cond = inst.cond_modifier if inst.opcode != "csel" else None  # csel's condition only selects
     n = len(readers)
     if cond is not None:
-        flag = FlagWriter(m.files.flag_words, cond.flag, inst.exec_size, inst.channel_offset)
+        flag = FlagWriter(m.files.flags, cond.flag, inst.exec_size, inst.channel_offset)
         cname = cond.cond
 
         def run():
@@ -228,7 +228,7 @@ def _sel(inst: Instruction, m: "Machine", types):
             return alu.select_min_max(cond, a, b)
         return minmax
     if inst.predicate is not None:
-        pred = FlagReader(m.files.flag_words, inst.predicate, inst.exec_size, inst.channel_offset)
+        pred = FlagReader(m.files.flags, inst.predicate, inst.exec_size, inst.channel_offset)
         same = types[0] == types[1]
 
         def select(v):
@@ -286,7 +286,7 @@ def _cmp(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> O
         raise SimulationError("cmp without a condition modifier")
     cond = inst.cond_modifier.cond
     mask_of = combined_mask(inst, m)
-    flag = FlagWriter(m.files.flag_words, inst.cond_modifier.flag, inst.exec_size, inst.channel_offset)
+    flag = FlagWriter(m.files.flags, inst.cond_modifier.flag, inst.exec_size, inst.channel_offset)
     nan_aware = inst.opcode == "cmpn"
     r0, r1 = readers
     storage = dst.etype.storage
@@ -374,7 +374,7 @@ def _carry(inst: Instruction, m: "Machine", readers, types, dst: Destination) ->
     r0, r1 = readers
     flag = None
     if inst.cond_modifier is not None:
-        flag = FlagWriter(m.files.flag_words, inst.cond_modifier.flag, inst.exec_size, inst.channel_offset)
+        flag = FlagWriter(m.files.flags, inst.cond_modifier.flag, inst.exec_size, inst.channel_offset)
 
     def run():
         mask = mask_of()

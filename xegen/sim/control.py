@@ -50,7 +50,7 @@ class Branch:
         size = inst.exec_size
         self.lanes = slice(inst.channel_offset, inst.channel_offset + size)
         if inst.predicate is not None:
-            self.predicate = FlagReader(m.files.flag_words, inst.predicate, size, inst.channel_offset)
+            self.predicate = FlagReader(m.files.flags, inst.predicate, size, inst.channel_offset)
         self.threads = m.files.threads
 
     def _taken(self, at: np.ndarray) -> np.ndarray:

@@ -21,8 +21,9 @@ def _shifts(first: int, count: int) -> np.ndarray:
 class FlagReader:
     """Per-channel predicate values (threads, exec_size) of a `Predicate`."""
 
-    def __init__(self, words: np.ndarray, predicate: Predicate, exec_size: int, channel_offset: int):
-        self.words = words
+    def __init__(self, flag_bytes: np.ndarray, predicate: Predicate, exec_size: int, channel_offset: int):
+        self.bytes = flag_bytes[:, 4 * predicate.flag.reg:4 * predicate.flag.reg + 4]
+        self.words = flag_bytes.view(np.uint32)
         self.reg = predicate.flag.reg
         self.invert = predicate.invert
         self.mode = predicate.mode
@@ -30,6 +31,7 @@ class FlagReader:
         base = 16 * predicate.flag.subreg
         self.base = base
         self.shifts = _shifts(base + channel_offset, exec_size)
+        self.bits = slice(base + channel_offset, base + channel_offset + exec_size)
         if self.mode.startswith(("any", "all")) and self.mode not in ("anyv", "allv", "any", "all"):
             group = int(self.mode[3:-1])
             channels = np.arange(channel_offset, channel_offset + exec_size)
@@ -40,10 +42,11 @@ class FlagReader:
             self.group_shifts = (base + starts[:, None] + np.arange(group)[None, :]).astype(np.uint32)
 
     def __call__(self) -> np.ndarray:
-        word = self.words[:, self.reg]
         if self.mode == "":
-            bits = ((word[:, None] >> self.shifts) & 1).astype(bool)
-        elif self.mode in ("anyv", "any"):
+            bits = np.unpackbits(self.bytes, axis=1, bitorder="little")[:, self.bits].view(bool)
+            return ~bits if self.invert else bits
+        word = self.words[:, self.reg]
+        if self.mode in ("anyv", "any"):
             bits = (((word[:, None] >> self.shifts) & 1) != 0).any(axis=1, keepdims=True)
         elif self.mode in ("allv", "all"):
             bits = (((word[:, None] >> self.shifts) & 1) != 0).all(axis=1, keepdims=True)
@@ -56,14 +59,29 @@ class FlagReader:
 class FlagWriter:
     """Writes one bit per channel of fN.s under an execution mask."""
 
-    def __init__(self, words: np.ndarray, flag: Flag, exec_size: int, channel_offset: int):
-        self.words = words
+    def __init__(self, flag_bytes: np.ndarray, flag: Flag, exec_size: int, channel_offset: int):
+        self.words = flag_bytes.view(np.uint32)
         self.reg = flag.reg
-        self.shifts = _shifts(16 * flag.subreg + channel_offset, exec_size)
+        first = 16 * flag.subreg + channel_offset
+        self.shifts = _shifts(first, exec_size)
         self.field = np.uint32(int(sum(1 << int(s) for s in self.shifts)))
+        # whole bytes of the flag register: written directly with packbits
+        self.bytes = None
+        if first % 8 == 0 and exec_size % 8 == 0:
+            start = 4 * flag.reg + first // 8
+            self.bytes = flag_bytes[:, start:start + exec_size // 8]
+        self.exec_size = exec_size
 
     def __call__(self, values: np.ndarray, mask: np.ndarray | None) -> None:
         threads = self.words.shape[0]
+        if self.bytes is not None:
+            packed = np.packbits(np.broadcast_to(values, (threads, self.exec_size)), axis=1, bitorder="little")
+            if mask is None:
+                self.bytes[...] = packed
+            else:
+                enabled = np.packbits(np.broadcast_to(mask, (threads, self.exec_size)), axis=1, bitorder="little")
+                self.bytes[...] = (self.bytes & ~enabled) | (packed & enabled)
+            return
         values = np.broadcast_to(values, (threads, len(self.shifts)))
         packed = np.bitwise_or.reduce(values.astype(np.uint32) << self.shifts, axis=1)
         word = self.words[:, self.reg]

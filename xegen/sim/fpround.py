@@ -119,8 +119,19 @@ def mul(a: np.ndarray, b: np.ndarray, mode: int, target=np.float32) -> np.ndarra
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: int, target=np.float32) -> np.ndarray:
     """a * b + c rounded once (the product of two float32/float16 values is exact in float64)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        p = _wide(a) * _wide(b)
-        s, e = two_sum(p, _wide(c))
+        p, c = np.broadcast_arrays(_wide(a) * _wide(b), _wide(c))
+        if mode == RNE and np.dtype(target) == np.float32:
+            # Rounding the float64 sum to float32 is already exact unless that sum sits exactly
+            # halfway between two float32 values, or is tiny: only those take the exact path.
+            s = p + c
+            r = s.astype(np.float32)
+            halfway = (s.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)
+            suspect = halfway | (np.abs(s) < 2.0 ** -125)
+            if suspect.any():
+                s_s, e_s = two_sum(p[suspect], c[suspect])
+                r[suspect] = round_pair(s_s, np.where(np.isfinite(s_s), e_s, 0.0), np.dtype(np.float32), RNE)
+            return r
+        s, e = two_sum(p, c)
         # inf/NaN propagate through s; the error term is meaningless there
         e = np.where(np.isfinite(s), e, 0.0)
         return round_pair(s, e, np.dtype(target), mode)

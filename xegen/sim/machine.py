@@ -52,7 +52,7 @@ class Machine:
         self.group_of_thread = group_of_thread
         self.groups = int(group_of_thread.max()) + 1 if threads else 0
         self.hazards = hazards
-        self.mode = fpround.DEFAULT_MODE
+        self._mode: fpround.FloatMode | None = fpround.DEFAULT_MODE  # None: threads differ
 
         # scheduling state
         self.live = np.zeros((threads, MAX_CHANNELS), dtype=bool)
@@ -136,9 +136,20 @@ class Machine:
 
     def _update_float_mode(self) -> None:
         words = self.files.cr.view(np.uint32)[:, 0][~self.done]
+        if words.size == 0 or np.all(words == words[0]):
+            self._mode = fpround.FloatMode.from_cr0(int(words[0]) if words.size else 0)
+        else:
+            self._mode = None  # threads at different pcs are in different modes
+
+    @property
+    def mode(self) -> fpround.FloatMode:
+        """The float mode (cr0) of the threads executing the current instruction."""
+        if self._mode is not None:
+            return self._mode
+        words = self.files.cr.view(np.uint32)[:, 0][self.participating() & ~self.done]
         if words.size and np.any(words != words[0]):
-            raise SimulationError("threads of one batch use different cr0 (rounding/denormal) settings")
-        self.mode = fpround.FloatMode.from_cr0(int(words[0]) if words.size else 0)
+            raise SimulationError("threads executing one instruction use different cr0 rounding/denormal settings")
+        return fpround.FloatMode.from_cr0(int(words[0]) if words.size else 0)
 
     # --- external hooks --------------------------------------------------------------------------
 

@@ -67,27 +67,25 @@ class DeviceMemory:
     # --- access --------------------------------------------------------------------------------
 
     def _locate(self, addresses: np.ndarray, size: int) -> list[tuple[Region, np.ndarray, np.ndarray]]:
-        """(region, lane indices, offsets) groups; faults on an address outside every buffer."""
+        """(region, access indices, offsets) groups; faults on an address outside every buffer."""
         addresses = np.asarray(addresses, dtype=np.uint64)
         if addresses.size == 0:
             return []
-        lo, hi = int(addresses.min()), int(addresses.max())
         index = np.searchsorted(self._bases, addresses, side="right").astype(np.int64) - 1
         first, last = int(index.min()), int(index.max())
+        if first < 0:
+            self._fault(int(addresses[np.argmin(index)]), size)
         groups = []
-        for r in range(first, last + 1) if first >= 0 else [-1]:
-            lanes = np.nonzero(index == r)[0] if first != last else np.arange(addresses.size)
-            if lanes.size == 0:
+        for r in range(first, last + 1):
+            which = np.arange(addresses.size) if first == last else np.nonzero(index == r)[0]
+            if which.size == 0:
                 continue
-            if r < 0:
-                self._fault(int(addresses[lanes[0]]), size)
             region = self.regions[r]
-            offsets = (addresses[lanes] - np.uint64(region.base)).astype(np.int64)
+            offsets = (addresses[which] - np.uint64(region.base)).astype(np.int64)
             bad = offsets + size > region.data.size
             if np.any(bad):
-                self._fault(int(addresses[lanes[np.argmax(bad)]]), size)
-            groups.append((region, lanes, offsets))
-        del lo, hi
+                self._fault(int(addresses[which[np.argmax(bad)]]), size)
+            groups.append((region, which, offsets))
         return groups
 
     def _fault(self, address: int, size: int) -> None:
@@ -95,19 +93,40 @@ class DeviceMemory:
         raise MemoryFault(f"{size}-byte access at address 0x{address:x} is outside every buffer ({near})")
 
     def read(self, addresses: np.ndarray, size: int) -> np.ndarray:
-        """(lanes, size) bytes at each address."""
-        out = np.zeros((np.asarray(addresses).size, size), dtype=np.uint8)
-        span = np.arange(size)
-        for region, lanes, offsets in self._locate(addresses, size):
-            out[lanes] = region.data[offsets[:, None] + span]
+        """The `size`-byte element (as an unsigned integer) at each address."""
+        out = np.zeros(np.asarray(addresses).size, dtype=UNSIGNED[size])
+        for region, which, offsets in self._locate(addresses, size):
+            out[which] = element_read(region.data, offsets, size)
         return out
 
-    def write(self, addresses: np.ndarray, data: np.ndarray) -> None:
-        """Store data[i] (size bytes) at addresses[i]; later lanes win on overlap."""
-        size = data.shape[1]
-        span = np.arange(size)
-        for region, lanes, offsets in self._locate(addresses, size):
-            region.data[offsets[:, None] + span] = data[lanes]
+    def write(self, addresses: np.ndarray, values: np.ndarray) -> None:
+        """Store values[i] at addresses[i]; a later access wins where two overlap."""
+        size = values.dtype.itemsize
+        for region, which, offsets in self._locate(addresses, size):
+            element_write(region.data, offsets, values[which])
+
+
+UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+
+
+def element_read(data: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
+    """Elements of `size` bytes at byte offsets of a uint8 array (aligned ones through a typed view)."""
+    dtype = UNSIGNED[size]
+    if size == 1:
+        return data[offsets]
+    if data.size % size == 0 and not np.any(offsets % size):
+        return data.view(dtype)[offsets // size]
+    return np.ascontiguousarray(data[offsets[:, None] + np.arange(size)]).view(dtype).reshape(-1)
+
+
+def element_write(data: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
+    size = values.dtype.itemsize
+    if size == 1:
+        data[offsets] = values
+    elif data.size % size == 0 and not np.any(offsets % size):
+        data.view(values.dtype)[offsets // size] = values
+    else:
+        data[offsets[:, None] + np.arange(size)] = np.ascontiguousarray(values).view(np.uint8).reshape(-1, size)
 
 
 @dataclass(frozen=True)
@@ -123,8 +142,8 @@ class SharedLocalMemory:
 
     def __init__(self, groups: int, size: int):
         self.size = size
-        self.data = np.zeros(groups * max(size, 1), dtype=np.uint8)
-        self.stride = max(size, 1)
+        self.stride = max(-(-size // 64) * 64, 64)  # keeps every group's SLM 8-byte aligned
+        self.data = np.zeros(groups * self.stride, dtype=np.uint8)
 
     def _flat(self, groups: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
         offsets = np.asarray(offsets, dtype=np.int64)
@@ -135,10 +154,7 @@ class SharedLocalMemory:
         return np.asarray(groups, dtype=np.int64) * self.stride + offsets
 
     def read(self, groups: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
-        flat = self._flat(groups, offsets, size)
-        return self.data[flat[:, None] + np.arange(size)]
+        return element_read(self.data, self._flat(groups, offsets, size), size)
 
-    def write(self, groups: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
-        size = data.shape[1]
-        flat = self._flat(groups, offsets, size)
-        self.data[flat[:, None] + np.arange(size)] = data
+    def write(self, groups: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
+        element_write(self.data, self._flat(groups, offsets, values.dtype.itemsize), values)

@@ -19,7 +19,8 @@ import numpy as np
 from ...emit.instruction import Instruction
 from ..errors import SimulationError
 from . import atomics
-from .payload import Payload, active, gather_elements, little_endian, scatter_elements, to_bytes
+from ..memory import UNSIGNED
+from .payload import Lanes, Payload, active, as_unsigned, gather, scatter
 from .spaces import FlatSpace, SlmSpace, Space, SurfaceSpace
 
 if TYPE_CHECKING:
@@ -112,64 +113,62 @@ class Hdc:
     def _pitch(self, simd: int, slot: int) -> int:
         return self.grf * max(1, -(-simd * slot // self.grf))
 
-    def _lanes(self, simd: int):
-        mask = self.mask_of()
-        lanes = min(simd, self.inst.exec_size)
-        if mask is not None and mask.shape[1] > lanes:
-            mask = mask[:, :lanes]
-        return active(mask, self.threads, lanes)
+    def _lanes(self, simd: int) -> Lanes:
+        return Lanes(self.mask_of(), self.threads, min(simd, self.inst.exec_size))
 
-    def _addresses(self, source, t, lanes, a64: bool) -> np.ndarray:
+    def _addresses(self, lanes: Lanes, simd: int, a64: bool) -> np.ndarray:
         start = self.grf if self.header else 0
-        size = 8 if a64 else 4
-        raw = little_endian(gather_elements(source, t, start + lanes * size, size))
-        return raw.astype(np.uint64).astype(np.int64) if a64 else raw.astype(np.int64)
+        field = self.payload.source_field(start, lanes.shape[1], 8 if a64 else 4)
+        return lanes.select(field).astype(np.int64)
 
     def _data_start(self, simd: int, a64: bool) -> int:
         return (self.grf if self.header else 0) + self._pitch(simd, 8 if a64 else 4)
+
+    def _who(self, lanes: Lanes, space: Space):
+        return lanes.threads() if space.needs_threads else None
 
     # --- SIMT -------------------------------------------------------------------------------------
 
     def untyped(self, space: Space, simd: int, channels: list[int], a64: bool, write: bool, element: int = 4):
         pitch = self._pitch(simd, element)
         payload = self.payload
+        width = min(simd, self.inst.exec_size)
+        if not write:
+            fields = [payload.destination_field(k * pitch, width, element) for k in range(len(channels))]
 
         def run():
-            t, lanes = self._lanes(simd)
-            if t.size == 0:
+            lanes = self._lanes(simd)
+            if lanes.count == 0:
                 return
-            source = payload.source()
-            address = self._addresses(source, t, lanes, a64)
+            address = self._addresses(lanes, simd, a64)
+            who = self._who(lanes, space)
             if write:
                 start = self._data_start(simd, a64)
                 for k, c in enumerate(channels):
-                    data = gather_elements(source, t, start + k * pitch + lanes * element, element)
-                    space.write(t, address + c * element, data)
+                    data = lanes.select(payload.source_field(start + k * pitch, width, element))
+                    space.write(who, address + c * element, data)
             else:
-                rows = payload.destination()
-                for k, c in enumerate(channels):
-                    scatter_elements(rows, t, k * pitch + lanes * element, space.read(t, address + c * element, element))
+                for field, c in zip(fields, channels):
+                    lanes.place(field, space.read(who, address + c * element, element))
         return run
 
     def scattered(self, space: Space, simd: int, size: int, write: bool, a64: bool = False):
         """Byte scattered: `size` bytes per lane in the low bytes of a dword slot."""
-        pitch = self._pitch(simd, 4)
         payload = self.payload
+        width = min(simd, self.inst.exec_size)
+        field = None if write else payload.destination_field(0, width, 4)
 
         def run():
-            t, lanes = self._lanes(simd)
-            if t.size == 0:
+            lanes = self._lanes(simd)
+            if lanes.count == 0:
                 return
-            source = payload.source()
-            address = self._addresses(source, t, lanes, a64)
+            address = self._addresses(lanes, simd, a64)
+            who = self._who(lanes, space)
             if write:
-                start = self._data_start(simd, a64)
-                space.write(t, address, gather_elements(source, t, start + lanes * 4, size))
+                data = lanes.select(payload.source_field(self._data_start(simd, a64), width, 4))
+                space.write(who, address, data.astype(UNSIGNED[size]))
             else:
-                wide = np.zeros((t.size, 4), dtype=np.uint8)
-                wide[:, :size] = space.read(t, address, size)
-                scatter_elements(payload.destination(), t, lanes * 4, wide)
-        del pitch
+                lanes.place(field, as_unsigned(space.read(who, address, size), 4))
         return run
 
     # --- blocks ---------------------------------------------------------------------------------
@@ -191,13 +190,12 @@ class Hdc:
             t, _ = active(self.mask_of_thread(), self.threads, 1)
             if t.size == 0:
                 return
-            offset = little_endian(gather_elements(payload.source(), t, np.full_like(t, 8), 4)).astype(np.int64) * unit
+            offset = gather(payload.source(), t, np.full_like(t, 8), 4).astype(np.int64) * unit
             rows = payload.destination(max(1, -(-(total + at) // self.grf)))
             n = total // 4
             all_t = np.repeat(t, n)
             within = np.tile(np.arange(n) * 4, t.size)
-            data = space.read(all_t, np.repeat(offset, n) + within, 4)
-            scatter_elements(rows, all_t, at + within, data)
+            scatter(rows, all_t, at + within, space.read(all_t, np.repeat(offset, n) + within, 4))
         return run
 
     def oword_block_write(self, space: Space, size_code: int):
@@ -209,12 +207,11 @@ class Hdc:
             if t.size == 0:
                 return
             source = payload.source()
-            offset = little_endian(gather_elements(source, t, np.full_like(t, 8), 4)).astype(np.int64) * 16
+            offset = gather(source, t, np.full_like(t, 8), 4).astype(np.int64) * 16
             n = total // 4
             all_t = np.repeat(t, n)
             within = np.tile(np.arange(n) * 4, t.size)
-            data = gather_elements(source, all_t, self.grf + at + within, 4)
-            space.write(all_t, np.repeat(offset, n) + within, data)
+            space.write(all_t, np.repeat(offset, n) + within, gather(source, all_t, self.grf + at + within, 4))
         return run
 
     def a64_block(self, space: Space, control: int, write: bool):
@@ -234,15 +231,15 @@ class Hdc:
             if t.size == 0:
                 return
             source = payload.source()
-            address = little_endian(gather_elements(source, t, np.zeros_like(t), 8)).astype(np.int64)
+            address = gather(source, t, np.zeros_like(t), 8).astype(np.int64)
             n = total // 4
             all_t = np.repeat(t, n)
             within = np.tile(np.arange(n) * 4, t.size)
             if write:
-                space.write(all_t, np.repeat(address, n) + within, gather_elements(source, all_t, self.grf + at + within, 4))
+                space.write(all_t, np.repeat(address, n) + within, gather(source, all_t, self.grf + at + within, 4))
             else:
                 rows = payload.destination(max(1, -(-(total + at) // self.grf)))
-                scatter_elements(rows, all_t, at + within, space.read(all_t, np.repeat(address, n) + within, 4))
+                scatter(rows, all_t, at + within, space.read(all_t, np.repeat(address, n) + within, 4))
         return run
 
     def mask_of_thread(self):
@@ -256,21 +253,21 @@ class Hdc:
         pitch = self._pitch(simd, size)
         count = atomics.OPERAND_COUNT[op]
         payload = self.payload
+        width = min(simd, self.inst.exec_size)
+        result = payload.destination_field(0, width, size) if returns else None
 
         def run():
-            t, lanes = self._lanes(simd)
-            if t.size == 0:
+            lanes = self._lanes(simd)
+            if lanes.count == 0:
                 return
-            source = payload.source()
-            address = self._addresses(source, t, lanes, a64)
+            address = self._addresses(lanes, simd, a64)
             start = self._data_start(simd, a64)
-            operands = [little_endian(gather_elements(source, t, start + j * pitch + lanes * size, size))
-                        for j in range(count)]
+            operands = [lanes.select(payload.source_field(start + j * pitch, width, size)) for j in range(count)]
 
             def update(old, which):
-                return to_bytes(atomics.new_value(op, little_endian(old), [o[which] for o in operands], size), size)
+                return atomics.new_value(op, old, [o[which] for o in operands], size)
 
-            old = space.atomic(t, address, size, update)
-            if returns:
-                scatter_elements(payload.destination(), t, lanes * size, old)
+            old = space.atomic(self._who(lanes, space), address, size, update)
+            if result is not None:
+                lanes.place(result, old)
         return run

@@ -21,7 +21,8 @@ import numpy as np
 from ...emit.instruction import Instruction
 from ..errors import SimulationError
 from . import atomics
-from .payload import Payload, active, gather_elements, little_endian, scatter_elements, to_bytes
+from .payload import Lanes, Payload, active, as_unsigned, gather, scatter
+from ..memory import UNSIGNED
 from .spaces import FlatSpace, SlmSpace, Space, SurfaceSpace
 
 if TYPE_CHECKING:
@@ -114,14 +115,18 @@ def _slot(d: LscDescriptor, m: "Machine", exec_size: int) -> tuple[int, int, boo
     return slot, pitch, high
 
 
-def _addresses(d: LscDescriptor, source: np.ndarray, t: np.ndarray, lanes: np.ndarray, exec_size: int,
-               strided: bool) -> np.ndarray:
-    if strided:  # one base address and a pitch (in DW2) for all lanes
-        base = little_endian(gather_elements(source, t, np.zeros_like(t), d.address_size)).astype(np.int64)
-        pitch = little_endian(gather_elements(source, t, np.full_like(t, 8), 4)).astype(np.int64)
-        return base + lanes * pitch
-    raw = little_endian(gather_elements(source, t, lanes * d.address_size, d.address_size))
-    return raw.astype(np.uint64).astype(np.int64) if d.address_size == 8 else raw.astype(np.int64)
+def _simt_addresses(d: LscDescriptor, payload: Payload, lanes: Lanes, exec_size: int) -> np.ndarray:
+    """The enabled lanes' addresses (int64)."""
+    if d.opcode in (1, 5):  # strided: one base address and a pitch (in DW2) for all lanes
+        base = payload.source_field(0, 1, d.address_size).astype(np.int64)
+        pitch = payload.source_field(8, 1, 4).astype(np.int64)
+        return lanes.select(base + np.arange(exec_size)[None, :] * pitch)
+    return lanes.select(payload.source_field(0, exec_size, d.address_size)).astype(np.int64)
+
+
+def _thread_addresses(d: LscDescriptor, payload: Payload, t: np.ndarray) -> np.ndarray:
+    """Transposed messages: one address (the first dword/qword of src0) per thread."""
+    return payload.source_field(0, 1, d.address_size)[t, 0].astype(np.int64)
 
 
 def _load(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, mask_of):
@@ -129,27 +134,22 @@ def _load(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, 
     slot, pitch, high = _slot(d, m, inst.exec_size)
     components = _components(d)
     threads, exec_size = m.files.threads, inst.exec_size
-    span = len(components) * pitch
-    if payload.dst + -(-span // m.files.grf_bytes) > m.files.grf_count:
-        raise SimulationError("LSC load writes past the last GRF")
+    shift = np.uint32(8 * (slot - size)) if high else None
+    fields = [payload.destination_field(k * pitch, exec_size, slot) for k in range(len(components))]
 
     def run():
-        t, lanes = active(mask_of(), threads, exec_size)
-        if t.size == 0:
+        lanes = Lanes(mask_of(), threads, exec_size)
+        if lanes.count == 0:
             return
-        source = payload.source()
-        address = _addresses(d, source, t, lanes, exec_size, d.opcode == 1)
-        rows = payload.destination(-(-span // m.files.grf_bytes))
-        for k, c in enumerate(components):
-            data = space.read(t, address + c * size, size)
-            if slot > size:
-                wide = np.zeros((data.shape[0], slot), dtype=np.uint8)
-                if high:
-                    wide[:, slot - size:] = data
-                else:
-                    wide[:, :size] = data
-                data = wide
-            scatter_elements(rows, t, k * pitch + lanes * slot, data)
+        address = _simt_addresses(d, payload, lanes, exec_size)
+        who = lanes.threads() if space.needs_threads else None
+        for field, c in zip(fields, components):
+            data = space.read(who, address + c * size, size)
+            if slot > size:  # zero-extended into a dword slot (the high half for d16u32h)
+                data = as_unsigned(data, slot)
+                if shift is not None:
+                    data <<= shift
+            lanes.place(field, data)
     return run
 
 
@@ -158,18 +158,20 @@ def _store(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space,
     slot, pitch, high = _slot(d, m, inst.exec_size)
     components = _components(d)
     threads, exec_size = m.files.threads, inst.exec_size
-    at = slot - size if high else 0
+    shift = np.uint32(8 * (slot - size)) if high else np.uint32(0)
+    data_start = payload.lengths.src0 * m.files.grf_bytes  # the data is src1
 
     def run():
-        t, lanes = active(mask_of(), threads, exec_size)
-        if t.size == 0:
+        lanes = Lanes(mask_of(), threads, exec_size)
+        if lanes.count == 0:
             return
-        source = payload.source()
-        address = _addresses(d, source, t, lanes, exec_size, d.opcode == 5)
-        data_rows = payload.src1_rows()
+        address = _simt_addresses(d, payload, lanes, exec_size)
+        who = lanes.threads() if space.needs_threads else None
         for k, c in enumerate(components):
-            values = gather_elements(data_rows, t, k * pitch + lanes * slot + at, size)
-            space.write(t, address + c * size, values)
+            values = lanes.select(payload.source_field(data_start + k * pitch, exec_size, slot))
+            if slot > size:
+                values = (values >> shift).astype(UNSIGNED[size])
+            space.write(who, address + c * size, values)
     return run
 
 
@@ -177,34 +179,35 @@ def _load_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, spa
     size = d.memory_bytes
     total = d.vector * size
     threads = m.files.threads
+    offsets = np.arange(d.vector) * size
+    payload.destination_field(0, d.vector, size)  # validates the register range
 
     def run():
         t, _ = active(mask_of(), threads, 1)
         if t.size == 0:
             return
-        base = _addresses(d, payload.source(), t, np.zeros_like(t), 1, False)
+        base = _thread_addresses(d, payload, t)
         rows = payload.destination(-(-total // m.files.grf_bytes))
         # one access per element keeps the bounds checks per element, as the hardware's
-        offsets = (np.arange(d.vector) * size)
         all_t = np.repeat(t, d.vector)
-        data = space.read(all_t, np.repeat(base, d.vector) + np.tile(offsets, t.size), size)
-        scatter_elements(rows, all_t, np.tile(offsets, t.size), data)
+        within = np.tile(offsets, t.size)
+        scatter(rows, all_t, within, space.read(all_t, np.repeat(base, d.vector) + within, size))
     return run
 
 
 def _store_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, mask_of):
     size = d.memory_bytes
     threads = m.files.threads
+    offsets = np.arange(d.vector) * size
 
     def run():
         t, _ = active(mask_of(), threads, 1)
         if t.size == 0:
             return
-        base = _addresses(d, payload.source(), t, np.zeros_like(t), 1, False)
-        offsets = np.arange(d.vector) * size
+        base = _thread_addresses(d, payload, t)
         all_t = np.repeat(t, d.vector)
-        data = gather_elements(payload.src1_rows(), all_t, np.tile(offsets, t.size), size)
-        space.write(all_t, np.repeat(base, d.vector) + np.tile(offsets, t.size), data)
+        within = np.tile(offsets, t.size)
+        space.write(all_t, np.repeat(base, d.vector) + within, gather(payload.src1_rows(), all_t, within, size))
     return run
 
 
@@ -216,24 +219,21 @@ def _atomic(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space
     _, pitch, _ = _slot(d, m, inst.exec_size)
     count = atomics.OPERAND_COUNT[op]
     threads, exec_size = m.files.threads, inst.exec_size
-    returns = payload.lengths.dst > 0
+    data_start = payload.lengths.src0 * m.files.grf_bytes
+    result = payload.destination_field(0, exec_size, slot) if payload.lengths.dst > 0 else None
 
     def run():
-        t, lanes = active(mask_of(), threads, exec_size)
-        if t.size == 0:
+        lanes = Lanes(mask_of(), threads, exec_size)
+        if lanes.count == 0:
             return
-        address = _addresses(d, payload.source(), t, lanes, exec_size, False)
-        data_rows = payload.src1_rows()
-        operands = [little_endian(gather_elements(data_rows, t, j * pitch + lanes * slot, size)) for j in range(count)]
+        address = _simt_addresses(d, payload, lanes, exec_size)
+        operands = [lanes.select(payload.source_field(data_start + j * pitch, exec_size, slot)).astype(UNSIGNED[size])
+                    for j in range(count)]
 
         def update(old: np.ndarray, which: np.ndarray) -> np.ndarray:
-            new = atomics.new_value(op, little_endian(old), [o[which] for o in operands], size)
-            return to_bytes(new, size)
+            return atomics.new_value(op, old, [o[which] for o in operands], size)
 
-        old = space.atomic(t, address, size, update)
-        if returns:
-            rows = payload.destination()
-            wide = np.zeros((old.shape[0], slot), dtype=np.uint8)
-            wide[:, :size] = old
-            scatter_elements(rows, t, lanes * slot, wide)
+        old = space.atomic(lanes.threads() if space.needs_threads else None, address, size, update)
+        if result is not None:
+            lanes.place(result, as_unsigned(old, slot))
     return run

@@ -1,8 +1,9 @@
 """Message payloads: the GRF bytes a send reads (src0 then src1) and the rows it writes.
 
 Lanes: a send of exec size E at channel offset c covers channels c..c+E-1; payload lane i
-is channel c+i.  `active(mask)` flattens the enabled (thread, lane) pairs, which is the
-shape every memory access in `spaces` takes.
+is channel c+i.  A payload field (the addresses, one data component) is a (threads, lanes)
+view of the registers; `Lanes` selects the enabled entries of such views as the flat
+arrays every memory access in `spaces` takes, and puts results back.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 
 from ...emit.instruction import Instruction
 from ..errors import SimulationError
+from ..memory import UNSIGNED
 from ..state import RegisterFiles
 
 
@@ -67,6 +69,31 @@ class Payload:
             return first
         return np.concatenate([first, self.rows(self.src1, self.lengths.src1)], axis=1)
 
+    def source_field(self, start: int, count: int, size: int) -> np.ndarray:
+        """(threads, count) unsigned view of `count` `size`-byte elements at byte `start` of
+        src0 followed by src1 (copied only when the field straddles the two)."""
+        first = self.lengths.src0 * self.grf_bytes
+        end = start + count * size
+        if end <= first:
+            rows, offset = self.rows(self.src0, self.lengths.src0), start
+        elif start >= first:
+            rows, offset = self.src1_rows(), start - first
+        else:
+            rows, offset = self.source(), start
+        if offset + count * size > rows.shape[1]:
+            raise SimulationError(f"the message reads {end} payload bytes but src0/src1 hold fewer")
+        return rows[:, offset:offset + count * size].view(UNSIGNED[size])
+
+    def destination_field(self, start: int, count: int, size: int) -> np.ndarray:
+        """(threads, count) unsigned view of destination elements at byte `start`."""
+        b = self.grf_bytes
+        end = start + count * size
+        if self.dst is None:
+            raise SimulationError("the message returns data but its destination is null")
+        if self.dst * b + end > self.files.grf.shape[1]:
+            raise SimulationError(f"the message writes past the last GRF (r{self.dst} + {end} bytes)")
+        return self.files.grf[:, self.dst * b + start:self.dst * b + end].view(UNSIGNED[size])
+
     def src1_rows(self) -> np.ndarray:
         return self.rows(self.src1, self.lengths.src1)
 
@@ -79,6 +106,34 @@ class Payload:
         return self.rows(self.dst, count)
 
 
+class Lanes:
+    """The enabled lanes of one execution of a message: a (threads, lanes) bool mask, or all."""
+
+    def __init__(self, mask: np.ndarray | None, threads: int, lanes: int):
+        self.shape = (threads, lanes)
+        if mask is not None and mask.shape[1] > lanes:
+            mask = mask[:, :lanes]
+        self.full = None if mask is None else np.broadcast_to(mask, self.shape)
+        self.count = threads * lanes if self.full is None else int(np.count_nonzero(self.full))
+
+    def select(self, view: np.ndarray) -> np.ndarray:
+        """(threads, lanes) -> the enabled entries, thread-major."""
+        view = np.broadcast_to(view, self.shape)
+        return view.reshape(-1) if self.full is None else view[self.full]
+
+    def place(self, view: np.ndarray, values: np.ndarray) -> None:
+        if self.full is None:
+            view[...] = values.reshape(self.shape)
+        else:
+            view[self.full] = values
+
+    def threads(self) -> np.ndarray:
+        return self.select(np.arange(self.shape[0])[:, None])
+
+    def lanes(self) -> np.ndarray:
+        return self.select(np.arange(self.shape[1])[None, :])
+
+
 def active(mask: np.ndarray | None, threads: int, lanes: int) -> tuple[np.ndarray, np.ndarray]:
     """(thread, lane) index arrays of the enabled accesses, thread-major."""
     if mask is None:
@@ -88,23 +143,25 @@ def active(mask: np.ndarray | None, threads: int, lanes: int) -> tuple[np.ndarra
     return np.nonzero(full)
 
 
-def gather_elements(data: np.ndarray, t: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
-    """(n, size) bytes: for access i, `size` bytes of thread t[i]'s payload at offsets[i]."""
-    return data[t[:, None], offsets[:, None] + np.arange(size)]
+def gather(rows: np.ndarray, t: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
+    """(n,) unsigned `size`-byte elements: access i reads thread t[i]'s payload at offsets[i]."""
+    dtype = UNSIGNED[size]
+    if size == 1:
+        return rows[t, offsets]
+    if rows.shape[1] % size == 0 and not np.any(offsets % size):
+        return rows.view(dtype)[t, offsets // size]
+    return np.ascontiguousarray(rows[t[:, None], offsets[:, None] + np.arange(size)]).view(dtype).reshape(-1)
 
 
-def scatter_elements(rows: np.ndarray, t: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
-    size = values.shape[1]
-    rows[t[:, None], offsets[:, None] + np.arange(size)] = values
+def scatter(rows: np.ndarray, t: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
+    size = values.dtype.itemsize
+    if size == 1:
+        rows[t, offsets] = values
+    elif rows.shape[1] % size == 0 and not np.any(offsets % size):
+        rows.view(values.dtype)[t, offsets // size] = values
+    else:
+        rows[t[:, None], offsets[:, None] + np.arange(size)] = np.ascontiguousarray(values).view(np.uint8).reshape(-1, size)
 
 
-def little_endian(values: np.ndarray) -> np.ndarray:
-    """(n, k) bytes -> (n,) unsigned integers."""
-    size = values.shape[1]
-    dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[size]
-    return np.ascontiguousarray(values).view(dtype).reshape(-1)
-
-
-def to_bytes(values: np.ndarray, size: int) -> np.ndarray:
-    dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[size]
-    return np.ascontiguousarray(np.asarray(values).astype(dtype)).view(np.uint8).reshape(-1, size)
+def as_unsigned(values: np.ndarray, size: int) -> np.ndarray:
+    return np.asarray(values).astype(UNSIGNED[size])

@@ -1,8 +1,8 @@
 """Where a message's lane addresses point: flat memory, a surface, stateless A32, or SLM.
 
-Every space takes the active (thread, lane) pairs as flat arrays: `threads[i]` is the
-thread of access i (SLM needs its work-group) and `addresses[i]` the address as the
-message gives it.  Atomics run in rounds, one access per address per round in lane order,
+Every space takes the accesses as flat arrays: `addresses[i]` is the address as the message
+gives it and `threads[i]` the thread making access i (only SLM needs it, for the
+work-group; `needs_threads` says so).  Atomics run in rounds, one access per address per round in lane order,
 so lanes of one instruction that hit the same address see each other's updates exactly as
 if the hardware had serialized them.
 """
@@ -13,35 +13,38 @@ from typing import Callable
 
 import numpy as np
 
-from ..memory import DeviceMemory, SharedLocalMemory, Surface
+from ..memory import UNSIGNED, DeviceMemory, SharedLocalMemory, Surface
 
 
 class Space:
-    """Interface: read/write `size`-byte elements at per-access addresses."""
+    """Interface: read/write `size`-byte elements (unsigned integers) at per-access addresses."""
 
-    def read(self, threads: np.ndarray, addresses: np.ndarray, size: int) -> np.ndarray:
+    needs_threads = False
+
+    def read(self, threads: np.ndarray | None, addresses: np.ndarray, size: int) -> np.ndarray:
         raise NotImplementedError
 
-    def write(self, threads: np.ndarray, addresses: np.ndarray, data: np.ndarray) -> None:
+    def write(self, threads: np.ndarray | None, addresses: np.ndarray, values: np.ndarray) -> None:
         raise NotImplementedError
 
-    def keys(self, threads: np.ndarray, addresses: np.ndarray) -> np.ndarray:
+    def keys(self, threads: np.ndarray | None, addresses: np.ndarray) -> np.ndarray:
         """A number that is equal exactly when two accesses touch the same location."""
         return np.asarray(addresses, dtype=np.int64)
 
     def atomic(self, threads: np.ndarray, addresses: np.ndarray, size: int,
                update: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
-        """Read-modify-write: update(old_bytes (n, size), access indices (n,)) -> new bytes.
-        Returns the old bytes of every access."""
+        """Read-modify-write: update(old values, access indices) -> new values.  Returns the
+        old value of every access."""
         count = addresses.size
-        old = np.zeros((count, size), dtype=np.uint8)
+        old = np.zeros(count, dtype=UNSIGNED[size])
         keys = self.keys(threads, addresses)
         pending = np.arange(count)
         while pending.size:
             _, first = np.unique(keys[pending], return_index=True)
             batch = pending[np.sort(first)]
-            current = self.read(threads[batch], addresses[batch], size)
-            self.write(threads[batch], addresses[batch], update(current, batch))
+            who = None if threads is None else threads[batch]
+            current = self.read(who, addresses[batch], size)
+            self.write(who, addresses[batch], update(current, batch))
             old[batch] = current
             keep = np.ones(pending.size, dtype=bool)
             keep[np.sort(first)] = False
@@ -76,19 +79,27 @@ class SurfaceSpace(Space):
 
     def read(self, threads, addresses, size):
         inside, offsets = self._inside(addresses, size)
-        out = np.zeros((offsets.size, size), dtype=np.uint8)
+        base = np.uint64(self.surface.base)
+        if inside.all():
+            return self.memory.read(offsets.astype(np.uint64) + base, size)
+        out = np.zeros(offsets.size, dtype=UNSIGNED[size])
         if np.any(inside):
-            out[inside] = self.memory.read(offsets[inside].astype(np.uint64) + np.uint64(self.surface.base), size)
+            out[inside] = self.memory.read(offsets[inside].astype(np.uint64) + base, size)
         return out
 
-    def write(self, threads, addresses, data):
-        inside, offsets = self._inside(addresses, data.shape[1])
-        if np.any(inside):
-            self.memory.write(offsets[inside].astype(np.uint64) + np.uint64(self.surface.base), data[inside])
+    def write(self, threads, addresses, values):
+        inside, offsets = self._inside(addresses, values.dtype.itemsize)
+        base = np.uint64(self.surface.base)
+        if inside.all():
+            self.memory.write(offsets.astype(np.uint64) + base, values)
+        elif np.any(inside):
+            self.memory.write(offsets[inside].astype(np.uint64) + base, values[inside])
 
 
 class SlmSpace(Space):
     """Byte offsets into the work-group's shared local memory."""
+
+    needs_threads = True
 
     def __init__(self, slm: SharedLocalMemory, group_of_thread: np.ndarray):
         self.slm = slm
