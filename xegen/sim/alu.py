@@ -260,6 +260,8 @@ def compare(cond: str, a, b) -> np.ndarray:
 
 def compare_values(a, b, types: list[dt.ElementType]) -> tuple[np.ndarray, np.ndarray]:
     """Both sources in one type whose comparison is exact."""
+    if a.dtype == b.dtype:
+        return a, b
     if is_float_op(types):
         f = np.float64 if any(t.name == "df" for t in types) else np.float32
         return a.astype(f, copy=False), b.astype(f, copy=False)

@@ -92,6 +92,11 @@ def compile_alu(inst: Instruction, m: "Machine") -> Op:
     if builder is not None:
         return builder(inst, m, readers, types, dst)
     compute = _compute_function(inst, types, dst.etype, m)
+    if inst.saturate and not alu.is_float_op(types):
+        # saturation needs the exact result: no 32-bit wrap-around on the way
+        exact = compute
+        compute = lambda v: exact([x.astype(np.int64) if x.dtype.kind in "iu" and x.dtype.itemsize < 8 else x
+                                   for x in v])
     raw = (op in RAW_MOVES and len(types) >= 1 and all(t == dst.etype for t in types)
            and not inst.saturate and not any(isinstance(s, Reg) and (s.neg or s.abs) for s in inst.srcs))
     return _generic(inst, m, readers, dst, compute, raw)
@@ -309,9 +314,15 @@ def _sel_special(inst: Instruction, m: "Machine", readers, types, dst: Destinati
     """sel: the predicate chooses the source, it does not disable channels."""
     compute = _sel(inst, m, types)
     mask_of = exec_mask_function(inst, m)
-    raw = all(t == dst.etype for t in types) and not inst.saturate
-    store = dst.store_raw if raw else (lambda v, k: dst.store(v, k, m.mode))
-    return lambda: store(compute([r() for r in readers]), mask_of())
+    storage = dst.etype.storage
+
+    def run():
+        result = compute([r() for r in readers])
+        if result.dtype == storage and not inst.saturate:
+            dst.store_raw(result, mask_of())  # a selected value keeps its bits
+        else:
+            dst.store(result, mask_of(), m.mode)
+    return run
 
 
 def _mach(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:

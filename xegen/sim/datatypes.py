@@ -107,14 +107,13 @@ def to_value(raw: np.ndarray, t: ElementType) -> np.ndarray:
 # --- immediates -----------------------------------------------------------------------------
 
 def _vf_byte(byte: int) -> float:
-    """An 8-bit restricted float of a :vf immediate: sign, 3-bit exponent (bias 3), 4-bit mantissa."""
+    """An 8-bit restricted float of a :vf immediate: sign, 3-bit exponent (bias 3), 4-bit
+    mantissa, no denormals (only 0x00 and 0x80 are zeros)."""
     sign = -1.0 if byte & 0x80 else 1.0
     exponent = (byte >> 4) & 7
     mantissa = byte & 0xF
     if exponent == 0 and mantissa == 0:
         return sign * 0.0
-    if exponent == 0:
-        return sign * (mantissa / 16.0) * 2.0 ** -2
     return sign * (1 + mantissa / 16.0) * 2.0 ** (exponent - 3)
 
 
