@@ -133,7 +133,6 @@ class Facts:
     source_pipes: frozenset = frozenset()
     sync: str | None = None
     sync_tokens: int | None = None  # bit mask of tokens named by sync.allrd/allwr, None = all
-    arf_only: bool = False  # writes only acc and/or flags
     latency: int = 11  # instructions until an in-order result has landed
 
 
@@ -274,7 +273,6 @@ class FootprintBuilder:
         other = inst.opcode in ("sync", "illegal")
         pipe, dep_pipe = ("", "") if (ooo or other) else self.pipes(inst)
         source_pipes = frozenset(self.type_pipe(s.type) for s in inst.srcs if s.type in T.TYPES)
-        writes_arf_only = writes != 0 and not (writes & ~(self.map.acc_mask | self.map.flag_mask))
         latencies = dict(self.platform.swsb_latency)
         if fmt == T.MATH:
             latency = latencies["math"]
@@ -283,7 +281,7 @@ class FootprintBuilder:
         else:
             latency = latencies["alu"]
         return Facts(index, pc, self.program.text(index), reads, writes, ooo, other, pipe, dep_pipe, arch,
-                     inst.swsb, source_pipes, sync, sync_tokens, writes_arf_only, latency)
+                     inst.swsb, source_pipes, sync, sync_tokens, latency)
 
     def dpas_masks(self, inst: Instruction) -> tuple[int, int]:
         b = self.map.grf_bytes
@@ -357,6 +355,7 @@ class HazardChecker:
         self.builder = FootprintBuilder(platform, program)
         self.facts: list[Facts | None] = [self.builder.facts(i) for i in range(program.end)]
         self.pipes = tuple(p for p in platform.swsb_pipes if p) or ("",)
+        self.arf_bytes = self.builder.map.acc_mask | self.builder.map.flag_mask
         self.xelp = self.builder.xelp
         self.hazards: list[Hazard] = []
         self._seen: set = set()
@@ -441,7 +440,7 @@ class HazardChecker:
                     # a single in-order pipe for this purpose)
                     same_pipe = (not facts.out_of_order and not facts.other
                                  and (w.dep_pipe == facts.dep_pipe or self.xelp))
-                    if not (same_pipe and w.facts.arf_only):
+                    if not (same_pipe and not overlap & ~self.arf_bytes):
                         self.report("RAW", facts, w.facts, overlap, self._needs(state, w), threads)
                 overlap = w.mask & writes
                 if overlap and (facts.out_of_order or w.dep_pipe != facts.dep_pipe) and not facts.other:
