@@ -494,3 +494,55 @@ def test_vector_immediates():
     np.testing.assert_array_equal(run.read(11, np.uint16, 8)[0], [8, 9, 10, 11, 12, 13, 14, 15])
     # :vf bytes are sign, 3-bit exponent (bias 3), 4-bit mantissa: 0x10 = 2^-2, 0x38 = 1.5
     np.testing.assert_array_equal(run.read(12, np.float32, 4)[0], [0.25, 0.5, 1.0, 1.5])
+
+
+# --- dpas ---------------------------------------------------------------------------------------------
+
+def _vnni(b: np.ndarray, ops: int) -> np.ndarray:
+    """B (K x N) -> dwords (K/ops x N): dword (s, n) packs B[s*ops .. s*ops+ops-1, n], lowest first."""
+    k, n = b.shape
+    return np.ascontiguousarray(b.reshape(k // ops, ops, n).transpose(0, 2, 1)).view(np.uint32).reshape(k // ops, n)
+
+
+@pytest.mark.parametrize("hw, a_type, dtype", [("dg2", "hf", np.float16), ("dg2", "b", np.int8),
+                                               ("pvc", "bf", None), ("pvc", "ub", np.uint8)])
+@pytest.mark.parametrize("repeat", [8, 3])
+def test_dpas_matches_numpy(hw, a_type, dtype, repeat):
+    n = 8 if hw == "dg2" else 16
+    rng = np.random.default_rng(repeat)
+    ops = 2 if a_type in ("hf", "bf") else 4
+    k = 8 * ops
+    if a_type == "bf":
+        a32 = rng.standard_normal((repeat, k)).astype(np.float32)
+        b32 = rng.standard_normal((k, n)).astype(np.float32)
+        a_bits = (a32.view(np.uint32) >> 16).astype(np.uint16)  # truncated to bf16 exactly
+        b_bits = (b32.view(np.uint32) >> 16).astype(np.uint16)
+        a_vals = (a_bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        b_vals = (b_bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        a_raw, b_raw = a_bits, b_bits
+    elif a_type == "hf":
+        a_raw = rng.standard_normal((repeat, k)).astype(np.float16)
+        b_raw = rng.standard_normal((k, n)).astype(np.float16)
+        a_vals, b_vals = a_raw.astype(np.float64), b_raw.astype(np.float64)
+    else:
+        info = np.iinfo(dtype)
+        a_raw = rng.integers(info.min, info.max, size=(repeat, k), endpoint=True).astype(dtype)
+        b_raw = rng.integers(info.min, info.max, size=(k, n), endpoint=True).astype(dtype)
+        a_vals, b_vals = a_raw.astype(np.int64), b_raw.astype(np.int64)
+    acc_type, acc_dtype = ("f", np.float32) if a_type in ("hf", "bf") else ("d", np.int32)
+    acc = (rng.standard_normal((repeat, n)) * 10).astype(acc_dtype)
+    b_words = _vnni(b_raw, ops)  # (8, n) dwords
+    a_rows = np.zeros((repeat, 8), dtype=np.uint32)
+    a_rows[:] = np.ascontiguousarray(a_raw).view(np.uint32).reshape(repeat, 8)
+    a_bytes = np.zeros(repeat * 32, dtype=np.uint8)  # A rows are 32 bytes apart
+    a_bytes.reshape(repeat, 32)[:] = a_rows.view(np.uint8)
+    run = execute(f"dpas.8x{repeat} ({n}|M0) r10:{acc_type} r20:{acc_type} r40:{a_type} r60.0:{a_type} {{$1}}\n"
+                  "sync.allwr null", hw,
+                  inputs={20: acc.reshape(-1), 40: b_words.reshape(-1), 60: a_bytes}, simd=n)
+    expected = acc.astype(np.float64 if acc_type == "f" else np.int64) + a_vals @ b_vals
+    got = run.read(10, acc_dtype, repeat * n).reshape(THREADS, repeat, n)
+    for t in range(THREADS):
+        if acc_type == "f":
+            np.testing.assert_allclose(got[t], expected, rtol=1e-6, atol=1e-5)
+        else:
+            np.testing.assert_array_equal(got[t], expected.astype(np.int64).astype(np.int32))

@@ -79,6 +79,7 @@ class Launch:
     arg_addresses: dict = field(default_factory=dict)
     private_base: int = 0
     private_per_thread: int = 0
+    arg_info: dict = field(default_factory=dict)  # index -> (name, OpenCL type) when the zebin says
 
 
 def _triple(values: Sequence[int] | int, name: str) -> tuple[tuple[int, int, int], int]:
@@ -111,7 +112,7 @@ def local_ids(local_size: tuple[int, int, int], simd: int, threads: int,
 
 
 def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], global_size, local_size,
-            memory: DeviceMemory, global_offset=(0, 0, 0)) -> Launch:
+            memory: DeviceMemory, global_offset=(0, 0, 0), arg_info: dict | None = None) -> Launch:
     env = kernel.execution_env
     simd = env.simd_size
     g, dims = _triple(global_size, "global size")
@@ -152,7 +153,8 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
                 n = size[0] * size[1] * size[2]
                 groups.append(Group(gid, size, max(1, -(-n // simd))))
     launch = Launch(kernel, platform, simd, g, l, dims, offset, groups, ctd_size,
-                    env.inline_data_payload_size if platform.compute_walker else 0, ptd_size, channel_bytes, packed)
+                    env.inline_data_payload_size if platform.compute_walker else 0, ptd_size, channel_bytes, packed,
+                    arg_info=dict(arg_info or {}))
     _map_arguments(launch, args, memory)
     _build_ioh(launch, memory)
     return launch
@@ -209,28 +211,53 @@ def _map_arguments(launch: Launch, args: Sequence[Any], memory: DeviceMemory) ->
         launch.private_per_thread = sum(m.size for m in private)
 
 
-def _value_bytes(value: Any, size: int, index: int) -> bytes:
+# OpenCL scalar type names (as IGC writes them in kernels_misc_info) -> numpy dtypes
+SCALAR_TYPES = {
+    "char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16, "int": np.int32,
+    "uint": np.uint32, "long": np.int64, "ulong": np.uint64, "half": np.float16, "float": np.float32,
+    "double": np.float64, "bool": np.uint8, "size_t": np.uint64,
+}
+
+
+def argument_info(zebin_raw: dict, kernel_name: str) -> dict[int, tuple[str, str]]:
+    """index -> (argument name, OpenCL type name) from the zebin's kernels_misc_info, if present."""
+    info = {}
+    for entry in zebin_raw.get("kernels_misc_info", []) or []:
+        if not isinstance(entry, dict) or entry.get("name") != kernel_name:
+            continue
+        for arg in entry.get("args_info", []) or []:
+            try:
+                info[int(arg["index"])] = (str(arg.get("name", "")), str(arg.get("type_name", "")).split(";")[0])
+            except (KeyError, TypeError, ValueError):
+                continue
+    return info
+
+
+def _value_bytes(value: Any, size: int, index: int, declared: tuple[str, str] | None = None) -> bytes:
+    """The bytes of a by-value argument: numbers convert to the declared OpenCL type when the
+    zebin names it (so 2 for a float argument is 2.0), else by their Python kind and size."""
+    label = f"argument {index}" + (f" ({declared[0]})" if declared and declared[0] else "")
     if isinstance(value, (bytes, bytearray)):
-        data = bytes(value)
-    elif isinstance(value, np.ndarray) and value.ndim == 0 or isinstance(value, np.generic):
-        data = np.asarray(value).tobytes()
-    elif isinstance(value, bool):
-        data = int(value).to_bytes(size, "little")
-    elif isinstance(value, (int, np.integer)):
-        v = int(value)
-        if not -(1 << (8 * size - 1)) <= v < (1 << (8 * size)):
-            raise Error(f"argument {index}: {v} does not fit {size} bytes")
-        data = (v % (1 << (8 * size))).to_bytes(size, "little")
-    elif isinstance(value, float):
-        fmt = {2: "<e", 4: "<f", 8: "<d"}.get(size)
-        if fmt is None:
-            raise Error(f"argument {index}: a float cannot fill {size} bytes")
-        data = struct.pack(fmt, value)
-    elif isinstance(value, np.ndarray):
-        data = np.ascontiguousarray(value).tobytes()
-    else:
-        raise Error(f"argument {index}: cannot pass a {type(value).__name__} by value")
-    return data
+        return bytes(value)
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        return np.ascontiguousarray(value).tobytes()
+    dtype = np.dtype(SCALAR_TYPES[declared[1]]) if declared and declared[1] in SCALAR_TYPES else None
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.item()
+    if not isinstance(value, (bool, int, float)):
+        raise Error(f"{label}: cannot pass a {type(value).__name__} by value")
+    if dtype is None:  # no type information: integers as two's complement, floats by size
+        dtype = np.dtype({2: np.float16, 4: np.float32, 8: np.float64}.get(size)) if isinstance(value, float) \
+            else np.dtype({1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}.get(size, np.int64))
+    if dtype.kind == "f":
+        return np.array(float(value), dtype=dtype).tobytes()
+    if isinstance(value, float) and not value.is_integer():
+        raise Error(f"{label} is an integer ({declared[1] if declared else f'{size} bytes'}), got {value}")
+    v = int(value)
+    bits = 8 * dtype.itemsize
+    if not -(1 << (bits - 1)) <= v < (1 << bits):
+        raise Error(f"{label}: {v} does not fit {dtype.itemsize} bytes")
+    return (v % (1 << bits)).to_bytes(dtype.itemsize, "little")
 
 
 def cross_thread_data(launch: Launch, args: Sequence[Any], group_local_size: tuple[int, int, int]) -> bytes:
@@ -269,7 +296,7 @@ def cross_thread_data(launch: Launch, args: Sequence[Any], group_local_size: tup
         elif kind == "buffer_offset":
             put(p.offset, p.size, bytes(4))  # buffers are mapped 4-byte aligned: no offset
         elif kind == "arg_byvalue":
-            value = _value_bytes(args[p.arg_index], p.size, p.arg_index)
+            value = _value_bytes(args[p.arg_index], p.size, p.arg_index, launch.arg_info.get(p.arg_index))
             start = p.source_offset or 0
             if p.source_offset is None and len(value) != p.size:
                 raise Error(f"argument {p.arg_index} is {p.size} bytes by value, got {len(value)} bytes")

@@ -77,7 +77,8 @@ def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size
     if env.simd_size not in platform.simd_widths and env.simd_size != 1:
         raise Error(f"kernel {kernel_name} is SIMD{env.simd_size}, which {platform.display_name} does not run")
     memory = DeviceMemory()
-    launch = dispatch.prepare(kernel, platform, args, global_size, local_size, memory, global_offset)
+    launch = dispatch.prepare(kernel, platform, args, global_size, local_size, memory, global_offset,
+                              dispatch.argument_info(dict(parsed.raw), kernel_name))
     total_threads = dispatch.thread_count(launch)
     if launch.private_per_thread:
         launch.private_base = memory.allocate("private memory", launch.private_per_thread * total_threads)
