@@ -48,10 +48,6 @@ def as_int(values: list[np.ndarray], dtype: np.dtype) -> list[np.ndarray]:
     return [v if v.dtype == dtype else v.astype(dtype) for v in values]
 
 
-def as_float(values: list[np.ndarray], dtype: np.dtype) -> list[np.ndarray]:
-    return [v if v.dtype == dtype else v.astype(dtype) for v in values]
-
-
 # --- arithmetic ------------------------------------------------------------------------------
 
 def add(a, b, ints: np.dtype | None, mode: fpround.FloatMode, fdtype):

@@ -14,19 +14,19 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from ..emit import tables as T
-from ..emit.instruction import Imm, Instruction, Reg
+from ..emit.instruction import Instruction, Reg
 from . import alu
 from . import datatypes as dt
 from .errors import SimulationError
 from .flags import FlagReader, FlagWriter
-from .operands import Destination, convert, source, three_source_region
+from .operands import Destination, source, three_source_region
 
 if TYPE_CHECKING:
     from .machine import Machine
 
 Op = Callable[[], None]
 
-RAW_MOVES = ("mov", "sel", "csel")
+RAW_MOVES = ("mov", "csel")
 
 
 def exec_mask_function(inst: Instruction, m: "Machine") -> Callable[[], np.ndarray | None]:
@@ -46,10 +46,10 @@ def exec_mask_function(inst: Instruction, m: "Machine") -> Callable[[], np.ndarr
     return mask
 
 
-def combined_mask(inst: Instruction, m: "Machine", predicate_selects: bool = False):
-    """exec mask & predicate (unless the predicate is a selector, as for sel)."""
+def combined_mask(inst: Instruction, m: "Machine"):
+    """The channels an instruction writes: exec mask & predicate."""
     base = exec_mask_function(inst, m)
-    if inst.predicate is None or predicate_selects:
+    if inst.predicate is None:
         return base
     pred = FlagReader(m.files.flags, inst.predicate, inst.exec_size, inst.channel_offset)
 
@@ -97,7 +97,8 @@ def compile_alu(inst: Instruction, m: "Machine") -> Op:
         exact = compute
         compute = lambda v: exact([x.astype(np.int64) if x.dtype.kind in "iu" and x.dtype.itemsize < 8 else x
                                    for x in v])
-    raw = (op in RAW_MOVES and len(types) >= 1 and all(t == dst.etype for t in types)
+    # a move between equal types copies bits (no rounding, no denormal flush)
+    raw = (op in RAW_MOVES and all(t == dst.etype for t in types) and dt.value_dtype(dst.etype) == dst.etype.storage
            and not inst.saturate and not any(isinstance(s, Reg) and (s.neg or s.abs) for s in inst.srcs))
     return _generic(inst, m, readers, dst, compute, raw)
 
@@ -408,6 +409,3 @@ _SPECIAL = {
     "addc": _carry, "subb": _carry,
 }
 
-
-def immediate_or_reg(op) -> str:
-    return "immediate" if isinstance(op, Imm) else "register"

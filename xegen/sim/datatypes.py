@@ -13,7 +13,6 @@ conversion rules of a Xe destination:
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,9 +55,6 @@ TYPES: dict[str, ElementType] = {t.name: t for t in (
 
 INT_DTYPES = {1: (np.uint8, np.int8), 2: (np.uint16, np.int16), 4: (np.uint32, np.int32), 8: (np.uint64, np.int64)}
 
-
-def element(name: str) -> ElementType:
-    return TYPES[name]
 
 
 def value_dtype(t: ElementType) -> np.dtype:
@@ -134,9 +130,3 @@ def immediate_values(value: int, type_name: str, count: int) -> tuple[np.ndarray
     t = TYPES[type_name]
     raw = np.array([value & ((1 << t.bits) - 1)], dtype=INT_DTYPES[t.size][0]).view(t.storage)
     return raw, type_name
-
-
-def float_bits(value: float, type_name: str) -> int:
-    fmt = {"f": "<f", "df": "<d", "hf": "<e"}[type_name]
-    ints = {"f": "<I", "df": "<Q", "hf": "<H"}[type_name]
-    return struct.unpack(ints, struct.pack(fmt, value))[0]

@@ -19,7 +19,6 @@ What each thread finds at entry (see /work/shared/reference/dispatch-abi.md):
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 

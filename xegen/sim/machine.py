@@ -24,7 +24,7 @@ from ..emit import tables as T
 from ..emit.instruction import Instruction
 from ..errors import Error
 from . import fpround
-from .compile_alu import combined_mask, compile_alu
+from .compile_alu import compile_alu
 from .control import BRANCHES, Branch
 from .dpas import compile_dpas
 from .errors import SimulationError

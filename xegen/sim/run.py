@@ -106,7 +106,3 @@ def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size
     if hazards and check_hazards in (True, "raise"):
         raise HazardError(hazards)
     return result
-
-
-def as_arrays(args: Sequence[Any]) -> list[np.ndarray]:
-    return [a for a in args if isinstance(a, np.ndarray)]

@@ -44,7 +44,6 @@ class RegisterFiles:
         self.tm = np.zeros((t, 32), dtype=np.uint8)
         self.null_read = np.zeros((t, 2 * 64 * 4), dtype=np.uint8)
         self.null_write = np.zeros((t, 2 * 64 * 4), dtype=np.uint8)
-        self.flag_words = self.flags.view(np.uint32)  # (threads, flag registers)
 
     def file(self, name: str, for_write: bool = False) -> tuple[np.ndarray, int]:
         """The array holding register file `name` and the bytes per register in it."""
