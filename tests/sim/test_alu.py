@@ -546,3 +546,20 @@ def test_dpas_matches_numpy(hw, a_type, dtype, repeat):
             np.testing.assert_allclose(got[t], expected, rtol=1e-6, atol=1e-5)
         else:
             np.testing.assert_array_equal(got[t], expected.astype(np.int64).astype(np.int32))
+
+
+def test_csel_and_cmpn():
+    a = np.array([[1.0, np.nan, 3.0, -4.0] * 4] * THREADS, dtype=np.float32)
+    b = np.array([[2.0, 5.0, np.nan, -4.0] * 4] * THREADS, dtype=np.float32)
+    c = np.array([[0.0, -1.0, 2.0, np.nan] * 4] * THREADS, dtype=np.float32)
+    run = execute("""
+        csel (16|M0) (lt)f0.0 r10.0<1>:f r20.0<1;0>:f r30.0<1;0>:f r40.0<1>:f
+        cmpn (16|M0) (lt)f1.0 null<1>:f r20.0<1;1,0>:f r30.0<1;1,0>:f
+        (f1.0) sel (16|M0) r12.0<1>:f r20.0<1;1,0>:f r30.0<1;1,0>:f
+    """, "dg2", inputs={20: a, 30: b, 40: c}, flags={0: 0xABCD, 1: 0})
+    # csel picks src0 where src2 < 0 and leaves the flag alone
+    np.testing.assert_array_equal(run.read(10, np.float32, 16), np.where(c < 0, a, b))
+    assert (run.flag(0) == 0xABCD).all()
+    # cmpn.l then sel is a minimum that returns the other operand when src1 is NaN
+    expected = np.where(np.isnan(b) & ~np.isnan(a), a, np.where(a < b, a, b))
+    np.testing.assert_array_equal(run.read(12, np.float32, 16), expected)
