@@ -43,20 +43,38 @@ def _float_pairs(p):
     return pairs
 
 
+def _for_platform(rules, p: hwlib.Platform):
+    """XeLP has no 64-bit integer or double arithmetic: drop those types there."""
+    if p.has_dpas:
+        return rules
+    out = []
+    for dsts, srcs in rules:
+        dsts = tuple(t for t in dsts if SIZE.get(t, 4) < 8)
+        srcs = tuple(t for t in srcs if SIZE.get(t, 4) < 8)
+        if dsts and srcs:
+            out.append((dsts, srcs))
+    return out
+
+
 def binary_type_rules(op: str, p: hwlib.Platform) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    return _for_platform(_binary_type_rules(op, p), p)
+
+
+def _binary_type_rules(op: str, p: hwlib.Platform) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     arith = [(INT, INT), (Q, INT_NO_BYTE + Q), (INT_NO_BYTE, Q)] + _float_pairs(p)
     logic = [(INT, INT), (Q, INT_NO_BYTE + Q), (INT_NO_BYTE, Q)]
     rules = {
         "add": arith, "sel": arith, "cmp": arith, "avg": [(INT, INT)],
-        "mul": [(("ub", "b", "uw", "w", "ud", "d"), ("ub", "b")), (("uw", "w", "ud", "d"), ("uw", "w")),
-                (("ud", "d"), ("uw", "w", "ud", "d")), (Q, ("ud", "d"))] + _float_pairs(p),
+        "mul": ([(("ub", "b", "uw", "w", "ud", "d"), ("ub", "b"))] if not _is_xehpc(p) else [])
+        + [(("uw", "w", "ud", "d"), ("uw", "w")), (("ud", "d"), ("uw", "w", "ud", "d")), (Q, ("ud", "d"))]
+        + _float_pairs(p),
         "cmpn": [(INT, INT), (("f",), ("f",)), (("hf",), ("hf",)), (("df",), ("df",))],
         "and": logic, "or": logic, "xor": logic, "shl": logic, "asr": logic,
         "shr": [(("ub", "uw", "ud"), ("ub", "uw", "ud")), (("uq",), ("uw", "ud", "uq"))],
         "rol": [(("uw", "ud"), ("uw", "ud"))], "ror": [(("uw", "ud"), ("uw", "ud"))],
         "addc": [(("ud",), ("ud",))], "subb": [(("ud",), ("ud",))],
         "mach": [(("d",), ("d",)), (("ud",), ("ud",))], "macl": [(("d",), ("d",)), (("ud",), ("ud",))],
-        "mac": [(INT, ("ub", "b", "uw", "w")), (("f",), ("f",)), (("hf",), ("hf",))],
+        "mac": [(INT_NO_BYTE, ("ub", "b", "uw", "w")), (("f",), ("f",)), (("hf",), ("hf",))],
         "movi": [(("d",), ("d",)), (("ud",), ("ud",))],
         "bfi1": [(("ud",), ("ud",)), (("d",), ("d",))],
         "srnd": [(("hf",), ("f",))],
@@ -65,6 +83,10 @@ def binary_type_rules(op: str, p: hwlib.Platform) -> list[tuple[tuple[str, ...],
 
 
 def unary_type_rules(op: str, p: hwlib.Platform):
+    return _for_platform(_unary_type_rules(op, p), p)
+
+
+def _unary_type_rules(op: str, p: hwlib.Platform):
     mov = [(INT, INT), (("f",), INT), (INT, ("f",)), (("f",), ("f",)), (("hf",), INT), (("hf",), ("f",)),
            (INT, ("hf",)), (("f",), ("hf",)), (("hf",), ("hf",)), (("df", "f", "uq", "q", "uw", "w", "ud", "d"), ("df",)),
            (("df",), ("f", "uq", "q", "uw", "w", "ud", "d")), (("uq", "q", "f", "uw", "w", "ud", "d"), Q)]
@@ -85,8 +107,12 @@ def unary_type_rules(op: str, p: hwlib.Platform):
 
 
 def ternary_type_rules(op: str, p: hwlib.Platform):
-    floats = [(("f",), ("f",)), (("hf",), ("hf",)), (("df",), ("df",)), (("f", "hf"), ("f", "hf"))]
-    if _has_bf(p):
+    return _for_platform(_ternary_type_rules(op, p), p)
+
+
+def _ternary_type_rules(op: str, p: hwlib.Platform):
+    floats = [(("f",), ("f",)), (("hf",), ("hf",)), (("df",), ("df",))]
+    if _has_bf(p):  # bfloat16 mixed with float (XeHPG and later)
         floats.append((("bf", "f"), ("bf", "f")))
     rules = {
         "mad": floats + [(("uw", "w"), ("ub", "b")), (INT_NO_BYTE, INT_NO_BYTE)],
@@ -122,8 +148,16 @@ def predicates(draw, p: hwlib.Platform, flag: Flag | None = None):
     return Predicate(flag or draw(flags(p)), draw(st.booleans()), draw(st.sampled_from(predicate_modes(p))))
 
 
-def exec_sizes(p: hwlib.Platform, max_size: int = 32):
+def exec_sizes(p: hwlib.Platform, max_size: int = 32, widest_type: str | None = None):
+    """Execution sizes; with `widest_type`, only those that keep an operand within two
+    GRFs (iga64's regioning rule 1.1)."""
+    if widest_type is not None:
+        max_size = min(max_size, 2 * grf_limit(p) // SIZE.get(widest_type, 4))
     return st.sampled_from([s for s in (1, 2, 4, 8, 16, 32) if s <= max_size])
+
+
+def _widest(*type_lists) -> str:
+    return max((t for types in type_lists for t in types), key=lambda t: SIZE.get(t, 4))
 
 
 def channel_offsets(p: hwlib.Platform, exec_size: int):
@@ -192,9 +226,9 @@ def arf_operand(draw, p, type_name, role: str):
     acc_count = p.accumulators
     acc_bytes = 64 if _is_xehpc(p) else 32
     choices = [("acc", acc_count, acc_bytes), ("null", 1, 0)]
-    if size <= 4:
+    if 2 <= size <= 4:  # a0 and the flags are accessed at least 16 bits at a time
         choices += [("a", 1, 32)]
-        if size <= 2:
+        if size == 2:
             choices += [("f", p.flag_registers, 4)]
         if size == 4 and role == "src":
             choices += [("sr", 2, 16), ("cr", 1, 12), ("n", 1, 12), ("tm", 1, 20), ("ce", 1, 0), ("ip", 1, 0)]
@@ -210,8 +244,29 @@ def _hstrides_for_dst():
     return st.sampled_from([1, 1, 1, 2, 4])
 
 
-SRC_REGIONS = [(0, 1, 0), (1, 1, 0), (8, 8, 1), (16, 8, 2), (4, 4, 1), (2, 2, 1), (16, 16, 1), (8, 4, 2),
-               (0, 4, 1), (2, 1, 0), (4, 2, 2), (32, 8, 4), (4, 1, 0), (0, 8, 1), (16, 4, 4), (8, 2, 4)]
+@st.composite
+def legal_region(draw, p, exec_size: int, type_name: str, subreg: int):
+    """A <v;w,h> source region that follows the regioning rules iga64 checks (-Wregions):
+    width <= exec size; when width == exec size and h != 0, v == w*h; SIMD1 reads <0;1,0>;
+    v == h == 0 means width 1; a row of `width` elements stays inside one GRF."""
+    if exec_size == 1:
+        return 0, 1, 0
+    per_grf = grf_limit(p) // SIZE.get(type_name, 4)
+    for _ in range(20):
+        width = draw(st.sampled_from([w for w in (1, 2, 4, 8, 16) if w <= exec_size]))
+        h = draw(st.sampled_from([0, 1, 2, 4]))
+        if width == 1:
+            h = 0
+        if width == exec_size and h:
+            v = width * h
+        else:
+            v = draw(st.sampled_from([0, 1, 2, 4, 8, 16, 32]))
+        if v == 0 and h == 0:
+            width = 1
+        if v > 32 or subreg + (width - 1) * h >= per_grf:
+            continue
+        return v, width, h
+    return 0, 1, 0
 
 
 @st.composite
@@ -243,17 +298,15 @@ def _src_operand(draw, p, type_name, exec_size, info_mods: bool, bitwise: bool, 
     neg = abs_ = False
     if info_mods:
         neg = draw(st.booleans())
-        abs_ = not bitwise and draw(st.booleans())
-    if exec_size == 1 and draw(st.booleans()):
-        v, w, h = 0, 1, 0
-    else:
-        v, w, h = draw(st.sampled_from(SRC_REGIONS))
+        abs_ = draw(st.booleans())
     if kind == "ind":
+        v, w, h = draw(legal_region(p, exec_size, type_name, 0))
         lo, hi = (-1024, 1023) if _is_xehpc(p) else (-512, 511)
         vxh = draw(st.booleans())
         return Reg("r", 0, 0, type_name, None if vxh else v, w, h, neg, abs_, indirect=True,
                    addr_subreg=draw(st.integers(0, 15)), addr_offset=draw(st.integers(lo, hi)))
     reg = draw(arf_operand(p, type_name, "src")) if kind == "arf" else draw(grf_operand(p, type_name))
+    v, w, h = draw(legal_region(p, exec_size, type_name, reg.subreg))
     return replace(reg, vstride=v, width=w, hstride=h, neg=neg, abs=abs_)
 
 
@@ -261,7 +314,7 @@ IMM_BITS = {"uw": 16, "w": 16, "ud": 32, "d": 32, "uq": 64, "q": 64, "hf": 16, "
 
 
 @st.composite
-def immediate(draw, type_name, allow64=True):
+def immediate(draw, type_name):
     if type_name in ("uv", "v", "vf"):
         return Imm(draw(st.integers(0, 0xFFFFFFFF)), type_name)
     bits = IMM_BITS[type_name]
@@ -298,15 +351,16 @@ def basic_instructions(draw, p: hwlib.Platform):
     rules = unary_type_rules(op, p) if unary else binary_type_rules(op, p)
     dst_types, src_types = draw(st.sampled_from(rules))
     dst_t = draw(st.sampled_from(dst_types))
-    exec_size = draw(exec_sizes(p))
+    nsrc = 1 if unary else 2
+    types = [draw(st.sampled_from(src_types)) for _ in range(nsrc)]
+    exec_size = draw(exec_sizes(p, widest_type=_widest([dst_t], types)))
     flag = draw(flags(p))
     pred = draw(predicates(p, flag)) if info.predication else None
     cond = None
     last_imm64 = False
     srcs = []
-    nsrc = 1 if unary else 2
     for i in range(nsrc):
-        t = draw(st.sampled_from(src_types))
+        t = types[i]
         last = i == nsrc - 1
         if last and draw(st.integers(0, 3)) == 0 and t not in ("ub", "b", "bf", "bf8", "tf32") \
                 and not (nsrc == 2 and SIZE[t] == 8):
@@ -331,11 +385,11 @@ def math_instructions(draw, p: hwlib.Platform):
     from xegen.emit import tables as T
     functions = [f for f in T.MATH_FUNCTIONS if T.math_available(f, p)]
     fn = draw(st.sampled_from(functions))
-    exec_size = draw(exec_sizes(p, 16))
+    exec_size = draw(exec_sizes(p, 16, widest_type="df"))
     flag = draw(flags(p))
     kind = op_kind("math", p)
     if fn in T.MATH_MACROS:
-        t = draw(st.sampled_from(["f", "df"]))
+        t = draw(st.sampled_from(["f", "df"] if p.has_dpas else ["f"]))
         v = 0 if exec_size == 1 else 1
         dst = Reg("r", draw(st.integers(0, 255)), 0, t, None, None, 1, mme=draw(st.integers(0, 7)))
         srcs = tuple(Reg("r", draw(st.integers(0, 255)), 0, t, v, 1, 0, draw(st.booleans()), draw(st.booleans()),
@@ -345,7 +399,7 @@ def math_instructions(draw, p: hwlib.Platform):
         return Instruction("math", exec_size, draw(channel_offsets(p, exec_size)), dst, srcs, pred,
                            draw(st.booleans()), CondModifier("eo", flag), draw(st.booleans()), fn,
                            swsb=draw(swsb_values(p, kind)), options=draw(common_options(p)))
-    t = "ud" if fn in ("idiv", "iqot", "irem") else draw(st.sampled_from(["f", "hf", "df"] if fn not in ("idiv",) else ["f"]))
+    t = "ud" if fn in ("idiv", "iqot", "irem") else draw(st.sampled_from(["f", "hf"] + (["df"] if p.has_dpas else [])))
     nsrc = 2 if fn in T.MATH_TWO_SOURCES else 1
     srcs = []
     integer = t == "ud"
@@ -364,7 +418,7 @@ TERNARY_SRC_REGIONS = [(0, 0), (1, 0), (4, 1), (8, 1), (8, 2), (4, 2), (0, 1), (
 
 
 @st.composite
-def ternary_operand(draw, p, t, index, exec_size, mods: bool, xelp_dst=False):
+def ternary_operand(draw, p, t, index, exec_size, mods: bool):
     file = draw(st.sampled_from(["r"] * 5 + ["acc"]))
     size = SIZE[t]
     align = 2 if _is_xehpc(p) else 1
@@ -387,7 +441,7 @@ def ternary_instructions(draw, p: hwlib.Platform):
     info = T.OPCODES[op]
     dst_types, src_types = draw(st.sampled_from(ternary_type_rules(op, p)))
     dst_t = draw(st.sampled_from(dst_types))
-    exec_size = draw(exec_sizes(p))
+    exec_size = draw(exec_sizes(p, widest_type=_widest([dst_t], src_types)))
     flag = draw(flags(p))
     is_float = dst_t in ("f", "hf", "df", "bf")
     srcs = []
@@ -466,9 +520,10 @@ def dpas_instructions(draw, p: hwlib.Platform):
                 sub -= 1
         return Reg("r", draw(st.integers(0, 255)), sub, t)
 
-    src0 = reg(src0_t, True) if draw(st.integers(0, 4)) else Reg("null", 0, 0, src0_t)
-    dst = replace(reg(dst_t, True), hstride=1)
-    srcs = (replace(src0, vstride=1, hstride=0), replace(reg(t1, True), vstride=1, hstride=0),
+    # dst, src0 and src1 start on a register (iga64 warns otherwise); src2 may not
+    src0 = reg(src0_t, False) if draw(st.integers(0, 4)) else Reg("null", 0, 0, src0_t)
+    dst = replace(reg(dst_t, False), hstride=1)
+    srcs = (replace(src0, vstride=1, hstride=0), replace(reg(t1, False), vstride=1, hstride=0),
             replace(reg(t2, True), hstride=1))
     return Instruction(op, p.dpas_exec_size, 0, dst, srcs, None, draw(st.booleans()),
                        systolic_depth=draw(st.sampled_from(depths)), repeat_count=draw(st.integers(1, 8)),

@@ -27,6 +27,13 @@ _NUMBER = re.compile(r"[+-]?(0[xX][0-9A-Fa-f]+|(\d+\.?\d*([eE][+-]?\d+)?)|(\.\d+
 _DEFAULT_LABEL = re.compile(r"L(_N)?(\d+)$")
 _FLAG = re.compile(r"f(\d+)\.(\d+)")
 _BFN_HEX = re.compile(r"0[xX][0-9A-Fa-f]{1,2}$")
+_SPACES = re.compile(r"[ \t\r]*")
+_INTEGER = re.compile(r"[+-]?(0[xX][0-9A-Fa-f]+|\d+)")
+_SUBFUNCTION = re.compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*")
+_SPECIAL_FLOAT = re.compile(r"-?(inf|qnan\(0[xX][0-9A-Fa-f]+\)|snan\(0[xX][0-9A-Fa-f]+\))")
+_REGISTER_NAME = re.compile(r"([a-z]+?)(\d*)")
+_OPTION = re.compile(r"[A-Za-z]*@\d+|\$\d+(\.[A-Za-z]+)?|[A-Za-z]+")
+_GRF_NAME = re.compile(r"r\d+")
 
 
 def parse_asm(text: str, hw: str | hwlib.Platform) -> list[Instruction]:
@@ -78,11 +85,15 @@ class _Assembler:
 
     def run(self) -> list[Instruction]:
         in_block_comment = False
+        comment_start = (1, 1)
         for number, raw in enumerate(self.text.split("\n"), start=1):
+            was_in_comment = in_block_comment
             line, in_block_comment = _strip_comments(raw, in_block_comment)
+            if in_block_comment and not was_in_comment:
+                comment_start = (number, raw.rfind("/*") + 1)
             _Line(self, line, number).parse()
         if in_block_comment:
-            raise ParseError("unterminated /* comment", self.text, self.text.count("\n") + 1, 1)
+            raise ParseError("unterminated /* comment", self.text, *comment_start)
         self._resolve()
         return self.instructions
 
@@ -121,6 +132,8 @@ class _Assembler:
 
 def _strip_comments(line: str, in_block: bool) -> tuple[str, bool]:
     """Blank out comments, keeping columns where they were."""
+    if not in_block and "/" not in line:
+        return line, False
     out = []
     i = 0
     while i < len(line):
@@ -133,12 +146,18 @@ def _strip_comments(line: str, in_block: bool) -> tuple[str, bool]:
             i = end + 2
             in_block = False
             continue
+        slash = line.find("/", i)
+        if slash < 0:
+            out.append(line[i:])
+            break
+        out.append(line[i:slash])
+        i = slash
         if line.startswith("//", i):
             break
         if line.startswith("/*", i):
             in_block = True
             continue
-        out.append(line[i])
+        out.append("/")
         i += 1
     return "".join(out), in_block
 
@@ -159,8 +178,9 @@ class _Line:
         return ParseError(message, self.asm.text, self.number, (self.pos if pos is None else pos) + 1)
 
     def skip(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos] in " \t\r":
-            self.pos += 1
+        text, pos = self.text, self.pos
+        if pos < len(text) and text[pos] in " \t\r":
+            self.pos = _SPACES.match(text, pos).end()
 
     def peek(self, s: str) -> bool:
         self.skip()
@@ -188,11 +208,11 @@ class _Line:
 
     def integer(self, what: str) -> int:
         self.skip()
-        m = re.compile(r"[+-]?(0[xX][0-9A-Fa-f]+|\d+)").match(self.text, self.pos)
+        m = _INTEGER.match(self.text, self.pos)
         if not m:
             raise self.error(f"expected {what}")
         self.pos = m.end()
-        return int(m.group(0), 0)
+        return _to_int(m.group(0))
 
     def at_end(self) -> bool:
         self.skip()
@@ -225,6 +245,8 @@ class _Line:
             self.asm.pending.append(_Pending(index, jip, uip, self.number, start + 1))
 
     def instruction(self):
+        self.skip()
+        predicate_pos = self.pos
         no_mask, predicate = self.predication()
         self.skip()
         mnemonic_pos = self.pos
@@ -234,6 +256,8 @@ class _Line:
             raise self.error(f"unknown mnemonic '{opcode}'", mnemonic_pos)
         if not T.opcode_available(info, self.asm.platform):
             raise self.error(f"'{opcode}' does not exist on {self.asm.platform.display_name}", mnemonic_pos)
+        if predicate is not None and not info.predication:
+            raise self.error(f"'{opcode}' cannot be predicated", predicate_pos)
         fields: dict = {}
         self.subfunction(info, sub, fields, mnemonic_pos)
         exec_size, channel_offset = 1, 0
@@ -261,17 +285,12 @@ class _Line:
         elif fmt in T.BRANCH_FORMATS:
             dst, srcs, jip, uip = self.branch_operands(fmt)
         else:
-            dst, srcs = self.operands(info, fields, exec_size, mnemonic_pos)
+            dst, srcs, fields["saturate"] = self.operands(info, fields, exec_size)
         options, swsb = self.options(fmt)
-        if "(sat)" in fields:
-            fields.pop("(sat)")
-            fields["saturate"] = True
         if fmt == T.SEND:
             fields, options = self.finish_send(fields, srcs, options)
         if fmt == T.JUMP:
             no_mask = True  # iga64 adds (W) to jmpi
-        if fmt == T.SYNC:
-            predicate = None
         if fmt == T.MATH and fields.get("function") in T.MATH_MACROS and cond is None:
             cond = CondModifier("eo", predicate.flag if predicate else Flag())
         inst = Instruction(opcode, exec_size, channel_offset, dst, tuple(srcs), predicate, no_mask, cond,
@@ -309,9 +328,11 @@ class _Line:
         self.pos = m.end()
         mode = ""
         if self.accept("."):
+            mode_pos = self.pos
             mode = self.ident("a predicate mode")
             if mode not in self.layout.pred_modes:
-                raise self.error(f"predicate mode '.{mode}' does not exist on {self.asm.platform.display_name}")
+                raise self.error(f"predicate mode '.{mode}' does not exist on {self.asm.platform.display_name}",
+                                 mode_pos)
         self.expect(")")
         return no_mask, Predicate(flag, invert, mode)
 
@@ -338,7 +359,7 @@ class _Line:
                         break
                 sub = self.text[start:self.pos]
             else:
-                m = re.compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*").match(self.text, self.pos)
+                m = _SUBFUNCTION.match(self.text, self.pos)
                 if not m:
                     raise self.error("expected a subfunction after '.'")
                 sub = m.group(0)
@@ -411,22 +432,20 @@ class _Line:
 
     # -- operands -----------------------------------------------------------------------
 
-    def operands(self, info: T.OpcodeInfo, fields: dict, exec_size: int, pos: int):
+    def operands(self, info: T.OpcodeInfo, fields: dict, exec_size: int):
+        """(dst, srcs, saturate) of an ALU, math, 3-source or dpas instruction."""
         fmt = info.format
         nsrc = {T.UNARY: 1, T.BINARY: 2, T.TERNARY: 3, T.DPAS: 3}.get(fmt)
         if fmt == T.MATH:
             nsrc = 2 if fields["function"] in T.MATH_TWO_SOURCES else 1
-        self.skip()
-        if self.text.startswith("(sat)", self.pos):
-            self.pos += 5
-            fields["(sat)"] = True
+        saturate = self.accept("(sat)")
         dst = self.register_operand("dst", fmt, info, 0, exec_size)
         srcs = []
         for index in range(nsrc):
             if self.at_end() or self.peek("{"):
                 raise self.error(f"'{info.name}' needs {nsrc} source operand(s)")
             srcs.append(self.source(fmt, info, index, exec_size))
-        return dst, srcs
+        return dst, srcs, saturate
 
     def source(self, fmt: str, info: T.OpcodeInfo, index: int, exec_size: int):
         self.skip()
@@ -440,7 +459,7 @@ class _Line:
         self.skip()
         start = self.pos
         text = self.text
-        m = re.compile(r"-?(inf|qnan\(0[xX][0-9A-Fa-f]+\)|snan\(0[xX][0-9A-Fa-f]+\))").match(text, self.pos)
+        m = _SPECIAL_FLOAT.match(text, self.pos)
         if m:
             literal = m.group(0)
             self.pos = m.end()
@@ -453,9 +472,10 @@ class _Line:
         if not self.text.startswith(":", self.pos):
             raise self.error("an immediate needs a type, e.g. 16:d")
         self.pos += 1
+        type_pos = self.pos
         type_name = self.ident("a type")
         if type_name not in T.TYPES:
-            raise self.error(f"unknown type ':{type_name}'")
+            raise self.error(f"unknown type ':{type_name}'", type_pos)
         try:
             return _immediate_value(literal, type_name)
         except ValueError as error:
@@ -475,9 +495,10 @@ class _Line:
         region = self.region()
         type_name = ""
         if self.accept(":"):
+            type_pos = self.pos
             type_name = self.ident("a type")
             if type_name not in T.TYPES:
-                raise self.error(f"unknown type ':{type_name}'")
+                raise self.error(f"unknown type ':{type_name}'", type_pos)
         else:
             raise self.error(f"operand '{self.text[start:self.pos].strip()}' needs a type like :f", start)
         file, number, subreg, indirect = reg
@@ -516,7 +537,7 @@ class _Line:
             self.expect("]")
             return "r", 0, None, (sub, offset)
         name = self.ident("a register")
-        m = re.fullmatch(r"([a-z]+?)(\d*)", name)
+        m = _REGISTER_NAME.fullmatch(name)
         if not m:
             raise self.error(f"unknown register '{name}'", start)
         file, digits = m.group(1), m.group(2)
@@ -581,7 +602,7 @@ class _Line:
         name = self.ident("a send register")
         if name == "null":
             reg = Reg("null", 0, 0, "ud")
-        elif re.fullmatch(r"r\d+", name):
+        elif _GRF_NAME.fullmatch(name):
             reg = Reg("r", int(name[1:]), 0, "ud")
         else:
             raise self.error(f"send operands are GRFs or null, not '{name}'", start)
@@ -616,18 +637,18 @@ class _Line:
     def finish_send(self, fields: dict, srcs, options: list[str]):
         exdesc, desc, src1_length = fields.pop("_send")
         sfid = fields.pop("sfid")
-        has_lsc = self.asm.platform.has_lsc
+        length_in_instruction = T.src1_length_in_instruction(self.asm.platform)
         exdesc_a0 = None
         exdesc_value = 0
         if isinstance(exdesc, tuple):
             exdesc_a0 = exdesc[1]
-            if src1_length is not None and has_lsc and "ExBSO" not in options:
+            if src1_length is not None and length_in_instruction and "ExBSO" not in options:
                 options = options + ["ExBSO"]
-            if not has_lsc:
+            if not length_in_instruction:
                 src1_length = None
         else:
             exdesc_value = exdesc
-            if has_lsc:
+            if length_in_instruction:
                 implied = (exdesc >> 6) & 0x1F
                 if src1_length is None:
                     src1_length = implied
@@ -687,7 +708,7 @@ class _Line:
     def label_or_register(self):
         self.skip()
         m = _IDENT.match(self.text, self.pos)
-        if m and re.fullmatch(r"r\d+", m.group(0)):
+        if m and _GRF_NAME.fullmatch(m.group(0)):
             return self.branch_register()
         if m:
             self.pos = m.end()
@@ -730,12 +751,16 @@ class _Line:
         while not self.accept("}"):
             self.skip()
             start = self.pos
-            m = re.compile(r"[A-Za-z]*@\d+|\$\d+(\.(dst|src))?|[A-Za-z]+").match(self.text, self.pos)
+            m = _OPTION.match(self.text, self.pos)
             if not m:
                 raise self.error("expected an instruction option or SWSB annotation")
             word = m.group(0)
             self.pos = m.end()
             if "@" in word or word.startswith("$") or word == "NoAccSBSet":
+                try:
+                    Swsb.parse(word)
+                except ValueError as error:
+                    raise self.error(str(error), start) from None
                 swsb_parts.append(word)
             elif word in T.OPTION_RANK:
                 if word not in options:
@@ -752,6 +777,13 @@ class _Line:
         return options, swsb
 
 
+def _to_int(text: str) -> int:
+    """A decimal or 0x-hex integer literal (leading zeros allowed, unlike int(x, 0))."""
+    body = text.lstrip("+-")
+    value = int(body, 16) if body[:2] in ("0x", "0X") else int(body, 10)
+    return -value if text.startswith("-") else value
+
+
 def _immediate_value(literal: str, type_name: str) -> Imm:
     info = T.TYPES[type_name]
     if type_name in ("hf", "f", "df", "tf32"):
@@ -759,16 +791,18 @@ def _immediate_value(literal: str, type_name: str) -> Imm:
         nan = parse_nan(literal, float_type) if "nan" in literal else None
         if nan is not None:
             return Imm(nan, type_name)
-        if literal.lstrip("+-").lower().startswith("0x"):
+        if literal.lstrip("+-").lower().startswith("0x"):  # raw bits (negated as an integer, as iga64 does)
             value = int(literal, 16)
-            if not 0 <= value < (1 << info.bits):
-                raise ValueError(f"0x{value:X} does not fit :{type_name}")
-            return Imm(value, type_name)
+            if not -(1 << info.bits) < value < (1 << info.bits):
+                raise ValueError(f"{literal} does not fit :{type_name}")
+            return Imm(value & ((1 << info.bits) - 1), type_name)
+        if not any(c in literal for c in ".eEn"):
+            raise ValueError(f"integer literal {literal} for :{type_name}: write a float ({literal}.0) or hex bits")
         return Imm(float_to_bits(float(literal), float_type), type_name)
     if any(c in literal for c in ".eE") and not literal.lstrip("+-").lower().startswith("0x") or "inf" in literal \
             or "nan" in literal:
         raise ValueError(f"'{literal}' is not an integer for :{type_name}")
-    value = int(literal, 0)
+    value = _to_int(literal)
     bits = 32 if type_name in ("uv", "v", "vf") else info.bits
     if not -(1 << (bits - 1)) <= value < (1 << bits):
         raise ValueError(f"{literal} does not fit :{type_name}")

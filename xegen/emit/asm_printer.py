@@ -14,7 +14,8 @@ from .. import hw as hwlib
 from . import tables as T
 from .bfn_table import BFN_EXPRESSIONS
 from .floats import format_float
-from .instruction import Imm, Instruction, Reg
+from ..errors import EncodeError
+from .instruction import Imm, Instruction, Reg, SendDescriptor
 from .layout import Layout, layout_for
 
 # IGA's column widths.
@@ -43,6 +44,15 @@ def format_instruction(inst: Instruction, hw: str | hwlib.Platform, pc: int = 0)
     return _Printer(layout_for(hwlib.platform(hw))).instruction(inst, pc)
 
 
+def disassemble(data: bytes, hw: str | hwlib.Platform, pcs: bool = False) -> str:
+    """The listing `iga64 -d` prints for kernel bytes; with `pcs`, each instruction is
+    prefixed by its byte address (`/* [0010] */`, like iga64 -Xprint-pc)."""
+    from .decoder import decode_with_sizes
+
+    instructions, sizes = decode_with_sizes(data, hw)
+    return format_kernel(instructions, hw, pcs=pcs, sizes=sizes)
+
+
 def format_kernel(instructions: Iterable[Instruction], hw: str | hwlib.Platform, pcs: bool = False,
                   sizes: Iterable[int] | None = None) -> str:
     """A listing with IGA's block labels (`L<pc>:`); `sizes` are the byte sizes of the
@@ -55,7 +65,7 @@ def format_kernel(instructions: Iterable[Instruction], hw: str | hwlib.Platform,
         addresses.append(pc)
         pc += size
     end = pc
-    starts = block_starts(insts, addresses, end)
+    starts = block_starts(insts, addresses, size_list, end)
     printer = _Printer(layout_for(hwlib.platform(hw)))
     lines = []
     for inst, address in zip(insts, addresses):
@@ -68,14 +78,14 @@ def format_kernel(instructions: Iterable[Instruction], hw: str | hwlib.Platform,
     return "\n".join(lines) + "\n"
 
 
-def block_starts(insts: list[Instruction], addresses: list[int], end: int) -> set[int]:
+def block_starts(insts: list[Instruction], addresses: list[int], sizes: list[int], end: int) -> set[int]:
     """Addresses IGA labels: the entry, every branch target inside the kernel, and the
     instruction after every branch or end-of-thread send."""
     starts = {0}
-    for inst, address in zip(insts, addresses):
+    for inst, address, size in zip(insts, addresses, sizes):
         info = T.OPCODES[inst.opcode]
         if info.format in T.BRANCH_FORMATS or (info.format == T.SEND and "EOT" in inst.options):
-            starts.add(address + (16 if "Compacted" not in inst.options else 8))
+            starts.add(address + size)
             for offset in (inst.jip, inst.uip):
                 if offset is None:
                     continue
@@ -93,7 +103,7 @@ class _Printer:
     # -- whole line ---------------------------------------------------------------------
 
     def instruction(self, inst: Instruction, pc: int) -> str:
-        info = T.OPCODES[inst.opcode]
+        info = _check_printable(inst)
         fmt = info.format
         out = [self._mask_and_predicate(inst).ljust(_PRED_COLUMN), " ",
                self._mnemonic(inst, info).ljust(_OPCODE_COLUMN), " "]
@@ -195,8 +205,8 @@ class _Printer:
         return f"{sat}{text}<{dst.hstride}>:{dst.type}"
 
     def _modifier(self, info: T.OpcodeInfo, src: Reg) -> str:
-        if info.bitwise and src.neg:
-            return "~(abs)" if src.abs else "~"
+        if info.bitwise and src.neg and not src.abs:
+            return "~"  # logic ops: the negate bit is a bitwise NOT (iga64 keeps "-(abs)")
         return ("-" if src.neg else "") + ("(abs)" if src.abs else "")
 
     def _source(self, inst: Instruction, info: T.OpcodeInfo, index: int, src, macro: bool) -> str:
@@ -259,6 +269,55 @@ class _Printer:
         desc = "a0.0" if msg.desc_in_a0 else f"0x{msg.desc:08X}"
         return [dst.ljust(_SEND_DST_COLUMN), src0.ljust(_SEND_SRC_COLUMN), src1.ljust(_SEND_SRC_COLUMN),
                 exdesc.ljust(_SEND_DESC_COLUMN), desc.ljust(_SEND_DESC_COLUMN)]
+
+
+_SOURCE_COUNTS = {T.UNARY: (1,), T.BINARY: (2,), T.TERNARY: (3,), T.DPAS: (3,), T.SEND: (2,), T.SYNC: (1,),
+                  T.NULLARY: (0,), T.JUMP: (0, 1), T.JIP_UIP: (0,), T.JIP_ONLY: (0,), T.CALL: (0, 1),
+                  T.CALLA: (0, 1), T.RET: (1,)}
+_WITH_DESTINATION = frozenset({T.UNARY, T.BINARY, T.MATH, T.TERNARY, T.DPAS, T.SEND, T.CALL, T.CALLA})
+
+
+def _check_printable(inst: Instruction) -> T.OpcodeInfo:
+    """The opcode's description, after checking the fields the text needs are well formed
+    (hand-built instructions can hold anything)."""
+    info = T.OPCODES.get(inst.opcode)
+    if info is None:
+        raise EncodeError(f"unknown opcode '{inst.opcode}'")
+
+    def bad(field: str, message: str) -> EncodeError:
+        return EncodeError(f"{inst.opcode}: {field}: {message}")
+
+    fmt = info.format
+    if fmt == T.MATH and inst.function not in T.MATH_FUNCTIONS:
+        raise bad("function", f"unknown math function {inst.function!r}")
+    if fmt == T.SYNC and inst.function not in T.SYNC_FUNCTIONS:
+        raise bad("function", f"unknown sync function {inst.function!r}")
+    if inst.opcode == "bfn" and not (isinstance(inst.function, int) and 0 <= inst.function <= 0xFF):
+        raise bad("function", "bfn needs an 8-bit truth table")
+    if fmt == T.SEND and (not isinstance(inst.send, SendDescriptor) or inst.dst is None or len(inst.srcs) != 2):
+        raise bad("operands", "a send needs dst, src0, src1 and a SendDescriptor")
+    if fmt in (T.JIP_UIP, T.JIP_ONLY) and (inst.jip is None or (fmt == T.JIP_UIP and inst.uip is None)):
+        raise bad("jip", "missing branch target")
+    if fmt in (T.JUMP, T.CALL, T.CALLA) and inst.jip is None and not inst.srcs:
+        raise bad("jip", "missing branch target")
+    if fmt in (T.CALL, T.CALLA) and not isinstance(inst.dst, Reg):
+        raise bad("dst", "call needs a register for the return address")
+    sources = _SOURCE_COUNTS.get(fmt)
+    if fmt == T.MATH:
+        sources = (2,) if inst.function in T.MATH_TWO_SOURCES else (1,)
+    if sources is not None and len(inst.srcs) not in sources:
+        raise bad("operands", f"expected {' or '.join(map(str, sources))} source(s), got {len(inst.srcs)}")
+    if fmt in _WITH_DESTINATION and inst.dst is None:
+        raise bad("dst", "missing destination")
+    registers_only = fmt in T.BRANCH_FORMATS or fmt == T.SEND
+    for operand in ((inst.dst,) if inst.dst is not None else ()) + tuple(inst.srcs):
+        if registers_only and not isinstance(operand, Reg):
+            raise bad("operands", f"{operand!r} is not a register")
+        if not isinstance(operand, (Reg, Imm)) or operand.type not in T.TYPES:
+            raise bad("operands", f"{operand!r} is not a register or immediate with a known type")
+        if isinstance(operand, Reg) and operand.file != "r" and operand.file not in T.ARF_CLASSES:
+            raise bad("operands", f"unknown register file '{operand.file}'")
+    return info
 
 
 def format_immediate(value: Imm) -> str:

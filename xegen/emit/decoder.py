@@ -1,6 +1,7 @@
 """Decode native Xe instructions into `Instruction`s.
 
-`decode(data, hw)` reads a whole kernel, `decode_one(data, offset, hw)` one instruction.
+`decode(data, hw)` reads a whole kernel (fewer than 16 zero bytes at its end are padding,
+as in IGC's binaries), `decode_one(data, offset, hw)` one instruction.
 Compacted (8-byte) instructions are expanded by `xegen.emit.compaction.expand_compacted`.
 Bytes that are not a valid instruction raise `DecodeError` with the byte offset; decoding
 never loops forever (every step consumes 8 or 16 bytes).
@@ -11,7 +12,7 @@ Operands repeat a lot in real kernels, so decoded operands are memoised by their
 from __future__ import annotations
 
 from .. import hw as hwlib
-from ..errors import DecodeError
+from ..errors import DecodeError, Error
 from . import tables as T
 from .instruction import CondModifier, Flag, Imm, Instruction, NO_SWSB, Predicate, Reg, SendDescriptor
 from .layout import BIT_ACCWREN, BIT_ATOMIC, BIT_DEBUG, BIT_NOMASK, BIT_PRED_INV, BIT_SATURATE, Layout, layout_for
@@ -19,6 +20,7 @@ from .swsb import decode_swsb
 
 _FLAGS = {(r, s): Flag(r, s) for r in range(4) for s in range(2)}
 _CACHE_LIMIT = 1 << 16
+_HEADER_MASK = (1 << 33) - 1  # opcode .. Atomic (bit 32); bits 33, 34 depend on the format
 
 
 def decode(data: bytes, hw: str | hwlib.Platform) -> list[Instruction]:
@@ -30,10 +32,12 @@ def decode_with_sizes(data: bytes, hw: str | hwlib.Platform) -> tuple[list[Instr
     """The instructions and their byte sizes (8 for compacted, 16 otherwise)."""
     layout = layout_for(hwlib.platform(hw))
     decoder = _decoder_for(layout)
-    view = bytes(data)
+    view = _as_bytes(data)
     out, sizes = [], []
     offset, end = 0, len(view)
     while offset < end:
+        if end - offset < 16 and not any(view[offset:]) and offset:
+            break  # zero padding after the last instruction (IGC pads kernels; iga64 skips it too)
         inst, size = decoder.decode_at(view, offset)
         out.append(inst)
         sizes.append(size)
@@ -43,16 +47,20 @@ def decode_with_sizes(data: bytes, hw: str | hwlib.Platform) -> tuple[list[Instr
 
 def decode_one(data: bytes, offset: int, hw: str | hwlib.Platform) -> tuple[Instruction, int]:
     """The instruction at `offset` and its size in bytes."""
-    return _decoder_for(layout_for(hwlib.platform(hw))).decode_at(bytes(data), offset)
+    return _decoder_for(layout_for(hwlib.platform(hw))).decode_at(_as_bytes(data), offset)
 
 
-_DECODERS: dict[int, "_Decoder"] = {}
+def _as_bytes(data) -> bytes | bytearray:
+    return data if isinstance(data, (bytes, bytearray)) else bytes(data)
+
+
+_DECODERS: dict[str, "_Decoder"] = {}
 
 
 def _decoder_for(layout: Layout) -> "_Decoder":
-    decoder = _DECODERS.get(id(layout))
+    decoder = _DECODERS.get(layout.platform.name)
     if decoder is None:
-        decoder = _DECODERS[id(layout)] = _Decoder(layout)
+        decoder = _DECODERS[layout.platform.name] = _Decoder(layout)
     return decoder
 
 
@@ -62,9 +70,13 @@ def _expand_compacted(word: bytes, platform: hwlib.Platform, offset: int) -> byt
     except ImportError:
         raise DecodeError("compacted (8-byte) instruction: compaction tables are not available yet", offset) from None
     try:
-        return expand_compacted(word, platform)
-    except DecodeError as error:
-        raise DecodeError(str(error).split(": ", 1)[-1], offset) from None
+        expanded = expand_compacted(bytes(word), platform)
+    except (Error, ValueError, KeyError, IndexError) as error:
+        message = str(error).split("): ", 1)[-1] if isinstance(error, DecodeError) else str(error)
+        raise DecodeError(f"compacted instruction: {message}", offset) from None
+    if len(expanded) != 16:
+        raise DecodeError(f"compacted instruction expanded to {len(expanded)} bytes, not 16", offset)
+    return expanded
 
 
 class _Decoder:
@@ -77,6 +89,8 @@ class _Decoder:
         self.src_cache: dict[int, Reg] = {}
         self.dst_cache: dict[int, Reg] = {}
         self.ternary_cache: dict[int, Reg] = {}
+        self.header_cache: dict[int, tuple] = {}
+        self.instruction_cache: dict[int, Instruction] = {}
         self.ternary_dst_alignment = T.ternary_dst_alignment(self.platform)
         self.available = {code: info for code, info in T.OPCODES_BY_CODE.items()
                           if T.opcode_available(info, self.platform)}
@@ -88,19 +102,39 @@ class _Decoder:
         }
 
     def decode_at(self, data: bytes, offset: int) -> tuple[Instruction, int]:
+        end = offset + 16
+        if offset >= 0 and end <= len(data):
+            bits = int.from_bytes(data[offset:end], "little")
+            if not bits >> 29 & 1:  # the common case: a 16-byte instruction
+                inst = self.instruction_cache.get(bits)
+                if inst is None:
+                    inst = self._cache(bits, self.decode_bits(bits, offset))
+                return inst, 16
         if offset < 0 or offset + 8 > len(data):
             raise DecodeError(f"truncated instruction: {len(data) - offset} byte(s) left, need at least 8", offset)
         low = int.from_bytes(data[offset:offset + 8], "little")
         if low >> 29 & 1:
             expanded = _expand_compacted(data[offset:offset + 8], self.platform, offset)
-            bits = int.from_bytes(expanded, "little")
-            if bits >> 29 & 1:
-                bits &= ~(1 << 29)
-            return self.decode_bits(bits, offset, compacted=True), 8
+            bits = int.from_bytes(expanded, "little") & ~(1 << 29)
+            key = ~bits  # compacted and 16-byte forms of the same bits differ by the option
+            inst = self.instruction_cache.get(key)
+            if inst is None:
+                inst = self._cache(key, self.decode_bits(bits, offset, compacted=True))
+            return inst, 8
         if offset + 16 > len(data):
             raise DecodeError(f"truncated instruction: {len(data) - offset} byte(s) left, need 16", offset)
         bits = low | int.from_bytes(data[offset + 8:offset + 16], "little") << 64
-        return self.decode_bits(bits, offset, compacted=False), 16
+        inst = self.instruction_cache.get(bits)
+        if inst is None:
+            inst = self._cache(bits, self.decode_bits(bits, offset))
+        return inst, 16
+
+    def _cache(self, key: int, inst: Instruction) -> Instruction:
+        # Instructions are immutable, so identical words can share one object.
+        if len(self.instruction_cache) > _CACHE_LIMIT:
+            self.instruction_cache.clear()
+        self.instruction_cache[key] = inst
+        return inst
 
     def fail(self, message: str, offset: int, info: T.OpcodeInfo | None = None):
         return DecodeError(f"{info.name}: {message}" if info else message, offset)
@@ -108,6 +142,20 @@ class _Decoder:
     # -- common fields ------------------------------------------------------------------
 
     def decode_bits(self, bits: int, offset: int, compacted: bool = False) -> Instruction:
+        # The common header (bits 32:0) repeats a lot: decode it once per distinct value.
+        header = self.header_cache.get(bits & _HEADER_MASK)
+        if header is None:
+            header = self._decode_header(bits, offset)
+            if len(self.header_cache) > _CACHE_LIMIT:
+                self.header_cache.clear()
+            self.header_cache[bits & _HEADER_MASK] = header
+        info, swsb, exec_size, channel_offset, predicate, flag, no_mask, options = header
+        if compacted:
+            options = options + ("Compacted",)
+        state = _State(info, offset, bits, exec_size, channel_offset, predicate, flag, no_mask, swsb, list(options))
+        return self.format_decoders[info.format](state)
+
+    def _decode_header(self, bits: int, offset: int) -> tuple:
         layout = self.layout
         code = bits & 0x7F
         info = self.available.get(code)
@@ -118,17 +166,13 @@ class _Decoder:
             raise self.fail(f"invalid opcode 0x{bits & 0xFF:02x}", offset)
         swsb_bits = (bits >> layout.swsb_shift) & layout.swsb_mask
         swsb = decode_swsb(swsb_bits, info, layout, offset) if swsb_bits else NO_SWSB
-        exec_size = T.EXEC_SIZES[(bits >> layout.exec_size_shift) & 7] if (bits >> layout.exec_size_shift) & 7 < 6 \
-            else None
-        if exec_size is None:
-            raise self.fail("invalid execution size field", offset, info)
+        exec_code = (bits >> layout.exec_size_shift) & 7
+        if exec_code >= len(T.EXEC_SIZES):
+            raise self.fail(f"invalid execution size code {exec_code}", offset, info)
+        exec_size = T.EXEC_SIZES[exec_code]
         channel_offset = ((bits >> layout.chan_off_shift) & layout.chan_off_mask) * layout.chan_off_unit
-        flag = _FLAGS.get(((bits >> layout.flag_reg_shift) & layout.flag_reg_mask,
-                           (bits >> layout.flag_subreg_shift) & 1))
-        if flag is None or flag.reg >= layout.flag_registers:
-            flag_valid = False
-        else:
-            flag_valid = True
+        flag = _FLAGS[((bits >> layout.flag_reg_shift) & layout.flag_reg_mask, (bits >> layout.flag_subreg_shift) & 1)]
+        flag_valid = flag.reg < layout.flag_registers
         pred_code = (bits >> layout.pred_shift) & layout.pred_mask
         predicate = None
         if pred_code:
@@ -143,11 +187,8 @@ class _Decoder:
             options.append("Atomic")
         if bits >> BIT_DEBUG & 1:
             options.append("Breakpoint")
-        if compacted:
-            options.append("Compacted")
-        state = _State(info, offset, bits, exec_size, channel_offset, predicate, flag if flag_valid else None,
-                       bool(bits >> BIT_NOMASK & 1), swsb, options)
-        return self.format_decoders[info.format](state)
+        return (info, swsb, exec_size, channel_offset, predicate, flag if flag_valid else None,
+                bool(bits >> BIT_NOMASK & 1), tuple(options))
 
     # -- operands -----------------------------------------------------------------------
 
@@ -511,21 +552,21 @@ class _Decoder:
             desc = (bits >> 81 & 0x7FF) | (bits >> 113 & 0x1FF) << 11 | (bits >> 51 & 0x1F) << 20 \
                 | (bits >> 67 & 0x1F) << 25 | (bits >> 122 & 3) << 30
         length_field = bits >> 99 & 0x1F
-        has_lsc = self.platform.has_lsc
+        length_in_instruction = T.src1_length_in_instruction(self.platform)
         exdesc = 0
         exdesc_a0 = None
         src1_length = None
         if bits >> 49 & 1:
             exdesc_a0 = bits >> 40 & 7
-            if has_lsc and bits >> 39 & 1:
+            if length_in_instruction and bits >> 39 & 1:
                 options.append("ExBSO")
                 src1_length = length_field if src1.file == "r" else 0
-            if has_lsc and bits >> 35 & 1:
+            if length_in_instruction and bits >> 35 & 1:
                 options.append("CPS")
         else:
             exdesc = (bits >> 35 & 0x1FFF) << 11 | (bits >> 64 & 3) << 24 | (bits >> 96 & 3) << 26 \
                 | (bits >> 124 & 0xF) << 28
-            if has_lsc:
+            if length_in_instruction:
                 src1_length = length_field if src1.file == "r" else 0  # iga64 prints null:0
             else:
                 exdesc |= length_field << 6

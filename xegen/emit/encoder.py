@@ -43,6 +43,11 @@ def encode_int(inst: Instruction, layout: Layout) -> int:
         raise EncodeError(f"unknown opcode '{inst.opcode}'")
     if not T.opcode_available(info, layout.platform):
         raise EncodeError(f"{inst.opcode}: opcode does not exist on {layout.platform.display_name}")
+    if inst.dst is not None and type(inst.dst) is not Reg:
+        raise _fail(inst, "dst", f"{inst.dst!r} is not a register")
+    for src in inst.srcs:
+        if type(src) is not Reg and type(src) is not Imm:
+            raise _fail(inst, "srcs", f"{src!r} is not a register or an immediate")
     bits = _encode_common(inst, info, layout)
     return bits | _FORMAT_ENCODERS[info.format](inst, info, layout)
 
@@ -149,7 +154,9 @@ def _byte_subreg(inst: Instruction, where: str, reg: Reg, layout: Layout, limit:
         if not 0 <= reg.mme <= T.MME_NONE:
             raise _fail(inst, where, f"math macro register mme{reg.mme} does not exist")
         return reg.mme
-    size = T.type_bytes(reg.type) if reg.type else 1
+    if reg.type not in T.TYPES:
+        raise _fail(inst, where, f"unknown type ':{reg.type}'")
+    size = T.type_bytes(reg.type)
     byte = reg.subreg * size
     if limit is None:
         limit = 64 if layout.xehpc else 32
@@ -249,8 +256,6 @@ def _source_mods(inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg) ->
         return 0
     if not info.source_modifiers:
         raise _fail(inst, where, "source modifiers are not supported")
-    if src.abs and info.bitwise:
-        pass  # iga64 accepts (abs) on logic ops: the bit is encoded as given
     return (2 if src.neg else 0) | (1 if src.abs else 0)
 
 
@@ -538,7 +543,7 @@ def _encode_send(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
         bits |= (desc & 0x7FF) << 81 | ((desc >> 11) & 0x1FF) << 113 | ((desc >> 20) & 0x1F) << 51
         bits |= ((desc >> 25) & 0x1F) << 67 | (desc >> 30) << 122
 
-    length_in_instruction = layout.platform.has_lsc  # XeHPG+: src1 length is an instruction field
+    length_in_instruction = T.src1_length_in_instruction(layout.platform)
     exbso, cps = "ExBSO" in options, "CPS" in options
     if (exbso or cps) and not length_in_instruction:
         raise _fail(inst, "options", "ExBSO/CPS do not exist on XeLP")

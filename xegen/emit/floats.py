@@ -90,7 +90,7 @@ def parse_nan(text: str, type_name: str) -> int | None:
     body = text[1:] if negative else text
     if not (body.startswith("qnan(") or body.startswith("snan(")) or not body.endswith(")"):
         return None
-    payload = int(body[5:-1], 0)
+    payload = int(body[5:-1], 16)  # the payload is hex: qnan(0x1F)
     exponent_bits, mantissa_bits = _FORMATS[type_name]
     quiet_bit = 1 << (mantissa_bits - 1)
     if payload >= quiet_bit or (body.startswith("snan") and payload == 0):

@@ -18,7 +18,7 @@ Branch targets are byte offsets relative to the branch's own address (`calla`: a
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Union
 
 from . import tables as T
@@ -281,11 +281,16 @@ class Instruction:
     branch_control: bool = False
 
     def __post_init__(self) -> None:
+        if type(self.srcs) is not tuple:  # accept a list, keep the instruction hashable
+            object.__setattr__(self, "srcs", tuple(self.srcs))
         # Fill default regions of hand-built operands; decoded instructions are complete.
         if _needs_defaults(self):
             _fill_defaults(self)
-        if self.options and list(self.options) != sorted(self.options, key=_option_rank):
-            object.__setattr__(self, "options", tuple(sorted(self.options, key=_option_rank)))
+        options = self.options
+        if options and (len(options) > 1 or type(options) is not tuple):
+            canonical = tuple(sorted(dict.fromkeys(options), key=_option_rank))  # iga64 order, no repeats
+            if canonical != options:
+                object.__setattr__(self, "options", canonical)
 
     @property
     def info(self) -> T.OpcodeInfo:

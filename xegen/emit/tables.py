@@ -18,7 +18,10 @@ from typing import Mapping
 from .. import hw as hwlib
 
 # ---------------------------------------------------------------------------------------
-# Platforms
+# Platform capabilities that `xegen.hw.Platform` does not spell out (yet).  They are
+# derived here from its fields, in one place, so that a new field in hw.py replaces one
+# line: the native layout follows the SWSB width (10 bits only on XeHPC), and the
+# XeHPG-generation features go with dpas and LSC messages.
 
 def is_xehpc_layout(platform: hwlib.Platform) -> bool:
     """The XeHPC encoding moves SWSB, exec offset, flag and subregister fields."""
@@ -28,6 +31,37 @@ def is_xehpc_layout(platform: hwlib.Platform) -> bool:
 def has_pipes(platform: hwlib.Platform) -> bool:
     """SWSB distances name an in-order pipe (A/F/I/L, and M on XeHPC)."""
     return len(platform.swsb_pipes) > 1
+
+
+def _xelp_generation(platform: hwlib.Platform) -> bool:
+    return not platform.has_dpas
+
+
+def has_bfloat16(platform: hwlib.Platform) -> bool:
+    """The :bf type (XeHPG and later)."""
+    return not _xelp_generation(platform)
+
+
+def has_integer_divide_math(platform: hwlib.Platform) -> bool:
+    """math.idiv/iqot/irem (XeLP only; later platforms emulate integer division)."""
+    return _xelp_generation(platform)
+
+
+def has_stack_pointer_register(platform: hwlib.Platform) -> bool:
+    """The `sp` ARF (XeLP only)."""
+    return _xelp_generation(platform)
+
+
+def ternary_dst_alignment(platform: hwlib.Platform) -> int:
+    """Byte alignment of a 3-source destination: iga64 rejects others (XeLP 8, XeHPC 2)."""
+    if is_xehpc_layout(platform):
+        return 2
+    return 8 if _xelp_generation(platform) else 1
+
+
+def src1_length_in_instruction(platform: hwlib.Platform) -> bool:
+    """XeHPG and later encode the send src1 length in the instruction, not in ExDesc[10:6]."""
+    return platform.has_lsc
 
 
 # ---------------------------------------------------------------------------------------
@@ -216,7 +250,7 @@ _TERNARY_FLOAT_CODES = {"hf": 1, "f": 2, "df": 3}
 
 def binary_type_codes(platform: hwlib.Platform) -> dict[str, int]:
     codes = dict(_BINARY_TYPE_CODES)
-    if platform.has_dpas:  # XeHPG and later have bfloat16
+    if has_bfloat16(platform):
         codes["bf"] = 13
     if is_xehpc_layout(platform):
         codes["bf8"] = 8
@@ -226,7 +260,7 @@ def binary_type_codes(platform: hwlib.Platform) -> dict[str, int]:
 
 def ternary_float_codes(platform: hwlib.Platform) -> dict[str, int]:
     codes = dict(_TERNARY_FLOAT_CODES)
-    if platform.has_dpas:
+    if has_bfloat16(platform):
         codes["bf"] = 5
     if is_xehpc_layout(platform):
         codes["bf8"] = 0
@@ -240,13 +274,6 @@ def ternary_int_codes() -> dict[str, int]:
 
 def immediate_vector_codes() -> dict[str, int]:
     return dict(_BINARY_IMMEDIATE_VECTOR_CODES)
-
-
-def ternary_dst_alignment(platform: hwlib.Platform) -> int:
-    """Byte alignment of a 3-source destination: iga64 rejects others (XeLP 8, XeHPC 2)."""
-    if is_xehpc_layout(platform):
-        return 2
-    return 1 if platform.has_dpas else 8
 
 
 # dpas sub-byte precision field (2 bits): the element type is then ub/b in the type field.
@@ -293,7 +320,7 @@ GRF = "r"
 
 
 def arf_class_available(cls: RegisterClass, platform: hwlib.Platform) -> bool:
-    return not (cls.on_xelp_only and platform.has_dpas)
+    return not cls.on_xelp_only or has_stack_pointer_register(platform)
 
 
 def arf_register_count(cls: RegisterClass, platform: hwlib.Platform) -> int:
@@ -365,7 +392,7 @@ def math_available(function: str, platform: hwlib.Platform) -> bool:
     if function in ("fdiv", "pow"):
         return False
     if function in ("idiv", "iqot", "irem"):
-        return not platform.has_dpas
+        return has_integer_divide_math(platform)
     return True
 
 
@@ -387,7 +414,7 @@ _SFIDS_XEHP = {"null": 0, "ugml": 1, "smpl": 2, "gtwy": 3, "dc2": 4, "rc": 5, "u
 
 
 def sfids(platform: hwlib.Platform) -> dict[str, int]:
-    return dict(_SFIDS_XEHP if platform.has_lsc else _SFIDS_XELP)
+    return dict(_SFIDS_XEHP if src1_length_in_instruction(platform) else _SFIDS_XELP)
 
 
 # Instruction options, in the order iga64 prints them.
