@@ -38,50 +38,55 @@ def is_float_op(types: list[dt.ElementType]) -> bool:
     return any(t.is_float for t in types)
 
 
-def same_int32(values: list[np.ndarray]) -> bool:
-    """All operands already share one 32-bit integer dtype: numpy's wrap-around is the hardware's."""
-    first = values[0].dtype
-    return first.kind in "iu" and first.itemsize == 4 and all(v.dtype == first for v in values)
-
-
 def as_int(values: list[np.ndarray], dtype: np.dtype) -> list[np.ndarray]:
     return [v if v.dtype == dtype else v.astype(dtype) for v in values]
 
 
 # --- arithmetic ------------------------------------------------------------------------------
 
-def add(a, b, ints: np.dtype | None, mode: fpround.FloatMode, fdtype):
+def wrapping(values: list[np.ndarray], ints: np.dtype, width: int) -> list[np.ndarray]:
+    """Operands whose numpy arithmetic, evaluated left to right (for mad: the product first),
+    wraps at `width` bytes or more, so that the low bits an at-most-`width`-byte destination
+    keeps are exact.  numpy's own promotion is used when it is wide enough (int32 + uint16 is
+    int32); otherwise every operand is widened to `ints`."""
+    wide = max(width, 4)
+    if all(v.dtype.kind in "iu" for v in values) and \
+            all(np.result_type(*values[:n]).itemsize >= wide for n in range(2, len(values) + 1)) and \
+            np.result_type(*values[-2:]).itemsize >= wide:
+        return values
+    return as_int(values, ints)
+
+
+def add(a, b, ints: np.dtype | None, mode: fpround.FloatMode, fdtype, width: int = 8):
     if ints is not None:
-        if same_int32([a, b]):
-            return a + b
-        a, b = as_int([a, b], ints)
+        a, b = wrapping([a, b], ints, width)
         return a + b
     if fdtype == np.float64:
         return a.astype(np.float64) + b.astype(np.float64)
     return fpround.add(a.astype(np.float32, copy=False), b.astype(np.float32, copy=False), mode.rounding)
 
 
-def mul(a, b, ints, mode, fdtype):
+def mul(a, b, ints, mode, fdtype, width: int = 8):
     if ints is not None:
-        a, b = as_int([a, b], ints)
+        a, b = wrapping([a, b], ints, width)
         return a * b
     if fdtype == np.float64:
         return a.astype(np.float64) * b.astype(np.float64)
     return fpround.mul(a.astype(np.float32, copy=False), b.astype(np.float32, copy=False), mode.rounding)
 
 
-def mad(a, b, c, ints, mode, fdtype):
+def mad(a, b, c, ints, mode, fdtype, width: int = 8):
     """a + b * c (Xe's operand order), fused for floats."""
     if ints is not None:
-        a, b, c = as_int([a, b, c], ints)
+        a, b, c = wrapping([a, b, c], ints, width)
         return a + b * c
     if fdtype == np.float64:
         return a.astype(np.float64) + b.astype(np.float64) * c.astype(np.float64)
     return fpround.fma(b, c, a, mode.rounding)
 
 
-def add3(a, b, c, ints):
-    a, b, c = as_int([a, b, c], ints)
+def add3(a, b, c, ints, width: int = 8):
+    a, b, c = wrapping([a, b, c], ints, width)
     return a + b + c
 
 

@@ -158,16 +158,17 @@ def _compute_function(inst: Instruction, types: list[dt.ElementType], dst_type: 
 
     if op == "mov":
         return lambda v: v[0]
+    width = dst_type.size  # integer results only need to be exact in the destination's bits
     if op == "add":
-        return lambda v: alu.add(v[0], v[1], ints, m.mode, fdtype)
+        return lambda v: alu.add(v[0], v[1], ints, m.mode, fdtype, width)
     if op == "mul":
         if dst_type.is_float or floats:
             return lambda v: alu.mul(v[0], v[1], ints, m.mode, fdtype)
         return _integer_multiply(inst, m, ints)
     if op == "mad":
-        return lambda v: alu.mad(v[0], v[1], v[2], ints, m.mode, fdtype)
+        return lambda v: alu.mad(v[0], v[1], v[2], ints, m.mode, fdtype, width)
     if op == "add3":
-        return lambda v: alu.add3(v[0], v[1], v[2], ints or alu.INT64)
+        return lambda v: alu.add3(v[0], v[1], v[2], ints or alu.INT64, width)
     if op == "avg":
         return lambda v: alu.avg(v[0], v[1], ints or alu.INT64)
     if op in ("and", "or", "xor"):
@@ -265,7 +266,7 @@ def _integer_multiply(inst: Instruction, m: "Machine", ints):
     product for a following mach/macl (IGC's 32x32 multiply: mul acc0:d a:d b:uw; mach)."""
     dst = inst.dst
     if dst.file != "acc":
-        return lambda v: alu.mul(v[0], v[1], ints, m.mode, None)
+        return lambda v: alu.mul(v[0], v[1], ints, m.mode, None, dst.type and dt.TYPES[dst.type].size)
     first = (m.files.register_base("acc", dst.number) + dst.subreg * dt.TYPES[dst.type].size) // 4
     span = slice(first, first + inst.exec_size)
     mask_of = combined_mask(inst, m)

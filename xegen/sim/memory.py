@@ -71,6 +71,11 @@ class DeviceMemory:
         addresses = np.asarray(addresses, dtype=np.uint64)
         if addresses.size == 0:
             return []
+        low, high = addresses.min(), addresses.max()
+        r = int(np.searchsorted(self._bases, low, side="right")) - 1
+        if r >= 0 and high + np.uint64(size) <= np.uint64(self.regions[r].end):
+            # the usual case: every access falls in one buffer
+            return [(self.regions[r], slice(None), (addresses - np.uint64(self.regions[r].base)).astype(np.int64))]
         index = np.searchsorted(self._bases, addresses, side="right").astype(np.int64) - 1
         first, last = int(index.min()), int(index.max())
         if first < 0:
