@@ -64,17 +64,18 @@ def execute(asm: str, hw: str, *, threads: int = 4, simd: int = 16, inputs: dict
             live: np.ndarray | None = None, memory: DeviceMemory | None = None,
             surfaces: dict[int, Surface] | None = None, slm_bytes: int = 0, group_of_thread=None,
             general_state_base: int = 0, check_hazards: bool = False, flags: dict | None = None,
-            add_eot: bool = True) -> Run:
+            add_eot: bool = True, grf_count: int = 128, code: bytes | None = None) -> Run:
     platform = hwlib.platform(hw)
-    text = asm + ("\n" + end_of_thread(platform) if add_eot else "")
-    program = Program(assemble(text, platform), platform)
+    if code is None:
+        code = assemble(asm + ("\n" + end_of_thread(platform) if add_eot else ""), platform)
+    program = Program(code, platform)
     if live is None:
         live = np.ones((threads, simd), dtype=bool)
     if group_of_thread is None:
         group_of_thread = np.zeros(threads, dtype=np.int64)
     group_of_thread = np.asarray(group_of_thread, dtype=np.int64)
     checker = HazardChecker(program, platform) if check_hazards else None
-    machine = Machine(program, platform, 128, live, memory=memory or DeviceMemory(), surfaces=surfaces or {},
+    machine = Machine(program, platform, grf_count, live, memory=memory or DeviceMemory(), surfaces=surfaces or {},
                       general_state_base=general_state_base,
                       slm=SharedLocalMemory(int(group_of_thread.max()) + 1, slm_bytes),
                       group_of_thread=group_of_thread, hazards=checker.start_batch(threads) if checker else None)

@@ -126,6 +126,8 @@ class Machine:
                 op = compile_alu(inst, self)
         except Error as error:
             return _raiser(error if isinstance(error, SimulationError) else SimulationError(str(error)))
+        except (ValueError, IndexError, TypeError, KeyError) as error:  # a bug: reported when reached
+            return _raiser(SimulationError(f"internal error: {error!r}"))
         if inst.dst is not None and inst.dst.file == "cr":
             inner = op
 
@@ -191,17 +193,19 @@ class Machine:
 
     def run(self) -> None:
         try:
-            while not self.done.all():
-                if self.uniform:
-                    self._step_uniform()
-                else:
-                    self._step_divergent()
+            # floats overflow to inf and NaN propagates, as on the hardware: no numpy warnings
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+                while not self.done.all():
+                    if self.uniform:
+                        self._step_uniform()
+                    else:
+                        self._step_divergent()
         except SimulationError as error:
             raise type(error)(f"{self.program.where(self._current)}: {error}") from None
         except Error:
             raise
-        except (ValueError, IndexError, TypeError) as error:  # a bug, named with its instruction
-            raise SimulationError(f"{self.program.where(self._current)}: internal error: {error}") from error
+        except (ValueError, IndexError, TypeError, KeyError) as error:  # a bug, named with its instruction
+            raise SimulationError(f"{self.program.where(self._current)}: internal error: {error!r}") from error
 
     def _straight_run(self, pc: int, stop: int, tmask) -> int:
         ops, straight = self.ops, self.straight

@@ -137,6 +137,9 @@ def _indirect_reader(reg: Reg, exec_size: int, files: RegisterFiles, etype: dt.E
     if v is None:  # VxH: row k of the region takes its address from a0.(n + k)
         rows = i // w
         subregs = reg.addr_subreg + rows
+        if subregs.max() >= 16:
+            raise SimulationError(f"{where}: a VxH region of {exec_size // w} rows from a0.{reg.addr_subreg} "
+                                  "runs past a0.15")
 
         def addresses():
             return a0[:, subregs].astype(np.int64) + reg.addr_offset + within

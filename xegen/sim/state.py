@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import hw as hwlib
+from .errors import SimulationError
 
 ACC_REGISTERS = 16  # acc0-7 (acc0-15 on XeHPC) plus mme0-7 stored as acc8-15
 MAX_CHANNELS = 32
@@ -67,7 +68,7 @@ class RegisterFiles:
             return self.tm, 32
         if name == "null":
             return (self.null_write if for_write else self.null_read), 0
-        raise KeyError(name)
+        raise SimulationError(f"register file '{name}' is not simulated")
 
     def register_base(self, name: str, number: int) -> int:
         """Byte offset of register `number` of file `name` within its array."""
