@@ -139,7 +139,7 @@ def test_lsc_atomics_serialize_lanes_and_return_old_values(hw):
         olds = np.concatenate([[0], np.cumsum(lanes)[:-1]]).astype(np.uint32)
         assert counters[counter] == lanes.sum()
         np.testing.assert_array_equal(run.read(40, np.uint32, 16).reshape(-1)[slot.reshape(-1) == counter], olds)
-    np.testing.assert_array_equal(np.sort(run.read(50, np.uint32, 16).reshape(-1)), np.arange(THREADS * 16))
+    np.testing.assert_array_equal(run.read(50, np.uint32, 16).reshape(-1), np.arange(THREADS * 16))
     assert counters[2] == THREADS * 16
     old_cas = run.read(60, np.uint32, 16).reshape(-1)
     assert old_cas[0] == 0 and (old_cas[1:] == 77).all() and counters[3] == 77
@@ -274,3 +274,22 @@ def test_hdc_a64_scattered_and_atomics():
     np.testing.assert_array_equal(np.sort(run.read(50, np.int32, 8).reshape(-1)), np.arange(0, 64, 2))
     np.testing.assert_array_equal(slots, 9)
     np.testing.assert_array_equal(run.read(52, np.int32, 8), 0)
+
+
+def test_atomic_decrements_wrap_and_stay_in_lane_order():
+    memory = DeviceMemory()
+    counter = np.array([3], dtype=np.uint32)
+    base = mapped(memory, counter)
+    dec = lsc_desc(0x09, mlen=4, rlen=2)
+    sub = lsc_desc(0x0D, mlen=4, rlen=2)
+    run = execute(f"""
+        send.ugm (16|M0) r40 r10 null:0 0x0 0x{dec:08X} {{$1}}
+        send.ugm (16|M0) r44 r10 r30:2 0x0 0x{sub:08X} {{$2}}
+        sync.allwr null
+    """, "dg2", inputs={10: np.full(16, base, np.uint64), 30: np.full(16, 2, np.uint32)}, memory=memory)
+    n = THREADS * 16
+    after_dec = (3 - np.arange(n)) % 2**32
+    np.testing.assert_array_equal(run.read(40, np.uint32, 16).reshape(-1), after_dec)
+    start = (3 - n) % 2**32
+    np.testing.assert_array_equal(run.read(44, np.uint32, 16).reshape(-1), (start - 2 * np.arange(n)) % 2**32)
+    assert counter[0] == (3 - n - 2 * n) % 2**32

@@ -74,6 +74,22 @@ def new_value(op: str, old: np.ndarray, operands: list[np.ndarray], size: int) -
     raise SimulationError(f"atomic operation '{op}' is not simulated")
 
 
+def increments(op: str, operands: list[np.ndarray], count: int, size: int) -> np.ndarray | None:
+    """What each access adds, for the operations that only add (so they can be applied to all
+    accesses at once); None for the others."""
+    u = _UNSIGNED[size]
+    with np.errstate(over="ignore"):
+        if op == "inc":
+            return np.ones(count, dtype=u)
+        if op == "dec":
+            return np.full(count, np.iinfo(u).max, dtype=u)  # -1 modulo 2^bits
+        if op == "add":
+            return operands[0].astype(u)
+        if op == "sub":
+            return (u(0) - operands[0].astype(u)).astype(u)
+    return None
+
+
 # LSC opcodes 0x8..0x1A
 LSC_ATOMICS = {
     0x08: "inc", 0x09: "dec", 0x0A: "load", 0x0B: "store", 0x0C: "add", 0x0D: "sub", 0x0E: "smin",

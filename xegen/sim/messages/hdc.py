@@ -12,7 +12,7 @@ max(1, SIMD*slot/GRF) GRFs, one slot per lane.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -43,7 +43,7 @@ def _space(bti: int, m: "Machine", a64: bool) -> Space:
     return SurfaceSpace(m.memory, m.surface(bti))
 
 
-def compile_hdc(inst: Instruction, m: "Machine", mask_of) -> callable:
+def compile_hdc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
     desc = inst.send.desc
     bti = desc & 0xFF
     control = (desc >> 8) & 0x3F
@@ -267,7 +267,8 @@ class Hdc:
             def update(old, which):
                 return atomics.new_value(op, old, [o[which] for o in operands], size)
 
-            old = space.atomic(self._who(lanes, space), address, size, update)
+            old = space.atomic(self._who(lanes, space), address, size, update,
+                               atomics.increments(op, operands, address.size, size))
             if result is not None:
                 lanes.place(result, old)
         return run

@@ -14,7 +14,7 @@ memory and consecutive register bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -78,7 +78,7 @@ def space_for(inst: Instruction, d: LscDescriptor, m: "Machine") -> Space:
     raise SimulationError("LSC surface-state (SS/BSS) addressing is not simulated")
 
 
-def compile_lsc(inst: Instruction, m: "Machine", mask_of) -> callable:
+def compile_lsc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
     d = LscDescriptor.decode(inst.send.desc, inst.send.exdesc)
     payload = Payload(inst, m.files)
     if d.opcode == 0x1F:  # fence: completes at once
@@ -233,7 +233,8 @@ def _atomic(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space
         def update(old: np.ndarray, which: np.ndarray) -> np.ndarray:
             return atomics.new_value(op, old, [o[which] for o in operands], size)
 
-        old = space.atomic(lanes.threads() if space.needs_threads else None, address, size, update)
+        old = space.atomic(lanes.threads() if space.needs_threads else None, address, size, update,
+                           atomics.increments(op, operands, address.size, size))
         if result is not None:
             lanes.place(result, as_unsigned(old, slot))
     return run

@@ -2,13 +2,14 @@
 
 Every space takes the accesses as flat arrays: `addresses[i]` is the address as the message
 gives it and `threads[i]` the thread making access i (only SLM needs it, for the
-work-group; `needs_threads` says so).  Atomics run in rounds, one access per address per round in lane order,
-so lanes of one instruction that hit the same address see each other's updates exactly as
-if the hardware had serialized them.
+work-group; `needs_threads` says so).  Atomics run in rounds, one access per address per
+round in lane order, so lanes of one instruction that hit the same address see each
+other's updates exactly as if the hardware had serialized them.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Callable
 
 import numpy as np
@@ -16,28 +17,34 @@ import numpy as np
 from ..memory import UNSIGNED, DeviceMemory, SharedLocalMemory, Surface
 
 
-class Space:
-    """Interface: read/write `size`-byte elements (unsigned integers) at per-access addresses."""
+class Space(ABC):
+    """Read/write `size`-byte elements (unsigned integers) at per-access addresses."""
 
     needs_threads = False
 
+    @abstractmethod
     def read(self, threads: np.ndarray | None, addresses: np.ndarray, size: int) -> np.ndarray:
-        raise NotImplementedError
+        """The element at each address."""
 
+    @abstractmethod
     def write(self, threads: np.ndarray | None, addresses: np.ndarray, values: np.ndarray) -> None:
-        raise NotImplementedError
+        """Store values[i] at addresses[i]."""
 
     def keys(self, threads: np.ndarray | None, addresses: np.ndarray) -> np.ndarray:
         """A number that is equal exactly when two accesses touch the same location."""
         return np.asarray(addresses, dtype=np.int64)
 
     def atomic(self, threads: np.ndarray, addresses: np.ndarray, size: int,
-               update: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+               update: Callable[[np.ndarray, np.ndarray], np.ndarray],
+               increments: np.ndarray | None = None) -> np.ndarray:
         """Read-modify-write: update(old values, access indices) -> new values.  Returns the
-        old value of every access."""
+        old value of every access.  When the operation only adds (add, sub, inc, dec), the
+        per-access `increments` let all accesses to one address be applied at once."""
+        keys = self.keys(threads, addresses)
+        if increments is not None:
+            return self._add_all(threads, addresses, size, keys, increments)
         count = addresses.size
         old = np.zeros(count, dtype=UNSIGNED[size])
-        keys = self.keys(threads, addresses)
         pending = np.arange(count)
         while pending.size:
             _, first = np.unique(keys[pending], return_index=True)
@@ -49,6 +56,29 @@ class Space:
             keep = np.ones(pending.size, dtype=bool)
             keep[np.sort(first)] = False
             pending = pending[keep]
+        return old
+
+    def _add_all(self, threads, addresses, size, keys, increments) -> np.ndarray:
+        """Serialized additions in one pass: each access sees the old value plus the increments
+        of the earlier accesses (in lane order) to its address."""
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
+        steps = increments.astype(np.uint64)[order]
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = sorted_keys[1:] != sorted_keys[:-1]
+        running = np.cumsum(steps)  # wraps modulo 2^64, like the element arithmetic
+        group = np.cumsum(first) - 1
+        starts = np.nonzero(first)[0]
+        before = running[starts] - steps[starts]
+        exclusive = running - steps - before[group]
+        unique = order[first]
+        who = None if threads is None else threads[unique]
+        current = self.read(who, addresses[unique], size).astype(np.uint64)
+        ends = np.r_[starts[1:], order.size] - 1
+        mask = np.uint64((1 << (8 * size)) - 1) if size < 8 else np.uint64(0xFFFFFFFFFFFFFFFF)
+        self.write(who, addresses[unique], ((current + running[ends] - before) & mask).astype(UNSIGNED[size]))
+        old = np.empty(order.size, dtype=UNSIGNED[size])
+        old[order] = ((current[group] + exclusive) & mask).astype(UNSIGNED[size])
         return old
 
 
