@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .. import hw as hwlib
-from ..emit import decode_one, format_instruction
+from ..emit.asm_printer import format_instruction
+from ..emit.decoder import decode_one
 from ..emit.instruction import Instruction
 from ..errors import DecodeError
 from .errors import SimulationError
