@@ -2,8 +2,9 @@
 
 The instruction stream is IGC's own kernels (compiled with ocloc for each platform and
 expanded to 16-byte forms with iga64), repeated with renumbered registers to at least
---min-instructions.  Each
-figure is the median of --repeat runs; decoding starts with empty operand caches.
+--min-instructions.  Each figure is the median of --repeat runs, in wall-clock and CPU
+seconds (CPU time includes iga64's, as a child process, and is the fairer figure on a busy
+machine); decoding starts with empty operand caches.
 
     python bench/isa/run.py [--hw xehpg ...] [--repeat 5] [--min-instructions 20000]
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 from dataclasses import replace
 import platform as host
 import statistics
@@ -61,14 +63,22 @@ def _renumber(inst, shift: int):
                    srcs=tuple(move(s) for s in inst.srcs))
 
 
-def median_seconds(function, repeat: int, setup=lambda: None) -> float:
-    times = []
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children (iga64): robust to a busy machine."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def median_seconds(function, repeat: int, setup=lambda: None) -> tuple[float, float]:
+    """Median (wall, CPU) seconds of `function` over `repeat` runs."""
+    wall, cpu = [], []
     for _ in range(repeat):
         setup()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), _cpu_seconds()
         function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - start)
+        cpu.append(_cpu_seconds() - start_cpu)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def clear_decoder_caches() -> None:
@@ -90,8 +100,11 @@ def measure(platform: hwlib.Platform, repeat: int, minimum: int) -> dict:
         "iga64 -a -Xforce-no-compact": median_seconds(lambda: oracles.iga64_assemble(listing, platform), repeat),
         "iga64 -d": median_seconds(lambda: oracles.iga64_disassemble(data, platform), repeat),
     }
-    return {"instructions": count, "seconds": rows,
-            "instructions_per_second": {name: count / seconds for name, seconds in rows.items()}}
+    return {"instructions": count,
+            "wall_seconds": {name: wall for name, (wall, cpu) in rows.items()},
+            "cpu_seconds": {name: cpu for name, (wall, cpu) in rows.items()},
+            "instructions_per_cpu_second": {name: count / max(cpu, 1e-9) for name, (wall, cpu) in rows.items()},
+            "instructions_per_wall_second": {name: count / wall for name, (wall, cpu) in rows.items()}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,14 +114,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-instructions", type=int, default=20000, help="length of the instruction stream")
     args = parser.parse_args(argv)
     results = {"python": sys.version.split()[0], "machine": host.machine(), "platforms": {}}
-    print(f"{'platform':8} {'operation':32} {'instructions':>12} {'seconds':>9} {'instructions/s':>15}")
+    print(f"{'platform':8} {'operation':30} {'instructions':>12} {'wall s':>8} {'cpu s':>8} "
+          f"{'instr/cpu s':>12} {'instr/wall s':>13}")
     for name in args.hw:
         platform = hwlib.platform(name)
         result = measure(platform, args.repeat, args.min_instructions)
         results["platforms"][platform.name] = result
-        for operation, seconds in result["seconds"].items():
-            rate = result["instructions_per_second"][operation]
-            print(f"{platform.name:8} {operation:32} {result['instructions']:>12} {seconds:>9.4f} {rate:>15,.0f}")
+        for operation, wall in result["wall_seconds"].items():
+            cpu = result["cpu_seconds"][operation]
+            print(f"{platform.name:8} {operation:30} {result['instructions']:>12} {wall:>8.4f} {cpu:>8.4f} "
+                  f"{result['instructions_per_cpu_second'][operation]:>12,.0f} "
+                  f"{result['instructions_per_wall_second'][operation]:>13,.0f}")
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {RESULTS}")
     return 0

@@ -42,7 +42,7 @@ def test_random_bytes_decode_or_raise_decode_error(platform):
 def test_mutated_instructions_decode_consistently_or_raise(platform):
     """Valid encodings with random bits flipped: the decoder either rejects them or gives
     instructions that print, read back and re-encode consistently."""
-    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
     @given(kernels(platform, 1, 8), st.lists(st.integers(0, 127), min_size=1, max_size=6), st.data())
     def check(instructions, flips, data):
         code = bytearray(encode_kernel(instructions, platform))

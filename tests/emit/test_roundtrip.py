@@ -31,7 +31,7 @@ def _resolve_targets(inst, platform):
 
 @pytest.mark.parametrize("platform", PLATFORMS, ids=lambda p: p.name)
 def test_decode_encode_and_parse_format_round_trip(platform):
-    @settings(max_examples=400, **_SETTINGS)
+    @settings(max_examples=300, **_SETTINGS)
     @given(instructions(platform))
     def check(inst):
         inst = _resolve_targets(inst, platform)
