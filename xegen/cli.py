@@ -1,6 +1,6 @@
 """The `xegen` command: argument parsing and error reporting around library calls.
 
-Each subcommand lives in `xegen/commands/<name>.py` and exposes `register(subparsers)`,
+Each subcommand lives in `xegen/commands/<name>.py` (found automatically) and exposes `register(subparsers)`,
 which adds its parser and sets `run=function(args) -> exit status`.  The commands only
 translate arguments into library calls, so everything they do is callable from Python.
 """
@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 
-from . import __version__
+from . import __version__, commands
 from .errors import Error
 
-# Subcommand modules under xegen.commands, in the order `xegen --help` lists them.
-COMMANDS = ("eval", "asm", "disasm")
+# Every module under xegen.commands is a subcommand; `xegen --help` lists them alphabetically.
+COMMANDS = tuple(sorted(module.name for module in pkgutil.iter_modules(commands.__path__)))
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -77,6 +77,15 @@ class Platform:
     # Instruction cache size at which kernels start missing (bytes).
     icache_bytes: int
 
+    # How the runtime starts threads: COMPUTE_WALKER (XeHP+: inline data, the kernel's prologue
+    # loads the rest) or GPGPU_WALKER (XeLP: the hardware pushes local ids and cross-thread data
+    # into the GRF).
+    compute_walker: bool = True
+
+    # In-order results are visible without an SWSB wait once this many later instructions have
+    # issued (IGC's SWSB_MAX_*_DEPENDENCE_DISTANCE): ALU results, 64-bit results, in-order math.
+    swsb_latency: tuple[tuple[str, int], ...] = (("alu", 11), ("alu64", 15), ("math", 18))
+
     @property
     def max_grf_count(self) -> int:
         return max(self.grf_counts)
@@ -135,6 +144,7 @@ XELP = Platform(
     fma_per_clock_per_eu=_frozen({"f32": 8, "f16": 16, "bf16": 8, "int8": 32}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 0}),
     icache_bytes=48 * 1024,
+    compute_walker=False,
 )
 
 XEHPG = Platform(

@@ -1,0 +1,198 @@
+"""SWSB hazard checks: IGC's kernels with a token wait removed are reported (pc and both
+instructions), and hand-written sequences show each rule of the model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (session fixture)
+from xegen import hw as hwlib
+from xegen import sim
+from xegen.emit.zebin import read_zebin
+from xegen.sim.program import Program
+
+from .harness import execute
+
+
+def _without_swsb(code: bytes, pc: int, platform: hwlib.Platform) -> bytes:
+    """The kernel with the SWSB field of the instruction at `pc` cleared (bits 8.. of either form)."""
+    patched = bytearray(code)
+    patched[pc + 1] = 0
+    if platform.swsb_bits == 10:
+        patched[pc + 2] &= 0xFC
+    return bytes(patched)
+
+
+def _first_token_wait(code: bytes, platform: hwlib.Platform) -> int:
+    """pc of the first `sync.nop {$n.dst}` of a kernel."""
+    program = Program(code, platform)
+    for inst, pc in zip(program.instructions, program.pcs):
+        if inst.opcode == "sync" and inst.function == "nop" and inst.swsb.token is not None \
+                and inst.swsb.token_mode == "dst" and inst.swsb.distance is None:
+            return pc
+    raise AssertionError("no sync.nop token wait in the kernel")
+
+
+@pytest.mark.parametrize("build", [b for b in BUILDS if b.kernel.name == "elementwise"], ids=str)
+def test_igc_kernel_with_a_missing_token_wait_is_reported(corpus, build):
+    zebin = corpus.zebin(build)
+    kernel = read_zebin(zebin).kernel(build.kernel.kernel_name)
+    platform = hwlib.platform(build.variant.device)
+    pc = _first_token_wait(kernel.code, platform)
+    broken_code = _without_swsb(kernel.code, pc, platform)
+    start = zebin.find(kernel.code)
+    broken = zebin[:start] + broken_code + zebin[start + len(kernel.code):]
+    case = build.kernel.make_case(np.random.default_rng(0))
+    args = [np.array(case.values[a.name], copy=True) if a.kind == "buffer" else case.values[a.name]
+            for a in build.kernel.arguments]
+    with pytest.raises(sim.HazardError) as error:
+        sim.run(broken, build.kernel.kernel_name, args, case.launch.global_size, case.launch.local_size)
+    hazards = error.value.hazards
+    first = hazards[0]
+    assert first.kind == "RAW"
+    assert " send." in f" {first.producer}" and "without waiting" in first.detail
+    assert first.pc > pc and first.producer_pc < pc
+    assert f"pc 0x{first.pc:04x}" in str(error.value) and first.producer in str(error.value)
+    # the same kernel with the wait runs clean (check_hazards is on by default)
+    sim.run(zebin, build.kernel.kernel_name, args, case.launch.global_size, case.launch.local_size)
+    # and "report" mode returns the hazards instead of raising
+    result = sim.run(broken, build.kernel.kernel_name, args, case.launch.global_size, case.launch.local_size,
+                     check_hazards="report")
+    assert [str(h) for h in result.hazards] == [str(h) for h in hazards]
+
+
+def _hazards(asm: str, hw: str = "dg2", **kwargs) -> list:
+    return execute(asm, hw, check_hazards=True, **kwargs).hazards
+
+
+def test_in_order_read_needs_a_distance():
+    missing = _hazards("""
+        add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
+        add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w
+    """)
+    assert len(missing) == 1 and missing[0].kind == "RAW" and missing[0].register == "r10"
+    assert "I@1" in missing[0].detail
+    assert _hazards("""
+        add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
+        add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w {I@1}
+    """) == []
+    # another pipe's wait does not cover it; waiting on all pipes does
+    assert len(_hazards("""
+        add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
+        add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w {F@1}
+    """)) == 1
+    assert _hazards("""
+        add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
+        mov (16|M0) r40.0<1>:f r20.0<1;1,0>:f
+        add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w {A@2}
+    """) == []
+
+
+def test_distant_results_have_landed():
+    filler = "\n".join(f"add (16|M0) r{60 + 2 * i}.0<1>:d r20.0<1;1,0>:d 1:w" for i in range(11))
+    assert _hazards(f"""
+        add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
+        {filler}
+        add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w
+    """) == []
+
+
+def test_xelp_single_pipe_distance():
+    """XeLP has one in-order pipe: waiting for the instruction d back waits for all before it."""
+    assert len(_hazards("""
+        add (16|M0) r10.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d
+        mov (16|M0) r40.0<1>:f r20.0<8;8,1>:f
+        add (16|M0) r12.0<1>:d r10.0<8;8,1>:d 1:w
+    """, "tgllp")) == 1
+    assert _hazards("""
+        add (16|M0) r10.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d
+        mov (16|M0) r40.0<1>:f r20.0<8;8,1>:f
+        add (16|M0) r12.0<1>:d r10.0<8;8,1>:d 1:w {@1}
+    """, "tgllp") == []
+    assert _hazards("""
+        add (16|M0) r10.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d
+        mov (16|M0) r40.0<1>:f r20.0<8;8,1>:f
+        add (16|M0) r12.0<1>:d r10.0<8;8,1>:d 1:w {@2}
+    """, "tgllp") == []
+
+
+def test_send_results_need_a_token_wait():
+    memory_free = """
+        send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$3}
+        add (16|M0) r12.0<1>:d r40.0<1;1,0>:d 1:w WAIT
+    """
+    missing = _hazards(memory_free.replace("WAIT", ""), slm_bytes=4096)
+    assert len(missing) == 1 and missing[0].kind == "RAW" and "$3.dst" in missing[0].detail
+    assert _hazards(memory_free.replace("WAIT", "{$3.dst}"), slm_bytes=4096) == []
+    assert _hazards(memory_free.replace("add", "sync.allwr null\n        add").replace("WAIT", ""),
+                    slm_bytes=4096) == []
+    # re-using the token waits for its previous owner
+    assert _hazards("""
+        send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$3}
+        send.slm (16|M0) r44 r10 null:0 0x0 0x04200500 {$3}
+        add (16|M0) r12.0<1>:d r40.0<1;1,0>:d 1:w
+        sync.allwr null
+    """, slm_bytes=4096) == []
+
+
+def test_overwriting_a_send_source_needs_the_src_token():
+    template = """
+        send.slm (16|M0) null r10 r20:2 0x0 0x04000504 {$2}
+        mov (16|M0) r20.0<1>:d 5:w WAIT
+        sync.allwr null
+    """
+    missing = _hazards(template.replace("WAIT", ""), slm_bytes=4096)
+    assert [h.kind for h in missing] == ["WAR"] and "$2.src" in missing[0].detail
+    assert _hazards(template.replace("WAIT", "{$2.src}"), slm_bytes=4096) == []
+
+
+def test_out_of_order_math_on_xehpg():
+    assert len(_hazards("""
+        math.inv (16|M0) r10.0<1>:f r20.0<1;1,0>:f {$1}
+        add (16|M0) r12.0<1>:f r10.0<1;1,0>:f 1.0:f
+    """)) == 1
+    # on XeHPC math is an in-order pipe: a distance orders it
+    assert _hazards("""
+        math.inv (16|M0) r10.0<1>:f r20.0<1;1,0>:f
+        add (16|M0) r12.0<1>:f r10.0<1;1,0>:f 1.0:f {M@1}
+    """, "pvc") == []
+
+
+def test_control_register_access_needs_all_pipes_next():
+    assert [h.kind for h in _hazards("""
+        (W) or (1|M0) cr0.0<1>:ud cr0.0<0;1,0>:ud 0x4C0:uw
+        add (16|M0) r12.0<1>:d r20.0<1;1,0>:d 1:w
+    """)] == ["arch"]
+    assert _hazards("""
+        (W) or (1|M0) cr0.0<1>:ud cr0.0<0;1,0>:ud 0x4C0:uw
+        sync.nop null {A@1}
+        add (16|M0) r12.0<1>:d r20.0<1;1,0>:d 1:w
+    """) == []
+
+
+def test_cross_pipe_overwrite_is_a_hazard_and_taken_branches_drain_the_pipes():
+    assert [h.kind for h in _hazards("""
+        mov (16|M0) r10.0<1>:f r20.0<1;1,0>:f
+        mov (16|M0) r10.0<1>:d 1:w
+    """)] == ["WAW"]
+    assert _hazards("""
+        add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
+        (W) jmpi NEXT
+        nop
+    NEXT:
+        add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w
+    """) == []
+
+
+def test_threads_taking_different_branches_are_checked_separately():
+    """Only the threads whose path misses the wait are reported."""
+    hazards = _hazards("""
+        send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$3}
+        (W) cmp (16|M0) (eq)f0.0 null<1>:d r20.0<0;1,0>:d 0:w
+        (W&f0.0) jmpi READ
+        sync.nop null {$3.dst}
+    READ:
+        add (16|M0) r12.0<1>:d r40.0<1;1,0>:d 1:w
+    """, threads=4, slm_bytes=4096, inputs={20: np.array([[0], [1], [1], [0]], dtype=np.int32)})
+    assert len(hazards) == 1 and hazards[0].threads == 2

@@ -1,0 +1,123 @@
+"""`xegen run`: run a zebin kernel in the simulator on .npy arrays and numbers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .. import hw as hwlib
+from ..errors import Error
+
+ARG_HELP = ("a kernel argument, in order: FILE.npy (a buffer, read and written in place), a number "
+            "(int or float, by value), zeros:SHAPE:DTYPE (a new zero-filled buffer, e.g. zeros:64x3:float32), "
+            "or local:BYTES (a __local pointer)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run a zebin kernel in the functional simulator",
+        description="Dispatch kernel K of FILE.zebin over the given NDRange in xegen's simulator of the Xe "
+                    "execution model, as Intel's runtime would, and print or save the buffers afterwards.  "
+                    "SWSB hazards (missing scoreboard waits) are errors unless --hazards says otherwise.",
+        epilog="example: xegen run saxpy.zebin --kernel saxpy --global 1024 --local 64 "
+               "--arg y.npy --arg x.npy --arg 1.75 --arg 1000 --out results/",
+    )
+    parser.add_argument("file", metavar="FILE.zebin", help="the zebin (from ocloc or xegen)")
+    parser.add_argument("--kernel", "-k", required=True, metavar="K", help="name of the kernel to run")
+    parser.add_argument("--global", dest="global_size", required=True, metavar="X[,Y,Z]",
+                        help="global size in work-items, 1 to 3 dimensions")
+    parser.add_argument("--local", dest="local_size", required=True, metavar="X[,Y,Z]",
+                        help="work-group size, 1 to 3 dimensions")
+    parser.add_argument("--arg", "-a", action="append", default=[], metavar="ARG", help=ARG_HELP)
+    parser.add_argument("--hw", default=None,
+                        help="platform: xelp, xehpg or xehpc (or tgllp, dg2, pvc); default: what the zebin names")
+    parser.add_argument("--out", metavar="DIR",
+                        help="save every buffer argument here after the run (FILE.npy keeps its name, "
+                             "zeros:... buffers are saved as argN.npy); without it, buffers are printed")
+    parser.add_argument("--hazards", choices=("error", "report", "off"), default="error",
+                        help="SWSB hazards: fail (default), print them and succeed, or do not check")
+    parser.set_defaults(run=run)
+
+
+def parse_size(text: str, what: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(part) for part in text.replace("x", ",").split(","))
+    except ValueError:
+        raise Error(f"{what} '{text}' is not X[,Y,Z] with integers") from None
+    if not 1 <= len(values) <= 3:
+        raise Error(f"{what} '{text}' needs 1 to 3 dimensions")
+    return values
+
+
+def parse_argument(text: str, index: int):
+    """(value for xegen.sim.run, name to save it under or None)."""
+    from ..sim import local
+
+    if text.startswith("local:"):
+        try:
+            return local(int(text[6:], 0)), None
+        except ValueError:
+            raise Error(f"--arg {index}: '{text}' is not local:BYTES") from None
+    if text.startswith("zeros:"):
+        parts = text.split(":")
+        if len(parts) != 3:
+            raise Error(f"--arg {index}: '{text}' is not zeros:SHAPE:DTYPE")
+        try:
+            shape = tuple(int(n) for n in parts[1].split("x"))
+            dtype = np.dtype(parts[2])
+        except (ValueError, TypeError):
+            raise Error(f"--arg {index}: '{text}' is not zeros:SHAPE:DTYPE (e.g. zeros:64x3:float32)") from None
+        return np.zeros(shape, dtype=dtype), f"arg{index}.npy"
+    if text.endswith(".npy"):
+        array = np.load(text, allow_pickle=False)
+        if array.dtype.kind not in "biuf":
+            raise Error(f"--arg {index}: {text} holds {array.dtype}, not numbers")
+        return np.ascontiguousarray(array), Path(text).name
+    for convert in (lambda t: int(t, 0), float):
+        try:
+            return convert(text), None
+        except ValueError:
+            continue
+    raise Error(f"--arg {index}: '{text}' is not a .npy file, a number, zeros:SHAPE:DTYPE or local:BYTES")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import sim
+
+    data = Path(args.file).read_bytes()
+    values, names = [], []
+    for index, text in enumerate(args.arg):
+        value, name = parse_argument(text, index)
+        values.append(value)
+        names.append(name)
+    hazards = {"error": True, "report": "report", "off": False}[args.hazards]
+    platform = hwlib.platform(args.hw) if args.hw else None
+    try:
+        result = sim.run(data, args.kernel, values, parse_size(args.global_size, "--global"),
+                         parse_size(args.local_size, "--local"), platform, check_hazards=hazards)
+    except sim.HazardError as error:
+        for hazard in error.hazards:
+            sys.stderr.write(f"xegen: hazard: {hazard}\n")
+        raise Error(f"{len(error.hazards)} SWSB hazard(s) in kernel {args.kernel} (listed above)") from None
+    for hazard in result.hazards:
+        sys.stdout.write(f"hazard: {hazard}\n")
+    sys.stdout.write(f"{result.kernel} on {hwlib.platform(result.platform).display_name}: SIMD{result.simd}, "
+                     f"{result.groups} group(s), {result.threads} thread(s), {result.instructions} instructions, "
+                     f"{result.lane_instructions} lane-instructions in {result.seconds:.3f} s\n")
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for value, name in zip(values, names):
+            if name is not None:
+                np.save(out / name, value)
+                sys.stdout.write(f"wrote {out / name}\n")
+    else:
+        with np.printoptions(threshold=20, edgeitems=4):
+            for index, (value, name) in enumerate(zip(values, names)):
+                if name is not None:
+                    sys.stdout.write(f"arg {index} ({name}, {value.dtype}{list(value.shape)}): {value}\n")
+    return 0

@@ -1,0 +1,435 @@
+"""Dispatch a kernel the way Intel's runtime (NEO) does for a zebin: payload and threads.
+
+What each thread finds at entry (see /work/shared/reference/dispatch-abi.md):
+- r0: group ids in r0.1/r0.6/r0.7; on COMPUTE_WALKER platforms r0.0 = offset of the group's
+  indirect data from General State Base (64-byte aligned), r0.2[7:0] = thread index in the
+  group and r0.2[31:24] = threads in the group.
+- cross-thread data (CTD) laid out by `.ze_info` payload_arguments (padded to 32 bytes), and
+  per-thread data (PTD): one row of 16-bit local ids per channel (x, y, z), each row
+  size/3 bytes.
+- GPGPU_WALKER (XeLP): the hardware pushes PTD into r1.. and CTD after it.  COMPUTE_WALKER
+  (XeHPG, XeHPC): the first `inline_data_payload_size` bytes of CTD arrive in r1, the rest
+  of CTD and then PTD of every thread sit in the indirect object heap (IOH) where IGC's
+  prologue loads them from (r0.0 + CTD rest + t * PTD size).  The runtime generates the
+  local ids, so threads start at offset 0.
+- The last thread of a group whose size is not a multiple of SIMD gets a partial dispatch
+  mask.  Ranges that are not a multiple of the group size are split like NEO's walkers: the
+  edge groups get a smaller `local_size` (enqueued_local_size keeps the requested one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import hw as hwlib
+from ..emit.zebin import ZebinKernel
+from ..errors import Error, UnsupportedError
+from .memory import DeviceMemory, Surface
+
+CTD_ALIGNMENT = 32
+IOH_ALIGNMENT = 64
+
+
+@dataclass(frozen=True)
+class LocalBuffer:
+    """A `__local` pointer argument: the runtime reserves `size` bytes of SLM for it."""
+
+    size: int
+
+
+def local(size: int) -> LocalBuffer:
+    return LocalBuffer(int(size))
+
+
+@dataclass
+class Group:
+    """One work-group: its id, local size, and its threads' channels."""
+
+    id: tuple[int, int, int]
+    local_size: tuple[int, int, int]
+    threads: int
+    block_offset: int = 0  # IOH offset of its [CTD rest][PTD...] block
+
+
+@dataclass
+class Launch:
+    """Everything about a dispatch that does not depend on which batch runs it."""
+
+    kernel: ZebinKernel
+    platform: hwlib.Platform
+    simd: int
+    global_size: tuple[int, int, int]
+    local_size: tuple[int, int, int]
+    dimensions: int
+    global_offset: tuple[int, int, int]
+    groups: list[Group]
+    ctd_size: int
+    inline_size: int
+    ptd_size: int
+    ptd_channel_bytes: int
+    packed_local_ids: bool
+    ioh_base: int = 0
+    blocks: dict = field(default_factory=dict)  # local size -> IOH offset
+    surfaces: dict = field(default_factory=dict)
+    slm_bytes: int = 0
+    arg_addresses: dict = field(default_factory=dict)
+    private_base: int = 0
+    private_per_thread: int = 0
+    arg_info: dict = field(default_factory=dict)  # index -> (name, OpenCL type) when the zebin says
+
+
+def _triple(values: Sequence[int] | int, name: str) -> tuple[tuple[int, int, int], int]:
+    if isinstance(values, (int, np.integer)):
+        values = (int(values),)
+    values = tuple(int(v) for v in values)
+    if not 1 <= len(values) <= 3:
+        raise Error(f"{name} must have 1 to 3 dimensions, got {len(values)}")
+    if any(v <= 0 for v in values):
+        raise Error(f"{name} {values} must be positive in every dimension")
+    return values + (1,) * (3 - len(values)), len(values)
+
+
+def walk_order(kernel: ZebinKernel) -> tuple[int, int, int]:
+    order = kernel.execution_env.work_group_walk_order_dimensions
+    return tuple(order) if order else (0, 1, 2)
+
+
+def local_ids(local_size: tuple[int, int, int], simd: int, threads: int,
+              order: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(threads, simd, 3) 16-bit local ids and (threads, simd) live lanes of one group."""
+    i = np.arange(threads * simd).reshape(threads, simd)
+    items = local_size[0] * local_size[1] * local_size[2]
+    d0, d1, d2 = order
+    ids = np.zeros((threads, simd, 3), dtype=np.int64)
+    ids[..., d0] = i % local_size[d0]
+    ids[..., d1] = (i // local_size[d0]) % local_size[d1]
+    ids[..., d2] = i // (local_size[d0] * local_size[d1])
+    return ids.astype(np.uint16), i < items
+
+
+def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], global_size, local_size,
+            memory: DeviceMemory, global_offset=(0, 0, 0), arg_info: dict | None = None) -> Launch:
+    env = kernel.execution_env
+    simd = env.simd_size
+    g, dims = _triple(global_size, "global size")
+    l, ldims = _triple(local_size, "local size")
+    if ldims != dims:
+        l = l[:dims] + (1,) * (3 - dims)
+    if env.required_work_group_size and tuple(env.required_work_group_size) != l:
+        raise Error(f"kernel {kernel.name} requires local size {tuple(env.required_work_group_size)}, got {l}")
+    items = l[0] * l[1] * l[2]
+    if items > 1024:
+        raise Error(f"local size {l} has {items} work-items; at most 1024 are allowed")
+    offset, _ = _triple(tuple(o + 1 for o in global_offset), "global offset")
+    offset = tuple(o - 1 for o in offset)
+
+    ctd_end = max((p.offset + p.size for p in kernel.payload_arguments), default=0)
+    ctd_size = -(-ctd_end // CTD_ALIGNMENT) * CTD_ALIGNMENT
+    ptd_size, packed = 0, False
+    for p in kernel.per_thread_payload_arguments:
+        if p.arg_type == "local_id":
+            ptd_size = p.size
+        elif p.arg_type == "packed_local_ids":
+            ptd_size, packed = p.size, True
+        else:
+            raise UnsupportedError(f"per-thread payload '{p.arg_type}' is not supported")
+    channel_bytes = 0
+    if ptd_size and not packed:
+        if ptd_size % 3 or ptd_size // 3 < 2 * simd:
+            raise UnsupportedError(f"local_id payload of {ptd_size} bytes for SIMD{simd} is not understood")
+        channel_bytes = ptd_size // 3
+
+    counts = tuple(-(-g[d] // l[d]) for d in range(3))
+    groups = []
+    for gz in range(counts[2]):
+        for gy in range(counts[1]):
+            for gx in range(counts[0]):
+                gid = (gx, gy, gz)
+                size = tuple(min(l[d], g[d] - gid[d] * l[d]) for d in range(3))
+                n = size[0] * size[1] * size[2]
+                groups.append(Group(gid, size, max(1, -(-n // simd))))
+    launch = Launch(kernel, platform, simd, g, l, dims, offset, groups, ctd_size,
+                    env.inline_data_payload_size if platform.compute_walker else 0, ptd_size, channel_bytes, packed,
+                    arg_info=dict(arg_info or {}))
+    _map_arguments(launch, args, memory)
+    _build_ioh(launch, memory)
+    return launch
+
+
+# --- arguments -----------------------------------------------------------------------------------
+
+def _argument_count(kernel: ZebinKernel) -> int:
+    indices = [p.arg_index for p in kernel.payload_arguments if p.arg_index is not None]
+    indices += [b.arg_index for b in kernel.binding_table_indices]
+    return max(indices) + 1 if indices else 0
+
+
+def _map_arguments(launch: Launch, args: Sequence[Any], memory: DeviceMemory) -> None:
+    kernel = launch.kernel
+    count = _argument_count(kernel)
+    if len(args) != count:
+        raise Error(f"kernel {kernel.name} takes {count} argument(s), got {len(args)}")
+    slm_static = kernel.execution_env.slm_size
+    slm_next = slm_static
+    kinds = {}
+    for p in kernel.payload_arguments:
+        if p.arg_type == "arg_bypointer" and p.arg_index is not None:
+            kinds.setdefault(p.arg_index, set()).add(p.addrmode)
+    for index, value in enumerate(args):
+        modes = kinds.get(index, set())
+        if "slm" in modes:
+            if not isinstance(value, LocalBuffer):
+                raise Error(f"argument {index} is a __local pointer: pass xegen.sim.local(size)")
+            alignment = next((p.slm_alignment for p in kernel.payload_arguments
+                              if p.arg_index == index and p.slm_alignment), 16) or 16
+            slm_next = -(-slm_next // alignment) * alignment
+            launch.arg_addresses[index] = slm_next
+            slm_next += value.size
+            continue
+        if modes:
+            if not isinstance(value, np.ndarray):
+                raise Error(f"argument {index} is a buffer: pass a numpy array, not {type(value).__name__}")
+            if not value.flags.c_contiguous:
+                raise Error(f"argument {index}: the array must be C-contiguous (use np.ascontiguousarray)")
+            if not value.flags.writeable:
+                raise Error(f"argument {index}: the array is read-only")
+            launch.arg_addresses[index] = memory.map(f"argument {index}", value.reshape(-1).view(np.uint8))
+    launch.slm_bytes = slm_next
+    for b in kernel.binding_table_indices:
+        if b.arg_index not in launch.arg_addresses or not isinstance(args[b.arg_index], np.ndarray):
+            raise Error(f"binding table index {b.bti_value} names argument {b.arg_index}, which is not a buffer")
+        array = args[b.arg_index]
+        launch.surfaces[b.bti_value] = Surface(launch.arg_addresses[b.arg_index], -(-array.nbytes // 4) * 4)
+    private = [m for m in kernel.per_thread_memory_buffers if m.size]
+    if any(m.type == "scratch" for m in private):
+        raise UnsupportedError("kernels that need scratch space (register spills) are not supported")
+    if private:
+        launch.private_per_thread = sum(m.size for m in private)
+
+
+# OpenCL scalar type names (as IGC writes them in kernels_misc_info) -> numpy dtypes
+SCALAR_TYPES = {
+    "char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16, "int": np.int32,
+    "uint": np.uint32, "long": np.int64, "ulong": np.uint64, "half": np.float16, "float": np.float32,
+    "double": np.float64, "bool": np.uint8, "size_t": np.uint64,
+}
+
+
+def argument_info(zebin_raw: dict, kernel_name: str) -> dict[int, tuple[str, str]]:
+    """index -> (argument name, OpenCL type name) from the zebin's kernels_misc_info, if present."""
+    info = {}
+    for entry in zebin_raw.get("kernels_misc_info", []) or []:
+        if not isinstance(entry, dict) or entry.get("name") != kernel_name:
+            continue
+        for arg in entry.get("args_info", []) or []:
+            try:
+                info[int(arg["index"])] = (str(arg.get("name", "")), str(arg.get("type_name", "")).split(";")[0])
+            except (KeyError, TypeError, ValueError):
+                continue
+    return info
+
+
+def _value_bytes(value: Any, size: int, index: int, declared: tuple[str, str] | None = None) -> bytes:
+    """The bytes of a by-value argument: numbers convert to the declared OpenCL type when the
+    zebin names it (so 2 for a float argument is 2.0), else by their Python kind and size."""
+    label = f"argument {index}" + (f" ({declared[0]})" if declared and declared[0] else "")
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        return np.ascontiguousarray(value).tobytes()
+    dtype = np.dtype(SCALAR_TYPES[declared[1]]) if declared and declared[1] in SCALAR_TYPES else None
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.item()
+    if not isinstance(value, (bool, int, float)):
+        raise Error(f"{label}: cannot pass a {type(value).__name__} by value")
+    if dtype is None:  # no type information: integers as two's complement, floats by size
+        dtype = np.dtype({2: np.float16, 4: np.float32, 8: np.float64}.get(size)) if isinstance(value, float) \
+            else np.dtype({1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}.get(size, np.int64))
+    if dtype.kind == "f":
+        return np.array(float(value), dtype=dtype).tobytes()
+    if isinstance(value, float) and not value.is_integer():
+        raise Error(f"{label} is an integer ({declared[1] if declared else f'{size} bytes'}), got {value}")
+    v = int(value)
+    bits = 8 * dtype.itemsize
+    if not -(1 << (bits - 1)) <= v < (1 << bits):
+        raise Error(f"{label}: {v} does not fit {dtype.itemsize} bytes")
+    return (v % (1 << bits)).to_bytes(dtype.itemsize, "little")
+
+
+def cross_thread_data(launch: Launch, args: Sequence[Any], group_local_size: tuple[int, int, int]) -> bytes:
+    """The CTD block of a walker whose groups have `group_local_size`."""
+    data = bytearray(launch.ctd_size)
+    counts = tuple(-(-launch.global_size[d] // launch.local_size[d]) for d in range(3))
+
+    def put(offset: int, size: int, raw: bytes) -> None:
+        data[offset:offset + size] = raw[:size].ljust(size, b"\0")
+
+    def triple(offset: int, size: int, values) -> None:
+        put(offset, size, b"".join(int(v).to_bytes(4, "little") for v in values))
+
+    by_value_pieces: dict[int, int] = {}
+    for p in launch.kernel.payload_arguments:
+        kind = p.arg_type
+        if kind == "global_id_offset":
+            triple(p.offset, p.size, launch.global_offset)
+        elif kind == "local_size":
+            triple(p.offset, p.size, group_local_size)
+        elif kind == "enqueued_local_size":
+            triple(p.offset, p.size, launch.local_size)
+        elif kind == "global_size":
+            triple(p.offset, p.size, launch.global_size)
+        elif kind == "group_count":
+            triple(p.offset, p.size, counts)
+        elif kind == "work_dimensions":
+            put(p.offset, p.size, launch.dimensions.to_bytes(4, "little"))
+        elif kind in ("arg_bypointer", "buffer_address"):
+            if p.size == 0:
+                continue  # stateful: reaches the buffer through the binding table
+            address = launch.arg_addresses.get(p.arg_index)
+            if address is None:
+                raise Error(f"payload argument {kind} names argument {p.arg_index}, which is not a pointer")
+            put(p.offset, p.size, int(address).to_bytes(8, "little"))
+        elif kind == "buffer_offset":
+            put(p.offset, p.size, bytes(4))  # buffers are mapped 4-byte aligned: no offset
+        elif kind == "arg_byvalue":
+            value = _value_bytes(args[p.arg_index], p.size, p.arg_index, launch.arg_info.get(p.arg_index))
+            start = p.source_offset or 0
+            if p.source_offset is None and len(value) != p.size:
+                raise Error(f"argument {p.arg_index} is {p.size} bytes by value, got {len(value)} bytes")
+            put(p.offset, p.size, value[start:start + p.size])
+            by_value_pieces[p.arg_index] = by_value_pieces.get(p.arg_index, 0) + p.size
+        elif kind == "private_base_stateless":
+            put(p.offset, p.size, int(launch.private_base).to_bytes(8, "little"))
+        else:
+            raise UnsupportedError(f"payload argument '{kind}' is not supported")
+    return bytes(data)
+
+
+def _build_ioh(launch: Launch, memory: DeviceMemory) -> None:
+    """Reserve the indirect object heap: one [CTD rest][PTD per thread] block per distinct
+    work-group size (groups of the same size share it)."""
+    sizes = sorted({grp.local_size for grp in launch.groups})
+    offset = IOH_ALIGNMENT  # keep offset 0 unused: r0.0 == 0 would look like "no payload"
+    rest = max(launch.ctd_size - launch.inline_size, 0)
+    for size in sizes:
+        threads = max(1, -(-size[0] * size[1] * size[2] // launch.simd))
+        launch.blocks[size] = offset
+        offset += -(-(rest + threads * launch.ptd_size) // IOH_ALIGNMENT) * IOH_ALIGNMENT
+    for grp in launch.groups:
+        grp.block_offset = launch.blocks[grp.local_size]
+    launch.ioh_base = memory.allocate("indirect object heap", offset)
+
+
+def fill_ioh(launch: Launch, memory: DeviceMemory, args: Sequence[Any]) -> dict:
+    """Write each block's CTD and PTD; returns CTD bytes per group size."""
+    region = memory.region_named("indirect object heap")
+    ctd_by_size = {}
+    rest_start = launch.inline_size if launch.ctd_size > launch.inline_size else launch.ctd_size
+    order = walk_order(launch.kernel)
+    for size, offset in launch.blocks.items():
+        ctd = cross_thread_data(launch, args, size)
+        ctd_by_size[size] = ctd
+        rest = ctd[rest_start:]
+        region.data[offset:offset + len(rest)] = np.frombuffer(rest, dtype=np.uint8)
+        if launch.ptd_size:
+            threads = max(1, -(-size[0] * size[1] * size[2] // launch.simd))
+            ptd = per_thread_data(launch, size, threads, order)
+            start = offset + len(rest)
+            region.data[start:start + ptd.size] = ptd.reshape(-1)
+    return ctd_by_size
+
+
+def per_thread_data(launch: Launch, size: tuple[int, int, int], threads: int, order) -> np.ndarray:
+    """(threads, ptd_size) bytes of local ids."""
+    ids, _ = local_ids(size, launch.simd, threads, order)
+    out = np.zeros((threads, launch.ptd_size), dtype=np.uint8)
+    if launch.packed_local_ids:
+        packed = ids[:, 0, :].astype(np.uint16)  # SIMD1: x, y, z of the thread's one item
+        out[:, :6] = packed.view(np.uint8).reshape(threads, 6)
+        return out
+    for channel in range(3):
+        row = ids[:, :, channel].astype(np.uint16).view(np.uint8).reshape(threads, 2 * launch.simd)
+        out[:, channel * launch.ptd_channel_bytes:channel * launch.ptd_channel_bytes + 2 * launch.simd] = row
+    return out
+
+
+def thread_count(launch: Launch) -> int:
+    return sum(g.threads for g in launch.groups)
+
+
+def group_batches(launch: Launch, max_threads: int) -> list[list[int]]:
+    """Indices of groups, in batches of whole groups with at most `max_threads` threads."""
+    batches, current, count = [], [], 0
+    for index, grp in enumerate(launch.groups):
+        if current and count + grp.threads > max_threads:
+            batches.append(current)
+            current, count = [], 0
+        current.append(index)
+        count += grp.threads
+    if current:
+        batches.append(current)
+    return batches
+
+
+def batch_layout(launch: Launch, group_indices: list[int], threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """(threads, simd) live lanes and the batch-local group index of each thread of a batch."""
+    order = walk_order(launch.kernel)
+    live = np.zeros((threads, launch.simd), dtype=bool)
+    group_of_thread = np.zeros(threads, dtype=np.int64)
+    t0 = 0
+    for batch_group, index in enumerate(group_indices):
+        grp = launch.groups[index]
+        _, lanes = local_ids(grp.local_size, launch.simd, grp.threads, order)
+        live[t0:t0 + grp.threads] = lanes
+        group_of_thread[t0:t0 + grp.threads] = batch_group
+        t0 += grp.threads
+    return live, group_of_thread
+
+
+def fill_registers(launch: Launch, group_indices: list[int], grf: np.ndarray, sr: np.ndarray, ce: np.ndarray,
+                   ctd_by_size: dict) -> None:
+    """Initial r0, pushed payload and status registers of a batch's threads."""
+    platform = launch.platform
+    simd = launch.simd
+    grf_bytes = platform.grf_bytes
+    order = walk_order(launch.kernel)
+    threads = grf.shape[0]
+    live, _ = batch_layout(launch, group_indices, threads)
+    r0 = grf[:, :grf_bytes].view(np.uint32)
+    t0 = 0
+    for index in group_indices:
+        grp = launch.groups[index]
+        n = grp.threads
+        rows = slice(t0, t0 + n)
+        r0[rows, 1] = grp.id[0]
+        r0[rows, 6] = grp.id[1]
+        r0[rows, 7] = grp.id[2]
+        if platform.compute_walker:
+            r0[rows, 0] = grp.block_offset
+            r0[rows, 2] = np.arange(n, dtype=np.uint32) | np.uint32((n & 0xFF) << 24)
+        ctd = np.frombuffer(ctd_by_size[grp.local_size], dtype=np.uint8)
+        if platform.compute_walker:
+            inline = min(launch.inline_size, len(ctd))
+            if inline:
+                grf[rows, grf_bytes:grf_bytes + inline] = ctd[:inline]
+        else:
+            ptd_grfs = max(1, -(-launch.ptd_size // grf_bytes))
+            if launch.ptd_size:
+                ptd = per_thread_data(launch, grp.local_size, n, order)
+                grf[rows, grf_bytes:grf_bytes + launch.ptd_size] = ptd
+            start = (1 + ptd_grfs) * grf_bytes
+            if start + len(ctd) > grf.shape[1]:
+                raise UnsupportedError("cross-thread data does not fit the GRF")
+            grf[rows, start:start + len(ctd)] = ctd
+        t0 += n
+    masks = np.zeros(threads, dtype=np.uint32)
+    for bit in range(simd):
+        masks |= live[:, bit].astype(np.uint32) << np.uint32(bit)
+    sr_words = sr.view(np.uint32)
+    sr_words[:, 0] = np.arange(threads, dtype=np.uint32)
+    sr_words[:, 2] = masks
+    sr_words[:, 3] = masks
+    ce.view(np.uint32)[:, 0] = masks

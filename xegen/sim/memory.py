@@ -1,0 +1,165 @@
+"""Device memory: one flat 64-bit address space of buffers, surfaces over it, and SLM.
+
+Every buffer (a user's numpy array, the indirect object heap, private memory) gets an
+address; buffers are 64 KiB aligned with an unmapped 64 KiB gap after each, so a kernel
+that runs off the end of one buffer faults instead of silently touching the next.  User
+arrays are mapped in place: stores write straight into them.
+
+Surfaces (binding-table entries) are a base address and a size: an out-of-bounds surface
+access reads zero and drops writes, as the hardware's bounds checking does.  Flat (A64)
+accesses are not bounds checked by the hardware, so an access that hits no buffer is a
+`MemoryFault` here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import MemoryFault
+
+FIRST_ADDRESS = 0x1_0000_0000  # above 4 GiB: a truncated 32-bit pointer faults
+ALIGNMENT = 1 << 16
+GUARD = 1 << 16
+
+
+@dataclass
+class Region:
+    name: str
+    base: int
+    data: np.ndarray  # uint8, one dimension, possibly a view of a user array
+
+    @property
+    def end(self) -> int:
+        return self.base + self.data.size
+
+
+class DeviceMemory:
+    """The flat address space."""
+
+    def __init__(self) -> None:
+        self.regions: list[Region] = []
+        self._next = FIRST_ADDRESS
+        self._bases = np.zeros(0, dtype=np.uint64)
+
+    def map(self, name: str, data: np.ndarray) -> int:
+        """Map a uint8 view (writes go to its owner) and return its address."""
+        flat = data.reshape(-1)
+        if flat.dtype != np.uint8:
+            raise TypeError("map() takes a uint8 view")
+        base = self._next
+        self.regions.append(Region(name, base, flat))
+        size = max(flat.size, 1)
+        self._next = base + (size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT + GUARD
+        self._bases = np.array([r.base for r in self.regions], dtype=np.uint64)
+        return base
+
+    def allocate(self, name: str, size: int) -> int:
+        return self.map(name, np.zeros(size, dtype=np.uint8))
+
+    def region_named(self, name: str) -> Region:
+        for region in self.regions:
+            if region.name == name:
+                return region
+        raise KeyError(name)
+
+    # --- access --------------------------------------------------------------------------------
+
+    def _locate(self, addresses: np.ndarray, size: int) -> list[tuple[Region, np.ndarray, np.ndarray]]:
+        """(region, access indices, offsets) groups; faults on an address outside every buffer."""
+        addresses = np.asarray(addresses, dtype=np.uint64)
+        if addresses.size == 0:
+            return []
+        low, high = addresses.min(), addresses.max()
+        r = int(np.searchsorted(self._bases, low, side="right")) - 1
+        if r >= 0 and high + np.uint64(size) <= np.uint64(self.regions[r].end):
+            # the usual case: every access falls in one buffer
+            return [(self.regions[r], slice(None), (addresses - np.uint64(self.regions[r].base)).astype(np.int64))]
+        index = np.searchsorted(self._bases, addresses, side="right").astype(np.int64) - 1
+        first, last = int(index.min()), int(index.max())
+        if first < 0:
+            self._fault(int(addresses[np.argmin(index)]), size)
+        groups = []
+        for r in range(first, last + 1):
+            which = np.arange(addresses.size) if first == last else np.nonzero(index == r)[0]
+            if which.size == 0:
+                continue
+            region = self.regions[r]
+            offsets = (addresses[which] - np.uint64(region.base)).astype(np.int64)
+            bad = offsets + size > region.data.size
+            if np.any(bad):
+                self._fault(int(addresses[which[np.argmax(bad)]]), size)
+            groups.append((region, which, offsets))
+        return groups
+
+    def _fault(self, address: int, size: int) -> None:
+        near = ", ".join(f"{r.name} [0x{r.base:x}, 0x{r.end:x})" for r in self.regions[:8])
+        raise MemoryFault(f"{size}-byte access at address 0x{address:x} is outside every buffer ({near})")
+
+    def read(self, addresses: np.ndarray, size: int) -> np.ndarray:
+        """The `size`-byte element (as an unsigned integer) at each address."""
+        out = np.zeros(np.asarray(addresses).size, dtype=UNSIGNED[size])
+        for region, which, offsets in self._locate(addresses, size):
+            out[which] = element_read(region.data, offsets, size)
+        return out
+
+    def write(self, addresses: np.ndarray, values: np.ndarray) -> None:
+        """Store values[i] at addresses[i]; a later access wins where two overlap."""
+        size = values.dtype.itemsize
+        for region, which, offsets in self._locate(addresses, size):
+            element_write(region.data, offsets, values[which])
+
+
+UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+
+
+def element_read(data: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
+    """Elements of `size` bytes at byte offsets of a uint8 array (aligned ones through a typed view)."""
+    dtype = UNSIGNED[size]
+    if size == 1:
+        return data[offsets]
+    if data.size % size == 0 and not np.any(offsets % size):
+        return data.view(dtype)[offsets // size]
+    return np.ascontiguousarray(data[offsets[:, None] + np.arange(size)]).view(dtype).reshape(-1)
+
+
+def element_write(data: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
+    size = values.dtype.itemsize
+    if size == 1:
+        data[offsets] = values
+    elif data.size % size == 0 and not np.any(offsets % size):
+        data.view(values.dtype)[offsets // size] = values
+    else:
+        data[offsets[:, None] + np.arange(size)] = np.ascontiguousarray(values).view(np.uint8).reshape(-1, size)
+
+
+@dataclass(frozen=True)
+class Surface:
+    """A buffer surface of the binding table."""
+
+    base: int
+    size: int
+
+
+class SharedLocalMemory:
+    """SLM of every work-group of a batch: `size` bytes per group."""
+
+    def __init__(self, groups: int, size: int):
+        self.size = size
+        self.stride = max(-(-size // 64) * 64, 64)  # keeps every group's SLM 8-byte aligned
+        self.data = np.zeros(groups * self.stride, dtype=np.uint8)
+
+    def _flat(self, groups: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
+        offsets = np.asarray(offsets, dtype=np.int64)
+        bad = (offsets < 0) | (offsets + size > self.size)
+        if np.any(bad):
+            where = int(offsets[np.argmax(bad)])
+            raise MemoryFault(f"{size}-byte SLM access at offset {where} is outside the group's {self.size} bytes of SLM")
+        return np.asarray(groups, dtype=np.int64) * self.stride + offsets
+
+    def read(self, groups: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
+        return element_read(self.data, self._flat(groups, offsets, size), size)
+
+    def write(self, groups: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
+        element_write(self.data, self._flat(groups, offsets, values.dtype.itemsize), values)
