@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import replace
 
 import pytest
@@ -15,7 +14,6 @@ from xegen.errors import DecodeError
 from .xe_strategies import kernels
 
 PLATFORMS = [hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC]
-HAVE_COMPACTION = importlib.util.find_spec("xegen.emit.compaction") is not None
 
 
 @pytest.mark.parametrize("platform", PLATFORMS, ids=lambda p: p.name)
@@ -112,14 +110,6 @@ def test_decode_one_offsets():
     with pytest.raises(DecodeError) as info:
         decode_one(code, 32, "xehpc")
     assert info.value.offset == 32
-
-
-@pytest.mark.skipif(HAVE_COMPACTION, reason="compaction tables are present: compacted words decode")
-def test_compacted_words_raise_until_compaction_exists():
-    word = bytes([0x61, 0, 0, 0x20]) + bytes(4)  # bit 29 set: an 8-byte compacted instruction
-    with pytest.raises(DecodeError, match="compacted") as info:
-        decode(bytes(16) + word, "xehpg")
-    assert info.value.offset == 16
 
 
 def test_large_random_input_terminates():

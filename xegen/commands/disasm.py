@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 from .. import hw as hwlib
+from ..emit import disassemble
+from ..emit.zebin import read_zebin
 from ..errors import DecodeError, Error
 
 ELF_MAGIC = b"\x7fELF"
@@ -34,21 +36,18 @@ def kernels_of(data: bytes) -> list[tuple[str | None, bytes]]:
     """(name, code) of every kernel: one unnamed kernel for raw bytes, all kernels of a zebin."""
     if not data.startswith(ELF_MAGIC):
         return [(None, data)]
-    try:
-        from ..emit.zebin import read_zebin
-    except ImportError:
-        raise Error("this file is a zebin (ELF), but the zebin reader (xegen.emit.zebin) is not available yet; "
-                    "pass the raw kernel bytes instead") from None
     return [(kernel.name, kernel.code) for kernel in read_zebin(data).kernels]
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..emit import disassemble
-
     platform = hwlib.platform(args.hw)
     data = Path(args.file).read_bytes()
+    try:
+        kernels = kernels_of(data)
+    except Error as error:
+        raise Error(f"{args.file}: {error}") from None
     parts = []
-    for name, code in kernels_of(data):
+    for name, code in kernels:
         try:
             listing = disassemble(code, platform, pcs=args.pcs)
         except DecodeError as error:
