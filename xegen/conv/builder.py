@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import ConfigError
+from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
 from ..ir import Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Stmt, Var, const, seq, store
-from ..ir.types import F32, PTR, S32
+from ..ir.types import F32, PTR
 from .config import RESERVED_GRFS, Config, check_config, k_iterations
 from .epilogue import finish
 from .gemm import Gemm, View
@@ -124,6 +124,10 @@ class KernelPlan:
 def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     """Lay out every buffer of the kernel; ConfigError if it does not fit the GRF or SLM."""
     check_config(config, gemm, hw)
+    for view in (gemm.a, gemm.b, gemm.c):
+        if view.layout.elements * view.type.size >= 2**31:
+            raise UnsupportedError(f"{view.tensor} takes {view.layout.elements * view.type.size} bytes: xegen's "
+                                   "kernels address tensors with 32-bit byte offsets (under 2 GiB)")
     grf = hw.grf_bytes
     m_group, n_group = config.tg_m * config.m_tile, config.tg_n * config.n_tile
     grid = (-(-gemm.n.size // n_group), -(-gemm.m.size // m_group), gemm.groups * config.k_split)
@@ -160,15 +164,15 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
                     (Var("one", PTR), 4)]
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
 
+    if plan.slm_bytes > hw.max_slm_bytes:
+        raise ConfigError(f"slm=1 needs {plan.slm_bytes} bytes of SLM per group, more than {hw}'s "
+                          f"{hw.max_slm_bytes}: use fewer threads or smaller tiles")
     budget = config.grf * grf
     used = plan.grf_bytes + RESERVED_GRFS * grf
     if used > budget:
         raise ConfigError(f"the kernel needs {used // grf} GRFs ({plan.grf_bytes // grf} for tiles + {RESERVED_GRFS} "
                           f"reserved) but grf={config.grf}: use smaller m_tile/n_tile/k_block"
                           + (" or grf=256" if config.grf < hw.max_grf_count else ""))
-    if plan.slm_bytes > hw.max_slm_bytes:
-        raise ConfigError(f"slm=1 needs {plan.slm_bytes} bytes of SLM per group, more than {hw}'s "
-                          f"{hw.max_slm_bytes}: use fewer threads or smaller tiles")
     return plan
 
 

@@ -110,7 +110,7 @@ def multiply_types(gemm: Gemm) -> tuple[Type, Type]:
 def k_step(config: Config, gemm: Gemm) -> int:
     """K elements one multiply instruction consumes (dpas: 8 dwords; dp4a: one dword; mad: 1)."""
     if config.fma == "dpas":
-        return 8 * (4 // gemm.a.type.size)
+        return 8 * max(1, 4 // gemm.a.type.size)
     if config.fma == "dp4a":
         return 4
     return 1
@@ -183,7 +183,7 @@ def _pick_fma(gemm: Gemm, hw: Platform) -> str:
 
 
 def _pick_simd(fma: str, hw: Platform) -> int:
-    if fma == "dpas":
+    if fma == "dpas" and hw.has_dpas:
         return hw.dpas_exec_size
     fitting = [w for w in hw.simd_widths if w * 4 <= MAD_OPERAND_BYTES]
     return max(fitting)
@@ -221,9 +221,9 @@ def _candidates(gemm: Gemm, hw: Platform, given: dict[str, object]) -> list[Conf
     simd = given.get("simd") or _pick_simd(fma, hw)
     m, n = gemm.m.size, gemm.n.size
     if fma == "dpas":
-        step = 8 * (4 // gemm.a.type.size)
+        step = 8 * max(1, 4 // gemm.a.type.size)
         m_tiles = [16, 8] if m >= 64 else [min(8, m)]
-        n_tiles = [t for t in (32, 16, 8) if t % simd == 0 and t <= max(_round_up(n, simd), simd)]
+        n_tiles = [t for t in (32, 16, 8) if t % simd == 0 and t <= max(_round_up(n, simd), simd)] or [simd]
         k_blocks = [step]
     else:
         step = 4 if fma == "dp4a" else 1

@@ -17,11 +17,11 @@ from ..errors import Error
 from ..hw import Platform
 from ..hw import platform as lookup_platform
 from ..ir import Stmt, Var, execute, format_stmt
-from ..ir.semantics import round_array
+from ..ir.semantics import numpy_dtype, round_array
 from ..ir.types import BF16, PTR, Type
 from .builder import GROUP_IDS, THREAD_IDS, KernelPlan, build_body, kernel_arguments, plan_kernel
 from .config import Config, choose_config
-from .gemm import Gemm, formulate
+from .gemm import formulate
 from .problem import Problem
 
 
@@ -118,8 +118,6 @@ def from_memory(raw: np.ndarray, t: Type) -> np.ndarray:
 
 
 def _dtype(t: Type) -> np.dtype:
-    from ..ir.semantics import numpy_dtype
-
     return np.dtype(np.uint16) if t == BF16 else numpy_dtype(t)
 
 
@@ -162,9 +160,3 @@ def run_ir(kernel: Kernel, tensors: Mapping[str, np.ndarray]) -> dict[str, np.nd
     return {name: problem.layout_of(name).from_physical(from_memory(buffers[name], problem.type_of(name)))
             for name in problem.outputs}
 
-
-def plan_of(problem: Problem, hw: str | Platform = "xehpg", overrides: Mapping[str, object] | None = None
-            ) -> tuple[Gemm, Config]:
-    platform = lookup_platform(hw)
-    gemm = formulate(problem)
-    return gemm, choose_config(gemm, platform, overrides)

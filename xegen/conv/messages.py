@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ..hw import Platform
 from ..ir import Call, Expr, Let, Send, Stmt, Var, ptr, store
 from ..ir.expr import Broadcast, IntImm
-from ..ir.types import S32, Type
+from ..ir.types import Type
 from .gemm import Gemm, View
 from .index import Idx, all_of, lane_ids, lane_var
 from .tiles import Line, TileLayout
@@ -108,6 +108,9 @@ def components(gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: 
 
 # Planning --------------------------------------------------------------------------------------
 
+SCATTERED_COST = 2  # a scattered message costs about two block messages (an address per element)
+
+
 @dataclass(frozen=True)
 class LinePlan:
     line_dim: int  # tile dimension the lines run along: 0 (rows) or 1 (columns)
@@ -149,8 +152,8 @@ def block_length(view: View, gemm: Gemm, hw: Platform, dim_index: int, extent: i
 
 def plan_lines(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], multiples: tuple[int, int],
                allow_block: bool = True, line_dims: tuple[int, ...] = (1, 0)) -> LinePlan:
-    """Choose how a tile of `extents` moves: the fewest messages (each line also takes at least a
-    GRF), block lines before scattered ones at equal count."""
+    """Choose how a tile of `extents` moves: the cheapest set of messages, counting a scattered
+    message (one address per element) as two block messages; block first at equal cost."""
     candidates: list[tuple[int, int, int, LinePlan]] = []
     for d in line_dims:
         lines_across = extents[1 - d]
@@ -159,7 +162,8 @@ def plan_lines(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], m
             if length:
                 candidates.append((lines_across * (extents[d] // length), 0, -d, LinePlan(d, True, length)))
         length = min(extents[d], hw.max_message_simd)
-        candidates.append((lines_across * -(-extents[d] // length), 1, -d, LinePlan(d, False, length)))
+        cost = SCATTERED_COST * lines_across * -(-extents[d] // length)
+        candidates.append((cost, 1, -d, LinePlan(d, False, length)))
     return min(candidates, key=lambda c: c[:3])[3]
 
 
