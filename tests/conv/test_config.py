@@ -83,6 +83,7 @@ def test_bad_override_text(text, message):
     ("f32", "xehpg", {"tg_m": 64, "tg_n": 2}, "work items per group"),
     ("f16", "xehpg", {"k_split": 2}, "f32 or s32 output"),
     ("f32", "xehpg", {"k_split": 1000}, "exceeds the"),
+    ("u8:s8:f32", "xehpg", {"k_split": 2}, "int8 partial results"),
     ("f32", "xelp", {"m_tile": 32, "n_tile": 64, "k_block": 16, "grf": 128}, "GRFs .* but grf=128"),
     ("f16", "xehpg", {"slm": 1, "tg_m": 3, "tg_n": 1, "m_tile": 8, "k_block": 16}, "cannot be shared evenly"),
 ])

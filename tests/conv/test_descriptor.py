@@ -184,3 +184,10 @@ def test_any_text_parses_or_raises_a_parse_error(text):
 
 def test_field_list_is_benchdnns():
     assert FIELDS[:4] == ("g", "mb", "ic", "id") and len(FIELDS) == 22
+
+
+def test_flops_count_only_taps_inside_the_input():
+    # no padding: every one of the 3 outputs x 3 taps per dimension reads the input
+    assert parse_descriptor("ic3ih5oc4kh3").flops() == 2 * 2 * 4 * 3 * (3 * 3) ** 2
+    # padding 1 on 3 outputs of a 3-tap kernel: 2 of the 9 (output, tap) pairs read padding
+    assert parse_descriptor("mb1ic2ih3oc5kh3ph1").flops() == 2 * 1 * 5 * 2 * 7 * 7

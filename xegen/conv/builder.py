@@ -262,9 +262,9 @@ class _Builder:
         k_start = self.loop.bind("k_start", (self.k_slice * plan.iterations + self.idx(k_iter, plan.iterations))
                                  * config.k_block)
         self.origin = {
-            "m": Origin("m", m_start, config.m_tile, "m", top),
-            "n": Origin("n", n_start, config.n_tile, "n", top),
-            "k": Origin("k", k_start, config.k_block, "k", self.loop),
+            "m": Origin("m", m_start, "m", top),
+            "n": Origin("n", n_start, "n", top),
+            "k": Origin("k", k_start, "k", self.loop),
         }
         if config.slm:
             self.thread_index = top.bind("thread_index", tid1 * config.tg_n + tid0)
@@ -339,9 +339,9 @@ class _Builder:
             scope = self.loop if name == "k" else self.top
             if d == slm.split_dim:
                 start = scope.bind(f"{name}_slice_start", start + self.thread_index * slm.slice_extents[d])
-                origins.append(Origin(name, start, slm.slice_extents[d], name + "s", scope))
+                origins.append(Origin(name, start, name + "s", scope))
             else:
-                origins.append(Origin(name, start, slm.group_extents[d], name + "g", scope))
+                origins.append(Origin(name, start, name + "g", scope))
         return origins[0], origins[1]
 
     def _slice_position(self, op: OperandPlan) -> tuple[Idx, Idx, tuple[int, int]]:
@@ -395,7 +395,7 @@ class _Builder:
     def _output_messages(self, output: OutputPlan, op: str) -> tuple[list[Stmt], bool]:
         dims = output.view.dims
         if len(dims) == 1:
-            origins = (Origin("", Idx.const(0), 1, "", self.top), self.origin[dims[0]])
+            origins = (Origin("", Idx.const(0), "", self.top), self.origin[dims[0]])
         else:
             origins = (self.origin[dims[0]], self.origin[dims[1]])
         return emit_global(output.view, self.gemm, self.buffers[output.view.tensor], output.tile, output.lines,

@@ -166,6 +166,10 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
                               f"s32 output, not {c}")
         if gemm.problem.relu:
             raise ConfigError(f"k_split={config.k_split}: relu cannot be applied to partial sums")
+        if is_int8 and (c.kind != "s32" or gemm.bias_mode):
+            # f32 partial sums (or a rounded bias) would not add up to int8's exact result
+            raise ConfigError(f"k_split={config.k_split}: int8 partial results add exactly only into an s32 "
+                              "output without bias")
         total = -(-gemm.k.size // config.k_block)
         if config.k_split > total:
             raise ConfigError(f"k_split={config.k_split} exceeds the {total} K blocks of k_block={config.k_block}")
@@ -216,28 +220,35 @@ def choose_config(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
     raise first_error
 
 
+def _tile_options(fma: str, simd: int, gemm: Gemm) -> tuple[list[int], list[int], list[int]]:
+    """Tile sizes to try, largest first: (m_tile, n_tile, k_block) options."""
+    m, n = gemm.m.size, gemm.n.size
+    fitting_n = max(_round_up(n, simd), simd)
+    if fma == "dpas":
+        m_tiles = [16, 8] if m >= 64 else [min(8, m)]
+        n_tiles = [t for t in (32, 16, 8) if t % simd == 0 and t <= fitting_n] or [simd]
+        return m_tiles, n_tiles, [8 * max(1, 4 // gemm.a.type.size)]
+    m_tiles = [8, 4] if m >= 8 else [m]
+    widest = 2 * simd if n >= 4 * simd else simd
+    n_tiles = [t for t in (widest, simd) if t <= fitting_n]
+    return m_tiles, n_tiles, [32, 16] if fma == "dp4a" else [8, 4]
+
+
 def _candidates(gemm: Gemm, hw: Platform, given: dict[str, object]) -> list[Config]:
     fma = given.get("fma") or _pick_fma(gemm, hw)
     simd = given.get("simd") or _pick_simd(fma, hw)
-    m, n = gemm.m.size, gemm.n.size
-    if fma == "dpas":
-        step = 8 * max(1, 4 // gemm.a.type.size)
-        m_tiles = [16, 8] if m >= 64 else [min(8, m)]
-        n_tiles = [t for t in (32, 16, 8) if t % simd == 0 and t <= max(_round_up(n, simd), simd)] or [simd]
-        k_blocks = [step]
-    else:
-        step = 4 if fma == "dp4a" else 1
-        m_tiles = [t for t in (8, 4) if t <= max(m, 4)] if m >= 8 else [m]
-        widest = 2 * simd if n >= 4 * simd else simd
-        n_tiles = [t for t in (widest, simd) if t <= max(_round_up(n, simd), simd)]
-        k_blocks = [32, 16] if fma == "dp4a" else [8, 4]
-    pick = lambda key, options: [given[key]] if key in given else list(dict.fromkeys(options))  # noqa: E731
+    m_tiles, n_tiles, k_blocks = _tile_options(fma, simd, gemm)
+
+    def options(key: str, choices: list[int]) -> list[int]:
+        return [given[key]] if key in given else list(dict.fromkeys(choices))
+
     configs: list[Config] = []
-    for k_block in pick("k_block", k_blocks):
-        for n_tile in pick("n_tile", n_tiles):
-            for m_tile in pick("m_tile", m_tiles):
-                tg_n = given.get("tg_n") or max(1, min(4, -(-n // n_tile)))
-                tg_m = given.get("tg_m") or max(1, min(4, -(-m // m_tile)))
+    for k_block in options("k_block", k_blocks):
+        for n_tile in options("n_tile", n_tiles):
+            for m_tile in options("m_tile", m_tiles):
+                # as many threads as the problem has tiles, up to 4 per dimension
+                tg_n = given.get("tg_n") or max(1, min(4, -(-gemm.n.size // n_tile)))
+                tg_m = given.get("tg_m") or max(1, min(4, -(-gemm.m.size // m_tile)))
                 while tg_m * tg_n * simd > hw.max_work_group_size and "tg_m" not in given and tg_m > 1:
                     tg_m //= 2
                 base = Config(fma, simd, tg_m, tg_n, m_tile, n_tile, k_block,
@@ -246,9 +257,9 @@ def _candidates(gemm: Gemm, hw: Platform, given: dict[str, object]) -> list[Conf
                               grf=given.get("grf", min(hw.grf_counts)))
                 if "k_split" not in given:
                     base = replace(base, k_split=_pick_k_split(base, gemm))
-                slm_options = [base.slm] if "slm" in given else (
-                    [1, 0] if fma == "dpas" and base.threads_per_group >= 4 else [0])
-                grf_options = [base.grf] if "grf" in given else sorted(hw.grf_counts)
+                staged = fma == "dpas" and base.threads_per_group >= 4
+                slm_options = options("slm", [1, 0] if staged else [0])
+                grf_options = options("grf", sorted(hw.grf_counts))
                 configs += [replace(base, slm=s, grf=g) for s in slm_options for g in grf_options]
     return list(dict.fromkeys(configs))
 

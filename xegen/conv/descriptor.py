@@ -117,7 +117,7 @@ class Descriptor:
         """Multiply-adds times two, counting only taps that read the input (not padding)."""
         taps = 1
         for dim in self.used:
-            o, i, k, s, p, d = (self.field(x, dim) for x in _PER_DIM)
+            i, o, k, s, p, d = (self.field(x, dim) for x in _PER_DIM)
             taps *= sum(1 for out in range(o) for kk in range(k) if 0 <= out * s - p + kk * (d + 1) < i)
         return 2 * self.mb * self.oc * self.icg * taps
 

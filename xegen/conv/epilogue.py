@@ -10,7 +10,7 @@ adding 2^23 leaves no fraction bits), so it lowers to two adds or to `rnde`.
 from __future__ import annotations
 
 from ..ir import Expr, Load, Stmt, cast, const, max_, select, store
-from ..ir.expr import Broadcast
+from ..ir.expr import Broadcast, Shuffle
 from ..ir.types import F32, S32, Type
 from .tiles import TileLayout, overlaps
 
@@ -46,7 +46,8 @@ def _load(layout: TileLayout, start: int, stride: int, lanes: int) -> Expr:
     return Load(layout.buffer, const(start * size), t, None if stride == 1 or lanes == 1 else stride * size)
 
 
-def _lane_stride(piece, rows, cols) -> int:
+def _lane_stride(piece, cols) -> int:
+    """Elements between consecutive columns `cols` in `piece`."""
     return piece.col_stride * cols.step // piece.cols.step
 
 
@@ -61,7 +62,7 @@ def finish(acc: TileLayout, out: TileLayout, bias: TileLayout | None, relu: bool
         lanes = cols.count
         for i in range(rows.count):
             r = rows.start + i * rows.step
-            value = _load(acc, ap.offset(r, cols.start), _lane_stride(ap, rows, cols), lanes)
+            value = _load(acc, ap.offset(r, cols.start), _lane_stride(ap, cols), lanes)
             bias_value = None
             if bias is not None:
                 bias_value = _bias_lanes(bias, cols)
@@ -69,25 +70,23 @@ def finish(acc: TileLayout, out: TileLayout, bias: TileLayout | None, relu: bool
                     zero = const(0.0) if lanes == 1 else Broadcast(const(0.0), lanes)
                     bias_value = select(bias_gate, bias_value, zero)
             result = output_value(value, acc.type, out.type, bias_value, relu)
-            stride = _lane_stride(op, rows, cols)
+            stride = _lane_stride(op, cols)
             stores.append(store(out.buffer, op.offset(r, cols.start) * out.type.size, result,
                                 stride=None if stride == 1 or lanes == 1 else stride * out.type.size))
     return stores
 
 
 def _bias_lanes(bias: TileLayout, cols) -> Expr:
-    """The bias of columns `cols` as f32 lanes (taken piece by piece from the bias tile)."""
-    parts = []
-    for piece in bias.pieces:
-        for j in range(cols.count):
-            c = cols.start + j * cols.step
-            if piece.contains(0, c):
-                parts.append((j, piece.offset(0, c)))
-    offsets = [offset for _, offset in sorted(parts)]
-    if len(offsets) != cols.count:
-        raise AssertionError("bias tile does not cover the output columns")
-    strides = {b - a for a, b in zip(offsets, offsets[1:])}
-    if len(strides) <= 1:
-        stride = strides.pop() if strides else 1
-        return cast(F32, _load(bias, offsets[0], stride, cols.count))
-    raise AssertionError("bias columns are not evenly spaced")
+    """The bias of columns `cols` as f32 lanes: one load per evenly spaced run of the bias tile
+    (its lines start on GRF boundaries), joined with a shuffle when there are several."""
+    offsets = [bias.offset(0, cols.start + j * cols.step) for j in range(cols.count)]
+    runs: list[list[int]] = [[offsets[0]]]
+    for offset in offsets[1:]:
+        run = runs[-1]
+        if len(run) == 1 or offset - run[-1] == run[1] - run[0]:
+            run.append(offset)
+        else:
+            runs.append([offset])
+    loads = [_load(bias, run[0], run[1] - run[0] if len(run) > 1 else 1, len(run)) for run in runs]
+    value = loads[0] if len(loads) == 1 else Shuffle(tuple(loads), tuple(range(cols.count)))
+    return cast(F32, value)

@@ -70,7 +70,6 @@ class Origin:
 
     dim: str
     start: Idx
-    multiple: int  # `start` is always a multiple of this
     tag: str  # short name for the component lets, e.g. "m" gives `ow_m3`
     scope: Scope = field(compare=False)
 
@@ -96,7 +95,7 @@ def components(gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: 
         coord = origin.start + offset
         if lanes > 1:
             coord = coord + lanes_of(lane_scope, lanes)
-        values, masks = gemm.dim(origin.dim).unpack(coord)
+        values, _ = gemm.dim(origin.dim).unpack(coord)
         suffix = f"{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else "")
         bound = {name: origin.scope.bind(f"{name}_{suffix}", value) for name, value in values.items()}
         # re-derive the bound condition on the let-bound outermost component
