@@ -61,6 +61,11 @@ class Platform:
     data_messages: str  # what IGC uses for data on this platform: "hdc" or "lsc"
     eot_sfid: str  # shared function of the end-of-thread message: "ts" or "gtwy"
     max_message_simd: int  # widest SIMD a single LSC/HDC data message covers
+    max_block_message_bytes: int  # largest block (transposed/oword) message: HDC 8 owords, LSC d32x64t / d64x64t
+
+    # Thread groups.
+    max_work_group_size: int  # work items per group (threads x SIMD) the runtime accepts
+    max_slm_bytes: int  # shared local memory one thread group may allocate
 
     # Zebin notes (.note.intelgt.compat).
     product_family: int
@@ -137,6 +142,9 @@ XELP = Platform(
     data_messages="hdc",
     eot_sfid="ts",
     max_message_simd=16,
+    max_block_message_bytes=128,
+    max_work_group_size=512,
+    max_slm_bytes=64 * 1024,
     product_family=29,  # IGFX_TIGERLAKE_LP, as IGC writes for tgllp
     gfx_core=18,  # IGFX_GEN12LP_CORE
     eu_count=96,
@@ -177,6 +185,9 @@ XEHPG = Platform(
     data_messages="lsc",
     eot_sfid="gtwy",
     max_message_simd=16,
+    max_block_message_bytes=256,
+    max_work_group_size=1024,
+    max_slm_bytes=64 * 1024,
     product_family=1270,  # IGFX_DG2
     gfx_core=0xC07,  # IGFX_XE_HPG_CORE
     eu_count=512,
@@ -216,6 +227,9 @@ XEHPC = Platform(
     data_messages="lsc",
     eot_sfid="gtwy",
     max_message_simd=32,
+    max_block_message_bytes=512,
+    max_work_group_size=1024,
+    max_slm_bytes=128 * 1024,
     product_family=1271,  # IGFX_PVC
     gfx_core=0xC08,  # IGFX_XE_HPC_CORE
     eu_count=1024,

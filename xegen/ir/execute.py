@@ -227,7 +227,7 @@ def _send(machine: Machine, f: Send, args: tuple) -> None:
     register, register_base = machine.pointer(reg)
     register_addresses = register_base[:, None] + register_index[None, :] * t.size
     if f.op == "load":
-        values = memory.read(addresses, t, 1, _masked_active(machine, mask), machine.state)
+        values = memory.read(addresses, t, 1, _masked_active(machine, mask), machine.state, lane_mask=mask)
         register.write(register_addresses, values, t, 1, mask, machine.active, machine.state)
     else:
         values = register.read(register_addresses, t, 1, machine.active, machine.state)

@@ -92,8 +92,10 @@ class Buffer:
         return rows, byte_index, enabled
 
     def read(self, addresses: np.ndarray, t: Type, lane_dims: int, active: np.ndarray | None,
-             thread_state=None) -> np.ndarray:
-        rows, byte_index, enabled = self._locate(addresses, t.size, lane_dims, active)
+             thread_state=None, lane_mask: np.ndarray | None = None) -> np.ndarray:
+        """Values at `addresses`; lanes off in `lane_mask` are neither bounds-checked nor tracked
+        (their values are unspecified: callers do not use them)."""
+        rows, byte_index, enabled = self._locate(addresses, t.size, lane_dims, active, lane_mask)
         self._track(rows, byte_index, enabled, thread_state, write=False)
         return from_bytes(self.data[rows, byte_index], t)
 

@@ -1,0 +1,119 @@
+"""Configurations: the heuristic's choices per platform, overrides, and clear ConfigErrors."""
+
+from __future__ import annotations
+
+import pytest
+
+from xegen import hw
+from xegen.conv import build_kernel, choose_config, formulate, make_problem, parse_overrides
+from xegen.errors import ConfigError
+
+PROBLEM = "mb1ic32ih8oc64oh8kh3ph1"
+
+
+def config_for(dt="f32", direction="FWD_B", platform="xehpg", desc=PROBLEM, **overrides):
+    gemm = formulate(make_problem(desc, direction, dt))
+    return choose_config(gemm, hw.platform(platform), overrides)
+
+
+@pytest.mark.parametrize("dt, platform, fma, simd", [
+    ("f16", "xehpg", "dpas", 8),
+    ("bf16", "xehpg", "dpas", 8),
+    ("u8:s8:f32", "xehpg", "dpas", 8),
+    ("f32", "xehpg", "mad", 16),
+    ("f16", "xelp", "mad", 16),
+    ("s8:s8:s32", "xelp", "dp4a", 16),
+    ("bf16", "xehpc", "dpas", 16),
+])
+def test_heuristic_picks_the_multiply_from_platform_facts(dt, platform, fma, simd):
+    config = config_for(dt, platform=platform)
+    assert (config.fma, config.simd) == (fma, simd)
+    assert config.n_tile % config.simd == 0
+    assert config.grf in hw.platform(platform).grf_counts
+
+
+def test_dpas_k_block_is_eight_dwords():
+    assert config_for("f16").k_block == 16
+    assert config_for("u8:s8:f32").k_block == 32
+
+
+def test_overrides_are_kept():
+    config = config_for("f16", tg_m=2, tg_n=1, m_tile=8, n_tile=16, slm=0)
+    assert (config.tg_m, config.tg_n, config.m_tile, config.n_tile, config.slm) == (2, 1, 8, 16, 0)
+
+
+def test_backward_weights_splits_long_k_loops_over_groups():
+    # K = mb*oh*ow = 4*32*32 = 4096 values: 512 iterations of 8
+    config = config_for("f32", "BWD_W", desc="mb4ic8ih32oc16oh32kh3ph1")
+    assert config.k_split > 1
+    assert config_for("bf16", "BWD_W", desc="mb4ic8ih32oc16oh32kh3ph1").k_split == 1  # bf16 output: no atomics
+
+
+def test_parse_overrides():
+    assert parse_overrides(["fma=mad", "tg_m=2,tg_n=4 slm=on"]) == {"fma": "mad", "tg_m": 2, "tg_n": 4, "slm": 1}
+    assert parse_overrides(["slm=off", "grf=0x100"]) == {"slm": 0, "grf": 256}
+
+
+@pytest.mark.parametrize("text, message", [
+    (["tile=4"], "unknown config key 'tile'"),
+    (["tg_m"], "is not key=value"),
+    (["tg_m=two"], "expected an integer"),
+    (["tg_m=0"], "must be at least 1"),
+    (["fma=fmac"], "expected one of dpas, mad, dp4a"),
+    (["slm=2"], "expected 0 .off. or 1 .on."),
+])
+def test_bad_override_text(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_overrides(text)
+
+
+@pytest.mark.parametrize("dt, platform, overrides, message", [
+    ("f16", "xelp", {"fma": "dpas"}, "XeLP has no dpas"),
+    ("f32", "xehpg", {"fma": "dpas"}, "16-bit float or int8"),
+    ("f32", "xehpg", {"fma": "dp4a"}, "dp4a multiplies int8"),
+    ("f16", "xehpg", {"fma": "dpas", "simd": 16}, "exec size 8"),
+    ("f32", "xehpg", {"simd": 32}, "exceed 64 bytes"),
+    ("f32", "xehpg", {"simd": 4}, "runs SIMD 8, 16, 32"),
+    ("f32", "xehpg", {"n_tile": 24}, "not a multiple of simd"),
+    ("f16", "xehpg", {"k_block": 24}, "not a multiple of 16"),
+    ("f16", "xehpg", {"m_tile": 12}, "multiple of 8"),
+    ("f32", "xehpg", {"slm_bufs": 2}, "multi-buffering is not implemented"),
+    ("f32", "xehpg", {"gmem_bufs": 3}, "multi-buffering is not implemented"),
+    ("f32", "xelp", {"grf": 256}, "use 128 GRFs"),
+    ("f32", "xehpg", {"tg_m": 64, "tg_n": 2}, "work items per group"),
+    ("f16", "xehpg", {"k_split": 2}, "f32 or s32 output"),
+    ("f32", "xehpg", {"k_split": 1000}, "exceeds the"),
+    ("u8:s8:f32", "xehpg", {"k_split": 2}, "int8 partial results"),
+    ("f32", "xelp", {"m_tile": 32, "n_tile": 64, "k_block": 16, "grf": 128}, "GRFs .* but grf=128"),
+    ("f16", "xehpg", {"slm": 1, "tg_m": 3, "tg_n": 1, "m_tile": 8, "k_block": 16}, "cannot be shared evenly"),
+])
+def test_configs_that_cannot_work_raise_config_error(dt, platform, overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        config_for(dt, platform=platform, **overrides)
+
+
+def test_relu_cannot_be_split():
+    gemm = formulate(make_problem(PROBLEM, "FWD_B", "f32", "relu"))
+    with pytest.raises(ConfigError, match="relu"):
+        choose_config(gemm, hw.XEHPG, {"k_split": 2})
+
+
+def test_slm_budget_is_checked():
+    # 32x2 threads share a 256 x 128 f16 A tile: 64 KiB, plus B, is more than XeHPG's 64 KiB
+    with pytest.raises(ConfigError, match="bytes of SLM per group"):
+        config_for("f16", desc="mb1ic128ih16oc16oh16kh1", slm=1, tg_m=32, tg_n=2, m_tile=8, n_tile=8, k_block=128,
+                   grf=256)
+
+
+def test_grf_budget_counts_every_tile():
+    problem = make_problem(PROBLEM, "FWD_B", "f16")
+    kernel = build_kernel(problem, "xehpg", {"m_tile": 16, "n_tile": 32})
+    total = sum(size for size in _grf_allocs(kernel.body))
+    assert total % hw.XEHPG.grf_bytes == 0
+    assert total <= (kernel.grf_count - 16) * hw.XEHPG.grf_bytes
+
+
+def _grf_allocs(stmt):
+    from xegen.ir import Alloc, walk
+
+    return [node.size for node in walk(stmt) if isinstance(node, Alloc) and node.kind == "grf"]

@@ -1,0 +1,274 @@
+"""Kernel configuration: how the GEMM of a convolution is blocked and multiplied.
+
+Keys (override any with `--config key=value`):
+
+| key        | meaning                                                                  |
+|------------|--------------------------------------------------------------------------|
+| fma        | multiply instruction: `dpas` (systolic), `mad` or `dp4a` (int8)           |
+| simd       | SIMD width: the dpas exec size, or the lanes of each mad/dp4a            |
+| tg_m, tg_n | threads per thread group along M and N (group shape tg_n x tg_m x 1)      |
+| m_tile     | rows of C per thread (dpas: a multiple of 8, or at most 8)               |
+| n_tile     | columns of C per thread (a multiple of simd)                             |
+| k_block    | K elements per loop iteration (dpas: a multiple of 8 dwords)             |
+| k_split    | thread groups sharing one C tile, each taking a slice of K (atomic adds) |
+| slm        | 1: stage A and B through shared local memory per group; 0: load direct   |
+| slm_bufs   | SLM buffers (1; double/triple buffering comes with the scheduler)        |
+| gmem_bufs  | global-load buffers in flight (1, as above)                              |
+| grf        | GRF registers per thread (128 or 256 where the platform has large GRF)   |
+
+`choose_config` picks each key from the platform's facts (`xegen.hw`) and the problem unless it
+is overridden, then checks the result: a configuration that cannot work raises `ConfigError`
+naming the key and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Mapping
+
+from ..errors import ConfigError
+from ..hw import Platform
+from ..ir.types import Type
+from .gemm import Gemm
+
+FMA_KINDS = ("dpas", "mad", "dp4a")
+MAD_OPERAND_BYTES = 64  # a mad operand region spans at most two 32-byte GRFs
+RESERVED_GRFS = 16  # r0, thread ids, message headers and address/mask temporaries
+SPLIT_ITERATIONS = 32  # K iterations per group below which splitting K is not worth atomics
+
+
+@dataclass(frozen=True)
+class Config:
+    fma: str
+    simd: int
+    tg_m: int
+    tg_n: int
+    m_tile: int
+    n_tile: int
+    k_block: int
+    k_split: int = 1
+    slm: int = 0
+    slm_bufs: int = 1
+    gmem_bufs: int = 1
+    grf: int = 128
+
+    @property
+    def threads_per_group(self) -> int:
+        return self.tg_m * self.tg_n
+
+    @property
+    def dpas_rows(self) -> int:
+        """dpas repeat count: rows of C each dpas computes."""
+        return min(self.m_tile, 8)
+
+    def __str__(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in asdict(self).items())
+
+
+KEYS = tuple(f.name for f in fields(Config))
+
+
+def parse_overrides(items: list[str] | tuple[str, ...]) -> dict[str, object]:
+    """`key=value` strings (also several per item, separated by spaces or commas)."""
+    overrides: dict[str, object] = {}
+    for item in items:
+        for part in item.replace(",", " ").split():
+            key, sep, raw = part.partition("=")
+            key = key.strip()
+            if not sep or not raw.strip():
+                raise ConfigError(f"--config '{part}' is not key=value (keys: {', '.join(KEYS)})")
+            if key not in KEYS:
+                raise ConfigError(f"unknown config key '{key}' (keys: {', '.join(KEYS)})")
+            overrides[key] = _parse_value(key, raw.strip())
+    return overrides
+
+
+def _parse_value(key: str, raw: str) -> object:
+    if key == "fma":
+        if raw.lower() not in FMA_KINDS:
+            raise ConfigError(f"fma={raw}: expected one of {', '.join(FMA_KINDS)}")
+        return raw.lower()
+    if key == "slm" and raw.lower() in ("on", "off", "true", "false", "yes", "no"):
+        return int(raw.lower() in ("on", "true", "yes"))
+    try:
+        value = int(raw, 0)
+    except ValueError:
+        raise ConfigError(f"{key}={raw}: expected an integer") from None
+    if value < (0 if key == "slm" else 1):
+        raise ConfigError(f"{key}={raw}: must be at least {0 if key == 'slm' else 1}")
+    if key == "slm" and value > 1:
+        raise ConfigError(f"slm={raw}: expected 0 (off) or 1 (on)")
+    return value
+
+
+# Checks --------------------------------------------------------------------------------------
+
+def multiply_types(gemm: Gemm) -> tuple[Type, Type]:
+    return gemm.a.type, gemm.b.type
+
+
+def k_step(config: Config, gemm: Gemm) -> int:
+    """K elements one multiply instruction consumes (dpas: 8 dwords; dp4a: one dword; mad: 1)."""
+    if config.fma == "dpas":
+        return 8 * max(1, 4 // gemm.a.type.size)
+    if config.fma == "dp4a":
+        return 4
+    return 1
+
+
+def k_iterations(config: Config, gemm: Gemm) -> int:
+    """K loop iterations per thread group (after splitting K)."""
+    total = -(-gemm.k.size // config.k_block)
+    return -(-total // config.k_split)
+
+
+def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
+    """Raise ConfigError if the configuration cannot run this GEMM on `hw` (GRF and SLM budgets
+    are checked when the kernel is planned)."""
+    a, b = multiply_types(gemm)
+    is_int8 = a.kind in ("s8", "u8")
+    if config.fma == "dpas":
+        if not hw.has_dpas:
+            raise ConfigError(f"fma=dpas: {hw} has no dpas (use mad, or dp4a for int8)")
+        if a.size != b.size or a.size not in (1, 2):
+            raise ConfigError(f"fma=dpas needs 16-bit float or int8 operands, not {a}/{b} (xegen has no tf32)")
+        if config.simd != hw.dpas_exec_size:
+            raise ConfigError(f"simd={config.simd}: dpas on {hw} runs at exec size {hw.dpas_exec_size}")
+        if config.m_tile > 8 and config.m_tile % 8:
+            raise ConfigError(f"m_tile={config.m_tile}: dpas computes up to 8 rows at once, so use at most 8 "
+                              "or a multiple of 8")
+    elif config.fma == "dp4a":
+        if not is_int8:
+            raise ConfigError(f"fma=dp4a multiplies int8 values, not {a}")
+    if config.simd not in hw.simd_widths:
+        raise ConfigError(f"simd={config.simd}: {hw} runs SIMD {', '.join(map(str, hw.simd_widths))}")
+    if config.fma in ("mad", "dp4a") and config.simd * 4 > MAD_OPERAND_BYTES:
+        raise ConfigError(f"simd={config.simd}: {config.fma} operands of {config.simd} dwords exceed "
+                          f"{MAD_OPERAND_BYTES} bytes; use simd ≤ {MAD_OPERAND_BYTES // 4}")
+    if config.n_tile % config.simd:
+        raise ConfigError(f"n_tile={config.n_tile} is not a multiple of simd={config.simd}")
+    step = k_step(config, gemm)
+    if config.k_block % step:
+        raise ConfigError(f"k_block={config.k_block} is not a multiple of {step} (the K one {config.fma} consumes)")
+    if config.threads_per_group * config.simd > hw.max_work_group_size:
+        raise ConfigError(f"tg_m*tg_n={config.threads_per_group} threads of SIMD {config.simd} exceed {hw}'s "
+                          f"{hw.max_work_group_size} work items per group")
+    for key in ("slm_bufs", "gmem_bufs"):
+        if getattr(config, key) != 1:
+            raise ConfigError(f"{key}={getattr(config, key)}: multi-buffering is not implemented yet (the "
+                              "scheduling stage adds it); use 1")
+    if config.grf not in hw.grf_counts:
+        raise ConfigError(f"grf={config.grf}: {hw} kernels use {' or '.join(map(str, hw.grf_counts))} GRFs")
+    if config.k_split > 1:
+        c = gemm.c.type
+        if c.kind not in ("f32", "s32"):
+            raise ConfigError(f"k_split={config.k_split} adds partial results with atomics, which needs an f32 or "
+                              f"s32 output, not {c}")
+        if gemm.problem.relu:
+            raise ConfigError(f"k_split={config.k_split}: relu cannot be applied to partial sums")
+        if is_int8 and (c.kind != "s32" or gemm.bias_mode):
+            # f32 partial sums (or a rounded bias) would not add up to int8's exact result
+            raise ConfigError(f"k_split={config.k_split}: int8 partial results add exactly only into an s32 "
+                              "output without bias")
+        total = -(-gemm.k.size // config.k_block)
+        if config.k_split > total:
+            raise ConfigError(f"k_split={config.k_split} exceeds the {total} K blocks of k_block={config.k_block}")
+
+
+# Heuristic -----------------------------------------------------------------------------------
+
+def _pick_fma(gemm: Gemm, hw: Platform) -> str:
+    a, _ = multiply_types(gemm)
+    if a.kind in ("s8", "u8"):
+        return "dpas" if hw.has_dpas else "dp4a"
+    if a.kind in ("f16", "bf16") and hw.has_dpas:
+        return "dpas"
+    return "mad"
+
+
+def _pick_simd(fma: str, hw: Platform) -> int:
+    if fma == "dpas" and hw.has_dpas:
+        return hw.dpas_exec_size
+    fitting = [w for w in hw.simd_widths if w * 4 <= MAD_OPERAND_BYTES]
+    return max(fitting)
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def choose_config(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> Config:
+    """The configuration for `gemm` on `hw`: the heuristic's choice for every key not in
+    `overrides`.  Candidates go from the largest tiles down (and SLM on before off); the first
+    whose kernel plan fits the GRF and SLM budgets wins, else the first candidate's error."""
+    from .builder import plan_kernel  # the plan knows the register and SLM footprint
+
+    given = dict(overrides or {})
+    unknown = set(given) - set(KEYS)
+    if unknown:
+        raise ConfigError(f"unknown config key '{sorted(unknown)[0]}' (keys: {', '.join(KEYS)})")
+    candidates = _candidates(gemm, hw, given)
+    first_error: ConfigError | None = None
+    for candidate in candidates:
+        try:
+            check_config(candidate, gemm, hw)
+            plan_kernel(gemm, candidate, hw)
+            return candidate
+        except ConfigError as error:
+            first_error = first_error or error
+    assert first_error is not None
+    raise first_error
+
+
+def _tile_options(fma: str, simd: int, gemm: Gemm) -> tuple[list[int], list[int], list[int]]:
+    """Tile sizes to try, largest first: (m_tile, n_tile, k_block) options."""
+    m, n = gemm.m.size, gemm.n.size
+    fitting_n = max(_round_up(n, simd), simd)
+    if fma == "dpas":
+        m_tiles = [16, 8] if m >= 64 else [min(8, m)]
+        n_tiles = [t for t in (32, 16, 8) if t % simd == 0 and t <= fitting_n] or [simd]
+        return m_tiles, n_tiles, [8 * max(1, 4 // gemm.a.type.size)]
+    m_tiles = [8, 4] if m >= 8 else [m]
+    widest = 2 * simd if n >= 4 * simd else simd
+    n_tiles = [t for t in (widest, simd) if t <= fitting_n]
+    return m_tiles, n_tiles, [32, 16] if fma == "dp4a" else [8, 4]
+
+
+def _candidates(gemm: Gemm, hw: Platform, given: dict[str, object]) -> list[Config]:
+    fma = given.get("fma") or _pick_fma(gemm, hw)
+    simd = given.get("simd") or _pick_simd(fma, hw)
+    m_tiles, n_tiles, k_blocks = _tile_options(fma, simd, gemm)
+
+    def options(key: str, choices: list[int]) -> list[int]:
+        return [given[key]] if key in given else list(dict.fromkeys(choices))
+
+    configs: list[Config] = []
+    for k_block in options("k_block", k_blocks):
+        for n_tile in options("n_tile", n_tiles):
+            for m_tile in options("m_tile", m_tiles):
+                # as many threads as the problem has tiles, up to 4 per dimension
+                tg_n = given.get("tg_n") or max(1, min(4, -(-gemm.n.size // n_tile)))
+                tg_m = given.get("tg_m") or max(1, min(4, -(-gemm.m.size // m_tile)))
+                while tg_m * tg_n * simd > hw.max_work_group_size and "tg_m" not in given and tg_m > 1:
+                    tg_m //= 2
+                base = Config(fma, simd, tg_m, tg_n, m_tile, n_tile, k_block,
+                              k_split=given.get("k_split", 1), slm=given.get("slm", 0),
+                              slm_bufs=given.get("slm_bufs", 1), gmem_bufs=given.get("gmem_bufs", 1),
+                              grf=given.get("grf", min(hw.grf_counts)))
+                if "k_split" not in given:
+                    base = replace(base, k_split=_pick_k_split(base, gemm))
+                staged = fma == "dpas" and base.threads_per_group >= 4
+                slm_options = options("slm", [1, 0] if staged else [0])
+                grf_options = options("grf", sorted(hw.grf_counts))
+                configs += [replace(base, slm=s, grf=g) for s in slm_options for g in grf_options]
+    return list(dict.fromkeys(configs))
+
+
+def _pick_k_split(config: Config, gemm: Gemm) -> int:
+    """Split K across groups when the loop is long and C can take atomic adds (backward weights)."""
+    if gemm.c.type.kind not in ("f32", "s32") or gemm.problem.relu or gemm.problem.kind != "bwd_w":
+        return 1
+    total = -(-gemm.k.size // config.k_block)
+    if total < 2 * SPLIT_ITERATIONS:
+        return 1
+    return min(16, total // SPLIT_ITERATIONS)

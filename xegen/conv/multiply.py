@@ -1,0 +1,101 @@
+"""The multiply of one K block: register layouts the instructions read, and the calls.
+
+- dpas (XeHPG/XeHPC): A rows of 8 dwords per K step (`dpas_a_layout`), B in VNNI form per K step
+  and block of exec-size columns, C in row-major blocks of repeat-count x exec-size; one dpas per
+  (K step, row block, column block).
+- mad: C[m][n0:n0+simd] += A[m][k] (broadcast) * B[k][n0:n0+simd]; A and B row-major.  bf16 and
+  int8 operands are widened to f32/s32 when reordered (f16 stays: mixed-mode mad).
+- dp4a (int8 without dpas): C[m][n0:n0+simd] += dot4(A[m][4s:4s+4], B[4s:4s+4][n]), B in VNNI
+  form over the whole tile width.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import Call, Dp4a, Dpas, Mad, Stmt, Var, ptr
+from ..ir.types import F16, F32, S32, Type
+from .config import Config, k_step
+from .gemm import Gemm
+from .tiles import TileLayout, blocked_c_layout, dense_layout, dpas_a_layout, vnni_layout
+
+
+@dataclass(frozen=True)
+class MultiplyLayouts:
+    a: TileLayout  # m_tile x k_block
+    b: TileLayout  # k_block x n_tile
+    c: TileLayout  # m_tile x n_tile accumulators
+
+
+def operand_type(config: Config, memory: Type, acc: Type) -> Type:
+    """The type an operand has in the registers the multiply reads."""
+    if config.fma in ("dpas", "dp4a"):
+        return memory
+    return F16 if memory == F16 else acc
+
+
+def multiply_layouts(config: Config, gemm: Gemm, a_buffer: Var, b_buffer: Var, c_buffer: Var,
+                     exec_size: int) -> MultiplyLayouts:
+    acc = gemm.acc_type
+    a_type = operand_type(config, gemm.a.type, acc)
+    b_type = operand_type(config, gemm.b.type, acc)
+    m, n, k = config.m_tile, config.n_tile, config.k_block
+    if config.fma == "dpas":
+        step = k_step(config, gemm)
+        return MultiplyLayouts(
+            dpas_a_layout(a_buffer, a_type, m, k, step),
+            vnni_layout(b_buffer, b_type, k, n, step, exec_size),
+            blocked_c_layout(c_buffer, acc, m, n, config.dpas_rows, exec_size))
+    if config.fma == "dp4a":
+        return MultiplyLayouts(dense_layout(a_buffer, a_type, m, k), vnni_layout(b_buffer, b_type, k, n, k, n),
+                               dense_layout(c_buffer, acc, m, n))
+    return MultiplyLayouts(dense_layout(a_buffer, a_type, m, k), dense_layout(b_buffer, b_type, k, n),
+                           dense_layout(c_buffer, acc, m, n))
+
+
+def multiply(config: Config, gemm: Gemm, layouts: MultiplyLayouts, exec_size: int) -> list[Stmt]:
+    """The multiply-add calls for one K block: C += A x B."""
+    a, b, c = layouts.a, layouts.b, layouts.c
+    acc = gemm.acc_type
+    calls: list[Stmt] = []
+    if config.fma == "dpas":
+        step, rows = k_step(config, gemm), config.dpas_rows
+        for s in range(0, config.k_block, step):
+            for m0 in range(0, config.m_tile, rows):
+                for n0 in range(0, config.n_tile, exec_size):
+                    func = Dpas(exec_size, 8, rows, acc, b.type, a.type)
+                    target = c.pointer(m0, n0)
+                    calls.append(Call(func, (target, target, b.pointer(s, n0), a.pointer(m0, s))))
+        return calls
+    simd = config.simd
+    if config.fma == "dp4a":
+        for s in range(0, config.k_block, 4):
+            for m in range(config.m_tile):
+                for n0 in range(0, config.n_tile, simd):
+                    func = Dp4a(simd, S32, b.type, a.type, 1, 0)
+                    target = c.pointer(m, n0)
+                    calls.append(Call(func, (target, target, b.pointer(s, n0), a.pointer(m, s))))
+        return calls
+    for kk in range(config.k_block):
+        for m in range(config.m_tile):
+            for n0 in range(0, config.n_tile, simd):
+                func = Mad(simd, acc, b.type, a.type, 1, 0)
+                target = c.pointer(m, n0)
+                calls.append(Call(func, (target, target, b.pointer(kk, n0), a.pointer(m, kk))))
+    return calls
+
+
+def reduce_columns(b: TileLayout, sums: TileLayout, one: Var, simd: int) -> list[Stmt]:
+    """sums[n] += B[k][n] for every k of the block (the bias gradient): mads by a constant 1."""
+    calls: list[Stmt] = []
+    for piece in b.pieces:
+        for i in range(piece.rows.count):
+            k = piece.rows.start + i * piece.rows.step
+            for first in range(0, piece.cols.count, simd):
+                count = min(simd, piece.cols.count - first)
+                n = piece.cols.start + first * piece.cols.step
+                func = Mad(count, F32, b.type, F32, piece.col_stride, 0)
+                target = sums.pointer(0, n)
+                calls.append(Call(func, (target, target, b.pointer(k, n), ptr(one, 0))))
+    return calls
+

@@ -1,0 +1,206 @@
+"""A convolution problem: a descriptor plus direction, data types, post-op and memory layouts.
+
+Directions use benchdnn's `--dir` names:
+
+| name   | computes                                  | bias            |
+|--------|-------------------------------------------|-----------------|
+| FWD_D  | dst = conv(src, wei)                      | no              |
+| FWD_B  | dst = conv(src, wei) + bias               | added           |
+| FWD_I  | forward inference: as FWD_D               | no              |
+| BWD_D  | diff_src from diff_dst and wei            | no              |
+| BWD_W  | diff_wei from src and diff_dst            | no              |
+| BWD_WB | diff_wei and diff_bias                    | reduced         |
+
+Buffers keep their forward names whatever the direction: `src` holds diff_src for BWD_D, `dst`
+holds diff_dst for the backward directions, `wei` holds diff_wei for BWD_W/BWD_WB and `bias` holds
+diff_bias for BWD_WB.
+
+Data types (`--dt`): one type for all three tensors (`f32`, `f16`, `bf16`) or `SRC:WEI:DST`.
+Floating point: the two tensors a direction multiplies have one type t; the one it writes is t or
+f32, and accumulation is f32.  int8 (forward only): src s8 or u8, wei s8, dst f32, s32,
+s8 or u8, accumulation s32.  Bias is f32, except for f16/bf16 forward problems (the dst type) and
+BWD_WB (the wei type).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..errors import Error, UnsupportedError
+from ..ir.types import F32, S32, Type
+from .descriptor import Descriptor, parse_descriptor
+from .layout import Layout, make_layout
+
+DIRECTIONS = ("FWD_D", "FWD_B", "FWD_I", "BWD_D", "BWD_W", "BWD_WB")
+FLOAT_KINDS = ("f32", "f16", "bf16")
+INT8_KINDS = ("s8", "u8")
+POST_OPS = ("", "relu")
+
+
+@dataclass(frozen=True)
+class DataTypes:
+    src: str
+    wei: str
+    dst: str
+
+    def __str__(self) -> str:
+        if self.src == self.wei == self.dst:
+            return self.src
+        return f"{self.src}:{self.wei}:{self.dst}"
+
+    @property
+    def is_int8(self) -> bool:
+        return self.src in INT8_KINDS
+
+
+def parse_data_types(text: str) -> DataTypes:
+    """`f16` (all three) or `src:wei:dst`, e.g. `u8:s8:f32`, `bf16:f32:bf16`."""
+    parts = [p.strip().lower() for p in text.split(":")]
+    if len(parts) == 1:
+        parts = parts * 3
+    if len(parts) != 3:
+        raise Error(f"--dt '{text}' is neither one type nor SRC:WEI:DST")
+    known = FLOAT_KINDS + INT8_KINDS + ("s32",)
+    for part in parts:
+        if part not in known:
+            raise Error(f"--dt '{text}': unknown data type '{part}' (known: {', '.join(known)})")
+    return DataTypes(*parts)
+
+
+def parse_direction(text: str) -> str:
+    name = text.strip().upper()
+    if name not in DIRECTIONS:
+        raise Error(f"unknown direction '{text}': expected one of {', '.join(DIRECTIONS)}")
+    return name
+
+
+def parse_post_ops(text: str) -> str:
+    name = text.strip().strip("'\"").lower()
+    if name in ("eltwise_relu",):
+        name = "relu"
+    if name not in POST_OPS:
+        raise Error(f"unsupported post-op '{text}': xegen supports 'relu' (or none)")
+    return name
+
+
+@dataclass(frozen=True)
+class Problem:
+    desc: Descriptor
+    direction: str = "FWD_B"
+    types: DataTypes = field(default_factory=lambda: DataTypes("f32", "f32", "f32"))
+    post_op: str = ""  # "" or "relu"
+    stag: str = "any"
+    wtag: str = "any"
+    dtag: str = "any"
+
+    def __post_init__(self):
+        _check_types(self)
+        if self.post_op and not self.is_forward:
+            raise UnsupportedError(f"post-op '{self.post_op}' applies to forward problems only, not {self.direction}")
+        # Resolving the layouts checks the tags against the tensor shapes.
+        self.src_layout(), self.wei_layout(), self.dst_layout()
+
+    # -- direction ----------------------------------------------------------------------------
+    @property
+    def kind(self) -> str:
+        """"fwd", "bwd_d" or "bwd_w"."""
+        return "fwd" if self.direction.startswith("FWD") else self.direction.lower()[:5]
+
+    @property
+    def is_forward(self) -> bool:
+        return self.kind == "fwd"
+
+    @property
+    def has_bias(self) -> bool:
+        return self.direction in ("FWD_B", "BWD_WB")
+
+    @property
+    def relu(self) -> bool:
+        return self.post_op == "relu"
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """Buffers the kernel reads."""
+        return {"fwd": ("src", "wei") + (("bias",) if self.has_bias else ()),
+                "bwd_d": ("dst", "wei"), "bwd_w": ("src", "dst")}[self.kind]
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """Buffers the kernel writes."""
+        return {"fwd": ("dst",), "bwd_d": ("src",),
+                "bwd_w": ("wei",) + (("bias",) if self.has_bias else ())}[self.kind]
+
+    # -- types --------------------------------------------------------------------------------
+    def type_of(self, tensor: str) -> Type:
+        if tensor == "bias":
+            return self.bias_type
+        return Type(getattr(self.types, tensor))
+
+    @property
+    def acc_type(self) -> Type:
+        return S32 if self.types.is_int8 else F32
+
+    @property
+    def bias_type(self) -> Type:
+        if self.kind == "bwd_w":
+            return Type(self.types.wei)
+        if self.types.dst in ("f16", "bf16"):
+            return Type(self.types.dst)
+        return F32
+
+    # -- shapes and layouts -------------------------------------------------------------------
+    def dims_of(self, tensor: str) -> tuple[int, ...]:
+        return {"src": self.desc.src_dims, "wei": self.desc.wei_dims, "dst": self.desc.dst_dims,
+                "bias": lambda: (self.desc.oc,)}[tensor]()
+
+    def src_layout(self) -> Layout:
+        return make_layout(self.stag, "src", self.desc.src_dims(), grouped=False)
+
+    def wei_layout(self) -> Layout:
+        return make_layout(self.wtag, "wei", self.desc.wei_dims(), grouped=self.desc.g > 1)
+
+    def dst_layout(self) -> Layout:
+        return make_layout(self.dtag, "dst", self.desc.dst_dims(), grouped=False)
+
+    def layout_of(self, tensor: str) -> Layout:
+        if tensor == "bias":
+            return make_layout("a", "bias", (self.desc.oc,), grouped=False)
+        return {"src": self.src_layout, "wei": self.wei_layout, "dst": self.dst_layout}[tensor]()
+
+    def with_desc(self, desc: Descriptor) -> Problem:
+        return replace(self, desc=desc)
+
+    def __str__(self) -> str:
+        tags = " ".join(f"--{k}={getattr(self, k)}" for k in ("stag", "wtag", "dtag") if getattr(self, k) != "any")
+        post = f" --attr-post-ops={self.post_op}" if self.post_op else ""
+        return f"--dir={self.direction} --dt={self.types}{post}{' ' + tags if tags else ''} {self.desc}"
+
+
+def _check_types(p: Problem) -> None:
+    t = p.types
+    if t.src in INT8_KINDS or t.wei in INT8_KINDS:
+        if not p.is_forward:
+            raise UnsupportedError(f"int8 convolutions exist for forward only (as in oneDNN), not {p.direction}")
+        if t.src not in INT8_KINDS or t.wei != "s8" or t.dst not in ("f32", "s32", "s8", "u8"):
+            raise UnsupportedError(f"int8 data types are src s8/u8, wei s8, dst f32/s32/s8/u8; not {t}")
+        return
+    integers = [x for x in (t.src, t.wei, t.dst) if x not in FLOAT_KINDS]
+    if integers:
+        raise UnsupportedError(f"data types {t}: {integers[0]} needs int8 src and wei (s8/u8 src, s8 wei)")
+    operands = {"fwd": ("src", "wei"), "bwd_d": ("dst", "wei"), "bwd_w": ("src", "dst")}[p.kind]
+    result = {"fwd": "dst", "bwd_d": "src", "bwd_w": "wei"}[p.kind]
+    a, b = (getattr(t, x) for x in operands)
+    if a != b:
+        raise UnsupportedError(f"{p.direction} multiplies {operands[0]} ({a}) by {operands[1]} ({b}): "
+                               "they must have one type")
+    if getattr(t, result) not in (a, "f32"):
+        raise UnsupportedError(f"{p.direction} writes {result} as {a} or f32, not {getattr(t, result)}")
+
+
+def make_problem(desc: str | Descriptor, direction: str = "FWD_B", dt: str = "f32", post_ops: str = "",
+                 stag: str = "any", wtag: str = "any", dtag: str = "any", mb: int | None = None) -> Problem:
+    """A problem from command-line style strings (what `xegen conv` takes)."""
+    d = parse_descriptor(desc) if isinstance(desc, str) else desc
+    if mb is not None:
+        d = d.with_mb(mb)
+    return Problem(d, parse_direction(direction), parse_data_types(dt), parse_post_ops(post_ops), stag, wtag, dtag)

@@ -1,0 +1,215 @@
+"""Where the elements of a 2-D tile live in a GRF (or SLM) buffer.
+
+A tile is `rows x cols` elements of one GEMM operand (A is M x K, B is K x N, C is M x N).  Its
+layout in a buffer is a list of `Piece`s: each piece covers a set of rows and columns, each an
+arithmetic progression, stored affinely (`base + i*row_stride + j*col_stride` elements for the
+i-th row and j-th column of the piece).  That describes every layout the builder needs:
+
+- line layouts, what messages produce: each message fills one "line" of up to L elements along
+  one tile dimension, and every line starts on a GRF boundary;
+- the layouts the multiply instructions read: row-major A rows for dpas (per K step), B in VNNI
+  form (per K step, N block and element within a dword), row-major C blocks;
+- the dense tiles SLM holds.
+
+`copy_tile` emits `reorder` calls moving a tile between two layouts (converting the type), one
+per pair of pieces that overlap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import Call, Reorder, Stmt, Var, ptr
+from ..ir.types import Type
+
+
+@dataclass(frozen=True)
+class Progression:
+    start: int
+    step: int
+    count: int
+
+    @property
+    def last(self) -> int:
+        return self.start + self.step * (self.count - 1)
+
+    def contains(self, x: int) -> bool:
+        return self.start <= x <= self.last and (x - self.start) % self.step == 0
+
+    def index(self, x: int) -> int:
+        return (x - self.start) // self.step
+
+
+def span(start: int, count: int) -> Progression:
+    return Progression(start, 1, count)
+
+
+@dataclass(frozen=True)
+class Piece:
+    rows: Progression
+    cols: Progression
+    base: int
+    row_stride: int
+    col_stride: int
+
+    def offset(self, r: int, c: int) -> int:
+        return self.base + self.rows.index(r) * self.row_stride + self.cols.index(c) * self.col_stride
+
+    def contains(self, r: int, c: int) -> bool:
+        return self.rows.contains(r) and self.cols.contains(c)
+
+
+@dataclass(frozen=True)
+class TileLayout:
+    buffer: Var
+    type: Type
+    rows: int
+    cols: int
+    pieces: tuple[Piece, ...]
+    elements: int  # buffer size in elements (including padding between lines)
+
+    @property
+    def bytes(self) -> int:
+        return self.elements * self.type.size
+
+    def offset(self, r: int, c: int) -> int:
+        """Element offset of tile element (r, c)."""
+        for piece in self.pieces:
+            if piece.contains(r, c):
+                return piece.offset(r, c)
+        raise KeyError(f"element ({r}, {c}) is not in the {self.rows}x{self.cols} tile of {self.buffer.name}")
+
+    def pointer(self, r: int, c: int):
+        return ptr(self.buffer, self.offset(r, c) * self.type.size)
+
+    def same_placement(self, other: TileLayout) -> bool:
+        """Whether every element sits at the same byte in both layouts (same type and shape)."""
+        if (self.type, self.rows, self.cols) != (other.type, other.rows, other.cols):
+            return False
+        return all(self.offset(r, c) == other.offset(r, c) for r in range(self.rows) for c in range(self.cols))
+
+
+def round_up(x: int, multiple: int) -> int:
+    return -(-x // multiple) * multiple
+
+
+# Line layouts (what messages fill) ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class Line:
+    """One message's worth of a tile: `length` elements along the line dimension starting at
+    `start`, at position `other` of the other dimension; stored from element `base`."""
+
+    other: int
+    start: int
+    length: int
+    base: int
+
+
+def line_layout(buffer: Var, type: Type, rows: int, cols: int, line_dim: int, line_length: int,
+                grf_bytes: int) -> tuple[TileLayout, list[Line]]:
+    """Lines of `line_length` elements along tile dimension `line_dim` (0 rows, 1 cols), each
+    starting on a GRF boundary; returns the layout and its lines in buffer order."""
+    along, across = (rows, cols) if line_dim == 0 else (cols, rows)
+    chunks = -(-along // line_length)
+    pitch = round_up(line_length * type.size, grf_bytes) // type.size
+    lines: list[Line] = []
+    pieces: list[Piece] = []
+    for j in range(chunks):
+        start = j * line_length
+        length = min(line_length, along - start)
+        if line_dim == 1:
+            pieces.append(Piece(span(0, rows), span(start, length), j * pitch, chunks * pitch, 1))
+        else:
+            pieces.append(Piece(span(start, length), span(0, cols), j * pitch, 1, chunks * pitch))
+    for other in range(across):
+        for j in range(chunks):
+            start = j * line_length
+            lines.append(Line(other, start, min(line_length, along - start), (other * chunks + j) * pitch))
+    return TileLayout(buffer, type, rows, cols, tuple(pieces), max(across * chunks * pitch, 1)), lines
+
+
+def dense_layout(buffer: Var, type: Type, rows: int, cols: int, row_major: bool = True, base: int = 0) -> TileLayout:
+    if row_major:
+        piece = Piece(span(0, rows), span(0, cols), base, cols, 1)
+    else:
+        piece = Piece(span(0, rows), span(0, cols), base, 1, rows)
+    return TileLayout(buffer, type, rows, cols, (piece,), base + rows * cols)
+
+
+# Layouts the multiply instructions read ----------------------------------------------------
+
+def dpas_a_layout(buffer: Var, type: Type, rows: int, k: int, k_step: int) -> TileLayout:
+    """A for dpas: per K step of `k_step` elements (8 dwords), rows of that step row-major."""
+    pieces = tuple(Piece(span(0, rows), span(s * k_step, k_step), s * rows * k_step, k_step, 1)
+                   for s in range(k // k_step))
+    return TileLayout(buffer, type, rows, k, pieces, rows * k)
+
+
+def vnni_layout(buffer: Var, type: Type, k: int, cols: int, k_step: int, block_cols: int) -> TileLayout:
+    """B in VNNI form: per K step and block of `block_cols` columns, dword (s, n) holds the
+    `ops` consecutive K values s*ops .. s*ops+ops-1 of column n (ops = 4 bytes / element)."""
+    ops = 4 // type.size
+    pieces = []
+    block = k_step * block_cols
+    blocks_per_step = cols // block_cols
+    for s in range(k // k_step):
+        for nb in range(blocks_per_step):
+            base = (s * blocks_per_step + nb) * block
+            for j in range(ops):
+                pieces.append(Piece(Progression(s * k_step + j, ops, k_step // ops), span(nb * block_cols, block_cols),
+                                    base + j, block_cols * ops, ops))
+    return TileLayout(buffer, type, k, cols, tuple(pieces), k * cols)
+
+
+def blocked_c_layout(buffer: Var, type: Type, rows: int, cols: int, block_rows: int, block_cols: int) -> TileLayout:
+    """C for dpas: row-major blocks of block_rows x block_cols, blocks row-major."""
+    pieces = []
+    blocks_across = cols // block_cols
+    for mb in range(rows // block_rows):
+        for nb in range(blocks_across):
+            base = (mb * blocks_across + nb) * block_rows * block_cols
+            pieces.append(Piece(span(mb * block_rows, block_rows), span(nb * block_cols, block_cols),
+                                base, block_cols, 1))
+    return TileLayout(buffer, type, rows, cols, tuple(pieces), rows * cols)
+
+
+# Copies between layouts --------------------------------------------------------------------
+
+def _intersect(p: Progression, q: Progression) -> Progression | None:
+    """The values in both progressions (one of them must have step 1, or both the same step)."""
+    if q.step == 1 or p.step == q.step:
+        low, high = max(p.start, q.start), min(p.last, q.last)
+        first = p.start + -(-(low - p.start) // p.step) * p.step
+        if first > high or (p.step == q.step and (first - q.start) % q.step):
+            return None
+        return Progression(first, p.step, (high - first) // p.step + 1)
+    if p.step == 1:
+        return _intersect(q, p)
+    raise ValueError("cannot intersect two strided progressions with different steps")
+
+
+def overlaps(dst: TileLayout, src: TileLayout):
+    """(rows, cols, dst piece, src piece) for every overlapping pair of pieces."""
+    for dp in dst.pieces:
+        for sp in src.pieces:
+            rows = _intersect(dp.rows, sp.rows)
+            cols = _intersect(dp.cols, sp.cols)
+            if rows is not None and cols is not None:
+                yield rows, cols, dp, sp
+
+
+def _strides(piece: Piece, rows: Progression, cols: Progression) -> tuple[int, int]:
+    """Element strides of `piece` per step of the given sub-progressions."""
+    return piece.row_stride * rows.step // piece.rows.step, piece.col_stride * cols.step // piece.cols.step
+
+
+def copy_tile(dst: TileLayout, src: TileLayout, saturate: bool = False) -> list[Stmt]:
+    """`reorder` calls moving every element of `src` to its place in `dst` (with conversion)."""
+    calls: list[Stmt] = []
+    for rows, cols, dp, sp in overlaps(dst, src):
+        d_rs, d_cs = _strides(dp, rows, cols)
+        s_rs, s_cs = _strides(sp, rows, cols)
+        func = Reorder(src.type, dst.type, rows.count, cols.count, s_rs, s_cs, d_rs, d_cs, saturate)
+        calls.append(Call(func, (dst.pointer(rows.start, cols.start), src.pointer(rows.start, cols.start))))
+    return calls
