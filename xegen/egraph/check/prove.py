@@ -1,0 +1,138 @@
+"""Proving an instantiated rule with z3 bit-vectors at the instance's widths.
+
+The rule is sound for the instance when no assignment makes its premises true (the pattern's
+constants canonical, lattice bounds holding, egglog's primitives defined, :when conditions and
+facts true) and its claim false (both sides equal, the bound holds, every constant it builds is
+a canonical constant of its type).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import z3
+
+from ...ir.types import Type
+from . import prims
+from .model import Instance
+from .smt import encode, variable
+
+
+@dataclass
+class Proof:
+    verdict: str  # "proved", "counterexample", "unknown"
+    counterexample: dict | None = None  # variable -> value
+    detail: str = ""
+
+
+def _i64_of_constant(var, t: Type) -> prims.Sized:
+    """The i64 a Const of type t holds for IR value `var` (its value, or a u64's bit pattern)."""
+    if t.is_bool:
+        return prims.Sized(z3.If(var, z3.BitVecVal(1, 2), z3.BitVecVal(0, 2)), 2, True)
+    if t.bits == 64:
+        return prims.Sized(var, 64)
+    if t.is_signed:
+        return prims.Sized(var, t.bits)
+    return prims.Sized(z3.ZeroExt(1, var), t.bits + 1, True)
+
+
+def _canonical_z3(value: prims.Sized, t: Type):
+    x = value.i64
+    if t.is_bool:
+        return z3.Or(x == prims.wide(0), x == prims.wide(1))
+    if t.kind == "u64":
+        return z3.BoolVal(True)
+    return z3.And(x >= prims.wide(t.min), x <= prims.wide(t.max))
+
+
+def _math(value, t: Type):
+    """A value of type t as a 65-bit signed number (every i64 and every u64 fits)."""
+    if t.is_bool:
+        return z3.If(value, z3.BitVecVal(1, 65), z3.BitVecVal(0, 65))
+    return (z3.SignExt if t.is_signed else z3.ZeroExt)(65 - t.bits, value)
+
+
+def _math_i64(value):
+    return z3.SignExt(1, value)
+
+
+def _narrow(value: prims.Sized, t: Type):
+    """The low bits of an i64 as a value of t (bool: the lowest bit)."""
+    if t.is_bool:
+        return z3.Extract(0, 0, value.bv) == 1
+    return z3.Extract(t.bits - 1, 0, value.at(max(t.bits, value.width)))
+
+
+def prove(instance: Instance, timeout_ms: int = 5000) -> Proof:
+    counter = itertools.count()
+    premises: list = []
+    env: dict = {v.name: variable(v.name, v.type) for v in instance.variables}
+    symbols: dict = {}
+
+    def fresh(kind: str):
+        return z3.BitVec(f"{kind}#{next(counter)}", 64)
+
+    types = {v.name: v.type for v in instance.variables}
+    for symbol, var_name in instance.const_links.items():
+        symbols[symbol] = _i64_of_constant(env[var_name], types[var_name])
+    for symbol, kind, e in instance.lattice:
+        s = z3.BitVec(symbol, 64)
+        value = _math(encode(e, env), e.type)
+        premises.append(_math_i64(s) <= value if kind == "lo" else value <= _math_i64(s))
+        symbols[symbol] = prims.Sized(s, 64)
+    for symbol in instance.free:
+        symbols[symbol] = prims.Sized(z3.BitVec(symbol, 64), 64)
+
+    def i64(x):
+        tag = x[0]
+        if tag == "lit":
+            return prims.literal(x[1])
+        if tag == "sym":
+            return symbols[x[1]]
+        return prims.apply_z3(x[1], [i64(a) for a in x[2]], premises, fresh)
+
+    for symbol, expression in instance.definitions:
+        symbols[symbol] = i64(expression)
+    for op, a, b in instance.conditions:
+        premises.append(prims.compare_z3(op, i64(a), i64(b)))
+    for kind, args in instance.facts:
+        if kind == "InLoop":
+            v, init, bound = (_math(encode(a, env), a.type) for a in args)
+            premises.append(z3.And(init <= v, v < bound))
+        elif kind == "LetValue":
+            v, e = (encode(a, env) for a in args)
+            premises.append(v == e)
+    claims = []
+    for hole in instance.holes:
+        value = i64(hole.value)
+        env[hole.var.name] = _narrow(value, hole.var.type)
+        if not hole.wrap:
+            claims.append(_canonical_z3(value, hole.var.type))
+    for lhs, rhs in instance.equal:
+        claims.append(encode(lhs, env) == encode(rhs, env))
+    for kind, e, bound in instance.bounds:
+        value = _math(encode(e, env), e.type)
+        b = _math_i64(i64(bound).i64)
+        claims.append(b <= value if kind == "lo" else value <= b)
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(*premises)
+    solver.add(z3.Not(z3.And(*claims)) if claims else z3.BoolVal(False))
+    result = solver.check()
+    if result == z3.unsat:
+        return Proof("proved")
+    if result == z3.unknown:
+        return Proof("unknown", detail=f"z3: {solver.reason_unknown()}")
+    model = solver.model()
+    assignment = {}
+    for v in instance.variables:
+        value = model.eval(env[v.name], model_completion=True)
+        if v.type.is_bool:
+            assignment[v.name] = bool(z3.is_true(value))
+        else:
+            raw = value.as_long()
+            assignment[v.name] = raw - (1 << v.type.bits) if v.type.is_signed and raw >> (v.type.bits - 1) else raw
+    for symbol, _, _ in instance.lattice:
+        assignment[symbol] = model.eval(symbols[symbol].bv, model_completion=True).as_signed_long()
+    return Proof("counterexample", assignment)

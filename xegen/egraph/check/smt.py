@@ -1,0 +1,164 @@
+"""xegen's integer semantics (docs/ir.md) as z3 bit-vector formulas.
+
+`encode(e, env)` gives the z3 term of an IR expression over scalar integer and bool values:
+wrap-around at the type width, truncating / and %, x / 0 = -1 (all ones), x % 0 = x,
+MIN / -1 = MIN, shift counts masked to their low log2(width) bits, casts that wrap, clamp
+(saturate) or compare with zero (to bool).  Tests check it against `xegen.ir.evaluate`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import z3
+
+from ... import ir
+from ...errors import UnsupportedError
+from ...ir.types import Type
+
+#: width of the exact integer domain used for "mathematical" values and i64 arithmetic
+WIDE = 130
+
+
+def bits_of(t: Type) -> int:
+    return t.bits
+
+
+def variable(name: str, t: Type):
+    if t.is_bool:
+        return z3.Bool(name)
+    return z3.BitVec(name, t.bits)
+
+
+def constant(value: int, t: Type):
+    if t.is_bool:
+        return z3.BoolVal(bool(value))
+    return z3.BitVecVal(value % (1 << t.bits), t.bits)
+
+
+def widen(value, t: Type):
+    """The mathematical value (signed or unsigned per `t`) as a WIDE-bit vector."""
+    if t.is_bool:
+        return z3.If(value, z3.BitVecVal(1, WIDE), z3.BitVecVal(0, WIDE))
+    extend = z3.SignExt if t.is_signed else z3.ZeroExt
+    return extend(WIDE - t.bits, value)
+
+
+def narrow(wide_value, t: Type):
+    """The low bits of a WIDE value as a value of `t` (bool: the lowest bit)."""
+    if t.is_bool:
+        return z3.Extract(0, 0, wide_value) == 1
+    return z3.Extract(t.bits - 1, 0, wide_value)
+
+
+def _shift_count(count, count_type: Type, t: Type):
+    k = (t.bits - 1).bit_length()  # log2(bits)
+    low = z3.Extract(k - 1, 0, count)
+    return z3.ZeroExt(t.bits - k, low)
+
+
+def _less(a, b, t: Type, strict: bool):
+    if t.is_bool:
+        ia, ib = z3.If(a, 1, 0), z3.If(b, 1, 0)
+        return ia < ib if strict else ia <= ib
+    if t.is_signed:
+        return a < b if strict else a <= b
+    return z3.ULT(a, b) if strict else z3.ULE(a, b)
+
+
+def encode(e: ir.Expr, env: Mapping[str, object]):
+    """The z3 term for `e`; `env` maps variable names to z3 terms of the variable's type."""
+    memo: dict = {}
+
+    def go(x: ir.Expr):
+        key = id(x)
+        if key in memo:
+            return memo[key][1]
+        value = _encode_node(x, go, env)
+        memo[key] = (x, value)
+        return value
+
+    return go(e)
+
+
+def _encode_node(e: ir.Expr, go: Callable, env: Mapping[str, object]):
+    t = e.type
+    if t.lanes != 1 or not (t.is_int or t.is_bool):
+        raise UnsupportedError(f"no bit-vector meaning for {t} expression {e}")
+    if isinstance(e, ir.Var):
+        return env[e.name]
+    if isinstance(e, ir.IntImm):
+        return constant(e.value, t)
+    if isinstance(e, ir.BoolImm):
+        return z3.BoolVal(e.value)
+    if isinstance(e, ir.Unary):
+        a = go(e.a)
+        return {"neg": lambda: -a, "bitnot": lambda: ~a, "not": lambda: z3.Not(a)}[e.op]()
+    if isinstance(e, ir.Binary):
+        return _binary(e, go(e.a), go(e.b))
+    if isinstance(e, ir.Ternary):
+        a, b, c = go(e.a), go(e.b), go(e.c)
+        return a + b + c if e.op == "add3" else a + b * c
+    if isinstance(e, ir.Select):
+        return z3.If(go(e.cond), go(e.true_value), go(e.false_value))
+    if isinstance(e, ir.Cast):
+        return _cast(go(e.value), e.value.type, t, e.saturate)
+    raise UnsupportedError(f"no bit-vector meaning for {type(e).__name__}")
+
+
+def _binary(e: ir.Binary, a, b):
+    op, t = e.op, e.a.type
+    if op in ("land", "lor"):
+        return z3.And(a, b) if op == "land" else z3.Or(a, b)
+    if op in ("eq", "ne"):
+        return a == b if op == "eq" else a != b
+    if op in ("lt", "le"):
+        return _less(a, b, t, op == "lt")
+    if op in ("gt", "ge"):
+        return _less(b, a, t, op == "gt")
+    if op == "add":
+        return a + b
+    if op == "sub":
+        return a - b
+    if op == "mul":
+        return a * b
+    if op == "div":
+        if t.is_signed:
+            return z3.If(b == 0, z3.BitVecVal(-1, t.bits), a / b)  # bvsdiv: truncating, MIN/-1 = MIN
+        return z3.UDiv(a, b)  # bvudiv: x / 0 is all ones
+    if op == "mod":
+        return z3.SRem(a, b) if t.is_signed else z3.URem(a, b)  # x % 0 = x in both
+    if op == "shl":
+        return a << _shift_count(b, e.b.type, t)
+    if op == "shr":
+        count = _shift_count(b, e.b.type, t)
+        return a >> count if t.is_signed else z3.LShR(a, count)
+    if op == "and":
+        return a & b
+    if op == "or":
+        return a | b
+    if op == "xor":
+        return a ^ b
+    if op == "min":
+        return z3.If(_less(a, b, t, False), a, b)
+    if op == "max":
+        return z3.If(_less(a, b, t, False), b, a)
+    raise UnsupportedError(f"no bit-vector meaning for '{op}'")
+
+
+def _cast(value, source: Type, target: Type, saturate: bool):
+    if target.is_bool:
+        return value if source.is_bool else value != 0
+    if source.is_bool:
+        return z3.If(value, z3.BitVecVal(1, target.bits), z3.BitVecVal(0, target.bits))
+    if saturate:
+        wide = widen(value, source)
+        low, high = z3.BitVecVal(target.min, WIDE), z3.BitVecVal(target.max, WIDE)
+        clamped = z3.If(wide < low, low, z3.If(wide > high, high, wide))
+        return z3.Extract(target.bits - 1, 0, clamped)
+    if target.bits == source.bits:
+        return value
+    if target.bits < source.bits:
+        return z3.Extract(target.bits - 1, 0, value)
+    extend = z3.SignExt if source.is_signed else z3.ZeroExt
+    return extend(target.bits - source.bits, value)

@@ -1,0 +1,201 @@
+"""Running the rules: one e-graph per rule set, bounded saturation, snapshots for extraction.
+
+The language and the rules are loaded into an egglog e-graph once per process (per rule set);
+each problem runs between `push` and `pop`, so it starts from a clean e-graph without paying for
+parsing the rules again.
+
+One iteration of the schedule is
+
+    saturate(analysis + fold + canon) ; run(rewrite) ; run(lower)
+
+(interval analysis and constant folding to a fixed point, then one round of the algebra and one of
+the lowering rules).  Saturation stops when nothing changes, or at the first bound hit:
+iterations, e-graph nodes, or wall-clock time; the report says which.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping, Sequence
+
+from ..errors import Error
+from .rules import LANGUAGE_FILE, RuleSet, language_text
+from .terms import TY_TYPES, quote
+
+#: term constructors whose rows are e-graph nodes (the Expr sort)
+EXPR_CONSTRUCTORS = (
+    "Var", "Const", "Opaque", "Wrap", "Neg", "BitNot", "Not", "Add", "Sub", "Mul", "Div", "Mod", "Shl", "Shr",
+    "And", "Or", "Xor", "Min", "Max", "Lt", "Le", "Gt", "Ge", "Eq", "Ne", "LAnd", "LOr", "Add3", "Mad",
+    "Select", "Cast", "SatCast",
+)
+
+#: the inner part of one iteration; the outer loop (with the bounds) is in Python
+ITERATION = """
+(run-schedule
+  (saturate (seq (saturate analysis) (saturate fold) (saturate canon)))
+  (run rewrite)
+  (run lower))
+(run-schedule (saturate (seq (saturate analysis) (saturate fold) (saturate canon))))
+"""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on saturation; the first one reached stops it."""
+
+    iterations: int = 10
+    nodes: int = 20_000
+    seconds: float = 2.0
+
+    def __post_init__(self):
+        if self.iterations < 1 or self.nodes < 1 or self.seconds <= 0:
+            raise Error(f"saturation limits must be positive, not {self}")
+
+
+@dataclass
+class SaturationReport:
+    iterations: int = 0
+    nodes: int = 0
+    stop: str = "saturated"  # or "iteration limit", "node limit", "time limit"
+    seconds: float = 0.0
+
+    @property
+    def bound_hit(self) -> bool:
+        return self.stop != "saturated"
+
+    def describe(self) -> str:
+        if self.stop == "saturated":
+            return f"saturated after {self.iterations} iterations ({self.nodes} nodes)"
+        return f"stopped at the {self.stop} after {self.iterations} iterations ({self.nodes} nodes)"
+
+
+class _LoadedRules:
+    """An egglog e-graph with the language and one rule set loaded (the base state)."""
+
+    def __init__(self, rule_set: RuleSet):
+        import egglog.bindings as eb
+
+        self.eb = eb
+        self.graph = eb.EGraph()
+        self.graph.run_program(*self.graph.parse_program(language_text(), filename=str(LANGUAGE_FILE)))
+        for f in rule_set.files:
+            self.graph.run_program(*self.graph.parse_program(f.text, filename=str(f.path)))
+        self.iteration = self.graph.parse_program(ITERATION)
+        self.push = self.graph.parse_program("(push)")
+        self.pop = self.graph.parse_program("(pop)")
+        self.print_size = self.graph.parse_program("(print-size)")
+        self.lock = threading.Lock()
+
+
+_LOADED: dict[str, _LoadedRules] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def _loaded(rule_set: RuleSet) -> _LoadedRules:
+    with _LOADED_LOCK:
+        loaded = _LOADED.get(rule_set.digest)
+        if loaded is None:
+            loaded = _LOADED[rule_set.digest] = _LoadedRules(rule_set)
+        return loaded
+
+
+@dataclass
+class Seeds:
+    """Facts added with the terms: variable ranges, ranks, loop and let relations."""
+
+    ranges: dict[str, tuple[str, int | None, int | None]] = field(default_factory=dict)  # term -> (term, lo, hi)
+    ranks: dict[str, int] = field(default_factory=dict)  # term text -> rank
+    facts: list[str] = field(default_factory=list)  # extra egglog commands, e.g. (InLoop ...)
+
+    def program(self) -> str:
+        lines = []
+        for term, (_, lo, hi) in self.ranges.items():
+            if lo is not None:
+                lines.append(f"(set (lo {term}) {lo})")
+            if hi is not None:
+                lines.append(f"(set (hi {term}) {hi})")
+        for term, rank in self.ranks.items():
+            lines.append(f"(set (rank {term}) {rank})")
+        lines.extend(self.facts)
+        return "\n".join(lines)
+
+
+class Run:
+    """One problem in the e-graph: its roots after saturation, ready for extraction."""
+
+    def __init__(self, loaded: _LoadedRules, root_names: list[str], report: SaturationReport):
+        self.loaded = loaded
+        self.graph = loaded.graph
+        self.root_names = root_names
+        self.report = report
+
+    def root_values(self) -> list:
+        eb = self.loaded.eb
+        return [self.graph.eval_expr(eb.Var(eb.PanicSpan(), name))[1] for name in self.root_names]
+
+
+@contextmanager
+def saturate(rule_set: RuleSet, roots: Sequence[str], seeds: Seeds | None = None,
+             limits: Limits = Limits()) -> Iterator[Run]:
+    """Add the root terms (egglog text) and seeds, run the schedule within `limits`, and yield
+    the run for extraction; the e-graph returns to its base state afterwards."""
+    loaded = _loaded(rule_set)
+    graph = loaded.graph
+    with loaded.lock:
+        graph.run_program(*loaded.push)
+        try:
+            names = [f"$root{i}" for i in range(len(roots))]
+            text = "\n".join(f"(let {name} {term})" for name, term in zip(names, roots))
+            if seeds is not None:
+                text += "\n" + seeds.program()
+            graph.run_program(*graph.parse_program(text))
+            report = _run_bounded(loaded, limits)
+            yield Run(loaded, names, report)
+        finally:
+            graph.run_program(*loaded.pop)
+
+
+def node_count(loaded: _LoadedRules) -> int:
+    (output,) = loaded.graph.run_program(*loaded.print_size)
+    return sum(size for name, size in output.sizes if name in _EXPR_SET)
+
+
+_EXPR_SET = frozenset(EXPR_CONSTRUCTORS)
+
+
+def _run_bounded(loaded: _LoadedRules, limits: Limits) -> SaturationReport:
+    report = SaturationReport()
+    start = time.perf_counter()
+    while True:
+        outputs = loaded.graph.run_program(*loaded.iteration)
+        report.iterations += 1
+        changed = any(getattr(o, "report", None) is not None and o.report.updated for o in outputs)
+        report.nodes = node_count(loaded)
+        report.seconds = time.perf_counter() - start
+        if not changed:
+            report.stop = "saturated"
+            break
+        if report.nodes >= limits.nodes:
+            report.stop = "node limit"
+            break
+        if report.seconds >= limits.seconds:
+            report.stop = "time limit"
+            break
+        if report.iterations >= limits.iterations:
+            report.stop = "iteration limit"
+            break
+    return report
+
+
+def var_term(name: str, type_name: str) -> str:
+    return f"(Var ({type_name}) {quote(name)})"
+
+
+def ty_name_of(type_) -> str:
+    for name, t in TY_TYPES.items():
+        if t == type_:
+            return name
+    raise KeyError(type_)
