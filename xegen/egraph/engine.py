@@ -4,13 +4,17 @@ The language and the rules are loaded into an egglog e-graph once per process (p
 each problem runs between `push` and `pop`, so it starts from a clean e-graph without paying for
 parsing the rules again.
 
-One iteration of the schedule is
+The schedule:
 
-    saturate(analysis + fold + canon) ; run(rewrite) ; run(lower)
+    run(expand)                                        the input's add3/mad as adds and multiplies
+    repeat: saturate(analysis + fold + canon) ; run(rewrite)     the algebra, until nothing changes
+    2 times: saturate(analysis + fold + canon) ; run(lower)     strength reduction and peepholes
 
-(interval analysis and constant folding to a fixed point, then one round of the algebra and one of
-the lowering rules).  Saturation stops when nothing changes, or at the first bound hit:
-iterations, e-graph nodes, or wall-clock time; the report says which.
+Interval analysis, constant folding and canonical forms go to a fixed point before each round of
+the algebra.  The lowering rules run after the algebra: they offer cheaper instruction sequences
+(shifts, magic-number division, add3, mad) for the extractor to choose among, and feeding them
+back into the algebra only multiplies the e-graph.  Saturation stops when nothing changes or at
+the first bound hit (iterations, e-graph nodes, wall-clock time); the report says which.
 """
 
 from __future__ import annotations
@@ -32,14 +36,12 @@ EXPR_CONSTRUCTORS = (
     "Select", "Cast", "SatCast",
 )
 
-#: the inner part of one iteration; the outer loop (with the bounds) is in Python
-ITERATION = """
-(run-schedule
-  (saturate (seq (saturate analysis) (saturate fold) (saturate canon)))
-  (run rewrite)
-  (run lower))
-(run-schedule (saturate (seq (saturate analysis) (saturate fold) (saturate canon))))
-"""
+#: the schedule's steps; the loops (with the bounds) are in Python
+SETTLE = "(saturate (seq (saturate analysis) (saturate fold) (saturate canon)))"
+EXPAND = "(run-schedule (run expand))"
+ITERATION = f"(run-schedule {SETTLE} (run rewrite))"
+LOWER = f"(run-schedule {SETTLE} (run lower) {SETTLE})"
+LOWER_ROUNDS = 2
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,9 @@ class _LoadedRules:
         self.graph.run_program(*self.graph.parse_program(language_text(), filename=str(LANGUAGE_FILE)))
         for f in rule_set.files:
             self.graph.run_program(*self.graph.parse_program(f.text, filename=str(f.path)))
+        self.expand = self.graph.parse_program(EXPAND)
         self.iteration = self.graph.parse_program(ITERATION)
+        self.lower = self.graph.parse_program(LOWER)
         self.push = self.graph.parse_program("(push)")
         self.pop = self.graph.parse_program("(pop)")
         self.print_size = self.graph.parse_program("(print-size)")
@@ -169,24 +173,36 @@ _EXPR_SET = frozenset(EXPR_CONSTRUCTORS)
 def _run_bounded(loaded: _LoadedRules, limits: Limits) -> SaturationReport:
     report = SaturationReport()
     start = time.perf_counter()
-    while True:
-        outputs = loaded.graph.run_program(*loaded.iteration)
-        report.iterations += 1
-        changed = any(getattr(o, "report", None) is not None and o.report.updated for o in outputs)
+
+    def step(program) -> bool:
+        outputs = loaded.graph.run_program(*program)
         report.nodes = node_count(loaded)
         report.seconds = time.perf_counter() - start
-        if not changed:
-            report.stop = "saturated"
-            break
+        return any(getattr(o, "report", None) is not None and o.report.updated for o in outputs)
+
+    def bound_hit() -> str | None:
         if report.nodes >= limits.nodes:
-            report.stop = "node limit"
-            break
+            return "node limit"
         if report.seconds >= limits.seconds:
-            report.stop = "time limit"
+            return "time limit"
+        return None
+
+    step(loaded.expand)
+    report.stop = "saturated"
+    while True:
+        changed = step(loaded.iteration)
+        report.iterations += 1
+        if not changed:
             break
-        if report.iterations >= limits.iterations:
-            report.stop = "iteration limit"
+        hit = bound_hit() or ("iteration limit" if report.iterations >= limits.iterations else None)
+        if hit:
+            report.stop = hit
             break
+    for _ in range(LOWER_ROUNDS):
+        if bound_hit():
+            report.stop = bound_hit()
+            break
+        step(loaded.lower)
     return report
 
 

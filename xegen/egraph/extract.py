@@ -86,15 +86,24 @@ class Snapshot:
                 elif op in ("Const", "Opaque"):
                     literal, rest = graph.value_to_i64(rest[0]), []
                 raw.setdefault(row.output, []).append((op, types, tuple(rest), literal))
+        # drop nodes with a child class that has no extractable node, until nothing changes
+        changed = True
+        while changed:
+            changed = False
+            for value in list(raw):
+                kept = [n for n in raw[value] if all(child in raw for child in n[2])]
+                if len(kept) != len(raw[value]):
+                    changed = True
+                    if kept:
+                        raw[value] = kept
+                    else:
+                        del raw[value]
         order = sorted(raw)  # egglog values are ordered: a fixed class order
         index = {value: i for i, value in enumerate(order)}
         classes: list[list[Node]] = []
         for value in order:
-            nodes = []
-            for op, types, rest, literal in raw[value]:
-                if any(child not in index for child in rest):
-                    continue  # a node whose child class has only unextractable members
-                nodes.append(Node(op, types, tuple(index[child] for child in rest), literal))
+            nodes = [Node(op, types, tuple(index[child] for child in rest), literal)
+                     for op, types, rest, literal in raw[value]]
             nodes.sort(key=_node_key)
             classes.append(nodes)
         snapshot = Snapshot(classes, [index[v] for v in run.root_values()])

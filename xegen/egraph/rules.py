@@ -17,7 +17,7 @@ from ..errors import ParseError, RuleError
 from . import sexpr
 
 LANGUAGE_FILE = Path(__file__).with_name("language.egg")
-RULESETS = ("analysis", "fold", "canon", "rewrite", "lower")
+RULESETS = ("expand", "analysis", "fold", "canon", "rewrite", "lower")
 RULE_HEADS = ("rewrite", "birewrite", "rule")
 #: forms a rule file may contain besides rules (helper relations and functions of its own)
 OTHER_HEADS = ("relation", "function", "constructor", "ruleset", "sort", "datatype")

@@ -458,6 +458,9 @@ class _Builder:
         if head in ("Var", "Opaque"):
             if not lhs:
                 raise RuleShapeError(f"{head} on the right side")
+            if head == "Opaque" and isinstance(rest[0], PVar) and rest[0].name not in self.i64_vars:
+                self.instance.free.append(rest[0].name)  # the opaque leaf's index: any number
+                self.i64_vars[rest[0].name] = ("sym", rest[0].name)
             # any variable or opaque value of the type: a fresh IR variable
             name = f"{head.lower()}{len(self.instance.variables)}"
             v = ir.Var(name, types[0])
@@ -533,7 +536,10 @@ class _Builder:
                 raise NotApplicable
             return True
         if head in FACT_RELATIONS:
-            self.instance.facts.append((head, tuple(self.expr(a, lhs=True) for a in args)))
+            exprs = tuple(self.expr(a, lhs=True) for a in args)
+            if head == "InLoop" and not exprs[0].type.is_int:
+                raise NotApplicable  # loop variables are integers
+            self.instance.facts.append((head, exprs))
             return True
         if head == "=" and isinstance(args[0], PVar) and args[0].name not in self.i64_vars \
                 and args[0].name not in self.expr_vars:

@@ -110,8 +110,15 @@ def wide(value: int):
     return z3.BitVecVal(value, 64)
 
 
-def apply_z3(op: str, args: list[Sized], defined: list, fresh) -> Sized:
-    """The primitive on sized i64 values, appending its definedness to `defined`."""
+def apply_z3(op: str, args: list[Sized], defined: list, fresh, products=None) -> Sized:
+    """The primitive on sized i64 values, appending its definedness to `defined`.  With
+    `products` (smt.ExactProducts), symbolic multiplications use its exact-product function."""
+    if op == "*" and products is not None and not (z3.is_bv_value(args[0].bv) or z3.is_bv_value(args[1].bv)):
+        a, b = args
+        exact = products.exact(z3.SignExt(WIDE - a.width, a.bv), z3.SignExt(WIDE - b.width, b.bv))
+        defined.append(exact >= z3.BitVecVal(I64_MIN, WIDE))
+        defined.append(exact <= z3.BitVecVal(I64_MAX, WIDE))
+        return Sized(z3.Extract(63, 0, exact), 64, a.nonneg and b.nonneg)
     if op in ("+", "-", "*"):
         a, b = args
         width = min(64, a.width + b.width if op == "*" else max(a.width, b.width) + 1)

@@ -16,7 +16,8 @@ import z3
 from ...ir.types import Type
 from . import prims
 from .model import Instance
-from .smt import encode, variable
+from ... import ir
+from .smt import ExactProducts, encode, variable
 
 
 @dataclass
@@ -65,6 +66,27 @@ def _narrow(value: prims.Sized, t: Type):
 
 
 def prove(instance: Instance, timeout_ms: int = 5000) -> Proof:
+    """First with multiplications abstracted (fast when the claim follows from the lemmas; a
+    proof there is a proof), then exactly."""
+    if _has_products(instance):
+        abstract = _prove(instance, timeout_ms, abstract=True)
+        if abstract.verdict == "proved":
+            return abstract
+    return _prove(instance, timeout_ms, abstract=False)
+
+
+def _has_products(instance: Instance) -> bool:
+    def i64_has(x) -> bool:
+        return x[0] == "op" and (x[1] == "*" or any(i64_has(a) for a in x[2]))
+
+    exprs = [e for pair in instance.equal for e in pair] + [e for _, e, _ in instance.bounds]
+    ir_has = any(isinstance(n, (ir.Binary, ir.Ternary)) and n.op in ("mul", "mad") for e in exprs for n in ir.walk(e))
+    i64 = [d for _, d in instance.definitions] + [h.value for h in instance.holes] + [b for _, _, b in instance.bounds]
+    return ir_has or any(i64_has(x) for x in i64)
+
+
+def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
+    products = ExactProducts() if abstract else None
     counter = itertools.count()
     premises: list = []
     env: dict = {v.name: variable(v.name, v.type) for v in instance.variables}
@@ -78,19 +100,21 @@ def prove(instance: Instance, timeout_ms: int = 5000) -> Proof:
         symbols[symbol] = _i64_of_constant(env[var_name], types[var_name])
     for symbol, kind, e in instance.lattice:
         s = z3.BitVec(symbol, 64)
-        value = _math(encode(e, env), e.type)
+        value = _math(encode(e, env, products), e.type)
         premises.append(_math_i64(s) <= value if kind == "lo" else value <= _math_i64(s))
         symbols[symbol] = prims.Sized(s, 64)
     for symbol in instance.free:
         symbols[symbol] = prims.Sized(z3.BitVec(symbol, 64), 64)
 
-    def i64(x):
+    def i64(x, defined=premises):
+        """An i64 expression; its definedness is a premise in queries (a failing primitive means
+        the rule does not fire) and a claim in actions (egglog panics there)."""
         tag = x[0]
         if tag == "lit":
             return prims.literal(x[1])
         if tag == "sym":
             return symbols[x[1]]
-        return prims.apply_z3(x[1], [i64(a) for a in x[2]], premises, fresh)
+        return prims.apply_z3(x[1], [i64(a, defined) for a in x[2]], defined, fresh, products)
 
     for symbol, expression in instance.definitions:
         symbols[symbol] = i64(expression)
@@ -98,30 +122,35 @@ def prove(instance: Instance, timeout_ms: int = 5000) -> Proof:
         premises.append(prims.compare_z3(op, i64(a), i64(b)))
     for kind, args in instance.facts:
         if kind == "InLoop":
-            v, init, bound = (_math(encode(a, env), a.type) for a in args)
+            v, init, bound = (_math(encode(a, env, products), a.type) for a in args)
             premises.append(z3.And(init <= v, v < bound))
         elif kind == "LetValue":
-            v, e = (encode(a, env) for a in args)
+            v, e = (encode(a, env, products) for a in args)
             premises.append(v == e)
     claims = []
     for hole in instance.holes:
-        value = i64(hole.value)
+        value = i64(hole.value, claims)
         env[hole.var.name] = _narrow(value, hole.var.type)
         if not hole.wrap:
             claims.append(_canonical_z3(value, hole.var.type))
     for lhs, rhs in instance.equal:
-        claims.append(encode(lhs, env) == encode(rhs, env))
+        claims.append(encode(lhs, env, products) == encode(rhs, env, products))
     for kind, e, bound in instance.bounds:
-        value = _math(encode(e, env), e.type)
-        b = _math_i64(i64(bound).i64)
+        value = _math(encode(e, env, products), e.type)
+        b = _math_i64(i64(bound, claims).i64)
         claims.append(b <= value if kind == "lo" else value <= b)
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
     solver.add(*premises)
+    solver.add(*division_lemmas([*premises, *claims]))
+    if products is not None:
+        solver.add(*products.lemmas())
     solver.add(z3.Not(z3.And(*claims)) if claims else z3.BoolVal(False))
     result = solver.check()
     if result == z3.unsat:
         return Proof("proved")
+    if abstract:
+        return Proof("unknown", detail="the abstraction of multiplication was too weak")
     if result == z3.unknown:
         return Proof("unknown", detail=f"z3: {solver.reason_unknown()}")
     model = solver.model()
@@ -136,3 +165,44 @@ def prove(instance: Instance, timeout_ms: int = 5000) -> Proof:
     for symbol, _, _ in instance.lattice:
         assignment[symbol] = model.eval(symbols[symbol].bv, model_completion=True).as_signed_long()
     return Proof("counterexample", assignment)
+
+
+_DIVISIONS = {z3.Z3_OP_BSDIV: True, z3.Z3_OP_BSDIV_I: True, z3.Z3_OP_BUDIV: False, z3.Z3_OP_BUDIV_I: False}
+
+
+def _divisions(formulas) -> list:
+    """Every bit-vector division in the formulas, as (term, signed)."""
+    found, seen = [], set()
+    stack = list(formulas)
+    while stack:
+        e = stack.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_app(e):
+            kind = e.decl().kind()
+            if kind in _DIVISIONS:
+                found.append((e, _DIVISIONS[kind]))
+            stack.extend(e.children())
+    return found
+
+
+def division_lemmas(formulas) -> list:
+    """Monotonicity of division, stated for each pair of divisions in the formulas: with the same
+    positive divisor, a smaller dividend never gives a larger quotient (true of truncating and
+    of unsigned division).  SAT-based bit-vector solving cannot find this fact in reasonable
+    time, and interval rules (lo(a / c) = lo(a) / c) rest on it."""
+    divisions = _divisions(formulas)
+    width = 66
+
+    def ext(x, signed: bool):
+        return (z3.SignExt if signed else z3.ZeroExt)(width - x.size(), x)
+
+    lemmas = []
+    for (q1, s1), (q2, s2) in itertools.permutations(divisions, 2):
+        n1, d1 = q1.children()
+        n2, d2 = q2.children()
+        lemmas.append(z3.Implies(
+            z3.And(ext(d1, s1) == ext(d2, s2), ext(d1, s1) > 0, ext(n1, s1) <= ext(n2, s2)),
+            ext(q1, s1) <= ext(q2, s2)))
+    return lemmas

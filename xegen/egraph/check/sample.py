@@ -34,7 +34,7 @@ def edge_values(t: Type) -> list[int]:
               t.max, t.max - 1, t.min, t.min + 1, (t.max >> 1), (t.max >> 1) + 1}
     if t.is_signed:
         values |= {-v for v in list(values) if -v >= t.min} | {-1, -2, -8, -1024}
-    return sorted(v for v in values if t.min <= v <= t.max)
+    return sorted((v for v in values if t.min <= v <= t.max), key=lambda v: (abs(v), v < 0))
 
 
 def draw_values(t: Type, n: int, rng: np.random.Generator) -> list[int]:
@@ -128,6 +128,20 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
                 out.append(None)
         return out
 
+    def action_column(expression):
+        """Values computed by an action: a failing primitive there makes egglog panic."""
+        out = []
+        for i in range(n):
+            if not fires[i]:
+                out.append(None)
+                continue
+            try:
+                out.append(compute(expression, i))
+            except prims.Fail:
+                return Violation(_assignment(values, symbols, instance, i),
+                                 "a computation in the rule's action fails (egglog would panic): compute it in :when")
+        return out
+
     for symbol, _, _ in instance.lattice:
         for i, b in enumerate(symbols[symbol]):
             if b is None:
@@ -149,7 +163,9 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
             for i in range(n):
                 fires[i] = fires[i] and bool(v[i] == e[i])
     for hole in instance.holes:
-        raw = column(hole.value)
+        raw = action_column(hole.value)
+        if isinstance(raw, Violation):
+            return raw
         t = hole.var.type
         filled = []
         for i in range(n):
@@ -175,7 +191,9 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
                                  f"left side {_show(left[i], lhs.type)}, right side {_show(right[i], rhs.type)}")
     for kind, e, bound in instance.bounds:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
-        limits = column(bound)
+        limits = action_column(bound)
+        if isinstance(limits, Violation):
+            return limits
         for i in range(n):
             if not fires[i]:
                 continue
@@ -256,7 +274,8 @@ def search(instance: Instance, examples: int = 20, batch: int = 8) -> Violation 
     def value_strategy(t: Type):
         if t.is_bool:
             return st.integers(0, 1)
-        return st.one_of(st.sampled_from(edge_values(t)), st.integers(max(t.min, -64), min(t.max, 64)),
+        # small numbers first: hypothesis shrinks toward the first strategy's simplest values
+        return st.one_of(st.integers(max(t.min, -64), min(t.max, 64)), st.sampled_from(edge_values(t)),
                          st.integers(t.min, t.max))
 
     lattice_symbols = [s for s, _, _ in instance.lattice]

@@ -8,6 +8,7 @@ MIN / -1 = MIN, shift counts masked to their low log2(width) bits, casts that wr
 
 from __future__ import annotations
 
+import itertools
 from typing import Callable, Mapping
 
 import z3
@@ -66,22 +67,64 @@ def _less(a, b, t: Type, strict: bool):
     return z3.ULT(a, b) if strict else z3.ULE(a, b)
 
 
-def encode(e: ir.Expr, env: Mapping[str, object]):
-    """The z3 term for `e`; `env` maps variable names to z3 terms of the variable's type."""
+class ExactProducts:
+    """Multiplication of two symbolic values through an uninterpreted function `product`
+    standing for the exact product of the operands' mathematical values, plus true facts about
+    it (`lemmas`).  Bit-blasted multipliers make z3 slow; a proof that holds for any function
+    with these properties holds for multiplication.  A constant operand stays a real product."""
+
+    def __init__(self):
+        self.function = z3.Function("product", z3.BitVecSort(WIDE), z3.BitVecSort(WIDE), z3.BitVecSort(WIDE))
+        self.applications: list = []  # (x, y, product) as WIDE-bit values
+
+    def exact(self, x, y):
+        """The exact product of two WIDE-bit mathematical values."""
+        if z3.is_bv_value(x) or z3.is_bv_value(y):
+            return x * y
+        p = self.function(x, y)
+        self.applications.append((x, y, p))
+        return p
+
+    def multiply(self, a, b, t: Type):
+        """The wrapping product of two values of type t."""
+        if z3.is_bv_value(a) or z3.is_bv_value(b):
+            return a * b
+        return narrow(self.exact(widen(a, t), widen(b, t)), t)
+
+    def lemmas(self) -> list:
+        facts = []
+        zero = z3.BitVecVal(0, WIDE)
+        for x, y, p in self.applications:
+            facts.append(z3.Implies(z3.Or(x == zero, y == zero), p == zero))
+            facts.append(z3.Implies(y == 1, p == x))
+            facts.append(z3.Implies(x == 1, p == y))
+            facts.append(z3.Implies(z3.And(x >= 0, y >= 0), p >= 0))
+        for (x1, y1, p1), (x2, y2, p2) in itertools.permutations(self.applications, 2):
+            # monotone in each factor when the other is the same and non-negative
+            facts.append(z3.Implies(z3.And(y1 == y2, y1 >= 0, x1 <= x2), p1 <= p2))
+            facts.append(z3.Implies(z3.And(x1 == x2, x1 >= 0, y1 <= y2), p1 <= p2))
+            facts.append(z3.Implies(z3.And(y1 == y2, y1 <= 0, x1 <= x2), p2 <= p1))
+            facts.append(z3.Implies(z3.And(x1 == y2, y1 == x2), p1 == p2))
+        return facts
+
+
+def encode(e: ir.Expr, env: Mapping[str, object], products: ExactProducts | None = None):
+    """The z3 term for `e`; `env` maps variable names to z3 terms of the variable's type.
+    With `products`, multiplications of two symbolic values go through it."""
     memo: dict = {}
 
     def go(x: ir.Expr):
         key = id(x)
         if key in memo:
             return memo[key][1]
-        value = _encode_node(x, go, env)
+        value = _encode_node(x, go, env, products)
         memo[key] = (x, value)
         return value
 
     return go(e)
 
 
-def _encode_node(e: ir.Expr, go: Callable, env: Mapping[str, object]):
+def _encode_node(e: ir.Expr, go: Callable, env: Mapping[str, object], products: "ExactProducts | None" = None):
     t = e.type
     if t.lanes != 1 or not (t.is_int or t.is_bool):
         raise UnsupportedError(f"no bit-vector meaning for {t} expression {e}")
@@ -95,10 +138,14 @@ def _encode_node(e: ir.Expr, go: Callable, env: Mapping[str, object]):
         a = go(e.a)
         return {"neg": lambda: -a, "bitnot": lambda: ~a, "not": lambda: z3.Not(a)}[e.op]()
     if isinstance(e, ir.Binary):
+        if e.op == "mul" and products is not None:
+            return products.multiply(go(e.a), go(e.b), e.a.type)
         return _binary(e, go(e.a), go(e.b))
     if isinstance(e, ir.Ternary):
         a, b, c = go(e.a), go(e.b), go(e.c)
-        return a + b + c if e.op == "add3" else a + b * c
+        if e.op == "add3":
+            return a + b + c
+        return a + (products.multiply(b, c, t) if products is not None else b * c)
     if isinstance(e, ir.Select):
         return z3.If(go(e.cond), go(e.true_value), go(e.false_value))
     if isinstance(e, ir.Cast):
