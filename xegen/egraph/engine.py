@@ -37,7 +37,7 @@ EXPR_CONSTRUCTORS = (
 )
 
 #: the schedule's steps; the loops (with the bounds) are in Python
-SETTLE = "(saturate (seq (saturate analysis) (saturate fold) (saturate canon)))"
+SETTLE = "(repeat 8 (seq (repeat 8 analysis) (repeat 8 fold) (repeat 8 canon)))"
 EXPAND = "(run-schedule (run expand))"
 ITERATION = f"(run-schedule {SETTLE} (run rewrite))"
 LOWER = f"(run-schedule {SETTLE} (run lower) {SETTLE})"

@@ -37,6 +37,7 @@ class Node:
     types: tuple[Type, ...]
     children: tuple[int, ...]
     literal: int | str | None = None
+    subsumed: bool = False  # a rule replaced it: still equal, chosen only when nothing else is cheaper
 
     @property
     def type(self) -> Type | None:
@@ -69,14 +70,13 @@ class Snapshot:
             for row in functions[name].rows:
                 ty_of[row.output] = t
         raw: dict = {}
+        subsumed: dict = {}  # a class whose every node is subsumed keeps them (still equal, just not preferred)
         for op in EXPR_CONSTRUCTORS:
             function = functions.get(op)
             if function is None or op == "Wrap":
                 continue
             n_types = TY_ARGUMENTS[op]
             for row in function.rows:
-                if row.subsumed:
-                    continue
                 inputs = row.inputs
                 types = tuple(ty_of[v] for v in inputs[:n_types])
                 rest = inputs[n_types:]
@@ -85,7 +85,11 @@ class Snapshot:
                     literal, rest = graph.value_to_string(rest[0]), []
                 elif op in ("Const", "Opaque"):
                     literal, rest = graph.value_to_i64(rest[0]), []
-                raw.setdefault(row.output, []).append((op, types, tuple(rest), literal))
+                (subsumed if row.subsumed else raw).setdefault(row.output, []).append((op, types, tuple(rest), literal))
+        for value, nodes in subsumed.items():
+            # subsumed nodes are still equal to their class, only not preferred: they come last
+            # (a class can be left with nothing else, e.g. an overflowing Add of two constants)
+            raw.setdefault(value, []).extend((op, types, rest, literal, True) for op, types, rest, literal in nodes)
         # drop nodes with a child class that has no extractable node, until nothing changes
         changed = True
         while changed:
@@ -102,8 +106,8 @@ class Snapshot:
         index = {value: i for i, value in enumerate(order)}
         classes: list[list[Node]] = []
         for value in order:
-            nodes = [Node(op, types, tuple(index[child] for child in rest), literal)
-                     for op, types, rest, literal in raw[value]]
+            nodes = [Node(op, types, tuple(index[child] for child in rest), literal, bool(extra))
+                     for op, types, rest, literal, *extra in raw[value]]
             nodes.sort(key=_node_key)
             classes.append(nodes)
         snapshot = Snapshot(classes, [index[v] for v in run.root_values()])
@@ -131,7 +135,7 @@ class Snapshot:
 
 
 def _node_key(node: Node):
-    return (node.op, tuple(str(t) for t in node.types), node.children, str(node.literal))
+    return (node.subsumed, node.op, tuple(str(t) for t in node.types), node.children, str(node.literal))
 
 
 _BOOL_RESULT = ("Lt", "Le", "Gt", "Ge", "Eq", "Ne", "Not", "LAnd", "LOr")

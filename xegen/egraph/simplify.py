@@ -156,7 +156,15 @@ def extract_roots(run, problem: Problem, model: CostModel, extractor: str) -> tu
 
     reader = TermReader(builder.variables, opaque)
     if extractor == "tree":
-        extract_one = tree_extractor(run, model, reader)
+        tree_one = tree_extractor(run, model, reader)
+        fallback = choice_builder(snapshot, greedy_dag(snapshot, model), reader)
+
+        def extract_one(k: int) -> ir.Expr:
+            try:
+                return tree_one(k)
+            except Exception:  # e.g. a root whose only nodes are subsumed: egglog cannot extract it
+                info.note = "egglog's extractor could not extract a root; the greedy DAG extractor did"
+                return fallback(k)
     else:
         if extractor == "dag":
             choice = greedy_dag(snapshot, model)
