@@ -15,7 +15,7 @@ from . import __version__
 from .errors import Error
 
 # Subcommand modules under xegen.commands, in the order `xegen --help` lists them.
-COMMANDS = ("eval",)
+COMMANDS = ("eval", "simplify", "extract", "rules")
 
 
 class ArgumentParser(argparse.ArgumentParser):

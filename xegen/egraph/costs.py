@@ -202,3 +202,44 @@ def cost_model(hw: Platform | str | CostModel) -> CostModel:
 
 def format_cost(cost: int) -> str:
     return "inf" if cost >= INFINITE else str(cost)
+
+
+def breakdown(model: CostModel, exprs: ir.Expr | Iterable[ir.Expr]) -> list[tuple[str, int]]:
+    """The instructions an expression costs: (operation, cost) for every distinct costed node,
+    in evaluation order (operands first).  Operations are named by their IR spelling."""
+    if isinstance(exprs, ir.Expr):
+        exprs = [exprs]
+    seen: set[ir.Node] = set()
+    out: list[tuple[str, int]] = []
+
+    def visit(e) -> None:
+        if e in seen:
+            return
+        seen.add(e)
+        for c in ir.children(e):
+            visit(c)
+        if isinstance(e, ir.Expr):
+            cost = model.node(e)
+            if cost:
+                out.append((_operation_name(e), cost))
+
+    for e in exprs:
+        visit(e)
+    return out
+
+
+def _operation_name(e: ir.Expr) -> str:
+    t = e.type
+    if isinstance(e, ir.Binary):
+        t = e.a.type
+        operands = [e.a, e.b]
+    elif isinstance(e, ir.Ternary):
+        operands = [e.a, e.b, e.c]
+    else:
+        operands = []
+    op = getattr(e, "op", type(e).__name__.lower())
+    if isinstance(e, ir.Cast):
+        op = f"cast {e.value.type}->{e.type}"
+    immediates = [str(o.value) for o in operands if isinstance(o, ir.IntImm)]
+    suffix = f" imm {','.join(immediates)}" if immediates else ""
+    return f"{op}.{t}{suffix}"

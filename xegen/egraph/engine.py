@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Sequence
 
 from ..errors import Error
-from .rules import LANGUAGE_FILE, RuleSet, language_text
+from ..errors import RuleError
+from .rules import LANGUAGE_FILE, RuleSet, egglog_message, language_text
 from .terms import TY_TYPES, quote
 
 #: term constructors whose rows are e-graph nodes (the Expr sort)
@@ -37,7 +38,7 @@ EXPR_CONSTRUCTORS = (
 )
 
 #: the schedule's steps; the loops (with the bounds) are in Python
-SETTLE = "(repeat 8 (seq (repeat 8 analysis) (repeat 8 fold) (repeat 8 canon)))"
+SETTLE = "(saturate (seq (saturate analysis) (saturate fold) (saturate canon)))"
 EXPAND = "(run-schedule (run expand))"
 ITERATION = f"(run-schedule {SETTLE} (run rewrite))"
 LOWER = f"(run-schedule {SETTLE} (run lower) {SETTLE})"
@@ -84,7 +85,10 @@ class _LoadedRules:
         self.graph = eb.EGraph()
         self.graph.run_program(*self.graph.parse_program(language_text(), filename=str(LANGUAGE_FILE)))
         for f in rule_set.files:
-            self.graph.run_program(*self.graph.parse_program(f.text, filename=str(f.path)))
+            try:
+                self.graph.run_program(*self.graph.parse_program(f.text, filename=str(f.path)))
+            except eb.EggSmolError as error:
+                raise RuleError(egglog_message(error, f.path)) from None
         self.expand = self.graph.parse_program(EXPAND)
         self.iteration = self.graph.parse_program(ITERATION)
         self.lower = self.graph.parse_program(LOWER)
@@ -114,7 +118,7 @@ class Seeds:
     ranks: dict[str, int] = field(default_factory=dict)  # term text -> rank
     facts: list[str] = field(default_factory=list)  # extra egglog commands, e.g. (InLoop ...)
 
-    def program(self) -> str:
+    def actions(self) -> list[str]:
         lines = []
         for term, (_, lo, hi) in self.ranges.items():
             if lo is not None:
@@ -124,21 +128,23 @@ class Seeds:
         for term, rank in self.ranks.items():
             lines.append(f"(set (rank {term}) {rank})")
         lines.extend(self.facts)
-        return "\n".join(lines)
+        return lines
 
 
 class Run:
     """One problem in the e-graph: its roots after saturation, ready for extraction."""
 
-    def __init__(self, loaded: _LoadedRules, root_names: list[str], report: SaturationReport):
+    def __init__(self, loaded: _LoadedRules, root_count: int, report: SaturationReport):
         self.loaded = loaded
         self.graph = loaded.graph
-        self.root_names = root_names
+        self.root_count = root_count
         self.report = report
 
     def root_values(self) -> list:
         eb = self.loaded.eb
-        return [self.graph.eval_expr(eb.Var(eb.PanicSpan(), name))[1] for name in self.root_names]
+        span = eb.PanicSpan()
+        return [self.graph.eval_expr(eb.Call(span, "root", [eb.Lit(span, eb.Int(i))]))[1]
+                for i in range(self.root_count)]
 
 
 @contextmanager
@@ -151,13 +157,15 @@ def saturate(rule_set: RuleSet, roots: Sequence[str], seeds: Seeds | None = None
     with loaded.lock:
         graph.run_program(*loaded.push)
         try:
-            names = [f"$root{i}" for i in range(len(roots))]
-            text = "\n".join(f"(let {name} {term})" for name, term in zip(names, roots))
+            # roots go in a table, all added by one rule: a top-level command per term costs
+            # egglog a compilation each (seconds for a kernel's hundreds of expressions)
+            actions = [f"(set (root {i}) {term})" for i, term in enumerate(roots)]
             if seeds is not None:
-                text += "\n" + seeds.program()
+                actions.extend(seeds.actions())
+            text = "(rule () (" + "\n".join(actions) + ") :ruleset seed)\n(run seed 1)"
             graph.run_program(*graph.parse_program(text))
             report = _run_bounded(loaded, limits)
-            yield Run(loaded, names, report)
+            yield Run(loaded, len(roots), report)
         finally:
             graph.run_program(*loaded.pop)
 

@@ -128,9 +128,8 @@ def load_rules(paths: Sequence[Path | str] | None = None) -> RuleSet:
 
 
 def _checked(files: tuple[RuleFile, ...]) -> RuleSet:
-    rule_set = RuleSet(files)
-    _validate_with_egglog(rule_set)
-    return rule_set
+    """The rule set; egglog checks the files when the engine loads them (errors name the file)."""
+    return RuleSet(files)
 
 
 _VALIDATED: set[str] = set()
@@ -148,11 +147,11 @@ def _validate_with_egglog(rule_set: RuleSet) -> None:
         try:
             graph.run_program(*graph.parse_program(f.text, filename=str(f.path)))
         except eb.EggSmolError as error:
-            raise RuleError(_egglog_message(error, f.path)) from None
+            raise RuleError(egglog_message(error, f.path)) from None
     _VALIDATED.add(rule_set.digest)
 
 
-def _egglog_message(error, path: Path) -> str:
+def egglog_message(error, path: Path) -> str:
     """egglog says 'In 3:10-20 of FILE: text\\nmessage'; turn it into 'FILE:3: message'."""
     text = str(getattr(error, "context", error))
     first, _, rest = text.partition("\n")

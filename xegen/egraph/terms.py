@@ -130,13 +130,18 @@ class TermBuilder:
         self.rename = rename or (lambda v: v.name)
         self.opaque: list[OpaqueLeaf] = []
         self.roots: list[str] = []  # term text of every root, holes included
+        self._root_index: dict[str, int] = {}
         self.variables: dict[str, ir.Var] = {}  # e-graph name -> IR variable
 
     def add_root(self, e: ir.Expr) -> int:
-        """Add a supported expression as a root; returns its root index."""
+        """Add a supported expression as a root; returns its root index (an expression met
+        before shares its root: adding a term to egglog costs a command each)."""
         text = self.term(e)
-        self.roots.append(text)
-        return len(self.roots) - 1
+        index = self._root_index.get(text)
+        if index is None:
+            index = self._root_index[text] = len(self.roots)
+            self.roots.append(text)
+        return index
 
     def add_opaque_root(self, e: ir.Expr) -> OpaqueLeaf:
         """An expression that is not a term itself (a vector store value): only its integer

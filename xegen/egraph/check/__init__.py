@@ -99,12 +99,16 @@ def rule_sources(paths: Sequence[Path | str] | None = None) -> list[RuleFile]:
 
 
 def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
-                timeout_ms: int = 5000) -> list[RuleVerdict]:
-    """Check every rule of the files (default: the language and `rules/`)."""
+                timeout_ms: int = 5000, jobs: int = 1) -> list[RuleVerdict]:
+    """Check every rule of the files (default: the language and `rules/`), in `jobs` processes;
+    the verdicts come back in file order."""
     files = rule_sources(paths)
     signatures = language_signatures(files)
-    verdicts = []
-    for f in files:
-        for rule in read_rules(f):
-            verdicts.append(check_rule(rule, signatures, examples, timeout_ms))
-    return verdicts
+    rules = [rule for f in files for rule in read_rules(f)]
+    if jobs <= 1 or len(rules) < 2:
+        return [check_rule(rule, signatures, examples, timeout_ms) for rule in rules]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(check_rule, rule, signatures, examples, timeout_ms) for rule in rules]
+        return [f.result() for f in futures]

@@ -46,6 +46,9 @@ TYPE_RELATIONS = ("signed", "unsigned", "narrow", "integer")
 LATTICES = ("lo", "hi")
 FREE_FUNCTIONS = ("rank",)
 FACT_RELATIONS = ("InLoop", "LetValue")
+#: relations on an expression and an i64: DivBy has a meaning (a multiple of k), Want is only a
+#: request that drives the DivBy analysis and carries no meaning
+VALUE_RELATIONS = ("DivBy", "Want")
 
 
 # Patterns ---------------------------------------------------------------------------------
@@ -204,6 +207,8 @@ class Instance:
     holes: list[Hole] = field(default_factory=list)
     equal: list[tuple[ir.Expr, ir.Expr]] = field(default_factory=list)
     bounds: list[tuple[str, ir.Expr, I64]] = field(default_factory=list)  # (lo|hi, expression, bound)
+    multiples: list[tuple[ir.Expr, I64]] = field(default_factory=list)  # premise: e is a multiple of k
+    claimed_multiples: list[tuple[ir.Expr, I64]] = field(default_factory=list)  # claim: e is a multiple of k
 
     @property
     def type_text(self) -> str:
@@ -352,6 +357,10 @@ class _TypeSlots:
                 for s in slots[1:]:
                     self.union(slots[0], s)
                 return
+            if p.head in VALUE_RELATIONS:
+                self.expr_slot(p.args[0])
+                self.value_pattern(p.args[1])
+                return
             self.any(p)
 
     def any(self, p: Pattern) -> None:
@@ -376,6 +385,9 @@ class _TypeSlots:
                 self.value_pattern(a.args[1])
             elif isinstance(a, PApp) and a.head in ("subsume", "delete"):
                 self.any(a.args[0])
+            elif isinstance(a, PApp) and a.head in VALUE_RELATIONS:
+                self.expr_slot(a.args[0])
+                self.value_pattern(a.args[1])
 
     def assignments(self) -> Iterator[dict[str, Type]]:
         roots = sorted({self.find(s) for s in self.parent})
@@ -535,6 +547,15 @@ class _Builder:
             if not self.type_relation(head, self.type_of(args[0])):
                 raise NotApplicable
             return True
+        if head in VALUE_RELATIONS:
+            e = self.expr(args[0], lhs=True)
+            if not self._ready(args[1]):
+                return False
+            if head == "DivBy":
+                if not e.type.is_int:
+                    raise NotApplicable
+                self.instance.multiples.append((e, self.i64(args[1], True)))
+            return True
         if head in FACT_RELATIONS:
             exprs = tuple(self.expr(a, lhs=True) for a in args)
             if head == "InLoop" and not exprs[0].type.is_int:
@@ -628,6 +649,13 @@ class _Builder:
                 raise RuleShapeError(f"the checker does not know what setting '{target.head}' means")
         elif a.head in ("subsume", "delete"):
             pass  # removing a node from matching keeps every claim sound
+        elif a.head == "Want":
+            self.expr(a.args[0], lhs=False)  # a request: no claim
+        elif a.head == "DivBy":
+            e = self.expr(a.args[0], lhs=False)
+            if not e.type.is_int:
+                raise NotApplicable
+            self.instance.claimed_multiples.append((e, self.i64(a.args[1], lhs=False)))
         else:
             raise RuleShapeError(f"the checker does not know the action '{a.head}'")
 

@@ -54,6 +54,12 @@ def _math(value, t: Type):
     return (z3.SignExt if t.is_signed else z3.ZeroExt)(65 - t.bits, value)
 
 
+def _multiple(math_value, k):
+    """math_value (65-bit) is a multiple of the i64 k, k nonzero."""
+    wide_k = z3.SignExt(1, k)
+    return z3.And(k != 0, z3.SRem(math_value, wide_k) == 0)
+
+
 def _math_i64(value):
     return z3.SignExt(1, value)
 
@@ -127,6 +133,8 @@ def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
         elif kind == "LetValue":
             v, e = (encode(a, env, products) for a in args)
             premises.append(v == e)
+    for e, k in instance.multiples:
+        premises.append(_multiple(_math(encode(e, env, products), e.type), i64(k).i64))
     claims = []
     for hole in instance.holes:
         value = i64(hole.value, claims)
@@ -135,6 +143,8 @@ def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
             claims.append(_canonical_z3(value, hole.var.type))
     for lhs, rhs in instance.equal:
         claims.append(encode(lhs, env, products) == encode(rhs, env, products))
+    for e, k in instance.claimed_multiples:
+        claims.append(_multiple(_math(encode(e, env, products), e.type), i64(k, claims).i64))
     for kind, e, bound in instance.bounds:
         value = _math(encode(e, env, products), e.type)
         b = _math_i64(i64(bound, claims).i64)

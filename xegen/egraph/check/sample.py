@@ -162,6 +162,12 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
             v, e = (np.broadcast_to(ir.evaluate(a, env), (n,)) for a in args)
             for i in range(n):
                 fires[i] = fires[i] and bool(v[i] == e[i])
+    for e, k in instance.multiples:
+        exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
+        factor = column(k)
+        for i in range(n):
+            if fires[i] and (factor[i] == 0 or exact[i] % factor[i] != 0):
+                fires[i] = False
     for hole in instance.holes:
         raw = action_column(hole.value)
         if isinstance(raw, Violation):
@@ -189,6 +195,14 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
             if fires[i] and left[i] != right[i]:
                 return Violation(_assignment(values, symbols, instance, i),
                                  f"left side {_show(left[i], lhs.type)}, right side {_show(right[i], rhs.type)}")
+    for e, k in instance.claimed_multiples:
+        exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
+        factor = action_column(k)
+        if isinstance(factor, Violation):
+            return factor
+        for i in range(n):
+            if fires[i] and (factor[i] == 0 or exact[i] % factor[i] != 0):
+                return Violation(_assignment(values, symbols, instance, i), f"{exact[i]} is not a multiple of {factor[i]}")
     for kind, e, bound in instance.bounds:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
         limits = action_column(bound)
