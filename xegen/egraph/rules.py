@@ -124,7 +124,14 @@ def load_rules(paths: Sequence[Path | str] | None = None) -> RuleSet:
     files = rule_files(paths)
     if not files:
         raise RuleError(f"no rule files (*.egg) in {', '.join(str(p) for p in paths)}")
-    return _checked(tuple(read_rule_file(p) for p in files))
+    key = tuple((str(p.resolve()), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    cached = _CACHE.get(key)
+    if cached is None:  # reading the files again only when they change
+        cached = _CACHE[key] = _checked(tuple(read_rule_file(p) for p in files))
+    return cached
+
+
+_CACHE: dict[tuple, RuleSet] = {}
 
 
 def _checked(files: tuple[RuleFile, ...]) -> RuleSet:
