@@ -175,7 +175,9 @@ def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
         for i, node in enumerate(nodes):
             for child in set(node.children):
                 parents[child].append((cls, i))
-    best_cost: list[int] = [INFINITE] * len(snapshot.classes)
+    # above INFINITE: a class whose every form is impossible on the platform still gets one
+    # (its cost stays INFINITE), so that extraction always succeeds
+    best_cost: list[int] = [INFINITE + 1] * len(snapshot.classes)
     best_node: list[int] = [-1] * len(snapshot.classes)
     best_set: list[dict[int, int] | None] = [None] * len(snapshot.classes)  # class -> its node cost
 
@@ -199,7 +201,7 @@ def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
             continue  # the node would depend on its own class
         merged[cls] = costs[cls][i]
         total = saturating_sum(merged.values())
-        if total < best_cost[cls] or (total == best_cost[cls] and i < best_node[cls] and total < INFINITE):
+        if total < best_cost[cls] or (total == best_cost[cls] and i < best_node[cls]):
             changed = best_node[cls] != i or total != best_cost[cls]
             best_cost[cls], best_node[cls], best_set[cls] = total, i, merged
             if changed:

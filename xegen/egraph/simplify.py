@@ -186,7 +186,7 @@ def simplify(expr: ir.Expr | str, hw: Platform | str | CostModel = "xehpg",
     rule_set = rules if isinstance(rules, RuleSet) else load_rules(rules)
     problem = Problem(TermBuilder())
     if is_term_type(expr.type):
-        problem.builder.add_root(expr)
+        root = problem.builder.add_root(expr)  # not always 0: an opaque part's holes come first
         top: OpaqueLeaf | None = None
     else:
         top = problem.builder.add_opaque_root(expr)
@@ -194,7 +194,7 @@ def simplify(expr: ir.Expr | str, hw: Platform | str | CostModel = "xehpg",
     with saturate(rule_set, problem.builder.roots, problem.seeds, limits) as run:
         roots, info = extract_roots(run, problem, model, extractor)
         report = run.report
-    result = roots[0] if top is None else rebuild_opaque(top, lambda k: roots[k])
+    result = roots[root] if top is None else rebuild_opaque(top, lambda k: roots[k])
     cost_before = model.dag_cost(expr)
     cost_after = model.dag_cost(result)
     kept = cost_after > cost_before or (cost_after == cost_before and result != expr and _size(result) > _size(expr))

@@ -154,6 +154,7 @@ def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
     solver.add(*premises)
     solver.add(*division_lemmas([*premises, *claims]))
     if products is not None:
+        solver.add(*quotient_lemmas([*premises, *claims], products))
         solver.add(*products.lemmas())
     solver.add(z3.Not(z3.And(*claims)) if claims else z3.BoolVal(False))
     result = solver.check()
@@ -215,4 +216,19 @@ def division_lemmas(formulas) -> list:
         lemmas.append(z3.Implies(
             z3.And(ext(d1, s1) == ext(d2, s2), ext(d1, s1) > 0, ext(n1, s1) <= ext(n2, s2)),
             ext(q1, s1) <= ext(q2, s2)))
+    return lemmas
+
+
+def quotient_lemmas(formulas, products: ExactProducts) -> list:
+    """What a quotient is, in terms of the exact-product function: for a non-negative dividend n
+    and a positive divisor d, q = n / d satisfies q*d <= n < q*d + d."""
+    from .smt import WIDE
+
+    lemmas = []
+    for q, signed in _divisions(formulas):
+        n, d = q.children()
+        extend = z3.SignExt if signed else z3.ZeroExt
+        wide_n, wide_d, wide_q = (extend(WIDE - x.size(), x) for x in (n, d, q))
+        p = products.exact(wide_q, wide_d)
+        lemmas.append(z3.Implies(z3.And(wide_d > 0, wide_n >= 0), z3.And(p <= wide_n, wide_n < p + wide_d)))
     return lemmas

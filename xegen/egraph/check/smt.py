@@ -105,6 +105,9 @@ class ExactProducts:
             facts.append(z3.Implies(z3.And(x1 == x2, x1 >= 0, y1 <= y2), p1 <= p2))
             facts.append(z3.Implies(z3.And(y1 == y2, y1 <= 0, x1 <= x2), p2 <= p1))
             facts.append(z3.Implies(z3.And(x1 == y2, y1 == x2), p1 == p2))
+            # strictly: a larger factor adds at least one more of the other (positive) factor
+            facts.append(z3.Implies(z3.And(y1 == y2, y1 > 0, x1 < x2), p1 + y1 <= p2))
+            facts.append(z3.Implies(z3.And(x1 == x2, x1 > 0, y1 < y2), p1 + x1 <= p2))
         return facts
 
 
