@@ -6,10 +6,15 @@ import argparse
 import json
 import os
 
-from ..egraph.check import check_rules
+from ..errors import Error
 
 
 def run_check(args: argparse.Namespace) -> int:
+    try:
+        from ..egraph.check import check_rules
+    except ImportError as error:
+        raise Error(f"xegen rules check needs z3-solver and hypothesis ({error.name} is missing): "
+                    "pip install 'xegen[test]'") from None
     verdicts = check_rules(args.files or None, examples=args.examples, timeout_ms=int(args.timeout * 1000),
                            jobs=args.jobs)
     failed = [v for v in verdicts if v.verdict in ("unsound", "error", "no comment")]

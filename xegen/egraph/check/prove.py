@@ -83,16 +83,19 @@ def prove(instance: Instance, timeout_ms: int = 5000) -> Proof:
 
 def _has_products(instance: Instance) -> bool:
     def i64_has(x) -> bool:
-        return x[0] == "op" and (x[1] == "*" or any(i64_has(a) for a in x[2]))
+        return x[0] == "op" and (x[1] in ("*", "/", "%") or any(i64_has(a) for a in x[2]))
 
     exprs = [e for pair in instance.equal for e in pair] + [e for _, e, _ in instance.bounds]
-    ir_has = any(isinstance(n, (ir.Binary, ir.Ternary)) and n.op in ("mul", "mad") for e in exprs for n in ir.walk(e))
+    exprs += [e for e, _ in instance.multiples + instance.claimed_multiples]
+    ir_has = any(isinstance(n, (ir.Binary, ir.Ternary)) and n.op in ("mul", "mad", "div", "mod", "shl")
+                 for e in exprs for n in ir.walk(e))
     i64 = [d for _, d in instance.definitions] + [h.value for h in instance.holes] + [b for _, _, b in instance.bounds]
     return ir_has or any(i64_has(x) for x in i64)
 
 
 def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
-    products = ExactProducts() if abstract else None
+    widths = tuple(sorted({v.type.bits for v in instance.variables if v.type.is_int} | {64}))
+    products = ExactProducts(widths) if abstract else None
     counter = itertools.count()
     premises: list = []
     env: dict = {v.name: variable(v.name, v.type) for v in instance.variables}

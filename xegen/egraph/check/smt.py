@@ -73,9 +73,14 @@ class ExactProducts:
     it (`lemmas`).  Bit-blasted multipliers make z3 slow; a proof that holds for any function
     with these properties holds for multiplication.  A constant operand stays a real product."""
 
-    def __init__(self):
-        self.function = z3.Function("product", z3.BitVecSort(WIDE), z3.BitVecSort(WIDE), z3.BitVecSort(WIDE))
+    def __init__(self, widths: tuple[int, ...] = (8, 16, 32, 64)):
+        self.widths = widths  # the type widths of the problem (for congruence lemmas)
+        sort = z3.BitVecSort(WIDE)
+        self.function = z3.Function("product", sort, sort, sort)
+        self.quotient_function = z3.Function("quotient", sort, sort, sort)
+        self.remainder_function = z3.Function("remainder", sort, sort, sort)
         self.applications: list = []  # (x, y, product) as WIDE-bit values
+        self.divisions: list = []  # (n, d, q, r, n == q*d + r)
 
     def exact(self, x, y):
         """The exact product of two WIDE-bit mathematical values."""
@@ -84,6 +89,26 @@ class ExactProducts:
         p = self.function(x, y)
         self.applications.append((x, y, p))
         return p
+
+    def quotient(self, n, d):
+        """Truncating quotient and remainder of two WIDE-bit mathematical values (d nonzero)."""
+        q, r = self.quotient_function(n, d), self.remainder_function(n, d)
+        self.divisions.append((n, d, q, r, self.exact(q, d)))
+        return q, r
+
+    def divide(self, a, b, t: Type, remainder: bool):
+        """xegen's / or % of two values of type t (x / 0 = -1, x % 0 = x)."""
+        if z3.is_bv_value(b) and z3.is_bv_value(a):
+            return None
+        q, r = self.quotient(widen(a, t), widen(b, t))
+        if remainder:
+            return z3.If(b == 0, a, narrow(r, t))
+        return z3.If(b == 0, z3.BitVecVal(-1, t.bits), narrow(q, t))
+
+    def shift_left(self, a, count, t: Type):
+        """a << count (count already masked, t's width) as a product with 2^count."""
+        power = z3.BitVecVal(1, WIDE) << z3.ZeroExt(WIDE - t.bits, count)
+        return narrow(self.exact(widen(a, t), power), t)
 
     def multiply(self, a, b, t: Type):
         """The wrapping product of two values of type t."""
@@ -94,6 +119,11 @@ class ExactProducts:
     def lemmas(self) -> list:
         facts = []
         zero = z3.BitVecVal(0, WIDE)
+        for n, d, q, r, qd in self.divisions:  # what truncating division is
+            magnitude = z3.If(d < 0, -d, d)
+            facts.append(z3.Implies(d != zero, n == qd + r))
+            facts.append(z3.Implies(z3.And(d != zero, n >= zero), z3.And(r >= zero, r < magnitude)))
+            facts.append(z3.Implies(z3.And(d != zero, n < zero), z3.And(r <= zero, r > -magnitude)))
         for x, y, p in self.applications:
             facts.append(z3.Implies(z3.Or(x == zero, y == zero), p == zero))
             facts.append(z3.Implies(y == 1, p == x))
@@ -105,6 +135,10 @@ class ExactProducts:
             facts.append(z3.Implies(z3.And(x1 == x2, x1 >= 0, y1 <= y2), p1 <= p2))
             facts.append(z3.Implies(z3.And(y1 == y2, y1 <= 0, x1 <= x2), p2 <= p1))
             facts.append(z3.Implies(z3.And(x1 == y2, y1 == x2), p1 == p2))
+            # products of factors equal modulo 2^w are equal modulo 2^w (wrap-around agrees)
+            for w in self.widths:
+                low = lambda v: z3.Extract(w - 1, 0, v)  # noqa: E731
+                facts.append(z3.Implies(z3.And(low(x1) == low(x2), low(y1) == low(y2)), low(p1) == low(p2)))
             # strictly: a larger factor adds at least one more of the other (positive) factor
             facts.append(z3.Implies(z3.And(y1 == y2, y1 > 0, x1 < x2), p1 + y1 <= p2))
             facts.append(z3.Implies(z3.And(x1 == x2, x1 > 0, y1 < y2), p1 + x1 <= p2))
@@ -141,8 +175,14 @@ def _encode_node(e: ir.Expr, go: Callable, env: Mapping[str, object], products: 
         a = go(e.a)
         return {"neg": lambda: -a, "bitnot": lambda: ~a, "not": lambda: z3.Not(a)}[e.op]()
     if isinstance(e, ir.Binary):
-        if e.op == "mul" and products is not None:
+        if products is not None and e.op == "mul":
             return products.multiply(go(e.a), go(e.b), e.a.type)
+        if products is not None and e.op in ("div", "mod"):
+            value = products.divide(go(e.a), go(e.b), e.a.type, e.op == "mod")
+            if value is not None:
+                return value
+        if products is not None and e.op == "shl":
+            return products.shift_left(go(e.a), _shift_count(go(e.b), e.b.type, e.a.type), e.a.type)
         return _binary(e, go(e.a), go(e.b))
     if isinstance(e, ir.Ternary):
         a, b, c = go(e.a), go(e.b), go(e.c)
