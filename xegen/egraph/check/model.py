@@ -549,6 +549,10 @@ class _Builder:
             return True
         if head in VALUE_RELATIONS:
             e = self.expr(args[0], lhs=True)
+            if isinstance(args[1], PVar) and args[1].name not in self.i64_vars:
+                # the relation's number is bound by the match: any value
+                self.instance.free.append(args[1].name)
+                self.i64_vars[args[1].name] = ("sym", args[1].name)
             if not self._ready(args[1]):
                 return False
             if head == "DivBy":
@@ -613,6 +617,10 @@ class _Builder:
         else:
             lhs = self.expr(rule.lhs, lhs=True)
             pending = list(rule.conditions)
+        # facts naming a term first, so that a variable is bound to its term before other facts use it
+        pending.sort(key=lambda c: not (isinstance(c, PApp) and c.head == "=" and len(c.args) == 2
+                                        and isinstance(c.args[1], PApp) and c.args[1].head in self.sigs
+                                        and self.sigs[c.args[1].head].output == "Expr"))
         while pending:
             progress = [c for c in pending if self.fact(c)]
             if not progress:

@@ -38,13 +38,6 @@ def apply(op: str, args: list[int]) -> int:
         return _check(args[0] - args[1])
     if op == "*":
         return _check(args[0] * args[1])
-    if op in ("/", "%") and products is not None and not (z3.is_bv_value(args[0].bv) and z3.is_bv_value(args[1].bv)):
-        a, b = args
-        wide_a, wide_b = z3.SignExt(WIDE - a.width, a.bv), z3.SignExt(WIDE - b.width, b.bv)
-        defined.append(wide_b != 0)
-        defined.append(z3.Not(z3.And(wide_a == z3.BitVecVal(I64_MIN, WIDE), wide_b == z3.BitVecVal(-1, WIDE))))
-        q, r = products.quotient(wide_a, wide_b)
-        return Sized(z3.Extract(63, 0, q if op == "/" else r), 64, a.nonneg and b.nonneg)
     if op in ("/", "%"):
         a, b = args
         if b == 0 or (a == I64_MIN and b == -1):
@@ -139,13 +132,6 @@ def apply_z3(op: str, args: list[Sized], defined: list, fresh, products=None) ->
                 defined += [z3.BVMulNoOverflow(x, y, True), z3.BVMulNoUnderflow(x, y)]
         nonneg = a.nonneg and b.nonneg and op != "-" and width < 64
         return Sized(x + y if op == "+" else x - y if op == "-" else x * y, width, nonneg)
-    if op in ("/", "%") and products is not None and not (z3.is_bv_value(args[0].bv) and z3.is_bv_value(args[1].bv)):
-        a, b = args
-        wide_a, wide_b = z3.SignExt(WIDE - a.width, a.bv), z3.SignExt(WIDE - b.width, b.bv)
-        defined.append(wide_b != 0)
-        defined.append(z3.Not(z3.And(wide_a == z3.BitVecVal(I64_MIN, WIDE), wide_b == z3.BitVecVal(-1, WIDE))))
-        q, r = products.quotient(wide_a, wide_b)
-        return Sized(z3.Extract(63, 0, q if op == "/" else r), 64, a.nonneg and b.nonneg)
     if op in ("/", "%"):
         a, b = args
         width = min(64, max(a.width, b.width) + 1)  # one more bit: MIN / -1 at the narrower width

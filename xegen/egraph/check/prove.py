@@ -54,10 +54,14 @@ def _math(value, t: Type):
     return (z3.SignExt if t.is_signed else z3.ZeroExt)(65 - t.bits, value)
 
 
-def _multiple(math_value, k):
-    """math_value (65-bit) is a multiple of the i64 k, k nonzero."""
-    wide_k = z3.SignExt(1, k)
-    return z3.And(k != 0, z3.SRem(math_value, wide_k) == 0)
+def _multiple(value, t: Type, k):
+    """The value of type t is a multiple of the i64 k, k nonzero (computed at 64 bits when the
+    value fits an i64, as the rules' own % is: the same circuit on both sides)."""
+    if t.kind != "u64":
+        i64 = value if t.bits == 64 else (z3.SignExt if t.is_signed else z3.ZeroExt)(64 - t.bits, value) \
+            if not t.is_bool else z3.If(value, z3.BitVecVal(1, 64), z3.BitVecVal(0, 64))
+        return z3.And(k != 0, z3.SRem(i64, k) == 0)
+    return z3.And(k != 0, z3.SRem(_math(value, t), z3.SignExt(1, k)) == 0)
 
 
 def _math_i64(value):
@@ -137,7 +141,7 @@ def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
             v, e = (encode(a, env, products) for a in args)
             premises.append(v == e)
     for e, k in instance.multiples:
-        premises.append(_multiple(_math(encode(e, env, products), e.type), i64(k).i64))
+        premises.append(_multiple(encode(e, env, products), e.type, i64(k).i64))
     claims = []
     for hole in instance.holes:
         value = i64(hole.value, claims)
@@ -147,7 +151,7 @@ def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
     for lhs, rhs in instance.equal:
         claims.append(encode(lhs, env, products) == encode(rhs, env, products))
     for e, k in instance.claimed_multiples:
-        claims.append(_multiple(_math(encode(e, env, products), e.type), i64(k, claims).i64))
+        claims.append(_multiple(encode(e, env, products), e.type, i64(k, claims).i64))
     for kind, e, bound in instance.bounds:
         value = _math(encode(e, env, products), e.type)
         b = _math_i64(i64(bound, claims).i64)

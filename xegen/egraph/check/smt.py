@@ -129,6 +129,10 @@ class ExactProducts:
             facts.append(z3.Implies(y == 1, p == x))
             facts.append(z3.Implies(x == 1, p == y))
             facts.append(z3.Implies(z3.And(x >= 0, y >= 0), p >= 0))
+        apps = self.applications
+        if len(apps) <= 12:  # distributivity over a sum of factors (cubic: only for small problems)
+            for (x1, y1, p1), (x2, y2, p2), (x3, y3, p3) in itertools.permutations(apps, 3):
+                facts.append(z3.Implies(z3.And(x1 == x2, x1 == x3, y3 == y1 + y2), p3 == p1 + p2))
         for (x1, y1, p1), (x2, y2, p2) in itertools.permutations(self.applications, 2):
             # monotone in each factor when the other is the same and non-negative
             facts.append(z3.Implies(z3.And(y1 == y2, y1 >= 0, x1 <= x2), p1 <= p2))
