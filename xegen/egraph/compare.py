@@ -9,7 +9,7 @@ from .. import ir
 from ..hw import platform
 from .costs import CostModel, breakdown, format_cost
 from .engine import Limits
-from .kernel import optimize_stmt_report, statement_cost
+from .kernel import optimize_stmt_report
 from .simplify import RangeSpec, simplify
 
 

@@ -20,16 +20,15 @@ The result computes the same buffers (the tests run both through `xegen.ir.execu
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Iterator, Mapping, Sequence
 
 from .. import ir
 from ..hw import Platform
 from .costs import CostModel, cost_model
 from .engine import Limits, SaturationReport, saturate
-from .extract import EXTRACTORS
 from .rules import RuleSet, load_rules
-from .simplify import Problem, RangeSpec, extract_roots, inclusive_bounds, seed_variables
+from .simplify import Problem, RangeSpec, extract_roots, seed_variables
 from .terms import TermBuilder, is_term_type, quote, rebuild_opaque, ty
 
 

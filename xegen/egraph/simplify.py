@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 
 from .. import ir
 from ..errors import Error
-from ..hw import Platform, platform
+from ..hw import Platform
 from .costs import CostModel, cost_model
 from .engine import Limits, SaturationReport, Seeds, saturate
 from .extract import EXTRACTORS, Snapshot, choice_builder, greedy_dag, ilp_dag, tree_extractor
@@ -67,8 +67,7 @@ def seed_variables(problem: Problem, ranges: Mapping[str, RangeSpec] | None) -> 
     for rank, name in enumerate(names):
         v = builder.variables[name]
         seeds.ranks[_var_term(name, v)] = rank
-    for index in range(len(builder.opaque)):
-        pass  # opaque leaves get ranks from rules (as leaves of their type)
+    # (opaque leaves get their ranks from rules/linear.egg)
     for name, spec in (ranges or {}).items():
         matches = [n for n in names if builder.variables[n].name == name or n == name]
         for n in matches:
@@ -106,8 +105,6 @@ class SimplifyResult:
     note: str = ""
 
     def to_json(self) -> dict:
-        from .costs import format_cost
-
         return {
             "input": ir.format_expr(self.input),
             "result": ir.format_expr(self.result),

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from ...errors import RuleError
 from ..rules import LANGUAGE_FILE, RuleFile, default_rules_directory, read_rule_file, rule_files
 from .model import Instance, Rule, RuleShapeError, instances, language_signatures, read_rules
 from .prove import prove
