@@ -43,6 +43,7 @@ EXPAND = "(run-schedule (run expand))"
 ITERATION = f"(run-schedule {SETTLE} (run rewrite))"
 LOWER = f"(run-schedule {SETTLE} (run lower) {SETTLE})"
 LOWER_ROUNDS = 2
+COMMANDS_PER_PROGRAM = 64
 
 
 @dataclass(frozen=True)
@@ -157,13 +158,15 @@ def saturate(rule_set: RuleSet, roots: Sequence[str], seeds: Seeds | None = None
     with loaded.lock:
         graph.run_program(*loaded.push)
         try:
-            # roots go in a table, all added by one rule: a top-level command per term costs
-            # egglog a compilation each (seconds for a kernel's hundreds of expressions)
+            # roots go in a table (a global `let` per root would slow every later step down),
+            # one command each, parsed and run in chunks: egglog's parse and run of one program
+            # grow quadratically with its number of commands
             actions = [f"(set (root {i}) {term})" for i, term in enumerate(roots)]
             if seeds is not None:
                 actions.extend(seeds.actions())
-            text = "(rule () (" + "\n".join(actions) + ") :ruleset seed)\n(run seed 1)"
-            graph.run_program(*graph.parse_program(text))
+            for start in range(0, len(actions), COMMANDS_PER_PROGRAM):
+                chunk = "\n".join(actions[start:start + COMMANDS_PER_PROGRAM])
+                graph.run_program(*graph.parse_program(chunk))
             report = _run_bounded(loaded, limits)
             yield Run(loaded, len(roots), report)
         finally:
