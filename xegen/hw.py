@@ -48,6 +48,7 @@ class Platform:
     has_native_dword_multiply: bool  # mul d*d -> d in one instruction (XeLP); else emulated
     has_int64_arithmetic: bool  # :q/:uq ALU instructions (else 64-bit math is emulated with 32-bit ops)
     has_fp64: bool  # :df arithmetic
+    has_integer_mad: bool  # integer mad (a + b*c, c a word or 16-bit immediate) in one instruction
 
     # Software scoreboard (SWSB).
     swsb_bits: int  # width of the SWSB field in the instruction: 8 or 10
@@ -82,6 +83,24 @@ class Platform:
     # Instruction cache size at which kernels start missing (bytes).
     icache_bytes: int
 
+    # Integer cost model (modeled): instructions issued for one SIMD operation of each kind, the
+    # data xegen.egraph's cost models are built from.  Keys:
+    #   alu         add, sub, and/or/xor/not, neg, shifts, min/max, cmp, sel on <= 32-bit values
+    #   alu64       the same on 64-bit values (and, or, xor, add, sub, mov)
+    #   shift64     a 64-bit shift
+    #   compare64   a 64-bit comparison, min or max
+    #   mul         a 32-bit multiply by a 16-bit operand (word immediate): native everywhere
+    #   mul32       a 32x32-bit multiply where it is native (has_native_dword_multiply)
+    #   mul32_emulated  the sequence replacing it where it is not (mul by low and high word, add)
+    #   mul64       a 64-bit multiply (emulated)
+    #   div         32-bit division or remainder by a variable (emulated)
+    #   div_const   32-bit division by a constant that is not a power of two (magic-number sequence)
+    #   div64       64-bit division or remainder by a variable (emulated)
+    #   add3, mad   the three-source instructions (used only where they exist)
+    #   convert     sign or zero extension to a wider type (a mov)
+    #   imm64       materializing an immediate that does not fit 32 bits (a mov)
+    integer_cost: Mapping[str, int]
+
     # How the runtime starts threads: COMPUTE_WALKER (XeHP+: inline data, the kernel's prologue
     # loads the rest) or GPGPU_WALKER (XeLP: the hardware pushes local ids and cross-thread data
     # into the GRF).
@@ -112,6 +131,25 @@ _COMMON_LATENCY = {
     "barrier": 30,
 }
 
+# Integer costs shared by the platforms (modeled: instruction counts of the sequences IGC emits).
+_COMMON_INTEGER_COST = {
+    "alu": 1,
+    "alu64": 2,  # emulated with 32-bit halves (addc/add) where there is no native 64-bit integer ALU
+    "shift64": 4,
+    "compare64": 3,
+    "mul": 1,
+    "mul32": 1,
+    "mul32_emulated": 3,
+    "mul64": 8,
+    "div": 20,
+    "div_const": 6,  # mul + mach (emulated on XeHP+) + shifts + sign fix-up
+    "div64": 60,
+    "add3": 1,
+    "mad": 1,
+    "convert": 1,
+    "imm64": 1,
+}
+
 XELP = Platform(
     name="xelp",
     display_name="XeLP",
@@ -133,6 +171,7 @@ XELP = Platform(
     has_native_dword_multiply=True,
     has_int64_arithmetic=False,  # iga64 -Wall rejects :q and :df operands on 12p1
     has_fp64=False,
+    has_integer_mad=False,
     swsb_bits=8,
     swsb_tokens=16,
     swsb_pipes=("",),
@@ -153,6 +192,7 @@ XELP = Platform(
     latency=_frozen({**_COMMON_LATENCY, "dpas": 0}),
     icache_bytes=48 * 1024,
     compute_walker=False,
+    integer_cost=_frozen({**_COMMON_INTEGER_COST, "div_const": 4, "shift64": 4, "compare64": 3}),
 )
 
 XEHPG = Platform(
@@ -176,6 +216,7 @@ XEHPG = Platform(
     has_native_dword_multiply=False,
     has_int64_arithmetic=False,  # DG2 has no native 64-bit integer ALU (IGC emulates it)
     has_fp64=False,
+    has_integer_mad=True,
     swsb_bits=8,
     swsb_tokens=16,
     swsb_pipes=("F", "I", "L"),
@@ -195,6 +236,7 @@ XEHPG = Platform(
     fma_per_clock_per_eu=_frozen({"f32": 8, "f16": 64, "bf16": 64, "int8": 128}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 16}),
     icache_bytes=96 * 1024,
+    integer_cost=_frozen({**_COMMON_INTEGER_COST, "shift64": 4, "compare64": 3}),
 )
 
 XEHPC = Platform(
@@ -218,6 +260,7 @@ XEHPC = Platform(
     has_native_dword_multiply=False,
     has_int64_arithmetic=True,
     has_fp64=True,
+    has_integer_mad=True,
     swsb_bits=10,
     swsb_tokens=32,
     swsb_pipes=("F", "I", "L", "M"),
@@ -237,6 +280,8 @@ XEHPC = Platform(
     fma_per_clock_per_eu=_frozen({"f32": 16, "f16": 256, "bf16": 256, "int8": 512}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 8}),
     icache_bytes=80 * 1024,
+    # 64-bit add and logic run natively in the integer pipe (IGC: hasPartialInt64Support / QW add)
+    integer_cost=_frozen({**_COMMON_INTEGER_COST, "alu64": 1, "shift64": 2, "compare64": 2, "mul64": 6}),
 )
 
 PLATFORMS: tuple[Platform, ...] = (XELP, XEHPG, XEHPC)

@@ -1,0 +1,73 @@
+"""IR <-> egglog terms: with no rules at all, extraction gives the input back (loads, floats and
+vectors become opaque leaves, their integer parts are still terms), and the rule loader's errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from xegen import RuleError, ir
+from xegen.egraph import load_rules, simplify
+from xegen.egraph.terms import TermBuilder
+
+from ..ir.strategies import any_expr, deep_int_expr
+
+
+@pytest.fixture(scope="module")
+def no_rules(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("norules")
+    (d / "empty.egg").write_text("; no rules: the e-graph holds the input only\n")
+    return d
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(any_expr(depth=3))
+def test_round_trip_without_rules(no_rules, e):
+    r = simplify(e, "xehpg", rules=[no_rules])
+    assert r.result == e
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(deep_int_expr(3, 5))
+def test_round_trip_of_deep_integer_expressions(no_rules, e):
+    assert simplify(e, "xelp", rules=[no_rules]).result == e
+
+
+def test_terms_carry_their_types():
+    b = TermBuilder()
+    b.add_root(ir.parse_expr("x:u16 + 3", {}))
+    assert b.roots[0] == '(Add (S32) (Cast (S32) (U16) (Var (U16) "x")) (Const (S32) 3))'
+
+
+def test_u64_constants_are_bit_patterns():
+    b = TermBuilder()
+    b.add_root(ir.const((1 << 64) - 1, "u64"))
+    assert b.roots[0] == "(Const (U64) -1)"
+
+
+def test_a_load_is_an_opaque_leaf_whose_offset_is_optimized():
+    e = ir.parse_expr("buf.s32[(i + 1) * 4 - 4] * 2")
+    r = simplify(e, "xehpg")
+    loads = [n for n in ir.walk(r.result) if isinstance(n, ir.Load)]
+    assert len(loads) == 1 and str(loads[0].offset) in ("i * 4", "i << 2")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("(rewrite (Add t x (Const t 0)) x)", "without ':ruleset NAME'"),
+    ("(rewrite (Add t x (Const t 0)) x :ruleset nosuch)", "unknown ruleset 'nosuch'"),
+    ("(rewrite (Add t x) x :ruleset rewrite)", "bad.egg:1: Arity mismatch"),
+    ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite", "'(' is never closed"),
+    ("(check (Add (S32) (Var (S32) \"x\") (Var (S32) \"x\")))", "not 'check'"),
+])
+def test_malformed_rule_files_raise_rule_errors_naming_the_file(tmp_path, text, words):
+    (tmp_path / "bad.egg").write_text(text + "\n")
+    with pytest.raises(RuleError) as info:
+        simplify("x + 1", rules=[tmp_path])
+    assert words in str(info.value) and "bad.egg" in str(info.value)
+
+
+def test_a_missing_rule_directory_is_an_error(tmp_path):
+    with pytest.raises(RuleError, match="no such rule file or directory"):
+        load_rules([tmp_path / "nowhere"])

@@ -1,0 +1,113 @@
+"""The rule checker: every rule proven at every type it applies to.
+
+For each rule of `rules/` (and the language's own), at each type assignment it applies to:
+1. a deterministic sweep of values through the IR interpreter (edges, zero, negatives, random);
+2. a hypothesis search through the interpreter that shrinks any failure;
+3. a z3 bit-vector proof of the same claim with xegen's exact semantics.
+A rule is `sound` when every instance is proven and no sample fails, `unsound` with a
+counterexample otherwise; `unproven` when z3 gave up within its time limit (the samples passed).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from ..rules import LANGUAGE_FILE, RuleFile, default_rules_directory, read_rule_file, rule_files
+from .model import Instance, Rule, RuleShapeError, instances, language_signatures, read_rules
+from .prove import prove
+from .sample import search, sweep
+
+VERDICTS = ("sound", "unsound", "unproven", "error", "no comment")
+
+
+@dataclass
+class RuleVerdict:
+    rule: Rule
+    verdict: str
+    instances: int = 0
+    counterexample: str = ""
+    detail: str = ""
+    seconds: float = 0.0
+    types: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "sound"
+
+    def to_json(self) -> dict:
+        return {
+            "rule": self.rule.summary, "location": self.rule.location, "comment": self.rule.comment,
+            "verdict": self.verdict, "instances": self.instances, "counterexample": self.counterexample,
+            "detail": self.detail, "seconds": round(self.seconds, 3),
+        }
+
+
+def _format_assignment(instance: Instance, assignment: dict) -> str:
+    parts = [f"{k}={v}" for k, v in instance.types.items()]
+    parts += [f"{k} = {str(v).lower() if isinstance(v, bool) else v}" for k, v in assignment.items()]
+    return ", ".join(parts)
+
+
+def check_rule(rule: Rule, signatures, examples: int = 10, timeout_ms: int = 5000) -> RuleVerdict:
+    start = time.perf_counter()
+    verdict = RuleVerdict(rule, "sound")
+    try:
+        all_instances = list(instances(rule, signatures))
+    except RuleShapeError as error:
+        verdict.verdict, verdict.detail = "error", str(error)
+        verdict.seconds = time.perf_counter() - start
+        return verdict
+    verdict.instances = len(all_instances)
+    if not all_instances:
+        verdict.verdict, verdict.detail = "error", "the rule applies to no type"
+    for instance in all_instances:
+        violation = sweep(instance)
+        if examples > 0:
+            # hypothesis looks further and shrinks what it finds to small values
+            violation = search(instance, examples if violation is None else max(examples, 50)) or violation
+        if violation is not None:
+            verdict.verdict = "unsound"
+            verdict.counterexample = _format_assignment(instance, violation.assignment)
+            verdict.detail = f"interpreter: {violation.message}"
+            break
+        proof = prove(instance, timeout_ms)
+        if proof.verdict == "counterexample":
+            verdict.verdict = "unsound"
+            verdict.counterexample = _format_assignment(instance, proof.counterexample)
+            verdict.detail = "z3 found this assignment"
+            break
+        if proof.verdict == "unknown":
+            verdict.verdict = "unproven"
+            verdict.types.append(instance.type_text)
+            verdict.detail = f"{proof.detail} (at {', '.join(verdict.types)}); the samples passed"
+    if verdict.verdict == "sound" and not rule.comment.strip():
+        verdict.verdict, verdict.detail = "no comment", "every rule needs a comment above it saying why it holds"
+    verdict.seconds = time.perf_counter() - start
+    return verdict
+
+
+def rule_sources(paths: Sequence[Path | str] | None = None) -> list[RuleFile]:
+    """The files to check: the named ones, or the language and the shipped rules."""
+    if paths:
+        return [read_rule_file(p) for p in rule_files(paths)]
+    directory = default_rules_directory()
+    return [read_rule_file(LANGUAGE_FILE, language=True), *(read_rule_file(p) for p in rule_files([directory]))]
+
+
+def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
+                timeout_ms: int = 5000, jobs: int = 1) -> list[RuleVerdict]:
+    """Check every rule of the files (default: the language and `rules/`), in `jobs` processes;
+    the verdicts come back in file order."""
+    files = rule_sources(paths)
+    signatures = language_signatures(files)
+    rules = [rule for f in files for rule in read_rules(f)]
+    if jobs <= 1 or len(rules) < 2:
+        return [check_rule(rule, signatures, examples, timeout_ms) for rule in rules]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(check_rule, rule, signatures, examples, timeout_ms) for rule in rules]
+        return [f.result() for f in futures]

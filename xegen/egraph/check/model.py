@@ -1,0 +1,689 @@
+"""Rules as data: what a rule claims, instantiated at concrete types, for the checker.
+
+A rule file is read with `sexpr`; each `rewrite`, `birewrite` and `rule` becomes a `Rule`.
+`instances(rule)` enumerates the type assignments the rule applies to (a type variable ranges
+over every type its operators accept, narrowed by `(signed t)`-style relations) and builds, for
+each, an `Instance`:
+
+- IR variables for the pattern's Expr variables, and for its constants (`(Const t c)` is an IR
+  variable `c` of type t whose i64 is its value or bit pattern);
+- i64 expressions for the rule's arithmetic (egglog primitives: checked + - * / %, wrapping <<,
+  ...), lattice symbols for `(lo e)` / `(hi e)` (any i64 with lo <= e <= hi), free symbols for
+  `(rank e)`;
+- conditions (comparisons) and facts (`InLoop`, `LetValue`);
+- right-hand-side constants ("holes": a computed i64 that must be a canonical constant of its type,
+  or `Wrap`ped);
+- obligations: both sides equal (rewrites, `union`), or a bound holds (`set lo` / `set hi`).
+
+The sampler (`sample.py`) and the prover (`prove.py`) interpret an Instance the same way.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+from ... import ir
+from ...errors import RuleError
+from ...ir.types import BOOL, INT_TYPES, Type
+from .. import sexpr
+from ..rules import LANGUAGE_FILE, RuleFile, language_text
+from ..terms import TY_ARGUMENTS, TY_TYPES, build_node
+
+#: the order instances are checked in (so a report names the common types first)
+ALL_TYPES: tuple[Type, ...] = tuple(sorted(INT_TYPES, key=lambda t: (t.bits != 32, t.bits != 64, -t.bits, not t.is_signed))) + (BOOL,)
+
+#: egglog i64 primitives the checker understands: name -> arity (None: any)
+PRIMITIVES = {
+    "+": 2, "-": 2, "*": 2, "/": 2, "%": 2, "&": 2, "|": 2, "^": 2, "<<": 2, ">>": 2,
+    "not-i64": 1, "log2": 1, "min": 2, "max": 2,
+}
+COMPARISONS = ("<", "<=", ">", ">=", "!=", "=")
+TYPE_FUNCTIONS = ("ty-bits", "ty-min", "ty-max", "ty-limit", "ty-mask", "ty-half")
+TYPE_RELATIONS = ("signed", "unsigned", "narrow", "integer")
+LATTICES = ("lo", "hi")
+FREE_FUNCTIONS = ("rank",)
+FACT_RELATIONS = ("InLoop", "LetValue")
+#: relations on an expression and an i64: DivBy has a meaning (a multiple of k), Want is only a
+#: request that drives the DivBy analysis and carries no meaning
+VALUE_RELATIONS = ("DivBy", "Want")
+
+
+# Patterns ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PVar:
+    name: str
+
+
+@dataclass(frozen=True)
+class PInt:
+    value: int
+
+
+@dataclass(frozen=True)
+class PStr:
+    value: str
+
+
+@dataclass(frozen=True)
+class PApp:
+    head: str
+    args: tuple
+
+
+Pattern = PVar | PInt | PStr | PApp
+
+
+def to_pattern(x) -> Pattern:
+    if isinstance(x, sexpr.SList):
+        if not x.items or not isinstance(x.items[0], sexpr.Symbol):
+            raise ValueError(f"cannot read {x}")
+        return PApp(x.items[0].name, tuple(to_pattern(a) for a in x.items[1:]))
+    if isinstance(x, sexpr.Symbol):
+        return PVar(x.name)
+    if isinstance(x, int):
+        return PInt(x)
+    if isinstance(x, sexpr.String):
+        return PStr(x.value)
+    raise ValueError(f"cannot read {x}")
+
+
+def show(p: Pattern) -> str:
+    if isinstance(p, PVar):
+        return p.name
+    if isinstance(p, PInt):
+        return str(p.value)
+    if isinstance(p, PStr):
+        return f'"{p.value}"'
+    return "(" + " ".join([p.head, *(show(a) for a in p.args)]) + ")"
+
+
+# Rules --------------------------------------------------------------------------------------
+
+@dataclass
+class Rule:
+    kind: str  # rewrite, birewrite, rule
+    file: str
+    line: int
+    comment: str
+    text: str
+    ruleset: str
+    lhs: Pattern | None = None
+    rhs: Pattern | None = None
+    conditions: tuple[Pattern, ...] = ()  # :when facts, or a rule's body
+    actions: tuple[Pattern, ...] = ()
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    @property
+    def summary(self) -> str:
+        if self.kind == "rule":
+            return f"rule {' '.join(show(a) for a in self.actions)}"
+        arrow = "<->" if self.kind == "birewrite" else "->"
+        return f"{show(self.lhs)} {arrow} {show(self.rhs)}"
+
+
+def read_rules(rule_file: RuleFile) -> list[Rule]:
+    rules = []
+    for form in rule_file.rules():
+        head = form.head
+        positional = form.positional()
+        when = form.option("when")
+        conditions = tuple(to_pattern(c) for c in (when.items if isinstance(when, sexpr.SList) else []))
+        common = dict(file=str(rule_file.path), line=form.line, comment=form.comment, text=str(form),
+                      ruleset=str(form.option("ruleset", "")))
+        if head in ("rewrite", "birewrite"):
+            if len(positional) != 3:
+                raise RuleError(f"{rule_file.path}:{form.line}: {head} needs a left and a right side")
+            rules.append(Rule(head, lhs=to_pattern(positional[1]), rhs=to_pattern(positional[2]),
+                              conditions=conditions, **common))
+        else:
+            if len(positional) != 3 or not all(isinstance(p, sexpr.SList) for p in positional[1:]):
+                raise RuleError(f"{rule_file.path}:{form.line}: rule needs (facts) and (actions)")
+            rules.append(Rule("rule", conditions=tuple(to_pattern(f) for f in positional[1]),
+                              actions=tuple(to_pattern(a) for a in positional[2]), **common))
+    return rules
+
+
+# Signatures of the language -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Signature:
+    inputs: tuple[str, ...]
+    output: str
+
+
+def language_signatures(extra_files: Sequence[RuleFile] = ()) -> dict[str, Signature]:
+    """Constructor, function and relation signatures declared in language.egg and rule files."""
+    sigs: dict[str, Signature] = {}
+    sources = [sexpr.read(language_text(), str(LANGUAGE_FILE))] + [list(f.forms) for f in extra_files]
+    for forms in sources:
+        for form in forms:
+            head = form.head
+            if head == "datatype":
+                sort = str(form[1])
+                for variant in form.items[2:]:
+                    if isinstance(variant, sexpr.SList):
+                        inputs = tuple(str(x) for x in variant.positional()[1:])
+                        sigs[variant.head] = Signature(inputs, sort)
+            elif head in ("function", "constructor"):
+                sigs[str(form[1])] = Signature(tuple(str(x) for x in form[2].items), str(form[3]))
+            elif head == "relation":
+                sigs[str(form[1])] = Signature(tuple(str(x) for x in form[2].items), "Unit")
+    return sigs
+
+
+# Instances ----------------------------------------------------------------------------------
+
+# i64 expressions: ("lit", v) | ("sym", name) | ("op", primitive, (args...))
+I64 = tuple
+
+
+@dataclass
+class Hole:
+    """A right-hand-side constant: IR variable `var` takes the value of `value` (an i64)."""
+
+    var: ir.Var
+    value: I64
+    wrap: bool  # Wrap: reduce modulo 2^bits; else the i64 must already be canonical for the type
+
+
+@dataclass
+class Instance:
+    rule: Rule
+    types: dict[str, Type]  # type variable -> type
+    variables: list[ir.Var] = field(default_factory=list)  # IR variables (Expr and constant variables)
+    const_links: dict[str, str] = field(default_factory=dict)  # i64 symbol -> IR variable it encodes
+    lattice: list[tuple[str, str, ir.Expr]] = field(default_factory=list)  # (symbol, lo|hi, expression)
+    free: list[str] = field(default_factory=list)  # unconstrained i64 symbols (ranks)
+    definitions: list[tuple[str, I64]] = field(default_factory=list)  # symbol = expression, in order
+    conditions: list[tuple[str, I64, I64]] = field(default_factory=list)  # (comparison, a, b)
+    facts: list[tuple[str, tuple[ir.Expr, ...]]] = field(default_factory=list)  # InLoop, LetValue
+    holes: list[Hole] = field(default_factory=list)
+    equal: list[tuple[ir.Expr, ir.Expr]] = field(default_factory=list)
+    bounds: list[tuple[str, ir.Expr, I64]] = field(default_factory=list)  # (lo|hi, expression, bound)
+    multiples: list[tuple[ir.Expr, I64]] = field(default_factory=list)  # premise: e is a multiple of k
+    claimed_multiples: list[tuple[ir.Expr, I64]] = field(default_factory=list)  # claim: e is a multiple of k
+
+    @property
+    def type_text(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in sorted(self.types.items())) or "-"
+
+    def i64_symbols(self) -> list[str]:
+        return [*self.const_links, *(s for s, _, _ in self.lattice), *self.free]
+
+
+class NotApplicable(Exception):
+    """This type assignment cannot match (a relation is false, a literal does not fit)."""
+
+
+class RuleShapeError(Exception):
+    """The rule uses something the checker cannot give a meaning to."""
+
+
+def instances(rule: Rule, sigs: dict[str, Signature]) -> Iterator[Instance]:
+    """Every type assignment the rule applies to, as an Instance."""
+    slots = _TypeSlots(sigs)
+    slots.collect(rule)
+    for assignment in slots.assignments():
+        try:
+            yield _Builder(rule, sigs, assignment, slots).build()
+        except NotApplicable:
+            continue
+
+
+class _TypeSlots:
+    """Type variables of a rule, unified through the operators' signatures."""
+
+    def __init__(self, sigs: dict[str, Signature]):
+        self.sigs = sigs
+        self.parent: dict[str, str] = {}
+        self.fixed: dict[str, Type] = {}
+        self.counter = itertools.count()
+        self.var_slot: dict[str, str] = {}  # pattern variable -> its type slot (Expr variables)
+        self.ty_vars: set[str] = set()
+
+    def find(self, slot: str) -> str:
+        while self.parent.get(slot, slot) != slot:
+            slot = self.parent[slot]
+        return slot
+
+    def union(self, a: str, b: str) -> None:
+        a, b = self.find(a), self.find(b)
+        if a != b:
+            self.parent[b] = a
+            if b in self.fixed:
+                if a in self.fixed and self.fixed[a] != self.fixed[b]:
+                    self.fixed[a] = None  # conflicting literal types: never applies
+                else:
+                    self.fixed.setdefault(a, self.fixed[b])
+
+    def fresh(self) -> str:
+        slot = f"#{next(self.counter)}"
+        self.parent[slot] = slot
+        return slot
+
+    def ty_slot(self, p: Pattern) -> str:
+        if isinstance(p, PVar):
+            self.ty_vars.add(p.name)
+            self.parent.setdefault(p.name, p.name)
+            return p.name
+        if isinstance(p, PApp) and p.head in TY_TYPES and not p.args:
+            slot = self.fresh()
+            self.fixed[slot] = TY_TYPES[p.head]
+            return slot
+        raise RuleShapeError(f"expected a type, found {show(p)}")
+
+    def expr_slot(self, p: Pattern) -> str:
+        """The type slot of an Expr-sorted pattern (walking into it)."""
+        if isinstance(p, PVar):
+            if p.name not in self.var_slot:
+                self.var_slot[p.name] = self.fresh()
+            return self.var_slot[p.name]
+        if not isinstance(p, PApp) or p.head not in self.sigs or self.sigs[p.head].output != "Expr":
+            raise RuleShapeError(f"expected an expression, found {show(p)}")
+        head, args = p.head, p.args
+        n_types = TY_ARGUMENTS[head]
+        types = [self.ty_slot(a) for a in args[:n_types]]
+        children = [a for a in args[n_types:]]
+        sig = self.sigs[head].inputs[n_types:]
+        child_slots = [self.expr_slot(c) if s == "Expr" else None for c, s in zip(children, sig)]
+        for c, s in zip(children, sig):
+            if s != "Expr":
+                self.value_pattern(c)
+        result = self.fresh()
+        if head in ("Var", "Const", "Opaque", "Wrap"):
+            self.union(result, types[0])
+        elif head in ("Lt", "Le", "Gt", "Ge", "Eq", "Ne"):
+            self.union(child_slots[0], types[0])
+            self.union(child_slots[1], types[0])
+            self._bool(result)
+        elif head in ("Not", "LAnd", "LOr"):
+            for s in [*child_slots, result]:
+                self._bool(s)
+        elif head in ("Shl", "Shr"):
+            self.union(child_slots[0], types[0])
+            self.union(result, types[0])
+        elif head == "Select":
+            self._bool(child_slots[0])
+            self.union(child_slots[1], types[0])
+            self.union(child_slots[2], types[0])
+            self.union(result, types[0])
+        elif head in ("Cast", "SatCast"):
+            self.union(child_slots[0], types[1])
+            self.union(result, types[0])
+        else:  # arithmetic, ternary
+            for s in child_slots:
+                self.union(s, types[0])
+            self.union(result, types[0])
+        return result
+
+    def _bool(self, slot: str) -> None:
+        b = self.fresh()
+        self.fixed[b] = BOOL
+        self.union(slot, b)
+
+    def value_pattern(self, p: Pattern) -> None:
+        """i64-sorted patterns: walk into lookups to find the Expr and Ty patterns inside."""
+        if isinstance(p, PApp):
+            if p.head in LATTICES or p.head in FREE_FUNCTIONS:
+                self.expr_slot(p.args[0])
+            elif p.head in TYPE_FUNCTIONS:
+                self.ty_slot(p.args[0])
+            else:
+                for a in p.args:
+                    self.value_pattern(a)
+
+    def fact(self, p: Pattern) -> None:
+        if isinstance(p, PApp):
+            if p.head == "=" and len(p.args) == 2:
+                for side in p.args:
+                    self.any(side)
+                left, right = p.args
+                if isinstance(left, PVar) and isinstance(right, PApp) and right.head in self.sigs \
+                        and self.sigs[right.head].output == "Expr":
+                    self.union(self.expr_slot(left), self.expr_slot(right))
+                return
+            if p.head in TYPE_RELATIONS:
+                self.ty_slot(p.args[0])
+                return
+            if p.head in FACT_RELATIONS:
+                slots = [self.expr_slot(a) for a in p.args]
+                for s in slots[1:]:
+                    self.union(slots[0], s)
+                return
+            if p.head in VALUE_RELATIONS:
+                self.expr_slot(p.args[0])
+                self.value_pattern(p.args[1])
+                return
+            self.any(p)
+
+    def any(self, p: Pattern) -> None:
+        if isinstance(p, PApp) and p.head in self.sigs and self.sigs[p.head].output == "Expr":
+            self.expr_slot(p)
+        else:
+            self.value_pattern(p)
+
+    def collect(self, rule: Rule) -> None:
+        if rule.kind != "rule":
+            self.union(self.expr_slot(rule.lhs), self.expr_slot(rule.rhs))
+        for c in rule.conditions:
+            self.fact(c)
+        for a in rule.actions:
+            if isinstance(a, PApp) and a.head == "union":
+                self.union(self.expr_slot(a.args[0]), self.expr_slot(a.args[1]))
+            elif isinstance(a, PApp) and a.head == "set":
+                target = a.args[0]
+                if isinstance(target, PApp):
+                    for x in target.args:
+                        self.any(x)
+                self.value_pattern(a.args[1])
+            elif isinstance(a, PApp) and a.head in ("subsume", "delete"):
+                self.any(a.args[0])
+            elif isinstance(a, PApp) and a.head in VALUE_RELATIONS:
+                self.expr_slot(a.args[0])
+                self.value_pattern(a.args[1])
+
+    def assignments(self) -> Iterator[dict[str, Type]]:
+        roots = sorted({self.find(s) for s in self.parent})
+        free = [r for r in roots if r not in self.fixed]
+        if any(self.fixed.get(r, 0) is None for r in roots):
+            return
+        for combo in itertools.product(ALL_TYPES, repeat=len(free)):
+            chosen = dict(zip(free, combo))
+            yield {slot: chosen.get(self.find(slot), self.fixed.get(self.find(slot))) for slot in self.parent}
+
+
+class _Builder:
+    """Builds one Instance for one type assignment."""
+
+    def __init__(self, rule: Rule, sigs: dict[str, Signature], assignment: dict[str, Type], slots: _TypeSlots):
+        self.rule = rule
+        self.sigs = sigs
+        self.assignment = assignment
+        self.slots = slots
+        self.instance = Instance(rule, {v: assignment[v] for v in sorted(slots.ty_vars)})
+        self.expr_vars: dict[str, ir.Expr] = {}  # pattern variable -> IR
+        self.i64_vars: dict[str, I64] = {}  # pattern variable -> i64 expression
+        self.holes = itertools.count()
+        self.lattice_of: dict[tuple[str, str], str] = {}
+
+    # -- types ---------------------------------------------------------------------------
+    def type_of(self, p: Pattern) -> Type:
+        if isinstance(p, PVar):
+            return self.assignment[p.name]
+        return TY_TYPES[p.head]
+
+    def type_fact(self, head: str, t: Type) -> int:
+        if head == "ty-bits":
+            return 1 if t.is_bool else t.bits
+        if head == "ty-min":
+            return 0 if t.is_bool else t.min
+        if head == "ty-max":
+            if t.kind == "u64":
+                raise NotApplicable  # no entry: a rule looking it up does not fire
+            return 1 if t.is_bool else t.max
+        if head == "ty-limit":
+            return 1 if t.is_bool else min(t.max, (1 << 63) - 1)
+        if head == "ty-mask":
+            return 1 if t.is_bool else (-1 if t.bits == 64 else (1 << t.bits) - 1)
+        if head == "ty-half":
+            return 1 << (t.bits - 1) if t.is_int and t.is_signed and t.bits < 64 else 0
+        raise RuleShapeError(head)
+
+    def type_relation(self, head: str, t: Type) -> bool:
+        return {
+            "signed": t.is_int and t.is_signed, "unsigned": t.is_int and not t.is_signed,
+            "narrow": t.is_int and t.bits <= 32, "integer": t.is_int,
+        }[head]
+
+    # -- patterns ------------------------------------------------------------------------
+    def expr(self, p: Pattern, lhs: bool) -> ir.Expr:
+        """IR for an Expr pattern; `lhs`: new variables may be introduced (a match)."""
+        if isinstance(p, PVar):
+            if p.name not in self.expr_vars:
+                if not lhs:
+                    raise RuleShapeError(f"'{p.name}' is used on the right side but never matched")
+                t = self.assignment[self.slots.var_slot[p.name]]
+                v = ir.Var(_ir_name(p.name), t)
+                self.instance.variables.append(v)
+                self.expr_vars[p.name] = v
+            return self.expr_vars[p.name]
+        head, args = p.head, p.args
+        n_types = TY_ARGUMENTS[head]
+        types = [self.type_of(a) for a in args[:n_types]]
+        rest = args[n_types:]
+        if head == "Const":
+            return self.constant(types[0], rest[0], lhs)
+        if head == "Wrap":
+            if lhs:  # matching a Wrap node: its i64 is any value, its value that i64 wrapped
+                if not isinstance(rest[0], PVar) or rest[0].name in self.i64_vars:
+                    raise RuleShapeError("a Wrap on the left side must bind a new variable")
+                self.instance.free.append(rest[0].name)
+                self.i64_vars[rest[0].name] = ("sym", rest[0].name)
+            return self.hole(types[0], self.i64(rest[0], lhs), wrap=True)
+        if head in ("Var", "Opaque"):
+            if not lhs:
+                raise RuleShapeError(f"{head} on the right side")
+            if head == "Opaque" and isinstance(rest[0], PVar) and rest[0].name not in self.i64_vars:
+                self.instance.free.append(rest[0].name)  # the opaque leaf's index: any number
+                self.i64_vars[rest[0].name] = ("sym", rest[0].name)
+            # any variable or opaque value of the type: a fresh IR variable
+            name = f"{head.lower()}{len(self.instance.variables)}"
+            v = ir.Var(name, types[0])
+            self.instance.variables.append(v)
+            return v
+        children = [self.expr(c, lhs) for c in rest]
+        try:
+            return build_node(head, types[0] if types else None, children, types)
+        except ir.IRTypeError:
+            raise NotApplicable from None
+
+    def constant(self, t: Type, value: Pattern, lhs: bool) -> ir.Expr:
+        if isinstance(value, PInt):
+            if not _canonical(value.value, t):
+                if lhs:
+                    raise NotApplicable  # the literal is not a constant of this type: never matches
+                raise RuleShapeError(f"the constant {value.value} is not a value of {t}")
+            return ir.BoolImm(bool(value.value)) if t.is_bool else ir.IntImm(_value_of(value.value, t), t)
+        if lhs and isinstance(value, PVar) and value.name not in self.i64_vars:
+            v = ir.Var(_ir_name(value.name), t)
+            self.instance.variables.append(v)
+            self.instance.const_links[value.name] = v.name
+            self.i64_vars[value.name] = ("sym", value.name)
+            return v
+        if isinstance(value, PVar) and lhs and value.name in self.i64_vars and value.name in self.instance.const_links:
+            # the same constant twice in a pattern: the same IR variable
+            name = self.instance.const_links[value.name]
+            return next(v for v in self.instance.variables if v.name == name)
+        return self.hole(t, self.i64(value, lhs), wrap=False)
+
+    def hole(self, t: Type, value: I64, wrap: bool) -> ir.Var:
+        v = ir.Var(f"k{next(self.holes)}_", t)
+        self.instance.holes.append(Hole(v, value, wrap))
+        return v
+
+    def i64(self, p: Pattern, lhs: bool) -> I64:
+        if isinstance(p, PInt):
+            return ("lit", p.value)
+        if isinstance(p, PVar):
+            if p.name not in self.i64_vars:
+                raise RuleShapeError(f"'{p.name}' is used before it is bound")
+            return self.i64_vars[p.name]
+        head = p.head
+        if head in PRIMITIVES:
+            arity = PRIMITIVES[head]
+            if arity is not None and len(p.args) != arity:
+                raise RuleShapeError(f"{head} takes {arity} arguments")
+            return ("op", head, tuple(self.i64(a, lhs) for a in p.args))
+        if head in TYPE_FUNCTIONS:
+            return ("lit", self.type_fact(head, self.type_of(p.args[0])))
+        if head in LATTICES:
+            e = self.expr(p.args[0], lhs=True)
+            key = (head, str(e) + ":" + str(e.type))
+            if key not in self.lattice_of:
+                symbol = f"{head}{len(self.lattice_of)}_"
+                self.lattice_of[key] = symbol
+                self.instance.lattice.append((symbol, head, e))
+            return ("sym", self.lattice_of[key])
+        if head in FREE_FUNCTIONS:
+            symbol = f"{head}{len(self.instance.free)}_"
+            self.instance.free.append(symbol)
+            return ("sym", symbol)
+        raise RuleShapeError(f"unknown function '{head}' in an i64 position")
+
+    # -- facts and actions -----------------------------------------------------------------
+    def fact(self, p: Pattern) -> bool:
+        """Record a fact; False if it cannot be handled yet (a variable bound later)."""
+        if not isinstance(p, PApp):
+            raise RuleShapeError(f"cannot read the fact {show(p)}")
+        head, args = p.head, p.args
+        if head in TYPE_RELATIONS:
+            if not self.type_relation(head, self.type_of(args[0])):
+                raise NotApplicable
+            return True
+        if head in VALUE_RELATIONS:
+            e = self.expr(args[0], lhs=True)
+            if isinstance(args[1], PVar) and args[1].name not in self.i64_vars:
+                # the relation's number is bound by the match: any value
+                self.instance.free.append(args[1].name)
+                self.i64_vars[args[1].name] = ("sym", args[1].name)
+            if not self._ready(args[1]):
+                return False
+            if head == "DivBy":
+                if not e.type.is_int:
+                    raise NotApplicable
+                self.instance.multiples.append((e, self.i64(args[1], True)))
+            return True
+        if head in FACT_RELATIONS:
+            exprs = tuple(self.expr(a, lhs=True) for a in args)
+            if head == "InLoop" and not exprs[0].type.is_int:
+                raise NotApplicable  # loop variables are integers
+            self.instance.facts.append((head, exprs))
+            return True
+        if head == "=" and isinstance(args[0], PVar) and args[0].name not in self.i64_vars \
+                and args[0].name not in self.expr_vars:
+            left, right = args
+            if isinstance(right, PApp) and right.head in self.sigs and self.sigs[right.head].output == "Expr":
+                self.expr_vars[left.name] = self.expr(right, lhs=True)
+                return True
+            if not self._ready(right):
+                return False
+            symbol = left.name
+            self.instance.definitions.append((symbol, self.i64(right, lhs=True)))
+            self.i64_vars[symbol] = ("sym", symbol)
+            return True
+        if head in COMPARISONS:
+            if not all(self._ready(a) for a in args):
+                return False
+            if head == "=" and all(self._is_expr(a) for a in args):
+                raise RuleShapeError("equality of expressions in a condition")
+            self.instance.conditions.append((head, self.i64(args[0], True), self.i64(args[1], True)))
+            return True
+        if head in self.sigs and self.sigs[head].output == "Expr":
+            self.expr(p, lhs=True)  # the term must exist: nothing to assume about its value
+            return True
+        raise RuleShapeError(f"the checker does not know the meaning of '{head}'")
+
+    def _is_expr(self, p: Pattern) -> bool:
+        return (isinstance(p, PVar) and p.name in self.expr_vars) or (
+            isinstance(p, PApp) and p.head in self.sigs and self.sigs[p.head].output == "Expr")
+
+    def _ready(self, p: Pattern) -> bool:
+        if isinstance(p, PVar):
+            return p.name in self.i64_vars or p.name in self.expr_vars
+        if isinstance(p, PApp):
+            if p.head in LATTICES or p.head in FREE_FUNCTIONS:
+                return self._expr_ready(p.args[0])
+            if p.head in TYPE_FUNCTIONS:
+                return True
+            return all(self._ready(a) for a in p.args)
+        return True
+
+    def _expr_ready(self, p: Pattern) -> bool:
+        if isinstance(p, PVar):
+            return p.name in self.expr_vars or p.name in self.slots.var_slot
+        return True
+
+    def build(self) -> Instance:
+        rule = self.rule
+        if rule.kind == "rule":
+            pending = list(rule.conditions)
+        else:
+            lhs = self.expr(rule.lhs, lhs=True)
+            pending = list(rule.conditions)
+        # facts naming a term first, so that a variable is bound to its term before other facts use it
+        pending.sort(key=lambda c: not (isinstance(c, PApp) and c.head == "=" and len(c.args) == 2
+                                        and isinstance(c.args[1], PApp) and c.args[1].head in self.sigs
+                                        and self.sigs[c.args[1].head].output == "Expr"))
+        while pending:
+            progress = [c for c in pending if self.fact(c)]
+            if not progress:
+                raise RuleShapeError(f"cannot order the conditions {', '.join(show(c) for c in pending)}")
+            pending = [c for c in pending if c not in progress]
+        if rule.kind != "rule":
+            rhs = self.expr(rule.rhs, lhs=False)
+            if rhs.type != lhs.type:
+                raise RuleShapeError(f"the sides have different types: {lhs.type} and {rhs.type}")
+            self.instance.equal.append((lhs, rhs))
+            return self.instance
+        for action in rule.actions:
+            self.action(action)
+        return self.instance
+
+    def action(self, a: Pattern) -> None:
+        if not isinstance(a, PApp):
+            raise RuleShapeError(f"cannot read the action {show(a)}")
+        if a.head == "union":
+            left, right = (self.expr(x, lhs=False) for x in a.args)
+            if left.type != right.type:
+                raise RuleShapeError(f"union of a {left.type} and a {right.type}")
+            self.instance.equal.append((left, right))
+        elif a.head == "set":
+            target, value = a.args
+            if not isinstance(target, PApp):
+                raise RuleShapeError(f"cannot read {show(target)}")
+            if target.head in LATTICES:
+                e = self.expr(target.args[0], lhs=False)
+                self.instance.bounds.append((target.head, e, self.i64(value, lhs=False)))
+            elif target.head in FREE_FUNCTIONS:
+                self.i64(value, lhs=False)  # ranks carry no meaning: only check it is computable
+            else:
+                raise RuleShapeError(f"the checker does not know what setting '{target.head}' means")
+        elif a.head in ("subsume", "delete"):
+            pass  # removing a node from matching keeps every claim sound
+        elif a.head == "Want":
+            self.expr(a.args[0], lhs=False)  # a request: no claim
+        elif a.head == "DivBy":
+            e = self.expr(a.args[0], lhs=False)
+            if not e.type.is_int:
+                raise NotApplicable
+            self.instance.claimed_multiples.append((e, self.i64(a.args[1], lhs=False)))
+        else:
+            raise RuleShapeError(f"the checker does not know the action '{a.head}'")
+
+
+def _ir_name(name: str) -> str:
+    cleaned = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+    return cleaned if cleaned[:1].isalpha() or cleaned[:1] == "_" else "v_" + cleaned
+
+
+def _canonical(value: int, t: Type) -> bool:
+    """Is the i64 a `Const` of type t can hold (value, or u64 bit pattern)?"""
+    if t.is_bool:
+        return value in (0, 1)
+    if t.kind == "u64":
+        return -(1 << 63) <= value < (1 << 63)
+    return t.min <= value <= t.max
+
+
+def _value_of(bits: int, t: Type) -> int:
+    return bits + (1 << 64) if t.kind == "u64" and bits < 0 else bits
+
+
+canonical = _canonical
+value_of = _value_of

@@ -1,0 +1,241 @@
+"""Proving an instantiated rule with z3 bit-vectors at the instance's widths.
+
+The rule is sound for the instance when no assignment makes its premises true (the pattern's
+constants canonical, lattice bounds holding, egglog's primitives defined, :when conditions and
+facts true) and its claim false (both sides equal, the bound holds, every constant it builds is
+a canonical constant of its type).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import z3
+
+from ...ir.types import Type
+from . import prims
+from .model import Instance
+from ... import ir
+from .smt import ExactProducts, encode, variable
+
+
+@dataclass
+class Proof:
+    verdict: str  # "proved", "counterexample", "unknown"
+    counterexample: dict | None = None  # variable -> value
+    detail: str = ""
+
+
+def _i64_of_constant(var, t: Type) -> prims.Sized:
+    """The i64 a Const of type t holds for IR value `var` (its value, or a u64's bit pattern)."""
+    if t.is_bool:
+        return prims.Sized(z3.If(var, z3.BitVecVal(1, 2), z3.BitVecVal(0, 2)), 2, True)
+    if t.bits == 64:
+        return prims.Sized(var, 64)
+    if t.is_signed:
+        return prims.Sized(var, t.bits)
+    return prims.Sized(z3.ZeroExt(1, var), t.bits + 1, True)
+
+
+def _canonical_z3(value: prims.Sized, t: Type):
+    x = value.i64
+    if t.is_bool:
+        return z3.Or(x == prims.wide(0), x == prims.wide(1))
+    if t.kind == "u64":
+        return z3.BoolVal(True)
+    return z3.And(x >= prims.wide(t.min), x <= prims.wide(t.max))
+
+
+def _math(value, t: Type):
+    """A value of type t as a 65-bit signed number (every i64 and every u64 fits)."""
+    if t.is_bool:
+        return z3.If(value, z3.BitVecVal(1, 65), z3.BitVecVal(0, 65))
+    return (z3.SignExt if t.is_signed else z3.ZeroExt)(65 - t.bits, value)
+
+
+def _multiple(value, t: Type, k):
+    """The value of type t is a multiple of the i64 k, k nonzero (computed at 64 bits when the
+    value fits an i64, as the rules' own % is: the same circuit on both sides)."""
+    if t.kind != "u64":
+        i64 = value if t.bits == 64 else (z3.SignExt if t.is_signed else z3.ZeroExt)(64 - t.bits, value) \
+            if not t.is_bool else z3.If(value, z3.BitVecVal(1, 64), z3.BitVecVal(0, 64))
+        return z3.And(k != 0, z3.SRem(i64, k) == 0)
+    return z3.And(k != 0, z3.SRem(_math(value, t), z3.SignExt(1, k)) == 0)
+
+
+def _math_i64(value):
+    return z3.SignExt(1, value)
+
+
+def _narrow(value: prims.Sized, t: Type):
+    """The low bits of an i64 as a value of t (bool: the lowest bit)."""
+    if t.is_bool:
+        return z3.Extract(0, 0, value.bv) == 1
+    return z3.Extract(t.bits - 1, 0, value.at(max(t.bits, value.width)))
+
+
+def prove(instance: Instance, timeout_ms: int = 5000) -> Proof:
+    """First with multiplications abstracted (fast when the claim follows from the lemmas; a
+    proof there is a proof), then exactly."""
+    if _has_products(instance):
+        abstract = _prove(instance, timeout_ms, abstract=True)
+        if abstract.verdict == "proved":
+            return abstract
+    return _prove(instance, timeout_ms, abstract=False)
+
+
+def _has_products(instance: Instance) -> bool:
+    def i64_has(x) -> bool:
+        return x[0] == "op" and (x[1] in ("*", "/", "%") or any(i64_has(a) for a in x[2]))
+
+    exprs = [e for pair in instance.equal for e in pair] + [e for _, e, _ in instance.bounds]
+    exprs += [e for e, _ in instance.multiples + instance.claimed_multiples]
+    ir_has = any(isinstance(n, (ir.Binary, ir.Ternary)) and n.op in ("mul", "mad", "div", "mod", "shl")
+                 for e in exprs for n in ir.walk(e))
+    i64 = [d for _, d in instance.definitions] + [h.value for h in instance.holes] + [b for _, _, b in instance.bounds]
+    return ir_has or any(i64_has(x) for x in i64)
+
+
+def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
+    widths = tuple(sorted({v.type.bits for v in instance.variables if v.type.is_int} | {64}))
+    products = ExactProducts(widths) if abstract else None
+    counter = itertools.count()
+    premises: list = []
+    env: dict = {v.name: variable(v.name, v.type) for v in instance.variables}
+    symbols: dict = {}
+
+    def fresh(kind: str):
+        return z3.BitVec(f"{kind}#{next(counter)}", 64)
+
+    types = {v.name: v.type for v in instance.variables}
+    for symbol, var_name in instance.const_links.items():
+        symbols[symbol] = _i64_of_constant(env[var_name], types[var_name])
+    for symbol, kind, e in instance.lattice:
+        s = z3.BitVec(symbol, 64)
+        value = _math(encode(e, env, products), e.type)
+        premises.append(_math_i64(s) <= value if kind == "lo" else value <= _math_i64(s))
+        symbols[symbol] = prims.Sized(s, 64)
+    for symbol in instance.free:
+        symbols[symbol] = prims.Sized(z3.BitVec(symbol, 64), 64)
+
+    def i64(x, defined=premises):
+        """An i64 expression; its definedness is a premise in queries (a failing primitive means
+        the rule does not fire) and a claim in actions (egglog panics there)."""
+        tag = x[0]
+        if tag == "lit":
+            return prims.literal(x[1])
+        if tag == "sym":
+            return symbols[x[1]]
+        return prims.apply_z3(x[1], [i64(a, defined) for a in x[2]], defined, fresh, products)
+
+    for symbol, expression in instance.definitions:
+        symbols[symbol] = i64(expression)
+    for op, a, b in instance.conditions:
+        premises.append(prims.compare_z3(op, i64(a), i64(b)))
+    for kind, args in instance.facts:
+        if kind == "InLoop":
+            v, init, bound = (_math(encode(a, env, products), a.type) for a in args)
+            premises.append(z3.And(init <= v, v < bound))
+        elif kind == "LetValue":
+            v, e = (encode(a, env, products) for a in args)
+            premises.append(v == e)
+    for e, k in instance.multiples:
+        premises.append(_multiple(encode(e, env, products), e.type, i64(k).i64))
+    claims = []
+    for hole in instance.holes:
+        value = i64(hole.value, claims)
+        env[hole.var.name] = _narrow(value, hole.var.type)
+        if not hole.wrap:
+            claims.append(_canonical_z3(value, hole.var.type))
+    for lhs, rhs in instance.equal:
+        claims.append(encode(lhs, env, products) == encode(rhs, env, products))
+    for e, k in instance.claimed_multiples:
+        claims.append(_multiple(encode(e, env, products), e.type, i64(k, claims).i64))
+    for kind, e, bound in instance.bounds:
+        value = _math(encode(e, env, products), e.type)
+        b = _math_i64(i64(bound, claims).i64)
+        claims.append(b <= value if kind == "lo" else value <= b)
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(*premises)
+    solver.add(*division_lemmas([*premises, *claims]))
+    if products is not None:
+        solver.add(*quotient_lemmas([*premises, *claims], products))
+        solver.add(*products.lemmas())
+    solver.add(z3.Not(z3.And(*claims)) if claims else z3.BoolVal(False))
+    result = solver.check()
+    if result == z3.unsat:
+        return Proof("proved")
+    if abstract:
+        return Proof("unknown", detail="the abstraction of multiplication was too weak")
+    if result == z3.unknown:
+        return Proof("unknown", detail=f"z3: {solver.reason_unknown()}")
+    model = solver.model()
+    assignment = {}
+    for v in instance.variables:
+        value = model.eval(env[v.name], model_completion=True)
+        if v.type.is_bool:
+            assignment[v.name] = bool(z3.is_true(value))
+        else:
+            raw = value.as_long()
+            assignment[v.name] = raw - (1 << v.type.bits) if v.type.is_signed and raw >> (v.type.bits - 1) else raw
+    for symbol, _, _ in instance.lattice:
+        assignment[symbol] = model.eval(symbols[symbol].bv, model_completion=True).as_signed_long()
+    return Proof("counterexample", assignment)
+
+
+_DIVISIONS = {z3.Z3_OP_BSDIV: True, z3.Z3_OP_BSDIV_I: True, z3.Z3_OP_BUDIV: False, z3.Z3_OP_BUDIV_I: False}
+
+
+def _divisions(formulas) -> list:
+    """Every bit-vector division in the formulas, as (term, signed)."""
+    found, seen = [], set()
+    stack = list(formulas)
+    while stack:
+        e = stack.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_app(e):
+            kind = e.decl().kind()
+            if kind in _DIVISIONS:
+                found.append((e, _DIVISIONS[kind]))
+            stack.extend(e.children())
+    return found
+
+
+def division_lemmas(formulas) -> list:
+    """Monotonicity of division, stated for each pair of divisions in the formulas: with the same
+    positive divisor, a smaller dividend never gives a larger quotient (true of truncating and
+    of unsigned division).  SAT-based bit-vector solving cannot find this fact in reasonable
+    time, and interval rules (lo(a / c) = lo(a) / c) rest on it."""
+    divisions = _divisions(formulas)
+    width = 66
+
+    def ext(x, signed: bool):
+        return (z3.SignExt if signed else z3.ZeroExt)(width - x.size(), x)
+
+    lemmas = []
+    for (q1, s1), (q2, s2) in itertools.permutations(divisions, 2):
+        n1, d1 = q1.children()
+        n2, d2 = q2.children()
+        lemmas.append(z3.Implies(
+            z3.And(ext(d1, s1) == ext(d2, s2), ext(d1, s1) > 0, ext(n1, s1) <= ext(n2, s2)),
+            ext(q1, s1) <= ext(q2, s2)))
+    return lemmas
+
+
+def quotient_lemmas(formulas, products: ExactProducts) -> list:
+    """What a quotient is, in terms of the exact-product function: for a non-negative dividend n
+    and a positive divisor d, q = n / d satisfies q*d <= n < q*d + d."""
+    from .smt import WIDE
+
+    lemmas = []
+    for q, signed in _divisions(formulas):
+        n, d = q.children()
+        extend = z3.SignExt if signed else z3.ZeroExt
+        wide_n, wide_d, wide_q = (extend(WIDE - x.size(), x) for x in (n, d, q))
+        p = products.exact(wide_q, wide_d)
+        lemmas.append(z3.Implies(z3.And(wide_d > 0, wide_n >= 0), z3.And(p <= wide_n, wide_n < p + wide_d)))
+    return lemmas

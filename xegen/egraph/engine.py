@@ -1,0 +1,228 @@
+"""Running the rules: one e-graph per rule set, bounded saturation, snapshots for extraction.
+
+The language and the rules are loaded into an egglog e-graph once per process (per rule set);
+each problem runs between `push` and `pop`, so it starts from a clean e-graph without paying for
+parsing the rules again.
+
+The schedule:
+
+    run(expand)                                        the input's add3/mad as adds and multiplies
+    repeat: saturate(analysis + fold + canon) ; run(rewrite)     the algebra, until nothing changes
+    2 times: saturate(analysis + fold + canon) ; run(lower)     strength reduction and peepholes
+
+Interval analysis, constant folding and canonical forms go to a fixed point before each round of
+the algebra.  The lowering rules run after the algebra: they offer cheaper instruction sequences
+(shifts, magic-number division, add3, mad) for the extractor to choose among, and feeding them
+back into the algebra only multiplies the e-graph.  Saturation stops when nothing changes or at
+the first bound hit (iterations, e-graph nodes, wall-clock time); the report says which.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+from ..errors import Error
+from ..errors import RuleError
+from .rules import LANGUAGE_FILE, RuleSet, egglog_message, language_text
+from .terms import TY_TYPES, quote
+
+#: term constructors whose rows are e-graph nodes (the Expr sort)
+EXPR_CONSTRUCTORS = (
+    "Var", "Const", "Opaque", "Wrap", "Neg", "BitNot", "Not", "Add", "Sub", "Mul", "Div", "Mod", "Shl", "Shr",
+    "And", "Or", "Xor", "Min", "Max", "Lt", "Le", "Gt", "Ge", "Eq", "Ne", "LAnd", "LOr", "Add3", "Mad",
+    "Select", "Cast", "SatCast",
+)
+
+#: the schedule's steps; the loops (with the bounds) are in Python
+SETTLE = "(saturate (seq (saturate analysis) (saturate fold) (saturate canon)))"
+EXPAND = "(run-schedule (run expand))"
+ITERATION = f"(run-schedule {SETTLE} (run rewrite))"
+LOWER = f"(run-schedule {SETTLE} (run lower) {SETTLE})"
+LOWER_ROUNDS = 2
+COMMANDS_PER_PROGRAM = 64
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on saturation; the first one reached stops it."""
+
+    iterations: int = 10
+    nodes: int = 20_000
+    seconds: float = 2.0
+
+    def __post_init__(self):
+        if self.iterations < 1 or self.nodes < 1 or self.seconds <= 0:
+            raise Error(f"saturation limits must be positive, not {self}")
+
+
+@dataclass
+class SaturationReport:
+    iterations: int = 0
+    nodes: int = 0
+    stop: str = "saturated"  # or "iteration limit", "node limit", "time limit"
+    seconds: float = 0.0
+
+    @property
+    def bound_hit(self) -> bool:
+        return self.stop != "saturated"
+
+    def describe(self) -> str:
+        if self.stop == "saturated":
+            return f"saturated after {self.iterations} iterations ({self.nodes} nodes)"
+        return f"stopped at the {self.stop} after {self.iterations} iterations ({self.nodes} nodes)"
+
+
+class _LoadedRules:
+    """An egglog e-graph with the language and one rule set loaded (the base state)."""
+
+    def __init__(self, rule_set: RuleSet):
+        import egglog.bindings as eb
+
+        self.eb = eb
+        self.graph = eb.EGraph()
+        self.graph.run_program(*self.graph.parse_program(language_text(), filename=str(LANGUAGE_FILE)))
+        for f in rule_set.files:
+            try:
+                self.graph.run_program(*self.graph.parse_program(f.text, filename=str(f.path)))
+            except eb.EggSmolError as error:
+                raise RuleError(egglog_message(error, f.path)) from None
+        self.expand = self.graph.parse_program(EXPAND)
+        self.iteration = self.graph.parse_program(ITERATION)
+        self.lower = self.graph.parse_program(LOWER)
+        self.push = self.graph.parse_program("(push)")
+        self.pop = self.graph.parse_program("(pop)")
+        self.print_size = self.graph.parse_program("(print-size)")
+        self.lock = threading.Lock()
+
+
+_LOADED: dict[str, _LoadedRules] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def _loaded(rule_set: RuleSet) -> _LoadedRules:
+    with _LOADED_LOCK:
+        loaded = _LOADED.get(rule_set.digest)
+        if loaded is None:
+            loaded = _LOADED[rule_set.digest] = _LoadedRules(rule_set)
+        return loaded
+
+
+@dataclass
+class Seeds:
+    """Facts added with the terms: variable ranges, ranks, loop and let relations."""
+
+    ranges: dict[str, tuple[str, int | None, int | None]] = field(default_factory=dict)  # term -> (term, lo, hi)
+    ranks: dict[str, int] = field(default_factory=dict)  # term text -> rank
+    facts: list[str] = field(default_factory=list)  # extra egglog commands, e.g. (InLoop ...)
+
+    def actions(self) -> list[str]:
+        lines = []
+        for term, (_, lo, hi) in self.ranges.items():
+            if lo is not None:
+                lines.append(f"(set (lo {term}) {lo})")
+            if hi is not None:
+                lines.append(f"(set (hi {term}) {hi})")
+        for term, rank in self.ranks.items():
+            lines.append(f"(set (rank {term}) {rank})")
+        lines.extend(self.facts)
+        return lines
+
+
+class Run:
+    """One problem in the e-graph: its roots after saturation, ready for extraction."""
+
+    def __init__(self, loaded: _LoadedRules, root_count: int, report: SaturationReport):
+        self.loaded = loaded
+        self.graph = loaded.graph
+        self.root_count = root_count
+        self.report = report
+
+    def root_values(self) -> list:
+        eb = self.loaded.eb
+        span = eb.PanicSpan()
+        return [self.graph.eval_expr(eb.Call(span, "root", [eb.Lit(span, eb.Int(i))]))[1]
+                for i in range(self.root_count)]
+
+
+@contextmanager
+def saturate(rule_set: RuleSet, roots: Sequence[str], seeds: Seeds | None = None,
+             limits: Limits = Limits()) -> Iterator[Run]:
+    """Add the root terms (egglog text) and seeds, run the schedule within `limits`, and yield
+    the run for extraction; the e-graph returns to its base state afterwards."""
+    loaded = _loaded(rule_set)
+    graph = loaded.graph
+    with loaded.lock:
+        graph.run_program(*loaded.push)
+        try:
+            # roots go in a table (a global `let` per root would slow every later step down),
+            # one command each, parsed and run in chunks: egglog's parse and run of one program
+            # grow quadratically with its number of commands
+            actions = [f"(set (root {i}) {term})" for i, term in enumerate(roots)]
+            if seeds is not None:
+                actions.extend(seeds.actions())
+            for start in range(0, len(actions), COMMANDS_PER_PROGRAM):
+                chunk = "\n".join(actions[start:start + COMMANDS_PER_PROGRAM])
+                graph.run_program(*graph.parse_program(chunk))
+            report = _run_bounded(loaded, limits)
+            yield Run(loaded, len(roots), report)
+        finally:
+            graph.run_program(*loaded.pop)
+
+
+def node_count(loaded: _LoadedRules) -> int:
+    (output,) = loaded.graph.run_program(*loaded.print_size)
+    return sum(size for name, size in output.sizes if name in _EXPR_SET)
+
+
+_EXPR_SET = frozenset(EXPR_CONSTRUCTORS)
+
+
+def _run_bounded(loaded: _LoadedRules, limits: Limits) -> SaturationReport:
+    report = SaturationReport()
+    start = time.perf_counter()
+
+    def step(program) -> bool:
+        outputs = loaded.graph.run_program(*program)
+        report.nodes = node_count(loaded)
+        report.seconds = time.perf_counter() - start
+        return any(getattr(o, "report", None) is not None and o.report.updated for o in outputs)
+
+    def bound_hit() -> str | None:
+        if report.nodes >= limits.nodes:
+            return "node limit"
+        if report.seconds >= limits.seconds:
+            return "time limit"
+        return None
+
+    step(loaded.expand)
+    report.stop = "saturated"
+    while True:
+        changed = step(loaded.iteration)
+        report.iterations += 1
+        if not changed:
+            break
+        hit = bound_hit() or ("iteration limit" if report.iterations >= limits.iterations else None)
+        if hit:
+            report.stop = hit
+            break
+    for _ in range(LOWER_ROUNDS):
+        if bound_hit():
+            report.stop = bound_hit()
+            break
+        step(loaded.lower)
+    return report
+
+
+def var_term(name: str, type_name: str) -> str:
+    return f"(Var ({type_name}) {quote(name)})"
+
+
+def ty_name_of(type_) -> str:
+    for name, t in TY_TYPES.items():
+        if t == type_:
+            return name
+    raise KeyError(type_)

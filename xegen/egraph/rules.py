@@ -1,0 +1,170 @@
+"""Loading rule files: `rules/*.egg` (or the directories given with `--rules DIR`).
+
+A rule file is egglog's own language over the terms of `language.egg`.  One concern per file,
+each rule with a comment above it saying why it holds, and every rule names the ruleset it
+belongs to (`:ruleset rewrite`); see docs/egraph.md.  Adding an optimization is adding a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..errors import ParseError, RuleError
+from . import sexpr
+
+LANGUAGE_FILE = Path(__file__).with_name("language.egg")
+RULESETS = ("expand", "analysis", "fold", "canon", "rewrite", "lower")
+RULE_HEADS = ("rewrite", "birewrite", "rule")
+#: forms a rule file may contain besides rules (helper relations and functions of its own)
+OTHER_HEADS = ("relation", "function", "constructor", "ruleset", "sort", "datatype")
+
+
+def default_rules_directory() -> Path:
+    """`rules/` next to the xegen package (the repository root)."""
+    return Path(__file__).resolve().parents[2] / "rules"
+
+
+@dataclass(frozen=True)
+class RuleFile:
+    path: Path
+    text: str
+    forms: tuple[sexpr.SList, ...]
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def rules(self) -> list[sexpr.SList]:
+        return [f for f in self.forms if f.head in RULE_HEADS]
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The language and a list of rule files, ready to load into an e-graph."""
+
+    files: tuple[RuleFile, ...]
+
+    @property
+    def program(self) -> str:
+        return "\n".join(f"; ---- {f.path}\n{f.text}" for f in self.files)
+
+    @property
+    def digest(self) -> str:
+        h = hashlib.sha256(language_text().encode())
+        for f in self.files:
+            h.update(f.path.name.encode() + b"\0" + f.text.encode() + b"\0")
+        return h.hexdigest()
+
+    def rule_count(self) -> int:
+        return sum(len(f.rules()) for f in self.files)
+
+
+@lru_cache(maxsize=1)
+def language_text() -> str:
+    return LANGUAGE_FILE.read_text()
+
+
+def _location(path: Path, line: int) -> str:
+    return f"{path}:{line}"
+
+
+def read_rule_file(path: Path, language: bool = False) -> RuleFile:
+    """Read one rule file and check its conventions (egglog checks the rest when loading).
+    `language`: the language file, which also holds facts (`set`, relation facts)."""
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise RuleError(f"{path}: cannot read rule file ({error.strerror or error})") from None
+    try:
+        forms = tuple(sexpr.read(text, str(path)))
+    except ParseError as error:
+        raise RuleError(str(error)) from None
+    for form in forms:
+        head = form.head
+        if head in RULE_HEADS:
+            ruleset = form.option("ruleset")
+            if ruleset is None:
+                raise RuleError(f"{_location(path, form.line)}: {head} without ':ruleset NAME' would never run "
+                                f"(rulesets: {', '.join(RULESETS)})")
+            if str(ruleset) not in RULESETS:
+                raise RuleError(f"{_location(path, form.line)}: unknown ruleset '{ruleset}' "
+                                f"(rulesets: {', '.join(RULESETS)})")
+        elif head not in OTHER_HEADS and not language:
+            raise RuleError(f"{_location(path, form.line)}: a rule file holds rules (rewrite, birewrite, rule) "
+                            f"and declarations, not '{head}'")
+    return RuleFile(path, text, forms)
+
+
+def rule_files(paths: Iterable[Path | str]) -> list[Path]:
+    """The .egg files named (directly or as directories), sorted by name within a directory."""
+    found: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            found.extend(sorted(p.glob("*.egg")))
+        elif p.is_file():
+            found.append(p)
+        else:
+            raise RuleError(f"{p}: no such rule file or directory")
+    return found
+
+
+def load_rules(paths: Sequence[Path | str] | None = None) -> RuleSet:
+    """Read the rule files in `paths` (files or directories; default: the shipped `rules/`)
+    and check that egglog accepts them.  Raises RuleError naming the file and line."""
+    if paths is None:
+        directory = default_rules_directory()
+        if not directory.is_dir():
+            raise RuleError(f"{directory}: the rule directory is missing (pass --rules DIR)")
+        paths = [directory]
+    files = rule_files(paths)
+    if not files:
+        raise RuleError(f"no rule files (*.egg) in {', '.join(str(p) for p in paths)}")
+    key = tuple((str(p.resolve()), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    cached = _CACHE.get(key)
+    if cached is None:  # reading the files again only when they change
+        cached = _CACHE[key] = _checked(tuple(read_rule_file(p) for p in files))
+    return cached
+
+
+_CACHE: dict[tuple, RuleSet] = {}
+
+
+def _checked(files: tuple[RuleFile, ...]) -> RuleSet:
+    """The rule set; egglog checks the files when the engine loads them (errors name the file)."""
+    return RuleSet(files)
+
+
+_VALIDATED: set[str] = set()
+
+
+def _validate_with_egglog(rule_set: RuleSet) -> None:
+    """Load language and rules into a scratch e-graph so mistakes surface with a file name."""
+    if rule_set.digest in _VALIDATED:
+        return
+    import egglog.bindings as eb
+
+    graph = eb.EGraph()
+    graph.run_program(*graph.parse_program(language_text(), filename=str(LANGUAGE_FILE)))
+    for f in rule_set.files:
+        try:
+            graph.run_program(*graph.parse_program(f.text, filename=str(f.path)))
+        except eb.EggSmolError as error:
+            raise RuleError(egglog_message(error, f.path)) from None
+    _VALIDATED.add(rule_set.digest)
+
+
+def egglog_message(error, path: Path) -> str:
+    """egglog says 'In 3:10-20 of FILE: text\\nmessage'; turn it into 'FILE:3: message'."""
+    text = str(getattr(error, "context", error))
+    first, _, rest = text.partition("\n")
+    if first.startswith("In ") and " of " in first:
+        where = first[3:].split(" of ", 1)[0]
+        line = where.split(":", 1)[0]
+        message = rest.strip().splitlines()[-1] if rest.strip() else first
+        return f"{path}:{line}: {message}"
+    return f"{path}: {text.strip()}"

@@ -1,0 +1,277 @@
+"""IR expressions ⇄ egglog terms of `language.egg`.
+
+`TermBuilder.term(e)` writes an IR expression as egglog text, e.g. `a + b*2` becomes
+`(Add (S32) (Var (S32) "a") (Mul (S32) (Var (S32) "b") (Const (S32) 2)))`.  Integer and bool
+scalars are translated node for node; anything else (loads, float math, vectors) becomes an
+`(Opaque T k)` leaf that the rules never look into.  The integer subexpressions *inside* such a
+leaf (a load's offset) are still optimized: they become extra roots ("holes") and are put back
+when the leaf is rebuilt.
+
+`TermReader` turns extracted terms back into IR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from .. import ir
+from ..ir.types import BOOL, INT_TYPES, Type
+
+#: IR type <-> egglog Ty constructor
+TY_NAMES: dict[Type, str] = {t: t.kind.upper() for t in INT_TYPES} | {BOOL: "Bool"}
+TY_TYPES: dict[str, Type] = {name: t for t, name in TY_NAMES.items()}
+
+UNARY_CONSTRUCTORS = {"neg": "Neg", "bitnot": "BitNot"}
+BINARY_CONSTRUCTORS = {
+    "add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "mod": "Mod", "shl": "Shl", "shr": "Shr",
+    "and": "And", "or": "Or", "xor": "Xor", "min": "Min", "max": "Max",
+    "lt": "Lt", "le": "Le", "gt": "Gt", "ge": "Ge", "eq": "Eq", "ne": "Ne",
+}
+TERNARY_CONSTRUCTORS = {"add3": "Add3", "mad": "Mad"}
+LOGICAL_CONSTRUCTORS = {"land": "LAnd", "lor": "LOr"}
+
+BINARY_OPS = {name: op for op, name in BINARY_CONSTRUCTORS.items()}
+UNARY_OPS = {name: op for op, name in UNARY_CONSTRUCTORS.items()}
+TERNARY_OPS = {name: op for op, name in TERNARY_CONSTRUCTORS.items()}
+LOGICAL_OPS = {name: op for op, name in LOGICAL_CONSTRUCTORS.items()}
+
+
+def is_term_type(t: Type) -> bool:
+    """Scalar integer and bool values are what the term language describes."""
+    return t.lanes == 1 and (t.is_int or t.is_bool)
+
+
+def ty(t: Type) -> str:
+    return f"({TY_NAMES[t]})"
+
+
+def constant_bits(value: int, t: Type) -> int:
+    """The i64 a `Const` holds: the value, or the two's-complement pattern of a u64."""
+    if t.is_bool:
+        return int(bool(value))
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def constant_value(bits: int, t: Type) -> int:
+    """The IR value of a `Const` of type `t` holding `bits`."""
+    if t.kind == "u64" and bits < 0:
+        return bits + (1 << 64)
+    return bits
+
+
+def make_constant(bits: int, t: Type) -> ir.Expr:
+    if t.is_bool:
+        return ir.BoolImm(bool(bits))
+    return ir.IntImm(constant_value(bits, t), t)
+
+
+def supported(e: ir.Expr) -> bool:
+    """Does this node (not its children) have a term constructor?"""
+    t = e.type
+    if not is_term_type(t):
+        return False
+    if isinstance(e, (ir.Var, ir.IntImm, ir.BoolImm)):
+        return True
+    if isinstance(e, ir.Unary):
+        return True
+    if isinstance(e, ir.Binary):
+        return is_term_type(e.a.type) and is_term_type(e.b.type)
+    if isinstance(e, ir.Ternary):
+        return True
+    if isinstance(e, ir.Select):
+        return e.cond.type == BOOL
+    if isinstance(e, ir.Cast):
+        source = e.value.type
+        if not is_term_type(source):
+            return False
+        return not (e.saturate and (source.is_bool or t.is_bool))
+    return False
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass
+class OpaqueLeaf:
+    """An IR node the rules do not look into; `holes` are the term roots of its integer
+    subexpressions, in the order `rebuild` visits them."""
+
+    node: ir.Expr
+    holes: list[int] = field(default_factory=list)
+
+
+class _HoleFiller(ir.Mutator):
+    """Rebuilds an opaque node, replacing each maximal supported subexpression by `fill(it)`."""
+
+    def __init__(self, fill: Callable[[ir.Expr], ir.Expr]):
+        self.fill = fill
+        self.top = True
+
+    def mutate(self, node):
+        if node is None:
+            return None
+        if not self.top and isinstance(node, ir.Expr) and supported(node):
+            return self.fill(node)
+        self.top = False
+        if isinstance(node, ir.Var):  # a buffer variable
+            return node
+        return self.mutate_children(node)
+
+
+class TermBuilder:
+    """Translates IR expressions into term text, collecting opaque leaves and their holes.
+
+    `rename` maps a variable to the name it has in the e-graph (kernels give every binder a
+    unique name so that shadowed variables stay apart)."""
+
+    def __init__(self, rename: Callable[[ir.Var], str] | None = None):
+        self.rename = rename or (lambda v: v.name)
+        self.opaque: list[OpaqueLeaf] = []
+        self.roots: list[str] = []  # term text of every root, holes included
+        self._root_index: dict[str, int] = {}
+        self.variables: dict[str, ir.Var] = {}  # e-graph name -> IR variable
+
+    def add_root(self, e: ir.Expr) -> int:
+        """Add a supported expression as a root; returns its root index (an expression met
+        before shares its root: adding a term to egglog costs a command each)."""
+        text = self.term(e)
+        index = self._root_index.get(text)
+        if index is None:
+            index = self._root_index[text] = len(self.roots)
+            self.roots.append(text)
+        return index
+
+    def add_opaque_root(self, e: ir.Expr) -> OpaqueLeaf:
+        """An expression that is not a term itself (a vector store value): only its integer
+        subexpressions become roots."""
+        return self._opaque(e)
+
+    def term(self, e: ir.Expr) -> str:
+        if not supported(e):
+            if not is_term_type(e.type):
+                raise ValueError(f"{e} cannot be a term")
+            index = len(self.opaque)
+            self._opaque(e)
+            return f"(Opaque {ty(e.type)} {index})"
+        if isinstance(e, ir.Var):
+            name = self.rename(e)
+            self.variables[name] = e
+            return f"(Var {ty(e.type)} {quote(name)})"
+        if isinstance(e, ir.IntImm):
+            return f"(Const {ty(e.type)} {constant_bits(e.value, e.type)})"
+        if isinstance(e, ir.BoolImm):
+            return f"(Const (Bool) {int(e.value)})"
+        if isinstance(e, ir.Unary):
+            if e.op == "not":
+                return f"(Not {self.term(e.a)})"
+            return f"({UNARY_CONSTRUCTORS[e.op]} {ty(e.type)} {self.term(e.a)})"
+        if isinstance(e, ir.Binary):
+            if e.op in LOGICAL_CONSTRUCTORS:
+                return f"({LOGICAL_CONSTRUCTORS[e.op]} {self.term(e.a)} {self.term(e.b)})"
+            return f"({BINARY_CONSTRUCTORS[e.op]} {ty(e.a.type)} {self.term(e.a)} {self.term(e.b)})"
+        if isinstance(e, ir.Ternary):
+            return f"({TERNARY_CONSTRUCTORS[e.op]} {ty(e.type)} {self.term(e.a)} {self.term(e.b)} {self.term(e.c)})"
+        if isinstance(e, ir.Select):
+            return f"(Select {ty(e.type)} {self.term(e.cond)} {self.term(e.true_value)} {self.term(e.false_value)})"
+        if isinstance(e, ir.Cast):
+            head = "SatCast" if e.saturate else "Cast"
+            return f"({head} {ty(e.type)} {ty(e.value.type)} {self.term(e.value)})"
+        raise AssertionError(f"unhandled supported node {type(e).__name__}")
+
+    def _opaque(self, e: ir.Expr) -> OpaqueLeaf:
+        leaf = OpaqueLeaf(e)
+        self.opaque.append(leaf)
+
+        def collect(sub: ir.Expr) -> ir.Expr:
+            leaf.holes.append(self.add_root(sub))
+            return sub
+
+        _HoleFiller(collect).mutate(e)
+        return leaf
+
+
+def rebuild_opaque(leaf: OpaqueLeaf, root_value: Callable[[int], ir.Expr]) -> ir.Expr:
+    """The opaque node with each hole replaced by its optimized expression."""
+    holes = iter(leaf.holes)
+    return _HoleFiller(lambda _sub: root_value(next(holes))).mutate(leaf.node)
+
+
+def build_node(op: str, t: Type | None, args: list, types: list[Type] | None = None) -> ir.Expr:
+    """The IR node for term constructor `op` with already-built children `args`.
+
+    `t` is the constructor's Ty argument (the source type of a cast is in `types`)."""
+    if op in BINARY_OPS:
+        return ir.Binary(BINARY_OPS[op], args[0], args[1])
+    if op in UNARY_OPS:
+        return ir.Unary(UNARY_OPS[op], args[0])
+    if op == "Not":
+        return ir.Unary("not", args[0])
+    if op in LOGICAL_OPS:
+        return ir.Binary(LOGICAL_OPS[op], args[0], args[1])
+    if op in TERNARY_OPS:
+        return ir.Ternary(TERNARY_OPS[op], args[0], args[1], args[2])
+    if op == "Select":
+        return ir.Select(args[0], args[1], args[2])
+    if op in ("Cast", "SatCast"):
+        return ir.Cast(t, args[0], op == "SatCast")
+    raise ValueError(f"no IR node for term constructor {op}")
+
+
+#: how many leading Ty arguments each constructor has
+TY_ARGUMENTS = {
+    **{name: 1 for name in BINARY_OPS}, **{name: 1 for name in UNARY_OPS}, **{name: 1 for name in TERNARY_OPS},
+    "Not": 0, "LAnd": 0, "LOr": 0, "Select": 1, "Cast": 2, "SatCast": 2,
+    "Var": 1, "Const": 1, "Opaque": 1, "Wrap": 1,
+}
+
+
+class TermReader:
+    """Builds IR from extracted terms (egglog's TermDag), mapping names back to variables and
+    opaque indices back to nodes."""
+
+    def __init__(self, variables: Mapping[str, ir.Var], opaque: Callable[[int], ir.Expr]):
+        self.variables = variables
+        self.opaque = opaque
+
+    def leaf(self, op: str, t: Type, literal) -> ir.Expr:
+        if op == "Var":
+            return self.variables[literal]
+        if op == "Const":
+            return make_constant(literal, t)
+        if op == "Opaque":
+            return self.opaque(literal)
+        raise ValueError(f"{op} is not a leaf")
+
+    def from_termdag(self, dag, term_id: int) -> ir.Expr:
+        """Convert an egglog TermDag term (from egglog's own extractor)."""
+        import egglog.bindings as eb
+
+        memo: dict[int, ir.Expr] = {}
+
+        def convert(tid: int):
+            if tid in memo:
+                return memo[tid]
+            term = dag.get(tid)
+            if isinstance(term, eb.TermLit):
+                value = term.value
+                result = value.value if hasattr(value, "value") else value
+            elif isinstance(term, eb.TermApp):
+                if term.name in TY_TYPES:
+                    result = TY_TYPES[term.name]
+                else:
+                    parts = [convert(a) for a in term.args]
+                    n_types = TY_ARGUMENTS[term.name]
+                    types, children = parts[:n_types], parts[n_types:]
+                    t = types[0] if types else None
+                    if term.name in ("Var", "Const", "Opaque"):
+                        result = self.leaf(term.name, t, children[0])
+                    else:
+                        result = build_node(term.name, t, children, types)
+            else:
+                raise ValueError(f"unexpected term {term!r}")
+            memo[tid] = result
+            return result
+
+        return convert(term_id)
