@@ -34,7 +34,7 @@ from xegen.emit import decode, disassemble, encode_kernel, format_kernel, parse_
 from xegen.emit.decoder import decode_with_sizes
 from xegen.emit.footprint import FLAG_UNIT, UNIT_BYTES, Footprint, instruction_facts
 from xegen.emit.instruction import Instruction, Swsb
-from xegen.emit.flow import relayout
+from xegen.emit.flow import build_control_flow, relayout
 from xegen.emit.scoreboard import SWSB_SYNCS, assign_swsb, count_syncs, strip_swsb
 from xegen.emit.zebin import read_zebin, write_zebin
 from xegen.errors import Error
@@ -499,6 +499,102 @@ def test_dependencies_cross_if_else_endif():
     assert add.swsb.token == load.swsb.token and add.swsb.token_mode == "dst"  # it may come from either side
     flags = {20: np.array([[0] * 8 + [5] * 8], dtype=np.int32), 30: np.array([[3] * 16], dtype=np.int32)}
     assert slm_hazards(ours, XEHPG, inputs=flags) == []
+
+
+def _divergent_loop(platform: hwlib.Platform) -> str:
+    """A while loop whose trip count differs per channel, with break and cont, a load at its
+    top whose result is used in the body and after the loop, and a store of a value the next
+    iteration overwrites."""
+    region = "<8;8,1>" if platform is XELP else "<1;1,0>"
+    return f"""
+        mov (16|M0) r60.0<1>:d 0:w
+        mov (16|M0) r30.0<1>:d 0:w
+    LOOP:
+        {slm_load(platform, 40)}
+        add (16|M0) r60.0<1>:d r60.0{region}:d 1:w
+        add (16|M0) r30.0<1>:d r30.0{region}:d r40.0{region}:d
+        cmp (16|M0) (lt)f0.0 null<1>:d r60.0{region}:d r20.0{region}:d
+        cmp (16|M0) (eq)f1.0 null<1>:d r60.0{region}:d r22.0{region}:d
+        (f1.0) break (16|M0) BODY WHILE
+    BODY:
+        {slm_store(platform, 30)}
+        cmp (16|M0) (eq)f1.1 null<1>:d r60.0{region}:d r24.0{region}:d
+        (f1.1) cont (16|M0) WHILE WHILE
+        add (16|M0) r30.0<1>:d r30.0{region}:d 1:w
+    WHILE:
+        (f0.0) while (16|M0) LOOP
+        add (16|M0) r32.0<1>:d r30.0{region}:d r40.0{region}:d
+    """
+
+
+@pytest.mark.parametrize("platform", [XELP, XEHPG, XEHPC], ids=str)
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_divergent_while_break_cont_loop_runs_clean(platform, seed):
+    rng = np.random.default_rng(seed)
+    lanes = {20: rng.integers(0, 8, (4, 16)), 22: rng.integers(1, 9, (4, 16)), 24: rng.integers(1, 4, (4, 16))}
+    inputs = {r: v.astype(np.int32) for r, v in lanes.items()}
+    ours = annotate(_divergent_loop(platform), platform)
+    assert slm_hazards(ours, platform, threads=4, inputs=inputs) == []
+    counter = np.zeros((4, 16), dtype=np.int32)
+    for t, lane in np.ndindex(4, 16):
+        c = 0
+        while True:
+            c += 1
+            if c == inputs[22][t, lane] or not c < inputs[20][t, lane]:
+                break
+        counter[t, lane] = c
+    result = execute("", platform.name, code=encode_kernel(ours, platform), inputs=inputs, slm_bytes=4096)
+    np.testing.assert_array_equal(result.read(60, np.int32, 16), counter)
+
+
+def test_goto_join_loop_runs_clean():
+    ours = annotate(f"""
+        mov (16|M0) r12.0<1>:d 0:w
+        cmp (16|M0) (lt)f0.0 null<1>:d r20.0<1;1,0>:d 0:w
+        (f0.0) goto (16|M0) JOIN JOIN
+    HEAD:
+        {slm_load(XEHPG, 40)}
+        add (16|M0) r12.0<1>:d r12.0<1;1,0>:d r40.0<1;1,0>:d
+        {slm_store(XEHPG, 12)}
+        add (16|M0) r20.0<1>:d r20.0<1;1,0>:d -1:w
+        cmp (16|M0) (gt)f1.0 null<1>:d r20.0<1;1,0>:d 0:w
+        (f1.0) goto.b (16|M0) JOIN HEAD
+    JOIN:
+        join (16|M0) AFTER
+    AFTER:
+        add (16|M0) r14.0<1>:d r12.0<1;1,0>:d r40.0<1;1,0>:d
+    """, XEHPG)
+    x = np.random.default_rng(3).integers(-3, 6, (4, 16)).astype(np.int32)
+    assert slm_hazards(ours, XEHPG, threads=4, inputs={20: x}) == []
+
+
+def test_control_flow_successors():
+    program = parse_asm("""
+        (W) mov (1|M0) r2.0<1>:d 0:w
+        call (16|M0) r4.0 SUB
+        (W) jmpi END
+    SUB:
+        add (16|M0) r10.0<1>:d r10.0<1;1,0>:d 1:w
+        ret (16|M0) r4.0
+    END:
+        nop
+    """, XEHPG)
+    control = build_control_flow(program)
+
+    def successors(index: int) -> list[int]:  # first instructions of the blocks after instruction `index`
+        return [control.blocks[s].start for s in control.blocks[control.block_of[index]].successors]
+
+    assert successors(1) == [2, 3]  # call: the callee, and (through its ret) the next instruction
+    assert successors(4) == [2]  # ret: back after the call
+    assert successors(2) == [5]  # jmpi without predicate: the jump only
+    ours = assign_swsb(program, XEHPG)
+    assert [i.opcode for i in ours if i.opcode != "sync"] == [i.opcode for i in program]
+    # a branch through a register: nothing may be left in flight before it
+    ours = assign_swsb(parse_asm(f"{slm_load(XEHPG, 40)}\nadd (16|M0) r10.0<1>:d r20.0<1;1,0>:d 1:w\n"
+                                 "(W) jmpi r12.0", XEHPG), XEHPG)
+    assert [" ".join(line.split()) for line in format_kernel(ours[2:3], XEHPG).splitlines()[1:]] == [
+        "sync.allwr ($0) {A@1}"]
 
 
 # --- bad input ------------------------------------------------------------------------------------------

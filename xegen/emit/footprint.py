@@ -198,7 +198,27 @@ class Facts:
     eot: bool
 
 
+_FACTS_CACHE: dict = {}
+
+
+def clear_caches() -> None:
+    """Forget cached facts and operand footprints (for timing the pass from a cold start)."""
+    _FACTS_CACHE.clear()
+    region_footprint.cache_clear()
+
+
 def instruction_facts(inst: Instruction, platform: hwlib.Platform) -> Facts:
+    """What the scoreboard needs to know about `inst` (cached: kernels repeat instructions)."""
+    key = (inst, platform.name)
+    facts = _FACTS_CACHE.get(key)
+    if facts is None:
+        if len(_FACTS_CACHE) > 65536:
+            _FACTS_CACHE.clear()
+        facts = _FACTS_CACHE[key] = _compute_facts(inst, platform)
+    return facts
+
+
+def _compute_facts(inst: Instruction, platform: hwlib.Platform) -> Facts:
     info = inst.info
     fmt = info.format
     grf = platform.grf_bytes

@@ -291,34 +291,40 @@ class _Needs:
             self.tokens[token] = mode
 
 
-def _outside(a: Footprint, b: Footprint, mask: Footprint) -> bool:
-    """Do a and b overlap somewhere outside `mask`?"""
-    return bool(a.bytes & b.bytes & ~mask.bytes)
-
-
 def _collect_needs(state: _State, facts: Facts, needs: _Needs) -> None:
-    reads, writes = facts.reads, facts.writes
-    if not (reads or writes):
+    """Add what `facts`' instruction must wait for in `state` to `needs`.  (The hot loop of the
+    pass: footprints are compared unit mask first, bytes only when units meet.)"""
+    read_units, read_bytes = facts.reads
+    write_units, write_bytes = facts.writes
+    if not (read_units or write_units):
         return
     in_order = facts.kind in (IN_ORDER, BRANCH)
+    counters = state.counters
+    exempt = ~ACC_AND_FLAGS.bytes
     for e in state.pending:
-        age = state.age(e)
-        if age >= e.timeout or _already_waited(facts, e.origin.done_for):
+        age = counters.get(e.pipe, 0) - e.stamp
+        if age >= e.timeout or (e.origin.done_for and _already_waited(facts, e.origin.done_for)):
             continue
         same_order = in_order and e.order_class == facts.order_class
-        if reads and e.writes.overlaps(reads):
+        e_units, e_bytes = e.writes
+        if e_units & read_units and e_bytes & read_bytes:
             # within one in-order pipe the hardware orders accumulator and flag dependencies
-            if not same_order or _outside(e.writes, reads, ACC_AND_FLAGS):
+            if not same_order or e_bytes & read_bytes & exempt:
                 needs.add_distance(e.pipe, age)
                 continue
-        if writes and not same_order and (e.writes.overlaps(writes) or e.reads.overlaps(writes)):
+        if write_units and not same_order and ((e_units & write_units and e_bytes & write_bytes)
+                                               or (e.reads.units & write_units and e.reads.bytes & write_bytes)):
             needs.add_distance(e.pipe, age)
     for f in state.flights:
-        if _already_waited(facts, f.origin.done_for):
+        origin = f.origin
+        if origin.done_for and _already_waited(facts, origin.done_for):
             continue
-        if f.writes and ((reads and f.writes.overlaps(reads)) or (writes and f.writes.overlaps(writes))):
+        f_units, f_bytes = f.writes
+        if f_units and ((f_units & read_units and f_bytes & read_bytes)
+                        or (f_units & write_units and f_bytes & write_bytes)):
             needs.add_token(f.token, "dst")
-        elif f.reads and writes and f.reads.overlaps(writes) and not _already_waited(facts, f.origin.read_for):
+        elif (f.reads.units & write_units and f.reads.bytes & write_bytes
+              and not (origin.read_for and _already_waited(facts, origin.read_for))):
             needs.add_token(f.token, "src")
 
 
@@ -335,6 +341,17 @@ class _Plan:
 def _sync(function: str, swsb: Swsb, mask: int | None = None) -> Instruction:
     source = Imm(mask, "ud") if mask is not None else Reg("null", 0, 0, "ud", 0, 1, 0)
     return Instruction("sync", function=function, srcs=(source,), swsb=swsb)
+
+
+def _with_swsb(inst: Instruction, swsb: Swsb) -> Instruction:
+    """`inst.with_swsb(swsb)` without re-validating the (unchanged) operands: this runs once per
+    instruction of every kernel."""
+    if inst.swsb == swsb:
+        return inst
+    copy = object.__new__(Instruction)
+    for name in Instruction.__slots__:
+        object.__setattr__(copy, name, swsb if name == "swsb" else getattr(inst, name))
+    return copy
 
 
 def _sync_mask(sync: Instruction, tokens: int) -> tuple[int, bool] | None:
@@ -383,18 +400,20 @@ class _Scoreboard:
     # -- driver --
 
     def run(self) -> list[Instruction]:
-        entries = self._solve()
         before: dict[int, list[Instruction]] = {}
         annotations: dict[int, Swsb] = {}
+        reached = self._solve(before, annotations)
         for block in self.control.blocks:
-            boundary = entries[block.number] if entries[block.number] is not None else _Boundary()
-            self._run_block(block.number, boundary, before, annotations)
-        annotated = [inst.with_swsb(annotations[i]) if i in annotations else inst
+            if not reached[block.number]:  # unreachable code: nothing can be in flight
+                self._run_block(block.number, _Boundary(), before, annotations)
+        annotated = [_with_swsb(inst, annotations[i]) if i in annotations else inst
                      for i, inst in enumerate(self.program)]
         return flow.relayout(annotated, before)
 
-    def _solve(self) -> list[_Boundary | None]:
-        """Block entry states at the fixed point (None: unreachable)."""
+    def _solve(self, before: dict, annotations: dict) -> list[bool]:
+        """Run the blocks to the fixed point of their entry states, recording each block's
+        annotations on every run: its last run saw its final entry state.  Returns which
+        blocks are reachable."""
         blocks = self.control.blocks
         rank = {number: position for position, number in enumerate(self.control.order)}
         entries: list[_Boundary | None] = [None] * len(blocks)
@@ -404,36 +423,35 @@ class _Scoreboard:
         while queue:
             _, number = heapq.heappop(queue)
             queued.discard(number)
-            exit_state = self._run_block(number, entries[number], None, None)
+            exit_state = self._run_block(number, entries[number], before, annotations)
             if exit_state is None:
                 continue
             for successor in blocks[number].successors:
                 if entries[successor] is None:
                     entries[successor] = _Boundary()
-                    changed = True
                     entries[successor].join(exit_state)
+                    changed = True
                 else:
                     changed = entries[successor].join(exit_state)
                 if changed and successor not in queued:
                     queued.add(successor)
                     heapq.heappush(queue, (rank[successor], successor))
-        return entries
+        return [entry is not None for entry in entries]
 
-    def _run_block(self, number: int, boundary: _Boundary, before: dict | None,
-                   annotations: dict | None) -> _Boundary | None:
-        """Walk one block from its entry state; with `before`/`annotations`, record the result.
-        Returns the exit state (None when the block cannot fall or branch anywhere)."""
+    def _run_block(self, number: int, boundary: _Boundary, before: dict, annotations: dict) -> _Boundary | None:
+        """Walk one block from its entry state, recording where its waits go.  Returns the exit
+        state (None when the block cannot fall or branch anywhere)."""
         block = self.control.blocks[number]
         state = _State(boundary)
-        groups = self.groups_of_block[number]
-        for first, last in groups:
+        for first, last in self.groups_of_block[number]:
             plan = self._step(state, first, last, unknown_exit=block.unknown_successors and last == block.end - 1)
-            if before is not None:
-                if plan.syncs:
-                    before[first] = plan.syncs
-                annotations[first] = plan.first
-                if last != first:
-                    annotations[last] = plan.last
+            if plan.syncs:
+                before[first] = plan.syncs
+            else:
+                before.pop(first, None)
+            annotations[first] = plan.first
+            if last != first:
+                annotations[last] = plan.last
         if not block.successors:
             return None
         return state.boundary()
@@ -609,7 +627,11 @@ class _Scoreboard:
         carry_options: list[tuple[tuple[str, str] | None, tuple[int, str] | None]] = [(None, None)]
         if not force_syncs:
             forms = self._distance_forms(needs, facts)
-            waits = [] if set_here else [(t, m) for t, m in tokens] + [(t, "dst") for t, m in tokens if m == "src"]
+            # an instruction setting a token has no room for a token wait; nor, as IGA does it, does the
+            # first dpas of an {Atomic} chain (the chain's token is set on its last one)
+            chained = first != last and facts.kind == OUT_OF_ORDER
+            waits = [] if set_here or chained else (
+                [(t, m) for t, m in tokens] + [(t, "dst") for t, m in tokens if m == "src"])
             carry_options = ([(form, wait) for wait in waits for form in forms] + [(None, wait) for wait in waits]
                              + [(form, None) for form in forms] + [(None, None)])
         best = None
@@ -623,7 +645,7 @@ class _Scoreboard:
                 continue
             left_tokens = [(t, m) for t, m in tokens if wait is None or t != wait[0]]
             syncs = self._syncs(left_tokens, None if form is not None else distance, needs)
-            if syncs is None or (arch_first and form is not None and syncs):
+            if arch_first and form is not None and syncs:
                 continue  # the instruction right after a control-register access must carry A@1
             if best is None or len(syncs) < len(best.syncs):
                 best = _Plan(syncs, swsb, swsb if first == last else set_swsb, form[1] if form else "")
@@ -633,35 +655,24 @@ class _Scoreboard:
             best.last = set_swsb
         return best
 
-    def _syncs(self, tokens: list[tuple[int, str]], distance: int | None, needs: _Needs) -> list[Instruction] | None:
-        """Sync instructions carrying the given waits (distance first), or None if impossible."""
-        out: list[Instruction] = []
+    def _syncs(self, tokens: list[tuple[int, str]], distance: int | None, needs: _Needs) -> list[Instruction]:
+        """The fewest sync instructions carrying the given token waits and distance, the one
+        carrying the distance first."""
         forms = self._distance_forms(needs, None) if distance is not None else []
-        dist_swsb = Swsb(distance, forms[0][0]) if forms else None
+        dist_swsb = Swsb(distance, forms[0][0]) if forms else Swsb()
+        if not tokens:
+            return [_sync("nop", dist_swsb)] if forms else []
         if len(tokens) == 1:
             token, mode = tokens[0]
-            placed = False
-            if dist_swsb is not None:
-                for form in forms:
-                    for m in ((mode, "dst") if mode == "src" else (mode,)):
-                        swsb = Swsb(distance, form[0], token, m)
-                        if self._encodable(swsb, _SYNC_NOP):
-                            out.append(_sync("nop", swsb))
-                            placed = True
-                            break
-                    if placed:
-                        break
-            if placed:
-                return out
-            out.append(_sync("nop", Swsb(token=token, token_mode=mode)))
-        elif tokens:
-            mask = sum(1 << t for t, _ in tokens)
-            function = "allwr" if any(m == "dst" for _, m in tokens) else "allrd"
-            out.append(_sync(function, dist_swsb or Swsb(), mask))
-            return out
-        if dist_swsb is not None:
-            out.insert(0, _sync("nop", dist_swsb))
-        return out
+            for form in forms or [("", "")]:  # one sync.nop with the token wait (and the distance if it fits)
+                for m in ((mode, "dst") if mode == "src" else (mode,)):
+                    swsb = Swsb(distance, form[0], token, m) if forms else Swsb(token=token, token_mode=m)
+                    if self._encodable(swsb, _SYNC_NOP):
+                        return [_sync("nop", swsb)]
+        # sync.allwr/allrd name their tokens in a mask, which leaves the field for the distance
+        mask = sum(1 << t for t, _ in tokens)
+        function = "allwr" if any(m == "dst" for _, m in tokens) else "allrd"
+        return [_sync(function, dist_swsb, mask)]
 
 
 _SYNC_NOP = _sync("nop", Swsb())
