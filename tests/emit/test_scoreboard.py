@@ -344,21 +344,36 @@ def test_a_send_that_depends_on_a_token_takes_that_token():
     assert [h.kind for h in slm_hazards([ours[0], other, *ours[2:]], XEHPG)] == ["RAW"]
 
 
+def test_a_wait_retires_a_dependency_only_where_it_surely_happened():
+    ours = annotate(f"""
+        {slm_load(XEHPG, 40)}
+        (f0.0) add (16|M0) r50.0<1>:d r40.0<1;1,0>:d 1:w
+        add (8|M0) r52.0<1>:d r40.0<1;1,0>:d 1:w
+        add (8|M8) r53.0<1>:d r41.0<1;1,0>:d 1:w
+        add (8|M0) r54.0<1>:d r40.0<1;1,0>:d 1:w
+        (W) add (1|M0) r55.0<1>:d r40.0<0;1,0>:d 1:w
+        add (16|M0) r56.0<1>:d r40.0<1;1,0>:d 1:w
+    """, XEHPG)
+    token = f"${ours[0].swsb.token}.dst"
+    # predicated: may be shot down; channels 0-7: may be off while 8-15 ran the load; channels 8-15
+    # are not inside 0-7; channels 0-7 again: only run if the earlier 0-7 wait ran; NoMask: always
+    # runs, so it retires the load for everything after it
+    assert [str(i.swsb) for i in ours[1:7]] == [token, token, token, "", token, ""]
+    assert slm_hazards(ours, XEHPG) == []
+
+
 @pytest.mark.parametrize("platform", [XEHPG, XEHPC], ids=str)
 def test_tokens_are_reused_least_recently_used_first_once_all_are_taken(platform):
     count = platform.swsb_tokens + 1
-    step = 2 if platform.grf_bytes == 32 else 1
+    step = 64 // platform.grf_bytes
     loads = "\n".join(slm_load(platform, 20 + step * i) for i in range(count))
     reads = "\n".join(f"add (16|M0) r{120 + step * (i % 2)}.0<1>:d r{20 + step * i}.0<1;1,0>:d 1:w"
                       for i in range(count))
-    if 20 + step * count + 4 > 120:
-        pytest.skip("not enough registers for this layout")
     ours = annotate(f"{loads}\n{reads}", platform)
     tokens = [i.swsb.token for i in ours[:count]]
-    assert tokens[:-1] == list(range(platform.swsb_tokens)) or sorted(tokens[:-1]) == list(range(platform.swsb_tokens))
-    assert tokens[-1] == tokens[0]  # the least recently used one: its first owner is waited for by the set
-    first_read = ours[count]
-    assert first_read.swsb.token is None or first_read.swsb.token == tokens[0]
+    assert tokens == list(range(platform.swsb_tokens)) + [0]  # the last load takes the least recently used
+    # setting $0 again waited for the first load: its reader needs nothing, the others their token
+    assert [str(i.swsb) for i in ours[count:2 * count]] == [""] + [f"${t}.dst" for t in tokens[1:]]
     assert slm_hazards(ours, platform) == []
 
 
@@ -436,6 +451,26 @@ def test_end_of_thread_sets_no_token_and_nothing_follows_it():
     eot = ours[-1]
     assert eot.eot and eot.swsb.token is None and str(eot.swsb) == "I@1"
     assert count_syncs(ours) == 0
+
+
+@pytest.mark.parametrize("platform", [XELP, XEHPG, XEHPC], ids=str)
+def test_the_syncs_we_write_are_what_iga64_reads(platform, iga64):
+    region = "<8;8,1>" if platform is XELP else "<1;1,0>"
+    ours = annotate("\n".join(slm_load(platform, r) for r in (40, 44, 48)) + f"""
+        (W) and (1|M0) cr0.0<1>:ud cr0.0<0;1,0>:ud 0xFFFFFFFF:ud
+        add (16|M0) r50.0<1>:d r40.0{region}:d r44.0{region}:d
+        add (16|M0) r52.0<1>:d r48.0{region}:d r50.0{region}:d
+        (W) jmpi r12.0
+    """, platform)
+    syncs = [i for i in ours if i.opcode == "sync"]
+    # the sync right after the control-register write carries the all-pipes wait and a token wait:
+    # on one sync.nop where the encoding allows it (XeLP @1,$n.dst; XeHPC A@1,$n.dst), else a
+    # sync.allwr naming the token in its mask (XeHPG)
+    first = syncs[0]
+    assert first.swsb.distance == 1 and (first.swsb.token is not None or first.function == "allwr")
+    assert first.function == ("allwr" if platform is XEHPG else "nop")
+    code = encode_kernel(ours, platform)
+    assert_same_listing(disassemble(code, platform), iga64_wall_clean(code, platform), f"{platform}: ")
 
 
 # --- control flow -------------------------------------------------------------------------------------

@@ -190,6 +190,7 @@ class Facts:
     order_class: str  # same class = ordered by hardware (XeLP: short/long/control; else the pipe)
     timeout: int  # in-order: same-pipe instructions after which the result has surely landed
     arch: bool  # reads or writes cr0/sr0/ce0
+    writes_channel_enables: bool  # writes ce0 or sr0 (which hold the channel and dispatch masks)
     source_pipes: frozenset  # pipes of the source operand types (XeHPG bare `@n`)
     first_channel: int
     end_channel: int
@@ -245,6 +246,7 @@ def _compute_facts(inst: Instruction, platform: hwlib.Platform) -> Facts:
 
     operands = ([inst.dst] if inst.dst is not None else []) + [s for s in inst.srcs if type(s) is Reg]
     arch = any(r.file in ARCH_FILES for r in operands)
+    masks = inst.dst is not None and inst.dst.file in ("ce", "sr")
     pipe = order_class = ""
     timeout = 0
     latency = dict(platform.swsb_pipe_timeout)
@@ -258,7 +260,7 @@ def _compute_facts(inst: Instruction, platform: hwlib.Platform) -> Facts:
     elif kind == BRANCH:
         order_class = "I" if len(platform.swsb_pipes) > 1 else "control"
         timeout = latency["alu"]
-    return Facts(kind, reads, writes, pipe, order_class, timeout, arch,
+    return Facts(kind, reads, writes, pipe, order_class, timeout, arch, masks,
                  frozenset(type_pipe(t) for t in _typed_operands(inst)),
                  inst.channel_offset, inst.channel_offset + inst.exec_size, inst.no_mask,
                  inst.predicate is not None, inst.eot)
@@ -410,20 +412,4 @@ def _implicit_accumulator(inst: Instruction, reads: Footprint, writes: Footprint
     if inst.opcode in ("addc", "subb", "mach", "macl") or ("AccWrEn" in inst.options and not inst.is_branch):
         writes = writes | acc01
     return reads, writes
-
-
-def describe(footprint: Footprint, grf_bytes: int) -> str:
-    """A short name of the first register a footprint touches (for messages)."""
-    if not footprint.units:
-        return "nothing"
-    unit = (footprint.units & -footprint.units).bit_length() - 1
-    if unit < GRF_UNITS:
-        return f"r{unit}"
-    if unit == A0_UNIT:
-        return "a0"
-    if unit < FLAG_UNIT:
-        return f"acc{unit - ACC_UNIT}"
-    if unit == FLAG_UNIT:
-        return "f"
-    return "cr0/sr0/ce0" if unit == CONTROL_UNIT else "an architecture register"
 

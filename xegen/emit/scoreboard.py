@@ -8,8 +8,13 @@ same program with every dependency ordered: `@n`/`F@n`/`I@n`/`L@n`/`M@n`/`A@n` d
 in-order producers, SBID tokens (`$n` on the producer, `$n.dst`/`$n.src` on consumers) for
 out-of-order ones (sends, dpas, and math where `hw.math_is_out_of_order`), and `sync.nop`,
 `sync.allrd`/`sync.allwr` where one instruction cannot carry all its waits.  Branch offsets
-are fixed up for the inserted instructions.  `sync.nop`/`sync.allrd`/`sync.allwr` already in
-the input are dropped first: their only meaning is SWSB, which this pass recomputes.
+are fixed up for the inserted instructions (a branch to an instruction lands on the syncs
+put in front of it).  `sync.nop`/`sync.allrd`/`sync.allwr` already in the input are dropped
+first: their only meaning is SWSB, which this pass recomputes.
+
+    strip_swsb(instructions, sizes=None)   a decoded kernel (IGC's, compacted or not) in the
+                                           form assign_swsb takes
+    count_syncs(instructions)              the sync.nop/allrd/allwr a kernel holds
 
 How (after IGA's SWSBSetter and nGEN's auto-SWSB, see /work/shared/reference/xe-isa.md §2):
 
@@ -30,12 +35,19 @@ How (after IGA's SWSBSetter and nGEN's auto-SWSB, see /work/shared/reference/xe-
 - Tokens: an out-of-order instruction that depends on a token takes that token (setting a
   token waits for its previous owner, so the dependency costs nothing); otherwise the least
   recently used free token; otherwise the least recently used one (its previous owner is
-  then waited for).  One token wait fits in an instruction; more go to one `sync.nop`
-  (`sync.allwr`/`sync.allrd` with a token mask for two or more).
-- A wait only retires a dependency for later instructions when the waiting instruction
-  certainly executes: a sync, an unpredicated NoMask instruction, or an unpredicated one that
-  covers the producer's channels in the same pass through a basic block.  (An instruction
-  whose channels are all off is "shot down" and waits for nothing.)
+  then waited for).  One token wait fits in an instruction; the rest go to one `sync.nop`,
+  or one `sync.allwr`/`sync.allrd` naming the tokens in its mask (which also has room for a
+  distance).  Combined distance+token forms are used where the encoding has them; a bare
+  `@n` only where every reading of it (the source types' pipes, the instruction's own pipe)
+  agrees, and never on XeHPC (`hw.swsb_bare_distance_allowed`).
+- A wait on an instruction also retires, for later instructions, every dependency that it
+  surely covers (a distance waits for everything of that pipe at least that far back).
+- But only when the waiting instruction certainly executes whenever the producer did: a
+  sync, an unpredicated NoMask instruction, or an unpredicated one covering the producer's
+  channels in the same pass through a basic block (the channel mask is constant there).  An
+  instruction whose channels are all off is "shot down" and waits for nothing; IGA tracks
+  the same hazard.  A wait by an unpredicated instruction still serves later instructions
+  inside its channels in the same pass (if they run, so did it).
 - Control registers: an instruction reading or writing cr0/sr0/ce0 waits for all pipes
   (`A@1`, XeLP `@1`) and so does the instruction after it.
 - `{Atomic}` runs (dpas chains) stay together: their waits go on the first instruction (or
@@ -124,7 +136,7 @@ def _prepare(instructions: list[Instruction]) -> list[Instruction]:
         if "Compacted" in inst.options:
             raise Error(f"assign_swsb: instruction {i} ({inst.opcode}) is compacted; the pass works on 16-byte "
                         "instructions (strip_swsb converts a decoded kernel)")
-    cleared = [inst if inst.swsb.empty else inst.with_swsb(Swsb()) for inst in instructions]
+    cleared = [_with_swsb(inst, Swsb()) for inst in instructions]
     if any(_is_swsb_sync(inst) for inst in cleared):
         cleared = flow.relayout(cleared, keep=lambda i, inst: not _is_swsb_sync(inst))
     return cleared
@@ -371,7 +383,6 @@ class _Scoreboard:
         self.platform = platform
         self.layout = layout_for(platform)
         self.single_pipe = len(platform.swsb_pipes) == 1
-        self.all_pipes = "" if self.single_pipe else "A"
         self.tokens = platform.swsb_tokens
         self.control = flow.build_control_flow(program)
         self.facts = [instruction_facts(inst, platform) for inst in program]
@@ -496,7 +507,7 @@ class _Scoreboard:
                                                   origin))
                 state.counters[f.pipe] = counter + 1
                 state.pending = [e for e in state.pending if e.pipe != f.pipe or state.age(e) < e.timeout]
-            if f.arch:
+            if f.writes_channel_enables:
                 state.forget_channels()
         if set_token is not None:
             producer = facts[last]
@@ -649,10 +660,7 @@ class _Scoreboard:
                 continue  # the instruction right after a control-register access must carry A@1
             if best is None or len(syncs) < len(best.syncs):
                 best = _Plan(syncs, swsb, swsb if first == last else set_swsb, form[1] if form else "")
-        if best is None:
-            raise Error(f"instruction {first} ({inst.opcode}): no encodable SWSB for its waits")  # pragma: no cover
-        if first != last:
-            best.last = set_swsb
+        assert best is not None  # the last option, every wait on syncs, always fits
         return best
 
     def _syncs(self, tokens: list[tuple[int, str]], distance: int | None, needs: _Needs) -> list[Instruction]:
