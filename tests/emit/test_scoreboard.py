@@ -695,16 +695,28 @@ def random_programs(draw, platform: hwlib.Platform) -> str:
     return "\n".join(body)
 
 
-@pytest.mark.parametrize("platform", [XELP, XEHPG, XEHPC], ids=str)
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data())
-def test_random_programs_run_clean(platform, data):
+def _check_random_program(platform: hwlib.Platform, data) -> None:
     asm = data.draw(random_programs(platform))
     if platform is XELP:
         asm = asm.replace("<1;1,0>", "<8;8,1>")
     ours = annotate(asm, platform)
     assert slm_hazards(ours, platform, threads=2) == []
     assert assign_swsb(ours, platform) == ours
+
+
+@pytest.mark.parametrize("platform", [XELP, XEHPG, XEHPC], ids=str)
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_random_programs_run_clean(platform, data):
+    _check_random_program(platform, data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", [XELP, XEHPG, XEHPC], ids=str)
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_many_random_programs_run_clean(platform, data):
+    _check_random_program(platform, data)
 
 
 # --- footprints -------------------------------------------------------------------------------------
