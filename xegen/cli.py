@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     except Error as error:
         sys.stderr.write(f"xegen: error: {error}\n")
         return 2
+    except BrokenPipeError:  # e.g. `xegen disasm … | head` (before OSError, which it is a kind of)
+        return 0
     except OSError as error:  # a missing or unreadable file named by the user
         where = f"{error.filename}: " if error.filename else ""
         sys.stderr.write(f"xegen: error: {where}{error.strerror or error}\n")
@@ -57,5 +59,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("xegen: interrupted\n")
         return 130
-    except BrokenPipeError:  # e.g. `xegen disasm … | head`
-        return 0

@@ -110,6 +110,25 @@ class Platform:
     # issued (IGC's SWSB_MAX_*_DEPENDENCE_DISTANCE): ALU results, 64-bit results, in-order math.
     swsb_latency: tuple[tuple[str, int], ...] = (("alu", 11), ("alu64", 15), ("math", 18))
 
+    # The SWSB pass (xegen.emit.scoreboard) drops an in-order dependency once this many later
+    # instructions have issued *in the producer's own pipe* (nGEN's auto-SWSB timeouts; IGA uses
+    # 10/14/18): ALU results, 64-bit (long pipe) results, in-order math (XeHPC).
+    swsb_pipe_timeout: tuple[tuple[str, int], ...] = (("alu", 11), ("alu64", 15), ("math", 19))
+
+    # Which instructions go down the long (L) pipe: "any_64bit_operand" (XeHPG: a 64-bit
+    # destination or source; on XeLP it makes the result "long" for write-after-write ordering) or
+    # "float64_destination" (XeHPC: only :df destinations; 64-bit integers use the I pipe).
+    swsb_long_pipe_rule: str = "any_64bit_operand"
+
+    # A write of bytes into a GRF reads and rewrites the whole register (XeHPC), so it depends on
+    # everything that touches that register (IGA's hasReadModifiedWriteOnByteDst).
+    byte_writes_read_modify_write: bool = False
+
+    # A distance may be written without a pipe (`@n`, meaning the pipes of the instruction's
+    # operand types) in the combined distance+token forms.  XeHPC hardware does not allow it
+    # (IGA: "Cannot use @1 on XeHPC-XT, must explicitly set pipe type A@1 or L@1").
+    swsb_bare_distance_allowed: bool = True
+
     @property
     def max_grf_count(self) -> int:
         return max(self.grf_counts)
@@ -282,6 +301,9 @@ XEHPC = Platform(
     icache_bytes=80 * 1024,
     # 64-bit add and logic run natively in the integer pipe (IGC: hasPartialInt64Support / QW add)
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "alu64": 1, "shift64": 2, "compare64": 2, "mul64": 6}),
+    swsb_long_pipe_rule="float64_destination",
+    byte_writes_read_modify_write=True,
+    swsb_bare_distance_allowed=False,
 )
 
 PLATFORMS: tuple[Platform, ...] = (XELP, XEHPG, XEHPC)
