@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (session fixture)
+from xegen import hw as hwlib
 from xegen import sim
+from xegen.sim.program import Program
 
 # (global, local) launches per corpus kernel, beyond its own; each covers the kernel's data.
 EXTRA_LAUNCHES = {
@@ -76,3 +78,23 @@ def test_small_batches_give_the_same_result(corpus):
     sim.run(z, build.kernel.kernel_name, [values[a.name] for a in build.kernel.arguments],
             case.launch.global_size, case.launch.local_size, batch_threads=2)
     _check(build, values, build.kernel.expected(case))
+
+
+@pytest.mark.parametrize("name", ["reduction", "convolution"])
+def test_execution_profile_adds_up_to_the_instruction_counts(corpus, name):
+    build = next(b for b in BUILDS if b.kernel.name == name and b.variant.device == "dg2")
+    case = build.kernel.make_case(np.random.default_rng(1))
+    _, result = _run(corpus.zebin(build), build, case, case.launch.global_size, case.launch.local_size)
+    program = Program(zebin_code(corpus.zebin(build), build), hwlib.XEHPG)
+    assert len(result.executions) == len(program.instructions)
+    assert sum(result.executions) == result.instructions
+    sizes = [getattr(i, "exec_size", 0) for i in program.instructions]
+    assert sum(n * s for n, s in zip(result.executions, sizes)) == result.lane_instructions
+    # the prologue's first instruction runs once per thread
+    assert result.executions[0] == result.threads
+
+
+def zebin_code(zebin: bytes, build) -> bytes:
+    from xegen.emit.zebin import read_zebin
+
+    return read_zebin(zebin).kernel(build.kernel.kernel_name).code

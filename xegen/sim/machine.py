@@ -73,6 +73,9 @@ class Machine:
         # code
         self.instruction_count = 0  # thread-instructions executed
         self.lane_instructions = 0  # the same, weighted by execution size
+        # thread-executions per instruction, as a difference array over pcs (one update per
+        # straight-line run keeps the hot loop free of bookkeeping): see `executions()`
+        self._execution_steps = np.zeros(len(program.instructions) + 1, dtype=np.int64)
         self._compile()
 
     # --- compilation --------------------------------------------------------------------------
@@ -207,7 +210,12 @@ class Machine:
         except (ValueError, IndexError, TypeError, KeyError) as error:  # a bug, named with its instruction
             raise SimulationError(f"{self.program.where(self._current)}: internal error: {error!r}") from error
 
+    def executions(self) -> np.ndarray:
+        """How many threads executed each instruction (indexed like program.instructions)."""
+        return np.cumsum(self._execution_steps)[:-1]
+
     def _straight_run(self, pc: int, stop: int, tmask) -> int:
+        start = pc
         ops, straight = self.ops, self.straight
         hazards = self.hazards
         count = 0
@@ -232,6 +240,8 @@ class Machine:
             participants = self.threads_running(tmask)
             self.instruction_count += count * participants
             self.lane_instructions += lanes * participants
+            self._execution_steps[start] += participants
+            self._execution_steps[start + count] -= participants
         return pc
 
     def threads_running(self, tmask) -> int:
@@ -305,6 +315,8 @@ class Machine:
         participants = self.threads_running(tmask)
         self.instruction_count += participants
         self.lane_instructions += self.exec_sizes[pc] * participants
+        self._execution_steps[pc] += participants
+        self._execution_steps[pc + 1] -= participants
         inst = self.program.instructions[pc]
         if kind == "eot":
             if inst.predicate is not None:

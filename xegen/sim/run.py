@@ -34,6 +34,8 @@ class RunResult:
     lane_instructions: int  # the same weighted by each instruction's execution size
     seconds: float
     hazards: list[Hazard] = field(default_factory=list)
+    # thread-executions of each instruction, in program order (the kernel's decoded instructions)
+    executions: tuple[int, ...] = ()
 
     @property
     def lane_instructions_per_second(self) -> float:
@@ -88,6 +90,7 @@ def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size
 
     started = time.perf_counter()
     instructions = lanes = 0
+    executions = np.zeros(len(program.instructions), dtype=np.int64)
     for batch in dispatch.group_batches(launch, max(1, batch_threads)):
         threads = sum(launch.groups[i].threads for i in batch)
         live, group_of_thread = dispatch.batch_layout(launch, batch, threads)
@@ -99,10 +102,11 @@ def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size
         machine.run()
         instructions += machine.instruction_count
         lanes += machine.lane_instructions
+        executions += machine.executions()
     seconds = time.perf_counter() - started
     hazards = checker.hazards if checker else []
     result = RunResult(kernel_name, platform.name, env.simd_size, len(launch.groups), total_threads, instructions,
-                       lanes, seconds, hazards)
+                       lanes, seconds, hazards, tuple(int(n) for n in executions))
     if hazards and check_hazards in (True, "raise"):
         raise HazardError(hazards)
     return result
