@@ -83,6 +83,11 @@ class Platform:
     # Instruction cache size at which kernels start missing (bytes).
     icache_bytes: int
 
+    # Issue throughput per EU (modeled; xegen.emit.cost's instruction-level cycle model):
+    alu_bytes_per_clock: int  # operand bytes the ALU pipes take per clock (SIMD8 x 4 B on XeLP/XeHPG)
+    math_cycles_per_alu_cycle: int  # extended math (inv, sqrt, ...) runs at a fraction of ALU rate
+    load_store_bytes_per_clock: float  # data a message moves per clock, the Xe core's L1/SLM share per EU
+
     # Integer cost model (modeled): instructions issued for one SIMD operation of each kind, the
     # data xegen.egraph's cost models are built from.  Keys:
     #   alu         add, sub, and/or/xor/not, neg, shifts, min/max, cmp, sel on <= 32-bit values
@@ -210,6 +215,9 @@ XELP = Platform(
     fma_per_clock_per_eu=_frozen({"f32": 8, "f16": 16, "bf16": 8, "int8": 32}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 0}),
     icache_bytes=48 * 1024,
+    alu_bytes_per_clock=32,
+    math_cycles_per_alu_cycle=4,
+    load_store_bytes_per_clock=4.0,
     compute_walker=False,
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "div_const": 4, "shift64": 4, "compare64": 3}),
 )
@@ -255,6 +263,9 @@ XEHPG = Platform(
     fma_per_clock_per_eu=_frozen({"f32": 8, "f16": 64, "bf16": 64, "int8": 128}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 16}),
     icache_bytes=96 * 1024,
+    alu_bytes_per_clock=32,
+    math_cycles_per_alu_cycle=4,
+    load_store_bytes_per_clock=8.0,
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "shift64": 4, "compare64": 3}),
 )
 
@@ -299,6 +310,9 @@ XEHPC = Platform(
     fma_per_clock_per_eu=_frozen({"f32": 16, "f16": 256, "bf16": 256, "int8": 512}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 8}),
     icache_bytes=80 * 1024,
+    alu_bytes_per_clock=64,
+    math_cycles_per_alu_cycle=4,
+    load_store_bytes_per_clock=16.0,
     # 64-bit add and logic run natively in the integer pipe (IGC: hasPartialInt64Support / QW add)
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "alu64": 1, "shift64": 2, "compare64": 2, "mul64": 6}),
     swsb_long_pipe_rule="float64_destination",

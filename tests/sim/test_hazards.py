@@ -147,6 +147,16 @@ def test_overwriting_a_send_source_needs_the_src_token():
     assert _hazards(template.replace("WAIT", "{$2.src}"), slm_bytes=4096) == []
 
 
+def test_a_later_send_may_write_an_earlier_send_payload():
+    """Messages leave the EU in order: a send's response cannot land before an earlier send read
+    its payload (IGC's direct convolution reuses payload registers this way)."""
+    assert _hazards("""
+        send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$2}
+        send.slm (16|M0) r10 r12 null:0 0x0 0x04200500 {$3}
+        sync.allwr null
+    """, slm_bytes=4096) == []
+
+
 def test_out_of_order_math_on_xehpg():
     assert len(_hazards("""
         math.inv (16|M0) r10.0<1>:f r20.0<1;1,0>:f {$1}

@@ -134,6 +134,7 @@ class Facts:
     sync: str | None = None
     sync_tokens: int | None = None  # bit mask of tokens named by sync.allrd/allwr, None = all
     latency: int = 11  # instructions until an in-order result has landed
+    is_send: bool = False
 
 
 class FootprintBuilder:
@@ -281,7 +282,7 @@ class FootprintBuilder:
         else:
             latency = latencies["alu"]
         return Facts(index, pc, self.program.text(index), reads, writes, ooo, other, pipe, dep_pipe, arch,
-                     inst.swsb, source_pipes, sync, sync_tokens, latency)
+                     inst.swsb, source_pipes, sync, sync_tokens, latency, inst.send is not None)
 
     def dpas_masks(self, inst: Instruction) -> tuple[int, int]:
         b = self.map.grf_bytes
@@ -456,7 +457,9 @@ class HazardChecker:
                     self.report("WAW", facts, token.facts, overlap, f"overwrites the destination of ${n} without "
                                 f"waiting for ${n}.dst", threads)
                 overlap = token.src & writes
-                if overlap:
+                # Messages leave the EU in order, so a later send's response cannot land before an
+                # earlier send has read its payload (IGC relies on this).
+                if overlap and not (facts.is_send and token.facts.is_send):
                     self.report("WAR", facts, token.facts, overlap, f"overwrites a source of ${n} before "
                                 f"${n}.src", threads)
         # 4. record this instruction
