@@ -83,6 +83,10 @@ class Platform:
     # Instruction cache size at which kernels start missing (bytes).
     icache_bytes: int
 
+    # Bytes of message payload one thread's send moves per cycle (modeled): how long a message
+    # keeps the send unit busy in xegen.schedule's cycle model.
+    message_bytes_per_cycle: int
+
     # Integer cost model (modeled): instructions issued for one SIMD operation of each kind, the
     # data xegen.egraph's cost models are built from.  Keys:
     #   alu         add, sub, and/or/xor/not, neg, shifts, min/max, cmp, sel on <= 32-bit values
@@ -147,6 +151,7 @@ _COMMON_LATENCY = {
     "math": 20,  # extended math (inv, sqrt, idiv, ...)
     "send_slm": 40,
     "send_global": 300,
+    "send_global_cached": 120,  # a global load whose cache lines a prefetch already brought in
     "barrier": 30,
 }
 
@@ -210,6 +215,7 @@ XELP = Platform(
     fma_per_clock_per_eu=_frozen({"f32": 8, "f16": 16, "bf16": 8, "int8": 32}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 0}),
     icache_bytes=48 * 1024,
+    message_bytes_per_cycle=32,
     compute_walker=False,
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "div_const": 4, "shift64": 4, "compare64": 3}),
 )
@@ -255,6 +261,7 @@ XEHPG = Platform(
     fma_per_clock_per_eu=_frozen({"f32": 8, "f16": 64, "bf16": 64, "int8": 128}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 16}),
     icache_bytes=96 * 1024,
+    message_bytes_per_cycle=64,
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "shift64": 4, "compare64": 3}),
 )
 
@@ -299,6 +306,7 @@ XEHPC = Platform(
     fma_per_clock_per_eu=_frozen({"f32": 16, "f16": 256, "bf16": 256, "int8": 512}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 8}),
     icache_bytes=80 * 1024,
+    message_bytes_per_cycle=128,
     # 64-bit add and logic run natively in the integer pipe (IGC: hasPartialInt64Support / QW add)
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "alu64": 1, "shift64": 2, "compare64": 2, "mul64": 6}),
     swsb_long_pipe_rule="float64_destination",
