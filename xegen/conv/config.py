@@ -100,8 +100,14 @@ def _parse_value(key: str, raw: str) -> object:
     if key == "slm" and value > 1:
         raise ConfigError(f"slm={raw}: expected 0 (off) or 1 (on)")
     if key in BUFFER_COUNTS and value not in BUFFER_COUNTS[key]:
-        raise ConfigError(f"{key}={raw}: expected {' or '.join(map(str, BUFFER_COUNTS[key]))}")
+        raise ConfigError(f"{key}={raw}: expected {_choices(BUFFER_COUNTS[key])}")
     return value
+
+
+def _choices(values: tuple[int, ...]) -> str:
+    """'1, 2 or 3'"""
+    words = [str(v) for v in values]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
 # Checks --------------------------------------------------------------------------------------
@@ -158,7 +164,7 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
                           f"{hw.max_work_group_size} work items per group")
     for key, allowed in BUFFER_COUNTS.items():
         if getattr(config, key) not in allowed:
-            raise ConfigError(f"{key}={getattr(config, key)}: expected {' or '.join(map(str, allowed))}")
+            raise ConfigError(f"{key}={getattr(config, key)}: expected {_choices(allowed)}")
     if config.slm_bufs > 1 and not config.slm:
         raise ConfigError(f"slm_bufs={config.slm_bufs} buffers the SLM copies of A and B: it needs slm=1")
     if config.grf not in hw.grf_counts:
