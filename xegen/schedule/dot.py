@@ -3,7 +3,9 @@
 Nodes are coloured by label (loads blue, SLM green, multiplies orange, synchronization red,
 headers grey) and show the statement's text; statements that run ahead of their iteration say
 `+N`.  Edges: solid RAW, dashed WAR, dotted WAW, bold red SYNC, grey VAR (a let's use);
-loop-carried edges are labelled with their iteration distance.
+loop-carried edges are labelled with their iteration distance.  To stay readable (and drawable)
+a picture leaves out what other edges imply: within an iteration only the transitive reduction
+is drawn, and of the loop-carried edges those carrying data or synchronization (RAW, SYNC).
 """
 
 from __future__ import annotations
@@ -41,6 +43,18 @@ def node_text(data: dict) -> str:
     return _short(format_stmt(data["stmt"]))
 
 
+def shown_edges(graph: nx.DiGraph) -> list[tuple]:
+    """The edges a picture draws (see the module docstring), in id order."""
+    same_iteration = nx.DiGraph()
+    same_iteration.add_nodes_from(graph.nodes)
+    same_iteration.add_edges_from((u, v) for u, v, d in graph.edges(data=True) if d["distance"] == 0 and u != v)
+    kept = set(nx.transitive_reduction(same_iteration).edges)
+    for u, v, data in graph.edges(data=True):
+        if data["distance"] > 0 and ({"RAW", "SYNC"} & set(data["kinds"])):
+            kept.add((u, v))
+    return sorted(kept)
+
+
 def to_dot(graph: nx.DiGraph, title: str = "") -> str:
     """The graph as DOT text (deterministic: nodes and edges in id order)."""
     lines = ["digraph schedule {", "  rankdir=TB;", '  node [shape=box, style="rounded,filled", fontname="monospace", '
@@ -54,7 +68,7 @@ def to_dot(graph: nx.DiGraph, title: str = "") -> str:
         head = f"{node}: {what}" + (f" (+{ahead})" if ahead else "")
         text = head + "\n" + node_text(data) + "\n"
         lines.append(f"  n{node} [label={_quote(text)}, fillcolor={_quote(COLORS.get(what, '#ffffff'))}];")
-    for u, v in sorted(graph.edges):
+    for u, v in shown_edges(graph):
         data = graph.edges[u, v]
         kinds = data["kinds"]
         style = "bold" if "SYNC" in kinds else STYLES[kinds[0]]
