@@ -21,6 +21,7 @@ from ..hw import platform as lookup_platform
 from ..ir import Stmt, Var, execute, format_stmt
 from ..ir.semantics import numpy_dtype, round_array
 from ..ir.types import BF16, PTR, Type
+from ..schedule import GraphDump, ScheduleOptions, schedule
 from .builder import GROUP_IDS, THREAD_IDS, KernelPlan, build_body, kernel_arguments, plan_kernel
 from .config import RESERVED_GRFS, Config, choose_config
 from .gemm import formulate
@@ -84,12 +85,10 @@ def build_kernel(problem: Problem, hw: str | Platform = "xehpg",
     return kernel_from_plan(plan_kernel(gemm, config, platform), dump_graph)
 
 
-def schedule_options(plan: KernelPlan):
+def schedule_options(plan: KernelPlan) -> ScheduleOptions:
     """How the scheduler treats this kernel's K loop: the configuration's buffer counts, a prefetch
     one iteration ahead of the global loads where the platform has LSC prefetch and the loop is
     multi-buffered, and the register budget left after the reserved GRFs."""
-    from ..schedule import ScheduleOptions
-
     config, hw = plan.config, plan.hw
     buffered = config.slm_bufs > 1 or config.gmem_bufs > 1
     return ScheduleOptions(slm_bufs=config.slm_bufs, gmem_bufs=config.gmem_bufs,
@@ -98,8 +97,6 @@ def schedule_options(plan: KernelPlan):
 
 
 def kernel_from_plan(plan: KernelPlan, dump_graph: str | Path | None = None) -> Kernel:
-    from ..schedule import GraphDump, schedule
-
     problem = plan.gemm.problem
     name = kernel_name(problem, plan.hw)
     dump = GraphDump(dump_graph, f"{name}-") if dump_graph is not None else None

@@ -16,12 +16,13 @@ A plan is legal when every dependence u -> v at distance d keeps
 comes first.  Within a block the statements are linearized by list scheduling (`linearize.py`).
 Copies rotate by constant offsets: the block covers a multiple of every register buffer's copy
 count, so `i mod R` is known for each copy of the body (SLM buffers may also rotate by index
-arithmetic when it is not).  Each iteration offset gets its own renamed `let`s.
+arithmetic when it is not).  Each iteration a block touches gets its own copy of the loop's
+`let`s: renamed where several statements share one, substituted where only one uses it, and
+folded to constants in the ramps, where the iteration is known.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -130,12 +131,12 @@ def fold_constants(node):
 
 @dataclass(frozen=True)
 class _Block:
-    """Where a block's instances sit: `origin(inst)` is the original iteration as an expression,
-    `known(inst)` the iteration number when it is a compile-time constant, and `phase(inst)` the
-    iteration minus a multiple of the unroll factor (for copy indices) in the steady loop."""
+    """A ramp iteration (instances hold absolute iterations) or the steady loop's body (instances
+    relative to `first`, the original iteration of its kernel offset 0, an expression of the loop
+    variable; the body covers `unroll` kernel iterations)."""
 
     steady: bool
-    first: Expr | None = None  # steady loop: the original iteration of kernel offset 0
+    first: Expr | None = None
     unroll: int = 1
 
 

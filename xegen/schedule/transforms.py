@@ -21,7 +21,7 @@ import networkx as nx
 
 from ..hw import Platform
 from ..hw import platform as lookup_platform
-from ..ir import For, IntImm, Let, Seq, Stmt, Var, free_vars, seq
+from ..ir import For, IntImm, Let, Stmt, Var, free_vars, seq
 from .access import accesses
 from .context import BufferTable, innermost_loops, replace_loop
 from .dot import GraphDump
@@ -156,8 +156,3 @@ def _dump_result(dump: GraphDump | None, name: str, replacement: Stmt, hw: Platf
         return
     body = flatten_loop(loops[0], Names(replacement))
     dump.write(name, build_graph(body, hw, table.kinds), f"loop {body.var.name} {what}")
-
-
-def statements_of(stmt: Stmt) -> list[Stmt]:
-    """The statements of a sequence (a single statement is a sequence of one)."""
-    return list(stmt.stmts) if isinstance(stmt, Seq) else [stmt]
