@@ -32,13 +32,14 @@ from ..hw import Platform
 from ..hw import platform as lookup_platform
 from ..ir import Call, Fence, For, Send, Signal, Stmt, Wait
 from .access import accesses, static_bytes
-from .context import BufferTable, allocated_bytes, buffers_used_outside, grow_allocations, replace_loop
-from .dot import GraphDump
+from .context import (
+    BufferTable, allocated_bytes, buffers_used_outside, each_innermost_loop, grow_allocations, replace_loop,
+)
+from .dot import GraphDump, write_graph
 from .graph import Edge, build_graph, stmt_nodes
 from .labels import label
 from .loop import LoopBody, Names, flatten_loop
 from .pipeline import Plan, emit_loop
-from .transforms import _dump, _each_loop
 
 
 def multi_buffer(stmt: Stmt, hw: Platform | str = "xehpg", slm_bufs: int = 1, gmem_bufs: int = 1,
@@ -61,7 +62,7 @@ def multi_buffer(stmt: Stmt, hw: Platform | str = "xehpg", slm_bufs: int = 1, gm
     def one(s: Stmt, loop: For, names: Names, table: BufferTable) -> Stmt:
         return _buffer_loop(s, loop, names, table, hw, slm_bufs, gmem_bufs, prefetch, unroll, dump)
 
-    result = _each_loop(stmt, one)
+    result = each_innermost_loop(stmt, one)
     _check_budgets(result, hw, slm_bufs, gmem_bufs, grf_budget)
     return result
 
@@ -81,7 +82,7 @@ def _buffer_loop(stmt: Stmt, loop: For, names: Names, table: BufferTable, hw: Pl
                  gmem_bufs: int, prefetch: int, unroll: int, dump: GraphDump | None) -> Stmt:
     body = flatten_loop(loop, names)
     before = build_graph(body, hw, table.kinds)
-    _dump(dump, "multi-buffer-before", before, f"loop {body.var.name} single-buffered")
+    write_graph(dump, "multi-buffer-before", before, f"loop {body.var.name} single-buffered")
     labels = [before.nodes[i]["label"] for i in stmt_nodes(before)]
     if "g2r_load" not in labels and slm_bufs == 1:
         return stmt  # nothing to buffer
@@ -113,7 +114,7 @@ def _buffer_loop(stmt: Stmt, loop: For, names: Names, table: BufferTable, hw: Pl
     for u, v, data in graph.edges(data=True):
         if graph.nodes[u]["kind"] == "stmt":
             data["shown_distance"] = data["distance"] + plan.ahead(u) - plan.ahead(v)
-    _dump(dump, "multi-buffer-after", graph,
+    write_graph(dump, "multi-buffer-after", graph,
           f"loop {body.var.name}: slm_bufs={slm_bufs} gmem_bufs={gmem_bufs} prefetch={prefetch}, "
           f"statements +N iterations ahead, d = distance in the pipelined loop")
     replacement = emit_loop(body, graph, plan, names)

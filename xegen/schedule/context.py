@@ -10,7 +10,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Alloc, For, Let, Load, Mutator, Ptr, Stmt, Store, walk
+from typing import Callable, Iterator
+
+from ..ir import Alloc, For, IfThenElse, Let, Load, Mutator, Ptr, Seq, Stmt, Store, children
+
+
+def nodes(node, skip=None) -> Iterator:
+    """Every IR node under `node` (parents first), without recursion: kernels nest hundreds of
+    lets, which recursive generators walk in quadratic time.  `skip`: a node not to enter."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if item is skip:
+            continue
+        yield item
+        stack.extend(reversed(list(children(item))))
+
+
+def statements(stmt: Stmt) -> Iterator[Stmt]:
+    """Every statement under `stmt` (not the expressions), parents first."""
+    stack = [stmt]
+    while stack:
+        item = stack.pop()
+        yield item
+        if isinstance(item, Seq):
+            stack.extend(reversed(item.stmts))
+        elif isinstance(item, (Let, Alloc, For)):
+            stack.append(item.body)
+        elif isinstance(item, IfThenElse):
+            if item.else_case is not None:
+                stack.append(item.else_case)
+            stack.append(item.then_case)
 
 
 @dataclass(frozen=True)
@@ -22,7 +52,7 @@ class BufferTable:
     def of(stmt: Stmt) -> BufferTable:
         kinds: dict[str, str] = {}
         sizes: dict[str, int] = {}
-        for node in walk(stmt):
+        for node in statements(stmt):
             if isinstance(node, Alloc):
                 kinds[node.buffer.name] = node.kind
                 sizes[node.buffer.name] = node.size
@@ -36,34 +66,13 @@ class BufferTable:
 
 def innermost_loops(stmt: Stmt) -> list[For]:
     """Loops with no loop inside, in program order."""
-    return [node for node in walk(stmt) if isinstance(node, For)
-            and not any(isinstance(inner, For) for inner in walk(node.body))]
-
-
-def buffers_used(node) -> set[str]:
-    names: set[str] = set()
-    for n in walk(node):
-        if isinstance(n, (Ptr, Load, Store)):
-            names.add(n.buffer.name)
-    return names
+    return [node for node in statements(stmt) if isinstance(node, For)
+            and not any(isinstance(inner, For) for inner in statements(node.body))]
 
 
 def buffers_used_outside(stmt: Stmt, loop: For) -> set[str]:
     """Buffers some statement outside `loop` touches."""
-    names: set[str] = set()
-
-    def visit(node) -> None:
-        if node is loop:
-            return
-        if isinstance(node, (Ptr, Load, Store)):
-            names.add(node.buffer.name)
-        from ..ir import children
-
-        for child in children(node):
-            visit(child)
-
-    visit(stmt)
-    return names
+    return {n.buffer.name for n in nodes(stmt, skip=loop) if isinstance(n, (Ptr, Load, Store))}
 
 
 class _Replace(Mutator):
@@ -98,4 +107,14 @@ def grow_allocations(stmt: Stmt, factors: dict[str, int]) -> Stmt:
 
 
 def allocated_bytes(stmt: Stmt, kind: str) -> int:
-    return sum(node.size for node in walk(stmt) if isinstance(node, Alloc) and node.kind == kind)
+    return sum(node.size for node in statements(stmt) if isinstance(node, Alloc) and node.kind == kind)
+
+
+def each_innermost_loop(stmt: Stmt, transform: Callable[[Stmt, For, "Names", BufferTable], Stmt]) -> Stmt:
+    """Apply `transform(stmt, loop, names, buffers)` to each innermost loop in turn."""
+    from .loop import Names
+
+    names = Names(stmt)
+    for loop in innermost_loops(stmt):
+        stmt = transform(stmt, loop, names, BufferTable.of(stmt))
+    return stmt

@@ -121,3 +121,9 @@ def render_svg(dot_path: Path) -> Path | None:
     if result.returncode != 0:
         raise Error(f"dot could not draw {dot_path}: {result.stderr.strip()}")
     return svg
+
+
+def write_graph(dump: GraphDump | None, name: str, graph: nx.DiGraph, title: str) -> None:
+    """`dump.write(...)` when there is a dump."""
+    if dump is not None:
+        dump.write(name, graph, title)

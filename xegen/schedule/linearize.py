@@ -11,27 +11,34 @@ from __future__ import annotations
 
 from typing import Hashable, Mapping, Sequence
 
-import networkx as nx
-
 from .costs import Cost
 
+# A DAG as adjacency lists: node -> [(successor, latency)], every node a key.  (The dependence
+# graph is a networkx DiGraph; its instances in an unrolled block are many, and plain lists keep
+# their scheduling fast.)
+Successors = Mapping[Hashable, list[tuple[Hashable, int]]]
 
-def heights(dag: nx.DiGraph, costs: Mapping[Hashable, Cost]) -> dict[Hashable, int]:
-    """Longest latency path from each node to the end (its own latency included)."""
+
+def heights(successors: Successors, costs: Mapping[Hashable, Cost], order: Sequence[Hashable]) -> dict[Hashable, int]:
+    """Longest latency path from each node to the end (its own latency included); `order` is
+    any topological order."""
     result: dict[Hashable, int] = {}
-    for node in reversed(list(nx.topological_sort(dag))):
+    for node in reversed(order):
         best = costs[node].latency
-        for succ in dag.successors(node):
-            best = max(best, dag.edges[node, succ]["latency"] + result[succ])
+        for succ, latency in successors[node]:
+            best = max(best, latency + result[succ])
         result[node] = best
     return result
 
 
-def list_schedule(dag: nx.DiGraph, costs: Mapping[Hashable, Cost], priority: Mapping[Hashable, int],
+def list_schedule(successors: Successors, costs: Mapping[Hashable, Cost], priority: Mapping[Hashable, int],
                   position: Mapping[Hashable, tuple]) -> list[Hashable]:
-    """A topological order of `dag` (edges carry `latency`) by in-order list scheduling."""
-    waiting = {node: dag.in_degree(node) for node in dag.nodes}
-    ready_at = {node: 0 for node in dag.nodes}
+    """A topological order of the DAG by in-order list scheduling."""
+    waiting = {node: 0 for node in successors}
+    for node in successors:
+        for succ, _ in successors[node]:
+            waiting[succ] += 1
+    ready_at = {node: 0 for node in successors}
     candidates = sorted((n for n, d in waiting.items() if d == 0), key=lambda n: position[n])
     unit_free: dict[str, int] = {}
     time = 0
@@ -48,12 +55,12 @@ def list_schedule(dag: nx.DiGraph, costs: Mapping[Hashable, Cost], priority: Map
         time = issued + 1
         cost = costs[best]
         unit_free[cost.unit] = issued + cost.busy
-        for succ in dag.successors(best):
-            ready_at[succ] = max(ready_at[succ], issued + dag.edges[best, succ]["latency"])
+        for succ, latency in successors[best]:
+            ready_at[succ] = max(ready_at[succ], issued + latency)
             waiting[succ] -= 1
             if waiting[succ] == 0:
                 candidates.append(succ)
-    if len(order) != dag.number_of_nodes():
+    if len(order) != len(successors):
         raise ValueError("the dependence graph has a cycle")  # a scheduler bug, not a user error
     return order
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import UnsupportedError
 from ..ir import Expr, For, IntImm, Let, Load, Seq, Stmt, Var, free_vars, substitute, walk
+from .context import nodes
 
 
 class Names:
@@ -24,7 +25,7 @@ class Names:
             self.add_all(node)
 
     def add_all(self, node) -> None:
-        self.used.update(n.name for n in walk(node) if isinstance(n, Var))
+        self.used.update(n.name for n in nodes(node) if isinstance(n, Var))
 
     def fresh(self, hint: str) -> str:
         name, n = hint, 1
@@ -96,18 +97,3 @@ def flatten_loop(loop: For, names: Names) -> LoopBody:
 
     visit(loop.body, {})
     return LoopBody(loop.var, loop.init, loop.bound, tuple(lets), tuple(stmts))
-
-
-def let_closure(lets: tuple[tuple[Var, Expr], ...], roots) -> list[int]:
-    """Indices of the lets that the expressions/statements `roots` need, transitively, in order."""
-    index = {var: i for i, (var, _) in enumerate(lets)}
-    needed: set[int] = set()
-    stack = [v for root in roots for v in free_vars(root) if v in index]
-    while stack:
-        var = stack.pop()
-        i = index[var]
-        if i in needed:
-            continue
-        needed.add(i)
-        stack.extend(v for v in free_vars(lets[i][1]) if v in index)
-    return sorted(needed)

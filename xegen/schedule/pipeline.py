@@ -36,7 +36,7 @@ from ..ir import (
 from .costs import Cost
 from .graph import stmt_nodes
 from .linearize import heights, list_schedule
-from .loop import LoopBody, Names, let_closure
+from .loop import LoopBody, Names
 
 
 class ScheduleError(UnsupportedError):
@@ -147,33 +147,61 @@ class _Emitter:
         self.costs: dict[int, Cost] = {n: graph.nodes[n]["cost"] for n in self.nodes}
         self.edges = [(u, v, d["distance"], d["latency"]) for u, v, d in graph.edges(data=True)
                       if graph.nodes[u]["kind"] == "stmt" and graph.nodes[v]["kind"] == "stmt"]
+        # the variables each statement and let value uses (asked for again in every block)
+        self.stmt_vars = [frozenset(free_vars(s)) for s in body.stmts]
+        self.let_vars = [frozenset(free_vars(value)) for _, value in body.lets]
+        self.let_index = {var: j for j, (var, _) in enumerate(body.lets)}
+
+    def needed_lets(self, nodes: list[int]) -> tuple[list[int], dict[Var, int]]:
+        """The lets the statements need (transitively), in order, and how many of those
+        statements and lets use each variable."""
+        needed: set[int] = set()
+        stack = [v for n in nodes for v in self.stmt_vars[n] if v in self.let_index]
+        while stack:
+            j = self.let_index[stack.pop()]
+            if j not in needed:
+                needed.add(j)
+                stack.extend(v for v in self.let_vars[j] if v in self.let_index)
+        uses: dict[Var, int] = {}
+        for used in [self.stmt_vars[n] for n in nodes] + [self.let_vars[j] for j in needed]:
+            for var in used:
+                uses[var] = uses.get(var, 0) + 1
+        return sorted(needed), uses
 
     def iteration(self, inst: Instance) -> int:
         return inst.kernel + self.plan.ahead(inst.node)
 
     # -- ordering ----------------------------------------------------------------------------------
-    def _instance_dag(self, instances: list[Instance]) -> nx.DiGraph:
+    def _instance_edges(self, instances: list[Instance]) -> dict[Instance, list[tuple[Instance, int]]]:
         """Instances with an edge wherever two of them conflict: v at least `distance` iterations
-        after u (further apart they touch the same bytes too, so the order stays)."""
-        dag = nx.DiGraph()
-        dag.add_nodes_from(instances)
+        after u (further apart they touch the same bytes too, so the order stays).  Edges go
+        forward in original (iteration, statement) order, so this is a DAG."""
         by_node: dict[int, list[Instance]] = {}
         for inst in instances:
             by_node.setdefault(inst.node, []).append(inst)
+        latency_of: dict[tuple[Instance, Instance], int] = {}
         for u, v, distance, latency in self.edges:
             for a in by_node.get(u, ()):
                 for b in by_node.get(v, ()):
                     if a != b and self.iteration(b) - self.iteration(a) >= distance:
-                        dag.add_edge(a, b, latency=latency)
-        return dag
+                        key = (a, b)
+                        latency_of[key] = max(latency_of.get(key, 0), latency)
+        successors: dict[Instance, list[tuple[Instance, int]]] = {inst: [] for inst in instances}
+        for (a, b), latency in latency_of.items():
+            successors[a].append((b, latency))
+        return successors
+
+    def _original_order(self, instances: list[Instance]) -> list[Instance]:
+        return sorted(instances, key=lambda inst: (self.iteration(inst), inst.node))
 
     def order(self, instances: list[Instance], following: list[Instance] | None = None) -> list[Instance]:
         """List-schedule the instances; priorities also count the `following` block's work."""
         extended = instances + (following or [])
-        dag = self._instance_dag(extended)
+        successors = self._instance_edges(extended)
         costs = {inst: self.costs[inst.node] for inst in extended}
-        priority = heights(dag, costs)
-        block = dag.subgraph(instances).copy()
+        priority = heights(successors, costs, self._original_order(extended))
+        inside = set(instances)
+        block = {inst: [(s, lat) for s, lat in successors[inst] if s in inside] for inst in instances}
         position = {inst: (self.iteration(inst), inst.node) for inst in instances}
         return list_schedule(block, costs, priority, position)
 
@@ -189,11 +217,10 @@ class _Emitter:
         renames: dict[int, dict[Var, Expr]] = {}
         lets: list[tuple[Var, Expr]] = []
         for it in iterations:
-            members = [body.stmts[inst.node] for inst in order if self.iteration(inst) == it]
+            members = [inst.node for inst in order if self.iteration(inst) == it]
             origin = self.origin(it, block)
             mapping: dict[Var, Expr] = {body.var: origin}
-            needed = let_closure(body.lets, members)
-            uses = _use_counts([body.lets[j][1] for j in needed] + members)
+            needed, uses = self.needed_lets(members)
             for j in needed:
                 var, value = body.lets[j]
                 new_value = substitute(value, mapping)
@@ -249,15 +276,6 @@ class _Emitter:
             else:
                 shifts[name] = binary("mul", index, size)
         return shifts
-
-
-def _use_counts(nodes) -> dict[Var, int]:
-    """How many of `nodes` use each variable."""
-    counts: dict[Var, int] = {}
-    for node in nodes:
-        for var in free_vars(node):
-            counts[var] = counts.get(var, 0) + 1
-    return counts
 
 
 def emit_loop(body: LoopBody, graph: nx.DiGraph, plan: Plan, names: Names) -> Stmt:

@@ -15,31 +15,17 @@ With `dump`, each writes the graph before and after it (`dot.GraphDump`).
 
 from __future__ import annotations
 
-from typing import Callable
-
 import networkx as nx
 
 from ..hw import Platform
 from ..hw import platform as lookup_platform
 from ..ir import For, IntImm, Let, Stmt, Var, free_vars, seq
 from .access import accesses
-from .context import BufferTable, innermost_loops, replace_loop
-from .dot import GraphDump
+from .context import BufferTable, each_innermost_loop, innermost_loops, replace_loop
+from .dot import GraphDump, write_graph
 from .graph import SYNC_LABELS, build_graph, stmt_nodes
 from .loop import LoopBody, Names, flatten_loop
 from .pipeline import Plan, emit_loop
-
-
-def _each_loop(stmt: Stmt, transform: Callable[[Stmt, For, Names, BufferTable], Stmt]) -> Stmt:
-    names = Names(stmt)
-    for loop in innermost_loops(stmt):
-        stmt = transform(stmt, loop, names, BufferTable.of(stmt))
-    return stmt
-
-
-def _dump(dump: GraphDump | None, name: str, graph: nx.DiGraph, title: str) -> None:
-    if dump is not None:
-        dump.write(name, graph, title)
 
 
 # Hoisting -----------------------------------------------------------------------------------------
@@ -48,14 +34,14 @@ def hoist_invariants(stmt: Stmt, hw: Platform | str = "xehpg", dump: GraphDump |
     """Move loop-invariant lets, and statements whose effect is the same in every iteration, in
     front of their loop."""
     hw = lookup_platform(hw)
-    return _each_loop(stmt, lambda s, loop, names, table: _hoist_one(s, loop, names, table, hw, dump))
+    return each_innermost_loop(stmt, lambda s, loop, names, table: _hoist_one(s, loop, names, table, hw, dump))
 
 
 def _hoist_one(stmt: Stmt, loop: For, names: Names, table: BufferTable, hw: Platform,
                dump: GraphDump | None) -> Stmt:
     body = flatten_loop(loop, names)
     graph = build_graph(body, hw, table.kinds)
-    _dump(dump, "hoist-before", graph, f"loop {body.var.name} before hoisting invariants")
+    write_graph(dump, "hoist-before", graph, f"loop {body.var.name} before hoisting invariants")
     variant = {body.var}
     for var, value in body.lets:
         if any(v in variant for v in free_vars(value)):
@@ -75,12 +61,12 @@ def _hoist_one(stmt: Stmt, loop: For, names: Names, table: BufferTable, hw: Plat
     hoisted.sort()
     lets_out = [(v, e) for v, e in body.lets if v not in variant]
     if not hoisted and not lets_out:
-        _dump(dump, "hoist-after", graph, f"loop {body.var.name}: nothing invariant")
+        write_graph(dump, "hoist-after", graph, f"loop {body.var.name}: nothing invariant")
         return stmt
     kept = LoopBody(body.var, body.init, body.bound, tuple((v, e) for v, e in body.lets if v in variant),
                     tuple(s for i, s in enumerate(body.stmts) if i not in hoisted))
     after = build_graph(kept, hw, table.kinds)
-    _dump(dump, "hoist-after", after, f"loop {body.var.name} after hoisting {len(hoisted)} statements and "
+    write_graph(dump, "hoist-after", after, f"loop {body.var.name} after hoisting {len(hoisted)} statements and "
                                       f"{len(lets_out)} lets")
     result: Stmt = seq(*[body.stmts[i] for i in hoisted], kept.rebuild())
     for var, value in reversed(lets_out):
@@ -121,12 +107,12 @@ def unroll(stmt: Stmt, factor: int, hw: Platform | str = "xehpg", dump: GraphDum
     def one(s: Stmt, loop: For, names: Names, table: BufferTable) -> Stmt:
         body = flatten_loop(loop, names)
         graph = build_graph(body, hw, table.kinds)
-        _dump(dump, "unroll-before", graph, f"loop {body.var.name} before unrolling by {factor}")
+        write_graph(dump, "unroll-before", graph, f"loop {body.var.name} before unrolling by {factor}")
         replacement = emit_loop(body, graph, Plan(unroll=factor), names)
         _dump_result(dump, "unroll-after", replacement, hw, table, names, f"unrolled by {factor}")
         return replace_loop(s, loop, replacement)
 
-    return _each_loop(stmt, one)
+    return each_innermost_loop(stmt, one)
 
 
 def schedule_by_latency(stmt: Stmt, hw: Platform | str = "xehpg", dump: GraphDump | None = None) -> Stmt:
@@ -136,12 +122,12 @@ def schedule_by_latency(stmt: Stmt, hw: Platform | str = "xehpg", dump: GraphDum
     def one(s: Stmt, loop: For, names: Names, table: BufferTable) -> Stmt:
         body = flatten_loop(loop, names)
         graph = build_graph(body, hw, table.kinds)
-        _dump(dump, "list-schedule-before", graph, f"loop {body.var.name} in program order")
+        write_graph(dump, "list-schedule-before", graph, f"loop {body.var.name} in program order")
         replacement = emit_loop(body, graph, Plan(), names)
         _dump_result(dump, "list-schedule-after", replacement, hw, table, names, "list scheduled")
         return replace_loop(s, loop, replacement)
 
-    return _each_loop(stmt, one)
+    return each_innermost_loop(stmt, one)
 
 
 def _dump_result(dump: GraphDump | None, name: str, replacement: Stmt, hw: Platform, table: BufferTable,
