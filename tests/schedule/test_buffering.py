@@ -32,9 +32,9 @@ def calls(stmt, kind):
 
 @SETTINGS
 @given(staged_kernels(slm=True), st.sampled_from([2, 3]), st.sampled_from([1, 2]), st.sampled_from([0, 1, 2]),
-       st.sampled_from([1, 2]))
-def test_slm_buffering_keeps_results_and_is_race_free(kernel, slm_bufs, gmem_bufs, prefetch, unroll):
-    transformed = multi_buffer(kernel.body, "xehpg", slm_bufs, gmem_bufs, prefetch, unroll)
+       st.sampled_from([1, 2]), st.sampled_from(["unroll", "index"]))
+def test_slm_buffering_keeps_results_and_is_race_free(kernel, slm_bufs, gmem_bufs, prefetch, unroll, rotation):
+    transformed = multi_buffer(kernel.body, "xehpg", slm_bufs, gmem_bufs, prefetch, unroll, slm_rotation=rotation)
     assert not calls(transformed, Barrier)  # the two barriers became one split barrier per iteration
     assert run(kernel, transformed) == run(kernel)  # the interpreter raises SlmRaceError on a race
 
@@ -73,6 +73,16 @@ def test_buffers_are_multiplied_and_the_pipeline_ramps_up_and_down(slm_bufs, gme
     assert loop.bound == ir.const((12 - depth) // period)
     for call in calls(loop, Send):  # register operands stay constant offsets
         assert isinstance(call.args[-2].offset, ir.IntImm)
+    assert run(kernel, transformed) == run(kernel)
+
+
+def test_slm_copies_can_rotate_by_index_arithmetic_instead_of_unrolling():
+    kernel, _ = _staged(1, 1, trips=10)
+    transformed = multi_buffer(kernel.body, "xehpg", slm_bufs=3, slm_rotation="index")
+    loop = [n for n in walk(transformed) if isinstance(n, For)][0]
+    assert len(calls(loop, Signal)) == 1 and loop.bound == ir.const(10 - 2)  # not unrolled; 2 ahead
+    slm_sends = [c for c in calls(loop, Send) if c.func.space == "slm"]
+    assert all("% 3" in str(c.args[0].offset) for c in slm_sends)  # copy (i mod 3) * 64 bytes
     assert run(kernel, transformed) == run(kernel)
 
 

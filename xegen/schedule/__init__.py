@@ -36,6 +36,7 @@ class ScheduleOptions:
     unroll: int = 1  # extra unrolling of the pipelined body
     hoist: bool = True  # move loop invariants out first
     grf_budget: int | None = None  # bytes of GRF the kernel's buffers may take
+    slm_rotation: str = "unroll"  # SLM copies by unrolling ("unroll") or by index arithmetic ("index")
 
     @property
     def changes_loop(self) -> bool:
@@ -59,7 +60,7 @@ def schedule(stmt: Stmt, hw: Platform | str, options: ScheduleOptions = Schedule
     if options.hoist:
         stmt = hoist_invariants(stmt, hw, dump)
     return multi_buffer(stmt, hw, options.slm_bufs, options.gmem_bufs, options.prefetch, options.unroll,
-                        options.grf_budget, dump)
+                        options.grf_budget, dump, options.slm_rotation)
 
 
 __all__ = [

@@ -18,7 +18,8 @@ three the SLM loads of the next iteration run there too.  With `gmem_bufs` G = 2
 the global loads fill get two copies and G runs one more iteration ahead, so a whole iteration
 hides its latency.  With `prefetch` P > 0 (LSC platforms), every global load also issues as a
 prefetch P iterations before it.  Ramp-up (preloading the first buffers) and ramp-down come from
-`pipeline.emit_loop`; the body is unrolled by lcm(B, G) so every copy index is a constant.
+`pipeline.emit_loop`; the body is unrolled by lcm(B, G) so every copy index is a constant (or,
+with `slm_rotation="index"`, by G only, the SLM copy then chosen by `(i mod B) * size`).
 """
 
 from __future__ import annotations
@@ -44,9 +45,11 @@ from .pipeline import Plan, emit_loop
 
 def multi_buffer(stmt: Stmt, hw: Platform | str = "xehpg", slm_bufs: int = 1, gmem_bufs: int = 1,
                  prefetch: int = 0, unroll: int = 1, grf_budget: int | None = None,
-                 dump: GraphDump | None = None) -> Stmt:
+                 dump: GraphDump | None = None, slm_rotation: str = "unroll") -> Stmt:
     """Multi-buffer every innermost loop that has global loads (and, for slm_bufs > 1, the SLM
-    pattern).  `grf_budget`: bytes of GRF the kernel's buffers may take (ConfigError beyond)."""
+    pattern).  `grf_budget`: bytes of GRF the kernel's buffers may take (ConfigError beyond).
+    `slm_rotation`: "unroll" unrolls by lcm(slm_bufs, gmem_bufs) so every SLM copy offset is a
+    constant; "index" unrolls only by gmem_bufs and computes the SLM copy as (i mod slm_bufs) * size."""
     hw = lookup_platform(hw)
     if slm_bufs not in (1, 2, 3):
         raise ConfigError(f"slm_bufs={slm_bufs}: expected 1, 2 or 3")
@@ -54,13 +57,15 @@ def multi_buffer(stmt: Stmt, hw: Platform | str = "xehpg", slm_bufs: int = 1, gm
         raise ConfigError(f"gmem_bufs={gmem_bufs}: expected 1 or 2")
     if prefetch < 0 or unroll < 1:
         raise ConfigError("prefetch distance must be >= 0 and unroll >= 1")
+    if slm_rotation not in ("unroll", "index"):
+        raise ConfigError(f"slm_rotation must be 'unroll' or 'index', not {slm_rotation!r}")
     if prefetch and not hw.has_lsc:
         raise UnsupportedError(f"{hw} has no LSC prefetch messages")
     if slm_bufs == 1 and gmem_bufs == 1 and prefetch == 0 and unroll == 1:
         return stmt
 
     def one(s: Stmt, loop: For, names: Names, table: BufferTable) -> Stmt:
-        return _buffer_loop(s, loop, names, table, hw, slm_bufs, gmem_bufs, prefetch, unroll, dump)
+        return _buffer_loop(s, loop, names, table, hw, slm_bufs, gmem_bufs, prefetch, unroll, dump, slm_rotation)
 
     result = each_innermost_loop(stmt, one)
     _check_budgets(result, hw, slm_bufs, gmem_bufs, grf_budget)
@@ -79,7 +84,7 @@ def _check_budgets(stmt: Stmt, hw: Platform, slm_bufs: int, gmem_bufs: int, grf_
 
 
 def _buffer_loop(stmt: Stmt, loop: For, names: Names, table: BufferTable, hw: Platform, slm_bufs: int,
-                 gmem_bufs: int, prefetch: int, unroll: int, dump: GraphDump | None) -> Stmt:
+                 gmem_bufs: int, prefetch: int, unroll: int, dump: GraphDump | None, slm_rotation: str) -> Stmt:
     body = flatten_loop(loop, names)
     before = build_graph(body, hw, table.kinds)
     write_graph(dump, "multi-buffer-before", before, f"loop {body.var.name} single-buffered")
@@ -106,7 +111,7 @@ def _buffer_loop(stmt: Stmt, loop: For, names: Names, table: BufferTable, hw: Pl
         _require_private(body, name, table, outside)
     graph = build_graph(body, hw, table.kinds, copies=copies, explicit_slm=slm_bufs > 1, extra_edges=extra)
     lookahead = _propagate(graph, lookahead)
-    period = math.lcm(slm_bufs, gmem_bufs)
+    period = math.lcm(slm_bufs, gmem_bufs) if slm_rotation == "unroll" else gmem_bufs
     plan = Plan(lookahead, copies, {name: table.sizes[name] for name in copies},
                 frozenset(n for n in copies if table.kind(n) == "grf"), unroll=period * unroll)
     for n in stmt_nodes(graph):
