@@ -23,7 +23,7 @@ from xegen.ir import Fence, Mad, S32, Var, buffer, const, ptr, seq
 
 from .bodies import INP, TID, Kernel, _epilogue, _prologue, _wrap, run, staged_kernels
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def calls(stmt, kind):

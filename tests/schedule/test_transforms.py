@@ -14,7 +14,7 @@ from xegen.schedule import hoist_invariants, multi_buffer, schedule_by_latency, 
 
 from .bodies import INP, REGISTERS, TID, Kernel, _epilogue, _prologue, _wrap, loop_kernels, run
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS

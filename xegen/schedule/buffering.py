@@ -32,7 +32,7 @@ from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
 from ..hw import platform as lookup_platform
 from ..ir import Call, Fence, For, Send, Signal, Stmt, Wait
-from .access import accesses, static_bytes
+from .access import accesses, static_bytes, sync_kind
 from .context import (
     BufferTable, allocated_bytes, buffers_used_outside, each_innermost_loop, grow_allocations, replace_loop,
 )
@@ -86,9 +86,10 @@ def _check_budgets(stmt: Stmt, hw: Platform, slm_bufs: int, gmem_bufs: int, grf_
 def _buffer_loop(stmt: Stmt, loop: For, names: Names, table: BufferTable, hw: Platform, slm_bufs: int,
                  gmem_bufs: int, prefetch: int, unroll: int, dump: GraphDump | None, slm_rotation: str) -> Stmt:
     body = flatten_loop(loop, names)
-    before = build_graph(body, hw, table.kinds)
-    write_graph(dump, "multi-buffer-before", before, f"loop {body.var.name} single-buffered")
-    labels = [before.nodes[i]["label"] for i in stmt_nodes(before)]
+    if dump is not None:
+        write_graph(dump, "multi-buffer-before", build_graph(body, hw, table.kinds),
+                    f"loop {body.var.name} single-buffered")
+    labels = [_label(s, table) for s in body.stmts]
     if "g2r_load" not in labels and slm_bufs == 1:
         return stmt  # nothing to buffer
     extra: list[Edge] = []
@@ -99,7 +100,7 @@ def _buffer_loop(stmt: Stmt, loop: For, names: Names, table: BufferTable, hw: Pl
         body, extra, anchors, slm = _split_barriers(body, labels, table, slm_bufs)
         lookahead.update(anchors)
         copies.update({name: slm_bufs for name in slm})
-        labels = [label(s, table.kinds) for s in body.stmts]
+        labels = [_label(s, table) for s in body.stmts]
     loads = [i for i, what in enumerate(labels) if what == "g2r_load"]
     load_ahead = (slm_bufs - 1) + (gmem_bufs - 1)
     lookahead.update({i: load_ahead for i in loads})
@@ -124,6 +125,11 @@ def _buffer_loop(stmt: Stmt, loop: For, names: Names, table: BufferTable, hw: Pl
           f"statements +N iterations ahead, d = distance in the pipelined loop")
     replacement = emit_loop(body, graph, plan, names)
     return grow_allocations(replace_loop(stmt, loop, replacement), copies)
+
+
+def _label(stmt: Stmt, table: BufferTable) -> str:
+    """The statement's graph label (a compound statement with synchronization inside counts as one)."""
+    return "compound_sync" if sync_kind(stmt) == "compound" else label(stmt, table.kinds)
 
 
 # SLM: split barriers ------------------------------------------------------------------------------
