@@ -87,6 +87,10 @@ class Platform:
     alu_bytes_per_clock: int  # operand bytes the ALU pipes take per clock (SIMD8 x 4 B on XeLP/XeHPG)
     math_cycles_per_alu_cycle: int  # extended math (inv, sqrt, ...) runs at a fraction of ALU rate
     load_store_bytes_per_clock: float  # data a message moves per clock, the Xe core's L1/SLM share per EU
+    # Bytes of payload one thread's message moves per cycle through the EU's send port (modeled):
+    # how long a single send keeps the unit busy in xegen.schedule's per-thread loop model.  The
+    # sustained rate per EU, all threads sharing the L1/SLM, is load_store_bytes_per_clock above.
+    message_bytes_per_cycle: int
 
     # Integer cost model (modeled): instructions issued for one SIMD operation of each kind, the
     # data xegen.egraph's cost models are built from.  Keys:
@@ -152,6 +156,7 @@ _COMMON_LATENCY = {
     "math": 20,  # extended math (inv, sqrt, idiv, ...)
     "send_slm": 40,
     "send_global": 300,
+    "send_global_cached": 120,  # a global load whose cache lines a prefetch already brought in
     "barrier": 30,
 }
 
@@ -218,6 +223,7 @@ XELP = Platform(
     alu_bytes_per_clock=32,
     math_cycles_per_alu_cycle=4,
     load_store_bytes_per_clock=4.0,
+    message_bytes_per_cycle=32,
     compute_walker=False,
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "div_const": 4, "shift64": 4, "compare64": 3}),
 )
@@ -266,6 +272,7 @@ XEHPG = Platform(
     alu_bytes_per_clock=32,
     math_cycles_per_alu_cycle=4,
     load_store_bytes_per_clock=8.0,
+    message_bytes_per_cycle=64,
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "shift64": 4, "compare64": 3}),
 )
 
@@ -313,6 +320,7 @@ XEHPC = Platform(
     alu_bytes_per_clock=64,
     math_cycles_per_alu_cycle=4,
     load_store_bytes_per_clock=16.0,
+    message_bytes_per_cycle=128,
     # 64-bit add and logic run natively in the integer pipe (IGC: hasPartialInt64Support / QW add)
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "alu64": 1, "shift64": 2, "compare64": 2, "mul64": 6}),
     swsb_long_pipe_rule="float64_destination",

@@ -69,7 +69,7 @@ def test_user_mistakes_are_one_line_errors_with_status_2(capsys):
     for args, message in [
         (("ic3ih5oc4kh9",), "output size would be"),
         (("ic3ih5oc4kh3", "--dt=u8:s8:f32", "--dir=BWD_D"), "forward only"),
-        (("ic3ih5oc4kh3", "--config", "slm_bufs=2"), "multi-buffering is not implemented"),
+        (("ic3ih5oc4kh3", "--config", "slm_bufs=4"), "slm_bufs=4: expected 1, 2 or 3"),
         (("ic3ih5oc4kh3", "--config", "warp=2"), "unknown config key"),
         (("ic3ih5oc4kh3", "--stag=nchw16"), "layout tag"),
         (("ic3ih5oc4kh3", "--hw=h100"), "unknown hardware"),

@@ -28,7 +28,8 @@ def test_kernel_record():
     assert kernel.thread_group == (1, 2, 1) and kernel.simd == 8
     assert kernel.grid == (1, 3, 1)  # M = 36 rows in groups of 2 x 8
     assert kernel.uses_dpas and kernel.uses_barriers and not kernel.uses_atomics
-    assert kernel.slm_bytes == (16 * 16 + 16 * 32) * 2
+    assert kernel.config.slm_bufs == 2  # double buffering: at most 8 threads per group
+    assert kernel.slm_bytes == 2 * (16 * 16 + 16 * 32) * 2
     externals = [s.var.name for s in walk(kernel.body) if isinstance(s, Let) and s.value is None]
     assert externals == ["src", "wei", "dst", "bias", "thread_id0", "thread_id1", "thread_id2",
                          "group_id0", "group_id1", "group_id2"]
@@ -96,7 +97,7 @@ def _stage(stmt) -> str:
 @pytest.mark.parametrize("slm", [0, 1])
 def test_loop_body_is_loads_then_slm_then_reorders_then_multiplies(slm):
     kernel = build_kernel(make_problem(FWD, "FWD_B", "bf16", stag="nchw"), "xehpg",
-                          {"slm": slm, "tg_m": 2, "tg_n": 2, "n_tile": 16})
+                          {"slm": slm, "tg_m": 2, "tg_n": 2, "n_tile": 16, "slm_bufs": 1, "gmem_bufs": 1})
     stages = [_stage(s) for s in _loop_body(kernel)]
     collapsed = [s for i, s in enumerate(stages) if i == 0 or s != stages[i - 1]]
     expected = ["g2r", "g2s", "barrier", "s2r", "barrier", "reorder", "multiply"] if slm else \
@@ -117,7 +118,8 @@ def _without_last_barrier(stmt):
 
 def test_slm_barriers_are_needed_the_race_checker_sees_a_missing_one():
     kernel = build_kernel(make_problem(FWD, "FWD_D", "f16"), "xehpg", {"slm": 1, "tg_m": 2, "tg_n": 2,
-                                                                         "n_tile": 16})
+                                                                         "n_tile": 16, "slm_bufs": 1,
+                                                                         "gmem_bufs": 1})
     tensors = random_inputs(kernel.problem)
     run_ir(kernel, tensors)  # with both barriers: no race
     from dataclasses import replace

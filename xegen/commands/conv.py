@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..conv import build_kernel, check_ir, make_problem, parse_overrides
 from ..errors import Error
@@ -24,14 +25,18 @@ def _descriptors(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     overrides = parse_overrides(args.config)
     status = 0
-    for text in _descriptors(args):
+    descriptors = _descriptors(args)
+    for index, text in enumerate(descriptors):
         problem = make_problem(text, args.dir, args.dt, args.attr_post_ops, args.stag, args.wtag, args.dtag, args.mb)
-        wants_kernel = args.print_ir or args.check_ir or args.print_config or not args.canonical
+        wants_kernel = args.print_ir or args.check_ir or args.print_config or args.dump_graph or not args.canonical
         if args.canonical:
             print(problem.desc)
         if not wants_kernel:
             continue
-        kernel = build_kernel(problem, args.hw, overrides)
+        dump = args.dump_graph
+        if dump and len(descriptors) > 1:  # one numbered directory per descriptor
+            dump = str(Path(dump) / f"{index:03d}")
+        kernel = build_kernel(problem, args.hw, overrides, dump)
         if args.print_config or not (args.canonical or args.print_ir or args.check_ir):
             print(problem)
             print(f"config: {kernel.config}")
@@ -79,4 +84,8 @@ def register(subparsers) -> None:
                         help="run the kernel IR in the interpreter on random data and compare with numpy; "
                              "prints the max error, exit status 1 on a mismatch")
     parser.add_argument("--seed", type=int, default=0, help="random data seed for --check-ir (default 0)")
+    parser.add_argument("--dump-graph", metavar="DIR",
+                        help="write the K loop's dataflow graph before and after each scheduling transform to DIR "
+                             "as Graphviz DOT (and SVG when Graphviz's dot is installed); with --batch, one "
+                             "numbered subdirectory per descriptor")
     parser.set_defaults(run=run)

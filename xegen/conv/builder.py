@@ -112,11 +112,21 @@ class KernelPlan:
 
     @property
     def slm_bytes(self) -> int:
-        return sum(op.slm.bytes for op in (self.a, self.b) if op.slm is not None)
+        """SLM per group, with every copy of multi-buffered tiles (`slm_bufs`)."""
+        return self.config.slm_bufs * sum(op.slm.bytes for op in (self.a, self.b) if op.slm is not None)
 
     @property
     def grf_bytes(self) -> int:
         return sum(size for _, size in self.grf_buffers)
+
+    @property
+    def load_copy_bytes(self) -> int:
+        """GRF bytes of the extra copies of the registers global loads fill (`gmem_bufs`); the
+        scheduler adds them (the allocations here hold one copy)."""
+        grf = self.hw.grf_bytes
+        single = sum(round_up(op.slm.stage.bytes if op.slm is not None else op.load.bytes, grf)
+                     for op in (self.a, self.b))
+        return (self.config.gmem_bufs - 1) * single
 
 
 # Planning ---------------------------------------------------------------------------------------
@@ -165,13 +175,18 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
 
     if plan.slm_bytes > hw.max_slm_bytes:
-        raise ConfigError(f"slm=1 needs {plan.slm_bytes} bytes of SLM per group, more than {hw}'s "
-                          f"{hw.max_slm_bytes}: use fewer threads or smaller tiles")
+        buffers = f" ({config.slm_bufs} buffers)" if config.slm_bufs > 1 else ""
+        raise ConfigError(f"slm=1 needs {plan.slm_bytes} bytes of SLM per group{buffers}, more than {hw}'s "
+                          f"{hw.max_slm_bytes}: use fewer threads or smaller tiles"
+                          + (" or fewer slm_bufs" if config.slm_bufs > 1 else ""))
     budget = config.grf * grf
-    used = plan.grf_bytes + RESERVED_GRFS * grf
+    tiles = plan.grf_bytes + plan.load_copy_bytes
+    used = tiles + RESERVED_GRFS * grf
     if used > budget:
-        raise ConfigError(f"the kernel needs {used // grf} GRFs ({plan.grf_bytes // grf} for tiles + {RESERVED_GRFS} "
+        copies = f", gmem_bufs={config.gmem_bufs}" if config.gmem_bufs > 1 else ""
+        raise ConfigError(f"the kernel needs {used // grf} GRFs ({tiles // grf} for tiles{copies} + {RESERVED_GRFS} "
                           f"reserved) but grf={config.grf}: use smaller m_tile/n_tile/k_block"
+                          + (" or gmem_bufs=1" if config.gmem_bufs > 1 else "")
                           + (" or grf=256" if config.grf < hw.max_grf_count else ""))
     return plan
 

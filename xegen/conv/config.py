@@ -12,8 +12,8 @@ Keys (override any with `--config key=value`):
 | k_block    | K elements per loop iteration (dpas: a multiple of 8 dwords)             |
 | k_split    | thread groups sharing one C tile, each taking a slice of K (atomic adds) |
 | slm        | 1: stage A and B through shared local memory per group; 0: load direct   |
-| slm_bufs   | SLM buffers (1; double/triple buffering comes with the scheduler)        |
-| gmem_bufs  | global-load buffers in flight (1, as above)                              |
+| slm_bufs   | SLM buffers: 1, 2 (double) or 3 (triple buffering with split barriers)   |
+| gmem_bufs  | register copies of the global loads in flight: 1 or 2                    |
 | grf        | GRF registers per thread (128 or 256 where the platform has large GRF)   |
 
 `choose_config` picks each key from the platform's facts (`xegen.hw`) and the problem unless it
@@ -35,6 +35,7 @@ FMA_KINDS = ("dpas", "mad", "dp4a")
 MAD_OPERAND_BYTES = 64  # a mad operand region spans at most two 32-byte GRFs
 RESERVED_GRFS = 16  # r0, thread ids, message headers and address/mask temporaries
 SPLIT_ITERATIONS = 32  # K iterations per group below which splitting K is not worth atomics
+BUFFER_COUNTS = {"slm_bufs": (1, 2, 3), "gmem_bufs": (1, 2)}
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,15 @@ def _parse_value(key: str, raw: str) -> object:
         raise ConfigError(f"{key}={raw}: must be at least {0 if key == 'slm' else 1}")
     if key == "slm" and value > 1:
         raise ConfigError(f"slm={raw}: expected 0 (off) or 1 (on)")
+    if key in BUFFER_COUNTS and value not in BUFFER_COUNTS[key]:
+        raise ConfigError(f"{key}={raw}: expected {_choices(BUFFER_COUNTS[key])}")
     return value
+
+
+def _choices(values: tuple[int, ...]) -> str:
+    """'1, 2 or 3'"""
+    words = [str(v) for v in values]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
 # Checks --------------------------------------------------------------------------------------
@@ -153,10 +162,11 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
     if config.threads_per_group * config.simd > hw.max_work_group_size:
         raise ConfigError(f"tg_m*tg_n={config.threads_per_group} threads of SIMD {config.simd} exceed {hw}'s "
                           f"{hw.max_work_group_size} work items per group")
-    for key in ("slm_bufs", "gmem_bufs"):
-        if getattr(config, key) != 1:
-            raise ConfigError(f"{key}={getattr(config, key)}: multi-buffering is not implemented yet (the "
-                              "scheduling stage adds it); use 1")
+    for key, allowed in BUFFER_COUNTS.items():
+        if getattr(config, key) not in allowed:
+            raise ConfigError(f"{key}={getattr(config, key)}: expected {_choices(allowed)}")
+    if config.slm_bufs > 1 and not config.slm:
+        raise ConfigError(f"slm_bufs={config.slm_bufs} buffers the SLM copies of A and B: it needs slm=1")
     if config.grf not in hw.grf_counts:
         raise ConfigError(f"grf={config.grf}: {hw} kernels use {' or '.join(map(str, hw.grf_counts))} GRFs")
     if config.k_split > 1:
@@ -258,10 +268,24 @@ def _candidates(gemm: Gemm, hw: Platform, given: dict[str, object]) -> list[Conf
                 if "k_split" not in given:
                     base = replace(base, k_split=_pick_k_split(base, gemm))
                 staged = fma == "dpas" and base.threads_per_group >= 4
-                slm_options = options("slm", [1, 0] if staged else [0])
+                wants_slm = given.get("slm_bufs", 1) > 1  # SLM buffering asked for: stage through SLM
+                slm_options = options("slm", [1] if wants_slm else [1, 0] if staged else [0])
                 grf_options = options("grf", sorted(hw.grf_counts))
-                configs += [replace(base, slm=s, grf=g) for s in slm_options for g in grf_options]
+                configs += [replace(base, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
+                            for s in slm_options for g in grf_options
+                            for gmem_bufs, slm_bufs in _buffering_options(base, s, given)]
     return list(dict.fromkeys(configs))
+
+
+def _buffering_options(config: Config, slm: int, given: dict[str, object]) -> list[tuple[int, int]]:
+    """(gmem_bufs, slm_bufs) to try, best first (conv-generator.md): SLM double buffering with at
+    most 8 threads per group, else triple; two register copies of the global loads for dpas.  When
+    the registers do not fit, gmem_bufs drops to 1 first; when SLM does not, slm_bufs goes 3 -> 2 -> 1."""
+    slm_bufs = (2 if config.threads_per_group <= 8 else 3) if slm else 1
+    gmem_bufs = 2 if config.fma == "dpas" else 1
+    gmem_choices = [given["gmem_bufs"]] if "gmem_bufs" in given else list(range(gmem_bufs, 0, -1))
+    slm_choices = [given["slm_bufs"]] if "slm_bufs" in given else list(range(slm_bufs, 0, -1))
+    return [(g, s) for s in slm_choices for g in gmem_choices]
 
 
 def _pick_k_split(config: Config, gemm: Gemm) -> int:

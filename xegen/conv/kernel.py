@@ -1,7 +1,8 @@
 """The kernel record later stages consume, and running it in the IR interpreter.
 
 `build_kernel(problem, hw, overrides)` formulates the GEMM, picks the configuration and builds the
-IR.  `run_ir(kernel, tensors)` runs every thread of every group as one numpy batch through
+IR; with `slm_bufs` or `gmem_bufs` above 1 the scheduler (`xegen.schedule`) then turns the K loop
+into a multi-buffered software pipeline.  `run_ir(kernel, tensors)` runs every thread of every group as one numpy batch through
 `xegen.ir.execute` and returns the output tensors in logical (oneDNN) dimension order.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping
 
 import numpy as np
@@ -19,8 +21,9 @@ from ..hw import platform as lookup_platform
 from ..ir import Stmt, Var, execute, format_stmt
 from ..ir.semantics import numpy_dtype, round_array
 from ..ir.types import BF16, PTR, Type
+from ..schedule import GraphDump, ScheduleOptions, schedule
 from .builder import GROUP_IDS, THREAD_IDS, KernelPlan, build_body, kernel_arguments, plan_kernel
-from .config import Config, choose_config
+from .config import RESERVED_GRFS, Config, choose_config
 from .gemm import formulate
 from .problem import Problem
 
@@ -72,19 +75,35 @@ def kernel_name(problem: Problem, hw: Platform) -> str:
 
 
 def build_kernel(problem: Problem, hw: str | Platform = "xehpg",
-                 overrides: Mapping[str, object] | None = None) -> Kernel:
-    """The kernel of `problem` on `hw`, configured by the heuristic and `overrides`."""
+                 overrides: Mapping[str, object] | None = None, dump_graph: str | Path | None = None) -> Kernel:
+    """The kernel of `problem` on `hw`, configured by the heuristic and `overrides`.  With
+    `dump_graph`, the K loop's dataflow graph before and after each scheduling transform is
+    written there as DOT (and SVG when Graphviz is installed)."""
     platform = lookup_platform(hw)
     gemm = formulate(problem)
     config = choose_config(gemm, platform, overrides)
-    return kernel_from_plan(plan_kernel(gemm, config, platform))
+    return kernel_from_plan(plan_kernel(gemm, config, platform), dump_graph)
 
 
-def kernel_from_plan(plan: KernelPlan) -> Kernel:
+def schedule_options(plan: KernelPlan) -> ScheduleOptions:
+    """How the scheduler treats this kernel's K loop: the configuration's buffer counts, a prefetch
+    one iteration ahead of the global loads where the platform has LSC prefetch and the loop is
+    multi-buffered, and the register budget left after the reserved GRFs."""
+    config, hw = plan.config, plan.hw
+    buffered = config.slm_bufs > 1 or config.gmem_bufs > 1
+    return ScheduleOptions(slm_bufs=config.slm_bufs, gmem_bufs=config.gmem_bufs,
+                           prefetch=1 if buffered and hw.has_lsc else 0,
+                           grf_budget=(config.grf - RESERVED_GRFS) * hw.grf_bytes)
+
+
+def kernel_from_plan(plan: KernelPlan, dump_graph: str | Path | None = None) -> Kernel:
     problem = plan.gemm.problem
+    name = kernel_name(problem, plan.hw)
+    dump = GraphDump(dump_graph, f"{name}-") if dump_graph is not None else None
+    body = schedule(build_body(plan), plan.hw, schedule_options(plan), dump)
     return Kernel(
-        name=kernel_name(problem, plan.hw),
-        body=build_body(plan),
+        name=name,
+        body=body,
         arguments=tuple(Var(name, PTR) for name in kernel_arguments(plan)),
         thread_group=plan.thread_group,
         simd=plan.config.simd,

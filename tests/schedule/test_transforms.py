@@ -1,0 +1,136 @@
+"""Hoisting, unrolling and list scheduling keep the interpreter's results bit for bit, on random
+small loop bodies (hypothesis) and on hand-made ones whose transformed shape is checked."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from xegen import ir
+from xegen.errors import UnsupportedError
+from xegen.ir import Call, For, Let, S32, Send, Var, buffer, const, load, ptr, seq, store, walk
+from xegen.schedule import hoist_invariants, multi_buffer, schedule_by_latency, unroll
+
+from .bodies import INP, REGISTERS, TID, Kernel, _epilogue, _prologue, _wrap, loop_kernels, run
+
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(loop_kernels(), st.integers(1, 4))
+def test_transforms_keep_results_of_random_loops(kernel, factor):
+    expected = run(kernel)
+    for transformed in (hoist_invariants(kernel.body), unroll(kernel.body, factor), schedule_by_latency(kernel.body),
+                        schedule_by_latency(unroll(hoist_invariants(kernel.body), factor))):
+        assert run(kernel, transformed) == expected
+
+
+@SETTINGS
+@given(loop_kernels())
+def test_register_double_buffering_keeps_results_of_random_loops_where_it_applies(kernel):
+    expected = run(kernel)
+    try:
+        transformed = multi_buffer(kernel.body, "xehpg", gmem_bufs=2, prefetch=1)
+    except UnsupportedError as error:
+        # a loaded register whose value lives on into the next iteration (or past the loop)
+        assert "cannot multi-buffer" in str(error)
+        return
+    assert run(kernel, transformed) == expected
+
+
+# Hand-made loops ---------------------------------------------------------------------------------
+
+I = Var("i")
+R0, R1, R2, R3 = (buffer(name) for name in REGISTERS)
+
+
+def kernel_with(loop_body, trips=5, start=0, lets=()):
+    body = seq(*loop_body) if len(loop_body) > 1 else loop_body[0]
+    for var, value in reversed(lets):
+        body = Let(var, value, body)
+    loop = For(I, const(start), const(start + trips), body)
+    stmt = seq(*_prologue(REGISTERS), loop, *_epilogue(REGISTERS))
+    return Kernel(_wrap(stmt, REGISTERS), 2, 1)
+
+
+def loops(stmt):
+    return [node for node in walk(stmt) if isinstance(node, For)]
+
+
+def load_input(target, offset_words=0):
+    return Call(Send("load", "block", "global", S32, 8), (ptr(INP, (I * 8 + TID) * 4), ptr(target, offset_words * 4),
+                                                         None))
+
+
+def test_hoisting_moves_invariant_lets_and_statements_only():
+    w = Var("w")
+    invariant = store(R3, 0, ir.Broadcast(TID * 7 + w, 8))  # same value every iteration
+    uses = store(R1, 0, load(R3, 0, "s32x8") + ir.Broadcast(I, 8))  # reads it after it is written
+    accumulate = store(R2, 0, load(R2, 0, "s32x8") + load(R1, 0, "s32x8"))  # carried: stays
+    kernel = kernel_with([invariant, uses, accumulate], lets=[(w, TID + 1)])
+    hoisted = hoist_invariants(kernel.body)
+    loop = loops(hoisted)[0]
+    assert invariant not in list(walk(loop)) and uses in list(walk(loop)) and accumulate in list(walk(loop))
+    assert not any(isinstance(n, Let) and n.var.name == "w" for n in walk(loop))
+    assert run(kernel, hoisted) == run(kernel)
+
+
+def test_a_statement_read_before_it_is_written_stays_in_the_loop():
+    reads_first = store(R1, 0, load(R3, 0, "s32x8") + ir.Broadcast(I, 8))
+    rewrite = store(R3, 0, ir.Broadcast(TID * 7, 8))  # iteration 0 reads the prologue's value
+    kernel = kernel_with([reads_first, rewrite])
+    hoisted = hoist_invariants(kernel.body)
+    assert rewrite in list(walk(loops(hoisted)[0]))
+    assert run(kernel, hoisted) == run(kernel)
+
+
+def test_a_loop_that_may_not_run_keeps_its_statements():
+    kernel = kernel_with([store(R3, 0, ir.Broadcast(TID * 7, 8))], trips=0)
+    hoisted = hoist_invariants(kernel.body)
+    assert len(loops(hoisted)) == 1 and len(list(walk(loops(hoisted)[0]))) > 3
+    assert run(kernel, hoisted) == run(kernel)
+
+
+@pytest.mark.parametrize("trips, factor, blocks, peeled", [(7, 3, 2, 1), (6, 3, 2, 0), (2, 4, 0, 2), (0, 2, 0, 0)])
+def test_unrolling_runs_blocks_and_peels_the_rest(trips, factor, blocks, peeled):
+    body = [load_input(R0), store(R1, 0, load(R1, 0, "s32x8") + load(R0, 0, "s32x8"))]
+    kernel = kernel_with(body, trips=trips, start=1)
+    unrolled = unroll(kernel.body, factor)
+    found = loops(unrolled)
+    assert len(found) == (1 if blocks else 0)
+    if blocks:
+        assert found[0].bound == const(blocks) and found[0].init == const(0)
+        inner_loads = [n for n in walk(found[0].body) if isinstance(n, Call)]
+        assert len(inner_loads) == factor
+    all_loads = [n for n in walk(unrolled) if isinstance(n, Call)]  # in the text: one block + the peeled
+    assert len(all_loads) == (factor if blocks else 0) + peeled
+    assert run(kernel, unrolled) == run(kernel)
+
+
+def test_unrolling_needs_constant_bounds():
+    n = Var("n")
+    loop = For(I, const(0), n, store(R0, 0, const(1)))
+    with pytest.raises(UnsupportedError, match="constant bounds"):
+        unroll(Let(n, None, ir.Alloc(R0, 64, "grf", loop)), 2)
+
+
+def test_list_scheduling_issues_the_long_latency_load_first():
+    body = [store(R1, 0, load(R1, 0, "s32x8") * 3), store(R1, 32, load(R1, 32, "s32x8") * 5), load_input(R0),
+            store(R2, 0, load(R2, 0, "s32x8") + load(R0, 0, "s32x8"))]
+    kernel = kernel_with(body)
+    scheduled = schedule_by_latency(kernel.body)
+    loop = loops(scheduled)[0]
+    assert loop.var == I and loop.bound == const(5)
+    statements = loop.body.stmts
+    assert isinstance(statements[0], Call)  # the global load, latency 300, goes first
+    assert statements[-1] == body[-1]  # its consumer last
+    assert run(kernel, scheduled) == run(kernel)
+
+
+def test_transforms_are_deterministic():
+    body = [load_input(R0), load_input(R1, 8), store(R2, 0, load(R0, 0, "s32x8") + load(R1, 32, "s32x8"))]
+    kernel = kernel_with(body, trips=9)
+    first = schedule_by_latency(unroll(kernel.body, 4))
+    second = schedule_by_latency(unroll(kernel.body, 4))
+    assert str(first) == str(second) and ir.stable_hash(first) == ir.stable_hash(second)

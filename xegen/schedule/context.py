@@ -1,0 +1,120 @@
+"""Where a loop sits in its kernel: the buffers around it, the names in use, and replacing it.
+
+Transforms work on whole statements: they find the loops to transform (`innermost_loops`), learn
+each buffer's kind and size from the enclosing `alloc`s (`BufferTable`; external buffers are
+global memory), and put the result back (`replace_loop`), growing the allocations of
+multi-buffered buffers (`grow_allocations`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from typing import Callable, Iterator
+
+from ..ir import Alloc, For, IfThenElse, Let, Load, Mutator, Ptr, Seq, Stmt, Store, children
+
+
+def nodes(node, skip=None) -> Iterator:
+    """Every IR node under `node` (parents first), without recursion: kernels nest hundreds of
+    lets, which recursive generators walk in quadratic time.  `skip`: a node not to enter."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if item is skip:
+            continue
+        yield item
+        stack.extend(reversed(list(children(item))))
+
+
+def statements(stmt: Stmt) -> Iterator[Stmt]:
+    """Every statement under `stmt` (not the expressions), parents first."""
+    stack = [stmt]
+    while stack:
+        item = stack.pop()
+        yield item
+        if isinstance(item, Seq):
+            stack.extend(reversed(item.stmts))
+        elif isinstance(item, (Let, Alloc, For)):
+            stack.append(item.body)
+        elif isinstance(item, IfThenElse):
+            if item.else_case is not None:
+                stack.append(item.else_case)
+            stack.append(item.then_case)
+
+
+@dataclass(frozen=True)
+class BufferTable:
+    kinds: dict[str, str]  # buffer name -> "grf", "slm" or "global"
+    sizes: dict[str, int]  # bytes of each allocated buffer
+
+    @staticmethod
+    def of(stmt: Stmt) -> BufferTable:
+        kinds: dict[str, str] = {}
+        sizes: dict[str, int] = {}
+        for node in statements(stmt):
+            if isinstance(node, Alloc):
+                kinds[node.buffer.name] = node.kind
+                sizes[node.buffer.name] = node.size
+            elif isinstance(node, Let) and node.value is None and node.var.type.is_ptr:
+                kinds.setdefault(node.var.name, "global")
+        return BufferTable(kinds, sizes)
+
+    def kind(self, name: str) -> str:
+        return self.kinds.get(name, "global")
+
+
+def innermost_loops(stmt: Stmt) -> list[For]:
+    """Loops with no loop inside, in program order."""
+    return [node for node in statements(stmt) if isinstance(node, For)
+            and not any(isinstance(inner, For) for inner in statements(node.body))]
+
+
+def buffers_used_outside(stmt: Stmt, loop: For) -> set[str]:
+    """Buffers some statement outside `loop` touches."""
+    return {n.buffer.name for n in nodes(stmt, skip=loop) if isinstance(n, (Ptr, Load, Store))}
+
+
+class _Replace(Mutator):
+    def __init__(self, loop: For, replacement: Stmt):
+        self.loop, self.replacement = loop, replacement
+
+    def mutate(self, node):
+        if node is self.loop:
+            return self.replacement
+        return super().mutate(node)
+
+
+def replace_loop(stmt: Stmt, loop: For, replacement: Stmt) -> Stmt:
+    return _Replace(loop, replacement).mutate(stmt)
+
+
+class _Grow(Mutator):
+    def __init__(self, factors: dict[str, int]):
+        self.factors = factors
+
+    def mutate_Alloc(self, node: Alloc):
+        body = self.mutate(node.body)
+        factor = self.factors.get(node.buffer.name, 1)
+        if factor == 1 and body is node.body:
+            return node
+        return Alloc(node.buffer, node.size * factor, node.kind, body)
+
+
+def grow_allocations(stmt: Stmt, factors: dict[str, int]) -> Stmt:
+    """Multiply the size of each named allocation by its factor."""
+    return _Grow(factors).mutate(stmt) if factors else stmt
+
+
+def allocated_bytes(stmt: Stmt, kind: str) -> int:
+    return sum(node.size for node in statements(stmt) if isinstance(node, Alloc) and node.kind == kind)
+
+
+def each_innermost_loop(stmt: Stmt, transform: Callable[[Stmt, For, "Names", BufferTable], Stmt]) -> Stmt:
+    """Apply `transform(stmt, loop, names, buffers)` to each innermost loop in turn."""
+    from .loop import Names
+
+    names = Names(stmt)
+    for loop in innermost_loops(stmt):
+        stmt = transform(stmt, loop, names, BufferTable.of(stmt))
+    return stmt

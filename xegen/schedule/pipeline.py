@@ -1,0 +1,322 @@
+"""From a dependence graph and a plan back to IR: software pipelining, unrolling, buffer rotation.
+
+A `Plan` says, per statement, how many iterations *ahead* it runs (its lookahead: the global
+loads of iteration i+2 issue while iteration i multiplies), how many copies each multi-buffered
+buffer has (iteration i uses copy i mod R) and how far to unroll.  Kernel iteration t runs every
+statement n for original iteration t + lookahead(n).  With A the largest lookahead and N the trip
+count:
+
+- ramp-up: kernel iterations init-A .. init-1, each running only the statements whose iteration
+  is already in range (the preloads);
+- steady state: a loop over blocks of `unroll` kernel iterations, every statement active;
+- ramp-down: the last iterations, running only the statements whose iteration is still < N.
+
+A plan is legal when every dependence u -> v at distance d keeps
+`d + lookahead(u) - lookahead(v) >= 0`; where it is 0 the two run in one kernel iteration and u
+comes first.  Within a block the statements are linearized by list scheduling (`linearize.py`).
+Copies rotate by constant offsets: the block covers a multiple of every register buffer's copy
+count, so `i mod R` is known for each copy of the body (SLM buffers may also rotate by index
+arithmetic when it is not).  Each iteration a block touches gets its own copy of the loop's
+`let`s: renamed where several statements share one, substituted where only one uses it, and
+folded to constants in the ramps, where the iteration is known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import networkx as nx
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..ir import (
+    Binary, BoolImm, Cast, Evaluator, Expr, For, IntImm, Let, Load, Mutator, Ptr, Select, Seq, Stmt, Store, Ternary,
+    Unary, Var, binary, children, const, free_vars, seq, substitute,
+)
+from .costs import Cost
+from .graph import stmt_nodes
+from .linearize import heights, list_schedule
+from .loop import LoopBody, Names
+
+
+class ScheduleError(UnsupportedError):
+    """A plan that would break a dependence: the loop cannot be transformed that way."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    lookahead: dict[int, int] = field(default_factory=dict)  # statement -> iterations ahead
+    copies: dict[str, int] = field(default_factory=dict)  # buffer name -> copies
+    copy_bytes: dict[str, int] = field(default_factory=dict)  # bytes of one copy
+    register_buffers: frozenset[str] = frozenset()  # copies of these must rotate by unrolling
+    unroll: int = 1
+
+    def ahead(self, node: int) -> int:
+        return self.lookahead.get(node, 0)
+
+    @property
+    def depth(self) -> int:
+        return max(self.lookahead.values(), default=0)
+
+
+def check_plan(graph: nx.DiGraph, plan: Plan) -> None:
+    """ScheduleError if a dependence would run backwards."""
+    for u, v, data in graph.edges(data=True):
+        if graph.nodes[u]["kind"] != "stmt" or graph.nodes[v]["kind"] != "stmt":
+            continue
+        slack = data["distance"] + plan.ahead(u) - plan.ahead(v)
+        if slack < 0 or (u == v and slack == 0):
+            raise ScheduleError(
+                f"cannot run '{graph.nodes[v]['label']}' statement {v} {plan.ahead(v)} iterations ahead: it must follow "
+                f"'{graph.nodes[u]['label']}' statement {u} ({'/'.join(data['kinds'])}, distance {data['distance']})")
+    for name, count in plan.copies.items():
+        if name in plan.register_buffers and plan.unroll % count:
+            raise ScheduleError(f"register buffer '{name}' has {count} copies: unroll by a multiple of {count}")
+
+
+# Instances: a statement of one original iteration ----------------------------------------------
+
+@dataclass(frozen=True)
+class Instance:
+    """Statement `node` in kernel iteration `kernel` (relative to the block in the steady loop,
+    absolute in ramp-up and ramp-down); it runs original iteration kernel + lookahead."""
+
+    node: int
+    kernel: int
+
+
+class _Rotate(Mutator):
+    """Add each multi-buffered buffer's copy offset to every address into it."""
+
+    def __init__(self, shifts: dict[str, Expr]):
+        self.shifts = shifts
+
+    def _shift(self, buffer: Var, offset: Expr) -> Expr:
+        shift = self.shifts.get(buffer.name)
+        if shift is None:
+            return offset
+        if isinstance(offset, IntImm) and isinstance(shift, IntImm):  # register offsets stay constants
+            return IntImm(offset.value + shift.value, offset.type)
+        return binary("add", offset, shift)
+
+    def mutate_Ptr(self, node: Ptr):
+        node = self.mutate_children(node)
+        return Ptr(node.buffer, self._shift(node.buffer, node.offset))
+
+    def mutate_Load(self, node: Load):
+        node = self.mutate_children(node)
+        return Load(node.buffer, self._shift(node.buffer, node.offset), node.type, node.stride)
+
+    def mutate_Store(self, node: Store):
+        node = self.mutate_children(node)
+        return Store(node.buffer, self._shift(node.buffer, node.offset), node.value, node.stride, node.mask)
+
+
+class _FoldConstants(Mutator):
+    """Evaluate (with IR semantics) every scalar integer or bool operation on constants."""
+
+    def mutate(self, node):
+        node = super().mutate(node)
+        if isinstance(node, (Unary, Binary, Ternary, Select, Cast)) and node.type.lanes == 1 \
+                and (node.type.is_int or node.type.is_bool) \
+                and all(isinstance(c, (IntImm, BoolImm)) for c in children(node)):
+            result = np.asarray(Evaluator({}).evaluate(node))
+            return BoolImm(bool(result)) if node.type.is_bool else IntImm(int(result), node.type)
+        return node
+
+
+def fold_constants(node):
+    return _FoldConstants().mutate(node)
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A ramp iteration (instances hold absolute iterations) or the steady loop's body (instances
+    relative to `first`, the original iteration of its kernel offset 0, an expression of the loop
+    variable; the body covers `unroll` kernel iterations)."""
+
+    steady: bool
+    first: Expr | None = None
+    unroll: int = 1
+
+
+class _Emitter:
+    def __init__(self, body: LoopBody, graph: nx.DiGraph, plan: Plan, names: Names):
+        self.body, self.graph, self.plan, self.names = body, graph, plan, names
+        self.nodes = stmt_nodes(graph)
+        self.costs: dict[int, Cost] = {n: graph.nodes[n]["cost"] for n in self.nodes}
+        self.edges = [(u, v, d["distance"], d["latency"]) for u, v, d in graph.edges(data=True)
+                      if graph.nodes[u]["kind"] == "stmt" and graph.nodes[v]["kind"] == "stmt"]
+        # the variables each statement and let value uses (asked for again in every block)
+        self.stmt_vars = [frozenset(free_vars(s)) for s in body.stmts]
+        self.let_vars = [frozenset(free_vars(value)) for _, value in body.lets]
+        self.let_index = {var: j for j, (var, _) in enumerate(body.lets)}
+
+    def needed_lets(self, nodes: list[int]) -> tuple[list[int], dict[Var, int]]:
+        """The lets the statements need (transitively), in order, and how many of those
+        statements and lets use each variable."""
+        needed: set[int] = set()
+        stack = [v for n in nodes for v in self.stmt_vars[n] if v in self.let_index]
+        while stack:
+            j = self.let_index[stack.pop()]
+            if j not in needed:
+                needed.add(j)
+                stack.extend(v for v in self.let_vars[j] if v in self.let_index)
+        uses: dict[Var, int] = {}
+        for used in [self.stmt_vars[n] for n in nodes] + [self.let_vars[j] for j in needed]:
+            for var in used:
+                uses[var] = uses.get(var, 0) + 1
+        return sorted(needed), uses
+
+    def iteration(self, inst: Instance) -> int:
+        return inst.kernel + self.plan.ahead(inst.node)
+
+    # -- ordering ----------------------------------------------------------------------------------
+    def _instance_edges(self, instances: list[Instance]) -> dict[Instance, list[tuple[Instance, int]]]:
+        """Instances with an edge wherever two of them conflict: v at least `distance` iterations
+        after u (further apart they touch the same bytes too, so the order stays).  Edges go
+        forward in original (iteration, statement) order, so this is a DAG."""
+        by_node: dict[int, list[Instance]] = {}
+        for inst in instances:
+            by_node.setdefault(inst.node, []).append(inst)
+        latency_of: dict[tuple[Instance, Instance], int] = {}
+        for u, v, distance, latency in self.edges:
+            for a in by_node.get(u, ()):
+                for b in by_node.get(v, ()):
+                    if a != b and self.iteration(b) - self.iteration(a) >= distance:
+                        key = (a, b)
+                        latency_of[key] = max(latency_of.get(key, 0), latency)
+        successors: dict[Instance, list[tuple[Instance, int]]] = {inst: [] for inst in instances}
+        for (a, b), latency in latency_of.items():
+            successors[a].append((b, latency))
+        return successors
+
+    def _original_order(self, instances: list[Instance]) -> list[Instance]:
+        return sorted(instances, key=lambda inst: (self.iteration(inst), inst.node))
+
+    def order(self, instances: list[Instance], following: list[Instance] | None = None) -> list[Instance]:
+        """List-schedule the instances; priorities also count the `following` block's work."""
+        extended = instances + (following or [])
+        successors = self._instance_edges(extended)
+        costs = {inst: self.costs[inst.node] for inst in extended}
+        priority = heights(successors, costs, self._original_order(extended))
+        inside = set(instances)
+        block = {inst: [(s, lat) for s, lat in successors[inst] if s in inside] for inst in instances}
+        position = {inst: (self.iteration(inst), inst.node) for inst in instances}
+        return list_schedule(block, costs, priority, position)
+
+    # -- statements --------------------------------------------------------------------------------
+    def instantiate(self, order: list[Instance], block: _Block, reuse_names: bool = False) -> Stmt:
+        """The block's lets (a renamed copy per iteration it touches) and its statements.
+
+        A let that only one statement (or let) of an iteration uses is substituted into it rather
+        than copied: most of the builder's lets are single-use index components, and a copy of
+        every one per iteration of an unrolled pipeline would nest hundreds of lets."""
+        body = self.body
+        iterations = sorted({self.iteration(inst) for inst in order})
+        renames: dict[int, dict[Var, Expr]] = {}
+        lets: list[tuple[Var, Expr]] = []
+        for it in iterations:
+            members = [inst.node for inst in order if self.iteration(inst) == it]
+            origin = self.origin(it, block)
+            mapping: dict[Var, Expr] = {body.var: origin}
+            needed, uses = self.needed_lets(members)
+            for j in needed:
+                var, value = body.lets[j]
+                new_value = substitute(value, mapping)
+                if not block.steady:
+                    new_value = fold_constants(new_value)
+                if reuse_names:
+                    mapping[var] = var
+                elif uses.get(var, 0) <= 1 or isinstance(new_value, (IntImm, BoolImm, Var)):
+                    mapping[var] = new_value
+                    continue
+                else:
+                    suffix = f"{'u' if block.steady else 'i'}{it}".replace("-", "m")
+                    mapping[var] = Var(self.names.fresh(f"{var.name}_{suffix}"), var.type)
+                lets.append((mapping[var], new_value))
+            renames[it] = mapping
+        stmts: list[Stmt] = []
+        for inst in order:
+            it = self.iteration(inst)
+            stmt = substitute(body.stmts[inst.node], renames[it])
+            shifts = self._copy_shifts(it, block)
+            if shifts:
+                stmt = _Rotate(shifts).mutate(stmt)
+            if not block.steady:
+                stmt = fold_constants(stmt)
+            stmts.append(stmt)
+        result = seq(*stmts) if stmts else Seq(())
+        for var, value in reversed(lets):
+            result = Let(var, value, result)
+        return result
+
+    def origin(self, iteration: int, block: _Block) -> Expr:
+        """The original iteration as an expression of the loop variable (or a constant)."""
+        var = self.body.var
+        if not block.steady:
+            return IntImm(iteration, var.type)
+        return block.first if iteration == 0 else binary("add", block.first, iteration)
+
+    def _copy_shifts(self, iteration: int, block: _Block) -> dict[str, Expr]:
+        init = self.body.init.value
+        shifts: dict[str, Expr] = {}
+        for name, count in sorted(self.plan.copies.items()):
+            size = self.plan.copy_bytes[name]
+            if not block.steady:
+                index: int | Expr = (iteration - init) % count
+            elif block.unroll % count == 0:
+                # the block starts at init + (a multiple of unroll): i - init = iteration (mod count)
+                index = iteration % count
+            else:
+                index = binary("mod", binary("sub", self.origin(iteration, block), init), count)
+            if isinstance(index, int):
+                if index:
+                    shifts[name] = IntImm(index * size)
+            else:
+                shifts[name] = binary("mul", index, size)
+        return shifts
+
+
+def emit_loop(body: LoopBody, graph: nx.DiGraph, plan: Plan, names: Names) -> Stmt:
+    """The IR replacing the loop: ramp-up, the steady-state loop, ramp-down."""
+    check_plan(graph, plan)
+    emitter = _Emitter(body, graph, plan, names)
+    nodes = emitter.nodes
+    unroll = plan.unroll
+    var = body.var
+    if plan.depth == 0 and unroll == 1 and not plan.copies:
+        # a reordering of one iteration: the loop keeps its variable, bounds and let names
+        order = emitter.order([Instance(n, 0) for n in nodes], [Instance(n, 1) for n in nodes])
+        block = emitter.instantiate(order, _Block(True, var, 1), reuse_names=True)
+        return For(var, body.init, body.bound, block)
+
+    init, bound = body.constant_bounds("software pipelining and unrolling")
+    depth = plan.depth
+    blocks = max(0, bound - init - depth) // unroll
+    loop_end = init + blocks * unroll  # first kernel iteration after the steady loop
+    out: list[Stmt] = []
+
+    def peeled(t: int) -> None:
+        active = [Instance(n, t) for n in nodes if init <= t + plan.ahead(n) < bound]
+        if active:
+            out.append(emitter.instantiate(emitter.order(active), _Block(False)))
+
+    for t in range(init - depth, init if blocks else bound):
+        peeled(t)
+    if blocks:
+        if unroll == 1:
+            loop_var, first, loop_range = var, var, (init, loop_end)
+        else:
+            loop_var = Var(names.fresh(f"{var.name}_block"), var.type)
+            scaled = binary("mul", loop_var, unroll)
+            first = scaled if init == 0 else binary("add", scaled, init)
+            loop_range = (0, blocks)
+        instances = [Instance(n, u) for u in range(unroll) for n in nodes]
+        following = [Instance(n, u + unroll) for u in range(unroll) for n in nodes]
+        order = emitter.order(instances, following)
+        block = emitter.instantiate(order, _Block(True, first, unroll))
+        out.append(For(loop_var, const(loop_range[0], var.type), const(loop_range[1], var.type), block))
+        for t in range(loop_end, bound):
+            peeled(t)
+    return seq(*out) if out else Seq(())
