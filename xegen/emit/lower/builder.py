@@ -85,10 +85,13 @@ class Builder:
         """A fresh register for `lanes` elements of `t` (GRF-aligned when a vector)."""
         size = t.size * lanes
         reg = self.vregs.new(size, name, self.grf if lanes > 1 else t.size)
+        self.program.kill(reg)  # whatever the bytes held before is dead here
         return Region(reg, 0, t, lanes, 1)
 
     def grfs(self, count: int, name: str) -> VReg:
-        return self.vregs.grfs(count, name)
+        reg = self.vregs.grfs(count, name)
+        self.program.kill(reg)
+        return reg
 
     def scratch_flag(self, lanes: int = 1) -> Flag:
         """A flag for short internal sequences (min/max, NaN checks): the last flag register,
@@ -146,7 +149,7 @@ class Builder:
         flagged = predicate is not None or cond is not None
         position = 0
         while position < total:
-            n = self._chunk(fmt, dst, srcs, position, total - position, types, flagged)
+            n = self._chunk(fmt, dst, srcs, position, total - position, types, flagged, channel_base)
             operands = [self._operand(s, position, n, fmt, i, types) for i, s in enumerate(srcs)]
             d = self._dst(dst, position, n, types)
             self.emit(Instruction(opcode, n, channel_offset=channel_base + position if flagged else 0, dst=d,
@@ -205,7 +208,7 @@ class Builder:
         return srcs, swapped
 
     def _chunk(self, fmt: str, dst, srcs: list[Value], position: int, remaining: int,
-               types, flagged: bool) -> int:
+               types, flagged: bool, channel_base: int = 0) -> int:
         n = 1
         while n * 2 <= min(remaining, MAX_EXEC):
             n *= 2
@@ -266,7 +269,7 @@ class Builder:
         size = TYPE_BYTES[xe]
         scalar = value.lanes == 1 or value.stride == 0
         if scalar:
-            reg = self._reg(Region(value.reg, value.offset, value.type), xe)
+            reg = self._reg(Region(value.reg, value.offset, value.type, 1, 1, value.negate), xe)
             if fmt == T.TERNARY:
                 return reg.stride(0) if index == 2 else reg.region(0, None, 0)
             return reg.region(0, 1, 0)

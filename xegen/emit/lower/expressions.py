@@ -20,6 +20,7 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...ir import expr as E
 from ...ir.types import BOOL, F32, S32, U16, U32, Type
+from ..instruction import Imm
 from ..instruction import CondModifier, Predicate
 from . import arith
 from .builder import Builder
@@ -519,28 +520,35 @@ class Expressions:
         return out
 
     def _vector_constant(self, values: np.ndarray, t: Type) -> Region:
-        """Different constants per lane, materialized (small integers 8 lanes at a time with
-        :v/:uv vector immediates)."""
-        from ..instruction import Imm
-        from .builder import PhysicalOperand  # noqa: F401
-        values = list(np.asarray(values).reshape(-1))
-        out = self.b.temp(t.scalar, len(values))
-        lane = 0
-        while lane < len(values):
-            group = values[lane:lane + 8]
-            if t.scalar.is_int and len(group) == 8 and t.scalar.bits in (16, 32):
-                ints = [int(v) for v in group]
-                kind = "uv" if all(0 <= v <= 15 for v in ints) else "v" if all(-8 <= v <= 7 for v in ints) else None
-                if kind is not None:
-                    packed = 0
-                    for i, v in enumerate(ints):
-                        packed |= (v & 0xF) << (4 * i)
-                    self.b.alu("mov", out.slice(lane, 8), [_VectorImmediate(Imm(packed, kind))])
-                    lane += 8
-                    continue
-            self._copy(out.lane(lane), Constant(values[lane].item() if hasattr(values[lane], "item") else values[lane],
-                                                t.scalar))
-            lane += 1
+        """Different constants per lane, materialized: an arithmetic progression a + i*d of
+        integers from lane indices (:uv vector immediates, eight lanes each), anything else
+        lane by lane."""
+        values = [v.item() if hasattr(v, "item") else v for v in np.asarray(values).reshape(-1)]
+        lanes = len(values)
+        out = self.b.temp(t.scalar, lanes)
+        step = values[1] - values[0] if lanes > 1 else 0
+        progression = t.scalar.is_int and t.scalar.bits == 32 and all(
+            values[i] == values[0] + i * step for i in range(lanes))
+        if progression:
+            index = self.b.temp(U16, lanes)
+            for lane in range(0, lanes, 8):
+                n = min(8, lanes - lane)
+                packed = sum(i << (4 * i) for i in range(8))
+                self.b.alu("mov", index.slice(lane, n), [_VectorImmediate(Imm(packed, "uv"))])
+                if lane:
+                    self.b.alu("add", index.slice(lane, n), [index.slice(lane, n), Constant(lane, U16)])
+            if step == 1:
+                self.b.alu("add", out, [index, Constant(values[0], t.scalar)])
+            elif -0x8000 <= step <= 0x7FFF and self.b.hw.has_integer_mad:
+                self.b.alu("mad", out, [Constant(values[0], t.scalar), index, Constant(step, t.scalar)],
+                           types=(None, None, "uw", None))
+            else:
+                arith.multiply(self.b, out, index, Constant(step, t.scalar))
+                if values[0]:
+                    self.b.alu("add", out, [out, Constant(values[0], t.scalar)])
+            return out
+        for lane in range(lanes):
+            self._copy(out.lane(lane), Constant(values[lane], t.scalar))
         return out
 
 
