@@ -1,10 +1,10 @@
 """Liveness of virtual registers: where each one holds a value that a later instruction may read.
 
 A backward dataflow over the basic blocks of the program (labels start blocks, `jmpi` and the
-end-of-thread send end them).  A register is live before an instruction if the instruction
-reads it, or if it is live after it and the instruction does not overwrite all of it
-(`Op.kills`).  Partial writes (a lane of a vector, a predicated move, most message
-responses) keep the older bytes alive.
+end-of-thread send end them).  Liveness is tracked per GRF-sized unit of each
+register: a unit is live before an instruction if the instruction reads it, or if it is live
+after it and the instruction does not overwrite all of it (`Op.kills`).  Partial writes (a
+lane of a vector, a predicated move, most message responses) keep the older bytes alive.
 
 The result is one interval per register, in instruction indices: from the first point where
 it is live or touched to the last.  The hull is conservative inside loops in exactly the
@@ -67,13 +67,54 @@ def _bits(mask: int):
         mask ^= low
 
 
-def live_intervals(ops: list[Op], labels: dict[str, int]) -> dict[int, tuple[int, int]]:
-    """Register id -> (first, last) op index where it is live or touched."""
+class Units:
+    """Liveness units: each GRF-sized piece of a register (a scalar is one unit), so that a
+    buffer written row by row is dead above its first write instead of back to its scope."""
+
+    def __init__(self, vregs, grf: int):
+        self.grf = grf
+        self.base: list[int] = []
+        self.owner: list[int] = []
+        self.sizes: list[int] = []
+        for reg in vregs.regs:
+            size = max(reg.reserved, reg.size, 1)
+            self.base.append(len(self.owner))
+            self.sizes.append(size)
+            count = -(-size // grf)
+            self.owner.extend([reg.id] * count)
+
+    def touched(self, span) -> int:
+        """Bit mask of the units a span reads or writes."""
+        first, last = span.start // self.grf, (max(span.end, span.start + 1) - 1) // self.grf
+        base = self.base[span.reg]
+        count = -(-self.sizes[span.reg] // self.grf)
+        last = min(last, count - 1)
+        return ((1 << (last - first + 1)) - 1) << (base + first)
+
+    def covered(self, span) -> int:
+        """Bit mask of the units a span overwrites completely."""
+        size = self.sizes[span.reg]
+        first = -(-span.start // self.grf)
+        end = size if span.end >= size else span.end
+        last = -(-end // self.grf) - 1 if end == size else end // self.grf - 1
+        if last < first:
+            return 0
+        return ((1 << (last - first + 1)) - 1) << (self.base[span.reg] + first)
+
+
+def live_intervals(ops: list[Op], labels: dict[str, int], vregs, grf: int) -> dict[int, tuple[int, int]]:
+    """Register id -> (first, last) op index where any of its units is live or touched."""
     if not ops:
         return {}
+    units = Units(vregs, grf)
     blocks = _blocks(ops, labels)
-    reads = [sum(1 << s.reg for s in op.reads) if op.reads else 0 for op in ops]
-    kills = [sum(1 << r for r in op.kills) if op.kills else 0 for op in ops]
+    reads = [0] * len(ops)
+    kills = [0] * len(ops)
+    for i, op in enumerate(ops):
+        for span in op.reads:
+            reads[i] |= units.touched(span)
+        for span in op.kills:
+            kills[i] |= units.covered(span)
 
     gen, kill = [], []
     for block in blocks:
@@ -108,10 +149,10 @@ def live_intervals(ops: list[Op], labels: dict[str, int]) -> dict[int, tuple[int
             last[reg] = index
 
     for b, block in enumerate(blocks):
-        for reg in _bits(live_in[b]):
-            touch(reg, block.start)
-        for reg in _bits(live_out[b]):
-            touch(reg, block.end - 1)
+        for unit in _bits(live_in[b]):
+            touch(units.owner[unit], block.start)
+        for unit in _bits(live_out[b]):
+            touch(units.owner[unit], block.end - 1)
     for i, op in enumerate(ops):
         for span in op.reads:
             touch(span.reg, i)

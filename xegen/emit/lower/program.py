@@ -33,14 +33,14 @@ class Op:
     """One instruction on virtual registers.
 
     `target` names the label a `jmpi` goes to.  `reads`/`writes` are filled from the operands;
-    `kills` are the virtual registers whose whole previous value this instruction replaces
-    (it writes every byte, unconditionally), which ends their liveness going backwards."""
+    `kills` are the bytes whose previous value this instruction replaces (it writes each of
+    them, unconditionally), which ends their liveness going backwards."""
 
     inst: Instruction | None  # None: a marker that only ends liveness (`kills`), never emitted
     target: str | None = None
     reads: tuple[Span, ...] = ()
     writes: tuple[Span, ...] = ()
-    kills: frozenset[int] = field(default_factory=frozenset)
+    kills: tuple[Span, ...] = ()
 
 
 Item = Op | Label
@@ -103,12 +103,12 @@ def send_lengths(inst: Instruction) -> tuple[int, int, int]:
     return desc.message_length or 0, src1, desc.response_length or 0
 
 
-def footprint(inst: Instruction, grf_bytes: int) -> tuple[tuple[Span, ...], tuple[Span, ...], frozenset[int]]:
+def footprint(inst: Instruction, grf_bytes: int) -> tuple[tuple[Span, ...], tuple[Span, ...], tuple[Span, ...]]:
     """(reads, writes, kills) of an instruction's virtual operands."""
     fmt = T.OPCODES[inst.opcode].format
     reads: list[Span] = []
     writes: list[Span] = []
-    kills: set[int] = set()
+    kills: list[Span] = []
     if fmt == T.SEND:
         src0_len, src1_len, dst_len = send_lengths(inst)
         src0, src1 = inst.srcs[0], inst.srcs[1] if len(inst.srcs) > 1 else None
@@ -118,10 +118,10 @@ def footprint(inst: Instruction, grf_bytes: int) -> tuple[tuple[Span, ...], tupl
             reads.append(_span(src1, src1_len * grf_bytes))
         if inst.dst is not None and inst.dst.file == VIRTUAL and dst_len:
             writes.append(_span(inst.dst, dst_len * grf_bytes))
-        return tuple(reads), tuple(writes), frozenset()
+        return tuple(reads), tuple(writes), ()
     if fmt == T.DPAS:
         r, w = _dpas_spans(inst)
-        return tuple(r), tuple(w), frozenset()
+        return tuple(r), tuple(w), tuple(w)
     for index, src in enumerate(inst.srcs):
         if isinstance(src, Reg) and src.file == VIRTUAL:
             reads.append(_source_span(inst, src, index, fmt))
@@ -132,9 +132,9 @@ def footprint(inst: Instruction, grf_bytes: int) -> tuple[tuple[Span, ...], tupl
         span = _span(dst, ((inst.exec_size - 1) * h + 1) * size)
         writes.append(span)
         unconditional = inst.predicate is None or inst.opcode == "sel"
-        if unconditional and (h == 1 or inst.exec_size == 1) and span.start == 0:
-            kills.add(dst.number)  # the caller checks the span covers the whole register
-    return tuple(reads), tuple(writes), frozenset(kills)
+        if unconditional and (h == 1 or inst.exec_size == 1):
+            kills.append(span)
+    return tuple(reads), tuple(writes), tuple(kills)
 
 
 class Program:
@@ -152,17 +152,19 @@ class Program:
     def label(self, name: str) -> None:
         self.items.append(Label(name))
 
-    def add(self, inst: Instruction, target: str | None = None, kills: frozenset[int] | None = None) -> Op:
+    def add(self, inst: Instruction, target: str | None = None, kills=None) -> Op:
+        """Append an instruction; `kills` (register ids) overrides which registers it
+        overwrites entirely (a message filling a fresh temporary)."""
         reads, writes, full = footprint(inst, self.vregs.grf_bytes)
-        if kills is None:
-            kills = frozenset(s.reg for s in writes if s.reg in full and s.end >= self.vregs[s.reg].size)
-        op = Op(inst, target, reads, writes, kills)
+        if kills is not None:
+            full = tuple(Span(r, 0, self.vregs[r].reserved) for r in kills)
+        op = Op(inst, target, reads, writes, full)
         self.items.append(op)
         return op
 
     def kill(self, reg) -> None:
         """A marker: `reg`'s old contents are dead here (a buffer's scope begins)."""
-        self.items.append(Op(None, kills=frozenset({reg.id})))
+        self.items.append(Op(None, kills=(Span(reg.id, 0, max(reg.reserved, reg.size)),)))
 
     @property
     def ops(self) -> list[Op]:

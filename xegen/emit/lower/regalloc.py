@@ -86,16 +86,36 @@ def _place(size: int, alignment: int, gaps: list[tuple[int, int]], grf: int, fro
     return None
 
 
+BIG_GRFS = 4  # registers at least this many GRFs are placed first, among themselves
+
+
 def allocate(ops: list[Op], labels: dict[str, int], vregs, grf_count: int, grf_bytes: int,
              kernel_name: str = "kernel") -> dict[int, int]:
-    """Virtual register id -> physical byte address."""
-    intervals = live_intervals(ops, labels)
+    """Virtual register id -> physical byte address.
+
+    Two passes: the big registers (GRF buffers, wide message payloads) first, each at the
+    lowest address free of the big ones whose intervals overlap its own, so that they pack
+    like an interval graph; then every other register by linear scan in the holes."""
+    intervals = live_intervals(ops, labels, vregs, grf_bytes)
     limit = grf_count * grf_bytes
     placed: dict[int, int] = {}
-    fixed = [(vregs[r], span) for r, span in intervals.items() if vregs[r].fixed is not None]
-    for reg, _ in fixed:
-        placed[reg.id] = reg.fixed
-    order = sorted((span[0], r) for r, span in intervals.items() if vregs[r].fixed is None)
+    reserved: list[tuple[int, int, int, int]] = []  # (first, last, start byte, end byte)
+    for r, (first, last) in intervals.items():
+        reg = vregs[r]
+        if reg.fixed is not None:
+            placed[r] = reg.fixed
+            reserved.append((first, last, reg.fixed, reg.fixed + reg.reserved))
+    big = sorted((span[0], r) for r, span in intervals.items()
+                 if vregs[r].fixed is None and vregs[r].reserved >= BIG_GRFS * grf_bytes)
+    for start, r in big:
+        reg, end = vregs[r], intervals[r][1]
+        taken = [(s0, e0) for f, l, s0, e0 in reserved if f <= end and l >= start]
+        at = _place(reg.reserved, reg.alignment, _free(taken, limit), grf_bytes, from_top=False)
+        if at is None:
+            _fail(kernel_name, grf_count, start, reg, taken, vregs, intervals, placed, limit)
+        placed[r] = at
+        reserved.append((start, end, at, at + reg.reserved))
+    order = sorted((span[0], r) for r, span in intervals.items() if r not in placed)
     by_end: list[tuple[int, int]] = []  # (end, reg) of active registers, a heap by end
     occupancy = _Occupancy()
     for start, r in order:
@@ -104,22 +124,38 @@ def allocate(ops: list[Op], labels: dict[str, int], vregs, grf_count: int, grf_b
             occupancy.remove(gone)
         reg: VReg = vregs[r]
         end = intervals[r][1]
-        pinned = [(f.fixed, f.fixed + f.reserved) for f, (s, e) in fixed if s <= end and e >= start]
+        pinned = [(s0, e0) for f, l, s0, e0 in reserved if f <= end and l >= start]
         gaps = occupancy.gaps(limit, pinned)
         at = _place(reg.reserved, reg.alignment, gaps, grf_bytes, from_top=reg.alignment < grf_bytes)
         if at is None:
-            live = sorted(((e - s), vregs[rr].name) for s, e, rr in occupancy.ranges)
-            used = sum(e - s for s, e, _ in occupancy.ranges) + sum(e - s for s, e in pinned)
-            biggest = ", ".join(f"{name} ({size} B)" for size, name in reversed(live[-6:]))
-            raise RegisterAllocationError(
-                f"kernel {kernel_name} does not fit {grf_count} GRFs: at instruction {start} "
-                f"{used} bytes are live and {reg.name} needs {reg.reserved} more "
-                f"(largest live: {biggest}); try a smaller tile or more GRFs",
-                used + reg.reserved, limit)
+            taken = pinned + [(s0, e0) for s0, e0, _ in occupancy.ranges]
+            _fail(kernel_name, grf_count, start, reg, taken, vregs, intervals, placed, limit)
         placed[r] = at
         occupancy.add(at, at + reg.reserved, r)
         heapq.heappush(by_end, (end, r))
     return placed
+
+
+def _free(taken: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
+    free, at = [], 0
+    for s, e in sorted(taken):
+        if s > at:
+            free.append((at, s))
+        at = max(at, e)
+    if at < limit:
+        free.append((at, limit))
+    return free
+
+
+def _fail(kernel_name, grf_count, start, reg, taken, vregs, intervals, placed, limit) -> None:
+    live = sorted(((vregs[r].reserved, vregs[r].name) for r, at in placed.items()
+                   if intervals[r][0] <= start <= intervals[r][1]), reverse=True)
+    used = sum(e - s for s, e in taken)
+    biggest = ", ".join(f"{name} ({size} B)" for size, name in live[:6])
+    raise RegisterAllocationError(
+        f"kernel {kernel_name} does not fit {grf_count} GRFs: at instruction {start} {used} bytes are taken "
+        f"and {reg.name} needs {reg.reserved} more (largest live: {biggest}); try a smaller tile or more GRFs",
+        used + reg.reserved, limit)
 
 
 def _physical(reg: Reg, placed: dict[int, int], grf: int, whole: bool = False) -> Reg:
