@@ -106,3 +106,35 @@ def run_both(spec: KernelSpec, hw, buffers: dict[str, np.ndarray], scalars: dict
     env.update(scalars)
     ir.execute(spec.body, buffers=interpreted, env=env, threads=threads, groups=groups)
     return simulated, interpreted, compiled
+
+
+# --- Intel's tools -------------------------------------------------------------------------------
+
+def iga_report(code: bytes, hw) -> str:
+    """What Intel's assembler says about a kernel: `iga64 -d -Wall` decodes it, then
+    `iga64 -a -Wall` re-assembles the text (disassembly alone does not check regions and
+    types); '' when both are silent and the bytes come back the same."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from xegen import hw as hwlib
+    from xegen.oracles import find_tool
+    platform = hwlib.platform(hw)
+    iga = find_tool("iga64")
+    with tempfile.TemporaryDirectory(prefix="xegen-lower-") as tmp:
+        Path(tmp, "k.bin").write_bytes(code)
+        decoded = subprocess.run([iga, "-d", "-Wall", f"-p={platform.iga_platform}", "k.bin"],
+                                 capture_output=True, text=True, cwd=tmp, timeout=60)
+        report = decoded.stderr.strip()
+        if decoded.returncode != 0:
+            return f"iga64 -d exit status {decoded.returncode}: {report}"
+        Path(tmp, "k.asm").write_text(decoded.stdout)
+        encoded = subprocess.run([iga, "-a", "-Wall", "-Xforce-no-compact", f"-p={platform.iga_platform}", "k.asm",
+                                  "-o", "again.bin"], capture_output=True, text=True, cwd=tmp, timeout=60)
+        report = (report + "\n" + encoded.stderr.strip()).strip()
+        if encoded.returncode != 0:
+            return f"iga64 -a exit status {encoded.returncode}: {report}"
+        if not report and Path(tmp, "again.bin").read_bytes() != code:
+            report = "iga64 re-assembles the disassembly to different bytes"
+    return report

@@ -34,7 +34,14 @@ from .program import Label, Program
 from .regalloc import RegisterAllocationError, allocate, registers_used, rewrite
 
 INSTRUCTION_BYTES = 16
-FMA_OPCODES = frozenset({"mad", "dp4a", "dpas", "dpasw"})
+FMA_OPCODES = frozenset({"dp4a", "dpas", "dpasw"})
+FLOAT_TYPES = frozenset({"f", "hf", "bf", "df"})
+
+
+def is_fma(inst: Instruction) -> bool:
+    """A multiply-add of data: dpas, dp4a, or a floating-point mad (integer mads are index math)."""
+    return inst.opcode in FMA_OPCODES or (inst.opcode == "mad" and inst.dst is not None
+                                          and inst.dst.type in FLOAT_TYPES)
 
 
 def _check(spec: KernelSpec, hw: hwlib.Platform) -> None:
@@ -78,7 +85,7 @@ def statistics(instructions: list[Instruction], grfs: int, slm: int) -> KernelSt
         return sum(1 for x in items if x.opcode in ("send", "sendc"))
 
     def fmas(items):
-        return sum(1 for x in items if x.opcode in FMA_OPCODES)
+        return sum(1 for x in items if is_fma(x))
 
     return KernelStats(
         instructions=len(instructions), inner_loop_instructions=len(body), inner_loop_sends=sends(body),

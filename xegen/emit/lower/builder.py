@@ -21,7 +21,7 @@ from ...errors import UnsupportedError
 from ...ir.types import F16, F32, Type
 from .. import tables as T
 from ..instruction import CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor
-from .program import Program
+from .program import Program, Span
 from .values import VIRTUAL, Constant, Region, TYPE_BYTES, Value, VReg, VRegTable, xe_type
 
 MAX_EXEC = 32
@@ -113,9 +113,11 @@ class Builder:
 
     def send(self, sfid: str, dst: VReg | None, src0: VReg, src1: VReg | None, desc: int, exdesc: int,
              src1_length: int, exec_size: int = 1, predicate: Predicate | None = None, eot: bool = False,
-             dst_offset: int = 0, src0_offset: int = 0, src1_offset: int = 0, kills=None) -> None:
+             dst_offset: int = 0, src0_offset: int = 0, src1_offset: int = 0, kills=None,
+             src1_used: int | None = None) -> None:
         """A send with immediate descriptors; register operands are whole GRFs of virtual
-        registers (offsets in bytes, multiples of the GRF size)."""
+        registers (offsets in bytes, multiples of the GRF size).  `src1_used` is how many
+        bytes of src1 carry data (for liveness: the rest of its GRFs are don't-care)."""
         in_instruction = T.src1_length_in_instruction(self.hw)
         if not in_instruction:
             exdesc |= (src1_length & 0x1F) << 6
@@ -128,10 +130,13 @@ class Builder:
                 raise UnsupportedError("a message operand must start on a GRF boundary")
             return Reg(VIRTUAL, v.id, offset // 4, "ud")
 
-        self.emit(Instruction("send", exec_size, dst=reg(dst, dst_offset),
-                              srcs=(reg(src0, src0_offset), reg(src1, src1_offset)),
-                              predicate=predicate, no_mask=True, send=descriptor,
-                              options=("EOT",) if eot else ()), kills=kills)
+        op = self.emit(Instruction("send", exec_size, dst=reg(dst, dst_offset),
+                                   srcs=(reg(src0, src0_offset), reg(src1, src1_offset)),
+                                   predicate=predicate, no_mask=True, send=descriptor,
+                                   options=("EOT",) if eot else ()), kills=kills)
+        if src1_used is not None and src1 is not None:
+            op.reads = tuple(Span(s.reg, s.start, s.start + src1_used) if s.reg == src1.id and s.start == src1_offset
+                             else s for s in op.reads)
 
     # --- ALU with legal regions ---------------------------------------------------------------
     def alu(self, opcode: str, dst: Region | Reg, srcs: list[Value], *, cond: CondModifier | None = None,

@@ -67,46 +67,62 @@ def _bits(mask: int):
         mask ^= low
 
 
-class Units:
-    """Liveness units: each GRF-sized piece of a register (a scalar is one unit), so that a
-    buffer written row by row is dead above its first write instead of back to its scope."""
+UNIT_BYTES = 4
 
-    def __init__(self, vregs, grf: int):
-        self.grf = grf
+
+class Units:
+    """Liveness units: each dword of a register, so that a buffer written piece by piece is
+    dead above its first writes instead of all the way back to its scope."""
+
+    def __init__(self, vregs, unit: int = UNIT_BYTES):
+        self.unit = unit
         self.base: list[int] = []
-        self.owner: list[int] = []
+        self.count: list[int] = []
         self.sizes: list[int] = []
+        total = 0
         for reg in vregs.regs:
             size = max(reg.reserved, reg.size, 1)
-            self.base.append(len(self.owner))
+            self.base.append(total)
             self.sizes.append(size)
-            count = -(-size // grf)
-            self.owner.extend([reg.id] * count)
+            self.count.append(-(-size // unit))
+            total += self.count[-1]
+        self.owner_start = sorted((b, r) for r, b in enumerate(self.base) if self.count[r])
+
+    def mask(self, reg: int) -> int:
+        return ((1 << self.count[reg]) - 1) << self.base[reg]
 
     def touched(self, span) -> int:
         """Bit mask of the units a span reads or writes."""
-        first, last = span.start // self.grf, (max(span.end, span.start + 1) - 1) // self.grf
-        base = self.base[span.reg]
-        count = -(-self.sizes[span.reg] // self.grf)
-        last = min(last, count - 1)
-        return ((1 << (last - first + 1)) - 1) << (base + first)
+        first = span.start // self.unit
+        last = min((max(span.end, span.start + 1) - 1) // self.unit, self.count[span.reg] - 1)
+        return ((1 << (last - first + 1)) - 1) << (self.base[span.reg] + first)
 
     def covered(self, span) -> int:
         """Bit mask of the units a span overwrites completely."""
         size = self.sizes[span.reg]
-        first = -(-span.start // self.grf)
-        end = size if span.end >= size else span.end
-        last = -(-end // self.grf) - 1 if end == size else end // self.grf - 1
+        first = -(-span.start // self.unit)
+        last = self.count[span.reg] - 1 if span.end >= size else span.end // self.unit - 1
         if last < first:
             return 0
         return ((1 << (last - first + 1)) - 1) << (self.base[span.reg] + first)
+
+    def owners(self, live: int):
+        """The registers with any live unit."""
+        import bisect
+        starts = [b for b, _ in self.owner_start]
+        while live:
+            low = (live & -live).bit_length() - 1
+            i = bisect.bisect_right(starts, low) - 1
+            reg = self.owner_start[i][1]
+            yield reg
+            live &= ~self.mask(reg)
 
 
 def live_intervals(ops: list[Op], labels: dict[str, int], vregs, grf: int) -> dict[int, tuple[int, int]]:
     """Register id -> (first, last) op index where any of its units is live or touched."""
     if not ops:
         return {}
-    units = Units(vregs, grf)
+    units = Units(vregs)
     blocks = _blocks(ops, labels)
     reads = [0] * len(ops)
     kills = [0] * len(ops)
@@ -149,10 +165,10 @@ def live_intervals(ops: list[Op], labels: dict[str, int], vregs, grf: int) -> di
             last[reg] = index
 
     for b, block in enumerate(blocks):
-        for unit in _bits(live_in[b]):
-            touch(units.owner[unit], block.start)
-        for unit in _bits(live_out[b]):
-            touch(units.owner[unit], block.end - 1)
+        for reg in units.owners(live_in[b]):
+            touch(reg, block.start)
+        for reg in units.owners(live_out[b]):
+            touch(reg, block.end - 1)
     for i, op in enumerate(ops):
         for span in op.reads:
             touch(span.reg, i)

@@ -258,7 +258,8 @@ class Messages:
             asize = LSC_A64 if space == "global" else LSC_A32
             if op == "store":
                 desc = lsc_descriptor(LSC_STORE, asize, LSC_DATA[4], size // 4, True, 0, 1)
-                self.b.send(sfid, None, payload, reg, desc, 0, grfs, 1, predicate, src1_offset=reg_offset)
+                self.b.send(sfid, None, payload, reg, desc, 0, grfs, 1, predicate, src1_offset=reg_offset,
+                            src1_used=size)
             else:
                 rlen = 0 if op == "prefetch" else grfs
                 desc = lsc_descriptor(LSC_LOAD, asize, LSC_DATA[4], size // 4, True, rlen, 1)
