@@ -53,6 +53,8 @@ def immediate(c: Constant, xe: str | None = None) -> Imm:
         if xe == "bf":
             xe = "uw"  # bf16 immediates travel as their bit pattern
         return Imm(raw, xe)
+    if xe in ("b", "ub"):  # there are no byte immediates: a word one, sign- or zero-extended
+        xe, bits = ("w" if xe == "b" else "uw"), 16
     return Imm(int(c.value) & ((1 << bits) - 1), xe)
 
 
@@ -84,7 +86,7 @@ class Builder:
     def temp(self, t: Type, lanes: int = 1, name: str = "t") -> Region:
         """A fresh register for `lanes` elements of `t` (GRF-aligned when a vector)."""
         size = t.size * lanes
-        reg = self.vregs.new(size, name, self.grf if lanes > 1 else t.size)
+        reg = self.vregs.new(size, name, self.grf if lanes > 1 else max(4, t.size))
         self.program.kill(reg)  # whatever the bytes held before is dead here
         return Region(reg, 0, t, lanes, 1)
 
@@ -147,8 +149,16 @@ class Builder:
         `lanes`).  `types` overrides the Xe types of dst and sources (e.g. ("ud", "uw")).
         Lane i reads predicate and condition bit `channel_base + i` of its flag."""
         fmt = T.OPCODES[opcode].format
+        if fmt == T.TERNARY and isinstance(dst, Region) and not self._ternary_destination_ok(dst):
+            staged = self.temp(dst.type, dst.lanes)  # the hardware wants an aligned destination
+            self.alu(opcode, staged, srcs, cond=cond, predicate=predicate, saturate=saturate, function=function,
+                     options=options, types=types, channel_base=channel_base)
+            self.alu("mov", dst, [staged], types=(types[0], types[0]) if types and types[0] else None)
+            return
         total = dst.lanes if isinstance(dst, Region) else (lanes or 1)
         srcs, swapped = self._place_immediates(opcode, fmt, list(srcs), predicate is not None)
+        if fmt == T.BINARY and len(srcs) > 1 and self._odd_byte_source(srcs[1], types):
+            srcs[1] = self._restaged(srcs[1], types[2] if types and len(types) > 2 else None)
         if swapped and opcode == "cmp":
             cond = CondModifier(REVERSED_CONDITION[cond.cond], cond.flag)
         flagged = predicate is not None or cond is not None
@@ -165,6 +175,8 @@ class Builder:
 
     def mov(self, dst: Region, src: Value, saturate: bool = False, predicate: Predicate | None = None,
             types: tuple[str, str] | None = None) -> None:
+        if types is None and dst.type.kind == "bf16" and (isinstance(src, Constant) or src.type.kind == "bf16"):
+            types = ("uw", "uw")  # bf16 data moves as its bits (XeLP has no :bf at all)
         self.alu("mov", dst, [src], saturate=saturate, predicate=predicate, types=types)
 
     def scalar(self, value: Value, t: Type | None = None) -> Region:
@@ -177,6 +189,35 @@ class Builder:
         return out
 
     # --- helpers ------------------------------------------------------------------------------
+    def _odd_byte_source(self, value, types) -> bool:
+        """XeHPC encodes src1 subregisters in 2-byte units: a byte operand at an odd byte
+        offset (or with an odd stride) cannot be src1."""
+        if not T.is_xehpc_layout(self.hw) or not isinstance(value, Region):
+            return False
+        xe = types[2] if types and len(types) > 2 and types[2] else xe_type(value.type)
+        if TYPE_BYTES[xe] != 1:
+            return False
+        return value.offset % 2 == 1 or (value.lanes > 1 and value.stride % 2 == 1)
+
+    def _restaged(self, value: Region, xe: str | None) -> Region:
+        """`value` copied to a fresh register with 2-byte lanes (keeps its type)."""
+        lanes = value.lanes if value.stride else 1
+        out = Region(self.temp(value.type, 2 * lanes).reg, 0, value.type, lanes, 2 if lanes > 1 else 1)
+        self.alu("mov", out, [value if value.stride or value.lanes == 1 else
+                              Region(value.reg, value.offset, value.type, 1, 1, value.negate)],
+                 types=(xe, xe) if xe else None)
+        return out if value.stride or value.lanes == 1 else out.broadcast(value.lanes)
+
+    def _ternary_destination_ok(self, dst: Region) -> bool:
+        """Three-source destinations start at `tables.ternary_dst_alignment` bytes: a scalar
+        register is simply aligned so; a place inside a larger register may not be."""
+        alignment = T.ternary_dst_alignment(self.hw)
+        if dst.offset % alignment:
+            return False
+        if dst.reg.alignment < alignment and dst.reg.fixed is None:
+            dst.reg.alignment = alignment
+        return dst.reg.alignment >= alignment or dst.reg.fixed is not None
+
     def _place_immediates(self, opcode: str, fmt: str, srcs: list[Value],
                           predicated: bool = False) -> tuple[list[Value], bool]:
         """Sources with every immediate where the format allows one (swapping commutative

@@ -59,11 +59,13 @@ class Conditions:
         many flag bits its users read (a whole register beyond 16)."""
         if lanes > 32 or (width or 0) > 32:
             raise UnsupportedError(f"a mask of {max(lanes, width or 0)} lanes does not fit a flag register (at most 32)")
-        self.operands = {}
-        self._prepare(e)
-        flag = self.flag_for(0, max(lanes, width or 0))
-        self._lower(e, flag, lanes, "set", 0)
-        self.operands = {}
+        outer, self.operands = self.operands, {}  # operands may hold conditions of their own
+        try:
+            self._prepare(e)
+            flag = self.flag_for(0, max(lanes, width or 0))
+            self._lower(e, flag, lanes, "set", 0)
+        finally:
+            self.operands = outer
         return flag
 
     def to_register(self, e: E.Expr) -> Region:
@@ -88,14 +90,20 @@ class Conditions:
         if isinstance(e, E.Binary) and e.op in COMPARISONS:
             if e.a.type.scalar == BOOL:
                 raise UnsupportedError(f"comparing bools ('{e}') is not supported")
-            self.operands[id(e)] = (self.values.value(e.a), self.values.value(e.b))
+            a, c = self.values.value(e.a), self.values.value(e.b)
+            if e.a.type.scalar.kind == "bf16":  # compared as the f32 values they are
+                a, c = self.values._to_f32(a, e.a.type.lanes), self.values._to_f32(c, e.b.type.lanes)
+            self.operands[id(e)] = (a, c)
         elif isinstance(e, E.Binary) and e.op in ("land", "lor"):
             self._prepare(e.a)
             self._prepare(e.b)
         elif isinstance(e, E.Unary) and e.op == "not":
             self._prepare(e.a)
         elif isinstance(e, E.Cast) and not e.value.type.is_bool:
-            self.operands[id(e)] = self.values.value(e.value)
+            v = self.values.value(e.value)
+            if e.value.type.scalar.kind == "bf16":
+                v = self.values._to_f32(v, e.value.type.lanes)
+            self.operands[id(e)] = v
         elif isinstance(e, E.Var):
             self.operands[id(e)] = self.values.value(e)
         elif not isinstance(e, E.BoolImm):
@@ -121,7 +129,8 @@ class Conditions:
         if isinstance(e, E.Unary) and e.op == "not":
             return self._not(e, flag, lanes, mode, depth)
         if isinstance(e, E.Cast):
-            return self._compare(self.operands[id(e)], Constant(0, e.value.type.scalar), "ne", flag, lanes, mode)
+            v = self.operands[id(e)]
+            return self._compare(v, Constant(0.0 if v.type.is_float else 0, v.type.scalar), "ne", flag, lanes, mode)
         if isinstance(e, E.Var):
             return self._variable(self.operands[id(e)], e.type.lanes, flag, lanes, mode)
         raise UnsupportedError(f"cannot use '{e}' as a condition")

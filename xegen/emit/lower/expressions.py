@@ -233,7 +233,8 @@ class Expressions:
         elif op == "mul":
             self.b.alu("mul", out, [a, c])
         elif op == "div":
-            self.b.alu("math", out, [self._register(a), self._register(c)], function="fdiv")
+            raise UnsupportedError(f"floating-point division is not supported (Xe has no correctly rounded "
+                                   f"divide instruction); multiply by a reciprocal in the IR instead")
         elif op in ("min", "max"):
             a = self._register(a) if isinstance(a, Constant) else a
             cond = "lt" if op == "min" else "ge"

@@ -72,7 +72,8 @@ class VRegTable:
         """A virtual register of `size` bytes; by default GRF-aligned when larger than 8 bytes,
         else aligned to its size.  `whole_grfs` reserves whole GRFs (send payloads)."""
         if alignment is None:
-            alignment = self.grf_bytes if size > 8 or whole_grfs else max(1, size)
+            # small values at least dword-aligned: XeHPC cannot address odd bytes in src1
+            alignment = self.grf_bytes if size > 8 or whole_grfs else max(4, size)
         reserved = -(-size // self.grf_bytes) * self.grf_bytes if whole_grfs else size
         reg = VReg(len(self.regs), size, alignment, name, reserved, fixed)
         self.regs.append(reg)
