@@ -162,6 +162,10 @@ class Builder:
         if swapped and opcode == "cmp":
             cond = CondModifier(REVERSED_CONDITION[cond.cond], cond.flag)
         flagged = predicate is not None or cond is not None
+        if isinstance(dst, Reg) and dst.file == "null" and cond is not None and total & (total - 1) and total < 32:
+            # a comparison into flag bits only: run it on a power of two of lanes (the extra
+            # flag bits are don't-care) rather than at a channel offset the encoding may lack
+            total = 1 << total.bit_length()
         position = 0
         while position < total:
             n = self._chunk(fmt, dst, srcs, position, total - position, types, flagged, channel_base)
@@ -258,10 +262,13 @@ class Builder:
         n = 1
         while n * 2 <= min(remaining, MAX_EXEC):
             n *= 2
+        if flagged and (channel_base + position) % self.flag_unit:
+            raise UnsupportedError(f"a predicated vector operation needs lane {channel_base + position} to "
+                                   f"start a multiple of {self.flag_unit} lanes")
         while n > 1:
             if flagged and (channel_base + position) % self.flag_unit:
-                raise UnsupportedError(f"a predicated vector operation needs lane {position} to start a "
-                                       f"multiple of {self.flag_unit} lanes")
+                raise UnsupportedError(f"a predicated vector operation needs lane {channel_base + position} to "
+                                       f"start a multiple of {self.flag_unit} lanes")
             ok = self._dst(dst, position, n, types) is not None
             ok = ok and all(self._operand(s, position, n, fmt, i, types, probe=True) is not None
                             for i, s in enumerate(srcs))

@@ -564,7 +564,8 @@ class _VectorImmediate:
         self.type = S32
 
     def at(self, position: int, n: int, grf: int, ternary: bool = False):
-        return self.imm
+        from ..instruction import Imm
+        return Imm(self.imm.value >> (4 * position), self.imm.type)  # lane i of a chunk is nibble position+i
 
 
 def _as_region(picked) -> Region | None:

@@ -189,34 +189,31 @@ class Messages:
 
     # --- blocks -------------------------------------------------------------------------------
     def block(self, op: str, address: Address, t: Type, count: int, data, mask) -> None:
+        """`count` contiguous elements.  Whole dwords (the start assumed dword aligned) go in
+        transposed LSC messages, or on XeLP as oword block reads and dword SIMT messages;
+        anything else element by element."""
         total = count * t.size
         vector_mask = mask is not None and mask.type.lanes > 1
-        if total % 4 or vector_mask or (not self.hw.has_lsc and op == "store") or \
-                (not self.hw.has_lsc and address.space == "slm"):
-            offsets = self._constant_offsets([i * t.size for i in range(count)])
-            return self.scattered(op, address, offsets, t, count, 1, data, mask)
+        if total % 4 or vector_mask:
+            return self.scattered(op, address, Progression(0, t.size), t, count, 1, data, mask)
         if op == "prefetch" and not self.hw.has_lsc:
             return  # legacy messages have no prefetch; it changes no value
+        if not self.hw.has_lsc and (op == "store" or address.space == "slm"):
+            return self.scattered(op, address, Progression(0, 4), U32, total // 4, 1, data, mask)
         pieces = self._pieces(total)
+        tail = []
         if not self.hw.has_lsc:
             tail = [p for p in pieces if p[1] not in OWORD_BLOCKS]
             pieces = [p for p in pieces if p[1] in OWORD_BLOCKS]
-        else:
-            tail = []
         # payloads first (their arithmetic may use flags), then the mask, then the messages
-        plans = []
-        for start, size in pieces:
-            payload = self._block_payload(address, start)
-            plans.append((start, size, payload))
-        predicate = self._scalar_predicate(mask)
+        plans = [(start, size, self._block_payload(address, start)) for start, size in pieces]
+        predicate = self._scalar_predicate(mask) if plans else None
         for start, size, payload in plans:
             self._block_message(op, address.space, payload, start, size, data, predicate)
         for start, size in tail:
-            offsets = self._constant_offsets([start + 4 * i for i in range(size // 4)])
-            sub = None if data is None else (data[0], data[1], data[2])
-            self.scattered(op, address, offsets, U32, size // 4, 1,
-                           None if sub is None else (sub[0], sub[1] + start, sub[2]), mask,
-                           register_start=0)
+            sub = None if data is None else (data[0], data[1] + start, data[2])
+            shifted = Address(address.space, address.base, _plus(self.b, address.offset, start))
+            self.scattered(op, shifted, Progression(0, 4), U32, size // 4, 1, sub, mask)
 
     def _pieces(self, total: int) -> list[tuple[int, int]]:
         if self.hw.has_lsc:
@@ -249,7 +246,7 @@ class Messages:
         temp = None
         if reg is not None and reg_offset % self.grf:  # the message needs a GRF-aligned register
             temp = self.b.grfs(-(-size // self.grf), "block")
-            if op == "store":
+            if op == "store" or predicate is not None:  # a masked-off load keeps the old bytes
                 self._copy_bytes(temp, 0, reg, reg_offset, size)
             reg, reg_offset = temp, 0
         grfs = -(-size // self.grf)
@@ -271,26 +268,12 @@ class Messages:
             self.b.send("dc1", reg, payload, None, desc, 0, 0, 1, predicate, dst_offset=reg_offset,
                         kills=frozenset({temp.id}) if temp is not None else None)
         if temp is not None and op == "load":
-            self._copy_bytes(data[0], data[1] + start, temp, 0, size, predicate)
+            self._copy_bytes(data[0], data[1] + start, temp, 0, size)
 
-    def _copy_bytes(self, dst: VReg, dst_offset: int, src: VReg, src_offset: int, size: int,
-                    predicate: Predicate | None = None) -> None:
+    def _copy_bytes(self, dst: VReg, dst_offset: int, src: VReg, src_offset: int, size: int) -> None:
         t = U32 if size % 4 == 0 and dst_offset % 4 == 0 and src_offset % 4 == 0 else U8
         n = size // t.size
-        if predicate is not None:  # a block predicate is one bit for the whole block: broadcast it
-            flag = self._broadcast_bit(predicate, n)
-            predicate = Predicate(flag)
-        self.b.alu("mov", Region(dst, dst_offset, t, n), [Region(src, src_offset, t, n)], predicate=predicate)
-
-    def _broadcast_bit(self, predicate: Predicate, lanes: int) -> Flag:
-        """A flag whose first `lanes` bits all equal bit 0 of the predicate's flag."""
-        flag = predicate.flag
-        scratch = self.b.scratch_flag()
-        word = Reg("f", scratch.reg, 0, "ud")
-        self.b.alu("mov", word, [Constant(0, U32)], lanes=1, types=("ud", "ud"))
-        self.b.alu("mov", word, [Constant(0xFFFFFFFF, U32)], lanes=1, predicate=predicate, types=("ud", "ud"))
-        del flag
-        return Flag(scratch.reg, 0)
+        self.b.alu("mov", Region(dst, dst_offset, t, n), [Region(src, src_offset, t, n)])
 
     def _scalar_predicate(self, mask) -> Predicate | None:
         if mask is None:
@@ -301,11 +284,6 @@ class Messages:
                 return None
             raise _Skip()
         return Predicate(self.x.conditions.flag(mask, 1))
-
-    def _constant_offsets(self, values: list[int]) -> Value:
-        if len(values) == 1:
-            return Constant(values[0], S32)
-        return self.x.value(E.Shuffle(tuple(E.const(v, S32) for v in values), tuple(range(len(values)))))
 
     # --- scattered ----------------------------------------------------------------------------
     def scattered(self, op: str, address: Address, offsets: Value, t: Type, count: int, elems: int, data,
@@ -323,7 +301,7 @@ class Messages:
         if per_message == 3 and not self.hw.has_lsc:
             per_message = 3
         groups = self._lane_groups(count)
-        flag = self._lane_predicate(mask, count, groups)
+        predicate_of = self._lane_predicate(mask, count, groups)
         components = []
         for first in range(0, elems, per_message):
             components.append((first, min(per_message, elems - first)))
@@ -331,55 +309,69 @@ class Messages:
             element_offset = first * size
             for lane0, lanes, exec_size in groups:
                 payload = self._lane_addresses(address, offsets, lane0, lanes, exec_size, element_offset)
-                predicate = None if flag is None else Predicate(flag)
+                predicate, channel = predicate_of((lane0, lanes, exec_size))
                 self._simt_message(op, address.space, payload, t, count, first, vec, lane0, lanes, exec_size,
-                                   data, predicate)
+                                   data, predicate, channel)
 
     def _lane_groups(self, count: int) -> list[tuple[int, int, int]]:
-        """(first slot, slots, exec size) of each SIMT message."""
+        """(first slot, slots, exec size) of each SIMT message: full messages of the widest
+        SIMD, then one padded to a power of two (its extra lanes masked off), so every message
+        starts on a channel offset the encoding has."""
         simd = self.hw.max_message_simd
-        sizes = (16, 8) if not self.hw.has_lsc else tuple(s for s in (32, 16, 8, 4, 2, 1) if s <= simd)
-        groups, at = [], 0
-        while at < count:
-            left = count - at
-            fitting = [s for s in sizes if s <= left]
-            if fitting:
-                n = fitting[0]
-                groups.append((at, n, n))
-            else:  # fewer slots than the narrowest message: pad, and mask the padding off
-                n = min(sizes)
-                groups.append((at, left, n))
-                left = n
-            at += groups[-1][1]
+        narrowest = 8 if not self.hw.has_lsc else 1
+        groups = []
+        for at in range(0, count, simd):
+            lanes = min(simd, count - at)
+            exec_size = max(narrowest, 1 << (lanes - 1).bit_length())
+            groups.append((at, lanes, exec_size))
         return groups
 
-    def _lane_predicate(self, mask, count: int, groups) -> Flag | None:
+    def _lane_predicate(self, mask, count: int, groups):
+        """A function giving, for each message group, (predicate, channel offset): which lanes
+        run (the mask's, and never the padding lanes past `count`)."""
         padded = any(lanes < exec_size for _, lanes, exec_size in groups)
-        constant = None
         if mask is not None and isinstance(mask, E.BoolImm):
-            constant = mask.value
-        if mask is None or constant is True:
-            if not padded:
-                return None
-            if count > 32:
-                raise UnsupportedError(f"{count} padded message lanes do not fit a flag register")
-            flag = self.x.conditions.flag_for(0, 32)
-            self.b.alu("mov", Reg("f", flag.reg, 0, "ud"), [Constant((1 << count) - 1, U32)], lanes=1,
-                       types=("ud", "ud"))
-            return flag
-        if constant is False:
-            raise _Skip()
-        if count > 32:
-            raise UnsupportedError(f"a mask of {count} message lanes does not fit a flag register")
+            if not mask.value:
+                raise _Skip()
+            mask = None
         span = max(lane0 + exec_size for lane0, _, exec_size in groups)
+        widest = max(exec_size for _, _, exec_size in groups)
+        scratch = self.b.scratch_flag()
+
+        def low_bits(lanes: int, exec_size: int, base: Flag | None) -> Predicate:
+            """The first `lanes` bits (of `base`, or all set), in the scratch flag."""
+            word = Reg("f", scratch.reg, 0, "ud")
+            bits = Constant((1 << lanes) - 1, U32)
+            if base is None:
+                self.b.alu("mov", word, [bits], lanes=1, types=("ud", "ud"))
+            else:
+                self.b.alu("and", word, [PhysicalOperand(Reg("f", base.reg, 0, "ud")), bits], lanes=1,
+                           types=("ud",) * 3)
+            return Predicate(Flag(scratch.reg, 0))
+
+        if mask is None:
+            def unmasked(group):
+                lane0, lanes, exec_size = group
+                return (low_bits(lanes, exec_size, None) if lanes < exec_size else None), 0
+            return unmasked
+        if mask.type.lanes == 1:  # every lane alike: one flag, read from channel 0 by every group
+            flag = self.x.conditions.flag(mask, widest, width=32 if padded else widest)
+
+            def scalar(group):
+                lane0, lanes, exec_size = group
+                return (low_bits(lanes, exec_size, flag) if lanes < exec_size else Predicate(flag)), 0
+            return scalar
+        if span > 32:
+            raise UnsupportedError(f"a mask of {count} message lanes does not fit a flag register")
         flag = self.x.conditions.flag(mask, count, width=span)
         if padded:
             reg = Reg("f", flag.reg, 0, "ud") if flag.subreg == 0 else Reg("f", flag.reg, flag.subreg, "uw")
-            limit = (1 << count) - 1
-            self.b.alu("and", reg, [PhysicalOperand(reg), Constant(limit & (0xFFFF if reg.type == "uw" else
-                                                                                 0xFFFFFFFF), U32)],
-                       lanes=1, types=(reg.type,) * 3)
-        return flag
+            limit = ((1 << count) - 1) & (0xFFFF if reg.type == "uw" else 0xFFFFFFFF)
+            self.b.alu("and", reg, [PhysicalOperand(reg), Constant(limit, U32)], lanes=1, types=(reg.type,) * 3)
+
+        def vector(group):
+            return Predicate(flag), group[0]
+        return vector
 
     def _lane_addresses(self, address: Address, offsets: Value, lane0: int, lanes: int, exec_size: int,
                         extra: int) -> VReg:
@@ -388,7 +380,7 @@ class Messages:
         a64 = address.space == "global"
         width = 8 if a64 else 4
         payload = self.b.grfs(-(-exec_size * width // self.grf), "addr")
-        part = _lanes_of(offsets, lane0, lanes)
+        part = _lanes_of(offsets, lane0, lanes, self.x)
         if isinstance(address.offset, Constant):
             shift = int(address.offset.value) + extra
             per_lane = _plus(self.b, part, shift)
@@ -405,7 +397,7 @@ class Messages:
         return payload
 
     def _simt_message(self, op: str, space: str, payload: VReg, t: Type, count: int, first: int, vec: int,
-                      lane0: int, lanes: int, exec_size: int, data, predicate) -> None:
+                      lane0: int, lanes: int, exec_size: int, data, predicate, channel: int) -> None:
         size = t.size
         slot = 8 if size == 8 else 4
         pitch = self.grf * max(1, -(-exec_size * slot // self.grf))
@@ -421,21 +413,22 @@ class Messages:
             message = data[0] if direct is not None else self.b.grfs(data_grfs, "data")
         offset = direct if direct is not None else 0
         mlen = -(-exec_size * (8 if space == "global" else 4) // self.grf)
-        if op == "store" and direct is None:
+        masked_load = op == "load" and predicate is not None
+        if (op == "store" or masked_load) and direct is None:  # masked-off lanes keep the old values
             for k in range(vec):
                 src = self._ir_component(data, t, count, first + k, lane0, lanes)
                 self._copy_component(Region(message, k * pitch, t, lanes, slot // size if size < 4 else 1), src)
         if self.hw.has_lsc:
-            self._lsc_simt(op, space, payload, message, offset, t, vec, exec_size, lane0, mlen, data_grfs,
+            self._lsc_simt(op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs,
                            predicate, direct is None)
         else:
-            self._hdc_simt(op, space, payload, message, offset, t, vec, exec_size, lane0, mlen, data_grfs,
+            self._hdc_simt(op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs,
                            predicate, direct is None)
         if op == "load" and direct is None:
             for k in range(vec):
                 dst = self._ir_component(data, t, count, first + k, lane0, lanes)
                 src = Region(message, k * pitch, t, lanes, slot // size if size < 4 else 1)
-                self._copy_component(dst, src, predicate, lane0)
+                self._copy_component(dst, src)
 
     def _ir_component(self, data, t: Type, count: int, element: int, lane0: int, lanes: int) -> Region:
         return Region(data[0], data[1] + (element * count + lane0) * t.size, t, lanes, 1)
@@ -464,7 +457,8 @@ class Messages:
             rlen = 0 if op == "prefetch" else data_grfs
             desc = lsc_descriptor(LSC_LOAD, asize, data, vec, False, rlen, mlen)
             self.b.send(sfid, message if op != "prefetch" else None, payload, None, desc, 0, 0, exec_size,
-                        predicate, dst_offset=offset, kills=frozenset({message.id}) if fresh and message else None)
+                        predicate, dst_offset=offset,
+                        kills=frozenset({message.id}) if fresh and message and predicate is None else None)
         self._with_channel(lane0)
 
     def _hdc_simt(self, op, space, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs,
@@ -497,7 +491,7 @@ class Messages:
         else:
             desc = hdc_descriptor(bti, control, kind, False, data_grfs, mlen)
             self.b.send(sfid, message, payload, None, desc, 0, 0, exec_size, predicate, dst_offset=offset,
-                        kills=frozenset({message.id}) if fresh and message else None)
+                        kills=frozenset({message.id}) if fresh and message and predicate is None else None)
         self._with_channel(lane0)
 
     def _with_channel(self, lane0: int) -> None:
@@ -528,7 +522,7 @@ class Messages:
         opcode = table[name]
         operands = 0 if name in ("inc", "dec") else 2 if name == "cmpxchg" else 1
         groups = self._lane_groups(count) if self.hw.has_lsc else _groups_of(count, 8)
-        flag = self._lane_predicate(mask, count, groups)
+        predicate_of = self._lane_predicate(mask, count, groups)
         slot = 8 if size == 8 else 4
         for lane0, lanes, exec_size in groups:
             payload = self._lane_addresses(address, offsets, lane0, lanes, exec_size, 0)
@@ -539,7 +533,7 @@ class Messages:
                 for k in range(operands):
                     src = Region(data[0], data[1] + (k * count + lane0) * size, t, lanes)
                     self._copy_component(Region(message, k * pitch, t, lanes, slot // size if size < 4 else 1), src)
-            predicate = None if flag is None else Predicate(flag)
+            predicate, channel = predicate_of((lane0, lanes, exec_size))
             mlen = -(-exec_size * (8 if address.space == "global" else 4) // self.grf)
             src1 = operands * pitch // self.grf
             if self.hw.has_lsc:
@@ -553,7 +547,15 @@ class Messages:
                 desc = hdc_descriptor(HDC_STATELESS if a64 else HDC_SLM, control, kind, False, 0, mlen)
                 sfid = "dc1"
             self.b.send(sfid, None, payload, message, desc, 0, src1, exec_size, predicate)
-            self._with_channel(lane0)
+            self._with_channel(channel)
+
+
+@dataclass(frozen=True)
+class Progression:
+    """Slot offsets start + i * step, materialized one message group at a time."""
+
+    start: int
+    step: int
 
 
 class _Skip(Exception):
@@ -569,7 +571,13 @@ def _raw(t: Type) -> str:
     return {1: "ub", 2: "uw", 4: "ud", 8: "uq"}[t.size]
 
 
-def _lanes_of(offsets: Value, lane0: int, lanes: int) -> Value:
+def _lanes_of(offsets, lane0: int, lanes: int, lowering=None) -> Value:
+    if isinstance(offsets, Progression):
+        first = offsets.start + lane0 * offsets.step
+        if lanes == 1:
+            return Constant(first, S32)
+        return lowering.value(E.Shuffle(tuple(E.const(first + i * offsets.step, S32) for i in range(lanes)),
+                                        tuple(range(lanes))))
     if isinstance(offsets, Constant):
         return offsets.broadcast(lanes) if lanes > 1 else Constant(offsets.value, offsets.type)
     if offsets.lanes == 1 or offsets.stride == 0:
