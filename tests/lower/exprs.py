@@ -238,10 +238,11 @@ def random_inputs(rng: np.random.Generator, threads: int) -> np.ndarray:
             special = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 65504.0, 1e-7, 3e38])
             values = np.where(rng.random(count) < 0.3, rng.choice(special, count),
                               rng.standard_normal(count) * 10.0 ** rng.integers(-3, 4, count))
-            if t == BF16:
-                raw = (values.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
-            else:
-                raw = values.astype(np.float32 if t == F32 else np.float16)
+            with np.errstate(over="ignore"):
+                if t == BF16:
+                    raw = (values.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+                else:
+                    raw = values.astype(np.float32 if t == F32 else np.float16)
         size = t.size * lanes
         data[:, slot, :size] = np.ascontiguousarray(raw).view(np.uint8).reshape(threads, size)
     return data.reshape(-1)
