@@ -1,0 +1,121 @@
+"""Lowering IR kernels to Xe: instruction selection, register allocation, SWSB, zebin.
+
+    from xegen.emit.lower import KernelSpec, compile_kernel
+    compiled = compile_kernel(spec, "xehpg")
+    open("k.zebin", "wb").write(compiled.zebin())
+    print(compiled.assembly(), compiled.stats)
+
+Passes (docs/lowering.md):
+    isel.py / expressions.py / conditions.py / arith.py / convert.py / messages.py / calls.py
+        IR -> instructions on virtual registers (`program.py`), with the prologue and end of
+        thread of the dispatch ABI (`abi.py`)
+    liveness.py / regalloc.py    virtual -> physical registers (RegisterAllocationError when
+                                 the kernel does not fit: the caller tries a smaller config)
+    link (here)                  labels -> branch offsets
+    xegen.emit.scoreboard        SWSB annotations and syncs
+    xegen.emit.encoder           bytes; `abi.zebin_kernel` the .ze_info record
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ... import hw as hwlib
+from ...errors import ConfigError, UnsupportedError
+from ..encoder import encode_kernel
+from ..instruction import Instruction
+from ..scoreboard import assign_swsb, count_syncs
+from .abi import Abi, plan_payload
+from .builder import Builder
+from .isel import StatementLowering
+from .kernel import CompiledKernel, KernelSpec, KernelStats
+from .liveness import flatten
+from .program import Label, Program
+from .regalloc import RegisterAllocationError, allocate, registers_used, rewrite
+
+INSTRUCTION_BYTES = 16
+FMA_OPCODES = frozenset({"dp4a", "dpas", "dpasw"})
+FLOAT_TYPES = frozenset({"f", "hf", "bf", "df"})
+
+
+def is_fma(inst: Instruction) -> bool:
+    """A multiply-add of data: dpas, dp4a, or a floating-point mad (integer mads are index math)."""
+    return inst.opcode in FMA_OPCODES or (inst.opcode == "mad" and inst.dst is not None
+                                          and inst.dst.type in FLOAT_TYPES)
+
+
+def _check(spec: KernelSpec, hw: hwlib.Platform) -> None:
+    if spec.grf_count not in hw.grf_counts:
+        raise ConfigError(f"kernel {spec.name}: {hw.display_name} runs {' or '.join(map(str, hw.grf_counts))} GRFs, "
+                          f"not {spec.grf_count}")
+    if len(spec.thread_group) != 3 or any(t < 1 for t in spec.thread_group):
+        raise ConfigError(f"kernel {spec.name}: thread group {spec.thread_group} must be three positive sizes")
+    if spec.slm_bytes > hw.max_slm_bytes:
+        raise ConfigError(f"kernel {spec.name}: {spec.slm_bytes} bytes of SLM exceed {hw.max_slm_bytes}")
+
+
+def link(program: Program, instructions: list[Instruction]) -> list[Instruction]:
+    """Branch offsets from labels (instructions are 16 bytes; markers take no space)."""
+    positions: dict[str, int] = {}
+    jumps: list[tuple[int, str]] = []
+    at = 0
+    for item in program.items:
+        if isinstance(item, Label):
+            positions[item.name] = at
+        elif item.inst is not None:
+            if item.target is not None:
+                jumps.append((at, item.target))
+            at += 1
+    out = list(instructions)
+    for index, target in jumps:
+        out[index] = replace(out[index], jip=(positions[target] - index) * INSTRUCTION_BYTES)
+    return out
+
+
+def statistics(instructions: list[Instruction], grfs: int, slm: int) -> KernelStats:
+    loops = []
+    for i, inst in enumerate(instructions):
+        if inst.opcode == "jmpi" and inst.jip is not None and inst.jip <= 0:
+            loops.append((i + inst.jip // INSTRUCTION_BYTES, i))
+    innermost = [(s, e) for s, e in loops if not any(s <= s2 and e2 <= e and (s2, e2) != (s, e) for s2, e2 in loops)]
+    inner = max(innermost, key=lambda r: r[1] - r[0], default=None)
+    body = instructions[inner[0]:inner[1] + 1] if inner else []
+
+    def sends(items):
+        return sum(1 for x in items if x.opcode in ("send", "sendc"))
+
+    def fmas(items):
+        return sum(1 for x in items if is_fma(x))
+
+    return KernelStats(
+        instructions=len(instructions), inner_loop_instructions=len(body), inner_loop_sends=sends(body),
+        inner_loop_fma=fmas(body), sends=sends(instructions), fma_instructions=fmas(instructions),
+        syncs=count_syncs(instructions), grfs_used=grfs, slm_bytes=slm)
+
+
+def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform) -> CompiledKernel:
+    """Lower `spec` to a native kernel for `hw` (see the module documentation)."""
+    platform = hwlib.platform(hw)
+    _check(spec, platform)
+    payload = plan_payload(spec, platform)
+    builder = Builder(platform)
+    abi = Abi(builder, spec, payload, spec.grf_count)
+    lowering = StatementLowering(builder, abi)
+    lowering.kernel(spec.body)
+    ops, labels = flatten(builder.program)
+    placed = allocate(ops, labels, builder.vregs, spec.grf_count, platform.grf_bytes, spec.name)
+    instructions = link(builder.program, rewrite(ops, placed, platform.grf_bytes))
+    instructions = assign_swsb(instructions, platform)
+    code = encode_kernel(instructions, platform)
+    slm = max(spec.slm_bytes, lowering.slm_bytes)
+    if slm > platform.max_slm_bytes:
+        raise ConfigError(f"kernel {spec.name}: {slm} bytes of SLM exceed {platform.max_slm_bytes}")
+    stats = statistics(instructions, registers_used(placed, builder.vregs, platform.grf_bytes), slm)
+    zebin_kernel = abi.zebin_kernel(code, spec.grf_count, slm, lowering.uses_barriers, lowering.uses_dpas,
+                                    lowering.uses_atomics)
+    return CompiledKernel(spec.name, platform, tuple(instructions), code, zebin_kernel, stats, payload.simd,
+                          payload.local_size, tuple(v.name for v in spec.arguments))
+
+
+__all__ = ["CompiledKernel", "KernelSpec", "KernelStats", "RegisterAllocationError", "UnsupportedError",
+           "compile_kernel"]
