@@ -80,18 +80,32 @@ class StatementLowering(Expressions):
                 self.env[name] = saved
 
     def _s_Let(self, s: S.Let) -> None:
-        if s.value is None:
-            if s.var.name not in self.env:
-                raise UnsupportedError(f"external variable '{s.var.name}' is neither a kernel argument nor an id")
-            self.statement(s.body)
-            return
+        # Chains of lets run thousands deep after scheduling and CSE: bind them in a loop, not by recursion.
+        missing = object()
+        saved = []
+        try:
+            while isinstance(s, S.Let):
+                name = s.var.name
+                if s.value is None:
+                    if name not in self.env:
+                        raise UnsupportedError(f"external variable '{name}' is neither a kernel argument nor an id")
+                else:
+                    saved.append((name, self.env.get(name, missing)))
+                    self.env[name] = self._let_value(s)
+                s = s.body
+            self.statement(s)
+        finally:
+            for name, old in reversed(saved):
+                if old is missing:
+                    self.env.pop(name, None)
+                else:
+                    self.env[name] = old
+
+    def _let_value(self, s: S.Let):
         if s.var.type.is_bool:
             value = self.value(s.value)
-            if not isinstance(value, Constant):
-                value = self._immutable(value)
-        else:
-            value = self._immutable(self.value(s.value))
-        self._scoped(s.var.name, value, s.body)
+            return value if isinstance(value, Constant) else self._immutable(value)
+        return self._immutable(self.value(s.value))
 
     def _immutable(self, v):
         """`v`, copied into a fresh register if its bytes belong to a GRF buffer (which later
