@@ -24,7 +24,7 @@ naming the key and why.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from ..errors import ConfigError
 from ..hw import Platform
@@ -209,25 +209,34 @@ def _round_up(x: int, m: int) -> int:
 
 def choose_config(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> Config:
     """The configuration for `gemm` on `hw`: the heuristic's choice for every key not in
-    `overrides`.  Candidates go from the largest tiles down (and SLM on before off); the first
-    whose kernel plan fits the GRF and SLM budgets wins, else the first candidate's error."""
+    `overrides` -- the first of `config_candidates`."""
+    return next(config_candidates(gemm, hw, overrides))
+
+
+def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> Iterator[Config]:
+    """Every configuration whose kernel plan fits the GRF and SLM budgets, best first: from the
+    largest tiles down, SLM on before off, more buffers before fewer.  Lowering takes the next one
+    when a kernel's registers do not fit after all.  Raises the first candidate's error when none fits."""
     from .builder import plan_kernel  # the plan knows the register and SLM footprint
 
     given = dict(overrides or {})
     unknown = set(given) - set(KEYS)
     if unknown:
         raise ConfigError(f"unknown config key '{sorted(unknown)[0]}' (keys: {', '.join(KEYS)})")
-    candidates = _candidates(gemm, hw, given)
     first_error: ConfigError | None = None
-    for candidate in candidates:
+    found = False
+    for candidate in _candidates(gemm, hw, given):
         try:
             check_config(candidate, gemm, hw)
             plan_kernel(gemm, candidate, hw)
-            return candidate
         except ConfigError as error:
             first_error = first_error or error
-    assert first_error is not None
-    raise first_error
+            continue
+        found = True
+        yield candidate
+    if not found:
+        assert first_error is not None
+        raise first_error
 
 
 def _tile_options(fma: str, simd: int, gemm: Gemm) -> tuple[list[int], list[int], list[int]]:

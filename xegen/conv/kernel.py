@@ -97,12 +97,20 @@ def schedule_options(plan: KernelPlan) -> ScheduleOptions:
 
 
 def kernel_from_plan(plan: KernelPlan, dump_graph: str | Path | None = None) -> Kernel:
+    return kernel_record(plan, schedule_body(plan, build_body(plan), dump_graph))
+
+
+def schedule_body(plan: KernelPlan, body: Stmt, dump_graph: str | Path | None = None) -> Stmt:
+    """The builder's `body` with its K loop scheduled as the plan's configuration says."""
+    dump = GraphDump(dump_graph, f"{kernel_name(plan.gemm.problem, plan.hw)}-") if dump_graph is not None else None
+    return schedule(body, plan.hw, schedule_options(plan), dump)
+
+
+def kernel_record(plan: KernelPlan, body: Stmt) -> Kernel:
+    """The kernel of `plan` with `body` as its IR."""
     problem = plan.gemm.problem
-    name = kernel_name(problem, plan.hw)
-    dump = GraphDump(dump_graph, f"{name}-") if dump_graph is not None else None
-    body = schedule(build_body(plan), plan.hw, schedule_options(plan), dump)
     return Kernel(
-        name=name,
+        name=kernel_name(problem, plan.hw),
         body=body,
         arguments=tuple(Var(name, PTR) for name in kernel_arguments(plan)),
         thread_group=plan.thread_group,
@@ -159,23 +167,35 @@ def dispatch_ids(kernel: Kernel) -> tuple[dict[str, np.ndarray], np.ndarray]:
 def run_ir(kernel: Kernel, tensors: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Run `kernel` on logical input tensors (oneDNN dimension order, e.g. src as N x C x H x W)
     and return its output tensors the same way."""
+    buffers = device_buffers(kernel, tensors)
+    env, groups = dispatch_ids(kernel)
+    execute(kernel.body, buffers=buffers, env=env, threads=kernel.threads, groups=groups)
+    return output_tensors(kernel, buffers)
+
+
+def device_buffers(kernel: Kernel, tensors: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The kernel's argument buffers in memory form, by name: the inputs in their layouts, the
+    outputs zeroed, a small dummy for arguments the direction does not touch."""
     problem = kernel.problem
     buffers: dict[str, np.ndarray] = {}
     for name in problem.inputs:
         if name not in tensors:
-            raise Error(f"run_ir: {kernel.name} reads '{name}', which was not given")
+            raise Error(f"{kernel.name} reads '{name}', which was not given")
         layout, t = problem.layout_of(name), problem.type_of(name)
         values = np.asarray(tensors[name])
         if tuple(values.shape) != layout.dims:
-            raise Error(f"run_ir: '{name}' has shape {values.shape}, expected {layout.dims}")
+            raise Error(f"'{name}' has shape {values.shape}, expected {layout.dims}")
         buffers[name] = to_memory(layout.to_physical(values), t)
     for name in problem.outputs:
         layout, t = problem.layout_of(name), problem.type_of(name)
         buffers[name] = np.zeros(layout.elements, dtype=_dtype(t))
-    for var in kernel.arguments:  # arguments the direction does not touch still need a buffer
-        buffers.setdefault(var.name, np.zeros(1, dtype=np.uint8))
-    env, groups = dispatch_ids(kernel)
-    execute(kernel.body, buffers=buffers, env=env, threads=kernel.threads, groups=groups)
+    for var in kernel.arguments:
+        buffers.setdefault(var.name, np.zeros(16, dtype=np.uint8))
+    return buffers
+
+
+def output_tensors(kernel: Kernel, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The output buffers as logical tensors."""
+    problem = kernel.problem
     return {name: problem.layout_of(name).from_physical(from_memory(buffers[name], problem.type_of(name)))
             for name in problem.outputs}
-

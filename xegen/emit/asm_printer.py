@@ -18,6 +18,9 @@ from ..errors import EncodeError
 from .instruction import Imm, Instruction, Reg, SendDescriptor
 from .layout import Layout, layout_for
 
+# Register file of virtual registers (v12.3:f): printed in lowering listings before allocation, never encoded.
+VIRTUAL_FILE = "v"
+
 # IGA's column widths.
 _PRED_COLUMN = 7
 _OPCODE_COLUMN = 13
@@ -175,8 +178,8 @@ class _Printer:
         return out
 
     def _register_name(self, reg: Reg, show_subreg: bool) -> str:
-        if reg.file == "r":
-            name = f"r{reg.number}"
+        if reg.file in ("r", VIRTUAL_FILE):
+            name = f"{reg.file}{reg.number}"
             has_subregs = True
         else:
             cls = T.ARF_CLASSES[reg.file]
@@ -315,7 +318,7 @@ def _check_printable(inst: Instruction) -> T.OpcodeInfo:
             raise bad("operands", f"{operand!r} is not a register")
         if not isinstance(operand, (Reg, Imm)) or operand.type not in T.TYPES:
             raise bad("operands", f"{operand!r} is not a register or immediate with a known type")
-        if isinstance(operand, Reg) and operand.file != "r" and operand.file not in T.ARF_CLASSES:
+        if isinstance(operand, Reg) and operand.file not in ("r", VIRTUAL_FILE) and operand.file not in T.ARF_CLASSES:
             raise bad("operands", f"unknown register file '{operand.file}'")
     return info
 

@@ -19,9 +19,11 @@ Passes (docs/lowering.md):
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 from ... import hw as hwlib
 from ...errors import ConfigError, UnsupportedError
+from ..asm_printer import format_kernel
 from ..encoder import encode_kernel
 from ..instruction import Instruction
 from ..scoreboard import assign_swsb, count_syncs
@@ -93,8 +95,13 @@ def statistics(instructions: list[Instruction], grfs: int, slm: int) -> KernelSt
         syncs=count_syncs(instructions), grfs_used=grfs, slm_bytes=slm)
 
 
-def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform) -> CompiledKernel:
-    """Lower `spec` to a native kernel for `hw` (see the module documentation)."""
+Trace = Callable[[str, Callable[[], str]], None]
+
+
+def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None = None) -> CompiledKernel:
+    """Lower `spec` to a native kernel for `hw` (see the module documentation).  `trace(pass,
+    render)` is called after each pass (isel, regalloc, swsb) with a function that renders its
+    output as text, for `--print-after`."""
     platform = hwlib.platform(hw)
     _check(spec, platform)
     payload = plan_payload(spec, platform)
@@ -102,10 +109,16 @@ def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform) -> CompiledKernel
     abi = Abi(builder, spec, payload, spec.grf_count)
     lowering = StatementLowering(builder, abi)
     lowering.kernel(spec.body)
+    if trace:
+        trace("isel", lambda: builder.program.listing(platform))
     ops, labels = flatten(builder.program)
     placed = allocate(ops, labels, builder.vregs, spec.grf_count, platform.grf_bytes, spec.name)
     instructions = link(builder.program, rewrite(ops, placed, platform.grf_bytes))
+    if trace:
+        trace("regalloc", lambda: format_kernel(instructions, platform))
     instructions = assign_swsb(instructions, platform)
+    if trace:
+        trace("swsb", lambda: format_kernel(instructions, platform))
     code = encode_kernel(instructions, platform)
     slm = max(spec.slm_bytes, lowering.slm_bytes)
     if slm > platform.max_slm_bytes:

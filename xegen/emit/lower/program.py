@@ -169,3 +169,15 @@ class Program:
     @property
     def ops(self) -> list[Op]:
         return [item for item in self.items if isinstance(item, Op)]
+
+    def listing(self, hw) -> str:
+        """The program in IGA syntax on virtual registers (`v7.2:f`), jumps to named labels."""
+        from ..asm_printer import format_instruction
+        lines = []
+        for item in self.items:
+            if isinstance(item, Label):
+                lines.append(f"{item.name}:")
+            elif item.inst is not None:
+                text = format_instruction(item.inst, hw)
+                lines.append(f"        {text}" + (f"  // -> {item.target}" if item.target else ""))
+        return "\n".join(lines) + "\n"

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 
 from ...errors import UnsupportedError
 from ...ir.types import Type
+from ..asm_printer import VIRTUAL_FILE as VIRTUAL  # register file name of virtual operands
 
-VIRTUAL = "v"  # register file name of virtual operands
 
 # IR scalar kind -> Xe type name.  bf16 is "bf" where the platform has it (see `xe_type`).
 _XE_TYPES = {

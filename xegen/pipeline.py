@@ -1,0 +1,109 @@
+"""The compiler: a convolution problem in, a native Xe kernel out, through named passes.
+
+    build      the conv builder's IR: loop nest, views, messages, multiply     (ir.Stmt)
+    schedule   K loop multi-buffered, pipelined, unrolled (xegen.schedule)     (ir.Stmt)
+    optimize   every expression in one e-graph, CSE and hoisting (egraph)     (ir.Stmt)
+    isel       instruction selection on virtual registers (emit.lower)       (listing)
+    regalloc   registers allocated, branches linked                          (assembly)
+    swsb       scoreboard tokens and distances (emit.scoreboard)             (assembly)
+
+`compile_problem(problem, hw)` runs them and returns a `Compilation`; `show(pass, text)` sees
+each pass's output (the CLI's `--print-after`).  When a configuration's kernel does not fit
+the register file after allocation, the next configuration of `conv.config_candidates` is
+tried (a smaller tile, fewer buffers); the ones given up are listed in `Compilation.fallbacks`.
+Nothing here depends on time or on the order of a hash: the same problem gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Mapping
+
+from . import hw as hwlib
+from .conv import formulate
+from .conv.builder import build_body, plan_kernel
+from .conv.config import Config, config_candidates
+from .conv.kernel import Kernel, kernel_record, schedule_body
+from .conv.lowering import index_ranges, kernel_spec
+from .conv.problem import Problem
+from .egraph.engine import Limits
+from .egraph.kernel import optimize_stmt_report
+from .emit.lower import CompiledKernel, RegisterAllocationError, compile_kernel
+from .errors import ConfigError
+from .ir import format_stmt
+
+PASSES = ("build", "schedule", "optimize", "isel", "regalloc", "swsb")
+
+# Saturation stops on iterations and e-graph size only, so that the result does not depend on the
+# machine's speed; the time bound is a safety net far above what conv kernels take (about a second).
+OPTIMIZE_LIMITS = Limits(iterations=10, nodes=20_000, seconds=600.0)
+
+Show = Callable[[str, str], None]
+
+
+@dataclass(frozen=True)
+class Compilation:
+    problem: Problem
+    kernel: Kernel  # the conv kernel record; its body is the optimized IR
+    compiled: CompiledKernel
+    config: Config
+    fallbacks: tuple[str, ...] = ()  # why earlier configurations were given up
+    seconds: Mapping[str, float] = field(default_factory=dict)  # per pass
+
+    def zebin(self) -> bytes:
+        return self.compiled.zebin()
+
+
+def check_pass_names(names) -> frozenset[str]:
+    unknown = sorted(set(names) - set(PASSES))
+    if unknown:
+        raise ConfigError(f"unknown pass '{unknown[0]}' (passes: {', '.join(PASSES)})")
+    return frozenset(names)
+
+
+def compile_problem(problem: Problem, hw: str | hwlib.Platform = "xehpg",
+                    overrides: Mapping[str, object] | None = None, *, optimize: bool = True,
+                    show: Show | None = None, dump_graph: str | Path | None = None) -> Compilation:
+    """Compile `problem` for `hw` with the heuristic configuration (`overrides` fix keys of it)."""
+    platform = hwlib.platform(hw)
+    gemm = formulate(problem)
+    fallbacks: list[str] = []
+    for config in config_candidates(gemm, platform, overrides):
+        try:
+            result = _compile_config(problem, gemm, config, platform, optimize, show, dump_graph)
+        except RegisterAllocationError as error:
+            fallbacks.append(f"{config}: {error}")
+            continue
+        return replace(result, fallbacks=tuple(fallbacks))
+    raise ConfigError(f"no configuration of {problem.desc} fits {platform.display_name}'s registers; "
+                      f"the last: {fallbacks[-1] if fallbacks else 'none'}")
+
+
+def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph) -> Compilation:
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def done(name: str, render: Callable[[], str]) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        seconds[name] = now - clock
+        if show is not None:
+            show(name, render())
+        clock = time.perf_counter()
+
+    plan = plan_kernel(gemm, config, platform)
+    body = build_body(plan)
+    done("build", lambda: format_stmt(body))
+    body = schedule_body(plan, body, dump_graph)
+    done("schedule", lambda: format_stmt(body))
+    kernel = kernel_record(plan, body)
+    if optimize:
+        report = optimize_stmt_report(body, platform, ranges=index_ranges(kernel), limits=OPTIMIZE_LIMITS)
+        body = report.stmt
+        kernel = replace(kernel, body=body)
+        done("optimize", lambda: f"// e-graph: {report.saturation.describe()}, cost {report.cost_before} -> "
+                                 f"{report.cost_after}, {report.lets} shared lets\n" + format_stmt(body))
+    compiled = compile_kernel(kernel_spec(kernel), platform, trace=done)
+    return Compilation(problem, kernel, compiled, config, seconds=seconds)

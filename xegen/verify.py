@@ -1,0 +1,61 @@
+"""Running a compiled convolution in the simulator: checked against numpy, and measured.
+
+`verify(compilation, seed)` dispatches the whole grid in `xegen.sim` (SWSB hazard checks on) on
+random inputs and compares every output with the numpy reference within `conv.check`'s
+tolerances.  `modeled_cycles` applies `xegen.emit.cost`'s resource model to the per-instruction
+execution counts of a run; `first_group_executions` gets those counts cheaply by running one
+thread group and scaling by the group count (exact for our kernels, whose control flow is the
+same in every group: edges are masked, not branched around).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import sim
+from .conv.check import Comparison, compare, random_inputs
+from .conv.kernel import device_buffers, output_tensors
+from .emit.cost import Cycles, kernel_cycles
+from .pipeline import Compilation
+
+
+@dataclass(frozen=True)
+class Verification:
+    comparisons: tuple[Comparison, ...]
+    run: sim.RunResult
+
+    @property
+    def ok(self) -> bool:
+        return not self.run.hazards and all(c.ok for c in self.comparisons)
+
+
+def run_in_simulator(compilation: Compilation, tensors, grid=None, check_hazards: bool = True):
+    """Run the kernel on logical `tensors` over `grid` groups (default: the whole problem);
+    returns (output tensors, the simulator's RunResult)."""
+    kernel, compiled = compilation.kernel, compilation.compiled
+    buffers = device_buffers(kernel, tensors)
+    args = [buffers[v.name] for v in kernel.arguments]
+    global_size = compiled.global_size(grid or kernel.grid)
+    result = sim.run(compiled.zebin(), compiled.name, args, global_size, compiled.local_size,
+                     hw=compiled.hw, check_hazards=check_hazards)
+    return output_tensors(kernel, buffers), result
+
+
+def verify(compilation: Compilation, seed: int = 0) -> Verification:
+    problem = compilation.problem
+    tensors = random_inputs(problem, seed)
+    outputs, result = run_in_simulator(compilation, tensors)
+    return Verification(tuple(compare(problem, outputs, tensors)), result)
+
+
+def first_group_executions(compilation: Compilation) -> tuple[int, ...]:
+    """Per-instruction thread-executions of the whole grid, from a run of group 0 alone."""
+    tensors = random_inputs(compilation.problem, 0)
+    _, result = run_in_simulator(compilation, tensors, grid=(1, 1, 1), check_hazards=False)
+    groups = math.prod(compilation.kernel.grid)
+    return tuple(n * groups for n in result.executions)
+
+
+def modeled_cycles(compilation: Compilation, executions) -> Cycles:
+    return kernel_cycles(compilation.compiled.instructions, executions, compilation.compiled.hw)
