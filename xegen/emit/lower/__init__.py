@@ -23,6 +23,7 @@ from typing import Callable
 
 from ... import hw as hwlib
 from ...errors import ConfigError, UnsupportedError
+from ..analysis import Counts, kernel_counts
 from ..asm_printer import format_kernel
 from ..encoder import encode_kernel
 from ..instruction import Instruction
@@ -36,14 +37,6 @@ from .program import Label, Program
 from .regalloc import RegisterAllocationError, allocate, registers_used, rewrite
 
 INSTRUCTION_BYTES = 16
-FMA_OPCODES = frozenset({"dp4a", "dpas", "dpasw"})
-FLOAT_TYPES = frozenset({"f", "hf", "bf", "df"})
-
-
-def is_fma(inst: Instruction) -> bool:
-    """A multiply-add of data: dpas, dp4a, or a floating-point mad (integer mads are index math)."""
-    return inst.opcode in FMA_OPCODES or (inst.opcode == "mad" and inst.dst is not None
-                                          and inst.dst.type in FLOAT_TYPES)
 
 
 def _check(spec: KernelSpec, hw: hwlib.Platform) -> None:
@@ -75,24 +68,13 @@ def link(program: Program, instructions: list[Instruction]) -> list[Instruction]
 
 
 def statistics(instructions: list[Instruction], grfs: int, slm: int) -> KernelStats:
-    loops = []
-    for i, inst in enumerate(instructions):
-        if inst.opcode == "jmpi" and inst.jip is not None and inst.jip <= 0:
-            loops.append((i + inst.jip // INSTRUCTION_BYTES, i))
-    innermost = [(s, e) for s, e in loops if not any(s <= s2 and e2 <= e and (s2, e2) != (s, e) for s2, e2 in loops)]
-    inner = max(innermost, key=lambda r: r[1] - r[0], default=None)
-    body = instructions[inner[0]:inner[1] + 1] if inner else []
-
-    def sends(items):
-        return sum(1 for x in items if x.opcode in ("send", "sendc"))
-
-    def fmas(items):
-        return sum(1 for x in items if is_fma(x))
-
+    """Counts as `xegen.emit.analysis` takes them for any binary, so ours compare with IGC's."""
+    counts = kernel_counts(instructions)
+    inner = counts.inner or Counts(0, 0, 0, 0)
     return KernelStats(
-        instructions=len(instructions), inner_loop_instructions=len(body), inner_loop_sends=sends(body),
-        inner_loop_fma=fmas(body), sends=sends(instructions), fma_instructions=fmas(instructions),
-        syncs=count_syncs(instructions), grfs_used=grfs, slm_bytes=slm)
+        instructions=counts.total.instructions, inner_loop_instructions=inner.instructions,
+        inner_loop_sends=inner.sends, inner_loop_fma=inner.fmas, sends=counts.total.sends,
+        fma_instructions=counts.total.fmas, syncs=count_syncs(instructions), grfs_used=grfs, slm_bytes=slm)
 
 
 Trace = Callable[[str, Callable[[], str]], None]

@@ -42,7 +42,7 @@ class KernelSpec:
 @dataclass(frozen=True)
 class KernelStats:
     instructions: int
-    inner_loop_instructions: int  # in the innermost loop with the most instructions (0: no loop)
+    inner_loop_instructions: int  # in the innermost loop with multiply-adds (0: none), as emit.analysis finds it
     inner_loop_sends: int
     inner_loop_fma: int
     sends: int

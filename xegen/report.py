@@ -1,0 +1,86 @@
+"""What `xegen conv` tells about a compiled kernel: its counts, modeled time and verification.
+
+`summary(...)` gathers the numbers as a JSON-ready dict; `format_summary` prints them for people.
+Modeled cycles are `xegen.emit.cost`'s resource bound over the per-instruction execution counts
+of a simulator run; the fraction of peak compares the problem's multiply-adds with what the
+platform's FMA units could do in that time (`hw.peak_fma_per_clock`).
+"""
+
+from __future__ import annotations
+
+from .conv import formulate
+from .emit.cost import Cycles
+from .pipeline import Compilation
+from .verify import Verification
+
+_PEAK_KIND = {"f32": "f32", "f16": "f16", "bf16": "bf16", "s8": "int8", "u8": "int8"}
+
+
+def multiply_adds(compilation: Compilation) -> int:
+    """The problem's multiply-adds, as benchdnn counts them (padding taps included)."""
+    gemm = formulate(compilation.problem)
+    return gemm.groups * gemm.m.size * gemm.n.size * gemm.k.size
+
+
+def peak_fraction(compilation: Compilation, cycles: Cycles) -> float:
+    gemm = formulate(compilation.problem)
+    hw = compilation.compiled.hw
+    rate = hw.peak_fma_per_clock(_PEAK_KIND[gemm.a.type.kind])
+    return multiply_adds(compilation) / (cycles.device * rate) if cycles.device else 0.0
+
+
+def summary(compilation: Compilation, cycles: Cycles | None = None,
+            verification: Verification | None = None) -> dict:
+    compiled, stats = compilation.compiled, compilation.compiled.stats
+    density = stats.inner_loop_fma / stats.inner_loop_instructions if stats.inner_loop_instructions else None
+    result = {
+        "problem": str(compilation.problem.desc),
+        "direction": compilation.problem.direction,
+        "dt": str(compilation.problem.types),
+        "hw": compiled.hw.name,
+        "kernel": compiled.name,
+        "config": str(compilation.config),
+        "fallbacks": list(compilation.fallbacks),
+        **stats.as_dict(),
+        "inner_loop_math_density": None if density is None else round(density, 4),
+        "grf_count": compilation.kernel.grf_count,
+        "code_bytes": len(compiled.code),
+        "multiply_adds": multiply_adds(compilation),
+        "compile_seconds": {name: round(s, 4) for name, s in compilation.seconds.items()},
+    }
+    if cycles is not None:
+        result["modeled"] = {**cycles.as_dict(), "peak_fraction": round(peak_fraction(compilation, cycles), 4)}
+    if verification is not None:
+        result["verify"] = {
+            "ok": verification.ok,
+            "outputs": [{"name": c.name, "max_error": c.max_error, "worst_ratio": c.worst_ratio,
+                         "mismatches": c.mismatches, "elements": c.elements} for c in verification.comparisons],
+            "hazards": [str(h) for h in verification.run.hazards],
+            "simulated_instructions": verification.run.instructions,
+        }
+    return result
+
+
+def format_summary(s: dict) -> str:
+    inner = (f"inner loop {s['inner_loop_instructions']} ({s['inner_loop_sends']} sends, {s['inner_loop_fma']} FMA, "
+             f"math density {s['inner_loop_math_density']:.2f})" if s["inner_loop_instructions"] else "no loop")
+    lines = [
+        f"native: {s['instructions']} instructions, {inner}; {s['sends']} sends, {s['fma_instructions']} FMA "
+        f"instructions, {s['syncs']} syncs; {s['grfs_used']} of {s['grf_count']} GRFs, SLM {s['slm_bytes']} bytes, "
+        f"{s['code_bytes']} bytes of code",
+    ]
+    for fallback in s["fallbacks"]:
+        lines.append(f"fell back from {fallback}")
+    if "modeled" in s:
+        m = s["modeled"]
+        lines.append(f"modeled: {m['device_cycles']:.0f} device cycles ({m['bound']} bound), "
+                     f"{100 * m['peak_fraction']:.1f}% of peak")
+    if "verify" in s:
+        v = s["verify"]
+        for out in v["outputs"]:
+            status = "ok" if not out["mismatches"] else f"MISMATCH in {out['mismatches']} of {out['elements']}"
+            lines.append(f"verify: {out['name']}: max error {out['max_error']:.3g} "
+                         f"({out['worst_ratio']:.3g} of tolerance) {status}")
+        hazards = v["hazards"]
+        lines.append(f"verify: hazards: {len(hazards)}" + "".join(f"\n  {h}" for h in hazards[:5]))
+    return "\n".join(lines)
