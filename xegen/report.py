@@ -9,24 +9,25 @@ platform's FMA units could do in that time (`hw.peak_fma_per_clock`).
 from __future__ import annotations
 
 from .conv import formulate
+from .conv.problem import Problem
 from .emit.cost import Cycles
+from .hw import Platform
 from .pipeline import Compilation
 from .verify import Verification
 
 _PEAK_KIND = {"f32": "f32", "f16": "f16", "bf16": "bf16", "s8": "int8", "u8": "int8"}
 
 
-def multiply_adds(compilation: Compilation) -> int:
+def multiply_adds(problem: Problem) -> int:
     """The problem's multiply-adds, as benchdnn counts them (padding taps included)."""
-    gemm = formulate(compilation.problem)
+    gemm = formulate(problem)
     return gemm.groups * gemm.m.size * gemm.n.size * gemm.k.size
 
 
-def peak_fraction(compilation: Compilation, cycles: Cycles) -> float:
-    gemm = formulate(compilation.problem)
-    hw = compilation.compiled.hw
-    rate = hw.peak_fma_per_clock(_PEAK_KIND[gemm.a.type.kind])
-    return multiply_adds(compilation) / (cycles.device * rate) if cycles.device else 0.0
+def peak_fraction(problem: Problem, hw: Platform, cycles: Cycles) -> float:
+    """The problem's multiply-adds over what the platform's FMA units do in `cycles`."""
+    rate = hw.peak_fma_per_clock(_PEAK_KIND[formulate(problem).a.type.kind])
+    return multiply_adds(problem) / (cycles.device * rate) if cycles.device else 0.0
 
 
 def summary(compilation: Compilation, cycles: Cycles | None = None,
@@ -45,11 +46,11 @@ def summary(compilation: Compilation, cycles: Cycles | None = None,
         "inner_loop_math_density": None if density is None else round(density, 4),
         "grf_count": compilation.kernel.grf_count,
         "code_bytes": len(compiled.code),
-        "multiply_adds": multiply_adds(compilation),
+        "multiply_adds": multiply_adds(compilation.problem),
         "compile_seconds": {name: round(s, 4) for name, s in compilation.seconds.items()},
     }
     if cycles is not None:
-        result["modeled"] = {**cycles.as_dict(), "peak_fraction": round(peak_fraction(compilation, cycles), 4)}
+        result["modeled"] = {**cycles.as_dict(), "peak_fraction": round(peak_fraction(compilation.problem, compiled.hw, cycles), 4)}
     if verification is not None:
         result["verify"] = {
             "ok": verification.ok,

@@ -119,8 +119,12 @@ def _compile(args, problem, overrides, printed, dump, index, batch) -> tuple[int
     if path is not None:
         path.write_bytes(compilation.zebin())
     verification = verify(compilation, args.seed) if args.verify else None
-    executions = verification.run.executions if verification else first_group_executions(compilation)
-    report = summary(compilation, modeled_cycles(compilation, executions), verification)
+    cycles = None
+    if verification is not None:
+        cycles = modeled_cycles(compilation, verification.run.executions)
+    elif not args.no_model:
+        cycles = modeled_cycles(compilation, first_group_executions(compilation))
+    report = summary(compilation, cycles, verification)
     if path is not None:
         report["zebin"] = str(path)
     if args.asm:
@@ -145,8 +149,8 @@ def _batch_row(s: dict) -> str:
     verified = "" if "verify" not in s else ("  verify ok" if s["verify"]["ok"] else "  verify FAILED")
     return (f"{name}: {s['instructions']} insts, inner loop {s['inner_loop_instructions']} "
             f"(density {density if density is not None else '-'}), {s['grfs_used']} GRFs, "
-            f"{s['modeled']['device_cycles']:.0f} cycles, {100 * s['modeled']['peak_fraction']:.1f}% of peak"
-            + verified)
+            + (f", {s['modeled']['device_cycles']:.0f} cycles, {100 * s['modeled']['peak_fraction']:.1f}% of peak"
+               if "modeled" in s else "") + verified)
 
 
 def register(subparsers) -> None:
@@ -196,6 +200,8 @@ def register(subparsers) -> None:
     native.add_argument("--print-after", action="append", default=[], metavar="PASS",
                         help=f"print the output of a pass (repeatable or comma-separated): {', '.join(PASSES)}")
     native.add_argument("--print-after-all", action="store_true", help="print the output of every pass")
+    native.add_argument("--no-model", action="store_true",
+                        help="skip the modeled cycles (without --verify they cost a simulator run of one thread group)")
     native.add_argument("--no-optimize", action="store_true", help="skip the e-graph optimizer (for comparison)")
     ir_level = parser.add_argument_group("IR level")
     ir_level.add_argument("--canonical", action="store_true", help="print the canonical descriptor")
