@@ -1,0 +1,163 @@
+"""`xegen conv` as a compiler: the pipeline's passes, the native summary, -o/--verify/--asm/--json,
+--print-after, --batch, the configuration fall-back, and determinism."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from xegen import ir, pipeline
+from xegen.cli import main
+from xegen.conv import make_problem
+from xegen.emit import decode
+from xegen.emit.lower import RegisterAllocationError
+from xegen.emit.zebin import read_zebin
+from xegen.oracles import ocloc_validate
+from xegen.pipeline import PASSES, compile_problem
+from xegen.verify import first_group_executions, verify
+
+SMALL = "mb1ic16ih6oc32oh6kh3ph1"
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    status = main(["conv", *args])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_every_pass_prints_in_order_and_the_ir_passes_parse(capsys):
+    status, out, _ = run(capsys, SMALL, "--print-after-all", "--no-model")
+    assert status == 0
+    headers = [line for line in out.splitlines() if line.startswith("// ----- after ")]
+    assert headers == [f"// ----- after {name} -----" for name in PASSES]
+    sections = out.split("// ----- after ")
+    for section in sections[1:4]:  # build, schedule, optimize print IR that parses back
+        name, _, text = section.partition(" -----\n")
+        body = "\n".join(line for line in text.splitlines() if not line.startswith("//"))
+        assert ir.parse_stmt(body) is not None, name
+    assert "v1" in sections[4] and "r1" not in sections[4].split("\n", 2)[1]  # isel: virtual registers
+
+
+def test_print_after_takes_lists_and_rejects_unknown_passes(capsys):
+    status, out, _ = run(capsys, SMALL, "--print-after=build,swsb", "--no-model")
+    assert status == 0
+    assert [line for line in out.splitlines() if line.startswith("// -----")] == \
+        ["// ----- after build -----", "// ----- after swsb -----"]
+    status, _, err = run(capsys, SMALL, "--print-after=regalloc,scheduling")
+    assert status == 2 and err.startswith("xegen: error: unknown pass 'scheduling'")
+
+
+def test_output_verify_and_summary(capsys, tmp_path, ocloc):
+    path = tmp_path / "k.zebin"
+    status, out, _ = run(capsys, SMALL, "--dt=f16", "-o", str(path), "--verify")
+    assert status == 0
+    assert "verify: dst: max error" in out and out.rstrip().endswith(f"({path.stat().st_size} bytes)")
+    assert "verify: hazards: 0" in out and "modeled: " in out
+    zebin = path.read_bytes()
+    assert [k.name for k in read_zebin(zebin).kernels] == ["conv_fwd_b_f16_xehpg"]
+    valid, report = ocloc_validate(zebin)
+    assert valid, report
+
+
+def test_json_summary_matches_the_library(capsys):
+    status, out, _ = run(capsys, SMALL, "--hw=xelp", "--json")
+    assert status == 0
+    summary = json.loads(out)
+    compilation = compile_problem(make_problem(SMALL), "xelp")
+    stats = compilation.compiled.stats
+    assert summary["instructions"] == stats.instructions == len(compilation.compiled.instructions)
+    assert summary["inner_loop_fma"] == stats.inner_loop_fma and summary["grfs_used"] == stats.grfs_used
+    assert summary["hw"] == "xelp" and summary["kernel"] == "conv_fwd_b_f32_xelp"
+    # multiply-adds by hand: 32 output channels x 6x6 outputs x 16 input channels x 3x3 taps
+    assert summary["multiply_adds"] == 32 * 36 * 16 * 9
+    assert 0 < summary["modeled"]["peak_fraction"] <= 1
+    assert summary["modeled"]["bound"] in ("issue", "alu", "xmx", "load_store")
+
+
+def test_asm_is_the_zebins_code(capsys, iga64):
+    status, out, _ = run(capsys, SMALL, "--asm", "--no-model")
+    assert status == 0
+    listing = [line for line in out.splitlines() if line.startswith("/* [")]
+    code = compile_problem(make_problem(SMALL), "xehpg").compiled.code
+    assert len(listing) == len(decode(code, "xehpg"))
+    assert listing[0].startswith("/* [0000] */") and "EOT" in listing[-1]
+
+
+def test_same_problem_same_bytes():
+    problem = make_problem(SMALL, dt="bf16")
+    first = compile_problem(problem, "xehpc").zebin()
+    second = compile_problem(make_problem(SMALL, dt="bf16"), "xehpc").zebin()
+    assert first == second
+
+
+def test_first_group_executions_scale_to_the_whole_grid():
+    compilation = compile_problem(make_problem("mb1ic8ih8oc16oh8kh3ph1"), "xehpg",
+                                  {"tg_m": 1, "tg_n": 1, "m_tile": 8})
+    assert compilation.kernel.grid[1] > 1  # several groups, so the scaling is tested
+    assert first_group_executions(compilation) == verify(compilation).run.executions
+
+
+def test_register_overflow_falls_back_to_the_next_config(monkeypatch):
+    real = pipeline.compile_kernel
+    calls = []
+
+    def first_does_not_fit(spec, hw, trace=None):
+        calls.append(spec)
+        if len(calls) == 1:
+            raise RegisterAllocationError("kernel needs 130 GRFs, has 128", 130 * 32, 128 * 32)
+        return real(spec, hw, trace)
+
+    monkeypatch.setattr(pipeline, "compile_kernel", first_does_not_fit)
+    compilation = compile_problem(make_problem(SMALL), "xehpg")
+    assert len(calls) == 2 and len(compilation.fallbacks) == 1
+    assert "130 GRFs" in compilation.fallbacks[0]
+    assert compilation.fallbacks[0].startswith(str(compile_problem(make_problem(SMALL), "xehpg",
+                                                                   optimize=False).config))
+    assert verify(compilation).ok
+
+
+def test_batch_prints_one_row_per_layer_and_writes_a_directory(capsys, tmp_path):
+    shapes = tmp_path / "shapes"
+    shapes.write_text('# two layers\nmb1ic8ih4oc8oh4kh3ph1n"a"\nmb1ic8ih3oc16oh2kh1sh2n"b"\n')
+    status, out, _ = run(capsys, "--batch", str(shapes), "-o", str(tmp_path / "out"), "--verify")
+    assert status == 0
+    rows = out.splitlines()
+    assert len(rows) == 2 and all(row.endswith("verify ok") for row in rows)
+    assert rows[0].startswith('g1mb1_ic8ih4iw4_oc8oh4ow4_kh3kw3_sh1sw1_ph1pw1_dh0dw0_n"a": ')
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == \
+        ["000-conv_fwd_b_f32_xehpg.zebin", "001-conv_fwd_b_f32_xehpg.zebin"]
+
+
+def test_batch_json_is_a_list(capsys, tmp_path):
+    shapes = tmp_path / "shapes"
+    shapes.write_text("mb1ic8ih4oc8oh4kh3ph1\nmb1ic8ih4oc8oh4kh1\n")
+    status, out, _ = run(capsys, "--batch", str(shapes), "--json", "--no-model")
+    assert status == 0
+    assert [entry["problem"] for entry in json.loads(out)] == [
+        "g1mb1_ic8ih4iw4_oc8oh4ow4_kh3kw3_sh1sw1_ph1pw1_dh0dw0", "g1mb1_ic8ih4iw4_oc8oh4ow4_kh1kw1_sh1sw1_ph0pw0_dh0dw0"]
+
+
+def test_a_failing_verification_exits_1(capsys, monkeypatch):
+    from xegen.commands import conv as command
+    from xegen.conv.check import Comparison
+    from xegen.verify import Verification
+
+    def wrong(compilation, seed):
+        good = verify(compilation, seed)
+        return Verification((Comparison("dst", 2.0, 80.0, 5, 1152),), good.run)
+
+    monkeypatch.setattr(command, "verify", wrong)
+    status, out, _ = run(capsys, SMALL, "--verify")
+    assert status == 1 and "verify: dst: max error 2 (80 of tolerance) MISMATCH in 5 of 1152" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    ((SMALL, "--config", "grf=96"), "grf"),
+    ((SMALL, "--hw=xe3"), "unknown hardware"),
+    (("--batch", "/nonexistent/shapes", "--verify"), "No such file"),
+])
+def test_mistakes_are_one_line_errors(capsys, args, message):
+    status, _, err = run(capsys, *args)
+    assert status == 2
+    assert len(err.splitlines()) == 1 and err.startswith("xegen: error: ") and message in err
