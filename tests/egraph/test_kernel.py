@@ -106,6 +106,24 @@ def test_loop_ranges_guard_rewrites_inside_the_loop():
     assert_same_buffers(stmt, out, {"OUT": 64 * 4})
 
 
+def test_blocks_of_k_share_their_decomposition_and_equal_lets_merge():
+    # the conv builder's K block: 8 consecutive k split into channel, kw, kh; k_start is a multiple
+    # of 8 and 64 channels a multiple of the block, so all 8 have the same kw and kh
+    lines = ["let tid;", "for (k_iter = 0; k_iter < 72) {", "  let k_start = k_iter * 8;"]
+    for j in range(8):
+        lines += [f"  let ic{j} = (k_start + {j}) % 64;", f"  let kw{j} = (k_start + {j}) / 64 % 3;",
+                  f"  let row{j} = kw{j} + tid;",
+                  f"  OUT[((tid * 72 + k_iter) * 8 + {j}) * 4] = (row{j} * 64 + ic{j}) * 3 + kw{j};"]
+    lines.append("}")
+    stmt = ir.parse_stmt("\n".join(lines))
+    out = optimize_stmt(stmt, "xehpg", ranges={"tid": range(0, THREADS)})
+    lets = {s.var.name: s.value for s in ir.walk(out) if isinstance(s, ir.Let) and s.value is not None}
+    assert all(lets[f"kw{j}"] == ir.var("kw0") for j in range(1, 8))  # one decomposition, seven aliases
+    assert all(lets[f"row{j}"] == ir.var("row0") for j in range(1, 8))  # built on aliases: equal too
+    assert "/ 64" not in ir.format_stmt(out) and "% 64" not in ir.format_stmt(out)
+    assert_same_buffers(stmt, out, {"OUT": THREADS * 72 * 8 * 4})
+
+
 @st.composite
 def kernels(draw):
     """Two nested loops storing random integer expressions of tid and the loop variables."""

@@ -139,27 +139,59 @@ def _collect_sites(stmt: ir.Stmt, namer: _Namer) -> tuple[list[_Site], dict]:
 
 def _rebuild(stmt: ir.Stmt, values: Iterator[ir.Expr]) -> ir.Stmt:
     """The statement with its expression sites replaced, in the order `_collect_sites` found them."""
-    if isinstance(stmt, ir.For):
-        init, bound = next(values), next(values)
-        return ir.For(stmt.var, init, bound, _rebuild(stmt.body, values), stmt.unroll)
-    if isinstance(stmt, ir.Let):
-        value = next(values) if stmt.value is not None else None
-        return ir.Let(stmt.var, value, _rebuild(stmt.body, values))
-    if isinstance(stmt, ir.Alloc):
-        return ir.Alloc(stmt.buffer, stmt.size, stmt.kind, _rebuild(stmt.body, values))
-    if isinstance(stmt, ir.Seq):
-        return ir.Seq(tuple(_rebuild(x, values) for x in stmt.stmts)) if stmt.stmts else stmt
-    if isinstance(stmt, ir.IfThenElse):
-        cond = next(values)
-        then_case = _rebuild(stmt.then_case, values)
-        else_case = _rebuild(stmt.else_case, values) if stmt.else_case is not None else None
-        return ir.IfThenElse(cond, then_case, else_case)
-    if isinstance(stmt, ir.Store):
-        fields = {f: next(values) for f in _expression_fields(stmt)}
-        return ir.Store(stmt.buffer, fields["offset"], fields["value"], stmt.stride, fields.get("mask"))
-    if isinstance(stmt, ir.Call):
-        return ir.Call(stmt.func, tuple(next(values) if a is not None else None for a in stmt.args))
-    raise TypeError(type(stmt).__name__)
+    return _Rebuilder(values).stmt(stmt)
+
+
+class _Rebuilder:
+    """Puts the extracted expressions back, and merges lets that simplification made equal: a let
+    whose value equals an enclosing let's value binds that variable instead (`kw_k1 = (k + 1) / 64 % 3`
+    may have become `kw_k0`'s value), and a let bound to a variable or constant is replaced by it
+    in everything after, so that expressions built on either alias compare equal as well."""
+
+    def __init__(self, values: Iterator[ir.Expr]):
+        self.values = values
+        self.bound: dict[ir.Expr, ir.Var] = {}  # pure let values in scope -> their variable
+        self.aliases: dict[ir.Expr, ir.Expr] = {}  # let variable -> the variable or constant it equals
+
+    def next(self) -> ir.Expr:
+        value = next(self.values)
+        return ir.substitute(value, self.aliases) if self.aliases and value is not None else value
+
+    def stmt(self, s: ir.Stmt) -> ir.Stmt:
+        if isinstance(s, ir.For):
+            init, bound = self.next(), self.next()
+            return ir.For(s.var, init, bound, self.stmt(s.body), s.unroll)
+        if isinstance(s, ir.Let):
+            return self.let(s)
+        if isinstance(s, ir.Alloc):
+            return ir.Alloc(s.buffer, s.size, s.kind, self.stmt(s.body))
+        if isinstance(s, ir.Seq):
+            return ir.Seq(tuple(self.stmt(x) for x in s.stmts)) if s.stmts else s
+        if isinstance(s, ir.IfThenElse):
+            cond = self.next()
+            then_case = self.stmt(s.then_case)
+            else_case = self.stmt(s.else_case) if s.else_case is not None else None
+            return ir.IfThenElse(cond, then_case, else_case)
+        if isinstance(s, ir.Store):
+            fields = {f: self.next() for f in _expression_fields(s)}
+            return ir.Store(s.buffer, fields["offset"], fields["value"], s.stride, fields.get("mask"))
+        if isinstance(s, ir.Call):
+            return ir.Call(s.func, tuple(self.next() if a is not None else None for a in s.args))
+        raise TypeError(type(s).__name__)
+
+    def let(self, s: ir.Let) -> ir.Stmt:
+        value = self.next() if s.value is not None else None
+        if value is not None and value in self.bound:
+            value = self.bound[value]
+        if isinstance(value, (ir.Var, ir.IntImm)) and value.type == s.var.type:
+            self.aliases[s.var] = value
+        if value is None or isinstance(value, (ir.Var, ir.IntImm)) or not _pure(value):
+            return ir.Let(s.var, value, self.stmt(s.body))
+        self.bound[value] = s.var
+        try:
+            return ir.Let(s.var, value, self.stmt(s.body))
+        finally:
+            del self.bound[value]
 
 
 def statement_cost(stmt: ir.Stmt, model: CostModel) -> int:
