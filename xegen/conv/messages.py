@@ -223,6 +223,8 @@ def slm_line_messages(op: str, slm: Var, slm_pitch: int, grf: TileLayout, lines:
     sends: list[Stmt] = []
     y_origin, x_origin = (row_origin, col_origin) if line_dim == 1 else (col_origin, row_origin)
     x_multiple = origin_multiples[1] if line_dim == 1 else origin_multiples[0]
+    if grf.type.size == size:
+        lines = merge_contiguous_lines(lines, slm_pitch, hw.max_block_message_bytes // size)
     for line in lines:
         start = (y_origin + line.other) * slm_pitch + x_origin + line.start
         # y_origin moves the start by multiples of the pitch, x_origin by multiples of x_multiple
@@ -240,6 +242,21 @@ def slm_line_messages(op: str, slm: Var, slm_pitch: int, grf: TileLayout, lines:
                 reg = ptr(grf.buffer, (line.base + first) * grf.type.size)
                 sends.append(Call(func, (ptr(slm, 0), _vector(offsets.expr * size, count), reg, None)))
     return sends
+
+
+def merge_contiguous_lines(lines: list[Line], pitch: int, max_length: int) -> list[Line]:
+    """Lines that follow each other both in the SLM tile (row pitch `pitch`) and in the registers,
+    joined into longer lines of at most `max_length` elements: one block message instead of one
+    per row when a thread's rows are whole rows of the SLM tile."""
+    merged: list[Line] = []
+    for line in lines:
+        last = merged[-1] if merged else None
+        if (last is not None and line.other * pitch + line.start == last.other * pitch + last.start + last.length
+                and line.base == last.base + last.length and last.length + line.length <= max_length):
+            merged[-1] = Line(last.other, last.start, last.length + line.length, last.base)
+        else:
+            merged.append(line)
+    return merged
 
 
 def zero_fill(buffer: Var, bytes_: int, grf_bytes: int) -> list[Stmt]:
