@@ -86,6 +86,31 @@ def test_loads_are_not_moved_across_stores():
     assert_same_buffers(stmt, out, {}, {"BUF": np.arange(THREADS, dtype=np.int32)})
 
 
+def test_more_shared_subexpressions_than_the_recursion_limit():
+    """CSE nests one let per shared subexpression: 1100 of them must not exhaust Python's
+    recursion limit (the cost of the result used to be measured by a recursive walk).  The lets
+    are evaluated one after another here, the stores against a hand computation."""
+    count = 1100
+    n, out = ir.Var("n", S32), ir.Var("OUT", ir.parse_type("ptr"))
+    stores = []
+    for k in range(count):
+        shared = n * (k + 2) + (k + 1)
+        stores.append(ir.Store(out, ir.const(k * 4, S32), shared * shared))
+    stmt = ir.Let(out, None, ir.Let(n, None, ir.Seq(tuple(stores))))
+    report = optimize_stmt_report(stmt, "xehpg", ranges={"n": range(0, 100)})
+    assert report.lets == count
+
+    env: dict[str, object] = {"n": np.int32(5)}
+    body = report.stmt
+    while isinstance(body, ir.Let):
+        if body.value is not None:
+            env[body.var.name] = ir.evaluate(body.value, env)
+        body = body.body
+    assert isinstance(body, ir.Seq) and len(body.stmts) == count
+    written = {int(ir.evaluate(s.offset, env)) // 4: int(ir.evaluate(s.value, env)) for s in body.stmts}
+    assert written == {k: (5 * (k + 2) + k + 1) ** 2 for k in range(count)}
+
+
 def test_shadowed_variables_stay_apart():
     stmt = ir.parse_stmt("""
     let tid;

@@ -5,9 +5,15 @@ re-assembles it under -Wall without a word, `ocloc validate` accepts the zebin."
 
 from __future__ import annotations
 
+import sys
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from xegen import ir, sim
+from xegen.emit.lower import compile_kernel
+from xegen.ir.types import S32
 from xegen.oracles import ocloc_validate
 
 from .harness import hand_spec, iga_report, run_both
@@ -100,6 +106,45 @@ def test_uniform_branches_and_early_end_of_thread(hw):
     spec = hand_spec("branches", BRANCHES, [("x", "ptr"), ("out", "ptr")])
     x = np.array([-5, -2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9], dtype=np.int32)
     check(spec, hw, {"x": x, "out": np.zeros(8 * 12, np.int32)}, grid=(12, 1, 1))
+
+
+DEEP_LETS = """
+alloc r[64] grf;
+r[0] = broadcast(0, 16);
+for (j = 0; j < 2) unroll(0) {
+  r[j * 4] = n + j;
+}
+send<op=store, kind=block, space=global, type=s32, count=16>(&out[group_id0 * 64], &r[0], null);
+"""
+
+
+def with_let_chain(spec, depth: int):
+    """`spec` with its store `r[j * 4] = n + j` computing n + j + depth - 1 through a chain of
+    `depth` nested lets (a0 = n + j, a1 = a0 + 1, ...), built bottom-up without recursion."""
+    store = next(node for node in ir.walk(spec.body) if isinstance(node, ir.For)).body
+    names = [ir.Var(f"a{k}", S32) for k in range(depth)]
+    chain: ir.Stmt = ir.Store(store.buffer, store.offset, names[-1])
+    for k in reversed(range(1, depth)):
+        chain = ir.Let(names[k], names[k - 1] + 1, chain)
+    chain = ir.Let(names[0], store.value, chain)
+    return replace(spec, body=ir.substitute(spec.body, {store: chain}))
+
+
+def test_let_chain_deeper_than_the_recursion_limit_in_an_unrolled_loop():
+    """Scheduling and CSE nest lets more than a thousand deep; lowering looks through them (to
+    decide unrolling, to substitute the loop variable) without running out of Python stack."""
+    depth = 1200
+    assert depth > sys.getrecursionlimit()
+    spec = with_let_chain(hand_spec("deep", DEEP_LETS, [("out", "ptr"), ("n", "s32")]), depth)
+    compiled = compile_kernel(spec, "xehpg")
+    out = np.full(16 * 2, -1, np.int32)
+    grid = (2, 1, 1)
+    result = sim.run(compiled.zebin(), spec.name, [out, 40], compiled.global_size(grid), compiled.local_size,
+                     check_hazards=True)
+    assert not result.hazards
+    expected = np.zeros((2, 16), np.int32)
+    expected[:, 0], expected[:, 1] = 40 + depth - 1, 40 + 1 + depth - 1  # r[j * 4]: byte offsets
+    assert out.reshape(2, 16).tolist() == expected.tolist()
 
 
 # --- messages --------------------------------------------------------------------------------

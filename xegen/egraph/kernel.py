@@ -194,16 +194,25 @@ class _Rebuilder:
             del self.bound[value]
 
 
+def _statements(stmt: ir.Stmt) -> Iterator[ir.Stmt]:
+    """Every statement under `stmt`, parents first, without recursion: CSE nests one let per
+    shared subexpression, and a scheduled kernel's chain of lets can be thousands deep."""
+    stack = [stmt]
+    while stack:
+        s = stack.pop()
+        yield s
+        stack.extend(reversed([c for c in ir.children(s) if isinstance(c, ir.Stmt)]))
+
+
 def statement_cost(stmt: ir.Stmt, model: CostModel) -> int:
     """Cost of a statement's expressions, each distinct subexpression counted once per scope
     (what a compiler with CSE pays; loops are not multiplied out)."""
     exprs = []
-    for node in ir.walk(stmt):
-        if isinstance(node, ir.Stmt):
-            for f in _expression_fields(node):
-                exprs.append(getattr(node, f))
-            if isinstance(node, ir.Call):
-                exprs.extend(a for a in node.args if a is not None)
+    for node in _statements(stmt):
+        for f in _expression_fields(node):
+            exprs.append(getattr(node, f))
+        if isinstance(node, ir.Call):
+            exprs.extend(a for a in node.args if a is not None)
     return model.dag_cost(exprs)
 
 

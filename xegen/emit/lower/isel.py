@@ -22,7 +22,6 @@ from ...ir import expr as E
 from ...ir import funcs as F
 from ...ir import stmt as S
 from ...ir.types import S32
-from ...ir.visitor import substitute, walk
 from ..instruction import CondModifier, Predicate, Reg
 from .abi import Abi, Deferred
 from .builder import Builder
@@ -30,6 +29,7 @@ from .calls import Calls
 from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer
 from .messages import Messages
 from .values import Constant, Region
+from .walks import nodes, substitute_stmt
 
 MAX_UNROLLED_STATEMENTS = 20000  # nodes of IR a full unroll may produce
 SLM_ALIGNMENT = 64
@@ -50,7 +50,7 @@ class StatementLowering(Expressions):
 
     # --- kernel -------------------------------------------------------------------------------
     def kernel(self, body: S.Stmt) -> None:
-        names = {n.name for n in walk(body) if isinstance(n, E.Var)}
+        names = {n.name for n in nodes(body) if isinstance(n, E.Var)}
         bindings = self.abi.prologue(names)
         deferred = {name: b for name, b in bindings.items() if isinstance(b, Deferred)}
         self.env.update({name: b for name, b in bindings.items() if not isinstance(b, Deferred)})
@@ -214,26 +214,26 @@ class StatementLowering(Expressions):
         """Whether the body indexes a GRF buffer with an offset that depends on the loop variable."""
         var = s.var
         grf_names = {name for name, b in self.env.items() if isinstance(b, GrfBuffer)}
-        grf_names |= {n.buffer.name for n in walk(s.body) if isinstance(n, S.Alloc) and n.kind == "grf"}
-        for node in walk(s.body):
+        grf_names |= {n.buffer.name for n in nodes(s.body) if isinstance(n, S.Alloc) and n.kind == "grf"}
+        for node in nodes(s.body):
             offset = None
             if isinstance(node, (E.Load, E.Ptr, S.Store)) and node.buffer.name in grf_names:
                 offset = node.offset
-            if offset is not None and any(isinstance(n, E.Var) and n == var for n in walk(offset)):
+            if offset is not None and any(isinstance(n, E.Var) and n == var for n in nodes(offset)):
                 return True
         return False
 
     def _unrolled(self, s: S.For, init: int, trips: int) -> None:
-        size = sum(1 for _ in walk(s.body))
+        size = sum(1 for _ in nodes(s.body))
         if size * trips > MAX_UNROLLED_STATEMENTS:
             raise UnsupportedError(f"unrolling loop '{s.var.name}' ({trips} iterations) would be too large")
         for i in range(init, init + trips):
-            self.statement(substitute(s.body, {s.var: E.const(i, s.var.type)}))
+            self.statement(substitute_stmt(s.body, {s.var: E.const(i, s.var.type)}))
 
     def _partially_unrolled(self, s: S.For, init: int, trips: int) -> None:
         n = s.unroll
         outer = E.Var(s.var.name + "_u", s.var.type)
-        copies = [substitute(s.body, {s.var: E.const(init, s.var.type) + outer * n + k}) for k in range(n)]
+        copies = [substitute_stmt(s.body, {s.var: E.const(init, s.var.type) + outer * n + k}) for k in range(n)]
         self._s_For(S.For(outer, E.const(0, s.var.type), E.const(trips // n, s.var.type), S.seq(*copies)))
 
     def _s_Call(self, s: S.Call) -> None:
