@@ -13,7 +13,7 @@ folded with the IR interpreter itself, so folding can never disagree with the se
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -444,6 +444,9 @@ class Expressions:
                                      E.Broadcast(constant_expr(v), v.lanes), e.saturate), e.type)
         if e.type.scalar == source.type.scalar and not e.saturate:
             return v
+        if (isinstance(v, Region) and not e.saturate and e.type.scalar.is_int and source.type.scalar.is_int
+                and e.type.scalar.size == source.type.scalar.size):
+            return self._lanes(replace(v, type=e.type.scalar), e.type.lanes)  # same bits: read them as the new type
         out = self._target(dst, e.type)
         convert(self.b, out, self._lanes(v, e.type.lanes), saturate=e.saturate)
         return out

@@ -1,10 +1,12 @@
-"""The block rules of rules/divmod.egg, checked exhaustively on 8- and 16-bit types with the IR
-interpreter (z3 times out on them at every width; `xegen rules check` reports them unproven).
+"""Rules checked on every value of narrow types (or the extremes and a dense sample of s32) with the
+IR interpreter, beside `xegen rules check`: z3 times out on the block rules of rules/divmod.egg at
+every width, so `rules check` reports them unproven.
 
     (x * a + y) / b  ->  x / (b / a)            a | b, 0 <= y < a, x >= 0, no wrap
     (x * a + y) % b  ->  (x % (b / a)) * a + y
     (p + q) / b      ->  p / b                  d | p, d | b, 0 <= q < d, p >= 0, no wrap
     (p + q) % b      ->  p % b + q
+    0 <= x && x < c  ->  (u32)x < c             c >= 0  (rules/compare.egg)
 """
 
 from __future__ import annotations
@@ -69,3 +71,13 @@ def test_a_shift_of_a_non_negative_value_is_a_division(t):
     for s in range(np.dtype(dtype).itemsize * 8 - 1):
         np.testing.assert_array_equal(evaluate(f"SHR({{x}}, (({t}){s}))", t, x=x),
                                       evaluate(f"DIV({{x}}, (({t}){1 << s}))", t, x=x), err_msg=f"{t} >> {s}")
+
+
+def test_a_range_check_is_one_unsigned_comparison():
+    rng = np.random.default_rng(0)
+    extremes = [-2**31, -2**31 + 1, -57, -1, 0, 1, 55, 56, 57, 2**31 - 2, 2**31 - 1]
+    x = np.concatenate([np.array(extremes), rng.integers(-2**31, 2**31, 20000), np.arange(-300, 300)]).astype(np.int32)
+    for c in (0, 1, 56, 65536, 2**31 - 1):
+        both = ir.evaluate(ir.parse_expr(f"x >= 0 && x < {c}"), {"x": x})
+        one = ir.evaluate(ir.parse_expr(f"(u32)x < (u32){c}"), {"x": x})
+        np.testing.assert_array_equal(both, one, err_msg=f"c={c}")
