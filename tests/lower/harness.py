@@ -8,47 +8,26 @@ import math
 import numpy as np
 
 from xegen import ir, sim
-from xegen.conv.kernel import Kernel, _dtype, dispatch_ids, from_memory, to_memory
+from xegen.conv.kernel import Kernel, device_buffers, dispatch_ids, output_tensors
 from xegen.conv.lowering import index_ranges, kernel_spec
 from xegen.emit.lower import CompiledKernel, KernelSpec, compile_kernel
 
 
-def conv_buffers(kernel: Kernel, tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The kernel's buffers in memory form, as `xegen.conv.run_ir` lays them out."""
-    problem = kernel.problem
-    buffers: dict[str, np.ndarray] = {}
-    for name in problem.inputs:
-        layout, t = problem.layout_of(name), problem.type_of(name)
-        buffers[name] = to_memory(layout.to_physical(np.asarray(tensors[name])), t)
-    for name in problem.outputs:
-        layout, t = problem.layout_of(name), problem.type_of(name)
-        buffers[name] = np.zeros(layout.elements, dtype=_dtype(t))
-    for var in kernel.arguments:
-        buffers.setdefault(var.name, np.zeros(16, dtype=np.uint8))
-    return buffers
-
-
-def outputs_of(kernel: Kernel, buffers: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    problem = kernel.problem
-    return {name: problem.layout_of(name).from_physical(from_memory(buffers[name], problem.type_of(name)))
-            for name in problem.outputs}
-
-
 def run_conv(kernel: Kernel, compiled: CompiledKernel, tensors, check_hazards=True) -> tuple[dict, sim.RunResult]:
-    buffers = conv_buffers(kernel, tensors)
+    buffers = device_buffers(kernel, tensors)
     args = [buffers[v.name] for v in kernel.arguments]
     global_size = compiled.global_size(kernel.grid)
     result = sim.run(compiled.zebin(), compiled.name, args, global_size, compiled.local_size,
                      check_hazards=check_hazards)
-    return outputs_of(kernel, buffers), result
+    return output_tensors(kernel, buffers), result
 
 
 def run_conv_ir(kernel: Kernel, body: ir.Stmt, tensors) -> dict:
     """The interpreter on `body` (e.g. the optimized IR), with the same buffers."""
-    buffers = conv_buffers(kernel, tensors)
+    buffers = device_buffers(kernel, tensors)
     env, groups = dispatch_ids(kernel)
     ir.execute(body, buffers=buffers, env=env, threads=kernel.threads, groups=groups)
-    return outputs_of(kernel, buffers)
+    return output_tensors(kernel, buffers)
 
 
 def optimized_body(kernel: Kernel, hw) -> ir.Stmt:

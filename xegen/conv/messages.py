@@ -25,22 +25,8 @@ from ..ir.expr import Broadcast, IntImm
 from ..ir.types import Type
 from .gemm import Gemm, View
 from .index import Idx, all_of, lane_ids, lane_var
+from ..schedule.loop import Names
 from .tiles import Line, TileLayout
-
-
-class Names:
-    """Unique variable names for one kernel."""
-
-    def __init__(self):
-        self.used: set[str] = set()
-
-    def fresh(self, hint: str) -> str:
-        name, n = hint, 1
-        while name in self.used:
-            n += 1
-            name = f"{hint}_{n}"
-        self.used.add(name)
-        return name
 
 
 class Scope:
