@@ -8,7 +8,8 @@
 Passes (docs/lowering.md):
     isel.py / expressions.py / conditions.py / arith.py / convert.py / messages.py / calls.py
         IR -> instructions on virtual registers (`program.py`), with the prologue and end of
-        thread of the dispatch ABI (`abi.py`)
+        thread of the dispatch ABI (`abi.py`); `walks.py` looks through deep let chains
+        without recursion
     liveness.py / regalloc.py    virtual -> physical registers (RegisterAllocationError when
                                  the kernel does not fit: the caller tries a smaller config)
     link (here)                  labels -> branch offsets
