@@ -159,12 +159,12 @@ def register(subparsers) -> None:
         "conv",
         help="compile a convolution (benchdnn descriptor) to a native Xe kernel; verify or inspect it",
         description=textwrap.fill(
-                    "Compile a benchdnn convolution descriptor for a platform: build the kernel IR, schedule "
-                    "it, optimize it with the e-graph rules, lower it to Xe instructions and print a summary "
-                    "(instructions, inner loop, sends, FMAs, GRFs, SLM, modeled cycles). -o writes the zebin, "
-                    "--verify runs it in the simulator against numpy, --asm disassembles it, --print-after "
-                    "shows a pass's output. --canonical/--print-ir/--check-ir/--print-config work on the IR "
-                    "alone and skip the native compile unless one of the native options is given too.", 100),
+            "Compile a benchdnn convolution descriptor for a platform: build the kernel IR, schedule "
+            "it, optimize it with the e-graph rules, lower it to Xe instructions and print a summary "
+            "(instructions, inner loop, sends, FMAs, GRFs, SLM, modeled cycles). -o writes the zebin, "
+            "--verify runs it in the simulator against numpy, --asm disassembles it, --print-after "
+            "shows a pass's output. --canonical/--print-ir/--check-ir/--print-config work on the IR "
+            "alone and skip the native compile unless one of the native options is given too.", 100),
         epilog="examples:\n"
                "  xegen conv mb1ic64ih56oc64oh56kh3ph1 --hw=xehpg -o res2a.zebin --verify\n"
                "  xegen conv mb1ic16ih8oc32oh8kh3ph1 --dt=f16 --print-after=optimize,swsb\n"
