@@ -317,12 +317,14 @@ DPAS = """
 alloc acc[{acc_bytes}] grf;
 alloc a[{a_bytes}] grf;
 alloc b[{b_bytes}] grf;
+alloc fresh[{acc_bytes}] grf;
 send<op=load, kind=block, space=global, type=u8, count={a_bytes}>(&x[0], &a[0], null);
 send<op=load, kind=block, space=global, type=u8, count={b_bytes}>(&y[0], &b[0], null);
 send<op=load, kind=block, space=global, type={dt}, count={acc_count}>(&z[0], &acc[0], null);
 dpas<exec_size={n}, sdepth=8, rcount={m}, dst_type={dt}, src1_type={t}, src2_type={t}>(&acc[0], &acc[0], &b[0], &a[0]);
-dpas<exec_size={n}, sdepth=8, rcount={m}, dst_type={dt}, src1_type={t}, src2_type={t}>(&acc[0], null, &b[0], &a[0]);
+dpas<exec_size={n}, sdepth=8, rcount={m}, dst_type={dt}, src1_type={t}, src2_type={t}>(&fresh[0], null, &b[0], &a[0]);
 send<op=store, kind=block, space=global, type={dt}, count={acc_count}>(&out[0], &acc[0], null);
+send<op=store, kind=block, space=global, type={dt}, count={acc_count}>(&out[{acc_bytes}], &fresh[0], null);
 """
 
 
@@ -344,8 +346,8 @@ def test_dpas(hw, t, dt, m):
         raw = rng.integers(0, 256, a_bytes + b_bytes, dtype=np.uint8)
     z = (rng.integers(-3, 4, acc_count)).astype(np.float32 if dt == "f32" else np.int32)
     compiled = check(spec, hw, {"x": raw[:a_bytes].copy(), "y": raw[a_bytes:].copy(), "z": z,
-                                "out": np.zeros(acc_count, z.dtype)})
-    assert compiled.stats.fma_instructions == 2
+                                "out": np.zeros(2 * acc_count, z.dtype)})
+    assert compiled.stats.fma_instructions == 2  # the accumulating form and the one without src0
 
 
 REORDER = """

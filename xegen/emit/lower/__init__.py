@@ -10,6 +10,7 @@ Passes (docs/lowering.md):
         IR -> instructions on virtual registers (`program.py`), with the prologue and end of
         thread of the dispatch ABI (`abi.py`); `walks.py` looks through deep let chains
         without recursion
+    deadcode.py                  instructions whose results nobody reads are dropped
     liveness.py / regalloc.py    virtual -> physical registers (RegisterAllocationError when
                                  the kernel does not fit: the caller tries a smaller config)
     link (here)                  labels -> branch offsets
@@ -31,6 +32,7 @@ from ..instruction import Instruction
 from ..scoreboard import assign_swsb, count_syncs
 from .abi import Abi, plan_payload
 from .builder import Builder
+from .deadcode import eliminate_dead_code
 from .isel import StatementLowering
 from .kernel import CompiledKernel, KernelSpec, KernelStats
 from .liveness import flatten
@@ -92,6 +94,7 @@ def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | No
     abi = Abi(builder, spec, payload, spec.grf_count)
     lowering = StatementLowering(builder, abi)
     lowering.kernel(spec.body)
+    eliminate_dead_code(builder.program)
     if trace:
         trace("isel", lambda: builder.program.listing(platform))
     ops, labels = flatten(builder.program)

@@ -118,11 +118,8 @@ class Units:
             live &= ~self.mask(reg)
 
 
-def live_intervals(ops: list[Op], labels: dict[str, int], vregs, grf: int) -> dict[int, tuple[int, int]]:
-    """Register id -> (first, last) op index where any of its units is live or touched."""
-    if not ops:
-        return {}
-    units = Units(vregs)
+def block_liveness(ops: list[Op], labels: dict[str, int], units: Units):
+    """The blocks, each op's read and overwritten unit masks, and each block's live-out mask."""
     blocks = _blocks(ops, labels)
     reads = [0] * len(ops)
     kills = [0] * len(ops)
@@ -154,6 +151,15 @@ def live_intervals(ops: list[Op], labels: dict[str, int], vregs, grf: int) -> di
             if out != live_out[b] or new_in != live_in[b]:
                 live_out[b], live_in[b] = out, new_in
                 changed = True
+    return blocks, reads, kills, live_in, live_out
+
+
+def live_intervals(ops: list[Op], labels: dict[str, int], vregs, grf: int) -> dict[int, tuple[int, int]]:
+    """Register id -> (first, last) op index where any of its units is live or touched."""
+    if not ops:
+        return {}
+    units = Units(vregs)
+    blocks, _, _, live_in, live_out = block_liveness(ops, labels, units)
 
     first: dict[int, int] = {}
     last: dict[int, int] = {}

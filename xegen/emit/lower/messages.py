@@ -250,6 +250,9 @@ class Messages:
                 self._copy_bytes(temp, 0, reg, reg_offset, size)
             reg, reg_offset = temp, 0
         grfs = -(-size // self.grf)
+        # A load fills all of a fresh temporary only when it is not masked: a masked-off load leaves
+        # the old bytes copied in above, so they stay live up to the message.
+        fills = frozenset({temp.id}) if temp is not None and predicate is None else None
         if self.hw.has_lsc:
             sfid = "ugm" if space == "global" else "slm"
             asize = LSC_A64 if space == "global" else LSC_A32
@@ -261,12 +264,11 @@ class Messages:
                 rlen = 0 if op == "prefetch" else grfs
                 desc = lsc_descriptor(LSC_LOAD, asize, LSC_DATA[4], size // 4, True, rlen, 1)
                 self.b.send(sfid, reg if op != "prefetch" else None, payload, None, desc, 0, 0, 1, predicate,
-                            dst_offset=reg_offset, kills=frozenset({temp.id}) if temp is not None else None)
+                            dst_offset=reg_offset, kills=fills)
         else:  # A64 unaligned oword block read
             control = 1 << 3 | OWORD_BLOCKS[size]
             desc = hdc_descriptor(HDC_STATELESS, control, 0x14, True, grfs, 1)
-            self.b.send("dc1", reg, payload, None, desc, 0, 0, 1, predicate, dst_offset=reg_offset,
-                        kills=frozenset({temp.id}) if temp is not None else None)
+            self.b.send("dc1", reg, payload, None, desc, 0, 0, 1, predicate, dst_offset=reg_offset, kills=fills)
         if temp is not None and op == "load":
             self._copy_bytes(data[0], data[1] + start, temp, 0, size)
 
@@ -607,6 +609,9 @@ def _plus(b: Builder, v: Value, k: int) -> Value:
 def address64(b: Builder, dst: Region, base: Region, offsets: Value) -> None:
     """dst (64-bit lanes) = base (a 64-bit scalar) + sign-extended s32 offsets."""
     lanes = dst.lanes
+    if lanes == 1 and isinstance(offsets, Constant) and int(offsets.value) == 0:  # a copy: both dwords at once
+        b.alu("mov", Region(dst.reg, dst.offset, U32, 2, 1), [Region(base.reg, base.offset, U32, 2, 1)])
+        return
     if b.hw.has_int64_arithmetic:
         base64 = Region(base.reg, base.offset, S64)
         b.alu("add", Region(dst.reg, dst.offset, S64, lanes, dst.stride),
