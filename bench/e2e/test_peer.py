@@ -40,11 +40,16 @@ def extremes(problem, seed: int) -> dict[str, np.ndarray]:
     return tensors
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_peer_matches_numpy(case):
+# every case of the benchmark, and the peer's other epilogues: relu, int8 without bias, saturation
+PROBLEMS = [(c.hw, c.direction, c.dt, "") for c in CASES] + [
+    ("xehpg", "FWD_D", "s8:s8:s32", "relu"), ("xelp", "FWD_B", "u8:s8:s8", ""), ("xehpg", "FWD_B", "f16", "relu")]
+
+
+@pytest.mark.parametrize("hw, direction, dt, post_ops", PROBLEMS, ids=["-".join(filter(None, p)) for p in PROBLEMS])
+def test_peer_matches_numpy(hw, direction, dt, post_ops):
     require_tool("ocloc")
-    problem = make_problem(SMALL, case.direction, case.dt)
-    platform = hwlib.platform(case.hw)
+    problem = make_problem(SMALL, direction, dt, post_ops)
+    platform = hwlib.platform(hw)
     zebin = oracles.ocloc_compile(peer.opencl_source(problem), platform)
     tensors = extremes(problem, seed=7)
     got, result = peer.simulate(problem, zebin, platform, tensors)
