@@ -402,7 +402,11 @@ class HazardChecker:
         self.builder = FootprintBuilder(platform, program)
         self.facts: list[Facts | None] = [self.builder.facts(i) for i in range(program.end)]
         self.pipes = tuple(p for p in platform.swsb_pipes if p) or ("",)
-        self.arf_bytes = self.builder.map.acc_mask | self.builder.map.flag_mask
+        # Reads the hardware orders without a wait (IGC relies on both): of a flag, whatever wrote it
+        # (IGC reads a flag the F pipe wrote in the next I-pipe instruction, and predicates sends on
+        # a flag written two instructions earlier); of the accumulators or a0, within one pipe.
+        self.flag_bytes = self.builder.map.flag_mask
+        self.pipe_ordered_bytes = self.builder.map.acc_mask | _span(self.builder.map.a0, 32)
         # read when an instruction issues, never pending under a token: flags (predicates) and a0
         self.issue_bytes = self.builder.map.flag_mask | _span(self.builder.map.a0, 32)
         self.xelp = self.builder.xelp
@@ -485,14 +489,8 @@ class HazardChecker:
         if reads or writes:
             for w in state.writers:
                 overlap = w.mask & reads
-                if overlap:
-                    # one in-order pipe orders accumulator and flag dependencies in hardware.  XeLP
-                    # has a single pipe, which also issues its sends: a send's predicate needs no
-                    # wait there (IGC's tgllp code reads a flag written two instructions earlier)
-                    same_pipe = not facts.other and (self.xelp or (not facts.out_of_order
-                                                                   and w.dep_pipe == facts.dep_pipe))
-                    if not (same_pipe and not overlap & ~self.arf_bytes):
-                        self.report("RAW", facts, w.facts, overlap, self._needs(state, w), threads)
+                if overlap and overlap & ~self._interlocked(facts, w):
+                    self.report("RAW", facts, w.facts, overlap, self._needs(state, w), threads)
                 overlap = w.mask & writes
                 if overlap and (facts.out_of_order or w.dep_pipe != facts.dep_pipe) and not facts.other:
                     self.report("WAW", facts, w.facts, overlap, "overwrites an in-order result of another pipe "
@@ -533,6 +531,13 @@ class HazardChecker:
             state.issued += 1
         if facts.arch:
             state.arch_pending = facts
+
+    def _interlocked(self, facts: Facts, w: Writer) -> int:
+        """The bytes whose read-after-write from `w` the hardware orders for this instruction."""
+        if facts.other:
+            return 0
+        same_pipe = not facts.out_of_order and (self.xelp or w.dep_pipe == facts.dep_pipe)
+        return self.flag_bytes | (self.pipe_ordered_bytes if same_pipe else 0)
 
     def _needs(self, state: State, w: Writer) -> str:
         if self.xelp:
