@@ -9,6 +9,7 @@ import pytest
 from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (session fixture)
 from xegen import hw as hwlib
 from xegen import sim
+from xegen.emit import tables as T
 from xegen.emit.zebin import read_zebin
 from xegen.sim.program import Program
 
@@ -24,41 +25,46 @@ def _without_swsb(code: bytes, pc: int, platform: hwlib.Platform) -> bytes:
     return bytes(patched)
 
 
-def _first_token_wait(code: bytes, platform: hwlib.Platform) -> int:
-    """pc of the first `sync.nop {$n.dst}` of a kernel."""
-    program = Program(code, platform)
+def _first_token_wait(program: Program) -> tuple[int, int]:
+    """(pc, token) of the first instruction of a kernel that waits for a token's result ($n.dst)."""
     for inst, pc in zip(program.instructions, program.pcs):
-        if inst.opcode == "sync" and inst.function == "nop" and inst.swsb.token is not None \
-                and inst.swsb.token_mode == "dst" and inst.swsb.distance is None:
-            return pc
-    raise AssertionError("no sync.nop token wait in the kernel")
+        if getattr(inst, "swsb", None) is not None and inst.swsb.token is not None \
+                and inst.swsb.token_mode == "dst":
+            return pc, inst.swsb.token
+    raise AssertionError("no token wait in the kernel")
 
 
-@pytest.mark.parametrize("build", [b for b in BUILDS if b.kernel.name == "elementwise"], ids=str)
+@pytest.mark.parametrize("build", BUILDS, ids=str)
 def test_igc_kernel_with_a_missing_token_wait_is_reported(corpus, build):
     zebin = corpus.zebin(build)
     kernel = read_zebin(zebin).kernel(build.kernel.kernel_name)
     platform = hwlib.platform(build.variant.device)
-    pc = _first_token_wait(kernel.code, platform)
+    program = Program(kernel.code, platform)
+    pc, token = _first_token_wait(program)
     broken_code = _without_swsb(kernel.code, pc, platform)
     start = zebin.find(kernel.code)
     broken = zebin[:start] + broken_code + zebin[start + len(kernel.code):]
     case = build.kernel.make_case(np.random.default_rng(0))
-    args = [np.array(case.values[a.name], copy=True) if a.kind == "buffer" else case.values[a.name]
-            for a in build.kernel.arguments]
+
+    def arguments():
+        return [np.array(case.values[a.name], copy=True) if a.kind == "buffer" else case.values[a.name]
+                for a in build.kernel.arguments]
+
+    launch = (case.launch.global_size, case.launch.local_size)
     with pytest.raises(sim.HazardError) as error:
-        sim.run(broken, build.kernel.kernel_name, args, case.launch.global_size, case.launch.local_size)
+        sim.run(broken, build.kernel.kernel_name, arguments(), *launch)
     hazards = error.value.hazards
-    first = hazards[0]
-    assert first.kind == "RAW"
-    assert " send." in f" {first.producer}" and "without waiting" in first.detail
-    assert first.pc > pc and first.producer_pc < pc
+    missing = [h for h in hazards if f"without waiting for ${token}.dst" in h.detail]
+    assert missing, [str(h) for h in hazards]
+    first = missing[0]
+    producer = program.instructions[program.index_of[first.producer_pc]]
+    assert T.is_out_of_order(T.OPCODES[producer.opcode], platform)  # a send, dpas or (XeLP) math
+    assert first.pc >= pc and first.producer_pc < pc
     assert f"pc 0x{first.pc:04x}" in str(error.value) and first.producer in str(error.value)
     # the same kernel with the wait runs clean (check_hazards is on by default)
-    sim.run(zebin, build.kernel.kernel_name, args, case.launch.global_size, case.launch.local_size)
+    sim.run(zebin, build.kernel.kernel_name, arguments(), *launch)
     # and "report" mode returns the hazards instead of raising
-    result = sim.run(broken, build.kernel.kernel_name, args, case.launch.global_size, case.launch.local_size,
-                     check_hazards="report")
+    result = sim.run(broken, build.kernel.kernel_name, arguments(), *launch, check_hazards="report")
     assert [str(h) for h in result.hazards] == [str(h) for h in hazards]
 
 
