@@ -129,8 +129,7 @@ def test_lsc_atomics_serialize_lanes_and_return_old_values(hw):
         sync.allwr null
     """, hw, inputs={10: (base + 4 * slot).astype(np.uint64), 14: np.full(16, base + 8, np.uint64),
                      18: np.full(16, base + 12, np.uint64), 30: amounts,
-                     34: np.concatenate([compare, swap], axis=1) if data_grfs == 1 and grf == 64
-                     else np.concatenate([compare, swap], axis=1)},
+                     34: np.concatenate([compare, swap], axis=1)},  # compare values, then the new ones
                   memory=memory)
     # lanes are serialized thread by thread, lane by lane
     order = amounts.reshape(-1)
