@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xegen.ir import evaluate, parse_expr
+from xegen.sim import SimulationError
 
 from .harness import execute
 
@@ -563,3 +564,45 @@ def test_csel_and_cmpn():
     # cmpn.l then sel is a minimum that returns the other operand when src1 is NaN
     expected = np.where(np.isnan(b) & ~np.isnan(a), a, np.where(a < b, a, b))
     np.testing.assert_array_equal(run.read(12, np.float32, 16), expected)
+
+
+@pytest.mark.parametrize("a_type", ["hf", "b"])
+@pytest.mark.parametrize("repeat", [8, 7, 2])
+def test_dpasw_shares_a_between_the_threads_of_a_fused_pair(a_type, repeat):
+    """XeHPG's dpasw: threads 2i and 2i+1 each hold half of A (EU0 the first ceil(RC/2) rows,
+    EU1 the rest, both from their own src2); each multiplies the pair's A by its own B."""
+    n, ops = 8, (2 if a_type == "hf" else 4)
+    k = 8 * ops
+    rng = np.random.default_rng(repeat)
+    if a_type == "hf":
+        a_raw = rng.standard_normal((THREADS, repeat, k)).astype(np.float16)
+        b_raw = rng.standard_normal((THREADS, k, n)).astype(np.float16)
+        acc = (rng.standard_normal((THREADS, repeat, n)) * 10).astype(np.float32)
+    else:
+        a_raw = rng.integers(-128, 128, (THREADS, repeat, k)).astype(np.int8)
+        b_raw = rng.integers(-128, 128, (THREADS, k, n)).astype(np.int8)
+        acc = rng.integers(-1000, 1000, (THREADS, repeat, n)).astype(np.int32)
+    acc_type = "f" if a_type == "hf" else "d"
+    own = -(-repeat // 2)  # rows EU0 provides; EU1 provides the rest from its own r60
+    a_regs = np.zeros((THREADS, own * 32), np.uint8)
+    for t in range(THREADS):
+        rows = a_raw[t, :own] if t % 2 == 0 else a_raw[t, :repeat - own]
+        a_regs[t, :rows.size * rows.itemsize] = np.ascontiguousarray(rows).view(np.uint8).reshape(-1)
+    b_words = np.stack([_vnni(b_raw[t], ops).reshape(-1) for t in range(THREADS)])
+    run = execute(f"dpasw.8x{repeat} (8|M0) r10:{acc_type} r20:{acc_type} r40:{a_type} r60.0:{a_type} {{$1}}\n"
+                  "sync.allwr null", "dg2", inputs={20: acc.reshape(THREADS, -1), 40: b_words, 60: a_regs}, simd=n)
+    got = run.read(10, acc.dtype, repeat * n).reshape(THREADS, repeat, n)
+    wide = np.float64 if a_type == "hf" else np.int64
+    for t in range(THREADS):
+        eu0, eu1 = t - t % 2, t - t % 2 + 1
+        shared_a = np.concatenate([a_raw[eu0, :own], a_raw[eu1, :repeat - own]]).astype(wide)
+        expected = acc[t].astype(wide) + shared_a @ b_raw[t].astype(wide)
+        if a_type == "hf":
+            np.testing.assert_allclose(got[t], expected, rtol=1e-6, atol=1e-5)
+        else:
+            np.testing.assert_array_equal(got[t], expected.astype(np.int32))
+
+
+def test_dpasw_needs_both_threads_of_the_pair():
+    with pytest.raises(SimulationError, match="even number of threads"):
+        execute("dpasw.8x8 (8|M0) r10:f null:f r40:hf r60.0:hf {$1}\nsync.allwr null", "dg2", threads=3, simd=8)

@@ -344,7 +344,8 @@ class FootprintBuilder:
 
         reads = rows_mask(src0, n * size_of(src0.type) * rows) if src0.file != "null" else 0
         reads |= rows_mask(src1, n * 4 * depth)
-        reads |= rows_mask(src2, (rows - 1) * 32 + depth * 4)
+        own_rows = -(-rows // 2) if inst.opcode == "dpasw" else rows  # dpasw: at most half of A is ours
+        reads |= rows_mask(src2, (own_rows - 1) * 32 + depth * 4)
         return reads, rows_mask(dst, n * size_of(dst.type) * rows)
 
 
