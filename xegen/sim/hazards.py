@@ -5,18 +5,21 @@ The model (after IGA's SWSB analysis, kept deliberately simple; see docs/sim.md)
 - Out-of-order instructions (sends, dpas, and math on XeLP/XeHPG) set an SBID token.  Their
   results never become visible on their own: a later reader of their destination must wait
   on the token (`$n.dst`, `sync.nop {$n.dst}`, `sync.allwr`), a later writer of their
-  destination too, and a later writer of one of their *sources* must wait at least for the
-  sources to be read (`$n.src`, `sync.allrd`).  Setting a token again waits for its previous
-  owner.
+  destination too, and a later writer of one of their payload registers must wait at least
+  for the sources to be read (`$n.src`, `sync.allrd`); the predicate and a0 are read at
+  issue.  Setting a token again waits for its previous owner.  Messages leave the EU in
+  order: a later send may overwrite an earlier one's payload, and once it has landed those
+  bytes are free.
 - In-order instructions go down pipes (XeLP: one; XeHPG: F, I, L; XeHPC: F, I, L, M) chosen
   by their types.  A result is visible once enough later instructions have issued
-  (`hw.swsb_latency`: 11, 15 for 64-bit results, 18 for in-order math, as IGC assumes), after
+  (`hw.swsb_latency`: 11, 15 for the long pipe, 18 for in-order math, as IGC assumes), after
   a taken branch (which drains the in-order pipes), or once a later instruction waited on it
   with a distance: `P@d` waits for every pipe-P instruction at least d back in that pipe,
   `A@d` for every in-order instruction at least d back, a bare `@d` for the pipes of the
   instruction's source types (XeLP: its one pipe).  Reading a result that is not yet visible
-  is a hazard; so is overwriting it from another pipe.  The hardware orders dependencies
-  through the accumulator or flags alone within one pipe, so those need no annotation.
+  is a hazard; so is overwriting it from another pipe.  The hardware orders a flag read
+  whatever pipe wrote the flag, and accumulator and a0 reads within one pipe: those need no
+  annotation (IGC's code relies on both).
 - After an instruction that reads or writes cr0, sr0 or ce0 the next instruction must wait
   on all pipes (`A@1`, `@1` on XeLP).
 
@@ -25,9 +28,7 @@ one state; a class splits when only some of its threads execute an instruction (
 uniform branches) and classes with equal states merge again.  Register footprints are byte
 sets (Python ints) over GRF, a0, accumulators, flags and the control registers.  Indirect
 operands (r[a0.n]) touch the GRF bytes their a0 words address when the instruction runs
-(`BatchChecker` reads a0 of the executing threads), plus those a0 words.  An out-of-order
-instruction reads its predicate and a0 (a send's descriptor) at issue: its token protects
-only the registers of its payload.
+(`BatchChecker` reads a0 of the executing threads), plus those a0 words.
 """
 
 from __future__ import annotations
