@@ -40,8 +40,8 @@ import numpy as np
 from .. import hw as hwlib
 from ..emit import tables as T
 from ..emit.instruction import Imm, Instruction, Reg
-from .operands import indirect_addresses, region_elements, three_source_region
 from .errors import SimulationError
+from .operands import indirect_addresses, region_elements, three_source_region
 from .program import Program, Undecodable
 
 ARCH_FILES = ("cr", "sr", "ce")
@@ -79,7 +79,6 @@ class ByteMap:
         self.flag = self.acc + 16 * self.grf_bytes
         self.special = self.flag + 16
         self.end = self.special + 64
-        self.all_grf = (1 << self.grf_end) - 1
         self.acc_mask = ((1 << (16 * self.grf_bytes)) - 1) << self.acc
         self.flag_mask = ((1 << 16) - 1) << self.flag
         self.special_offsets = {"cr": 0, "sr": 16, "ce": 48, "n": 52, "tm": 56, "ip": 60}
@@ -140,7 +139,8 @@ class Facts:
     sync_tokens: int | None = None  # bit mask of tokens named by sync.allrd/allwr, None = all
     latency: int = 11  # instructions until an in-order result has landed
     is_send: bool = False
-    # indirect operands, whose GRF bytes depend on a0 at run time: (reads a0 -> byte mask, writes ...)
+    # (is_write, a0 words -> GRF byte addresses, element size) of each indirect operand: the bytes
+    # it touches are known only when it runs
     indirect: tuple = ()
 
 
@@ -292,7 +292,7 @@ class FootprintBuilder:
         if fmt == T.MATH:
             latency = latencies["math"]
         elif pipe == "L" or (self.xelp and inst.dst is not None and inst.dst.type in T.TYPES
-                                                   and T.TYPES[inst.dst.type].bits == 64):
+                             and T.type_bytes(inst.dst.type) == 8):
             latency = latencies["alu64"]
         else:
             latency = latencies["alu"]
@@ -404,13 +404,14 @@ class HazardChecker:
         self.builder = FootprintBuilder(platform, program)
         self.facts: list[Facts | None] = [self.builder.facts(i) for i in range(program.end)]
         self.pipes = tuple(p for p in platform.swsb_pipes if p) or ("",)
+        flags, a0 = self.builder.map.flag_mask, _span(self.builder.map.a0, 32)
         # Reads the hardware orders without a wait (IGC relies on both): of a flag, whatever wrote it
         # (IGC reads a flag the F pipe wrote in the next I-pipe instruction, and predicates sends on
         # a flag written two instructions earlier); of the accumulators or a0, within one pipe.
-        self.flag_bytes = self.builder.map.flag_mask
-        self.pipe_ordered_bytes = self.builder.map.acc_mask | _span(self.builder.map.a0, 32)
-        # read when an instruction issues, never pending under a token: flags (predicates) and a0
-        self.issue_bytes = self.builder.map.flag_mask | _span(self.builder.map.a0, 32)
+        self.ordered_in_any_pipe = flags
+        self.ordered_in_one_pipe = self.builder.map.acc_mask | a0
+        # read when an instruction issues, never pending under a token: predicates and a0
+        self.issue_bytes = flags | a0
         self.xelp = self.builder.xelp
         self.hazards: list[Hazard] = []
         self._seen: set = set()
@@ -539,7 +540,7 @@ class HazardChecker:
         if facts.other:
             return 0
         same_pipe = not facts.out_of_order and (self.xelp or w.dep_pipe == facts.dep_pipe)
-        return self.flag_bytes | (self.pipe_ordered_bytes if same_pipe else 0)
+        return self.ordered_in_any_pipe | (self.ordered_in_one_pipe if same_pipe else 0)
 
     def _needs(self, state: State, w: Writer) -> str:
         if self.xelp:
