@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xegen.ir import evaluate, parse_expr
+from xegen.sim import SimulationError
 
 from .harness import execute
 
@@ -151,9 +152,7 @@ def test_mul_mach_gives_both_halves_of_the_product(hw, low_op, high_op, seed):
     run = execute(asm, hw, inputs={20: a, 30: b}, simd=lanes)
     product = a.astype(np.int64) * b.astype(np.int64)
     np.testing.assert_array_equal(run.read(10, np.int32, lanes), (product & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
-    high_register = 11 if hw != "pvc" else 11
-    got_high = run.read(high_register, np.int32, lanes, byte_offset=0)
-    np.testing.assert_array_equal(got_high, (product >> 32).astype(np.int32))
+    np.testing.assert_array_equal(run.read(11, np.int32, lanes), (product >> 32).astype(np.int32))
 
 
 def test_addc_and_subb_put_carry_and_borrow_in_acc0():
@@ -565,3 +564,77 @@ def test_csel_and_cmpn():
     # cmpn.l then sel is a minimum that returns the other operand when src1 is NaN
     expected = np.where(np.isnan(b) & ~np.isnan(a), a, np.where(a < b, a, b))
     np.testing.assert_array_equal(run.read(12, np.float32, 16), expected)
+
+
+@pytest.mark.parametrize("a_type", ["hf", "b"])
+@pytest.mark.parametrize("repeat", [8, 7, 2])
+def test_dpasw_shares_a_between_the_threads_of_a_fused_pair(a_type, repeat):
+    """XeHPG's dpasw: threads 2i and 2i+1 each hold half of A (EU0 the first ceil(RC/2) rows,
+    EU1 the rest, both from their own src2); each multiplies the pair's A by its own B."""
+    n, ops = 8, (2 if a_type == "hf" else 4)
+    k = 8 * ops
+    rng = np.random.default_rng(repeat)
+    if a_type == "hf":
+        a_raw = rng.standard_normal((THREADS, repeat, k)).astype(np.float16)
+        b_raw = rng.standard_normal((THREADS, k, n)).astype(np.float16)
+        acc = (rng.standard_normal((THREADS, repeat, n)) * 10).astype(np.float32)
+    else:
+        a_raw = rng.integers(-128, 128, (THREADS, repeat, k)).astype(np.int8)
+        b_raw = rng.integers(-128, 128, (THREADS, k, n)).astype(np.int8)
+        acc = rng.integers(-1000, 1000, (THREADS, repeat, n)).astype(np.int32)
+    acc_type = "f" if a_type == "hf" else "d"
+    own = -(-repeat // 2)  # rows EU0 provides; EU1 provides the rest from its own r60
+    a_regs = np.zeros((THREADS, own * 32), np.uint8)
+    for t in range(THREADS):
+        rows = a_raw[t, :own] if t % 2 == 0 else a_raw[t, :repeat - own]
+        a_regs[t, :rows.size * rows.itemsize] = np.ascontiguousarray(rows).view(np.uint8).reshape(-1)
+    b_words = np.stack([_vnni(b_raw[t], ops).reshape(-1) for t in range(THREADS)])
+    run = execute(f"dpasw.8x{repeat} (8|M0) r10:{acc_type} r20:{acc_type} r40:{a_type} r60.0:{a_type} {{$1}}\n"
+                  "sync.allwr null", "dg2", inputs={20: acc.reshape(THREADS, -1), 40: b_words, 60: a_regs}, simd=n)
+    got = run.read(10, acc.dtype, repeat * n).reshape(THREADS, repeat, n)
+    wide = np.float64 if a_type == "hf" else np.int64
+    for t in range(THREADS):
+        eu0, eu1 = t - t % 2, t - t % 2 + 1
+        shared_a = np.concatenate([a_raw[eu0, :own], a_raw[eu1, :repeat - own]]).astype(wide)
+        expected = acc[t].astype(wide) + shared_a @ b_raw[t].astype(wide)
+        if a_type == "hf":
+            np.testing.assert_allclose(got[t], expected, rtol=1e-6, atol=1e-5)
+        else:
+            np.testing.assert_array_equal(got[t], expected.astype(np.int32))
+
+
+def test_dpasw_needs_both_threads_of_the_pair():
+    with pytest.raises(SimulationError, match="even number of threads"):
+        execute("dpasw.8x8 (8|M0) r10:f null:f r40:hf r60.0:hf {$1}\nsync.allwr null", "dg2", threads=3, simd=8)
+
+
+def _bits(values, dtype) -> np.ndarray:
+    return np.array(values, dtype=np.uint64).astype(dtype)
+
+
+def test_srnd_adds_the_random_bits_then_truncates():
+    """XeHPC srnd (IGC's vISA SRND): src1's low 13 bits (f -> hf) or 8 bits (hf -> bf8) are added
+    to the magnitude's low mantissa bits, then the result is truncated.  Expected bits by hand."""
+    f32 = [0x3F800000, 0x3F801000, 0x3F801000, 0x3FFFF000, 0xBFC00000, 0x477FE000, 0x501502F9, 0x35800000,
+           0x7F800000, 0xFF800000, 0x7FC00000, 0x00000000, 0x80000000, 0x3F800000, 0xBF801000, 0x3F801000]
+    noise = [0x1FFF, 0x1000, 0x0FFF, 0x1000, 0x0000, 0x1FFF, 0x1FFF, 0x0000,
+             0x1FFF, 0x1FFF, 0x0000, 0x1FFF, 0x0000, 0xE000, 0x1000, 0xFFFFE000]
+    # 1.0 + (2^13 - 1) * 2^-23 truncates to 1.0; 1 + 2^-11 with 0x1000 reaches 1 + 2^-10; with 0xFFF it
+    # does not; 2 - 2^-11 carries into the exponent (2.0); -1.5 exact; 65504 + noise stays 65504 and so
+    # does 1e10 (truncation never reaches inf); 2^-20 is an hf denormal (16 * 2^-24); inf, -inf, NaN;
+    # +-0; only bits 12:0 of the noise count (0xE000 and 0xFFFFE000 add nothing); the sign is kept
+    hf = [0x3C00, 0x3C01, 0x3C00, 0x4000, 0xBE00, 0x7BFF, 0x7BFF, 0x0010,
+          0x7C00, 0xFC00, 0x7E00, 0x0000, 0x8000, 0x3C00, 0xBC01, 0x3C00]
+    run = execute("srnd (16|M0) r10.0<1>:hf r20.0<1;1,0>:f r30.0<1;1,0>:f", "pvc",
+                  inputs={20: _bits(f32, np.uint32), 30: _bits(noise, np.uint32)}, simd=16)
+    np.testing.assert_array_equal(run.read(10, np.uint16, 16), np.broadcast_to(_bits(hf, np.uint16), (THREADS, 16)))
+
+    f16 = [0x3C00, 0x3C80, 0x3C80, 0xBC80, 0x7BFF, 0x7C00, 0x7E00, 0x0001, 0x03FF, 0x3C00]
+    small = [0x00FF, 0x0080, 0x007F, 0x0080, 0x00FF, 0x00FF, 0x0000, 0x00FF, 0x0001, 0xFF00]
+    # bf8 is the top byte of an hf: 1.0 + 0xFF stays 1.0 (0x3C); 1.125 + 0x80 = 1.25 (0x3D); + 0x7F does
+    # not; the sign is kept; the largest finite hf stays the largest finite bf8; inf; NaN; denormals
+    # truncate alike (0x0001 + 0xFF = 0x0100 -> 0x01; 0x03FF + 1 = 0x0400 -> 0x04); bits 15:8 do nothing
+    bf8 = [0x3C, 0x3D, 0x3C, 0xBD, 0x7B, 0x7C, 0x7E, 0x01, 0x04, 0x3C]
+    run = execute("srnd (16|M0) r10.0<1>:bf8 r20.0<1;1,0>:hf r30.0<1;1,0>:hf", "pvc",
+                  inputs={20: _bits(f16 + [0] * 6, np.uint16), 30: _bits(small + [0] * 6, np.uint16)}, simd=16)
+    np.testing.assert_array_equal(run.read(10, np.uint8, 10), np.broadcast_to(_bits(bf8, np.uint8), (THREADS, 10)))

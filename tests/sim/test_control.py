@@ -201,3 +201,59 @@ def test_running_off_the_end_and_illegal_instructions_are_errors():
         execute("add (16|M0) r10.0<1>:d r20.0<1;1,0>:d 1:w", "dg2", add_eot=False)
     with pytest.raises(SimulationError, match="illegal"):
         execute("illegal", "dg2")
+
+
+@pytest.mark.parametrize("hw", ["tgllp", "dg2", "pvc"])
+def test_scalar_call_and_ret(hw):
+    """IGC's subroutine form: call stores the return IP (byte offset of the next instruction: the
+    call is the second 16-byte instruction, so 0x20) and jumps; ret jumps to the stored IP.  The
+    predicated call runs the subroutine only in the threads whose flag bit 0 is set."""
+    run = execute("""
+        (W) mov (1|M0) r20.0<1>:d 5:w
+        (W) call (1|M0) r126.0:d SUB
+        (W) mov (1|M0) r21.0<1>:d r20.0<0;1,0>:d
+        (W&f0.0) call (1|M0) r127.0:d SUB2
+        (W) jmpi END
+    SUB:
+        (W) add (1|M0) r20.0<1>:d r20.0<0;1,0>:d 10:w
+        (W) ret (1|M0) r126.0<0;1,0>:d
+    SUB2:
+        (W) mul (1|M0) r21.0<1>:d r21.0<0;1,0>:d 3:w
+        (W) ret (1|M0) r127.0<0;1,0>:d
+    END:
+        nop
+    """, hw, threads=4, flags={0: np.array([1, 0, 0, 1], np.uint32)})
+    assert (run.read(126, np.int32, 1) == 0x20).all()
+    assert (run.read(20, np.int32, 1) == 15).all()
+    np.testing.assert_array_equal(run.read(21, np.int32, 1).reshape(-1), [45, 15, 15, 45])
+    np.testing.assert_array_equal(run.read(127, np.int32, 1).reshape(-1), [0x40, 0, 0, 0x40])
+
+
+def test_calla_jumps_to_an_absolute_ip():
+    run = execute("""
+        (W) calla (1|M0) r125.0:d 0x30
+        (W) mov (1|M0) r21.0<1>:d 1:w
+        (W) jmpi END
+        (W) mov (1|M0) r22.0<1>:d 7:w
+        (W) ret (1|M0) r125.0<0;1,0>:d
+    END:
+        nop
+    """, "dg2")
+    assert (run.read(22, np.int32, 1) == 7).all() and (run.read(21, np.int32, 1) == 1).all()
+    assert (run.read(125, np.int32, 1) == 0x10).all()
+
+
+@pytest.mark.parametrize("hw, asm, words", [
+    ("dg2", "brd (16|M0) END", "brd is not simulated"),
+    ("dg2", "brc (16|M0) END END", "brc is not simulated"),
+    ("dg2", "call (16|M0) r4.0:d END", "only the scalar form"),
+    ("pvc", "math.invm (16|M0) r10.mme0:f r20.nomme:f r30.nomme:f", "math.invm is not simulated"),
+    ("pvc", "math.rsqtm (16|M0) r10.mme0:f r20.nomme:f", "math.rsqtm is not simulated"),
+    ("pvc", "madm (16|M0) r10.mme0:f r20.mme1:f r30.mme2:f r40.nomme:f", "madm is not simulated"),
+    ("dg2", "movi (8|M0) r10.0<1>:ud r[a0.0]<1,0>:ud null<0;1,0>:ud", "movi is not simulated"),
+])
+def test_instructions_the_public_documentation_does_not_specify(hw, asm, words):
+    from xegen import UnsupportedError
+
+    with pytest.raises(UnsupportedError, match=words):
+        execute(f"{asm}\nEND:\nnop", hw)

@@ -116,3 +116,52 @@ def test_out_of_bounds_stateful_access_reads_zero(saxpy):
     y, x = np.zeros(40, np.float32), np.ones(40, np.float32)
     sim.run(saxpy, "saxpy", [y, x, 3.0], 64, 16)
     np.testing.assert_array_equal(y, 3.0)
+
+
+@pytest.fixture(scope="module")
+def typed() -> bytes:
+    """A kernel with by-value arguments of several types and a __local buffer."""
+    require_tool("ocloc")
+    return oracles.ocloc_compile("""
+        kernel void typed(global int* out, local int* scratch, char c, uint u, short s, float f) {
+            scratch[get_local_id(0)] = c + (int)u + s + (int)f;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            out[get_global_id(0)] = scratch[get_local_id(0)];
+        }""", "dg2")
+
+
+def test_sizes_offsets_and_limits_are_checked(saxpy, typed):
+    y, x = np.zeros(64, np.float32), np.ones(64, np.float32)
+    with pytest.raises(Error, match=r"local size has 2 dimension\(s\) but the global size has 1"):
+        sim.run(saxpy, "saxpy", [y, x, 1.0], 64, (16, 2))
+    with pytest.raises(Error, match=r"global offset \(-1, 0, 0\) must be zero or more in every dimension"):
+        sim.run(saxpy, "saxpy", [y, x, 1.0], 64, 16, global_offset=(-1, 0, 0))
+    with pytest.raises(Error, match="below 2\\^32"):
+        sim.run(saxpy, "saxpy", [y, x, 1.0], 1 << 32, 16)
+    with pytest.raises(Error, match="needs 4 SIMD32 threads; the simulator runs at most 3"):
+        sim.run(saxpy, "saxpy", [y, x, 1.0], 64, 16, max_threads=3)
+    with pytest.raises(Error, match="positive number of bytes"):
+        sim.local(0)
+    out = np.zeros(64, np.int32)
+    with pytest.raises(Error, match="65540 bytes of shared local memory.*XeHPG has 65536"):
+        sim.run(typed, "typed", [out, sim.local(65540), 1, 2, 3, 4.0], 64, 64)
+    with pytest.raises(Error, match="pass a int32 array, not float32"):
+        sim.run(typed, "typed", [y, sim.local(256), 1, 2, 3, 4.0], 64, 64)
+
+
+@pytest.mark.parametrize("c, u, s, f, words", [
+    (128, 0, 0, 0.0, r"128 is outside the range of char \(-128 to 127\)"),
+    (0, -1, 0, 0.0, r"-1 is outside the range of uint \(0 to 4294967295\)"),
+    (0, 0, 40000, 0.0, "outside the range of short"),
+    (0, 0, 0, 1e39, "1e\\+39 is too large for float"),
+    (0, 1.5, 0, 0.0, "is an integer"),
+])
+def test_by_value_arguments_must_fit_their_declared_type(typed, c, u, s, f, words):
+    with pytest.raises(Error, match=words):
+        sim.run(typed, "typed", [np.zeros(64, np.int32), sim.local(256), c, u, s, f], 64, 64)
+
+
+def test_by_value_arguments_at_the_extremes_of_their_type(typed):
+    out = np.zeros(64, np.int32)
+    sim.run(typed, "typed", [out, sim.local(256), -128, 4294967295, 32767, -2.5], 64, 64)
+    np.testing.assert_array_equal(out, np.int32(-128 + -1 + 32767 + int(-2.5)))  # (int)u wraps to -1

@@ -9,6 +9,7 @@ import pytest
 from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (session fixture)
 from xegen import hw as hwlib
 from xegen import sim
+from xegen.emit import tables as T
 from xegen.emit.zebin import read_zebin
 from xegen.sim.program import Program
 
@@ -24,41 +25,46 @@ def _without_swsb(code: bytes, pc: int, platform: hwlib.Platform) -> bytes:
     return bytes(patched)
 
 
-def _first_token_wait(code: bytes, platform: hwlib.Platform) -> int:
-    """pc of the first `sync.nop {$n.dst}` of a kernel."""
-    program = Program(code, platform)
+def _first_token_wait(program: Program) -> tuple[int, int]:
+    """(pc, token) of the first instruction of a kernel that waits for a token's result ($n.dst)."""
     for inst, pc in zip(program.instructions, program.pcs):
-        if inst.opcode == "sync" and inst.function == "nop" and inst.swsb.token is not None \
-                and inst.swsb.token_mode == "dst" and inst.swsb.distance is None:
-            return pc
-    raise AssertionError("no sync.nop token wait in the kernel")
+        if getattr(inst, "swsb", None) is not None and inst.swsb.token is not None \
+                and inst.swsb.token_mode == "dst":
+            return pc, inst.swsb.token
+    raise AssertionError("no token wait in the kernel")
 
 
-@pytest.mark.parametrize("build", [b for b in BUILDS if b.kernel.name == "elementwise"], ids=str)
+@pytest.mark.parametrize("build", BUILDS, ids=str)
 def test_igc_kernel_with_a_missing_token_wait_is_reported(corpus, build):
     zebin = corpus.zebin(build)
     kernel = read_zebin(zebin).kernel(build.kernel.kernel_name)
     platform = hwlib.platform(build.variant.device)
-    pc = _first_token_wait(kernel.code, platform)
+    program = Program(kernel.code, platform)
+    pc, token = _first_token_wait(program)
     broken_code = _without_swsb(kernel.code, pc, platform)
     start = zebin.find(kernel.code)
     broken = zebin[:start] + broken_code + zebin[start + len(kernel.code):]
     case = build.kernel.make_case(np.random.default_rng(0))
-    args = [np.array(case.values[a.name], copy=True) if a.kind == "buffer" else case.values[a.name]
-            for a in build.kernel.arguments]
+
+    def arguments():
+        return [np.array(case.values[a.name], copy=True) if a.kind == "buffer" else case.values[a.name]
+                for a in build.kernel.arguments]
+
+    launch = (case.launch.global_size, case.launch.local_size)
     with pytest.raises(sim.HazardError) as error:
-        sim.run(broken, build.kernel.kernel_name, args, case.launch.global_size, case.launch.local_size)
+        sim.run(broken, build.kernel.kernel_name, arguments(), *launch)
     hazards = error.value.hazards
-    first = hazards[0]
-    assert first.kind == "RAW"
-    assert " send." in f" {first.producer}" and "without waiting" in first.detail
-    assert first.pc > pc and first.producer_pc < pc
+    missing = [h for h in hazards if f"without waiting for ${token}.dst" in h.detail]
+    assert missing, [str(h) for h in hazards]
+    first = missing[0]
+    producer = program.instructions[program.index_of[first.producer_pc]]
+    assert T.is_out_of_order(T.OPCODES[producer.opcode], platform)  # a send, dpas or (XeLP) math
+    assert first.pc >= pc and first.producer_pc < pc
     assert f"pc 0x{first.pc:04x}" in str(error.value) and first.producer in str(error.value)
     # the same kernel with the wait runs clean (check_hazards is on by default)
-    sim.run(zebin, build.kernel.kernel_name, args, case.launch.global_size, case.launch.local_size)
+    sim.run(zebin, build.kernel.kernel_name, arguments(), *launch)
     # and "report" mode returns the hazards instead of raising
-    result = sim.run(broken, build.kernel.kernel_name, args, case.launch.global_size, case.launch.local_size,
-                     check_hazards="report")
+    result = sim.run(broken, build.kernel.kernel_name, arguments(), *launch, check_hazards="report")
     assert [str(h) for h in result.hazards] == [str(h) for h in hazards]
 
 
@@ -206,3 +212,93 @@ def test_threads_taking_different_branches_are_checked_separately():
         add (16|M0) r12.0<1>:d r40.0<1;1,0>:d 1:w
     """, threads=4, slm_bytes=4096, inputs={20: np.array([[0], [1], [1], [0]], dtype=np.int32)})
     assert len(hazards) == 1 and hazards[0].threads == 2
+
+
+# --- what IGC's code relies on, and the checks that stay strict ----------------------------------
+
+def test_a_send_reads_its_predicate_at_issue():
+    """The flag of a predicated send is not one of the sources its token protects: IGC rewrites it
+    right after the send.  Its payload registers still are."""
+    template = """
+        (W) mov (1|M0) f0.0<1>:uw 0xFFFF:uw
+        (W&f0.0) send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$3}
+        (W) mov (1|M0) f0.0<1>:uw 0x0:uw
+        OVERWRITE
+        sync.allwr null
+    """
+    assert _hazards(template.replace("OVERWRITE", ""), slm_bytes=4096) == []
+    payload = _hazards(template.replace("OVERWRITE", "mov (16|M0) r10.0<1>:d 0:w"), slm_bytes=4096)
+    assert [(h.kind, h.register) for h in payload] == [("WAR", "r10")] and "$3.src" in payload[0].detail
+
+
+def test_a_payload_register_is_free_once_a_later_send_writing_it_has_landed():
+    """$3 overwrites $2's payload (allowed: messages leave in order); after waiting for $3 the
+    register may be rewritten — but not before."""
+    template = """
+        send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$2}
+        send.slm (16|M0) r10 r12 null:0 0x0 0x04200500 {$3}
+        add (16|M0) r10.0<1>:d r20.0<1;1,0>:d 1:w WAIT
+        sync.allwr null
+    """
+    assert _hazards(template.replace("WAIT", "{$3.dst}"), slm_bytes=4096) == []
+    missing = _hazards(template.replace("WAIT", ""), slm_bytes=4096)
+    assert [(h.kind, h.register) for h in missing] == [("WAW", "r10")] and "$3.dst" in missing[0].detail
+
+
+INDIRECT = """
+    (W) mov (1|M0) a0.0<1>:uw ADDRESS:uw
+    send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$3}
+    add (16|M0) r35.0<1>:d r20.0<1;1,0>:d 1:w
+    mov (8|M0) r12.0<1>:d r[a0.0]<1;1,0>:d WAIT
+    sync.allwr null
+"""
+
+
+@pytest.mark.parametrize("register, wait, expected", [
+    (40, "", [("RAW", "r40")]),  # reads the send's result through a0 without waiting
+    (40, "{$3.dst}", []),
+    (50, "", []),  # a register nobody writes
+    (39, "", []),  # next to the add's r35..r36 and the send's r40..r41: IGC's private arrays
+    (35, "", [("RAW", "r35")]),  # the add's result, one instruction later
+    (35, "{I@1}", []),
+])
+def test_indirect_operands_touch_what_a0_addresses(register, wait, expected):
+    asm = INDIRECT.replace("ADDRESS", hex(register * 32)).replace("WAIT", wait)
+    assert [(h.kind, h.register) for h in _hazards(asm, slm_bytes=4096)] == expected
+
+
+def test_an_indirect_destination_is_checked_too():
+    assert [(h.kind, h.register) for h in _hazards("""
+        (W) mov (1|M0) a0.0<1>:uw 0x500:uw
+        send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$3}
+        mov (8|M0) r[a0.0, 0]<1>:d r20.0<1;1,0>:d
+        sync.allwr null
+    """, slm_bytes=4096)] == [("WAW", "r40")]
+
+
+def test_xehpc_64_bit_integers_time_out_like_the_i_pipe():
+    """On XeHPC a :q result comes from the I pipe (visible after 11 instructions, as IGC assumes);
+    a :df result from the long pipe needs 15."""
+    filler = "\n".join(f"add (16|M0) r{60 + 2 * i}.0<1>:d r10.0<1;1,0>:d 1:w" for i in range(11))
+    template = f"""
+        PRODUCER
+        {filler}
+        CONSUMER
+    """
+    integer = template.replace("PRODUCER", "shl (16|M0) r20.0<1>:q r10.0<1;1,0>:q 2:w") \
+        .replace("CONSUMER", "add (16|M0) r30.0<1>:q r20.0<1;1,0>:q 1:w")
+    assert _hazards(integer, "pvc") == []
+    double = template.replace("PRODUCER", "add (16|M0) r20.0<1>:df r10.0<1;1,0>:df r12.0<1;1,0>:df") \
+        .replace("CONSUMER", "add (16|M0) r30.0<1>:df r20.0<1;1,0>:df r12.0<1;1,0>:df")
+    assert [h.kind for h in _hazards(double, "pvc")] == ["RAW"]
+
+
+def test_flag_reads_are_interlocked_but_flag_overwrites_across_pipes_are_not():
+    template = """
+        cmp (16|M0) (lt)f1.0 null<1>:f r20.0<1;1,0>:f 0.0:f
+        (W) mov (1|M0) r12.0<1>:ud f1.0<0;1,0>:ud
+        NEXT
+    """
+    assert _hazards(template.replace("NEXT", "")) == []  # IGC reads an F-pipe flag in the I pipe at once
+    overwrite = _hazards(template.replace("NEXT", "(W) mov (1|M0) f1.0<1>:ud 0x0:ud"))
+    assert [(h.kind, h.register) for h in overwrite] == [("WAW", "f1.0")]

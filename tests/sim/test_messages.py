@@ -129,8 +129,7 @@ def test_lsc_atomics_serialize_lanes_and_return_old_values(hw):
         sync.allwr null
     """, hw, inputs={10: (base + 4 * slot).astype(np.uint64), 14: np.full(16, base + 8, np.uint64),
                      18: np.full(16, base + 12, np.uint64), 30: amounts,
-                     34: np.concatenate([compare, swap], axis=1) if data_grfs == 1 and grf == 64
-                     else np.concatenate([compare, swap], axis=1)},
+                     34: np.concatenate([compare, swap], axis=1)},  # compare values, then the new ones
                   memory=memory)
     # lanes are serialized thread by thread, lane by lane
     order = amounts.reshape(-1)
@@ -274,6 +273,38 @@ def test_hdc_a64_scattered_and_atomics():
     np.testing.assert_array_equal(np.sort(run.read(50, np.int32, 8).reshape(-1)), np.arange(0, 64, 2))
     np.testing.assert_array_equal(slots, 9)
     np.testing.assert_array_equal(run.read(52, np.int32, 8), 0)
+
+
+@pytest.mark.parametrize("hw", ["tgllp", "dg2", "pvc"])
+def test_hdc_a64_atomics_at_simd1_take_their_data_from_src1(hw):
+    """IGC's uniform atomics: `(W) send.dc1 (1|M0) dst rA rB:n 0x040487FF` with a SIMD8 (XeHPC:
+    SIMD16) address block of mlen = 2 GRFs, whose second GRF is padding, and the data in src1."""
+    memory = DeviceMemory()
+    counters = np.array([5, -7, 3, 10], dtype=np.int32)
+    base = mapped(memory, counters)
+    add = hdc_desc(0x12, 0x27, 0xFF, mlen=2, rlen=1)      # add, returns the old value
+    inc = hdc_desc(0x12, 0x05, 0xFF, mlen=2, rlen=0)      # inc: no operand, no src1
+    smax = hdc_desc(0x12, 0x0A, 0xFF, mlen=2, rlen=0)
+    cmpxchg = hdc_desc(0x12, 0x2E, 0xFF, mlen=2, rlen=1)  # compare value, then the new one
+
+    def src1(register: int, length: int) -> str:
+        return f"r{register} 0x{length << 6:X}" if hw == "tgllp" else f"r{register}:{length} 0x0"
+
+    addresses = {20 + 2 * k: np.array([base + 4 * k], np.uint64) for k in range(4)}
+    padding = {21 + 2 * k: np.full(8, 1000 + k, np.int32) for k in range(4)}  # what the bug read
+    thread = np.arange(THREADS)[:, None]
+    run = execute(f"""
+        (W) send.dc1 (1|M0) r50 r20 {src1(30, 1)} 0x{add:08X} {{$1}}
+        (W) send.dc1 (1|M0) null r22 {"null 0x0" if hw == "tgllp" else "null:0 0x0"} 0x{inc:08X} {{$2}}
+        (W) send.dc1 (1|M0) null r24 {src1(32, 1)} 0x{smax:08X} {{$3}}
+        (W) send.dc1 (1|M0) r52 r26 {src1(34, 2)} 0x{cmpxchg:08X} {{$4}}
+        sync.allwr null
+    """, hw, memory=memory, inputs={**addresses, **padding, 30: np.array([4], np.int32),
+                                    32: (100 * thread - 150).astype(np.int32),
+                                    34: np.array([10], np.int32), 35: np.array([42], np.int32)})
+    np.testing.assert_array_equal(counters, [5 + 4 * THREADS, -7 + THREADS, 100 * (THREADS - 1) - 150, 42])
+    np.testing.assert_array_equal(np.sort(run.read(50, np.int32, 1).reshape(-1)), 5 + 4 * np.arange(THREADS))
+    np.testing.assert_array_equal(np.sort(run.read(52, np.int32, 1).reshape(-1)), [10] + [42] * (THREADS - 1))
 
 
 def test_atomic_decrements_wrap_and_stay_in_lane_order():

@@ -11,9 +11,12 @@ import numpy as np
 from .. import hw as hwlib
 from ..errors import Error
 
-ARG_HELP = ("a kernel argument, in order: FILE.npy (a buffer, read and written in place), a number "
-            "(int or float, by value), zeros:SHAPE:DTYPE (a new zero-filled buffer, e.g. zeros:64x3:float32), "
-            "or local:BYTES (a __local pointer)")
+ARG_HELP = ("a kernel argument, in order: FILE.npy (a buffer; the kernel works on a copy, so the file is not "
+            "changed: use --out to save the result), a number (int or float, by value, converted to the "
+            "argument's type), zeros:SHAPE:DTYPE (a new zero-filled buffer, e.g. zeros:64x3:float32), or "
+            "local:BYTES (a __local pointer)")
+NUMERIC_KINDS = "biuf"  # numpy dtype kinds a buffer may have: bool, signed, unsigned, float
+MAX_NEW_BUFFER_BYTES = 1 << 32  # zeros:SHAPE:DTYPE larger than this is surely a typo
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="platform: xelp, xehpg or xehpc (or tgllp, dg2, pvc); default: what the zebin names")
     parser.add_argument("--out", metavar="DIR",
                         help="save every buffer argument here after the run (FILE.npy keeps its name, "
-                             "zeros:... buffers are saved as argN.npy); without it, buffers are printed")
+                             "zeros:... buffers are saved as argN.npy; two buffers with one name are an error); "
+                             "without it, buffers are printed")
     parser.add_argument("--hazards", choices=("error", "report", "off"), default="error",
                         help="SWSB hazards: fail (default), print them and succeed, or do not check")
     parser.set_defaults(run=run)
@@ -55,34 +59,80 @@ def parse_size(text: str, what: str) -> tuple[int, ...]:
 
 def parse_argument(text: str, index: int):
     """(value for xegen.sim.run, name to save it under or None)."""
-    from ..sim import local
-
     if text.startswith("local:"):
-        try:
-            return local(int(text[6:], 0)), None
-        except ValueError:
-            raise Error(f"--arg {index}: '{text}' is not local:BYTES") from None
+        return _local_buffer(text, index), None
     if text.startswith("zeros:"):
-        parts = text.split(":")
-        if len(parts) != 3:
-            raise Error(f"--arg {index}: '{text}' is not zeros:SHAPE:DTYPE")
-        try:
-            shape = tuple(int(n) for n in parts[1].split("x"))
-            dtype = np.dtype(parts[2])
-        except (ValueError, TypeError):
-            raise Error(f"--arg {index}: '{text}' is not zeros:SHAPE:DTYPE (e.g. zeros:64x3:float32)") from None
-        return np.zeros(shape, dtype=dtype), f"arg{index}.npy"
+        return _zero_buffer(text, index), f"arg{index}.npy"
     if text.endswith(".npy"):
-        array = np.load(text, allow_pickle=False)
-        if array.dtype.kind not in "biuf":
-            raise Error(f"--arg {index}: {text} holds {array.dtype}, not numbers")
-        return np.ascontiguousarray(array), Path(text).name
+        return _load_buffer(text, index), Path(text).name
     for convert in (lambda t: int(t, 0), float):
         try:
             return convert(text), None
         except ValueError:
             continue
     raise Error(f"--arg {index}: '{text}' is not a .npy file, a number, zeros:SHAPE:DTYPE or local:BYTES")
+
+
+def _local_buffer(text: str, index: int):
+    from ..sim import local
+
+    try:
+        size = int(text[6:], 0)
+    except ValueError:
+        raise Error(f"--arg {index}: '{text}' is not local:BYTES") from None
+    if size <= 0:
+        raise Error(f"--arg {index}: '{text}': a __local buffer needs a positive number of bytes")
+    return local(size)
+
+
+def _zero_buffer(text: str, index: int) -> np.ndarray:
+    usage = f"--arg {index}: '{text}' is not zeros:SHAPE:DTYPE (e.g. zeros:64x3:float32)"
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise Error(usage)
+    try:
+        shape = tuple(int(n) for n in parts[1].split("x"))
+        dtype = np.dtype(parts[2])
+    except (ValueError, TypeError):
+        raise Error(usage) from None
+    if any(n <= 0 for n in shape):
+        raise Error(f"--arg {index}: '{text}': every dimension of the shape must be positive")
+    _check_numeric(dtype, index, text)
+    size = dtype.itemsize * int(np.prod(shape, dtype=object))
+    if size > MAX_NEW_BUFFER_BYTES:
+        raise Error(f"--arg {index}: '{text}' would be {size} bytes; at most {MAX_NEW_BUFFER_BYTES} are allowed")
+    return np.zeros(shape, dtype=dtype)
+
+
+def _load_buffer(path: str, index: int) -> np.ndarray:
+    try:
+        array = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise Error(f"--arg {index}: {path} does not exist") from None
+    except (OSError, ValueError, EOFError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise Error(f"--arg {index}: {path} is not a numpy array file we can read ({reason})") from None
+    if not isinstance(array, np.ndarray):
+        raise Error(f"--arg {index}: {path} holds several arrays, not one")
+    _check_numeric(array.dtype, index, path)
+    return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))  # the device is little-endian
+
+
+def _check_numeric(dtype: np.dtype, index: int, what: str) -> None:
+    if dtype.kind not in NUMERIC_KINDS:
+        raise Error(f"--arg {index}: {what} holds {dtype}, not numbers (bool, int, uint or float)")
+
+
+def _output_names(texts: list[str], names: list) -> None:
+    """--out saves each buffer under its name: two buffers with one name would overwrite each other."""
+    seen: dict[str, str] = {}
+    for text, name in zip(texts, names):
+        if name is None:
+            continue
+        if name in seen:
+            raise Error(f"--out would save both '{seen[name]}' and '{text}' as {name}; give the files different "
+                        "names")
+        seen[name] = text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
         value, name = parse_argument(text, index)
         values.append(value)
         names.append(name)
+    if args.out:
+        _output_names(args.arg, names)
     hazards = {"error": True, "report": "report", "off": False}[args.hazards]
     platform = hwlib.platform(args.hw) if args.hw else None
     try:

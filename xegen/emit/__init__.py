@@ -44,10 +44,10 @@ Errors: EncodeError names the field ("add3: opcode does not exist on XeLP"), Dec
 names the byte offset, ParseError gives the line and column.
 """
 
-from .asm_parser import assemble, parse_asm, parse_instruction
+import importlib
+
 from .asm_printer import disassemble, format_instruction, format_kernel
 from .decoder import decode, decode_one, decode_with_sizes
-from .encoder import encode, encode_kernel
 from .instruction import (CondModifier, Flag, Imm, Instruction, Operand, Predicate, Reg, SendDescriptor, Swsb, a0,
                           acc, arf, grf, imm, indirect, null, send_reg)
 
@@ -57,3 +57,15 @@ __all__ = [
     "encode_kernel", "format_instruction", "format_kernel", "grf", "imm", "indirect", "null", "parse_asm",
     "parse_instruction", "send_reg",
 ]
+
+# The encoder and the assembler load on first use, so that readers of bytes (the simulator,
+# the disassembler) do not import them.
+_LAZY = {"assemble": "asm_parser", "parse_asm": "asm_parser", "parse_instruction": "asm_parser",
+         "encode": "encoder", "encode_kernel": "encoder"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

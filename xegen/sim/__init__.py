@@ -11,8 +11,9 @@ modeled and what is not: docs/sim.md.
 """
 
 from .dispatch import LocalBuffer, local
-from .errors import HazardError, MemoryFault, SimulationError
+from .errors import HazardError, MemoryFault, SimulationError, UnsupportedInstruction
 from .hazards import Hazard
 from .run import RunResult, run
 
-__all__ = ["Hazard", "HazardError", "LocalBuffer", "MemoryFault", "RunResult", "SimulationError", "local", "run"]
+__all__ = ["Hazard", "HazardError", "LocalBuffer", "MemoryFault", "RunResult", "SimulationError", "UnsupportedInstruction",
+           "local", "run"]

@@ -368,3 +368,28 @@ def int_divide(a, b, signed: bool) -> tuple[np.ndarray, np.ndarray]:
     q = np.where(zero, -1, q)
     r = np.where(zero, x, r)
     return q, r
+
+
+# --- stochastic rounding (srnd, XeHPC) -----------------------------------------------------------
+
+def stochastic_round(x: np.ndarray, random: np.ndarray, to: str) -> np.ndarray:
+    """srnd: f -> hf or hf -> bf8, as the bits of the destination type.  The low bits of the
+    random operand (13 for f -> hf, 8 for hf -> bf8; its bit 0 under the mantissa's bit 0) are
+    added to the source's magnitude, which is then truncated; NaN stays NaN and infinity
+    infinity, finite values truncate to at most the largest finite result (IGC's vISA SRND)."""
+    if random.dtype.kind == "f":  # src1 has src0's float type: its bits are the random number
+        random = random.view(np.uint32 if random.dtype.itemsize == 4 else np.uint16)
+    noise = random.astype(np.int64) & (0x1FFF if to == "hf" else 0xFF)
+    if to == "hf":
+        bits = x.astype(np.float32).view(np.uint32).astype(np.int64)
+        sign, magnitude, infinity = bits >> 31, bits & 0x7FFFFFFF, 0x7F800000
+        perturbed = np.minimum(magnitude + noise, infinity - 1).astype(np.uint32).view(np.float32)
+        finite = fpround.from_float64(perturbed.astype(np.float64), np.dtype(np.float16), fpround.RTZ)
+        result = finite.view(np.uint16).astype(np.int64)
+        special = np.where(magnitude > infinity, 0x7E00, 0x7C00)
+        return ((sign << 15) | np.where(magnitude >= infinity, special, result)).astype(np.uint16)
+    bits = x.astype(np.float16).view(np.uint16).astype(np.int64)
+    sign, magnitude, infinity = bits >> 15, bits & 0x7FFF, 0x7C00
+    result = np.minimum(magnitude + noise, infinity - 1) >> 8  # bf8 is the top byte of an hf
+    special = np.where(magnitude > infinity, 0x7E, 0x7C)
+    return ((sign << 7) | np.where(magnitude >= infinity, special, result)).astype(np.uint8)

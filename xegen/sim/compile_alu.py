@@ -17,7 +17,7 @@ from ..emit import tables as T
 from ..emit.instruction import Instruction, Reg
 from . import alu
 from . import datatypes as dt
-from .errors import SimulationError
+from .errors import SimulationError, UnsupportedInstruction
 from .flags import FlagReader, FlagWriter
 from .operands import Destination, source, three_source_region
 
@@ -27,6 +27,13 @@ if TYPE_CHECKING:
 Op = Callable[[], None]
 
 RAW_MOVES = ("mov", "csel")
+
+# Instructions whose results the public documentation does not pin down, and why.
+NOT_MODELED = {
+    "madm": "the math macros (madm, math.invm, math.rsqtm) start from hardware approximation tables and carry "
+            "extra mantissa bits in the mme registers, neither of which is publicly specified",
+    "movi": "what its second source selects is not publicly specified",
+}
 
 
 def exec_mask_function(inst: Instruction, m: "Machine") -> Callable[[], np.ndarray | None]:
@@ -82,9 +89,10 @@ def compile_alu(inst: Instruction, m: "Machine") -> Op:
         def illegal():
             raise SimulationError("executed an illegal instruction")
         return illegal
-    if op in ("madm", "movi", "srnd") or (op == "math" and inst.function in T.MATH_MACROS):
-        name = f"math.{inst.function}" if op == "math" else op
-        raise SimulationError(f"{name} is not simulated (math macros, indexed moves and stochastic rounding)")
+    if op in NOT_MODELED:
+        raise UnsupportedInstruction(f"{op} is not simulated: {NOT_MODELED[op]}")
+    if op == "math" and inst.function in T.MATH_MACROS:
+        raise UnsupportedInstruction(f"math.{inst.function} is not simulated: {NOT_MODELED['madm']}")
     info = T.OPCODES[op]
     readers, types = _readers(inst, m, info.bitwise)
     dst = Destination(inst.dst, inst.exec_size, m.files, saturate=inst.saturate)
@@ -405,7 +413,18 @@ def _carry(inst: Instruction, m: "Machine", readers, types, dst: Destination) ->
     return run
 
 
+def _srnd(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+    """srnd: stochastic rounding of f to hf, or hf to bf8, with the random bits of src1."""
+    if (types[0].name, dst.etype.name) not in (("f", "hf"), ("hf", "bf8")):
+        raise SimulationError(f"srnd from :{types[0].name} to :{dst.etype.name} (only f -> hf and hf -> bf8)")
+    mask_of = combined_mask(inst, m)
+    r0, r1 = readers
+    to, storage = dst.etype.name, dst.etype.storage
+    return lambda: dst.store_raw(alu.stochastic_round(r0(), r1(), to).view(storage), mask_of())
+
+
 _SPECIAL = {
+    "srnd": _srnd,
     "cmp": _cmp, "cmpn": _cmp, "sel": _sel_special, "mach": _mach, "macl": _mach, "mac": _mac,
     "addc": _carry, "subb": _carry,
 }

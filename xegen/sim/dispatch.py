@@ -31,6 +31,9 @@ from .memory import DeviceMemory, Surface
 
 CTD_ALIGNMENT = 32
 IOH_ALIGNMENT = 64
+DEFAULT_MAX_THREADS = 1 << 20  # hardware threads one run may dispatch (see `prepare`)
+MAX_PRIVATE_BYTES = 1 << 30  # private memory of all threads together
+SIZE_LIMIT = 1 << 32  # global sizes and offsets: NEO's walkers count in 32 bits
 
 
 @dataclass(frozen=True)
@@ -41,10 +44,13 @@ class LocalBuffer:
 
 
 def local(size: int) -> LocalBuffer:
+    """A `__local` pointer argument of `size` bytes (at least one, as OpenCL requires)."""
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size <= 0:
+        raise Error(f"a __local buffer needs a positive number of bytes, not {size!r}")
     return LocalBuffer(int(size))
 
 
-@dataclass
+@dataclass(slots=True)
 class Group:
     """One work-group: its id, local size, and its threads' channels."""
 
@@ -81,15 +87,28 @@ class Launch:
     arg_info: dict = field(default_factory=dict)  # index -> (name, OpenCL type) when the zebin says
 
 
-def _triple(values: Sequence[int] | int, name: str) -> tuple[tuple[int, int, int], int]:
+def _triple(values: Sequence[int] | int, name: str, minimum: int = 1) -> tuple[tuple[int, int, int], int]:
+    """Three sizes from 1 to 3 given ones (the rest 1), each >= `minimum` and below 2^32."""
     if isinstance(values, (int, np.integer)):
         values = (int(values),)
     values = tuple(int(v) for v in values)
     if not 1 <= len(values) <= 3:
         raise Error(f"{name} must have 1 to 3 dimensions, got {len(values)}")
-    if any(v <= 0 for v in values):
-        raise Error(f"{name} {values} must be positive in every dimension")
+    if any(v < minimum for v in values):
+        raise Error(f"{name} {values} must be {'positive' if minimum else 'zero or more'} in every dimension")
+    if any(v >= SIZE_LIMIT for v in values):
+        raise Error(f"{name} {values} is too large: each dimension must be below 2^32")
     return values + (1,) * (3 - len(values)), len(values)
+
+
+def thread_total(global_size: tuple[int, int, int], local_size: tuple[int, int, int], simd: int) -> int:
+    """Hardware threads of a dispatch, edge groups included, without listing the groups."""
+    sizes = []  # per dimension: [(group size, how many groups have it)]
+    for g, l in zip(global_size, local_size):
+        full, edge = divmod(g, l)
+        sizes.append([(l, full)] + ([(edge, 1)] if edge else []))
+    return sum(count_x * count_y * count_z * -(-(x * y * z) // simd)
+               for x, count_x in sizes[0] for y, count_y in sizes[1] for z, count_z in sizes[2])
 
 
 def walk_order(kernel: ZebinKernel) -> tuple[int, int, int]:
@@ -111,20 +130,28 @@ def local_ids(local_size: tuple[int, int, int], simd: int, threads: int,
 
 
 def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], global_size, local_size,
-            memory: DeviceMemory, global_offset=(0, 0, 0), arg_info: dict | None = None) -> Launch:
+            memory: DeviceMemory, global_offset=(0, 0, 0), arg_info: dict | None = None,
+            max_threads: int = DEFAULT_MAX_THREADS) -> Launch:
+    """Check a dispatch and lay out its groups, arguments and indirect object heap.  At most
+    `max_threads` hardware threads: every group is listed, so a runaway NDRange is an error
+    instead of a memory explosion."""
     env = kernel.execution_env
     simd = env.simd_size
     g, dims = _triple(global_size, "global size")
-    l, ldims = _triple(local_size, "local size")
-    if ldims != dims:
-        l = l[:dims] + (1,) * (3 - dims)
+    l, local_dims = _triple(local_size, "local size")
+    if local_dims != dims:
+        raise Error(f"the local size has {local_dims} dimension(s) but the global size has {dims}")
     if env.required_work_group_size and tuple(env.required_work_group_size) != l:
         raise Error(f"kernel {kernel.name} requires local size {tuple(env.required_work_group_size)}, got {l}")
     items = l[0] * l[1] * l[2]
-    if items > 1024:
-        raise Error(f"local size {l} has {items} work-items; at most 1024 are allowed")
-    offset, _ = _triple(tuple(o + 1 for o in global_offset), "global offset")
-    offset = tuple(o - 1 for o in offset)
+    if items > platform.max_work_group_size:
+        raise Error(f"local size {l} has {items} work-items; {platform.display_name} allows at most "
+                    f"{platform.max_work_group_size}")
+    offset, _ = _triple(global_offset, "global offset", minimum=0)
+    threads = thread_total(g, l, simd)
+    if threads > max_threads:
+        raise Error(f"global size {g} in groups of {l} needs {threads} SIMD{simd} threads; the simulator runs "
+                    f"at most {max_threads} in one run")
 
     ctd_end = max((p.offset + p.size for p in kernel.payload_arguments), default=0)
     ctd_size = -(-ctd_end // CTD_ALIGNMENT) * CTD_ALIGNMENT
@@ -155,6 +182,9 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
                     env.inline_data_payload_size if platform.compute_walker else 0, ptd_size, channel_bytes, packed,
                     arg_info=dict(arg_info or {}))
     _map_arguments(launch, args, memory)
+    if launch.private_per_thread * threads > MAX_PRIVATE_BYTES:
+        raise Error(f"{threads} threads with {launch.private_per_thread} bytes of private memory each need more "
+                    f"than {MAX_PRIVATE_BYTES >> 30} GiB; use a smaller global size")
     _build_ioh(launch, memory)
     return launch
 
@@ -196,7 +226,15 @@ def _map_arguments(launch: Launch, args: Sequence[Any], memory: DeviceMemory) ->
                 raise Error(f"argument {index}: the array must be C-contiguous (use np.ascontiguousarray)")
             if not value.flags.writeable:
                 raise Error(f"argument {index}: the array is read-only")
+            if not value.dtype.isnative:
+                raise Error(f"argument {index}: the array is {value.dtype} in the other byte order; the device is "
+                            "little-endian (use .astype(a.dtype.newbyteorder('=')))")
+            _check_element_type(value, index, launch.arg_info.get(index))
             launch.arg_addresses[index] = memory.map(f"argument {index}", value.reshape(-1).view(np.uint8))
+    if slm_next > launch.platform.max_slm_bytes:
+        raise Error(f"kernel {kernel.name} needs {slm_next} bytes of shared local memory ({slm_static} its own, "
+                    f"the rest __local arguments); {launch.platform.display_name} has "
+                    f"{launch.platform.max_slm_bytes} per work-group")
     launch.slm_bytes = slm_next
     for b in kernel.binding_table_indices:
         if b.arg_index not in launch.arg_addresses or not isinstance(args[b.arg_index], np.ndarray):
@@ -216,6 +254,44 @@ SCALAR_TYPES = {
     "uint": np.uint32, "long": np.int64, "ulong": np.uint64, "half": np.float16, "float": np.float32,
     "double": np.float64, "bool": np.uint8, "size_t": np.uint64,
 }
+
+
+VECTOR_SUFFIXES = ("16", "8", "4", "3", "2")
+
+
+def pointee_type(type_name: str) -> np.dtype | None:
+    """The element dtype of an OpenCL pointer type as IGC names it ("float*", "const uchar4*"), or
+    None when it is not a pointer to a scalar or vector of a known type (a struct, void*)."""
+    name = type_name.strip()
+    if not name.endswith("*"):
+        return None
+    words = [w for w in name[:-1].replace("*", " * ").split() if w not in ("const", "volatile", "restrict")]
+    if len(words) != 1:
+        return None  # pointer to pointer, struct, unsigned char spelled in two words ...
+    base = words[0]
+    for suffix in VECTOR_SUFFIXES:
+        if base.endswith(suffix) and base[:-len(suffix)] in SCALAR_TYPES:
+            base = base[:-len(suffix)]
+            break
+    if base == "bool" or base not in SCALAR_TYPES:
+        return None
+    return np.dtype(SCALAR_TYPES[base])
+
+
+def _check_element_type(array: np.ndarray, index: int, declared: tuple[str, str] | None) -> None:
+    """A buffer's elements must be the kernel's pointee type.  Integers of the other signedness
+    (same size) are the same bytes and pass; anything else would be read as garbage."""
+    if declared is None:
+        return
+    name, type_name = declared
+    wanted = pointee_type(type_name)
+    if wanted is None:
+        return
+    got = array.dtype
+    same_integer = wanted.kind in "iu" and got.kind in "iu" and got.itemsize == wanted.itemsize
+    if got != wanted and not same_integer:
+        label = f"argument {index}" + (f" ({name})" if name else "")
+        raise Error(f"{label} is {type_name}: pass a {wanted} array, not {got}")
 
 
 def argument_info(zebin_raw: dict, kernel_name: str) -> dict[int, tuple[str, str]]:
@@ -249,13 +325,22 @@ def _value_bytes(value: Any, size: int, index: int, declared: tuple[str, str] | 
         dtype = np.dtype({2: np.float16, 4: np.float32, 8: np.float64}.get(size)) if isinstance(value, float) \
             else np.dtype({1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}.get(size, np.int64))
     if dtype.kind == "f":
-        return np.array(float(value), dtype=dtype).tobytes()
+        with np.errstate(over="ignore"):
+            converted = np.array(float(value), dtype=dtype)
+        if np.isfinite(float(value)) and not np.isfinite(converted):
+            raise Error(f"{label}: {value} is too large for {declared[1] if declared else dtype}")
+        return converted.tobytes()
     if isinstance(value, float) and not value.is_integer():
         raise Error(f"{label} is an integer ({declared[1] if declared else f'{size} bytes'}), got {value}")
     v = int(value)
     bits = 8 * dtype.itemsize
-    if not -(1 << (bits - 1)) <= v < (1 << bits):
-        raise Error(f"{label}: {v} does not fit {dtype.itemsize} bytes")
+    if declared and declared[1] in SCALAR_TYPES:  # the declared type's own range
+        low, high = (0, 1) if declared[1] == "bool" else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+    else:  # unknown signedness: anything the bytes can hold
+        low, high = -(1 << (bits - 1)), (1 << bits) - 1
+    if not low <= v <= high:
+        kind = declared[1] if declared and declared[1] in SCALAR_TYPES else f"{dtype.itemsize} bytes"
+        raise Error(f"{label}: {v} is outside the range of {kind} ({low} to {high})")
     return (v % (1 << bits)).to_bytes(dtype.itemsize, "little")
 
 
@@ -270,7 +355,6 @@ def cross_thread_data(launch: Launch, args: Sequence[Any], group_local_size: tup
     def triple(offset: int, size: int, values) -> None:
         put(offset, size, b"".join(int(v).to_bytes(4, "little") for v in values))
 
-    by_value_pieces: dict[int, int] = {}
     for p in launch.kernel.payload_arguments:
         kind = p.arg_type
         if kind == "global_id_offset":
@@ -295,12 +379,15 @@ def cross_thread_data(launch: Launch, args: Sequence[Any], group_local_size: tup
         elif kind == "buffer_offset":
             put(p.offset, p.size, bytes(4))  # buffers are mapped 4-byte aligned: no offset
         elif kind == "arg_byvalue":
-            value = _value_bytes(args[p.arg_index], p.size, p.arg_index, launch.arg_info.get(p.arg_index))
+            declared = launch.arg_info.get(p.arg_index)
+            value = _value_bytes(args[p.arg_index], p.size, p.arg_index, declared)
             start = p.source_offset or 0
-            if p.source_offset is None and len(value) != p.size:
+            # IGC gives char and short arguments a 4-byte slot; the runtime fills the rest with zeros
+            padded = declared is not None and declared[1] in SCALAR_TYPES \
+                and np.dtype(SCALAR_TYPES[declared[1]]).itemsize == len(value) < p.size
+            if p.source_offset is None and len(value) != p.size and not padded:
                 raise Error(f"argument {p.arg_index} is {p.size} bytes by value, got {len(value)} bytes")
             put(p.offset, p.size, value[start:start + p.size])
-            by_value_pieces[p.arg_index] = by_value_pieces.get(p.arg_index, 0) + p.size
         elif kind == "private_base_stateless":
             put(p.offset, p.size, int(launch.private_base).to_bytes(8, "little"))
         else:

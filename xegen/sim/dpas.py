@@ -11,6 +11,12 @@ Integer products are exact (int64, wrapped to the destination); float products a
 accumulated in float64 and rounded once to the destination type, so results may differ
 from the hardware's internal order of rounding by an ulp or so (stated in docs/sim.md).
 The exec mask selects columns.
+
+dpasw (XeHPG's EU fusion, IGC's vISA DPASW documentation): the threads of a work-group run
+in fused pairs, threads 2i and 2i+1 (EU0 and EU1).  Both compute with one shared A: its
+first ceil(RC/2) rows come from EU0's src2 registers, the rest from EU1's (starting at its
+own src2), while B, src0 and dst stay each thread's own.  Both threads of a pair must
+execute the instruction together, and work-groups must have an even number of threads.
 """
 
 from __future__ import annotations
@@ -53,9 +59,19 @@ def unpack(dwords: np.ndarray, type_name: str) -> np.ndarray:
     return raw
 
 
+def fused_partner(group_of_thread: np.ndarray) -> np.ndarray:
+    """Each thread's EU-fusion partner: threads 2i and 2i+1 of its work-group (the batch lays a
+    group's threads out consecutively)."""
+    counts = np.bincount(group_of_thread)
+    if np.any(counts % 2):
+        raise SimulationError("dpasw needs an even number of threads in every work-group (fused EU pairs)")
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    index = np.arange(group_of_thread.size)
+    local = index - first[group_of_thread]
+    return index + 1 - 2 * (local % 2)
+
+
 def compile_dpas(inst: Instruction, m: "Machine"):
-    if inst.opcode == "dpasw":
-        raise SimulationError("dpasw (operands shared across an EU-fused thread pair) is not simulated")
     files = m.files
     grf = files.grf
     n = inst.exec_size
@@ -84,8 +100,11 @@ def compile_dpas(inst: Instruction, m: "Machine"):
             raise SimulationError(f"dpas operand r{reg.number} runs past the register file")
         return start
 
+    wide = inst.opcode == "dpasw"
+    own_rows = -(-rows // 2) if wide else rows  # A rows read from this thread's src2
+    partner = fused_partner(m.group_of_thread) if wide else None
     b_start = block(src1, depth * n * 4)
-    a_start = block(src2, (rows - 1) * 32 + depth * 4)
+    a_start = block(src2, (own_rows - 1) * 32 + depth * 4)
     d_start = block(dst_reg, rows * n * dst_type.size)
     c_start = block(src0, rows * n * acc_type.size) if acc_type else None
     dwords = grf.view(np.uint32)
@@ -93,12 +112,23 @@ def compile_dpas(inst: Instruction, m: "Machine"):
     if b_start % 4 or a_start % 4:
         raise SimulationError("dpas sources must be dword aligned")
 
+    def a_rows() -> np.ndarray:
+        """(threads, rows, depth) dwords of A: the thread's own src2, or for dpasw the pair's."""
+        own = np.stack([dwords[:, a_start // 4 + 8 * r: a_start // 4 + 8 * r + depth] for r in range(own_rows)],
+                       axis=1)
+        if partner is None:
+            return own
+        participating = m.participating()
+        if np.any(participating != participating[partner]):
+            raise SimulationError("dpasw: the two threads of a fused pair must execute it together")
+        first = np.minimum(np.arange(threads), partner)  # EU0 of each pair
+        return np.concatenate([own[first], own[first + 1][:, :rows - own_rows]], axis=1)
+
     def run():
         b = dwords[:, b_start // 4: b_start // 4 + depth * n].reshape(threads, depth, n)
         b_values = unpack(np.ascontiguousarray(b), b_type)  # (T, depth, n, ops)
         b_matrix = b_values.transpose(0, 1, 3, 2).reshape(threads, depth * ops, n)
-        a_words = np.stack([dwords[:, a_start // 4 + 8 * r: a_start // 4 + 8 * r + depth] for r in range(rows)], axis=1)
-        a_matrix = unpack(np.ascontiguousarray(a_words), a_type).reshape(threads, rows, depth * ops)
+        a_matrix = unpack(np.ascontiguousarray(a_rows()), a_type).reshape(threads, rows, depth * ops)
         product = np.matmul(a_matrix, b_matrix)  # (T, rows, n)
         if c_start is not None:
             c_raw = grf[:, c_start:c_start + rows * n * acc_type.size].view(acc_type.storage).reshape(threads, rows, n)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import Error
+from ..errors import Error, UnsupportedError
 
 
 class SimulationError(Error):
@@ -24,3 +24,8 @@ class HazardError(SimulationError):
         more = f"\n... and {len(self.hazards) - 5} more" if len(self.hazards) > 5 else ""
         count = len(self.hazards)
         super().__init__(f"{count} SWSB hazard{'s' if count != 1 else ''}:\n{shown}{more}")
+
+
+class UnsupportedInstruction(SimulationError, UnsupportedError):
+    """A valid instruction whose behaviour the public documentation does not specify well enough
+    to simulate faithfully; the message says what is missing."""

@@ -5,38 +5,43 @@ The model (after IGA's SWSB analysis, kept deliberately simple; see docs/sim.md)
 - Out-of-order instructions (sends, dpas, and math on XeLP/XeHPG) set an SBID token.  Their
   results never become visible on their own: a later reader of their destination must wait
   on the token (`$n.dst`, `sync.nop {$n.dst}`, `sync.allwr`), a later writer of their
-  destination too, and a later writer of one of their *sources* must wait at least for the
-  sources to be read (`$n.src`, `sync.allrd`).  Setting a token again waits for its previous
-  owner.
+  destination too, and a later writer of one of their payload registers must wait at least
+  for the sources to be read (`$n.src`, `sync.allrd`); the predicate and a0 are read at
+  issue.  Setting a token again waits for its previous owner.  Messages leave the EU in
+  order: a later send may overwrite an earlier one's payload, and once it has landed those
+  bytes are free.
 - In-order instructions go down pipes (XeLP: one; XeHPG: F, I, L; XeHPC: F, I, L, M) chosen
   by their types.  A result is visible once enough later instructions have issued
-  (`hw.swsb_latency`: 11, 15 for 64-bit results, 18 for in-order math, as IGC assumes), after
+  (`hw.swsb_latency`: 11, 15 for the long pipe, 18 for in-order math, as IGC assumes), after
   a taken branch (which drains the in-order pipes), or once a later instruction waited on it
   with a distance: `P@d` waits for every pipe-P instruction at least d back in that pipe,
   `A@d` for every in-order instruction at least d back, a bare `@d` for the pipes of the
   instruction's source types (XeLP: its one pipe).  Reading a result that is not yet visible
-  is a hazard; so is overwriting it from another pipe.  The hardware orders dependencies
-  through the accumulator or flags alone within one pipe, so those need no annotation.
+  is a hazard; so is overwriting it from another pipe.  The hardware orders a flag read
+  whatever pipe wrote the flag, and accumulator and a0 reads within one pipe: those need no
+  annotation (IGC's code relies on both).
 - After an instruction that reads or writes cr0, sr0 or ce0 the next instruction must wait
   on all pipes (`A@1`, `@1` on XeLP).
 
 Threads are checked per *class*: threads that executed the same instruction sequence share
 one state; a class splits when only some of its threads execute an instruction (different
 uniform branches) and classes with equal states merge again.  Register footprints are byte
-sets (Python ints) over GRF, a0, accumulators, flags and the control registers; indirect
-operands count as touching the whole GRF.
+sets (Python ints) over GRF, a0, accumulators, flags and the control registers.  Indirect
+operands (r[a0.n]) touch the GRF bytes their a0 words address when the instruction runs
+(`BatchChecker` reads a0 of the executing threads), plus those a0 words.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .. import hw as hwlib
 from ..emit import tables as T
 from ..emit.instruction import Imm, Instruction, Reg
-from .operands import region_elements, three_source_region
+from .errors import SimulationError
+from .operands import indirect_addresses, region_elements, three_source_region
 from .program import Program, Undecodable
 
 ARCH_FILES = ("cr", "sr", "ce")
@@ -74,7 +79,6 @@ class ByteMap:
         self.flag = self.acc + 16 * self.grf_bytes
         self.special = self.flag + 16
         self.end = self.special + 64
-        self.all_grf = (1 << self.grf_end) - 1
         self.acc_mask = ((1 << (16 * self.grf_bytes)) - 1) << self.acc
         self.flag_mask = ((1 << 16) - 1) << self.flag
         self.special_offsets = {"cr": 0, "sr": 16, "ce": 48, "n": 52, "tm": 56, "ip": 60}
@@ -135,6 +139,9 @@ class Facts:
     sync_tokens: int | None = None  # bit mask of tokens named by sync.allrd/allwr, None = all
     latency: int = 11  # instructions until an in-order result has landed
     is_send: bool = False
+    # (is_write, a0 words -> GRF byte addresses, element size) of each indirect operand: the bytes
+    # it touches are known only when it runs
+    indirect: tuple = ()
 
 
 class FootprintBuilder:
@@ -183,8 +190,9 @@ class FootprintBuilder:
     def region_mask(self, reg: Reg, exec_size: int, offsets: np.ndarray) -> int:
         if reg.file == "null":
             return 0
-        if reg.indirect:
-            return self.map.all_grf | _span(self.map.a0, 32)
+        if reg.indirect:  # the GRF bytes are known when it runs (`indirect_operands`)
+            rows = exec_size // (reg.width or 1) if reg.vstride is None else 1
+            return _span(self.map.a0 + 2 * reg.addr_subreg, 2 * rows)
         base = self.map.base(reg.file, reg.number)
         if base is None:
             return 0
@@ -217,9 +225,13 @@ class FootprintBuilder:
         h = dst.hstride or 1
         return self.region_mask(dst, inst.exec_size, np.arange(inst.exec_size) * h)
 
-    def flag_bytes(self, flag, inst: Instruction) -> int:
-        start = self.map.flag + flag.reg * 4 + flag.subreg * 2 + inst.channel_offset // 8
-        return _span(start, max(1, inst.exec_size // 8))
+    def flag_bytes(self, flag, inst: Instruction, mode: str = "") -> int:
+        """The flag bytes of the instruction's channels (.anyNh/.allNh: of whole N-channel groups)."""
+        group = int(mode[3:-1]) if mode[:3] in ("any", "all") and mode[-1:] == "h" else 1
+        first = (inst.channel_offset // group) * group
+        last = -(-(inst.channel_offset + inst.exec_size) // group) * group
+        start = self.map.flag + flag.reg * 4 + flag.subreg * 2 + first // 8
+        return _span(start, max(1, -(-(last - first) // 8)))
 
     def grf_rows(self, start: int, count: int) -> int:
         b = self.map.grf_bytes
@@ -261,7 +273,7 @@ class FootprintBuilder:
             if inst.opcode in ("addc", "subb") or (inst.opcode == "mach" and "AccWrEn" in inst.options):
                 writes |= _span(self.map.acc, 4 * inst.exec_size)
         if inst.predicate is not None:
-            reads |= self.flag_bytes(inst.predicate.flag, inst)
+            reads |= self.flag_bytes(inst.predicate.flag, inst, inst.predicate.mode)
         if inst.cond_modifier is not None and fmt not in (T.MATH,):
             if inst.opcode == "sel":
                 reads |= self.flag_bytes(inst.cond_modifier.flag, inst)
@@ -275,14 +287,46 @@ class FootprintBuilder:
         pipe, dep_pipe = ("", "") if (ooo or other) else self.pipes(inst)
         source_pipes = frozenset(self.type_pipe(s.type) for s in inst.srcs if s.type in T.TYPES)
         latencies = dict(self.platform.swsb_latency)
+        # IGC times results out per pipe: the long pipe (XeLP: a 64-bit destination) after 15
+        # instructions, math after 18, the rest after 11 (XeHPC's 64-bit integers use the I pipe)
         if fmt == T.MATH:
             latency = latencies["math"]
-        elif inst.dst is not None and inst.dst.type in T.TYPES and T.TYPES[inst.dst.type].bits == 64:
+        elif pipe == "L" or (self.xelp and inst.dst is not None and inst.dst.type in T.TYPES
+                             and T.type_bytes(inst.dst.type) == 8):
             latency = latencies["alu64"]
         else:
             latency = latencies["alu"]
         return Facts(index, pc, self.program.text(index), reads, writes, ooo, other, pipe, dep_pipe, arch,
-                     inst.swsb, source_pipes, sync, sync_tokens, latency, inst.send is not None)
+                     inst.swsb, source_pipes, sync, sync_tokens, latency, inst.send is not None,
+                     self.indirect_operands(inst))
+
+    def indirect_operands(self, inst: Instruction) -> tuple:
+        """(is_write, a0 words -> GRF byte addresses, element size) of each indirect operand."""
+        if inst.send is not None or T.OPCODES[inst.opcode].format in (T.DPAS, T.SYNC, T.NULLARY):
+            return ()
+        n = inst.exec_size
+        operands = [(False, src, (src.vstride, src.width or 1, src.hstride or 0)) for src in inst.srcs
+                    if isinstance(src, Reg) and src.indirect]
+        if inst.dst is not None and inst.dst.indirect:
+            h = inst.dst.hstride or 1
+            operands.append((True, inst.dst, (n * h, n, h)))
+        found = []
+        for is_write, reg, region in operands:
+            size = T.type_bytes(reg.type)
+            try:
+                found.append((is_write, indirect_addresses(reg, n, size, region), size))
+            except SimulationError:
+                continue  # the instruction itself raises this when it runs
+        return tuple(found)
+
+    def addressed_bytes(self, addresses: np.ndarray, size: int) -> int:
+        """The footprint of `size`-byte GRF elements at byte `addresses`."""
+        covered = np.zeros(self.map.grf_end, dtype=bool)
+        starts = np.unique(addresses)
+        starts = starts[(starts >= 0) & (starts + size <= self.map.grf_end)]
+        for byte in range(size):
+            covered[starts + byte] = True
+        return int.from_bytes(np.packbits(covered, bitorder="little").tobytes(), "little")
 
     def dpas_masks(self, inst: Instruction) -> tuple[int, int]:
         b = self.map.grf_bytes
@@ -301,7 +345,8 @@ class FootprintBuilder:
 
         reads = rows_mask(src0, n * size_of(src0.type) * rows) if src0.file != "null" else 0
         reads |= rows_mask(src1, n * 4 * depth)
-        reads |= rows_mask(src2, (rows - 1) * 32 + depth * 4)
+        own_rows = -(-rows // 2) if inst.opcode == "dpasw" else rows  # dpasw: at most half of A is ours
+        reads |= rows_mask(src2, (own_rows - 1) * 32 + depth * 4)
         return reads, rows_mask(dst, n * size_of(dst.type) * rows)
 
 
@@ -319,8 +364,11 @@ class Writer:
     facts: Facts
 
 
-@dataclass
+@dataclass(frozen=True)
 class Token:
+    """An out-of-order instruction in flight: the bytes it will write and the payload bytes it
+    has yet to read (never its predicate or a0: those are read at issue)."""
+
     dst: int
     src: int
     facts: Facts
@@ -356,7 +404,14 @@ class HazardChecker:
         self.builder = FootprintBuilder(platform, program)
         self.facts: list[Facts | None] = [self.builder.facts(i) for i in range(program.end)]
         self.pipes = tuple(p for p in platform.swsb_pipes if p) or ("",)
-        self.arf_bytes = self.builder.map.acc_mask | self.builder.map.flag_mask
+        flags, a0 = self.builder.map.flag_mask, _span(self.builder.map.a0, 32)
+        # Reads the hardware orders without a wait (IGC relies on both): of a flag, whatever wrote it
+        # (IGC reads a flag the F pipe wrote in the next I-pipe instruction, and predicates sends on
+        # a flag written two instructions earlier); of the accumulators or a0, within one pipe.
+        self.ordered_in_any_pipe = flags
+        self.ordered_in_one_pipe = self.builder.map.acc_mask | a0
+        # read when an instruction issues, never pending under a token: predicates and a0
+        self.issue_bytes = flags | a0
         self.xelp = self.builder.xelp
         self.hazards: list[Hazard] = []
         self._seen: set = set()
@@ -412,8 +467,9 @@ class HazardChecker:
             elif mode == "src":
                 token = state.tokens.get(swsb.token)
                 if token is not None:
-                    token.src = 0
-                    if not token.dst:
+                    if token.dst:
+                        state.tokens[swsb.token] = replace(token, src=0)
+                    else:
                         state.tokens.pop(swsb.token)
             else:
                 state.tokens.pop(swsb.token, None)
@@ -423,7 +479,7 @@ class HazardChecker:
                     if facts.sync == "allwr":
                         state.tokens.pop(n)
                     else:
-                        state.tokens[n] = Token(state.tokens[n].dst, 0, state.tokens[n].facts)
+                        state.tokens[n] = replace(state.tokens[n], src=0)
         # 2. the instruction after a control-register access waits on all pipes
         if state.arch_pending is not None:
             pending = state.arch_pending
@@ -436,18 +492,13 @@ class HazardChecker:
         if reads or writes:
             for w in state.writers:
                 overlap = w.mask & reads
-                if overlap:
-                    # one in-order pipe orders accumulator and flag dependencies in hardware (XeLP has
-                    # a single in-order pipe for this purpose)
-                    same_pipe = (not facts.out_of_order and not facts.other
-                                 and (w.dep_pipe == facts.dep_pipe or self.xelp))
-                    if not (same_pipe and not overlap & ~self.arf_bytes):
-                        self.report("RAW", facts, w.facts, overlap, self._needs(state, w), threads)
+                if overlap and overlap & ~self._interlocked(facts, w):
+                    self.report("RAW", facts, w.facts, overlap, self._needs(state, w), threads)
                 overlap = w.mask & writes
                 if overlap and (facts.out_of_order or w.dep_pipe != facts.dep_pipe) and not facts.other:
                     self.report("WAW", facts, w.facts, overlap, "overwrites an in-order result of another pipe "
                                 f"still in flight; {self._needs(state, w)}", threads)
-            for n, token in state.tokens.items():
+            for n, token in list(state.tokens.items()):
                 overlap = token.dst & reads
                 if overlap:
                     self.report("RAW", facts, token.facts, overlap, f"reads the result of ${n} without waiting "
@@ -457,15 +508,19 @@ class HazardChecker:
                     self.report("WAW", facts, token.facts, overlap, f"overwrites the destination of ${n} without "
                                 f"waiting for ${n}.dst", threads)
                 overlap = token.src & writes
-                # Messages leave the EU in order, so a later send's response cannot land before an
-                # earlier send has read its payload (IGC relies on this).
-                if overlap and not (facts.is_send and token.facts.is_send):
+                if overlap and facts.is_send and token.facts.is_send:
+                    # Messages leave the EU in order, so a later send's response cannot land before
+                    # an earlier send has read its payload (IGC relies on this).  Once the later
+                    # send's result is waited on, those bytes are free: they are no longer the
+                    # earlier send's pending source.
+                    state.tokens[n] = replace(token, src=token.src & ~overlap)
+                elif overlap:
                     self.report("WAR", facts, token.facts, overlap, f"overwrites a source of ${n} before "
                                 f"${n}.src", threads)
         # 4. record this instruction
         if facts.out_of_order:
             if sets_token is not None:
-                state.tokens[sets_token] = Token(facts.writes, facts.reads, facts)
+                state.tokens[sets_token] = Token(facts.writes, facts.reads & ~self.issue_bytes, facts)
         elif not facts.other:
             pipe = facts.pipe
             pipe_id = state.counts.get(pipe, 0)
@@ -479,6 +534,13 @@ class HazardChecker:
             state.issued += 1
         if facts.arch:
             state.arch_pending = facts
+
+    def _interlocked(self, facts: Facts, w: Writer) -> int:
+        """The bytes whose read-after-write from `w` the hardware orders for this instruction."""
+        if facts.other:
+            return 0
+        same_pipe = not facts.out_of_order and (self.xelp or w.dep_pipe == facts.dep_pipe)
+        return self.ordered_in_any_pipe | (self.ordered_in_one_pipe if same_pipe else 0)
 
     def _needs(self, state: State, w: Writer) -> str:
         if self.xelp:
@@ -494,11 +556,18 @@ class BatchChecker:
         self.checker = checker
         self.threads = threads
         self.classes: list[tuple[np.ndarray | None, State]] = [(None, State())]
+        self.a0: np.ndarray | None = None  # (threads, 16) words of the batch's a0, see `bind`
+
+    def bind(self, a0_words: np.ndarray) -> None:
+        """The batch's a0 registers, read when an instruction with indirect operands runs."""
+        self.a0 = a0_words
 
     def step(self, index: int, tmask: np.ndarray | None) -> None:
         facts = self.checker.facts[index]
         if facts is None:
             return
+        if facts.indirect:
+            facts = self._resolve_indirect(facts, tmask)
         if tmask is None or len(self.classes) == 1 and self.classes[0][0] is None and tmask.all():
             for members, state in self.classes:
                 self.checker.step(state, facts, self._count(members))
@@ -524,6 +593,20 @@ class BatchChecker:
         self.classes = updated
         if split or len(self.classes) > 1:
             self._merge()
+
+    def _resolve_indirect(self, facts: Facts, tmask: np.ndarray | None) -> Facts:
+        """The facts with the GRF bytes the indirect operands address in the executing threads."""
+        if self.a0 is None:
+            raise SimulationError("the hazard checker needs the batch's a0 (BatchChecker.bind)")
+        words = self.a0 if tmask is None else self.a0[tmask]
+        reads, writes = facts.reads, facts.writes
+        for is_write, addresses, size in facts.indirect:
+            mask = self.checker.builder.addressed_bytes(addresses(words), size)
+            if is_write:
+                writes |= mask
+            else:
+                reads |= mask
+        return replace(facts, reads=reads, writes=writes)
 
     def _count(self, members) -> int:
         return self.threads if members is None else int(members.sum())

@@ -52,6 +52,8 @@ class Machine:
         self.group_of_thread = group_of_thread
         self.groups = int(group_of_thread.max()) + 1 if threads else 0
         self.hazards = hazards
+        if hazards is not None:
+            hazards.bind(self.files.a0.view(np.uint16))
         self._mode: fpround.FloatMode | None = fpround.DEFAULT_MODE  # None: threads differ
 
         # scheduling state

@@ -122,37 +122,41 @@ def source(op, exec_size: int, files: RegisterFiles, *, region: tuple[int, int, 
     return _apply_modifiers(reader, reg, etype, bitwise), etype
 
 
+def indirect_addresses(reg: Reg, exec_size: int, size: int, region: tuple) -> Callable[[np.ndarray], np.ndarray]:
+    """A function of a0 (threads, 16 words) giving the GRF byte address of every element of the
+    indirect operand `reg` (r[a0.n, off]) with region `region`: (threads, exec_size) int64.
+    A `None` vertical stride is the VxH form: row k of the region takes its address from
+    a0.(n + k).  Destinations pass (exec_size * h, exec_size, h)."""
+    v, w, h = region
+    i = np.arange(exec_size)
+    if v is None:
+        subregs = reg.addr_subreg + i // w
+        if subregs.max() >= 16:
+            raise SimulationError(f"a VxH region of {exec_size // w} rows from a0.{reg.addr_subreg} runs past a0.15")
+        within = (i % w) * h * size + reg.addr_offset
+        return lambda a0: a0[:, subregs].astype(np.int64) + within
+    offsets = region_elements(exec_size, v, w, h) * size + reg.addr_offset
+    first = slice(reg.addr_subreg, reg.addr_subreg + 1)
+    return lambda a0: a0[:, first].astype(np.int64) + offsets
+
+
 def _indirect_reader(reg: Reg, exec_size: int, files: RegisterFiles, etype: dt.ElementType,
                      region: tuple, where: str) -> Reader:
     """r[a0.n, off]: per-thread byte addresses from a0 words."""
-    v, w, h = region
     size = etype.size
     threads = files.threads
     row = files.grf.shape[1]
     flat = files.grf.reshape(-1)
     a0 = files.a0.view(np.uint16)
     row_base = (np.arange(threads, dtype=np.int64) * row)[:, None]
-    i = np.arange(exec_size)
-    within = (i % w) * h * size
-    if v is None:  # VxH: row k of the region takes its address from a0.(n + k)
-        rows = i // w
-        subregs = reg.addr_subreg + rows
-        if subregs.max() >= 16:
-            raise SimulationError(f"{where}: a VxH region of {exec_size // w} rows from a0.{reg.addr_subreg} "
-                                  "runs past a0.15")
-
-        def addresses():
-            return a0[:, subregs].astype(np.int64) + reg.addr_offset + within
-    else:
-        offsets = region_elements(exec_size, v, w, h) * size
-
-        def addresses():
-            return a0[:, reg.addr_subreg:reg.addr_subreg + 1].astype(np.int64) + reg.addr_offset + offsets
-
+    try:
+        addresses = indirect_addresses(reg, exec_size, size, region)
+    except SimulationError as error:
+        raise SimulationError(f"{where}: {error}") from None
     byte = np.arange(size)
 
     def read():
-        addr = addresses()
+        addr = addresses(a0)
         if addr.min() < 0 or addr.max() + size > row:
             raise SimulationError(f"{where}: indirect address {int(addr.max())} outside the register file")
         index = (row_base + addr)[..., None] + byte
@@ -217,11 +221,11 @@ def _indirect_writer(reg: Reg, exec_size: int, files: RegisterFiles, etype: dt.E
     flat = files.grf.reshape(-1)
     a0 = files.a0.view(np.uint16)
     row_base = (np.arange(threads, dtype=np.int64) * row)[:, None]
-    offsets = np.arange(exec_size) * hstride * size
+    addresses = indirect_addresses(reg, exec_size, size, (exec_size * hstride, exec_size, hstride))
     byte = np.arange(size)
 
     def write(data: np.ndarray, mask: np.ndarray | None) -> None:
-        addr = a0[:, reg.addr_subreg:reg.addr_subreg + 1].astype(np.int64) + reg.addr_offset + offsets
+        addr = addresses(a0)
         if addr.min() < 0 or addr.max() + size > row:
             raise SimulationError(f"{where}: indirect address {int(addr.max())} outside the register file")
         full = np.broadcast_to(np.asarray(data, dtype=etype.storage), (threads, exec_size))

@@ -57,7 +57,8 @@ def platform_of(zebin: Zebin, hw: str | hwlib.Platform | None) -> hwlib.Platform
 
 def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size, local_size,
         hw: str | hwlib.Platform | None = None, *, check_hazards: bool | str = True,
-        global_offset=(0, 0, 0), batch_threads: int = DEFAULT_BATCH_THREADS) -> RunResult:
+        global_offset=(0, 0, 0), batch_threads: int = DEFAULT_BATCH_THREADS,
+        max_threads: int = dispatch.DEFAULT_MAX_THREADS) -> RunResult:
     """Run kernel `kernel_name` of a zebin over `global_size` work-items in groups of `local_size`.
 
     `args` are the kernel's arguments in order: numpy arrays for global pointers (read and
@@ -65,7 +66,8 @@ def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size
     `xegen.sim.local(size)` for `__local` pointers.  `check_hazards`: True (or "raise") raises
     `HazardError` listing every SWSB hazard after the run, "report" only returns them in the
     result, False skips the checks.  Threads run in batches of whole work-groups of at most
-    `batch_threads` threads."""
+    `batch_threads` threads; a dispatch of more than `max_threads` hardware threads is an
+    error (every work-group is listed up front)."""
     if check_hazards not in (True, False, "raise", "report"):
         raise Error(f"check_hazards must be True, False, 'raise' or 'report', not {check_hazards!r}")
     parsed = zebin if isinstance(zebin, Zebin) else read_zebin(bytes(zebin))
@@ -80,7 +82,7 @@ def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size
         raise Error(f"kernel {kernel_name} is SIMD{env.simd_size}, which {platform.display_name} does not run")
     memory = DeviceMemory()
     launch = dispatch.prepare(kernel, platform, args, global_size, local_size, memory, global_offset,
-                              dispatch.argument_info(dict(parsed.raw), kernel_name))
+                              dispatch.argument_info(dict(parsed.raw), kernel_name), max_threads)
     total_threads = dispatch.thread_count(launch)
     if launch.private_per_thread:
         launch.private_base = memory.allocate("private memory", launch.private_per_thread * total_threads)

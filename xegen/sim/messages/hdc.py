@@ -93,7 +93,7 @@ def compile_hdc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
             if op is None:
                 raise SimulationError(f"HDC atomic operation {control & 0xF} is not simulated")
             size = 8 if a64 and kind == 0x12 and control >> 4 & 1 else 4
-            simd = inst.exec_size if a64 else (8 if control >> 4 & 1 else 16)
+            simd = h.a64_atomic_simd(atomics.OPERAND_COUNT[op], size) if a64 else (8 if control >> 4 & 1 else 16)
             return h.atomic(_space(bti, m, a64), simd, op, a64, size, returns=bool(control >> 5 & 1))
     raise SimulationError(f"{sfid} message type 0x{kind:02x} (descriptor 0x{desc:08x}) is not simulated")
 
@@ -122,7 +122,26 @@ class Hdc:
         return lanes.select(field).astype(np.int64)
 
     def _data_start(self, simd: int, a64: bool) -> int:
+        """Byte offset of the data in src0 followed by src1: a split send carries it in src1;
+        otherwise it follows the header and the address block."""
+        if self.payload.lengths.src1 > 0:
+            return self.payload.lengths.src0 * self.grf
         return (self.grf if self.header else 0) + self._pitch(simd, 8 if a64 else 4)
+
+    def a64_atomic_simd(self, operands: int, size: int) -> int:
+        """The lanes of an A64 atomic message's payload.  The descriptor has no SIMD mode bit:
+        the message is as wide as its address block (one qword per lane), whatever the
+        instruction's execution size (IGC's uniform atomics are `send.dc1 (1|M0)` with a
+        SIMD8 payload on XeLP/XeHPG, SIMD16 on XeHPC).  A split send's src0 is the address
+        block; otherwise mlen = header + addresses + data decides between SIMD8 and SIMD16."""
+        lengths = self.payload.lengths
+        header = 1 if self.header else 0
+        if lengths.src1 > 0:
+            return max(1, (lengths.src0 - header) * self.grf // 8)
+        for simd in (8, 16):
+            if header + (self._pitch(simd, 8) + operands * self._pitch(simd, size)) // self.grf == lengths.src0:
+                return simd
+        raise SimulationError(f"A64 atomic with message length {lengths.src0} fits neither SIMD8 nor SIMD16")
 
     def _who(self, lanes: Lanes, space: Space):
         return lanes.threads() if space.needs_threads else None
