@@ -303,6 +303,50 @@ def test_tile_coordinates_beyond_s32_are_a_config_error():
         build_kernel(problem, "xelp", {"m_tile": 3, "tg_m": 4})
 
 
+# What the launcher zeroes, and the padding of blocked outputs ----------------------------------
+
+@pytest.mark.parametrize("direction, tags, overrides, zeroed", [
+    ("FWD_B", {}, {}, ()),
+    ("FWD_B", {"dtag": "aBcd16b"}, {}, ("dst",)),             # 24 channels padded to 32
+    ("BWD_D", {"stag": "aBcd16b"}, {}, ("src",)),             # 20 channels padded to 32
+    ("BWD_WB", {"wtag": "OIhw16i16o"}, {}, ("wei",)),         # bias has no padding
+    ("BWD_WB", {}, {"k_split": 2}, ("wei", "bias")),          # atomics add into both
+])
+def test_zero_outputs_names_every_output_the_kernel_relies_on_being_zero(direction, tags, overrides, zeroed):
+    kernel = build_kernel(make_problem("mb1ic20ih4oc24oh4kh3ph1", direction, "f32", **tags), "xehpg", overrides)
+    assert kernel.zero_outputs == zeroed
+    results = check_ir(kernel)
+    padded = [name for name in kernel.problem.outputs if kernel.problem.layout_of(name).has_padding]
+    assert [r.name for r in results] == list(kernel.problem.outputs) + [f"{name} padding" for name in padded]
+    assert all(r.ok for r in results), results
+
+
+def test_the_padding_check_sees_garbage_when_the_launcher_does_not_zero():
+    from dataclasses import replace
+
+    kernel = build_kernel(make_problem("mb1ic20ih4oc24oh4kh3ph1", "FWD_B", "f16", dtag="aBcd16b"), "xehpg")
+    results = check_ir(replace(kernel, zero_outputs=()))  # the contract broken: padding left as garbage
+    assert [r.name for r in results] == ["dst", "dst padding"]
+    assert results[0].ok
+    # 1 x (32-24) channels x 4 x 4: every padding element is NaN garbage
+    assert (results[1].mismatches, results[1].elements) == (8 * 16, 8 * 16)
+
+
+def test_an_output_the_kernel_never_writes_fails_even_where_zero_is_expected():
+    """Outputs start as garbage, so relu's zeros must be written too."""
+    from dataclasses import replace
+
+    kernel = build_kernel(make_problem(FWD, "FWD_D", "f32", "relu"), "xehpg")
+
+    class DropStores(ir.Mutator):
+        def mutate_Call(self, node):
+            if isinstance(node.func, Send) and node.func.op == "store":
+                return ir.seq()
+            return node
+    results = check_ir(replace(kernel, body=DropStores().mutate(kernel.body)))
+    assert results[0].mismatches == results[0].elements == 32 * 36
+
+
 @pytest.mark.parametrize("platform", ["xehpg", "xelp"])
 def test_s32_output_saturates_a_large_bias_like_the_reference(platform):
     problem = make_problem("mb1ic4ih1oc4kh1", "FWD_B", "u8:s8:s32")
