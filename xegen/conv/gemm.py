@@ -200,7 +200,7 @@ def _views_common(problem: Problem):
     return desc, layouts, types, last
 
 
-def _bias_view(problem: Problem, mode: str) -> View | None:
+def _bias_view(problem: Problem) -> View | None:
     if not problem.has_bias:
         return None
     return View("bias", ("n",), problem.layout_of("bias"), problem.bias_type, _bias_mapping(problem.desc), {"oc": 0})
@@ -216,7 +216,7 @@ def _forward(problem: Problem) -> Gemm:
              _weights_unit(desc))
     c = View("dst", ("m", "n"), layouts["dst"], types["dst"], _channels_and_spatial(desc, "oc", desc.ocg, "o"),
              {"oc": 1, "o" + desc.used[-1]: last})
-    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem, "add"), "add" if problem.has_bias else "")
+    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem), "add" if problem.has_bias else "")
 
 
 def _backward_data(problem: Problem) -> Gemm:
@@ -255,5 +255,5 @@ def _backward_weights(problem: Problem) -> Gemm:
              {"oc": 1, "o" + desc.used[-1]: last})
     c = View("wei", ("m", "n"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []),
              _weights_unit(desc))
-    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem, "reduce"),
+    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem),
                 "reduce" if problem.has_bias else "")
