@@ -26,6 +26,7 @@ from .problem import Problem
 
 _ALL3 = (slice(None),) * 3  # the n, g and channel axes of a grouped tensor
 
+
 def _grouped(x: np.ndarray, groups: int) -> np.ndarray:
     """N x C x ... -> N x G x C/G x ..."""
     return x.reshape(x.shape[0], groups, x.shape[1] // groups, *x.shape[2:])
