@@ -161,3 +161,121 @@ def test_mistakes_are_one_line_errors(capsys, args, message):
     status, _, err = run(capsys, *args)
     assert status == 2
     assert len(err.splitlines()) == 1 and err.startswith("xegen: error: ") and message in err
+
+
+# --batch, --json and argument checks ----------------------------------------------------------
+
+TINY = 'mb1ic8ih4oc8oh4kh1n"tiny"'
+
+
+def test_a_bad_batch_line_is_reported_in_its_row_and_the_run_goes_on(capsys, tmp_path):
+    shapes = tmp_path / "shapes"
+    shapes.write_text(f'{SMALL}n"first"\n# a comment\nthis is garbage\n{TINY}\n')
+    status, out, err = run(capsys, "--batch", str(shapes), "--no-model")
+    rows = out.splitlines()
+    assert status == 1 and err == ""
+    assert len(rows) == 3 and rows[0].startswith('g1mb1_ic16ih6iw6') and rows[2].startswith("g1mb1_ic8ih4")
+    assert rows[1].startswith(f"{shapes}:3: error: column 1: unknown descriptor field at 'this is '")
+
+
+def test_batch_rows_list_their_fields_with_single_separators(capsys, tmp_path):
+    shapes = tmp_path / "shapes"
+    shapes.write_text(f"{TINY}\n")
+    for extra, tail in (("--no-model", " GRFs"), ("--verify", "verify ok")):
+        status, out, _ = run(capsys, "--batch", str(shapes), extra)
+        row = out.rstrip("\n")
+        assert status == 0 and ", ," not in row and row.endswith(tail) and not row.endswith(", ")
+        fields = row.split('"tiny": ', 1)[1].split(", ")
+        assert fields[0].endswith(" insts") and fields[1].startswith("inner loop ")
+        assert len(fields) == (3 if extra == "--no-model" else 6)
+
+
+def test_a_one_line_batch_file_is_still_a_batch(capsys, tmp_path):
+    shapes = tmp_path / "shapes"
+    shapes.write_text(f"{TINY}\n")
+    status, out, _ = run(capsys, "--batch", str(shapes), "-o", str(tmp_path / "out"), "--json", "--no-model")
+    assert status == 0
+    entries = json.loads(out)
+    assert isinstance(entries, list) and entries[0]["source"] == f"{shapes}:1"
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["000-conv_fwd_b_f32_xehpg.zebin"]
+
+
+def test_batch_json_is_valid_with_failures_which_go_to_stderr_and_into_the_list(capsys, tmp_path):
+    shapes = tmp_path / "shapes"
+    shapes.write_text(f"{TINY}\nic3ih5oc4kh9\n{SMALL}\n")
+    status, out, err = run(capsys, "--batch", str(shapes), "--json", "--no-model", "--config", "k_split=4")
+    entries = json.loads(out)  # stdout is one JSON document
+    assert status == 1
+    # tiny's K is 8 channels in 2 blocks of 4: too few to split 4 ways; ic3ih5oc4kh9 does not parse
+    assert [sorted(e) for e in entries[:2]] == [["descriptor", "error", "problem", "source"],
+                                                 ["descriptor", "error", "source"]]
+    assert entries[1]["source"] == f"{shapes}:2" and "output size would be" in entries[1]["error"]
+    assert entries[2]["problem"].startswith("g1mb1_ic16ih6") and "instructions" in entries[2]
+    assert err.splitlines() == [f"{shapes}:1: tiny: error: {entries[0]['error']}",
+                                f"{shapes}:2: error: {entries[1]['error']}"]
+
+
+def test_asm_and_print_after_go_into_the_json(capsys):
+    status, out, _ = run(capsys, TINY, "--json", "--asm", "--print-after=swsb", "--no-model")
+    summary = json.loads(out)
+    assert status == 0 and list(summary["after"]) == ["swsb"]
+    assert summary["asm"].splitlines()[1].startswith("/* [0000] */")
+
+
+def test_ir_actions_run_beside_the_native_compile(capsys):
+    status, out, _ = run(capsys, TINY, "--check-ir", "--verify")
+    assert status == 0 and out.startswith("tiny: dst: max error") and "verify: dst: max error" in out
+
+
+def test_the_progress_bar_is_erased_before_every_row(capsys, tmp_path, monkeypatch):
+    import io
+
+    from xegen import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    terminal = Terminal()
+    monkeypatch.setattr(progress.sys, "stderr", terminal)
+    shapes = tmp_path / "shapes"
+    shapes.write_text(f"{TINY}\n{TINY}\n")
+    writes = []
+    monkeypatch.setattr("builtins.print", lambda *a, **k: writes.append(terminal.getvalue()))
+    status = main(["conv", "--batch", str(shapes), "--no-model"])
+    assert status == 0 and len(writes) == 2
+    assert all(screen.endswith("\r\x1b[K") for screen in writes)  # the bar was erased just before
+
+
+@pytest.mark.parametrize("args, message", [
+    ((SMALL, "--seed=-1", "--check-ir"), "argument --seed: -1: the seed must be at least 0"),
+    ((SMALL, "--seed", "-5", "--verify"), "argument --seed: -5: the seed must be at least 0"),
+    ((SMALL, "-o", ""), "-o needs a name"),
+    ((SMALL, "--dump-graph", ""), "--dump-graph needs a name"),
+    ((SMALL, "--print-after="), "--print-after needs pass names"),
+    ((SMALL, "--print-after=build,,swsb"), "--print-after needs pass names"),
+    ((SMALL, "--print-after=optimize", "--no-optimize"), "does not run with --no-optimize"),
+    ((SMALL, "--json", "--print-ir"), "--print-ir prints text"),
+    ((SMALL, "--config", "k_block=2147483648"), "k_block=2147483648: the A, B and C tiles need at least"),
+    ((SMALL, "--config", "n_tile=1000000"), "n_tile=1000000, k_block=4: the A, B and C tiles need at least"),
+    ((SMALL, "--mb", "0"), "xegen: error: minibatch must be at least 1, not 0"),  # no column: not the descriptor
+])
+def test_arguments_that_would_do_nothing_or_break_are_errors(capsys, args, message):
+    try:
+        status = main(["conv", *args])
+    except SystemExit as exit:  # argparse's own errors
+        status = exit.code
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert err.splitlines() == [err.rstrip("\n")] and err.startswith("xegen: error: ") and message in err
+
+
+def test_batch_files_that_are_empty_or_not_text_are_errors(capsys, tmp_path):
+    empty = tmp_path / "empty"
+    empty.write_text("# nothing\n\n")
+    binary = tmp_path / "binary"
+    binary.write_bytes(b"mb1ic8ih4oc8kh1\n\xff\xfe\x00garbage\n")
+    for path, message in ((empty, "no descriptors"), (binary, "line 2 is not UTF-8 text (byte 0xff)")):
+        for extra in ((), ("--json",)):
+            status, out, err = run(capsys, "--batch", str(path), *extra)
+            assert status == 2 and out == "" and err == f"xegen: error: {path}: {message}" + (
+                " (only blank lines and # comments)\n" if path == empty else "\n")

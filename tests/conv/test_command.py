@@ -89,3 +89,26 @@ def test_the_installed_command_reports_errors_without_a_traceback():
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr == "xegen: error: column 13: unknown descriptor field at 'qq' (fields: g, mb, ic, id, ih, " \
         "iw, oc, od, oh, ow, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, then n and the name)\n"
+
+
+def test_batch_canonical_reports_each_bad_line_and_goes_on(capsys, tmp_path):
+    shapes = tmp_path / "shapes"
+    shapes.write_text("ic3ih5oc4kh3\nic3ih5oc4kh9\nic3ih5oc4kh3qq\nic1ih2oc1kh3sh2\n")
+    status, out, err = run(capsys, "--batch", str(shapes), "--canonical")
+    assert status == 1 and err == ""
+    assert out.splitlines() == [
+        "g1mb2_ic3ih5iw5_oc4oh3ow3_kh3kw3_sh1sw1_ph0pw0_dh0dw0",
+        f"{shapes}:2: error: column 10: the h output size would be -3: input ih=5 with padding 0 is smaller than "
+        "the effective kernel 9",
+        f"{shapes}:3: error: column 13: unknown descriptor field at 'qq' (fields: g, mb, ic, id, ih, iw, oc, od, "
+        "oh, ow, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, then n and the name)",
+        "g1mb2_ic1ih2iw2_oc1oh1ow1_kh3kw3_sh2sw2_ph0pw0_dh0dw0",  # (2-3)/2 + 1 = 1, as C divides
+    ]
+
+
+def test_a_failing_check_in_a_batch_is_reported_and_the_batch_goes_on(capsys, tmp_path):
+    shapes = tmp_path / "shapes"
+    shapes.write_text('mb1ic8ih5oc16kh3ph1n"a"\nmb1ic8ih5oc16kh3ph1n"b"\n')
+    status, out, _ = run(capsys, "--batch", str(shapes), "--check-ir", "--config", "k_split=99")
+    assert status == 1
+    assert [line.split(": error: ")[0] for line in out.splitlines()] == [f"{shapes}:1: a", f"{shapes}:2: b"]

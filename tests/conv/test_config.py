@@ -84,7 +84,12 @@ def test_bad_override_text(text, message):
     ("f16", "xehpg", {"k_split": 2}, "f32 or s32 output"),
     ("f32", "xehpg", {"k_split": 1000}, "exceeds the"),
     ("u8:s8:f32", "xehpg", {"k_split": 2}, "int8 partial results"),
-    ("f32", "xelp", {"m_tile": 32, "n_tile": 64, "k_block": 16, "grf": 128}, "GRFs .* but grf=128"),
+    # A 32x16, B 16x64, C 32x64 as f32 accumulator and f32 output, in 32-byte GRFs:
+    # 2048/32 + 4096/32 + 8192/32 + 8192/32 = 704, plus 16 reserved
+    ("f32", "xelp", {"m_tile": 32, "n_tile": 64, "k_block": 16}, "need at least 720 GRFs .* more than XeLP's 128"),
+    # fits the lower bound, not the plan: bf16 mad needs f32 copies of A and B
+    ("bf16", "xelp", {"m_tile": 8, "n_tile": 32, "k_block": 16}, "needs 186 GRFs .* but grf=128: use smaller "
+                                                                 "m_tile/n_tile/k_block$"),
     ("f16", "xehpg", {"slm": 1, "tg_m": 3, "tg_n": 1, "m_tile": 8, "k_block": 16}, "cannot be shared evenly"),
 ])
 def test_configs_that_cannot_work_raise_config_error(dt, platform, overrides, message):
@@ -117,3 +122,44 @@ def _grf_allocs(stmt):
     from xegen.ir import Alloc, walk
 
     return [node.size for node in walk(stmt) if isinstance(node, Alloc) and node.kind == "grf"]
+
+
+@pytest.mark.parametrize("key", ["m_tile", "n_tile", "k_block"])
+def test_huge_tiles_are_rejected_before_any_tile_is_laid_out(monkeypatch, key):
+    """Laying out a tile walks its elements, so a tile of 2^31 elements must be refused first."""
+    from xegen.conv import builder
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("tiles were laid out before the GRF budget was checked")
+
+    monkeypatch.setattr(builder, "multiply_layouts", must_not_run)
+    monkeypatch.setattr(builder, "line_layout", must_not_run)
+    with pytest.raises(ConfigError, match=f"{key}=2147483648.* GRFs"):
+        config_for("f16", **{key: 2**31})
+
+
+@pytest.mark.parametrize("dt, overrides, remedy", [
+    # 129 GRFs of tiles with the second copy of the loads: one copy fits 128, both fit 256
+    ("f16", {"m_tile": 16, "n_tile": 16, "k_block": 16, "grf": 128, "gmem_bufs": 2, "slm": 0},
+     " or gmem_bufs=1 or grf=256"),
+    # 169 GRFs of tiles with the second copy: even one copy is too much for 128, so only grf=256
+    ("f16", {"m_tile": 8, "n_tile": 16, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0}, " or grf=256"),
+    # 276 GRFs of tiles (with the SLM stage): not even 256 GRFs hold them
+    ("f32", {"m_tile": 8, "n_tile": 32, "k_block": 32, "grf": 128, "gmem_bufs": 1, "slm": 1}, ""),
+])
+def test_grf_overflow_suggests_only_changes_that_fit(dt, overrides, remedy):
+    with pytest.raises(ConfigError, match="but grf=128") as error:
+        config_for(dt, **overrides)
+    assert str(error.value).endswith("use smaller m_tile/n_tile/k_block" + remedy)
+    for change in remedy.split(" or ")[1:]:
+        key, value = change.split("=")
+        config_for(dt, **{**overrides, key: int(value)})  # each suggestion fits
+
+
+def test_when_nothing_fits_the_error_is_the_least_demanding_candidates():
+    """Forced triple SLM buffering and 32x32 tiles on 256 GRFs: the heuristic also tries
+    gmem_bufs=1, which does not fit either, so the error must not suggest it."""
+    with pytest.raises(ConfigError) as error:
+        config_for("f16", desc="mb1ic256ih8oc256oh8kh3ph1", slm_bufs=3, tg_m=4, tg_n=4, m_tile=32, n_tile=32,
+                   grf=256)
+    assert "gmem_bufs" not in str(error.value) and "grf=256" not in str(error.value).split(":")[-1]

@@ -58,6 +58,26 @@ def test_padding_is_derived_from_a_given_output():
     assert d.ph == 1 and d.pw == 1
 
 
+@pytest.mark.parametrize("text, oh, ph, right", [
+    # (2 - 3)/2 + 1: C truncates -1/2 to 0, so oh = 1 (floor division would give 0)
+    ("ic1ih2oc1kh3sh2", 1, 0, (1 - 1) * 2 - 2 + 3 - 0),
+    # (2 - 4)/3 + 1 = 0 + 1 = 1
+    ("ic1ih2oc1kh4sh3", 1, 0, (1 - 1) * 3 - 2 + 4 - 0),
+    # resnet's res3a_branch1 without ph0: ph = ((28-1)*2 - 56 + 1)/2 = -1/2, truncated to 0
+    ("ic256ih56oc512oh28kh1sh2", 28, 0, 27 * 2 - 56 + 1 - 0),
+    # ph = ((1-1)*2 - 4 + 3)/2 = -1/2 = 0; the same shape as ic1ih4oc1kh3sh2
+    ("ic1ih4oc1oh1kh3sh2", 1, 0, -1),
+])
+def test_defaults_divide_as_c_does_truncating_toward_zero(text, oh, ph, right):
+    d = parse_descriptor(text)
+    assert (d.oh, d.ph, d.right_padding("h")) == (oh, ph, right)
+    assert (d.ow, d.pw) == (oh, ph)
+
+
+def test_a_given_output_and_the_computed_one_agree_after_truncation():
+    assert parse_descriptor("ic1ih4oc1oh1kh3sh2") == parse_descriptor("ic1ih4oc1kh3sh2")
+
+
 def test_dilation_widens_the_kernel():
     # ek = (3-1)*(2+1)+1 = 7, so oh = (10 - 7 + 2*1)/1 + 1 = 6
     d = parse_descriptor("ic4ih10oc4kh3dh2ph1")
@@ -103,7 +123,8 @@ def test_grouped_weight_dims():
     ("mb0ic3ih5oc4kh3", "minibatch"),
     ("ic3ih5oc4kh", "needs a non-negative integer"),
     ("ic3ih-5oc4kh3", "needs a non-negative integer"),
-    ("ic3ih9oc4oh2kh1", "negative padding"),               # (2-1)*1 - 9 + 1 < 0
+    ("ic3ih9oc4oh2kh1", "negative padding ph=-3"),         # ((2-1)*1 - 9 + 1)/2 = -7/2 = -3
+    ("ic1ih2oc1kh4sh2", "output size would be 0"),        # (2-4)/2 + 1 = -1 + 1
     ("ic3ih4oc4oh9kh1", "not smaller than the effective kernel"),  # p = (8 - 4 + 1)/2 = 2 >= 1
 ])
 def test_impossible_descriptors_raise_one_clear_error(text, message):
@@ -133,11 +154,18 @@ def descriptors(draw) -> Descriptor:
         k, s, d = draw(st.integers(1, 7)), draw(st.integers(1, 4)), draw(st.integers(0, 3))
         ek = (k - 1) * (d + 1) + 1
         p = draw(st.integers(0, ek - 1))
-        i = draw(st.integers(max(1, ek - 2 * p), 300))
-        o = (i - ek + 2 * p) // s + 1
+        # the smallest input that still gives one output: C's division truncates i - ek + 2p
+        # toward zero, so anything above -s works (benchdnn's rule)
+        i = draw(st.integers(max(1, ek - 2 * p - s + 1), 300))
+        o = _c_div(i - ek + 2 * p, s) + 1
         fields.update({f"i{dim}": i, f"o{dim}": o, f"k{dim}": k, f"s{dim}": s, f"p{dim}": p, f"d{dim}": d})
     name = draw(st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12))
     return Descriptor(**fields, spatial_dims=spatial_dims, name=name.strip())
+
+
+def _c_div(a: int, b: int) -> int:
+    """C's integer division (toward zero), written out for the test."""
+    return int(a / b)
 
 
 @settings(max_examples=300, deadline=None)

@@ -173,6 +173,9 @@ VARIANTS = [
     ("mb1ic16ih8oc32oh8kh3ph1", "BWD_WB", "f16", "", {}, "xehpg", {"slm": 1, "tg_m": 4, "tg_n": 2}),
     ("mb1ic16ih8oc32oh8kh3ph1", "BWD_D", "bf16", "", {"stag": "nchw"}, "xehpg",
      {"slm": 1, "tg_m": 2, "tg_n": 1, "m_tile": 16}),
+    # oh = (2-3)/2 + 1 = 1 with C's truncating division: right padding 1
+    ("mb2ic4ih2oc8kh3sh2", "BWD_WB", "f32", "", {}, "xehpg", {}),
+    ("mb2ic4ih2oc8kh3sh2", "FWD_B", "f16", "", {"dtag": "aBcd16b"}, "xelp", {}),
     # K split across groups: atomic adds of partial results
     ("mb2ic8ih8oc16oh8kh3ph1", "BWD_WB", "f32", "", {}, "xehpg", {"k_split": 4}),
     ("mb2ic8ih8oc16oh8kh3ph1", "BWD_WB", "bf16:f32:bf16", "", {}, "xehpg", {"k_split": 3, "slm": 1}),
@@ -233,7 +236,8 @@ def small_problems(draw):
         k, s, d = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(0, 1))
         ek = (k - 1) * (d + 1) + 1
         p = draw(st.integers(0, ek - 1))
-        text += f"i{dim}{draw(st.integers(max(1, ek - 2 * p), 7))}k{dim}{k}s{dim}{s}d{dim}{d}p{dim}{p}"
+        # inputs down to ek - 2p - s + 1: C's division still gives one output there
+        text += f"i{dim}{draw(st.integers(max(1, ek - 2 * p - s + 1), 7))}k{dim}{k}s{dim}{s}d{dim}{d}p{dim}{p}"
     direction = draw(st.sampled_from(["FWD_B", "BWD_D", "BWD_WB"]))
     dt = draw(st.sampled_from(["f32", "f16", "bf16"] + (["u8:s8:s8", "s8:s8:f32"] if direction == "FWD_B" else [])))
     return make_problem(text, direction, dt, stag=draw(st.sampled_from(["any", "nchw" if spatial == "h" else "any"])))
@@ -261,3 +265,94 @@ def test_building_is_deterministic():
     first = build_kernel(problem, "xehpg", {"k_split": 2, "slm": 1})
     second = build_kernel(problem, "xehpg", {"k_split": 2, "slm": 1})
     assert str(first) == str(second) and ir.stable_hash(first.body) == ir.stable_hash(second.body)
+
+
+# The index range ------------------------------------------------------------------------------
+
+# iw3 and kw2 with taps 2^30 apart (dw = 2^30-1), padding 2^30-1 and stride 2^30-1 give ow = 2:
+# (3 - (2^30+1) + 2*(2^30-1)) / (2^30-1) + 1 = 2.  The largest index is the last output's last
+# tap, (2-1)*(2^30-1) + (2-1)*2^30 = 2^31-1: exactly s32's largest value.
+AT_THE_LIMIT = f"mb1ic2iw3oc2kw2dw{2**30 - 1}pw{2**30 - 1}sw{2**30 - 1}"
+
+
+@pytest.mark.parametrize("direction", ["FWD_B", "BWD_D", "BWD_WB"])
+@pytest.mark.parametrize("platform", ["xehpg", "xelp"])
+def test_indices_up_to_the_largest_s32_value_are_computed_right(direction, platform):
+    kernel = build_kernel(make_problem(AT_THE_LIMIT, direction, "f32"), platform)
+    for result in check_ir(kernel):
+        assert result.ok, result
+
+
+@pytest.mark.parametrize("text, fields", [
+    # one more in the stride: the last tap is at 2^31
+    (f"mb1ic2iw3oc2kw2dw{2**30 - 1}pw{2**30 - 1}sw{2**30}", "ow=2, sw=1073741824, kw=2, dw=1073741823"),
+    # the audit's case: (2-1)*(2^31-1) + 2*2^30 wraps to a wrong result without the check
+    ("mb1ic2iw4oc2kw3dw1073741823pw2147483647sw2147483647", "ow=2, sw=2147483647, kw=3, dw=1073741823"),
+    # input plus padding: 2^31-3 + 3 = 2^31 (the backward-data view adds them)
+    (f"mb1ic2iw{2**31 - 3}oc2ow1kw4sw{2**31 - 3}pw3", "iw=2147483645, pw=3"),
+])
+def test_indices_beyond_s32_are_unsupported_and_name_the_fields(text, fields):
+    with pytest.raises(UnsupportedError, match=f"^{fields}: .*s32 index arithmetic"):
+        build_kernel(make_problem(text, "BWD_D", "f32"), "xehpg")
+
+
+def test_tile_coordinates_beyond_s32_are_a_config_error():
+    # 2^31-1 outputs in tiles of 4 threads x 3 rows: the last tile ends at 2^31+3
+    problem = make_problem("mb1ic1iw2147483647oc1kw1", "FWD_D", "u8:s8:u8")
+    with pytest.raises(ConfigError, match="M = ow = 2147483647, rounded up to whole tiles, reaches 2147483651"):
+        build_kernel(problem, "xelp", {"m_tile": 3, "tg_m": 4})
+
+
+# What the launcher zeroes, and the padding of blocked outputs ----------------------------------
+
+@pytest.mark.parametrize("direction, tags, overrides, zeroed", [
+    ("FWD_B", {}, {}, ()),
+    ("FWD_B", {"dtag": "aBcd16b"}, {}, ("dst",)),             # 24 channels padded to 32
+    ("BWD_D", {"stag": "aBcd16b"}, {}, ("src",)),             # 20 channels padded to 32
+    ("BWD_WB", {"wtag": "OIhw16i16o"}, {}, ("wei",)),         # bias has no padding
+    ("BWD_WB", {}, {"k_split": 2}, ("wei", "bias")),          # atomics add into both
+])
+def test_zero_outputs_names_every_output_the_kernel_relies_on_being_zero(direction, tags, overrides, zeroed):
+    kernel = build_kernel(make_problem("mb1ic20ih4oc24oh4kh3ph1", direction, "f32", **tags), "xehpg", overrides)
+    assert kernel.zero_outputs == zeroed
+    results = check_ir(kernel)
+    padded = [name for name in kernel.problem.outputs if kernel.problem.layout_of(name).has_padding]
+    assert [r.name for r in results] == list(kernel.problem.outputs) + [f"{name} padding" for name in padded]
+    assert all(r.ok for r in results), results
+
+
+def test_the_padding_check_sees_garbage_when_the_launcher_does_not_zero():
+    from dataclasses import replace
+
+    kernel = build_kernel(make_problem("mb1ic20ih4oc24oh4kh3ph1", "FWD_B", "f16", dtag="aBcd16b"), "xehpg")
+    results = check_ir(replace(kernel, zero_outputs=()))  # the contract broken: padding left as garbage
+    assert [r.name for r in results] == ["dst", "dst padding"]
+    assert results[0].ok
+    # 1 x (32-24) channels x 4 x 4: every padding element is NaN garbage
+    assert (results[1].mismatches, results[1].elements) == (8 * 16, 8 * 16)
+
+
+def test_an_output_the_kernel_never_writes_fails_even_where_zero_is_expected():
+    """Outputs start as garbage, so relu's zeros must be written too."""
+    from dataclasses import replace
+
+    kernel = build_kernel(make_problem(FWD, "FWD_D", "f32", "relu"), "xehpg")
+
+    class DropStores(ir.Mutator):
+        def mutate_Call(self, node):
+            if isinstance(node.func, Send) and node.func.op == "store":
+                return ir.seq()
+            return node
+    results = check_ir(replace(kernel, body=DropStores().mutate(kernel.body)))
+    assert results[0].mismatches == results[0].elements == 32 * 36
+
+
+@pytest.mark.parametrize("platform", ["xehpg", "xelp"])
+def test_s32_output_saturates_a_large_bias_like_the_reference(platform):
+    problem = make_problem("mb1ic4ih1oc4kh1", "FWD_B", "u8:s8:s32")
+    tensors = {"src": np.ones((1, 4, 1, 1), np.uint8), "wei": np.zeros((4, 4, 1, 1), np.int8),
+               "bias": np.array([3e9, -3e9, 2147483520.0, 2.5], np.float32)}
+    got = run_ir(build_kernel(problem, platform), tensors)
+    # f32 -> s32 saturates; 2147483520 is the largest float32 below 2^31; 2.5 rounds to even
+    np.testing.assert_array_equal(got["dst"].reshape(-1), [2147483647, -2147483648, 2147483520, 2])
+    assert all(r.ok for r in compare(problem, got, tensors))

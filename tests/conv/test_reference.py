@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -35,6 +36,7 @@ def loops_forward(d, src, wei):
 
 SMALL = [
     "mb2ic3ih5oc4kh3ph1",
+    "mb1ic2ih2oc3kh3sh2",  # oh = (2-3)/2 + 1 = 1 with C's division: right padding 1
     "g2mb1ic4ih6iw5oc6kh3kw2sh2sw1ph1pw0",
     "mb1ic2ih7oc3kh3sh2dh1ph2",
     "g3mb1ic3iw8oc3kw3sw3pw2",
@@ -109,3 +111,34 @@ def test_convert_saturates_integers():
     np.testing.assert_array_equal(convert(np.array([-1e10, 1e10, 3.5, -2.5]), "s32"),
                                   [-2147483648, 2147483647, 4, -2])
     np.testing.assert_array_equal(convert(np.array([-3.0, 300.0, 0.5, 1.5]), "u8"), [0, 255, 0, 2])
+
+
+def test_convert_saturates_float32_values_at_the_s32_bounds():
+    # float32 rounds 2^31-1 up to 2^31, so a clip in float32 would let 3e9 through to wrap around
+    values = np.array([3e9, -3e9, 2147483520.0, 2.5], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "invalid value encountered in cast"
+        got = convert(values, "s32")
+    np.testing.assert_array_equal(got, [2147483647, -2147483648, 2147483520, 2])
+
+
+def test_int8_bias_saturates_an_s32_output():
+    p = make_problem("mb1ic4ih1oc4kh1", "FWD_B", "u8:s8:s32")
+    out = expected_outputs(p, {"src": np.ones((1, 4, 1, 1), np.uint8), "wei": np.zeros((4, 4, 1, 1), np.int8),
+                               "bias": np.array([3e9, -3e9, 2147483520.0, 2.5], np.float32)})["dst"]
+    np.testing.assert_array_equal(out.reshape(-1), [2147483647, -2147483648, 2147483520, 2])
+
+
+def test_padding_of_a_billion_elements_costs_nothing():
+    """Taps 2^30 apart, padding and stride 2^30-1: output 0 reads padding (-P) and input 1
+    (2^30-P); output 1 reads input 0 (S-P) and beyond the input (S+2^30-P = 2^30)."""
+    big = 2**30 - 1
+    d = parse_descriptor(f"mb1ic1iw3oc1kw2dw{big}pw{big}sw{big}")
+    assert d.ow == 2
+    x = np.array([1.0, 2.0, 4.0]).reshape(1, 1, 3)
+    w = np.array([10.0, 100.0]).reshape(1, 1, 2)
+    dy = np.array([1.0, 3.0]).reshape(1, 1, 2)
+    np.testing.assert_array_equal(forward(d, x, w).reshape(-1), [2.0 * 100, 1.0 * 10])
+    np.testing.assert_array_equal(backward_data(d, dy, w).reshape(-1), [3.0 * 10, 1.0 * 100, 0.0])
+    diff_wei, _ = backward_weights(d, x, dy)
+    np.testing.assert_array_equal(diff_wei.reshape(-1), [1.0 * 3, 2.0 * 1])

@@ -5,47 +5,86 @@ from __future__ import annotations
 
 import argparse
 import json
-import textwrap
 import sys
+import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..conv import build_kernel, check_ir, make_problem, parse_overrides
 from ..emit.asm_printer import disassemble
 from ..errors import Error
 from ..pipeline import PASSES, check_pass_names, compile_problem
+from ..progress import Progress
 from ..report import format_summary, summary
 from ..verify import first_group_executions, modeled_cycles, verify
-from ..progress import Progress
+
+IR_OPTIONS = ("canonical", "print_ir", "check_ir", "print_config")  # the IR-level options that print
 
 
-def _descriptors(args: argparse.Namespace) -> list[str]:
-    if args.batch:
-        with open(args.batch, encoding="utf-8") as handle:
-            lines = [line.strip() for line in handle]
-        descs = [line for line in lines if line and not line.startswith("#")]
-        if args.desc:
-            descs.insert(0, args.desc)
-        return descs
-    if not args.desc:
+@dataclass(frozen=True)
+class Entry:
+    """One descriptor to work on, and where it came from ("FILE:LINE", or "" for DESC)."""
+
+    text: str
+    source: str = ""
+
+
+def _read_batch(path: str) -> list[Entry]:
+    """The descriptors of a shapes file: one per line, blank lines and `#` comments skipped."""
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise Error(f"{path}: line {line} is not UTF-8 text (byte 0x{data[error.start]:02x})") from None
+    entries = [Entry(line.strip(), f"{path}:{number}") for number, line in enumerate(text.splitlines(), 1)]
+    entries = [entry for entry in entries if entry.text and not entry.text.startswith("#")]
+    if not entries:
+        raise Error(f"{path}: no descriptors (only blank lines and # comments)")
+    return entries
+
+
+def _entries(args: argparse.Namespace) -> list[Entry]:
+    given = [Entry(args.desc)] if args.desc else []
+    if args.batch is not None:
+        return given + _read_batch(args.batch)
+    if not given:
         raise Error("give a descriptor (e.g. mb1ic16ih8oc32oh8kh3ph1) or --batch FILE")
-    return [args.desc]
+    return given
 
 
 def _wants_native(args: argparse.Namespace) -> bool:
     """Compile to a native kernel: asked for, or no IR-level action given (the default job)."""
-    native = args.output or args.verify or args.asm or args.json or args.print_after or args.print_after_all
-    ir_only = args.canonical or args.print_ir or args.check_ir or args.print_config or args.dump_graph
+    native = (args.output is not None or args.verify or args.asm or args.json or args.print_after
+              or args.print_after_all)
+    ir_only = any(getattr(args, name) for name in IR_OPTIONS) or args.dump_graph is not None
     return bool(native or not ir_only)
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refuse combinations that would silently do nothing or break --json's output."""
+    for option, value in (("-o", args.output), ("--dump-graph", args.dump_graph), ("--batch", args.batch)):
+        if value is not None and not value.strip():
+            raise Error(f"{option} needs a name, not an empty string")
+    if args.json:
+        printing = [f"--{name.replace('_', '-')}" for name in IR_OPTIONS if getattr(args, name)]
+        if printing:
+            raise Error(f"--json prints one JSON document; {printing[0]} prints text (run it separately)")
 
 
 def _passes_to_print(args: argparse.Namespace) -> frozenset[str]:
     if args.print_after_all:
-        return frozenset(PASSES)
-    return check_pass_names([name.strip() for item in args.print_after for name in item.split(",") if name.strip()])
+        return frozenset(name for name in PASSES if not (args.no_optimize and name == "optimize"))
+    names = [name.strip() for item in args.print_after for name in item.split(",")]
+    if any(not name for name in names):
+        raise Error(f"--print-after needs pass names (passes: {', '.join(PASSES)})")
+    if args.no_optimize and "optimize" in names:
+        raise Error("--print-after=optimize: the optimize pass does not run with --no-optimize")
+    return check_pass_names(names)
 
 
 def _output_path(args: argparse.Namespace, index: int, kernel_name: str, batch: bool) -> Path | None:
-    if not args.output:
+    if args.output is None:
         return None
     if not batch:
         return Path(args.output)
@@ -54,69 +93,120 @@ def _output_path(args: argparse.Namespace, index: int, kernel_name: str, batch: 
     return folder / f"{index:03d}-{kernel_name}.zebin"
 
 
+@dataclass
+class _Run:
+    """What `xegen conv` was asked, and what it has gathered so far."""
+
+    args: argparse.Namespace
+    overrides: dict
+    printed: frozenset[str]
+    batch: bool
+    native: bool
+    progress: Progress
+    status: int = 0
+
+    def say(self, text: str) -> None:
+        """A line on standard output, with the progress bar erased first."""
+        self.progress.clear()
+        print(text)
+
+    def failed(self, entry: Entry, error: Error, problem=None) -> dict:
+        """Report a layer that failed in its row (on standard error with --json), named by its
+        FILE:LINE and, once parsed, its problem; the exit status becomes 1.  Returns its JSON entry."""
+        names = [entry.source] if entry.source else []
+        if problem is not None:
+            names.append(problem.desc.name or str(problem.desc))
+        line = f"{': '.join(names or [entry.text])}: error: {error}"
+        if self.args.json:
+            self.progress.clear()
+            sys.stderr.write(line + "\n")
+        else:
+            self.say(line)
+        self.status = max(self.status, 1)
+        result = {"descriptor": entry.text}
+        if entry.source:
+            result["source"] = entry.source
+        if problem is not None:
+            result["problem"] = str(problem.desc)
+        result["error"] = str(error)
+        return result
+
+
 def run(args: argparse.Namespace) -> int:
-    overrides = parse_overrides(args.config)
-    printed = _passes_to_print(args)
-    descriptors = _descriptors(args)
-    batch = len(descriptors) > 1
+    _check_arguments(args)
+    entries = _entries(args)
+    batch = args.batch is not None
     native = _wants_native(args)
-    progress = Progress(len(descriptors), enabled=batch and native and not args.json)
-    status, reports = 0, []
-    for index, text in enumerate(descriptors):
-        problem = make_problem(text, args.dir, args.dt, args.attr_post_ops, args.stag, args.wtag, args.dtag, args.mb)
-        progress.start(problem.desc.name or str(problem.desc))
-        if args.canonical:
-            print(problem.desc)
-        dump = args.dump_graph
-        if dump and batch:  # one numbered directory per descriptor
-            dump = str(Path(dump) / f"{index:03d}")
-        if native:
-            try:
-                outcome, report = _compile(args, problem, overrides, printed, dump, index, batch)
-            except Error as error:
-                if not batch:
-                    raise
-                progress.clear()
-                print(f"{problem.desc.name or problem.desc}: error: {error}")
-                status = max(status, 1)
-                continue
-            status = max(status, outcome)
+    state = _Run(args, parse_overrides(args.config), _passes_to_print(args), batch, native,
+                 Progress(len(entries), enabled=batch and native and not args.json))
+    reports = []
+    for index, entry in enumerate(entries):
+        state.progress.start(entry.text)
+        try:
+            report = _layer(state, index, entry)
+        except Error as error:
+            if not batch:
+                raise
+            report = state.failed(entry, error)
+        if report is not None:
             reports.append(report)
-        elif args.print_ir or args.check_ir or args.print_config or args.dump_graph:
-            status = max(status, _ir_actions(args, problem, overrides, dump))
-    progress.clear()
+    state.progress.clear()
     if args.json:
         print(json.dumps(reports if batch else reports[0], indent=2))
-    return status
+    return state.status
 
 
-def _ir_actions(args, problem, overrides, dump) -> int:
-    kernel = build_kernel(problem, args.hw, overrides, dump)
+def _layer(state: _Run, index: int, entry: Entry) -> dict | None:
+    """Everything asked for one descriptor; the native summary (None without a native compile)."""
+    args = state.args
+    problem = make_problem(entry.text, args.dir, args.dt, args.attr_post_ops, args.stag, args.wtag, args.dtag, args.mb)
+    if args.canonical:
+        state.say(str(problem.desc))
+    dump = args.dump_graph
+    if dump is not None and state.batch:  # one numbered directory per descriptor
+        dump = str(Path(dump) / f"{index:03d}")
+    try:
+        if args.print_config or args.print_ir or args.check_ir or (dump is not None and not state.native):
+            _ir_actions(state, problem, None if state.native else dump)  # a native compile dumps its own
+        if state.native:
+            report = _compile(state, problem, dump, index)
+            return {"source": entry.source, **report} if entry.source else report
+    except Error as error:
+        if not state.batch:
+            raise
+        return state.failed(entry, error, problem)
+    return None
+
+
+def _ir_actions(state: _Run, problem, dump) -> None:
+    args = state.args
+    kernel = build_kernel(problem, args.hw, state.overrides, dump)
     if args.print_config:
-        print(problem)
-        print(f"config: {kernel.config}")
-        print(kernel.summary())
+        state.say(f"{problem}\nconfig: {kernel.config}\n{kernel.summary()}")
     if args.print_ir:
-        print(kernel)
-    status = 0
+        state.say(str(kernel))
     if args.check_ir:
         results = check_ir(kernel, args.seed)
         for result in results:
-            print(f"{problem.desc.name or problem.desc}: {result}")
+            state.say(f"{problem.desc.name or problem.desc}: {result}")
         if not all(r.ok for r in results):
-            status = 1
-    return status
+            state.status = max(state.status, 1)
 
 
-def _compile(args, problem, overrides, printed, dump, index, batch) -> tuple[int, dict]:
+def _compile(state: _Run, problem, dump, index) -> dict:
+    args = state.args
+    passes: dict[str, str] = {}
+
     def show(name: str, text: str) -> None:
-        if name in printed:
-            print(f"// ----- after {name} -----")
-            print(text.rstrip("\n"))
+        if name in state.printed:
+            if args.json:
+                passes[name] = text
+            else:
+                state.say(f"// ----- after {name} -----\n{text.rstrip(chr(10))}")
 
-    compilation = compile_problem(problem, args.hw, overrides, optimize=not args.no_optimize, show=show,
+    compilation = compile_problem(problem, args.hw, state.overrides, optimize=not args.no_optimize, show=show,
                                   dump_graph=dump)
-    path = _output_path(args, index, compilation.compiled.name, batch)
+    path = _output_path(args, index, compilation.compiled.name, state.batch)
     if path is not None:
         path.write_bytes(compilation.zebin())
     verification = verify(compilation, args.seed) if args.verify else None
@@ -128,30 +218,44 @@ def _compile(args, problem, overrides, printed, dump, index, batch) -> tuple[int
     report = summary(compilation, cycles, verification)
     if path is not None:
         report["zebin"] = str(path)
-    if args.asm:
-        print(disassemble(compilation.compiled.code, compilation.compiled.hw, pcs=True).rstrip("\n"))
-    if not args.json:
-        if batch:
-            print(_batch_row(report))
-        else:
-            print(problem)
-            print(f"config: {compilation.config}")
-            print(compilation.kernel.summary())
-            print(format_summary(report))
-            if path is not None:
-                print(f"wrote {path} ({path.stat().st_size} bytes)")
-    failed = verification is not None and not verification.ok
-    return (1 if failed else 0), report
+    listing = disassemble(compilation.compiled.code, compilation.compiled.hw, pcs=True).rstrip("\n") \
+        if args.asm else None
+    if verification is not None and not verification.ok:
+        state.status = max(state.status, 1)
+    if args.json:
+        return {**report, **({"after": passes} if passes else {}), **({"asm": listing} if listing else {})}
+    if listing is not None:
+        state.say(listing)
+    if state.batch:
+        state.say(_batch_row(report))
+    else:
+        state.say(f"{problem}\nconfig: {compilation.config}\n{compilation.kernel.summary()}\n{format_summary(report)}")
+        if path is not None:
+            state.say(f"wrote {path} ({path.stat().st_size} bytes)")
+    return report
 
 
 def _batch_row(s: dict) -> str:
-    name = s["problem"]
     density = s["inner_loop_math_density"]
-    verified = "" if "verify" not in s else ("  verify ok" if s["verify"]["ok"] else "  verify FAILED")
-    return (f"{name}: {s['instructions']} insts, inner loop {s['inner_loop_instructions']} "
-            f"(density {density if density is not None else '-'}), {s['grfs_used']} GRFs, "
-            + (f", {s['modeled']['device_cycles']:.0f} cycles, {100 * s['modeled']['peak_fraction']:.1f}% of peak"
-               if "modeled" in s else "") + verified)
+    parts = [f"{s['instructions']} insts",
+             f"inner loop {s['inner_loop_instructions']} (density {density if density is not None else '-'})",
+             f"{s['grfs_used']} GRFs"]
+    if "modeled" in s:
+        parts += [f"{s['modeled']['device_cycles']:.0f} cycles", f"{100 * s['modeled']['peak_fraction']:.1f}% of peak"]
+    if "verify" in s:
+        parts.append("verify ok" if s["verify"]["ok"] else "verify FAILED")
+    return f"{s['problem']}: " + ", ".join(parts)
+
+
+def _seed(text: str) -> int:
+    """--seed: a non-negative integer (numpy's generators take no negative seeds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value}: the seed must be at least 0")
+    return value
 
 
 def register(subparsers) -> None:
@@ -175,8 +279,9 @@ def register(subparsers) -> None:
     parser.add_argument("desc", nargs="?", metavar="DESC",
                         help='descriptor, e.g. g1mb1ic64ih56oc64oh56kh3ph1n"res2a" (defaults as in benchdnn)')
     parser.add_argument("--batch", metavar="FILE",
-                        help="also take descriptors from FILE, one per line ('#' comments); one summary line "
-                             "each, a progress bar on a terminal")
+                        help="also take descriptors from FILE, one per line ('#' comments); one row each, a "
+                             "progress bar on a terminal; a bad line or failing layer is reported in its row "
+                             "(FILE:LINE) and the run goes on, exit status 1")
     parser.add_argument("--dir", default="FWD_B", metavar="DIR",
                         help="direction: FWD_B (default, with bias), FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB")
     parser.add_argument("--dt", default="f32", metavar="DT",
@@ -198,10 +303,11 @@ def register(subparsers) -> None:
                              "with numpy; exit status 1 on a mismatch or hazard")
     native.add_argument("--asm", action="store_true", help="print the kernel's disassembly (with byte addresses)")
     native.add_argument("--json", action="store_true",
-                        help="print the summary as JSON (a list with --batch) instead of text")
+                        help="print the summary as one JSON document on standard output (a list with --batch; "
+                             "--asm and --print-after go in it as 'asm' and 'after'); errors go to standard error")
     native.add_argument("--print-after", action="append", default=[], metavar="PASS",
                         help=f"print the output of a pass (repeatable or comma-separated): {', '.join(PASSES)}")
-    native.add_argument("--print-after-all", action="store_true", help="print the output of every pass")
+    native.add_argument("--print-after-all", action="store_true", help="print the output of every pass that runs")
     native.add_argument("--no-model", action="store_true",
                         help="skip the modeled cycles (without --verify they cost a simulator run of one thread group)")
     native.add_argument("--no-optimize", action="store_true", help="skip the e-graph optimizer (for comparison)")
@@ -216,5 +322,6 @@ def register(subparsers) -> None:
                           help="write the K loop's dataflow graph before and after each scheduling transform to DIR "
                                "as Graphviz DOT (and SVG when Graphviz's dot is installed); with --batch, one "
                                "numbered subdirectory per descriptor")
-    parser.add_argument("--seed", type=int, default=0, help="random data seed for --verify and --check-ir (default 0)")
+    parser.add_argument("--seed", type=_seed, default=0,
+                        help="random data seed (at least 0) for --verify and --check-ir (default 0)")
     parser.set_defaults(run=run)

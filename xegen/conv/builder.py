@@ -34,7 +34,7 @@ from ..ir import Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Stmt, Var, c
 from ..ir.types import F32, PTR
 from .config import RESERVED_GRFS, Config, check_config, k_iterations
 from .epilogue import finish
-from .gemm import Gemm, View
+from .gemm import S32_MAX, Gemm, View, check_index_range
 from .index import Idx
 from .messages import LinePlan, Names, Origin, Scope, emit_global, plan_lines, slm_line_messages, zero_fill
 from .multiply import MultiplyLayouts, multiply, multiply_layouts, reduce_columns
@@ -133,7 +133,9 @@ class KernelPlan:
 
 def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     """Lay out every buffer of the kernel; ConfigError if it does not fit the GRF or SLM."""
+    check_index_range(gemm.problem)
     check_config(config, gemm, hw)
+    _check_tiles_can_fit(gemm, config, hw)
     for view in (gemm.a, gemm.b, gemm.c):
         if view.layout.elements * view.type.size >= 2**31:
             raise UnsupportedError(f"{view.tensor} takes {view.layout.elements * view.type.size} bytes: xegen's "
@@ -141,6 +143,8 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     grf = hw.grf_bytes
     m_group, n_group = config.tg_m * config.m_tile, config.tg_n * config.n_tile
     grid = (-(-gemm.n.size // n_group), -(-gemm.m.size // m_group), gemm.groups * config.k_split)
+    _check_tile_coordinates(gemm, {"m": grid[1] * m_group, "n": grid[0] * n_group,
+                                   "k": config.k_split * k_iterations(config, gemm) * config.k_block})
     layouts = multiply_layouts(config, gemm, Var("a", PTR), Var("b", PTR), Var("acc", PTR), config.simd)
     a = _plan_operand("a", gemm.a, gemm, config, hw, (config.m_tile, config.k_block), (m_group, config.k_block),
                       layouts.a)
@@ -179,16 +183,55 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         raise ConfigError(f"slm=1 needs {plan.slm_bytes} bytes of SLM per group{buffers}, more than {hw}'s "
                           f"{hw.max_slm_bytes}: use fewer threads or smaller tiles"
                           + (" or fewer slm_bufs" if config.slm_bufs > 1 else ""))
-    budget = config.grf * grf
     tiles = plan.grf_bytes + plan.load_copy_bytes
     used = tiles + RESERVED_GRFS * grf
-    if used > budget:
+    if used > config.grf * grf:
         copies = f", gmem_bufs={config.gmem_bufs}" if config.gmem_bufs > 1 else ""
         raise ConfigError(f"the kernel needs {used // grf} GRFs ({tiles // grf} for tiles{copies} + {RESERVED_GRFS} "
                           f"reserved) but grf={config.grf}: use smaller m_tile/n_tile/k_block"
-                          + (" or gmem_bufs=1" if config.gmem_bufs > 1 else "")
-                          + (" or grf=256" if config.grf < hw.max_grf_count else ""))
+                          + "".join(f" or {change}" for change in _grf_remedies(config, hw, used, plan.load_copy_bytes)))
     return plan
+
+
+def _grf_remedies(config: Config, hw: Platform, used: int, copy_bytes: int) -> list[str]:
+    """Changes besides smaller tiles that make a kernel of `used` GRF bytes fit (`copy_bytes` of
+    them are the extra copies of gmem_bufs), so the error suggests only what works."""
+    current, largest = config.grf * hw.grf_bytes, hw.max_grf_count * hw.grf_bytes
+    fewer_copies = config.gmem_bufs > 1
+    more_grfs = config.grf < hw.max_grf_count
+    remedies = []
+    if fewer_copies and used - copy_bytes <= current:
+        remedies.append("gmem_bufs=1")
+    if more_grfs and used <= largest:
+        remedies.append(f"grf={hw.max_grf_count}")
+    if not remedies and fewer_copies and more_grfs and used - copy_bytes <= largest:
+        remedies.append(f"gmem_bufs=1 with grf={hw.max_grf_count}")
+    return remedies
+
+
+def _check_tiles_can_fit(gemm: Gemm, config: Config, hw: Platform) -> None:
+    """Reject tiles too large for the largest register file before planning them (planning walks
+    every element): the load tiles of A and B and the accumulator and store tiles of C alone."""
+    grf = hw.grf_bytes
+    m, n, k = config.m_tile, config.n_tile, config.k_block
+    tiles = [m * k * gemm.a.type.size, k * n * gemm.b.type.size, m * n * gemm.acc_type.size, m * n * gemm.c.type.size]
+    needed = sum(-(-size // grf) for size in tiles) + RESERVED_GRFS
+    if needed > hw.max_grf_count:
+        raise ConfigError(f"m_tile={m}, n_tile={n}, k_block={k}: the A, B and C tiles need at least {needed} GRFs "
+                          f"(with {RESERVED_GRFS} reserved), more than {hw}'s {hw.max_grf_count}: use smaller "
+                          "m_tile/n_tile/k_block")
+
+
+def _check_tile_coordinates(gemm: Gemm, ends: dict[str, int]) -> None:
+    """The grid covers each GEMM dimension in whole tiles, so its coordinates run past the
+    dimension's size (masked off) up to `ends`; they must still be s32 values."""
+    for name, end in ends.items():
+        if end - 1 > S32_MAX:
+            dim = gemm.dim(name)
+            fields = "*".join(c.name for c in dim.components)
+            raise ConfigError(f"{name.upper()} = {fields} = {dim.size}, rounded up to whole tiles, reaches "
+                              f"{end - 1}: beyond the s32 index arithmetic of xegen's kernels; use tiles that "
+                              f"divide {dim.size} more evenly")
 
 
 def _plan_operand(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, extents: tuple[int, int],

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .gemm import formulate
-from .kernel import Kernel, run_ir
+from .kernel import Kernel, device_buffers, execute_kernel, output_padding, output_tensors
 from .problem import Problem
 from .reference import convert, exact_outputs, expected_outputs
 
@@ -101,8 +101,28 @@ def compare(problem: Problem, got: dict[str, np.ndarray], tensors: dict[str, np.
     return results
 
 
+def _compare_padding(padding: dict[str, np.ndarray]) -> list[Comparison]:
+    """The padding of each blocked output against zero, exactly."""
+    results = []
+    for name, values in padding.items():
+        error = np.abs(np.nan_to_num(values.astype(np.float64), nan=np.inf))
+        worst = float(error.max(initial=0.0))
+        results.append(Comparison(f"{name} padding", worst, worst, int(np.count_nonzero(error)), int(error.size)))
+    return results
+
+
+def compare_buffers(kernel: Kernel, buffers: dict[str, np.ndarray], tensors: dict[str, np.ndarray]
+                    ) -> list[Comparison]:
+    """The kernel's buffers after a run on `tensors`: every output against the reference, then the
+    padding of every blocked output against zero."""
+    return (compare(kernel.problem, output_tensors(kernel, buffers), tensors)
+            + _compare_padding(output_padding(kernel, buffers)))
+
+
 def check_ir(kernel: Kernel, seed: int = 0) -> list[Comparison]:
-    """Run the kernel IR on random inputs and compare every output with the reference."""
+    """Run the kernel IR on random inputs (outputs pre-filled as `device_buffers` says) and check
+    its buffers (`compare_buffers`)."""
     tensors = random_inputs(kernel.problem, seed)
-    got = run_ir(kernel, tensors)
-    return compare(kernel.problem, got, tensors)
+    buffers = device_buffers(kernel, tensors)
+    execute_kernel(kernel, buffers)
+    return compare_buffers(kernel, buffers, tensors)

@@ -216,27 +216,28 @@ def choose_config(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
 def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> Iterator[Config]:
     """Every configuration whose kernel plan fits the GRF and SLM budgets, best first: from the
     largest tiles down, SLM on before off, more buffers before fewer.  Lowering takes the next one
-    when a kernel's registers do not fit after all.  Raises the first candidate's error when none fits."""
+    when a kernel's registers do not fit after all.  When none fits, raises the error of the last
+    candidate: the least demanding one, so its message says what even that lacks."""
     from .builder import plan_kernel  # the plan knows the register and SLM footprint
 
     given = dict(overrides or {})
     unknown = set(given) - set(KEYS)
     if unknown:
         raise ConfigError(f"unknown config key '{sorted(unknown)[0]}' (keys: {', '.join(KEYS)})")
-    first_error: ConfigError | None = None
+    last_error: ConfigError | None = None
     found = False
     for candidate in _candidates(gemm, hw, given):
         try:
             check_config(candidate, gemm, hw)
             plan_kernel(gemm, candidate, hw)
         except ConfigError as error:
-            first_error = first_error or error
+            last_error = error
             continue
         found = True
         yield candidate
     if not found:
-        assert first_error is not None
-        raise first_error
+        assert last_error is not None
+        raise last_error
 
 
 def _tile_options(fma: str, simd: int, gemm: Gemm) -> tuple[list[int], list[int], list[int]]:

@@ -12,13 +12,30 @@ given follow benchdnn's:
 - `ic` and `oc` are required, and for each spatial dimension in use its input size and kernel;
 - an output size not given is computed, `o = (i - ek + 2p) / s + 1` with padding 0 if not given;
 - an output given without padding gets `p = ((o-1)s - i + ek) / 2`;
+- both divisions are C's, truncating toward zero: `ih2kh3sh2` gives `oh = (-1)/2 + 1 = 1`;
 - only the `d` dimension given: `h` and `w` copy it; `h` without `w`: `w` copies `h`;
   `d` with only one of `h`/`w` is an error.  A descriptor with `d` is 3-D, with `h` 2-D, with
   only `w` 1-D.
 
-Impossible shapes (an output size below 1, padding at least the effective kernel on either side,
-a channel count the groups do not divide) raise `ParseError`.  The canonical form printed by
-`format_descriptor` always spells every field of the dimensions in use, so it re-parses equal.
+Impossible shapes (an output size below 1, negative left padding, padding at least the effective
+kernel on either side, a channel count the groups do not divide) raise `ParseError`.  The
+canonical form printed by `format_descriptor` always spells every field of the dimensions in use,
+so it re-parses equal.
+
+Where xegen differs from benchdnn (on purpose):
+
+- `g1` is the same problem as no `g`: weights have a group dimension only when g > 1 (benchdnn
+  gives `g1` 5-D weights);
+- a field given twice is an error (benchdnn keeps the last value), and so is `mb0` (benchdnn
+  accepts an empty minibatch);
+- a derived negative left padding is an error (benchdnn's parser keeps it; oneDNN then refuses the
+  primitive), and so is padding at least the effective kernel on either side (oneDNN accepts it;
+  those outputs read only padding);
+- a right padding of minus the stride or less is accepted (the input's tail is unused; oneDNN
+  asks for right padding + stride > 0);
+- values are plain digits, and `_` may appear anywhere between fields (benchdnn's `strtol` also
+  takes a sign or spaces, and benchdnn allows one `_` after a field);
+- the canonical form separates field groups with `_` and quotes the name; benchdnn reads it back.
 """
 
 from __future__ import annotations
@@ -26,7 +43,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..errors import ParseError
+from ..errors import Error, ParseError
+from .index import trunc_div
 
 SPATIAL = ("d", "h", "w")
 # Per spatial dimension: input, output, kernel, stride, padding, dilation.
@@ -110,7 +128,7 @@ class Descriptor:
 
     def with_mb(self, mb: int) -> Descriptor:
         if mb < 1:
-            raise ParseError(f"minibatch must be at least 1, not {mb}")
+            raise Error(f"minibatch must be at least 1, not {mb}")
         return replace(self, mb=mb)
 
     def flops(self) -> int:
@@ -244,19 +262,20 @@ def _resolve_dim(value: dict[str, int], dim: str, fail) -> dict[str, int]:
     d = value.get("d" + dim, 0)
     ek = (k - 1) * (d + 1) + 1
     o = value.get("o" + dim, 0)
+    # benchdnn computes the defaults in C, whose division truncates toward zero
     if o == 0:
         p = value.get("p" + dim, 0)
-        o = (i - ek + 2 * p) // s + 1
+        o = trunc_div(i - ek + 2 * p, s) + 1
         if o < 1:
             fail(f"the {dim} output size would be {o}: input i{dim}={i} with padding {p} is smaller than "
                  f"the effective kernel {ek}", "k" + dim)
     elif "p" + dim in value:
         p = value["p" + dim]
     else:
-        twice = (o - 1) * s - i + ek
-        if twice < 0:
-            fail(f"o{dim}={o} needs negative padding ({twice}/2) with i{dim}={i}, k{dim}={k}, s{dim}={s}", "o" + dim)
-        p = twice // 2
+        p = trunc_div((o - 1) * s - i + ek, 2)
+        if p < 0:
+            fail(f"o{dim}={o} needs negative padding p{dim}={p} with i{dim}={i}, k{dim}={k}, s{dim}={s} "
+                 "(oneDNN takes padding of at least 0)", "o" + dim)
     if p >= ek:
         fail(f"padding p{dim}={p} is not smaller than the effective kernel {ek}: outputs would read only padding",
              "p" + dim if "p" + dim in value else "o" + dim)

@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+from ..errors import UnsupportedError
 from ..ir import Expr
 from ..ir.types import Type
 from .index import Idx
@@ -119,6 +120,33 @@ def formulate(problem: Problem) -> Gemm:
     return {"fwd": _forward, "bwd_d": _backward_data, "bwd_w": _backward_weights}[problem.kind](problem)
 
 
+# The s32 range of the index arithmetic --------------------------------------------------------
+
+S32_MAX = 2**31 - 1
+
+
+def check_index_range(problem: Problem) -> None:
+    """Raise UnsupportedError when the views' index arithmetic could leave s32 for an element the
+    kernel reads or writes (the kernels compute indices in s32, which wraps around).
+
+    Per spatial dimension the views compute `o*S + k*(D+1) - P` (forward, backward weights) and
+    `i + P - k*(D+1)` (backward data) with o < O, k < K and i < I.  Summed in any order, every
+    partial sum lies between -max(P, (K-1)(D+1)) and max((O-1)S + (K-1)(D+1), I + P), and
+    P < (K-1)(D+1) + 1, so it is enough that both maxima fit."""
+    desc = problem.desc
+    for dim in desc.used:
+        o, i, k, s, p, d = (desc.field(x, dim) for x in ("o", "i", "k", "s", "p", "d"))
+        reach = (o - 1) * s + (k - 1) * (d + 1)
+        if reach > S32_MAX:
+            raise UnsupportedError(
+                f"o{dim}={o}, s{dim}={s}, k{dim}={k}, d{dim}={d}: the last output's last tap is at "
+                f"(o{dim}-1)*s{dim} + (k{dim}-1)*(d{dim}+1) = {reach}, beyond the s32 index arithmetic of "
+                f"xegen's kernels ({S32_MAX} at most)")
+        if i + p > S32_MAX:
+            raise UnsupportedError(f"i{dim}={i}, p{dim}={p}: i{dim} + p{dim} = {i + p} is beyond the s32 index "
+                                   f"arithmetic of xegen's kernels ({S32_MAX} at most)")
+
+
 # Index mappings -----------------------------------------------------------------------------
 
 def _input_position(desc, v, dim: str) -> Idx:
@@ -172,7 +200,7 @@ def _views_common(problem: Problem):
     return desc, layouts, types, last
 
 
-def _bias_view(problem: Problem, mode: str) -> View | None:
+def _bias_view(problem: Problem) -> View | None:
     if not problem.has_bias:
         return None
     return View("bias", ("n",), problem.layout_of("bias"), problem.bias_type, _bias_mapping(problem.desc), {"oc": 0})
@@ -188,7 +216,7 @@ def _forward(problem: Problem) -> Gemm:
              _weights_unit(desc))
     c = View("dst", ("m", "n"), layouts["dst"], types["dst"], _channels_and_spatial(desc, "oc", desc.ocg, "o"),
              {"oc": 1, "o" + desc.used[-1]: last})
-    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem, "add"), "add" if problem.has_bias else "")
+    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem), "add" if problem.has_bias else "")
 
 
 def _backward_data(problem: Problem) -> Gemm:
@@ -227,5 +255,5 @@ def _backward_weights(problem: Problem) -> Gemm:
              {"oc": 1, "o" + desc.used[-1]: last})
     c = View("wei", ("m", "n"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []),
              _weights_unit(desc))
-    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem, "reduce"),
+    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem),
                 "reduce" if problem.has_bias else "")

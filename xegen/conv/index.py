@@ -86,15 +86,15 @@ class Idx:
         if c == 1:
             return self
         if self.is_const:
-            return Idx.const(_trunc_div(self.lo, c))
-        return Idx(self.expr / c, _trunc_div(self.lo, c), _trunc_div(self.hi, c))
+            return Idx.const(trunc_div(self.lo, c))
+        return Idx(self.expr / c, trunc_div(self.lo, c), trunc_div(self.hi, c))
 
     def mod(self, c: int) -> Idx:
         """Truncating remainder by a positive constant."""
         if c == 1:
             return Idx.const(0)
         if self.is_const:
-            return Idx.const(self.lo - _trunc_div(self.lo, c) * c)
+            return Idx.const(self.lo - trunc_div(self.lo, c) * c)
         if self.lo >= 0:
             return Idx(self.expr % c, 0, min(self.hi, c - 1))
         return Idx(self.expr % c, -(c - 1), c - 1)
@@ -123,7 +123,8 @@ def _idx(value: Idx | int) -> Idx:
     return value if isinstance(value, Idx) else Idx.const(int(value))
 
 
-def _trunc_div(a: int, b: int) -> int:
+def trunc_div(a: int, b: int) -> int:
+    """a / b rounded toward zero, as C and Xe divide."""
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b > 0) else -q
 

@@ -41,7 +41,7 @@ class Kernel:
     uses_barriers: bool
     uses_atomics: bool
     uses_dpas: bool
-    zero_outputs: tuple[str, ...]  # outputs accumulated with atomic adds: zero them before launch
+    zero_outputs: tuple[str, ...]  # outputs the launcher must zero before launch (see `outputs_to_zero`)
     problem: Problem
     config: Config
     hw: Platform
@@ -121,11 +121,18 @@ def kernel_record(plan: KernelPlan, body: Stmt) -> Kernel:
         uses_barriers=bool(plan.config.slm),
         uses_atomics=plan.config.k_split > 1,
         uses_dpas=plan.config.fma == "dpas",
-        zero_outputs=problem.outputs if plan.config.k_split > 1 else (),
+        zero_outputs=outputs_to_zero(problem, atomic=plan.config.k_split > 1),
         problem=problem,
         config=plan.config,
         hw=plan.hw,
     )
+
+
+def outputs_to_zero(problem: Problem, atomic: bool) -> tuple[str, ...]:
+    """The outputs whose buffers the launcher must fill with zeros before the launch: every output
+    when the groups add partial sums with atomics, and every output in a blocked layout with
+    padding, which the kernel never writes but oneDNN expects to hold zeros."""
+    return tuple(name for name in problem.outputs if atomic or problem.layout_of(name).has_padding)
 
 
 # Running ----------------------------------------------------------------------------------------
@@ -168,14 +175,20 @@ def run_ir(kernel: Kernel, tensors: Mapping[str, np.ndarray]) -> dict[str, np.nd
     """Run `kernel` on logical input tensors (oneDNN dimension order, e.g. src as N x C x H x W)
     and return its output tensors the same way."""
     buffers = device_buffers(kernel, tensors)
+    execute_kernel(kernel, buffers)
+    return output_tensors(kernel, buffers)
+
+
+def execute_kernel(kernel: Kernel, buffers: dict[str, np.ndarray]) -> None:
+    """Run every thread of every group of `kernel` in the interpreter on `buffers` (in place)."""
     env, groups = dispatch_ids(kernel)
     execute(kernel.body, buffers=buffers, env=env, threads=kernel.threads, groups=groups)
-    return output_tensors(kernel, buffers)
 
 
 def device_buffers(kernel: Kernel, tensors: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The kernel's argument buffers in memory form, by name: the inputs in their layouts, the
-    outputs zeroed, a small dummy for arguments the direction does not touch."""
+    outputs zeroed where the kernel's contract says so (`zero_outputs`) and filled with garbage
+    elsewhere, a small dummy for arguments the direction does not touch."""
     problem = kernel.problem
     buffers: dict[str, np.ndarray] = {}
     for name in problem.inputs:
@@ -188,10 +201,20 @@ def device_buffers(kernel: Kernel, tensors: Mapping[str, np.ndarray]) -> dict[st
         buffers[name] = to_memory(layout.to_physical(values), t)
     for name in problem.outputs:
         layout, t = problem.layout_of(name), problem.type_of(name)
-        buffers[name] = np.zeros(layout.elements, dtype=_dtype(t))
+        buffer = np.zeros(layout.elements, dtype=_dtype(t))
+        if name not in kernel.zero_outputs:
+            buffer.view(np.uint8)[:] = _garbage_byte(t)
+        buffers[name] = buffer
     for var in kernel.arguments:
         buffers.setdefault(var.name, np.zeros(16, dtype=np.uint8))
     return buffers
+
+
+def _garbage_byte(t: Type) -> int:
+    """What fills an output the kernel need not find zeroed: 0xFF bytes are NaN in every float
+    type and 0x7F bytes a large integer, so an element the kernel fails to write shows up as a
+    mismatch (unless the expected integer happens to be 0x7F...)."""
+    return 0xFF if t.is_float else 0x7F
 
 
 def output_tensors(kernel: Kernel, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -199,3 +222,10 @@ def output_tensors(kernel: Kernel, buffers: Mapping[str, np.ndarray]) -> dict[st
     problem = kernel.problem
     return {name: problem.layout_of(name).from_physical(from_memory(buffers[name], problem.type_of(name)))
             for name in problem.outputs}
+
+
+def output_padding(kernel: Kernel, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The padding elements of every output in a blocked layout (which must hold zeros)."""
+    problem = kernel.problem
+    return {name: problem.layout_of(name).padding(from_memory(buffers[name], problem.type_of(name)))
+            for name in problem.outputs if problem.layout_of(name).has_padding}

@@ -65,6 +65,11 @@ class Layout:
         """Elements of the physical buffer, padding included."""
         return math.prod(b.size for b in self.blocks)
 
+    @property
+    def has_padding(self) -> bool:
+        """Whether a blocked dimension is padded up to whole blocks."""
+        return self.elements != math.prod(self.dims)
+
     # -- offsets ---------------------------------------------------------------------------
     def offset(self, indices: list[Idx]) -> Idx:
         """Element offset of a logical index, as IR (one term per block)."""
@@ -131,6 +136,11 @@ class Layout:
         blocked = flat.reshape([b.size for b in self.blocks])
         split = blocked.transpose(np.argsort(order)).reshape(self.padded_dims)
         return np.ascontiguousarray(split[tuple(slice(0, n) for n in self.dims)])
+
+    def padding(self, flat: np.ndarray) -> np.ndarray:
+        """The padding elements of a flat buffer of this layout (those no logical index maps to)."""
+        logical = self.to_physical(np.ones(self.dims, dtype=bool))
+        return flat[~logical]
 
     def __str__(self) -> str:
         return self.tag

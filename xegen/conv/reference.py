@@ -1,11 +1,13 @@
 """Reference convolutions in numpy, written independently of the kernel builder.
 
-Each direction is computed as a sum over kernel positions of strided slices of a zero-padded
-tensor contracted with einsum (no GEMM formulation, no layouts, no index unpacking):
+Each direction is computed as a sum over kernel positions of strided slices of the input
+contracted with einsum (no GEMM formulation, no layouts, no index unpacking).  For each kernel
+position only the outputs that read inside the input take part (padding contributes zero), so no
+padded copy is made and the padding may be as large as the index range allows:
 
-    forward:          dst[n,g,o,P]  = sum_{c,K} src_pad[n,g,c, P*S + K*(D+1)] * wei[g,o,c,K]
-    backward data:    diff_src_pad[n,g,c, P*S + K*(D+1)] += diff_dst[n,g,o,P] * wei[g,o,c,K]
-    backward weights: diff_wei[g,o,c,K] = sum_{n,P} src_pad[n,g,c, P*S + K*(D+1)] * diff_dst[n,g,o,P]
+    forward:          dst[n,g,o,P]  = sum_{c,K} src[n,g,c, P*S + K*(D+1) - PAD] * wei[g,o,c,K]
+    backward data:    diff_src[n,g,c, P*S + K*(D+1) - PAD] += diff_dst[n,g,o,P] * wei[g,o,c,K]
+    backward weights: diff_wei[g,o,c,K] = sum_{n,P} src[n,g,c, P*S + K*(D+1) - PAD] * diff_dst[n,g,o,P]
 
 Floating-point tensors are computed in float64 and integer ones in int64, so the results are
 exact up to float64 rounding.  `expected_outputs` then applies the problem's epilogue as the
@@ -22,6 +24,8 @@ import numpy as np
 from .descriptor import Descriptor
 from .problem import Problem
 
+_ALL3 = (slice(None),) * 3  # the n, g and channel axes of a grouped tensor
+
 
 def _grouped(x: np.ndarray, groups: int) -> np.ndarray:
     """N x C x ... -> N x G x C/G x ..."""
@@ -33,28 +37,38 @@ def _weights(desc: Descriptor, wei: np.ndarray) -> np.ndarray:
     return wei.reshape(desc.g, desc.ocg, desc.icg, *wei.shape[-desc.spatial_dims:])
 
 
-def _geometry(desc: Descriptor):
-    dims = desc.used
-    o = [desc.field("o", d) for d in dims]
-    i = [desc.field("i", d) for d in dims]
-    k = [desc.field("k", d) for d in dims]
-    s = [desc.field("s", d) for d in dims]
-    p = [desc.field("p", d) for d in dims]
-    dil = [desc.field("d", d) + 1 for d in dims]
-    # the padded input must reach the last input any output reads, and hold the whole input
-    padded = [max(pp + ii, (oo - 1) * ss + (kk - 1) * dd + 1) for pp, ii, oo, ss, kk, dd in zip(p, i, o, s, k, dil)]
-    return o, i, k, s, p, dil, padded
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
 
 
-def _window(kernel_position, o, s, dil):
-    """Slices of the padded input that kernel position `kernel_position` multiplies, for all outputs."""
-    return tuple(slice(kk * dd, kk * dd + (oo - 1) * ss + 1, ss) for kk, oo, ss, dd in zip(kernel_position, o, s, dil))
+def _slices(desc: Descriptor, position: tuple[int, ...]) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:
+    """For kernel position `position`: the outputs whose tap lands inside the input, and the
+    input elements they read (one slice per spatial dimension); None if no output does."""
+    outputs, inputs = [], []
+    for dim, k in zip(desc.used, position):
+        o, i, s, p, d = (desc.field(x, dim) for x in ("o", "i", "s", "p", "d"))
+        shift = k * (d + 1) - p  # input index = output * s + shift
+        first = max(0, _ceil_div(-shift, s))
+        last = min(o - 1, (i - 1 - shift) // s)
+        if first > last:
+            return None
+        outputs.append(slice(first, last + 1))
+        start = first * s + shift
+        inputs.append(slice(start, start + (last - first) * s + 1, s))
+    return tuple(outputs), tuple(inputs)
 
 
-def _pad(x: np.ndarray, p, i, padded) -> np.ndarray:
-    out = np.zeros(x.shape[:3] + tuple(padded), dtype=x.dtype)
-    out[(slice(None),) * 3 + tuple(slice(pp, pp + ii) for pp, ii in zip(p, i))] = x
-    return out
+def _taps(desc: Descriptor):
+    """(kernel position, output slices, input slices) for every kernel position that reads the input."""
+    kernel = [desc.field("k", dim) for dim in desc.used]
+    for position in itertools.product(*(range(k) for k in kernel)):
+        found = _slices(desc, position)
+        if found is not None:
+            yield position, *found
+
+
+def _sizes(desc: Descriptor, prefix: str) -> list[int]:
+    return [desc.field(prefix, dim) for dim in desc.used]
 
 
 def _wide(x: np.ndarray) -> np.ndarray:
@@ -63,39 +77,33 @@ def _wide(x: np.ndarray) -> np.ndarray:
 
 def forward(desc: Descriptor, src: np.ndarray, wei: np.ndarray) -> np.ndarray:
     """conv(src, wei) as mb x oc x spatial (no bias)."""
-    o, i, k, s, p, dil, padded = _geometry(desc)
-    x = _pad(_grouped(_wide(src), desc.g), p, i, padded)
+    x = _grouped(_wide(src), desc.g)
     w = _weights(desc, _wide(wei))
-    out = np.zeros((desc.mb, desc.g, desc.ocg, *o), dtype=x.dtype)
-    for position in itertools.product(*(range(kk) for kk in k)):
-        window = x[(slice(None),) * 3 + _window(position, o, s, dil)]
-        out += np.einsum("ngc...,goc->ngo...", window, w[(Ellipsis, *position)])
-    return out.reshape(desc.mb, desc.oc, *o)
+    out = np.zeros((desc.mb, desc.g, desc.ocg, *_sizes(desc, "o")), dtype=x.dtype)
+    for position, outputs, inputs in _taps(desc):
+        out[_ALL3 + outputs] += np.einsum("ngc...,goc->ngo...", x[_ALL3 + inputs], w[(Ellipsis, *position)])
+    return out.reshape(desc.dst_dims())
 
 
 def backward_data(desc: Descriptor, diff_dst: np.ndarray, wei: np.ndarray) -> np.ndarray:
     """diff_src (mb x ic x spatial) from diff_dst and wei."""
-    o, i, k, s, p, dil, padded = _geometry(desc)
     dy = _grouped(_wide(diff_dst), desc.g)
     w = _weights(desc, _wide(wei))
-    dx = np.zeros((desc.mb, desc.g, desc.icg, *padded), dtype=dy.dtype)
-    for position in itertools.product(*(range(kk) for kk in k)):
-        dx[(slice(None),) * 3 + _window(position, o, s, dil)] += np.einsum("ngo...,goc->ngc...", dy,
-                                                                          w[(Ellipsis, *position)])
-    inside = tuple(slice(pp, pp + ii) for pp, ii in zip(p, i))
-    return dx[(slice(None),) * 3 + inside].reshape(desc.mb, desc.ic, *i)
+    dx = np.zeros((desc.mb, desc.g, desc.icg, *_sizes(desc, "i")), dtype=dy.dtype)
+    for position, outputs, inputs in _taps(desc):
+        dx[_ALL3 + inputs] += np.einsum("ngo...,goc->ngc...", dy[_ALL3 + outputs], w[(Ellipsis, *position)])
+    return dx.reshape(desc.src_dims())
 
 
 def backward_weights(desc: Descriptor, src: np.ndarray, diff_dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """diff_wei (in the weights' logical shape) and diff_bias (oc) from src and diff_dst."""
-    o, i, k, s, p, dil, padded = _geometry(desc)
-    x = _pad(_grouped(_wide(src), desc.g), p, i, padded)
+    x = _grouped(_wide(src), desc.g)
     dy = _grouped(_wide(diff_dst), desc.g)
-    dw = np.zeros((desc.g, desc.ocg, desc.icg, *k), dtype=x.dtype)
-    for position in itertools.product(*(range(kk) for kk in k)):
-        window = x[(slice(None),) * 3 + _window(position, o, s, dil)]
-        flat_window = window.reshape(*window.shape[:3], -1)
-        dw[(Ellipsis, *position)] = np.einsum("ngcp,ngop->goc", flat_window, dy.reshape(*dy.shape[:3], -1))
+    dw = np.zeros((desc.g, desc.ocg, desc.icg, *_sizes(desc, "k")), dtype=x.dtype)
+    for position, outputs, inputs in _taps(desc):
+        window, grads = x[_ALL3 + inputs], dy[_ALL3 + outputs]
+        dw[(Ellipsis, *position)] = np.einsum("ngcp,ngop->goc", window.reshape(*window.shape[:3], -1),
+                                              grads.reshape(*grads.shape[:3], -1))
     bias = dy.sum(axis=tuple(a for a in range(dy.ndim) if a not in (1, 2))).reshape(desc.oc)
     return dw.reshape(desc.wei_dims()), bias
 
@@ -128,7 +136,10 @@ def convert(values: np.ndarray, kind: str) -> np.ndarray:
     if kind == "bf16":
         return bf16_round(values.astype(np.float32))
     info = np.iinfo({"s8": np.int8, "u8": np.uint8, "s32": np.int32}[kind])
-    return np.clip(np.rint(values), info.min, info.max).astype(info.dtype)
+    if np.issubdtype(values.dtype, np.integer):
+        return np.clip(values, info.min, info.max).astype(info.dtype)
+    # clip in float64, which holds both bounds exactly (float32 rounds 2^31-1 up to 2^31)
+    return np.clip(np.rint(values.astype(np.float64)), info.min, info.max).astype(info.dtype)
 
 
 def expected_outputs(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
