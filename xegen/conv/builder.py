@@ -26,7 +26,10 @@ tiles cooperatively, each thread a slice, and read their own tiles back from SLM
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
@@ -36,9 +39,12 @@ from .config import RESERVED_GRFS, Config, check_config, k_iterations
 from .epilogue import finish
 from .gemm import S32_MAX, Gemm, View, check_index_range
 from .index import Idx
-from .messages import LinePlan, Names, Origin, Scope, emit_global, plan_lines, slm_line_messages, zero_fill
-from .multiply import MultiplyLayouts, multiply, multiply_layouts, reduce_columns
-from .tiles import Line, TileLayout, copy_tile, dense_layout, line_layout, round_up
+from .messages import (
+    SCATTERED_COST, LinePlan, Names, Origin, Run, Scope, contiguous_runs, emit_global, plan_lines, slm_message_cost,
+    slm_run_messages, zero_fill,
+)
+from .multiply import MultiplyLayouts, multiply, multiply_layouts, operand_layout, reduce_columns
+from .tiles import Line, TileLayout, copy_tile, dense_layout, line_layout, packed_layout, round_up
 
 THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))
 GROUP_IDS = tuple(Var(f"group_id{i}") for i in range(3))
@@ -46,23 +52,64 @@ GROUP_IDS = tuple(Var(f"group_id{i}") for i in range(3))
 
 @dataclass
 class SlmPlan:
-    """How a group tile of one operand goes through SLM."""
+    """How a group tile of one operand goes through SLM: each thread loads a slice of it from
+    global memory into `stage`, stores it (from `packed`, the stage reordered into SLM order, when
+    that saves messages), and reads its own tile back."""
 
-    group_extents: tuple[int, int]
-    split_dim: int  # tile dimension along which the threads' slices are cut
+    layout: TileLayout  # the group tile in SLM (dpas: the layout dpas reads; else dense)
+    slices: tuple[int, int]  # slices along rows and columns; thread t stores slice (t / cols, t % cols)
     slice_extents: tuple[int, int]
-    slice_plan: LinePlan
-    stage: TileLayout  # the slice in GRF, between global load and SLM store
+    slice_plan: LinePlan  # how a slice comes from global memory
+    stage: TileLayout  # the slice as the global loads leave it
     stage_lines: list[Line]
-    buffer: Var  # the SLM buffer (the group tile, dense along the line dimension)
+    packed: TileLayout  # the slice as it is stored (`stage` itself when no reorder pays)
+    store: Placement  # where each run of `packed` goes in SLM
+    load: Placement  # where each run of the thread's tile comes from
 
     @property
-    def pitch(self) -> int:
-        return self.group_extents[self.slice_plan.line_dim]
+    def buffer(self) -> Var:
+        return self.layout.buffer
 
     @property
     def bytes(self) -> int:
-        return self.group_extents[0] * self.group_extents[1] * self.stage.type.size
+        return self.layout.bytes
+
+    @property
+    def needs_packing(self) -> bool:
+        return self.packed is not self.stage
+
+
+@dataclass(frozen=True)
+class Term:
+    """`index / divisor % modulus * stride` (no `%` when modulus is 0)."""
+
+    divisor: int
+    modulus: int
+    stride: int
+
+    def of(self, index: Idx) -> Idx:
+        value = index.div(self.divisor)
+        return (value.mod(self.modulus) if self.modulus else value) * self.stride
+
+
+@dataclass
+class Placement:
+    """Runs between a register tile and the SLM tile, for tiles placed at (i*rows, j*cols): their
+    elements start at SLM element `sum of terms(i) + sum of terms(j) + run.slm`."""
+
+    runs: list[Run]
+    terms: tuple[tuple[Term, ...], tuple[Term, ...]]  # per tile dimension
+
+    def base(self, row: Idx, col: Idx) -> Idx:
+        total = Idx.const(0)
+        for index, terms in zip((row, col), self.terms):
+            for term in terms:
+                total = total + term.of(index)
+        return total
+
+    def base_alignment(self, size: int) -> int:
+        """Byte alignment of the placement-dependent part of the SLM addresses."""
+        return math.gcd(0, *(term.stride * size for terms in self.terms for term in terms))
 
 
 @dataclass
@@ -70,7 +117,7 @@ class OperandPlan:
     name: str  # "a" or "b"
     view: View
     extents: tuple[int, int]  # the thread's tile
-    plan: LinePlan  # how the thread's tile lines are filled (from global, or from SLM)
+    plan: LinePlan | None  # how the thread's tile lines come from global memory (None: from SLM)
     load: TileLayout  # the thread's tile as loaded
     lines: list[Line]
     slm: SlmPlan | None
@@ -170,6 +217,8 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
             buffers.append((op.fma.buffer, op.fma.bytes))
         if op.slm is not None:
             buffers.append((op.slm.stage.buffer, op.slm.stage.bytes))
+            if op.slm.needs_packing:
+                buffers.append((op.slm.packed.buffer, op.slm.packed.bytes))
     buffers.append((c.tile.buffer, c.tile.bytes))
     if plan.bias_load is not None:
         buffers.append((plan.bias_load.tile.buffer, plan.bias_load.tile.bytes))
@@ -238,17 +287,13 @@ def _plan_operand(name: str, view: View, gemm: Gemm, config: Config, hw: Platfor
                   group_extents: tuple[int, int], fma: TileLayout) -> OperandPlan:
     grf = hw.grf_bytes
     load_var = Var(f"{name}_load", PTR)
-    slm = None
     if not config.slm:
         plan = plan_lines(view, gemm, hw, extents, extents)
+        load, lines = line_layout(load_var, view.type, extents[0], extents[1], plan.line_dim, plan.length, grf)
+        slm = None
     else:
-        slm = _plan_slm(name, view, gemm, config, hw, group_extents)
-        line_dim = slm.slice_plan.line_dim
-        size = view.type.size
-        lengths = [d for d in range(extents[line_dim], 0, -1)
-                   if extents[line_dim] % d == 0 and d * size <= hw.max_block_message_bytes]
-        plan = LinePlan(line_dim, True, lengths[0])
-    load, lines = line_layout(load_var, view.type, extents[0], extents[1], plan.line_dim, plan.length, grf)
+        slm, load = _plan_slm(name, view, gemm, config, hw, extents, group_extents)
+        plan, lines = None, []
     if load.same_placement(_retarget(fma, load_var)):
         fma = load
     return OperandPlan(name, view, extents, plan, load, lines, slm, fma)
@@ -258,25 +303,150 @@ def _retarget(layout: TileLayout, buffer: Var) -> TileLayout:
     return TileLayout(buffer, layout.type, layout.rows, layout.cols, layout.pieces, layout.elements)
 
 
-def _plan_slm(name: str, view: View, gemm: Gemm, config: Config, hw: Platform,
-              group_extents: tuple[int, int]) -> SlmPlan:
-    threads = config.threads_per_group
+# SLM: the group tile's layout, the threads' slices and tiles ---------------------------------
+
+GLOBAL_MESSAGE_COST = 4  # a global message with its 64-bit address and mask, in instructions (modeled)
+SLM_MESSAGE_COST = 2  # an SLM message and its address
+
+
+def _plan_slm(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, extents: tuple[int, int],
+              group_extents: tuple[int, int]) -> tuple[SlmPlan, TileLayout]:
+    """The SLM plan of one operand and the layout of the thread's tile read back from it.
+
+    dpas reads its operands in interleaved layouts (`multiply.operand_layout`).  The SLM tile is
+    laid out that way for the whole group, so each thread reads its tile with a few block messages
+    straight into the layout dpas reads, and the interleaving happens once per element, when the
+    thread that loaded a slice from global memory stores it, instead of once per reading thread."""
     orientation = plan_lines(view, gemm, hw, group_extents, group_extents)
-    x = orientation.line_dim
-    y = 1 - x
-    for split in (y, x):
-        if group_extents[split] % threads == 0:
-            break
-    else:
+    counts = tuple({"m": config.tg_m, "n": config.tg_n}.get(d, 1) for d in view.dims)
+    load_var = Var(f"{name}_load", PTR)
+    slm_var = Var(f"{name}_slm", PTR)
+    for layout in _slm_layouts(name, view, gemm, config, slm_var, group_extents, orientation.line_dim):
+        placed = _placement(layout, extents, counts)
+        if placed is None:
+            continue
+        if config.fma == "dpas":
+            load = operand_layout(config, gemm, name, load_var, extents[0], extents[1], view.type)
+        else:
+            load = _line_tile(load_var, view, hw, extents, orientation.line_dim)
+        read = Placement(contiguous_runs(load.offset_map, placed[0]), placed[1])
+        return _plan_slices(name, view, gemm, config, hw, layout, group_extents, orientation.line_dim, read), load
+    raise AssertionError(f"no SLM layout of {name.upper()} places every thread's tile alike")
+
+
+def _slm_layouts(name: str, view: View, gemm: Gemm, config: Config, buffer: Var, extents: tuple[int, int],
+                 line_dim: int) -> list[TileLayout]:
+    """SLM layouts of the group tile, best first: the multiply's own layout for dpas, then the
+    tile dense along the line dimension of its global loads."""
+    dense = dense_layout(buffer, view.type, extents[0], extents[1], row_major=line_dim == 1)
+    if config.fma == "dpas":
+        return [operand_layout(config, gemm, name, buffer, extents[0], extents[1], view.type), dense]
+    return [dense]
+
+
+def _line_tile(buffer: Var, view: View, hw: Platform, extents: tuple[int, int], line_dim: int) -> TileLayout:
+    """A tile in lines along `line_dim`, each as long as a block message allows."""
+    size = view.type.size
+    length = next(d for d in range(extents[line_dim], 0, -1)
+                  if extents[line_dim] % d == 0 and d * size <= hw.max_block_message_bytes)
+    return line_layout(buffer, view.type, extents[0], extents[1], line_dim, length, hw.grf_bytes)[0]
+
+
+def _placement(layout: TileLayout, extents: tuple[int, int], counts: tuple[int, ...]
+               ) -> tuple[np.ndarray, tuple[tuple[Term, ...], tuple[Term, ...]]] | None:
+    """The offsets in `layout` of the tile of `extents` at (0, 0), and the terms giving how far the
+    tile at (i*rows, j*cols) is shifted from it (i < counts[0], j < counts[1]), when every such
+    tile is the first one shifted by a constant and the shift is a sum of `Term`s of i and of j;
+    else None."""
+    full = layout.offset_map
+    rows, cols = extents
+    first = full[:rows, :cols]
+    shifts = np.zeros(counts, dtype=np.int64)
+    for i in range(counts[0]):
+        for j in range(counts[1]):
+            delta = full[i * rows:(i + 1) * rows, j * cols:(j + 1) * cols] - first
+            if not np.all(delta == delta[0, 0]):
+                return None
+            shifts[i, j] = delta[0, 0]
+    if not np.array_equal(shifts, shifts[:, :1] + shifts[:1, :]):
+        return None
+    terms = (_terms(shifts[:, 0]), _terms(shifts[0, :]))
+    if terms[0] is None or terms[1] is None:
+        return None
+    return first, terms
+
+
+def _terms(shifts: np.ndarray) -> tuple[Term, ...] | None:
+    """`Term`s of i giving shifts[i]: i*a, or (i % p)*a + (i / p)*b (a tile crossing a dpas K step
+    or block boundary every p tiles); None if neither fits."""
+    n = len(shifts)
+    index = np.arange(n)
+    if n == 1:
+        return ()
+    if np.array_equal(shifts, index * shifts[1]):
+        return (Term(1, 0, int(shifts[1])),)
+    for p in range(2, n):
+        if n % p == 0 and np.array_equal(shifts, index % p * shifts[1] + index // p * shifts[p]):
+            return Term(1, p, int(shifts[1])), Term(p, 0, int(shifts[p]))
+    return None
+
+
+def _plan_slices(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, layout: TileLayout,
+                 group_extents: tuple[int, int], line_dim: int, read: Placement) -> SlmPlan:
+    """Cut the group tile into one slice per thread, choosing the cut with the fewest modeled
+    instructions: global messages for the slice, SLM messages to store it, and the moves that
+    reorder it into SLM order first when that saves more messages than the moves cost."""
+    threads = config.threads_per_group
+    size = view.type.size
+    best: tuple[int, SlmPlan] | None = None
+    for slices in _slice_shapes(group_extents, threads, line_dim):
+        extents = (group_extents[0] // slices[0], group_extents[1] // slices[1])
+        placed = _placement(layout, extents, slices)
+        if placed is None:
+            continue
+        relative, terms = placed
+        alignment = Placement([], terms).base_alignment(size)
+        line_plan = plan_lines(view, gemm, hw, extents, extents)
+        stage, lines = line_layout(Var(f"{name}_stage", PTR), view.type, extents[0], extents[1], line_plan.line_dim,
+                                   line_plan.length, hw.grf_bytes)
+        runs = contiguous_runs(stage.offset_map, relative)
+        options = [(SLM_MESSAGE_COST * slm_message_cost(runs, size, alignment, hw), stage, runs)]
+        packed = packed_layout(Var(f"{name}_packed", PTR), layout, 0, 0, extents[0], extents[1], hw.grf_bytes)
+        if not packed.same_placement(_retarget(stage, packed.buffer)):
+            packed_runs = contiguous_runs(packed.offset_map, relative)
+            options.append((SLM_MESSAGE_COST * slm_message_cost(packed_runs, size, alignment, hw)
+                            + _reorder_moves(copy_tile(packed, stage), hw), packed, packed_runs))
+        store_cost, source, runs = min(options, key=lambda option: option[0])
+        global_cost = GLOBAL_MESSAGE_COST * len(lines) * (1 if line_plan.block else SCATTERED_COST)
+        plan = SlmPlan(layout, slices, extents, line_plan, stage, lines, source, Placement(runs, terms), read)
+        if best is None or global_cost + store_cost < best[0]:
+            best = (global_cost + store_cost, plan)
+    if best is None:
         raise ConfigError(f"slm=1: the group's {name.upper()} tile ({group_extents[0]}x{group_extents[1]}) cannot be "
                           f"shared evenly by {threads} threads; change tg_m/tg_n or the tiles, or use slm=0")
-    slice_extents = list(group_extents)
-    slice_extents[split] //= threads
-    slice_extents = tuple(slice_extents)
-    slice_plan = plan_lines(view, gemm, hw, slice_extents, slice_extents, line_dims=(x,))
-    stage, lines = line_layout(Var(f"{name}_stage", PTR), view.type, slice_extents[0], slice_extents[1], x,
-                               slice_plan.length, hw.grf_bytes)
-    return SlmPlan(group_extents, split, slice_extents, slice_plan, stage, lines, Var(f"{name}_slm", PTR))
+    return best[1]
+
+
+def _slice_shapes(extents: tuple[int, int], threads: int, line_dim: int) -> list[tuple[int, int]]:
+    """(slices along rows, slices along columns) that cut the tile evenly into `threads` slices:
+    whole lines first (slices across the line dimension), then along it, then both."""
+    across = (threads, 1) if line_dim == 1 else (1, threads)
+    shapes = [across, across[::-1]] + [(r, threads // r) for r in range(2, threads) if threads % r == 0]
+    return [shape for shape in dict.fromkeys(shapes)
+            if extents[0] % shape[0] == 0 and extents[1] % shape[1] == 0]
+
+
+def _reorder_moves(calls: list[Stmt], hw: Platform) -> int:
+    """Moves the reorders take, modeled: a move writes at most two GRFs of strided elements."""
+    moves = 0
+    for call in calls:
+        f = call.func
+
+        def lanes(stride: int) -> int:
+            return max(1, min(32, 2 * hw.grf_bytes // (f.dst_type.size * max(1, abs(stride)))))
+
+        moves += min(f.rows * -(-f.cols // lanes(f.dst_col_stride)), f.cols * -(-f.rows // lanes(f.dst_row_stride)))
+    return moves
 
 
 def _plan_output(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], name: str, type, atomic: str
@@ -320,20 +490,20 @@ class _Builder:
         k_start = self.loop.bind("k_start", (self.k_slice * plan.iterations + self.idx(k_iter, plan.iterations))
                                  * config.k_block)
         self.origin = {
-            "m": Origin("m", m_start, "m", top),
-            "n": Origin("n", n_start, "n", top),
-            "k": Origin("k", k_start, "k", self.loop),
+            "m": Origin("m", m_start, "m", top, config.m_tile),
+            "n": Origin("n", n_start, "n", top, config.n_tile),
+            "k": Origin("k", k_start, "k", self.loop, config.k_block),
         }
         if config.slm:
             self.thread_index = top.bind("thread_index", tid1 * config.tg_n + tid0)
-            self.group_start = {
-                "m": top.bind("m_group_start", gid1 * (config.tg_m * config.m_tile)),
-                "n": top.bind("n_group_start", gid0 * (config.tg_n * config.n_tile)),
-                "k": k_start,
+            m_group, n_group = config.tg_m * config.m_tile, config.tg_n * config.n_tile
+            self.group_origin = {
+                "m": Origin("m", top.bind("m_group_start", gid1 * m_group), "mg", top, m_group),
+                "n": Origin("n", top.bind("n_group_start", gid0 * n_group), "ng", top, n_group),
+                "k": self.origin["k"],
             }
-            # where the thread's own tile sits inside the group tile
-            self.local_start = {"m": tid1 * config.m_tile, "n": tid0 * config.n_tile, "k": Idx.const(0)}
-            self.local_multiple = {"m": config.m_tile, "n": config.n_tile, "k": 0}
+            # which tile of the group's SLM tile is the thread's own, per GEMM dimension
+            self.tile_index = {"m": tid1, "n": tid0, "k": Idx.const(0)}
 
         prologue = zero_fill(plan.layouts.c.buffer, plan.layouts.c.bytes, self.hw.grf_bytes)
         if plan.bias_sum is not None:
@@ -363,6 +533,9 @@ class _Builder:
             loads += self._global_load(op)
         body = loads
         if self.config.slm:
+            for op in (plan.a, plan.b):
+                if op.slm.needs_packing:
+                    body += copy_tile(op.slm.packed, op.slm.stage)
             body += [s for op in (plan.a, plan.b) for s in self._slm_store(op)]
             body += [Call(Fence("slm")), Call(Barrier())]
             body += [s for op in (plan.a, plan.b) for s in self._slm_load(op)]
@@ -389,44 +562,43 @@ class _Builder:
             return zero_fill(target.buffer, target.bytes, self.hw.grf_bytes) + sends
         return sends
 
-    def _slice_origins(self, op: OperandPlan) -> tuple[Origin, Origin]:
-        slm = op.slm
-        origins = []
-        for d, name in enumerate(op.view.dims):
-            start = self.group_start[name]
-            scope = self.loop if name == "k" else self.top
-            if d == slm.split_dim:
-                start = scope.bind(f"{name}_slice_start", start + self.thread_index * slm.slice_extents[d])
-                origins.append(Origin(name, start, name + "s", scope))
-            else:
-                origins.append(Origin(name, start, name + "g", scope))
-        return origins[0], origins[1]
+    def _slice_index(self, op: OperandPlan) -> tuple[Idx, Idx]:
+        """Which slice of the group tile the thread loads and stores: (row, column) of slices."""
+        across = op.slm.slices[1]
+        if op.slm.slices[0] == 1:
+            return Idx.const(0), self.thread_index
+        if across == 1:
+            return self.thread_index, Idx.const(0)
+        key = ("slice", op.name)
+        if key not in self.top.memo:
+            self.top.memo[key] = (self.top.bind(f"{op.name}_slice_row", self.thread_index.div(across)),
+                                  self.top.bind(f"{op.name}_slice_col", self.thread_index.mod(across)))
+        return self.top.memo[key]
 
-    def _slice_position(self, op: OperandPlan) -> tuple[Idx, Idx, tuple[int, int]]:
-        slm = op.slm
-        position, multiples = [], []
-        for d in range(2):
-            if d == slm.split_dim:
-                position.append(self.thread_index * slm.slice_extents[d])
-                multiples.append(slm.slice_extents[d])
+    def _slice_origins(self, op: OperandPlan) -> tuple[Origin, Origin]:
+        origins = []
+        for name, index, extent in zip(op.view.dims, self._slice_index(op), op.slm.slice_extents):
+            group = self.group_origin[name]
+            if index.is_const:
+                origins.append(group)
             else:
-                position.append(Idx.const(0))
-                multiples.append(0)
-        return position[0], position[1], (multiples[0], multiples[1])
+                base_tag = group.base_tag or group.tag
+                origins.append(Origin(name, group.start, name + "s", group.scope, group.align, index * extent, base_tag))
+        return origins[0], origins[1]
 
     def _slm_store(self, op: OperandPlan) -> list[Stmt]:
         slm = op.slm
-        row, col, multiples = self._slice_position(op)
-        return slm_line_messages("store", slm.buffer, slm.pitch, slm.stage, slm.stage_lines, slm.slice_plan.line_dim,
-                                 row, col, multiples, op.view.type, self.hw, self.top)
+        row, col = self._slice_index(op)
+        return self._slm_messages("store", op, slm.packed, slm.store, row, col)
 
     def _slm_load(self, op: OperandPlan) -> list[Stmt]:
-        slm = op.slm
-        dims = op.view.dims
-        row, col = self.local_start[dims[0]], self.local_start[dims[1]]
-        multiples = (self.local_multiple[dims[0]], self.local_multiple[dims[1]])
-        return slm_line_messages("load", slm.buffer, slm.pitch, op.load, op.lines, op.plan.line_dim, row, col,
-                                 multiples, op.view.type, self.hw, self.top)
+        row, col = (self.tile_index[d] for d in op.view.dims)
+        return self._slm_messages("load", op, op.load, op.slm.load, row, col)
+
+    def _slm_messages(self, kind: str, op: OperandPlan, grf: TileLayout, placement: Placement, row: Idx,
+                      col: Idx) -> list[Stmt]:
+        return slm_run_messages(kind, op.slm.buffer, grf, placement.runs, placement.base(row, col),
+                                placement.base_alignment(grf.type.size), self.hw, self.top)
 
     # -- after the loop ------------------------------------------------------------------------
     def _epilogue(self) -> list[Stmt]:

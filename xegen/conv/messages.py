@@ -19,10 +19,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..hw import Platform
 from ..ir import Call, Expr, Let, Send, Stmt, Var, ptr, store
 from ..ir.expr import Broadcast, IntImm
-from ..ir.types import Type
 from .gemm import Gemm, View
 from .index import Idx, all_of, lane_ids, lane_var
 from ..schedule.loop import Names
@@ -52,12 +53,17 @@ class Scope:
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a tile starts along one GEMM dimension ("" for the single row of a 1-D view)."""
+    """Where a tile starts along one GEMM dimension ("" for the single row of a 1-D view):
+    `start + shift`, where `start` is a multiple of `align` and `shift` (a thread's slice within
+    the group tile, 0 for its own tile) is at least 0."""
 
     dim: str
     start: Idx
     tag: str  # short name for the component lets, e.g. "m" gives `ow_m3`
     scope: Scope = field(compare=False)
+    align: int = 1
+    shift: Idx = Idx.const(0)
+    base_tag: str = ""  # names the components of `start` itself when they are shared ("" = tag)
 
 
 def lanes_of(scope: Scope, lanes: int) -> Idx:
@@ -72,23 +78,58 @@ def lanes_of(scope: Scope, lanes: int) -> Idx:
 
 
 def components(gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope) -> tuple[dict[str, Idx], list[Expr]]:
-    """Component values of coordinate `origin.start + offset (+ lane ids)` and its bound condition."""
+    """Component values of coordinate `origin.start + origin.shift + offset (+ lane ids)` and its
+    bound condition.
+
+    When the coordinate stays inside the `align`-sized block that `start` begins and `align`
+    divides the innermost component's size, only the innermost component moves: the others are
+    those of `start`, unpacked once and shared by every offset and slice (no division per offset)."""
     if origin.dim == "":
         return {}, []
-    key = (origin.dim, origin.tag, offset, lanes)
+    key = (origin.dim, origin.tag, origin.shift.expr, offset, lanes)
     memo = origin.scope.memo
     if key not in memo:
-        coord = origin.start + offset
-        if lanes > 1:
-            coord = coord + lanes_of(lane_scope, lanes)
-        values, _ = gemm.dim(origin.dim).unpack(coord)
-        suffix = f"{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else "")
-        bound = {name: origin.scope.bind(f"{name}_{suffix}", value) for name, value in values.items()}
-        # re-derive the bound condition on the let-bound outermost component
-        outer = gemm.dim(origin.dim).components[0]
-        condition = bound[outer.name].below(outer.size)
-        memo[key] = (bound, [condition] if condition is not None else [])
+        dim = gemm.dim(origin.dim)
+        inner = dim.inner
+        last = origin.shift.hi + offset + lanes - 1
+        if origin.align > 1 and inner.size % origin.align == 0 and origin.shift.lo >= 0 and last < origin.align:
+            memo[key] = _moved_inner(gemm, origin, offset, lanes, lane_scope)
+        else:
+            memo[key] = _unpacked(gemm, origin, origin.start + origin.shift + offset, lanes, lane_scope,
+                                  f"{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else ""))
     return memo[key]
+
+
+def _unpacked(gemm: Gemm, origin: Origin, coord: Idx, lanes: int, lane_scope: Scope,
+              suffix: str) -> tuple[dict[str, Idx], list[Expr]]:
+    """Every component of `coord` (+ lane ids), each bound to a let named `<component>_<suffix>`."""
+    if lanes > 1:
+        coord = coord + lanes_of(lane_scope, lanes)
+    values, _ = gemm.dim(origin.dim).unpack(coord)
+    bound = {name: origin.scope.bind(f"{name}_{suffix}", value) for name, value in values.items()}
+    # re-derive the bound condition on the let-bound outermost component
+    outer = gemm.dim(origin.dim).components[0]
+    condition = bound[outer.name].below(outer.size)
+    return bound, [condition] if condition is not None else []
+
+
+def _moved_inner(gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope
+                 ) -> tuple[dict[str, Idx], list[Expr]]:
+    """The components of `start`, with `shift + offset (+ lane ids)` added to the innermost."""
+    base_key = ("start", origin.dim, origin.start.expr)
+    memo = origin.scope.memo
+    if base_key not in memo:
+        memo[base_key] = _unpacked(gemm, origin, origin.start, 1, lane_scope, origin.base_tag or origin.tag)
+    base, condition = memo[base_key]
+    inner = gemm.dim(origin.dim).inner
+    moved = base[inner.name] + origin.shift + offset
+    if lanes > 1:
+        moved = moved + lanes_of(lane_scope, lanes)
+    # start's innermost component is a multiple of align below the component's size
+    high = inner.size - origin.align + origin.shift.hi + offset + lanes - 1
+    moved = Idx(moved.expr, max(moved.lo, 0), min(moved.hi, high))
+    suffix = f"{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else "")
+    return {**base, inner.name: origin.scope.bind(f"{inner.name}_{suffix}", moved)}, condition
 
 
 # Planning --------------------------------------------------------------------------------------
@@ -198,51 +239,69 @@ def _vector(e: Expr, lanes: int) -> Expr:
     return e if e.type.lanes == lanes else Broadcast(e, lanes)
 
 
-def slm_line_messages(op: str, slm: Var, slm_pitch: int, grf: TileLayout, lines: list[Line], line_dim: int,
-                      row_origin: Idx, col_origin: Idx, origin_multiples: tuple[int, int], type: Type,
-                      hw: Platform, lane_scope: Scope) -> list[Stmt]:
-    """Messages between GRF lines and a dense SLM tile.
+@dataclass(frozen=True)
+class Run:
+    """Elements that follow each other both in a GRF buffer and in an SLM tile: `length`
+    elements from element `register` of the buffer and from element `slm` of the tile."""
 
-    The SLM tile is stored along the line dimension: element (y, x) of the oriented tile (x along
-    the lines) is at y*slm_pitch + x.  `row_origin`/`col_origin` place the GRF tile in it."""
-    size = type.size
+    register: int
+    slm: int
+    length: int
+
+
+def contiguous_runs(register_offsets: np.ndarray, slm_offsets: np.ndarray) -> list[Run]:
+    """The maximal runs of a tile whose elements sit at `register_offsets` in registers and
+    `slm_offsets` in SLM (arrays of the tile's shape), in register order."""
+    order = np.argsort(register_offsets, axis=None, kind="stable")
+    grf = register_offsets.ravel()[order]
+    slm = slm_offsets.ravel()[order]
+    breaks = np.flatnonzero((np.diff(grf) != 1) | (np.diff(slm) != 1)) + 1
+    starts = [0, *breaks.tolist()]
+    ends = [*breaks.tolist(), len(grf)]
+    return [Run(int(grf[a]), int(slm[a]), b - a) for a, b in zip(starts, ends)]
+
+
+def _is_block(run: Run, size: int, base_alignment: int) -> bool:
+    """A run moves in block messages when its SLM address is dword aligned for every placement
+    (`base_alignment`: the byte alignment of the runtime part) and it is whole dwords."""
+    return math.gcd(base_alignment, run.slm * size) % 4 == 0 and (run.length * size) % 4 == 0
+
+
+def slm_message_cost(runs: list[Run], size: int, base_alignment: int, hw: Platform) -> int:
+    """Messages the runs take, a scattered one counting SCATTERED_COST."""
+    cost = 0
+    for run in runs:
+        if _is_block(run, size, base_alignment):
+            cost += -(-run.length * size // hw.max_block_message_bytes)
+        else:
+            cost += SCATTERED_COST * -(-run.length // hw.max_message_simd)
+    return cost
+
+
+def slm_run_messages(op: str, slm: Var, grf: TileLayout, runs: list[Run], base: Idx, base_alignment: int,
+                     hw: Platform, lane_scope: Scope) -> list[Stmt]:
+    """Messages moving `runs` between the GRF buffer of `grf` and SLM: run elements start at SLM
+    element `base + run.slm`.  Block messages of up to the platform's largest block where the
+    address is dword aligned, else scattered messages with one element per lane."""
+    size = grf.type.size
+    longest = hw.max_block_message_bytes // size
     sends: list[Stmt] = []
-    y_origin, x_origin = (row_origin, col_origin) if line_dim == 1 else (col_origin, row_origin)
-    x_multiple = origin_multiples[1] if line_dim == 1 else origin_multiples[0]
-    if grf.type.size == size:
-        lines = merge_contiguous_lines(lines, slm_pitch, hw.max_block_message_bytes // size)
-    for line in lines:
-        start = (y_origin + line.other) * slm_pitch + x_origin + line.start
-        # y_origin moves the start by multiples of the pitch, x_origin by multiples of x_multiple
-        alignment = math.gcd(slm_pitch * size, x_multiple * size, (line.other * slm_pitch + line.start) * size)
-        register = ptr(grf.buffer, line.base * grf.type.size)
-        bytes_ = line.length * size
-        if alignment % 4 == 0 and bytes_ % 4 == 0 and bytes_ <= hw.max_block_message_bytes:
-            func = Send(op, "block", "slm", type, line.length)
-            sends.append(Call(func, (ptr(slm, start.expr * size), register, None)))
-        else:
-            for first in range(0, line.length, hw.max_message_simd):
-                count = min(hw.max_message_simd, line.length - first)
-                offsets = (start + first + lanes_of(lane_scope, count)) if count > 1 else start + first
-                func = Send(op, "scattered", "slm", type, count)
-                reg = ptr(grf.buffer, (line.base + first) * grf.type.size)
-                sends.append(Call(func, (ptr(slm, 0), _vector(offsets.expr * size, count), reg, None)))
+    for run in runs:
+        start = base + run.slm
+        if _is_block(run, size, base_alignment):
+            for first in range(0, run.length, longest):
+                count = min(longest, run.length - first)
+                func = Send(op, "block", "slm", grf.type, count)
+                register = ptr(grf.buffer, (run.register + first) * size)
+                sends.append(Call(func, (ptr(slm, (start + first).expr * size), register, None)))
+            continue
+        for first in range(0, run.length, hw.max_message_simd):
+            count = min(hw.max_message_simd, run.length - first)
+            offsets = (start + first + lanes_of(lane_scope, count)) if count > 1 else start + first
+            func = Send(op, "scattered", "slm", grf.type, count)
+            register = ptr(grf.buffer, (run.register + first) * size)
+            sends.append(Call(func, (ptr(slm, 0), _vector(offsets.expr * size, count), register, None)))
     return sends
-
-
-def merge_contiguous_lines(lines: list[Line], pitch: int, max_length: int) -> list[Line]:
-    """Lines that follow each other both in the SLM tile (row pitch `pitch`) and in the registers,
-    joined into longer lines of at most `max_length` elements: one block message instead of one
-    per row when a thread's rows are whole rows of the SLM tile."""
-    merged: list[Line] = []
-    for line in lines:
-        last = merged[-1] if merged else None
-        if (last is not None and line.other * pitch + line.start == last.other * pitch + last.start + last.length
-                and line.base == last.base + last.length and last.length + line.length <= max_length):
-            merged[-1] = Line(last.other, last.start, last.length + line.length, last.base)
-        else:
-            merged.append(line)
-    return merged
 
 
 def zero_fill(buffer: Var, bytes_: int, grf_bytes: int) -> list[Stmt]:

@@ -37,20 +37,27 @@ def operand_type(config: Config, memory: Type, acc: Type) -> Type:
 def multiply_layouts(config: Config, gemm: Gemm, a_buffer: Var, b_buffer: Var, c_buffer: Var,
                      exec_size: int) -> MultiplyLayouts:
     acc = gemm.acc_type
-    a_type = operand_type(config, gemm.a.type, acc)
-    b_type = operand_type(config, gemm.b.type, acc)
     m, n, k = config.m_tile, config.n_tile, config.k_block
+    a = operand_layout(config, gemm, "a", a_buffer, m, k, operand_type(config, gemm.a.type, acc))
+    b = operand_layout(config, gemm, "b", b_buffer, k, n, operand_type(config, gemm.b.type, acc))
+    if config.fma == "dpas":
+        return MultiplyLayouts(a, b, blocked_c_layout(c_buffer, acc, m, n, config.dpas_rows, exec_size))
+    return MultiplyLayouts(a, b, dense_layout(c_buffer, acc, m, n))
+
+
+def operand_layout(config: Config, gemm: Gemm, operand: str, buffer: Var, rows: int, cols: int,
+                   type: Type) -> TileLayout:
+    """How the multiply reads a `rows x cols` tile of operand "a" (M x K) or "b" (K x N): the
+    thread's own tile, or, for dpas, a whole group tile in SLM laid out the same way, so that
+    every thread's tile in it is a contiguous dpas-ready block."""
     if config.fma == "dpas":
         step = k_step(config, gemm)
-        return MultiplyLayouts(
-            dpas_a_layout(a_buffer, a_type, m, k, step),
-            vnni_layout(b_buffer, b_type, k, n, step, exec_size),
-            blocked_c_layout(c_buffer, acc, m, n, config.dpas_rows, exec_size))
-    if config.fma == "dp4a":
-        return MultiplyLayouts(dense_layout(a_buffer, a_type, m, k), vnni_layout(b_buffer, b_type, k, n, k, n),
-                               dense_layout(c_buffer, acc, m, n))
-    return MultiplyLayouts(dense_layout(a_buffer, a_type, m, k), dense_layout(b_buffer, b_type, k, n),
-                           dense_layout(c_buffer, acc, m, n))
+        if operand == "a":
+            return dpas_a_layout(buffer, type, rows, cols, step)
+        return vnni_layout(buffer, type, rows, cols, step, config.simd)
+    if config.fma == "dp4a" and operand == "b":
+        return vnni_layout(buffer, type, rows, cols, rows, cols)
+    return dense_layout(buffer, type, rows, cols)
 
 
 def multiply(config: Config, gemm: Gemm, layouts: MultiplyLayouts, exec_size: int) -> list[Stmt]:

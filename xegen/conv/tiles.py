@@ -18,6 +18,9 @@ per pair of pieces that overlap.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
 
 from ..ir import Call, Reorder, Stmt, Var, ptr
 from ..ir.types import Type
@@ -82,11 +85,23 @@ class TileLayout:
     def pointer(self, r: int, c: int):
         return ptr(self.buffer, self.offset(r, c) * self.type.size)
 
+    @cached_property
+    def offset_map(self) -> np.ndarray:
+        """The element offset of every tile element, as a read-only rows x cols array."""
+        offsets = np.full((self.rows, self.cols), -1, dtype=np.int64)
+        for p in self.pieces:
+            rows = slice(p.rows.start, p.rows.last + 1, p.rows.step)
+            cols = slice(p.cols.start, p.cols.last + 1, p.cols.step)
+            offsets[rows, cols] = (p.base + np.arange(p.rows.count)[:, None] * p.row_stride
+                                   + np.arange(p.cols.count)[None, :] * p.col_stride)
+        offsets.setflags(write=False)
+        return offsets
+
     def same_placement(self, other: TileLayout) -> bool:
         """Whether every element sits at the same byte in both layouts (same type and shape)."""
         if (self.type, self.rows, self.cols) != (other.type, other.rows, other.cols):
             return False
-        return all(self.offset(r, c) == other.offset(r, c) for r in range(self.rows) for c in range(self.cols))
+        return bool(np.array_equal(self.offset_map, other.offset_map))
 
 
 def round_up(x: int, multiple: int) -> int:
@@ -135,6 +150,65 @@ def dense_layout(buffer: Var, type: Type, rows: int, cols: int, row_major: bool 
     else:
         piece = Piece(span(0, rows), span(0, cols), base, 1, rows)
     return TileLayout(buffer, type, rows, cols, (piece,), base + rows * cols)
+
+
+def packed_layout(buffer: Var, source: TileLayout, row0: int, col0: int, rows: int, cols: int,
+                  grf_bytes: int) -> TileLayout:
+    """The `rows x cols` sub-tile of `source` at (row0, col0) in registers, in `source`'s element
+    order: each run of elements contiguous in `source` starts on a GRF boundary and the gaps
+    between runs are dropped, so that a message moves each run from or to `source` as one block
+    (a thread's slice of an SLM tile, made ready to store)."""
+    size = source.type.size
+    grf = grf_bytes // size
+    used = np.unique(source.offset_map[row0:row0 + rows, col0:col0 + cols])
+    run_starts = [0, *(np.flatnonzero(np.diff(used) != 1) + 1).tolist()]
+    run_firsts = used[run_starts]  # source offset of each run's first element
+    packed_starts, at = [], 0
+    for i, first in enumerate(run_starts):
+        length = (run_starts[i + 1] if i + 1 < len(run_starts) else len(used)) - first
+        packed_starts.append(at)
+        at += round_up(length, grf)
+
+    def packed(offset: int) -> int:
+        run = int(np.searchsorted(run_firsts, offset, side="right")) - 1
+        return packed_starts[run] + offset - int(run_firsts[run])
+
+    def same_run(low: int, high: int) -> bool:
+        return np.searchsorted(run_firsts, low, side="right") == np.searchsorted(run_firsts, high, side="right")
+
+    pieces: list[Piece] = []
+    for p in source.pieces:
+        row_part = _intersect(p.rows, span(row0, rows))
+        col_part = _intersect(p.cols, span(col0, cols))
+        if row_part is None or col_part is None:
+            continue
+        rs, cs = _strides(p, row_part, col_part)
+        for sub_rows, sub_cols in _split_into_runs(p, row_part, col_part, same_run):
+            base = p.offset(sub_rows.start, sub_cols.start)
+            pieces.append(Piece(Progression(sub_rows.start - row0, sub_rows.step, sub_rows.count),
+                                Progression(sub_cols.start - col0, sub_cols.step, sub_cols.count),
+                                packed(base), rs, cs))
+    return TileLayout(buffer, source.type, rows, cols, tuple(pieces), max(at, 1))
+
+
+def _split_into_runs(piece: Piece, rows: Progression, cols: Progression, same_run):
+    """The part of `piece` on `rows` x `cols` as sub-blocks each inside one run of contiguous
+    offsets: whole, else row by row, else element by element."""
+    def offsets(r: Progression, c: Progression) -> list[int]:
+        return [piece.offset(x, y) for x in (r.start, r.last) for y in (c.start, c.last)]
+
+    whole = offsets(rows, cols)
+    if same_run(min(whole), max(whole)):
+        return [(rows, cols)]
+    blocks = []
+    for i in range(rows.count):
+        row = Progression(rows.start + i * rows.step, 1, 1)
+        ends = offsets(row, cols)
+        if same_run(min(ends), max(ends)):
+            blocks.append((row, cols))
+        else:
+            blocks += [(row, Progression(cols.start + j * cols.step, 1, 1)) for j in range(cols.count)]
+    return blocks
 
 
 # Layouts the multiply instructions read ----------------------------------------------------
