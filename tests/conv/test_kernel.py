@@ -94,14 +94,18 @@ def _stage(stmt) -> str:
     return "multiply"
 
 
-@pytest.mark.parametrize("slm", [0, 1])
-def test_loop_body_is_loads_then_slm_then_reorders_then_multiplies(slm):
+@pytest.mark.parametrize("slm, fma", [(0, "dpas"), (1, "dpas"), (1, "mad")])
+def test_loop_body_is_loads_then_slm_then_reorders_then_multiplies(slm, fma):
+    """With SLM, dpas operands are reordered into dpas's layout before they are stored (once per
+    group), mad operands after they are read back (f32 copies of bf16, per thread)."""
     kernel = build_kernel(make_problem(FWD, "FWD_B", "bf16", stag="nchw"), "xehpg",
-                          {"slm": slm, "tg_m": 2, "tg_n": 2, "n_tile": 16, "slm_bufs": 1, "gmem_bufs": 1})
+                          {"slm": slm, "tg_m": 2, "tg_n": 2, "n_tile": 16, "slm_bufs": 1, "gmem_bufs": 1,
+                           "fma": fma})
     stages = [_stage(s) for s in _loop_body(kernel)]
     collapsed = [s for i, s in enumerate(stages) if i == 0 or s != stages[i - 1]]
-    expected = ["g2r", "g2s", "barrier", "s2r", "barrier", "reorder", "multiply"] if slm else \
-        ["g2r", "reorder", "multiply"]
+    expected = {(0, "dpas"): ["g2r", "reorder", "multiply"],
+                (1, "dpas"): ["g2r", "reorder", "g2s", "barrier", "s2r", "barrier", "multiply"],
+                (1, "mad"): ["g2r", "g2s", "barrier", "s2r", "barrier", "reorder", "multiply"]}[slm, fma]
     assert collapsed == expected
 
 

@@ -1,31 +1,70 @@
-"""SLM messages: rows that follow each other in the SLM tile and in the registers go as one block."""
+"""SLM messages: runs of elements contiguous in registers and in SLM each go as one block, and dpas
+operands are stored in SLM in the layout dpas reads."""
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from xegen.conv import build_kernel, make_problem
-from xegen.conv.messages import merge_contiguous_lines
-from xegen.conv.tiles import Line
-from xegen.ir import Call, Send, walk
+from xegen.conv.builder import plan_kernel
+from xegen.conv.config import choose_config
+from xegen.conv.gemm import formulate
+from xegen.conv.messages import Run, contiguous_runs
+from xegen.hw import platform
+from xegen.ir import Call, For, Reorder, Send, walk
 
 
-def test_rows_that_follow_each_other_join_up_to_the_message_limit():
-    # four rows of 16 elements, pitch 16 (whole rows), registers back to back: two blocks of 32
-    rows = [Line(other=y, start=0, length=16, base=16 * y) for y in range(4)]
-    assert merge_contiguous_lines(rows, pitch=16, max_length=32) == [Line(0, 0, 32, 0), Line(2, 0, 32, 32)]
+def test_rows_that_follow_each_other_in_both_make_one_run():
+    # four rows of 16 elements, back to back in registers and in SLM (pitch 16)
+    registers = np.arange(64).reshape(4, 16)
+    assert contiguous_runs(registers, registers + 100) == [Run(0, 100, 64)]
 
 
 def test_rows_with_gaps_stay_apart():
-    # pitch 64: a thread's 32 columns of each row are not contiguous in SLM
-    strided = [Line(other=y, start=0, length=32, base=32 * y) for y in range(3)]
-    assert merge_contiguous_lines(strided, pitch=64, max_length=128) == strided
-    # contiguous in SLM but not in the registers
-    scattered = [Line(0, 0, 16, 0), Line(1, 0, 16, 64)]
-    assert merge_contiguous_lines(scattered, pitch=16, max_length=128) == scattered
+    registers = np.arange(96).reshape(3, 32)
+    # pitch 64 in SLM: a thread's 32 columns of each row are not contiguous there
+    slm = np.arange(32)[None, :] + 64 * np.arange(3)[:, None]
+    assert contiguous_runs(registers, slm) == [Run(0, 0, 32), Run(32, 64, 32), Run(64, 128, 32)]
+    # contiguous in SLM but not in the registers (each row starts a new GRF of 64 elements)
+    padded = np.arange(16)[None, :] + 64 * np.arange(2)[:, None]
+    assert contiguous_runs(padded, np.arange(32).reshape(2, 16)) == [Run(0, 0, 16), Run(64, 16, 16)]
 
 
 def test_a_dpas_kernel_stores_each_threads_a_rows_with_one_message():
     kernel = build_kernel(make_problem("mb1ic64ih56oc64oh56kh3ph1", dt="f16"), "xehpg")
     slm_stores = [n for n in walk(kernel.body) if isinstance(n, Call) and isinstance(n.func, Send)
-                  and n.func.space == "slm" and n.func.op == "store"]
+                  and n.func.space == "slm" and n.func.op == "store" and "a_" in str(n.args[1])]
     # 8 rows of 16 halves per thread went as 8 messages of 32 bytes before the merge
     assert slm_stores and all(s.func.count * s.func.type.size == 256 for s in slm_stores)
+
+
+def _loop_calls(kernel, kind):
+    loop = next(n for n in walk(kernel.body) if isinstance(n, For))
+    return [n for n in walk(loop.body) if isinstance(n, Call) and isinstance(n.func, kind)]
+
+
+@pytest.mark.parametrize("hw, dt, direction", [
+    ("xehpg", "f16", "FWD_B"), ("xehpg", "s8:s8:s32", "FWD_B"), ("xehpg", "bf16", "BWD_D"),
+    ("xehpc", "bf16", "FWD_B"),
+])
+def test_dpas_reads_its_operands_from_slm_without_reordering(hw, dt, direction):
+    """Each thread's A and B come out of SLM in the layout dpas reads: the only reorders left
+    pack the slice a thread stores, so each element of a group tile is moved once per group
+    instead of once per thread that reads it."""
+    problem = make_problem("mb1ic64ih14oc128oh14kh3ph1", direction=direction, dt=dt)
+    gemm = formulate(problem)
+    config = choose_config(gemm, platform(hw), {"slm": 1, "tg_m": 4, "tg_n": 4})
+    kernel = build_kernel(problem, hw, {"slm": 1, "tg_m": 4, "tg_n": 4, "slm_bufs": 1, "gmem_bufs": 1})
+    reorders = _loop_calls(kernel, Reorder)
+    assert all(str(r.args[1].buffer.name).endswith("_stage") for r in reorders)
+    moved = sum(r.func.rows * r.func.cols for r in reorders)
+    group_elements = config.k_block * (config.tg_m * config.m_tile + config.tg_n * config.n_tile)
+    assert moved <= group_elements // config.threads_per_group
+    # the thread's B tile comes out of SLM in whole block messages of the platform's largest size
+    plan = plan_kernel(gemm, config, platform(hw))
+    b_loads = [s for s in _loop_calls(kernel, Send) if s.func.space == "slm" and s.func.op == "load"
+               and s.args[1].buffer.name == plan.b.load.buffer.name]
+    largest = platform(hw).max_block_message_bytes
+    b_bytes = config.k_block * config.n_tile * gemm.b.type.size
+    assert len(b_loads) == -(-b_bytes // largest)
