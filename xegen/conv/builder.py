@@ -35,13 +35,13 @@ from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
 from ..ir import Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Stmt, Var, const, seq, store
 from ..ir.types import F32, PTR
-from .config import RESERVED_GRFS, Config, check_config, k_iterations
+from .config import RESERVED_GRFS, Config, check_config, k_iterations, prefetches
 from .epilogue import finish
 from .gemm import S32_MAX, Gemm, View, check_index_range
 from .index import Idx
 from .messages import (
-    SCATTERED_COST, LinePlan, Names, Origin, Run, Scope, contiguous_runs, emit_global, plan_lines, slm_message_cost,
-    slm_run_messages, zero_fill,
+    LaneRun, LinePlan, Names, Origin, Run, Scope, contiguous_runs, emit_global, lane_runs, line_plans, plan_lines,
+    slm_message_cost, slm_run_messages, zero_fill,
 )
 from .multiply import MultiplyLayouts, multiply, multiply_layouts, operand_layout, reduce_columns
 from .tiles import Line, TileLayout, copy_tile, dense_layout, line_layout, packed_layout, round_up
@@ -97,7 +97,7 @@ class Placement:
     """Runs between a register tile and the SLM tile, for tiles placed at (i*rows, j*cols): their
     elements start at SLM element `sum of terms(i) + sum of terms(j) + run.slm`."""
 
-    runs: list[Run]
+    runs: list[Run | LaneRun]
     terms: tuple[tuple[Term, ...], tuple[Term, ...]]  # per tile dimension
 
     def base(self, row: Idx, col: Idx) -> Idx:
@@ -285,11 +285,9 @@ def _check_tile_coordinates(gemm: Gemm, ends: dict[str, int]) -> None:
 
 def _plan_operand(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, extents: tuple[int, int],
                   group_extents: tuple[int, int], fma: TileLayout) -> OperandPlan:
-    grf = hw.grf_bytes
     load_var = Var(f"{name}_load", PTR)
     if not config.slm:
-        plan = plan_lines(view, gemm, hw, extents, extents)
-        load, lines = line_layout(load_var, view.type, extents[0], extents[1], plan.line_dim, plan.length, grf)
+        plan, load, lines = _plan_direct(load_var, view, gemm, config, hw, extents, _retarget(fma, load_var))
         slm = None
     else:
         slm, load = _plan_slm(name, view, gemm, config, hw, extents, group_extents)
@@ -299,6 +297,38 @@ def _plan_operand(name: str, view: View, gemm: Gemm, config: Config, hw: Platfor
     return OperandPlan(name, view, extents, plan, load, lines, slm, fma)
 
 
+def _plan_direct(buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platform, extents: tuple[int, int],
+                 fma: TileLayout) -> tuple[LinePlan, TileLayout, list[Line]]:
+    """How a thread loads its tile from global memory without SLM.  For dpas, the cheapest in
+    modeled instructions of the messages and of the reorder into dpas's layout, which vector
+    messages sometimes make unnecessary (a line per lane leaves K-contiguous columns of B
+    interleaved as dpas reads them)."""
+    if config.fma != "dpas":
+        plan = plan_lines(view, gemm, hw, extents, extents)
+        return (plan, *line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes))
+    best = None
+    for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
+        load, lines = line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes,
+                                  plan.lanes)
+        moves = 0 if load.same_placement(fma) else _reorder_moves(copy_tile(fma, load), hw)
+        total = _global_cost(cost, config, hw) + moves
+        if best is None or total < best[0]:
+            best = (total, plan, load, lines)
+    return best[1], best[2], best[3]
+
+
+def _vector_lanes(config: Config, hw: Platform) -> tuple[int, ...]:
+    """Lanes per vector message to try (dpas only): as many as a message has, or the exec size
+    (a message of `simd` K-contiguous columns is one VNNI block of B)."""
+    return (hw.max_message_simd, config.simd) if config.fma == "dpas" else ()
+
+
+def _global_cost(messages: int, config: Config, hw: Platform) -> int:
+    """Modeled instructions of global messages worth `messages` block messages, with the
+    prefetch the scheduler adds for each when the loop is multi-buffered."""
+    return GLOBAL_MESSAGE_COST * messages * (2 if prefetches(config, hw) else 1)
+
+
 def _retarget(layout: TileLayout, buffer: Var) -> TileLayout:
     return TileLayout(buffer, layout.type, layout.rows, layout.cols, layout.pieces, layout.elements)
 
@@ -306,7 +336,6 @@ def _retarget(layout: TileLayout, buffer: Var) -> TileLayout:
 # SLM: the group tile's layout, the threads' slices and tiles ---------------------------------
 
 GLOBAL_MESSAGE_COST = 4  # a global message with its 64-bit address and mask, in instructions (modeled)
-SLM_MESSAGE_COST = 2  # an SLM message and its address
 
 
 def _plan_slm(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, extents: tuple[int, int],
@@ -393,9 +422,10 @@ def _terms(shifts: np.ndarray) -> tuple[Term, ...] | None:
 
 def _plan_slices(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, layout: TileLayout,
                  group_extents: tuple[int, int], line_dim: int, read: Placement) -> SlmPlan:
-    """Cut the group tile into one slice per thread, choosing the cut with the fewest modeled
-    instructions: global messages for the slice, SLM messages to store it, and the moves that
-    reorder it into SLM order first when that saves more messages than the moves cost."""
+    """Cut the group tile into one slice per thread and choose how a slice travels, by modeled
+    instructions: the global messages that load it, then either the SLM messages storing it as
+    loaded, or moves reordering it into SLM order first (`packed_layout`) when that saves more
+    messages than the moves cost."""
     threads = config.threads_per_group
     size = view.type.size
     best: tuple[int, SlmPlan] | None = None
@@ -406,21 +436,26 @@ def _plan_slices(name: str, view: View, gemm: Gemm, config: Config, hw: Platform
             continue
         relative, terms = placed
         alignment = Placement([], terms).base_alignment(size)
-        line_plan = plan_lines(view, gemm, hw, extents, extents)
-        stage, lines = line_layout(Var(f"{name}_stage", PTR), view.type, extents[0], extents[1], line_plan.line_dim,
-                                   line_plan.length, hw.grf_bytes)
-        runs = contiguous_runs(stage.offset_map, relative)
-        options = [(SLM_MESSAGE_COST * slm_message_cost(runs, size, alignment, hw), stage, runs)]
         packed = packed_layout(Var(f"{name}_packed", PTR), layout, 0, 0, extents[0], extents[1], hw.grf_bytes)
-        if not packed.same_placement(_retarget(stage, packed.buffer)):
-            packed_runs = contiguous_runs(packed.offset_map, relative)
-            options.append((SLM_MESSAGE_COST * slm_message_cost(packed_runs, size, alignment, hw)
-                            + _reorder_moves(copy_tile(packed, stage), hw), packed, packed_runs))
-        store_cost, source, runs = min(options, key=lambda option: option[0])
-        global_cost = GLOBAL_MESSAGE_COST * len(lines) * (1 if line_plan.block else SCATTERED_COST)
-        plan = SlmPlan(layout, slices, extents, line_plan, stage, lines, source, Placement(runs, terms), read)
-        if best is None or global_cost + store_cost < best[0]:
-            best = (global_cost + store_cost, plan)
+        packed_runs = contiguous_runs(packed.offset_map, relative)
+        packed_cost = slm_message_cost(packed_runs, size, alignment, hw)
+        for messages, line_plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
+            stage, lines = line_layout(Var(f"{name}_stage", PTR), view.type, extents[0], extents[1],
+                                       line_plan.line_dim, line_plan.length, hw.grf_bytes, line_plan.lanes)
+            runs = contiguous_runs(stage.offset_map, relative)
+            options = [(slm_message_cost(runs, size, alignment, hw), stage, runs)]
+            if line_plan.vector:
+                vectors = lane_runs(lines, line_plan.line_dim, relative, size)
+                if vectors is not None:
+                    options.append((slm_message_cost(vectors, size, alignment, hw), stage, vectors))
+            if not packed.same_placement(_retarget(stage, packed.buffer)):
+                options.append((packed_cost + _reorder_moves(copy_tile(packed, stage), hw), packed, packed_runs))
+            store_cost, source, store_runs = min(options, key=lambda option: option[0])
+            total = _global_cost(messages, config, hw) + store_cost
+            if best is None or total < best[0]:
+                plan = SlmPlan(layout, slices, extents, line_plan, stage, lines, source, Placement(store_runs, terms),
+                               read)
+                best = (total, plan)
     if best is None:
         raise ConfigError(f"slm=1: the group's {name.upper()} tile ({group_extents[0]}x{group_extents[1]}) cannot be "
                           f"shared evenly by {threads} threads; change tg_m/tg_n or the tiles, or use slm=0")

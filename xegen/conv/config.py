@@ -125,6 +125,12 @@ def k_step(config: Config, gemm: Gemm) -> int:
     return 1
 
 
+def prefetches(config: Config, hw: Platform) -> bool:
+    """Whether the scheduler prefetches the global loads one iteration ahead: on platforms with
+    LSC prefetch messages, when the K loop is multi-buffered."""
+    return hw.has_lsc and (config.slm_bufs > 1 or config.gmem_bufs > 1)
+
+
 def k_iterations(config: Config, gemm: Gemm) -> int:
     """K loop iterations per thread group (after splitting K)."""
     total = -(-gemm.k.size // config.k_block)

@@ -23,7 +23,7 @@ from ..ir.semantics import numpy_dtype, round_array
 from ..ir.types import BF16, PTR, Type
 from ..schedule import GraphDump, ScheduleOptions, schedule
 from .builder import GROUP_IDS, THREAD_IDS, KernelPlan, build_body, kernel_arguments, plan_kernel
-from .config import RESERVED_GRFS, Config, choose_config
+from .config import RESERVED_GRFS, Config, choose_config, prefetches
 from .gemm import formulate
 from .problem import Problem
 
@@ -90,9 +90,8 @@ def schedule_options(plan: KernelPlan) -> ScheduleOptions:
     one iteration ahead of the global loads where the platform has LSC prefetch and the loop is
     multi-buffered, and the register budget left after the reserved GRFs."""
     config, hw = plan.config, plan.hw
-    buffered = config.slm_bufs > 1 or config.gmem_bufs > 1
     return ScheduleOptions(slm_bufs=config.slm_bufs, gmem_bufs=config.gmem_bufs,
-                           prefetch=1 if buffered and hw.has_lsc else 0,
+                           prefetch=1 if prefetches(config, hw) else 0,
                            grf_budget=(config.grf - RESERVED_GRFS) * hw.grf_bytes)
 
 

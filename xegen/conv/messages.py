@@ -23,7 +23,8 @@ import numpy as np
 
 from ..hw import Platform
 from ..ir import Call, Expr, Let, Send, Stmt, Var, ptr, store
-from ..ir.expr import Broadcast, IntImm
+from ..ir.expr import Broadcast, IntImm, Shuffle
+from ..ir.types import U32
 from .gemm import Gemm, View
 from .index import Idx, all_of, lane_ids, lane_var
 from ..schedule.loop import Names
@@ -140,8 +141,13 @@ SCATTERED_COST = 2  # a scattered message costs about two block messages (an add
 @dataclass(frozen=True)
 class LinePlan:
     line_dim: int  # tile dimension the lines run along: 0 (rows) or 1 (columns)
-    block: bool  # block messages (else scattered)
+    block: bool  # lines contiguous in memory (block or vector messages), else scattered elements
     length: int  # elements per line
+    lanes: int = 0  # vector messages: up to `lanes` lines per message, a line per lane; 0: a message per line
+
+    @property
+    def vector(self) -> bool:
+        return self.lanes > 0
 
 
 def tile_dims(view: View) -> tuple[str, str]:
@@ -152,54 +158,85 @@ def _divisors_descending(n: int, limit: int) -> list[int]:
     return [d for d in range(min(n, limit), 0, -1) if n % d == 0]
 
 
-def block_length(view: View, gemm: Gemm, hw: Platform, dim_index: int, extent: int, origin_multiple: int) -> int:
-    """The longest block line along tile dimension `dim_index` (0 if none is possible)."""
+def block_lengths(view: View, gemm: Gemm, hw: Platform, dim_index: int, extent: int, origin_multiple: int) -> list[int]:
+    """The lengths of block lines possible along tile dimension `dim_index`, longest first:
+    contiguous in memory with one in-bounds condition, whole dwords, dword aligned."""
     name = tile_dims(view)[dim_index]
     if name == "":
-        return 0
+        return []
     comp = gemm.dim(name).inner
     tensor_dim = view.unit.get(comp.name)
     if tensor_dim is None:
-        return 0
+        return []
     layout = view.layout
     run = layout.unit_stride_run(tensor_dim)
     if run == 0:
-        return 0
+        return []
     plain = not layout.inner_blocks(tensor_dim)
     size = view.type.size
+    lengths = []
     for length in _divisors_descending(extent, hw.max_block_message_bytes // size):
         if comp.size % length or origin_multiple % length or (not plain and run % length):
             continue
         alignment = math.gcd(length, *layout.strides_besides(tensor_dim)) * size
         if (length * size) % 4 == 0 and alignment % 4 == 0:
-            return length
-    return 0
+            lengths.append(length)
+    return lengths
+
+
+def block_length(view: View, gemm: Gemm, hw: Platform, dim_index: int, extent: int, origin_multiple: int) -> int:
+    """The longest block line along tile dimension `dim_index` (0 if none is possible)."""
+    lengths = block_lengths(view, gemm, hw, dim_index, extent, origin_multiple)
+    return lengths[0] if lengths else 0
+
+
+VECTOR_DWORDS = 16  # longest line a vector message gathers per lane (in four messages of 4 dwords)
+
+
+def line_plans(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], multiples: tuple[int, int],
+               allow_block: bool = True, line_dims: tuple[int, ...] = (1, 0), vector_lanes: tuple[int, ...] = ()
+               ) -> list[tuple[int, LinePlan]]:
+    """Every way to move a tile of `extents` with its cost in messages, cheapest first (block
+    first at equal cost, then vector, then scattered): a block message costs 1, a scattered one
+    (an address per element) SCATTERED_COST, a vector message gathering whole lines of up to
+    `lanes` lines (`vector_lanes`) 1 per 4 dwords of a line plus 1 for its vector of addresses."""
+    candidates: list[tuple[int, int, int, LinePlan]] = []
+    for d in line_dims:
+        lines_across = extents[1 - d]
+        lengths = block_lengths(view, gemm, hw, d, extents[d], multiples[d]) if allow_block else []
+        if lengths:
+            length = lengths[0]
+            candidates.append((lines_across * (extents[d] // length), 0, -d, LinePlan(d, True, length)))
+        for length in lengths:
+            dwords = length * view.type.size // 4
+            for lanes in sorted(set(min(lanes, lines_across, hw.max_message_simd) for lanes in vector_lanes)):
+                if lanes < 2 or dwords > VECTOR_DWORDS:
+                    continue
+                messages = -(-lines_across // lanes) * (extents[d] // length)
+                cost = messages * (-(-dwords // 4) + 1)
+                candidates.append((cost, 1, -d, LinePlan(d, True, length, lanes)))
+        length = min(extents[d], hw.max_message_simd)
+        cost = SCATTERED_COST * lines_across * -(-extents[d] // length)
+        candidates.append((cost, 2, -d, LinePlan(d, False, length)))
+    candidates.sort(key=lambda c: c[:3])
+    return [(c[0], c[3]) for c in candidates]
 
 
 def plan_lines(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], multiples: tuple[int, int],
                allow_block: bool = True, line_dims: tuple[int, ...] = (1, 0)) -> LinePlan:
-    """Choose how a tile of `extents` moves: the cheapest set of messages, counting a scattered
-    message (one address per element) as two block messages; block first at equal cost."""
-    candidates: list[tuple[int, int, int, LinePlan]] = []
-    for d in line_dims:
-        lines_across = extents[1 - d]
-        if allow_block:
-            length = block_length(view, gemm, hw, d, extents[d], multiples[d])
-            if length:
-                candidates.append((lines_across * (extents[d] // length), 0, -d, LinePlan(d, True, length)))
-        length = min(extents[d], hw.max_message_simd)
-        cost = SCATTERED_COST * lines_across * -(-extents[d] // length)
-        candidates.append((cost, 1, -d, LinePlan(d, False, length)))
-    return min(candidates, key=lambda c: c[:3])[3]
+    """The cheapest way to move a tile of `extents` in block or scattered messages (`line_plans`)."""
+    return line_plans(view, gemm, hw, extents, multiples, allow_block, line_dims)[0][1]
 
 
 # Emission --------------------------------------------------------------------------------------
 
-def _line_coordinates(line: Line, line_dim: int) -> tuple[int, int, int, int]:
-    """(row offset, col offset, row lanes, col lanes) of a line's first element."""
-    if line_dim == 1:
-        return line.other, line.start, 1, line.length
-    return line.start, line.other, line.length, 1
+def _line_coordinates(line: Line, plan: LinePlan) -> tuple[int, int, int, int]:
+    """(row offset, col offset, row lanes, col lanes) of a line's first element: lanes along the
+    line for an element per lane, across lines for a vector message's line per lane."""
+    along, across = (1, line.lanes) if plan.vector else (line.length, 1)
+    if plan.line_dim == 1:
+        return line.other, line.start, across, along
+    return line.start, line.other, along, across
 
 
 def emit_global(view: View, gemm: Gemm, memory: Var, layout: TileLayout, lines: list[Line], plan: LinePlan,
@@ -213,11 +250,11 @@ def emit_global(view: View, gemm: Gemm, memory: Var, layout: TileLayout, lines: 
     masked = False
     scattered = atomic != "" or not plan.block
     for line in lines:
-        r, c, row_lanes, col_lanes = _line_coordinates(line, plan.line_dim)
+        r, c, row_lanes, col_lanes = _line_coordinates(line, plan)
         values: dict[str, Idx] = {"g": group}
         conditions: list[Expr] = []
         for origin, offset, lanes in ((origins[0], r, row_lanes), (origins[1], c, col_lanes)):
-            vector = lanes if scattered else 1
+            vector = lanes if scattered or plan.vector else 1
             comps, bound = components(gemm, origin, offset, vector, lane_scope)
             values.update(comps)
             conditions += bound
@@ -225,7 +262,12 @@ def emit_global(view: View, gemm: Gemm, memory: Var, layout: TileLayout, lines: 
         mask = all_of(conditions + view_masks)
         masked |= mask is not None
         register = ptr(layout.buffer, line.base * layout.type.size)
-        if scattered:
+        if plan.vector:
+            # one lane per line, each gathering the line's dwords; the registers hold them
+            # component-major: dword e of lane s at (e*lanes + s)*4
+            func = Send(op, "scattered", "global", U32, line.lanes, elems=line.length * size // 4)
+            sends.append(Call(func, (ptr(memory, 0), _vector(offset.expr * size, line.lanes), register, mask)))
+        elif scattered:
             offsets = _vector(offset.expr * size, line.length)
             func = Send(op, "scattered", "global", view.type, line.length, atomic=atomic)
             sends.append(Call(func, (ptr(memory, 0), offsets, register, mask)))
@@ -261,32 +303,78 @@ def contiguous_runs(register_offsets: np.ndarray, slm_offsets: np.ndarray) -> li
     return [Run(int(grf[a]), int(slm[a]), b - a) for a, b in zip(starts, ends)]
 
 
+@dataclass(frozen=True)
+class LaneRun:
+    """A vector message's worth of a tile between registers and SLM: `lanes` lines, each
+    `dwords` dwords contiguous in SLM from element `slm[s]` (s the lane), component-major in the
+    registers from element `register` (dword e of lane s at dword e*lanes + s)."""
+
+    register: int
+    slm: tuple[int, ...]
+    dwords: int
+
+    @property
+    def lanes(self) -> int:
+        return len(self.slm)
+
+
+def lane_runs(lines: list[Line], line_dim: int, slm_offsets: np.ndarray, size: int) -> list[LaneRun] | None:
+    """The vector messages moving the lines of a vector line layout to a tile whose elements sit
+    at `slm_offsets`: one per message of the layout, or None when a line is not contiguous in SLM."""
+    runs = []
+    for line in lines:
+        starts = []
+        for s in range(line.lanes):
+            other = line.other + s
+            along = slm_offsets[line.start:line.start + line.length, other] if line_dim == 0 else \
+                slm_offsets[other, line.start:line.start + line.length]
+            if not np.array_equal(along, along[0] + np.arange(line.length)):
+                return None
+            starts.append(int(along[0]))
+        runs.append(LaneRun(line.base, tuple(starts), line.length * size // 4))
+    return runs
+
+
 def _is_block(run: Run, size: int, base_alignment: int) -> bool:
     """A run moves in block messages when its SLM address is dword aligned for every placement
     (`base_alignment`: the byte alignment of the runtime part) and it is whole dwords."""
     return math.gcd(base_alignment, run.slm * size) % 4 == 0 and (run.length * size) % 4 == 0
 
 
-def slm_message_cost(runs: list[Run], size: int, base_alignment: int, hw: Platform) -> int:
-    """Messages the runs take, a scattered one counting SCATTERED_COST."""
+SLM_MESSAGE_COST = 2  # an SLM message and its address, in instructions (modeled)
+
+
+def slm_message_cost(runs: list[Run | LaneRun], size: int, base_alignment: int, hw: Platform) -> int:
+    """Modeled instructions of the messages moving `runs`: an address and a send per block
+    message, SCATTERED_COST times that per scattered one, a vector of addresses and a send per 4
+    dwords of each line per vector message."""
     cost = 0
     for run in runs:
-        if _is_block(run, size, base_alignment):
-            cost += -(-run.length * size // hw.max_block_message_bytes)
+        if isinstance(run, LaneRun):
+            cost += 1 + -(-run.dwords // 4)
+        elif _is_block(run, size, base_alignment):
+            cost += SLM_MESSAGE_COST * -(-run.length * size // hw.max_block_message_bytes)
         else:
-            cost += SCATTERED_COST * -(-run.length // hw.max_message_simd)
+            cost += SLM_MESSAGE_COST * SCATTERED_COST * -(-run.length // hw.max_message_simd)
     return cost
 
 
-def slm_run_messages(op: str, slm: Var, grf: TileLayout, runs: list[Run], base: Idx, base_alignment: int,
+def slm_run_messages(op: str, slm: Var, grf: TileLayout, runs: list[Run | LaneRun], base: Idx, base_alignment: int,
                      hw: Platform, lane_scope: Scope) -> list[Stmt]:
     """Messages moving `runs` between the GRF buffer of `grf` and SLM: run elements start at SLM
     element `base + run.slm`.  Block messages of up to the platform's largest block where the
-    address is dword aligned, else scattered messages with one element per lane."""
+    address is dword aligned, else scattered messages with one element per lane; a vector
+    message per `LaneRun`."""
     size = grf.type.size
     longest = hw.max_block_message_bytes // size
     sends: list[Stmt] = []
     for run in runs:
+        if isinstance(run, LaneRun):
+            func = Send(op, "scattered", "slm", U32, run.lanes, elems=run.dwords)
+            offsets = base + _lane_vector(run.slm, lane_scope)
+            register = ptr(grf.buffer, run.register * size)
+            sends.append(Call(func, (ptr(slm, 0), _vector(offsets.expr * size, run.lanes), register, None)))
+            continue
         start = base + run.slm
         if _is_block(run, size, base_alignment):
             for first in range(0, run.length, longest):
@@ -302,6 +390,17 @@ def slm_run_messages(op: str, slm: Var, grf: TileLayout, runs: list[Run], base: 
             register = ptr(grf.buffer, (run.register + first) * size)
             sends.append(Call(func, (ptr(slm, 0), _vector(offsets.expr * size, count), register, None)))
     return sends
+
+
+def _lane_vector(values: tuple[int, ...], lane_scope: Scope) -> Idx:
+    """The constant vector `values` (one per lane): first + lane ids * step when it steps evenly."""
+    first, count = values[0], len(values)
+    step = values[1] - first if count > 1 else 0
+    if count > 1 and all(v == first + i * step for i, v in enumerate(values)):
+        return lanes_of(lane_scope, count) * step + first
+    if count == 1:
+        return Idx.const(first)
+    return Idx(Shuffle(tuple(IntImm(v) for v in values), tuple(range(count))), min(values), max(values))
 
 
 def zero_fill(buffer: Var, bytes_: int, grf_bytes: int) -> list[Stmt]:

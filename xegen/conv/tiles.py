@@ -23,7 +23,7 @@ from functools import cached_property
 import numpy as np
 
 from ..ir import Call, Reorder, Stmt, Var, ptr
-from ..ir.types import Type
+from ..ir.types import U32, Type
 
 
 @dataclass(frozen=True)
@@ -113,18 +113,23 @@ def round_up(x: int, multiple: int) -> int:
 @dataclass(frozen=True)
 class Line:
     """One message's worth of a tile: `length` elements along the line dimension starting at
-    `start`, at position `other` of the other dimension; stored from element `base`."""
+    `start`, at position `other` of the other dimension; stored from element `base`.  A vector
+    message moves `lanes` lines (positions `other` .. `other + lanes - 1`) at once, one per lane."""
 
     other: int
     start: int
     length: int
     base: int
+    lanes: int = 1
 
 
 def line_layout(buffer: Var, type: Type, rows: int, cols: int, line_dim: int, line_length: int,
-                grf_bytes: int) -> tuple[TileLayout, list[Line]]:
+                grf_bytes: int, lanes: int = 0) -> tuple[TileLayout, list[Line]]:
     """Lines of `line_length` elements along tile dimension `line_dim` (0 rows, 1 cols), each
-    starting on a GRF boundary; returns the layout and its lines in buffer order."""
+    starting on a GRF boundary; returns the layout and its lines in buffer order.  With `lanes`,
+    the lines go in vector messages of up to `lanes` lines (`vector_line_layout`)."""
+    if lanes:
+        return vector_line_layout(buffer, type, rows, cols, line_dim, line_length, lanes, grf_bytes)
     along, across = (rows, cols) if line_dim == 0 else (cols, rows)
     chunks = -(-along // line_length)
     pitch = round_up(line_length * type.size, grf_bytes) // type.size
@@ -142,6 +147,31 @@ def line_layout(buffer: Var, type: Type, rows: int, cols: int, line_dim: int, li
             start = j * line_length
             lines.append(Line(other, start, min(line_length, along - start), (other * chunks + j) * pitch))
     return TileLayout(buffer, type, rows, cols, tuple(pieces), max(across * chunks * pitch, 1)), lines
+
+
+def vector_line_layout(buffer: Var, type: Type, rows: int, cols: int, line_dim: int, line_length: int, lanes: int,
+                       grf_bytes: int) -> tuple[TileLayout, list[Line]]:
+    """Lines of `line_length` elements (whole dwords, dividing the tile) along `line_dim`, moved
+    `lanes` lines per message, one line per lane, in the registers as such a message leaves them:
+    component-major, dword e of lane s at dword e*count + s of the message's registers (count =
+    the lanes of that message).  Messages go line chunk by line chunk, each starting on a GRF."""
+    along, across = (rows, cols) if line_dim == 0 else (cols, rows)
+    per_dword = 4 // type.size
+    lines: list[Line] = []
+    pieces: list[Piece] = []
+    at = 0
+    for start in range(0, along, line_length):
+        for first in range(0, across, lanes):
+            count = min(lanes, across - first)
+            lines.append(Line(first, start, line_length, at, count))
+            for j in range(per_dword):
+                positions = Progression(start + j, per_dword, line_length // per_dword)
+                if line_dim == 1:
+                    pieces.append(Piece(span(first, count), positions, at + j, per_dword, count * per_dword))
+                else:
+                    pieces.append(Piece(positions, span(first, count), at + j, count * per_dword, per_dword))
+            at += round_up(count * line_length * type.size, grf_bytes) // type.size
+    return TileLayout(buffer, type, rows, cols, tuple(pieces), max(at, 1)), lines
 
 
 def dense_layout(buffer: Var, type: Type, rows: int, cols: int, row_major: bool = True, base: int = 0) -> TileLayout:
@@ -279,7 +309,14 @@ def _strides(piece: Piece, rows: Progression, cols: Progression) -> tuple[int, i
 
 
 def copy_tile(dst: TileLayout, src: TileLayout, saturate: bool = False) -> list[Stmt]:
-    """`reorder` calls moving every element of `src` to its place in `dst` (with conversion)."""
+    """`reorder` calls moving every element of `src` to its place in `dst` (with conversion).
+    Narrow elements that sit in the same dword, in the same order, on both sides move a dword
+    at a time (a transpose of 16-bit pairs or byte quads takes half or a quarter of the moves)."""
+    if dst.type == src.type and src.type.size < 4 and not saturate:
+        for axis in (1, 0):
+            grouped = dword_groups(dst, axis), dword_groups(src, axis)
+            if grouped[0] is not None and grouped[1] is not None:
+                return copy_tile(*grouped)
     calls: list[Stmt] = []
     for rows, cols, dp, sp in overlaps(dst, src):
         d_rs, d_cs = _strides(dp, rows, cols)
@@ -287,3 +324,37 @@ def copy_tile(dst: TileLayout, src: TileLayout, saturate: bool = False) -> list[
         func = Reorder(src.type, dst.type, rows.count, cols.count, s_rs, s_cs, d_rs, d_cs, saturate)
         calls.append(Call(func, (dst.pointer(rows.start, cols.start), src.pointer(rows.start, cols.start))))
     return calls
+
+
+def dword_groups(layout: TileLayout, axis: int) -> TileLayout | None:
+    """`layout` seen as a tile of u32, each holding the 4 / size consecutive elements along
+    `axis` (1: columns, 0: rows) that sit in one dword in order; None when some do not."""
+    per = 4 // layout.type.size
+    offsets = layout.offset_map if axis == 1 else layout.offset_map.T
+    if offsets.shape[1] % per:
+        return None
+    first = offsets[:, 0::per]
+    if np.any(first < 0) or np.any(first % per) or not all(
+            np.array_equal(offsets[:, j::per], first + j) for j in range(1, per)):
+        return None
+    pieces = []
+    for piece in layout.pieces:
+        along, stride = (piece.cols, piece.col_stride) if axis == 1 else (piece.rows, piece.row_stride)
+        across, across_stride = (piece.rows, piece.row_stride) if axis == 1 else (piece.cols, piece.col_stride)
+        if along.step == per and along.start % per:
+            continue  # the piece of the second, third ... element of each dword
+        if along.step == 1 and stride == 1 and along.start % per == 0 and along.count % per == 0:
+            grouped = Progression(along.start // per, 1, along.count // per)
+        elif along.step == per and stride % per == 0:
+            grouped = Progression(along.start // per, 1, along.count)
+        else:
+            return None
+        if across_stride % per or piece.base % per:
+            return None
+        group_stride = 1 if along.step == 1 else stride // per
+        if axis == 1:
+            pieces.append(Piece(across, grouped, piece.base // per, across_stride // per, group_stride))
+        else:
+            pieces.append(Piece(grouped, across, piece.base // per, group_stride, across_stride // per))
+    rows, cols = (layout.rows, layout.cols // per) if axis == 1 else (layout.rows // per, layout.cols)
+    return TileLayout(layout.buffer, U32, rows, cols, tuple(pieces), -(-layout.elements // per))
