@@ -23,6 +23,7 @@ naming the key and why.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Iterator, Mapping
 
@@ -221,7 +222,8 @@ def choose_config(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
 
 def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> Iterator[Config]:
     """Every configuration whose kernel plan fits the GRF and SLM budgets, best first: from the
-    largest tiles down, SLM on before off, more buffers before fewer.  Lowering takes the next one
+    largest tiles down (for dpas m_tile first, then n_tile, then k_block), SLM on before off, more
+    buffers before fewer.  Lowering takes the next one
     when a kernel's registers do not fit after all.  When none fits, raises the error of the last
     candidate: the least demanding one, so its message says what even that lacks."""
     from .builder import plan_kernel  # the plan knows the register and SLM footprint
@@ -251,9 +253,12 @@ def _tile_options(fma: str, simd: int, gemm: Gemm) -> tuple[list[int], list[int]
     m, n = gemm.m.size, gemm.n.size
     fitting_n = max(_round_up(n, simd), simd)
     if fma == "dpas":
-        m_tiles = [16, 8] if m >= 64 else [min(8, m)]
-        n_tiles = [t for t in (32, 16, 8) if t % simd == 0 and t <= fitting_n] or [simd]
-        return m_tiles, n_tiles, [8 * max(1, 4 // gemm.a.type.size)]
+        # big tiles and two K steps per iteration: every iteration's loads, SLM traffic and
+        # synchronization are then shared by more dpas (as many as the registers allow)
+        m_tiles = [32, 16, 8] if m >= 128 else [16, 8] if m >= 32 else [min(8, m)]
+        n_tiles = [t for t in (4 * simd, 2 * simd, simd) if t <= fitting_n] or [simd]
+        step = 8 * max(1, 4 // gemm.a.type.size)
+        return m_tiles, n_tiles, [2 * step, step]
     m_tiles = [8, 4] if m >= 8 else [m]
     widest = 2 * simd if n >= 4 * simd else simd
     n_tiles = [t for t in (widest, simd) if t <= fitting_n]
@@ -268,28 +273,30 @@ def _candidates(gemm: Gemm, hw: Platform, given: dict[str, object]) -> list[Conf
     def options(key: str, choices: list[int]) -> list[int]:
         return [given[key]] if key in given else list(dict.fromkeys(choices))
 
+    tiles = itertools.product(options("k_block", k_blocks), options("n_tile", n_tiles), options("m_tile", m_tiles))
+    if fma == "dpas":
+        # each K block's B is interleaved once per group; more rows per thread share that work
+        tiles = sorted(tiles, key=lambda t: (-t[2], -t[1], -t[0]))
     configs: list[Config] = []
-    for k_block in options("k_block", k_blocks):
-        for n_tile in options("n_tile", n_tiles):
-            for m_tile in options("m_tile", m_tiles):
-                # as many threads as the problem has tiles, up to 4 per dimension
-                tg_n = given.get("tg_n") or max(1, min(4, -(-gemm.n.size // n_tile)))
-                tg_m = given.get("tg_m") or max(1, min(4, -(-gemm.m.size // m_tile)))
-                while tg_m * tg_n * simd > hw.max_work_group_size and "tg_m" not in given and tg_m > 1:
-                    tg_m //= 2
-                base = Config(fma, simd, tg_m, tg_n, m_tile, n_tile, k_block,
-                              k_split=given.get("k_split", 1), slm=given.get("slm", 0),
-                              slm_bufs=given.get("slm_bufs", 1), gmem_bufs=given.get("gmem_bufs", 1),
-                              grf=given.get("grf", min(hw.grf_counts)))
-                if "k_split" not in given:
-                    base = replace(base, k_split=_pick_k_split(base, gemm))
-                staged = fma == "dpas" and base.threads_per_group >= 4
-                wants_slm = given.get("slm_bufs", 1) > 1  # SLM buffering asked for: stage through SLM
-                slm_options = options("slm", [1] if wants_slm else [1, 0] if staged else [0])
-                grf_options = options("grf", sorted(hw.grf_counts))
-                configs += [replace(base, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
-                            for s in slm_options for g in grf_options
-                            for gmem_bufs, slm_bufs in _buffering_options(base, s, given)]
+    for k_block, n_tile, m_tile in tiles:
+        # as many threads as the problem has tiles, up to 4 per dimension
+        tg_n = given.get("tg_n") or max(1, min(4, -(-gemm.n.size // n_tile)))
+        tg_m = given.get("tg_m") or max(1, min(4, -(-gemm.m.size // m_tile)))
+        while tg_m * tg_n * simd > hw.max_work_group_size and "tg_m" not in given and tg_m > 1:
+            tg_m //= 2
+        base = Config(fma, simd, tg_m, tg_n, m_tile, n_tile, k_block,
+                      k_split=given.get("k_split", 1), slm=given.get("slm", 0),
+                      slm_bufs=given.get("slm_bufs", 1), gmem_bufs=given.get("gmem_bufs", 1),
+                      grf=given.get("grf", min(hw.grf_counts)))
+        if "k_split" not in given:
+            base = replace(base, k_split=_pick_k_split(base, gemm))
+        staged = fma == "dpas" and base.threads_per_group >= 4
+        wants_slm = given.get("slm_bufs", 1) > 1  # SLM buffering asked for: stage through SLM
+        slm_options = options("slm", [1] if wants_slm else [1, 0] if staged else [0])
+        grf_options = options("grf", sorted(hw.grf_counts))
+        configs += [replace(base, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
+                    for s in slm_options for g in grf_options
+                    for gmem_bufs, slm_bufs in _buffering_options(base, s, given)]
     return list(dict.fromkeys(configs))
 
 
