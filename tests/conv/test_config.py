@@ -32,9 +32,24 @@ def test_heuristic_picks_the_multiply_from_platform_facts(dt, platform, fma, sim
     assert config.grf in hw.platform(platform).grf_counts
 
 
-def test_dpas_k_block_is_eight_dwords():
-    assert config_for("f16").k_block == 16
-    assert config_for("u8:s8:f32").k_block == 32
+def test_dpas_k_block_is_two_k_steps_where_the_registers_allow():
+    # a dpas K step is 8 dwords: 16 halves or 32 bytes
+    desc = "mb1ic128ih28oc128oh28kh3ph1"
+    assert config_for("f16", desc=desc).k_block == 32
+    assert config_for("u8:s8:f32", desc=desc, m_tile=8, n_tile=16).k_block == 64
+    assert config_for("u8:s8:f32", desc=desc).k_block == 32  # with 32x16 tiles, 64 bytes of K do not fit
+
+
+@pytest.mark.parametrize("platform, desc, tiles", [
+    # M = 28*28: 32 rows per thread; N = 128 allows 4 blocks of the exec size, the registers 2 (XeHPG)
+    ("xehpg", "mb1ic128ih28oc128oh28kh3ph1", (32, 16)),
+    ("xehpc", "mb1ic128ih28oc128oh28kh3ph1", (32, 32)),
+    # M = 7*7: 16 rows per thread
+    ("xehpg", "mb1ic512ih7oc512oh7kh3ph1", (16, 32)),
+])
+def test_dpas_tiles_are_as_big_as_the_registers_allow_m_first(platform, desc, tiles):
+    config = config_for("bf16", platform=platform, desc=desc)
+    assert (config.m_tile, config.n_tile) == tiles
 
 
 def test_overrides_are_kept():
@@ -139,8 +154,8 @@ def test_huge_tiles_are_rejected_before_any_tile_is_laid_out(monkeypatch, key):
 
 
 @pytest.mark.parametrize("dt, overrides, remedy", [
-    # 129 GRFs of tiles with the second copy of the loads: one copy fits 128, both fit 256
-    ("f16", {"m_tile": 16, "n_tile": 16, "k_block": 16, "grf": 128, "gmem_bufs": 2, "slm": 0},
+    # 129 GRFs with the second copy of the loads: one copy fits 128, both fit 256
+    ("f16", {"m_tile": 8, "n_tile": 8, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0},
      " or gmem_bufs=1 or grf=256"),
     # 169 GRFs of tiles with the second copy: even one copy is too much for 128, so only grf=256
     ("f16", {"m_tile": 8, "n_tile": 16, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0}, " or grf=256"),

@@ -23,7 +23,7 @@ def calls(kernel, kind):
 
 def test_kernel_record():
     kernel = build_kernel(make_problem(FWD, "FWD_B", "f16"), "xehpg", {"tg_m": 2, "tg_n": 1, "m_tile": 8,
-                                                                         "n_tile": 32, "slm": 1})
+                                                                         "n_tile": 32, "k_block": 16, "slm": 1})
     assert [v.name for v in kernel.arguments] == ["src", "wei", "dst", "bias"]
     assert kernel.thread_group == (1, 2, 1) and kernel.simd == 8
     assert kernel.grid == (1, 3, 1)  # M = 36 rows in groups of 2 x 8

@@ -31,12 +31,14 @@ def test_rows_with_gaps_stay_apart():
     assert contiguous_runs(padded, np.arange(32).reshape(2, 16)) == [Run(0, 0, 16), Run(64, 16, 16)]
 
 
-def test_a_dpas_kernel_stores_each_threads_a_rows_with_one_message():
-    kernel = build_kernel(make_problem("mb1ic64ih56oc64oh56kh3ph1", dt="f16"), "xehpg")
-    slm_stores = [n for n in walk(kernel.body) if isinstance(n, Call) and isinstance(n.func, Send)
-                  and n.func.space == "slm" and n.func.op == "store" and "a_" in str(n.args[1])]
-    # 8 rows of 16 halves per thread went as 8 messages of 32 bytes before the merge
-    assert slm_stores and all(s.func.count * s.func.type.size == 256 for s in slm_stores)
+def test_a_dpas_kernel_stores_each_threads_a_slice_with_one_message():
+    kernel = build_kernel(make_problem("mb1ic64ih56oc64oh56kh3ph1", dt="f16"), "xehpg", {"slm_bufs": 1})
+    config = kernel.config
+    slice_bytes = config.tg_m * config.m_tile * config.k_block * 2 // config.threads_per_group
+    a_stores = [s for s in _loop_calls(kernel, Send) if s.func.space == "slm" and s.func.op == "store"
+                and s.args[-2].buffer.name.startswith("a_")]
+    # the rows of A once went as a message each (32 bytes with one K step)
+    assert len(a_stores) == 1 and a_stores[0].func.register_bytes == slice_bytes
 
 
 def _loop_calls(kernel, kind):

@@ -255,7 +255,10 @@ def _tile_options(fma: str, simd: int, gemm: Gemm) -> tuple[list[int], list[int]
     if fma == "dpas":
         # big tiles and two K steps per iteration: every iteration's loads, SLM traffic and
         # synchronization are then shared by more dpas (as many as the registers allow)
-        m_tiles = [32, 16, 8] if m >= 128 else [16, 8] if m >= 32 else [min(8, m)]
+        # 32 rows only where they are K-contiguous in memory, so that vector messages gather them
+        # (backward weights reads A along M)
+        rows_are_lines = gemm.a.unit.get(gemm.k.inner.name) is not None
+        m_tiles = [32, 16, 8] if m >= 128 and rows_are_lines else [16, 8] if m >= 32 else [min(8, m)]
         n_tiles = [t for t in (4 * simd, 2 * simd, simd) if t <= fitting_n] or [simd]
         step = 8 * max(1, 4 // gemm.a.type.size)
         return m_tiles, n_tiles, [2 * step, step]

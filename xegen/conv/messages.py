@@ -404,10 +404,11 @@ def _lane_vector(values: tuple[int, ...], lane_scope: Scope) -> Idx:
 
 
 def zero_fill(buffer: Var, bytes_: int, grf_bytes: int) -> list[Stmt]:
-    """Stores of zero dwords over a whole GRF buffer (masked loads leave their lanes alone)."""
-    lanes = grf_bytes // 4
+    """Stores of zero dwords over a whole GRF buffer (masked loads leave their lanes alone), two
+    GRFs per store: a move may write two registers."""
+    lanes = 2 * grf_bytes // 4
     stores: list[Stmt] = []
-    for offset in range(0, bytes_, grf_bytes):
+    for offset in range(0, bytes_, 2 * grf_bytes):
         count = min(lanes, (bytes_ - offset) // 4)
         if count <= 0:
             break
