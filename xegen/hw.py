@@ -129,6 +129,11 @@ class Platform:
     # "float64_destination" (XeHPC: only :df destinations; 64-bit integers use the I pipe).
     swsb_long_pipe_rule: str = "any_64bit_operand"
 
+    # GRF banks (a performance fact, not legality; nGEN's Bundle::locate): register rN is in bank
+    # bit `grf_bank_bit` of N.  dpas src0 and src2, or all three sources of a three-source
+    # instruction, in one bank are read in extra cycles (xegen.emit.lower.banks).
+    grf_bank_bit: int = 0
+
     # A write of bytes into a GRF reads and rewrites the whole register (XeHPC), so it depends on
     # everything that touches that register (IGA's hasReadModifiedWriteOnByteDst).
     byte_writes_read_modify_write: bool = False
@@ -274,6 +279,7 @@ XEHPG = Platform(
     load_store_bytes_per_clock=8.0,
     message_bytes_per_cycle=64,
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "shift64": 4, "compare64": 3}),
+    grf_bank_bit=1,  # banks alternate every two registers
 )
 
 XEHPC = Platform(

@@ -13,6 +13,8 @@ Passes (docs/lowering.md):
     deadcode.py                  instructions whose results nobody reads are dropped
     liveness.py / regalloc.py    virtual -> physical registers (RegisterAllocationError when
                                  the kernel does not fit: the caller tries a smaller config)
+    banks.py                     registers moved so that dpas and three-source reads avoid
+                                 GRF bank conflicts where free registers allow
     link (here)                  labels -> branch offsets
     xegen.emit.scoreboard        SWSB annotations and syncs
     xegen.emit.encoder           bytes; `abi.zebin_kernel` the .ze_info record
@@ -98,7 +100,8 @@ def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | No
     if trace:
         trace("isel", lambda: builder.program.listing(platform))
     ops, labels = flatten(builder.program)
-    placed = allocate(ops, labels, builder.vregs, spec.grf_count, platform.grf_bytes, spec.name)
+    placed = allocate(ops, labels, builder.vregs, spec.grf_count, platform.grf_bytes, spec.name,
+                      bank_bit=platform.grf_bank_bit)
     instructions = link(builder.program, rewrite(ops, placed, platform.grf_bytes))
     if trace:
         trace("regalloc", lambda: format_kernel(instructions, platform))
