@@ -217,7 +217,7 @@ class Calls:
             sfid, desc = ("slm", 0x0210011F) if f.space == "slm" else ("ugm", 0x0214031F)
         else:
             sfid, desc = "dc0", (0x0219E0FE if f.space == "slm" else 0x0219E000)
-        self.b.send(sfid, reply, r0, None, desc, 0, 0, 1, kills=frozenset({reply.id}))
+        self.b.send(sfid, reply, r0, None, desc, 0, 0, 1, filled=((0, self.grf),))
         # reading the reply makes the thread wait until the fence has completed
         self.b.alu("mov", Reg("null", 0, 0, "ud"), [Region(reply, 0, U32)], lanes=1, types=("ud", "ud"))
 

@@ -250,9 +250,9 @@ class Messages:
                 self._copy_bytes(temp, 0, reg, reg_offset, size)
             reg, reg_offset = temp, 0
         grfs = -(-size // self.grf)
-        # A load fills all of a fresh temporary only when it is not masked: a masked-off load leaves
-        # the old bytes copied in above, so they stay live up to the message.
-        fills = frozenset({temp.id}) if temp is not None and predicate is None else None
+        # the response fills exactly `size` bytes (the rest of its last GRF keeps its bytes); a
+        # masked-off load fills none, so what was copied in above stays live up to the message
+        filled = ((reg_offset, reg_offset + size),)
         if self.hw.has_lsc:
             sfid = "ugm" if space == "global" else "slm"
             asize = LSC_A64 if space == "global" else LSC_A32
@@ -264,11 +264,11 @@ class Messages:
                 rlen = 0 if op == "prefetch" else grfs
                 desc = lsc_descriptor(LSC_LOAD, asize, LSC_DATA[4], size // 4, True, rlen, 1)
                 self.b.send(sfid, reg if op != "prefetch" else None, payload, None, desc, 0, 0, 1, predicate,
-                            dst_offset=reg_offset, kills=fills)
+                            dst_offset=reg_offset, filled=filled)
         else:  # A64 unaligned oword block read
             control = 1 << 3 | OWORD_BLOCKS[size]
             desc = hdc_descriptor(HDC_STATELESS, control, 0x14, True, grfs, 1)
-            self.b.send("dc1", reg, payload, None, desc, 0, 0, 1, predicate, dst_offset=reg_offset, kills=fills)
+            self.b.send("dc1", reg, payload, None, desc, 0, 0, 1, predicate, dst_offset=reg_offset, filled=filled)
         if temp is not None and op == "load":
             self._copy_bytes(data[0], data[1] + start, temp, 0, size)
 
@@ -420,12 +420,14 @@ class Messages:
             for k in range(vec):
                 src = self._ir_component(data, t, count, first + k, lane0, lanes)
                 self._copy_component(Region(message, k * pitch, t, lanes, slot // size if size < 4 else 1), src)
+        # every lane's slot of every component (unless the send is predicated)
+        filled = tuple((offset + k * pitch, offset + k * pitch + exec_size * slot) for k in range(vec))
         if self.hw.has_lsc:
             self._lsc_simt(op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs,
-                           predicate, direct is None)
+                           predicate, filled)
         else:
             self._hdc_simt(op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs,
-                           predicate, direct is None)
+                           predicate, filled)
         if op == "load" and direct is None:
             for k in range(vec):
                 dst = self._ir_component(data, t, count, first + k, lane0, lanes)
@@ -447,7 +449,7 @@ class Messages:
                    types=(_raw(src.type), _raw(src.type)))
 
     def _lsc_simt(self, op, space, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs,
-                  predicate, fresh) -> None:
+                  predicate, filled) -> None:
         sfid = "ugm" if space == "global" else "slm"
         asize = LSC_A64 if space == "global" else LSC_A32
         data = LSC_DATA[t.size]
@@ -459,12 +461,11 @@ class Messages:
             rlen = 0 if op == "prefetch" else data_grfs
             desc = lsc_descriptor(LSC_LOAD, asize, data, vec, False, rlen, mlen)
             self.b.send(sfid, message if op != "prefetch" else None, payload, None, desc, 0, 0, exec_size,
-                        predicate, dst_offset=offset,
-                        kills=frozenset({message.id}) if fresh and message and predicate is None else None)
+                        predicate, dst_offset=offset, filled=filled)
         self._with_channel(lane0)
 
     def _hdc_simt(self, op, space, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs,
-                  predicate, fresh) -> None:
+                  predicate, filled) -> None:
         write = op == "store"
         a64 = space == "global"
         bti = HDC_STATELESS if a64 else HDC_SLM
@@ -493,7 +494,7 @@ class Messages:
         else:
             desc = hdc_descriptor(bti, control, kind, False, data_grfs, mlen)
             self.b.send(sfid, message, payload, None, desc, 0, 0, exec_size, predicate, dst_offset=offset,
-                        kills=frozenset({message.id}) if fresh and message and predicate is None else None)
+                        filled=filled)
         self._with_channel(lane0)
 
     def _with_channel(self, lane0: int) -> None:
