@@ -75,8 +75,9 @@ def fits16(c: Constant) -> str | None:
 class Builder:
     """Creates virtual registers and appends legal instructions to a `Program`."""
 
-    def __init__(self, hw: hwlib.Platform):
+    def __init__(self, hw: hwlib.Platform, reuse_payloads: bool = True):
         self.hw = hw
+        self.reuse_payloads = reuse_payloads  # a message may reuse an earlier one's address payload
         self.grf = hw.grf_bytes
         self.vregs = VRegTable(hw.grf_bytes)
         self.program = Program(self.vregs)

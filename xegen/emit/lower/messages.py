@@ -33,6 +33,7 @@ from ..instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder, PhysicalOperand
 from .convert import halves
 from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer
+from .program import Label, Span
 from .values import Constant, Region, Value, VReg
 
 # LSC descriptor fields
@@ -82,6 +83,7 @@ class Messages:
         self.b: Builder = lowering.b
         self.hw = self.b.hw
         self.grf = self.b.grf
+        self.payloads = Payloads(self.b.program, self.b.reuse_payloads)
 
     # --- operands -----------------------------------------------------------------------------
     def address(self, ptr: E.Ptr) -> Address:
@@ -228,18 +230,28 @@ class Messages:
         return pieces
 
     def _block_payload(self, address: Address, start: int) -> VReg:
+        """The address payload of a block message, or the one an earlier message of the same
+        block still holds (a prefetch and then the load)."""
+        key = (address.space, _value_key(address.base), _value_key(address.offset), start)
+        payload = self.payloads.find(key)
+        if payload is not None:
+            return payload
         payload = self.b.grfs(1, "addr")
+        self._build_block_payload(payload, address, start)
+        self.payloads.remember(key, payload, [address.base, address.offset])
+        return payload
+
+    def _build_block_payload(self, payload: VReg, address: Address, start: int) -> None:
         offset = _plus(self.b, address.offset, start)
         if address.space == "slm":
             if isinstance(offset, Constant):
                 self.b.alu("mov", Region(payload, 0, S32), [Constant(int(offset.value) + address.base, S32)])
             else:
                 self.b.alu("add", Region(payload, 0, S32), [offset, Constant(address.base, S32)])
-            return payload
+            return
         if not self.hw.has_lsc:  # the oword block header: zeros, address in qword 0
             self.b.alu("mov", Region(payload, 0, U32, self.grf // 4), [Constant(0, U32)])
         address64(self.b, Region(payload, 0, U64), address.base, offset)
-        return payload
 
     def _block_message(self, op: str, space: str, payload: VReg, start: int, size: int, data, predicate) -> None:
         reg, reg_offset = (None, 0) if data is None else (data[0], data[1] + start)
@@ -551,6 +563,53 @@ class Messages:
                 sfid = "dc1"
             self.b.send(sfid, None, payload, message, desc, 0, src1, exec_size, predicate)
             self._with_channel(channel)
+
+
+def _value_key(value) -> tuple:
+    """What identifies a value: its register bytes (the register by identity) or its constant."""
+    if isinstance(value, Region):
+        return ("r", value.reg.id, value.offset, value.type, value.lanes, value.stride, value.negate)
+    if isinstance(value, Constant):
+        return ("c", value.value, value.type, value.lanes)
+    return ("i", value)
+
+
+class Payloads:
+    """Message payloads built so far, reusable while nothing can have changed them: in the same
+    basic block (no label or jump since), with neither the payload nor the registers it was
+    computed from written since."""
+
+    LOOKBACK = 512  # items scanned at most; older payloads are built again
+
+    def __init__(self, program, enabled: bool):
+        self.program = program
+        self.enabled = enabled
+        self.built: dict[tuple, tuple[VReg, int, tuple[Span, ...]]] = {}
+
+    def remember(self, key: tuple, payload: VReg, sources) -> None:
+        if not self.enabled:
+            return
+        spans = [Span(payload.id, 0, payload.reserved)]
+        spans += [Span(s.reg.id, s.offset, s.end) for s in sources if isinstance(s, Region)]
+        self.built[key] = (payload, len(self.program.items), tuple(spans))
+
+    def find(self, key: tuple) -> VReg | None:
+        if key not in self.built:
+            return None
+        payload, since, spans = self.built[key]
+        items = self.program.items
+        if len(items) - since > self.LOOKBACK or not all(_keeps(item, spans) for item in items[since:]):
+            del self.built[key]
+            return None
+        return payload
+
+
+def _keeps(item, spans: tuple[Span, ...]) -> bool:
+    """Whether `item` leaves the bytes `spans` as they were, on the only path through it."""
+    if isinstance(item, Label) or (item.inst is not None and item.inst.opcode == "jmpi"):
+        return False
+    return not any(w.reg == s.reg and w.start < s.end and s.start < w.end
+                   for w in (*item.writes, *item.kills) for s in spans)
 
 
 @dataclass(frozen=True)
