@@ -74,6 +74,7 @@ class Platform:
 
     # Machine size for peak-throughput estimates (modeled; public spec-sheet numbers).
     eu_count: int
+    eus_per_subslice: int  # EUs of one subslice / Xe-core, which runs a thread group's threads
     clock_ghz: float
     fma_per_clock_per_eu: Mapping[str, int]  # per data-type kind: "f32", "f16", "bf16", "int8"
 
@@ -221,6 +222,7 @@ XELP = Platform(
     product_family=29,  # IGFX_TIGERLAKE_LP, as IGC writes for tgllp
     gfx_core=18,  # IGFX_GEN12LP_CORE
     eu_count=96,
+    eus_per_subslice=16,
     clock_ghz=1.35,
     fma_per_clock_per_eu=_frozen({"f32": 8, "f16": 16, "bf16": 8, "int8": 32}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 0}),
@@ -270,6 +272,7 @@ XEHPG = Platform(
     product_family=1270,  # IGFX_DG2
     gfx_core=0xC07,  # IGFX_XE_HPG_CORE
     eu_count=512,
+    eus_per_subslice=16,
     clock_ghz=2.1,
     fma_per_clock_per_eu=_frozen({"f32": 8, "f16": 64, "bf16": 64, "int8": 128}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 16}),
@@ -319,6 +322,7 @@ XEHPC = Platform(
     product_family=1271,  # IGFX_PVC
     gfx_core=0xC08,  # IGFX_XE_HPC_CORE
     eu_count=1024,
+    eus_per_subslice=8,
     clock_ghz=1.6,
     fma_per_clock_per_eu=_frozen({"f32": 16, "f16": 256, "bf16": 256, "int8": 512}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 8}),
