@@ -114,7 +114,6 @@ class Banks:
     """Conflicts of a placement (virtual register id -> byte address)."""
 
     def __init__(self, groups: list[Group], bank_bit: int, grf: int):
-        self.groups = groups
         self.bank_bit = bank_bit
         self.grf = grf
         self.of_reg: dict[int, list[Group]] = {}
@@ -134,15 +133,13 @@ class Banks:
     def cost(self, groups, placed: dict[int, int]) -> int:
         return sum(group.weight for group in groups if self.conflicts(group, placed))
 
-    def total(self, placed: dict[int, int]) -> int:
-        return self.cost(self.groups, placed)
-
 
 MAX_ROUNDS = 4
 
 
-def avoid_conflicts(placed: dict[int, int], banks: Banks, intervals, vregs, limit: int) -> None:
-    """Move registers (in place in `placed`) to free places with fewer weighted conflicts."""
+def avoid_conflicts(placed: dict[int, int], banks: Banks, vregs, free_places) -> None:
+    """Move registers (in place in `placed`) to free places with fewer weighted conflicts;
+    `free_places(r)` are the byte ranges free of every register live together with `r`."""
     grf = banks.grf
     period = 2 << banks.bank_bit  # GRFs after which the bank pattern repeats
     for _ in range(MAX_ROUNDS):
@@ -153,7 +150,7 @@ def avoid_conflicts(placed: dict[int, int], banks: Banks, intervals, vregs, limi
             if current == 0 or vregs[r].fixed is not None:
                 continue
             best, best_cost = placed[r], current
-            for at in _candidates(r, placed, intervals, vregs, limit, grf, period):
+            for at in _candidates(vregs[r], free_places(r), grf, period):
                 placed[r] = at
                 cost = banks.cost(groups, placed)
                 if cost < best_cost:
@@ -164,21 +161,10 @@ def avoid_conflicts(placed: dict[int, int], banks: Banks, intervals, vregs, limi
             return
 
 
-def _candidates(r: int, placed, intervals, vregs, limit: int, grf: int, period: int) -> list[int]:
-    """For each place in the bank pattern (GRF index modulo `period`), the first free address
-    there where register `r` fits over its whole live interval (the last one for registers the
-    allocator packs from the top)."""
-    reg = vregs[r]
-    first, last = intervals[r]
-    taken = sorted((placed[o], placed[o] + max(vregs[o].reserved, 1)) for o, (f, l) in intervals.items()
-                   if o != r and o in placed and f <= last and l >= first)
-    free, at = [], 0
-    for start, end in taken:
-        if start > at:
-            free.append((at, start))
-        at = max(at, end)
-    if at < limit:
-        free.append((at, limit))
+def _candidates(reg, free: list[tuple[int, int]], grf: int, period: int) -> list[int]:
+    """For each place in the bank pattern (GRF index modulo `period`), the first address in the
+    `free` ranges where register `reg` fits (the last one for registers the allocator packs
+    from the top)."""
     size, alignment = max(reg.reserved, 1), reg.alignment
     from_top = alignment < grf
     found: dict[int, int] = {}

@@ -10,6 +10,7 @@ dropped when nothing between them wrote that flag register or any byte the chain
 
 from __future__ import annotations
 
+from ..instruction import Imm
 from .liveness import _blocks, flatten
 from .program import Label, Op, Program, Span
 from .values import VIRTUAL
@@ -18,7 +19,7 @@ from .values import VIRTUAL
 def _is_cmp_into(inst, flag) -> bool:
     return (inst.opcode == "cmp" and inst.cond_modifier is not None and inst.cond_modifier.flag == flag
             and inst.dst is not None and inst.dst.file == "null"
-            and all(getattr(src, "file", VIRTUAL) == VIRTUAL for src in inst.srcs))
+            and all(isinstance(src, Imm) or src.file == VIRTUAL for src in inst.srcs))
 
 
 def _chain(ops: list[Op], start: int, end: int) -> int:

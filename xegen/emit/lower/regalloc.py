@@ -139,8 +139,13 @@ def allocate(ops: list[Op], labels: dict[str, int], vregs, grf_count: int, grf_b
         occupancy.add(at, at + reg.reserved, r)
         heapq.heappush(by_end, (end, r))
     if bank_bit is not None:
+        def free_places(r: int) -> list[tuple[int, int]]:
+            first, last = intervals[r]
+            return _free([(at, at + max(vregs[o].reserved, 1)) for o, at in placed.items()
+                          if o != r and intervals[o][0] <= last and intervals[o][1] >= first], limit)
+
         banks = Banks(read_groups(ops, labels, grf_bytes), bank_bit, grf_bytes)
-        avoid_conflicts(placed, banks, intervals, vregs, limit)
+        avoid_conflicts(placed, banks, vregs, free_places)
     return placed
 
 
