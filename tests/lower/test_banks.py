@@ -5,8 +5,8 @@ Facts (../shared/reference/xe-isa.md section 8, nGEN's Bundle::locate): register
 N & 1 on XeLP and XeHPC, (N >> 1) & 1 on XeHPG.  Performance rules (a conflict costs cycles,
 never a wrong result): dpas src0 and src2 in different banks; a three-source instruction, which
 runs one GRF of 32-bit lanes per pass, not reading all three sources of a pass from one bank.
-Hard rules (the hardware requires them): every dpas operand starts a GRF, and the destination
-is src0 exactly or overlaps no source.
+Hard rules (always kept): every dpas operand starts a GRF, and the destination is src0 exactly
+or overlaps no source (conservatively: the array may write it while it still reads).
 """
 
 from __future__ import annotations
