@@ -256,14 +256,20 @@ class Messages:
     def _block_message(self, op: str, space: str, payload: VReg, start: int, size: int, data, predicate) -> None:
         reg, reg_offset = (None, 0) if data is None else (data[0], data[1] + start)
         temp = None
-        if reg is not None and reg_offset % self.grf:  # the message needs a GRF-aligned register
+        # The message needs a GRF-aligned register, and an LSC load leaves the rest of its last
+        # GRF undefined: bytes of the buffer there go through a temporary.  (HDC's one-oword reads
+        # come in low and high forms that fill half a register each: they keep the other half.)
+        end = reg_offset + size
+        undefined_tail = (self.hw.has_lsc and reg is not None and op == "load" and end % self.grf
+                          and end < reg.size)
+        if reg is not None and (reg_offset % self.grf or undefined_tail):
             temp = self.b.grfs(-(-size // self.grf), "block")
             if op == "store" or predicate is not None:  # a masked-off load keeps the old bytes
                 self._copy_bytes(temp, 0, reg, reg_offset, size)
             reg, reg_offset = temp, 0
         grfs = -(-size // self.grf)
-        # the response fills exactly `size` bytes (the rest of its last GRF keeps its bytes); a
-        # masked-off load fills none, so what was copied in above stays live up to the message
+        # the response fills `size` bytes (the rest of its last GRF is undefined, and nothing
+        # lives there); a masked-off load fills none, so what was copied in above stays live
         filled = ((reg_offset, reg_offset + size),)
         if self.hw.has_lsc:
             sfid = "ugm" if space == "global" else "slm"
