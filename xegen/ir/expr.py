@@ -13,6 +13,7 @@ remainder, `>>` an arithmetic shift for signed and a logical shift for unsigned 
 from __future__ import annotations
 
 import math
+import numbers
 import struct
 from dataclasses import dataclass, field, fields
 from typing import ClassVar
@@ -171,9 +172,12 @@ class FloatImm(Expr):
     def __post_init__(self):
         if not self.type.is_float:
             raise IRTypeError(f"a float immediate needs a float type, not {self.type}")
-        from .semantics import round_float
+        from .semantics import round_float, round_int
 
-        object.__setattr__(self, "value", round_float(float(self.value), self.type))
+        value = self.value
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            value = round_int(int(value), self.type)  # one rounding, even above 2^53
+        object.__setattr__(self, "value", round_float(float(value), self.type))
 
     def _key(self) -> tuple:
         return (_float_bits(self.value) if not math.isnan(self.value) else "nan", self.type)
@@ -383,7 +387,7 @@ def const(value: int | float | bool, type: Type | str | None = None) -> Expr:
     if type.lanes > 1:
         return Broadcast(const(value, type.scalar), type.lanes)
     if type.is_float:
-        return FloatImm(float(value), type)
+        return FloatImm(value, type)
     if type.is_bool:
         return BoolImm(bool(value))
     if isinstance(value, float):
