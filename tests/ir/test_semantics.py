@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xegen import ir
+from xegen import EvaluationError, ir
 from xegen.ir import semantics
 from xegen.ir.types import INT_TYPES, S32, U32
 
@@ -216,10 +216,39 @@ def test_vectors_evaluate_lane_by_lane():
 
 
 def test_unbound_and_out_of_range_variables_are_errors():
-    with pytest.raises(ir.IRTypeError if False else Exception, match="has no value"):
+    with pytest.raises(EvaluationError, match="variable 'a' has no value"):
         ir.evaluate(ir.parse_expr("a + 1"))
-    with pytest.raises(Exception, match="does not fit u32"):
+    with pytest.raises(EvaluationError, match=r"a = -1 does not fit u32 \[0, 4294967295\]"):
         ir.evaluate(ir.parse_expr("a:u32 + 1:u32"), {"a": -1})
+
+
+@pytest.mark.parametrize("binding, t, words", [
+    (np.array([3, 300]), "u8", r"x = 300 does not fit u8 \[0, 255\]"),
+    (np.array([-129, 5], np.int64), "s8", r"x = -129 does not fit s8"),
+    (np.array([1.0, 1.7]), "u8", r"x = 1.7 is not an integer \(u8\)"),
+    (np.array([np.nan]), "s32", "is not an integer"),
+    (np.array([2**63], np.uint64), "s64", "does not fit s64"),
+    (np.array([0, 1, 5]), "bool", r"x = 5 is not a bool"),
+    (5, "bool", r"x = 5 is not a bool"),
+    (np.array([1, 2]), "s32x4", r"needs 4 lanes"),
+    (1, "ptr", r"'x' is a buffer \(ptr\)"),
+])
+def test_bad_bindings_are_errors_for_arrays_as_for_numbers(binding, t, words):
+    with pytest.raises(EvaluationError, match=words):
+        ir.evaluate(ir.var("x", t), {"x": binding})
+
+
+def test_bindings_that_fit_are_converted():
+    assert ir.evaluate(ir.var("x", "u8"), {"x": np.array([0.0, 255.0])}).tolist() == [0, 255]
+    assert ir.evaluate(ir.var("x", "u64"), {"x": [2**64 - 1]}).tolist() == [2**64 - 1]
+    assert ir.evaluate(ir.var("x", "bool"), {"x": np.array([0, 1])}).tolist() == [False, True]
+    assert ir.evaluate(ir.var("x", "s32x4"), {"x": 7}).tolist() == [7, 7, 7, 7]
+    # an integer beyond f64's 53 bits rounds once to f32, as a cast of it does
+    value = (1 << 60) + (1 << 36) + 1
+    expected = oracle.round_exact(Fraction(value), "f32")
+    assert expected == float((1 << 60) + (1 << 37))
+    assert ir.evaluate(ir.var("x", "f32"), {"x": value}).item() == expected
+    assert ir.evaluate(ir.var("x", "f32"), {"x": np.array([value], np.int64)}).tolist() == [expected]
 
 
 def test_shift_count_of_another_type_uses_low_bits():
