@@ -547,16 +547,17 @@ def binary(op: str, a, b) -> Expr:
 
 
 def ternary(op: str, a, b, c) -> Expr:
-    exprs = [x for x in (a, b, c) if isinstance(x, Expr)] or [as_expr(x) for x in (a, b, c)]
-    target = exprs[0].type
-    for x in exprs[1:]:
-        target = common_type(target, x.type)
-    target = promote(target)
+    """add3(a, b, c) or mad(a, b, c), all three converted to the type C gives `a + b + c` or
+    `a + b * c`: Python numbers count with the type C gives a literal there, so
+    `mad(x, y, 1.5)` is f32 like `x + y * 1.5`, and no literal is converted to a narrower type."""
+    if op == "add3":
+        target = binary("add", binary("add", a, b), c).type
+    else:
+        target = binary("add", a, binary("mul", b, c)).type
     if op == "add3" and target.is_float:
         raise IRTypeError(f"add3 needs integers, not {target}")
-    lanes = max(x.type.lanes for x in exprs) if exprs else 1
-    values = [cast(target.with_lanes(1), as_expr(x, target)) for x in (a, b, c)]
-    values = [Broadcast(v, lanes) if lanes > 1 and v.type.lanes == 1 else v for v in values]
+    values = [cast(target.scalar, as_expr(x, target)) for x in (a, b, c)]
+    values = [Broadcast(v, target.lanes) if v.type.lanes < target.lanes else v for v in values]
     return Ternary(op, *values)
 
 
