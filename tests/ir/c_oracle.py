@@ -273,9 +273,10 @@ def compare(op: str, a, b) -> bool:
 class Oracle:
     """Types and values of one sample: `env` maps variable names to values."""
 
-    def __init__(self, env: dict, hex_literals: bool):
+    def __init__(self, env: dict, hex_literals: bool, only_types: bool = False):
         self.env = env
         self.hex_literals = hex_literals  # the text form types hex literals as C does; builders see ints
+        self.only_types = only_types  # (then an unknowable value is as good as any)
 
     def typed_value(self, e) -> tuple[str, object]:
         if isinstance(e, Literal):
@@ -333,7 +334,12 @@ class Oracle:
         kind, x, y = self.common(a, b)
         if op in COMPARISONS:
             return "bool", compare(op, x, y)
-        return kind, arithmetic(op, x, y, kind)
+        try:
+            return kind, arithmetic(op, x, y, kind)
+        except Unknowable:
+            if self.only_types:
+                return kind, x
+            raise
 
     def shift(self, op: str, a, b):
         (ka, va), (kb, vb) = self.typed_value(a), self.typed_value(b)
@@ -417,10 +423,10 @@ def literal(draw) -> Literal:
     return Literal(draw(st.booleans()))
 
 
-def standalone_kind(e) -> str:
-    """The type of `e` on its own (what decides whether an integer-only operator applies)."""
+def standalone_kind(e, hex_literals: bool = True) -> str:
+    """The type of `e` (types do not depend on values: any values of the variables do)."""
     zeros = {Variable(kind).name: edge_values(kind)[0] for kind in KINDS}
-    return Oracle(zeros, hex_literals=True).typed_value(e)[0]
+    return Oracle(zeros, hex_literals, only_types=True).typed_value(e)[0]
 
 
 @st.composite
