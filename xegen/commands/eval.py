@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import re
 
-import numpy as np
-
 from ..errors import Error
 from ..ir import evaluate, format_expr, parse_expr, parse_type
 from ..ir.printer import format_float
@@ -71,8 +69,6 @@ def run(args: argparse.Namespace) -> int:
     result = evaluate(expression, values)
     if args.show_ir:
         print(f"{format_expr(expression)}  : {expression.type}")
-    if expression.type.is_vector:  # (every lane of a vector, even when all are one value)
-        result = np.broadcast_to(result, (expression.type.lanes,))
     print(format_value(scalar_value(result, expression.type), expression.type))
     return 0
 
