@@ -1,5 +1,8 @@
 """The `xegen` command: argument parsing and error reporting around library calls.
 
+`xegen` without a command is an argument error (one line naming the commands, status 2), as
+any other missing argument is; `xegen --help` shows the help.
+
 Each subcommand lives in `xegen/commands/<name>.py` (found automatically) and exposes `register(subparsers)`,
 which adds its parser and sets `run=function(args) -> exit status`.  The commands only
 translate arguments into library calls, so everything they do is callable from Python.
@@ -42,9 +45,8 @@ def build_parser() -> ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not getattr(args, "run", None):
-        parser.print_help()
-        return 2
+    if not getattr(args, "run", None):  # bare `xegen`: a missing argument, like any other
+        parser.error(f"missing COMMAND: one of {', '.join(COMMANDS)}")
     try:
         return int(args.run(args) or 0)
     except Error as error:
