@@ -10,6 +10,7 @@ from xegen import hw, ir
 from xegen.errors import UnsupportedError
 from xegen.ir import Barrier, Call, Fence, For, Let, Mad, Reorder, S32, Send, Var, buffer, const, load, ptr, seq, store
 from xegen.schedule import BufferTable, Names, build_graph, flatten_loop
+from xegen.schedule.graph import give_copies
 from xegen.schedule.access import accesses, static_bytes
 
 I = Var("i")
@@ -23,7 +24,10 @@ def graph_of(*stmts, lets=(), kinds=KINDS, copies=None):
         body = Let(var, value, body)
     loop = For(I, const(0), const(4), body)
     flat = flatten_loop(loop, Names(loop))
-    return flat, build_graph(flat, hw.XEHPG, kinds, copies=copies)
+    graph = build_graph(flat, hw.XEHPG, kinds)
+    for name, count in (copies or {}).items():
+        graph = give_copies(graph, name, count)
+    return flat, graph
 
 
 def edges(graph):
