@@ -171,7 +171,7 @@ SLM_EXCHANGE = """
 """
 
 
-@pytest.mark.parametrize("sync", ["barrier();", "fence<space=slm>();\nsignal();\nwait();"])
+@pytest.mark.parametrize("sync", ["fence<space=slm>();\nbarrier();", "fence<space=slm>();\nsignal();\nwait();"])
 def test_slm_is_shared_within_a_group_after_a_barrier(sync):
     out = np.zeros(8, np.int32)
     run(SLM_EXCHANGE.replace("{sync}", sync), threads=8, groups=np.arange(8) // 4,
@@ -186,7 +186,7 @@ def test_missing_barrier_is_reported_as_an_slm_race():
 
 
 def test_write_after_read_without_barrier_is_a_race():
-    text = SLM_EXCHANGE.replace("{sync}", "barrier();") + "buf[tid % 4 * 4] = 0;"
+    text = SLM_EXCHANGE.replace("{sync}", "fence<space=slm>();\nbarrier();") + "buf[tid % 4 * 4] = 0;"
     with pytest.raises(ir.SlmRaceError, match="writes byte"):
         run(text, threads=4, tid=np.arange(4, dtype=np.int32), OUT=np.zeros(4, np.int32))
     run(text.replace("buf[tid % 4 * 4] = 0;", "barrier();\nbuf[tid % 4 * 4] = 0;"),
