@@ -59,8 +59,6 @@ def schedule(stmt: Stmt, hw: Platform | str, options: ScheduleOptions = Schedule
     check_options(hw, o.slm_bufs, o.gmem_bufs, o.prefetch, o.unroll, o.slm_rotation)
 
     def transform(graph):
-        if not o.pipelines:
-            return graph
         if o.hoist:
             graph = hoist_graph(graph, dump)
         if o.pipelines:
