@@ -117,6 +117,13 @@ class GraphDump:
             self.written.append(svg)
         return path
 
+    def discard(self) -> None:
+        """Remove the files written so far (a configuration given up: the next one's replace them)."""
+        for path in self.written:
+            path.unlink(missing_ok=True)
+        self.written.clear()
+        self.step = 0
+
 
 def render_svg(dot_path: Path) -> Path | None:
     """Run Graphviz's dot on the file when it is installed; None when it is not."""
