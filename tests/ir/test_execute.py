@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from xegen import EvaluationError, ir
+from xegen.ir.memory import UnfencedSlmWriteError
 
 RNG = np.random.default_rng(7)
 
@@ -177,6 +178,15 @@ def test_slm_is_shared_within_a_group_after_a_barrier(sync):
     run(SLM_EXCHANGE.replace("{sync}", sync), threads=8, groups=np.arange(8) // 4,
         tid=np.arange(8, dtype=np.int32), OUT=out)
     assert out.tolist() == [1, 2, 3, 0, 5, 6, 7, 4]
+
+
+@pytest.mark.parametrize("sync", ["barrier();", "fence<space=global>();\nbarrier();",
+                                  "signal();\nfence<space=slm>();\nwait();"])
+def test_an_slm_write_not_fenced_before_the_signal_that_publishes_it_is_reported(sync):
+    message = "thread 0 reads byte 4 of 'buf'.*thread 1 wrote without an SLM fence"
+    with pytest.raises(UnfencedSlmWriteError, match=message):
+        run(SLM_EXCHANGE.replace("{sync}", sync), threads=8, groups=np.arange(8) // 4,
+            tid=np.arange(8, dtype=np.int32), OUT=np.zeros(8, np.int32))
 
 
 def test_missing_barrier_is_reported_as_an_slm_race():
