@@ -18,7 +18,8 @@ from xegen import ir
 from xegen.conv import build_kernel, check_ir, make_problem, random_inputs, run_ir
 from xegen.errors import ConfigError, UnsupportedError
 from xegen.ir import Alloc, Barrier, Call, For, Send, Signal, Wait, walk
-from xegen.schedule import multi_buffer
+from xegen import hw
+from xegen.schedule import Names, innermost_loops, loop_graph, multi_buffer, multi_buffer_graph
 
 from xegen.ir import Fence, Mad, S32, Var, buffer, const, ptr, seq
 from xegen.ir.memory import UnfencedSlmWriteError
@@ -107,6 +108,25 @@ def test_buffers_are_multiplied_and_the_pipeline_ramps_up_and_down(slm_bufs, gme
     for call in calls(loop, Send):  # register operands stay constant offsets
         assert isinstance(call.args[-2].offset, ir.IntImm)
     assert run(kernel, transformed) == run(kernel)
+
+
+def test_triple_buffering_edits_the_graph_into_a_split_barrier_pipeline():
+    kernel, _ = _staged(1, 1)
+    loop = innermost_loops(kernel.body)[0]
+    graph = loop_graph(kernel.body, loop, hw.XEHPG, Names(kernel.body))
+    labels = ["g2r_load", "g2s_store", "fence", "barrier", "s2r_load", "barrier", "multiply"]
+    assert [graph.nodes[n]["label"] for n in range(7)] == labels
+    buffered = multi_buffer_graph(graph, 3, 1, 0, 1, "unroll")
+    nodes = [n for n, data in buffered.nodes(data=True) if data["kind"] == "stmt"]
+    labels = ["g2r_load", "g2s_store", "fence", "signal", "wait", "s2r_load", "multiply"]
+    assert [buffered.nodes[n]["label"] for n in nodes] == labels  # the barriers became a split barrier
+    assert [buffered.nodes[n].get("ahead", 0) for n in nodes] == [2, 2, 2, 2, 1, 0, 0]  # iterations ahead
+    assert [buffered.nodes[n].get("rotates", ()) for n in nodes] == [(), ("sh",), (), (), (), ("sh",), ()]
+    assert buffered.graph["copies"] == {"sh": 3} and buffered.graph["unroll"] == 3
+    stated = {(u, v): d["distance"] for u, v, d in buffered.edges(data=True) if "SYNC" in d["kinds"]}
+    assert stated[5, 3] == 2 and stated[4, 1] == 1 and stated[4, 5] == 0  # L(i) -> signal(i+2), wait(j) -> S(j+1)
+    assert not any(r.buffer == "sh" for _, _, d in buffered.edges(data=True) for r in d["reasons"])
+    assert graph.nodes[3]["label"] == "barrier"  # the graph it started from is unchanged
 
 
 def test_slm_copies_can_rotate_by_index_arithmetic_instead_of_unrolling():

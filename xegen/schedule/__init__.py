@@ -29,7 +29,8 @@ from .loop import LoopBody, Names, flatten_loop
 from .model import CycleReport, model_cycles
 from .pipeline import ScheduleError, linearize, list_scheduling_helps
 from .transforms import (
-    hoist_graph, hoist_invariants, list_schedule_graph, schedule_by_latency, transform_loops, unroll, unroll_graph,
+    hoist_graph, hoist_invariants, list_schedule_graph, loop_graph, schedule_by_latency, transform_loops, unroll,
+    unroll_graph,
 )
 
 
@@ -74,6 +75,6 @@ def schedule(stmt: Stmt, hw: Platform | str, options: ScheduleOptions = Schedule
 __all__ = [
     "BufferTable", "CycleReport", "Edge", "GraphDump", "LABELS", "LoopBody", "Names", "ScheduleError",
     "ScheduleOptions", "build_graph", "flatten_loop", "hoist_graph", "hoist_invariants", "innermost_loops", "label",
-    "linearize", "list_schedule_graph", "list_scheduling_helps", "model_cycles", "multi_buffer", "multi_buffer_graph",
-    "schedule", "schedule_by_latency", "to_dot", "transform_loops", "unroll", "unroll_graph",
+    "linearize", "list_schedule_graph", "list_scheduling_helps", "loop_graph", "model_cycles", "multi_buffer",
+    "multi_buffer_graph", "schedule", "schedule_by_latency", "to_dot", "transform_loops", "unroll", "unroll_graph",
 ]

@@ -8,7 +8,8 @@
   multiplies as soon as their data arrive) instead of in program order.
 
 `transform_loops` applies graph transforms to each innermost loop of a statement: it builds the
-loop's graph, transforms it and linearizes the result (`pipeline.linearize`) in the loop's place.
+loop's graph (`loop_graph`), transforms it and linearizes the result (`pipeline.linearize`) in
+the loop's place.
 `hoist_invariants`, `unroll` and `schedule_by_latency` do that with one transform each.  With
 `dump`, each transform writes the graph before and after it (`dot.GraphDump`).
 """
@@ -21,7 +22,7 @@ import networkx as nx
 
 from ..hw import Platform
 from ..hw import platform as lookup_platform
-from ..ir import IntImm, Stmt, Var, free_vars
+from ..ir import For, IntImm, Stmt, Var, free_vars
 from .access import accesses
 from .context import (
     BufferTable, addressed_buffers, buffers_used_outside, grow_allocations, innermost_loops, replace_loop,
@@ -34,15 +35,21 @@ from .pipeline import linearize
 Transform = Callable[[nx.DiGraph], nx.DiGraph]
 
 
+def loop_graph(stmt: Stmt, loop: For, hw: Platform, names: Names) -> nx.DiGraph:
+    """The graph of `loop`, one of `stmt`'s loops, knowing the buffers around it: their `sizes`,
+    and those used `outside` the loop (`names`: the names in use in `stmt`)."""
+    table = BufferTable.of(stmt)
+    graph = build_graph(flatten_loop(loop, names), hw, table.kinds, loop)
+    graph.graph.update(sizes=table.sizes, outside=frozenset(buffers_used_outside(stmt, loop)))
+    return graph
+
+
 def transform_loops(stmt: Stmt, hw: Platform, transform: Transform) -> Stmt:
     """Replace each innermost loop of `stmt` by the linearization of `transform(its graph)`
     (kept as it is when the transform changes nothing)."""
     names = Names(stmt)
     for loop in innermost_loops(stmt):
-        table = BufferTable.of(stmt)
-        graph = build_graph(flatten_loop(loop, names), hw, table.kinds, loop)
-        graph.graph.update(sizes=table.sizes, outside=frozenset(buffers_used_outside(stmt, loop)))
-        graph = transform(graph)
+        graph = transform(loop_graph(stmt, loop, hw, names))
         if graph.graph["changed"]:
             stmt = grow_allocations(replace_loop(stmt, loop, linearize(graph, names)), graph.graph["copies"])
     return stmt
