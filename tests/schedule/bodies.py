@@ -191,12 +191,7 @@ def loop_kernels(draw) -> Kernel:
         else:  # the same value every iteration
             stmts.append(store(buffer(draw(st.sampled_from(registers))), draw(WORD_OFFSETS) * 4,
                                ir.Broadcast(TID * 7 + draw(st.integers(0, 99)), 8)))
-    body: Stmt = seq(*stmts)
-    for var, value in reversed(lets):
-        body = Let(var, value, body)
-    loop = For(i, const(start), const(start + trips), body)
-    kernel = seq(*_prologue(registers), loop, *_epilogue(registers))
-    return Kernel(_wrap(kernel, registers), draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from([1, 2])))
+    return _loop_kernel(draw, For(i, const(start), const(start + trips), _with_lets(lets, stmts)), registers)
 
 
 @st.composite
@@ -228,11 +223,20 @@ def private_load_kernels(draw) -> Kernel:
             stmts.append(draw(_reorder(readable, carried)))
         else:
             stmts.append(draw(_global_store(i, readable)))
+    return _loop_kernel(draw, For(i, const(start), const(start + trips), _with_lets(lets, stmts)), carried)
+
+
+def _with_lets(lets: list[tuple[Var, ir.Expr]], stmts: list[Stmt]) -> Stmt:
     body: Stmt = seq(*stmts)
     for var, value in reversed(lets):
         body = Let(var, value, body)
-    loop = For(i, const(start), const(start + trips), body)
-    kernel = seq(*_prologue(carried), loop, *_epilogue(carried))
+    return body
+
+
+def _loop_kernel(draw, loop: For, kept: tuple[str, ...]) -> Kernel:
+    """The loop between a prologue that fills the registers `kept` and an epilogue that stores them,
+    run by 1, 2 or 4 threads per group in 1 or 2 groups."""
+    kernel = seq(*_prologue(kept), loop, *_epilogue(kept))
     return Kernel(_wrap(kernel, REGISTERS), draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from([1, 2])))
 
 

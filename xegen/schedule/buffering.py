@@ -16,14 +16,15 @@ Each step is a transform of the loop's graph: `split_barriers` removes the barri
 the fence, signal and wait nodes and the edges above, and gives the SLM buffers B copies;
 `give_copies` (graph.py) multiplies the load targets; `add_prefetches` inserts prefetch nodes;
 `pipeline` sets each statement's lookahead and the unroll factor.  Run as a software pipeline
-(linearized by `pipeline.linearize`), S, fence and signal go B-1 iterations ahead of L and the multiply,
-wait B-2: with two buffers the multiply of iteration i runs between the signal and the wait, with
-three the SLM loads of the next iteration run there too.  With `gmem_bufs` G = 2 the registers
-the global loads fill get two copies and G runs one more iteration ahead, so a whole iteration
-hides its latency.  With `prefetch` P > 0 (LSC platforms), every global load also issues as a
-prefetch P iterations before it.  Ramp-up (preloading the first buffers) and ramp-down come from
-linearization; the body is unrolled by lcm(B, G) so every copy index is a constant (or,
-with `slm_rotation="index"`, by G only, the SLM copy then chosen by `(i mod B) * size`).
+(linearized by `pipeline.linearize`), S, fence and signal go B-1 iterations ahead of L and the
+multiply, wait B-2: with two buffers the multiply of iteration i runs between the signal and the
+wait, with three the SLM loads of the next iteration run there too.  With `gmem_bufs` G = 2 the
+registers the global loads fill get two copies and G runs one more iteration ahead, so a whole
+iteration hides its latency.  With `prefetch` P > 0 (LSC platforms), every global load also
+issues as a prefetch P iterations before it.  Ramp-up (preloading the first buffers) and
+ramp-down come from linearization; the body is unrolled by lcm(B, G) so every copy index is a
+constant (or, with `slm_rotation="index"`, by G only, the SLM copy then chosen by
+`(i mod B) * size`).
 """
 
 from __future__ import annotations

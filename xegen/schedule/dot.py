@@ -5,9 +5,9 @@ headers grey) and show the statement's text; statements that run ahead of their 
 `+N`, and those that address a multi-buffered buffer which copies they rotate through.  Edges:
 solid RAW, dashed WAR, dotted WAW, bold red SYNC, grey VAR (a let's use); loop-carried edges are
 labelled with their iteration distance (in a pipelined graph, the distance between the kernel
-iterations that run the two statements).  To stay readable (and drawable)
-a picture leaves out what other edges imply: within an iteration only the transitive reduction
-is drawn, and of the loop-carried edges those carrying data or synchronization (RAW, SYNC).
+iterations that run the two statements).  To stay readable (and drawable) a picture leaves out
+what other edges imply: within an iteration only the transitive reduction is drawn, and of the
+loop-carried edges those carrying data or synchronization (RAW, SYNC).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ import networkx as nx
 import numpy as np
 
 from ..hw import Platform
-from ..ir import For, IntImm, Stmt, Var, free_vars
+from ..ir import IntImm, Stmt, Var, free_vars
 from ..ir.types import PTR
 from .access import Access, accesses, static_bytes, static_span, sync_kind
 from .context import addressed_buffers
@@ -56,7 +56,7 @@ class Edge:
     kind: str = "SYNC"
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Reason:
     """Why an edge exists: a conflict through `buffer`, or (buffer None) a stated order or a let's use."""
 
@@ -83,16 +83,15 @@ def loop_body(graph: nx.DiGraph) -> LoopBody:
 
 # Building ---------------------------------------------------------------------------------------
 
-def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str], loop: For | None = None) -> nx.DiGraph:
-    """The dependence graph of `body` (`loop`: the IR loop it came from, kept while no transform
-    changes the graph).
+def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> nx.DiGraph:
+    """The dependence graph of `body`.
 
-    Graph attributes: the loop (`var`, `init`, `bound`, `loop`), `hw`, `buffer_kinds`, the
-    buffers synchronization orders (`sync_slm`, `sync_global`) and those whose order a transform
-    states (`stated`), and what transforms decided: `copies` (buffer -> copies), `unroll`,
-    `order` ("program" or "latency": list scheduling), `outer_lets` and `preheader` (hoisted in
-    front of the loop), `changed`."""
-    graph = nx.DiGraph(var=body.var, init=body.init, bound=body.bound, loop=loop, hw=hw, buffer_kinds=buffer_kinds,
+    Graph attributes: the loop (`var`, `init`, `bound`), `hw`, `buffer_kinds`, the buffers
+    synchronization orders (`sync_slm`, `sync_global`) and those whose order a transform states
+    (`stated`), and what transforms decided: `copies` (buffer -> copies), `unroll`, `order`
+    ("program", or "latency": list scheduling), `outer_lets` and `preheader` (hoisted in front of
+    the loop), and whether any of it `changed` the loop."""
+    graph = nx.DiGraph(var=body.var, init=body.init, bound=body.bound, hw=hw, buffer_kinds=buffer_kinds,
                        stated=frozenset(), copies={}, unroll=1, order="program", outer_lets=(), preheader=(),
                        changed=False)
     found = [a for s in body.stmts for a in accesses(s)]
@@ -152,6 +151,7 @@ def _sync_footprint(stmt: Stmt, slm: tuple[str, ...], written_global: tuple[str,
 # Edges ------------------------------------------------------------------------------------------
 
 def add_reason(graph: nx.DiGraph, u: int, v: int, reason: Reason) -> None:
+    """Record one more reason for u -> v."""
     data = graph.get_edge_data(u, v)
     _set_reasons(graph, u, v, (data["reasons"] if data else frozenset()) | {reason})
 
@@ -273,6 +273,7 @@ def state_order(graph: nx.DiGraph, buffers: set[str]) -> nx.DiGraph:
 
 
 def add_edges(graph: nx.DiGraph, edges: list[Edge]) -> nx.DiGraph:
+    """The graph with these orders stated (SYNC edges, unless an edge says otherwise)."""
     result = graph.copy()
     for edge in edges:
         latency = edge_latency(result, edge.source, edge.target, "RAW")

@@ -9,9 +9,9 @@
 
 `transform_loops` applies graph transforms to each innermost loop of a statement: it builds the
 loop's graph (`loop_graph`), transforms it and linearizes the result (`pipeline.linearize`) in
-the loop's place.
-`hoist_invariants`, `unroll` and `schedule_by_latency` do that with one transform each.  With
-`dump`, each transform writes the graph before and after it (`dot.GraphDump`).
+the loop's place.  `hoist_invariants`, `unroll` and `schedule_by_latency` do that with one
+transform each.  With `dump`, each transform writes the graph before and after it
+(`dot.GraphDump`).
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ from .pipeline import linearize
 Transform = Callable[[nx.DiGraph], nx.DiGraph]
 
 
-def loop_graph(stmt: Stmt, loop: For, hw: Platform, names: Names) -> nx.DiGraph:
+def loop_graph(stmt: Stmt, loop: For, hw: Platform | str, names: Names) -> nx.DiGraph:
     """The graph of `loop`, one of `stmt`'s loops, knowing the buffers around it: their `sizes`,
     and those used `outside` the loop (`names`: the names in use in `stmt`)."""
     table = BufferTable.of(stmt)
-    graph = build_graph(flatten_loop(loop, names), hw, table.kinds, loop)
+    graph = build_graph(flatten_loop(loop, names), lookup_platform(hw), table.kinds)
     graph.graph.update(sizes=table.sizes, outside=frozenset(buffers_used_outside(stmt, loop)))
     return graph
 
