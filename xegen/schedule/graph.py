@@ -203,7 +203,7 @@ def _connect(graph: nx.DiGraph, p: int, q: int) -> None:
     q; from one iteration to the next (or to the one R later, when the buffer has R copies) it
     orders q before the later p."""
     first, second = graph.nodes[p]["footprint"], graph.nodes[q]["footprint"]
-    for name in first.keys() & second.keys():
+    for name in sorted(first.keys() & second.keys()):
         carried = graph.graph["copies"].get(name, 1)
         for x, (a, span_a) in enumerate(first[name]):
             for y, (b, span_b) in enumerate(second[name]):
