@@ -56,19 +56,19 @@ def schedule(stmt: Stmt, hw: Platform | str, options: ScheduleOptions = Schedule
     multi-buffering as a software pipeline; with one buffer of each kind (and no prefetch or
     unrolling), list scheduling of the body when the cost model says it issues faster."""
     hw = lookup_platform(hw)
-    o = options
-    check_options(hw, o.slm_bufs, o.gmem_bufs, o.prefetch, o.unroll, o.slm_rotation)
+    slm_bufs, gmem_bufs, prefetch, unroll_by = options.slm_bufs, options.gmem_bufs, options.prefetch, options.unroll
+    check_options(hw, slm_bufs, gmem_bufs, prefetch, unroll_by, options.slm_rotation)
 
     def transform(graph):
-        if o.hoist:
+        if options.hoist:
             graph = hoist_graph(graph, dump)
-        if o.pipelines:
-            return multi_buffer_graph(graph, o.slm_bufs, o.gmem_bufs, o.prefetch, o.unroll, o.slm_rotation, dump)
+        if options.pipelines:
+            return multi_buffer_graph(graph, slm_bufs, gmem_bufs, prefetch, unroll_by, options.slm_rotation, dump)
         return list_schedule_graph(graph, dump) if list_scheduling_helps(graph) else graph
 
     result = transform_loops(stmt, hw, transform)
-    if o.pipelines:
-        check_budgets(result, hw, o.slm_bufs, o.gmem_bufs, o.grf_budget)
+    if options.pipelines:
+        check_budgets(result, hw, slm_bufs, gmem_bufs, options.grf_budget)
     return result
 
 

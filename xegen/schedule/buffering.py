@@ -15,7 +15,7 @@ i mod B) and the two barriers become one split barrier, stated as dependences ra
 Each step is a transform of the loop's graph: `split_barriers` removes the barrier nodes, adds
 the fence, signal and wait nodes and the edges above, and gives the SLM buffers B copies;
 `give_copies` (graph.py) multiplies the load targets; `add_prefetches` inserts prefetch nodes;
-`pipeline` sets each statement's lookahead and the unroll factor.  Run as a software pipeline
+`software_pipeline` sets each statement's lookahead and the unroll factor.  Run as a software pipeline
 (linearized by `pipeline.linearize`), S, fence and signal go B-1 iterations ahead of L and the
 multiply, wait B-2: with two buffers the multiply of iteration i runs between the signal and the
 wait, with three the SLM loads of the next iteration run there too.  With `gmem_bufs` G = 2 the
@@ -106,7 +106,7 @@ def multi_buffer_graph(graph: nx.DiGraph, slm_bufs: int, gmem_bufs: int, prefetc
     for name in sorted(graph.graph["copies"]):
         _require_private(graph, name)
     period = math.lcm(slm_bufs, gmem_bufs) if slm_rotation == "unroll" else gmem_bufs
-    graph = pipeline(graph, period * unroll)
+    graph = software_pipeline(graph, period * unroll)
     write_graph(dump, "multi-buffer-after", graph,
                 f"loop {var}: slm_bufs={slm_bufs} gmem_bufs={gmem_bufs} prefetch={prefetch}, "
                 f"statements +N iterations ahead, d = distance in the pipelined loop")
@@ -237,7 +237,7 @@ def _prefetch_of(load: Stmt) -> Stmt:
 
 # The software pipeline ----------------------------------------------------------------------------
 
-def pipeline(graph: nx.DiGraph, unroll: int) -> nx.DiGraph:
+def software_pipeline(graph: nx.DiGraph, unroll: int) -> nx.DiGraph:
     """The graph to be linearized as a software pipeline unrolled `unroll` times.  Statements
     without a fixed lookahead run as far ahead as the earliest-needed statement they feed within
     the iteration (zeroing before a load goes with the load)."""
