@@ -105,8 +105,9 @@ def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> n
     for p in range(len(body.stmts)):
         for q in range(p, len(body.stmts)):
             _connect(graph, p, q)
+    lets = _let_index(graph)
     for n in graph.nodes:
-        _connect_lets(graph, n)
+        _connect_lets(graph, n, lets)
     return graph
 
 
@@ -203,7 +204,8 @@ def _connect(graph: nx.DiGraph, p: int, q: int) -> None:
     q; from one iteration to the next (or to the one R later, when the buffer has R copies) it
     orders q before the later p."""
     first, second = graph.nodes[p]["footprint"], graph.nodes[q]["footprint"]
-    for name in sorted(first.keys() & second.keys()):
+    shared = first.keys() & second.keys()
+    for name in sorted(shared) if shared else ():
         carried = graph.graph["copies"].get(name, 1)
         for x, (a, span_a) in enumerate(first[name]):
             for y, (b, span_b) in enumerate(second[name]):
@@ -218,13 +220,16 @@ def _connect(graph: nx.DiGraph, p: int, q: int) -> None:
                 add_reason(graph, q, p, Reason(backward, name, carried, edge_latency(graph, q, p, backward)))
 
 
-def _connect_lets(graph: nx.DiGraph, n: int) -> None:
-    """VAR edges from the lets node n (a statement or a let) uses."""
+def _let_index(graph: nx.DiGraph) -> dict[Var, int]:
+    return {graph.nodes[m]["var"]: m for m in let_nodes(graph)}
+
+
+def _connect_lets(graph: nx.DiGraph, n: int, lets: dict[Var, int]) -> None:
+    """VAR edges from the lets (`lets`: variable -> node) that node n, a statement or a let, uses."""
     data = graph.nodes[n]
     used = free_vars(data["stmt"] if data["kind"] == "stmt" else data["value"])
-    for m in let_nodes(graph):
-        if graph.nodes[m]["var"] in used:
-            add_reason(graph, m, n, Reason("VAR", None, 0, 0))
+    for m in sorted(lets[var] for var in used if var in lets):
+        add_reason(graph, m, n, Reason("VAR", None, 0, 0))
 
 
 # Edits ------------------------------------------------------------------------------------------
@@ -250,11 +255,12 @@ def restructure(graph: nx.DiGraph, statements: list[int | Stmt], lets: list[int]
     for u, v, data in graph.edges(data=True):
         if u in old_to_new and v in old_to_new:
             result.add_edge(old_to_new[u], old_to_new[v], **data)
+    lets = _let_index(result)
     for k in new:
         for other in range(len(statements)):
             if other not in new or other >= k:
                 _connect(result, min(k, other), max(k, other))
-        _connect_lets(result, k)
+        _connect_lets(result, k, lets)
     result.graph["changed"] = True
     return result
 

@@ -35,10 +35,10 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import (
     Binary, BoolImm, Cast, Evaluator, Expr, For, IntImm, Let, Load, Mutator, Ptr, Select, Seq, Stmt, Store, Ternary,
-    Unary, Var, binary, children, const, free_vars, seq, substitute,
+    Unary, Var, binary, children, const, seq, substitute,
 )
 from .costs import Cost
-from .graph import loop_body, stmt_nodes
+from .graph import let_nodes, loop_body, stmt_nodes
 from .linearize import heights, issue_cycles, list_schedule
 from .loop import Names
 
@@ -145,20 +145,24 @@ class _Block:
 class _Emitter:
     def __init__(self, graph: nx.DiGraph, names: Names):
         self.body, self.graph, self.names = loop_body(graph), graph, names
-        body = self.body
         self.nodes = stmt_nodes(graph)
         self.ahead = {n: ahead(graph, n) for n in self.nodes}
         self.costs: dict[int, Cost] = {n: graph.nodes[n]["cost"] for n in self.nodes}
         self.edges = [(u, v, d["distance"], d["latency"]) for u, v, d in graph.edges(data=True)
                       if graph.nodes[u]["kind"] == "stmt" and graph.nodes[v]["kind"] == "stmt"]
-        # the variables each statement and let value uses (asked for again in every block)
-        self.stmt_vars = [frozenset(free_vars(s)) for s in body.stmts]
-        self.let_vars = [frozenset(free_vars(value)) for _, value in body.lets]
-        self.let_index = {var: j for j, (var, _) in enumerate(body.lets)}
+        # the lets each statement and let value uses: the graph's VAR edges
+        lets = let_nodes(graph)
+        self.let_index = {graph.nodes[m]["var"]: j for j, m in enumerate(lets)}
+        self.stmt_vars = [self._lets_used(n) for n in self.nodes]
+        self.let_vars = [self._lets_used(m) for m in lets]
+
+    def _lets_used(self, node: int) -> frozenset[Var]:
+        return frozenset(self.graph.nodes[m]["var"] for m in self.graph.predecessors(node)
+                         if self.graph.nodes[m]["kind"] == "let")
 
     def needed_lets(self, nodes: list[int]) -> tuple[list[int], dict[Var, int]]:
         """The lets the statements need (transitively), in order, and how many of those
-        statements and lets use each variable."""
+        statements and lets use each of them."""
         needed: set[int] = set()
         stack = [v for n in nodes for v in self.stmt_vars[n] if v in self.let_index]
         while stack:
