@@ -72,6 +72,13 @@ def test_version_and_help():
     assert "truncating / and %," in " ".join(result.stdout.split()) and "%%" not in result.stdout
 
 
+def test_a_command_imports_only_its_own_module():
+    script = ("import sys; from xegen.cli import main; main(['eval', '1']); "
+              "print(sorted(m for m in sys.modules if m.startswith('xegen.commands.')))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "['xegen.commands.eval']"
+
+
 @pytest.mark.parametrize("args, printed", [
     (["mad(x, y, 1.5)", "--var", "x=0", "--var", "y=3"], "4.5"),  # as x + y*1.5
     (["add3(x, 0, 3000000000)", "--var", "x=0"], "3000000000"),  # as x + 0 + 3000000000
