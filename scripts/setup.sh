@@ -5,21 +5,31 @@ is_debian_root() { [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; }
 
 # Intel's offline tools (iga64, ocloc, GenX_IR): the oracles the test suite checks our bytes against.
 setup_intel_tools() {
-    if command -v iga64 >/dev/null && command -v ocloc >/dev/null; then
-        return
+    if ! command -v iga64 >/dev/null || ! command -v ocloc >/dev/null; then
+        if ! is_debian_root; then
+            echo "setup: iga64/ocloc are missing and this is not root on Debian:" \
+                 "tests that need Intel's tools will be skipped (install libigc-tools intel-opencl-icd)" >&2
+            return
+        fi
+        echo "setup: installing Intel's offline tools (libigc-tools, intel-opencl-icd)" >&2
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libigc-tools intel-opencl-icd >/dev/null
     fi
-    if ! is_debian_root; then
-        echo "setup: iga64/ocloc are missing and this is not root on Debian:" \
-             "tests that need Intel's tools will be skipped (install libigc-tools intel-opencl-icd)" >&2
-        return
-    fi
-    echo "setup: installing Intel's offline tools (libigc-tools, intel-opencl-icd)" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libigc-tools intel-opencl-icd >/dev/null
-    # lets `ocloc disasm` find IGA
-    local lib=/usr/lib/x86_64-linux-gnu
+    link_iga_library
+}
+
+# `ocloc disasm` loads libiga64.so, which Debian ships only as libiga64.so.1: link it (also when
+# the tools were installed before, by hand or by an earlier run that could not link it).
+# $1: the library directory (default: Debian's).
+link_iga_library() {
+    local lib=${1:-/usr/lib/x86_64-linux-gnu}
     if [ -e "$lib/libiga64.so.1" ] && [ ! -e "$lib/libiga64.so" ]; then
-        ln -sf "$lib/libiga64.so.1" "$lib/libiga64.so"
+        if [ -w "$lib" ]; then
+            ln -sf "$lib/libiga64.so.1" "$lib/libiga64.so"
+        else
+            echo "setup: $lib/libiga64.so is missing (ocloc disasm needs it); as root:" \
+                 "ln -s libiga64.so.1 $lib/libiga64.so" >&2
+        fi
     fi
 }
 

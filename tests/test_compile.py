@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from xegen import ir, pipeline
+from xegen import ir, pipeline, report
 from xegen.cli import main
 from xegen.conv import make_problem
 from xegen.emit import decode
@@ -73,6 +73,13 @@ def test_json_summary_matches_the_library(capsys):
     assert summary["multiply_adds"] == 32 * 36 * 16 * 9
     assert 0 < summary["modeled"]["peak_fraction"] <= 1
     assert summary["modeled"]["bound"] in ("issue", "alu", "xmx", "load_store")
+
+
+@pytest.mark.parametrize("direction", ["fwd_d", "bwd_d", "bwd_w"])
+def test_multiply_adds_are_counted_as_benchdnn_does_in_every_direction(direction):
+    problem = make_problem("g2mb2ic8ih9oc4oh4kh3sh2ph0", direction=direction)
+    # by hand: 2 images x 4 output channels x (8/2) input channels per group x 4x4 outputs x 3x3 taps
+    assert report.multiply_adds(problem) == 2 * 4 * 4 * 16 * 9
 
 
 def test_asm_is_the_zebins_code(capsys, iga64):

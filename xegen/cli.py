@@ -1,5 +1,8 @@
 """The `xegen` command: argument parsing and error reporting around library calls.
 
+`xegen` without a command is an argument error (one line naming the commands, status 2), as
+any other missing argument is; `xegen --help` shows the help.
+
 Each subcommand lives in `xegen/commands/<name>.py` (found automatically) and exposes `register(subparsers)`,
 which adds its parser and sets `run=function(args) -> exit status`.  The commands only
 translate arguments into library calls, so everything they do is callable from Python.
@@ -27,24 +30,26 @@ class ArgumentParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> ArgumentParser:
+def build_parser(only: str | None = None) -> ArgumentParser:
+    """The whole command line, or, with `only` naming a command, just that command: importing
+    every command module costs about half a second, which `xegen eval` should not pay."""
     parser = ArgumentParser(
         prog="xegen",
         description="An optimizing kernel compiler for Intel Xe GPUs.",
     )
     parser.add_argument("--version", action="version", version=f"xegen {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
-    for name in COMMANDS:
+    for name in (only,) if only in COMMANDS else COMMANDS:
         importlib.import_module(f"xegen.commands.{name}").register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(only=argv[0] if argv else None)
     args = parser.parse_args(argv)
-    if not getattr(args, "run", None):
-        parser.print_help()
-        return 2
+    if not getattr(args, "run", None):  # bare `xegen`: a missing argument, like any other
+        parser.error(f"missing COMMAND: one of {', '.join(COMMANDS)}")
     try:
         return int(args.run(args) or 0)
     except Error as error:

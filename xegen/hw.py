@@ -74,6 +74,7 @@ class Platform:
 
     # Machine size for peak-throughput estimates (modeled; public spec-sheet numbers).
     eu_count: int
+    eus_per_subslice: int  # EUs of one subslice / Xe-core, which runs a thread group's threads
     clock_ghz: float
     fma_per_clock_per_eu: Mapping[str, int]  # per data-type kind: "f32", "f16", "bf16", "int8"
 
@@ -128,6 +129,11 @@ class Platform:
     # destination or source; on XeLP it makes the result "long" for write-after-write ordering) or
     # "float64_destination" (XeHPC: only :df destinations; 64-bit integers use the I pipe).
     swsb_long_pipe_rule: str = "any_64bit_operand"
+
+    # GRF banks (a performance fact, not legality; nGEN's Bundle::locate): register rN is in bank
+    # bit `grf_bank_bit` of N.  dpas src0 and src2, or all three sources of a three-source
+    # instruction, in one bank are read in extra cycles (xegen.emit.lower.banks).
+    grf_bank_bit: int = 0
 
     # A write of bytes into a GRF reads and rewrites the whole register (XeHPC), so it depends on
     # everything that touches that register (IGA's hasReadModifiedWriteOnByteDst).
@@ -216,6 +222,7 @@ XELP = Platform(
     product_family=29,  # IGFX_TIGERLAKE_LP, as IGC writes for tgllp
     gfx_core=18,  # IGFX_GEN12LP_CORE
     eu_count=96,
+    eus_per_subslice=16,
     clock_ghz=1.35,
     fma_per_clock_per_eu=_frozen({"f32": 8, "f16": 16, "bf16": 8, "int8": 32}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 0}),
@@ -265,6 +272,7 @@ XEHPG = Platform(
     product_family=1270,  # IGFX_DG2
     gfx_core=0xC07,  # IGFX_XE_HPG_CORE
     eu_count=512,
+    eus_per_subslice=16,
     clock_ghz=2.1,
     fma_per_clock_per_eu=_frozen({"f32": 8, "f16": 64, "bf16": 64, "int8": 128}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 16}),
@@ -274,6 +282,7 @@ XEHPG = Platform(
     load_store_bytes_per_clock=8.0,
     message_bytes_per_cycle=64,
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "shift64": 4, "compare64": 3}),
+    grf_bank_bit=1,  # banks alternate every two registers
 )
 
 XEHPC = Platform(
@@ -313,6 +322,7 @@ XEHPC = Platform(
     product_family=1271,  # IGFX_PVC
     gfx_core=0xC08,  # IGFX_XE_HPC_CORE
     eu_count=1024,
+    eus_per_subslice=8,
     clock_ghz=1.6,
     fma_per_clock_per_eu=_frozen({"f32": 16, "f16": 256, "bf16": 256, "int8": 512}),
     latency=_frozen({**_COMMON_LATENCY, "dpas": 8}),

@@ -10,7 +10,8 @@
 `compile_problem(problem, hw)` runs them and returns a `Compilation`; `show(pass, text)` sees
 each pass's output (the CLI's `--print-after`).  When a configuration's kernel does not fit
 the register file after allocation, the next configuration of `conv.config_candidates` is
-tried (a smaller tile, fewer buffers); the ones given up are listed in `Compilation.fallbacks`.
+tried (a smaller tile, fewer buffers); the ones given up are listed in `Compilation.fallbacks`
+(and their `dump_graph` pictures removed).
 Nothing here depends on time or on the order of a hash: the same problem gives the same bytes.
 """
 
@@ -25,7 +26,7 @@ from . import hw as hwlib
 from .conv import formulate
 from .conv.builder import build_body, plan_kernel
 from .conv.config import Config, config_candidates
-from .conv.kernel import Kernel, kernel_record, schedule_body
+from .conv.kernel import Kernel, graph_dump, kernel_record, schedule_body
 from .conv.lowering import index_ranges, kernel_spec
 from .conv.problem import Problem
 from .egraph.engine import Limits
@@ -96,7 +97,8 @@ def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph)
     plan = plan_kernel(gemm, config, platform)
     body = build_body(plan)
     done("build", lambda: format_stmt(body))
-    body = schedule_body(plan, body, dump_graph)
+    dump = graph_dump(plan, dump_graph)
+    body = schedule_body(plan, body, dump)
     done("schedule", lambda: format_stmt(body))
     kernel = kernel_record(plan, body)
     if optimize:
@@ -105,5 +107,10 @@ def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph)
         kernel = replace(kernel, body=body)
         done("optimize", lambda: f"// e-graph: {report.saturation.describe()}, cost {report.cost_before} -> "
                                  f"{report.cost_after}, {report.lets} shared lets\n" + format_stmt(body))
-    compiled = compile_kernel(kernel_spec(kernel), platform, trace=done)
+    try:
+        compiled = compile_kernel(kernel_spec(kernel), platform, trace=done)
+    except RegisterAllocationError:
+        if dump is not None:
+            dump.discard()  # only the configuration finally compiled leaves its graphs
+        raise
     return Compilation(problem, kernel, compiled, config, seconds=seconds)

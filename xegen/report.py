@@ -19,9 +19,11 @@ _PEAK_KIND = {"f32": "f32", "f16": "f16", "bf16": "bf16", "s8": "int8", "u8": "i
 
 
 def multiply_adds(problem: Problem) -> int:
-    """The problem's multiply-adds, as benchdnn counts them (padding taps included)."""
-    gemm = formulate(problem)
-    return gemm.groups * gemm.m.size * gemm.n.size * gemm.k.size
+    """The problem's multiply-adds as benchdnn counts them, the same in every direction: each
+    output point times each tap of its channel group, padding taps included.  (A backward-data
+    GEMM over every input point would count the taps a stride skips.)"""
+    d = problem.desc
+    return d.mb * d.oc * (d.ic // d.g) * d.od * d.oh * d.ow * d.kd * d.kh * d.kw
 
 
 def peak_fraction(problem: Problem, hw: Platform, cycles: Cycles) -> float:

@@ -60,4 +60,6 @@ def first_group_executions(compilation: Compilation) -> tuple[int, ...]:
 
 
 def modeled_cycles(compilation: Compilation, executions) -> Cycles:
-    return kernel_cycles(compilation.compiled.instructions, executions, compilation.compiled.hw)
+    compiled = compilation.compiled
+    group_threads = math.prod(compiled.local_size) // compiled.simd
+    return kernel_cycles(compiled.instructions, executions, compiled.hw, group_threads=group_threads)

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xegen import hw, ir
-from xegen.conv import build_kernel, check_ir, dispatch_ids, make_problem, random_inputs, run_ir
+from xegen.conv import build_kernel, check_ir, dispatch_ids, formulate, make_problem, random_inputs, run_ir
+from xegen.conv.builder import build_body, plan_kernel
 from xegen.conv.check import compare
 from xegen.errors import ConfigError, Error, UnsupportedError
 from xegen.ir import Alloc, Barrier, Call, Dpas, Fence, For, Let, Mad, Reorder, Send, Seq, Store, walk
@@ -72,8 +73,8 @@ def test_messages_and_registers_fit_the_hardware(platform, dt, tags):
     assert ir.parse_stmt(str(kernel)) == kernel.body  # the printed IR reads back
 
 
-def _loop_body(kernel):
-    loop = next(node for node in walk(kernel.body) if isinstance(node, For))
+def _loop_body(kernel, body=None):
+    loop = next(node for node in walk(kernel.body if body is None else body) if isinstance(node, For))
     body = loop.body
     while isinstance(body, Let):
         body = body.body
@@ -101,7 +102,8 @@ def test_loop_body_is_loads_then_slm_then_reorders_then_multiplies(slm, fma):
     kernel = build_kernel(make_problem(FWD, "FWD_B", "bf16", stag="nchw"), "xehpg",
                           {"slm": slm, "tg_m": 2, "tg_n": 2, "n_tile": 16, "slm_bufs": 1, "gmem_bufs": 1,
                            "fma": fma})
-    stages = [_stage(s) for s in _loop_body(kernel)]
+    built = build_body(plan_kernel(formulate(kernel.problem), kernel.config, kernel.hw))  # before scheduling
+    stages = [_stage(s) for s in _loop_body(kernel, built)]
     collapsed = [s for i, s in enumerate(stages) if i == 0 or s != stages[i - 1]]
     expected = {(0, "dpas"): ["g2r", "reorder", "multiply"],
                 (1, "dpas"): ["g2r", "reorder", "g2s", "barrier", "s2r", "barrier", "multiply"],

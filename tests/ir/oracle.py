@@ -6,6 +6,9 @@ documented semantics from scratch, so agreement between the two means something.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 from xegen import ir
 
 
@@ -70,3 +73,32 @@ def evaluate(e: ir.Expr, env: dict[str, int]):
         value = int(value)
         return clamp(value, e.type) if e.saturate else wrap(value, e.type)
     raise TypeError(f"the oracle does not evaluate {type(e).__name__}")
+
+
+# Floats: exact rational arithmetic, rounded once ------------------------------------------
+
+#: significant bits, smallest normal exponent, largest exponent
+FLOAT_FORMATS = {"f16": (11, -14, 15), "bf16": (8, -126, 127), "f32": (24, -126, 127), "f64": (53, -1022, 1023)}
+
+
+def round_exact(x: Fraction, kind: str) -> float:
+    """The float of format `kind` nearest to the rational `x` (ties to even; subnormals; too
+    large gives inf), as a Python float.  A zero result keeps the sign of `x`."""
+    precision, min_exponent, max_exponent = FLOAT_FORMATS[kind]
+    if x == 0:
+        return 0.0
+    sign = -1 if x < 0 else 1
+    magnitude = abs(x)
+    exponent = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
+    while Fraction(2) ** exponent > magnitude:
+        exponent -= 1
+    while Fraction(2) ** (exponent + 1) <= magnitude:
+        exponent += 1
+    ulp = Fraction(2) ** (max(exponent, min_exponent) - precision + 1)
+    quotient, remainder = divmod(magnitude, ulp)
+    if remainder * 2 > ulp or (remainder * 2 == ulp and quotient % 2 == 1):
+        quotient += 1
+    rounded = quotient * ulp
+    if rounded >= Fraction(2) ** (max_exponent + 1):
+        return math.copysign(math.inf, sign)
+    return math.copysign(float(rounded), sign)

@@ -8,6 +8,8 @@ from xegen import ir
 from xegen.ir import funcs
 from xegen.ir.types import BOOL, FLOAT_TYPES, INT_TYPES, PTR, Type
 
+#: let and loop variables share these names, with different types in different scopes
+BINDER_NAMES = ("x", "i")
 INT_BINARY = ("add", "sub", "mul", "div", "mod", "and", "or", "xor", "min", "max")
 COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
 
@@ -97,24 +99,35 @@ def float_literal(draw, t: Type) -> ir.Expr:
 
 
 @st.composite
-def any_expr(draw, t: Type | None = None, depth: int = 3) -> ir.Expr:
-    """Expressions of every node kind and type (not necessarily meaningful to evaluate)."""
+def any_expr(draw, t: Type | None = None, depth: int = 3, scope: tuple[ir.Var, ...] = ()) -> ir.Expr:
+    """Expressions of every node kind and type (not necessarily meaningful to evaluate);
+    `scope` holds the let and loop variables a leaf may use."""
     if t is None:
         t = draw(st.sampled_from(SCALARS))
+
+    def sub(u: Type, d: int) -> ir.Expr:
+        return draw(any_expr(u, d, scope))
+
     if t.lanes > 1:
         choice = draw(st.sampled_from(("broadcast", "shuffle", "load", "binary")))
         scalar = t.scalar
         if choice == "broadcast" or depth == 0:
-            return ir.Broadcast(draw(any_expr(scalar, max(depth - 1, 0))), t.lanes)
+            return ir.Broadcast(sub(scalar, max(depth - 1, 0)), t.lanes)
         if choice == "shuffle":
-            source = draw(any_expr(scalar.with_lanes(2), depth - 1))
+            source = sub(scalar.with_lanes(2), depth - 1)
             indices = tuple(draw(st.lists(st.integers(0, 1), min_size=t.lanes, max_size=t.lanes)))
-            return ir.Shuffle((source, draw(any_expr(scalar, depth - 1))), tuple(i if i < 2 else 2 for i in indices))
+            return ir.Shuffle((source, sub(scalar, depth - 1)), tuple(i if i < 2 else 2 for i in indices))
         if choice == "load" and not scalar.is_bool:
             stride = draw(st.one_of(st.none(), st.integers(0, 64)))
-            return ir.Load(ir.Var("buf", PTR), draw(any_expr(ir.S32, depth - 1)), t, stride)
-        return ir.Broadcast(draw(any_expr(scalar, depth - 1)), t.lanes)
+            return ir.Load(ir.Var("buf", PTR), sub(ir.S32, depth - 1), t, stride)
+        return ir.Broadcast(sub(scalar, depth - 1), t.lanes)
     if depth == 0:
+        in_scope = [v for v in scope if v.type == t]
+        if in_scope and draw(st.booleans()):
+            return draw(st.sampled_from(in_scope))
+        if t == ir.S32 and draw(st.integers(0, 3)) == 0:
+            # a binder's name outside its scope (or shadowed by a binder of another type)
+            return ir.Var(draw(st.sampled_from(BINDER_NAMES)), t)
         if t.is_bool:
             return draw(st.sampled_from([ir.BoolImm(True), ir.BoolImm(False), variable(t, 0)]))
         if draw(st.booleans()):
@@ -122,7 +135,7 @@ def any_expr(draw, t: Type | None = None, depth: int = 3) -> ir.Expr:
         if t.is_int:
             return ir.IntImm(draw(int_values(t)), t)
         return draw(float_literal(t))
-    sub = depth - 1
+    d = depth - 1
     options = ["cast", "select", "load"]
     if t.is_bool:
         options += ["compare", "logic", "not"]
@@ -133,33 +146,33 @@ def any_expr(draw, t: Type | None = None, depth: int = 3) -> ir.Expr:
     kind = draw(st.sampled_from(options))
     if kind == "cast":
         source = draw(st.sampled_from([u for u in SCALARS if not (u.is_bool and t.is_bool)]))
-        return ir.Cast(t, draw(any_expr(source, sub)), draw(st.booleans()))
+        return ir.Cast(t, sub(source, d), draw(st.booleans()))
     if kind == "select":
-        return ir.Select(draw(any_expr(BOOL, sub)), draw(any_expr(t, sub)), draw(any_expr(t, sub)))
+        return ir.Select(sub(BOOL, d), sub(t, d), sub(t, d))
     if kind == "load":
-        return ir.Load(ir.Var("buf", PTR), draw(any_expr(ir.S64, sub)), t if not t.is_bool else ir.U8,
+        return ir.Load(ir.Var("buf", PTR), sub(ir.S64, d), t if not t.is_bool else ir.U8,
                        draw(st.one_of(st.none(), st.integers(1, 8)))) if not t.is_bool else ir.BoolImm(True)
     if kind == "compare":
         u = draw(st.sampled_from(SCALARS))
-        return ir.Binary(draw(st.sampled_from(COMPARE)), draw(any_expr(u, sub)), draw(any_expr(u, sub)))
+        return ir.Binary(draw(st.sampled_from(COMPARE)), sub(u, d), sub(u, d))
     if kind == "logic":
-        return ir.Binary(draw(st.sampled_from(("land", "lor"))), draw(any_expr(BOOL, sub)), draw(any_expr(BOOL, sub)))
+        return ir.Binary(draw(st.sampled_from(("land", "lor"))), sub(BOOL, d), sub(BOOL, d))
     if kind == "not":
-        return ir.Unary("not", draw(any_expr(BOOL, sub)))
+        return ir.Unary("not", sub(BOOL, d))
     if kind == "int_binary":
-        return ir.Binary(draw(st.sampled_from(INT_BINARY)), draw(any_expr(t, sub)), draw(any_expr(t, sub)))
+        return ir.Binary(draw(st.sampled_from(INT_BINARY)), sub(t, d), sub(t, d))
     if kind == "shift":
-        return ir.Binary(draw(st.sampled_from(("shl", "shr"))), draw(any_expr(t, sub)),
-                         draw(any_expr(draw(st.sampled_from(INT_TYPES)), sub)))
+        return ir.Binary(draw(st.sampled_from(("shl", "shr"))), sub(t, d),
+                         sub(draw(st.sampled_from(INT_TYPES)), d))
     if kind in ("neg", "bitnot"):
-        return ir.Unary(kind, draw(any_expr(t, sub)))
+        return ir.Unary(kind, sub(t, d))
     if kind == "ternary":
-        return ir.Ternary(draw(st.sampled_from(("add3", "mad"))), *(draw(any_expr(t, sub)) for _ in range(3)))
+        return ir.Ternary(draw(st.sampled_from(("add3", "mad"))), *(sub(t, d) for _ in range(3)))
     if kind == "mad":
-        return ir.Ternary("mad", *(draw(any_expr(t, sub)) for _ in range(3)))
+        return ir.Ternary("mad", *(sub(t, d) for _ in range(3)))
     # float_binary
     op = draw(st.sampled_from(("add", "sub", "mul", "div", "min", "max")))
-    return ir.Binary(op, draw(any_expr(t, sub)), draw(any_expr(t, sub)))
+    return ir.Binary(op, sub(t, d), sub(t, d))
 
 
 @st.composite
@@ -187,20 +200,27 @@ def _funcs():
     )
 
 
-def _pointer(draw, depth):
-    return ir.Ptr(ir.Var(draw(st.sampled_from(("a_grf", "b_grf", "mem"))), PTR), draw(any_expr(ir.S32, depth)))
-
-
 @st.composite
-def any_stmt(draw, depth: int = 2) -> ir.Stmt:
+def any_stmt(draw, depth: int = 2, scope: tuple[ir.Var, ...] = ()) -> ir.Stmt:
+    """Statements of every kind; let and loop variables reuse `BINDER_NAMES` with any type
+    (sibling and nested scopes, shadowing) and are used inside their scopes."""
     kinds = ["store", "call"] + (["let", "for", "if", "seq", "alloc"] if depth > 0 else [])
     kind = draw(st.sampled_from(kinds))
     sub = depth - 1
+
+    def expression(t: Type, d: int = 1) -> ir.Expr:
+        return draw(any_expr(t, d, scope))
+
+    def body(var: ir.Var) -> ir.Stmt:
+        return draw(any_stmt(sub, tuple(v for v in scope if v.name != var.name) + (var,)))
+
     if kind == "store":
-        value = draw(vector_or_scalar_expr(1))
-        lanes = value.type.lanes
-        mask = draw(st.one_of(st.none(), any_expr(BOOL.with_lanes(lanes), 1)))
-        return ir.Store(ir.Var("a_grf", PTR), draw(any_expr(ir.S32, 1)), value,
+        t = draw(st.sampled_from(SCALARS))
+        if draw(st.booleans()):
+            t = t.with_lanes(draw(st.sampled_from((2, 4, 8))))
+        value = expression(t)
+        mask = draw(st.one_of(st.none(), any_expr(BOOL.with_lanes(t.lanes), 1, scope)))
+        return ir.Store(ir.Var("a_grf", PTR), expression(ir.S32), value,
                         draw(st.one_of(st.none(), st.integers(1, 16))), mask)
     if kind == "call":
         func = draw(_funcs())
@@ -209,24 +229,23 @@ def any_stmt(draw, depth: int = 2) -> ir.Stmt:
             if name.endswith("?") and draw(st.booleans()):
                 args.append(None)
             elif name.rstrip("?") in ("mask",):
-                args.append(draw(any_expr(BOOL, 1)))
+                args.append(expression(BOOL))
             else:
-                args.append(_pointer(draw, 1))
+                args.append(ir.Ptr(ir.Var(draw(st.sampled_from(("a_grf", "b_grf", "mem"))), PTR), expression(ir.S32)))
         return ir.Call(func, tuple(args))
     if kind == "let":
-        t = draw(st.sampled_from(SCALARS))
-        name = f"l_{t.kind}_{draw(st.integers(0, 1))}"
-        value = draw(st.one_of(st.none(), any_expr(t, 1)))
-        return ir.Let(ir.Var(name, t), value, draw(any_stmt(sub)))
+        var = ir.Var(draw(st.sampled_from(BINDER_NAMES)), draw(st.sampled_from(SCALARS)))
+        value = draw(st.one_of(st.none(), any_expr(var.type, 1, scope)))
+        return ir.Let(var, value, body(var))
     if kind == "for":
-        t = draw(st.sampled_from((ir.S32, ir.U32, ir.S64)))
-        loop_var = ir.Var(f"i_{t.kind}", t)
-        return ir.For(loop_var, draw(any_expr(t, 1)), draw(any_expr(t, 1)), draw(any_stmt(sub)),
-                      draw(st.sampled_from((1, 0, 2, 4))))
+        t = draw(st.sampled_from((ir.S32, ir.U32, ir.S64, ir.U8)))
+        var = ir.Var(draw(st.sampled_from(BINDER_NAMES)), t)
+        return ir.For(var, expression(t), expression(t), body(var), draw(st.sampled_from((1, 0, 2, 4))))
     if kind == "if":
-        return ir.IfThenElse(draw(any_expr(BOOL, 1)), draw(any_stmt(sub)), draw(st.one_of(st.none(), any_stmt(sub))))
+        return ir.IfThenElse(expression(BOOL), draw(any_stmt(sub, scope)),
+                             draw(st.one_of(st.none(), any_stmt(sub, scope))))
     if kind == "alloc":
         return ir.Alloc(ir.Var(draw(st.sampled_from(("a_grf", "b_grf"))), PTR), draw(st.integers(1, 4096)),
-                        draw(st.sampled_from(("grf", "slm", "global"))), draw(any_stmt(sub)))
-    items = draw(st.lists(any_stmt(sub), min_size=0, max_size=4))
+                        draw(st.sampled_from(("grf", "slm", "global"))), draw(any_stmt(sub, scope)))
+    items = draw(st.lists(any_stmt(sub, scope), min_size=0, max_size=4))
     return ir.seq(*items) if items else ir.Seq(())

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from xegen import EvaluationError, ir
+from xegen.ir.memory import UnfencedSlmWriteError
 
 RNG = np.random.default_rng(7)
 
@@ -171,12 +172,21 @@ SLM_EXCHANGE = """
 """
 
 
-@pytest.mark.parametrize("sync", ["barrier();", "fence<space=slm>();\nsignal();\nwait();"])
+@pytest.mark.parametrize("sync", ["fence<space=slm>();\nbarrier();", "fence<space=slm>();\nsignal();\nwait();"])
 def test_slm_is_shared_within_a_group_after_a_barrier(sync):
     out = np.zeros(8, np.int32)
     run(SLM_EXCHANGE.replace("{sync}", sync), threads=8, groups=np.arange(8) // 4,
         tid=np.arange(8, dtype=np.int32), OUT=out)
     assert out.tolist() == [1, 2, 3, 0, 5, 6, 7, 4]
+
+
+@pytest.mark.parametrize("sync", ["barrier();", "fence<space=global>();\nbarrier();",
+                                  "signal();\nfence<space=slm>();\nwait();"])
+def test_an_slm_write_not_fenced_before_the_signal_that_publishes_it_is_reported(sync):
+    message = "thread 0 reads byte 4 of 'buf'.*thread 1 wrote without an SLM fence"
+    with pytest.raises(UnfencedSlmWriteError, match=message):
+        run(SLM_EXCHANGE.replace("{sync}", sync), threads=8, groups=np.arange(8) // 4,
+            tid=np.arange(8, dtype=np.int32), OUT=np.zeros(8, np.int32))
 
 
 def test_missing_barrier_is_reported_as_an_slm_race():
@@ -186,7 +196,7 @@ def test_missing_barrier_is_reported_as_an_slm_race():
 
 
 def test_write_after_read_without_barrier_is_a_race():
-    text = SLM_EXCHANGE.replace("{sync}", "barrier();") + "buf[tid % 4 * 4] = 0;"
+    text = SLM_EXCHANGE.replace("{sync}", "fence<space=slm>();\nbarrier();") + "buf[tid % 4 * 4] = 0;"
     with pytest.raises(ir.SlmRaceError, match="writes byte"):
         run(text, threads=4, tid=np.arange(4, dtype=np.int32), OUT=np.zeros(4, np.int32))
     run(text.replace("buf[tid % 4 * 4] = 0;", "barrier();\nbuf[tid % 4 * 4] = 0;"),

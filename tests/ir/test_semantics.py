@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import struct
 from fractions import Fraction
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xegen import ir
+from xegen import EvaluationError, ir
 from xegen.ir import semantics
 from xegen.ir.types import INT_TYPES, S32, U32
 
@@ -89,24 +90,9 @@ def struct_round(value: float, code: str) -> float:
 
 def bf16_exact(value: float) -> float:
     """Round to bf16 with exact rational arithmetic: nearest, ties to even."""
-    if value != value or value in (float("inf"), float("-inf")) or value == 0:
+    if not math.isfinite(value) or value == 0:
         return value
-    x = Fraction(value)
-    sign = -1 if x < 0 else 1
-    x = abs(x)
-    exponent = max(x.numerator.bit_length() - x.denominator.bit_length(), -126)
-    while Fraction(2) ** exponent > x and exponent > -126:
-        exponent -= 1
-    while Fraction(2) ** (exponent + 1) <= x:
-        exponent += 1
-    ulp = Fraction(2) ** (exponent - 7)
-    quotient, remainder = divmod(x, ulp)
-    if remainder * 2 > ulp or (remainder * 2 == ulp and quotient % 2 == 1):
-        quotient += 1
-    result = sign * quotient * ulp
-    if abs(result) >= Fraction(2) ** 128:
-        return sign * float("inf")
-    return float(result)
+    return oracle.round_exact(Fraction(value), "bf16")
 
 
 @settings(max_examples=400, deadline=None)
@@ -134,20 +120,91 @@ def test_f16_and_bf16_arithmetic_round_once(a, b):
             assert got_mul == expected_mul
 
 
-def test_float_min_max_ignore_nan_and_mad_is_fused():
+def test_float_min_max_ignore_nan():
     assert scalar("min(nan, 2.0)") == 2.0
     assert scalar("max(1.0, nan)") == 1.0
-    # 1 + 2^-24 is not an f32, but (1 + 2^-12)^2 - 1 has the 2^-24 term only when fused
-    e = ir.mad(ir.FloatImm(-1.0), ir.FloatImm(1 + 2**-12), ir.FloatImm(1 + 2**-12))
-    assert ir.evaluate(e).item() == 2**-11 + 2**-24
+
+
+def mad_value(a: float, b: float, c: float, t: ir.Type) -> float:
+    e = ir.Ternary("mad", ir.FloatImm(a, t), ir.FloatImm(b, t), ir.FloatImm(c, t))
+    return ir.evaluate(e).item()
+
+
+def exact_mad(a: float, b: float, c: float, t: ir.Type) -> float:
+    return oracle.round_exact(Fraction(a) + Fraction(b) * Fraction(c), t.kind)
+
+
+F32_MAX = float((2 - Fraction(1, 2**23)) * 2**127)
+BF16_MAX = float((2 - Fraction(1, 2**7)) * 2**127)
+
+# (a, b, c, type, a + b*c rounded once, worked out by hand): ties of b*c broken by a tiny a,
+# sums that an f64 rounding would put exactly on a tie, both signs, subnormals, overflow.
+FUSED_CASES = [
+    # 2^24+2 + (1+2^-23)(1-2^-23) = 2^24+3 - 2^-46: just below the tie 2^24+3, so down to 2^24+2
+    (2.0**24 + 2, 1 + 2.0**-23, 1 - 2.0**-23, ir.F32, 2.0**24 + 2),
+    # 2^24+2 - (1+2^-23)(1-2^-23) = 2^24+1 + 2^-46: just above the tie 2^24+1, so up to 2^24+2
+    (2.0**24 + 2, -(1 + 2.0**-23), 1 - 2.0**-23, ir.F32, 2.0**24 + 2),
+    (-(2.0**24 + 2), 1 + 2.0**-23, -(1 - 2.0**-23), ir.F32, -(2.0**24 + 2)),
+    # 1 + 1.0003452 * 5.9584075e-08 = 1 + 2^-24 + 4e-18 (in f32): above the tie, so 1 + 2^-23
+    (1.0, float(np.float32(1.0003452)), float(np.float32(5.9584075e-08)), ir.F32, 1 + 2.0**-23),
+    # (1 + 2^-12)^2 - 1 = 2^-11 + 2^-24 exactly (unfused: 2^-11)
+    (-1.0, 1 + 2.0**-12, 1 + 2.0**-12, ir.F32, 2.0**-11 + 2.0**-24),
+    # 18631 * 1801*2^103 = 2^128 - 2^103, the tie between the largest f32 and 2^128: a tiny
+    # negative a keeps the largest f32; a tiny positive one (or none: ties to even) overflows
+    (-(2.0**-149), 18631.0, 1801 * 2.0**103, ir.F32, F32_MAX),
+    (2.0**-149, 18631.0, 1801 * 2.0**103, ir.F32, math.inf),
+    (0.0, 18631.0, 1801 * 2.0**103, ir.F32, math.inf),
+    (2.0**-149, -18631.0, 1801 * 2.0**103, ir.F32, -F32_MAX),
+    # subnormals: 2^-126 * 2^-24 (1 + 2^-23) = 2^-150 + 2^-173, above half the smallest subnormal
+    (0.0, 2.0**-126, 2.0**-24 * (1 + 2.0**-23), ir.F32, 2.0**-149),
+    (0.0, 2.0**-126, 2.0**-24, ir.F32, 0.0),  # exactly half of it: ties to even, zero
+    (-(2.0**-149), 2.0**-126, 2.0**-24 * (1 + 2.0**-23), ir.F32, -0.0),  # 2^-173 - 2^-150
+    # bf16: -1.59375 * 7516192768 = -11979243520 is a tie between two bf16 values; the tiny
+    # negative a breaks it away from the even one (-11945377792) to -12012486656
+    (-2.971649718878743e-35, -1.59375, 7516192768.0, ir.BF16, -12012486656.0),
+    (2.971649718878743e-35, -1.59375, 7516192768.0, ir.BF16, -11945377792.0),
+    # 7 * 73*2^119 = 2^128 - 2^119, the tie between the largest bf16 and 2^128
+    (-(2.0**-133), 7.0, 73 * 2.0**119, ir.BF16, BF16_MAX),
+    (2.0**-133, 7.0, 73 * 2.0**119, ir.BF16, math.inf),
+    # f16: 63 * 1040 = 65520, the tie between 65504 and 2^16
+    (-(2.0**-24), 63.0, 1040.0, ir.F16, 65504.0),
+    (2.0**-24, 63.0, 1040.0, ir.F16, math.inf),
+    (2.0**-24, -63.0, -1040.0, ir.F16, math.inf),
+    (0.0, 2.0**-14, 3 * 2.0**-11, ir.F16, 2.0**-23),  # 1.5 * 2^-24 ties to the even 2 * 2^-24
+]
+
+
+@pytest.mark.parametrize("a, b, c, t, expected", FUSED_CASES)
+def test_float_mad_is_rounded_once(a, b, c, t, expected):
+    assert exact_mad(a, b, c, t) == expected  # the hand-worked value is the exact rounding
+    got = mad_value(a, b, c, t)
+    assert got == expected and math.copysign(1, got) == math.copysign(1, expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from((ir.F16, ir.BF16, ir.F32)), st.lists(st.floats(width=32, allow_nan=False), min_size=3, max_size=3),
+       st.lists(st.integers(-40, 40), min_size=3, max_size=3))
+def test_float_mad_matches_exact_rounding(t, values, scales):
+    a, b, c = (semantics.round_float(v * 2.0**k, t) for v, k in zip(values, scales))
+    if not all(math.isfinite(v) for v in (a, b, c)):
+        return
+    expected = exact_mad(a, b, c, t)
+    got = mad_value(a, b, c, t)
+    assert got == expected or (got == 0 and expected == 0), (a, b, c, t)
+
+
+def test_f64_mad_rounds_the_product_first():
+    # (1 + 2^-52)(1 - 2^-52) = 1 - 2^-104 rounds to 1.0 in f64; minus 1 that is 0 (fused: -2^-104)
+    assert mad_value(-1.0, 1 + 2.0**-52, 1 - 2.0**-52, ir.F64) == 0.0
 
 
 def test_large_integers_convert_to_narrow_floats_with_one_rounding():
-    # 2^60 + 2^52 + 1 lies just above a bf16 tie: exact rounding goes up, rounding via f64 would tie to even
+    # 2^60 + 2^52 + 1 lies just above a bf16 tie (2^60 + 2^52): one rounding goes up to
+    # 2^60 + 2^53; rounding through f64 first would land on the tie and go to the even 2^60
     value = (1 << 60) + (1 << 52) + 1
     got = ir.evaluate(ir.Cast(ir.BF16, ir.IntImm(value, ir.S64))).item()
-    assert got == bf16_exact(float(Fraction(value))) or got == float((1 << 60) + (1 << 53))
-    assert got == float((1 << 60) + (1 << 53))
+    assert got == oracle.round_exact(Fraction(value), "bf16") == float((1 << 60) + (1 << 53))
+    assert ir.const(value, ir.BF16).value == float((1 << 60) + (1 << 53))  # so does a literal
 
 
 def test_vectors_evaluate_lane_by_lane():
@@ -159,10 +216,39 @@ def test_vectors_evaluate_lane_by_lane():
 
 
 def test_unbound_and_out_of_range_variables_are_errors():
-    with pytest.raises(ir.IRTypeError if False else Exception, match="has no value"):
+    with pytest.raises(EvaluationError, match="variable 'a' has no value"):
         ir.evaluate(ir.parse_expr("a + 1"))
-    with pytest.raises(Exception, match="does not fit u32"):
+    with pytest.raises(EvaluationError, match=r"a = -1 does not fit u32 \[0, 4294967295\]"):
         ir.evaluate(ir.parse_expr("a:u32 + 1:u32"), {"a": -1})
+
+
+@pytest.mark.parametrize("binding, t, words", [
+    (np.array([3, 300]), "u8", r"x = 300 does not fit u8 \[0, 255\]"),
+    (np.array([-129, 5], np.int64), "s8", r"x = -129 does not fit s8"),
+    (np.array([1.0, 1.7]), "u8", r"x = 1.7 is not an integer \(u8\)"),
+    (np.array([np.nan]), "s32", "is not an integer"),
+    (np.array([2**63], np.uint64), "s64", "does not fit s64"),
+    (np.array([0, 1, 5]), "bool", r"x = 5 is not a bool"),
+    (5, "bool", r"x = 5 is not a bool"),
+    (np.array([1, 2]), "s32x4", r"needs 4 lanes"),
+    (1, "ptr", r"'x' is a buffer \(ptr\)"),
+])
+def test_bad_bindings_are_errors_for_arrays_as_for_numbers(binding, t, words):
+    with pytest.raises(EvaluationError, match=words):
+        ir.evaluate(ir.var("x", t), {"x": binding})
+
+
+def test_bindings_that_fit_are_converted():
+    assert ir.evaluate(ir.var("x", "u8"), {"x": np.array([0.0, 255.0])}).tolist() == [0, 255]
+    assert ir.evaluate(ir.var("x", "u64"), {"x": [2**64 - 1]}).tolist() == [2**64 - 1]
+    assert ir.evaluate(ir.var("x", "bool"), {"x": np.array([0, 1])}).tolist() == [False, True]
+    assert ir.evaluate(ir.var("x", "s32x4"), {"x": 7}).tolist() == [7, 7, 7, 7]
+    # an integer beyond f64's 53 bits rounds once to f32, as a cast of it does
+    value = (1 << 60) + (1 << 36) + 1
+    expected = oracle.round_exact(Fraction(value), "f32")
+    assert expected == float((1 << 60) + (1 << 37))
+    assert ir.evaluate(ir.var("x", "f32"), {"x": value}).item() == expected
+    assert ir.evaluate(ir.var("x", "f32"), {"x": np.array([value], np.int64)}).tolist() == [expected]
 
 
 def test_shift_count_of_another_type_uses_low_bits():

@@ -251,6 +251,7 @@ r[0] = broadcast(0, 16);
 if (thread_id0 == 0) {
   send<op=store, kind=block, space=slm, type=s32, count=16>(&totals[0], &r[0], null);
 }
+fence<space=slm>();
 barrier();
 r[0] = broadcast(thread_id0 + 1, 8);
 send<op=atomic, kind=scattered, space=slm, type=s32, count=8, atomic=add>(&totals[0], shuffle<0,1,2,3,4,5,6,7>(0, 4, 8, 12, 0, 4, 8, 12), &r[0], null);

@@ -1,10 +1,13 @@
 """Random small kernels with one loop, for checking that transforms keep the interpreter's results.
 
-Two families:
+Three families:
 
 - `loop_kernels`: an arbitrary mix of global loads (some masked), register arithmetic, integer
   mads, reorders, loop-carried accumulations, invariant statements and global stores, over four
   register buffers;
+- `private_load_kernels`: the same mix, but the registers the global loads fill are private to
+  an iteration (filled before they are read, unused outside the loop), so register double
+  buffering of the loads applies;
 - `staged_kernels`: the shape the convolution builder makes (zero, global loads into a stage
   buffer, optionally SLM stores / fence / barrier / SLM loads of another thread's slice / barrier,
   then arithmetic into accumulators), which multi-buffering applies to.
@@ -116,8 +119,8 @@ def _vec(name: str, word: int) -> ir.Expr:
 
 
 @st.composite
-def _arithmetic(draw, i: Var, lets: list[Var], registers: tuple[str, ...]) -> Stmt:
-    target = draw(st.sampled_from(registers))
+def _arithmetic(draw, i: Var, lets: list[Var], registers: tuple[str, ...], targets: tuple[str, ...] = ()) -> Stmt:
+    target = draw(st.sampled_from(targets or registers))
     a, b = draw(st.sampled_from(registers)), draw(st.sampled_from(registers))
     wa, wb, wt = draw(WORD_OFFSETS), draw(ANY_WORD), draw(WORD_OFFSETS)
     op = draw(st.sampled_from(["add", "sub", "mul", "xor", "min"]))
@@ -132,8 +135,9 @@ def _arithmetic(draw, i: Var, lets: list[Var], registers: tuple[str, ...]) -> St
 
 
 @st.composite
-def _mad(draw, registers: tuple[str, ...]) -> Stmt:
-    dst, src0, src1, src2 = (draw(st.sampled_from(registers)) for _ in range(4))
+def _mad(draw, registers: tuple[str, ...], targets: tuple[str, ...] = ()) -> Stmt:
+    dst = draw(st.sampled_from(targets or registers))
+    src0, src1, src2 = (draw(st.sampled_from(registers)) for _ in range(3))
     exec_size = draw(st.sampled_from([4, 8]))
     stride1, stride2 = draw(st.sampled_from([0, 1, 2])), draw(st.sampled_from([0, 1]))
     func = Mad(exec_size, S32, S32, S32, stride1, stride2)
@@ -142,8 +146,8 @@ def _mad(draw, registers: tuple[str, ...]) -> Stmt:
 
 
 @st.composite
-def _reorder(draw, registers: tuple[str, ...]) -> Stmt:
-    dst, src = draw(st.sampled_from(registers)), draw(st.sampled_from(registers))
+def _reorder(draw, registers: tuple[str, ...], targets: tuple[str, ...] = ()) -> Stmt:
+    dst, src = draw(st.sampled_from(targets or registers)), draw(st.sampled_from(registers))
     rows, cols = draw(st.integers(1, 4)), draw(st.integers(1, 4))
     func = Reorder(S32, S32, rows, cols, 4, 1, 1, rows)  # a transpose of a rows x cols block
     target, source = draw(st.sampled_from([0, 64])), draw(st.sampled_from([0, 32, 64]))
@@ -187,12 +191,63 @@ def loop_kernels(draw) -> Kernel:
         else:  # the same value every iteration
             stmts.append(store(buffer(draw(st.sampled_from(registers))), draw(WORD_OFFSETS) * 4,
                                ir.Broadcast(TID * 7 + draw(st.integers(0, 99)), 8)))
+    return _loop_kernel(draw, For(i, const(start), const(start + trips), _with_lets(lets, stmts)), registers)
+
+
+@st.composite
+def private_load_kernels(draw) -> Kernel:
+    """Global loads fill r0 (and maybe r1) completely, after zeroing it when a load is masked,
+    before any statement reads it; the rest of the body writes only the accumulators r2 and r3,
+    which the prologue and epilogue use (see the module docstring)."""
+    i = Var("i")
+    start = draw(st.integers(-3, 2))
+    trips = draw(st.integers(0, 6))
+    lets = [(Var("v0"), (i + 3) * draw(st.integers(1, 5)) + TID)]
+    let_vars = [v for v, _ in lets]
+    carried = ("r2", "r3")
+    staged = draw(st.sampled_from([("r0",), ("r0", "r1")]))
+    stmts: list[Stmt] = []
+    for name in staged:
+        loads = [draw(_filling_load(i, let_vars[0], name, word)) for word in range(0, REGISTER_BYTES // 4, 8)]
+        if any(load.args[2] is not None for load in loads):  # a masked load keeps the old bytes: zero first
+            stmts += [store(buffer(name), word * 4, ir.Broadcast(const(0), 8)) for word in range(0, 32, 8)]
+        stmts += loads
+    readable = staged + carried
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(["arith", "mad", "reorder", "store"]))
+        if kind == "arith":
+            stmts.append(draw(_arithmetic(i, let_vars, readable, carried)))
+        elif kind == "mad":
+            stmts.append(draw(_mad(readable, carried)))
+        elif kind == "reorder":
+            stmts.append(draw(_reorder(readable, carried)))
+        else:
+            stmts.append(draw(_global_store(i, readable)))
+    return _loop_kernel(draw, For(i, const(start), const(start + trips), _with_lets(lets, stmts)), carried)
+
+
+def _with_lets(lets: list[tuple[Var, ir.Expr]], stmts: list[Stmt]) -> Stmt:
     body: Stmt = seq(*stmts)
     for var, value in reversed(lets):
         body = Let(var, value, body)
-    loop = For(i, const(start), const(start + trips), body)
-    kernel = seq(*_prologue(registers), loop, *_epilogue(registers))
-    return Kernel(_wrap(kernel, registers), draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from([1, 2])))
+    return body
+
+
+def _loop_kernel(draw, loop: For, kept: tuple[str, ...]) -> Kernel:
+    """The loop between a prologue that fills the registers `kept` and an epilogue that stores them,
+    run by 1, 2 or 4 threads per group in 1 or 2 groups."""
+    kernel = seq(*_prologue(kept), loop, *_epilogue(kept))
+    return Kernel(_wrap(kernel, REGISTERS), draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from([1, 2])))
+
+
+@st.composite
+def _filling_load(draw, i: Var, let: Var, target: str, word: int) -> Stmt:
+    """Eight words from global memory into `target` at `word` (i >= -3, so the index is >= 0)."""
+    index = ((i + 3) * draw(st.integers(1, 40)) + TID * 3 + GID * 5 + draw(st.integers(0, 30))
+             + (let if draw(st.booleans()) else 0)) % 400
+    mask = draw(st.sampled_from([None, None, (i % 2).eq(0), TID < 2, i < 1]))
+    func = Send("load", "block", "global", S32, 8)
+    return Call(func, (ptr(INP, ir.cast("s32", index) * 4), ptr(buffer(target), word * 4), mask))
 
 
 # The convolution builder's loop shape --------------------------------------------------------------

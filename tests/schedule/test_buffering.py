@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,9 +18,12 @@ from xegen import ir
 from xegen.conv import build_kernel, check_ir, make_problem, random_inputs, run_ir
 from xegen.errors import ConfigError, UnsupportedError
 from xegen.ir import Alloc, Barrier, Call, For, Send, Signal, Wait, walk
-from xegen.schedule import multi_buffer
+from xegen import hw
+from xegen.schedule import Names, innermost_loops, loop_graph, multi_buffer, multi_buffer_graph
 
 from xegen.ir import Fence, Mad, S32, Var, buffer, const, ptr, seq
+from xegen.ir.memory import UnfencedSlmWriteError
+from xegen.schedule import pipeline as linearization
 
 from .bodies import INP, TID, Kernel, _epilogue, _prologue, _wrap, run, staged_kernels
 
@@ -37,6 +41,36 @@ def test_slm_buffering_keeps_results_and_is_race_free(kernel, slm_bufs, gmem_buf
     transformed = multi_buffer(kernel.body, "xehpg", slm_bufs, gmem_bufs, prefetch, unroll, slm_rotation=rotation)
     assert not calls(transformed, Barrier)  # the two barriers became one split barrier per iteration
     assert run(kernel, transformed) == run(kernel)  # the interpreter raises SlmRaceError on a race
+
+
+def any_topological_order(rng):
+    """A stand-in for list scheduling: a random order that keeps only the graph's edges."""
+    def order(successors, costs, priority, position):
+        waiting = {node: 0 for node in successors}
+        for node in successors:
+            for succ, _ in successors[node]:
+                waiting[succ] += 1
+        ready = sorted((n for n, d in waiting.items() if d == 0), key=lambda n: position[n])
+        result = []
+        while ready:
+            node = ready.pop(rng.randrange(len(ready)))
+            result.append(node)
+            for succ, _ in successors[node]:
+                waiting[succ] -= 1
+                if waiting[succ] == 0:
+                    ready.append(succ)
+        return result
+    return order
+
+
+@SETTINGS
+@given(staged_kernels(slm=True), st.sampled_from([2, 3]), st.sampled_from([1, 2]), st.sampled_from([0, 1]),
+       st.randoms(use_true_random=False))
+def test_slm_buffering_is_race_free_in_any_order_its_graph_allows(kernel, slm_bufs, gmem_bufs, prefetch, rng):
+    # the edges the transform states, not the list scheduler's preferences, must keep the threads apart
+    with mock.patch.object(linearization, "list_schedule", any_topological_order(rng)):
+        transformed = multi_buffer(kernel.body, "xehpg", slm_bufs, gmem_bufs, prefetch)
+    assert run(kernel, transformed) == run(kernel)  # SlmRaceError or UnfencedSlmWriteError on a missing edge
 
 
 @SETTINGS
@@ -76,6 +110,25 @@ def test_buffers_are_multiplied_and_the_pipeline_ramps_up_and_down(slm_bufs, gme
     assert run(kernel, transformed) == run(kernel)
 
 
+def test_triple_buffering_edits_the_graph_into_a_split_barrier_pipeline():
+    kernel, _ = _staged(1, 1)
+    loop = innermost_loops(kernel.body)[0]
+    graph = loop_graph(kernel.body, loop, hw.XEHPG, Names(kernel.body))
+    labels = ["g2r_load", "g2s_store", "fence", "barrier", "s2r_load", "barrier", "multiply"]
+    assert [graph.nodes[n]["label"] for n in range(7)] == labels
+    buffered = multi_buffer_graph(graph, 3, 1, 0, 1, "unroll")
+    nodes = [n for n, data in buffered.nodes(data=True) if data["kind"] == "stmt"]
+    labels = ["g2r_load", "g2s_store", "fence", "signal", "wait", "s2r_load", "multiply"]
+    assert [buffered.nodes[n]["label"] for n in nodes] == labels  # the barriers became a split barrier
+    assert [buffered.nodes[n].get("ahead", 0) for n in nodes] == [2, 2, 2, 2, 1, 0, 0]  # iterations ahead
+    assert [buffered.nodes[n].get("rotates", ()) for n in nodes] == [(), ("sh",), (), (), (), ("sh",), ()]
+    assert buffered.graph["copies"] == {"sh": 3} and buffered.graph["unroll"] == 3
+    stated = {(u, v): d["distance"] for u, v, d in buffered.edges(data=True) if "SYNC" in d["kinds"]}
+    assert stated[5, 3] == 2 and stated[4, 1] == 1 and stated[4, 5] == 0  # L(i) -> signal(i+2), wait(j) -> S(j+1)
+    assert not any(r.buffer == "sh" for _, _, d in buffered.edges(data=True) for r in d["reasons"])
+    assert graph.nodes[3]["label"] == "barrier"  # the graph it started from is unchanged
+
+
 def test_slm_copies_can_rotate_by_index_arithmetic_instead_of_unrolling():
     kernel, _ = _staged(1, 1, trips=10)
     transformed = multi_buffer(kernel.body, "xehpg", slm_bufs=3, slm_rotation="index")
@@ -97,19 +150,38 @@ def test_removing_any_one_barrier_wait_makes_the_interpreter_report_a_race(slm_b
     assert waits >= slm_bufs
 
     for victim in range(waits):
-        class DropOneWait(ir.Mutator):
-            seen = 0
-
-            def mutate_Call(self, node):
-                if isinstance(node.func, Wait):
-                    DropOneWait.seen += 1
-                    if DropOneWait.seen - 1 == victim:
-                        return ir.Seq(())
-                return node
-
-        broken = replace(kernel, body=DropOneWait().mutate(kernel.body))
+        broken = replace(kernel, body=_without(kernel.body, Wait, victim))
         with pytest.raises(ir.SlmRaceError, match="SLM race"):
             run_ir(broken, tensors)
+
+
+@pytest.mark.parametrize("slm_bufs", [2, 3])
+def test_removing_any_one_fence_makes_the_interpreter_report_an_unfenced_write(slm_bufs):
+    problem = make_problem("mb1ic16ih6oc32oh6kh3ph1", "FWD_D", "f16")
+    kernel = build_kernel(problem, "xehpg", {"slm": 1, "tg_m": 2, "tg_n": 2, "n_tile": 16, "slm_bufs": slm_bufs})
+    tensors = random_inputs(problem)
+    run_ir(kernel, tensors)  # as scheduled: every SLM store is fenced before the signal that publishes it
+    fences = len(calls(kernel.body, Fence))
+    assert fences >= slm_bufs
+    for victim in range(fences):
+        broken = replace(kernel, body=_without(kernel.body, Fence, victim))
+        with pytest.raises(UnfencedSlmWriteError, match="unfenced SLM write: thread .* without an SLM fence"):
+            run_ir(broken, tensors)
+
+
+def _without(stmt, kind, victim: int):
+    """`stmt` without the `victim`-th call of `kind` (in the text)."""
+    class Drop(ir.Mutator):
+        seen = 0
+
+        def mutate_Call(self, node):
+            if isinstance(node.func, kind):
+                Drop.seen += 1
+                if Drop.seen - 1 == victim:
+                    return ir.Seq(())
+            return node
+
+    return Drop().mutate(stmt)
 
 
 def test_slm_buffering_needs_the_barrier_pattern():

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import asdict
 
 import pytest
 
-from xegen import cli, hw
+from xegen import cli, hw, pipeline
+from xegen.conv import build_kernel, make_problem
+from xegen.emit.lower import RegisterAllocationError
 from xegen.errors import Error
 from xegen.ir import Call, For, S32, Send, Var, buffer, const, load, ptr, seq, store
 from xegen.schedule import GraphDump, Names, build_graph, flatten_loop, to_dot
@@ -88,4 +91,24 @@ def test_conv_dump_graph_in_batch_mode_uses_one_directory_per_descriptor(tmp_pat
     status = cli.main(["conv", "--batch", str(batch), "--dt=f32", "--dump-graph", str(tmp_path / "out")])
     assert status == 0
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["000", "001"]
-    assert list((tmp_path / "out" / "000").glob("*-00-loop.dot"))  # f32 mad: single-buffered, one picture
+    for folder in ("000", "001"):  # f32 mad, single-buffered: hoisting is tried all the same
+        assert list((tmp_path / "out" / folder).glob("*-00-hoist-before.dot"))
+
+
+def test_a_configuration_given_up_for_the_registers_leaves_no_graphs(tmp_path, monkeypatch):
+    attempts = []
+
+    def fits_the_fourth_time(spec, hw, trace=None):  # the register allocator, as if three did not fit
+        attempts.append(spec)
+        if len(attempts) <= 3:
+            raise RegisterAllocationError("kernel needs 130 GRFs, has 128", 130 * 32, 128 * 32)
+        return "compiled"
+
+    monkeypatch.setattr(pipeline, "compile_kernel", fits_the_fourth_time)
+    problem = make_problem("mb1ic16ih6oc32oh6kh3ph1", "FWD_B", "f16")
+    compilation = pipeline.compile_problem(problem, "xehpg", {"slm": 1, "tg_m": 2, "tg_n": 2}, optimize=False,
+                                           dump_graph=tmp_path / "compiled")
+    assert len(compilation.fallbacks) == 3
+    build_kernel(problem, "xehpg", asdict(compilation.config), dump_graph=tmp_path / "alone")
+    alone = {p.name: p.read_text() for p in (tmp_path / "alone").iterdir()}
+    assert alone and {p.name: p.read_text() for p in (tmp_path / "compiled").iterdir()} == alone

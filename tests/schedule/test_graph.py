@@ -5,12 +5,17 @@ from the layouts in xegen/ir/funcs.py."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from xegen import hw, ir
 from xegen.errors import UnsupportedError
 from xegen.ir import Barrier, Call, Fence, For, Let, Mad, Reorder, S32, Send, Var, buffer, const, load, ptr, seq, store
-from xegen.schedule import BufferTable, Names, build_graph, flatten_loop
+from xegen.schedule import BufferTable, LoopBody, Names, build_graph, flatten_loop, innermost_loops
+from xegen.schedule.graph import give_copies, restructure
 from xegen.schedule.access import accesses, static_bytes
+
+from .bodies import loop_kernels, staged_kernels
 
 I = Var("i")
 R0, R1, R2, R3, SH, SRC = (buffer(n) for n in ("r0", "r1", "r2", "r3", "sh", "src"))
@@ -23,7 +28,10 @@ def graph_of(*stmts, lets=(), kinds=KINDS, copies=None):
         body = Let(var, value, body)
     loop = For(I, const(0), const(4), body)
     flat = flatten_loop(loop, Names(loop))
-    return flat, build_graph(flat, hw.XEHPG, kinds, copies=copies)
+    graph = build_graph(flat, hw.XEHPG, kinds)
+    for name, count in (copies or {}).items():
+        graph = give_copies(graph, name, count)
+    return flat, graph
 
 
 def edges(graph):
@@ -141,3 +149,37 @@ def test_graph_is_deterministic():
     body = [load_global(R0, 0), store(R1, 0, load(R0, 0, "s32x8")), Call(Barrier())]
     first, second = graph_of(*body)[1], graph_of(*body)[1]
     assert list(first.edges(data=True)) == list(second.edges(data=True))
+
+
+# Edits ------------------------------------------------------------------------------------------
+
+def _comparable(graph):
+    """Nodes and edges with every attribute that matters (the footprints follow from the statements)."""
+    nodes = {n: (d["kind"], d["label"], d.get("stmt"), d.get("var")) for n, d in graph.nodes(data=True)}
+    return nodes, {(u, v): d["reasons"] for u, v, d in graph.edges(data=True)}
+
+
+def _removable(stmt, kinds):
+    """Whether removing `stmt` keeps what synchronization orders: it writes no global buffer and
+    touches no SLM (a transform removes statements of neither kind)."""
+    return not any(kinds.get(a.buffer.name, "global") == "slm" or
+                   (a.write and kinds.get(a.buffer.name, "global") == "global") for a in accesses(stmt))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(loop_kernels(), staged_kernels()), st.data())
+def test_inserting_and_removing_statements_gives_the_graph_built_from_scratch(kernel, data):
+    loop = innermost_loops(kernel.body)[0]
+    flat = flatten_loop(loop, Names(kernel.body))
+    kinds = BufferTable.of(kernel.body).kinds
+    graph = build_graph(flat, hw.XEHPG, kinds)
+    ids = list(range(len(flat.stmts)))
+    removable = [i for i in ids if _removable(flat.stmts[i], kinds)]
+    removed = set(data.draw(st.lists(st.sampled_from(removable), unique=True))) if removable else set()
+    order: list = [i for i in ids if i not in removed]
+    for copy in data.draw(st.lists(st.sampled_from(ids), max_size=3)):  # a statement again, anywhere
+        order.insert(data.draw(st.integers(0, len(order))), flat.stmts[copy])
+    edited = restructure(graph, order)
+    statements = tuple(flat.stmts[entry] if isinstance(entry, int) else entry for entry in order)
+    rebuilt = build_graph(LoopBody(flat.var, flat.init, flat.bound, flat.lets, statements), hw.XEHPG, kinds)
+    assert _comparable(edited) == _comparable(rebuilt)

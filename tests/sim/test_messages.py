@@ -96,6 +96,24 @@ def test_lsc_transposed_block_load_and_store(hw):
     np.testing.assert_array_equal(out[:THREADS * count], data[:THREADS * count])
 
 
+@pytest.mark.parametrize("hw", ["dg2", "pvc"])
+def test_lsc_transposed_load_leaves_the_rest_of_its_last_register_undefined(hw):
+    # d32x3t fills 12 bytes; the register's other bytes are not the old ones (the simulator
+    # makes them 0xA5), so a kernel that kept data there fails in the simulator
+    memory = DeviceMemory()
+    data = np.arange(64, dtype=np.uint32) + 100
+    src = mapped(memory, data)
+    grf = 64 if hw == "pvc" else 32
+    load = lsc_desc(0, vector=2, transpose=True, mlen=1, rlen=1)
+    offsets = np.arange(THREADS, dtype=np.uint64) * 12
+    run = execute(f"(W) send.ugm (1|M0) r40 r10 null:0 0x0 0x{load:08X} {{$1}}\nsync.allwr null", hw,
+                  inputs={10: (src + offsets)[:, None], 40: np.full(grf // 4, 7, np.uint32)}, memory=memory)
+    words = run.read(40, np.uint32, grf // 4)
+    for t in range(THREADS):
+        assert words[t, :3].tolist() == data[3 * t:3 * t + 3].tolist()
+    assert (words[:, 3:] == 0xA5A5A5A5).all()
+
+
 def test_lsc_d16u32_loads_zero_extend_into_dwords():
     memory = DeviceMemory()
     halves = np.arange(0x8000, 0x8000 + 256, dtype=np.uint16)

@@ -11,7 +11,7 @@ from ..ir.printer import format_float
 from ..ir.semantics import scalar_value
 from ..ir.types import Type
 
-_VAR = re.compile(r"^(?P<name>[A-Za-z_]\w*)(?::(?P<type>\w+))?=(?P<value>.+)$")
+_VAR = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z_0-9]*)(?::(?P<type>\w+))?=(?P<value>.+)$")
 
 
 def parse_binding(text: str) -> tuple[str, Type | None, int | float | bool]:
@@ -45,11 +45,28 @@ def format_value(value, t: Type) -> str:
     return str(value)
 
 
+def bindings_of(texts: list[str]) -> tuple[dict[str, Type], dict[str, int | float | bool]]:
+    """The types and values of `--var` options; a name may be bound once."""
+    types: dict[str, Type] = {}
+    values: dict[str, int | float | bool] = {}
+    for text in texts:
+        name, t, value = parse_binding(text)
+        if name in values:
+            raise Error(f"--var {name} is given twice")
+        if t is not None and t.is_ptr:
+            raise Error(f"--var {name}: a ptr (buffer) variable has no value here")
+        values[name] = value
+        if t is not None:
+            types[name] = t
+    return types, values
+
+
 def run(args: argparse.Namespace) -> int:
-    bindings = [parse_binding(text) for text in args.var]
-    types = {name: t for name, t, _ in bindings if t is not None}
+    types, values = bindings_of(args.var)
     expression = parse_expr(args.expr, types)
-    result = evaluate(expression, {name: value for name, _, value in bindings})
+    if expression.type.is_ptr:
+        raise Error(f"'{args.expr}' is a buffer (ptr): it has no value")
+    result = evaluate(expression, values)
     if args.show_ir:
         print(f"{format_expr(expression)}  : {expression.type}")
     print(format_value(scalar_value(result, expression.type), expression.type))
@@ -61,11 +78,13 @@ def register(subparsers) -> None:
         "eval",
         help="evaluate an expression with xegen's reference semantics",
         description="Evaluate a C expression with Xe integer semantics (wrap-around at the type width, "
-                    "truncating / and %%, masked shift counts). Variables are s32 unless typed.",
+                    "truncating / and %, masked shift counts). Variables are s32 unless typed.",
         epilog='example: xegen eval "2*(a+b) - a" --var a=3 --var b=4',
     )
     parser.add_argument("expr", metavar="EXPR", help="the expression, e.g. '(u32)x >> 3' or 'x:u16 * 3'")
     parser.add_argument("--var", action="append", default=[], metavar="NAME[:TYPE]=VALUE",
-                        help="bind a variable (repeatable); TYPE is s32 unless given, e.g. --var x:u8=200")
+                        help="bind a variable (once per name; repeat for more names); TYPE is s32 unless "
+                             "given, e.g. --var x:u8=200; a bool takes true, false, 0 or 1, and a vector "
+                             "variable gets VALUE in every lane")
     parser.add_argument("--show-ir", action="store_true", help="also print the parsed IR and its type")
     parser.set_defaults(run=run)

@@ -96,12 +96,16 @@ def schedule_options(plan: KernelPlan) -> ScheduleOptions:
 
 
 def kernel_from_plan(plan: KernelPlan, dump_graph: str | Path | None = None) -> Kernel:
-    return kernel_record(plan, schedule_body(plan, build_body(plan), dump_graph))
+    return kernel_record(plan, schedule_body(plan, build_body(plan), graph_dump(plan, dump_graph)))
 
 
-def schedule_body(plan: KernelPlan, body: Stmt, dump_graph: str | Path | None = None) -> Stmt:
+def graph_dump(plan: KernelPlan, directory: str | Path | None) -> GraphDump | None:
+    """Where the scheduler draws the K loop's graphs (`<kernel>-NN-<transform>-before.dot`, ...)."""
+    return None if directory is None else GraphDump(directory, f"{kernel_name(plan.gemm.problem, plan.hw)}-")
+
+
+def schedule_body(plan: KernelPlan, body: Stmt, dump: GraphDump | None = None) -> Stmt:
     """The builder's `body` with its K loop scheduled as the plan's configuration says."""
-    dump = GraphDump(dump_graph, f"{kernel_name(plan.gemm.problem, plan.hw)}-") if dump_graph is not None else None
     return schedule(body, plan.hw, schedule_options(plan), dump)
 
 

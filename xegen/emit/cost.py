@@ -6,10 +6,15 @@ Each executed instruction costs, on the EU that runs it:
   times that);
 - systolic (XMX) time for dpas: its multiply-adds / `fma_per_clock_per_eu` of its data type;
 - load/store time for sends: the bytes the message moves / `load_store_bytes_per_clock`.
-Threads fill every EU and the pipes overlap perfectly, so the device time is the busiest of the
-four resources summed over all threads, divided by the EU count.  It is a resource bound — the
-fastest the code could go — not a simulation of latencies; the same model applied to two binaries
-says which one asks less of the hardware.  All rates come from `xegen/hw.py`.
+The pipes overlap perfectly, so an EU is busy for its busiest resource.  A thread runs on one EU
+and the threads of a thread group on the EUs of one subslice (`hw.eus_per_subslice`), groups
+spread evenly over the subslices; the device is done when the EU with the most threads is, so
+the device time is the busiest resource summed over all threads, times the share of the threads
+that EU runs.  With threads enough to fill the device that is the sum over all EUs; a kernel of
+two threads takes as long as one thread's work.  It is a resource bound — the fastest the code
+could go — not a simulation of latencies (which few threads per EU do not hide); the same model
+applied to two binaries says which one asks less of the hardware.  All rates come from
+`xegen/hw.py`.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ class Cycles:
     alu: float
     xmx: float
     load_store: float
-    eu_count: int
+    parallel_eus: float  # threads / the most threads one EU runs: how many EUs' worth the work spreads over
 
     @property
     def bound(self) -> str:
@@ -41,8 +46,8 @@ class Cycles:
 
     @property
     def device(self) -> float:
-        """Modeled device cycles: the busiest resource over all EUs."""
-        return max(self.issue, self.alu, self.xmx, self.load_store) / self.eu_count
+        """Modeled device cycles: the busiest resource of the busiest EU."""
+        return max(self.issue, self.alu, self.xmx, self.load_store) / self.parallel_eus
 
     def as_dict(self) -> dict:
         return {"issue": self.issue, "alu": self.alu, "xmx": self.xmx, "load_store": self.load_store,
@@ -75,10 +80,27 @@ def instruction_cost(inst: Instruction, hw: hwlib.Platform) -> tuple[float, floa
     return alu, 0.0, 0.0
 
 
+def busiest_eu_threads(threads: int, group_threads: int, hw: hwlib.Platform) -> int:
+    """The most threads one EU runs when `threads` threads in groups of `group_threads` spread
+    over the device: groups evenly over the subslices, a group's threads over its subslice's EUs."""
+    group_threads = max(1, min(group_threads, threads))
+    groups = _ceil_div(threads, group_threads)
+    groups_per_subslice = _ceil_div(groups, hw.eu_count // hw.eus_per_subslice)
+    return max(1, _ceil_div(groups_per_subslice * group_threads, hw.eus_per_subslice))
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
 def kernel_cycles(instructions: Sequence[Instruction], executions: Sequence[int],
-                  hw: str | hwlib.Platform) -> Cycles:
-    """Modeled cycles of a run in which instruction i executed `executions[i]` times (threads)."""
+                  hw: str | hwlib.Platform, threads: int | None = None, group_threads: int = 1) -> Cycles:
+    """Modeled cycles of a run in which instruction i executed `executions[i]` times (threads).
+    `threads` ran in all (default: the executions of the entry instruction, which every thread
+    runs once), in thread groups of `group_threads`."""
     platform = hwlib.platform(hw)
+    if threads is None:
+        threads = executions[0] if len(executions) else 0
     issue = alu = xmx = load_store = 0.0
     for inst, n in zip(instructions, executions):
         if n == 0:
@@ -88,4 +110,5 @@ def kernel_cycles(instructions: Sequence[Instruction], executions: Sequence[int]
         alu += a * n
         xmx += x * n
         load_store += m * n
-    return Cycles(issue, alu, xmx, load_store, platform.eu_count)
+    parallel = threads / busiest_eu_threads(threads, group_threads, platform) if threads else platform.eu_count
+    return Cycles(issue, alu, xmx, load_store, parallel)

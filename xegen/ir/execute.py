@@ -370,7 +370,13 @@ def _wait(machine: Machine, f, args: tuple) -> None:
 
 
 def _fence(machine: Machine, f, args: tuple) -> None:
-    """Lock-step execution makes writes visible at once; ordering is checked at barriers."""
+    """An SLM fence covers the thread's SLM writes so far: its next barrier signal publishes them
+    (lock-step execution makes the values visible at once; `memory.py` checks the order)."""
+    if f.space != "slm":
+        return
+    for value in list(machine.evaluator.env.values()):
+        if isinstance(value, SharedLocalBuffer):
+            value.fence(machine.active, machine.state.signals)
 
 
 def _end_of_thread(machine: Machine, f, args: tuple) -> None:

@@ -13,12 +13,14 @@ remainder, `>>` an arithmetic shift for signed and a logical shift for unsigned 
 from __future__ import annotations
 
 import math
+import numbers
+import re
 import struct
 from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
 from ..errors import Error
-from .types import BOOL, F32, PTR, S32, Type, common_type, literal_type, promote
+from .types import BOOL, F32, MAX_LANES, PTR, S32, TYPE_NAME, Type, common_type, literal_type, promote
 
 
 class IRTypeError(Error):
@@ -45,11 +47,21 @@ BINARY_OPS = {
 #: ternary operators: add3(a, b, c) = a + b + c; mad(a, b, c) = a + b * c
 TERNARY_OPS = ("add3", "mad")
 
+#: words of the text form that cannot name a variable or buffer (nor can a type name)
+RESERVED_WORDS = frozenset({
+    "true", "false", "inf", "nan", "min", "max", "add3", "mad", "broadcast", "shuffle",
+    "let", "for", "if", "else", "alloc", "null", "sat", "unroll", "stride",
+})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
 
 # Base class ------------------------------------------------------------------------------
 
 class Node:
-    """Structural equality and a cached structural hash for frozen, slotted dataclasses."""
+    """Structural equality and a cached structural hash for frozen, slotted dataclasses.
+
+    Hashing and comparing walk the tree with an explicit stack, so a tree thousands of levels
+    deep (a long sum parsed from text) hashes and compares without running out of recursion."""
 
     __slots__ = ("_hash",)
     _key_fields: ClassVar[tuple[str, ...]] = ()
@@ -65,16 +77,15 @@ class Node:
         try:
             return self._hash
         except AttributeError:
-            value = hash((type(self).__name__, self._key()))
-            object.__setattr__(self, "_hash", value)
-            return value
+            _hash_children_first(self)
+            return self._hash
 
     def __eq__(self, other) -> bool:
         if self is other:
             return True
         if type(self) is not type(other) or hash(self) != hash(other):
             return False
-        return self._key() == other._key()
+        return _same_structure(self, other)
 
     def __ne__(self, other) -> bool:
         return not self.__eq__(other)
@@ -83,6 +94,55 @@ class Node:
         from .printer import format_node
 
         return format_node(self)
+
+
+def _nodes_in_key(node: Node) -> list[Node]:
+    """The nodes among `node`'s compared fields (directly or in a tuple)."""
+    found = []
+    for value in node._key():
+        if isinstance(value, Node):
+            found.append(value)
+        elif isinstance(value, tuple):
+            found.extend(item for item in value if isinstance(item, Node))
+    return found
+
+
+def _hash_children_first(root: Node) -> None:
+    """Cache the hash of `root` and of the nodes below it that have none, deepest first, so
+    that hashing a node never recurses far (its children's hashes are already cached)."""
+    pending, order, seen = [root], [], set()
+    while pending:
+        node = pending.pop()
+        if id(node) in seen or hasattr(node, "_hash"):
+            continue
+        seen.add(id(node))
+        order.append(node)
+        pending.extend(_nodes_in_key(node))
+    for node in reversed(order):  # children come after their parents in `order`
+        if not hasattr(node, "_hash"):
+            object.__setattr__(node, "_hash", hash((type(node).__name__, node._key())))
+
+
+def _same_structure(a: Node, b: Node) -> bool:
+    """Do two nodes of one type and hash have equal fields, all the way down?"""
+    pending, seen = [(a, b)], set()
+    while pending:
+        x, y = pending.pop()
+        if x is y:
+            continue
+        if isinstance(x, Node) or isinstance(y, Node):
+            if type(x) is not type(y) or hash(x) != hash(y):
+                return False
+            if (id(x), id(y)) not in seen:  # (shared subtrees are compared once)
+                seen.add((id(x), id(y)))
+                pending.extend(zip(x._key(), y._key()))
+        elif isinstance(x, tuple) and isinstance(y, tuple):
+            if len(x) != len(y):
+                return False
+            pending.extend(zip(x, y))
+        elif x != y:
+            return False
+    return True
 
 
 class Expr(Node):
@@ -141,8 +201,11 @@ class Var(Expr):
     type: Type = S32
 
     def __post_init__(self):
-        if not self.name.isidentifier():
-            raise ValueError(f"variable name {self.name!r} is not an identifier")
+        # the name must print and parse back as this variable
+        if not (isinstance(self.name, str) and _NAME.fullmatch(self.name)):
+            raise IRTypeError(f"variable name {self.name!r} is not an identifier ([A-Za-z_][A-Za-z_0-9]*)")
+        if self.name in RESERVED_WORDS or TYPE_NAME.fullmatch(self.name):
+            raise IRTypeError(f"'{self.name}' is a reserved word, not a variable name")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -151,6 +214,9 @@ class IntImm(Expr):
     type: Type = S32
 
     def __post_init__(self):
+        if isinstance(self.value, bool) or not isinstance(self.value, numbers.Integral):
+            raise IRTypeError(f"an integer immediate needs an integer value, not {self.value!r}")
+        object.__setattr__(self, "value", int(self.value))  # (numpy integers become Python ints)
         if not self.type.is_int:
             raise IRTypeError(f"an integer immediate needs an integer type, not {self.type}")
         if not self.type.can_represent(self.value):
@@ -171,9 +237,12 @@ class FloatImm(Expr):
     def __post_init__(self):
         if not self.type.is_float:
             raise IRTypeError(f"a float immediate needs a float type, not {self.type}")
-        from .semantics import round_float
+        from .semantics import round_float, round_int
 
-        object.__setattr__(self, "value", round_float(float(self.value), self.type))
+        value = self.value
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            value = round_int(int(value), self.type)  # one rounding, even above 2^53
+        object.__setattr__(self, "value", round_float(float(value), self.type))
 
     def _key(self) -> tuple:
         return (_float_bits(self.value) if not math.isnan(self.value) else "nan", self.type)
@@ -335,8 +404,8 @@ class Broadcast(Expr):
     type: Type = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
-        if self.value.type.lanes != 1 or self.lanes < 2:
-            raise IRTypeError("broadcast takes a scalar to two or more lanes")
+        if self.value.type.lanes != 1 or not 2 <= self.lanes <= MAX_LANES:
+            raise IRTypeError(f"broadcast takes a scalar to 2 to {MAX_LANES} lanes")
         _set_type(self, self.value.type.with_lanes(self.lanes))
 
 
@@ -349,8 +418,8 @@ class Shuffle(Expr):
     type: Type = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
-        if not self.vectors or not self.indices:
-            raise IRTypeError("shuffle needs at least one vector and one index")
+        if not self.vectors or not 1 <= len(self.indices) <= MAX_LANES:
+            raise IRTypeError(f"shuffle needs at least one vector and 1 to {MAX_LANES} indices")
         kind = self.vectors[0].type.scalar
         if any(v.type.scalar != kind for v in self.vectors):
             raise IRTypeError("shuffled vectors must share an element type")
@@ -383,7 +452,7 @@ def const(value: int | float | bool, type: Type | str | None = None) -> Expr:
     if type.lanes > 1:
         return Broadcast(const(value, type.scalar), type.lanes)
     if type.is_float:
-        return FloatImm(float(value), type)
+        return FloatImm(value, type)
     if type.is_bool:
         return BoolImm(bool(value))
     if isinstance(value, float):
@@ -478,16 +547,17 @@ def binary(op: str, a, b) -> Expr:
 
 
 def ternary(op: str, a, b, c) -> Expr:
-    exprs = [x for x in (a, b, c) if isinstance(x, Expr)] or [as_expr(x) for x in (a, b, c)]
-    target = exprs[0].type
-    for x in exprs[1:]:
-        target = common_type(target, x.type)
-    target = promote(target)
+    """add3(a, b, c) or mad(a, b, c), all three converted to the type C gives `a + b + c` or
+    `a + b * c`: Python numbers count with the type C gives a literal there, so
+    `mad(x, y, 1.5)` is f32 like `x + y * 1.5`, and no literal is converted to a narrower type."""
+    if op == "add3":
+        target = binary("add", binary("add", a, b), c).type
+    else:
+        target = binary("add", a, binary("mul", b, c)).type
     if op == "add3" and target.is_float:
         raise IRTypeError(f"add3 needs integers, not {target}")
-    lanes = max(x.type.lanes for x in exprs) if exprs else 1
-    values = [cast(target.with_lanes(1), as_expr(x, target)) for x in (a, b, c)]
-    values = [Broadcast(v, lanes) if lanes > 1 and v.type.lanes == 1 else v for v in values]
+    values = [cast(target.scalar, as_expr(x, target)) for x in (a, b, c)]
+    values = [Broadcast(v, target.lanes) if v.type.lanes < target.lanes else v for v in values]
     return Ternary(op, *values)
 
 

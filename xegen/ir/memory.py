@@ -3,7 +3,10 @@
 All threads of a dispatch run as one numpy batch, so a buffer access takes byte addresses for
 every thread at once (batch axis first, lanes last).  SLM buffers also keep, for each byte,
 which thread last wrote and read it and in which barrier phase, to report races: an access that
-conflicts with another thread's access since the last barrier.
+conflicts with another thread's access since the last barrier.  As with LSC on the hardware, an
+SLM write reaches other threads only through an SLM fence: a barrier (or signal) publishes the
+writes the thread fenced before it, and an access by another thread to a byte written but not
+fenced before the barrier it waited on is reported too (`UnfencedSlmWriteError`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,14 @@ POISON = 0xFF  # fill for fresh GRF/SLM allocations: reading before writing give
 
 class SlmRaceError(EvaluationError):
     """Two threads of a group access one SLM byte, at least one writing, with no barrier between."""
+
+
+class UnfencedSlmWriteError(SlmRaceError):
+    """A thread accesses an SLM byte another thread wrote and did not fence before the barrier
+    (or signal) between them: the write may not have reached SLM yet."""
+
+
+NOT_FENCED = np.iinfo(np.int64).max  # the fence phase of a write no fence has covered yet
 
 
 def to_bytes(values: np.ndarray, t: Type) -> np.ndarray:
@@ -141,6 +152,8 @@ class SharedLocalBuffer(Buffer):
         super().__init__(name, np.full((groups, size), POISON, dtype=np.uint8), group_of_thread)
         self.writer = np.full((groups, size), -1, dtype=np.int64)
         self.writer_phase = np.zeros((groups, size), dtype=np.int64)
+        # signals the writer had sent when an SLM fence covered the write: the next one publishes it
+        self.fence_phase = np.full((groups, size), NOT_FENCED, dtype=np.int64)
         self.reader = np.full((groups, size), -1, dtype=np.int64)  # -1 none, -2 several threads
         self.reader_phase = np.zeros((groups, size), dtype=np.int64)
 
@@ -155,10 +168,19 @@ class SharedLocalBuffer(Buffer):
             self._check(groups, offsets, threads, thread_state.waits[threads], write)
             self._record(groups * self.size + offsets, threads, thread_state.signals, write)
 
+    def fence(self, fencing: np.ndarray, signals: np.ndarray) -> None:
+        """An SLM fence by the threads `fencing` (a mask over threads): their writes so far are
+        published by their next signal."""
+        pending = (self.writer >= 0) & (self.fence_phase == NOT_FENCED)
+        pending &= fencing[np.maximum(self.writer, 0)]
+        self.fence_phase[pending] = signals[self.writer[pending]]
+
     def _check(self, groups, offsets, threads, waits, write: bool) -> None:
-        """An earlier access by another thread must precede a barrier this thread has waited on."""
+        """An earlier access by another thread must precede a barrier this thread has waited on
+        (and an earlier write must be fenced before that barrier's signal)."""
         writer = self.writer[groups, offsets]
-        conflict = (writer >= 0) & (writer != threads) & ~(waits > self.writer_phase[groups, offsets])
+        by_other = (writer >= 0) & (writer != threads)
+        conflict = by_other & ~(waits > self.writer_phase[groups, offsets])
         if write:
             reader = self.reader[groups, offsets]
             other_reader = (reader == -2) | ((reader >= 0) & (reader != threads))
@@ -170,6 +192,13 @@ class SharedLocalBuffer(Buffer):
             raise SlmRaceError(
                 f"SLM race: thread {int(threads[i])} {'writes' if write else 'reads'} byte {int(offsets[i])} of "
                 f"'{self.name}' (group {int(groups[i])}), {earlier} by {by} since the last barrier")
+        unfenced = by_other & ~(waits > self.fence_phase[groups, offsets])
+        if np.any(unfenced):
+            i = int(np.argmax(unfenced))
+            raise UnfencedSlmWriteError(
+                f"unfenced SLM write: thread {int(threads[i])} {'writes' if write else 'reads'} byte "
+                f"{int(offsets[i])} of '{self.name}' (group {int(groups[i])}), which thread {int(writer[i])} "
+                "wrote without an SLM fence before the barrier signal between them")
 
     def _record(self, flat, threads, signals, write: bool) -> None:
         order = np.lexsort((threads, flat))
@@ -184,6 +213,7 @@ class SharedLocalBuffer(Buffer):
                     f"{int(flat[i] % self.size)} of '{self.name}' at once")
             self.writer.reshape(-1)[flat] = threads
             self.writer_phase.reshape(-1)[flat] = signals[threads]
+            self.fence_phase.reshape(-1)[flat] = NOT_FENCED
             self.reader.reshape(-1)[flat] = -1
             return
         byte = np.cumsum(first) - 1

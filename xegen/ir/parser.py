@@ -1,30 +1,47 @@
 """Parse the text form of IR (see `xegen.ir.printer`): C expressions and the statement language.
 
-`parse_expr("2*(a+b) - a")` builds IR with C's conversions.  Variables are s32 unless annotated
-(`x:u16`, once is enough) or typed by the `types` argument.  Errors raise `ParseError` with the
+`parse_expr("2*(a+b) - a")` builds IR with C's conversions.  Errors raise `ParseError` with the
 line and column.
+
+The type of a variable: `x:u16` says it.  A plain `x` inside the scope of a `let x` or
+`for (x = ...)` has that binder's type; elsewhere it has the type an annotation of `x` outside
+such scopes gives (once is enough, and they must agree), or the one the `types` argument gives,
+else s32.
+
+Operators and parentheses are parsed with explicit stacks, so deep nesting (hundreds of
+parentheses, a sum of thousands of terms) needs no recursion; calls, brackets and blocks nest
+at most `MAX_NESTING` deep.
 """
 
 from __future__ import annotations
 
 import re
 import typing
-from dataclasses import dataclass, fields
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Mapping
 
 from ..errors import Error, ParseError
 from . import expr as ir
-from .expr import Expr, IRTypeError, Var
+from .expr import RESERVED_WORDS, Expr, IRTypeError, Var
 from .funcs import FUNCS, Func
 from .stmt import ALLOC_KINDS, Alloc, Call, For, IfThenElse, Let, Seq, Stmt, Store, seq
-from .types import F32, PTR, S32, Type, is_type_name, literal_type
+from .types import F32, PTR, S32, TYPE_NAME, Type, hex_literal_type, literal_type
 
-_TOKEN = re.compile(r"""
+#: how deep calls, brackets (`buf.f32[...]`) and statement blocks may nest
+MAX_NESTING = 100
+
+# `x:u16`, `3:u32`: a colon after a value starts a type annotation only when a type name follows
+# (so `c ? 1:2` is C's conditional)
+_ANNOTATION = rf"(?::(?P<{{}}>{TYPE_NAME.pattern})(?![A-Za-z_0-9]))?"
+_TOKEN = re.compile(rf"""
     (?P<space>[ \t\r\n]+|//[^\n]*)
-  | (?P<number>0[xX][0-9a-fA-F]+|(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+)(?::(?P<numtype>[a-z0-9]+))?
-  | (?P<ident>[A-Za-z_][A-Za-z_0-9]*)(?::(?P<identtype>[a-z][a-z0-9]*))?
-  | (?P<op><<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>&|^~!?:()\[\],;{}=.])
+  | (?P<number>0[xX][0-9a-fA-F]+|(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|[0-9]+)
+    {_ANNOTATION.format("numtype")}
+  | (?P<ident>[A-Za-z_][A-Za-z_0-9]*){_ANNOTATION.format("identtype")}
+  | (?P<op><<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>&|^~!?:()\[\],;{{}}=.])
 """, re.VERBOSE)
+_INTEGER = re.compile(r"[0-9]+|0[xX][0-9a-fA-F]+")
 
 _BINARY_LEVELS = {
     "||": (2, "lor"), "&&": (3, "land"), "|": (4, "or"), "^": (5, "xor"), "&": (6, "and"),
@@ -32,9 +49,9 @@ _BINARY_LEVELS = {
     "<<": (9, "shl"), ">>": (9, "shr"), "+": (10, "add"), "-": (10, "sub"),
     "*": (11, "mul"), "/": (11, "div"), "%": (11, "mod"),
 }
-_KEYWORDS = {"true", "false", "inf", "nan", "min", "max", "add3", "mad", "broadcast", "shuffle",
-             "let", "for", "if", "else", "alloc", "null", "sat", "unroll", "stride"}
-
+_SELECT_LEVEL, _PREFIX_LEVEL = 1, 12
+_PREFIX_OPS = {"-": "neg", "!": "not", "~": "bitnot"}
+_FUNCTIONS = {"min": 2, "max": 2, "add3": 3, "mad": 3, "broadcast": 2}
 
 _EXACT_OPERATIONS = {**{op: 1 for op in ir.UNARY_OPS}, **{op: 2 for op in ir.BINARY_OPS},
                      **{op: 3 for op in ir.TERNARY_OPS}}
@@ -50,10 +67,30 @@ class Token:
 
 @dataclass(frozen=True, slots=True)
 class _Literal:
-    """An integer or float literal without a type annotation: C gives it its type from context."""
+    """An integer or float literal without a type annotation: C gives it its type from context.
+
+    `type` is set where C's type is not the one the builders give a Python number (a hex literal
+    of u32 range, which C makes unsigned)."""
 
     value: int | float
     position: int
+    type: Type | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """An operator (or an open parenthesis or `?`) waiting on the stack for its operands."""
+
+    kind: str  # prefix, cast, binary, colon (a `?` whose `:` was seen); paren and question mark
+    token: Token
+    level: int = 0
+    op: str = ""
+    target: Type | None = None
+    saturate: bool = False
+
+    @property
+    def is_marker(self) -> bool:
+        return self.kind in ("paren", "question")
 
 
 def tokenize(text: str) -> list[Token]:
@@ -81,8 +118,49 @@ def _error(text: str, position: int, message: str) -> ParseError:
     return ParseError(message, text, line, column)
 
 
-def _parse_type(text: str) -> Type:
-    return Type.parse(text)
+def _is_hex(number: str) -> bool:
+    return number[:2] in ("0x", "0X")
+
+
+def _word(token: Token) -> str | None:
+    """The text of an unannotated identifier or operator token."""
+    return token.text if token.kind in ("ident", "op") and token.annotation is None else None
+
+
+def _free_annotations(tokens: list[Token]) -> list[Token]:
+    """The annotated variables outside every `let` and `for` of the same name: the scopes the
+    parser will see, found from the tokens alone (a let's name is in scope from its `;` to the
+    end of its block, a loop variable in the loop's body)."""
+    def ahead(i: int) -> Token:
+        return tokens[min(i, len(tokens) - 1)]
+
+    scopes: list[set[str]] = [set()]  # the names bound in each open block
+    loop_names: set[str] = set()  # loop variables whose body's `{` comes next
+    let_name = None  # a let's name, in scope after its `;`
+    found = []
+    i = 0
+    while i < len(tokens):
+        token, word = tokens[i], _word(tokens[i])
+        if word == "let" and ahead(i + 1).kind == "ident":
+            let_name = ahead(i + 1).text
+            i += 2
+            continue
+        if word == "for" and _word(ahead(i + 1)) == "(" and ahead(i + 2).kind == "ident":
+            loop_names.add(ahead(i + 2).text)
+            i += 3
+            continue
+        if word == "{":
+            scopes.append(loop_names)
+            loop_names = set()
+        elif word == "}" and len(scopes) > 1:
+            scopes.pop()
+        elif word == ";" and let_name is not None:
+            scopes[-1].add(let_name)
+            let_name = None
+        elif token.kind == "ident" and token.annotation is not None and not any(token.text in s for s in scopes):
+            found.append(token)
+        i += 1
+    return found
 
 
 class Parser:
@@ -90,28 +168,48 @@ class Parser:
         self.text = text
         self.tokens = tokenize(text)
         self.index = 0
-        self.types: dict[str, Type] = {}
-        for name, t in (types or {}).items():
-            self.types[name] = Type.parse(t) if isinstance(t, str) else t
+        self.depth = 0  # calls, brackets and blocks being parsed
+        self.given_types = {name: Type.parse(t) if isinstance(t, str) else t for name, t in (types or {}).items()}
+        self.free_types: dict[str, Type] = dict(self.given_types)  # plus the annotations
+        self.bound: list[tuple[str, Type]] = []  # let and for variables in scope, innermost last
         self._collect_annotations()
 
     # -- token helpers ---------------------------------------------------------------------
     def _collect_annotations(self) -> None:
-        """A variable annotated anywhere has that type everywhere."""
-        for token in self.tokens:
-            if token.kind != "ident" or token.annotation is None or token.text in ("inf", "nan"):
+        """A free variable annotated anywhere has that type wherever it is free."""
+        for token in _free_annotations(self.tokens):
+            if token.text in ("inf", "nan"):
                 continue
             t = self._annotation_type(token)
-            known = self.types.get(token.text)
+            known = self.free_types.get(token.text)
             if known is not None and known != t:
                 raise self.error(token, f"'{token.text}' is {t} here but {known} elsewhere")
-            self.types[token.text] = t
+            self.free_types[token.text] = t
 
     def _annotation_type(self, token: Token) -> Type:
         try:
-            return _parse_type(token.annotation)
-        except ValueError:
-            raise self.error(token, f"unknown type '{token.annotation}'") from None
+            return Type.parse(token.annotation)
+        except ValueError as e:
+            raise self.error(token, str(e)) from None
+
+    def _variable_type(self, token: Token) -> Type:
+        if token.annotation is not None:
+            return self._annotation_type(token)
+        for name, t in reversed(self.bound):
+            if name == token.text:
+                return t
+        return self.free_types.get(token.text, S32)
+
+    @contextmanager
+    def _nested(self, token: Token):
+        """Around parsing that recurses (calls, brackets, blocks): limits how deep it goes."""
+        if self.depth >= MAX_NESTING:
+            raise self.error(token, f"calls, brackets and blocks nest more than {MAX_NESTING} deep here")
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     @property
     def peek(self) -> Token:
@@ -139,13 +237,18 @@ class Parser:
 
     def error(self, token: Token, message: str) -> ParseError:
         found = "the end of the input" if token.kind == "end" else f"'{token.text}'"
+        if message.startswith(("expected", "unexpected text")) and _word(token) == ":":
+            after = next((t for t in self.tokens if t.position > token.position), token)
+            if after.kind == "ident" and after.position == token.position + 1:
+                # `x:u99`: a colon right after a value is meant as a type annotation
+                return _error(self.text, token.position, f"unknown type '{after.text}'")
         if message.startswith("expected"):
             message = f"{message}, found {found}"
         return _error(self.text, token.position, message)
 
     def expect_int(self) -> int:
         token = self.next()
-        if token.kind != "number" or token.annotation or not re.fullmatch(r"\d+|0[xX][0-9a-fA-F]+", token.text):
+        if token.kind != "number" or token.annotation or not _INTEGER.fullmatch(token.text):
             raise self.error(token, "expected an integer")
         return int(token.text, 0)
 
@@ -158,9 +261,12 @@ class Parser:
 
     def expect_type(self) -> Type:
         token = self.expect_ident("a type")
-        if not is_type_name(token.text):
+        if not TYPE_NAME.fullmatch(token.text):
             raise self.error(token, f"unknown type '{token.text}'")
-        return Type.parse(token.text)
+        try:
+            return Type.parse(token.text)
+        except ValueError as e:
+            raise self.error(token, str(e)) from None
 
     def done(self) -> None:
         if self.peek.kind != "end":
@@ -174,12 +280,12 @@ class Parser:
             raise _error(self.text, token.position, str(e)) from None
 
     def expression(self) -> Expr:
-        return self._as_expr(self.select())
+        return self._as_expr(self._value())
 
     def _as_expr(self, value) -> Expr:
         if isinstance(value, _Literal):
             try:
-                return ir.const(value.value)
+                return ir.const(value.value, value.type)
             except IRTypeError as e:
                 raise _error(self.text, value.position, str(e)) from None
         return value
@@ -187,79 +293,130 @@ class Parser:
     @staticmethod
     def _raw(value):
         """What the builders take: an expression, or the Python number of an untyped literal."""
-        return value.value if isinstance(value, _Literal) else value
+        if isinstance(value, _Literal):
+            return value.value if value.type is None else ir.const(value.value, value.type)
+        return value
 
-    def select(self):
-        cond = self.binary(2)
-        if self.at("?"):
-            token = self.next()
-            true_value = self.select()
-            self.expect(":")
-            false_value = self.select()
-            return self._build(token, ir.select, self._raw(cond), self._raw(true_value), self._raw(false_value))
-        return cond
+    def _value(self):
+        """One expression (an `Expr`, or a `_Literal`), up to a token that cannot continue it.
 
-    def binary(self, min_level: int):
-        left = self.unary()
+        Operator precedence parsing with two stacks: `operands` holds values, `pending` the
+        operators, open parentheses and `?` still waiting for operands."""
+        operands: list = []
+        pending: list[_Pending] = []
+        with self._nested(self.peek):
+            while True:
+                self._operand(operands, pending)
+                if not self._operator(operands, pending):
+                    break
+            self._reduce(operands, pending, 0)
+            if pending:  # an open parenthesis or a `?` without its `:`
+                raise self.error(self.peek, "expected ')'" if pending[-1].kind == "paren" else "expected ':'")
+        return operands.pop()
+
+    def _operand(self, operands: list, pending: list[_Pending]) -> None:
+        """Prefix operators, casts and open parentheses, then one primary expression."""
         while True:
             token = self.peek
-            level = _BINARY_LEVELS.get(token.text) if token.kind == "op" else None
-            if level is None or level[0] < min_level:
-                return left
-            self.next()
-            right = self.binary(level[0] + 1)
-            left = self._build(token, ir.binary, level[1], self._raw(left), self._raw(right))
+            word = _word(token)
+            if word in _PREFIX_OPS:
+                self.next()
+                following = self.peek
+                if word == "-" and following.position == token.position + 1 and (
+                        (following.kind == "number" and not _is_hex(following.text))
+                        or (following.kind == "ident" and following.text == "inf")):
+                    operands.append(self.primary(negate=token))  # `-3` is one literal
+                    return
+                pending.append(_Pending("prefix", token, _PREFIX_LEVEL, _PREFIX_OPS[word]))
+            elif word == "(" and self._is_cast():
+                self.next()
+                saturate = self.accept("sat")
+                target = self.expect_type()
+                self.expect(")")
+                pending.append(_Pending("cast", token, _PREFIX_LEVEL, target=target, saturate=saturate))
+            elif word == "(":
+                self.next()
+                pending.append(_Pending("paren", token))
+            else:
+                operands.append(self.primary())
+                return
 
-    def unary(self):
+    def _operator(self, operands: list, pending: list[_Pending]) -> bool:
+        """After an operand: take the next binary operator, `?` or `:` (closing parentheses on
+        the way); False at the end of the expression."""
+        while _word(self.peek) == ")":
+            self._reduce(operands, pending, 0)
+            if not (pending and pending[-1].kind == "paren"):
+                return False  # not ours: the `)` of a call
+            pending.pop()
+            self.next()
         token = self.peek
-        if token.kind == "op" and token.text in ("-", "!", "~"):
-            self.next()
-            following = self.peek
-            if token.text == "-" and following.position == token.position + 1 and (
-                    following.kind == "number" or following.text == "inf"):
-                return self.primary(negate=True)
-            operand = self.unary()
-            op = {"-": "neg", "!": "not", "~": "bitnot"}[token.text]
-            return self._build(token, ir.unary, op, self._raw(operand))
-        if token.kind == "op" and token.text == "&":
-            self.next()
-            name = self.expect_ident("a buffer name")
-            self.expect("[")
-            offset = self.expression()
-            self.expect("]")
-            return self._build(name, ir.Ptr, self._buffer(name), offset)
-        if token.kind == "op" and token.text == "(" and self._is_cast():
-            self.next()
-            saturate = self.accept("sat")
-            target = self.expect_type()
-            self.expect(")")
-            value = self._as_expr(self.unary())
-            return self._build(token, ir.Cast, target.with_lanes(value.type.lanes), value, saturate)
-        return self.primary()
+        word = _word(token) if token.kind == "op" else None
+        if word in _BINARY_LEVELS:
+            level, op = _BINARY_LEVELS[word]
+            self._reduce(operands, pending, level)
+            pending.append(_Pending("binary", token, level, op))
+        elif word == "?":
+            self._reduce(operands, pending, _SELECT_LEVEL + 1)
+            pending.append(_Pending("question", token))
+        elif word == ":" and self._open_question(pending):
+            self._reduce(operands, pending, 0)
+            question = pending.pop()
+            pending.append(_Pending("colon", question.token, _SELECT_LEVEL))
+        else:
+            return False
+        self.next()
+        return True
+
+    @staticmethod
+    def _open_question(pending: list[_Pending]) -> bool:
+        markers = [p for p in pending if p.is_marker]
+        return bool(markers) and markers[-1].kind == "question"
+
+    def _reduce(self, operands: list, pending: list[_Pending], level: int) -> None:
+        """Apply the pending operators that bind at least as tightly as `level`, down to the
+        nearest open parenthesis or `?`."""
+        while pending and not pending[-1].is_marker and pending[-1].level >= level:
+            p = pending.pop()
+            if p.kind == "binary":
+                b, a = operands.pop(), operands.pop()
+                operands.append(self._build(p.token, ir.binary, p.op, self._raw(a), self._raw(b)))
+            elif p.kind == "prefix":
+                operands.append(self._build(p.token, ir.unary, p.op, self._raw(operands.pop())))
+            elif p.kind == "cast":
+                value = self._as_expr(operands.pop())
+                operands.append(self._build(p.token, ir.Cast, p.target.with_lanes(value.type.lanes), value, p.saturate))
+            else:  # colon: cond ? true_value : false_value
+                false_value, true_value, cond = operands.pop(), operands.pop(), operands.pop()
+                operands.append(self._build(p.token, ir.select, self._raw(cond), self._raw(true_value),
+                                            self._raw(false_value)))
 
     def _is_cast(self) -> bool:
         """At `(type)` or `(sat type)`?"""
         ahead = self.tokens[self.index + 1:self.index + 4]
-        if ahead and ahead[0].kind == "ident" and ahead[0].text == "sat" and ahead[0].annotation is None:
+        if ahead and _word(ahead[0]) == "sat" and ahead[0].kind == "ident":
             ahead = ahead[1:]
         return (len(ahead) >= 2 and ahead[0].kind == "ident" and ahead[0].annotation is None
-                and is_type_name(ahead[0].text) and ahead[1].kind == "op" and ahead[1].text == ")")
+                and TYPE_NAME.fullmatch(ahead[0].text) is not None and _word(ahead[1]) == ")")
 
     def _buffer(self, token: Token) -> Var:
-        return Var(token.text, PTR)
+        return self._build(token, Var, token.text, PTR)
 
-    def _number(self, token: Token, negate: bool):
+    def _number(self, token: Token, negate: Token | None):
         text = token.text
         try:
-            value: int | float = int(text, 0) if re.fullmatch(r"\d+|0[xX][0-9a-fA-F]+", text) else float(text)
+            value: int | float = int(text, 0) if _INTEGER.fullmatch(text) else float(text)
         except ValueError:
             raise self.error(token, f"malformed number '{text}'") from None
-        if negate:
+        if negate is not None:
             value = -value
+            token = Token(token.kind, "-" + text, token.annotation, negate.position)
         if token.annotation is None:
             if isinstance(value, int) and not (-(1 << 63) <= value < (1 << 64)):
                 raise self.error(token, f"{value} does not fit 64 bits")
-            return _Literal(value, token.position)
+            hex_type = hex_literal_type(value) if _is_hex(text) else None
+            typed = hex_type if hex_type not in (None, literal_type(value)) else None
+            return _Literal(value, token.position, typed)
         t = self._annotation_type(token)
         if isinstance(value, float) and not t.is_float:
             raise self.error(token, f"{text} is not an integer, so it cannot be {t}")
@@ -267,14 +424,17 @@ class Parser:
             raise self.error(token, f"{value} does not fit {t}")
         return self._build(token, ir.const, value, t)
 
-    def primary(self, negate: bool = False):
+    def primary(self, negate: Token | None = None):
+        """A literal, variable, call, load or pointer; `negate` is the `-` just before a number."""
         token = self.next()
         if token.kind == "number":
             return self._number(token, negate)
-        if token.kind == "op" and token.text == "(":
-            inner = self.select()
-            self.expect(")")
-            return inner
+        if _word(token) == "&":
+            name = self.expect_ident("a buffer name")
+            self.expect("[")
+            offset = self.expression()
+            self.expect("]")
+            return self._build(name, ir.Ptr, self._buffer(name), offset)
         if token.kind != "ident":
             self.index -= 1
             raise self.error(token, "expected an expression")
@@ -283,25 +443,23 @@ class Parser:
             t = self._annotation_type(token) if token.annotation else F32
             value = float(name) * (-1 if negate else 1)
             return self._build(token, ir.FloatImm, value, t)
-        if negate:
-            raise self.error(token, "expected a number")
         if name in ("true", "false") and token.annotation is None:
             return ir.BoolImm(name == "true")
-        if name in ("min", "max", "add3", "mad", "broadcast", "shuffle") and self.at("(") or name == "shuffle":
+        if name in _FUNCTIONS and self.at("(") or name == "shuffle":
             return self._function(token)
         if self.at(".") and token.annotation is None:
             if name in _EXACT_OPERATIONS and self.tokens[self.index + 2].text == "(":
                 return self._exact_operation(token)
             return self._load(token)
-        if name in _KEYWORDS or is_type_name(name):
+        if name in RESERVED_WORDS or TYPE_NAME.fullmatch(name):
             raise self.error(token, f"'{name}' is a reserved word, not a variable")
-        return Var(name, self.types.get(name, S32))
+        return Var(name, self._variable_type(token))
 
     def _arguments(self) -> list:
         self.expect("(")
-        args = [self.select()]
+        args = [self._value()]
         while self.accept(","):
-            args.append(self.select())
+            args.append(self._value())
         self.expect(")")
         return args
 
@@ -316,7 +474,7 @@ class Parser:
             vectors = [self._as_expr(a) for a in self._arguments()]
             return self._build(token, ir.Shuffle, tuple(vectors), tuple(indices))
         args = self._arguments()
-        arity = {"min": 2, "max": 2, "add3": 3, "mad": 3, "broadcast": 2}[name]
+        arity = _FUNCTIONS[name]
         if len(args) != arity:
             raise self.error(token, f"{name} takes {arity} arguments, not {len(args)}")
         if name == "broadcast":
@@ -357,35 +515,39 @@ class Parser:
 
     # -- statements ------------------------------------------------------------------------
     def block(self, closing: str | None) -> Stmt:
-        """Statements up to `closing` (or the end), as one statement."""
-        items: list[Stmt] = []
-        while not (self.at(closing) if closing else self.peek.kind == "end"):
-            if self.peek.kind == "end":
-                raise self.error(self.peek, f"expected '{closing}'")
-            scoped = self._scoped_head()
-            if scoped is not None:
-                build, token = scoped
-                body = self.block(closing)
-                items.append(self._build(token, build, body))
-                break
-            items.append(self.statement())
-        return seq(*items) if items else Seq(())
+        """Statements up to `closing` (or the end), as one statement.  A `let` or `alloc` scopes
+        over the rest of the block; a run of them is parsed in a loop, not by recursion."""
+        with self._nested(self.peek):
+            scoped_heads = []  # (build the scoped statement from its body, its token, the statements before it)
+            items: list[Stmt] = []
+            bound_before = len(self.bound)
+            while not (self.at(closing) if closing else self.peek.kind == "end"):
+                if self.peek.kind == "end":
+                    raise self.error(self.peek, f"expected '{closing}'")
+                scoped = self._scoped_head()
+                if scoped is None:
+                    items.append(self.statement())
+                else:
+                    scoped_heads.append((*scoped, items))
+                    items = []
+            del self.bound[bound_before:]  # the block's lets end here
+        body = seq(*items) if items else Seq(())
+        for build, token, before in reversed(scoped_heads):
+            body = seq(*before, self._build(token, build, body))
+        return body
 
     def _scoped_head(self):
-        """`let x = v;` or `alloc b[n] kind;`: returns a function of the body, or None."""
+        """`let x = v;` or `alloc b[n] kind;`: returns a function of the body and the token, or
+        None.  A let's variable is in scope from here to the end of the block."""
         token = self.peek
         if self.accept("let"):
             name = self.expect_ident("a variable name")
-            value = None
-            if self.accept("="):
-                value = self.expression()
-                # an unannotated let variable takes its value's type
-                self.types.setdefault(name.text, value.type)
-            var = Var(name.text, self.types.get(name.text, S32))
-            if value is not None:
-                if value.type != var.type:
-                    raise self.error(name, f"let {var.name}: {var.type} bound to a {value.type} value")
+            value = self.expression() if self.accept("=") else None
+            var = self._build(name, Var, name.text, self._binder_type(name, value))
+            if value is not None and value.type != var.type:
+                raise self.error(name, f"let {var.name}: {var.type} bound to a {value.type} value")
             self.expect(";")
+            self.bound.append((var.name, var.type))
             return (lambda body: Let(var, value, body)), token
         if self.accept("alloc"):
             name = self.expect_ident("a buffer name")
@@ -396,8 +558,18 @@ class Parser:
             if kind.text not in ALLOC_KINDS:
                 raise self.error(kind, f"memory kind must be one of {', '.join(ALLOC_KINDS)}")
             self.expect(";")
-            return (lambda body: Alloc(self._buffer(name), size, kind.text, body)), token
+            buffer = self._buffer(name)
+            return (lambda body: Alloc(buffer, size, kind.text, body)), token
         return None
+
+    def _binder_type(self, name: Token, value: Expr | None = None) -> Type:
+        """A let's or loop's variable: as annotated, else as the `types` argument says, else
+        the type of the let's value, else s32."""
+        if name.annotation is not None:
+            return self._annotation_type(name)
+        if name.text in self.given_types:
+            return self.given_types[name.text]
+        return value.type if value is not None else S32
 
     def statement(self) -> Stmt:
         token = self.peek
@@ -419,16 +591,21 @@ class Parser:
             return self._call(name)
         return self._store(name)
 
-    def _braced(self) -> Stmt:
+    def _braced(self, bound: Var | None = None) -> Stmt:
+        """`{ statements }`; `bound` is a loop variable in scope inside."""
         self.expect("{")
+        if bound is not None:
+            self.bound.append((bound.name, bound.type))
         body = self.block("}")
+        if bound is not None:
+            self.bound.pop()
         self.expect("}")
         return body
 
     def _for(self, token: Token) -> Stmt:
         self.expect("(")
         name = self.expect_ident("a loop variable")
-        var = Var(name.text, self.types.get(name.text, S32))
+        var = self._build(name, Var, name.text, self._binder_type(name))
         self.expect("=")
         init = self.expression()
         self.expect(";")
@@ -443,7 +620,7 @@ class Parser:
             self.expect("(")
             unroll = 0 if self.accept("full") else self.expect_int()
             self.expect(")")
-        body = self._braced()
+        body = self._braced(var)
         return self._build(token, For, var, init, bound, body, unroll)
 
     def _store(self, name: Token) -> Stmt:
@@ -530,7 +707,9 @@ def parse_stmt(text: str, types: Mapping[str, Type | str] | None = None) -> Stmt
 
 
 def parse_type(text: str) -> Type:
+    if not TYPE_NAME.fullmatch(text):
+        raise Error(f"unknown type '{text}': expected e.g. s32, u16, f32, bf16, s32x8")
     try:
         return Type.parse(text)
-    except ValueError:
-        raise Error(f"unknown type '{text}': expected e.g. s32, u16, f32, bf16, s32x8") from None
+    except ValueError as e:
+        raise Error(str(e)) from None

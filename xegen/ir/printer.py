@@ -30,6 +30,7 @@ from .expr import (
 from .funcs import Func
 from .stmt import Alloc, Call, For, IfThenElse, Let, Seq, Stmt, Store
 from .types import F32, S32, Type, literal_type
+from .visitor import walk
 
 # C precedence: higher binds tighter.
 PRECEDENCE = {
@@ -51,6 +52,8 @@ def format_float(value: float, t: Type) -> str:
         return "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
+    if value != 0 and value == math.floor(value) and abs(value) < 1e16:
+        return f"{int(value)}.0"  # every digit of a whole number: 65504.0, not f16's shortest 65500.0
     if t.kind == "f64":
         text = repr(value)
     else:
@@ -76,11 +79,6 @@ def precedence(e: Expr) -> int:
     return PRIMARY_PRECEDENCE
 
 
-def _wrap(e: Expr, needed: int) -> str:
-    text = format_expr(e)
-    return f"({text})" if precedence(e) < needed else text
-
-
 def _c_syntax_rebuilds(e: Expr) -> bool:
     """Does the C form of this operation parse back to the very same node?"""
     try:
@@ -93,50 +91,106 @@ def _c_syntax_rebuilds(e: Expr) -> bool:
         return False
 
 
-def format_expr(e: Expr) -> str:
+class _Names:
+    """Which variables need their type written (`x:u8`) for the parser to know it.
+
+    A plain name inside a `let`/`for` of that name has the binder's type, elsewhere s32 (or
+    the type of the name's annotations outside binders, which must then all agree)."""
+
+    def __init__(self, root, scope: dict[str, Type] | None = None):
+        self.scope = scope or {}
+        if root is not None:
+            types: dict[str, set[Type]] = {}
+            for node in walk(root):
+                if isinstance(node, Var):
+                    types.setdefault(node.name, set()).add(node.type)
+            # a name used with several types is annotated everywhere outside its binders
+            self.several_types = {name for name, found in types.items() if len(found) > 1}
+
+    def bind(self, var: Var) -> _Names:
+        inner = _Names(None, {**self.scope, var.name: var.type})
+        inner.several_types = self.several_types
+        return inner
+
+    def suffix(self, var: Var) -> str:
+        if var.name in self.scope:
+            return format_type_suffix(var.type, self.scope[var.name])
+        if var.name in self.several_types:
+            return f":{var.type}"
+        return format_type_suffix(var.type, S32)
+
+
+def format_expr(e: Expr, names: _Names | None = None) -> str:
+    """The C-like text of an expression (built with an explicit stack: deep trees print)."""
+    names = names or _Names(e)
+    out: list[str] = []
+    pending: list = [(e, 0)]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        node, needed = item  # print `node`, in parentheses if it binds less tightly than `needed`
+        parts = _parts(node, names)
+        if precedence(node) < needed:
+            parts = ["(", *parts, ")"]
+        pending.extend(reversed(parts))
+    return "".join(out)
+
+
+def _parts(e: Expr, names: _Names) -> list:
+    """The text of `e` as strings and (subexpression, precedence it needs) pairs."""
     if isinstance(e, Var):
-        return e.name + format_type_suffix(e.type, S32)
+        return [e.name + names.suffix(e)]
     if isinstance(e, IntImm):
-        return str(e.value) + format_type_suffix(e.type, literal_type(e.value))
+        return [str(e.value) + format_type_suffix(e.type, literal_type(e.value))]
     if isinstance(e, FloatImm):
-        return format_float(e.value, e.type) + format_type_suffix(e.type, F32)
+        return [format_float(e.value, e.type) + format_type_suffix(e.type, F32)]
     if isinstance(e, BoolImm):
-        return "true" if e.value else "false"
+        return ["true" if e.value else "false"]
     if isinstance(e, (Unary, Binary, Ternary)) and not _c_syntax_rebuilds(e):
         # C's promotions would change this node (e.g. s8 arithmetic): spell the operation out
         operands = (e.a,) if isinstance(e, Unary) else (e.a, e.b) if isinstance(e, Binary) else (e.a, e.b, e.c)
-        return f"{e.op}.{e.a.type.scalar}({', '.join(format_expr(x) for x in operands)})"
+        return [f"{e.op}.{e.a.type.scalar}(", *_listed(operands), ")"]
     if isinstance(e, Unary):
-        operand = _wrap(e.a, UNARY_PRECEDENCE)
-        if isinstance(e.a, (Unary, IntImm, FloatImm)) and not operand.startswith("("):
-            operand = f"({operand})"  # keep -(3) a negation, not the literal -3
-        return UNARY_OPS[e.op] + operand
+        if isinstance(e.a, (Unary, IntImm, FloatImm)):
+            return [UNARY_OPS[e.op], "(", (e.a, 0), ")"]  # keep -(3) a negation, not the literal -3
+        return [UNARY_OPS[e.op], (e.a, UNARY_PRECEDENCE)]
     if isinstance(e, Binary):
         symbol = BINARY_OPS[e.op][0]
         if e.op in ("min", "max"):
-            return f"{symbol}({format_expr(e.a)}, {format_expr(e.b)})"
+            return [f"{symbol}(", *_listed((e.a, e.b)), ")"]
         p = PRECEDENCE[e.op]
-        return f"{_wrap(e.a, p)} {symbol} {_wrap(e.b, p + 1)}"
+        return [(e.a, p), f" {symbol} ", (e.b, p + 1)]
     if isinstance(e, Ternary):
-        return f"{e.op}({format_expr(e.a)}, {format_expr(e.b)}, {format_expr(e.c)})"
+        return [f"{e.op}(", *_listed((e.a, e.b, e.c)), ")"]
     if isinstance(e, Select):
-        return (f"{_wrap(e.cond, SELECT_PRECEDENCE + 1)} ? {_wrap(e.true_value, SELECT_PRECEDENCE + 1)}"
-                f" : {_wrap(e.false_value, SELECT_PRECEDENCE)}")
+        return [(e.cond, SELECT_PRECEDENCE + 1), " ? ", (e.true_value, SELECT_PRECEDENCE + 1), " : ",
+                (e.false_value, SELECT_PRECEDENCE)]
     if isinstance(e, Cast):
         prefix = "sat " if e.saturate else ""
         target = e.type.scalar if e.type.lanes == e.value.type.lanes and e.type.lanes > 1 else e.type
-        return f"({prefix}{target}){_wrap(e.value, UNARY_PRECEDENCE)}"
+        return [f"({prefix}{target})", (e.value, UNARY_PRECEDENCE)]
     if isinstance(e, Load):
         stride = f", stride={e.stride}" if e.stride is not None else ""
-        return f"{e.buffer.name}.{e.type}[{format_expr(e.offset)}{stride}]"
+        return [f"{e.buffer.name}.{e.type}[", (e.offset, 0), f"{stride}]"]
     if isinstance(e, Ptr):
-        return f"&{e.buffer.name}[{format_expr(e.offset)}]"
+        return [f"&{e.buffer.name}[", (e.offset, 0), "]"]
     if isinstance(e, Broadcast):
-        return f"broadcast({format_expr(e.value)}, {e.lanes})"
+        return ["broadcast(", (e.value, 0), f", {e.lanes})"]
     if isinstance(e, Shuffle):
         indices = ",".join(str(i) for i in e.indices)
-        return f"shuffle<{indices}>({', '.join(format_expr(v) for v in e.vectors)})"
+        return [f"shuffle<{indices}>(", *_listed(e.vectors), ")"]
     raise TypeError(f"cannot print {type(e).__name__}")
+
+
+def _listed(operands) -> list:
+    """Function arguments: `a, b, c`."""
+    parts: list = []
+    for i, operand in enumerate(operands):
+        parts += [", "] if i else []
+        parts.append((operand, 0))
+    return parts
 
 
 def format_attribute(value) -> str:
@@ -154,55 +208,66 @@ def format_func(f: Func) -> str:
     return f"{f.name}<{', '.join(f'{k}={format_attribute(v)}' for k, v in shown.items())}>"
 
 
-def _block(s: Stmt, indent: str) -> list[str]:
-    """The lines of `s` as the contents of a block."""
-    items = s.stmts if isinstance(s, Seq) else (s,)
+def _block(s: Stmt, indent: str, names: _Names) -> list[str]:
+    """The lines of `s` as the contents of a block.  A let or alloc last in a block scopes over
+    the rest of it, so a chain of them prints flat (in a loop: thousands of lets print)."""
     lines: list[str] = []
-    for i, item in enumerate(items):
-        scoped = isinstance(item, (Let, Alloc))
-        if scoped and i < len(items) - 1:  # its scope must end before the next item
-            lines.append(indent + "{")
-            lines += _block(item, indent + "  ")
-            lines.append(indent + "}")
-        else:
-            lines += _stmt(item, indent)
-    return lines
+    while True:
+        items = s.stmts if isinstance(s, Seq) else (s,)
+        for item in items[:-1]:
+            if isinstance(item, (Let, Alloc)):  # its scope must end before the next item
+                lines += [indent + "{", *_block(item, indent + "  ", names), indent + "}"]
+            else:
+                lines += _stmt(item, indent, names)
+        last = items[-1] if items else None
+        if not isinstance(last, (Let, Alloc)):
+            return lines + ([] if last is None else _stmt(last, indent, names))
+        lines.append(indent + _scoped_head(last, names))
+        names = names.bind(last.var) if isinstance(last, Let) else names
+        s = last.body
 
 
-def _stmt(s: Stmt, indent: str) -> list[str]:
-    inner = indent + "  "
-    if isinstance(s, Let):
-        value = "" if s.value is None else f" = {format_expr(s.value)}"
-        return [f"{indent}let {format_expr(s.var)}{value};", *_block(s.body, indent)]
+def _scoped_head(s: Let | Alloc, names: _Names) -> str:
     if isinstance(s, Alloc):
-        return [f"{indent}alloc {s.buffer.name}[{s.size}] {s.kind};", *_block(s.body, indent)]
+        return f"alloc {s.buffer.name}[{s.size}] {s.kind};"
+    value = "" if s.value is None else f" = {format_expr(s.value, names)}"
+    return f"let {s.var.name}{format_type_suffix(s.var.type, S32)}{value};"
+
+
+def _stmt(s: Stmt, indent: str, names: _Names) -> list[str]:
+    inner = indent + "  "
+    if isinstance(s, (Let, Alloc)):
+        return _block(s, indent, names)
     if isinstance(s, For):
         unroll = "" if s.unroll == 1 else " unroll(full)" if s.unroll == 0 else f" unroll({s.unroll})"
-        head = f"{indent}for ({format_expr(s.var)} = {format_expr(s.init)}; {s.var.name} < {format_expr(s.bound)}){unroll} {{"
-        return [head, *_block(s.body, inner), indent + "}"]
+        binder = s.var.name + format_type_suffix(s.var.type, S32)
+        head = (f"{indent}for ({binder} = {format_expr(s.init, names)}; {s.var.name} < "
+                f"{format_expr(s.bound, names)}){unroll} {{")
+        return [head, *_block(s.body, inner, names.bind(s.var)), indent + "}"]
     if isinstance(s, IfThenElse):
-        lines = [f"{indent}if ({format_expr(s.cond)}) {{", *_block(s.then_case, inner)]
+        lines = [f"{indent}if ({format_expr(s.cond, names)}) {{", *_block(s.then_case, inner, names)]
         if s.else_case is not None:
-            lines += [indent + "} else {", *_block(s.else_case, inner)]
+            lines += [indent + "} else {", *_block(s.else_case, inner, names)]
         return lines + [indent + "}"]
     if isinstance(s, Seq):
         if not s.stmts:
             return [indent + "{}"]
-        return [indent + "{", *_block(s, inner), indent + "}"]
+        return [indent + "{", *_block(s, inner, names), indent + "}"]
     if isinstance(s, Store):
         stride = f", stride={s.stride}" if s.stride is not None else ""
-        mask = f" if {format_expr(s.mask)}" if s.mask is not None else ""
-        return [f"{indent}{s.buffer.name}[{format_expr(s.offset)}{stride}] = {format_expr(s.value)}{mask};"]
+        mask = f" if {format_expr(s.mask, names)}" if s.mask is not None else ""
+        return [f"{indent}{s.buffer.name}[{format_expr(s.offset, names)}{stride}] = {format_expr(s.value, names)}{mask};"]
     if isinstance(s, Call):
-        args = ", ".join("null" if a is None else format_expr(a) for a in s.args)
+        args = ", ".join("null" if a is None else format_expr(a, names) for a in s.args)
         return [f"{indent}{format_func(s.func)}({args});"]
     raise TypeError(f"cannot print {type(s).__name__}")
 
 
 def format_stmt(s: Stmt) -> str:
+    names = _Names(s)
     if isinstance(s, Seq) and s.stmts:
-        return "\n".join(_block(s, ""))
-    return "\n".join(_stmt(s, ""))
+        return "\n".join(_block(s, "", names))
+    return "\n".join(_stmt(s, "", names))
 
 
 def format_node(node) -> str:

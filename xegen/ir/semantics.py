@@ -12,12 +12,15 @@ Defined edge cases (the same as RISC-V's, so every operation is total):
 - float to integer conversion truncates toward zero and clamps to the integer range, NaN gives 0
   (what Xe's `mov` does); integer to integer wraps, or clamps when the cast saturates;
 - float min/max return the other operand when one is NaN (Xe `sel.l`/`sel.ge`, IEEE minNum);
-- float `mad` is fused: a + b*c rounded once (computed through f64; f64 mad is not fused).
+- float `mad` is fused for f16, bf16 and f32: a + b*c rounded once.  f64 `mad` is not fused
+  (b*c is rounded to f64, then the sum), as the simulator's f64 `mad` does.
 Float arithmetic rounds to nearest even in the operation's type (f16 and bf16 are computed in
 f32 and rounded, which is exact rounding for + - * /).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -69,6 +72,17 @@ def round_float(value: float, t: Type) -> float:
     return float(round_array(np.float64(value), t))
 
 
+_PRECISION = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}
+
+
+def round_int(value: int, t: Type) -> float:
+    """A Python integer of any size rounded once to float type `t` (nearest even)."""
+    rounded = _exact_round_int(value, _PRECISION[t.kind])
+    if rounded.bit_length() > 1024:
+        return math.copysign(math.inf, value)
+    return round_float(float(rounded), t)  # exact to f64; only overflow to inf can remain
+
+
 # Conversions ------------------------------------------------------------------------------
 
 def _int_to_float(x: np.ndarray, to: Type) -> np.ndarray:
@@ -78,7 +92,7 @@ def _int_to_float(x: np.ndarray, to: Type) -> np.ndarray:
         return round_array(wide, to) if to.kind in ("f16", "bf16") else wide.astype(_DTYPES[to.kind])
     # Huge 64-bit integers: round exactly through Python integers.
     def one(v):
-        return round_float(float(_exact_round_int(int(v), 11 if to.kind == "f16" else 8)), to)
+        return round_int(int(v), to)
 
     return np.vectorize(one, otypes=[_DTYPES[to.kind]])(x)
 
@@ -247,8 +261,28 @@ def ternary(op: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, t: Type) -> np
             return a + b + c
         if t.is_int:
             return a + b * c
-        exact = a.astype(np.float64) + b.astype(np.float64) * c.astype(np.float64)
-        return round_array(exact, t)
+        if t.kind == "f64":
+            return a + b * c  # not fused: two roundings
+        return round_array(_fused_sum_round_to_odd(a, b, c), t)
+
+
+def _fused_sum_round_to_odd(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """a + b*c for f16, bf16 and f32 values, rounded to f64 with round-to-odd.
+
+    The product of two values of at most 24 significant bits is exact in f64, and TwoSum gives
+    the error of the f64 sum exactly.  Rounding to odd keeps a sticky bit: a value rounded to
+    odd in f64 (53 bits) rounds to any format of at most 51 bits exactly as the exact value
+    would, so the one rounding to the target type that follows is the only one that counts."""
+    a, b, c = (np.asarray(x, dtype=np.float64) for x in (a, b, c))
+    product = b * c
+    total = a + product
+    # TwoSum (Knuth): error = (a + product) - total, exactly (no overflow is possible here)
+    back = total - a
+    error = (a - (total - back)) + (product - back)
+    inexact = np.isfinite(total) & (error != 0)
+    even = (total.view(np.uint64) & np.uint64(1)) == 0
+    toward_error = np.nextafter(total, np.where(error > 0, np.inf, -np.inf))
+    return np.where(inexact & even, toward_error, total)
 
 
 def select(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

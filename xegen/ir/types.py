@@ -16,11 +16,15 @@ Comparisons promote both operands as above and give bool.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 _INT_BITS = {"s8": 8, "u8": 8, "s16": 16, "u16": 16, "s32": 32, "u32": 32, "s64": 64, "u64": 64}
 _FLOAT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
 KINDS = ("bool", *_INT_BITS, *_FLOAT_BITS, "ptr")
+#: the most lanes a vector type may have (Xe's widest register operand is 32 lanes; messages and
+#: `shuffle` build wider values, but nothing near this many)
+MAX_LANES = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +35,8 @@ class Type:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"unknown type kind {self.kind!r}")
-        if self.lanes < 1:
-            raise ValueError(f"a type needs at least one lane, not {self.lanes}")
+        if not 1 <= self.lanes <= MAX_LANES:
+            raise ValueError(f"a vector type has 1 to {MAX_LANES} lanes, not {self.lanes}")
 
     # -- classification ------------------------------------------------------------------
     @property
@@ -109,8 +113,10 @@ class Type:
     def parse(text: str) -> Type:
         """`s32`, `f16x8`: raises ValueError for anything else."""
         kind, sep, lanes = text.partition("x")
-        if kind not in KINDS or (sep and not lanes.isdigit()):
+        if kind not in KINDS or (sep and not (lanes.isdigit() and lanes.isascii())):
             raise ValueError(f"unknown type {text!r}")
+        if sep and not 1 <= int(lanes) <= MAX_LANES:
+            raise ValueError(f"{text}: a vector type has 1 to {MAX_LANES} lanes")
         return Type(kind, int(lanes) if sep else 1)
 
 
@@ -125,12 +131,8 @@ FLOAT_TYPES = (F16, BF16, F32, F64)
 SCALAR_TYPES = (BOOL, *INT_TYPES, *FLOAT_TYPES)
 
 
-def is_type_name(text: str) -> bool:
-    try:
-        Type.parse(text)
-    except ValueError:
-        return False
-    return True
+#: what a type name looks like (a kind, perhaps with a lane count): never a variable name
+TYPE_NAME = re.compile(rf"(?:{'|'.join(KINDS)})(?:x[0-9]+)?")
 
 
 def promote(t: Type) -> Type:
@@ -161,9 +163,15 @@ def common_type(a: Type, b: Type) -> Type:
 
 
 def literal_type(value: int) -> Type:
-    """The type an integer literal gets without annotation: s32 if it fits, else s64, else u64."""
+    """The type a decimal integer literal gets without annotation: s32 if it fits, else s64, else
+    u64 (C has no type for a decimal literal above s64's maximum; it is u64 here)."""
     if S32.can_represent(value):
         return S32
     if S64.can_represent(value):
         return S64
     return U64
+
+
+def hex_literal_type(value: int) -> Type:
+    """The type C gives a hexadecimal literal: the first of s32, u32, s64, u64 that holds it."""
+    return next(t for t in (S32, U32, S64, U64) if t.can_represent(value))

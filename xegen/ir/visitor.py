@@ -140,7 +140,7 @@ def free_vars(node: Node) -> list[Var]:
 
 def node_count(node: Node) -> int:
     """Number of IR nodes in the tree (shared subtrees counted each time)."""
-    return 1 + sum(node_count(c) for c in children(node))
+    return sum(1 for _ in walk(node))
 
 
 def stable_hash(node: Node) -> str:
@@ -149,8 +149,11 @@ def stable_hash(node: Node) -> str:
 
 
 def walk(node: Node) -> Iterator[Node]:
-    """Every node, parents before children."""
-    yield node
-    for c in children(node):
-        yield from walk(c)
+    """Every node, parents before children (in field order); an explicit stack, so deep trees
+    walk too."""
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(reversed(list(children(node))))
 

@@ -5,9 +5,12 @@ dependences, and transforms that pipeline, multi-buffer, unroll and reorder it.
     body = schedule(kernel.body, "xehpg", ScheduleOptions(slm_bufs=2, gmem_bufs=2, prefetch=1))
     print(model_cycles(body, "xehpg").cycles)
 
-Every transform is a pure function from a statement to a statement (`hoist_invariants`, `unroll`,
-`schedule_by_latency`, `multi_buffer`); `build_graph` gives the graph of a loop body, `to_dot`
-its picture.  docs/schedule.md explains the graph, the transforms and the cycle model.
+The transforms work on a loop's dataflow graph and return a graph (`hoist_graph`, `unroll_graph`,
+`list_schedule_graph`, `multi_buffer_graph`); `build_graph` makes the graph of a loop body,
+`linearize` turns a transformed graph back into IR, `to_dot` draws it.  `transform_loops` runs
+graph transforms on every innermost loop of a statement, and `hoist_invariants`, `unroll`,
+`schedule_by_latency`, `multi_buffer` and `schedule` are such statement-to-statement passes.
+docs/schedule.md explains the graph, the transforms and the cycle model.
 """
 
 from __future__ import annotations
@@ -17,15 +20,18 @@ from dataclasses import dataclass
 from ..hw import Platform
 from ..hw import platform as lookup_platform
 from ..ir import Stmt
-from .buffering import multi_buffer
+from .buffering import check_options, check_budgets, multi_buffer, multi_buffer_graph
 from .context import BufferTable, innermost_loops
 from .dot import GraphDump, to_dot
 from .graph import Edge, build_graph
 from .labels import LABELS, label
 from .loop import LoopBody, Names, flatten_loop
 from .model import CycleReport, model_cycles
-from .pipeline import Plan, ScheduleError, emit_loop
-from .transforms import hoist_invariants, schedule_by_latency, unroll
+from .pipeline import ScheduleError, linearize, list_scheduling_helps
+from .transforms import (
+    hoist_graph, hoist_invariants, list_schedule_graph, loop_graph, schedule_by_latency, transform_loops, unroll,
+    unroll_graph,
+)
 
 
 @dataclass(frozen=True)
@@ -39,32 +45,36 @@ class ScheduleOptions:
     slm_rotation: str = "unroll"  # SLM copies by unrolling ("unroll") or by index arithmetic ("index")
 
     @property
-    def changes_loop(self) -> bool:
+    def pipelines(self) -> bool:
+        """Whether the loop is multi-buffered, prefetched or unrolled as a software pipeline."""
         return (self.slm_bufs, self.gmem_bufs, self.prefetch, self.unroll) != (1, 1, 0, 1)
 
 
 def schedule(stmt: Stmt, hw: Platform | str, options: ScheduleOptions = ScheduleOptions(),
              dump: GraphDump | None = None) -> Stmt:
-    """The scheduling pass: hoisting, then multi-buffering as a software pipeline.  With nothing
-    to do (one buffer of each, no prefetch or unrolling) the statement stays as it is, and `dump`
-    still gets a picture of each innermost loop."""
+    """The scheduling pass, as transforms of each innermost loop's graph: hoisting, then
+    multi-buffering as a software pipeline; with one buffer of each kind (and no prefetch or
+    unrolling), list scheduling of the body when the cost model says it issues faster."""
     hw = lookup_platform(hw)
-    if not options.changes_loop:
-        if dump is not None:
-            table = BufferTable.of(stmt)
-            names = Names(stmt)
-            for loop in innermost_loops(stmt):
-                body = flatten_loop(loop, names)
-                dump.write("loop", build_graph(body, hw, table.kinds), f"loop {body.var.name} (not transformed)")
-        return stmt
-    if options.hoist:
-        stmt = hoist_invariants(stmt, hw, dump)
-    return multi_buffer(stmt, hw, options.slm_bufs, options.gmem_bufs, options.prefetch, options.unroll,
-                        options.grf_budget, dump, options.slm_rotation)
+    slm_bufs, gmem_bufs, prefetch, unroll_by = options.slm_bufs, options.gmem_bufs, options.prefetch, options.unroll
+    check_options(hw, slm_bufs, gmem_bufs, prefetch, unroll_by, options.slm_rotation)
+
+    def transform(graph):
+        if options.hoist:
+            graph = hoist_graph(graph, dump)
+        if options.pipelines:
+            return multi_buffer_graph(graph, slm_bufs, gmem_bufs, prefetch, unroll_by, options.slm_rotation, dump)
+        return list_schedule_graph(graph, dump) if list_scheduling_helps(graph) else graph
+
+    result = transform_loops(stmt, hw, transform)
+    if options.pipelines:
+        check_budgets(result, hw, slm_bufs, gmem_bufs, options.grf_budget)
+    return result
 
 
 __all__ = [
-    "BufferTable", "CycleReport", "Edge", "GraphDump", "LABELS", "LoopBody", "Names", "Plan", "ScheduleError",
-    "ScheduleOptions", "build_graph", "emit_loop", "flatten_loop", "hoist_invariants", "innermost_loops", "label",
-    "model_cycles", "multi_buffer", "schedule", "schedule_by_latency", "to_dot", "unroll",
+    "BufferTable", "CycleReport", "Edge", "GraphDump", "LABELS", "LoopBody", "Names", "ScheduleError",
+    "ScheduleOptions", "build_graph", "flatten_loop", "hoist_graph", "hoist_invariants", "innermost_loops", "label",
+    "linearize", "list_schedule_graph", "list_scheduling_helps", "loop_graph", "model_cycles", "multi_buffer",
+    "multi_buffer_graph", "schedule", "schedule_by_latency", "to_dot", "transform_loops", "unroll", "unroll_graph",
 ]

@@ -12,35 +12,37 @@ i mod B) and the two barriers become one split barrier, stated as dependences ra
     L(i) -> signal(i + B - 1)                                 ... and read before the signal that
     wait(j) -> S(j + 1)                                       lets S(i + B) overwrite its copy
 
-Run as a software pipeline, S, fence and signal go B-1 iterations ahead of L and the multiply,
-wait B-2: with two buffers the multiply of iteration i runs between the signal and the wait, with
-three the SLM loads of the next iteration run there too.  With `gmem_bufs` G = 2 the registers
-the global loads fill get two copies and G runs one more iteration ahead, so a whole iteration
-hides its latency.  With `prefetch` P > 0 (LSC platforms), every global load also issues as a
-prefetch P iterations before it.  Ramp-up (preloading the first buffers) and ramp-down come from
-`pipeline.emit_loop`; the body is unrolled by lcm(B, G) so every copy index is a constant (or,
-with `slm_rotation="index"`, by G only, the SLM copy then chosen by `(i mod B) * size`).
+Each step is a transform of the loop's graph: `split_barriers` removes the barrier nodes, adds
+the fence, signal and wait nodes and the edges above, and gives the SLM buffers B copies;
+`give_copies` (graph.py) multiplies the load targets; `add_prefetches` inserts prefetch nodes;
+`software_pipeline` sets each statement's lookahead and the unroll factor.  Run as a software pipeline
+(linearized by `pipeline.linearize`), S, fence and signal go B-1 iterations ahead of L and the
+multiply, wait B-2: with two buffers the multiply of iteration i runs between the signal and the
+wait, with three the SLM loads of the next iteration run there too.  With `gmem_bufs` G = 2 the
+registers the global loads fill get two copies and G runs one more iteration ahead, so a whole
+iteration hides its latency.  With `prefetch` P > 0 (LSC platforms), every global load also
+issues as a prefetch P iterations before it.  Ramp-up (preloading the first buffers) and
+ramp-down come from linearization; the body is unrolled by lcm(B, G) so every copy index is a
+constant (or, with `slm_rotation="index"`, by G only, the SLM copy then chosen by
+`(i mod B) * size`).
 """
 
 from __future__ import annotations
 
 import math
 
+import networkx as nx
 import numpy as np
 
 from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
 from ..hw import platform as lookup_platform
-from ..ir import Call, Fence, For, Send, Signal, Stmt, Wait
-from .access import accesses, static_bytes, sync_kind
-from .context import (
-    BufferTable, allocated_bytes, buffers_used_outside, each_innermost_loop, grow_allocations, replace_loop,
-)
+from ..ir import Call, Fence, Send, Signal, Stmt, Wait
+from .access import accesses, static_bytes
+from .context import allocated_bytes
 from .dot import GraphDump, write_graph
-from .graph import Edge, build_graph, stmt_nodes
-from .labels import label
-from .loop import LoopBody, Names, flatten_loop
-from .pipeline import Plan, emit_loop
+from .graph import Edge, add_edges, give_copies, restructure, state_order, stmt_nodes
+from .transforms import transform_loops
 
 
 def multi_buffer(stmt: Stmt, hw: Platform | str = "xehpg", slm_bufs: int = 1, gmem_bufs: int = 1,
@@ -51,6 +53,16 @@ def multi_buffer(stmt: Stmt, hw: Platform | str = "xehpg", slm_bufs: int = 1, gm
     `slm_rotation`: "unroll" unrolls by lcm(slm_bufs, gmem_bufs) so every SLM copy offset is a
     constant; "index" unrolls only by gmem_bufs and computes the SLM copy as (i mod slm_bufs) * size."""
     hw = lookup_platform(hw)
+    check_options(hw, slm_bufs, gmem_bufs, prefetch, unroll, slm_rotation)
+    if slm_bufs == 1 and gmem_bufs == 1 and prefetch == 0 and unroll == 1:
+        return stmt
+    result = transform_loops(stmt, hw, lambda graph: multi_buffer_graph(graph, slm_bufs, gmem_bufs, prefetch, unroll,
+                                                                        slm_rotation, dump))
+    check_budgets(result, hw, slm_bufs, gmem_bufs, grf_budget)
+    return result
+
+
+def check_options(hw: Platform, slm_bufs: int, gmem_bufs: int, prefetch: int, unroll: int, slm_rotation: str) -> None:
     if slm_bufs not in (1, 2, 3):
         raise ConfigError(f"slm_bufs={slm_bufs}: expected 1, 2 or 3")
     if gmem_bufs not in (1, 2):
@@ -61,18 +73,9 @@ def multi_buffer(stmt: Stmt, hw: Platform | str = "xehpg", slm_bufs: int = 1, gm
         raise ConfigError(f"slm_rotation must be 'unroll' or 'index', not {slm_rotation!r}")
     if prefetch and not hw.has_lsc:
         raise UnsupportedError(f"{hw} has no LSC prefetch messages")
-    if slm_bufs == 1 and gmem_bufs == 1 and prefetch == 0 and unroll == 1:
-        return stmt
-
-    def one(s: Stmt, loop: For, names: Names, table: BufferTable) -> Stmt:
-        return _buffer_loop(s, loop, names, table, hw, slm_bufs, gmem_bufs, prefetch, unroll, dump, slm_rotation)
-
-    result = each_innermost_loop(stmt, one)
-    _check_budgets(result, hw, slm_bufs, gmem_bufs, grf_budget)
-    return result
 
 
-def _check_budgets(stmt: Stmt, hw: Platform, slm_bufs: int, gmem_bufs: int, grf_budget: int | None) -> None:
+def check_budgets(stmt: Stmt, hw: Platform, slm_bufs: int, gmem_bufs: int, grf_budget: int | None) -> None:
     slm = allocated_bytes(stmt, "slm")
     if slm > hw.max_slm_bytes:
         raise ConfigError(f"slm_bufs={slm_bufs} needs {slm} bytes of SLM per group, more than {hw}'s "
@@ -83,61 +86,51 @@ def _check_budgets(stmt: Stmt, hw: Platform, slm_bufs: int, gmem_bufs: int, grf_
                           f"{grf_budget // hw.grf_bytes} available: use gmem_bufs=1, smaller tiles or more GRFs")
 
 
-def _buffer_loop(stmt: Stmt, loop: For, names: Names, table: BufferTable, hw: Platform, slm_bufs: int,
-                 gmem_bufs: int, prefetch: int, unroll: int, dump: GraphDump | None, slm_rotation: str) -> Stmt:
-    body = flatten_loop(loop, names)
-    if dump is not None:
-        write_graph(dump, "multi-buffer-before", build_graph(body, hw, table.kinds),
-                    f"loop {body.var.name} single-buffered")
-    labels = [_label(s, table) for s in body.stmts]
-    if "g2r_load" not in labels and slm_bufs == 1:
-        return stmt  # nothing to buffer
-    extra: list[Edge] = []
-    lookahead: dict[int, int] = {}
-    copies: dict[str, int] = {}
-    outside = buffers_used_outside(stmt, loop)
+def multi_buffer_graph(graph: nx.DiGraph, slm_bufs: int, gmem_bufs: int, prefetch: int, unroll: int,
+                       slm_rotation: str, dump: GraphDump | None = None) -> nx.DiGraph:
+    """The loop's graph multi-buffered and pipelined (see the module docstring)."""
+    var = graph.graph["var"].name
+    write_graph(dump, "multi-buffer-before", graph, f"loop {var} single-buffered")
+    if "g2r_load" not in _labels(graph) and slm_bufs == 1:
+        return graph  # nothing to buffer
     if slm_bufs > 1:
-        body, extra, anchors, slm = _split_barriers(body, labels, table, slm_bufs)
-        lookahead.update(anchors)
-        copies.update({name: slm_bufs for name in slm})
-        labels = [_label(s, table) for s in body.stmts]
-    loads = [i for i, what in enumerate(labels) if what == "g2r_load"]
+        graph = split_barriers(graph, slm_bufs)
+    loads = [n for n in stmt_nodes(graph) if graph.nodes[n]["label"] == "g2r_load"]
     load_ahead = (slm_bufs - 1) + (gmem_bufs - 1)
-    lookahead.update({i: load_ahead for i in loads})
+    graph = _with_ahead(graph, {n: load_ahead for n in loads})
     if gmem_bufs > 1:
-        copies.update({name: gmem_bufs for name in _load_targets(body, loads, table)})
+        for name in _load_targets(graph, loads):
+            graph = give_copies(graph, name, gmem_bufs)
     if prefetch:
-        body, lookahead, extra = _add_prefetches(body, loads, lookahead, extra, load_ahead + prefetch)
-    for name in sorted(copies):
-        _require_private(body, name, table, outside)
-    graph = build_graph(body, hw, table.kinds, copies=copies, explicit_slm=slm_bufs > 1, extra_edges=extra)
-    lookahead = _propagate(graph, lookahead)
+        graph = add_prefetches(graph, load_ahead + prefetch)
+    for name in sorted(graph.graph["copies"]):
+        _require_private(graph, name)
     period = math.lcm(slm_bufs, gmem_bufs) if slm_rotation == "unroll" else gmem_bufs
-    plan = Plan(lookahead, copies, {name: table.sizes[name] for name in copies},
-                frozenset(n for n in copies if table.kind(n) == "grf"), unroll=period * unroll)
-    for n in stmt_nodes(graph):
-        graph.nodes[n]["ahead"] = plan.ahead(n)
-    for u, v, data in graph.edges(data=True):
-        if graph.nodes[u]["kind"] == "stmt":
-            data["shown_distance"] = data["distance"] + plan.ahead(u) - plan.ahead(v)
+    graph = software_pipeline(graph, period * unroll)
     write_graph(dump, "multi-buffer-after", graph,
-          f"loop {body.var.name}: slm_bufs={slm_bufs} gmem_bufs={gmem_bufs} prefetch={prefetch}, "
-          f"statements +N iterations ahead, d = distance in the pipelined loop")
-    replacement = emit_loop(body, graph, plan, names)
-    return grow_allocations(replace_loop(stmt, loop, replacement), copies)
+                f"loop {var}: slm_bufs={slm_bufs} gmem_bufs={gmem_bufs} prefetch={prefetch}, "
+                f"statements +N iterations ahead, d = distance in the pipelined loop")
+    return graph
 
 
-def _label(stmt: Stmt, table: BufferTable) -> str:
-    """The statement's graph label (a compound statement with synchronization inside counts as one)."""
-    return "compound_sync" if sync_kind(stmt) == "compound" else label(stmt, table.kinds)
+def _labels(graph: nx.DiGraph) -> list[str]:
+    return [graph.nodes[n]["label"] for n in stmt_nodes(graph)]
+
+
+def _with_ahead(graph: nx.DiGraph, ahead: dict[int, int]) -> nx.DiGraph:
+    """The graph with these statements' lookahead fixed (iterations ahead of the kernel iteration)."""
+    result = graph.copy()
+    for n, iterations in ahead.items():
+        result.nodes[n]["ahead"] = iterations
+    return result
 
 
 # SLM: split barriers ------------------------------------------------------------------------------
 
-def _split_barriers(body: LoopBody, labels: list[str], table: BufferTable, bufs: int
-                    ) -> tuple[LoopBody, list[Edge], dict[int, int], list[str]]:
-    """Replace `fence barrier ... barrier` by `fence signal wait`, with the edges and lookaheads
-    of `bufs`-deep SLM buffering."""
+def split_barriers(graph: nx.DiGraph, bufs: int) -> nx.DiGraph:
+    """Replace the nodes `fence barrier ... barrier` by `fence signal wait`, with the edges,
+    lookaheads and SLM copies of `bufs`-deep SLM buffering."""
+    labels = _labels(graph)
     barriers = [i for i, what in enumerate(labels) if what == "barrier"]
     stores = [i for i, what in enumerate(labels) if what == "g2s_store"]
     loads = [i for i, what in enumerate(labels) if what == "s2r_load"]
@@ -149,67 +142,63 @@ def _split_barriers(body: LoopBody, labels: list[str], table: BufferTable, bufs:
     if not stores or not loads or max(stores) > first or not all(first < i < second for i in loads):
         raise UnsupportedError(f"slm_bufs={bufs}: SLM stores must all come before the first barrier and SLM "
                                "loads between the two barriers")
-    fences = [i for i, what in enumerate(labels) if what == "fence" and i < first
-              and body.stmts[i].func.space == "slm"]
+    stmts = [graph.nodes[n]["stmt"] for n in stmt_nodes(graph)]
+    fences = [i for i, what in enumerate(labels) if what == "fence" and i < first and stmts[i].func.space == "slm"]
     if fences and fences[-1] < max(stores):
         raise UnsupportedError(f"slm_bufs={bufs}: an SLM store follows the last SLM fence before the barrier")
-    slm = sorted({a.buffer.name for i in stores + loads for a in accesses(body.stmts[i])
-                  if table.kind(a.buffer.name) == "slm"})
-    for i, stmt in enumerate(body.stmts):
+    kinds = graph.graph["buffer_kinds"]
+    slm = sorted({a.buffer.name for i in stores + loads for a in accesses(stmts[i]) if kinds.get(a.buffer.name) == "slm"})
+    for i, stmt in enumerate(stmts):
         if i not in stores and i not in loads and labels[i] not in ("barrier", "fence") and \
                 any(a.buffer.name in slm for a in accesses(stmt)):
             raise UnsupportedError(f"slm_bufs={bufs}: statement {i} ({labels[i]}) touches SLM buffer outside the "
                                    "store/load pattern")
-    stmts = []
-    index: dict[int, int] = {}
-    fence = signal = wait = -1
-    for i, stmt in enumerate(body.stmts):
-        if i == second:
-            continue
+    # the new program order: the second barrier goes, the first becomes [fence] signal wait
+    order: list[int | Stmt] = []
+    for i in stmt_nodes(graph):
         if i == first:
             if not fences:
-                fence = len(stmts)
-                stmts.append(Call(Fence("slm")))
-            signal = len(stmts)
-            stmts.append(Call(Signal()))
-            wait = len(stmts)
-            stmts.append(Call(Wait()))
-            continue
-        index[i] = len(stmts)
-        stmts.append(stmt)
-    if fences:
-        fence = index[fences[-1]]
-    new_stores = [index[i] for i in stores]
-    new_loads = [index[i] for i in loads]
+                order.append(Call(Fence("slm")))
+            signal = len(order)
+            order += [Call(Signal()), Call(Wait())]
+        elif i != second:
+            order.append(i)
+    graph = restructure(state_order(graph, set(slm)), order)
+    new = {old: k for k, old in enumerate(order) if isinstance(old, int)}
+    wait = signal + 1
+    fence = new[fences[-1]] if fences else signal - 1
+    new_stores, new_loads = [new[i] for i in stores], [new[i] for i in loads]
     edges = [Edge(s, fence, 0) for s in new_stores] + [Edge(fence, signal, 0), Edge(signal, wait, 0)]
     edges += [Edge(wait, ld, 0) for ld in new_loads] + [Edge(ld, signal, bufs - 1) for ld in new_loads]
     edges += [Edge(wait, s, 1) for s in new_stores]
-    anchors = {i: bufs - 1 for i in new_stores + [fence, signal]}
-    anchors[wait] = bufs - 2
-    anchors.update({ld: 0 for ld in new_loads})
-    return LoopBody(body.var, body.init, body.bound, body.lets, tuple(stmts)), edges, anchors, slm
-
-
+    graph = add_edges(graph, edges)
+    for name in slm:
+        graph = give_copies(graph, name, bufs)
+    ahead = {i: bufs - 1 for i in new_stores + [fence, signal]}
+    ahead[wait] = bufs - 2
+    ahead.update({ld: 0 for ld in new_loads})
+    return _with_ahead(graph, ahead)
 # GRF: the registers the global loads fill ---------------------------------------------------------
 
-def _load_targets(body: LoopBody, loads: list[int], table: BufferTable) -> list[str]:
-    names = {a.buffer.name for i in loads for a in accesses(body.stmts[i]) if a.write}
-    return sorted(n for n in names if table.kind(n) == "grf")
+def _load_targets(graph: nx.DiGraph, loads: list[int]) -> list[str]:
+    kinds = graph.graph["buffer_kinds"]
+    names = {a.buffer.name for n in loads for a in accesses(graph.nodes[n]["stmt"]) if a.write}
+    return sorted(name for name in names if kinds.get(name) == "grf")
 
 
-def _require_private(body: LoopBody, name: str, table: BufferTable, outside: set[str]) -> None:
+def _require_private(graph: nx.DiGraph, name: str) -> None:
     """A multi-buffered buffer must not carry values between iterations or out of the loop: every
     byte an iteration reads it has written first."""
-    if name in outside:
+    if name in graph.graph["outside"]:
         raise UnsupportedError(f"cannot multi-buffer '{name}': it is used outside the loop")
-    size = table.sizes.get(name)
+    size = graph.graph["sizes"].get(name)
     if size is None:
         raise UnsupportedError(f"cannot multi-buffer '{name}': it is not allocated around the loop")
-    if table.kind(name) == "slm":
+    if graph.graph["buffer_kinds"].get(name) == "slm":
         return  # SLM reads are ordered by the barriers, which the transform places itself
     written = np.zeros(size, dtype=bool)
-    for i, stmt in enumerate(body.stmts):
-        for access in accesses(stmt):
+    for i in stmt_nodes(graph):
+        for access in accesses(graph.nodes[i]["stmt"]):
             if access.buffer.name != name:
                 continue
             touched = static_bytes(access)
@@ -225,21 +214,15 @@ def _require_private(body: LoopBody, name: str, table: BufferTable, outside: set
 
 # Prefetch ---------------------------------------------------------------------------------------
 
-def _add_prefetches(body: LoopBody, loads: list[int], lookahead: dict[int, int], extra: list[Edge],
-                    ahead: int) -> tuple[LoopBody, dict[int, int], list[Edge]]:
-    """A prefetch before every global load, `ahead` iterations early (statement ids shift)."""
-    stmts = []
-    index: dict[int, int] = {}
-    new_lookahead: dict[int, int] = {}
-    for i, stmt in enumerate(body.stmts):
-        if i in loads:
-            new_lookahead[len(stmts)] = ahead
-            stmts.append(_prefetch_of(stmt))
-        index[i] = len(stmts)
-        stmts.append(stmt)
-    new_lookahead.update({index[i]: a for i, a in lookahead.items()})
-    edges = [Edge(index[e.source], index[e.target], e.distance, e.kind) for e in extra]
-    return LoopBody(body.var, body.init, body.bound, body.lets, tuple(stmts)), new_lookahead, edges
+def add_prefetches(graph: nx.DiGraph, ahead: int) -> nx.DiGraph:
+    """A prefetch node before every global load node, running `ahead` iterations ahead."""
+    order: list[int | Stmt] = []
+    for n in stmt_nodes(graph):
+        if graph.nodes[n]["label"] == "g2r_load":
+            order.append(_prefetch_of(graph.nodes[n]["stmt"]))
+        order.append(n)
+    result = restructure(graph, order)
+    return _with_ahead(result, {k: ahead for k, entry in enumerate(order) if not isinstance(entry, int)})
 
 
 def _prefetch_of(load: Stmt) -> Stmt:
@@ -252,19 +235,21 @@ def _prefetch_of(load: Stmt) -> Stmt:
     return Call(func, (mem, offsets, None, mask))
 
 
-# Lookahead of the other statements -----------------------------------------------------------------
+# The software pipeline ----------------------------------------------------------------------------
 
-def _propagate(graph, anchors: dict[int, int]) -> dict[int, int]:
-    """Statements without a fixed lookahead run as far ahead as the earliest-needed statement
-    they feed within the iteration (zeroing before a load goes with the load)."""
-    result = dict(anchors)
-    for n in sorted(stmt_nodes(graph), reverse=True):
-        if n in anchors:
+def software_pipeline(graph: nx.DiGraph, unroll: int) -> nx.DiGraph:
+    """The graph to be linearized as a software pipeline unrolled `unroll` times.  Statements
+    without a fixed lookahead run as far ahead as the earliest-needed statement they feed within
+    the iteration (zeroing before a load goes with the load)."""
+    result = graph.copy()
+    for n in reversed(stmt_nodes(result)):
+        if "ahead" in result.nodes[n]:
             continue
         ahead = 0
-        for _, v, data in graph.out_edges(n, data=True):
-            if data["distance"] == 0 and graph.nodes[v]["kind"] == "stmt" and v != n:
-                ahead = max(ahead, result.get(v, 0))
+        for _, v, data in result.out_edges(n, data=True):
+            if data["distance"] == 0 and result.nodes[v]["kind"] == "stmt" and v != n:
+                ahead = max(ahead, result.nodes[v].get("ahead", 0))
         if ahead:
-            result[n] = ahead
+            result.nodes[n]["ahead"] = ahead
+    result.graph.update(unroll=unroll, order="latency", changed=True)
     return result

@@ -1,16 +1,16 @@
 """Where a loop sits in its kernel: the buffers around it, the names in use, and replacing it.
 
-Transforms work on whole statements: they find the loops to transform (`innermost_loops`), learn
-each buffer's kind and size from the enclosing `alloc`s (`BufferTable`; external buffers are
-global memory), and put the result back (`replace_loop`), growing the allocations of
-multi-buffered buffers (`grow_allocations`).
+The scheduling passes work on whole statements: they find the loops to transform
+(`innermost_loops`), learn each buffer's kind and size from the enclosing `alloc`s (`BufferTable`;
+external buffers are global memory), and put the linearized graph back (`replace_loop`), growing
+the allocations of multi-buffered buffers (`grow_allocations`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from typing import Callable, Iterator
+from typing import Iterator
 
 from ..ir import Alloc, For, IfThenElse, Let, Load, Mutator, Ptr, Seq, Stmt, Store, children
 
@@ -70,9 +70,14 @@ def innermost_loops(stmt: Stmt) -> list[For]:
             and not any(isinstance(inner, For) for inner in statements(node.body))]
 
 
+def addressed_buffers(stmt: Stmt, skip: For | None = None) -> set[str]:
+    """The buffers `stmt` addresses (by a pointer, load or store), leaving out `skip`."""
+    return {n.buffer.name for n in nodes(stmt, skip) if isinstance(n, (Ptr, Load, Store))}
+
+
 def buffers_used_outside(stmt: Stmt, loop: For) -> set[str]:
     """Buffers some statement outside `loop` touches."""
-    return {n.buffer.name for n in nodes(stmt, skip=loop) if isinstance(n, (Ptr, Load, Store))}
+    return addressed_buffers(stmt, skip=loop)
 
 
 class _Replace(Mutator):
@@ -109,12 +114,3 @@ def grow_allocations(stmt: Stmt, factors: dict[str, int]) -> Stmt:
 def allocated_bytes(stmt: Stmt, kind: str) -> int:
     return sum(node.size for node in statements(stmt) if isinstance(node, Alloc) and node.kind == kind)
 
-
-def each_innermost_loop(stmt: Stmt, transform: Callable[[Stmt, For, "Names", BufferTable], Stmt]) -> Stmt:
-    """Apply `transform(stmt, loop, names, buffers)` to each innermost loop in turn."""
-    from .loop import Names
-
-    names = Names(stmt)
-    for loop in innermost_loops(stmt):
-        stmt = transform(stmt, loop, names, BufferTable.of(stmt))
-    return stmt

@@ -2,10 +2,12 @@
 
 Nodes are coloured by label (loads blue, SLM green, multiplies orange, synchronization red,
 headers grey) and show the statement's text; statements that run ahead of their iteration say
-`+N`.  Edges: solid RAW, dashed WAR, dotted WAW, bold red SYNC, grey VAR (a let's use);
-loop-carried edges are labelled with their iteration distance.  To stay readable (and drawable)
-a picture leaves out what other edges imply: within an iteration only the transitive reduction
-is drawn, and of the loop-carried edges those carrying data or synchronization (RAW, SYNC).
+`+N`, and those that address a multi-buffered buffer which copies they rotate through.  Edges:
+solid RAW, dashed WAR, dotted WAW, bold red SYNC, grey VAR (a let's use); loop-carried edges are
+labelled with their iteration distance (in a pipelined graph, the distance between the kernel
+iterations that run the two statements).  To stay readable (and drawable) a picture leaves out
+what other edges imply: within an iteration only the transitive reduction is drawn, and of the
+loop-carried edges those carrying data or synchronization (RAW, SYNC).
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ def to_dot(graph: nx.DiGraph, title: str = "") -> str:
         what = data["label"]
         ahead = data.get("ahead", 0)
         head = f"{node}: {what}" + (f" (+{ahead})" if ahead else "")
+        copies = graph.graph.get("copies", {})
+        if data.get("rotates"):
+            head += " rotates " + ", ".join(f"{name} x{copies[name]}" for name in data["rotates"])
         text = head + "\n" + node_text(data) + "\n"
         lines.append(f"  n{node} [label={_quote(text)}, fillcolor={_quote(COLORS.get(what, '#ffffff'))}];")
     for u, v in shown_edges(graph):
@@ -74,7 +79,9 @@ def to_dot(graph: nx.DiGraph, title: str = "") -> str:
         style = "bold" if "SYNC" in kinds else STYLES[kinds[0]]
         color = "#cb181d" if "SYNC" in kinds else "#969696" if "VAR" in kinds else "#252525"
         attributes = [f"style={style}", f"color={_quote(color)}"]
-        distance = data.get("shown_distance", data["distance"])
+        distance = data["distance"]
+        if graph.nodes[u]["kind"] == "stmt":  # in the pipelined loop
+            distance += graph.nodes[u].get("ahead", 0) - graph.nodes[v].get("ahead", 0)
         label = "/".join(k for k in kinds if k != "VAR")
         if distance:
             label += f" d={distance}"
@@ -109,6 +116,13 @@ class GraphDump:
         if svg is not None:
             self.written.append(svg)
         return path
+
+    def discard(self) -> None:
+        """Remove the files written so far (a configuration given up: the next one's replace them)."""
+        for path in self.written:
+            path.unlink(missing_ok=True)
+        self.written.clear()
+        self.step = 0
 
 
 def render_svg(dot_path: Path) -> Path | None:

@@ -31,6 +31,30 @@ def heights(successors: Successors, costs: Mapping[Hashable, Cost], order: Seque
     return result
 
 
+class _InOrderIssue:
+    """One thread issuing in order, one instruction per cycle: an instruction starts when the
+    previous one has issued, its operands are ready (edge latencies) and its unit is free."""
+
+    def __init__(self, successors: Successors, costs: Mapping[Hashable, Cost]):
+        self.successors, self.costs = successors, costs
+        self.time = 0
+        self.ready_at = {node: 0 for node in successors}
+        self.unit_free: dict[str, int] = {}
+        self.done = 0  # when the last result issued so far is ready
+
+    def start(self, node: Hashable) -> int:
+        return max(self.time, self.ready_at[node], self.unit_free.get(self.costs[node].unit, 0))
+
+    def issue(self, node: Hashable) -> None:
+        issued = self.start(node)
+        cost = self.costs[node]
+        self.time = issued + 1
+        self.unit_free[cost.unit] = issued + cost.busy
+        self.done = max(self.done, issued + cost.latency)
+        for succ, latency in self.successors[node]:
+            self.ready_at[succ] = max(self.ready_at[succ], issued + latency)
+
+
 def list_schedule(successors: Successors, costs: Mapping[Hashable, Cost], priority: Mapping[Hashable, int],
                   position: Mapping[Hashable, tuple]) -> list[Hashable]:
     """A topological order of the DAG by in-order list scheduling."""
@@ -38,25 +62,15 @@ def list_schedule(successors: Successors, costs: Mapping[Hashable, Cost], priori
     for node in successors:
         for succ, _ in successors[node]:
             waiting[succ] += 1
-    ready_at = {node: 0 for node in successors}
     candidates = sorted((n for n, d in waiting.items() if d == 0), key=lambda n: position[n])
-    unit_free: dict[str, int] = {}
-    time = 0
+    issue = _InOrderIssue(successors, costs)
     order: list[Hashable] = []
-
-    def start(node) -> int:
-        return max(time, ready_at[node], unit_free.get(costs[node].unit, 0))
-
     while candidates:
-        best = min(candidates, key=lambda n: (start(n), -priority[n], position[n]))
+        best = min(candidates, key=lambda n: (issue.start(n), -priority[n], position[n]))
         candidates.remove(best)
-        issued = start(best)
+        issue.issue(best)
         order.append(best)
-        time = issued + 1
-        cost = costs[best]
-        unit_free[cost.unit] = issued + cost.busy
-        for succ, latency in successors[best]:
-            ready_at[succ] = max(ready_at[succ], issued + latency)
+        for succ, _ in successors[best]:
             waiting[succ] -= 1
             if waiting[succ] == 0:
                 candidates.append(succ)
@@ -65,5 +79,9 @@ def list_schedule(successors: Successors, costs: Mapping[Hashable, Cost], priori
     return order
 
 
-def program_order(nodes: Sequence[Hashable]) -> dict[Hashable, tuple]:
-    return {node: (i,) for i, node in enumerate(nodes)}
+def issue_cycles(order: Sequence[Hashable], successors: Successors, costs: Mapping[Hashable, Cost]) -> int:
+    """Cycles until every result is ready when `order` (a topological order) issues in order."""
+    issue = _InOrderIssue(successors, costs)
+    for node in order:
+        issue.issue(node)
+    return issue.done

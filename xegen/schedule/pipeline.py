@@ -1,29 +1,33 @@
-"""From a dependence graph and a plan back to IR: software pipelining, unrolling, buffer rotation.
+"""From a transformed graph back to IR: software pipelining, unrolling, buffer rotation.
 
-A `Plan` says, per statement, how many iterations *ahead* it runs (its lookahead: the global
-loads of iteration i+2 issue while iteration i multiplies), how many copies each multi-buffered
-buffer has (iteration i uses copy i mod R) and how far to unroll.  Kernel iteration t runs every
-statement n for original iteration t + lookahead(n).  With A the largest lookahead and N the trip
-count:
+This is the only way from a graph back to IR.  The graph says, per statement, how many
+iterations *ahead* it runs (its `ahead` attribute, the lookahead: the global loads of iteration
+i+2 issue while iteration i multiplies), how many copies each multi-buffered buffer has
+(`copies`; iteration i uses copy i mod R, and the statements that address it list it in
+`rotates`), how far to unroll (`unroll`) and whether to keep program order (`order`).
+Kernel iteration t runs every statement n for original iteration t + ahead(n).  With A the
+largest lookahead and N the trip count:
 
 - ramp-up: kernel iterations init-A .. init-1, each running only the statements whose iteration
   is already in range (the preloads);
 - steady state: a loop over blocks of `unroll` kernel iterations, every statement active;
 - ramp-down: the last iterations, running only the statements whose iteration is still < N.
 
-A plan is legal when every dependence u -> v at distance d keeps
-`d + lookahead(u) - lookahead(v) >= 0`; where it is 0 the two run in one kernel iteration and u
-comes first.  Within a block the statements are linearized by list scheduling (`linearize.py`).
+A pipeline is legal when every dependence u -> v at distance d keeps
+`d + ahead(u) - ahead(v) >= 0`; where it is 0 the two run in one kernel iteration and u comes
+first.  Within a block the statements are linearized by list scheduling (`linearize.py`).
 Copies rotate by constant offsets: the block covers a multiple of every register buffer's copy
 count, so `i mod R` is known for each copy of the body (SLM buffers may also rotate by index
 arithmetic when it is not).  Each iteration a block touches gets its own copy of the loop's
 `let`s: renamed where several statements share one, substituted where only one uses it, and
-folded to constants in the ramps, where the iteration is known.
+folded to constants in the ramps, where the iteration is known.  A graph in program order with
+nothing to pipeline becomes the loop with its statements as they are.  What hoisting moved out
+goes in front of the loop.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
@@ -31,46 +35,44 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import (
     Binary, BoolImm, Cast, Evaluator, Expr, For, IntImm, Let, Load, Mutator, Ptr, Select, Seq, Stmt, Store, Ternary,
-    Unary, Var, binary, children, const, free_vars, seq, substitute,
+    Unary, Var, binary, children, const, seq, substitute,
 )
 from .costs import Cost
-from .graph import stmt_nodes
-from .linearize import heights, list_schedule
-from .loop import LoopBody, Names
+from .graph import let_nodes, loop_body, stmt_nodes
+from .linearize import heights, issue_cycles, list_schedule
+from .loop import Names
 
 
 class ScheduleError(UnsupportedError):
-    """A plan that would break a dependence: the loop cannot be transformed that way."""
+    """A pipeline that would break a dependence: the loop cannot be transformed that way."""
 
 
-@dataclass(frozen=True)
-class Plan:
-    lookahead: dict[int, int] = field(default_factory=dict)  # statement -> iterations ahead
-    copies: dict[str, int] = field(default_factory=dict)  # buffer name -> copies
-    copy_bytes: dict[str, int] = field(default_factory=dict)  # bytes of one copy
-    register_buffers: frozenset[str] = frozenset()  # copies of these must rotate by unrolling
-    unroll: int = 1
-
-    def ahead(self, node: int) -> int:
-        return self.lookahead.get(node, 0)
-
-    @property
-    def depth(self) -> int:
-        return max(self.lookahead.values(), default=0)
+def ahead(graph: nx.DiGraph, node: int) -> int:
+    """How many iterations ahead of the kernel iteration statement `node` runs."""
+    return graph.nodes[node].get("ahead", 0)
 
 
-def check_plan(graph: nx.DiGraph, plan: Plan) -> None:
+def pipeline_depth(graph: nx.DiGraph) -> int:
+    return max((ahead(graph, n) for n in stmt_nodes(graph)), default=0)
+
+
+def is_pipelined(graph: nx.DiGraph) -> bool:
+    return pipeline_depth(graph) > 0 or graph.graph["unroll"] > 1 or bool(graph.graph["copies"])
+
+
+def check_pipeline(graph: nx.DiGraph) -> None:
     """ScheduleError if a dependence would run backwards."""
     for u, v, data in graph.edges(data=True):
         if graph.nodes[u]["kind"] != "stmt" or graph.nodes[v]["kind"] != "stmt":
             continue
-        slack = data["distance"] + plan.ahead(u) - plan.ahead(v)
+        slack = data["distance"] + ahead(graph, u) - ahead(graph, v)
         if slack < 0 or (u == v and slack == 0):
             raise ScheduleError(
-                f"cannot run '{graph.nodes[v]['label']}' statement {v} {plan.ahead(v)} iterations ahead: it must follow "
-                f"'{graph.nodes[u]['label']}' statement {u} ({'/'.join(data['kinds'])}, distance {data['distance']})")
-    for name, count in plan.copies.items():
-        if name in plan.register_buffers and plan.unroll % count:
+                f"cannot run '{graph.nodes[v]['label']}' statement {v} {ahead(graph, v)} iterations ahead: it must "
+                f"follow '{graph.nodes[u]['label']}' statement {u} ({'/'.join(data['kinds'])}, distance "
+                f"{data['distance']})")
+    for name, count in graph.graph["copies"].items():
+        if graph.graph["buffer_kinds"].get(name) == "grf" and graph.graph["unroll"] % count:
             raise ScheduleError(f"register buffer '{name}' has {count} copies: unroll by a multiple of {count}")
 
 
@@ -141,20 +143,26 @@ class _Block:
 
 
 class _Emitter:
-    def __init__(self, body: LoopBody, graph: nx.DiGraph, plan: Plan, names: Names):
-        self.body, self.graph, self.plan, self.names = body, graph, plan, names
+    def __init__(self, graph: nx.DiGraph, names: Names):
+        self.body, self.graph, self.names = loop_body(graph), graph, names
         self.nodes = stmt_nodes(graph)
+        self.ahead = {n: ahead(graph, n) for n in self.nodes}
         self.costs: dict[int, Cost] = {n: graph.nodes[n]["cost"] for n in self.nodes}
         self.edges = [(u, v, d["distance"], d["latency"]) for u, v, d in graph.edges(data=True)
                       if graph.nodes[u]["kind"] == "stmt" and graph.nodes[v]["kind"] == "stmt"]
-        # the variables each statement and let value uses (asked for again in every block)
-        self.stmt_vars = [frozenset(free_vars(s)) for s in body.stmts]
-        self.let_vars = [frozenset(free_vars(value)) for _, value in body.lets]
-        self.let_index = {var: j for j, (var, _) in enumerate(body.lets)}
+        # the lets each statement and let value uses: the graph's VAR edges
+        lets = let_nodes(graph)
+        self.let_index = {graph.nodes[m]["var"]: j for j, m in enumerate(lets)}
+        self.stmt_vars = [self._lets_used(n) for n in self.nodes]
+        self.let_vars = [self._lets_used(m) for m in lets]
+
+    def _lets_used(self, node: int) -> frozenset[Var]:
+        return frozenset(self.graph.nodes[m]["var"] for m in self.graph.predecessors(node)
+                         if self.graph.nodes[m]["kind"] == "let")
 
     def needed_lets(self, nodes: list[int]) -> tuple[list[int], dict[Var, int]]:
         """The lets the statements need (transitively), in order, and how many of those
-        statements and lets use each variable."""
+        statements and lets use each of them."""
         needed: set[int] = set()
         stack = [v for n in nodes for v in self.stmt_vars[n] if v in self.let_index]
         while stack:
@@ -169,10 +177,10 @@ class _Emitter:
         return sorted(needed), uses
 
     def iteration(self, inst: Instance) -> int:
-        return inst.kernel + self.plan.ahead(inst.node)
+        return inst.kernel + self.ahead[inst.node]
 
     # -- ordering ----------------------------------------------------------------------------------
-    def _instance_edges(self, instances: list[Instance]) -> dict[Instance, list[tuple[Instance, int]]]:
+    def instance_edges(self, instances: list[Instance]) -> dict[Instance, list[tuple[Instance, int]]]:
         """Instances with an edge wherever two of them conflict: v at least `distance` iterations
         after u (further apart they touch the same bytes too, so the order stays).  Edges go
         forward in original (iteration, statement) order, so this is a DAG."""
@@ -197,7 +205,7 @@ class _Emitter:
     def order(self, instances: list[Instance], following: list[Instance] | None = None) -> list[Instance]:
         """List-schedule the instances; priorities also count the `following` block's work."""
         extended = instances + (following or [])
-        successors = self._instance_edges(extended)
+        successors = self.instance_edges(extended)
         costs = {inst: self.costs[inst.node] for inst in extended}
         priority = heights(successors, costs, self._original_order(extended))
         inside = set(instances)
@@ -240,7 +248,7 @@ class _Emitter:
         for inst in order:
             it = self.iteration(inst)
             stmt = substitute(body.stmts[inst.node], renames[it])
-            shifts = self._copy_shifts(it, block)
+            shifts = self._copy_shifts(inst.node, it, block)
             if shifts:
                 stmt = _Rotate(shifts).mutate(stmt)
             if not block.steady:
@@ -258,11 +266,12 @@ class _Emitter:
             return IntImm(iteration, var.type)
         return block.first if iteration == 0 else binary("add", block.first, iteration)
 
-    def _copy_shifts(self, iteration: int, block: _Block) -> dict[str, Expr]:
+    def _copy_shifts(self, node: int, iteration: int, block: _Block) -> dict[str, Expr]:
+        """Where the copies of the buffers `node` rotates start for this iteration."""
         init = self.body.init.value
         shifts: dict[str, Expr] = {}
-        for name, count in sorted(self.plan.copies.items()):
-            size = self.plan.copy_bytes[name]
+        for name in self.graph.nodes[node].get("rotates", ()):
+            count, size = self.graph.graph["copies"][name], self.graph.graph["sizes"][name]
             if not block.steady:
                 index: int | Expr = (iteration - init) % count
             elif block.unroll % count == 0:
@@ -278,27 +287,54 @@ class _Emitter:
         return shifts
 
 
-def emit_loop(body: LoopBody, graph: nx.DiGraph, plan: Plan, names: Names) -> Stmt:
+def list_scheduling_helps(graph: nx.DiGraph) -> bool:
+    """Whether the body list-scheduled issues two consecutive iterations in fewer modeled cycles
+    than in program order (the scheduler's cost model: `costs.py` and the edge latencies)."""
+    emitter = _Emitter(graph, Names())
+    first = [Instance(n, 0) for n in emitter.nodes]
+    second = [Instance(n, 1) for n in emitter.nodes]
+    successors = emitter.instance_edges(first + second)
+    costs = {inst: emitter.costs[inst.node] for inst in first + second}
+    listed = emitter.order(first, second)
+    listed_twice = listed + [Instance(inst.node, 1) for inst in listed]
+    return issue_cycles(listed_twice, successors, costs) < issue_cycles(first + second, successors, costs)
+
+
+def linearize(graph: nx.DiGraph, names: Names) -> Stmt:
+    """The IR the graph stands for: what hoisting moved out, then the loop (pipelined, unrolled
+    or list-scheduled as the graph says, else in program order)."""
+    if is_pipelined(graph) or graph.graph["order"] == "latency":
+        loop = _emit_loop(graph, names)
+    else:
+        loop = loop_body(graph).rebuild()
+    result = seq(*graph.graph["preheader"], loop)
+    for var, value in reversed(graph.graph["outer_lets"]):
+        result = Let(var, value, result)
+    return result
+
+
+def _emit_loop(graph: nx.DiGraph, names: Names) -> Stmt:
     """The IR replacing the loop: ramp-up, the steady-state loop, ramp-down."""
-    check_plan(graph, plan)
-    emitter = _Emitter(body, graph, plan, names)
+    check_pipeline(graph)
+    emitter = _Emitter(graph, names)
+    body = emitter.body
     nodes = emitter.nodes
-    unroll = plan.unroll
+    unroll = graph.graph["unroll"]
     var = body.var
-    if plan.depth == 0 and unroll == 1 and not plan.copies:
+    if not is_pipelined(graph):
         # a reordering of one iteration: the loop keeps its variable, bounds and let names
         order = emitter.order([Instance(n, 0) for n in nodes], [Instance(n, 1) for n in nodes])
         block = emitter.instantiate(order, _Block(True, var, 1), reuse_names=True)
         return For(var, body.init, body.bound, block)
 
     init, bound = body.constant_bounds("software pipelining and unrolling")
-    depth = plan.depth
+    depth = pipeline_depth(graph)
     blocks = max(0, bound - init - depth) // unroll
     loop_end = init + blocks * unroll  # first kernel iteration after the steady loop
     out: list[Stmt] = []
 
     def peeled(t: int) -> None:
-        active = [Instance(n, t) for n in nodes if init <= t + plan.ahead(n) < bound]
+        active = [Instance(n, t) for n in nodes if init <= t + emitter.ahead[n] < bound]
         if active:
             out.append(emitter.instantiate(emitter.order(active), _Block(False)))
 

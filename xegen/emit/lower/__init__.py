@@ -9,10 +9,15 @@ Passes (docs/lowering.md):
     isel.py / expressions.py / conditions.py / arith.py / convert.py / messages.py / calls.py
         IR -> instructions on virtual registers (`program.py`), with the prologue and end of
         thread of the dispatch ABI (`abi.py`); `walks.py` looks through deep let chains
-        without recursion
+        without recursion; a block message reuses the address payload an earlier message
+        of the same block built (a prefetch, then the load) unless that makes the kernel
+        not fit, when selection runs again building every payload
+    flags.py                     a mask computed again while its flag still holds it is dropped
     deadcode.py                  instructions whose results nobody reads are dropped
     liveness.py / regalloc.py    virtual -> physical registers (RegisterAllocationError when
                                  the kernel does not fit: the caller tries a smaller config)
+    banks.py                     registers moved so that dpas and three-source reads avoid
+                                 GRF bank conflicts where free registers allow
     link (here)                  labels -> branch offsets
     xegen.emit.scoreboard        SWSB annotations and syncs
     xegen.emit.encoder           bytes; `abi.zebin_kernel` the .ze_info record
@@ -33,6 +38,7 @@ from ..scoreboard import assign_swsb, count_syncs
 from .abi import Abi, plan_payload
 from .builder import Builder
 from .deadcode import eliminate_dead_code
+from .flags import drop_repeated_flags
 from .isel import StatementLowering
 from .kernel import CompiledKernel, KernelSpec, KernelStats
 from .liveness import flatten
@@ -83,6 +89,20 @@ def statistics(instructions: list[Instruction], grfs: int, slm: int) -> KernelSt
 Trace = Callable[[str, Callable[[], str]], None]
 
 
+def _select_and_allocate(spec: KernelSpec, platform: hwlib.Platform, payload, reuse_payloads: bool):
+    """Instruction selection and the passes on its virtual registers, then allocation."""
+    builder = Builder(platform, reuse_payloads)
+    abi = Abi(builder, spec, payload, spec.grf_count)
+    lowering = StatementLowering(builder, abi)
+    lowering.kernel(spec.body)
+    drop_repeated_flags(builder.program)
+    eliminate_dead_code(builder.program)
+    ops, labels = flatten(builder.program)
+    placed = allocate(ops, labels, builder.vregs, spec.grf_count, platform.grf_bytes, spec.name,
+                      bank_bit=platform.grf_bank_bit)
+    return builder, abi, lowering, ops, placed
+
+
 def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None = None) -> CompiledKernel:
     """Lower `spec` to a native kernel for `hw` (see the module documentation).  `trace(pass,
     render)` is called after each pass (isel, regalloc, swsb) with a function that renders its
@@ -90,15 +110,13 @@ def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | No
     platform = hwlib.platform(hw)
     _check(spec, platform)
     payload = plan_payload(spec, platform)
-    builder = Builder(platform)
-    abi = Abi(builder, spec, payload, spec.grf_count)
-    lowering = StatementLowering(builder, abi)
-    lowering.kernel(spec.body)
-    eliminate_dead_code(builder.program)
+    try:
+        builder, abi, lowering, ops, placed = _select_and_allocate(spec, platform, payload, reuse_payloads=True)
+    except RegisterAllocationError:
+        # message payloads kept for reuse took the registers it lacked: build each one again
+        builder, abi, lowering, ops, placed = _select_and_allocate(spec, platform, payload, reuse_payloads=False)
     if trace:
         trace("isel", lambda: builder.program.listing(platform))
-    ops, labels = flatten(builder.program)
-    placed = allocate(ops, labels, builder.vregs, spec.grf_count, platform.grf_bytes, spec.name)
     instructions = link(builder.program, rewrite(ops, placed, platform.grf_bytes))
     if trace:
         trace("regalloc", lambda: format_kernel(instructions, platform))

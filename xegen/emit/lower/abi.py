@@ -150,7 +150,7 @@ class Abi:
             grfs = -(-dwords * 4 // g)
             desc = lsc_descriptor(LSC_LOAD, LSC_A32, LSC_DATA[4], dwords, True, grfs, 1) | 3 << 29
             self.b.send("ugm", ctd, source, None, desc, 0xFF000000, 0, 1, dst_offset=loaded,
-                        kills=frozenset({ctd.id}) if dwords * 4 >= size else None)
+                        filled=((loaded, loaded + dwords * 4),))
             loaded += dwords * 4
         return ctd
 

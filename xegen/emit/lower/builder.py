@@ -75,8 +75,9 @@ def fits16(c: Constant) -> str | None:
 class Builder:
     """Creates virtual registers and appends legal instructions to a `Program`."""
 
-    def __init__(self, hw: hwlib.Platform):
+    def __init__(self, hw: hwlib.Platform, reuse_payloads: bool = True):
         self.hw = hw
+        self.reuse_payloads = reuse_payloads  # a message may reuse an earlier one's address payload
         self.grf = hw.grf_bytes
         self.vregs = VRegTable(hw.grf_bytes)
         self.program = Program(self.vregs)
@@ -115,11 +116,14 @@ class Builder:
 
     def send(self, sfid: str, dst: VReg | None, src0: VReg, src1: VReg | None, desc: int, exdesc: int,
              src1_length: int, exec_size: int = 1, predicate: Predicate | None = None, eot: bool = False,
-             dst_offset: int = 0, src0_offset: int = 0, src1_offset: int = 0, kills=None,
-             src1_used: int | None = None) -> None:
+             dst_offset: int = 0, src0_offset: int = 0, src1_offset: int = 0,
+             filled: tuple[tuple[int, int], ...] = (), src1_used: int | None = None) -> None:
         """A send with immediate descriptors; register operands are whole GRFs of virtual
-        registers (offsets in bytes, multiples of the GRF size).  `src1_used` is how many
-        bytes of src1 carry data (for liveness: the rest of its GRFs are don't-care)."""
+        registers (offsets in bytes, multiples of the GRF size).  `filled` are the byte ranges
+        of `dst` the response overwrites when all its lanes run (sends are NoMask): unless the
+        send is predicated they end the liveness of what those bytes held, so a value written
+        there before (a zero fill) is dead.  `src1_used` is how many bytes of src1 carry data
+        (for liveness: the rest of its GRFs are don't-care)."""
         in_instruction = T.src1_length_in_instruction(self.hw)
         if not in_instruction:
             exdesc |= (src1_length & 0x1F) << 6
@@ -135,7 +139,9 @@ class Builder:
         op = self.emit(Instruction("send", exec_size, dst=reg(dst, dst_offset),
                                    srcs=(reg(src0, src0_offset), reg(src1, src1_offset)),
                                    predicate=predicate, no_mask=True, send=descriptor,
-                                   options=("EOT",) if eot else ()), kills=kills)
+                                   options=("EOT",) if eot else ()),
+                       kills=tuple(Span(dst.id, start, end) for start, end in filled)
+                       if dst is not None and predicate is None else None)
         if src1_used is not None and src1 is not None:
             op.reads = tuple(Span(s.reg, s.start, s.start + src1_used) if s.reg == src1.id and s.start == src1_offset
                              else s for s in op.reads)

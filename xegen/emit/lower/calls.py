@@ -6,7 +6,8 @@ reorder, barriers and fences.  Operand layouts are the ones `xegen/ir/funcs.py` 
   0 + b*c does); sources of another type than the destination are used directly where the
   hardware mixes them (f16/bf16 into f32) and converted first otherwise.
 - `dp4a`: `dp4a` with :d/:ud sources for s8/u8 bytes.
-- `dpas`: `dpas.8xR`; every operand must start on a GRF boundary.
+- `dpas`: `dpas.8xR`; every operand must start on a GRF boundary, and the destination may be
+  src0 exactly but overlap no other source (hard rules; GRF banks are `banks.py`'s).
 - `reorder`: a 2-D block of conversions, one strided move per row (or per column, whichever
   gives legal destination strides and fewer instructions; one move when rows are contiguous).
 - `barrier` = gateway signal + `sync.bar`; `signal` and `wait` are its halves.  The signal's
@@ -131,12 +132,14 @@ class Calls:
         dst_ptr, src0_ptr, src1_ptr, src2_ptr = args
         rows, columns, depth = f.rcount, f.exec_size, f.sdepth
         operands = []
+        spans = []  # (register id, first byte, end byte) of dst, src0, src1, src2
         for ptr, t, size, what in ((dst_ptr, f.dst_type, rows * columns * f.dst_type.size, "dpas destination"),
                                    (src0_ptr, f.dst_type, rows * columns * f.dst_type.size, "dpas src0"),
                                    (src1_ptr, f.src1_type, depth * columns * 4, "dpas src1"),
                                    (src2_ptr, f.src2_type, rows * depth * 4, "dpas src2")):
             if ptr is None:
                 operands.append(Reg("null", 0, 0, _dpas_type(t)))
+                spans.append(None)
                 continue
             reg, offset, limit = self.x.messages.register(ptr, what)
             if offset % self.grf:
@@ -145,6 +148,8 @@ class Calls:
                 raise UnsupportedError(f"the {what} operand '{ptr}' runs outside its GRF buffer")
             xe = _dpas_type(t)
             operands.append(Reg(VIRTUAL, reg.id, offset // _bytes(xe), xe))
+            spans.append((reg.id, offset, offset + size))
+        _check_dpas_overlap(spans, args)
         dst, src0, src1, src2 = operands
         self.b.emit(Instruction("dpas", columns, dst=dst.stride(1), srcs=(src0.region(1, None, 0),
                                                                         src1.region(1, None, 0), src2.stride(1)),
@@ -212,9 +217,23 @@ class Calls:
             sfid, desc = ("slm", 0x0210011F) if f.space == "slm" else ("ugm", 0x0214031F)
         else:
             sfid, desc = "dc0", (0x0219E0FE if f.space == "slm" else 0x0219E000)
-        self.b.send(sfid, reply, r0, None, desc, 0, 0, 1, kills=frozenset({reply.id}))
+        self.b.send(sfid, reply, r0, None, desc, 0, 0, 1, filled=((0, self.grf),))
         # reading the reply makes the thread wait until the fence has completed
         self.b.alu("mov", Reg("null", 0, 0, "ud"), [Region(reply, 0, U32)], lanes=1, types=("ud", "ud"))
+
+
+def _check_dpas_overlap(spans, args) -> None:
+    """The systolic array writes its destination while it still reads the sources: the
+    destination may be src0 exactly (accumulating in place) but overlap no other source."""
+    dst = spans[0]
+    if dst is None:
+        return
+    for index, (span, ptr) in enumerate(zip(spans[1:], args[1:])):
+        if span is None or span[0] != dst[0] or span[2] <= dst[1] or dst[2] <= span[1]:
+            continue
+        if index == 0 and span == dst:
+            continue
+        raise UnsupportedError(f"the dpas destination '{args[0]}' overlaps src{index} '{ptr}'")
 
 
 def _bytes(xe: str) -> int:

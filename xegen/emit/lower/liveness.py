@@ -1,10 +1,11 @@
 """Liveness of virtual registers: where each one holds a value that a later instruction may read.
 
 A backward dataflow over the basic blocks of the program (labels start blocks, `jmpi` and the
-end-of-thread send end them).  Liveness is tracked per GRF-sized unit of each
-register: a unit is live before an instruction if the instruction reads it, or if it is live
-after it and the instruction does not overwrite all of it (`Op.kills`).  Partial writes (a
-lane of a vector, a predicated move, most message responses) keep the older bytes alive.
+end-of-thread send end them).  Liveness is tracked per dword of each register (`Units`):
+a unit is live before an instruction if the instruction reads it, or if it is live after it
+and the instruction does not overwrite all of it (`Op.kills`).  Partial writes (a lane of a
+vector, a predicated move or message, the bytes of a response's last GRF past its data) keep
+the older bytes alive; an unpredicated message response ends the life of the bytes it fills.
 
 The result is one interval per register, in instruction indices: from the first point where
 it is live or touched to the last.  The hull is conservative inside loops in exactly the

@@ -33,6 +33,7 @@ from ..instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder, PhysicalOperand
 from .convert import halves
 from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer
+from .program import Label, Span
 from .values import Constant, Region, Value, VReg
 
 # LSC descriptor fields
@@ -82,6 +83,7 @@ class Messages:
         self.b: Builder = lowering.b
         self.hw = self.b.hw
         self.grf = self.b.grf
+        self.payloads = Payloads(self.b.program, self.b.reuse_payloads)
 
     # --- operands -----------------------------------------------------------------------------
     def address(self, ptr: E.Ptr) -> Address:
@@ -228,31 +230,47 @@ class Messages:
         return pieces
 
     def _block_payload(self, address: Address, start: int) -> VReg:
+        """The address payload of a block message, or the one an earlier message of the same
+        block still holds (a prefetch and then the load)."""
+        key = (address.space, _value_key(address.base), _value_key(address.offset), start)
+        payload = self.payloads.find(key)
+        if payload is not None:
+            return payload
         payload = self.b.grfs(1, "addr")
+        self._build_block_payload(payload, address, start)
+        self.payloads.remember(key, payload, [address.base, address.offset])
+        return payload
+
+    def _build_block_payload(self, payload: VReg, address: Address, start: int) -> None:
         offset = _plus(self.b, address.offset, start)
         if address.space == "slm":
             if isinstance(offset, Constant):
                 self.b.alu("mov", Region(payload, 0, S32), [Constant(int(offset.value) + address.base, S32)])
             else:
                 self.b.alu("add", Region(payload, 0, S32), [offset, Constant(address.base, S32)])
-            return payload
+            return
         if not self.hw.has_lsc:  # the oword block header: zeros, address in qword 0
             self.b.alu("mov", Region(payload, 0, U32, self.grf // 4), [Constant(0, U32)])
         address64(self.b, Region(payload, 0, U64), address.base, offset)
-        return payload
 
     def _block_message(self, op: str, space: str, payload: VReg, start: int, size: int, data, predicate) -> None:
         reg, reg_offset = (None, 0) if data is None else (data[0], data[1] + start)
         temp = None
-        if reg is not None and reg_offset % self.grf:  # the message needs a GRF-aligned register
+        # The message needs a GRF-aligned register, and an LSC load leaves the rest of its last
+        # GRF undefined: bytes of the buffer there go through a temporary.  (HDC's one-oword reads
+        # come in low and high forms that fill half a register each: they keep the other half.)
+        end = reg_offset + size
+        undefined_tail = (self.hw.has_lsc and reg is not None and op == "load" and end % self.grf
+                          and end < reg.size)
+        if reg is not None and (reg_offset % self.grf or undefined_tail):
             temp = self.b.grfs(-(-size // self.grf), "block")
             if op == "store" or predicate is not None:  # a masked-off load keeps the old bytes
                 self._copy_bytes(temp, 0, reg, reg_offset, size)
             reg, reg_offset = temp, 0
         grfs = -(-size // self.grf)
-        # A load fills all of a fresh temporary only when it is not masked: a masked-off load leaves
-        # the old bytes copied in above, so they stay live up to the message.
-        fills = frozenset({temp.id}) if temp is not None and predicate is None else None
+        # the response fills `size` bytes (the rest of its last GRF is undefined, and nothing
+        # lives there); a masked-off load fills none, so what was copied in above stays live
+        filled = ((reg_offset, reg_offset + size),)
         if self.hw.has_lsc:
             sfid = "ugm" if space == "global" else "slm"
             asize = LSC_A64 if space == "global" else LSC_A32
@@ -264,11 +282,11 @@ class Messages:
                 rlen = 0 if op == "prefetch" else grfs
                 desc = lsc_descriptor(LSC_LOAD, asize, LSC_DATA[4], size // 4, True, rlen, 1)
                 self.b.send(sfid, reg if op != "prefetch" else None, payload, None, desc, 0, 0, 1, predicate,
-                            dst_offset=reg_offset, kills=fills)
+                            dst_offset=reg_offset, filled=filled)
         else:  # A64 unaligned oword block read
             control = 1 << 3 | OWORD_BLOCKS[size]
             desc = hdc_descriptor(HDC_STATELESS, control, 0x14, True, grfs, 1)
-            self.b.send("dc1", reg, payload, None, desc, 0, 0, 1, predicate, dst_offset=reg_offset, kills=fills)
+            self.b.send("dc1", reg, payload, None, desc, 0, 0, 1, predicate, dst_offset=reg_offset, filled=filled)
         if temp is not None and op == "load":
             self._copy_bytes(data[0], data[1] + start, temp, 0, size)
 
@@ -420,12 +438,14 @@ class Messages:
             for k in range(vec):
                 src = self._ir_component(data, t, count, first + k, lane0, lanes)
                 self._copy_component(Region(message, k * pitch, t, lanes, slot // size if size < 4 else 1), src)
+        # every lane's slot of every component (unless the send is predicated)
+        filled = tuple((offset + k * pitch, offset + k * pitch + exec_size * slot) for k in range(vec))
         if self.hw.has_lsc:
             self._lsc_simt(op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs,
-                           predicate, direct is None)
+                           predicate, filled)
         else:
             self._hdc_simt(op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs,
-                           predicate, direct is None)
+                           predicate, filled)
         if op == "load" and direct is None:
             for k in range(vec):
                 dst = self._ir_component(data, t, count, first + k, lane0, lanes)
@@ -447,7 +467,7 @@ class Messages:
                    types=(_raw(src.type), _raw(src.type)))
 
     def _lsc_simt(self, op, space, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs,
-                  predicate, fresh) -> None:
+                  predicate, filled) -> None:
         sfid = "ugm" if space == "global" else "slm"
         asize = LSC_A64 if space == "global" else LSC_A32
         data = LSC_DATA[t.size]
@@ -459,12 +479,11 @@ class Messages:
             rlen = 0 if op == "prefetch" else data_grfs
             desc = lsc_descriptor(LSC_LOAD, asize, data, vec, False, rlen, mlen)
             self.b.send(sfid, message if op != "prefetch" else None, payload, None, desc, 0, 0, exec_size,
-                        predicate, dst_offset=offset,
-                        kills=frozenset({message.id}) if fresh and message and predicate is None else None)
+                        predicate, dst_offset=offset, filled=filled)
         self._with_channel(lane0)
 
     def _hdc_simt(self, op, space, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs,
-                  predicate, fresh) -> None:
+                  predicate, filled) -> None:
         write = op == "store"
         a64 = space == "global"
         bti = HDC_STATELESS if a64 else HDC_SLM
@@ -493,7 +512,7 @@ class Messages:
         else:
             desc = hdc_descriptor(bti, control, kind, False, data_grfs, mlen)
             self.b.send(sfid, message, payload, None, desc, 0, 0, exec_size, predicate, dst_offset=offset,
-                        kills=frozenset({message.id}) if fresh and message and predicate is None else None)
+                        filled=filled)
         self._with_channel(lane0)
 
     def _with_channel(self, lane0: int) -> None:
@@ -550,6 +569,53 @@ class Messages:
                 sfid = "dc1"
             self.b.send(sfid, None, payload, message, desc, 0, src1, exec_size, predicate)
             self._with_channel(channel)
+
+
+def _value_key(value) -> tuple:
+    """What identifies a value: its register bytes (the register by identity) or its constant."""
+    if isinstance(value, Region):
+        return ("r", value.reg.id, value.offset, value.type, value.lanes, value.stride, value.negate)
+    if isinstance(value, Constant):
+        return ("c", value.value, value.type, value.lanes)
+    return ("i", value)
+
+
+class Payloads:
+    """Message payloads built so far, reusable while nothing can have changed them: in the same
+    basic block (no label or jump since), with neither the payload nor the registers it was
+    computed from written since."""
+
+    LOOKBACK = 512  # items scanned at most; older payloads are built again
+
+    def __init__(self, program, enabled: bool):
+        self.program = program
+        self.enabled = enabled
+        self.built: dict[tuple, tuple[VReg, int, tuple[Span, ...]]] = {}
+
+    def remember(self, key: tuple, payload: VReg, sources) -> None:
+        if not self.enabled:
+            return
+        spans = [Span(payload.id, 0, payload.reserved)]
+        spans += [Span(s.reg.id, s.offset, s.end) for s in sources if isinstance(s, Region)]
+        self.built[key] = (payload, len(self.program.items), tuple(spans))
+
+    def find(self, key: tuple) -> VReg | None:
+        if key not in self.built:
+            return None
+        payload, since, spans = self.built[key]
+        items = self.program.items
+        if len(items) - since > self.LOOKBACK or not all(_keeps(item, spans) for item in items[since:]):
+            del self.built[key]
+            return None
+        return payload
+
+
+def _keeps(item, spans: tuple[Span, ...]) -> bool:
+    """Whether `item` leaves the bytes `spans` as they were, on the only path through it."""
+    if isinstance(item, Label) or (item.inst is not None and item.inst.opcode == "jmpi"):
+        return False
+    return not any(w.reg == s.reg and w.start < s.end and s.start < w.end
+                   for w in (*item.writes, *item.kills) for s in spans)
 
 
 @dataclass(frozen=True)

@@ -152,12 +152,12 @@ class Program:
     def label(self, name: str) -> None:
         self.items.append(Label(name))
 
-    def add(self, inst: Instruction, target: str | None = None, kills=None) -> Op:
-        """Append an instruction; `kills` (register ids) overrides which registers it
-        overwrites entirely (a message filling a fresh temporary)."""
+    def add(self, inst: Instruction, target: str | None = None, kills: tuple[Span, ...] | None = None) -> Op:
+        """Append an instruction; `kills` overrides which bytes it overwrites entirely (what a
+        message response fills)."""
         reads, writes, full = footprint(inst, self.vregs.grf_bytes)
         if kills is not None:
-            full = tuple(Span(r, 0, self.vregs[r].reserved) for r in kills)
+            full = kills
         op = Op(inst, target, reads, writes, full)
         self.items.append(op)
         return op

@@ -7,6 +7,9 @@ from the top down, so that scalars share GRFs instead of scattering across them.
 pinned to a physical place (r0, the pushed payload, the end-of-thread register) keep it, and
 nothing else may use those bytes while they are live.
 
+Then `banks.avoid_conflicts` moves registers whose dpas or three-source reads share a GRF bank
+to free places where they do not (a preference: it never makes a kernel fail to fit).
+
 A kernel that does not fit raises `RegisterAllocationError`, naming the point where the live
 registers exceed the file: the caller may retry with a smaller configuration; nothing is
 ever spilled.
@@ -20,6 +23,7 @@ from dataclasses import replace
 
 from ...errors import ConfigError
 from ..instruction import Instruction, Reg
+from .banks import Banks, avoid_conflicts, read_groups
 from .liveness import live_intervals
 from .program import Op
 from .values import TYPE_BYTES, VIRTUAL, VReg
@@ -90,12 +94,13 @@ BIG_GRFS = 4  # registers at least this many GRFs are placed first, among themse
 
 
 def allocate(ops: list[Op], labels: dict[str, int], vregs, grf_count: int, grf_bytes: int,
-             kernel_name: str = "kernel") -> dict[int, int]:
+             kernel_name: str = "kernel", bank_bit: int | None = None) -> dict[int, int]:
     """Virtual register id -> physical byte address.
 
     Two passes: the big registers (GRF buffers, wide message payloads) first, each at the
     lowest address free of the big ones whose intervals overlap its own, so that they pack
-    like an interval graph; then every other register by linear scan in the holes."""
+    like an interval graph; then every other register by linear scan in the holes.  With
+    `bank_bit` (`hw.grf_bank_bit`), registers then move to avoid bank conflicts."""
     intervals = live_intervals(ops, labels, vregs, grf_bytes)
     limit = grf_count * grf_bytes
     placed: dict[int, int] = {}
@@ -133,6 +138,14 @@ def allocate(ops: list[Op], labels: dict[str, int], vregs, grf_count: int, grf_b
         placed[r] = at
         occupancy.add(at, at + reg.reserved, r)
         heapq.heappush(by_end, (end, r))
+    if bank_bit is not None:
+        def free_places(r: int) -> list[tuple[int, int]]:
+            first, last = intervals[r]
+            return _free([(at, at + max(vregs[o].reserved, 1)) for o, at in placed.items()
+                          if o != r and intervals[o][0] <= last and intervals[o][1] >= first], limit)
+
+        banks = Banks(read_groups(ops, labels, grf_bytes), bank_bit, grf_bytes)
+        avoid_conflicts(placed, banks, vregs, free_places)
     return placed
 
 

@@ -25,6 +25,8 @@ from .payload import Lanes, Payload, active, as_unsigned, gather, scatter
 from ..memory import UNSIGNED
 from .spaces import FlatSpace, SlmSpace, Space, SurfaceSpace
 
+UNDEFINED_BYTE = 0xA5  # what the simulator leaves in register bytes the hardware does not define
+
 if TYPE_CHECKING:
     from ..machine import Machine
 
@@ -188,6 +190,9 @@ def _load_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, spa
             return
         base = _thread_addresses(d, payload, t)
         rows = payload.destination(-(-total // m.files.grf_bytes))
+        # Nothing says the rest of the last register keeps its bytes: make them garbage, so a
+        # kernel that relies on them fails here rather than on hardware.
+        rows[t, total:] = UNDEFINED_BYTE
         # one access per element keeps the bounds checks per element, as the hardware's
         all_t = np.repeat(t, d.vector)
         within = np.tile(offsets, t.size)
