@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from ..errors import UnsupportedError
-from ..ir import Expr
+from ..ir import Expr, Var, free_vars, walk
+from ..ir.expr import Binary
 from ..ir.types import Type
 from .index import Idx
 from .layout import Layout
@@ -92,6 +93,27 @@ class View:
 
         indices, masks = self.mapping(value)
         return self.layout.offset(indices), masks
+
+
+def linear_stride(view: View, dim: GemmDim) -> int | None:
+    """The element stride `s` when `view` addresses GEMM dimension `dim` linearly, so that the
+    offset of coordinate x is `offset(0) + x*s` and no in-bounds condition looks at x's components
+    (the forward weights along K: kh, kw and ic are nested in memory as they are in K); else None.
+
+    Then x need not be unpacked into components: the innermost one can carry all of x."""
+    names = [c.name for c in dim.components]
+    probe = {name: Idx.of(Var(f"probe_{name}"), 0, comp.size - 1) for name, comp in zip(names, dim.components)}
+    offset, masks = view.access(probe)
+    if any(v.name.startswith("probe_") for m in masks for v in free_vars(m)):
+        return None
+    if any(isinstance(n, Binary) and n.op in ("div", "mod") for n in walk(offset.expr)):
+        return None  # a blocked layout: not affine
+    origin = view.access({})[0].lo
+    strides = [view.access({name: Idx.const(1)})[0].lo - origin for name in names]
+    for outer, inner, comp in zip(strides, strides[1:], dim.components[1:]):
+        if outer != inner * comp.size:
+            return None
+    return strides[-1]
 
 
 @dataclass(frozen=True)

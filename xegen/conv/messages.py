@@ -25,7 +25,8 @@ from ..hw import Platform
 from ..ir import Call, Expr, Let, Send, Stmt, Var, ptr, store
 from ..ir.expr import Broadcast, IntImm, Shuffle
 from ..ir.types import U32
-from .gemm import Gemm, View
+from .affine import split_bound, split_offset
+from .gemm import Gemm, View, linear_stride
 from .index import Idx, all_of, lane_ids, lane_var
 from ..schedule.loop import Names
 from .tiles import Line, TileLayout
@@ -98,6 +99,33 @@ def components(gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: 
         else:
             memo[key] = _unpacked(gemm, origin, origin.start + origin.shift + offset, lanes, lane_scope,
                                   f"{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else ""))
+    return memo[key]
+
+
+def view_components(view: View, gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope
+                    ) -> tuple[dict[str, Idx], list[Expr]]:
+    """`components`, or, where `view` addresses the origin's dimension linearly (`linear_stride`),
+    the whole coordinate as its innermost component: no division into components."""
+    if origin.dim == "" or len(gemm.dim(origin.dim).components) == 1 or not _is_linear(view, gemm, origin):
+        return components(gemm, origin, offset, lanes, lane_scope)
+    key = ("linear", origin.dim, origin.tag, origin.shift.expr, offset, lanes)
+    memo = origin.scope.memo
+    if key not in memo:
+        dim = gemm.dim(origin.dim)
+        coord = origin.start + origin.shift + offset
+        if lanes > 1:
+            coord = coord + lanes_of(lane_scope, lanes)
+        coord = origin.scope.bind(f"{origin.dim}_{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else ""), coord)
+        condition = coord.below(dim.size)
+        memo[key] = {dim.inner.name: coord}, [condition] if condition is not None else []
+    return memo[key]
+
+
+def _is_linear(view: View, gemm: Gemm, origin: Origin) -> bool:
+    key = ("linear view", view.tensor, view.dims, origin.dim)
+    memo = origin.scope.memo
+    if key not in memo:
+        memo[key] = linear_stride(view, gemm.dim(origin.dim)) is not None
     return memo[key]
 
 
@@ -255,26 +283,45 @@ def emit_global(view: View, gemm: Gemm, memory: Var, layout: TileLayout, lines: 
         conditions: list[Expr] = []
         for origin, offset, lanes in ((origins[0], r, row_lanes), (origins[1], c, col_lanes)):
             vector = lanes if scattered or plan.vector else 1
-            comps, bound = components(gemm, origin, offset, vector, lane_scope)
+            comps, bound = view_components(view, gemm, origin, offset, vector, lane_scope)
             values.update(comps)
             conditions += bound
         offset, view_masks = view.access(values)
-        mask = all_of(conditions + view_masks)
+        conditions += view_masks
+        byte_offset = offset.expr * size
+        if byte_offset.type.lanes > 1:
+            byte_offset, conditions = _hoisted(byte_offset, conditions, origins, lane_scope)
+        mask = all_of(conditions)
         masked |= mask is not None
         register = ptr(layout.buffer, line.base * layout.type.size)
         if plan.vector:
             # one lane per line, each gathering the line's dwords; the registers hold them
             # component-major: dword e of lane s at (e*lanes + s)*4
             func = Send(op, "scattered", "global", U32, line.lanes, elems=line.length * size // 4)
-            sends.append(Call(func, (ptr(memory, 0), _vector(offset.expr * size, line.lanes), register, mask)))
+            sends.append(Call(func, (ptr(memory, 0), _vector(byte_offset, line.lanes), register, mask)))
         elif scattered:
-            offsets = _vector(offset.expr * size, line.length)
+            offsets = _vector(byte_offset, line.length)
             func = Send(op, "scattered", "global", view.type, line.length, atomic=atomic)
             sends.append(Call(func, (ptr(memory, 0), offsets, register, mask)))
         else:
             func = Send(op, "block", "global", view.type, line.length)
-            sends.append(Call(func, (ptr(memory, offset.expr * size), register, mask)))
+            sends.append(Call(func, (ptr(memory, byte_offset), register, mask)))
     return sends, masked
+
+
+def _hoisted(byte_offset: Expr, conditions: list[Expr], origins: tuple[Origin, Origin], lane_scope: Scope
+             ) -> tuple[Expr, list[Expr]]:
+    """A vector message's address and bounds with their loop-invariant vector parts bound
+    before the loop (`affine`): values of lets in the origins' other scopes (the K loop body)
+    change per iteration, the rest does not."""
+    variant = {var for origin in origins if origin.scope is not lane_scope for var, _ in origin.scope.lets}
+    if not variant:
+        return byte_offset, conditions
+
+    def bind(e: Expr) -> Expr:
+        return lane_scope.bind("fixed", Idx(e, 0, 0)).expr
+
+    return split_offset(byte_offset, variant, bind), [split_bound(c, variant, bind) for c in conditions]
 
 
 def _vector(e: Expr, lanes: int) -> Expr:
