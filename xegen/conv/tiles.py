@@ -317,13 +317,53 @@ def copy_tile(dst: TileLayout, src: TileLayout, saturate: bool = False) -> list[
             grouped = dword_groups(dst, axis), dword_groups(src, axis)
             if grouped[0] is not None and grouped[1] is not None:
                 return copy_tile(*grouped)
-    calls: list[Stmt] = []
+    moves = []
     for rows, cols, dp, sp in overlaps(dst, src):
         d_rs, d_cs = _strides(dp, rows, cols)
         s_rs, s_cs = _strides(sp, rows, cols)
-        func = Reorder(src.type, dst.type, rows.count, cols.count, s_rs, s_cs, d_rs, d_cs, saturate)
-        calls.append(Call(func, (dst.pointer(rows.start, cols.start), src.pointer(rows.start, cols.start))))
+        moves.append(_Move(dst.offset(rows.start, cols.start), src.offset(rows.start, cols.start),
+                           rows.count, cols.count, s_rs, s_cs, d_rs, d_cs))
+    calls: list[Stmt] = []
+    for m in _joined(moves):
+        func = Reorder(src.type, dst.type, m.rows, m.cols, m.s_rs, m.s_cs, m.d_rs, m.d_cs, saturate)
+        calls.append(Call(func, (ptr(dst.buffer, m.dst * dst.type.size), ptr(src.buffer, m.src * src.type.size))))
     return calls
+
+
+@dataclass(frozen=True)
+class _Move:
+    """A reorder in elements: `rows` x `cols` from element `src` to element `dst`, with strides."""
+
+    dst: int
+    src: int
+    rows: int
+    cols: int
+    s_rs: int
+    s_cs: int
+    d_rs: int
+    d_cs: int
+
+    def as_line(self) -> _Move:
+        """A single column as a single row (one line of elements either way)."""
+        if self.cols == 1 and self.rows > 1:
+            return _Move(self.dst, self.src, 1, self.rows, 0, self.s_rs, 0, self.d_rs)
+        return self
+
+
+def _joined(moves: list[_Move]) -> list[_Move]:
+    """Lines that continue one another (the next starts where the previous ends, with the same
+    strides on both sides) joined into one: the lowering cuts a long line into the widest moves
+    the registers allow, instead of one move per piece (a VNNI interleave of whole rows of B
+    takes half the moves)."""
+    out: list[_Move] = []
+    for m in sorted((m.as_line() for m in moves), key=lambda m: (m.rows != 1, m.s_cs, m.d_cs, m.src, m.dst)):
+        last = out[-1] if out else None
+        if (last is not None and m.rows == 1 and last.rows == 1 and (m.s_cs, m.d_cs) == (last.s_cs, last.d_cs)
+                and m.src == last.src + last.cols * last.s_cs and m.dst == last.dst + last.cols * last.d_cs):
+            out[-1] = _Move(last.dst, last.src, 1, last.cols + m.cols, 0, last.s_cs, 0, last.d_cs)
+        else:
+            out.append(m)
+    return out
 
 
 def dword_groups(layout: TileLayout, axis: int) -> TileLayout | None:
