@@ -100,3 +100,15 @@ def test_packed_slice_follows_the_source_order_each_run_on_a_grf():
 def test_dense_rows_make_no_dword_groups_across_rows():
     layout = dense_layout(Var("t", PTR), F16, 3, 5)  # odd rows: pairs straddle rows
     assert dword_groups(layout, 1) is None and dword_groups(layout, 0) is None
+
+
+def test_a_row_interleaved_into_vnni_is_one_reorder():
+    """Two K rows of 128 halves into a one-K-step VNNI slice: element n of row r lands at
+    2n + r across all the column blocks, so each row is one reorder (stride 1 to stride 2),
+    not one per block of 8 columns; the lowering cuts it into the widest moves."""
+    src, _ = line_layout(Var("s", PTR), F16, 2, 128, 1, 128, GRF)
+    dst = vnni_layout(Var("d", PTR), F16, 2, 128, 2, 8)
+    calls = copy_tile(dst, src)
+    assert [(c.func.rows, c.func.cols, c.func.src_col_stride, c.func.dst_col_stride) for c in calls] == \
+        [(1, 128, 1, 2), (1, 128, 1, 2)]
+    assert np.array_equal(_run_copies(dst, src), _positions(dst))
