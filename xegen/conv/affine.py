@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..ir import Expr, IntImm, Var, free_vars
 from ..ir.expr import Binary, Broadcast
+from ..ir.types import S32
 
 Terms = dict[Expr, int]  # atom -> coefficient
 
@@ -91,8 +92,8 @@ def _constant(value: int, lanes: int) -> Expr:
 
 
 def split_offset(offset: Expr, variant: set[Var], bind) -> Expr:
-    """`offset` (a vector) as a loop-invariant vector, bound with `bind(hint, expr)` before the
-    loop, plus the part that changes per iteration; unchanged when either part is missing."""
+    """`offset` (a vector) as a loop-invariant vector, bound with `bind(expr)` before the loop,
+    plus the part that changes per iteration; unchanged when either part is missing."""
     lanes = offset.type.lanes
     terms, constant = affine(offset)
     fixed, changing = split(terms, variant)
@@ -109,8 +110,8 @@ def split_bound(condition: Expr, variant: set[Var], bind) -> Expr:
     """A vector comparison with loop-invariant vector terms on one side only, rewritten so that
     side holds just those terms (bound before the loop with `bind` unless a single variable) and
     everything else moves to the other side."""
-    if not (isinstance(condition, Binary) and condition.op in COMPARISONS and condition.a.type.is_int
-            and condition.a.type.lanes > 1):
+    if not (isinstance(condition, Binary) and condition.op in COMPARISONS
+            and condition.a.type.lanes > 1 and condition.a.type.with_lanes(1) == S32):
         return condition
     lanes = condition.a.type.lanes
     (ta, ca), (tb, cb) = affine(condition.a), affine(condition.b)
