@@ -44,7 +44,7 @@ from .messages import (
     slm_message_cost, slm_run_messages, zero_fill,
 )
 from .multiply import MultiplyLayouts, multiply, multiply_layouts, operand_layout, reduce_columns
-from .tiles import Line, TileLayout, copy_tile, dense_layout, line_layout, packed_layout, round_up
+from .tiles import Line, TileLayout, copy_tile, dense_layout, line_layout, packed_layout, round_up, tile_moves
 
 THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))
 GROUP_IDS = tuple(Var(f"group_id{i}") for i in range(3))
@@ -310,7 +310,7 @@ def _plan_direct(buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platfo
     for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
         load, lines = line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes,
                                   plan.lanes)
-        moves = 0 if load.same_placement(fma) else _reorder_moves(copy_tile(fma, load), hw)
+        moves = 0 if load.same_placement(fma) else _reorder_moves(fma, load, hw)
         total = _global_cost(cost, config, hw) + moves
         if best is None or total < best[0]:
             best = (total, plan, load, lines)
@@ -449,7 +449,7 @@ def _plan_slices(name: str, view: View, gemm: Gemm, config: Config, hw: Platform
                 if vectors is not None:
                     options.append((slm_message_cost(vectors, size, alignment, hw), stage, vectors))
             if not packed.same_placement(_retarget(stage, packed.buffer)):
-                options.append((packed_cost + _reorder_moves(copy_tile(packed, stage), hw), packed, packed_runs))
+                options.append((packed_cost + _reorder_moves(packed, stage, hw), packed, packed_runs))
             store_cost, source, store_runs = min(options, key=lambda option: option[0])
             total = _global_cost(messages, config, hw) + store_cost
             if best is None or total < best[0]:
@@ -471,17 +471,14 @@ def _slice_shapes(extents: tuple[int, int], threads: int, line_dim: int) -> list
             if extents[0] % shape[0] == 0 and extents[1] % shape[1] == 0]
 
 
-def _reorder_moves(calls: list[Stmt], hw: Platform) -> int:
-    """Moves the reorders take, modeled: a move writes at most two GRFs of strided elements."""
-    moves = 0
-    for call in calls:
-        f = call.func
+def _reorder_moves(dst: TileLayout, src: TileLayout, hw: Platform) -> int:
+    """Moves `copy_tile(dst, src)` takes, modeled: a move writes at most two GRFs of strided elements."""
+    dst, _, moves = tile_moves(dst, src)
 
-        def lanes(stride: int) -> int:
-            return max(1, min(32, 2 * hw.grf_bytes // (f.dst_type.size * max(1, abs(stride)))))
+    def lanes(stride: int) -> int:
+        return max(1, min(32, 2 * hw.grf_bytes // (dst.type.size * max(1, abs(stride)))))
 
-        moves += min(f.rows * -(-f.cols // lanes(f.dst_col_stride)), f.cols * -(-f.rows // lanes(f.dst_row_stride)))
-    return moves
+    return sum(min(m.rows * -(-m.cols // lanes(m.d_cs)), m.cols * -(-m.rows // lanes(m.d_rs))) for m in moves)
 
 
 def _plan_output(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], name: str, type, atomic: str

@@ -297,9 +297,11 @@ def overlaps(dst: TileLayout, src: TileLayout):
     """(rows, cols, dst piece, src piece) for every overlapping pair of pieces."""
     for dp in dst.pieces:
         for sp in src.pieces:
+            if dp.rows.last < sp.rows.start or sp.rows.last < dp.rows.start:
+                continue  # the common case, checked before anything costlier
             rows = _intersect(dp.rows, sp.rows)
-            cols = _intersect(dp.cols, sp.cols)
-            if rows is not None and cols is not None:
+            cols = _intersect(dp.cols, sp.cols) if rows is not None else None
+            if cols is not None:
                 yield rows, cols, dp, sp
 
 
@@ -309,29 +311,37 @@ def _strides(piece: Piece, rows: Progression, cols: Progression) -> tuple[int, i
 
 
 def copy_tile(dst: TileLayout, src: TileLayout, saturate: bool = False) -> list[Stmt]:
-    """`reorder` calls moving every element of `src` to its place in `dst` (with conversion).
-    Narrow elements that sit in the same dword, in the same order, on both sides move a dword
-    at a time (a transpose of 16-bit pairs or byte quads takes half or a quarter of the moves)."""
-    if dst.type == src.type and src.type.size < 4 and not saturate:
-        for axis in (1, 0):
-            grouped = dword_groups(dst, axis), dword_groups(src, axis)
-            if grouped[0] is not None and grouped[1] is not None:
-                return copy_tile(*grouped)
-    moves = []
-    for rows, cols, dp, sp in overlaps(dst, src):
-        d_rs, d_cs = _strides(dp, rows, cols)
-        s_rs, s_cs = _strides(sp, rows, cols)
-        moves.append(_Move(dst.offset(rows.start, cols.start), src.offset(rows.start, cols.start),
-                           rows.count, cols.count, s_rs, s_cs, d_rs, d_cs))
+    """`reorder` calls moving every element of `src` to its place in `dst` (with conversion)."""
+    dst, src, moves = tile_moves(dst, src, saturate)
     calls: list[Stmt] = []
-    for m in _joined(moves):
+    for m in moves:
         func = Reorder(src.type, dst.type, m.rows, m.cols, m.s_rs, m.s_cs, m.d_rs, m.d_cs, saturate)
         calls.append(Call(func, (ptr(dst.buffer, m.dst * dst.type.size), ptr(src.buffer, m.src * src.type.size))))
     return calls
 
 
+def tile_moves(dst: TileLayout, src: TileLayout, saturate: bool = False
+               ) -> tuple[TileLayout, TileLayout, list[Move]]:
+    """The moves `copy_tile` makes, between the layouts it makes them in (the config heuristic
+    counts them without building IR).  Narrow elements that sit in the same dword, in the same
+    order, on both sides move a dword at a time (a transpose of 16-bit pairs or byte quads takes
+    half or a quarter of the moves)."""
+    if dst.type == src.type and src.type.size < 4 and not saturate:
+        for axis in (1, 0):
+            grouped = dword_groups(dst, axis), dword_groups(src, axis)
+            if grouped[0] is not None and grouped[1] is not None:
+                return tile_moves(*grouped)
+    moves = []
+    for rows, cols, dp, sp in overlaps(dst, src):
+        d_rs, d_cs = _strides(dp, rows, cols)
+        s_rs, s_cs = _strides(sp, rows, cols)
+        moves.append(Move(dp.offset(rows.start, cols.start), sp.offset(rows.start, cols.start),
+                          rows.count, cols.count, s_rs, s_cs, d_rs, d_cs))
+    return dst, src, _joined(moves)
+
+
 @dataclass(frozen=True)
-class _Move:
+class Move:
     """A reorder in elements: `rows` x `cols` from element `src` to element `dst`, with strides."""
 
     dst: int
@@ -343,24 +353,24 @@ class _Move:
     d_rs: int
     d_cs: int
 
-    def as_line(self) -> _Move:
+    def as_line(self) -> Move:
         """A single column as a single row (one line of elements either way)."""
         if self.cols == 1 and self.rows > 1:
-            return _Move(self.dst, self.src, 1, self.rows, 0, self.s_rs, 0, self.d_rs)
+            return Move(self.dst, self.src, 1, self.rows, 0, self.s_rs, 0, self.d_rs)
         return self
 
 
-def _joined(moves: list[_Move]) -> list[_Move]:
+def _joined(moves: list[Move]) -> list[Move]:
     """Lines that continue one another (the next starts where the previous ends, with the same
     strides on both sides) joined into one: the lowering cuts a long line into the widest moves
     the registers allow, instead of one move per piece (a VNNI interleave of whole rows of B
     takes half the moves)."""
-    out: list[_Move] = []
+    out: list[Move] = []
     for m in sorted((m.as_line() for m in moves), key=lambda m: (m.rows != 1, m.s_cs, m.d_cs, m.src, m.dst)):
         last = out[-1] if out else None
         if (last is not None and m.rows == 1 and last.rows == 1 and (m.s_cs, m.d_cs) == (last.s_cs, last.d_cs)
                 and m.src == last.src + last.cols * last.s_cs and m.dst == last.dst + last.cols * last.d_cs):
-            out[-1] = _Move(last.dst, last.src, 1, last.cols + m.cols, 0, last.s_cs, 0, last.d_cs)
+            out[-1] = Move(last.dst, last.src, 1, last.cols + m.cols, 0, last.s_cs, 0, last.d_cs)
         else:
             out.append(m)
     return out
