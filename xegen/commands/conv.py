@@ -204,7 +204,8 @@ def _compile(state: _Run, problem, dump, index) -> dict:
             else:
                 state.say(f"// ----- after {name} -----\n{text.rstrip(chr(10))}")
 
-    compilation = compile_problem(problem, args.hw, state.overrides, optimize=not args.no_optimize, show=show,
+    compilation = compile_problem(problem, args.hw, state.overrides, optimize=not args.no_optimize,
+                                  show=show if state.printed else None,  # (rendering a pass's output costs)
                                   dump_graph=dump)
     path = _output_path(args, index, compilation.compiled.name, state.batch)
     if path is not None:

@@ -18,7 +18,7 @@ per pair of pieces that overlap.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -295,10 +295,15 @@ def _intersect(p: Progression, q: Progression) -> Progression | None:
 
 def overlaps(dst: TileLayout, src: TileLayout):
     """(rows, cols, dst piece, src piece) for every overlapping pair of pieces."""
+    by_row: dict[int, list[int]] = {}  # row -> indices of the src pieces holding it
+    for i, sp in enumerate(src.pieces):
+        for r in range(sp.rows.start, sp.rows.last + 1, sp.rows.step):
+            by_row.setdefault(r, []).append(i)
     for dp in dst.pieces:
-        for sp in src.pieces:
-            if dp.rows.last < sp.rows.start or sp.rows.last < dp.rows.start:
-                continue  # the common case, checked before anything costlier
+        met = sorted({i for r in range(dp.rows.start, dp.rows.last + 1, dp.rows.step) for i in by_row.get(r, ())})
+        for sp in (src.pieces[i] for i in met):
+            if dp.cols.last < sp.cols.start or sp.cols.last < dp.cols.start:
+                continue
             rows = _intersect(dp.rows, sp.rows)
             cols = _intersect(dp.cols, sp.cols) if rows is not None else None
             if cols is not None:
@@ -320,8 +325,9 @@ def copy_tile(dst: TileLayout, src: TileLayout, saturate: bool = False) -> list[
     return calls
 
 
+@lru_cache(maxsize=1024)  # the config heuristic asks again for the same layouts in other configs
 def tile_moves(dst: TileLayout, src: TileLayout, saturate: bool = False
-               ) -> tuple[TileLayout, TileLayout, list[Move]]:
+               ) -> tuple[TileLayout, TileLayout, tuple[Move, ...]]:
     """The moves `copy_tile` makes, between the layouts it makes them in (the config heuristic
     counts them without building IR).  Narrow elements that sit in the same dword, in the same
     order, on both sides move a dword at a time (a transpose of 16-bit pairs or byte quads takes
@@ -337,7 +343,7 @@ def tile_moves(dst: TileLayout, src: TileLayout, saturate: bool = False
         s_rs, s_cs = _strides(sp, rows, cols)
         moves.append(Move(dp.offset(rows.start, cols.start), sp.offset(rows.start, cols.start),
                           rows.count, cols.count, s_rs, s_cs, d_rs, d_cs))
-    return dst, src, _joined(moves)
+    return dst, src, tuple(_joined(moves))
 
 
 @dataclass(frozen=True)
