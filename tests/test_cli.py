@@ -91,6 +91,8 @@ def test_a_command_imports_only_its_own_module():
     (["+".join(["1"] * 2000)], "2000"),
     (["(" * 300 + "7" + ")" * 300], "7"),
     (["~" * 1001 + "1"], "-2"),
+    (["--var", "x=1", "--", "-x"], "-1"),  # an EXPR that looks like an option, after -- (as --help says)
+    (["-x + 1", "--var", "x=1"], "0"),  # one with a space is an EXPR anyway
 ])
 def test_eval_prints_c_values(args, printed):
     result = xegen("eval", *args)

@@ -109,7 +109,7 @@ def any_expr(draw, t: Type | None = None, depth: int = 3, scope: tuple[ir.Var, .
         return draw(any_expr(u, d, scope))
 
     if t.lanes > 1:
-        choice = draw(st.sampled_from(("broadcast", "shuffle", "load", "binary")))
+        choice = draw(st.sampled_from(("broadcast", "shuffle", "load", "binary", "cast", "select")))
         scalar = t.scalar
         if choice == "broadcast" or depth == 0:
             return ir.Broadcast(sub(scalar, max(depth - 1, 0)), t.lanes)
@@ -118,8 +118,22 @@ def any_expr(draw, t: Type | None = None, depth: int = 3, scope: tuple[ir.Var, .
             indices = tuple(draw(st.lists(st.integers(0, 1), min_size=t.lanes, max_size=t.lanes)))
             return ir.Shuffle((source, sub(scalar, depth - 1)), tuple(i if i < 2 else 2 for i in indices))
         if choice == "load" and not scalar.is_bool:
+            if draw(st.booleans()):  # a gather: one offset per lane, no stride
+                return ir.Load(ir.Var("buf", PTR), sub(ir.S32.with_lanes(t.lanes), depth - 1), t)
             stride = draw(st.one_of(st.none(), st.integers(0, 64)))
             return ir.Load(ir.Var("buf", PTR), sub(ir.S32, depth - 1), t, stride)
+        if choice == "binary" and not scalar.is_bool:  # lane-wise arithmetic
+            ops = INT_BINARY if scalar.is_int else ("add", "sub", "mul", "div", "min", "max")
+            return ir.Binary(draw(st.sampled_from(ops)), sub(t, depth - 1), sub(t, depth - 1))
+        if choice == "binary":  # a lane-wise comparison
+            u = draw(st.sampled_from(SCALARS)).with_lanes(t.lanes)
+            return ir.Binary(draw(st.sampled_from(COMPARE)), sub(u, depth - 1), sub(u, depth - 1))
+        if choice == "cast":
+            source = draw(st.sampled_from([u for u in SCALARS if not (u.is_bool and scalar.is_bool)]))
+            return ir.Cast(t, sub(source.with_lanes(t.lanes), depth - 1), draw(st.booleans()))
+        if choice == "select":  # a condition per lane or one for all
+            cond = BOOL.with_lanes(draw(st.sampled_from((1, t.lanes))))
+            return ir.Select(sub(cond, depth - 1), sub(t, depth - 1), sub(t, depth - 1))
         return ir.Broadcast(sub(scalar, depth - 1), t.lanes)
     if depth == 0:
         in_scope = [v for v in scope if v.type == t]
@@ -185,19 +199,67 @@ def vector_or_scalar_expr(draw, depth: int = 3) -> ir.Expr:
 
 # Statements ------------------------------------------------------------------------------
 
-def _funcs():
-    types = st.sampled_from((ir.F32, ir.F16, ir.BF16, ir.S32, ir.U8, ir.S8))
+NUMBER_TYPES = (*INT_TYPES, *FLOAT_TYPES)
+
+
+@st.composite
+def send(draw) -> funcs.Send:
+    """Every op, kind and space a send may have (atomics are scattered; elems only scattered)."""
+    op = draw(st.sampled_from(funcs.SEND_OPS))
+    kind = "scattered" if op == "atomic" else draw(st.sampled_from(funcs.SEND_KINDS))
+    return funcs.Send(op, kind, draw(st.sampled_from(funcs.SEND_SPACES)), draw(st.sampled_from(NUMBER_TYPES)),
+                      draw(st.integers(1, 16)), draw(st.integers(1, 4)) if kind == "scattered" else 1,
+                      draw(st.sampled_from(funcs.ATOMIC_OPS)) if op == "atomic" else "")
+
+
+@st.composite
+def dpas(draw) -> funcs.Dpas:
+    bits = draw(st.sampled_from((8, 16, 32)))
+    sources = st.sampled_from([t for t in NUMBER_TYPES if t.bits == bits])
+    return funcs.Dpas(draw(st.sampled_from((8, 16))), 8, draw(st.integers(1, 8)),
+                      draw(st.sampled_from((ir.F32, ir.S32, ir.U32, ir.F16, ir.BF16))), draw(sources), draw(sources),
+                      draw(st.booleans()))
+
+
+def call_functions():
+    """Every function a `Call` can name, with its attributes drawn over their whole range."""
+    number = st.sampled_from(NUMBER_TYPES)
+    stride = st.integers(0, 4)
+    byte = st.sampled_from((ir.S8, ir.U8))
     return st.one_of(
-        st.builds(funcs.Send, op=st.sampled_from(("load", "store")), kind=st.just("block"),
-                  space=st.sampled_from(("global", "slm")), type=types, count=st.integers(1, 16)),
-        st.builds(funcs.Mad, exec_size=st.sampled_from((8, 16)), dst_type=types, src1_type=types, src2_type=types,
-                  src1_stride=st.integers(0, 2), src2_stride=st.integers(0, 2)),
+        send(), dpas(),
+        st.builds(funcs.Mad, exec_size=st.integers(1, 32), dst_type=number, src1_type=number, src2_type=number,
+                  src1_stride=stride, src2_stride=stride),
+        st.builds(funcs.Dp4a, exec_size=st.integers(1, 32), dst_type=st.sampled_from((ir.S32, ir.U32)),
+                  src1_type=byte, src2_type=byte, src1_stride=stride, src2_stride=stride),
+        st.builds(funcs.Reorder, src_type=number, dst_type=number, rows=st.integers(1, 8), cols=st.integers(1, 8),
+                  src_row_stride=st.integers(0, 16), src_col_stride=stride, dst_row_stride=st.integers(0, 16),
+                  dst_col_stride=stride, saturate=st.booleans()),
         st.builds(funcs.Barrier), st.builds(funcs.Signal), st.builds(funcs.Wait),
-        st.builds(funcs.Fence, space=st.sampled_from(("slm", "global"))),
-        st.builds(funcs.Dpas, exec_size=st.just(8), sdepth=st.just(8), rcount=st.integers(1, 8),
-                  dst_type=st.just(ir.F32), src1_type=st.just(ir.F16), src2_type=st.just(ir.F16),
-                  dpasw=st.booleans()),
+        st.builds(funcs.Fence, space=st.sampled_from(funcs.FENCE_SPACES)), st.builds(funcs.EndOfThread),
     )
+
+
+@st.composite
+def call_stmt(draw, scope: tuple[ir.Var, ...] = ()) -> ir.Call:
+    """A call of any function, with arguments of the kinds it takes (null where it may)."""
+    func = draw(call_functions())
+    lanes = getattr(func, "count", 1)  # a send's mask and offsets: one per slot, or one for all
+
+    def expression(t: Type) -> ir.Expr:
+        return draw(any_expr(t, 1, scope))
+
+    args = []
+    for name in func.expected_args():
+        if name.endswith("?") and draw(st.booleans()):
+            args.append(None)
+        elif name.rstrip("?") == "mask":
+            args.append(expression(BOOL.with_lanes(draw(st.sampled_from(sorted({1, lanes}))))))
+        elif name == "offsets":
+            args.append(expression(ir.S32.with_lanes(draw(st.sampled_from(sorted({1, lanes}))))))
+        else:
+            args.append(ir.Ptr(ir.Var(draw(st.sampled_from(("a_grf", "b_grf", "mem"))), PTR), expression(ir.S32)))
+    return ir.Call(func, tuple(args))
 
 
 @st.composite
@@ -220,19 +282,12 @@ def any_stmt(draw, depth: int = 2, scope: tuple[ir.Var, ...] = ()) -> ir.Stmt:
             t = t.with_lanes(draw(st.sampled_from((2, 4, 8))))
         value = expression(t)
         mask = draw(st.one_of(st.none(), any_expr(BOOL.with_lanes(t.lanes), 1, scope)))
+        if t.lanes > 1 and draw(st.booleans()):  # a scatter: one offset per lane, no stride
+            return ir.Store(ir.Var("a_grf", PTR), expression(ir.S32.with_lanes(t.lanes)), value, None, mask)
         return ir.Store(ir.Var("a_grf", PTR), expression(ir.S32), value,
                         draw(st.one_of(st.none(), st.integers(1, 16))), mask)
     if kind == "call":
-        func = draw(_funcs())
-        args = []
-        for name in func.expected_args():
-            if name.endswith("?") and draw(st.booleans()):
-                args.append(None)
-            elif name.rstrip("?") in ("mask",):
-                args.append(expression(BOOL))
-            else:
-                args.append(ir.Ptr(ir.Var(draw(st.sampled_from(("a_grf", "b_grf", "mem"))), PTR), expression(ir.S32)))
-        return ir.Call(func, tuple(args))
+        return draw(call_stmt(scope))
     if kind == "let":
         var = ir.Var(draw(st.sampled_from(BINDER_NAMES)), draw(st.sampled_from(SCALARS)))
         value = draw(st.one_of(st.none(), any_expr(var.type, 1, scope)))

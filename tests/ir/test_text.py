@@ -7,7 +7,7 @@ from hypothesis import given, settings
 
 from xegen import ParseError, ir
 
-from .strategies import any_stmt, deep_int_expr, vector_or_scalar_expr
+from .strategies import any_stmt, call_stmt, deep_int_expr, vector_or_scalar_expr
 
 
 @settings(max_examples=400, deadline=None)
@@ -26,6 +26,15 @@ def test_print_parse_round_trip_for_deep_integer_expressions(e):
 @settings(max_examples=300, deadline=None)
 @given(any_stmt(depth=3))
 def test_print_parse_round_trip_for_statements(s):
+    text = str(s)
+    assert ir.parse_stmt(text) == s, text
+
+
+@settings(max_examples=300, deadline=None)
+@given(call_stmt())
+def test_print_parse_round_trip_for_calls_of_every_function(s):
+    """Every function and attribute (send ops, kinds, spaces and atomics; dpas/dpasw; mad; dp4a;
+    reorder; barrier, signal, wait, fence, eot): `any_stmt` draws a call only now and then."""
     text = str(s)
     assert ir.parse_stmt(text) == s, text
 

@@ -25,6 +25,13 @@ def test_free_vars_respect_binders_and_keep_first_use_order():
     assert [v.name for v in ir.free_vars(s)] == ["a", "n", "buf", "b"]
 
 
+def test_free_vars_of_deep_trees():
+    e = ir.parse_expr(" + ".join(["x"] * 3000) + " + y:u8")  # 3000 levels deep
+    assert [str(v) for v in ir.free_vars(e)] == ["x", "y:u8"]
+    s = ir.parse_stmt("\n".join(f"let v{i} = v{i - 1} + x;" for i in range(1, 1500)) + "\nbuf[0] = v1499;")
+    assert [v.name for v in ir.free_vars(s)] == ["v0", "x", "buf"]
+
+
 def test_node_count_counts_every_node():
     assert ir.node_count(ir.parse_expr("a + b * 2")) == 5
 

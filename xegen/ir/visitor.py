@@ -102,40 +102,28 @@ def substitute(node: Node, mapping: Mapping[Node, Node]) -> Node:
     return _Substituter(mapping).mutate(node)
 
 
-class _FreeVars(Visitor):
-    def __init__(self):
-        self.found: dict[Var, None] = {}  # insertion-ordered set
-        self.bound: list[Var] = []
-
-    def visit_Var(self, v: Var) -> None:
-        if v not in self.bound:
-            self.found.setdefault(v)
-
-    def _scoped(self, var: Var, outside: list, inside: list) -> None:
-        for n in outside:
-            if n is not None:
-                self.visit(n)
-        self.bound.append(var)
-        for n in inside:
-            self.visit(n)
-        self.bound.pop()
-
-    def visit_Let(self, s: Let) -> None:
-        self._scoped(s.var, [s.value], [s.body])
-
-    def visit_For(self, s: For) -> None:
-        self._scoped(s.var, [s.init, s.bound], [s.body])
-
-    def visit_Alloc(self, s: Alloc) -> None:
-        self._scoped(s.buffer, [], [s.body])
-
-
 def free_vars(node: Node) -> list[Var]:
     """Variables used but not bound inside `node` (lets, loops and allocs bind), in order of
-    first use."""
-    finder = _FreeVars()
-    finder.visit(node)
-    return list(finder.found)
+    first use.  An explicit stack, so that deep trees (a long parsed sum) work too."""
+    found: dict[Var, None] = {}  # insertion-ordered set
+    pending: list[tuple[Node, frozenset]] = [(node, frozenset())]
+    while pending:
+        item, bound = pending.pop()
+        if isinstance(item, Var):
+            if item not in bound:
+                found.setdefault(item)
+            continue
+        if isinstance(item, Let):  # the value is outside the binder's scope, the body inside
+            visits = [(item.value, bound)] if item.value is not None else []
+            visits.append((item.body, bound | {item.var}))
+        elif isinstance(item, For):
+            visits = [(item.init, bound), (item.bound, bound), (item.body, bound | {item.var})]
+        elif isinstance(item, Alloc):
+            visits = [(item.body, bound | {item.buffer})]
+        else:
+            visits = [(child, bound) for child in children(item)]
+        pending.extend(reversed(visits))  # (first child on top: first use comes first)
+    return list(found)
 
 
 def node_count(node: Node) -> int:
