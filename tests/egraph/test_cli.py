@@ -80,9 +80,24 @@ def test_rules_check_rejects_an_unsound_rule_and_accepts_a_guarded_one(tmp_path)
     (["simplify", "x", "--var", "x:f32[0,1)"], "scalar integer type"),
     (["simplify", "x", "--rules", "/nonexistent"], "no such rule file or directory"),
     (["extract", "--compare", "", "x"], "at least one platform"),
+    (["extract", "no/such/file.ir"], "not a file, and not an expression"),
+    (["rules"], "missing COMMAND"),
 ])
 def test_user_mistakes_are_one_line_errors(args, words):
     r = xegen(*args)
     assert r.returncode == 2 and r.stdout == ""
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("xegen: error:") and words in lines[0]
+
+
+@pytest.mark.parametrize("content, words", [
+    (bytes([0xB9, 0x00, 0xFF, 0x10]), "cannot read it as text"),
+    (b"x + (\n", "neither an expression (line 2, column 1"),
+])
+def test_an_unreadable_extract_file_is_a_one_line_error(tmp_path, content, words):
+    path = tmp_path / "input.ir"
+    path.write_bytes(content)
+    r = xegen("extract", str(path))
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"xegen: error: {path}: ") and words in lines[0]

@@ -58,7 +58,8 @@ def test_a_load_is_an_opaque_leaf_whose_offset_is_optimized():
     ("(rewrite (Add t x (Const t 0)) x)", "without ':ruleset NAME'"),
     ("(rewrite (Add t x (Const t 0)) x :ruleset nosuch)", "unknown ruleset 'nosuch'"),
     ("(rewrite (Add t x) x :ruleset rewrite)", "bad.egg:1: Arity mismatch"),
-    ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite", "'(' is never closed"),
+    ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite", "bad.egg:1:1: '(' is never closed"),
+    ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite))", "bad.egg:1:51: unbalanced ')'"),
     ("(check (Add (S32) (Var (S32) \"x\") (Var (S32) \"x\")))", "not 'check'"),
 ])
 def test_malformed_rule_files_raise_rule_errors_naming_the_file(tmp_path, text, words):

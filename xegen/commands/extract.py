@@ -1,4 +1,4 @@
-"""`xegen extract --compare xelp,xehpg,xehpc EXPR|FILE`: one e-graph, extracted per cost model."""
+"""`xegen extract --compare xelp,xehpg,xehpc EXPR|FILE`: the input optimized under each cost model, side by side."""
 
 from __future__ import annotations
 
@@ -19,20 +19,37 @@ def _platforms(text: str) -> list[str]:
     return names
 
 
+def _read_file(path: Path) -> str:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise Error(f"{path}: cannot read it as text ({getattr(error, 'strerror', None) or error})") from None
+
+
 def run(args: argparse.Namespace) -> int:
     platforms = _platforms(args.compare)
     path = Path(args.input)
     if path.is_file():
-        text = path.read_text()
+        text = _read_file(path)
         try:
             expression, ranges, _ = parse_inputs(args, text)
-            comparison = compare_expression(expression, platforms, ranges, args.extractor, args.rules, limits(args))
-        except ParseError:
+        except ParseError as not_expression:
             _, ranges, types = parse_inputs(args, "0")
-            comparison = compare_statement(parse_stmt(text, types), platforms, ranges, args.extractor, args.rules,
-                                           limits(args))
+            try:
+                statement = parse_stmt(text, types)
+            except ParseError as not_statement:
+                raise Error(f"{path}: neither an expression ({not_expression}) "
+                            f"nor a statement ({not_statement})") from None
+            comparison = compare_statement(statement, platforms, ranges, args.extractor, args.rules, limits(args))
+        else:
+            comparison = compare_expression(expression, platforms, ranges, args.extractor, args.rules, limits(args))
     else:
-        expression, ranges, _ = parse_inputs(args, args.input)
+        try:
+            expression, ranges, _ = parse_inputs(args, args.input)
+        except ParseError as error:
+            if "/" in args.input or ("." in args.input and " " not in args.input.strip()):
+                raise Error(f"{args.input}: not a file, and not an expression ({error})") from None
+            raise
         comparison = compare_expression(expression, platforms, ranges, args.extractor, args.rules, limits(args))
     if args.json:
         print(json.dumps(comparison.to_json(), indent=2))

