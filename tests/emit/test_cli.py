@@ -7,7 +7,9 @@ import pytest
 
 from xegen import oracles
 from xegen.cli import main
-from xegen.emit import parse_asm
+from xegen.emit import disassemble, parse_asm
+
+from .iga_compare import kernel_code
 
 SOURCE = """\
 // a small kernel with labels, a send and a loop
@@ -55,6 +57,14 @@ def test_bad_assembly_exits_2_with_one_error_line(tmp_path, capsys):
     assert not (tmp_path / "x.bin").exists()
 
 
+def test_binary_input_to_asm_exits_2_with_one_error_line(tmp_path, capsys):
+    source = tmp_path / "kernel.bin"
+    source.write_bytes(b"nop\n\xff\xfe")
+    assert main(["asm", str(source), "-o", str(tmp_path / "x.bin")]) == 2
+    line = _one_error_line(capsys)
+    assert "kernel.bin" in line and "byte offset 4" in line and "UTF-8" in line
+
+
 def test_bad_bytes_exit_2_with_one_error_line(tmp_path, capsys):
     binary = tmp_path / "cut.bin"
     binary.write_bytes(bytes([0x60]) + bytes(15) + bytes([0x61]) + bytes(7))
@@ -97,3 +107,14 @@ def test_disasm_prints_every_kernel_of_a_zebin(tmp_path, capsys, ocloc):
     assert main(["disasm", str(zebin), "--hw", "dg2"]) == 0
     out = capsys.readouterr().out
     assert "// kernel a" in out and "// kernel b" in out and "send" in out
+
+
+def test_disasm_takes_the_platform_a_zebin_names(tmp_path, capsys, ocloc):
+    zebin = tmp_path / "k.zebin"
+    zebin.write_bytes(oracles.ocloc_compile("__kernel void a(__global int* p) { p[get_global_id(0)] *= 3; }", "tgllp"))
+    assert main(["disasm", str(zebin)]) == 0  # no --hw: XeLP, from the zebin's note
+    (code,) = kernel_code(zebin.read_bytes()).values()
+    assert capsys.readouterr().out == "// kernel a\n" + disassemble(code, "xelp")
+    assert main(["disasm", str(zebin), "--hw", "dg2"]) == 2  # decoding as XeHPG would mislead
+    line = _one_error_line(capsys)
+    assert "k.zebin" in line and "XeLP" in line and "--hw xelp" in line

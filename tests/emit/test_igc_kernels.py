@@ -17,6 +17,7 @@ import pytest
 from xegen import hw as hwlib
 from xegen import oracles
 from xegen.emit import assemble, decode, disassemble, encode_kernel
+from xegen.emit.zebin import read_zebin
 from .iga_compare import (IGC_DOUBLE_KERNEL, IGC_DPAS_KERNEL, IGC_DPAS_OPTIONS, IGC_KERNELS, assert_same_listing,
                          kernel_code)
 
@@ -26,15 +27,19 @@ PLATFORMS = [hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC]
 
 @lru_cache(maxsize=None)
 def compiled_kernels(platform_name: str) -> dict[str, bytes]:
-    """Kernel name -> IGC's (compacted) instruction bytes for one platform."""
+    """Kernel name -> IGC's (compacted) instruction bytes for one platform, read by our zebin
+    reader and checked against a plain ELF section walk."""
     platform = hwlib.platform(platform_name)
-    out = {}
-    for source in IGC_KERNELS.values():
-        out.update(kernel_code(oracles.ocloc_compile(source, platform)))
+    zebins = [oracles.ocloc_compile(source, platform) for source in IGC_KERNELS.values()]
     if platform.name == "xehpc":
-        out.update(kernel_code(oracles.ocloc_compile(IGC_DOUBLE_KERNEL, platform)))
+        zebins.append(oracles.ocloc_compile(IGC_DOUBLE_KERNEL, platform))
     if platform.has_dpasw:  # dg2: the dpas GEMM tile
-        out.update(kernel_code(oracles.ocloc_compile(IGC_DPAS_KERNEL, platform, options=IGC_DPAS_OPTIONS)))
+        zebins.append(oracles.ocloc_compile(IGC_DPAS_KERNEL, platform, options=IGC_DPAS_OPTIONS))
+    out = {}
+    for data in zebins:
+        kernels = {kernel.name: kernel.code for kernel in read_zebin(data).kernels}
+        assert kernels == kernel_code(data)
+        out.update(kernels)
     return out
 
 

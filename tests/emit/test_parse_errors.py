@@ -38,6 +38,7 @@ CASES = [
     ("bfn.(s0&&s1) (8|M0) r1.0<1>:ud r2.0<1;0>:ud r3.0<1;0>:ud r4.0<1>:ud", "xehpg", 1, 1, "bad bfn function"),
     ("dpas.8by8 (8|M0) r1:f r2:f r3:hf r4.0:hf", "xehpg", 1, 1, "expected dpas.<depth>x<repeat>"),
     ("(f0.0) csel (8|M0) r1.0<1>:f r2.0<1;0>:f r3.0<1;0>:f r4.0<1>:f", "xehpg", 1, 1, "'csel' cannot be predicated"),
+    ("math.invm (8|M0) r1.3.mme0:f r2.mme1:f r3.nomme:f", "xehpg", 1, 22, "takes no subregister"),
 ]
 
 

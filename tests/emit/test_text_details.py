@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from xegen import hw as hwlib
 from xegen import oracles
-from xegen.emit import Imm, Instruction, assemble, disassemble, format_instruction, grf, parse_asm
+from xegen.emit import Imm, Instruction, assemble, decode, disassemble, format_instruction, grf, parse_asm
 from xegen.emit.asm_parser import _evaluate_bfn
 from xegen.emit.bfn_table import BFN_EXPRESSIONS
 from xegen.emit.floats import format_float
@@ -98,3 +98,13 @@ def test_str_of_an_instruction_is_its_iga_text():
     inst = Instruction("add", 8, dst=grf(10, 0, "d"), srcs=(grf(11, 0, "d"), Imm(16, "d")))
     assert str(inst).split() == "add (8|M0) r10.0<1>:d r11.0<1;1,0>:d 16:d".split()
     assert format_instruction(inst, "xelp").split() == str(inst).split()
+
+
+@pytest.mark.parametrize("name, text, register", [("xehpc", "mme4.0", "acc12"), ("xehpg", "acc12.0", "mme4")])
+def test_mme_and_high_accumulators_read_as_iga64_prints_them(name, text, register):
+    """mme0..7 are acc8..15: XeHPC has 16 accumulators and prints acc8..15; earlier platforms
+    have 8 and print mme0..7.  Either spelling reads back as the instruction the bytes decode to."""
+    inst = parse_asm(f"mov (8|M0) r1.0<1>:f {text}<8;8,1>:f", name)
+    assert inst == decode(assemble(f"mov (8|M0) r1.0<1>:f {text}<8;8,1>:f", name), name)
+    source = inst[0].srcs[0]
+    assert f"{source.file}{source.number}" == register

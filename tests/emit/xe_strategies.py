@@ -220,20 +220,21 @@ def grf_operand(draw, p, type_name, align: int = 1, max_reg: int = 255):
 
 
 @st.composite
-def arf_operand(draw, p, type_name, role: str):
+def arf_operand(draw, p, type_name):
     """A plausible architecture register for a type: acc, null, a0, f, sr0, cr0, ..."""
     size = SIZE[type_name]
     acc_count = p.accumulators
     acc_bytes = 64 if _is_xehpc(p) else 32
     choices = [("acc", acc_count, acc_bytes), ("null", 1, 0)]
-    if 2 <= size <= 4:  # a0 and the flags are accessed at least 16 bits at a time
-        choices += [("a", 1, 32)]
-        if size == 2:
-            choices += [("f", p.flag_registers, 4)]
-        if size == 4 and role == "src":
-            choices += [("sr", 2, 16), ("cr", 1, 12), ("n", 1, 12), ("tm", 1, 20), ("ce", 1, 0), ("ip", 1, 0)]
-        if size == 4 and role == "dst":
-            choices += [("sr", 2, 16), ("cr", 1, 12)]
+    if 2 <= size <= 4:  # the control registers are accessed at least 16 bits at a time
+        choices += [("a", 1, 32), ("f", p.flag_registers, 4), ("sr", 2, 16), ("cr", 1, 12), ("n", 1, 12),
+                    ("tm", 1, 20), ("tdr", 1, 16), ("dbg", 1, 8)]
+        if not p.has_dpas:  # the stack pointer exists on XeLP only
+            choices += [("sp", 1, 16)]
+        if size == 4:  # whole 32-bit registers (iga64 mis-encodes sub-dword msg subregisters)
+            choices += [("ce", 1, 0), ("ip", 1, 0), ("msg", 8, 4)]
+    if size == 8:
+        choices += [("a", 1, 32), ("sr", 2, 16)]
     file, count, nbytes = draw(st.sampled_from(choices))
     number = draw(st.integers(0, count - 1)) if count > 1 else 0
     sub = draw(st.integers(0, max(0, nbytes // size - 1))) if nbytes else 0
@@ -277,7 +278,7 @@ def dst_operand(draw, p, type_name, allow_arf=True, allow_indirect=True):
         lo, hi = (-1024, 1023) if _is_xehpc(p) else (-512, 511)
         return Reg("r", 0, 0, type_name, None, None, hs, indirect=True, addr_subreg=draw(st.integers(0, 15)),
                    addr_offset=draw(st.integers(lo, hi)))
-    reg = draw(arf_operand(p, type_name, "dst")) if kind == "arf" else draw(grf_operand(p, type_name))
+    reg = draw(arf_operand(p, type_name)) if kind == "arf" else draw(grf_operand(p, type_name))
     return replace(reg, hstride=hs)
 
 
@@ -305,7 +306,7 @@ def _src_operand(draw, p, type_name, exec_size, info_mods: bool, bitwise: bool, 
         vxh = draw(st.booleans())
         return Reg("r", 0, 0, type_name, None if vxh else v, w, h, neg, abs_, indirect=True,
                    addr_subreg=draw(st.integers(0, 15)), addr_offset=draw(st.integers(lo, hi)))
-    reg = draw(arf_operand(p, type_name, "src")) if kind == "arf" else draw(grf_operand(p, type_name))
+    reg = draw(arf_operand(p, type_name)) if kind == "arf" else draw(grf_operand(p, type_name))
     v, w, h = draw(legal_region(p, exec_size, type_name, reg.subreg))
     return replace(reg, vstride=v, width=w, hstride=h, neg=neg, abs=abs_)
 

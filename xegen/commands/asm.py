@@ -31,7 +31,11 @@ def run(args: argparse.Namespace) -> int:
     from ..emit import assemble
 
     platform = hwlib.platform(args.hw)
-    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise Error(f"{args.file}: not a text file (byte offset {error.start} is not UTF-8)") from None
     try:
         data = assemble(text, platform)
     except ParseError as error:

@@ -23,27 +23,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "every kernel is printed under a '// kernel NAME' heading.",
     )
     parser.add_argument("file", metavar="FILE", help="raw kernel bytes (FILE.bin) or a zebin (FILE.zebin)")
-    parser.add_argument("--hw", default=hwlib.DEFAULT.name,
+    parser.add_argument("--hw",
                         help="platform the bytes were compiled for: xelp, xehpg or xehpc (or tgllp, dg2, pvc);"
-                             f" default {hwlib.DEFAULT.name}")
+                             f" default: the one a zebin names, else {hwlib.DEFAULT.name}")
     parser.add_argument("--pcs", action="store_true",
                         help="prefix each instruction with its byte address, like iga64 -Xprint-pc")
     parser.add_argument("-o", "--output", metavar="FILE.asm", help="write the listing here instead of stdout")
     parser.set_defaults(run=run)
 
 
-def kernels_of(data: bytes) -> list[tuple[str | None, bytes]]:
-    """(name, code) of every kernel: one unnamed kernel for raw bytes, all kernels of a zebin."""
+def kernels_of(data: bytes, requested: hwlib.Platform | None) -> tuple[hwlib.Platform, list[tuple[str | None, bytes]]]:
+    """The platform to decode for and (name, code) of every kernel: one unnamed kernel for raw
+    bytes, all kernels of a zebin.  A zebin names its platform; `requested` must agree with it."""
     if not data.startswith(ELF_MAGIC):
-        return [(None, data)]
-    return [(kernel.name, kernel.code) for kernel in read_zebin(data).kernels]
+        return requested or hwlib.DEFAULT, [(None, data)]
+    parsed = read_zebin(data)
+    named = parsed.platform
+    if requested and named and requested != named:
+        raise Error(f"the zebin is for {named.display_name} (product family {parsed.product_family}), "
+                    f"not {requested.display_name}: use --hw {named.name} or leave --hw out")
+    return requested or named or hwlib.DEFAULT, [(kernel.name, kernel.code) for kernel in parsed.kernels]
 
 
 def run(args: argparse.Namespace) -> int:
-    platform = hwlib.platform(args.hw)
+    requested = hwlib.platform(args.hw) if args.hw else None
     data = Path(args.file).read_bytes()
     try:
-        kernels = kernels_of(data)
+        platform, kernels = kernels_of(data, requested)
     except Error as error:
         raise Error(f"{args.file}: {error}") from None
     parts = []

@@ -498,7 +498,10 @@ class _Line:
             if self.accept("(abs)"):
                 abs_ = True
         reg = self.register()
+        macro_pos = self.pos
         macro = self.macro_suffix(reg)
+        if macro is not None and reg[2] is not None:  # iga64 rejects it; dropping it would mislead
+            raise self.error("a math macro operand takes no subregister: write rN.mmeM", macro_pos)
         region = self.region()
         type_name = ""
         if self.accept(":"):
@@ -548,9 +551,12 @@ class _Line:
         if not m:
             raise self.error(f"unknown register '{name}'", start)
         file, digits = m.group(1), m.group(2)
-        if file == "acc" and digits and int(digits) >= 8 and "mme" in T.ARF_CLASSES and \
-                int(digits) >= T.arf_register_count(T.ARF_CLASSES["acc"], self.asm.platform):
+        # mme0..7 and acc8..15 are one register file: name it as iga64 prints it on this platform
+        accumulators = T.arf_register_count(T.ARF_CLASSES["acc"], self.asm.platform)
+        if file == "acc" and digits and accumulators <= int(digits):
             file, digits = "mme", str(int(digits) - 8)
+        elif file == "mme" and 8 + int(digits or 0) < accumulators:
+            file, digits = "acc", str(int(digits or 0) + 8)
         if file == "r":
             if not digits:
                 raise self.error("expected a register number after 'r'", start)

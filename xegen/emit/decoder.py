@@ -14,7 +14,8 @@ from __future__ import annotations
 from .. import hw as hwlib
 from ..errors import DecodeError, Error
 from . import tables as T
-from .instruction import CondModifier, Flag, Imm, Instruction, NO_SWSB, Predicate, Reg, SendDescriptor
+from .instruction import (CondModifier, Flag, Imm, Instruction, NO_SWSB, Predicate, Reg, SendDescriptor,
+                          complete_instruction)
 from .layout import BIT_ACCWREN, BIT_ATOMIC, BIT_DEBUG, BIT_NOMASK, BIT_PRED_INV, BIT_SATURATE, Layout, layout_for
 from .swsb import decode_swsb
 
@@ -690,7 +691,7 @@ class _State:
               channel_offset=None, predicate=..., no_mask=None) -> Instruction:
         if self.predicate is not None and not self.info.predication:
             raise DecodeError(f"{self.info.name}: this instruction cannot be predicated", self.offset)
-        return Instruction(
+        return complete_instruction(
             self.info.name,
             self.exec_size if exec_size is None else exec_size,
             self.channel_offset if channel_offset is None else channel_offset,

@@ -18,7 +18,7 @@ Branch targets are byte offsets relative to the branch's own address (`calla`: a
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Union
 
 from . import tables as T
@@ -368,6 +368,20 @@ def _fill_defaults(inst: Instruction) -> None:
         else:
             srcs[i] = replace(src, vstride=0 if scalar else 1, width=1, hstride=0)
     object.__setattr__(inst, "srcs", tuple(srcs))
+
+
+_INSTRUCTION_SLOTS = tuple(Instruction.__dict__[field.name].__set__ for field in fields(Instruction))
+
+
+def complete_instruction(*values) -> Instruction:
+    """An Instruction from every field's value, in declaration order, when they are already
+    complete and canonical (every region given, `srcs` a tuple, options in iga64's order), as
+    the decoder builds them.  It sets the slots directly, skipping what `__init__` adds for
+    hand-built instructions: building instructions is the decoder's largest single cost."""
+    inst = object.__new__(Instruction)
+    for set_slot, value in zip(_INSTRUCTION_SLOTS, values, strict=True):
+        set_slot(inst, value)
+    return inst
 
 
 # ---------------------------------------------------------------------------------------

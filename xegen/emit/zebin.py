@@ -155,6 +155,14 @@ class Zebin:
     section_names: tuple[str, ...] = ()  # every section, in file order
     raw: Mapping[str, Any] = _raw()  # other top-level .ze_info keys (kernels_misc_info, ...)
 
+    @property
+    def platform(self) -> hwlib.Platform | None:
+        """The platform the compatibility note names (by product family), if it is one of ours."""
+        for candidate in hwlib.PLATFORMS:
+            if candidate.product_family == self.product_family:
+                return candidate
+        return None
+
     def kernel(self, name: str) -> ZebinKernel:
         for k in self.kernels:
             if k.name == name:
