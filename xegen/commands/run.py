@@ -13,7 +13,8 @@ from ..errors import Error
 
 ARG_HELP = ("a kernel argument, in order: FILE.npy (a buffer; the kernel works on a copy, so the file is not "
             "changed: use --out to save the result), a number (int or float, by value, converted to the "
-            "argument's type), zeros:SHAPE:DTYPE (a new zero-filled buffer, e.g. zeros:64x3:float32), or "
+            "argument's type; write --arg=-1e-3 for a negative number with an exponent, which argparse would "
+            "take for an option), zeros:SHAPE:DTYPE (a new zero-filled buffer, e.g. zeros:64x3:float32), or "
             "local:BYTES (a __local pointer)")
 NUMERIC_KINDS = "biuf"  # numpy dtype kinds a buffer may have: bool, signed, unsigned, float
 MAX_NEW_BUFFER_BYTES = 1 << 32  # zeros:SHAPE:DTYPE larger than this is surely a typo

@@ -71,6 +71,12 @@ def _apply_modifiers(reader: Reader, reg: Reg, etype: dt.ElementType, bitwise: b
         if reg.neg:
             return lambda: np.invert(reader())
         return reader
+    if (reg.neg or reg.abs) and not etype.is_float and etype.size < 8:
+        # Integer modifiers act on the value, not at the source's width: -x:ud is -x, not 2^32 - x
+        # (IGC computes (ulong)a - (ulong)b as `add r:q a:ud -b:ud`), and -(-2^31):d is 2^31 (so
+        # `add.sat` saturates).  Results still wrap at the destination's width.
+        narrow = reader
+        reader = lambda: narrow().astype(np.int64)
     if reg.abs and reg.neg:
         return lambda: np.negative(np.abs(reader()))
     if reg.abs:
