@@ -265,6 +265,8 @@ def test_the_progress_bar_is_erased_before_every_row(capsys, tmp_path, monkeypat
     ((SMALL, "--config", "k_block=2147483648"), "k_block=2147483648: the A, B and C tiles need at least"),
     ((SMALL, "--config", "n_tile=1000000"), "n_tile=1000000, k_block=4: the A, B and C tiles need at least"),
     ((SMALL, "--mb", "0"), "xegen: error: minibatch must be at least 1, not 0"),  # no column: not the descriptor
+    ((SMALL, "-o", "/nonexistent/dir/k.zebin"), "-o /nonexistent/dir/k.zebin: directory /nonexistent/dir does not"),
+    ((SMALL, "-o", "/"), "-o /: is a directory, not a file name"),
 ])
 def test_arguments_that_would_do_nothing_or_break_are_errors(capsys, args, message):
     try:
@@ -286,3 +288,14 @@ def test_batch_files_that_are_empty_or_not_text_are_errors(capsys, tmp_path):
             status, out, err = run(capsys, "--batch", str(path), *extra)
             assert status == 2 and out == "" and err == f"xegen: error: {path}: {message}" + (
                 " (only blank lines and # comments)\n" if path == empty else "\n")
+
+
+def test_a_batch_output_that_is_a_file_is_refused_before_compiling(capsys, tmp_path, monkeypatch):
+    shapes = tmp_path / "shapes"
+    shapes.write_text(f"{TINY}\n")
+    taken = tmp_path / "taken.zebin"
+    taken.write_bytes(b"keep")
+    monkeypatch.setattr(pipeline, "compile_kernel", None)  # a compile would fail loudly
+    status, out, err = run(capsys, "--batch", str(shapes), "-o", str(taken))
+    assert status == 2 and out == "" and taken.read_bytes() == b"keep"
+    assert err == f"xegen: error: -o {taken}: with --batch, -o names a directory, and this is a file\n"

@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import math
 import os
 import platform as host
 import statistics
@@ -144,10 +145,11 @@ def binary_counts(zebin: bytes, kernel: str, hw: hwlib.Platform) -> tuple[list, 
     return instructions, {**counts.as_dict(), "math_density": density, "unrolled": unrolled}
 
 
-def modeled(problem: Problem, zebin: bytes, kernel: str, hw: hwlib.Platform, executions) -> dict:
-    """Counts, modeled cycles and fraction of peak of a binary run in the simulator."""
+def modeled(problem: Problem, zebin: bytes, kernel: str, hw: hwlib.Platform, executions, group_threads: int) -> dict:
+    """Counts, modeled cycles and fraction of peak of a binary run in the simulator, whose thread
+    groups of `group_threads` threads each share one subslice (as `xegen conv` models them)."""
     instructions, counts = binary_counts(zebin, kernel, hw)
-    cycles = kernel_cycles(instructions, executions, hw)
+    cycles = kernel_cycles(instructions, executions, hw, group_threads=group_threads)
     return {**counts, "modeled": cycles.as_dict(), "device_cycles": cycles.device,
             "peak_fraction": peak_fraction(problem, hw, cycles)}
 
@@ -161,9 +163,11 @@ def xegen_side(problem: Problem, case: Case, tmp: str) -> dict:
     if zebin != Path(tmp, "xegen.zebin").read_bytes():
         raise Error(f"{problem.desc}: the command and the library compiled different bytes")
     checked = verify(compilation, seed=SEED)
-    return {"compile_seconds": seconds, "grfs": compilation.compiled.stats.grfs_used,
+    compiled = compilation.compiled
+    return {"compile_seconds": seconds, "grfs": compiled.stats.grfs_used,
             "config": str(compilation.config),
-            **modeled(problem, zebin, compilation.compiled.name, compilation.compiled.hw, checked.run.executions),
+            **modeled(problem, zebin, compiled.name, compiled.hw, checked.run.executions,
+                      math.prod(compiled.local_size) // compiled.simd),
             "hazards": len(checked.run.hazards), "verify": [str(c) for c in checked.comparisons],
             "verified": checked.ok}
 
@@ -179,7 +183,8 @@ def peer_side(problem: Problem, case: Case, tmp: str) -> dict:
     got, result = peer.simulate(problem, zebin, hw, tensors)
     comparisons = compare(problem, got, tensors)
     return {"compile_seconds": seconds,
-            **modeled(problem, zebin, peer.kernel_name(problem), hw, result.executions),
+            # each of the peer's groups is one sub-group: one thread
+            **modeled(problem, zebin, peer.kernel_name(problem), hw, result.executions, group_threads=1),
             "verify": [str(c) for c in comparisons], "verified": all(c.ok for c in comparisons)}
 
 

@@ -182,18 +182,21 @@ send<op=store, kind=scattered, space=global, type={t}, count={count}, elems={ele
 """
 
 
+def scattered(t: str, count: int, elems: int, stride: int, masked: bool) -> str:
+    lanes = ",".join(str(i) for i in range(count))
+    iota = f"shuffle<{lanes}>(" + ", ".join(str(i) for i in range(count)) + ")"
+    mask = f"{iota} % broadcast(3, {count}) != broadcast(1, {count})" if masked else "null"
+    return SCATTERED.format(t=t, count=count, elems=elems, stride=stride, mask=mask, lanes=lanes).replace(
+        f"shuffle<{lanes}>(0)", iota)
+
+
 @pytest.mark.parametrize("hw", PLATFORMS)
 @pytest.mark.parametrize("t, count, elems, stride", [("f32", 8, 1, 12), ("s32", 16, 2, 8), ("f32", 16, 4, 24),
                                                      ("s8", 16, 1, 3), ("u16", 8, 2, 6), ("s32", 5, 1, 4),
                                                      ("f32", 32, 1, 4)])
 @pytest.mark.parametrize("masked", [False, True])
 def test_scattered_loads_and_stores(hw, t, count, elems, stride, masked):
-    lanes = ",".join(str(i) for i in range(count))
-    iota = f"shuffle<{lanes}>(" + ", ".join(str(i) for i in range(count)) + ")"
-    mask = f"{iota} % broadcast(3, {count}) != broadcast(1, {count})" if masked else "null"
-    text = SCATTERED.format(t=t, count=count, elems=elems, stride=stride, mask=mask, lanes=lanes).replace(
-        f"shuffle<{lanes}>(0)", iota)
-    spec = hand_spec("scattered", text, [("x", "ptr"), ("out", "ptr")])
+    spec = hand_spec("scattered", scattered(t, count, elems, stride, masked), [("x", "ptr"), ("out", "ptr")])
     x = np.arange(1024, dtype=np.uint8) * 7
     check(spec, hw, {"x": x, "out": np.zeros(1024, np.uint8)}, grid=(2, 1, 1))
 
@@ -389,13 +392,33 @@ TOOL_KERNELS = [
     ("atomics", ATOMICS, [("counts", "ptr"), ("sums", "ptr")], (4, 1, 1), 8),
     ("mad", MAD.format(t="f16"), [("x", "ptr"), ("y", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
     ("reorder", REORDER.format(st="f32", dt="bf16", sat="false"), [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
+    ("blocks", BLOCKS.format(t="u8", count=7, start=8, bytes=7, second=64), [("x", "ptr"), ("out", "ptr")],
+     (1, 1, 1), 8),
+    ("blocks", BLOCKS.format(t="s32", count=64, start=8, bytes=256, second=288), [("x", "ptr"), ("out", "ptr")],
+     (1, 1, 1), 8),
+    ("scattered", scattered("u16", 8, 2, 6, masked=True), [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
+    ("scattered", scattered("f32", 16, 4, 24, masked=False), [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
+    ("scattered", scattered("s8", 16, 1, 3, masked=True), [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
+    ("slm_atomics", SLM_ATOMICS, [("out", "ptr")], (4, 1, 1), 8),
+    ("dp4a", DP4A.format(s1="u8", s2="s8"), [("x", "ptr"), ("y", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
+]
+DPAS_TOOL_KERNELS = [  # (source type, destination type, repeat count)
+    ("f16", "f32", 8), ("bf16", "f32", 1), ("s8", "s32", 8), ("u8", "s32", 1),
 ]
 
 
 @pytest.mark.parametrize("hw", PLATFORMS)
 def test_intel_tools_accept_every_hand_written_kernel(hw, iga64, ocloc):
-    from xegen.emit.lower import compile_kernel
-    for name, text, args, group, simd in TOOL_KERNELS:
+    """One kernel of each kind above (every message family, atomics, mad, dp4a, dpas where the
+    platform has it), so every instruction form the lowering selects meets Intel's tools."""
+    kernels = list(TOOL_KERNELS)
+    if hw in DPAS_PLATFORMS:
+        n = 8 if hw == "xehpg" else 16
+        for t, dt, m in DPAS_TOOL_KERNELS:
+            text = DPAS.format(acc_bytes=m * n * 4, a_bytes=m * 32, b_bytes=8 * n * 4, dt=dt, acc_count=m * n, n=n,
+                               m=m, t=t)
+            kernels.append(("dpas", text, [("x", "ptr"), ("y", "ptr"), ("z", "ptr"), ("out", "ptr")], (1, 1, 1), n))
+    for name, text, args, group, simd in kernels:
         compiled = compile_kernel(hand_spec(name, text, args, thread_group=group, simd=simd), hw)
         assert iga_report(compiled.code, hw) == "", name
         valid, report = ocloc_validate(compiled.zebin())

@@ -66,6 +66,14 @@ def _check_arguments(args: argparse.Namespace) -> None:
     for option, value in (("-o", args.output), ("--dump-graph", args.dump_graph), ("--batch", args.batch)):
         if value is not None and not value.strip():
             raise Error(f"{option} needs a name, not an empty string")
+    if args.output:  # before a compile that may take a minute, not after
+        output = Path(args.output)
+        if args.batch is not None and output.exists() and not output.is_dir():
+            raise Error(f"-o {args.output}: with --batch, -o names a directory, and this is a file")
+        if args.batch is None and output.is_dir():
+            raise Error(f"-o {args.output}: is a directory, not a file name")
+        if args.batch is None and not output.resolve().parent.is_dir():
+            raise Error(f"-o {args.output}: directory {output.parent} does not exist")
     if args.json:
         printing = [f"--{name.replace('_', '-')}" for name in IR_OPTIONS if getattr(args, name)]
         if printing:

@@ -7,7 +7,9 @@ reorder, barriers and fences.  Operand layouts are the ones `xegen/ir/funcs.py` 
   hardware mixes them (f16/bf16 into f32) and converted first otherwise.
 - `dp4a`: `dp4a` with :d/:ud sources for s8/u8 bytes.
 - `dpas`: `dpas.8xR`; every operand must start on a GRF boundary, and the destination may be
-  src0 exactly but overlap no other source (hard rules; GRF banks are `banks.py`'s).
+  src0 exactly but overlap no other source (hard rules; GRF banks are `banks.py`'s).  An IR
+  `dpasw` becomes a plain `dpas` on the thread's whole src2 (the IR gives both the same
+  arithmetic); the paired-thread `dpasw` instruction is not selected.
 - `reorder`: a 2-D block of conversions, one strided move per row (or per column, whichever
   gives legal destination strides and fewer instructions; one move when rows are contiguous).
 - `barrier` = gateway signal + `sync.bar`; `signal` and `wait` are its halves.  The signal's
