@@ -18,6 +18,7 @@ from xegen.schedule import (
 
 from .bodies import (
     INP, REGISTER_BYTES, REGISTERS, TID, Kernel, _epilogue, _prologue, _wrap, loop_kernels, private_load_kernels, run,
+    staged_kernels,
 )
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -26,6 +27,17 @@ SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[Heal
 @SETTINGS
 @given(loop_kernels(), st.integers(1, 4))
 def test_transforms_keep_results_of_random_loops(kernel, factor):
+    expected = run(kernel)
+    for transformed in (hoist_invariants(kernel.body), unroll(kernel.body, factor), schedule_by_latency(kernel.body),
+                        schedule_by_latency(unroll(hoist_invariants(kernel.body), factor))):
+        assert run(kernel, transformed) == expected
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(staged_kernels(slm=True), st.integers(1, 4))
+def test_transforms_keep_results_of_random_loops_that_share_slm_between_barriers(kernel, factor):
+    # threads exchange data through SLM: no statement may cross a barrier with its SLM access,
+    # or the interpreter reports a race (or reads another thread's stale slice)
     expected = run(kernel)
     for transformed in (hoist_invariants(kernel.body), unroll(kernel.body, factor), schedule_by_latency(kernel.body),
                         schedule_by_latency(unroll(hoist_invariants(kernel.body), factor))):
