@@ -67,3 +67,33 @@ def test_division_by_every_kind_of_constant(hw):
     expressions = [ir.parse_expr(t, types) for t in texts]
     for start in range(0, len(expressions), 6):
         run_expressions(hw, expressions[start:start + 6], start)
+
+
+@pytest.mark.parametrize("hw", ["xelp", "xehpg", "xehpc"])
+def test_sixteen_bit_immediates_of_mad_and_add3(hw):
+    """mad multipliers and last add3 operands at the edges of :w and :uw (the cost model counts
+    both as immediates), on s32 and u32, against the IR on the integer extremes."""
+    from xegen import ir
+    types = {v.name: v.type for v in X.variables()}
+    texts = []
+    for c in (32767, 32768, 40000, 65535, 65536, -32768, -32769):
+        texts += [f"mad(s32_0, s32_1, {c})", f"add3(s32_0, s32_1, {c})"]
+    for c in (32768, 65535):
+        texts += [f"mad(u32_0, u32_1, (u32){c})", f"add3(u32_0, u32_1, (u32){c})"]
+    expressions = [ir.parse_expr(t, types) for t in texts]
+    for start in range(0, len(expressions), 6):
+        run_expressions(hw, expressions[start:start + 6], start)
+
+
+def test_a_sixteen_bit_unsigned_multiplier_is_one_mad():
+    """The optimizer's `mad(s32_0, s32_1, 40000)` on XeHPG: one mad with a :uw immediate (not
+    mul + add), as the cost model charges it."""
+    from xegen import ir
+    from xegen.emit.lower import compile_kernel
+    types = {v.name: v.type for v in X.variables()}
+    expression = ir.parse_expr("mad(s32_0, s32_1, 40000)", types)
+    compiled = compile_kernel(hand_spec("mad16", X.expression_kernel([expression]), [("inp", "ptr"), ("out", "ptr")]),
+                              "xehpg")
+    arithmetic = [i for i in compiled.instructions if i.opcode in ("mad", "mul")]
+    assert [i.opcode for i in arithmetic if any(getattr(s, "value", None) == 40000 for s in i.srcs)] == ["mad"], \
+        compiled.assembly()

@@ -64,7 +64,7 @@ def fits16(c: Constant) -> str | None:
         v = int(c.value)
         if -0x8000 <= v <= 0x7FFF:
             return "w"
-        if 0 <= v <= 0xFFFF and not c.type.is_signed:
+        if 0 <= v <= 0xFFFF:  # zero-extended to the execution type: the same value, signed or not
             return "uw"
         return None
     if c.type == F16:

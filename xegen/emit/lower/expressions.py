@@ -23,7 +23,7 @@ from ...ir.types import BOOL, F32, S32, U16, U32, Type
 from ..instruction import Imm
 from ..instruction import CondModifier, Predicate
 from . import arith
-from .builder import Builder
+from .builder import Builder, fits16
 from .conditions import Conditions
 from .convert import convert
 from .values import Constant, Region, Value, xe_type
@@ -392,7 +392,7 @@ class Expressions:
         if self.b.hw.has_integer_mad:
             if isinstance(b_, Constant) and not isinstance(c, Constant):
                 b_, c = c, b_
-            if isinstance(c, Constant) and -0x8000 <= int(c.value) <= 0x7FFF and not isinstance(b_, Constant):
+            if isinstance(c, Constant) and fits16(c) and not isinstance(b_, Constant):
                 self.b.alu("mad", out, [a, b_, c])
                 return out
         product = self.b.temp(scalar, lanes)
