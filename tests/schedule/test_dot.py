@@ -83,6 +83,9 @@ def test_conv_dump_graph_writes_before_and_after_each_transform(tmp_path, capsys
     assert "barrier" in before and "signal" not in before
     if shutil.which("dot"):
         assert len(list(tmp_path.glob("*.svg"))) == 4
+    said = capsys.readouterr().out  # the user is told where the pictures are
+    assert said.startswith(f"graphs: {len(list(tmp_path.iterdir()))} files in {tmp_path}: ")
+    assert all(name in said for name in names)
 
 
 def test_conv_dump_graph_in_batch_mode_uses_one_directory_per_descriptor(tmp_path):

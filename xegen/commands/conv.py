@@ -193,6 +193,9 @@ def _ir_actions(state: _Run, problem, dump) -> None:
         state.say(f"{problem}\nconfig: {kernel.config}\n{kernel.summary()}")
     if args.print_ir:
         state.say(str(kernel))
+    if dump is not None:
+        drawn = sorted(Path(dump).glob(f"{kernel.name}-*"))
+        state.say(f"graphs: {len(drawn)} files in {dump}: " + ", ".join(path.name for path in drawn))
     if args.check_ir:
         results = check_ir(kernel, args.seed)
         for result in results:
