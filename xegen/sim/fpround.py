@@ -150,11 +150,12 @@ def from_int(x: np.ndarray, target: np.dtype, mode: int) -> np.ndarray:
         if target == np.float64:
             return s
         return round_pair(s, None, target, mode)
-    # 64-bit integers: float64 itself may round; carry the exact remainder.
-    s = x.astype(np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        back = np.where(np.abs(s) < 2.0 ** 63, s, 0.0).astype(x.dtype)
-        e = np.where(np.abs(s) < 2.0 ** 63, (x - back).astype(np.float64), 0.0)
+    # 64-bit integers: float64 itself may round, so carry the exact remainder.  Both halves
+    # (bits 63:32 and 31:0) are exact in float64, and TwoSum of them gives the rounded value
+    # and its error for every value, including those that round to +-2^63 or above.
+    high_bits = 0xFFFF_FFFF_0000_0000 if x.dtype.kind == "u" else -(1 << 32)
+    high = x & x.dtype.type(high_bits)
+    s, e = two_sum(high.astype(np.float64), (x - high).astype(np.float64))
     if target == np.float64:
         return s
     return round_pair(s, e, target, mode)
