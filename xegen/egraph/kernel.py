@@ -6,7 +6,9 @@
    values, call arguments; the integer parts of loads and vectors) becomes a root of one e-graph.
    Binders get unique e-graph names, so two variables called `i` in different loops stay apart.
    Loops seed their variable's range (`init <= i < bound`), lets their variable's (the value's);
-   `ranges` adds ranges of external variables (thread and group ids, kernel arguments).
+   `ranges` adds ranges of external variables (thread and group ids, kernel arguments).  Uses
+   of pure integer lets see the let's value (`see_through_lets`), so rules can combine across
+   lets; afterwards a let's value reads its variable again, and lets nothing reads are dropped.
 2. Saturation, then one DAG extraction for all roots: a subexpression shared between roots is
    paid once, so the extractor prefers forms that share.
 3. Common subexpressions and loop invariants become `let`s: a pure integer subexpression used
@@ -155,7 +157,13 @@ class _Rebuilder:
 
     def next(self) -> ir.Expr:
         value = next(self.values)
-        return ir.substitute(value, self.aliases) if self.aliases and value is not None else value
+        if value is None:
+            return value
+        if self.aliases:
+            value = ir.substitute(value, self.aliases)
+        # a let's value where it survived extraction reads the let's variable again (uses saw
+        # through the let, see `see_through_lets`)
+        return ir.substitute(value, self.bound) if self.bound else value
 
     def stmt(self, s: ir.Stmt) -> ir.Stmt:
         if isinstance(s, ir.For):
@@ -207,13 +215,7 @@ def _statements(stmt: ir.Stmt) -> Iterator[ir.Stmt]:
 def statement_cost(stmt: ir.Stmt, model: CostModel) -> int:
     """Cost of a statement's expressions, each distinct subexpression counted once per scope
     (what a compiler with CSE pays; loops are not multiplied out)."""
-    exprs = []
-    for node in _statements(stmt):
-        for f in _expression_fields(node):
-            exprs.append(getattr(node, f))
-        if isinstance(node, ir.Call):
-            exprs.extend(a for a in node.args if a is not None)
-    return model.dag_cost(exprs)
+    return model.dag_cost([e for node in _statements(stmt) for e in _site_expressions(node)])
 
 
 # The optimizer ------------------------------------------------------------------------------
@@ -236,7 +238,7 @@ def optimize_stmt_report(stmt: ir.Stmt, hw: Platform | str | CostModel = "xehpg"
     start = time.perf_counter()
     model = cost_model(hw)
     original = stmt
-    stmt = unique_binders(stmt)
+    stmt = see_through_lets(unique_binders(stmt))
     sites, _ = _collect_sites(stmt, _Namer())
     builder = TermBuilder()
     problem = Problem(builder)
@@ -252,7 +254,7 @@ def optimize_stmt_report(stmt: ir.Stmt, hw: Platform | str | CostModel = "xehpg"
         roots, info = extract_roots(run, problem, model, extractor)
         report = run.report
     new_values = [roots[s.root] if s.root is not None else rebuild_opaque(s.leaf, lambda k: roots[k]) for s in sites]
-    result = _rebuild(stmt, iter(new_values))
+    result = drop_unused_lets(_rebuild(stmt, iter(new_values)))
     lets = 0
     if cse:
         result, lets = bind_common_subexpressions(result, model)
@@ -306,6 +308,86 @@ def _seed_binders(stmt: ir.Stmt, sites: list[_Site], problem: Problem) -> None:
                     next(site_iter)
 
     walk(stmt)
+
+
+def see_through_lets(stmt: ir.Stmt) -> ir.Stmt:
+    """Every use of a pure integer let with its value substituted (the let stays): the e-graph
+    then sees `k + 1` rather than an opaque `k1`, so `mad(base, k1, 256)` can become the shared
+    `mad(base, k, 256)` plus a constant.  After extraction the rebuilder turns surviving copies
+    of a let's value back into its variable, and `drop_unused_lets` removes lets nothing reads.
+    Needs unique binder names (no capture)."""
+    def walk(s: ir.Stmt, values: dict) -> ir.Stmt:
+        def inline(e):
+            return ir.substitute(e, values) if values and e is not None else e
+
+        if isinstance(s, ir.Let):
+            value = inline(s.value)
+            inner = values
+            if value is not None and is_term_type(s.var.type) and _pure(value):
+                inner = {**values, s.var: value}
+            return ir.Let(s.var, value, walk(s.body, inner))
+        if isinstance(s, ir.For):
+            return ir.For(s.var, inline(s.init), inline(s.bound), walk(s.body, values), s.unroll)
+        if isinstance(s, ir.Alloc):
+            return ir.Alloc(s.buffer, s.size, s.kind, walk(s.body, values))
+        if isinstance(s, ir.Seq):
+            return ir.Seq(tuple(walk(x, values) for x in s.stmts)) if s.stmts else s
+        if isinstance(s, ir.IfThenElse):
+            return ir.IfThenElse(inline(s.cond), walk(s.then_case, values),
+                                 walk(s.else_case, values) if s.else_case is not None else None)
+        if isinstance(s, ir.Store):
+            return ir.Store(s.buffer, inline(s.offset), inline(s.value), s.stride, inline(s.mask))
+        if isinstance(s, ir.Call):
+            return ir.Call(s.func, tuple(inline(a) for a in s.args))
+        raise TypeError(f"unknown statement {type(s).__name__}")
+
+    return walk(stmt, {})
+
+
+def drop_unused_lets(stmt: ir.Stmt) -> ir.Stmt:
+    """The statement without the pure lets no expression reads (binder names are unique), also
+    those read only by other unused lets."""
+    lets = {s.var.name: s.value for s in _statements(stmt)
+            if isinstance(s, ir.Let) and s.value is not None and _pure(s.value)}
+    reads: dict[str, int] = {}
+    for node in _statements(stmt):
+        for e in _site_expressions(node):
+            for v in ir.free_vars(e):
+                reads[v.name] = reads.get(v.name, 0) + 1
+    unused = [name for name in lets if not reads.get(name)]
+    dead: set[str] = set()
+    while unused:  # a dropped let no longer reads its value's variables
+        name = unused.pop()
+        dead.add(name)
+        for v in ir.free_vars(lets[name]):
+            reads[v.name] -= 1
+            if v.name in lets and v.name not in dead and not reads[v.name]:
+                unused.append(v.name)
+    if not dead:
+        return stmt
+    return _without_lets(stmt, dead)
+
+
+def _site_expressions(s: ir.Stmt) -> list[ir.Expr]:
+    if isinstance(s, ir.Call):
+        return [a for a in s.args if a is not None]
+    return [getattr(s, f) for f in _expression_fields(s)]
+
+
+def _without_lets(stmt: ir.Stmt, dead: set[str]) -> ir.Stmt:
+    if isinstance(stmt, ir.Let):
+        body = _without_lets(stmt.body, dead)
+        return body if stmt.var.name in dead else ir.Let(stmt.var, stmt.value, body)
+    if isinstance(stmt, ir.For):
+        return ir.For(stmt.var, stmt.init, stmt.bound, _without_lets(stmt.body, dead), stmt.unroll)
+    if isinstance(stmt, ir.Alloc):
+        return ir.Alloc(stmt.buffer, stmt.size, stmt.kind, _without_lets(stmt.body, dead))
+    if isinstance(stmt, ir.Seq):
+        return ir.Seq(tuple(_without_lets(x, dead) for x in stmt.stmts)) if stmt.stmts else stmt
+    if isinstance(stmt, ir.IfThenElse):
+        return ir.IfThenElse(stmt.cond, _without_lets(stmt.then_case, dead),
+                             _without_lets(stmt.else_case, dead) if stmt.else_case is not None else None)
+    return stmt
 
 
 def unique_binders(stmt: ir.Stmt) -> ir.Stmt:
