@@ -56,6 +56,7 @@ class StatementLowering(Expressions):
         self.env.update({name: b for name, b in bindings.items() if not isinstance(b, Deferred)})
         for name, d in deferred.items():  # thread ids from the hardware's thread index
             self.env[name] = self._immutable(self.value(d.expr))
+        self.messages.plan(body)
         self.statement(body)
         self.abi.end_of_thread()
 
@@ -83,6 +84,7 @@ class StatementLowering(Expressions):
         # Chains of lets run thousands deep after scheduling and CSE: bind them in a loop, not by recursion.
         missing = object()
         saved = []
+        pointers = []
         try:
             while isinstance(s, S.Let):
                 name = s.var.name
@@ -92,9 +94,11 @@ class StatementLowering(Expressions):
                 else:
                     saved.append((name, self.env.get(name, missing)))
                     self.env[name] = self._let_value(s)
+                    pointers += self.messages.bind_pointers(s.var)
                 s = s.body
             self.statement(s)
         finally:
+            self.messages.unbind_pointers(pointers)
             for name, old in reversed(saved):
                 if old is missing:
                     self.env.pop(name, None)

@@ -33,6 +33,7 @@ from ..instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder, PhysicalOperand
 from .convert import halves
 from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer
+from .walks import nodes
 from .program import Label, Span
 from .values import Constant, Region, Value, VReg
 
@@ -84,13 +85,34 @@ class Messages:
         self.hw = self.b.hw
         self.grf = self.b.grf
         self.payloads = Payloads(self.b.program, self.b.reuse_payloads)
+        self.shared_offsets: list[tuple[str, E.Var]] = []  # (buffer, v) of `plan`
+        self.pointers: dict[tuple[str, E.Var], Region] = {}  # (buffer, v) in scope -> buffer + v
+        self.pointer_registers: set[int] = set()  # whole GRFs holding one address each
+
+    def plan(self, body) -> None:
+        """Find the global buffers addressed at several constant distances from one variable
+        offset (`buffer[v + c]` for two or more c): those share a 64-bit pointer (`_pointer`)."""
+        distances: dict[tuple[str, E.Var], set[int]] = {}
+        for node in nodes(body):
+            if isinstance(node, E.Ptr):
+                split = _variable_plus_constant(node.offset)
+                variable, constant = split if split is not None else (node.offset, 0)
+                if isinstance(variable, E.Var):
+                    distances.setdefault((node.buffer.name, variable), set()).add(constant)
+        self.shared_offsets = [key for key, constants in distances.items() if len(constants) > 1]
 
     # --- operands -----------------------------------------------------------------------------
     def address(self, ptr: E.Ptr) -> Address:
         bound = self.x.buffer(ptr.buffer)
-        offset = self._offset(ptr.offset)
         if isinstance(bound, GlobalBuffer):
-            return Address("global", bound.address, offset)
+            split = _variable_plus_constant(ptr.offset)
+            if split is None and isinstance(ptr.offset, E.Var):
+                split = ptr.offset, 0
+            pointer = self.pointers.get((ptr.buffer.name, split[0])) if split is not None else None
+            if pointer is not None:  # buffer + v + c: buffer + v once for every c
+                return Address("global", pointer, Constant(split[1], S32))
+            return Address("global", bound.address, self._offset(ptr.offset))
+        offset = self._offset(ptr.offset)
         if isinstance(bound, SlmBuffer):
             return Address("slm", bound.base, offset)
         raise UnsupportedError(f"'{ptr.buffer.name}' is a GRF buffer, not memory")
@@ -107,6 +129,30 @@ class Messages:
             convert(self.b, wide, v)
             return wide
         return v
+
+    def bind_pointers(self, variable: E.Var) -> list[tuple[tuple[str, E.Var], Region | None]]:
+        """At `let variable = ...`: the 64-bit address buffer + variable of every global buffer
+        `plan` found addressed at several constant distances from it.  Those messages then add
+        only their constant (two instructions instead of four, none at distance 0) for as long as
+        the let is in scope.  Returns what it replaced, for `unbind_pointers` at the scope's end."""
+        replaced = []
+        for buffer, shared in self.shared_offsets:
+            bound = self.x.env.get(buffer)
+            if shared != variable or not isinstance(bound, GlobalBuffer):
+                continue
+            pointer = self.b.grfs(1, "pointer")
+            address64(self.b, Region(pointer, 0, U64), bound.address, self._offset(variable))
+            self.pointer_registers.add(pointer.id)
+            replaced.append(((buffer, variable), self.pointers.get((buffer, variable))))
+            self.pointers[(buffer, variable)] = Region(pointer, 0, U64)
+        return replaced
+
+    def unbind_pointers(self, replaced: list[tuple[tuple[str, E.Var], Region | None]]) -> None:
+        for key, old in reversed(replaced):
+            if old is None:
+                del self.pointers[key]
+            else:
+                self.pointers[key] = old
 
     def register(self, ptr: E.Ptr, what: str) -> tuple[VReg, int, int]:
         """(register, byte offset, buffer size) of a pointer into a GRF buffer."""
@@ -236,6 +282,9 @@ class Messages:
         payload = self.payloads.find(key)
         if payload is not None:
             return payload
+        if (self.hw.has_lsc and isinstance(address.base, Region) and address.base.reg.id in self.pointer_registers
+                and isinstance(address.offset, Constant) and int(address.offset.value) + start == 0):
+            return address.base.reg  # the pointer is the whole address: an LSC payload as it is
         payload = self.b.grfs(1, "addr")
         self._build_block_payload(payload, address, start)
         self.payloads.remember(key, payload, [address.base, address.offset])
@@ -569,6 +618,18 @@ class Messages:
                 sfid = "dc1"
             self.b.send(sfid, None, payload, message, desc, 0, src1, exec_size, predicate)
             self._with_channel(channel)
+
+
+def _variable_plus_constant(offset: E.Expr) -> tuple[E.Var, int] | None:
+    """(v, c) when a memory offset is an s32 variable plus a constant.  Computing base + v and
+    then + c in 64 bits equals base + (v + c) for every offset a message can validly reach
+    (v + c does not wrap: the conv builder keeps indices within s32)."""
+    if not (isinstance(offset, E.Binary) and offset.op == "add" and offset.type == S32):
+        return None
+    for variable, constant in ((offset.a, offset.b), (offset.b, offset.a)):
+        if isinstance(variable, E.Var) and variable.type == S32 and isinstance(constant, E.IntImm):
+            return variable, int(constant.value)
+    return None
 
 
 def _value_key(value) -> tuple:
