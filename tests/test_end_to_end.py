@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -51,12 +52,14 @@ def case_id(layer: int, hw: str, direction: str, dt: str) -> str:
     return f"{short_name(RESNET[layer])}-{hw}-{direction}-{dt}"
 
 
-def check_end_to_end(desc: Descriptor, hw: str, direction: str, dt: str, seed: int) -> Compilation:
+def check_end_to_end(desc: Descriptor, hw: str, direction: str, dt: str, seed: int,
+                     overrides: dict | None = None) -> Compilation:
     """Compile twice (same bytes), verify in the simulator, and ask Intel's tools; returns the
     compilation."""
     problem = make_problem(desc, direction, dt, mb=1)
-    compilation = compile_problem(problem, hw)
-    assert compile_problem(problem, hw).zebin() == compilation.zebin(), "a second compilation gave other bytes"
+    compilation = compile_problem(problem, hw, overrides)
+    assert compile_problem(problem, hw, overrides).zebin() == compilation.zebin(), \
+        "a second compilation gave other bytes"
 
     result = verify(compilation, seed)
     assert not result.run.hazards, f"{len(result.run.hazards)} SWSB hazards, the first: {result.run.hazards[0]}"
@@ -89,6 +92,43 @@ def test_every_scaled_layer_end_to_end(layer, hw, direction, dt, iga64, ocloc):
     """Scaled shapes take other configurations than the real ones (smaller tiles, ramps that
     unroll): scaled conv1 backward-data bf16 found a let chain deeper than Python's stack."""
     check_end_to_end(scaled(RESNET[layer]), hw, direction, dt, seed=layer)
+
+
+# fma=dpasw (XeHPG's fused thread pairs share A), forced with tiles that pair C rows (m_tile 16 =
+# two dpasw row blocks) and with N wide enough that both threads of each pair store C
+DPASW_CASES = [
+    (5, "FWD_B", "f16", {"m_tile": 16, "n_tile": 16, "tg_m": 1, "slm": 1, "gmem_bufs": 1}),
+    (5, "FWD_B", "bf16", {"m_tile": 16, "n_tile": 16, "tg_m": 1, "slm": 0, "gmem_bufs": 1}),
+    (5, "FWD_B", "s8:s8:s32", {"m_tile": 16, "n_tile": 16, "tg_m": 1, "slm": 1}, "slow"),  # 7 s
+    (5, "BWD_D", "bf16", {"m_tile": 16, "n_tile": 16, "tg_m": 2, "slm": 1}),
+]
+
+
+def dpasw_cases():
+    for layer, direction, dt, overrides, *slow in DPASW_CASES:
+        yield pytest.param(layer, direction, dt, overrides, id=case_id(layer, "xehpg", direction, dt) + "-dpasw",
+                           marks=[pytest.mark.slow] if slow else [])
+
+
+@pytest.mark.parametrize("layer, direction, dt, overrides", list(dpasw_cases()))
+def test_dpasw_end_to_end_and_against_dpas(layer, direction, dt, overrides, iga64, ocloc):
+    """The dpasw kernel verifies like any other.  Against the dpas kernel of the same configuration
+    it has the same multiplies as dpasw and no more sends or GRFs; fewer sends where A comes
+    through SLM (each thread reads half of it; direct vector loads gather the rows of A into the
+    same number of messages either way, only half as wide)."""
+    desc = scaled(RESNET[layer])
+    shared = check_end_to_end(desc, "xehpg", direction, dt, layer, {"fma": "dpasw", **overrides})
+    config = shared.config
+    assert config.fma == "dpasw"
+    own = compile_problem(make_problem(desc, direction, dt, mb=1), "xehpg", {**asdict(config), "fma": "dpas"})
+    opcodes = [inst.opcode for inst in shared.compiled.instructions]
+    assert "dpasw" in opcodes and "dpas" not in opcodes
+    assert opcodes.count("dpasw") == [inst.opcode for inst in own.compiled.instructions].count("dpas") > 0
+    fewer, same = shared.compiled.stats, own.compiled.stats
+    assert fewer.fma_instructions == same.fma_instructions
+    assert fewer.sends <= same.sends and fewer.grfs_used <= same.grfs_used
+    if config.slm:
+        assert fewer.sends < same.sends
 
 
 HASH_SCRIPT = """

@@ -17,9 +17,9 @@ def config_for(dt="f32", direction="FWD_B", platform="xehpg", desc=PROBLEM, **ov
 
 
 @pytest.mark.parametrize("dt, platform, fma, simd", [
-    ("f16", "xehpg", "dpas", 8),
-    ("bf16", "xehpg", "dpas", 8),
-    ("u8:s8:f32", "xehpg", "dpas", 8),
+    ("f16", "xehpg", "dpasw", 8),  # N = 64: tg_n = 2, so the fused thread pairs share A
+    ("bf16", "xehpg", "dpasw", 8),
+    ("u8:s8:f32", "xehpg", "dpasw", 8),
     ("f32", "xehpg", "mad", 16),
     ("f16", "xelp", "mad", 16),
     ("s8:s8:s32", "xelp", "dp4a", 16),
@@ -36,8 +36,10 @@ def test_dpas_k_block_is_two_k_steps_where_the_registers_allow():
     # a dpas K step is 8 dwords: 16 halves or 32 bytes
     desc = "mb1ic128ih28oc128oh28kh3ph1"
     assert config_for("f16", desc=desc).k_block == 32
-    assert config_for("u8:s8:f32", desc=desc, m_tile=8, n_tile=16).k_block == 64
-    assert config_for("u8:s8:f32", desc=desc).k_block == 32  # with 32x16 tiles, 64 bytes of K do not fit
+    assert config_for("u8:s8:f32", desc=desc, fma="dpas", m_tile=8, n_tile=16).k_block == 64
+    # with 32x16 tiles, 64 bytes of K do not fit, unless each thread holds half of A (dpasw)
+    assert config_for("u8:s8:f32", desc=desc, fma="dpas").k_block == 32
+    assert config_for("u8:s8:f32", desc=desc).k_block == 64
 
 
 @pytest.mark.parametrize("platform, desc, tiles", [
@@ -74,7 +76,7 @@ def test_parse_overrides():
     (["tg_m"], "is not key=value"),
     (["tg_m=two"], "expected an integer"),
     (["tg_m=0"], "must be at least 1"),
-    (["fma=fmac"], "expected one of dpas, mad, dp4a"),
+    (["fma=fmac"], "expected one of dpas, dpasw, mad, dp4a"),
     (["slm=2"], "expected 0 .off. or 1 .on."),
 ])
 def test_bad_override_text(text, message):
@@ -155,10 +157,11 @@ def test_huge_tiles_are_rejected_before_any_tile_is_laid_out(monkeypatch, key):
 
 @pytest.mark.parametrize("dt, overrides, remedy", [
     # 129 GRFs with the second copy of the loads: one copy fits 128, both fit 256
-    ("f16", {"m_tile": 8, "n_tile": 8, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0},
+    ("f16", {"fma": "dpas", "m_tile": 8, "n_tile": 8, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0},
      " or gmem_bufs=1 or grf=256"),
     # 169 GRFs of tiles with the second copy: even one copy is too much for 128, so only grf=256
-    ("f16", {"m_tile": 8, "n_tile": 16, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0}, " or grf=256"),
+    ("f16", {"fma": "dpas", "m_tile": 8, "n_tile": 16, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0},
+     " or grf=256"),
     # 276 GRFs of tiles (with the SLM stage): not even 256 GRFs hold them
     ("f32", {"m_tile": 8, "n_tile": 32, "k_block": 32, "grf": 128, "gmem_bufs": 1, "slm": 1}, ""),
 ])

@@ -768,6 +768,11 @@ def test_dpas_footprints_follow_repeat_count_depth_and_types():
     f = facts_of("dpas.8x2 (8|M0) r80:d r80:d r30:b r40.0:b", XEHPG)
     assert grf_bytes(f.reads, XEHPG) == rows(80, 2, XEHPG) | rows(30, 8, XEHPG) | {(40, b) for b in range(32)} | {
         (41, b) for b in range(32)}
+    # dpasw: this thread's src2 gives ceil(RC/2) rows of A (the fused partner the rest)
+    f = facts_of("dpasw.8x8 (8|M0) r80:f r80:f r30:hf r40.0:hf", XEHPG)
+    assert grf_bytes(f.reads, XEHPG) == rows(80, 8, XEHPG) | rows(30, 8, XEHPG) | rows(40, 4, XEHPG)
+    f = facts_of("dpasw.8x7 (8|M0) r80:f null:f r30:hf r40.0:hf", XEHPG)
+    assert grf_bytes(f.reads, XEHPG) == rows(30, 8, XEHPG) | rows(40, 4, XEHPG)
 
 
 def test_flag_footprints_follow_the_channel_offset():

@@ -100,6 +100,69 @@ def test_dpas_matches_numpy(src, dst, ops):
         np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
 
 
+DPASW_TEXT = """
+    let tid;
+    alloc ga[{a_bytes}] grf;
+    alloc gb[{b_bytes}] grf;
+    alloc gc[{c_bytes}] grf;
+    send<op=load, kind=block, space=global, type=u8, count={a_bytes}>(&A[tid * {a_bytes}], &ga[0], null);
+    send<op=load, kind=block, space=global, type=u8, count={b_bytes}>(&B[tid * {b_bytes}], &gb[0], null);
+    send<op=load, kind=block, space=global, type=u8, count={c_bytes}>(&C[tid * {c_bytes}], &gc[0], null);
+    dpas<exec_size=8, sdepth=8, rcount={rows}, dst_type={dst}, src1_type={src}, src2_type={src}, dpasw=true>(&gc[0], &gc[0], &gb[0], &ga[0]);
+    send<op=store, kind=block, space=global, type=u8, count={c_bytes}>(&OUT[tid * {c_bytes}], &gc[0], null);
+"""
+
+
+@pytest.mark.parametrize("src, dst, ops, rows", [("f16", "f32", 2, 8), ("s8", "s32", 4, 8), ("s8", "s32", 4, 5),
+                                                 ("f16", "f32", 2, 2)])
+def test_dpasw_multiplies_the_fused_pairs_shared_a(src, dst, ops, rows):
+    """Two groups of two threads (fused pairs): each thread's src2 holds ceil(rows/2) rows of its
+    own; thread t computes its own C and B with A = [rows of the even thread; rows of the odd]."""
+    threads, n, k = 4, 8, 8 * ops
+    own = -(-rows // 2)
+    if src == "s8":  # type extremes, zero and negatives
+        a = RNG.choice(np.array([-128, -1, 0, 1, 127], np.int8), (threads, own, k))
+        b = RNG.choice(np.array([-128, -1, 0, 3, 127], np.int8), (threads, k, n))
+        c = RNG.integers(-2**31, 2**31, (threads, rows, n)).astype(np.int32)
+        memory_a, memory_b = a, np.stack([vnni(b[t], ops) for t in range(threads)])
+    else:
+        a = RNG.integers(-8, 8, (threads, own, k)).astype(np.float16) / 4
+        b = RNG.integers(-8, 8, (threads, k, n)).astype(np.float16) / 4
+        c = RNG.standard_normal((threads, rows, n)).astype(np.float32)
+        memory_a, memory_b = a, np.stack([vnni(b[t], ops) for t in range(threads)])
+    out = np.zeros_like(c)
+    text = DPASW_TEXT.format(a_bytes=memory_a[0].nbytes, b_bytes=memory_b[0].nbytes, c_bytes=c[0].nbytes, rows=rows,
+                             src=src, dst=dst)
+    run(text, threads=threads, groups=np.array([0, 0, 1, 1]), tid=np.arange(threads, dtype=np.int32),
+        A=memory_a.reshape(-1), B=memory_b.reshape(-1), C=c.reshape(-1), OUT=out.reshape(-1))
+    wide = np.int64 if src == "s8" else np.float64
+    for t in range(threads):
+        even = t - t % 2
+        shared = np.concatenate([a[even], a[even + 1][:rows - own]]).astype(wide)
+        expected = c[t].astype(wide) + shared @ b[t].astype(wide)
+        if src == "s8":  # wraps at 32 bits, as the hardware's s32 accumulator does
+            np.testing.assert_array_equal(out[t], expected.astype(np.int64).astype(np.int32))
+        else:
+            np.testing.assert_allclose(out[t], expected, rtol=1e-6, atol=1e-6)
+    # the halves differ, so a plain dpas (each thread's own rows) gives another result
+    assert not np.array_equal(a[0], a[1])
+
+
+@pytest.mark.parametrize("threads, groups, active, message", [
+    (3, [0, 0, 0], None, "even number of threads in every group.*group 0 has 3"),
+    (4, [0, 1, 1, 0], None, "consecutive"),
+    (4, [0, 0, 0, 0], "tid != 1", "only one thread of the fused pair 0, 1"),
+])
+def test_dpasw_refuses_odd_groups_and_lone_threads(threads, groups, active, message):
+    body = ("dpas<exec_size=8, sdepth=8, rcount=8, dst_type=f32, src1_type=f16, src2_type=f16, dpasw=true>"
+            "(&gc[0], null, &gb[0], &ga[0]);")
+    if active:
+        body = f"if ({active}) {{ {body} }}"
+    text = f"let tid; alloc ga[128] grf; alloc gb[256] grf; alloc gc[256] grf; {body}"
+    with pytest.raises(EvaluationError, match=message):
+        run(text, threads=threads, groups=np.array(groups), tid=np.arange(threads, dtype=np.int32))
+
+
 def test_dp4a_and_reorder_match_numpy():
     a = RNG.integers(-128, 128, (8, 4)).astype(np.int8)
     b = RNG.integers(0, 256, (8, 4)).astype(np.uint8)

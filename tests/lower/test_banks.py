@@ -49,7 +49,7 @@ def bank_report(instructions, hw: str) -> dict:
     grf, bank = GRF_BYTES[hw], BANK[hw]
     report = {"dpas": 0, "dpas_conflicts": 0, "passes": 0, "pass_conflicts": 0, "illegal": []}
     for inst in instructions:
-        if inst.opcode == "dpas":
+        if inst.opcode in ("dpas", "dpasw"):
             report["dpas"] += 1
             dst, src0, src1, src2 = inst.dst, *inst.srcs
             operands = [(name, op) for name, op in (("dst", dst), ("src0", src0), ("src1", src1), ("src2", src2))
@@ -57,9 +57,10 @@ def bank_report(instructions, hw: str) -> dict:
             if any(op.subreg for _, op in operands):
                 report["illegal"].append(("misaligned", inst))
             rows = inst.repeat_count
+            a_rows = -(-rows // 2) if inst.opcode == "dpasw" else rows  # dpasw: the fused partner has the rest
             sizes = {"dst": rows * inst.exec_size * TYPE_BYTES[dst.type],
                      "src0": rows * inst.exec_size * TYPE_BYTES[src0.type],
-                     "src1": inst.systolic_depth * inst.exec_size * 4, "src2": rows * inst.systolic_depth * 4}
+                     "src1": inst.systolic_depth * inst.exec_size * 4, "src2": a_rows * inst.systolic_depth * 4}
             if dst.file == "r":
                 d0, d1 = dst.number * grf, dst.number * grf + sizes["dst"]
                 for name, op in operands[1:]:
@@ -85,16 +86,18 @@ def bank_report(instructions, hw: str) -> dict:
 # reduction of backward weights, a constant 1.0 against four consecutive accumulator GRFs,
 # likewise).  Everywhere else every conflict can be, and must be, avoided.
 CASES = [
-    ("xehpg", "FWD_B", "f16", 0), ("xehpg", "BWD_D", "bf16", 0), ("xehpg", "BWD_WB", "bf16", 4),
-    ("xehpg", "FWD_B", "f32", 4), ("xehpg", "BWD_WB", "f32", 4), ("xelp", "FWD_B", "f32", 0),
-    ("xelp", "FWD_B", "u8:s8:f32", 0), ("xehpc", "FWD_B", "bf16", 0),
+    ("xehpg", "FWD_B", "f16", 0, {}), ("xehpg", "BWD_D", "bf16", 0, {}), ("xehpg", "BWD_WB", "bf16", 4, {}),
+    ("xehpg", "FWD_B", "f32", 4, {}), ("xehpg", "BWD_WB", "f32", 4, {}), ("xelp", "FWD_B", "f32", 0, {}),
+    ("xelp", "FWD_B", "u8:s8:f32", 0, {}), ("xehpc", "FWD_B", "bf16", 0, {}),
+    ("xehpg", "FWD_B", "f16", 0, {"fma": "dpasw", "m_tile": 16, "n_tile": 16}),
 ]
 
 
-@pytest.mark.parametrize("hw, direction, dt, quarter", [pytest.param(*c, id="-".join(c[:3])) for c in CASES])
-def test_conv_kernels_keep_the_bank_rules(hw, direction, dt, quarter):
+@pytest.mark.parametrize("hw, direction, dt, quarter, overrides",
+                         [pytest.param(*c, id="-".join(c[:3] + tuple(str(v) for v in c[4].values()))) for c in CASES])
+def test_conv_kernels_keep_the_bank_rules(hw, direction, dt, quarter, overrides):
     """`quarter` 4: at most a quarter of the three-source passes may conflict (see above)."""
-    compilation = compile_problem(make_problem(scaled(RESNET[5]), direction, dt, mb=1), hw)
+    compilation = compile_problem(make_problem(scaled(RESNET[5]), direction, dt, mb=1), hw, overrides)
     report = bank_report(compilation.compiled.instructions, hw)
     assert report["illegal"] == []
     assert report["dpas"] + report["passes"] > 0

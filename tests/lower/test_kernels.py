@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from xegen import ir, sim
+from xegen.errors import UnsupportedError
 from xegen.emit.lower import compile_kernel
 from xegen.ir.types import S32
 from xegen.oracles import ocloc_validate
@@ -352,6 +353,51 @@ def test_dpas(hw, t, dt, m):
     compiled = check(spec, hw, {"x": raw[:a_bytes].copy(), "y": raw[a_bytes:].copy(), "z": z,
                                 "out": np.zeros(2 * acc_count, z.dtype)})
     assert compiled.stats.fma_instructions == 2  # the accumulating form and the one without src0
+
+
+DPASW = """
+let thread = (group_id0 * 2 + thread_id1) * 2 + thread_id0;
+alloc acc[{acc_bytes}] grf;
+alloc a[{a_bytes}] grf;
+alloc b[{b_bytes}] grf;
+send<op=load, kind=block, space=global, type=u8, count={a_bytes}>(&x[thread * {a_bytes}], &a[0], null);
+send<op=load, kind=block, space=global, type=u8, count={b_bytes}>(&y[thread * {b_bytes}], &b[0], null);
+send<op=load, kind=block, space=global, type={dt}, count={acc_count}>(&z[thread * {acc_bytes}], &acc[0], null);
+dpas<exec_size=8, sdepth=8, rcount={m}, dst_type={dt}, src1_type={t}, src2_type={t}, dpasw=true>(&acc[0], &acc[0], &b[0], &a[0]);
+send<op=store, kind=block, space=global, type={dt}, count={acc_count}>(&out[thread * {acc_bytes}], &acc[0], null);
+"""
+
+
+@pytest.mark.parametrize("t, dt", [("f16", "f32"), ("s8", "s32")])
+@pytest.mark.parametrize("m", [8, 5, 2])
+def test_dpasw_shares_a_between_fused_threads_as_the_interpreter_says(t, dt, m):
+    """Two groups of 2x2 threads, each thread with its own half of A (ceil(m/2) rows), B and C:
+    the simulator's dpasw (the fused pair's A) and the interpreter's agree byte for byte."""
+    threads, own = 8, -(-m // 2)
+    a_bytes, b_bytes, acc_count = own * 32, 8 * 8 * 4, m * 8
+    text = DPASW.format(acc_bytes=acc_count * 4, a_bytes=a_bytes, b_bytes=b_bytes, dt=dt, acc_count=acc_count,
+                        m=m, t=t)
+    spec = hand_spec("dpasw", text, [("x", "ptr"), ("y", "ptr"), ("z", "ptr"), ("out", "ptr")],
+                     thread_group=(2, 2, 1), simd=8)
+    rng = np.random.default_rng(m)
+    if t == "f16":
+        values = rng.integers(-4, 5, threads * (a_bytes + b_bytes) // 2).astype(np.float16)
+        raw = values.view(np.uint8)
+    else:
+        raw = rng.choice(np.array([0x80, 0xFF, 0, 1, 0x7F], np.uint8), threads * (a_bytes + b_bytes))
+    z = rng.integers(-3, 4, threads * acc_count).astype(np.float32 if dt == "f32" else np.int32)
+    compiled = check(spec, "xehpg", {"x": raw[:threads * a_bytes].copy(), "y": raw[threads * a_bytes:].copy(),
+                                     "z": z, "out": np.zeros_like(z)}, grid=(2, 1, 1))
+    assert [inst.opcode for inst in compiled.instructions if inst.opcode.startswith("dpas")] == ["dpasw"]
+
+
+@pytest.mark.parametrize("hw", ["xelp", "xehpc"])
+def test_dpasw_only_on_xehpg(hw):
+    text = DPASW.format(acc_bytes=256, a_bytes=128, b_bytes=256, dt="f32", acc_count=64, m=8, t="f16")
+    spec = hand_spec("dpasw", text, [("x", "ptr"), ("y", "ptr"), ("z", "ptr"), ("out", "ptr")],
+                     thread_group=(2, 2, 1), simd=8 if hw == "xelp" else 16)
+    with pytest.raises(UnsupportedError, match="no dpas"):
+        compile_kernel(spec, hw)
 
 
 REORDER = """

@@ -21,13 +21,15 @@ from ..conv.shapes import RESNET, scaled
 
 RES2A_BRANCH2B = 3  # 3x3 with padding
 
-CASES = [("xehpg", "FWD_B", "f16"), ("xehpg", "BWD_D", "bf16"), ("xehpc", "FWD_B", "bf16"),
-         ("xelp", "FWD_B", "u8:s8:f32")]
+CASES = [("xehpg", "FWD_B", "f16", {}), ("xehpg", "BWD_D", "bf16", {}), ("xehpc", "FWD_B", "bf16", {}),
+         ("xelp", "FWD_B", "u8:s8:f32", {}), ("xehpg", "FWD_B", "f16", {"fma": "dpasw", "m_tile": 16})]
 
 
-@pytest.mark.parametrize("hw, direction, dt", CASES, ids=["-".join(c) for c in CASES])
-def test_no_more_syncs_than_iga64_auto_deps_on_our_kernels(hw, direction, dt, iga64):
-    compilation = compile_problem(make_problem(scaled(RESNET[RES2A_BRANCH2B]), direction, dt, mb=1), hw)
+@pytest.mark.parametrize("hw, direction, dt, overrides", CASES,
+                         ids=["-".join(c[:3]) + "".join(f"-{v}" for v in c[3].values()) for c in CASES])
+def test_no_more_syncs_than_iga64_auto_deps_on_our_kernels(hw, direction, dt, overrides, iga64):
+    problem = make_problem(scaled(RESNET[RES2A_BRANCH2B]), direction, dt, mb=1)
+    compilation = compile_problem(problem, hw, overrides)
     platform = compilation.compiled.hw
     ours = list(compilation.compiled.instructions)
     stripped = strip_swsb(ours)

@@ -86,6 +86,18 @@ def test_strided_operands_leave_their_gaps_free():
     assert static_bytes(source).tolist() == [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]
 
 
+@pytest.mark.parametrize("dpasw, a_bytes", [(False, 8 * 32), (True, 4 * 32)])
+def test_dpas_reads_rcount_rows_of_a_and_dpasw_its_half(dpasw, a_bytes):
+    """A dpas.8x8 reads 8 rows of 8 dwords of A from src2; a dpasw only its own 4 (the fused
+    partner's src2 gives the others), so a write just past them does not conflict."""
+    f = ir.Dpas(8, 8, 8, ir.F32, ir.F16, ir.F16, dpasw=dpasw)
+    dpas = Call(f, (ptr(R2, 0), ptr(R2, 0), ptr(R1, 0), ptr(R0, 0)))
+    a = [x for x in accesses(dpas) if not x.write and x.buffer.name == "r0"][0]
+    assert static_bytes(a).tolist() == list(range(a_bytes))
+    _, graph = graph_of(dpas, store(R0, 4 * 32, ir.Broadcast(I, 8)))
+    assert ((1, 0) in edges(graph)) == (not dpasw)
+
+
 def test_barriers_keep_slm_accesses_on_their_side_but_let_registers_move():
     slm_store = Call(Send("store", "block", "slm", S32, 8), (ptr(SH, I * 0), ptr(R0, 0), None))
     slm_load = Call(Send("load", "block", "slm", S32, 8), (ptr(SH, 32), ptr(R1, 0), None))

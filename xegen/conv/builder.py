@@ -27,7 +27,7 @@ tiles cooperatively, each thread a slice, and read their own tiles back from SLM
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from ..hw import Platform
 from ..ir import Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Stmt, Var, const, seq, store
 from ..ir.types import F32, PTR
 from .config import RESERVED_GRFS, Config, check_config, k_iterations, prefetches
+from .dpasw import pair_half
 from .epilogue import finish
 from .gemm import S32_MAX, Gemm, View, check_index_range
 from .index import Idx
@@ -193,7 +194,7 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     _check_tile_coordinates(gemm, {"m": grid[1] * m_group, "n": grid[0] * n_group,
                                    "k": config.k_split * k_iterations(config, gemm) * config.k_block})
     layouts = multiply_layouts(config, gemm, Var("a", PTR), Var("b", PTR), Var("acc", PTR), config.simd)
-    a = _plan_operand("a", gemm.a, gemm, config, hw, (config.m_tile, config.k_block), (m_group, config.k_block),
+    a = _plan_operand("a", gemm.a, gemm, config, hw, (config.a_rows, config.k_block), (m_group, config.k_block),
                       layouts.a)
     b = _plan_operand("b", gemm.b, gemm, config, hw, (config.k_block, config.n_tile), (config.k_block, n_group),
                       layouts.b)
@@ -303,7 +304,7 @@ def _plan_direct(buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platfo
     modeled instructions of the messages and of the reorder into dpas's layout, which vector
     messages sometimes make unnecessary (a line per lane leaves K-contiguous columns of B
     interleaved as dpas reads them)."""
-    if config.fma != "dpas":
+    if not config.systolic:
         plan = plan_lines(view, gemm, hw, extents, extents)
         return (plan, *line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes))
     best = None
@@ -320,7 +321,7 @@ def _plan_direct(buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platfo
 def _vector_lanes(config: Config, hw: Platform) -> tuple[int, ...]:
     """Lanes per vector message to try (dpas only): as many as a message has, or the exec size
     (a message of `simd` K-contiguous columns is one VNNI block of B)."""
-    return (hw.max_message_simd, config.simd) if config.fma == "dpas" else ()
+    return (hw.max_message_simd, config.simd) if config.systolic else ()
 
 
 def _global_cost(messages: int, config: Config, hw: Platform) -> int:
@@ -347,14 +348,14 @@ def _plan_slm(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, e
     straight into the layout dpas reads, and the interleaving happens once per element, when the
     thread that loaded a slice from global memory stores it, instead of once per reading thread."""
     orientation = plan_lines(view, gemm, hw, group_extents, group_extents)
-    counts = tuple({"m": config.tg_m, "n": config.tg_n}.get(d, 1) for d in view.dims)
+    counts = (group_extents[0] // extents[0], group_extents[1] // extents[1])  # thread tiles per group tile
     load_var = Var(f"{name}_load", PTR)
     slm_var = Var(f"{name}_slm", PTR)
     for layout in _slm_layouts(name, view, gemm, config, slm_var, group_extents, orientation.line_dim):
         placed = _placement(layout, extents, counts)
         if placed is None:
             continue
-        if config.fma == "dpas":
+        if config.systolic:
             load = operand_layout(config, gemm, name, load_var, extents[0], extents[1], view.type)
         else:
             load = _line_tile(load_var, view, hw, extents, orientation.line_dim)
@@ -368,7 +369,7 @@ def _slm_layouts(name: str, view: View, gemm: Gemm, config: Config, buffer: Var,
     """SLM layouts of the group tile, best first: the multiply's own layout for dpas, then the
     tile dense along the line dimension of its global loads."""
     dense = dense_layout(buffer, view.type, extents[0], extents[1], row_major=line_dim == 1)
-    if config.fma == "dpas":
+    if config.systolic:
         return [operand_layout(config, gemm, name, buffer, extents[0], extents[1], view.type), dense]
     return [dense]
 
@@ -526,6 +527,12 @@ class _Builder:
             "n": Origin("n", n_start, "n", top, config.n_tile),
             "k": Origin("k", k_start, "k", self.loop, config.k_block),
         }
+        # the rows of A the thread loads: its M tile, or with dpasw its half of the pair's tile
+        self.a_half, self.a_origin = Idx.const(0), self.origin
+        if config.fma == "dpasw":
+            self.a_half = top.bind("pair_half", pair_half(tid0))
+            half_origin = replace(self.origin["m"], tag="mh", shift=self.a_half * config.a_rows, base_tag="m")
+            self.a_origin = {**self.origin, "m": half_origin}
         if config.slm:
             self.thread_index = top.bind("thread_index", tid1 * config.tg_n + tid0)
             m_group, n_group = config.tg_m * config.m_tile, config.tg_n * config.n_tile
@@ -534,8 +541,10 @@ class _Builder:
                 "n": Origin("n", top.bind("n_group_start", gid0 * n_group), "ng", top, n_group),
                 "k": self.origin["k"],
             }
-            # which tile of the group's SLM tile is the thread's own, per GEMM dimension
+            # which tile of the group's SLM tile is the thread's own, per GEMM dimension (A's
+            # tiles are a_rows high: with dpasw two per M tile)
             self.tile_index = {"m": tid1, "n": tid0, "k": Idx.const(0)}
+            self.a_tile_index = {**self.tile_index, "m": tid1 * (config.m_tile // config.a_rows) + self.a_half}
 
         prologue = zero_fill(plan.layouts.c.buffer, plan.layouts.c.bytes, self.hw.grf_bytes)
         if plan.bias_sum is not None:
@@ -583,7 +592,8 @@ class _Builder:
     def _global_load(self, op: OperandPlan) -> list[Stmt]:
         dims = op.view.dims
         if op.slm is None:
-            origins = (self.origin[dims[0]], self.origin[dims[1]])
+            origin = self.a_origin if op.name == "a" else self.origin
+            origins = (origin[dims[0]], origin[dims[1]])
             target, lines, line_plan = op.load, op.lines, op.plan
         else:
             origins = self._slice_origins(op)
@@ -624,7 +634,8 @@ class _Builder:
         return self._slm_messages("store", op, slm.packed, slm.store, row, col)
 
     def _slm_load(self, op: OperandPlan) -> list[Stmt]:
-        row, col = (self.tile_index[d] for d in op.view.dims)
+        tile_index = self.a_tile_index if op.name == "a" else self.tile_index
+        row, col = (tile_index[d] for d in op.view.dims)
         return self._slm_messages("load", op, op.load, op.slm.load, row, col)
 
     def _slm_messages(self, kind: str, op: OperandPlan, grf: TileLayout, placement: Placement, row: Idx,

@@ -4,7 +4,8 @@ Keys (override any with `--config key=value`):
 
 | key        | meaning                                                                  |
 |------------|--------------------------------------------------------------------------|
-| fma        | multiply instruction: `dpas` (systolic), `mad` or `dp4a` (int8)           |
+| fma        | multiply instruction: `dpas` (systolic), `dpasw` (XeHPG: dpas whose fused |
+|            | thread pairs share A, `dpasw.py`), `mad` or `dp4a` (int8)                 |
 | simd       | SIMD width: the dpas exec size, or the lanes of each mad/dp4a            |
 | tg_m, tg_n | threads per thread group along M and N (group shape tg_n x tg_m x 1)      |
 | m_tile     | rows of C per thread (dpas: a multiple of 8, or at most 8)               |
@@ -30,9 +31,11 @@ from typing import Iterator, Mapping
 from ..errors import ConfigError
 from ..hw import Platform
 from ..ir.types import Type
+from .dpasw import check_fused_pairs, fused_pairs_fit
 from .gemm import Gemm
 
-FMA_KINDS = ("dpas", "mad", "dp4a")
+FMA_KINDS = ("dpas", "dpasw", "mad", "dp4a")
+SYSTOLIC = ("dpas", "dpasw")
 MAD_OPERAND_BYTES = 64  # a mad operand region spans at most two 32-byte GRFs
 RESERVED_GRFS = 16  # r0, thread ids, message headers and address/mask temporaries
 SPLIT_ITERATIONS = 32  # K iterations per group below which splitting K is not worth atomics
@@ -59,9 +62,20 @@ class Config:
         return self.tg_m * self.tg_n
 
     @property
+    def systolic(self) -> bool:
+        """Whether the multiply is dpas (or dpasw)."""
+        return self.fma in SYSTOLIC
+
+    @property
     def dpas_rows(self) -> int:
         """dpas repeat count: rows of C each dpas computes."""
         return min(self.m_tile, 8)
+
+    @property
+    def a_rows(self) -> int:
+        """Rows of A each thread loads and holds: its M tile, or with dpasw half of it (the fused
+        partner holds the other half)."""
+        return self.m_tile // 2 if self.fma == "dpasw" else self.m_tile
 
     def __str__(self) -> str:
         return " ".join(f"{k}={v}" for k, v in asdict(self).items())
@@ -119,7 +133,7 @@ def multiply_types(gemm: Gemm) -> tuple[Type, Type]:
 
 def k_step(config: Config, gemm: Gemm) -> int:
     """K elements one multiply instruction consumes (dpas: 8 dwords; dp4a: one dword; mad: 1)."""
-    if config.fma == "dpas":
+    if config.systolic:
         return 8 * max(1, 4 // gemm.a.type.size)
     if config.fma == "dp4a":
         return 4
@@ -143,11 +157,13 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
     are checked when the kernel is planned)."""
     a, b = multiply_types(gemm)
     is_int8 = a.kind in ("s8", "u8")
-    if config.fma == "dpas":
+    if config.systolic:
         if not hw.has_dpas:
-            raise ConfigError(f"fma=dpas: {hw} has no dpas (use mad, or dp4a for int8)")
+            raise ConfigError(f"fma={config.fma}: {hw} has no dpas (use mad, or dp4a for int8)")
+        if config.fma == "dpasw":
+            check_fused_pairs(config, hw)
         if a.size != b.size or a.size not in (1, 2):
-            raise ConfigError(f"fma=dpas needs 16-bit float or int8 operands, not {a}/{b} (xegen has no tf32)")
+            raise ConfigError(f"fma={config.fma} needs 16-bit float or int8 operands, not {a}/{b} (xegen has no tf32)")
         if config.simd != hw.dpas_exec_size:
             raise ConfigError(f"simd={config.simd}: dpas on {hw} runs at exec size {hw.dpas_exec_size}")
         if config.m_tile > 8 and config.m_tile % 8:
@@ -204,7 +220,7 @@ def _pick_fma(gemm: Gemm, hw: Platform) -> str:
 
 
 def _pick_simd(fma: str, hw: Platform) -> int:
-    if fma == "dpas" and hw.has_dpas:
+    if fma in SYSTOLIC and hw.has_dpas:
         return hw.dpas_exec_size
     fitting = [w for w in hw.simd_widths if w * 4 <= MAD_OPERAND_BYTES]
     return max(fitting)
@@ -222,9 +238,9 @@ def choose_config(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
 
 def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> Iterator[Config]:
     """Every configuration whose kernel plan fits the GRF and SLM budgets, best first: from the
-    largest tiles down (for dpas m_tile first, then n_tile, then k_block), SLM on before off, more
-    buffers before fewer.  Lowering takes the next one
-    when a kernel's registers do not fit after all.  When none fits, raises the error of the last
+    largest tiles down (for dpas m_tile first, then n_tile, then k_block), dpasw before dpas where
+    the platform and the tiles allow it, SLM on before off, more buffers before fewer.  Lowering
+    takes the next one when a kernel's registers do not fit after all.  When none fits, raises the error of the last
     candidate: the least demanding one, so its message says what even that lacks."""
     from .builder import plan_kernel  # the plan knows the register and SLM footprint
 
@@ -252,13 +268,15 @@ def _tile_options(fma: str, simd: int, gemm: Gemm) -> tuple[list[int], list[int]
     """Tile sizes to try, largest first: (m_tile, n_tile, k_block) options."""
     m, n = gemm.m.size, gemm.n.size
     fitting_n = max(_round_up(n, simd), simd)
-    if fma == "dpas":
+    if fma in SYSTOLIC:
         # big tiles and two K steps per iteration: every iteration's loads, SLM traffic and
         # synchronization are then shared by more dpas (as many as the registers allow)
         # 32 rows only where they are K-contiguous in memory, so that vector messages gather them
         # (backward weights reads A along M)
         rows_are_lines = gemm.a.unit.get(gemm.k.inner.name) is not None
         m_tiles = [32, 16, 8] if m >= 128 and rows_are_lines else [16, 8] if m >= 32 else [min(8, m)]
+        if fma == "dpasw":  # each thread of a pair holds half of the rows
+            m_tiles = [_round_up(t, 2) for t in m_tiles]
         n_tiles = [t for t in (4 * simd, 2 * simd, simd) if t <= fitting_n] or [simd]
         step = 8 * max(1, 4 // gemm.a.type.size)
         return m_tiles, n_tiles, [2 * step, step]
@@ -277,13 +295,15 @@ def _candidates(gemm: Gemm, hw: Platform, given: dict[str, object]) -> list[Conf
         return [given[key]] if key in given else list(dict.fromkeys(choices))
 
     tiles = itertools.product(options("k_block", k_blocks), options("n_tile", n_tiles), options("m_tile", m_tiles))
-    if fma == "dpas":
+    if fma in SYSTOLIC:
         # each K block's B is interleaved once per group; more rows per thread share that work
         tiles = sorted(tiles, key=lambda t: (-t[2], -t[1], -t[0]))
     configs: list[Config] = []
     for k_block, n_tile, m_tile in tiles:
         # as many threads as the problem has tiles, up to 4 per dimension
         tg_n = given.get("tg_n") or max(1, min(4, -(-gemm.n.size // n_tile)))
+        if fma == "dpasw" and "tg_n" not in given:
+            tg_n = _round_up(tg_n, 2)  # fused pairs are neighbours along N
         tg_m = given.get("tg_m") or max(1, min(4, -(-gemm.m.size // m_tile)))
         while tg_m * tg_n * simd > hw.max_work_group_size and "tg_m" not in given and tg_m > 1:
             tg_m //= 2
@@ -293,12 +313,14 @@ def _candidates(gemm: Gemm, hw: Platform, given: dict[str, object]) -> list[Conf
                       grf=given.get("grf", min(hw.grf_counts)))
         if "k_split" not in given:
             base = replace(base, k_split=_pick_k_split(base, gemm))
-        staged = fma == "dpas" and base.threads_per_group >= 4
+        staged = fma in SYSTOLIC and base.threads_per_group >= 4
         wants_slm = given.get("slm_bufs", 1) > 1  # SLM buffering asked for: stage through SLM
         slm_options = options("slm", [1] if wants_slm else [1, 0] if staged else [0])
         grf_options = options("grf", sorted(hw.grf_counts))
-        configs += [replace(base, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
-                    for s in slm_options for g in grf_options
+        # on XeHPG a fused pair shares its A: half the A loads and registers (`dpasw.py`)
+        fmas = ["dpasw", fma] if "fma" not in given and fma == "dpas" and fused_pairs_fit(base, hw) else [fma]
+        configs += [replace(base, fma=f, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
+                    for f in fmas for s in slm_options for g in grf_options
                     for gmem_bufs, slm_bufs in _buffering_options(base, s, given)]
     return list(dict.fromkeys(configs))
 
@@ -308,7 +330,7 @@ def _buffering_options(config: Config, slm: int, given: dict[str, object]) -> li
     most 8 threads per group, else triple; two register copies of the global loads for dpas.  When
     the registers do not fit, gmem_bufs drops to 1 first; when SLM does not, slm_bufs goes 3 -> 2 -> 1."""
     slm_bufs = (2 if config.threads_per_group <= 8 else 3) if slm else 1
-    gmem_bufs = 2 if config.fma == "dpas" else 1
+    gmem_bufs = 2 if config.systolic else 1
     gmem_choices = [given["gmem_bufs"]] if "gmem_bufs" in given else list(range(gmem_bufs, 0, -1))
     slm_choices = [given["slm_bufs"]] if "slm_bufs" in given else list(range(slm_bufs, 0, -1))
     return [(g, s) for s in slm_choices for g in gmem_choices]

@@ -40,7 +40,7 @@ class Kernel:
     grf_count: int
     uses_barriers: bool
     uses_atomics: bool
-    uses_dpas: bool
+    uses_dpas: bool  # dpas or dpasw
     zero_outputs: tuple[str, ...]  # outputs the launcher must zero before launch (see `outputs_to_zero`)
     problem: Problem
     config: Config
@@ -59,7 +59,7 @@ class Kernel:
 
     def summary(self) -> str:
         flags = [name for name, on in (("barriers", self.uses_barriers), ("atomics", self.uses_atomics),
-                                       ("dpas", self.uses_dpas)) if on]
+                                       (self.config.fma, self.uses_dpas)) if on]
         return (f"kernel {self.name}: grid {'x'.join(map(str, self.grid))} groups of "
                 f"{'x'.join(map(str, self.thread_group))} threads, SIMD {self.simd}, {self.grf_count} GRFs, "
                 f"SLM {self.slm_bytes} bytes{', uses ' + ', '.join(flags) if flags else ''}")
@@ -123,7 +123,7 @@ def kernel_record(plan: KernelPlan, body: Stmt) -> Kernel:
         grf_count=plan.config.grf,
         uses_barriers=bool(plan.config.slm),
         uses_atomics=plan.config.k_split > 1,
-        uses_dpas=plan.config.fma == "dpas",
+        uses_dpas=plan.config.systolic,
         zero_outputs=outputs_to_zero(problem, atomic=plan.config.k_split > 1),
         problem=problem,
         config=plan.config,

@@ -3,6 +3,8 @@
 - dpas (XeHPG/XeHPC): A rows of 8 dwords per K step (`dpas_a_layout`), B in VNNI form per K step
   and block of exec-size columns, C in row-major blocks of repeat-count x exec-size; one dpas per
   (K step, row block, column block).
+- dpasw (XeHPG): the same, but the thread holds half of A's rows and each C block pairs rows of
+  the two halves (`dpasw.py`); one dpasw per (K step, half row block, column block).
 - mad: C[m][n0:n0+simd] += A[m][k] (broadcast) * B[k][n0:n0+simd]; A and B row-major.  bf16 and
   int8 operands are widened to f32/s32 when reordered (f16 stays: mixed-mode mad).
 - dp4a (int8 without dpas): C[m][n0:n0+simd] += dot4(A[m][4s:4s+4], B[4s:4s+4][n]), B in VNNI
@@ -16,20 +18,21 @@ from dataclasses import dataclass
 from ..ir import Call, Dp4a, Dpas, Mad, Stmt, Var, ptr
 from ..ir.types import F16, F32, S32, Type
 from .config import Config, k_step
+from .dpasw import paired_c_layout
 from .gemm import Gemm
 from .tiles import TileLayout, blocked_c_layout, dense_layout, dpas_a_layout, vnni_layout
 
 
 @dataclass(frozen=True)
 class MultiplyLayouts:
-    a: TileLayout  # m_tile x k_block
+    a: TileLayout  # a_rows x k_block (m_tile, or half of it with dpasw)
     b: TileLayout  # k_block x n_tile
     c: TileLayout  # m_tile x n_tile accumulators
 
 
 def operand_type(config: Config, memory: Type, acc: Type) -> Type:
     """The type an operand has in the registers the multiply reads."""
-    if config.fma in ("dpas", "dp4a"):
+    if config.systolic or config.fma == "dp4a":
         return memory
     return F16 if memory == F16 else acc
 
@@ -38,8 +41,10 @@ def multiply_layouts(config: Config, gemm: Gemm, a_buffer: Var, b_buffer: Var, c
                      exec_size: int) -> MultiplyLayouts:
     acc = gemm.acc_type
     m, n, k = config.m_tile, config.n_tile, config.k_block
-    a = operand_layout(config, gemm, "a", a_buffer, m, k, operand_type(config, gemm.a.type, acc))
+    a = operand_layout(config, gemm, "a", a_buffer, config.a_rows, k, operand_type(config, gemm.a.type, acc))
     b = operand_layout(config, gemm, "b", b_buffer, k, n, operand_type(config, gemm.b.type, acc))
+    if config.fma == "dpasw":
+        return MultiplyLayouts(a, b, paired_c_layout(c_buffer, acc, m, n, config.dpas_rows, exec_size))
     if config.fma == "dpas":
         return MultiplyLayouts(a, b, blocked_c_layout(c_buffer, acc, m, n, config.dpas_rows, exec_size))
     return MultiplyLayouts(a, b, dense_layout(c_buffer, acc, m, n))
@@ -50,7 +55,7 @@ def operand_layout(config: Config, gemm: Gemm, operand: str, buffer: Var, rows: 
     """How the multiply reads a `rows x cols` tile of operand "a" (M x K) or "b" (K x N): the
     thread's own tile, or, for dpas, a whole group tile in SLM laid out the same way, so that
     every thread's tile in it is a contiguous dpas-ready block."""
-    if config.fma == "dpas":
+    if config.systolic:
         step = k_step(config, gemm)
         if operand == "a":
             return dpas_a_layout(buffer, type, rows, cols, step)
@@ -65,13 +70,15 @@ def multiply(config: Config, gemm: Gemm, layouts: MultiplyLayouts, exec_size: in
     a, b, c = layouts.a, layouts.b, layouts.c
     acc = gemm.acc_type
     calls: list[Stmt] = []
-    if config.fma == "dpas":
+    if config.systolic:
         step, rows = k_step(config, gemm), config.dpas_rows
+        shared = config.fma == "dpasw"
+        a_rows = rows // 2 if shared else rows  # rows of A each instruction reads from the thread
         for s in range(0, config.k_block, step):
-            for m0 in range(0, config.m_tile, rows):
+            for m0 in range(0, a.rows, a_rows):
                 for n0 in range(0, config.n_tile, exec_size):
-                    func = Dpas(exec_size, 8, rows, acc, b.type, a.type)
-                    target = c.pointer(m0, n0)
+                    func = Dpas(exec_size, 8, rows, acc, b.type, a.type, dpasw=shared)
+                    target = c.pointer(m0, n0)  # dpasw: the block whose first rows are m0 ..
                     calls.append(Call(func, (target, target, b.pointer(s, n0), a.pointer(m0, s))))
         return calls
     simd = config.simd

@@ -365,7 +365,8 @@ def _send_footprints(inst: Instruction, platform: hwlib.Platform) -> tuple[Footp
 
 def _dpas_footprints(inst: Instruction, grf: int) -> tuple[Footprint, Footprint]:
     """dpas blocks (IGA's getDPASSrcDepUpBound): src0/dst repeat_count rows of exec_size
-    elements, src1 (B) exec_size dwords per systolic step, src2 (A) 32-byte rows."""
+    elements, src1 (B) exec_size dwords per systolic step, src2 (A) 32-byte rows (dpasw: the
+    thread's own ceil(repeat_count/2) of them)."""
     size, rows, depth = inst.exec_size, inst.repeat_count, inst.systolic_depth
     dst, src0, src1, src2 = inst.dst, *inst.srcs[:3]
 
@@ -376,7 +377,7 @@ def _dpas_footprints(inst: Instruction, grf: int) -> tuple[Footprint, Footprint]
         return _file_span(0, grf, start, nbytes)
 
     reads = block(src0, size * T.type_bytes(src0.type) * rows) if type(src0) is Reg else EMPTY
-    reads = reads | block(src1, size * 4 * depth) | block(src2, (rows - 1) * 32 + depth * 4)
+    reads = reads | block(src1, size * 4 * depth) | block(src2, (inst.own_a_rows - 1) * 32 + depth * 4)
     return reads, block(dst, size * T.type_bytes(dst.type) * rows)
 
 

@@ -297,6 +297,12 @@ class Instruction:
         return T.OPCODES[self.opcode]
 
     @property
+    def own_a_rows(self) -> int:
+        """Rows of A (32-byte src2 rows) a dpas reads from this thread's registers: all of them,
+        or for dpasw ceil(repeat_count/2) (the fused partner's src2 gives the rest)."""
+        return -(-self.repeat_count // 2) if self.opcode == "dpasw" else self.repeat_count
+
+    @property
     def is_branch(self) -> bool:
         return T.OPCODES[self.opcode].format in T.BRANCH_FORMATS
 

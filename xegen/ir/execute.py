@@ -313,7 +313,10 @@ def _dpas(machine: Machine, f: Dpas, args: tuple) -> None:
     acc_type = f.dst_type
     is_int = f.src1_type.is_int
     work = np.int64 if is_int else np.float64
-    a = machine.read_elements(src2, f.src2_type, rows * depth).reshape(-1, rows, depth).astype(work)
+    own_rows = f.own_rows
+    a = machine.read_elements(src2, f.src2_type, own_rows * depth).reshape(-1, own_rows, depth).astype(work)
+    if f.dpasw:
+        a = _fused_a(machine, a, rows)
     # B in VNNI: dword (s, n) holds k = s*ops + j at element index (s*N + n)*ops + j
     b_flat = machine.read_elements(src1, f.src1_type, f.sdepth * columns * ops).astype(work)
     b = b_flat.reshape(-1, f.sdepth, columns, ops).transpose(0, 1, 3, 2).reshape(-1, depth, columns)
@@ -326,6 +329,33 @@ def _dpas(machine: Machine, f: Dpas, args: tuple) -> None:
     result = (semantics.convert(result, Type("s64"), acc_type) if is_int
               else semantics.round_array(result, acc_type))
     machine.write_elements(dst, result.reshape(machine.threads, -1), acc_type)
+
+
+def _fused_a(machine: Machine, own: np.ndarray, rows: int) -> np.ndarray:
+    """dpasw's A for every thread: the first ceil(rows/2) rows from the src2 of its fused pair's
+    even thread, the rest from the odd thread's (threads 2i and 2i+1 of a group, as the
+    hardware pairs them)."""
+    even = _fused_pair_heads(machine.group_of_thread)
+    active = machine.active
+    if np.any(active[even] != active[even + 1]):
+        thread = int(np.argmax(active[even] != active[even + 1]))
+        raise EvaluationError(f"dpasw reached by only one thread of the fused pair {int(even[thread])}, "
+                              f"{int(even[thread]) + 1} (both threads must execute it together)")
+    head = np.repeat(even, 2)  # each thread's even partner
+    return np.concatenate([own[head], own[head + 1][:, :rows - own.shape[1]]], axis=1)
+
+
+def _fused_pair_heads(group_of_thread: np.ndarray) -> np.ndarray:
+    """The even thread of every fused pair (threads 2i and 2i+1 of a group); the batch holds each
+    group's threads consecutively, in order."""
+    counts = np.bincount(group_of_thread)
+    odd = np.flatnonzero(counts % 2)
+    if odd.size:
+        raise EvaluationError(f"dpasw needs an even number of threads in every group (fused pairs), but group "
+                              f"{int(odd[0])} has {int(counts[odd[0]])}")
+    if np.any(np.diff(group_of_thread) < 0):
+        raise EvaluationError("dpasw needs each group's threads consecutive in the batch")
+    return np.arange(0, group_of_thread.size, 2)
 
 
 def _reorder(machine: Machine, f: Reorder, args: tuple) -> None:

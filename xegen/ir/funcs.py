@@ -113,8 +113,13 @@ class Dpas(Func):
     r < rcount (M), n < exec_size (N), k < sdepth * OPS where OPS = 32 / bits(src type).
     Layouts (bytes from each pointer): dst/src0 row-major, element (r, n) at (r*N + n)*size;
     src1 = B in VNNI form, dword (s, n) at (s*N + n)*4 holding OPS consecutive k values
-    (k = s*OPS + j); src2 = A, row r of sdepth dwords at r*sdepth*4.  `dpasw` has the same
-    arithmetic (the pairing of threads is a register-layout matter for lowering)."""
+    (k = s*OPS + j); src2 = A, row r of sdepth dwords at r*sdepth*4.
+
+    `dpasw` (XeHPG) is the fused-pair form: threads 2i and 2i+1 of a group (the group's threads
+    in order, dimension 0 fastest) multiply one shared A, each by its own B into its own dst.
+    Each thread's src2 holds only `own_rows` = ceil(rcount/2) rows; the shared A is the even
+    thread's src2 rows 0..own_rows-1 followed by the odd thread's rows 0..rcount-own_rows-1.
+    Both threads of a pair must execute it together, and groups need an even thread count."""
 
     name: ClassVar[str] = "dpas"
     arg_names: ClassVar[tuple[str, ...]] = ("dst", "src0?", "src1", "src2")
@@ -137,6 +142,11 @@ class Dpas(Func):
     @property
     def ops_per_channel(self) -> int:
         return 32 // self.src1_type.bits
+
+    @property
+    def own_rows(self) -> int:
+        """Rows of A read from this thread's src2: all of them, or for dpasw its half."""
+        return -(-self.rcount // 2) if self.dpasw else self.rcount
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -206,7 +206,7 @@ def _call_accesses(call: Call) -> list[Access]:
     if isinstance(f, Dpas):
         dst, src0, src1, src2 = args
         c_bytes = f.rcount * f.exec_size * f.dst_type.size
-        found = [_pointer(src1, f.sdepth * f.exec_size * 4, False), _pointer(src2, f.rcount * f.sdepth * 4, False)]
+        found = [_pointer(src1, f.sdepth * f.exec_size * 4, False), _pointer(src2, f.own_rows * f.sdepth * 4, False)]
         if src0 is not None:
             found.append(_pointer(src0, c_bytes, False))
         return reads + found + [_pointer(dst, c_bytes, True)]

@@ -8,8 +8,8 @@ reorder, barriers and fences.  Operand layouts are the ones `xegen/ir/funcs.py` 
 - `dp4a`: `dp4a` with :d/:ud sources for s8/u8 bytes.
 - `dpas`: `dpas.8xR`; every operand must start on a GRF boundary, and the destination may be
   src0 exactly but overlap no other source (hard rules; GRF banks are `banks.py`'s).  An IR
-  `dpasw` becomes a plain `dpas` on the thread's whole src2 (the IR gives both the same
-  arithmetic); the paired-thread `dpasw` instruction is not selected.
+  `dpasw` is the `dpasw.8xR` instruction (XeHPG): the same operands, but its src2 is this
+  thread's ceil(R/2) rows of the fused pair's shared A.
 - `reorder`: a 2-D block of conversions, one strided move per row (or per column, whichever
   gives legal destination strides and fewer instructions; one move when rows are contiguous).
 - `barrier` = gateway signal + `sync.bar`; `signal` and `wait` are its halves.  The signal's
@@ -128,6 +128,8 @@ class Calls:
     def dpas(self, f: F.Dpas, args: tuple) -> None:
         if not self.hw.has_dpas:
             raise UnsupportedError(f"{self.hw.display_name} has no dpas")
+        if f.dpasw and not self.hw.has_dpasw:
+            raise UnsupportedError(f"{self.hw.display_name} has no dpasw (XeHPG's fused-pair dpas)")
         if f.exec_size != self.hw.dpas_exec_size:
             raise UnsupportedError(f"dpas on {self.hw.display_name} runs {self.hw.dpas_exec_size} columns, "
                                    f"not {f.exec_size}")
@@ -138,7 +140,7 @@ class Calls:
         for ptr, t, size, what in ((dst_ptr, f.dst_type, rows * columns * f.dst_type.size, "dpas destination"),
                                    (src0_ptr, f.dst_type, rows * columns * f.dst_type.size, "dpas src0"),
                                    (src1_ptr, f.src1_type, depth * columns * 4, "dpas src1"),
-                                   (src2_ptr, f.src2_type, rows * depth * 4, "dpas src2")):
+                                   (src2_ptr, f.src2_type, f.own_rows * depth * 4, "dpas src2")):
             if ptr is None:
                 operands.append(Reg("null", 0, 0, _dpas_type(t)))
                 spans.append(None)
@@ -153,8 +155,9 @@ class Calls:
             spans.append((reg.id, offset, offset + size))
         _check_dpas_overlap(spans, args)
         dst, src0, src1, src2 = operands
-        self.b.emit(Instruction("dpas", columns, dst=dst.stride(1), srcs=(src0.region(1, None, 0),
-                                                                        src1.region(1, None, 0), src2.stride(1)),
+        opcode = "dpasw" if f.dpasw else "dpas"
+        self.b.emit(Instruction(opcode, columns, dst=dst.stride(1), srcs=(src0.region(1, None, 0),
+                                                                    src1.region(1, None, 0), src2.stride(1)),
                                 no_mask=True, systolic_depth=depth, repeat_count=rows))
 
     # --- reorder ------------------------------------------------------------------------------

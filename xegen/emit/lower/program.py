@@ -92,7 +92,7 @@ def _dpas_spans(inst: Instruction) -> tuple[list[Span], list[Span]]:
     if src1.file == VIRTUAL:
         reads.append(_span(src1, depth * columns * 4))
     if src2.file == VIRTUAL:
-        reads.append(_span(src2, rows * depth * 4))
+        reads.append(_span(src2, inst.own_a_rows * depth * 4))
     return reads, writes
 
 
