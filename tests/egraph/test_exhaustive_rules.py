@@ -1,6 +1,6 @@
 """Rules checked on every value of narrow types (or the extremes and a dense sample of s32) with the
-IR interpreter, beside `xegen rules check`: z3 times out on the block rules of rules/divmod.egg at
-every width, so `rules check` reports them unproven.
+IR interpreter, beside `xegen rules check`'s z3 proofs: a second, independent witness for the block
+rules of rules/divmod.egg (the hardest proofs, found only by the checker's integer encoding).
 
     (x * a + y) / b  ->  x / (b / a)            a | b, 0 <= y < a, x >= 0, no wrap
     (x * a + y) % b  ->  (x % (b / a)) * a + y

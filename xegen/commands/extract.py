@@ -62,9 +62,10 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "extract",
         help="extract an expression or kernel under several platform cost models, side by side",
-        description="Saturate the e-graph of EXPR (or of the expression or statement in FILE) once per "
-                    "platform and print the extracted program and its cost under each platform's model, "
-                    "with the instructions each cost is made of.",
+        description="Saturate the e-graph of EXPR (or of the expression or statement in FILE) and print "
+                    "the program extracted under each platform's cost model, its cost, and the instructions "
+                    "the cost is made of. An expression is saturated once (the rules do not depend on the "
+                    "platform) and extracted per platform; a statement is optimized once per platform.",
         epilog='example: xegen extract --compare xelp,xehpg "2*(a+b) - a"',
     )
     parser.add_argument("input", metavar="EXPR|FILE", help="an expression, or a file with an expression or statement")

@@ -3,9 +3,11 @@
 For each rule of `rules/` (and the language's own), at each type assignment it applies to:
 1. a deterministic sweep of values through the IR interpreter (edges, zero, negatives, random);
 2. a hypothesis search through the interpreter that shrinks any failure;
-3. a z3 bit-vector proof of the same claim with xegen's exact semantics.
+3. a z3 proof of the same claim with xegen's exact semantics, as bit-vectors or as mathematical
+   integers (prove.py).
 A rule is `sound` when every instance is proven and no sample fails, `unsound` with a
-counterexample otherwise; `unproven` when z3 gave up within its time limit (the samples passed).
+counterexample otherwise; `unproven` when z3 gave up within its time limit (the samples passed,
+which proves nothing: `xegen rules check` fails on it unless told to allow it).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..rules import LANGUAGE_FILE, RuleFile, default_rules_directory, read_rule_file, rule_files
+from .cache import VerdictCache
 from .model import Instance, Rule, RuleShapeError, instances, language_signatures, read_rules
 from .prove import prove
 from .sample import search, sweep
@@ -32,6 +35,7 @@ class RuleVerdict:
     detail: str = ""
     seconds: float = 0.0
     types: list[str] = field(default_factory=list)
+    cached: bool = False  # read from the verdict cache, not checked in this run
 
     @property
     def ok(self) -> bool:
@@ -41,7 +45,7 @@ class RuleVerdict:
         return {
             "rule": self.rule.summary, "location": self.rule.location, "comment": self.rule.comment,
             "verdict": self.verdict, "instances": self.instances, "counterexample": self.counterexample,
-            "detail": self.detail, "seconds": round(self.seconds, 3),
+            "detail": self.detail, "seconds": round(self.seconds, 3), "cached": self.cached,
         }
 
 
@@ -98,16 +102,41 @@ def rule_sources(paths: Sequence[Path | str] | None = None) -> list[RuleFile]:
 
 
 def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
-                timeout_ms: int = 5000, jobs: int = 1) -> list[RuleVerdict]:
+                timeout_ms: int = 5000, jobs: int = 1, cache: VerdictCache | None = None) -> list[RuleVerdict]:
     """Check every rule of the files (default: the language and `rules/`), in `jobs` processes;
-    the verdicts come back in file order."""
+    the verdicts come back in file order.  With a `cache`, final verdicts of earlier runs are
+    reused and new ones stored."""
     files = rule_sources(paths)
     signatures = language_signatures(files)
     rules = [rule for f in files for rule in read_rules(f)]
-    if jobs <= 1 or len(rules) < 2:
-        return [check_rule(rule, signatures, examples, timeout_ms) for rule in rules]
-    from concurrent.futures import ProcessPoolExecutor
+    verdicts: list[RuleVerdict | None] = [None] * len(rules)
+    keys = [cache.key(rule, signatures, examples) for rule in rules] if cache else []
+    for i, rule in enumerate(rules):
+        entry = cache.get(keys[i]) if cache else None
+        if entry is not None:
+            verdicts[i] = RuleVerdict(rule, **entry, cached=True)
+    todo = [i for i, v in enumerate(verdicts) if v is None]
+    if jobs <= 1 or len(todo) < 2:
+        for i in todo:
+            verdicts[i] = check_rule(rules[i], signatures, examples, timeout_ms)
+    else:
+        from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(check_rule, rule, signatures, examples, timeout_ms) for rule in rules]
-        return [f.result() for f in futures]
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            # the slowest rules first, so that no job is left with a long one at the end
+            order = sorted(todo, key=lambda i: -_instance_count(rules[i], signatures))
+            futures = {i: pool.submit(check_rule, rules[i], signatures, examples, timeout_ms) for i in order}
+            for i, future in futures.items():
+                verdicts[i] = future.result()
+    if cache:
+        for i in todo:
+            cache.put(keys[i], verdicts[i])
+    return verdicts
+
+
+def _instance_count(rule: Rule, signatures) -> int:
+    """How many type assignments the rule is checked at (a rough measure of its work)."""
+    try:
+        return sum(1 for _ in instances(rule, signatures))
+    except RuleShapeError:
+        return 0

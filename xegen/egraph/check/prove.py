@@ -9,12 +9,14 @@ a canonical constant of its type).
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 
 import z3
 
 from ...ir.types import Type
 from . import prims
+from .ints import Formula
 from .model import Instance
 from ... import ir
 from .smt import ExactProducts, encode, variable
@@ -75,14 +77,146 @@ def _narrow(value: prims.Sized, t: Type):
     return z3.Extract(t.bits - 1, 0, value.at(max(t.bits, value.width)))
 
 
+#: the first round's time per encoding: most instances are proven (or refuted) well within it
+FIRST_ROUND_MS = 1000
+
+
 def prove(instance: Instance, timeout_ms: int = 5000) -> Proof:
-    """First with multiplications abstracted (fast when the claim follows from the lemmas; a
-    proof there is a proof), then exactly."""
-    if _has_products(instance):
-        abstract = _prove(instance, timeout_ms, abstract=True)
-        if abstract.verdict == "proved":
-            return abstract
-    return _prove(instance, timeout_ms, abstract=False)
+    """Three encodings, each a complete proof when z3 answers unsat: bit-vectors exactly
+    (wrap-around, bitwise operations), mathematical integers (`prove_integers`: range-guarded
+    arithmetic, where bit-blasted multipliers and dividers are hopeless), and bit-vectors with
+    multiplication abstracted (fast when the claim follows from the lemmas).  Each gets a short
+    first round, in the order likely to succeed first, then those that ran out of time get
+    `timeout_ms` each."""
+    exact = lambda ms: _prove(instance, ms, abstract=False)  # noqa: E731
+    integers = lambda ms: prove_integers(instance, ms)  # noqa: E731
+    abstract = lambda ms: _prove(instance, ms, abstract=True)  # noqa: E731
+    if not _has_products(instance):
+        strategies = [exact, integers]
+    elif instance.lattice:  # products guarded by ranges
+        strategies = [integers, exact, abstract]
+    else:
+        strategies = [abstract, exact, integers]
+    reasons: list[str] = []
+    for budget in sorted({min(FIRST_ROUND_MS, timeout_ms), timeout_ms}):
+        retry, reasons = [], []
+        for strategy in strategies:
+            proof = strategy(budget)
+            if proof.verdict != "unknown":
+                return proof
+            reasons.append(proof.detail)
+            if proof.detail.endswith("timeout") or proof.detail.endswith("canceled"):
+                retry.append(strategy)
+        strategies = retry
+    return Proof("unknown", detail="; ".join(dict.fromkeys(reasons)))
+
+
+def prove_integers(instance: Instance, timeout_ms: int) -> Proof:
+    """The claim over mathematical integers (an exact translation, see ints.py): first in one
+    piece for a moment, then staged.  The side claims (the rule's computations are defined, its constants fit their types) are proven
+    first; then, assuming them, each fact the premises may imply (an operation does not wrap
+    around, a division is of a non-negative or a non-positive number by a positive one, a
+    divisor is not zero) is proven on its own, and the proven facts simplify the formulas (a
+    value that does not wrap is its exact value, ...); then the claim: without the case-by-case
+    definitions of powers of two and logarithms (a proof without them is a proof), then with
+    them.  If z3 cannot decide it, the proof splits on the sign of a dividend whose sign is
+    open, and proves each case the same way.  Range-guarded rules are easy for z3 split this way
+    and hard in one piece.  A model is reported only when the interpreter confirms it."""
+    formula = Formula(instance)
+    deadline = time.monotonic() + timeout_ms / 1000
+    result, solver = _check(formula.goal(), min(DIRECT_MS, timeout_ms // 10))  # easy claims: in one piece
+    if result != z3.unknown:
+        return _answer(formula, result, solver)
+    if formula.side:
+        proof = _staged(formula, formula.side, [], time.monotonic() + timeout_ms / 4000, SPLITS)
+        if proof.verdict != "proved":
+            return proof
+    return _staged(formula, formula.claims, list(formula.side), deadline, SPLITS)
+
+
+#: the time limits of the first, unstaged attempt and of one lemma; how many times a proof may
+#: split into cases
+DIRECT_MS = 300
+LEMMA_MS = 200
+SPLITS = 2
+
+
+def _staged(formula: Formula, claims: list, assumed: list, deadline: float, splits: int) -> Proof:
+    """Proves the claims from the premises and the `assumed` facts (see prove_integers)."""
+    base = [*formula.premises, *assumed]
+    facts, proven = [], []
+    for candidate in formula.candidates:
+        budget = min(LEMMA_MS, _left_ms(deadline) // 2)
+        if _check([*base, *formula.definitions, *facts, z3.Not(candidate.fact)], budget)[0] == z3.unsat:
+            facts += [candidate.fact, *candidate.consequences]
+            proven.append(candidate)
+    premises, exact, negated = _simplified(formula, [*base, *facts], proven, claims)
+    known = {id(c) for c in proven}
+    open_signs = [d for d, k in formula.dividends
+                  if id(formula.candidates[k]) not in known and id(formula.candidates[k + 1]) not in known]
+    attempts = [(premises, False), ([*premises, *exact], False), ([*premises, *exact], True)]
+    if not exact:
+        attempts = attempts[1:]
+    end = time.monotonic() + (deadline - time.monotonic()) / (2 if splits and open_signs else 1)
+    reason = ""
+    for n, (formulas, tactic) in enumerate(attempts):
+        result, solver = _check([*formulas, negated], _left_ms(end) // (len(attempts) - n), tactic)
+        if result == z3.unsat or (result == z3.sat and formulas is not premises):  # a model of the exact formula
+            return _answer(formula, result, solver)
+        reason = reason or (solver.reason_unknown() if result == z3.unknown else "")
+    if splits and open_signs:
+        dividend = open_signs[0]
+        half = time.monotonic() + (deadline - time.monotonic()) / 2
+        for sign, until in ((dividend >= 0, half), (dividend < 0, deadline)):
+            proof = _staged(formula, claims, [*assumed, sign], until, splits - 1)
+            if proof.verdict != "proved":
+                return proof
+        return Proof("proved")
+    return Proof("unknown", detail=f"z3 (integers): {reason or 'unknown'}")
+
+
+def _simplified(formula: Formula, premises: list, proven: list, claims: list) -> tuple[list, list, object]:
+    """The premises, exact definitions and negated claim with the proven facts' simplifications:
+    the definitions they replace dropped, their substitutions made (in the order made, so a
+    value may use a variable substituted before it)."""
+    replaced = {d.get_id() for c in proven for d in c.replaces}
+    pairs: list = []
+    for c in proven:
+        if c.substitution is not None:
+            variable, value = c.substitution
+            pairs.append((variable, z3.substitute(value, *pairs) if pairs else value))
+    kept = [d for d in formula.definitions if d.get_id() not in replaced]
+    negated = z3.Not(z3.And(*claims))
+
+    def substituted(formulas: list) -> list:
+        return [z3.substitute(f, *pairs) for f in formulas] if pairs else formulas
+
+    premises, exact = substituted([*premises, *kept]), substituted(formula.exact)
+    return premises, exact, substituted([negated])[0]
+
+
+def _answer(formula: Formula, result, solver) -> Proof:
+    if result == z3.unsat:
+        return Proof("proved")
+    if result == z3.unknown:
+        return Proof("unknown", detail=f"z3 (integers): {solver.reason_unknown()}")
+    violation = formula.confirm(solver.model())
+    if violation is None:
+        return Proof("unknown", detail="z3's integer model does not break the rule in the interpreter")
+    return Proof("counterexample", violation.assignment)
+
+
+def _left_ms(deadline: float) -> int:
+    return max(1, int((deadline - time.monotonic()) * 1000))
+
+
+def _check(formulas: list, timeout_ms: int, nonlinear_tactic: bool = False):
+    """z3's answer on the formulas; `nonlinear_tactic`: through z3's tactic for nonlinear
+    integer problems (which decides some claims its default solver does not, and vice versa)."""
+    solver = z3.Then("simplify", "elim-term-ite", "qfnia").solver() if nonlinear_tactic else z3.Solver()
+    solver.set("timeout", max(1, timeout_ms))
+    solver.add(*formulas)
+    return solver.check(), solver
 
 
 def _has_products(instance: Instance) -> bool:
@@ -167,10 +301,10 @@ def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
     result = solver.check()
     if result == z3.unsat:
         return Proof("proved")
+    if result == z3.unknown:
+        return Proof("unknown", detail=f"z3 ({'abstract' if abstract else 'bit-vectors'}): {solver.reason_unknown()}")
     if abstract:
         return Proof("unknown", detail="the abstraction of multiplication was too weak")
-    if result == z3.unknown:
-        return Proof("unknown", detail=f"z3: {solver.reason_unknown()}")
     model = solver.model()
     assignment = {}
     for v in instance.variables:

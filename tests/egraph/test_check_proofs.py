@@ -1,0 +1,138 @@
+"""`xegen rules check` proves with z3 what sampling only tried: the range-guarded rules z3 used to
+time out on are proven, an integer-encoding model is a real counterexample, a rule z3 cannot
+decide fails the command unless allowed, and final verdicts are cached outside the repository."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from xegen.cli import main
+from xegen.egraph.check import VerdictCache, check_rules, rule_sources
+from xegen.egraph.check.model import instances, language_signatures, read_rules
+
+prove_module = importlib.import_module("xegen.egraph.check.prove")
+
+
+def shipped_instances(location: str, types: set[str]):
+    files = rule_sources(None)
+    signatures = language_signatures(files)
+    (rule,) = [r for f in files for r in read_rules(f) if r.location.endswith(location)]
+    return [i for i in instances(rule, signatures) if i.type_text in types]
+
+
+# rules that z3 timed out on at these types (10 s) before the integer encoding
+@pytest.mark.parametrize("location, types", [
+    ("compare.egg:45", {"t=s32", "t=u32"}),                    # x * c <= d  ->  x <= d / c
+    ("divmod.egg:98", {"t=u32", "t=u64"}),                     # (x * a + y) % b, blocks
+    ("divmod.egg:54", {"t=s32"}),                              # (x % a) % b: both signs of x
+    ("strength.egg:35", {"t=s32"}),                            # magic-number division
+])
+def test_range_guarded_rules_are_proven_by_z3(location, types):
+    for instance in shipped_instances(location, types):
+        proof = prove_module.prove(instance, 10000)
+        assert proof.verdict == "proved", (location, instance.type_text, proof.detail)
+
+
+def test_an_integer_model_is_a_counterexample_the_interpreter_confirms(tmp_path):
+    """x * c <= d is x <= d / c only when x * c cannot wrap: without that guard, the integer
+    encoding finds a wrapping x."""
+    path = tmp_path / "r.egg"
+    path.write_text("; x * c <= d is x <= d / c (not when x * c wraps)\n"
+                    "(rewrite (Le t (Mul t x (Const t c)) (Const t d)) (Le t x (Const t v1))\n"
+                    "  :when ((narrow t) (> c 0) (>= d 0) (= v1 (/ d c))) :ruleset rewrite)\n")
+    files = rule_sources([path])
+    signatures = language_signatures(files)
+    (rule,) = read_rules(files[0])
+    (instance,) = [i for i in instances(rule, signatures) if i.type_text == "t=s32"]
+    proof = prove_module.prove_integers(instance, 10000)
+    assert proof.verdict == "counterexample"
+    x, c, d = (proof.counterexample[k] for k in ("x", "c", "d"))
+    wrapped = (x * c + (1 << 31)) % (1 << 32) - (1 << 31)
+    assert (wrapped <= d) != (x <= d // c)  # the rule's two sides differ there (d, c > 0)
+
+
+# a true rule (z3 proves it); the tests below make z3 give up on it, as it does on hard rules
+UNDECIDED = ("; (x * y) * z is x * (y * z): multiplication is associative, wrapping or not\n"
+             "(rewrite (Mul t (Mul t x y) z) (Mul t x (Mul t y z)) :ruleset rewrite)\n")
+
+
+@pytest.fixture
+def z3_gives_up(monkeypatch):
+    """Every proof ends as z3's do when they run out of time (whether a given rule does depends
+    on the machine's speed: too fragile for a test)."""
+    import xegen.egraph.check as check
+
+    monkeypatch.setattr(check, "prove", lambda instance, timeout_ms: prove_module.Proof(
+        "unknown", detail="z3 (integers): timeout"))
+
+
+def xegen(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "xegen", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+
+
+def test_an_undecided_rule_is_unproven_and_fails_unless_allowed(tmp_path, z3_gives_up, capsys):
+    path = tmp_path / "assoc.egg"
+    path.write_text(UNDECIDED)
+    args = ["rules", "check", str(path), "--examples", "2", "--jobs", "1", "--no-cache"]
+    assert main(args) == 1  # in this process, where z3 gives up
+    out = capsys.readouterr().out
+    assert "unproven" in out and "timeout" in out and "--allow-unproven" in out
+    assert "assoc.egg:2" in out  # where it is
+    assert main([*args, "--allow-unproven"]) == 0
+    assert "unproven" in capsys.readouterr().out
+    assert main([*args, "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["unproven"] == 1 and data["failed"] == 1 and data["rules"][0]["verdict"] == "unproven"
+
+
+def test_final_verdicts_are_cached_and_an_edit_invalidates_them(tmp_path):
+    path = tmp_path / "r.egg"
+    path.write_text("; x + 0 is x\n(rewrite (Add t x (Const t 0)) x :ruleset rewrite)\n"
+                    "; x - x is 0\n"
+                    "(rewrite (Sub t x x) (Const t 0) :ruleset rewrite)\n")
+    cache = VerdictCache(tmp_path / "cache")
+    first = check_rules([path], examples=2, cache=cache)
+    assert [v.verdict for v in first] == ["sound", "sound"] and not any(v.cached for v in first)
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 2
+    again = check_rules([path], examples=2, cache=cache)
+    assert [(v.verdict, v.instances, v.cached) for v in again] == [("sound", v.instances, True) for v in first]
+    path.write_text(path.read_text().replace("(Const t 0) :ruleset rewrite)\n", "(Const t 1) :ruleset rewrite)\n"))
+    edited = check_rules([path], examples=2, cache=cache)
+    assert [(v.verdict, v.cached) for v in edited] == [("sound", True), ("unsound", False)]
+    assert check_rules([path], examples=2, cache=cache)[1].cached  # unsound is final too
+
+
+def test_unproven_verdicts_are_not_cached(tmp_path, z3_gives_up):
+    path = tmp_path / "assoc.egg"
+    path.write_text(UNDECIDED)
+    cache = VerdictCache(tmp_path / "cache")
+    (verdict,) = check_rules([path], examples=2, cache=cache)
+    assert verdict.verdict == "unproven"
+    assert list((tmp_path / "cache").glob("*.json")) == []
+
+
+def test_the_command_caches_under_xdg_cache_home_unless_told_not_to(tmp_path):
+    path = tmp_path / "r.egg"
+    path.write_text("; x + 0 is x\n(rewrite (Add t x (Const t 0)) x :ruleset rewrite)\n")
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    r = xegen("rules", "check", str(path), "--jobs", "1", "--no-cache", env=env)
+    assert r.returncode == 0 and not (tmp_path / "xdg").exists()
+    r = xegen("rules", "check", str(path), "--jobs", "1", env=env)
+    assert r.returncode == 0 and "from the cache" not in r.stdout
+    assert len(list((tmp_path / "xdg" / "xegen" / "rules-check").glob("*.json"))) == 1
+    r = xegen("rules", "check", str(path), "--jobs", "1", env=env)
+    assert r.returncode == 0 and "1 sound (1 rules, 1 verdicts from the cache)" in r.stdout
+
+
+@pytest.mark.parametrize("option", [["--timeout", "0"], ["--timeout", "nan"], ["--jobs", "0"], ["--examples", "-1"]])
+def test_bad_check_options_are_one_line_errors(tmp_path, option):
+    r = xegen("rules", "check", "--no-cache", *option)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("xegen: error:") and len(r.stderr.splitlines()) == 1
