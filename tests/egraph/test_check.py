@@ -5,36 +5,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from xegen import ir
 from xegen.egraph.check import check_rules
 from xegen.egraph.check.smt import encode, variable
 from xegen.egraph.rules import default_rules_directory
-from xegen.ir.types import INT_TYPES
 
-from ..ir.strategies import int_expr, int_values
+from ..ir.strategies import int_expr_at_a_point
 
 
 @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_z3_encoding_agrees_with_the_interpreter(data):
-    t = data.draw(st.sampled_from(INT_TYPES))
-    e = data.draw(int_expr(t, data.draw(st.integers(1, 3))))
-    variables = {v.name: v for v in ir.walk(e) if isinstance(v, ir.Var)}
-    env = {name: data.draw(int_values(v.type)) for name, v in variables.items()}
-    expected = int(np.asarray(ir.evaluate(e, env)).astype(object)) if not e.type.is_bool else bool(ir.evaluate(e, env))
-    z3_env = {name: variable(name, v.type) for name, v in variables.items()}
-    substitution = [(z3_env[name], z3.BitVecVal(value % (1 << variables[name].type.bits), variables[name].type.bits))
+    e, types, env, expected = data.draw(int_expr_at_a_point())
+    z3_env = {name: variable(name, t) for name, t in types.items()}
+    substitution = [(z3_env[name], z3.BitVecVal(value % (1 << types[name].bits), types[name].bits))
                     for name, value in env.items()]
     got = z3.simplify(z3.substitute(encode(e, z3_env), *substitution)) if substitution else z3.simplify(encode(e, z3_env))
-    value = got.as_long() if z3.is_bv_value(got) else z3.is_true(got)
-    if t.is_signed and isinstance(value, int) and value >> (t.bits - 1):
-        value -= 1 << t.bits
+    value = got.as_long()
+    if e.type.is_signed and value >> (e.type.bits - 1):
+        value -= 1 << e.type.bits
     assert value == expected, (str(e), env)
 
 

@@ -14,7 +14,7 @@ from xegen.egraph.check import prims
 from xegen.egraph.check.ints import Encoder
 from xegen.ir.types import INT_TYPES
 
-from ..ir.strategies import int_expr, int_values
+from ..ir.strategies import int_expr_at_a_point
 
 
 class Evaluator:
@@ -47,11 +47,7 @@ class Evaluator:
 @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_integer_encoding_agrees_with_the_interpreter(data):
-    t = data.draw(st.sampled_from(INT_TYPES))
-    e = data.draw(int_expr(t, data.draw(st.integers(1, 3))))
-    variables = {v.name: v for v in ir.walk(e) if isinstance(v, ir.Var)}
-    env = {name: data.draw(int_values(v.type)) for name, v in variables.items()}
-    expected = int(np.asarray(ir.evaluate(e, env)).astype(object))
+    e, types, env, expected = data.draw(int_expr_at_a_point())
     encoder = Encoder()  # symbolic variables: the fresh quotients and wrap counts get used
     term = encoder.encode(e, {name: z3.Int(name) for name in env})
     assert Evaluator([*encoder.definitions, *encoder.exact]).value(term, env) == expected, (str(e), env)

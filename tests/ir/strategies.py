@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import strategies as st
 
 from xegen import ir
@@ -83,6 +84,17 @@ def int_expr(draw, t: Type, depth: int, types=INT_TYPES) -> ir.Expr:
 def deep_int_expr(draw, min_depth: int = 6, max_depth: int = 7):
     t = draw(st.sampled_from(INT_TYPES))
     return draw(int_expr(t, draw(st.integers(min_depth, max_depth))))
+
+
+@st.composite
+def int_expr_at_a_point(draw, max_depth: int = 3):
+    """A small integer expression of any integer type, its variables' types, a value for each
+    variable (edges included), and the interpreter's value there (a Python int)."""
+    t = draw(st.sampled_from(INT_TYPES))
+    e = draw(int_expr(t, draw(st.integers(1, max_depth))))
+    types = {v.name: v.type for v in ir.walk(e) if isinstance(v, ir.Var)}
+    env = {name: draw(int_values(vt)) for name, vt in types.items()}
+    return e, types, env, int(np.asarray(ir.evaluate(e, env)).astype(object))
 
 
 # Any expression, for printer/parser round trips ------------------------------------------
