@@ -8,6 +8,8 @@ from xegen import hw
 from xegen.conv import build_kernel, choose_config, formulate, make_problem, parse_overrides
 from xegen.errors import ConfigError
 
+from .shapes import RESNET, scaled
+
 PROBLEM = "mb1ic32ih8oc64oh8kh3ph1"
 
 
@@ -181,3 +183,31 @@ def test_when_nothing_fits_the_error_is_the_least_demanding_candidates():
         config_for("f16", desc="mb1ic256ih8oc256oh8kh3ph1", slm_bufs=3, tg_m=4, tg_n=4, m_tile=32, n_tile=32,
                    grf=256)
     assert "gmem_bufs" not in str(error.value) and "grf=256" not in str(error.value).split(":")[-1]
+
+
+@pytest.mark.parametrize("layer, dt, platform, overrides", [
+    (3, "u8:s8:f32", "xehpg", {"fma": "dpasw", "m_tile": 16}),  # prefetching changes this layout's GRFs
+    (5, "f16", "xehpg", {"n_tile": 16}),
+    (5, "bf16", "xehpc", {"m_tile": 16}),
+    (3, "u8:s8:f32", "xelp", {}),
+])
+def test_candidates_are_those_whose_own_plan_fits(layer, dt, platform, overrides):
+    """The heuristic plans each layout once for the candidates that differ only in budgets
+    (grf, slm_bufs, gmem_bufs): it must accept exactly the candidates a plan of their own fits."""
+    from xegen.conv.builder import plan_kernel
+    from xegen.conv.config import _candidates, check_config, config_candidates
+
+    gemm = formulate(make_problem(scaled(RESNET[layer]), "FWD_B", dt, mb=1))
+    platform = hw.platform(platform)
+
+    def fits(config) -> bool:
+        try:
+            check_config(config, gemm, platform)
+            plan_kernel(gemm, config, platform)
+        except ConfigError:
+            return False
+        return True
+
+    candidates = _candidates(gemm, platform, overrides)
+    assert len(candidates) > len({c.grf for c in candidates})  # budgets vary: layouts are shared
+    assert list(config_candidates(gemm, platform, overrides)) == [c for c in candidates if fits(c)]

@@ -181,6 +181,17 @@ class KernelPlan:
 
 def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     """Lay out every buffer of the kernel; ConfigError if it does not fit the GRF or SLM."""
+    return check_budgets(plan_layout(gemm, config, hw))
+
+
+#: the config keys that scale the budgets a layout must fit; `plan_layout` reads them only
+#: through `prefetches` (whether messages are paid twice)
+BUDGET_KEYS = ("grf", "slm_bufs", "gmem_bufs")
+
+
+def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
+    """Lay out every buffer of the kernel, not yet checked against the GRF and SLM budgets
+    (the same for configs that differ only in BUDGET_KEYS and agree on `prefetches`)."""
     check_index_range(gemm.problem)
     check_config(config, gemm, hw)
     _check_tiles_can_fit(gemm, config, hw)
@@ -227,7 +238,12 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         buffers += [(plan.bias_sum.buffer, plan.bias_sum.bytes), (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
                     (Var("one", PTR), 4)]
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
+    return plan
 
+
+def check_budgets(plan: KernelPlan) -> KernelPlan:
+    """The plan, if its SLM and registers (with its config's buffer copies) fit; else ConfigError."""
+    config, hw, grf = plan.config, plan.hw, plan.hw.grf_bytes
     if plan.slm_bytes > hw.max_slm_bytes:
         buffers = f" ({config.slm_bufs} buffers)" if config.slm_bufs > 1 else ""
         raise ConfigError(f"slm=1 needs {plan.slm_bytes} bytes of SLM per group{buffers}, more than {hw}'s "

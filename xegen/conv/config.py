@@ -26,13 +26,16 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 from ..errors import ConfigError
 from ..hw import Platform
 from ..ir.types import Type
 from .dpasw import check_fused_pairs, fused_pairs_fit
 from .gemm import Gemm
+
+if TYPE_CHECKING:
+    from .builder import KernelPlan
 
 FMA_KINDS = ("dpas", "dpasw", "mad", "dp4a")
 SYSTOLIC = ("dpas", "dpasw")
@@ -242,7 +245,7 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
     the platform and the tiles allow it, SLM on before off, more buffers before fewer.  Lowering
     takes the next one when a kernel's registers do not fit after all.  When none fits, raises the error of the last
     candidate: the least demanding one, so its message says what even that lacks."""
-    from .builder import plan_kernel  # the plan knows the register and SLM footprint
+    from .builder import BUDGET_KEYS, check_budgets, plan_layout  # the plan knows the register and SLM footprint
 
     given = dict(overrides or {})
     unknown = set(given) - set(KEYS)
@@ -250,10 +253,20 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
         raise ConfigError(f"unknown config key '{sorted(unknown)[0]}' (keys: {', '.join(KEYS)})")
     last_error: ConfigError | None = None
     found = False
+    layouts: dict[tuple, KernelPlan | ConfigError] = {}  # candidates differing only in budgets share one
     for candidate in _candidates(gemm, hw, given):
         try:
             check_config(candidate, gemm, hw)
-            plan_kernel(gemm, candidate, hw)
+            key = (replace(candidate, **{k: 0 for k in BUDGET_KEYS}), prefetches(candidate, hw))
+            if key not in layouts:
+                try:
+                    layouts[key] = plan_layout(gemm, candidate, hw)
+                except ConfigError as error:
+                    layouts[key] = error
+            layout = layouts[key]
+            if isinstance(layout, ConfigError):
+                raise layout
+            check_budgets(replace(layout, config=candidate))
         except ConfigError as error:
             last_error = error
             continue
