@@ -439,11 +439,17 @@ def _pure(e: ir.Expr) -> bool:
 
 def _candidate(e: ir.Expr, model: CostModel, cache: dict) -> bool:
     """A pure integer subexpression that costs something (worth a register if shared)."""
+    # by identity first: the rounds of CSE revisit the same objects, and comparing equal trees
+    # structurally walks them (the entry keeps `e` alive, so its id is not reused)
+    seen = cache.get(id(e))
+    if seen is not None:
+        return seen[1]
     known = cache.get(e)
     if known is None:
         known = (e.type.is_int and e.type.lanes == 1 and not isinstance(e, (ir.Var, ir.IntImm))
                  and _pure(e) and model.dag_cost(e) > 0)
         cache[e] = known
+    cache[id(e)] = (e, known)
     return known
 
 
@@ -460,7 +466,7 @@ def bind_common_subexpressions(stmt: ir.Stmt, model: CostModel) -> tuple[ir.Stmt
     counter = 0
     depends: dict[str, set[str]] = {}  # let variable -> the variables its value really uses
     home_scope: dict[str, tuple] = {}  # let variable -> the binders enclosing where it will be placed
-    cache: dict[ir.Expr, bool] = {}
+    cache: dict = {}  # _candidate's answers, by expression and by id
     while True:
         # each round binds the largest worthwhile subexpressions that do not contain each other;
         # the smaller ones inside them are reconsidered in the next round
