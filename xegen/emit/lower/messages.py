@@ -91,14 +91,12 @@ class Messages:
 
     def plan(self, body) -> None:
         """Find the global buffers addressed at several constant distances from one variable
-        offset (`buffer[v + c]` for two or more c): those share a 64-bit pointer (`_pointer`)."""
+        offset (`buffer[v + c]` for two or more c): those share a 64-bit pointer (`bind_pointers`)."""
         distances: dict[tuple[str, E.Var], set[int]] = {}
         for node in nodes(body):
-            if isinstance(node, E.Ptr):
-                split = _variable_plus_constant(node.offset)
-                variable, constant = split if split is not None else (node.offset, 0)
-                if isinstance(variable, E.Var):
-                    distances.setdefault((node.buffer.name, variable), set()).add(constant)
+            split = _variable_plus_constant(node.offset) if isinstance(node, E.Ptr) else None
+            if split is not None:
+                distances.setdefault((node.buffer.name, split[0]), set()).add(split[1])
         self.shared_offsets = [key for key, constants in distances.items() if len(constants) > 1]
 
     # --- operands -----------------------------------------------------------------------------
@@ -106,8 +104,6 @@ class Messages:
         bound = self.x.buffer(ptr.buffer)
         if isinstance(bound, GlobalBuffer):
             split = _variable_plus_constant(ptr.offset)
-            if split is None and isinstance(ptr.offset, E.Var):
-                split = ptr.offset, 0
             pointer = self.pointers.get((ptr.buffer.name, split[0])) if split is not None else None
             if pointer is not None:  # buffer + v + c: buffer + v once for every c
                 return Address("global", pointer, Constant(split[1], S32))
@@ -621,9 +617,11 @@ class Messages:
 
 
 def _variable_plus_constant(offset: E.Expr) -> tuple[E.Var, int] | None:
-    """(v, c) when a memory offset is an s32 variable plus a constant.  Computing base + v and
-    then + c in 64 bits equals base + (v + c) for every offset a message can validly reach
-    (v + c does not wrap: the conv builder keeps indices within s32)."""
+    """(v, c) when a memory offset is a variable (c = 0) or an s32 variable plus a constant.
+    Computing base + v and then + c in 64 bits equals base + (v + c) for every offset a message
+    can validly reach (v + c does not wrap: the conv builder keeps indices within s32)."""
+    if isinstance(offset, E.Var):
+        return offset, 0
     if not (isinstance(offset, E.Binary) and offset.op == "add" and offset.type == S32):
         return None
     for variable, constant in ((offset.a, offset.b), (offset.b, offset.a)):
