@@ -41,19 +41,26 @@ if TYPE_CHECKING:
 
 def check_fused_pairs(config: Config, hw: Platform) -> None:
     """ConfigError unless `config` (fma=dpasw) can run as fused pairs on `hw`."""
-    if not hw.has_dpasw:
-        raise ConfigError(f"fma=dpasw: {hw} has no dpasw (XeHPG's fused thread pairs); use fma=dpas")
-    if config.tg_n % 2:
-        raise ConfigError(f"fma=dpasw: tg_n={config.tg_n} is odd, but the fused threads 2i and 2i+1 of a group "
-                          "must be neighbours along N (the same M tile); use an even tg_n")
-    if config.m_tile % 2:
-        raise ConfigError(f"fma=dpasw: m_tile={config.m_tile} is odd, but each thread of a pair holds half of "
-                          "A's rows; use an even m_tile")
+    reason = _unpaired(config, hw)
+    if reason:
+        raise ConfigError(f"fma=dpasw: {reason}")
 
 
 def fused_pairs_fit(config: Config, hw: Platform) -> bool:
     """Whether `config` (with fma=dpas) could run its dpas as dpasw."""
-    return hw.has_dpasw and config.tg_n % 2 == 0 and config.m_tile % 2 == 0
+    return _unpaired(config, hw) is None
+
+
+def _unpaired(config: Config, hw: Platform) -> str | None:
+    """Why the config's threads cannot run as fused pairs on `hw` (None: they can)."""
+    if not hw.has_dpasw:
+        return f"{hw} has no dpasw (XeHPG's fused thread pairs); use fma=dpas"
+    if config.tg_n % 2:
+        return (f"tg_n={config.tg_n} is odd, but the fused threads 2i and 2i+1 of a group must be neighbours "
+                "along N (the same M tile); use an even tg_n")
+    if config.m_tile % 2:
+        return f"m_tile={config.m_tile} is odd, but each thread of a pair holds half of A's rows; use an even m_tile"
+    return None
 
 
 def pair_half(thread_id_n: Idx) -> Idx:
