@@ -1,5 +1,5 @@
 """Index expressions like those of convolution kernels, written by hand from the formulas of
-../shared/reference/conv-generator.md (and oneDNN's generator): input/weight/output offsets in
+oneDNN's convolution generator (docs/design.md): input/weight/output offsets in
 several layouts, padding checks, packed grid-id unpacking, SLM and GRF offsets.
 
 Every variable has a declared non-negative range.  Divisions and remainders only take dividends

@@ -1,7 +1,7 @@
 """GRF bank rules, checked on the final instructions of compiled kernels by a reading of their
 operands written here (not the allocator's own bookkeeping).
 
-Facts (../shared/reference/xe-isa.md section 8, nGEN's Bundle::locate): register rN is in bank
+Facts (docs/lowering.md, Register banks; nGEN's Bundle::locate): register rN is in bank
 N & 1 on XeLP and XeHPC, (N >> 1) & 1 on XeHPG.  Performance rules (a conflict costs cycles,
 never a wrong result): dpas src0 and src2 in different banks; a three-source instruction, which
 runs one GRF of 32-bit lanes per pass, not reading all three sources of a pass from one bank.

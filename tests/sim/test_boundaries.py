@@ -1,5 +1,5 @@
 """The simulator reads instruction bytes through the decoder only: importing it, and running a
-kernel with it, never loads xegen's encoder or assembler (docs/sim.md, DESIGN.md)."""
+kernel with it, never loads xegen's encoder or assembler (docs/sim.md, docs/design.md)."""
 
 from __future__ import annotations
 

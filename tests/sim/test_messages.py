@@ -1,6 +1,6 @@
 """Send messages on device memory: LSC (XeHPG, XeHPC) and legacy HDC (XeLP) loads, stores,
 block and transposed accesses, atomics, SLM, surfaces with bounds checks, and faults.
-Descriptors are built here from the field layout in messages.md; expected memory and
+Descriptors are built here from the field layout in docs/messages.md; expected memory and
 register contents are computed with numpy."""
 
 from __future__ import annotations

@@ -339,7 +339,7 @@ def _candidates(gemm: Gemm, hw: Platform, given: dict[str, object]) -> list[Conf
 
 
 def _buffering_options(config: Config, slm: int, given: dict[str, object]) -> list[tuple[int, int]]:
-    """(gmem_bufs, slm_bufs) to try, best first (conv-generator.md): SLM double buffering with at
+    """(gmem_bufs, slm_bufs) to try, best first (oneDNN's, docs/design.md): SLM double buffering with at
     most 8 threads per group, else triple; two register copies of the global loads for dpas.  When
     the registers do not fit, gmem_bufs drops to 1 first; when SLM does not, slm_bufs goes 3 -> 2 -> 1."""
     slm_bufs = (2 if config.threads_per_group <= 8 else 3) if slm else 1

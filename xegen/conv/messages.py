@@ -6,7 +6,7 @@ its elements are adjacent in memory and share one in-bounds condition: the dimen
 component indexes a tensor dimension with stride 1 in the layout, runs never cross a block or a
 component boundary, the start is dword aligned, and the line fits the platform's largest block
 message.  Otherwise it is a *scattered* message with one address and one mask bit per element,
-at most `max_message_simd` elements.  (The order of preference is conv-generator.md's: block
+at most `max_message_simd` elements.  (The order of preference is oneDNN's (docs/design.md): block
 first, scattered when no block fits.)
 
 Coordinates are unpacked into problem components once per distinct coordinate and bound with

@@ -13,7 +13,7 @@ control registers) and how the hardware orders it:
 A `Footprint` is two Python ints: one bit per register *unit* (a GRF row, a0, an
 accumulator, the flags, the control registers) for a quick overlap test, and one bit per
 byte, 64 bits per unit, for the exact one.  Facts come from IGA's RegDeps.cpp and nGEN's
-auto-SWSB (see /work/shared/reference/xe-isa.md §2); where they differ we take the stricter.
+auto-SWSB (see docs/encoding.md, SWSB); where they differ we take the stricter.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ first: their only meaning is SWSB, which this pass recomputes.
                                            form assign_swsb takes
     count_syncs(instructions)              the sync.nop/allrd/allwr a kernel holds
 
-How (after IGA's SWSBSetter and nGEN's auto-SWSB, see /work/shared/reference/xe-isa.md §2):
+How (after IGA's SWSBSetter and nGEN's auto-SWSB, see docs/encoding.md, SWSB):
 
 - Footprints (`footprint.py`) are byte-exact.  Read-after-write, write-after-write and
   write-after-read all count; the hardware orders what stays inside one in-order pipe

@@ -6,7 +6,7 @@ platforms differ, the difference is keyed by the `xegen.hw.Platform` record's fi
 the XeLP/XeHPG layout, 10-bit = the XeHPC layout).
 
 Sources: IGA's models and the `iga64` tool itself (the oracle), oneDNN nGEN's
-`ngen_gen12.hpp`; see /work/shared/reference/xe-isa.md.
+`ngen_gen12.hpp`; see docs/encoding.md.
 """
 
 from __future__ import annotations

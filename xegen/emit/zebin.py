@@ -7,7 +7,7 @@ and an `.note.intelgt.compat` section naming the target (product family, GFX cor
 .ze_info version).  `write_zebin` produces what `ocloc validate` accepts; `read_zebin`
 reads IGC's zebins (from `ocloc compile`) and ours back into the same data model.
 
-Field meanings: `/work/shared/reference/dispatch-abi.md` and NEO's `zeinfo.h`.
+Field meanings: docs/dispatch.md and NEO's `zeinfo.h`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Dispatch a kernel the way Intel's runtime (NEO) does for a zebin: payload and threads.
 
-What each thread finds at entry (see /work/shared/reference/dispatch-abi.md):
+What each thread finds at entry (see docs/dispatch.md):
 - r0: group ids in r0.1/r0.6/r0.7; on COMPUTE_WALKER platforms r0.0 = offset of the group's
   indirect data from General State Base (64-byte aligned), r0.2[7:0] = thread index in the
   group and r0.2[31:24] = threads in the group.

@@ -1,5 +1,5 @@
 """The dispatch ABI: how the runtime starts our threads, what they find, and the `.ze_info`
-that tells it so (facts: /work/shared/reference/dispatch-abi.md; the simulator follows NEO).
+that tells it so (facts: docs/dispatch.md; the simulator follows NEO).
 
 Geometry.  One IR thread is one hardware thread.  The kernel is dispatched at SIMD `simd`
 (the spec's, if the platform runs it) with a work-group of (tg0 * simd, tg1, tg2) work-items,

@@ -1,6 +1,6 @@
 """Memory messages: IR `send` calls, loads and stores of memory, per platform.
 
-Message families (facts: /work/shared/reference/messages.md):
+Message families (facts: docs/messages.md):
 
 - LSC (platforms with `hw.has_lsc`): global memory through `ugm` with flat A64 addresses, SLM
   through `slm` with A32 offsets.  A block is one or more *transposed* d32 loads/stores

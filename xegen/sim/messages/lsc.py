@@ -1,6 +1,6 @@
 """LSC messages (sfid ugm, ugml, slm): loads, stores, transposed block loads, atomics, fences.
 
-Descriptor (see messages.md): [5:0] opcode, [8:7] address size, [11:9] data size, [14:12]
+Descriptor (see docs/messages.md): [5:0] opcode, [8:7] address size, [11:9] data size, [14:12]
 vector size (the component mask of quad ops), [15] transpose, [30:29] address type;
 exDesc[31:24] is the binding table index of BTI messages.
 
