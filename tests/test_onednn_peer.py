@@ -171,19 +171,6 @@ def test_bench_table_on_one_scaled_layer(sources, ocloc, tmp_path):
     assert f"worst {row['ratios']['best_onednn']:.2f} (res2a_branch2b" in result.stdout
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (["--peer", "onednn", "--cases", "xehpg/fwd_b/f16"], "--peer onednn runs f32 forward cases"),
-    (["--peer", "onednn", "--onednn-dir", "/nonexistent"], "oneDNN's OpenCL sources not found: /nonexistent has no"),
-    (["--peer", "mkl"], "argument --peer: invalid choice: 'mkl'"),
-    (["--layers", "res2a,nomatch"], "no layer matches 'nomatch'"),
-])
-def test_bad_arguments_give_one_line_and_status_2(arguments, message, tmp_path):
-    result = subprocess.run([sys.executable, str(RUN), *arguments], capture_output=True, text=True, cwd=tmp_path)
-    assert result.returncode == 2
-    assert result.stdout == ""
-    assert len(result.stderr.splitlines()) == 1 and message in result.stderr, result.stderr
-
-
 def test_layers_by_name_descriptor_or_all():
     import importlib.util
     spec = importlib.util.spec_from_file_location("bench_e2e_run", RUN)

@@ -45,8 +45,8 @@ SUB_GROUP = 16
 
 def find_sources(explicit: str | None = None) -> Path:
     """The folder holding oneDNN's OpenCL sources (it has src/gpu/ocl/): `explicit`, else
-    $XEGEN_ONEDNN_OCL, else shared/peers/onednn-v3.2-ocl beside this checkout or beside one of
-    its parent directories (/work/main/../shared and /work/wt/NAME/../../shared alike)."""
+    $XEGEN_ONEDNN_OCL, else shared/peers/onednn-v3.2-ocl in the nearest directory above this
+    checkout that has one (a checkout and a worktree one level deeper find the same folder)."""
     given = explicit or os.environ.get(ENVIRONMENT)
     here = Path(__file__).resolve().parent
     candidates = [Path(given)] if given else [parent / PEER_FOLDER for parent in here.parents]
