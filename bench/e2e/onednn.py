@@ -16,7 +16,7 @@ project's shared folder keeps them (`find_sources`), never copied into this repo
 
 `arguments` lays numpy's logical tensors out as the kernel reads them (nhwc, nchw or nChw16c
 activations; OIhw16i16o weights, or Ohwi16o for the first layer; channels padded with zeros to
-the blocks), `outputs` reads the destination back, and `simulate` runs a compiled kernel over its
+the blocks), `read_back` reads the destination back, and `simulate` runs a compiled kernel over its
 whole grid in xegen's simulator.  A problem these kernels do not cover raises `UnsupportedError`
 whose message says why.
 """
