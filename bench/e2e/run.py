@@ -1,4 +1,9 @@
-"""xegen against IGC, layer by layer of resnet_50: compile time, inner loop, modeled cycles.
+"""xegen against its peers, layer by layer of resnet_50: compile time, inner loop, modeled cycles.
+
+Two tables: against the naive OpenCL C kernel compiled by IGC (`--peer igc`, the default, below),
+or against oneDNN v3.2's production OpenCL convolutions (`--peer onednn`, production.py).
+
+--peer igc
 
 For every layer of tests/data/shapes_resnet_50 at minibatch 1 and every case of issue 8's
 acceptance matrix (the cases of tests/test_end_to_end.py):
@@ -32,6 +37,23 @@ verify, 2 for bad arguments.
     python bench/e2e/run.py --scaled                               # the same, layers scaled down
     python bench/e2e/run.py --cases 'xehpg/fwd_b/*' --layers res2a,res3a --json /tmp/e2e.json
     python bench/e2e/run.py --cases 'xelp/*,*/bwd_*/bf16' --layers res5a_branch2a
+
+--peer onednn
+
+For the f32 forward cases among those selected (default: XeLP and XeHPG), per layer: xegen,
+oneDNN's gen9_conv_nhwc_fwd (nhwc) and gen9_conv_fwd (nChw16c) compiled by ocloc with the macros
+oneDNN's C++ sets, and the naive IGC kernel; each run in the simulator over its whole grid, checked
+against numpy, and counted: instructions, inner-loop instructions, sends, FMA instructions,
+modeled cycles (and the roofline fraction when the cost model gives one), xegen's cycles over each
+kernel's.  Summary per case: geometric mean and worst of xegen / the better oneDNN kernel.  A
+kernel oneDNN would not run for a layer is listed with the reason.  oneDNN's sources are read from
+--onednn-dir, $XEGEN_ONEDNN_OCL or shared/peers/onednn-v3.2-ocl beside a parent of this checkout.
+
+    python bench/e2e/run.py --peer onednn --layers all
+    python bench/e2e/run.py --peer onednn --cases xelp/fwd_b/f32 --layers res2a_branch2b,res4a_branch2b
+    python bench/e2e/run.py --peer onednn --layers mb1ic256ih56oc128oh56kh1ph0   # a layer of one's own
+
+--layers takes substrings of resnet_50 layer names, benchdnn descriptors, or 'all' (the default).
 """
 
 from __future__ import annotations
@@ -39,60 +61,27 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
-import math
-import os
 import platform as host
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.e2e import peer  # noqa: E402
+from bench.e2e import onednn, production  # noqa: E402
+from bench.e2e.measure import CASES, Case, layer_name, peer_side, xegen_side  # noqa: E402
 from tests.conv.shapes import RESNET, scaled, short_name  # noqa: E402
-from tests.test_end_to_end import CONFIGS as ACCEPTANCE_MATRIX  # noqa: E402
 from xegen import hw as hwlib  # noqa: E402
 from xegen import oracles  # noqa: E402
 from xegen.cli import ArgumentParser  # noqa: E402
-from xegen.conv import Descriptor, make_problem  # noqa: E402
-from xegen.conv.check import compare, random_inputs  # noqa: E402
-from xegen.conv.problem import Problem  # noqa: E402
-from xegen.emit.analysis import kernel_counts  # noqa: E402
-from xegen.emit.cost import kernel_cycles  # noqa: E402
-from xegen.emit.decoder import decode_with_sizes  # noqa: E402
-from xegen.emit.zebin import read_zebin  # noqa: E402
-from xegen.errors import Error  # noqa: E402
-from xegen.pipeline import compile_problem  # noqa: E402
-from xegen.report import peak_fraction  # noqa: E402
-from xegen.verify import verify  # noqa: E402
+from xegen.conv import Descriptor, parse_descriptor  # noqa: E402
+from xegen.errors import Error, ParseError  # noqa: E402
 
-SEED = 0
 DIRECTION_WORDS = {"FWD_B": "forward", "BWD_D": "backward-data", "BWD_WB": "backward-weights (with bias)"}
-
-
-@dataclass(frozen=True)
-class Case:
-    """One cell kind of the matrix: a platform, a direction and data types."""
-
-    hw: str
-    direction: str
-    dt: str
-
-    @property
-    def name(self) -> str:
-        return f"{self.hw}/{self.direction.lower()}/{self.dt}"
-
-    def problem(self, desc: Descriptor) -> Problem:
-        return make_problem(desc, self.direction, self.dt, mb=1)
-
-
-# the acceptance matrix, as the end-to-end tests run it
-CASES = tuple(Case(*fields) for fields in ACCEPTANCE_MATRIX)
 
 
 def _selected(patterns: str, names: list[str], matches, what: str) -> set[str]:
@@ -114,84 +103,27 @@ def select_cases(patterns: str) -> list[Case]:
     return [c for c in CASES if c.name in chosen]
 
 
-def select_layers(substrings: str, scale: bool) -> list[Descriptor]:
-    """Layers whose name contains one of the substrings, real size or scaled as in the tests."""
-    chosen = _selected(substrings, [short_name(d) for d in RESNET], lambda name, part: part in name, "layer")
-    return [scaled(d) if scale else d for d in RESNET if short_name(d) in chosen]
-
-
-def timed_process(what: str, argv: list[str], cwd: str) -> float:
-    """Wall-clock seconds of a whole process; a failure is an Error quoting its first error line."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    # Timed as an installed package runs: from cached bytecode, not recompiling xegen's sources
-    # in every process (which PYTHONDONTWRITEBYTECODE=1 would make it do).
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    started = time.perf_counter()
-    result = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
-    seconds = time.perf_counter() - started
-    if result.returncode != 0:
-        lines = (result.stderr + result.stdout).strip().splitlines() or [f"exit status {result.returncode}"]
-        raise Error(f"{what} failed: {next((line for line in lines if 'error:' in line.lower()), lines[-1])}")
-    return seconds
-
-
-def binary_counts(zebin: bytes, kernel: str, hw: hwlib.Platform) -> tuple[list, dict]:
-    """Counts of a binary; `math_density` is the inner loop's, or the whole kernel's when the
-    compiler unrolled every loop around the multiplies (`unrolled`)."""
-    instructions, sizes = decode_with_sizes(read_zebin(zebin).kernel(kernel).code, hw)
-    counts = kernel_counts(instructions, sizes)
-    unrolled = counts.inner is None
-    density = (counts.total if unrolled else counts.inner).math_density
-    return instructions, {**counts.as_dict(), "math_density": density, "unrolled": unrolled}
-
-
-def modeled(problem: Problem, zebin: bytes, kernel: str, hw: hwlib.Platform, executions, group_threads: int) -> dict:
-    """Counts, modeled cycles and fraction of peak of a binary run in the simulator, whose thread
-    groups of `group_threads` threads each share one subslice (as `xegen conv` models them)."""
-    instructions, counts = binary_counts(zebin, kernel, hw)
-    cycles = kernel_cycles(instructions, executions, hw, group_threads=group_threads)
-    return {**counts, "modeled": cycles.as_dict(), "device_cycles": cycles.device,
-            "peak_fraction": peak_fraction(problem, hw, cycles)}
-
-
-def xegen_side(problem: Problem, case: Case, tmp: str) -> dict:
-    argv = [sys.executable, "-m", "xegen", "conv", str(problem.desc), "--mb", "1", "--dir", case.direction,
-            "--dt", case.dt, "--hw", case.hw, "-o", "xegen.zebin", "--no-model"]
-    seconds = timed_process("xegen conv", argv, tmp)
-    compilation = compile_problem(problem, case.hw)
-    zebin = compilation.zebin()
-    if zebin != Path(tmp, "xegen.zebin").read_bytes():
-        raise Error(f"{problem.desc}: the command and the library compiled different bytes")
-    checked = verify(compilation, seed=SEED)
-    compiled = compilation.compiled
-    return {"compile_seconds": seconds, "grfs": compiled.stats.grfs_used,
-            "config": str(compilation.config),
-            **modeled(problem, zebin, compiled.name, compiled.hw, checked.run.executions,
-                      math.prod(compiled.local_size) // compiled.simd),
-            "hazards": len(checked.run.hazards), "verify": [str(c) for c in checked.comparisons],
-            "verified": checked.ok}
-
-
-def peer_side(problem: Problem, case: Case, tmp: str) -> dict:
-    hw = hwlib.platform(case.hw)
-    Path(tmp, "peer.cl").write_text(peer.opencl_source(problem))
-    argv = [oracles.find_tool("ocloc"), "compile", "-file", "peer.cl", "-device", hw.ocloc_device,
-            "-output", "peer", "-output_no_suffix", "--format", "zebin"]
-    seconds = timed_process("ocloc compile", argv, tmp)
-    zebin = Path(tmp, "peer").read_bytes()
-    tensors = random_inputs(problem, SEED)
-    got, result = peer.simulate(problem, zebin, hw, tensors)
-    comparisons = compare(problem, got, tensors)
-    return {"compile_seconds": seconds,
-            # each of the peer's groups is one sub-group: one thread
-            **modeled(problem, zebin, peer.kernel_name(problem), hw, result.executions, group_threads=1),
-            "verify": [str(c) for c in comparisons], "verified": all(c.ok for c in comparisons)}
+def select_layers(items: str, scale: bool) -> list[Descriptor]:
+    """The layers the comma-separated items name, real size or scaled as in the tests: substrings
+    of resnet_50 layer names, benchdnn descriptors (layers of one's own, after resnet_50's, in the
+    order given), or 'all' (also the default)."""
+    names, own = [], []
+    for item in filter(None, items.split(",")):
+        try:
+            desc = parse_descriptor(item)
+            own.append(desc if desc.name else replace(desc, name=item))
+        except ParseError:
+            names.append(item)
+    every = "all" in names or not (names or own)
+    chosen = _selected("" if every else ",".join(names), [short_name(d) for d in RESNET],
+                       lambda name, part: part in name, "layer") if every or names else set()
+    return [scaled(d) if scale else d for d in [*(d for d in RESNET if short_name(d) in chosen), *own]]
 
 
 def measure(desc: Descriptor, case: Case) -> dict:
     """One row: both sides of one layer and case (a failure is recorded, not raised)."""
     started = time.perf_counter()
-    row: dict = {"layer": short_name(desc), "descriptor": str(desc)}
+    row: dict = {"layer": layer_name(desc), "descriptor": str(desc)}
     try:
         problem = case.problem(desc)
         with tempfile.TemporaryDirectory(prefix="xegen-e2e-") as tmp:
@@ -268,36 +200,60 @@ def run_case(case: Case, layers: list[Descriptor], scale: bool) -> dict:
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = ArgumentParser(prog="bench/e2e/run.py", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--peer", choices=("igc", "onednn"), default="igc",
+                        help="igc: the naive OpenCL C kernel (default); onednn: oneDNN v3.2's production OpenCL "
+                        "kernels, the naive one beside them")
     parser.add_argument("--cases", default="", help="comma-separated shell patterns of case names hw/direction/dt, "
-                        "e.g. 'xehpg/fwd_b/f32', 'xelp/*', '*/bwd_*/bf16' (default: all 13)")
-    parser.add_argument("--layers", default="", help="comma-separated substrings of layer names (default: all 20)")
+                        "e.g. 'xehpg/fwd_b/f32', 'xelp/*', '*/bwd_*/bf16' (default: all 13; with --peer onednn "
+                        f"the f32 forward ones among them, default {production.DEFAULT_CASES})")
+    parser.add_argument("--layers", default="", help="comma-separated substrings of layer names, benchdnn "
+                        "descriptors of layers of your own, or 'all' (default: all 20)")
     parser.add_argument("--scaled", action="store_true",
                         help="layers scaled down as in the tests (at most 4x4 outputs, channels / 8): a quick run")
+    parser.add_argument("--onednn-dir", metavar="DIR",
+                        help="oneDNN's OpenCL sources for --peer onednn (the folder with src/gpu/ocl/; default "
+                        f"${onednn.ENVIRONMENT}, else {onednn.PEER_FOLDER} beside a parent of this checkout)")
     parser.add_argument("--json", default=str(ROOT / "bench" / "e2e" / "results.json"), help="where to write JSON")
     return parser.parse_args(argv)
+
+
+FOOTNOTE = """\
+inner-loop instructions '-': no loop around the multiplies (fully unrolled); math density then
+counts the whole kernel (marked *).  Modeled cycles: xegen.emit.cost over a simulator run of the grid.
+Summary: medians over the layers; goals density xegen/IGC >= 5x, compile time xegen/ocloc <= 1x."""
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
     try:
-        cases, layers = select_cases(args.cases), select_layers(args.layers, args.scaled)
+        layers = select_layers(args.layers, args.scaled)
+        if args.peer == "onednn":
+            cases = production.select_cases(select_cases(args.cases or production.DEFAULT_CASES))
+            sources = onednn.find_sources(args.onednn_dir)
+        else:
+            cases = select_cases(args.cases)
         ocloc = oracles.find_tool("ocloc")
         if Path(args.json).is_dir() or not Path(args.json).resolve().parent.is_dir():  # now, not after the run
             raise Error(f"--json {args.json}: not a file in an existing directory")
     except Error as error:
         sys.stderr.write(f"xegen: error: {error}\n")
         return 2
-    results = [run_case(case, layers, args.scaled) for case in cases]
-    print("inner-loop instructions '-': no loop around the multiplies (fully unrolled); math density then\n"
-          "counts the whole kernel (marked *).  Modeled cycles: xegen.emit.cost over a simulator run of the grid.\n"
-          "Summary: medians over the layers; goals density xegen/IGC >= 5x, compile time xegen/ocloc <= 1x.")
-    for result in results:
-        print(format_summary(result["summary"]))
     report = {"host": host.node(), "python": sys.version.split()[0], "ocloc": ocloc, "scaled": args.scaled,
-              "cases": results}
-    Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+              "peer": args.peer}
+    if args.peer == "onednn":
+        results = [production.run_case(case, layers, args.scaled, sources) for case in cases]
+        print(production.FOOTNOTE)
+        summaries, ok = production.format_summary, not any(production.failed(row) for r in results for row in r["layers"])
+        report["onednn_sources"] = str(sources)
+    else:
+        results = [run_case(case, layers, args.scaled) for case in cases]
+        print(FOOTNOTE)
+        summaries, ok = format_summary, all(passed(row) for r in results for row in r["layers"])
+    for result in results:
+        print(summaries(result["summary"]))
+    Path(args.json).write_text(json.dumps({**report, "cases": results}, indent=2) + "\n")
     print(f"wrote {args.json}")
-    return 0 if all(passed(row) for result in results for row in result["layers"]) else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -103,6 +103,10 @@ def test_bf16_conversions_round_to_nearest_even_and_keep_nans():
     (["--cases", "xehpg/fwd_b/f32,xehpg/fwd_b/f64"], "no case matches 'xehpg/fwd_b/f64'"),
     (["--scaled", "--bogus"], "unrecognized arguments: --bogus"),
     (["--json", "/nonexistent-directory/e2e.json"], "--json /nonexistent-directory/e2e.json:"),
+    (["--layers", "res2a,nomatch"], "no layer matches 'nomatch'"),
+    (["--peer", "mkl"], "argument --peer: invalid choice: 'mkl'"),
+    (["--peer", "onednn", "--cases", "xehpg/fwd_b/f16"], "--peer onednn runs f32 forward cases"),
+    (["--peer", "onednn", "--onednn-dir", "/nonexistent"], "oneDNN's OpenCL sources not found: /nonexistent has no"),
 ])
 def test_bad_arguments_give_one_line_and_status_2(arguments, message, tmp_path):
     result = subprocess.run([sys.executable, str(RUN), *arguments], capture_output=True, text=True, cwd=tmp_path)

@@ -1,0 +1,131 @@
+"""What both e2e tables measure of a kernel: compile time of a whole process, static counts of the
+binary, a verified simulator run of its whole grid, and the cost model's cycles over that run's
+per-instruction execution counts (`xegen.emit.cost`, the same model for every binary).
+
+xegen's kernel (`xegen_side`) and the naive OpenCL peer compiled by IGC (`peer_side`) are
+measured here; oneDNN's production kernels in production.py, with the same `modeled`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.e2e import peer
+from tests.conv.shapes import short_name
+from tests.test_end_to_end import CONFIGS as ACCEPTANCE_MATRIX
+from xegen import hw as hwlib
+from xegen import oracles
+from xegen.conv import Descriptor, make_problem
+from xegen.conv.check import compare, random_inputs
+from xegen.conv.problem import Problem
+from xegen.emit.analysis import kernel_counts
+from xegen.emit.cost import kernel_cycles
+from xegen.emit.decoder import decode_with_sizes
+from xegen.emit.zebin import read_zebin
+from xegen.errors import Error
+from xegen.pipeline import compile_problem
+from xegen.report import peak_fraction
+from xegen.verify import verify
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = 0
+
+
+@dataclass(frozen=True)
+class Case:
+    """One cell kind of the matrix: a platform, a direction and data types."""
+
+    hw: str
+    direction: str
+    dt: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.hw}/{self.direction.lower()}/{self.dt}"
+
+    def problem(self, desc: Descriptor) -> Problem:
+        return make_problem(desc, self.direction, self.dt, mb=1)
+
+
+# the acceptance matrix, as the end-to-end tests run it
+CASES = tuple(Case(*fields) for fields in ACCEPTANCE_MATRIX)
+
+
+def layer_name(desc: Descriptor) -> str:
+    """A resnet_50 layer's name; a layer of the user's own goes by its descriptor."""
+    return short_name(desc) or str(desc)
+
+
+def timed_process(what: str, argv: list[str], cwd: str) -> float:
+    """Wall-clock seconds of a whole process; a failure is an Error quoting its first error line."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    # Timed as an installed package runs: from cached bytecode, not recompiling xegen's sources
+    # in every process (which PYTHONDONTWRITEBYTECODE=1 would make it do).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    started = time.perf_counter()
+    result = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - started
+    if result.returncode != 0:
+        lines = (result.stderr + result.stdout).strip().splitlines() or [f"exit status {result.returncode}"]
+        raise Error(f"{what} failed: {next((line for line in lines if 'error:' in line.lower()), lines[-1])}")
+    return seconds
+
+
+def binary_counts(zebin: bytes, kernel: str, hw: hwlib.Platform) -> tuple[list, dict]:
+    """Counts of a binary; `math_density` is the inner loop's, or the whole kernel's when the
+    compiler unrolled every loop around the multiplies (`unrolled`)."""
+    instructions, sizes = decode_with_sizes(read_zebin(zebin).kernel(kernel).code, hw)
+    counts = kernel_counts(instructions, sizes)
+    unrolled = counts.inner is None
+    density = (counts.total if unrolled else counts.inner).math_density
+    return instructions, {**counts.as_dict(), "math_density": density, "unrolled": unrolled}
+
+
+def modeled(problem: Problem, zebin: bytes, kernel: str, hw: hwlib.Platform, executions, group_threads: int) -> dict:
+    """Counts, modeled cycles and fraction of peak of a binary run in the simulator, whose thread
+    groups of `group_threads` threads each share one subslice (as `xegen conv` models them)."""
+    instructions, counts = binary_counts(zebin, kernel, hw)
+    cycles = kernel_cycles(instructions, executions, hw, group_threads=group_threads)
+    return {**counts, "modeled": cycles.as_dict(), "device_cycles": cycles.device,
+            "peak_fraction": peak_fraction(problem, hw, cycles)}
+
+
+def xegen_side(problem: Problem, case: Case, tmp: str) -> dict:
+    argv = [sys.executable, "-m", "xegen", "conv", str(problem.desc), "--mb", "1", "--dir", case.direction,
+            "--dt", case.dt, "--hw", case.hw, "-o", "xegen.zebin", "--no-model"]
+    seconds = timed_process("xegen conv", argv, tmp)
+    compilation = compile_problem(problem, case.hw)
+    zebin = compilation.zebin()
+    if zebin != Path(tmp, "xegen.zebin").read_bytes():
+        raise Error(f"{problem.desc}: the command and the library compiled different bytes")
+    checked = verify(compilation, seed=SEED)
+    compiled = compilation.compiled
+    return {"compile_seconds": seconds, "grfs": compiled.stats.grfs_used,
+            "config": str(compilation.config),
+            **modeled(problem, zebin, compiled.name, compiled.hw, checked.run.executions,
+                      math.prod(compiled.local_size) // compiled.simd),
+            "hazards": len(checked.run.hazards), "verify": [str(c) for c in checked.comparisons],
+            "verified": checked.ok}
+
+
+def peer_side(problem: Problem, case: Case, tmp: str) -> dict:
+    hw = hwlib.platform(case.hw)
+    Path(tmp, "peer.cl").write_text(peer.opencl_source(problem))
+    argv = [oracles.find_tool("ocloc"), "compile", "-file", "peer.cl", "-device", hw.ocloc_device,
+            "-output", "peer", "-output_no_suffix", "--format", "zebin"]
+    seconds = timed_process("ocloc compile", argv, tmp)
+    zebin = Path(tmp, "peer").read_bytes()
+    tensors = random_inputs(problem, SEED)
+    got, result = peer.simulate(problem, zebin, hw, tensors)
+    comparisons = compare(problem, got, tensors)
+    return {"compile_seconds": seconds,
+            # each of the peer's groups is one sub-group: one thread
+            **modeled(problem, zebin, peer.kernel_name(problem), hw, result.executions, group_threads=1),
+            "verify": [str(c) for c in comparisons], "verified": all(c.ok for c in comparisons)}
+
