@@ -75,10 +75,11 @@ def format_summary(s: dict) -> str:
                      f"{m['roofline_bound']} bound), {100 * m['peak_fraction']:.1f}% of peak")
         terms = ", ".join(f"{name} {value:.0f}" for name, value in m["terms"].items())
         moved, occupancy = m["bytes"], m["occupancy"]
+        waves = occupancy["waves"]
         lines.append(f"modeled: {terms}; bytes compulsory {moved['compulsory']}, L3 {moved['l3']}, DRAM "
-                     f"{moved['dram']}; {occupancy['wave_threads_per_eu']} threads per EU "
-                     f"({occupancy['limit']} limit {occupancy['threads_per_eu']}), {occupancy['waves']} "
-                     f"wave{'' if occupancy['waves'] == 1 else 's'}")
+                     f"{moved['dram']}; {occupancy['wave_threads_per_eu']} of {occupancy['threads_per_eu']} "
+                     f"threads per EU, {occupancy['groups_per_subslice']} groups per subslice "
+                     f"({occupancy['limit']} limit), {waves} wave{'' if waves == 1 else 's'}")
     if "verify" in s:
         v = s["verify"]
         for out in v["outputs"]:

@@ -138,7 +138,7 @@ def test_traffic_when_everything_fits_is_compulsory():
 
 
 def test_weights_that_do_not_stay_in_the_cache_come_again_for_each_pass():
-    """XeLP's 3.75 MB L3; 8 MB of weights: each pass of the resident groups (8 of them, 2 rows of
+    """XeLP's 3840 KB L3; 8 MB of weights: each pass of the resident groups (8 of them, 2 rows of
     4 columns) over the 10 rows of groups reads them again: 5 passes."""
     mb = 1 << 20
     work = Workload(0, "f32", a_bytes=mb, b_bytes=8 * mb, c_bytes=mb)
