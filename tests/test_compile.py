@@ -14,6 +14,7 @@ from xegen.emit import decode
 from xegen.emit.lower import CompiledKernel, RegisterAllocationError
 from xegen.modeling import modeled_cycles
 from xegen.emit.zebin import read_zebin
+from xegen.errors import UnsupportedError
 from xegen.oracles import ocloc_validate
 from xegen.pipeline import PASSES, compile_problem
 from xegen.verify import first_group_executions, verify
@@ -88,6 +89,18 @@ def test_the_summary_runs_no_simulator(capsys, monkeypatch):
     monkeypatch.setattr(sim, "run", no_run)
     status, out, _ = run(capsys, SMALL)
     assert status == 0 and "modeled: " in out and "% of the roofline" in out
+
+
+def test_a_kernel_the_static_counts_cannot_count_is_run_instead(capsys, monkeypatch):
+    expected = modeled_cycles(compile_problem(make_problem(SMALL), "xehpg")).device
+
+    def cannot(self, grid):
+        raise UnsupportedError("a branch of the kernel depends on a value the launch does not fix")
+
+    monkeypatch.setattr(CompiledKernel, "executions", cannot)
+    status, out, _ = run(capsys, SMALL, "--json")
+    modeled = json.loads(out)["modeled"]
+    assert status == 0 and modeled["counts"] == "simulator" and modeled["device_cycles"] == expected
 
 
 def test_verify_checks_the_static_counts_against_the_run(capsys, monkeypatch):

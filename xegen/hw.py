@@ -355,7 +355,8 @@ XEHPG = Platform(
     grf_bank_bit=1,  # banks alternate every two registers
     memory=MemorySystem(
         # Intel ARK, Arc A770 Graphics (16 GB): 32 Xe-cores (512 EUs), graphics clock 2.1 GHz
-        # (eu_count, clock_ghz above), 16 MB L2, GDDR6 on 256 bits, memory bandwidth 560 GB/s.
+        # (eu_count, clock_ghz above), GDDR6 on 256 bits, memory bandwidth 560 GB/s.  16 MB of L2:
+        # chips and cheese, "Microbenchmarking Intel's Arc A770" (2022).
         # Intel Architecture Day 2021, Xe-HPG: an Xe-core holds 16 vector engines of 256 bits
         # (8 FP32 FMAs, alu_bytes_per_clock 32) and 16 XMX engines of 1024 bits (64 FP16/BF16,
         # 128 INT8 multiply-adds a clock: fma_per_clock_per_eu).  load_store_bytes_per_clock:

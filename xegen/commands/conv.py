@@ -12,12 +12,12 @@ from pathlib import Path
 
 from ..conv import build_kernel, check_ir, make_problem, parse_overrides
 from ..emit.asm_printer import disassemble
-from ..errors import Error
+from ..errors import Error, UnsupportedError
+from ..modeling import modeled_cycles
 from ..pipeline import PASSES, check_pass_names, compile_problem
 from ..progress import Progress
-from ..modeling import modeled_cycles
 from ..report import format_summary, summary
-from ..verify import verify
+from ..verify import first_group_executions, verify
 
 IR_OPTIONS = ("canonical", "print_ir", "check_ir", "print_config")  # the IR-level options that print
 
@@ -223,11 +223,14 @@ def _compile(state: _Run, problem, dump, index) -> dict:
     if path is not None:
         path.write_bytes(compilation.zebin())
     verification = verify(compilation, args.seed) if args.verify else None
-    cycles = None
+    cycles, counts = None, "static"
     if not args.no_model:
-        executions = compilation.compiled.executions(compilation.kernel.grid)
+        try:
+            executions = compilation.compiled.executions(compilation.kernel.grid)
+        except UnsupportedError:  # a branch on loaded data: only a run counts it
+            executions, counts = first_group_executions(compilation), "simulator"
         cycles = modeled_cycles(compilation, executions)
-    report = summary(compilation, cycles, verification)
+    report = summary(compilation, cycles, verification, counts)
     if cycles is not None and verification is not None:
         # the static counts are the simulator's, or the model is not what it claims
         report["verify"]["static_counts_match"] = executions == verification.run.executions

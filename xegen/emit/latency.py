@@ -113,7 +113,7 @@ class _Timeline:
         after = loop.end + 1
         exits = self.per_thread[after] if after < len(self.per_thread) else 0.0
         trips = round(self.per_thread[loop.start] / (exits if exits > 0 else 1.0))
-        for iteration in range(min(trips, 2)):
+        for _ in range(min(trips, 2)):
             began, waited = self.time, self.waited
             self.run(loop.start, loop.end, entered)
         if trips > 2:
