@@ -91,7 +91,8 @@ class Cycles:
             result["bytes"] = self.traffic.as_dict()
         if self.roofline is not None:
             result.update(roofline_cycles=self.roofline.cycles, roofline_bound=self.roofline.bound,
-                          roofline_fraction=round(self.roofline_fraction, 4))
+                          roofline_fraction=round(self.roofline_fraction, 4),
+                          roofline_terms={"compute": self.roofline.compute, "memory": self.roofline.memory})
         return result
 
 
