@@ -7,12 +7,14 @@ import json
 
 import pytest
 
-from xegen import ir, pipeline, report
+from xegen import ir, pipeline, report, sim
 from xegen.cli import main
 from xegen.conv import make_problem
 from xegen.emit import decode
-from xegen.emit.lower import RegisterAllocationError
+from xegen.emit.lower import CompiledKernel, RegisterAllocationError
+from xegen.modeling import modeled_cycles
 from xegen.emit.zebin import read_zebin
+from xegen.errors import UnsupportedError
 from xegen.oracles import ocloc_validate
 from xegen.pipeline import PASSES, compile_problem
 from xegen.verify import first_group_executions, verify
@@ -71,8 +73,43 @@ def test_json_summary_matches_the_library(capsys):
     assert summary["hw"] == "xelp" and summary["kernel"] == "conv_fwd_b_f32_xelp"
     # multiply-adds by hand: 32 output channels x 6x6 outputs x 16 input channels x 3x3 taps
     assert summary["multiply_adds"] == 32 * 36 * 16 * 9
-    assert 0 < summary["modeled"]["peak_fraction"] <= 1
-    assert summary["modeled"]["bound"] in ("issue", "alu", "xmx", "load_store")
+    modeled = summary["modeled"]
+    assert 0 < modeled["peak_fraction"] <= modeled["roofline_fraction"] <= 1
+    assert modeled["bound"] in ("compute", "issue", "load/store", "memory", "latency")
+    assert modeled["roofline_fraction"] == round(modeled["roofline_cycles"] / modeled["device_cycles"], 4)
+    assert modeled["device_cycles"] == pytest.approx(max(modeled["terms"].values()), abs=0.05)
+    assert modeled["counts"] == "static"
+    assert modeled["device_cycles"] == modeled_cycles(compilation).device
+
+
+def test_the_summary_runs_no_simulator(capsys, monkeypatch):
+    def no_run(*args, **kwargs):
+        raise AssertionError("the summary ran the simulator")
+
+    monkeypatch.setattr(sim, "run", no_run)
+    status, out, _ = run(capsys, SMALL)
+    assert status == 0 and "modeled: " in out and "% of the roofline" in out
+
+
+def test_a_kernel_the_static_counts_cannot_count_is_run_instead(capsys, monkeypatch):
+    expected = modeled_cycles(compile_problem(make_problem(SMALL), "xehpg")).device
+
+    def cannot(self, grid):
+        raise UnsupportedError("a branch of the kernel depends on a value the launch does not fix")
+
+    monkeypatch.setattr(CompiledKernel, "executions", cannot)
+    status, out, _ = run(capsys, SMALL, "--json")
+    modeled = json.loads(out)["modeled"]
+    assert status == 0 and modeled["counts"] == "simulator" and modeled["device_cycles"] == expected
+
+
+def test_verify_checks_the_static_counts_against_the_run(capsys, monkeypatch):
+    status, out, _ = run(capsys, SMALL, "--verify", "--json")
+    assert status == 0 and json.loads(out)["verify"]["static_counts_match"] is True
+    real = CompiledKernel.executions
+    monkeypatch.setattr(CompiledKernel, "executions", lambda self, grid: tuple(n + 1 for n in real(self, grid)))
+    status, out, _ = run(capsys, SMALL, "--verify")
+    assert status == 1 and "verify: the static execution counts differ from the simulator's" in out
 
 
 @pytest.mark.parametrize("direction", ["fwd_d", "bwd_d", "bwd_w"])
@@ -194,7 +231,7 @@ def test_batch_rows_list_their_fields_with_single_separators(capsys, tmp_path):
         assert status == 0 and ", ," not in row and row.endswith(tail) and not row.endswith(", ")
         fields = row.split('"tiny": ', 1)[1].split(", ")
         assert fields[0].endswith(" insts") and fields[1].startswith("inner loop ")
-        assert len(fields) == (3 if extra == "--no-model" else 6)
+        assert len(fields) == (3 if extra == "--no-model" else 7)
 
 
 def test_a_one_line_batch_file_is_still_a_batch(capsys, tmp_path):

@@ -6,7 +6,8 @@ the simulator over the whole grid against numpy (`verify`), for every configurat
     XeLP   forward f32 and int8 (u8:s8:f32 and s8:s8:s32)
     XeHPC  forward bf16
 
-Every kernel must verify (every output within conv.check's tolerance, no SWSB hazard), decode
+Every kernel must verify (every output within conv.check's tolerance, no SWSB hazard), count its
+instruction executions without a run exactly as the simulator does (`xegen.emit.counts`), decode
 under `iga64 -d -Wall` silently (and re-assemble to the same bytes), pass `ocloc validate`, and
 come out byte-identical when compiled again, also in another process with another hash seed.
 
@@ -33,7 +34,7 @@ from xegen.pipeline import Compilation, compile_problem
 from xegen.verify import verify
 
 from .conv.shapes import RESNET, scaled, short_name
-from .lower.harness import iga_report
+from .lower.harness import check_static_counts, iga_report
 
 # (platform, direction, data types)
 CONFIGS = [
@@ -67,6 +68,7 @@ def check_end_to_end(desc: Descriptor, hw: str, direction: str, dt: str, seed: i
     for comparison in result.comparisons:
         assert comparison.ok, f"{problem} with {compilation.config} on {hw}: {comparison}"
     assert result.ok
+    check_static_counts(compilation.compiled, compilation.kernel.grid, result.run.executions)
 
     assert iga_report(compilation.compiled.code, hw) == ""
     valid, report = ocloc_validate(compilation.zebin())

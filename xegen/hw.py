@@ -23,6 +23,27 @@ def _frozen(mapping: dict) -> Mapping:
 
 
 @dataclass(frozen=True)
+class MemorySystem:
+    """What the modeled cycles (`xegen.emit.cost`) need beyond the EUs: the memory roofline, thread
+    residency and send latencies of one product of a platform.
+
+    `sku` names the product whose spec sheet these numbers come from; the same product's numbers
+    are the platform's `eu_count`, `clock_ghz` and `fma_per_clock_per_eu`.  Each platform record
+    cites its sources where it sets them; "estimated" marks a number no public source gives.
+    OCC is Intel's GPU Occupancy Calculator, whose per-device table is public in oneAPI-samples
+    (https://github.com/oneapi-src/oneAPI-samples, Tools/GPU-Occupancy-Calculator/index.html)."""
+
+    sku: str
+    dram_gb_per_second: float  # peak DRAM bandwidth, 10^9 bytes per second
+    last_level_cache_bytes: int  # the largest cache on the GPU's side of DRAM
+    threads_per_eu: int  # hardware threads an EU holds in the 128-GRF mode (a 256-GRF kernel: half)
+    slm_bytes_per_subslice: int  # shared local memory of one subslice / Xe-core, for all its groups
+    max_groups_per_subslice: int  # thread groups one subslice holds at once
+    barriers_per_subslice: int  # named barriers: groups that use barriers resident at once
+    send_latency_ns: Mapping[str, float]  # issue to result of a load: "slm", "l1", "l3", "memory"
+
+
+@dataclass(frozen=True)
 class Platform:
     name: str  # the name users type: "xehpg"
     display_name: str  # "XeHPG"
@@ -111,6 +132,9 @@ class Platform:
     #   imm64       materializing an immediate that does not fit 32 bits (a mov)
     integer_cost: Mapping[str, int]
 
+    # Memory roofline, residency and send latencies of the product the machine size describes.
+    memory: MemorySystem
+
     # How the runtime starts threads: COMPUTE_WALKER (XeHP+: inline data, the kernel's prologue
     # loads the rest) or GPGPU_WALKER (XeLP: the hardware pushes local ids and cross-thread data
     # into the GRF).
@@ -151,6 +175,26 @@ class Platform:
     def peak_fma_per_clock(self, kind: str) -> int:
         """FMA operations per clock for the whole device (modeled)."""
         return self.fma_per_clock_per_eu[kind] * self.eu_count
+
+    @property
+    def subslices(self) -> int:
+        """Subslices (Xe-cores): each runs whole thread groups."""
+        return self.eu_count // self.eus_per_subslice
+
+    @property
+    def dram_bytes_per_clock(self) -> float:
+        """Peak DRAM bytes per GPU clock."""
+        return self.memory.dram_gb_per_second / self.clock_ghz
+
+    def threads_per_eu(self, grf_count: int) -> int:
+        """Threads an EU holds for kernels of `grf_count` GRFs: the register file is split among
+        them, so the 256-GRF mode holds half as many."""
+        return max(1, self.memory.threads_per_eu * min(self.grf_counts) // grf_count)
+
+    def send_latency(self, target: str) -> float:
+        """Cycles from a load's issue to its result, by where the data is: "slm", "l1", "l3",
+        "memory"."""
+        return self.memory.send_latency_ns[target] * self.clock_ghz
 
     def __str__(self) -> str:
         return self.display_name
@@ -229,10 +273,36 @@ XELP = Platform(
     icache_bytes=48 * 1024,
     alu_bytes_per_clock=32,
     math_cycles_per_alu_cycle=4,
-    load_store_bytes_per_clock=4.0,
+    load_store_bytes_per_clock=8.0,
     message_bytes_per_cycle=32,
     compute_walker=False,
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "div_const": 4, "shift64": 4, "compare64": 3}),
+    memory=MemorySystem(
+        # Intel ARK, Core i7-1185G7: Iris Xe Graphics, 96 EUs, graphics max dynamic frequency
+        # 1.35 GHz (eu_count, clock_ghz above), LPDDR4x-4266 on a 128-bit bus: 4266 MT/s x 16 bytes.
+        # Intel oneAPI GPU Optimization Guide, "Intel Xe GPU Architecture": per Xe-LP EU and clock
+        # 8 FP32, 16 FP16, 32 INT8 (dp4a) operations (fma_per_clock_per_eu), an 8-wide ALU
+        # (alu_bytes_per_clock: 8 x 4 bytes) beside a 2-wide extended-math ALU
+        # (math_cycles_per_alu_cycle: 8 / 2), a 128 B/clock data port per dual subslice of 16 EUs
+        # (load_store_bytes_per_clock: 128 / 16).
+        sku="Intel Core i7-1185G7 (Tiger Lake, Iris Xe 96 EUs, LPDDR4x-4266)",
+        dram_gb_per_second=68.3,
+        # AnandTech, "The Intel Xe-LP GPU Architecture Deep Dive" p. 5: Tiger Lake ships a 3.8 MB GPU
+        # L3 (the SoC's 12 MB LLC behind it is shared with the CPU cores and not counted).
+        last_level_cache_bytes=3_840 * 1024,
+        # Intel oneAPI GPU Optimization Guide, "Intel Xe GPU Architecture": seven threads per Xe-LP
+        # EU, 128 KB SLM per dual subslice of 16 EUs (the Occupancy Calculator says 64 KB; we take
+        # the guide's prose).  Groups and barriers per subslice: the Occupancy Calculator (OCC),
+        # Tiger Lake Iris Xe entry.
+        threads_per_eu=7,
+        slm_bytes_per_subslice=128 * 1024,
+        max_groups_per_subslice=112,
+        barriers_per_subslice=32,
+        # estimated: Intel publishes no latencies.  Round figures of the order published
+        # pointer-chasing measurements of Intel GPUs show (chips and cheese,
+        # https://chipsandcheese.com), not read off any one of them; SLM < L1 < L3 < DRAM.
+        send_latency_ns=_frozen({"slm": 25.0, "l1": 45.0, "l3": 110.0, "memory": 250.0}),
+    ),
 )
 
 XEHPG = Platform(
@@ -283,6 +353,28 @@ XEHPG = Platform(
     message_bytes_per_cycle=64,
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "shift64": 4, "compare64": 3}),
     grf_bank_bit=1,  # banks alternate every two registers
+    memory=MemorySystem(
+        # Intel ARK, Arc A770 Graphics (16 GB): 32 Xe-cores (512 EUs), graphics clock 2.1 GHz
+        # (eu_count, clock_ghz above), GDDR6 on 256 bits, memory bandwidth 560 GB/s.  16 MB of L2:
+        # chips and cheese, "Microbenchmarking Intel's Arc A770" (2022).
+        # Intel Architecture Day 2021, Xe-HPG: an Xe-core holds 16 vector engines of 256 bits
+        # (8 FP32 FMAs, alu_bytes_per_clock 32) and 16 XMX engines of 1024 bits (64 FP16/BF16,
+        # 128 INT8 multiply-adds a clock: fma_per_clock_per_eu).  load_store_bytes_per_clock:
+        # estimated, Xe-LP's 128 B/clock data port per 16 EUs carried over.
+        sku="Intel Arc A770 16 GB (ACM-G10, 512 EUs, GDDR6 560 GB/s)",
+        dram_gb_per_second=560.0,
+        last_level_cache_bytes=16 * 1024 * 1024,
+        # Intel's GPU Occupancy Calculator (OCC), Xe-HPG Arc entries: 8 threads per EU, 128 KB SLM
+        # per Xe-core, 128 work-groups and 32 barrier registers per Xe-core.
+        threads_per_eu=8,
+        slm_bytes_per_subslice=128 * 1024,
+        max_groups_per_subslice=128,
+        barriers_per_subslice=32,
+        # estimated: Intel publishes no latencies.  Round figures of the order published
+        # pointer-chasing measurements of Intel GPUs show (chips and cheese,
+        # https://chipsandcheese.com), not read off any one of them; SLM < L1 < L2 < DRAM.
+        send_latency_ns=_frozen({"slm": 20.0, "l1": 40.0, "l3": 130.0, "memory": 350.0}),
+    ),
 )
 
 XEHPC = Platform(
@@ -336,6 +428,28 @@ XEHPC = Platform(
     swsb_long_pipe_rule="float64_destination",
     byte_writes_read_modify_write=True,
     swsb_bare_distance_allowed=False,
+    memory=MemorySystem(
+        # Intel ARK, Data Center GPU Max 1550: 128 Xe-cores (1024 EUs) at 1.6 GHz max dynamic
+        # frequency (eu_count, clock_ghz above), 408 MB L2, 128 GB HBM2e at 3.2768 TB/s.
+        # Intel Architecture Day 2021, Xe-HPC: an Xe-core holds 8 vector engines of 512 bits
+        # (16 FP32 FMAs, alu_bytes_per_clock 64) and 8 XMX engines of 4096 bits (256 FP16/BF16,
+        # 512 INT8 multiply-adds a clock).  load_store_bytes_per_clock: estimated, 128 B/clock per
+        # Xe-core of 8 EUs as on Xe-LP and Xe-HPG.
+        sku="Intel Data Center GPU Max 1550 (Ponte Vecchio, 1024 EUs, HBM2e 3.28 TB/s)",
+        dram_gb_per_second=3276.8,
+        last_level_cache_bytes=408 * 1024 * 1024,
+        # Intel oneAPI GPU Optimization Guide, "Small Register Mode vs. Large Register Mode": 8
+        # threads per EU with 128 GRFs, 4 with 256.  Intel's GPU Occupancy Calculator (OCC), Xe-HPC
+        # entry: 128 KB SLM per Xe-core, 64 work-groups and 32 barrier registers per Xe-core.
+        threads_per_eu=8,
+        slm_bytes_per_subslice=128 * 1024,
+        max_groups_per_subslice=64,
+        barriers_per_subslice=32,
+        # estimated: Intel publishes no latencies.  Round figures of the order published
+        # pointer-chasing measurements of Intel GPUs show (chips and cheese,
+        # https://chipsandcheese.com), not read off any one of them; SLM < L1 < L2 < DRAM.
+        send_latency_ns=_frozen({"slm": 25.0, "l1": 45.0, "l3": 220.0, "memory": 480.0}),
+    ),
 )
 
 PLATFORMS: tuple[Platform, ...] = (XELP, XEHPG, XEHPC)

@@ -1,39 +1,32 @@
 """What `xegen conv` tells about a compiled kernel: its counts, modeled time and verification.
 
 `summary(...)` gathers the numbers as a JSON-ready dict; `format_summary` prints them for people.
-Modeled cycles are `xegen.emit.cost`'s resource bound over the per-instruction execution counts
-of a simulator run; the fraction of peak compares the problem's multiply-adds with what the
-platform's FMA units could do in that time (`hw.peak_fma_per_clock`).
+Modeled cycles are `xegen.emit.cost`'s model (`xegen.modeling` feeds it); the fraction of peak
+compares the problem's multiply-adds with what the platform's FMA units could do in that time
+(`hw.peak_fma_per_clock`), the roofline fraction the problem's own lower bound with the modeled
+cycles.
 """
 
 from __future__ import annotations
 
-from .conv import formulate
 from .conv.problem import Problem
 from .emit.cost import Cycles
 from .hw import Platform
+from .modeling import fma_kind, multiply_adds
 from .pipeline import Compilation
 from .verify import Verification
-
-_PEAK_KIND = {"f32": "f32", "f16": "f16", "bf16": "bf16", "s8": "int8", "u8": "int8"}
-
-
-def multiply_adds(problem: Problem) -> int:
-    """The problem's multiply-adds as benchdnn counts them, the same in every direction: each
-    output point times each tap of its channel group, padding taps included.  (A backward-data
-    GEMM over every input point would count the taps a stride skips.)"""
-    d = problem.desc
-    return d.mb * d.oc * (d.ic // d.g) * d.od * d.oh * d.ow * d.kd * d.kh * d.kw
 
 
 def peak_fraction(problem: Problem, hw: Platform, cycles: Cycles) -> float:
     """The problem's multiply-adds over what the platform's FMA units do in `cycles`."""
-    rate = hw.peak_fma_per_clock(_PEAK_KIND[formulate(problem).a.type.kind])
+    rate = hw.peak_fma_per_clock(fma_kind(problem))
     return multiply_adds(problem) / (cycles.device * rate) if cycles.device else 0.0
 
 
 def summary(compilation: Compilation, cycles: Cycles | None = None,
-            verification: Verification | None = None) -> dict:
+            verification: Verification | None = None, counts: str = "static") -> dict:
+    """The summary; `counts` says where the modeled cycles' execution counts came from ("static":
+    the kernel's loops, "simulator": a run)."""
     compiled, stats = compilation.compiled, compilation.compiled.stats
     density = stats.inner_loop_fma / stats.inner_loop_instructions if stats.inner_loop_instructions else None
     result = {
@@ -52,7 +45,8 @@ def summary(compilation: Compilation, cycles: Cycles | None = None,
         "compile_seconds": {name: round(s, 4) for name, s in compilation.seconds.items()},
     }
     if cycles is not None:
-        result["modeled"] = {**cycles.as_dict(), "peak_fraction": round(peak_fraction(compilation.problem, compiled.hw, cycles), 4)}
+        result["modeled"] = {**cycles.as_dict(), "counts": counts,
+                             "peak_fraction": round(peak_fraction(compilation.problem, compiled.hw, cycles), 4)}
     if verification is not None:
         result["verify"] = {
             "ok": verification.ok,
@@ -77,13 +71,23 @@ def format_summary(s: dict) -> str:
     if "modeled" in s:
         m = s["modeled"]
         lines.append(f"modeled: {m['device_cycles']:.0f} device cycles ({m['bound']} bound), "
-                     f"{100 * m['peak_fraction']:.1f}% of peak")
+                     f"{100 * m['roofline_fraction']:.1f}% of the roofline ({m['roofline_cycles']:.0f} cycles, "
+                     f"{m['roofline_bound']} bound), {100 * m['peak_fraction']:.1f}% of peak")
+        terms = ", ".join(f"{name} {value:.0f}" for name, value in m["terms"].items())
+        moved, occupancy = m["bytes"], m["occupancy"]
+        waves = occupancy["waves"]
+        lines.append(f"modeled: {terms}; bytes compulsory {moved['compulsory']}, L3 {moved['l3']}, DRAM "
+                     f"{moved['dram']}; {occupancy['wave_threads_per_eu']} of {occupancy['threads_per_eu']} "
+                     f"threads per EU, {occupancy['groups_per_subslice']} groups per subslice "
+                     f"({occupancy['limit']} limit), {waves} wave{'' if waves == 1 else 's'}")
     if "verify" in s:
         v = s["verify"]
         for out in v["outputs"]:
             status = "ok" if not out["mismatches"] else f"MISMATCH in {out['mismatches']} of {out['elements']}"
             lines.append(f"verify: {out['name']}: max error {out['max_error']:.3g} "
                          f"({out['worst_ratio']:.3g} of tolerance) {status}")
+        if v.get("static_counts_match") is False:
+            lines.append("verify: the static execution counts differ from the simulator's")
         hazards = v["hazards"]
         lines.append(f"verify: hazards: {len(hazards)}" + "".join(f"\n  {h}" for h in hazards[:5]))
     return "\n".join(lines)

@@ -2,10 +2,10 @@
 
 `verify(compilation, seed)` dispatches the whole grid in `xegen.sim` (SWSB hazard checks on) on
 random inputs and compares every output with the numpy reference within `conv.check`'s
-tolerances.  `modeled_cycles` applies `xegen.emit.cost`'s resource model to the per-instruction
-execution counts of a run; `first_group_executions` gets those counts cheaply by running one
-thread group and scaling by the group count (exact for our kernels, whose control flow is the
-same in every group: edges are masked, not branched around).
+tolerances.  `first_group_executions` gets per-instruction execution counts cheaply by running
+one thread group and scaling by the group count (exact when the control flow is the same in
+every group: edges are masked, not branched around; the summary counts them without a run,
+`xegen.modeling`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from . import sim
 from .conv.check import Comparison, compare_buffers, random_inputs
 from .conv.kernel import device_buffers
-from .emit.cost import Cycles, kernel_cycles
 from .pipeline import Compilation
 
 
@@ -57,9 +56,3 @@ def first_group_executions(compilation: Compilation) -> tuple[int, ...]:
     _, result = run_in_simulator(compilation, tensors, grid=(1, 1, 1), check_hazards=False)
     groups = math.prod(compilation.kernel.grid)
     return tuple(n * groups for n in result.executions)
-
-
-def modeled_cycles(compilation: Compilation, executions) -> Cycles:
-    compiled = compilation.compiled
-    group_threads = math.prod(compiled.local_size) // compiled.simd
-    return kernel_cycles(compiled.instructions, executions, compiled.hw, group_threads=group_threads)

@@ -72,4 +72,4 @@ def test_kernel_cycles_take_the_busiest_resource_over_all_eus():
                              "send.ugm (16|M0) r22 r16 null:0 0x0 0x04280580", "xehpg")
     cycles = kernel_cycles(instructions, [1024, 512], "xehpg")
     assert (cycles.issue, cycles.alu, cycles.load_store) == (1536, 2048, 4096)
-    assert cycles.bound == "load_store" and cycles.device == 4096 / hwlib.XEHPG.eu_count
+    assert cycles.bound == "load/store" and cycles.device == 4096 / hwlib.XEHPG.eu_count

@@ -11,6 +11,7 @@ from xegen import ir, sim
 from xegen.conv.kernel import Kernel, device_buffers, dispatch_ids, output_tensors
 from xegen.conv.lowering import index_ranges, kernel_spec
 from xegen.emit.lower import CompiledKernel, KernelSpec, compile_kernel
+from xegen.errors import UnsupportedError
 
 
 def run_conv(kernel: Kernel, compiled: CompiledKernel, tensors, check_hazards=True) -> tuple[dict, sim.RunResult]:
@@ -19,7 +20,22 @@ def run_conv(kernel: Kernel, compiled: CompiledKernel, tensors, check_hazards=Tr
     global_size = compiled.global_size(kernel.grid)
     result = sim.run(compiled.zebin(), compiled.name, args, global_size, compiled.local_size,
                      check_hazards=check_hazards)
+    check_static_counts(compiled, kernel.grid, result.executions)
     return output_tensors(kernel, buffers), result
+
+
+def check_static_counts(compiled: CompiledKernel, grid, executions, scalars=None) -> None:
+    """The execution counts from the kernel's loops and branches are the simulator's, or the
+    kernel branches on a value it loads from memory (which only a run can count)."""
+    try:
+        static = compiled.executions(tuple(grid), scalars)
+    except UnsupportedError:
+        loads = [node for branch in compiled.control.branches
+                 for e in (branch.cond, branch.init, branch.bound, *(value for _, value in branch.lets))
+                 if e is not None for node in ir.walk(e) if isinstance(node, ir.Load)]
+        assert loads, "static counting failed on a kernel whose branches read no memory"
+        return
+    assert static == tuple(executions), [(i, a, b) for i, (a, b) in enumerate(zip(static, executions)) if a != b][:8]
 
 
 def run_conv_ir(kernel: Kernel, body: ir.Stmt, tensors) -> dict:
@@ -79,8 +95,9 @@ def run_both(spec: KernelSpec, hw, buffers: dict[str, np.ndarray], scalars: dict
     simulated = {k: v.copy() for k, v in buffers.items()}
     interpreted = {k: v.copy() for k, v in buffers.items()}
     args = [simulated[v.name] if v.type.is_ptr else scalars[v.name] for v in spec.arguments]
-    sim.run(compiled.zebin(), spec.name, args, compiled.global_size(grid), compiled.local_size,
-            check_hazards=check_hazards)
+    result = sim.run(compiled.zebin(), spec.name, args, compiled.global_size(grid), compiled.local_size,
+                     check_hazards=check_hazards)
+    check_static_counts(compiled, grid, result.executions, scalars)
     env, groups, threads = thread_env(spec, grid)
     env.update(scalars)
     ir.execute(spec.body, buffers=interpreted, env=env, threads=threads, groups=groups)

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from ..conv import build_kernel, check_ir, make_problem, parse_overrides
 from ..emit.asm_printer import disassemble
-from ..errors import Error
+from ..errors import Error, UnsupportedError
+from ..modeling import modeled_cycles
 from ..pipeline import PASSES, check_pass_names, compile_problem
 from ..progress import Progress
 from ..report import format_summary, summary
-from ..verify import first_group_executions, modeled_cycles, verify
+from ..verify import first_group_executions, verify
 
 IR_OPTIONS = ("canonical", "print_ir", "check_ir", "print_config")  # the IR-level options that print
 
@@ -222,12 +223,19 @@ def _compile(state: _Run, problem, dump, index) -> dict:
     if path is not None:
         path.write_bytes(compilation.zebin())
     verification = verify(compilation, args.seed) if args.verify else None
-    cycles = None
-    if verification is not None:
-        cycles = modeled_cycles(compilation, verification.run.executions)
-    elif not args.no_model:
-        cycles = modeled_cycles(compilation, first_group_executions(compilation))
-    report = summary(compilation, cycles, verification)
+    cycles, counts = None, "static"
+    if not args.no_model:
+        try:
+            executions = compilation.compiled.executions(compilation.kernel.grid)
+        except UnsupportedError:  # a branch on loaded data: only a run counts it
+            executions, counts = first_group_executions(compilation), "simulator"
+        cycles = modeled_cycles(compilation, executions)
+    report = summary(compilation, cycles, verification, counts)
+    if cycles is not None and verification is not None:
+        # the static counts are the simulator's, or the model is not what it claims
+        report["verify"]["static_counts_match"] = executions == verification.run.executions
+        if not report["verify"]["static_counts_match"]:
+            state.status = max(state.status, 1)
     if path is not None:
         report["zebin"] = str(path)
     listing = disassemble(compilation.compiled.code, compilation.compiled.hw, pcs=True).rstrip("\n") \
@@ -253,7 +261,9 @@ def _batch_row(s: dict) -> str:
              f"inner loop {s['inner_loop_instructions']} (density {density if density is not None else '-'})",
              f"{s['grfs_used']} GRFs"]
     if "modeled" in s:
-        parts += [f"{s['modeled']['device_cycles']:.0f} cycles", f"{100 * s['modeled']['peak_fraction']:.1f}% of peak"]
+        m = s["modeled"]
+        parts += [f"{m['device_cycles']:.0f} cycles ({m['bound']})", f"{100 * m['roofline_fraction']:.1f}% of roofline",
+                  f"{100 * m['peak_fraction']:.1f}% of peak"]
     if "verify" in s:
         parts.append("verify ok" if s["verify"]["ok"] else "verify FAILED")
     return f"{s['problem']}: " + ", ".join(parts)
@@ -321,7 +331,7 @@ def register(subparsers) -> None:
                         help=f"print the output of a pass (repeatable or comma-separated): {', '.join(PASSES)}")
     native.add_argument("--print-after-all", action="store_true", help="print the output of every pass that runs")
     native.add_argument("--no-model", action="store_true",
-                        help="skip the modeled cycles (without --verify they cost a simulator run of one thread group)")
+                        help="skip the modeled cycles (counted from the kernel's loops, no simulator run)")
     native.add_argument("--no-optimize", action="store_true", help="skip the e-graph optimizer (for comparison)")
     ir_level = parser.add_argument_group("IR level")
     ir_level.add_argument("--canonical", action="store_true", help="print the canonical descriptor")

@@ -32,6 +32,43 @@ def is_sync(inst: Instruction) -> bool:
     return inst.opcode == "sync"
 
 
+_GLOBAL_SFIDS = frozenset({"ugm", "ugml", "tgm", "dc0", "dc1", "dc2", "dcro"})
+_HDC_SFIDS = frozenset({"dc0", "dc1", "dc2", "dcro"})
+_LSC_FENCE = 0x1F  # LSC opcode
+_HDC_FENCE = 0x07  # HDC dc0 message type
+_SLM_BTI = 0xFE  # HDC binding table index of shared local memory
+
+
+def message_target(inst: Instruction) -> str:
+    """Where a send's data lives: "slm", "global" (memory through the caches), "fence" (a memory
+    fence of either), or "other" (end of thread, barriers, samplers, ...)."""
+    send = inst.send
+    if send is None:
+        return "other"
+    sfid = send.sfid
+    if sfid in ("slm", "ugm", "ugml") and not send.desc_in_a0 and send.desc & 0x3F == _LSC_FENCE:
+        return "fence"
+    if sfid in _HDC_SFIDS and not send.desc_in_a0:
+        if sfid == "dc0" and (send.desc >> 14) & 0x1F == _HDC_FENCE:
+            return "fence"
+        if send.desc & 0xFF == _SLM_BTI:
+            return "slm"
+    if sfid == "slm":
+        return "slm"
+    return "global" if sfid in _GLOBAL_SFIDS else "other"
+
+
+def payload_bytes(inst: Instruction, grf_bytes: int) -> int:
+    """Bytes of registers a send fills (its response) or hands over as data (src1): exact for
+    block and dword messages, an over-estimate for byte and word ones, which take a dword slot
+    per element."""
+    send = inst.send
+    if send is None:
+        return 0
+    src1 = send.src1_length if send.src1_length is not None else (send.exdesc >> 6) & 0x1F
+    return ((send.response_length or 0) + src1) * grf_bytes
+
+
 @dataclass(frozen=True)
 class Loop:
     start: int  # index of the first instruction of the body (the branch target)

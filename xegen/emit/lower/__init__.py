@@ -32,6 +32,7 @@ from ... import hw as hwlib
 from ...errors import ConfigError, UnsupportedError
 from ..analysis import Counts, kernel_counts
 from ..asm_printer import format_kernel
+from ..counts import ControlFlow
 from ..encoder import encode_kernel
 from ..instruction import Instruction
 from ..scoreboard import assign_swsb, count_syncs
@@ -130,8 +131,9 @@ def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | No
     stats = statistics(instructions, registers_used(placed, builder.vregs, platform.grf_bytes), slm)
     zebin_kernel = abi.zebin_kernel(code, spec.grf_count, slm, lowering.uses_barriers, lowering.uses_dpas,
                                     lowering.uses_atomics)
+    control = ControlFlow(tuple(lowering.branches), spec.thread_ids, spec.group_ids, spec.thread_group)
     return CompiledKernel(spec.name, platform, tuple(instructions), code, zebin_kernel, stats, payload.simd,
-                          payload.local_size, tuple(v.name for v in spec.arguments))
+                          payload.local_size, tuple(v.name for v in spec.arguments), control)
 
 
 __all__ = ["CompiledKernel", "KernelSpec", "KernelStats", "RegisterAllocationError", "UnsupportedError",

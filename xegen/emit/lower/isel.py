@@ -10,6 +10,10 @@ branches:
   `unroll(n)` by n when n divides the constant trip count).
 - `if`: the condition into a flag, `(~f0.0) jmpi` over the then-part.
 
+Each `jmpi` is recorded in `branches` (`xegen.emit.counts.Branch`: what it is, with the IR
+expressions of trip counts and conditions and the lets they use), so that execution counts
+can be computed without running the kernel.
+
 `let` binds the value's register (no copy unless the value aliases a GRF buffer, whose bytes
 may change later); a GRF `alloc` is one virtual register, its scope starting with a marker
 that ends the liveness of whatever it held; SLM allocations get consecutive offsets.
@@ -22,6 +26,8 @@ from ...ir import expr as E
 from ...ir import funcs as F
 from ...ir import stmt as S
 from ...ir.types import S32
+from ...ir.visitor import free_vars
+from ..counts import Branch
 from ..instruction import CondModifier, Predicate, Reg
 from .abi import Abi, Deferred
 from .builder import Builder
@@ -47,6 +53,8 @@ class StatementLowering(Expressions):
         self.uses_barriers = False
         self.uses_atomics = False
         self.uses_dpas = False
+        self.branches: list[Branch] = []  # one per jmpi, in program order
+        self.let_values: dict[str, tuple[E.Var, E.Expr] | None] = {}  # in scope; None: a loop variable
 
     # --- kernel -------------------------------------------------------------------------------
     def kernel(self, body: S.Stmt) -> None:
@@ -71,7 +79,9 @@ class StatementLowering(Expressions):
     def _scoped(self, name: str, binding, body: S.Stmt) -> None:
         missing = object()
         saved = self.env.get(name, missing)
+        saved_let = self.let_values.get(name, missing)
         self.env[name] = binding
+        self.let_values[name] = None
         try:
             self.statement(body)
         finally:
@@ -79,11 +89,34 @@ class StatementLowering(Expressions):
                 self.env.pop(name, None)
             else:
                 self.env[name] = saved
+            if saved_let is missing:
+                self.let_values.pop(name, None)
+            else:
+                self.let_values[name] = saved_let
+
+    def _definitions(self, *exprs: E.Expr) -> tuple[tuple[E.Var, E.Expr], ...]:
+        """The lets in scope that `exprs` read, directly or through one another, each before
+        the lets that read it."""
+        order, done = [], set()
+        stack = [(v, False) for e in exprs for v in reversed(free_vars(e))]
+        while stack:
+            var, expanded = stack.pop()
+            definition = self.let_values.get(var.name)
+            if definition is None or var.name in done:
+                continue
+            if expanded:
+                done.add(var.name)
+                order.append(definition)
+            else:
+                stack.append((var, True))
+                stack.extend((v, False) for v in reversed(free_vars(definition[1])) if v.name not in done)
+        return tuple(order)
 
     def _s_Let(self, s: S.Let) -> None:
         # Chains of lets run thousands deep after scheduling and CSE: bind them in a loop, not by recursion.
         missing = object()
         saved = []
+        saved_lets = []
         pointers = []
         try:
             while isinstance(s, S.Let):
@@ -93,7 +126,9 @@ class StatementLowering(Expressions):
                         raise UnsupportedError(f"external variable '{name}' is neither a kernel argument nor an id")
                 else:
                     saved.append((name, self.env.get(name, missing)))
+                    saved_lets.append((name, self.let_values.get(name, missing)))
                     self.env[name] = self._let_value(s)
+                    self.let_values[name] = (s.var, s.value)
                     pointers += self.messages.bind_pointers(s.var)
                 s = s.body
             self.statement(s)
@@ -104,6 +139,11 @@ class StatementLowering(Expressions):
                     self.env.pop(name, None)
                 else:
                     self.env[name] = old
+            for name, old in reversed(saved_lets):
+                if old is missing:
+                    self.let_values.pop(name, None)
+                else:
+                    self.let_values[name] = old
 
     def _let_value(self, s: S.Let):
         if s.var.type.is_bool:
@@ -174,10 +214,12 @@ class StatementLowering(Expressions):
             return
         flag = self.conditions.flag(cond, 1)
         otherwise = self.b.new_label("else")
+        self.branches.append(Branch("if", cond=cond, lets=self._definitions(cond)))
         self.b.jump(otherwise, Predicate(flag, invert=True))
         self.statement(s.then_case)
         if s.else_case is not None:
             end = self.b.new_label("endif")
+            self.branches.append(Branch("else"))
             self.b.jump(end)
             self.b.label(otherwise)
             self.statement(s.else_case)
@@ -206,11 +248,14 @@ class StatementLowering(Expressions):
         flag = self.b.scratch_flag()
         if not constant:
             self.b.alu("cmp", Reg("null", 0, 0, "d"), [counter, bound], cond=CondModifier("ge", flag))
+            self.branches.append(Branch("guard"))
             self.b.jump(end, Predicate(flag))
         self.b.label(top)
         self._scoped(s.var.name, counter, s.body)
         self.b.alu("add", counter, [counter, Constant(1, s.var.type)])
         self.b.alu("cmp", Reg("null", 0, 0, "d"), [counter, bound], cond=CondModifier("lt", flag))
+        self.branches.append(Branch("loop", var=s.var, init=s.init, bound=s.bound,
+                                    lets=self._definitions(s.init, s.bound)))
         self.b.jump(top, Predicate(flag))
         self.b.label(end)
 

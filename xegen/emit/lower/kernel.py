@@ -16,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ... import hw as hwlib
+from ...errors import UnsupportedError
 from ...ir import Stmt, Var
+from ..counts import ControlFlow, static_executions
 from ..instruction import Instruction
 from ..zebin import ZebinKernel, write_zebin
 
@@ -66,6 +68,7 @@ class CompiledKernel:
     simd: int
     local_size: tuple[int, int, int]
     argument_names: tuple[str, ...] = field(default=())
+    control: ControlFlow | None = None  # the branches, for static execution counts (xegen.emit.counts)
 
     def zebin(self) -> bytes:
         return write_zebin([self.zebin_kernel], self.hw)
@@ -76,3 +79,10 @@ class CompiledKernel:
 
     def global_size(self, grid: tuple[int, int, int]) -> tuple[int, int, int]:
         return tuple(g * l for g, l in zip(grid, self.local_size))
+
+    def executions(self, grid: tuple[int, int, int], scalars=None) -> tuple[int, ...]:
+        """Thread-executions of each instruction when `grid` groups run, counted from the
+        kernel's loops and branches (`xegen.emit.counts`), as a simulator run would give them."""
+        if self.control is None:
+            raise UnsupportedError(f"kernel {self.name} carries no record of its branches")
+        return static_executions(self.instructions, self.control, grid, scalars)
