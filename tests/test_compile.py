@@ -11,7 +11,7 @@ from xegen import ir, pipeline, report
 from xegen.cli import main
 from xegen.conv import make_problem
 from xegen.emit import decode
-from xegen.emit.lower import RegisterAllocationError
+from xegen.lower import RegisterAllocationError
 from xegen.emit.zebin import read_zebin
 from xegen.oracles import ocloc_validate
 from xegen.pipeline import PASSES, compile_problem

@@ -3,7 +3,7 @@
     build      the conv builder's IR: loop nest, views, messages, multiply     (ir.Stmt)
     schedule   K loop multi-buffered, pipelined, unrolled (xegen.schedule)     (ir.Stmt)
     optimize   every expression in one e-graph, CSE and hoisting (egraph)     (ir.Stmt)
-    isel       instruction selection on virtual registers (emit.lower)       (listing)
+    isel       instruction selection on virtual registers (lower)            (listing)
     regalloc   registers allocated, branches linked                          (assembly)
     swsb       scoreboard tokens and distances (emit.scoreboard)             (assembly)
 
@@ -31,7 +31,7 @@ from .conv.lowering import index_ranges, kernel_spec
 from .conv.problem import Problem
 from .egraph.engine import Limits
 from .egraph.kernel import optimize_stmt_report
-from .emit.lower import CompiledKernel, RegisterAllocationError, compile_kernel
+from .lower import CompiledKernel, RegisterAllocationError, compile_kernel
 from .errors import ConfigError
 from .ir import format_stmt
 

@@ -10,7 +10,7 @@ import numpy as np
 from xegen import ir, sim
 from xegen.conv.kernel import Kernel, device_buffers, dispatch_ids, output_tensors
 from xegen.conv.lowering import index_ranges, kernel_spec
-from xegen.emit.lower import CompiledKernel, KernelSpec, compile_kernel
+from xegen.lower import CompiledKernel, KernelSpec, compile_kernel
 
 
 def run_conv(kernel: Kernel, compiled: CompiledKernel, tensors, check_hazards=True) -> tuple[dict, sim.RunResult]:

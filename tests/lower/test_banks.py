@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from xegen.conv import make_problem
-from xegen.emit.lower import compile_kernel
+from xegen.lower import compile_kernel
 from xegen.errors import UnsupportedError
 from xegen.pipeline import compile_problem
 

@@ -10,7 +10,7 @@ import pytest
 
 from xegen import cli, hw, pipeline
 from xegen.conv import build_kernel, make_problem
-from xegen.emit.lower import RegisterAllocationError
+from xegen.lower import RegisterAllocationError
 from xegen.errors import Error
 from xegen.ir import Call, For, S32, Send, Var, buffer, const, load, ptr, seq, store
 from xegen.schedule import GraphDump, Names, build_graph, flatten_loop, to_dot

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..emit.lower.kernel import KernelSpec
+from ..lower.kernel import KernelSpec
 from .kernel import Kernel
 
 

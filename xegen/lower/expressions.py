@@ -17,11 +17,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...errors import UnsupportedError
-from ...ir import expr as E
-from ...ir.types import BOOL, F32, S32, U16, U32, Type
-from ..instruction import Imm
-from ..instruction import CondModifier, Predicate
+from ..errors import UnsupportedError
+from ..ir import expr as E
+from ..ir.types import BOOL, F32, S32, U16, U32, Type
+from ..emit.instruction import Imm
+from ..emit.instruction import CondModifier, Predicate
 from . import arith
 from .builder import Builder, fits16
 from .conditions import Conditions
@@ -58,7 +58,7 @@ Binding = Value | GrfBuffer | SlmBuffer | GlobalBuffer
 
 
 def _evaluate(e: E.Expr):
-    from ...ir import evaluate
+    from ..ir import evaluate
     return evaluate(e, {})
 
 
@@ -567,7 +567,7 @@ class _VectorImmediate:
         self.type = S32
 
     def at(self, position: int, n: int, grf: int, ternary: bool = False):
-        from ..instruction import Imm
+        from ..emit.instruction import Imm
         return Imm(self.imm.value >> (4 * position), self.imm.type)  # lane i of a chunk is nibble position+i
 
 
@@ -630,7 +630,7 @@ def _half(b: Builder, v: Value, part: int) -> Value:
 
 def add64(b: Builder, dst: Region, a: Value, c: Value, subtract: bool = False) -> None:
     """dst = a +/- c on 64-bit integers with 32-bit instructions (carry through acc0)."""
-    from ..instruction import Reg
+    from ..emit.instruction import Reg
     from .builder import PhysicalOperand
     from .convert import halves
     lanes = dst.lanes
@@ -675,7 +675,7 @@ def _reads_register(e: E.Expr, dst: Region, lowering: Expressions) -> bool:
     """Whether evaluating `e` reads bytes of `dst` other than through the identical region
     (then `into` must compute elsewhere first: an instruction may write part of `dst` before
     a later one reads it)."""
-    from ...ir.visitor import walk
+    from ..ir.visitor import walk
     low, high = dst.offset, dst.end
     for node in walk(e):
         region = None

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Iterator, Mapping
 
-from ...ir import expr as E
-from ...ir import stmt as S
-from ...ir.visitor import children, substitute
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.visitor import children, substitute
 
 
 def nodes(node: E.Node) -> Iterator[E.Node]:

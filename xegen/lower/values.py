@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ...errors import UnsupportedError
-from ...ir.types import Type
-from ..asm_printer import VIRTUAL_FILE as VIRTUAL  # register file name of virtual operands
+from ..errors import UnsupportedError
+from ..ir.types import Type
+from ..emit.asm_printer import VIRTUAL_FILE as VIRTUAL  # register file name of virtual operands
 
 
 # IR scalar kind -> Xe type name.  bf16 is "bf" where the platform has it (see `xe_type`).

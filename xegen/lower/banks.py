@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import tables as T
-from ..instruction import Reg
+from ..emit import tables as T
+from ..emit.instruction import Reg
 from .program import Op, _ternary_region
 from .values import TYPE_BYTES, VIRTUAL
 

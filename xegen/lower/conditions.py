@@ -16,10 +16,10 @@ flag's lane mask.
 
 from __future__ import annotations
 
-from ...errors import UnsupportedError
-from ...ir import expr as E
-from ...ir.types import BOOL, S32, U16, U32
-from ..instruction import CondModifier, Flag, Predicate, Reg
+from ..errors import UnsupportedError
+from ..ir import expr as E
+from ..ir.types import BOOL, S32, U16, U32
+from ..emit.instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder, PhysicalOperand
 from .values import Constant, Region, xe_type
 
@@ -199,5 +199,5 @@ def _at(v, lanes: int):
 
 
 def _evaluate(e: E.Expr):
-    from ...ir import evaluate
+    from ..ir import evaluate
     return evaluate(e, {})

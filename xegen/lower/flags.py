@@ -10,7 +10,7 @@ dropped when nothing between them wrote that flag register or any byte the chain
 
 from __future__ import annotations
 
-from ..instruction import Imm
+from ..emit.instruction import Imm
 from .liveness import _blocks, flatten
 from .program import Label, Op, Program, Span
 from .values import VIRTUAL

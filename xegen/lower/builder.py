@@ -16,11 +16,11 @@ from __future__ import annotations
 import struct
 from dataclasses import replace
 
-from ... import hw as hwlib
-from ...errors import UnsupportedError
-from ...ir.types import F16, F32, Type
-from .. import tables as T
-from ..instruction import CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor
+from .. import hw as hwlib
+from ..errors import UnsupportedError
+from ..ir.types import F16, F32, Type
+from ..emit import tables as T
+from ..emit.instruction import CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor
 from .program import Program, Span
 from .values import VIRTUAL, Constant, Region, TYPE_BYTES, Value, VReg, VRegTable, xe_type
 

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import UnsupportedError
-from ...ir import expr as E
-from ...ir.funcs import Send
-from ...ir.types import S32, S64, U8, U16, U32, U64, Type
-from ..instruction import CondModifier, Flag, Predicate, Reg
+from ..errors import UnsupportedError
+from ..ir import expr as E
+from ..ir.funcs import Send
+from ..ir.types import S32, S64, U8, U16, U32, U64, Type
+from ..emit.instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder, PhysicalOperand
 from .convert import halves
 from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer

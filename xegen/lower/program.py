@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..instruction import Instruction, Reg
-from .. import tables as T
+from ..emit.instruction import Instruction, Reg
+from ..emit import tables as T
 from .values import TYPE_BYTES, VIRTUAL
 
 
@@ -172,7 +172,7 @@ class Program:
 
     def listing(self, hw) -> str:
         """The program in IGA syntax on virtual registers (`v7.2:f`), jumps to named labels."""
-        from ..asm_printer import format_instruction
+        from ..emit.asm_printer import format_instruction
         lines = []
         for item in self.items:
             if isinstance(item, Label):

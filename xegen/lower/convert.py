@@ -12,10 +12,10 @@
 
 from __future__ import annotations
 
-from ...errors import UnsupportedError
-from ...ir.types import F32, S32, U16, U32, Type
-from .. import tables as T
-from ..instruction import CondModifier, Predicate, Reg
+from ..errors import UnsupportedError
+from ..ir.types import F32, S32, U16, U32, Type
+from ..emit import tables as T
+from ..emit.instruction import CondModifier, Predicate, Reg
 from .builder import Builder
 from .values import Constant, Region, Value
 
@@ -68,8 +68,8 @@ def convert(b: Builder, dst: Region, src: Value, saturate: bool = False,
 
 
 def _bf16_bits(value: float) -> int:
-    from ...ir.semantics import round_float
-    from ...ir.types import BF16
+    from ..ir.semantics import round_float
+    from ..ir.types import BF16
     import struct
     rounded = round_float(float(value), BF16)
     return struct.unpack("<I", struct.pack("<f", rounded))[0] >> 16
@@ -77,8 +77,8 @@ def _bf16_bits(value: float) -> int:
 
 def _constant(b: Builder, c: Constant, to: Type, saturate: bool) -> Value:
     """A constant converted at compile time by the IR's own semantics."""
-    from ...ir import expr as E
-    from ...ir import evaluate
+    from ..ir import expr as E
+    from ..ir import evaluate
     value = evaluate(E.Cast(to, E.const(c.value, c.type), saturate), {})
     v = float(value) if to.is_float else int(value)
     return Constant(v, to, c.lanes)

@@ -21,8 +21,8 @@ import bisect
 import heapq
 from dataclasses import replace
 
-from ...errors import ConfigError
-from ..instruction import Instruction, Reg
+from ..errors import ConfigError
+from ..emit.instruction import Instruction, Reg
 from .banks import Banks, avoid_conflicts, read_groups
 from .liveness import live_intervals
 from .program import Op

@@ -17,12 +17,12 @@ that ends the liveness of whatever it held; SLM allocations get consecutive offs
 
 from __future__ import annotations
 
-from ...errors import UnsupportedError
-from ...ir import expr as E
-from ...ir import funcs as F
-from ...ir import stmt as S
-from ...ir.types import S32
-from ..instruction import CondModifier, Predicate, Reg
+from ..errors import UnsupportedError
+from ..ir import expr as E
+from ..ir import funcs as F
+from ..ir import stmt as S
+from ..ir.types import S32
+from ..emit.instruction import CondModifier, Predicate, Reg
 from .abi import Abi, Deferred
 from .builder import Builder
 from .calls import Calls

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ... import hw as hwlib
-from ...ir import Stmt, Var
-from ..instruction import Instruction
-from ..zebin import ZebinKernel, write_zebin
+from .. import hw as hwlib
+from ..ir import Stmt, Var
+from ..emit.instruction import Instruction
+from ..emit.zebin import ZebinKernel, write_zebin
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class CompiledKernel:
         return write_zebin([self.zebin_kernel], self.hw)
 
     def assembly(self) -> str:
-        from ..asm_printer import format_kernel
+        from ..emit.asm_printer import format_kernel
         return format_kernel(list(self.instructions), self.hw)
 
     def global_size(self, grid: tuple[int, int, int]) -> tuple[int, int, int]:

@@ -1,6 +1,6 @@
 """Lowering IR kernels to Xe: instruction selection, register allocation, SWSB, zebin.
 
-    from xegen.emit.lower import KernelSpec, compile_kernel
+    from xegen.lower import KernelSpec, compile_kernel
     compiled = compile_kernel(spec, "xehpg")
     open("k.zebin", "wb").write(compiled.zebin())
     print(compiled.assembly(), compiled.stats)
@@ -28,13 +28,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from ... import hw as hwlib
-from ...errors import ConfigError, UnsupportedError
-from ..analysis import Counts, kernel_counts
-from ..asm_printer import format_kernel
-from ..encoder import encode_kernel
-from ..instruction import Instruction
-from ..scoreboard import assign_swsb, count_syncs
+from .. import hw as hwlib
+from ..errors import ConfigError, UnsupportedError
+from ..emit.analysis import Counts, kernel_counts
+from ..emit.asm_printer import format_kernel
+from ..emit.encoder import encode_kernel
+from ..emit.instruction import Instruction
+from ..emit.scoreboard import assign_swsb, count_syncs
 from .abi import Abi, plan_payload
 from .builder import Builder
 from .deadcode import eliminate_dead_code
