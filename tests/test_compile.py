@@ -11,8 +11,8 @@ from xegen import ir, pipeline, report
 from xegen.cli import main
 from xegen.conv import make_problem
 from xegen.emit import decode
-from xegen.lower import RegisterAllocationError
 from xegen.emit.zebin import read_zebin
+from xegen.lower import RegisterAllocationError
 from xegen.oracles import ocloc_validate
 from xegen.pipeline import PASSES, compile_problem
 from xegen.verify import first_group_executions, verify

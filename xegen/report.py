@@ -8,8 +8,8 @@ platform's FMA units could do in that time (`hw.peak_fma_per_clock`).
 
 from __future__ import annotations
 
-from .conv import formulate
 from .conv.problem import Problem
+from .plan.gemm import formulate
 from .emit.cost import Cycles
 from .hw import Platform
 from .pipeline import Compilation

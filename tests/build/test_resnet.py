@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from xegen.conv import build_kernel, check_ir, make_problem
+from xegen.build import check_ir
+from xegen.conv import make_problem
+from xegen.pipeline import build_kernel
 
-from .shapes import RESNET, scaled, short_name
+from ..conv.shapes import RESNET, scaled, short_name
 
 FLOAT_DIRECTIONS = ("fwd", "bwd_d", "bwd_w")
 INT8 = ("u8:s8:f32", "s8:s8:s32", "u8:s8:s8", "s8:s8:f32")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from xegen import hw
-from xegen.conv import build_kernel, choose_config, formulate, make_problem, parse_overrides
+from xegen.conv import make_problem
 from xegen.errors import ConfigError
+from xegen.pipeline import build_kernel
+from xegen.plan import choose_config, formulate, parse_overrides
 
-from .shapes import RESNET, scaled
+from ..conv.shapes import RESNET, scaled
 
 PROBLEM = "mb1ic32ih8oc64oh8kh3ph1"
 
@@ -146,13 +148,13 @@ def _grf_allocs(stmt):
 @pytest.mark.parametrize("key", ["m_tile", "n_tile", "k_block"])
 def test_huge_tiles_are_rejected_before_any_tile_is_laid_out(monkeypatch, key):
     """Laying out a tile walks its elements, so a tile of 2^31 elements must be refused first."""
-    from xegen.conv import builder
+    from xegen.plan import kernel
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("tiles were laid out before the GRF budget was checked")
 
-    monkeypatch.setattr(builder, "multiply_layouts", must_not_run)
-    monkeypatch.setattr(builder, "line_layout", must_not_run)
+    monkeypatch.setattr(kernel, "multiply_layouts", must_not_run)
+    monkeypatch.setattr(kernel, "line_layout", must_not_run)
     with pytest.raises(ConfigError, match=f"{key}=2147483648.* GRFs"):
         config_for("f16", **{key: 2**31})
 
@@ -194,8 +196,9 @@ def test_when_nothing_fits_the_error_is_the_least_demanding_candidates():
 def test_candidates_are_those_whose_own_plan_fits(layer, dt, platform, overrides):
     """The heuristic plans each layout once for the candidates that differ only in budgets
     (grf, slm_bufs, gmem_bufs): it must accept exactly the candidates a plan of their own fits."""
-    from xegen.conv.builder import plan_kernel
-    from xegen.conv.config import _candidates, check_config, config_candidates
+    from xegen.plan.kernel import plan_kernel
+    from xegen.plan.config import check_config
+    from xegen.plan.heuristic import config_candidates, config_space
 
     gemm = formulate(make_problem(scaled(RESNET[layer]), "FWD_B", dt, mb=1))
     platform = hw.platform(platform)
@@ -208,6 +211,6 @@ def test_candidates_are_those_whose_own_plan_fits(layer, dt, platform, overrides
             return False
         return True
 
-    candidates = _candidates(gemm, platform, overrides)
+    candidates = config_space(gemm, platform, overrides)
     assert len(candidates) > len({c.grf for c in candidates})  # budgets vary: layouts are shared
     assert list(config_candidates(gemm, platform, overrides)) == [c for c in candidates if fits(c)]

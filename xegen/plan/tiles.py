@@ -11,8 +11,9 @@ i-th row and j-th column of the piece).  That describes every layout the builder
   form (per K step, N block and element within a dword), row-major C blocks;
 - the dense tiles SLM holds.
 
-`copy_tile` emits `reorder` calls moving a tile between two layouts (converting the type), one
-per pair of pieces that overlap.
+`tile_moves` lists the moves of a tile between two layouts (converting the type), one per pair
+of pieces that overlap; the builder's `copy_tile` (`xegen.build.builder`) emits them as `reorder`
+calls.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from ..ir import Call, Reorder, Stmt, Var, ptr
+from ..ir import Var, ptr
 from ..ir.types import U32, Type
 
 
@@ -315,21 +316,11 @@ def _strides(piece: Piece, rows: Progression, cols: Progression) -> tuple[int, i
     return piece.row_stride * rows.step // piece.rows.step, piece.col_stride * cols.step // piece.cols.step
 
 
-def copy_tile(dst: TileLayout, src: TileLayout, saturate: bool = False) -> list[Stmt]:
-    """`reorder` calls moving every element of `src` to its place in `dst` (with conversion)."""
-    dst, src, moves = tile_moves(dst, src, saturate)
-    calls: list[Stmt] = []
-    for m in moves:
-        func = Reorder(src.type, dst.type, m.rows, m.cols, m.s_rs, m.s_cs, m.d_rs, m.d_cs, saturate)
-        calls.append(Call(func, (ptr(dst.buffer, m.dst * dst.type.size), ptr(src.buffer, m.src * src.type.size))))
-    return calls
-
-
 @lru_cache(maxsize=1024)  # the config heuristic asks again for the same layouts in other configs
 def tile_moves(dst: TileLayout, src: TileLayout, saturate: bool = False
                ) -> tuple[TileLayout, TileLayout, tuple[Move, ...]]:
-    """The moves `copy_tile` makes, between the layouts it makes them in (the config heuristic
-    counts them without building IR).  Narrow elements that sit in the same dword, in the same
+    """The moves `copy_tile` makes, between the layouts it makes them in (the planner counts
+    them without building IR).  Narrow elements that sit in the same dword, in the same
     order, on both sides move a dword at a time (a transpose of 16-bit pairs or byte quads takes
     half or a quarter of the moves)."""
     if dst.type == src.type and src.type.size < 4 and not saturate:

@@ -9,11 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xegen import hw, ir
-from xegen.conv import build_kernel, check_ir, dispatch_ids, formulate, make_problem, random_inputs, run_ir
-from xegen.conv.builder import build_body, plan_kernel
+from xegen.build import check_ir, dispatch_ids, run_ir
+from xegen.build.builder import build_body
+from xegen.conv import make_problem, random_inputs
 from xegen.conv.check import compare
 from xegen.errors import ConfigError, Error, UnsupportedError
 from xegen.ir import Alloc, Barrier, Call, Dpas, Fence, For, Let, Mad, Reorder, Send, Seq, Store, walk
+from xegen.pipeline import build_kernel
+from xegen.plan import formulate
+from xegen.plan.kernel import plan_kernel
 
 FWD = "mb1ic16ih6oc32oh6kh3ph1"
 

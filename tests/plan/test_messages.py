@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xegen.conv import build_kernel, make_problem
-from xegen.conv.builder import plan_kernel
-from xegen.conv.config import choose_config
-from xegen.conv.gemm import formulate
-from xegen.conv.messages import Run, contiguous_runs
+from xegen.conv import make_problem
 from xegen.hw import platform
 from xegen.ir import Call, For, Reorder, Send, walk
+from xegen.pipeline import build_kernel
+from xegen.plan.gemm import formulate
+from xegen.plan.heuristic import choose_config
+from xegen.plan.kernel import plan_kernel
+from xegen.plan.messages import Run, contiguous_runs
 
 
 def test_rows_that_follow_each_other_in_both_make_one_run():

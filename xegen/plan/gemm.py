@@ -22,13 +22,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+from ..conv.index import Idx
+from ..conv.layout import Layout
+from ..conv.problem import Problem
 from ..errors import UnsupportedError
 from ..ir import Expr, Var, free_vars, walk
 from ..ir.expr import Binary
 from ..ir.types import Type
-from .index import Idx
-from .layout import Layout
-from .problem import Problem
 
 
 @dataclass(frozen=True)

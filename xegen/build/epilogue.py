@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..ir import Expr, Load, Stmt, cast, const, max_, select, store
 from ..ir.expr import Broadcast, Shuffle
 from ..ir.types import F32, S32, Type
-from .tiles import TileLayout, overlaps
+from ..plan.tiles import TileLayout, overlaps
 
 TWO_POW_23 = 8388608.0
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..conv.index import Idx
 from ..errors import ConfigError
 from ..hw import Platform
 from ..ir import Var
 from ..ir.types import Type
-from .index import Idx
 from .tiles import Piece, TileLayout, span
 
 if TYPE_CHECKING:

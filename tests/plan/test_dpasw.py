@@ -1,4 +1,4 @@
-"""fma=dpasw: XeHPG's fused thread pairs share the A operand (`xegen/conv/dpasw.py`).
+"""fma=dpasw: XeHPG's fused thread pairs share the A operand (`xegen/plan/dpasw.py`).
 
 The IR interpreter executes dpasw as the hardware does (the pair's A), so `check_ir` proves the
 halved A loads, the pair's A origins and the paired C layout together; the native kernels are
@@ -10,16 +10,20 @@ import numpy as np
 import pytest
 
 from xegen import hw
+from xegen.build import check_ir
+from xegen.build.builder import build_body
 from xegen.cli import main
-from xegen.conv import build_kernel, check_ir, choose_config, formulate, make_problem
-from xegen.conv.builder import build_body, plan_kernel
-from xegen.conv.dpasw import paired_c_layout
-from xegen.conv.tiles import blocked_c_layout
+from xegen.conv import make_problem
 from xegen.errors import ConfigError
 from xegen.ir import Call, Send, Var, walk
 from xegen.ir.types import F32, PTR
+from xegen.pipeline import build_kernel
+from xegen.plan import choose_config, formulate
+from xegen.plan.dpasw import paired_c_layout
+from xegen.plan.kernel import plan_kernel
+from xegen.plan.tiles import blocked_c_layout
 
-from .shapes import RESNET, scaled
+from ..conv.shapes import RESNET, scaled
 
 PROBLEM = "mb1ic32ih8oc64oh8kh3ph1"  # M = 64, N = 64: two threads along N
 

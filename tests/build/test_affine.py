@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xegen.conv import formulate, make_problem
-from xegen.conv.affine import affine, split_bound, split_offset
-from xegen.conv.gemm import linear_stride
+from xegen.build.affine import affine, split_bound, split_offset
+from xegen.conv import make_problem
 from xegen.ir import Var, evaluate, free_vars
 from xegen.ir.expr import Broadcast, IntImm
 from xegen.ir.types import S32, Type
+from xegen.plan import formulate
+from xegen.plan.gemm import linear_stride
 
 LANES = 8
 V = Type("s32", LANES)
