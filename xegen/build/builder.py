@@ -29,13 +29,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..conv.index import Idx
-from ..ir import Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Reorder, Stmt, Var, const, ptr, seq, store
+from ..ir import Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Names, Reorder, Stmt, Var, const, ptr, seq, store
 from ..ir.types import PTR
 from ..plan.dpasw import pair_half
 from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement
 from ..plan.tiles import TileLayout, tile_moves
 from .epilogue import finish
-from .messages import Names, Origin, Scope, emit_global, slm_run_messages, zero_fill
+from .messages import Origin, Scope, emit_global, slm_run_messages, zero_fill
 from .multiply import multiply, reduce_columns
 
 THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))

@@ -11,13 +11,12 @@ from dataclasses import dataclass, field
 
 from ..conv.index import Idx, all_of, lane_ids, lane_var
 from ..hw import Platform
-from ..ir import Call, Expr, Let, Send, Stmt, Var, ptr, store
+from ..ir import Call, Expr, Let, Names, Send, Stmt, Var, ptr, store
 from ..ir.expr import Broadcast, IntImm, Shuffle
 from ..ir.types import U32
 from ..plan.gemm import Gemm, View, linear_stride
 from ..plan.messages import LaneRun, LinePlan, Run, is_block
 from ..plan.tiles import Line, TileLayout
-from ..schedule.loop import Names
 from .affine import split_bound, split_offset
 
 

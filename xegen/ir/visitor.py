@@ -1,4 +1,4 @@
-"""Walking and rewriting IR: visitor, mutator, substitution, free variables, node counts.
+"""Walking and rewriting IR: visitor, mutator, substitution, free variables, fresh names, node counts.
 
 `Visitor.visit` calls `visit_<ClassName>` when a subclass defines it, else visits the children.
 `Mutator.mutate` calls `mutate_<ClassName>` when defined, else rebuilds the node from its mutated
@@ -124,6 +124,26 @@ def free_vars(node: Node) -> list[Var]:
             visits = [(child, bound) for child in children(item)]
         pending.extend(reversed(visits))  # (first child on top: first use comes first)
     return list(found)
+
+
+class Names:
+    """Variable names in use in one kernel, and fresh ones on request (`hint`, `hint_2`, ...)."""
+
+    def __init__(self, *nodes: Node):
+        self.used: set[str] = set()
+        for node in nodes:
+            self.add_all(node)
+
+    def add_all(self, node: Node) -> None:
+        self.used.update(n.name for n in walk(node) if isinstance(n, Var))
+
+    def fresh(self, hint: str) -> str:
+        name, n = hint, 1
+        while name in self.used:
+            n += 1
+            name = f"{hint}_{n}"
+        self.used.add(name)
+        return name
 
 
 def node_count(node: Node) -> int:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from ..errors import ConfigError, UnsupportedError
 from ..ir import expr as E
 from ..ir.types import PTR, S32, U16, U32, Type
-from ..emit.instruction import Reg
+from ..emit.instruction import Instruction, Reg, imm
 from ..emit.zebin import BindingTableIndex, ExecutionEnv, PayloadArgument, PerThreadPayloadArgument, ZebinKernel
 from .builder import Builder
 from .expressions import GlobalBuffer
@@ -214,7 +214,6 @@ class Deferred:
 
 
 def _cr0_denormals():
-    from ..emit.instruction import Instruction, imm
     cr0 = Reg("cr", 0, 0, "ud")
     return Instruction("or", 1, dst=cr0.stride(1), srcs=(cr0.region(0, 1, 0), imm(CR0_DENORMALS, "ud")),
                        no_mask=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..errors import UnsupportedError
 from ..ir.types import S32, U16, U32, Type
 from ..emit import tables as T
-from ..emit.instruction import Reg
+from ..emit.instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder
 from .values import Constant, Region, Value
 
@@ -233,7 +233,6 @@ def _quotient_unsigned(b: Builder, x: Region, d: int, lanes: int) -> Region:
         return q
     if d >= 1 << 31:  # the quotient is 0 or 1
         flag_out = b.temp(U32, lanes)
-        from ..emit.instruction import CondModifier, Flag, Predicate
         flag = Flag(0, 0)
         b.alu("cmp", Reg("null", 0, 0, "ud"), [x, Constant(d, U32)], cond=CondModifier("ge", flag), lanes=lanes)
         b.alu("sel", flag_out, [Constant(1, U32), Constant(0, U32)], predicate=Predicate(flag))

@@ -25,9 +25,10 @@ from ..ir import funcs as F
 from ..ir.types import F32, S32, U32, Type
 from ..emit import tables as T
 from ..emit.instruction import Instruction, Reg
+from . import arith
 from .builder import Builder
 from .convert import convert
-from .values import VIRTUAL, Constant, Region, xe_type
+from .values import TYPE_BYTES, VIRTUAL, Constant, Region, xe_type
 
 
 class Calls:
@@ -75,7 +76,6 @@ class Calls:
         if t.is_int:
             src0 = None if src0_ptr is None else self._region(src0_ptr, t, n, 1, "mad src0")
             product = self.b.temp(t, n)
-            from . import arith
             arith.multiply(self.b, product, self._as(src1, t), self._as(src2, t))
             if src0 is None:
                 self.b.mov(dst, product)
@@ -242,7 +242,6 @@ def _check_dpas_overlap(spans, args) -> None:
 
 
 def _bytes(xe: str) -> int:
-    from .values import TYPE_BYTES
     return TYPE_BYTES[xe]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..errors import UnsupportedError
 from ..ir import expr as E
+from ..ir import evaluate
 from ..ir.types import BOOL, S32, U16, U32
 from ..emit.instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder, PhysicalOperand
@@ -199,5 +200,4 @@ def _at(v, lanes: int):
 
 
 def _evaluate(e: E.Expr):
-    from ..ir import evaluate
     return evaluate(e, {})

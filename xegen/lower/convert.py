@@ -12,8 +12,13 @@
 
 from __future__ import annotations
 
+import struct
+
 from ..errors import UnsupportedError
-from ..ir.types import F32, S32, U16, U32, Type
+from ..ir import expr as E
+from ..ir import evaluate
+from ..ir.semantics import round_float
+from ..ir.types import BF16, F32, S32, U16, U32, Type
 from ..emit import tables as T
 from ..emit.instruction import CondModifier, Predicate, Reg
 from .builder import Builder
@@ -68,17 +73,12 @@ def convert(b: Builder, dst: Region, src: Value, saturate: bool = False,
 
 
 def _bf16_bits(value: float) -> int:
-    from ..ir.semantics import round_float
-    from ..ir.types import BF16
-    import struct
     rounded = round_float(float(value), BF16)
     return struct.unpack("<I", struct.pack("<f", rounded))[0] >> 16
 
 
 def _constant(b: Builder, c: Constant, to: Type, saturate: bool) -> Value:
     """A constant converted at compile time by the IR's own semantics."""
-    from ..ir import expr as E
-    from ..ir import evaluate
     value = evaluate(E.Cast(to, E.const(c.value, c.type), saturate), {})
     v = float(value) if to.is_float else int(value)
     return Constant(v, to, c.lanes)

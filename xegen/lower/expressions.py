@@ -19,13 +19,15 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import expr as E
+from ..ir import evaluate
 from ..ir.types import BOOL, F32, S32, U16, U32, Type
-from ..emit.instruction import Imm
+from ..ir.visitor import walk
+from ..emit.instruction import Imm, Reg
 from ..emit.instruction import CondModifier, Predicate
 from . import arith
-from .builder import Builder, fits16
+from .builder import Builder, PhysicalOperand, fits16
 from .conditions import Conditions
-from .convert import convert
+from .convert import convert, halves
 from .values import Constant, Region, Value, xe_type
 
 
@@ -58,7 +60,6 @@ Binding = Value | GrfBuffer | SlmBuffer | GlobalBuffer
 
 
 def _evaluate(e: E.Expr):
-    from ..ir import evaluate
     return evaluate(e, {})
 
 
@@ -316,7 +317,6 @@ class Expressions:
         return out if v.stride or v.lanes == 1 else out.broadcast(v.lanes)
 
     def _int64_binary(self, op: str, a: Value, c: Value, t: Type, dst) -> Value:
-        from .convert import halves
         lanes = t.lanes
         a, c = self._lanes(a, lanes), self._lanes(c, lanes)
         out = self._target(dst, t)
@@ -357,7 +357,6 @@ class Expressions:
                 self.b.mov(out, _negate(a))
         else:  # bitnot
             if t.scalar.bits == 64 and not self.b.hw.has_int64_arithmetic:
-                from .convert import halves
                 for part in (0, 1):
                     self.b.alu("not", halves(out)[part], [_half(self.b, a, part)])
             else:
@@ -464,7 +463,7 @@ class Expressions:
         if e.offset.type.lanes > 1:  # a gather from registers: lane by lane
             offsets = self.value(e.offset)
             if not isinstance(offsets, Constant):
-                values = _constant_lanes(self, e.offset)
+                values = constant_lanes(self, e.offset)
             else:
                 values = [int(offsets.value)] * t.lanes
             out = self.b.temp(t.scalar, t.lanes)
@@ -567,7 +566,6 @@ class _VectorImmediate:
         self.type = S32
 
     def at(self, position: int, n: int, grf: int, ternary: bool = False):
-        from ..emit.instruction import Imm
         return Imm(self.imm.value >> (4 * position), self.imm.type)  # lane i of a chunk is nibble position+i
 
 
@@ -621,7 +619,6 @@ def _identity(op: str, a: Value, c: Value, t: Type) -> Value | None:
 
 
 def _half(b: Builder, v: Value, part: int) -> Value:
-    from .convert import halves
     if isinstance(v, Constant):
         bits = int(v.value) & ((1 << 64) - 1)
         return Constant((bits >> (32 * part)) & 0xFFFFFFFF, U32, v.lanes)
@@ -630,9 +627,6 @@ def _half(b: Builder, v: Value, part: int) -> Value:
 
 def add64(b: Builder, dst: Region, a: Value, c: Value, subtract: bool = False) -> None:
     """dst = a +/- c on 64-bit integers with 32-bit instructions (carry through acc0)."""
-    from ..emit.instruction import Reg
-    from .builder import PhysicalOperand
-    from .convert import halves
     lanes = dst.lanes
     if subtract:  # a - c = a + ~c + 1
         if isinstance(c, Constant):
@@ -675,7 +669,6 @@ def _reads_register(e: E.Expr, dst: Region, lowering: Expressions) -> bool:
     """Whether evaluating `e` reads bytes of `dst` other than through the identical region
     (then `into` must compute elsewhere first: an instruction may write part of `dst` before
     a later one reads it)."""
-    from ..ir.visitor import walk
     low, high = dst.offset, dst.end
     for node in walk(e):
         region = None
@@ -701,7 +694,7 @@ def _reads_register(e: E.Expr, dst: Region, lowering: Expressions) -> bool:
     return False
 
 
-def _constant_lanes(lowering: Expressions, e: E.Expr) -> list[int]:
+def constant_lanes(lowering: Expressions, e: E.Expr) -> list[int]:
     try:
         values = np.asarray(_evaluate(e)).reshape(-1)
     except Exception as error:  # noqa: BLE001 - the offsets depend on run-time values

@@ -11,7 +11,7 @@ dropped when nothing between them wrote that flag register or any byte the chain
 from __future__ import annotations
 
 from ..emit.instruction import Imm
-from .liveness import _blocks, flatten
+from .liveness import basic_blocks, flatten
 from .program import Label, Op, Program, Span
 from .values import VIRTUAL
 
@@ -82,7 +82,7 @@ def drop_repeated_flags(program: Program) -> int:
     """Remove repeated flag chains from `program` in place; returns how many ops went."""
     ops, labels = flatten(program)
     dropped: set[int] = set()
-    for block in _blocks(ops, labels):
+    for block in basic_blocks(ops, labels):
         dropped |= _repeated(ops, block.start, block.end)
     if dropped:
         index, kept = 0, []

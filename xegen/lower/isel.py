@@ -26,7 +26,7 @@ from ..emit.instruction import CondModifier, Predicate, Reg
 from .abi import Abi, Deferred
 from .builder import Builder
 from .calls import Calls
-from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer
+from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer, constant_lanes
 from .messages import Messages
 from .values import Constant, Region
 from .walks import nodes, substitute_stmt
@@ -143,8 +143,7 @@ class StatementLowering(Expressions):
     def _grf_store(self, buffer: GrfBuffer, s: S.Store) -> None:
         t = s.value.type
         if s.offset.type.lanes > 1:
-            from .expressions import _constant_lanes
-            offsets = _constant_lanes(self, s.offset)
+            offsets = constant_lanes(self, s.offset)
             value = self.value(s.value)
             if s.mask is not None:
                 raise UnsupportedError("a masked scatter into GRF registers is not supported")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from .. import hw as hwlib
 from ..ir import Stmt, Var
+from ..emit.asm_printer import format_kernel
 from ..emit.instruction import Instruction
 from ..emit.zebin import ZebinKernel, write_zebin
 
@@ -71,7 +72,6 @@ class CompiledKernel:
         return write_zebin([self.zebin_kernel], self.hw)
 
     def assembly(self) -> str:
-        from ..emit.asm_printer import format_kernel
         return format_kernel(list(self.instructions), self.hw)
 
     def global_size(self, grid: tuple[int, int, int]) -> tuple[int, int, int]:

@@ -14,6 +14,7 @@ right way: a value live around a back edge is live at every instruction of the l
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from .program import Label, Op, Program
@@ -26,7 +27,7 @@ class Block:
     successors: list[int]
 
 
-def _blocks(ops: list[Op], labels: dict[str, int]) -> list[Block]:
+def basic_blocks(ops: list[Op], labels: dict[str, int]) -> list[Block]:
     starts = {0}
     for index in labels.values():
         starts.add(index)
@@ -109,7 +110,6 @@ class Units:
 
     def owners(self, live: int):
         """The registers with any live unit."""
-        import bisect
         starts = [b for b, _ in self.owner_start]
         while live:
             low = (live & -live).bit_length() - 1
@@ -121,7 +121,7 @@ class Units:
 
 def block_liveness(ops: list[Op], labels: dict[str, int], units: Units):
     """The blocks, each op's read and overwritten unit masks, and each block's live-out mask."""
-    blocks = _blocks(ops, labels)
+    blocks = basic_blocks(ops, labels)
     reads = [0] * len(ops)
     kills = [0] * len(ops)
     for i, op in enumerate(ops):

@@ -23,7 +23,7 @@ temporary and moves.  Masks become predicates: flag bits per lane (scattered) or
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import UnsupportedError
 from ..ir import expr as E
@@ -31,7 +31,7 @@ from ..ir.funcs import Send
 from ..ir.types import S32, S64, U8, U16, U32, U64, Type
 from ..emit.instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder, PhysicalOperand
-from .convert import halves
+from .convert import convert, halves
 from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer
 from .walks import nodes
 from .program import Label, Span
@@ -121,7 +121,6 @@ class Messages:
             if isinstance(v, Constant):
                 return Constant(int(v.value), S32, v.lanes)
             wide = self.b.temp(S32, e.type.lanes)
-            from .convert import convert
             convert(self.b, wide, v)
             return wide
         return v
@@ -563,7 +562,6 @@ class Messages:
     def _with_channel(self, lane0: int) -> None:
         """Give the last send its channel offset (which flag bits its lanes read)."""
         if lane0:
-            from dataclasses import replace
             op = self.b.program.items[-1]
             op.inst = replace(op.inst, channel_offset=lane0)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..emit.asm_printer import format_instruction
 from ..emit.instruction import Instruction, Reg
 from ..emit import tables as T
 from .values import TYPE_BYTES, VIRTUAL
@@ -55,7 +56,7 @@ def _elements(exec_size: int, vstride: int, width: int, hstride: int) -> int:
     return (rows - 1) * vstride + (width - 1) * hstride + 1
 
 
-def _ternary_region(reg: Reg, index: int) -> tuple[int, int, int]:
+def ternary_region(reg: Reg, index: int) -> tuple[int, int, int]:
     if index == 2 or reg.vstride is None:
         h = reg.hstride or 0
         return (h, 1, 0) if h else (0, 1, 0)
@@ -75,7 +76,7 @@ def _span(reg: Reg, count_bytes: int) -> Span:
 def _source_span(inst: Instruction, reg: Reg, index: int, fmt: str) -> Span:
     size = TYPE_BYTES[reg.type]
     if fmt == T.TERNARY:
-        v, w, h = _ternary_region(reg, index)
+        v, w, h = ternary_region(reg, index)
     else:
         v, w, h = reg.vstride or 0, reg.width or 1, reg.hstride or 0
     return _span(reg, _elements(inst.exec_size, v, w, h) * size)
@@ -172,7 +173,6 @@ class Program:
 
     def listing(self, hw) -> str:
         """The program in IGA syntax on virtual registers (`v7.2:f`), jumps to named labels."""
-        from ..emit.asm_printer import format_instruction
         lines = []
         for item in self.items:
             if isinstance(item, Label):

@@ -34,13 +34,12 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import (
-    Binary, BoolImm, Cast, Evaluator, Expr, For, IntImm, Let, Load, Mutator, Ptr, Select, Seq, Stmt, Store, Ternary,
-    Unary, Var, binary, children, const, seq, substitute,
+    Binary, BoolImm, Cast, Evaluator, Expr, For, IntImm, Let, Load, Mutator, Names, Ptr, Select, Seq, Stmt, Store,
+    Ternary, Unary, Var, binary, children, const, seq, substitute,
 )
 from .costs import Cost
 from .graph import let_nodes, loop_body, stmt_nodes
 from .linearize import heights, issue_cycles, list_schedule
-from .loop import Names
 
 
 class ScheduleError(UnsupportedError):
