@@ -8,8 +8,8 @@
 Passes (docs/lowering.md):
     isel.py / expressions.py / conditions.py / arith.py / convert.py / messages.py / calls.py
         IR -> instructions on virtual registers (`program.py`), with the prologue and end of
-        thread of the dispatch ABI (`abi.py`); `walks.py` looks through deep let chains
-        without recursion; a block message reuses the address payload an earlier message
+        thread of the dispatch ABI (`abi.py`), looking through deep let chains without
+        recursion (`ir.walk`, `ir.substitute_stmt`); a block message reuses the address payload an earlier message
         of the same block built (a prefetch, then the load) unless that makes the kernel
         not fit, when selection runs again building every payload
     flags.py                     a mask computed again while its flag still holds it is dropped

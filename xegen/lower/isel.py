@@ -22,6 +22,7 @@ from ..ir import expr as E
 from ..ir import funcs as F
 from ..ir import stmt as S
 from ..ir.types import S32
+from ..ir.visitor import substitute_stmt, walk
 from ..emit.instruction import CondModifier, Predicate, Reg
 from .abi import Abi, Deferred
 from .builder import Builder
@@ -29,7 +30,6 @@ from .calls import Calls
 from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer, constant_lanes
 from .messages import Messages
 from .values import Constant, Region
-from .walks import nodes, substitute_stmt
 
 MAX_UNROLLED_STATEMENTS = 20000  # nodes of IR a full unroll may produce
 SLM_ALIGNMENT = 64
@@ -50,7 +50,7 @@ class StatementLowering(Expressions):
 
     # --- kernel -------------------------------------------------------------------------------
     def kernel(self, body: S.Stmt) -> None:
-        names = {n.name for n in nodes(body) if isinstance(n, E.Var)}
+        names = {n.name for n in walk(body) if isinstance(n, E.Var)}
         bindings = self.abi.prologue(names)
         deferred = {name: b for name, b in bindings.items() if isinstance(b, Deferred)}
         self.env.update({name: b for name, b in bindings.items() if not isinstance(b, Deferred)})
@@ -217,17 +217,17 @@ class StatementLowering(Expressions):
         """Whether the body indexes a GRF buffer with an offset that depends on the loop variable."""
         var = s.var
         grf_names = {name for name, b in self.env.items() if isinstance(b, GrfBuffer)}
-        grf_names |= {n.buffer.name for n in nodes(s.body) if isinstance(n, S.Alloc) and n.kind == "grf"}
-        for node in nodes(s.body):
+        grf_names |= {n.buffer.name for n in walk(s.body) if isinstance(n, S.Alloc) and n.kind == "grf"}
+        for node in walk(s.body):
             offset = None
             if isinstance(node, (E.Load, E.Ptr, S.Store)) and node.buffer.name in grf_names:
                 offset = node.offset
-            if offset is not None and any(isinstance(n, E.Var) and n == var for n in nodes(offset)):
+            if offset is not None and any(isinstance(n, E.Var) and n == var for n in walk(offset)):
                 return True
         return False
 
     def _unrolled(self, s: S.For, init: int, trips: int) -> None:
-        size = sum(1 for _ in nodes(s.body))
+        size = sum(1 for _ in walk(s.body))
         if size * trips > MAX_UNROLLED_STATEMENTS:
             raise UnsupportedError(f"unrolling loop '{s.var.name}' ({trips} iterations) would be too large")
         for i in range(init, init + trips):

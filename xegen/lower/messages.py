@@ -29,11 +29,11 @@ from ..errors import UnsupportedError
 from ..ir import expr as E
 from ..ir.funcs import Send
 from ..ir.types import S32, S64, U8, U16, U32, U64, Type
+from ..ir.visitor import walk
 from ..emit.instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder, PhysicalOperand
 from .convert import convert, halves
 from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer
-from .walks import nodes
 from .program import Label, Span
 from .values import Constant, Region, Value, VReg
 
@@ -93,7 +93,7 @@ class Messages:
         """Find the global buffers addressed at several constant distances from one variable
         offset (`buffer[v + c]` for two or more c): those share a 64-bit pointer (`bind_pointers`)."""
         distances: dict[tuple[str, E.Var], set[int]] = {}
-        for node in nodes(body):
+        for node in walk(body):
             split = _variable_plus_constant(node.offset) if isinstance(node, E.Ptr) else None
             if split is not None:
                 distances.setdefault((node.buffer.name, split[0]), set()).add(split[1])
