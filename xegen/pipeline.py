@@ -1,6 +1,6 @@
 """The compiler: a convolution problem in, a native Xe kernel out, through named passes.
 
-    build      the conv builder's IR: loop nest, views, messages, multiply     (ir.Stmt)
+    build      the kernel plan as IR: loop nest, messages, multiply (build)    (ir.Stmt)
     schedule   K loop multi-buffered, pipelined, unrolled (xegen.schedule)     (ir.Stmt)
     optimize   every expression in one e-graph, CSE and hoisting (egraph)     (ir.Stmt)
     isel       instruction selection on virtual registers (lower)            (listing)
@@ -11,7 +11,9 @@
 each pass's output (the CLI's `--print-after`).  When a configuration's kernel does not fit
 the register file after allocation, the next configuration of `plan.config_candidates` is
 tried (a smaller tile, fewer buffers); the ones given up are listed in `Compilation.fallbacks`
-(and their `dump_graph` pictures removed).
+(and their `dump_graph` pictures removed).  `build_kernel(problem, hw)` stops after `schedule`
+(the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
+this module is where the stages meet, and the only one that knows their order.
 Nothing here depends on time or on the order of a hash: the same problem gives the same bytes.
 """
 

@@ -5,11 +5,11 @@ result by at most
 
     (2 * K * u_f32 + 2 * u_out) * scale
 
-where K is the number of products summed into an output (the GEMM's K), u_f32 = 2^-24 is the
-unit roundoff of the f32 accumulator, u_out that of the output type (f32 2^-24, f16 2^-11, bf16
-2^-8) and `scale` is the same convolution of the absolute values of the inputs (plus |bias|): the
-classic bound for a K-term f32 sum, then one rounding to the output type, with a factor of two of
-margin.
+where K is the number of products summed into an output (`Problem.reduction_size`), u_f32 =
+2^-24 is the unit roundoff of the f32 accumulator, u_out that of the output type (f32 2^-24, f16
+2^-11, bf16 2^-8) and `scale` is the same convolution of the absolute values of the inputs (plus
+|bias|): the classic bound for a K-term f32 sum, then one rounding to the output type, with a
+factor of two of margin.
 """
 
 from __future__ import annotations
