@@ -11,10 +11,10 @@ from xegen import ir, pipeline, report, sim
 from xegen.cli import main
 from xegen.conv import make_problem
 from xegen.emit import decode
-from xegen.emit.lower import CompiledKernel, RegisterAllocationError
-from xegen.modeling import modeled_cycles
 from xegen.emit.zebin import read_zebin
 from xegen.errors import UnsupportedError
+from xegen.lower import CompiledKernel, RegisterAllocationError
+from xegen.modeling import modeled_cycles
 from xegen.oracles import ocloc_validate
 from xegen.pipeline import PASSES, compile_problem
 from xegen.verify import first_group_executions, verify

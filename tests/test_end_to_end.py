@@ -7,7 +7,7 @@ the simulator over the whole grid against numpy (`verify`), for every configurat
     XeHPC  forward bf16
 
 Every kernel must verify (every output within conv.check's tolerance, no SWSB hazard), count its
-instruction executions without a run exactly as the simulator does (`xegen.emit.counts`), decode
+instruction executions without a run exactly as the simulator does (`xegen.lower.counts`), decode
 under `iga64 -d -Wall` silently (and re-assemble to the same bytes), pass `ocloc validate`, and
 come out byte-identical when compiled again, also in another process with another hash seed.
 

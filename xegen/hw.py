@@ -156,7 +156,7 @@ class Platform:
 
     # GRF banks (a performance fact, not legality; nGEN's Bundle::locate): register rN is in bank
     # bit `grf_bank_bit` of N.  dpas src0 and src2, or all three sources of a three-source
-    # instruction, in one bank are read in extra cycles (xegen.emit.lower.banks).
+    # instruction, in one bank are read in extra cycles (xegen.lower.banks).
     grf_bank_bit: int = 0
 
     # A write of bytes into a GRF reads and rewrites the whole register (XeHPC), so it depends on

@@ -1,11 +1,11 @@
 """The modeled cycles of a compiled convolution: `xegen.emit.cost` fed from the compilation.
 
 - execution counts: counted from the kernel's loops and branches (`CompiledKernel.executions`,
-  `xegen.emit.counts`), no simulator run;
+  `xegen.lower.counts`), no simulator run;
 - launch: threads, threads per group, GRF mode and SLM of the kernel record;
 - workload: the problem's multiply-adds (as benchdnn counts them) and tensor bytes;
 - tiling: read off the grid, which the conv builder lays out as N groups along dimension 0,
-  M groups along 1, convolution groups times K slices along 2 (`xegen.conv.builder`).  The
+  M groups along 1, convolution groups times K slices along 2 (`xegen.build.builder`).  The
   same `Tiling` for a foreign kernel comes from its own launch (docs/model.md).
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from .conv import formulate
+from .plan import formulate
 from .conv.problem import Problem
 from .emit.cost import Cycles, kernel_cycles
 from .emit.roofline import Tiling, Workload

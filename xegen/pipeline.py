@@ -1,17 +1,19 @@
 """The compiler: a convolution problem in, a native Xe kernel out, through named passes.
 
-    build      the conv builder's IR: loop nest, views, messages, multiply     (ir.Stmt)
+    build      the kernel plan as IR: loop nest, messages, multiply (build)    (ir.Stmt)
     schedule   K loop multi-buffered, pipelined, unrolled (xegen.schedule)     (ir.Stmt)
     optimize   every expression in one e-graph, CSE and hoisting (egraph)     (ir.Stmt)
-    isel       instruction selection on virtual registers (emit.lower)       (listing)
+    isel       instruction selection on virtual registers (lower)            (listing)
     regalloc   registers allocated, branches linked                          (assembly)
     swsb       scoreboard tokens and distances (emit.scoreboard)             (assembly)
 
 `compile_problem(problem, hw)` runs them and returns a `Compilation`; `show(pass, text)` sees
 each pass's output (the CLI's `--print-after`).  When a configuration's kernel does not fit
-the register file after allocation, the next configuration of `conv.config_candidates` is
+the register file after allocation, the next configuration of `plan.config_candidates` is
 tried (a smaller tile, fewer buffers); the ones given up are listed in `Compilation.fallbacks`
-(and their `dump_graph` pictures removed).
+(and their `dump_graph` pictures removed).  `build_kernel(problem, hw)` stops after `schedule`
+(the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
+this module is where the stages meet, and the only one that knows their order.
 Nothing here depends on time or on the order of a hash: the same problem gives the same bytes.
 """
 
@@ -23,17 +25,20 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from . import hw as hwlib
-from .conv import formulate
-from .conv.builder import build_body, plan_kernel
-from .conv.config import Config, config_candidates
-from .conv.kernel import Kernel, graph_dump, kernel_record, schedule_body
-from .conv.lowering import index_ranges, kernel_spec
+from .build.builder import build_body
+from .build.kernel import Kernel, kernel_name, kernel_record
 from .conv.problem import Problem
 from .egraph.engine import Limits
 from .egraph.kernel import optimize_stmt_report
-from .emit.lower import CompiledKernel, RegisterAllocationError, compile_kernel
 from .errors import ConfigError
-from .ir import format_stmt
+from .ir import Stmt, format_stmt
+from .lower import CompiledKernel, RegisterAllocationError, compile_kernel
+from .lower.kernel import KernelSpec
+from .plan.config import RESERVED_GRFS, Config, prefetches
+from .plan.gemm import formulate
+from .plan.heuristic import choose_config, config_candidates
+from .plan.kernel import KernelPlan, plan_kernel
+from .schedule import GraphDump, ScheduleOptions, schedule
 
 PASSES = ("build", "schedule", "optimize", "isel", "regalloc", "swsb")
 
@@ -114,3 +119,60 @@ def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph)
             dump.discard()  # only the configuration finally compiled leaves its graphs
         raise
     return Compilation(problem, kernel, compiled, config, seconds=seconds)
+
+
+# Where the stages meet -------------------------------------------------------------------------
+
+def build_kernel(problem: Problem, hw: str | hwlib.Platform = "xehpg",
+                 overrides: Mapping[str, object] | None = None, dump_graph: str | Path | None = None) -> Kernel:
+    """The kernel IR of `problem` on `hw` as built and scheduled (the passes before `optimize`),
+    configured by the heuristic and `overrides`.  With `dump_graph`, the K loop's dataflow graph
+    before and after each scheduling transform is written there as DOT (and SVG when Graphviz is
+    installed)."""
+    platform = hwlib.platform(hw)
+    gemm = formulate(problem)
+    plan = plan_kernel(gemm, choose_config(gemm, platform, overrides), platform)
+    return kernel_record(plan, schedule_body(plan, build_body(plan), graph_dump(plan, dump_graph)))
+
+
+def schedule_options(plan: KernelPlan) -> ScheduleOptions:
+    """How the scheduler treats this kernel's K loop: the configuration's buffer counts, a prefetch
+    one iteration ahead of the global loads where the platform has LSC prefetch and the loop is
+    multi-buffered, and the register budget left after the reserved GRFs."""
+    config, hw = plan.config, plan.hw
+    return ScheduleOptions(slm_bufs=config.slm_bufs, gmem_bufs=config.gmem_bufs,
+                           prefetch=1 if prefetches(config, hw) else 0,
+                           grf_budget=(config.grf - RESERVED_GRFS) * hw.grf_bytes)
+
+
+def graph_dump(plan: KernelPlan, directory: str | Path | None) -> GraphDump | None:
+    """Where the scheduler draws the K loop's graphs (`<kernel>-NN-<transform>-before.dot`, ...)."""
+    return None if directory is None else GraphDump(directory, f"{kernel_name(plan.gemm.problem, plan.hw)}-")
+
+
+def schedule_body(plan: KernelPlan, body: Stmt, dump: GraphDump | None = None) -> Stmt:
+    """The builder's `body` with its K loop scheduled as the plan's configuration says."""
+    return schedule(body, plan.hw, schedule_options(plan), dump)
+
+
+def index_ranges(kernel: Kernel) -> dict[str, range]:
+    """Ranges of the id variables, for the e-graph optimizer (`xegen.egraph.kernel.optimize_stmt`)."""
+    ranges = {v.name: range(0, size) for v, size in zip(kernel.thread_ids, kernel.thread_group)}
+    ranges.update({v.name: range(0, size) for v, size in zip(kernel.group_ids, kernel.grid)})
+    return ranges
+
+
+def kernel_spec(kernel: Kernel, body: Stmt | None = None) -> KernelSpec:
+    """`kernel`'s IR (or `body`, e.g. the optimized IR) with its arguments, ids and shape, as the
+    lowering takes it."""
+    return KernelSpec(
+        name=kernel.name,
+        body=kernel.body if body is None else body,
+        arguments=kernel.arguments,
+        thread_ids=tuple(v.name for v in kernel.thread_ids),
+        group_ids=tuple(v.name for v in kernel.group_ids),
+        thread_group=kernel.thread_group,
+        simd=kernel.simd,
+        slm_bytes=kernel.slm_bytes,
+        grf_count=kernel.grf_count,
+    )

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 
 from . import sim
-from .conv.check import Comparison, compare_buffers, random_inputs
-from .conv.kernel import device_buffers
+from .build.run import compare_buffers, device_buffers
+from .conv.check import Comparison, random_inputs
 from .pipeline import Compilation
 
 

@@ -36,8 +36,10 @@ sys.path.insert(0, str(ROOT))
 
 from tests.conv.shapes import RESNET, scaled, short_name  # noqa: E402
 from xegen import hw  # noqa: E402
-from xegen.conv import build_kernel, formulate, make_problem  # noqa: E402
+from xegen.conv import make_problem  # noqa: E402
 from xegen.errors import ConfigError, Error  # noqa: E402
+from xegen.pipeline import build_kernel  # noqa: E402
+from xegen.plan import formulate  # noqa: E402
 from xegen.schedule import model_cycles  # noqa: E402
 
 STAGED = ({"slm": 1, "tg_m": 2, "tg_n": 2}, {"slm": 1, "tg_m": 2, "tg_n": 1}, {"slm": 1})

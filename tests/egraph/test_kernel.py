@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from xegen import ir
-from xegen.egraph.kernel import optimize_stmt, optimize_stmt_report, unique_binders
+from xegen.egraph.kernel import optimize_stmt, optimize_stmt_report
 from xegen.ir.types import S32
 
 THREADS = 8
@@ -117,8 +117,6 @@ def test_shadowed_variables_stay_apart():
     for (i = 0; i < 2) { OUT[(tid * 2 + i) * 4] = i * 3 + tid; }
     for (i = 1; i < 3) { OUT2[(tid * 2 + i - 1) * 4] = i * 3 + tid; }
     """)
-    renamed = unique_binders(stmt)
-    assert {s.var.name for s in ir.walk(renamed) if isinstance(s, ir.For)} == {"i", "i_1"}
     out = optimize_stmt(stmt, "xehpg", ranges={"tid": range(0, THREADS)})
     assert_same_buffers(stmt, out, {"OUT": 16 * 4, "OUT2": 16 * 4})
 

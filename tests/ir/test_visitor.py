@@ -76,3 +76,86 @@ def test_ir_nodes_are_immutable_and_have_no_truth_value():
         pass
     else:
         raise AssertionError("an IR comparison must not silently become a Python bool")
+
+
+# --- statements and the expressions they evaluate --------------------------------------------
+
+ORDERED = """
+let n;
+for (i = 0; i < n + 1) {
+  let x = i * 2;
+  if (x < 5) {
+    out[x * 4] = x + 7 if n > 0;
+  } else {
+    out[0] = 3;
+  }
+  alloc r[64] grf;
+  r[0] = n - 1;
+}
+"""
+
+
+def test_statements_and_their_expressions_come_in_program_order():
+    s = ir.parse_stmt(ORDERED)
+    found = [str(e) for node in ir.statements(s) for e in ir.expressions(node)]
+    assert found == ["0", "n + 1", "i * 2", "x < 5", "x * 4", "x + 7", "n > 0", "0", "3", "0", "n - 1"]
+
+
+class Recorder(ir.StmtVisitor):
+    def __init__(self):
+        self.seen = []
+
+    def visit_expr(self, e):
+        self.seen.append((str(e), [b.var.name for b in self.scope]))
+
+
+def test_stmt_visitor_sees_each_expression_whole_with_its_binders_in_scope():
+    recorder = Recorder()
+    recorder.visit(ir.parse_stmt(ORDERED))
+    assert recorder.seen == [
+        ("0", ["n"]), ("n + 1", ["n"]), ("i * 2", ["n", "i"]), ("x < 5", ["n", "i", "x"]),
+        ("x * 4", ["n", "i", "x"]), ("x + 7", ["n", "i", "x"]), ("n > 0", ["n", "i", "x"]),
+        ("0", ["n", "i", "x"]), ("3", ["n", "i", "x"]), ("0", ["n", "i", "x"]), ("n - 1", ["n", "i", "x"]),
+    ]
+
+
+class Negate(ir.StmtMutator):
+    """Every expression a statement evaluates, as `0 - e` (binders and buffers untouched)."""
+
+    def mutate_expr(self, e):
+        return ir.binary("sub", ir.IntImm(0, e.type), e) if e.type.is_int and e.type.lanes == 1 else e
+
+
+def test_stmt_mutator_rewrites_whole_expressions_and_keeps_binders():
+    s = ir.parse_stmt("let n;\nfor (i = 0; i < n) {\n  let x = i * 2;\n  out[x] = x;\n}")
+    assert Negate().mutate(s) == ir.parse_stmt(
+        "let n;\nfor (i = 0 - 0; i < 0 - n) {\n  let x = 0 - i * 2;\n  out[0 - x] = 0 - x;\n}")
+
+
+@settings(max_examples=100, deadline=None)
+@given(any_stmt(depth=2))
+def test_identity_stmt_mutation_returns_the_same_object_and_visits_every_expression(s):
+    assert ir.StmtMutator().mutate(s) is s
+    recorder = Recorder()
+    recorder.visit(s)
+    assert [e for e, _ in recorder.seen] == [str(e) for node in ir.statements(s) for e in ir.expressions(node)]
+
+
+def test_substitute_stmt_keeps_binders_and_handles_deep_let_chains():
+    s = ir.parse_stmt("for (i = 0; i < n) {\n  let n = i + n;\n  out[n] = n;\n}")
+    assert ir.substitute_stmt(s, {ir.var("n"): ir.var("m")}) == ir.parse_stmt(
+        "for (i = 0; i < m) {\n  let n = i + m;\n  out[m] = m;\n}")
+    deep = ir.parse_stmt("\n".join(f"let v{i} = v{i - 1} + x;" for i in range(1, 3000)) + "\nbuf[0] = v2999;")
+    replaced = ir.substitute_stmt(deep, {ir.var("x"): ir.var("y")})
+    assert [v.name for v in ir.free_vars(replaced)] == ["v0", "y", "buf"]
+
+
+def test_walk_leaves_out_the_node_it_skips():
+    s = ir.parse_stmt("for (i = 0; i < 4) {\n  a[i] = 1;\n}\nb[0] = 2;")
+    loop = next(n for n in ir.walk(s) if isinstance(n, ir.For))
+    assert {n.buffer.name for n in ir.walk(s, skip=loop) if isinstance(n, ir.Store)} == {"b"}
+
+
+def test_names_hands_out_names_not_in_use():
+    names = ir.Names(ir.parse_stmt("let k = 1;\nout[k] = k_2;"))
+    assert [names.fresh("k"), names.fresh("k"), names.fresh("j")] == ["k_3", "k_4", "j"]

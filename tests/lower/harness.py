@@ -8,10 +8,11 @@ import math
 import numpy as np
 
 from xegen import ir, sim
-from xegen.conv.kernel import Kernel, device_buffers, dispatch_ids, output_tensors
-from xegen.conv.lowering import index_ranges, kernel_spec
-from xegen.emit.lower import CompiledKernel, KernelSpec, compile_kernel
+from xegen.build.kernel import Kernel
+from xegen.build.run import device_buffers, dispatch_ids, output_tensors
 from xegen.errors import UnsupportedError
+from xegen.lower import CompiledKernel, KernelSpec, compile_kernel
+from xegen.pipeline import index_ranges, kernel_spec
 
 
 def run_conv(kernel: Kernel, compiled: CompiledKernel, tensors, check_hazards=True) -> tuple[dict, sim.RunResult]:

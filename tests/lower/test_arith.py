@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xegen.emit.lower.arith import signed_magic, unsigned_magic
+from xegen.lower.arith import signed_magic, unsigned_magic
 
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from xegen.conv import make_problem
-from xegen.emit.lower import compile_kernel
 from xegen.errors import UnsupportedError
+from xegen.lower import compile_kernel
 from xegen.pipeline import compile_problem
 
 from ..conv.shapes import RESNET, scaled

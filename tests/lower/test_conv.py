@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xegen.conv import build_kernel, make_problem
+from xegen.conv import make_problem
 from xegen.conv.check import compare, random_inputs
 from xegen.oracles import ocloc_validate
+from xegen.pipeline import build_kernel
 
 from ..conv.shapes import RESNET, scaled, short_name
 from .harness import compile_conv, iga_report, run_conv, run_conv_ir

@@ -89,7 +89,7 @@ def test_a_sixteen_bit_unsigned_multiplier_is_one_mad():
     """The optimizer's `mad(s32_0, s32_1, 40000)` on XeHPG: one mad with a :uw immediate (not
     mul + add), as the cost model charges it."""
     from xegen import ir
-    from xegen.emit.lower import compile_kernel
+    from xegen.lower import compile_kernel
     types = {v.name: v.type for v in X.variables()}
     expression = ir.parse_expr("mad(s32_0, s32_1, 40000)", types)
     compiled = compile_kernel(hand_spec("mad16", X.expression_kernel([expression]), [("inp", "ptr"), ("out", "ptr")]),

@@ -13,7 +13,7 @@ import pytest
 
 from xegen import ir, sim
 from xegen.errors import UnsupportedError
-from xegen.emit.lower import compile_kernel
+from xegen.lower import compile_kernel
 from xegen.ir.types import S32
 from xegen.oracles import ocloc_validate
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xegen.emit.lower import compile_kernel
+from xegen.lower import compile_kernel
 
 from .harness import hand_spec, run_both
 

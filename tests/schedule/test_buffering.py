@@ -16,11 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from xegen import ir
-from xegen.conv import build_kernel, check_ir, make_problem, random_inputs, run_ir
-from xegen.errors import ConfigError, UnsupportedError
-from xegen.ir import Alloc, Barrier, Call, For, Send, Signal, Wait, walk
 from xegen import hw
-from xegen.schedule import Names, innermost_loops, loop_graph, multi_buffer, multi_buffer_graph
+from xegen.build import check_ir, run_ir
+from xegen.conv import make_problem, random_inputs
+from xegen.errors import ConfigError, UnsupportedError
+from xegen.ir import Alloc, Barrier, Call, For, Names, Send, Signal, Wait, walk
+from xegen.pipeline import build_kernel
+from xegen.schedule import innermost_loops, loop_graph, multi_buffer, multi_buffer_graph
 
 from xegen.ir import Fence, Mad, S32, Var, buffer, const, ptr, seq
 from xegen.ir.memory import UnfencedSlmWriteError

@@ -9,11 +9,12 @@ from dataclasses import asdict
 import pytest
 
 from xegen import cli, hw, pipeline
-from xegen.conv import build_kernel, make_problem
-from xegen.emit.lower import RegisterAllocationError
+from xegen.conv import make_problem
 from xegen.errors import Error
-from xegen.ir import Call, For, S32, Send, Var, buffer, const, load, ptr, seq, store
-from xegen.schedule import GraphDump, Names, build_graph, flatten_loop, to_dot
+from xegen.ir import Call, For, Names, S32, Send, Var, buffer, const, load, ptr, seq, store
+from xegen.lower import RegisterAllocationError
+from xegen.pipeline import build_kernel
+from xegen.schedule import GraphDump, build_graph, flatten_loop, to_dot
 from xegen.schedule import dot as dot_module
 
 I = Var("i")

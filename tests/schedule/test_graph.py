@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 
 from xegen import hw, ir
 from xegen.errors import UnsupportedError
-from xegen.ir import Barrier, Call, Fence, For, Let, Mad, Reorder, S32, Send, Var, buffer, const, load, ptr, seq, store
-from xegen.schedule import BufferTable, LoopBody, Names, build_graph, flatten_loop, innermost_loops
+from xegen.ir import (
+    Barrier, Call, Fence, For, Let, Mad, Names, Reorder, S32, Send, Var, buffer, const, load, ptr, seq, store,
+)
+from xegen.schedule import BufferTable, LoopBody, build_graph, flatten_loop, innermost_loops
 from xegen.schedule.graph import give_copies, restructure
 from xegen.schedule.access import accesses, static_bytes
 

@@ -13,9 +13,13 @@ import numpy as np
 import pytest
 
 from tests.conv.shapes import RESNET, scaled, short_name
-from xegen.conv import build_kernel, formulate, make_problem, random_inputs, run_ir
-from xegen.conv.builder import build_body, plan_kernel
+from xegen.build import run_ir
+from xegen.build.builder import build_body
+from xegen.conv import make_problem, random_inputs
 from xegen.errors import ConfigError
+from xegen.pipeline import build_kernel
+from xegen.plan import formulate
+from xegen.plan.kernel import plan_kernel
 from xegen.schedule import hoist_invariants, multi_buffer, schedule_by_latency, unroll
 
 COMBINATIONS = [  # (direction, data types, platform)

@@ -8,10 +8,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from xegen import ir
+from xegen.build import check_ir
+from xegen.build.builder import build_body
+from xegen.conv import make_problem
 from xegen.errors import UnsupportedError
 from xegen.ir import Call, For, Let, S32, Send, Var, buffer, const, load, ptr, seq, store, walk
-from xegen.conv import build_kernel, check_ir, formulate, make_problem
-from xegen.conv.builder import build_body, plan_kernel
+from xegen.pipeline import build_kernel
+from xegen.plan import formulate
+from xegen.plan.kernel import plan_kernel
 from xegen.schedule import (
     ScheduleOptions, hoist_invariants, model_cycles, multi_buffer, schedule, schedule_by_latency, unroll,
 )

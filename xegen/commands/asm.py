@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .. import hw as hwlib
+from ..emit import assemble
 from ..errors import Error, ParseError
 
 
@@ -28,8 +29,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..emit import assemble
-
     platform = hwlib.platform(args.hw)
     raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     try:

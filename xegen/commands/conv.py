@@ -10,11 +10,13 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..conv import build_kernel, check_ir, make_problem, parse_overrides
+from ..build import check_ir
+from ..conv import make_problem
 from ..emit.asm_printer import disassemble
 from ..errors import Error, UnsupportedError
 from ..modeling import modeled_cycles
-from ..pipeline import PASSES, check_pass_names, compile_problem
+from ..pipeline import PASSES, build_kernel, check_pass_names, compile_problem
+from ..plan import parse_overrides
 from ..progress import Progress
 from ..report import format_summary, summary
 from ..verify import first_group_executions, verify

@@ -13,7 +13,7 @@ def run_check(args: argparse.Namespace) -> int:
     if not 0 < args.timeout <= 3600 or args.jobs < 1 or args.examples < 0:
         raise Error("--timeout takes 0 < seconds <= 3600, --jobs at least 1, --examples 0 or more")
     try:
-        from ..egraph.check import VerdictCache, check_rules
+        from ..egraph.check import VerdictCache, check_rules  # z3 and hypothesis: seconds, and optional
     except ImportError as error:
         raise Error(f"xegen rules check needs z3-solver and hypothesis ({error.name} is missing): "
                     "pip install 'xegen[test]'") from None

@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from .. import hw as hwlib
+from .. import sim
 from ..errors import Error
+from ..sim import local
 
 ARG_HELP = ("a kernel argument, in order: FILE.npy (a buffer; the kernel works on a copy, so the file is not "
             "changed: use --out to save the result), a number (int or float, by value, converted to the "
@@ -75,8 +77,6 @@ def parse_argument(text: str, index: int):
 
 
 def _local_buffer(text: str, index: int):
-    from ..sim import local
-
     try:
         size = int(text[6:], 0)
     except ValueError:
@@ -137,8 +137,6 @@ def _output_names(texts: list[str], names: list) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import sim
-
     data = Path(args.file).read_bytes()
     values, names = [], []
     for index, text in enumerate(args.arg):

@@ -1,28 +1,23 @@
-"""The convolution front end: benchdnn problems, layouts and views, configs, the kernel IR builder,
-and a numpy reference.
+"""The convolution front end: benchdnn descriptors and problems, tensor layouts, the numpy
+reference and the check of a kernel's outputs against it.  Nothing here knows about kernels.
 
-    from xegen.conv import make_problem, build_kernel, check_ir
+    from xegen.conv import make_problem, random_inputs, expected_outputs
     problem = make_problem("mb1ic16ih8oc32oh8kh3ph1", direction="FWD_B", dt="f16")
-    kernel = build_kernel(problem, "xehpg")          # heuristic config; overrides={"slm": 0}
-    print(kernel)                                    # the IR
-    for result in check_ir(kernel):                  # run it in the interpreter vs numpy
-        print(result)
+    tensors = random_inputs(problem)                 # logical inputs, by buffer name
+    reference = expected_outputs(problem, tensors)   # what a kernel must write
+
+Kernels come from `xegen.plan` (how to compute a problem), `xegen.build` (its IR) and
+`xegen.pipeline` (the whole compiler).
 """
 
-from .check import Comparison, check_ir, compare, random_inputs, tolerances
-from .config import KEYS as CONFIG_KEYS
-from .config import Config, check_config, choose_config, parse_overrides
+from .check import Comparison, compare, random_inputs, tolerances
 from .descriptor import Descriptor, format_descriptor, parse_descriptor
-from .gemm import Gemm, GemmDim, View, formulate
-from .kernel import Kernel, build_kernel, dispatch_ids, run_ir
 from .layout import Block, Layout, make_layout
 from .problem import DIRECTIONS, DataTypes, Problem, make_problem, parse_data_types, parse_direction
 from .reference import backward_data, backward_weights, expected_outputs, forward
 
 __all__ = [
-    "Block", "CONFIG_KEYS", "Comparison", "Config", "DIRECTIONS", "DataTypes", "Descriptor", "Gemm", "GemmDim",
-    "Kernel", "Layout", "Problem", "View", "backward_data", "backward_weights", "build_kernel", "check_config",
-    "check_ir", "choose_config", "compare", "dispatch_ids", "expected_outputs", "format_descriptor", "formulate",
-    "forward", "make_layout", "make_problem", "parse_data_types", "parse_descriptor", "parse_direction",
-    "parse_overrides", "random_inputs", "run_ir", "tolerances",
+    "Block", "Comparison", "DIRECTIONS", "DataTypes", "Descriptor", "Layout", "Problem", "backward_data",
+    "backward_weights", "compare", "expected_outputs", "format_descriptor", "forward", "make_layout", "make_problem",
+    "parse_data_types", "parse_descriptor", "parse_direction", "random_inputs", "tolerances",
 ]

@@ -1,15 +1,15 @@
-"""Check a kernel's IR against the numpy reference on random data.
+"""Check a kernel's outputs against the numpy reference: random inputs, tolerances, comparisons.
 
 Tolerances: int8 problems must match exactly.  Floating-point outputs may differ from the exact
 result by at most
 
     (2 * K * u_f32 + 2 * u_out) * scale
 
-where K is the number of products summed into an output (the GEMM's K), u_f32 = 2^-24 is the
-unit roundoff of the f32 accumulator, u_out that of the output type (f32 2^-24, f16 2^-11, bf16
-2^-8) and `scale` is the same convolution of the absolute values of the inputs (plus |bias|): the
-classic bound for a K-term f32 sum, then one rounding to the output type, with a factor of two of
-margin.
+where K is the number of products summed into an output (`Problem.reduction_size`), u_f32 =
+2^-24 is the unit roundoff of the f32 accumulator, u_out that of the output type (f32 2^-24, f16
+2^-11, bf16 2^-8) and `scale` is the same convolution of the absolute values of the inputs (plus
+|bias|): the classic bound for a K-term f32 sum, then one rounding to the output type, with a
+factor of two of margin.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .gemm import formulate
-from .kernel import Kernel, device_buffers, execute_kernel, output_padding, output_tensors
 from .problem import Problem
 from .reference import convert, exact_outputs, expected_outputs
 
@@ -72,7 +70,7 @@ def tolerances(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[str, np
     if "bias" in magnitude and problem.kind == "fwd":
         bias = magnitude["bias"].reshape((1, -1) + (1,) * (scale["dst"].ndim - 2))
         scale["dst"] = scale["dst"] + bias
-    k = formulate(problem).k.size
+    k = problem.reduction_size
     result = {}
     for name in problem.outputs:
         kind = problem.type_of(name).kind
@@ -101,7 +99,7 @@ def compare(problem: Problem, got: dict[str, np.ndarray], tensors: dict[str, np.
     return results
 
 
-def _compare_padding(padding: dict[str, np.ndarray]) -> list[Comparison]:
+def compare_padding(padding: dict[str, np.ndarray]) -> list[Comparison]:
     """The padding of each blocked output against zero, exactly."""
     results = []
     for name, values in padding.items():
@@ -109,20 +107,3 @@ def _compare_padding(padding: dict[str, np.ndarray]) -> list[Comparison]:
         worst = float(error.max(initial=0.0))
         results.append(Comparison(f"{name} padding", worst, worst, int(np.count_nonzero(error)), int(error.size)))
     return results
-
-
-def compare_buffers(kernel: Kernel, buffers: dict[str, np.ndarray], tensors: dict[str, np.ndarray]
-                    ) -> list[Comparison]:
-    """The kernel's buffers after a run on `tensors`: every output against the reference, then the
-    padding of every blocked output against zero."""
-    return (compare(kernel.problem, output_tensors(kernel, buffers), tensors)
-            + _compare_padding(output_padding(kernel, buffers)))
-
-
-def check_ir(kernel: Kernel, seed: int = 0) -> list[Comparison]:
-    """Run the kernel IR on random inputs (outputs pre-filled as `device_buffers` says) and check
-    its buffers (`compare_buffers`)."""
-    tensors = random_inputs(kernel.problem, seed)
-    buffers = device_buffers(kernel, tensors)
-    execute_kernel(kernel, buffers)
-    return compare_buffers(kernel, buffers, tensors)

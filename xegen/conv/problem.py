@@ -24,6 +24,7 @@ BWD_WB (the wei type).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 from ..errors import Error, UnsupportedError
@@ -117,6 +118,17 @@ class Problem:
     @property
     def relu(self) -> bool:
         return self.post_op == "relu"
+
+    @property
+    def reduction_size(self) -> int:
+        """How many products each output element sums (the K of the GEMM the kernel computes):
+        kernel taps x input channels per group forward, kernel taps x output channels per group
+        backward-data, minibatch x output positions backward-weights."""
+        desc = self.desc
+        if self.kind == "bwd_w":
+            return desc.mb * math.prod(desc.field("o", d) for d in desc.used)
+        taps = math.prod(desc.field("k", d) for d in desc.used)
+        return taps * (desc.icg if self.kind == "fwd" else desc.ocg)
 
     @property
     def inputs(self) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from .simplify import SimplifyResult, simplify
 
 def check_rules(*args, **kwargs):
     """Prove rules sound (see xegen.egraph.check; needs z3 and hypothesis)."""
-    from .check import check_rules as check
+    from .check import check_rules as check  # z3 and hypothesis take seconds to import: only when called
 
     return check(*args, **kwargs)
 

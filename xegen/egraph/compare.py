@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 
 from .. import ir
 from ..hw import platform
-from .costs import CostModel, breakdown, format_cost
+from .costs import INFINITE, CostModel, breakdown, format_cost
 from .engine import Limits
 from .kernel import optimize_stmt_report
 from .simplify import RangeSpec, simplify_each
@@ -61,8 +61,6 @@ class Comparison:
 
 
 def _cost(c: int):
-    from .costs import INFINITE
-
     return None if c >= INFINITE else c
 
 
@@ -90,12 +88,4 @@ def compare_statement(stmt: ir.Stmt, platforms: Sequence[str], ranges: Mapping[s
 
 
 def _statement_breakdown(stmt: ir.Stmt, model: CostModel) -> list[tuple[str, int]]:
-    from .kernel import _expression_fields
-
-    exprs = []
-    for node in ir.walk(stmt):
-        if isinstance(node, ir.Stmt):
-            exprs.extend(getattr(node, f) for f in _expression_fields(node))
-            if isinstance(node, ir.Call):
-                exprs.extend(a for a in node.args if a is not None)
-    return breakdown(model, exprs)
+    return breakdown(model, [e for s in ir.statements(stmt) for e in ir.expressions(s)])

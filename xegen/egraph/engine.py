@@ -80,7 +80,7 @@ class _LoadedRules:
     """An egglog e-graph with the language and one rule set loaded (the base state)."""
 
     def __init__(self, rule_set: RuleSet):
-        import egglog.bindings as eb
+        import egglog.bindings as eb  # seconds to import: loaded at the first saturation, not with xegen
 
         self.eb = eb
         self.graph = eb.EGraph()

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import Error
-from ..ir.types import Type
+from ..ir.types import BOOL, Type
 from .costs import INFINITE, CostModel, Operand, saturating_sum
 from .engine import EXPR_CONSTRUCTORS, Run
 from .terms import TY_ARGUMENTS, TY_TYPES, TermReader, build_node, constant_value
@@ -142,8 +142,6 @@ _BOOL_RESULT = ("Lt", "Le", "Gt", "Ge", "Eq", "Ne", "Not", "LAnd", "LOr")
 
 
 def result_type(node: Node, known: Mapping[int, Type]) -> Type | None:
-    from ..ir.types import BOOL
-
     if node.op in _BOOL_RESULT:
         return BOOL
     if node.types:
@@ -227,6 +225,7 @@ class IlpOutcome:
 def ilp_dag(snapshot: Snapshot, model: CostModel, max_nodes: int = 4000, seconds: float = 10.0) -> IlpOutcome:
     """Minimal DAG cost by integer programming; beyond `max_nodes` or `seconds`, the greedy
     choice (the note says so)."""
+    # scipy takes seconds to import; only the ILP extractor needs it
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import lil_matrix
 
@@ -344,7 +343,7 @@ def choice_builder(snapshot: Snapshot, choice: Mapping[int, int], reader: TermRe
 def tree_extractor(run: Run, model: CostModel, reader: TermReader) -> Callable[[int], ir.Expr]:
     """egglog's extractor (optimal tree cost) with the platform's operation costs: a function
     extracting root k."""
-    import egglog.bindings as eb
+    import egglog.bindings as eb  # loaded at the first saturation, not with xegen (see engine.py)
 
     graph = run.graph
     frozen = graph.freeze()

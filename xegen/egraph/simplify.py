@@ -20,11 +20,11 @@ from typing import Mapping, Sequence
 from .. import ir
 from ..errors import Error
 from ..hw import Platform
-from .costs import CostModel, cost_model
+from .costs import INFINITE, CostModel, cost_model
 from .engine import Limits, SaturationReport, Seeds, prepare, saturate
 from .extract import EXTRACTORS, Snapshot, choice_builder, greedy_dag, ilp_dag, tree_extractor
 from .rules import RuleSet, load_rules
-from .terms import OpaqueLeaf, TermBuilder, TermReader, is_term_type, rebuild_opaque
+from .terms import OpaqueLeaf, TermBuilder, TermReader, is_term_type, quote, rebuild_opaque, ty
 
 #: what `ranges` values may be: a half-open `range(lo, hi)` or an inclusive `(lo, hi)` pair
 RangeSpec = range | tuple[int | None, int | None]
@@ -84,8 +84,6 @@ def seed_variables(problem: Problem, ranges: Mapping[str, RangeSpec] | None) -> 
 
 
 def _var_term(name: str, v: ir.Var) -> str:
-    from .terms import quote, ty
-
     return f"(Var {ty(v.type)} {quote(name)})"
 
 
@@ -124,8 +122,6 @@ class SimplifyResult:
 
 
 def _json_cost(cost: int):
-    from .costs import INFINITE
-
     return None if cost >= INFINITE else cost
 
 

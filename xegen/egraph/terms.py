@@ -246,7 +246,7 @@ class TermReader:
 
     def from_termdag(self, dag, term_id: int) -> ir.Expr:
         """Convert an egglog TermDag term (from egglog's own extractor)."""
-        import egglog.bindings as eb
+        import egglog.bindings as eb  # loaded at the first saturation, not with xegen (see engine.py)
 
         memo: dict[int, ir.Expr] = {}
 

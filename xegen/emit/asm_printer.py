@@ -15,6 +15,7 @@ from . import tables as T
 from .bfn_table import BFN_EXPRESSIONS
 from .floats import format_float
 from ..errors import EncodeError
+from .decoder import decode_with_sizes
 from .instruction import Imm, Instruction, Reg, SendDescriptor
 from .layout import Layout, layout_for
 
@@ -47,11 +48,16 @@ def format_instruction(inst: Instruction, hw: str | hwlib.Platform, pc: int = 0)
     return _Printer(layout_for(hwlib.platform(hw))).instruction(inst, pc)
 
 
+def _default_text_form(inst: Instruction) -> str:
+    return format_instruction(inst, hwlib.DEFAULT)
+
+
+Instruction.text_form = _default_text_form  # str() of an instruction (instruction.py)
+
+
 def disassemble(data: bytes, hw: str | hwlib.Platform, pcs: bool = False) -> str:
     """The listing `iga64 -d` prints for kernel bytes; with `pcs`, each instruction is
     prefixed by its byte address (`/* [0010] */`, like iga64 -Xprint-pc)."""
-    from .decoder import decode_with_sizes
-
     instructions, sizes = decode_with_sizes(data, hw)
     return format_kernel(instructions, hw, pcs=pcs, sizes=sizes)
 

@@ -1,7 +1,7 @@
 """A modeled cycle count for a kernel on a platform (one model for every binary).
 
 Inputs: the kernel's instructions and how often each ran (`executions`, thread-executions of each
-instruction: from `xegen.emit.counts` for xegen's kernels, from a simulator run for any binary),
+instruction: from `xegen.lower.counts` for xegen's kernels, from a simulator run for any binary),
 its launch (threads, threads per group, GRF mode, SLM per group), and optionally the problem's
 `Workload` and the kernel's `Tiling` (`xegen.emit.roofline`).  All rates come from `xegen/hw.py`.
 docs/model.md has the formulas with their sources; in short, the device is done at the largest of

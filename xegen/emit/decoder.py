@@ -14,6 +14,7 @@ from __future__ import annotations
 from .. import hw as hwlib
 from ..errors import DecodeError, Error
 from . import tables as T
+from .compaction import expand_compacted
 from .instruction import (CondModifier, Flag, Imm, Instruction, NO_SWSB, Predicate, Reg, SendDescriptor,
                           complete_instruction)
 from .layout import BIT_ACCWREN, BIT_ATOMIC, BIT_DEBUG, BIT_NOMASK, BIT_PRED_INV, BIT_SATURATE, Layout, layout_for
@@ -66,10 +67,6 @@ def _decoder_for(layout: Layout) -> "_Decoder":
 
 
 def _expand_compacted(word: bytes, platform: hwlib.Platform, offset: int) -> bytes:
-    try:
-        from .compaction import expand_compacted  # written alongside; imported when first needed
-    except ImportError:
-        raise DecodeError("compacted (8-byte) instruction: compaction tables are not available yet", offset) from None
     try:
         expanded = expand_compacted(bytes(word), platform)
     except (Error, ValueError, KeyError, IndexError) as error:

@@ -15,6 +15,7 @@ from typing import Iterable
 from .. import hw as hwlib
 from ..errors import EncodeError
 from . import tables as T
+from .compaction import compact
 from .instruction import Imm, Instruction, Reg
 from .layout import (BIT_ACCWREN, BIT_ATOMIC, BIT_DEBUG, BIT_NOMASK, BIT_PRED_INV, BIT_SATURATE, Layout,
                      layout_for)
@@ -42,7 +43,6 @@ def encode_kernel(instructions: Iterable[Instruction], hw: str | hwlib.Platform)
 def _finish(inst: Instruction, native: bytes, layout: Layout) -> bytes:
     if "Compacted" not in inst.options:
         return native
-    from .compaction import compact
 
     word = compact(native, layout.platform)
     if word is None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, fields, replace
-from typing import Union
+from typing import Callable, ClassVar, Union
 
 from . import tables as T
 from .floats import float_to_bits
@@ -279,6 +279,9 @@ class Instruction:
     systolic_depth: int = 0
     repeat_count: int = 0
     branch_control: bool = False
+    #: `str(inst)`: one line of IGA syntax for the default platform, installed by asm_printer.py
+    #: (which the package imports), so that this model does not depend on its printer
+    text_form: ClassVar[Callable[[Instruction], str]]
 
     def __post_init__(self) -> None:
         if type(self.srcs) is not tuple:  # accept a list, keep the instruction hashable
@@ -314,10 +317,7 @@ class Instruction:
         return replace(self, swsb=swsb)
 
     def __str__(self) -> str:
-        from .. import hw as hwlib
-        from .asm_printer import format_instruction
-
-        return format_instruction(self, hwlib.DEFAULT)
+        return Instruction.text_form(self)
 
 
 def _option_rank(name: str) -> int:

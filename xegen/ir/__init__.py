@@ -24,4 +24,7 @@ from .types import (
     BF16, BOOL, F16, F32, F64, FLOAT_TYPES, INT_TYPES, PTR, S8, S16, S32, S64, SCALAR_TYPES, U8, U16, U32, U64, Type,
     common_type, promote,
 )
-from .visitor import Mutator, Visitor, children, free_vars, node_count, stable_hash, substitute, walk
+from .visitor import (
+    Mutator, Names, StmtMutator, StmtVisitor, Visitor, children, expressions, free_vars, node_count, stable_hash,
+    statements, substitute, substitute_stmt, walk,
+)

@@ -17,9 +17,10 @@ import numbers
 import re
 import struct
 from dataclasses import dataclass, field, fields
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from ..errors import Error
+from .semantics import round_float, round_int
 from .types import BOOL, F32, MAX_LANES, PTR, S32, TYPE_NAME, Type, common_type, literal_type, promote
 
 
@@ -65,6 +66,9 @@ class Node:
 
     __slots__ = ("_hash",)
     _key_fields: ClassVar[tuple[str, ...]] = ()
+    #: `str(node)`: the printer (printer.py) knows every node class, so it installs its
+    #: `format_node` here; the package imports it, so every node prints once `xegen.ir` is loaded
+    text_form: ClassVar[Callable[[Node], str]]
 
     def _key(self) -> tuple:
         names = type(self).__dict__.get("_key_cache")
@@ -91,9 +95,7 @@ class Node:
         return not self.__eq__(other)
 
     def __str__(self) -> str:
-        from .printer import format_node
-
-        return format_node(self)
+        return Node.text_form(self)
 
 
 def _nodes_in_key(node: Node) -> list[Node]:
@@ -237,8 +239,6 @@ class FloatImm(Expr):
     def __post_init__(self):
         if not self.type.is_float:
             raise IRTypeError(f"a float immediate needs a float type, not {self.type}")
-        from .semantics import round_float, round_int
-
         value = self.value
         if isinstance(value, numbers.Integral) and not isinstance(value, bool):
             value = round_int(int(value), self.type)  # one rounding, even above 2^53

@@ -24,7 +24,7 @@ from dataclasses import MISSING, fields
 import numpy as np
 
 from .expr import (
-    BINARY_OPS, UNARY_OPS, Binary, IRTypeError, binary, ternary, unary, BoolImm, Broadcast, Cast, Expr, FloatImm, IntImm, Load, Ptr, Select,
+    BINARY_OPS, UNARY_OPS, Binary, IRTypeError, binary, ternary, unary, BoolImm, Broadcast, Cast, Expr, FloatImm, IntImm, Load, Node, Ptr, Select,
     Shuffle, Ternary, Unary, Var,
 )
 from .funcs import Func
@@ -278,3 +278,6 @@ def format_node(node) -> str:
     if isinstance(node, Func):
         return format_func(node)
     raise TypeError(f"cannot print {type(node).__name__}")
+
+
+Node.text_form = format_node  # str() of every node (expr.py)

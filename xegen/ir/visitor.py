@@ -1,8 +1,13 @@
-"""Walking and rewriting IR: visitor, mutator, substitution, free variables, node counts.
+"""Walking and rewriting IR: visitor, mutator, substitution, free variables, fresh names, node counts.
 
 `Visitor.visit` calls `visit_<ClassName>` when a subclass defines it, else visits the children.
 `Mutator.mutate` calls `mutate_<ClassName>` when defined, else rebuilds the node from its mutated
 children (returning the same object when nothing changed).
+
+Passes over a kernel's statements mostly care about the expressions each statement evaluates (a
+let's value, a loop's bounds, a condition, a store's offset, value and mask, a call's arguments:
+`expressions`), taken whole, in program order, with the binders around them: `StmtVisitor` and
+`StmtMutator` walk statements that way (`xegen.passes` and the e-graph optimizer build on them).
 """
 
 from __future__ import annotations
@@ -11,9 +16,9 @@ import hashlib
 from dataclasses import fields
 from typing import Iterator, Mapping
 
-from .expr import Node, Var
+from .expr import Expr, Node, Var
 from .funcs import Func
-from .stmt import Alloc, For, Let, Seq, seq
+from .stmt import Alloc, Call, For, IfThenElse, Let, Seq, Stmt, Store, seq
 
 
 def _child_fields(node: Node) -> list[str]:
@@ -86,6 +91,113 @@ class Mutator:
         return type(node)(**values)
 
 
+def expressions(s: Stmt) -> list[Expr]:
+    """The expressions statement `s` itself evaluates, in program order (not those of the
+    statements inside it, nor its binder or buffer)."""
+    if isinstance(s, Let):
+        return [s.value] if s.value is not None else []
+    if isinstance(s, For):
+        return [s.init, s.bound]
+    if isinstance(s, IfThenElse):
+        return [s.cond]
+    if isinstance(s, Store):
+        return [e for e in (s.offset, s.value, s.mask) if e is not None]
+    if isinstance(s, Call):
+        return [a for a in s.args if a is not None]
+    return []
+
+
+class StmtVisitor(Visitor):
+    """Visits statements in program order, handing each expression a statement evaluates
+    (`expressions`) whole to `visit_expr`.  `scope` holds the Let and For statements around the
+    one being visited, outermost first."""
+
+    scope: tuple[Stmt, ...] = ()
+
+    def visit_expr(self, e: Expr) -> None:
+        pass
+
+    def visit_inside(self, binder: Let | For) -> None:
+        """Visit the body of `binder` with `binder` in scope."""
+        outer = self.scope
+        self.scope = outer + (binder,)
+        try:
+            self.visit(binder.body)
+        finally:
+            self.scope = outer
+
+    def visit_Let(self, s: Let) -> None:
+        for e in expressions(s):
+            self.visit_expr(e)
+        self.visit_inside(s)
+
+    def visit_For(self, s: For) -> None:
+        for e in expressions(s):
+            self.visit_expr(e)
+        self.visit_inside(s)
+
+    def visit_Alloc(self, s: Alloc) -> None:
+        self.visit(s.body)
+
+    def visit_IfThenElse(self, s: IfThenElse) -> None:
+        self.visit_expr(s.cond)
+        self.visit(s.then_case)
+        if s.else_case is not None:
+            self.visit(s.else_case)
+
+    def visit_Store(self, s: Store) -> None:
+        for e in expressions(s):
+            self.visit_expr(e)
+
+    def visit_Call(self, s: Call) -> None:
+        for e in expressions(s):
+            self.visit_expr(e)
+
+
+class StmtMutator(Mutator):
+    """Rebuilds statements in program order, handing each expression a statement evaluates
+    (`expressions`) whole to `mutate_expr`; binders and buffers stay as they are."""
+
+    def mutate_expr(self, e: Expr) -> Expr:
+        return e
+
+    def _expr(self, e: Expr | None) -> Expr | None:
+        return None if e is None else self.mutate_expr(e)
+
+    def mutate_Let(self, s: Let) -> Stmt:
+        value = self._expr(s.value)
+        body = self.mutate(s.body)
+        return s if value is s.value and body is s.body else Let(s.var, value, body)
+
+    def mutate_For(self, s: For) -> Stmt:
+        init, bound = self.mutate_expr(s.init), self.mutate_expr(s.bound)
+        body = self.mutate(s.body)
+        if init is s.init and bound is s.bound and body is s.body:
+            return s
+        return For(s.var, init, bound, body, s.unroll)
+
+    def mutate_Alloc(self, s: Alloc) -> Stmt:
+        body = self.mutate(s.body)
+        return s if body is s.body else Alloc(s.buffer, s.size, s.kind, body)
+
+    def mutate_IfThenElse(self, s: IfThenElse) -> Stmt:
+        cond = self.mutate_expr(s.cond)
+        then_case, else_case = self.mutate(s.then_case), self.mutate(s.else_case)
+        if cond is s.cond and then_case is s.then_case and else_case is s.else_case:
+            return s
+        return IfThenElse(cond, then_case, else_case)
+
+    def mutate_Store(self, s: Store) -> Stmt:
+        offset, value, mask = self.mutate_expr(s.offset), self.mutate_expr(s.value), self._expr(s.mask)
+        if offset is s.offset and value is s.value and mask is s.mask:
+            return s
+        return Store(s.buffer, offset, value, s.stride, mask)
+
+    def mutate_Call(self, s: Call) -> Stmt:
+        args = tuple(self._expr(a) for a in s.args)
+        return s if all(a is b for a, b in zip(args, s.args)) else Call(s.func, args)
+
+
 class _Substituter(Mutator):
     def __init__(self, mapping: Mapping[Node, Node]):
         self.mapping = mapping
@@ -100,6 +212,58 @@ class _Substituter(Mutator):
 def substitute(node: Node, mapping: Mapping[Node, Node]) -> Node:
     """Replace every occurrence of each key (structurally equal) by its value."""
     return _Substituter(mapping).mutate(node)
+
+
+def _inner_statements(s: Stmt) -> tuple[Stmt, ...] | None:
+    """The statements directly inside a compound statement; None for a leaf statement."""
+    if isinstance(s, (Let, For, Alloc)):
+        return (s.body,)
+    if isinstance(s, Seq):
+        return s.stmts
+    if isinstance(s, IfThenElse):
+        return (s.then_case,) if s.else_case is None else (s.then_case, s.else_case)
+    return None
+
+
+def _rebuilt(s: Stmt, inner: list[Stmt], mapping: Mapping[Node, Node]) -> Stmt:
+    """Compound statement `s` over new inner statements, its own expressions substituted."""
+    def sub(e: Expr | None) -> Expr | None:
+        return None if e is None else substitute(e, mapping)
+
+    if isinstance(s, Let):
+        return Let(s.var, sub(s.value), inner[0])
+    if isinstance(s, For):
+        return For(s.var, sub(s.init), sub(s.bound), inner[0], s.unroll)
+    if isinstance(s, Alloc):
+        return Alloc(s.buffer, s.size, s.kind, inner[0])
+    if isinstance(s, Seq):
+        return Seq(tuple(inner))
+    if isinstance(s, IfThenElse):
+        return IfThenElse(sub(s.cond), inner[0], inner[1] if len(inner) > 1 else None)
+    raise TypeError(type(s).__name__)
+
+
+def substitute_stmt(stmt: Stmt, mapping: Mapping[Node, Node]) -> Stmt:
+    """`substitute` for a statement: every expression with the keys of `mapping` replaced;
+    binders (let and loop variables, buffers) stay as they are.  An explicit stack, so that the
+    let chains scheduling and CSE nest thousands deep (which `substitute` would descend one
+    Python frame per level) work too."""
+    done: list[Stmt] = []  # rebuilt statements, the inner ones of a compound on top
+    stack: list[tuple[Stmt, bool]] = [(stmt, False)]
+    while stack:
+        s, expanded = stack.pop()
+        inner = _inner_statements(s)
+        if inner is None:
+            done.append(substitute(s, mapping))
+        elif not expanded:
+            stack.append((s, True))
+            stack.extend((x, False) for x in reversed(inner))
+        else:
+            cut = len(done) - len(inner)
+            new_inner = done[cut:]
+            del done[cut:]
+            done.append(_rebuilt(s, new_inner, mapping))
+    return done[0]
 
 
 def free_vars(node: Node) -> list[Var]:
@@ -126,6 +290,26 @@ def free_vars(node: Node) -> list[Var]:
     return list(found)
 
 
+class Names:
+    """Variable names in use in one kernel, and fresh ones on request (`hint`, `hint_2`, ...)."""
+
+    def __init__(self, *nodes: Node):
+        self.used: set[str] = set()
+        for node in nodes:
+            self.add_all(node)
+
+    def add_all(self, node: Node) -> None:
+        self.used.update(n.name for n in walk(node) if isinstance(n, Var))
+
+    def fresh(self, hint: str) -> str:
+        name, n = hint, 1
+        while name in self.used:
+            n += 1
+            name = f"{hint}_{n}"
+        self.used.add(name)
+        return name
+
+
 def node_count(node: Node) -> int:
     """Number of IR nodes in the tree (shared subtrees counted each time)."""
     return sum(1 for _ in walk(node))
@@ -136,12 +320,24 @@ def stable_hash(node: Node) -> str:
     return hashlib.sha256(str(node).encode()).hexdigest()[:16]
 
 
-def walk(node: Node) -> Iterator[Node]:
-    """Every node, parents before children (in field order); an explicit stack, so deep trees
-    walk too."""
+def statements(stmt: Stmt) -> Iterator[Stmt]:
+    """Every statement under `stmt` (itself included), parents first, in program order; an
+    explicit stack, so that the chains of lets CSE and scheduling nest thousands deep walk too."""
+    pending = [stmt]
+    while pending:
+        s = pending.pop()
+        yield s
+        pending.extend(reversed([c for c in children(s) if isinstance(c, Stmt)]))
+
+
+def walk(node: Node, skip: Node | None = None) -> Iterator[Node]:
+    """Every node, parents before children (in field order), leaving out `skip` (the very object)
+    and what is under it; an explicit stack, so deep trees walk too."""
     pending = [node]
     while pending:
         node = pending.pop()
+        if node is skip:
+            continue
         yield node
         pending.extend(reversed(list(children(node))))
 

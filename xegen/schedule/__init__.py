@@ -25,7 +25,7 @@ from .context import BufferTable, innermost_loops
 from .dot import GraphDump, to_dot
 from .graph import Edge, build_graph
 from .labels import LABELS, label
-from .loop import LoopBody, Names, flatten_loop
+from .loop import LoopBody, flatten_loop
 from .model import CycleReport, model_cycles
 from .pipeline import ScheduleError, linearize, list_scheduling_helps
 from .transforms import (
@@ -73,7 +73,7 @@ def schedule(stmt: Stmt, hw: Platform | str, options: ScheduleOptions = Schedule
 
 
 __all__ = [
-    "BufferTable", "CycleReport", "Edge", "GraphDump", "LABELS", "LoopBody", "Names", "ScheduleError",
+    "BufferTable", "CycleReport", "Edge", "GraphDump", "LABELS", "LoopBody", "ScheduleError",
     "ScheduleOptions", "build_graph", "flatten_loop", "hoist_graph", "hoist_invariants", "innermost_loops", "label",
     "linearize", "list_schedule_graph", "list_scheduling_helps", "loop_graph", "model_cycles", "multi_buffer",
     "multi_buffer_graph", "schedule", "schedule_by_latency", "to_dot", "transform_loops", "unroll", "unroll_graph",

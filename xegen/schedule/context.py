@@ -10,37 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from typing import Iterator
-
-from ..ir import Alloc, For, IfThenElse, Let, Load, Mutator, Ptr, Seq, Stmt, Store, children
-
-
-def nodes(node, skip=None) -> Iterator:
-    """Every IR node under `node` (parents first), without recursion: kernels nest hundreds of
-    lets, which recursive generators walk in quadratic time.  `skip`: a node not to enter."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if item is skip:
-            continue
-        yield item
-        stack.extend(reversed(list(children(item))))
-
-
-def statements(stmt: Stmt) -> Iterator[Stmt]:
-    """Every statement under `stmt` (not the expressions), parents first."""
-    stack = [stmt]
-    while stack:
-        item = stack.pop()
-        yield item
-        if isinstance(item, Seq):
-            stack.extend(reversed(item.stmts))
-        elif isinstance(item, (Let, Alloc, For)):
-            stack.append(item.body)
-        elif isinstance(item, IfThenElse):
-            if item.else_case is not None:
-                stack.append(item.else_case)
-            stack.append(item.then_case)
+from ..ir import Alloc, For, Let, Load, Mutator, Ptr, Stmt, Store, statements, walk
 
 
 @dataclass(frozen=True)
@@ -72,7 +42,7 @@ def innermost_loops(stmt: Stmt) -> list[For]:
 
 def addressed_buffers(stmt: Stmt, skip: For | None = None) -> set[str]:
     """The buffers `stmt` addresses (by a pointer, load or store), leaving out `skip`."""
-    return {n.buffer.name for n in nodes(stmt, skip) if isinstance(n, (Ptr, Load, Store))}
+    return {n.buffer.name for n in walk(stmt, skip) if isinstance(n, (Ptr, Load, Store))}
 
 
 def buffers_used_outside(stmt: Stmt, loop: For) -> set[str]:

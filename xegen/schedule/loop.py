@@ -12,28 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UnsupportedError
-from ..ir import Expr, For, IntImm, Let, Load, Seq, Stmt, Var, free_vars, substitute, walk
-from .context import nodes
-
-
-class Names:
-    """Variable names in use in one kernel, and fresh ones on request."""
-
-    def __init__(self, *nodes):
-        self.used: set[str] = set()
-        for node in nodes:
-            self.add_all(node)
-
-    def add_all(self, node) -> None:
-        self.used.update(n.name for n in nodes(node) if isinstance(n, Var))
-
-    def fresh(self, hint: str) -> str:
-        name, n = hint, 1
-        while name in self.used:
-            n += 1
-            name = f"{hint}_{n}"
-        self.used.add(name)
-        return name
+from ..ir import Expr, For, IntImm, Let, Load, Names, Seq, Stmt, Var, free_vars, seq, substitute, walk
 
 
 @dataclass(frozen=True)
@@ -55,8 +34,6 @@ class LoopBody:
 
     def rebuild(self, stmts: list[Stmt] | tuple[Stmt, ...] | None = None) -> For:
         """The loop with its lets in front of `stmts` (by default its own statements)."""
-        from ..ir import seq
-
         body = seq(*(self.stmts if stmts is None else stmts)) if (stmts or self.stmts) else Seq(())
         for var, value in reversed(self.lets):
             body = Let(var, value, body)

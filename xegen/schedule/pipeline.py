@@ -30,17 +30,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import networkx as nx
-import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import (
-    Binary, BoolImm, Cast, Evaluator, Expr, For, IntImm, Let, Load, Mutator, Ptr, Select, Seq, Stmt, Store, Ternary,
-    Unary, Var, binary, children, const, seq, substitute,
+    BoolImm, Expr, For, IntImm, Let, Load, Mutator, Names, Ptr, Seq, Stmt, Store, Var, binary, const, seq, substitute,
 )
+from ..passes import fold_constants
 from .costs import Cost
 from .graph import let_nodes, loop_body, stmt_nodes
 from .linearize import heights, issue_cycles, list_schedule
-from .loop import Names
 
 
 class ScheduleError(UnsupportedError):
@@ -112,23 +110,6 @@ class _Rotate(Mutator):
     def mutate_Store(self, node: Store):
         node = self.mutate_children(node)
         return Store(node.buffer, self._shift(node.buffer, node.offset), node.value, node.stride, node.mask)
-
-
-class _FoldConstants(Mutator):
-    """Evaluate (with IR semantics) every scalar integer or bool operation on constants."""
-
-    def mutate(self, node):
-        node = super().mutate(node)
-        if isinstance(node, (Unary, Binary, Ternary, Select, Cast)) and node.type.lanes == 1 \
-                and (node.type.is_int or node.type.is_bool) \
-                and all(isinstance(c, (IntImm, BoolImm)) for c in children(node)):
-            result = np.asarray(Evaluator({}).evaluate(node))
-            return BoolImm(bool(result)) if node.type.is_bool else IntImm(int(result), node.type)
-        return node
-
-
-def fold_constants(node):
-    return _FoldConstants().mutate(node)
 
 
 @dataclass(frozen=True)

@@ -22,14 +22,14 @@ import networkx as nx
 
 from ..hw import Platform
 from ..hw import platform as lookup_platform
-from ..ir import For, IntImm, Stmt, Var, free_vars
+from ..ir import For, IntImm, Names, Stmt, Var, free_vars
 from .access import accesses
 from .context import (
     BufferTable, addressed_buffers, buffers_used_outside, grow_allocations, innermost_loops, replace_loop,
 )
 from .dot import GraphDump, write_graph
 from .graph import SYNC_LABELS, build_graph, let_nodes, restructure, stmt_nodes
-from .loop import Names, flatten_loop
+from .loop import flatten_loop
 from .pipeline import linearize
 
 Transform = Callable[[nx.DiGraph], nx.DiGraph]

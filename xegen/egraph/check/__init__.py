@@ -13,6 +13,7 @@ which proves nothing: `xegen rules check` fails on it unless told to allow it).
 from __future__ import annotations
 
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -120,8 +121,6 @@ def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
         for i in todo:
             verdicts[i] = check_rule(rules[i], signatures, examples, timeout_ms)
     else:
-        from concurrent.futures import ProcessPoolExecutor
-
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             # the slowest rules first, so that no job is left with a long one at the end
             order = sorted(todo, key=lambda i: -_instance_count(rules[i], signatures))

@@ -18,6 +18,9 @@ import os
 import tempfile
 from pathlib import Path
 
+import z3
+
+from ..rules import language_text
 from .model import Rule, Signature
 
 #: the verdicts worth remembering (the others are cheap, or may change with more time)
@@ -32,10 +35,7 @@ def default_directory() -> Path:
 
 @functools.lru_cache(maxsize=None)
 def checker_version() -> str:
-    import hypothesis
-    import z3
-
-    from ..rules import language_text
+    import hypothesis  # seconds to import: only when a cache is consulted
 
     digest = hashlib.sha256()
     checker, interpreter = Path(__file__).parent, Path(__file__).parents[2] / "ir"  # the samples' semantics

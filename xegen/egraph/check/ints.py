@@ -30,6 +30,7 @@ from ...errors import UnsupportedError
 from ...ir.types import Type
 from .model import Instance
 from .prims import I64_MAX, I64_MIN
+from .sample import check_batch
 
 
 @dataclass
@@ -390,8 +391,6 @@ class Formula:
     def confirm(self, model):
         """The interpreter's verdict on the model's assignment: a Violation, or None if the rule
         holds there (the translation would be wrong)."""
-        from .sample import check_batch
-
         number = lambda term: model.eval(term, model_completion=True)  # noqa: E731
         values = {v.name: [int(z3.is_true(number(self.env[v.name]))) if v.type.is_bool
                            else number(self.env[v.name]).as_long()] for v in self.instance.variables}

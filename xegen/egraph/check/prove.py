@@ -19,7 +19,7 @@ from . import prims
 from .ints import Formula
 from .model import Instance
 from ... import ir
-from .smt import ExactProducts, encode, variable
+from .smt import WIDE, ExactProducts, encode, variable
 
 
 @dataclass
@@ -363,8 +363,6 @@ def division_lemmas(formulas) -> list:
 def quotient_lemmas(formulas, products: ExactProducts) -> list:
     """What a quotient is, in terms of the exact-product function: for a non-negative dividend n
     and a positive divisor d, q = n / d satisfies q*d <= n < q*d + d."""
-    from .smt import WIDE
-
     lemmas = []
     for q, signed in _divisions(formulas):
         n, d = q.children()

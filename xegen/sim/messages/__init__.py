@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...emit.instruction import Instruction
+from ..compile_alu import combined_mask
 from ..errors import SimulationError
 from .hdc import compile_hdc
 from .lsc import compile_lsc
@@ -17,8 +18,6 @@ GATEWAY_BARRIER_SIGNAL = 0x4
 
 def compile_send(inst: Instruction, m: "Machine"):
     """A closure performing the message of a (non end-of-thread) send for every thread."""
-    from ..compile_alu import combined_mask
-
     mask_of = combined_mask(inst, m)
     sfid = inst.send.sfid
     if sfid in ("ugm", "ugml", "slm"):

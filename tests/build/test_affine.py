@@ -1,0 +1,102 @@
+"""Vector message addresses and bounds split into a loop-invariant vector and a per-iteration
+scalar, and views addressed linearly along a GEMM dimension."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xegen.build.affine import affine, split_bound, split_offset
+from xegen.conv import make_problem
+from xegen.ir import Var, evaluate, free_vars
+from xegen.ir.expr import Broadcast, IntImm
+from xegen.ir.types import S32, Type
+from xegen.plan import formulate
+from xegen.plan.gemm import linear_stride
+
+LANES = 8
+V = Type("s32", LANES)
+oh, ow = Var("oh", V), Var("ow", V)  # fixed before the loop, one value per lane
+kh, kw, ic = Var("kh", S32), Var("kw", S32), Var("ic", S32)  # per iteration, one value for all
+VARIANT = {kh, kw, ic}
+
+
+def b(e):
+    return Broadcast(e, LANES) if e.type.lanes == 1 else e
+
+
+def _source_offset():
+    """The forward source of a 3x3 padding-1 layer, 7x7 input, 512 channels, in bytes (f16)."""
+    ih = oh + b(kh) - b(IntImm(1))
+    iw = ow + b(kw) - b(IntImm(1))
+    return (b(ic) + ih * b(IntImm(3584)) + iw * b(IntImm(512))) * b(IntImm(2))
+
+
+def _envs(seed=0, count=20):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        yield {"oh": rng.integers(-7, 8, LANES, dtype=np.int32), "ow": rng.integers(-7, 8, LANES, dtype=np.int32),
+               "kh": np.int32(rng.integers(-3, 3)), "kw": np.int32(rng.integers(-3, 3)),
+               "ic": np.int32(rng.integers(-512, 512))}
+
+
+def test_affine_form_of_the_source_offset():
+    terms, constant = affine(_source_offset())
+    assert terms == {ic: 2, oh: 7168, kh: 7168, ow: 1024, kw: 1024}
+    assert constant == -(7168 + 1024)
+
+
+def test_split_offset_binds_the_fixed_vector_and_adds_one_scalar():
+    bound = []
+
+    def bind(e):
+        bound.append(e)
+        return Var("fixed", e.type)
+
+    offset = _source_offset()
+    split = split_offset(offset, VARIANT, bind)
+    assert len(bound) == 1 and not VARIANT.intersection(free_vars(bound[0]))  # nothing per iteration in it
+    assert split.op == "add" and split.a == Var("fixed", V) and isinstance(split.b, Broadcast)
+    assert set(free_vars(split.b)) <= VARIANT  # the per-iteration part is one scalar
+    for env in _envs():
+        env_split = {**env, "fixed": evaluate(bound[0], env)}
+        assert np.array_equal(evaluate(split, env_split), evaluate(offset, env))
+
+
+@pytest.mark.parametrize("op", ["le", "lt", "ge", "gt"])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_split_bound_keeps_the_lane_values_alone_on_their_side(op, side):
+    ih = oh + b(kh) - b(IntImm(1))
+    condition = _compare(op, ih, b(IntImm(7))) if side == "left" else _compare(op, b(IntImm(0)), ih)
+    split = split_bound(condition, VARIANT, lambda e: e)
+    vector_side, scalar_side = (split.a, split.b) if side == "left" else (split.b, split.a)
+    assert vector_side == oh and isinstance(scalar_side, Broadcast)
+    for env in _envs(1, 40):
+        assert np.array_equal(evaluate(split, env), evaluate(condition, env))
+
+
+def _compare(op, x, y):
+    return {"le": x <= y, "lt": x < y, "ge": x >= y, "gt": x > y}[op]
+
+
+def test_a_bound_without_per_iteration_terms_stays():
+    condition = oh < b(IntImm(7))
+    assert split_bound(condition, VARIANT, lambda e: e) is condition
+
+
+@pytest.mark.parametrize("desc, view, dim, stride", [
+    ("mb1ic512ih7oc512oh7kh3ph1", "b", "k", 512),  # weights hwio: kh, kw, ic nested as in K
+    ("mb1ic512ih7oc512oh7kh3ph1", "c", "m", 512),  # dst nhwc: oh, ow nested as in M
+    ("mb1ic512ih7oc512oh7kh3ph1", "a", "m", None),  # source with padding: ih, iw are bounds-checked
+    ("mb1ic8ih4oc32oh4kh1ph0", "a", "m", None),  # unpadded: iw < IW still bounds the innermost
+    ("mb1ic512ih7oc512oh7kh3ph1", "a", "k", None),  # kh, kw move the input position
+])
+def test_linear_stride(desc, view, dim, stride):
+    gemm = formulate(make_problem(desc, "FWD_D", "f16"))
+    assert linear_stride(getattr(gemm, view), gemm.dim(dim)) == stride
+
+
+def test_a_blocked_layout_is_not_linear():
+    gemm = formulate(make_problem("mb1ic32ih7oc32oh7kh3ph1", "FWD_D", "f32", dtag="nChw16c"))
+    assert linear_stride(gemm.c, gemm.m) == 16  # ow steps 16 (a channel block), oh 7 * 16: nested
+    assert linear_stride(gemm.c, gemm.n) is None  # oc / 16, oc % 16

@@ -1,0 +1,216 @@
+"""Configurations: the heuristic's choices per platform, overrides, and clear ConfigErrors."""
+
+from __future__ import annotations
+
+import pytest
+
+from xegen import hw
+from xegen.conv import make_problem
+from xegen.errors import ConfigError
+from xegen.pipeline import build_kernel
+from xegen.plan import choose_config, formulate, parse_overrides
+
+from ..conv.shapes import RESNET, scaled
+
+PROBLEM = "mb1ic32ih8oc64oh8kh3ph1"
+
+
+def config_for(dt="f32", direction="FWD_B", platform="xehpg", desc=PROBLEM, **overrides):
+    gemm = formulate(make_problem(desc, direction, dt))
+    return choose_config(gemm, hw.platform(platform), overrides)
+
+
+@pytest.mark.parametrize("dt, platform, fma, simd", [
+    ("f16", "xehpg", "dpasw", 8),  # N = 64: tg_n = 2, so the fused thread pairs share A
+    ("bf16", "xehpg", "dpasw", 8),
+    ("u8:s8:f32", "xehpg", "dpasw", 8),
+    ("f32", "xehpg", "mad", 16),
+    ("f16", "xelp", "mad", 16),
+    ("s8:s8:s32", "xelp", "dp4a", 16),
+    ("bf16", "xehpc", "dpas", 16),
+])
+def test_heuristic_picks_the_multiply_from_platform_facts(dt, platform, fma, simd):
+    config = config_for(dt, platform=platform)
+    assert (config.fma, config.simd) == (fma, simd)
+    assert config.n_tile % config.simd == 0
+    assert config.grf in hw.platform(platform).grf_counts
+
+
+def test_dpas_k_block_is_two_k_steps_where_the_registers_allow():
+    # a dpas K step is 8 dwords: 16 halves or 32 bytes
+    desc = "mb1ic128ih28oc128oh28kh3ph1"
+    assert config_for("f16", desc=desc).k_block == 32
+    assert config_for("u8:s8:f32", desc=desc, fma="dpas", m_tile=8, n_tile=16).k_block == 64
+    # with 32x16 tiles, 64 bytes of K do not fit, unless each thread holds half of A (dpasw)
+    assert config_for("u8:s8:f32", desc=desc, fma="dpas").k_block == 32
+    assert config_for("u8:s8:f32", desc=desc).k_block == 64
+
+
+@pytest.mark.parametrize("platform, desc, tiles", [
+    # M = 28*28: 32 rows per thread; N = 128 allows 4 blocks of the exec size, the registers 2 (XeHPG)
+    ("xehpg", "mb1ic128ih28oc128oh28kh3ph1", (32, 16)),
+    ("xehpc", "mb1ic128ih28oc128oh28kh3ph1", (32, 32)),
+    # M = 7*7: 16 rows per thread
+    ("xehpg", "mb1ic512ih7oc512oh7kh3ph1", (16, 32)),
+])
+def test_dpas_tiles_are_as_big_as_the_registers_allow_m_first(platform, desc, tiles):
+    config = config_for("bf16", platform=platform, desc=desc)
+    assert (config.m_tile, config.n_tile) == tiles
+
+
+def test_overrides_are_kept():
+    config = config_for("f16", tg_m=2, tg_n=1, m_tile=8, n_tile=16, slm=0)
+    assert (config.tg_m, config.tg_n, config.m_tile, config.n_tile, config.slm) == (2, 1, 8, 16, 0)
+
+
+def test_backward_weights_splits_long_k_loops_over_groups():
+    # K = mb*oh*ow = 4*32*32 = 4096 values: 512 iterations of 8
+    config = config_for("f32", "BWD_W", desc="mb4ic8ih32oc16oh32kh3ph1")
+    assert config.k_split > 1
+    assert config_for("bf16", "BWD_W", desc="mb4ic8ih32oc16oh32kh3ph1").k_split == 1  # bf16 output: no atomics
+
+
+def test_parse_overrides():
+    assert parse_overrides(["fma=mad", "tg_m=2,tg_n=4 slm=on"]) == {"fma": "mad", "tg_m": 2, "tg_n": 4, "slm": 1}
+    assert parse_overrides(["slm=off", "grf=0x100"]) == {"slm": 0, "grf": 256}
+
+
+@pytest.mark.parametrize("text, message", [
+    (["tile=4"], "unknown config key 'tile'"),
+    (["tg_m"], "is not key=value"),
+    (["tg_m=two"], "expected an integer"),
+    (["tg_m=0"], "must be at least 1"),
+    (["fma=fmac"], "expected one of dpas, dpasw, mad, dp4a"),
+    (["slm=2"], "expected 0 .off. or 1 .on."),
+])
+def test_bad_override_text(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_overrides(text)
+
+
+@pytest.mark.parametrize("dt, platform, overrides, message", [
+    ("f16", "xelp", {"fma": "dpas"}, "XeLP has no dpas"),
+    ("f32", "xehpg", {"fma": "dpas"}, "16-bit float or int8"),
+    ("f32", "xehpg", {"fma": "dp4a"}, "dp4a multiplies int8"),
+    ("f16", "xehpg", {"fma": "dpas", "simd": 16}, "exec size 8"),
+    ("f32", "xehpg", {"simd": 32}, "exceed 64 bytes"),
+    ("f32", "xehpg", {"simd": 4}, "runs SIMD 8, 16, 32"),
+    ("f32", "xehpg", {"n_tile": 24}, "not a multiple of simd"),
+    ("f16", "xehpg", {"k_block": 24}, "not a multiple of 16"),
+    ("f16", "xehpg", {"m_tile": 12}, "multiple of 8"),
+    ("f32", "xehpg", {"slm_bufs": 2, "slm": 0}, "slm_bufs=2 buffers the SLM copies .* needs slm=1"),
+    ("f32", "xehpg", {"gmem_bufs": 3}, "gmem_bufs=3: expected 1 or 2"),
+    ("f32", "xelp", {"grf": 256}, "use 128 GRFs"),
+    ("f32", "xehpg", {"tg_m": 64, "tg_n": 2}, "work items per group"),
+    ("f16", "xehpg", {"k_split": 2}, "f32 or s32 output"),
+    ("f32", "xehpg", {"k_split": 1000}, "exceeds the"),
+    ("u8:s8:f32", "xehpg", {"k_split": 2}, "int8 partial results"),
+    # A 32x16, B 16x64, C 32x64 as f32 accumulator and f32 output, in 32-byte GRFs:
+    # 2048/32 + 4096/32 + 8192/32 + 8192/32 = 704, plus 16 reserved
+    ("f32", "xelp", {"m_tile": 32, "n_tile": 64, "k_block": 16}, "need at least 720 GRFs .* more than XeLP's 128"),
+    # fits the lower bound, not the plan: bf16 mad needs f32 copies of A and B
+    ("bf16", "xelp", {"m_tile": 8, "n_tile": 32, "k_block": 16}, "needs 186 GRFs .* but grf=128: use smaller "
+                                                                 "m_tile/n_tile/k_block$"),
+    ("f16", "xehpg", {"slm": 1, "tg_m": 3, "tg_n": 1, "m_tile": 8, "k_block": 16}, "cannot be shared evenly"),
+])
+def test_configs_that_cannot_work_raise_config_error(dt, platform, overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        config_for(dt, platform=platform, **overrides)
+
+
+def test_relu_cannot_be_split():
+    gemm = formulate(make_problem(PROBLEM, "FWD_B", "f32", "relu"))
+    with pytest.raises(ConfigError, match="relu"):
+        choose_config(gemm, hw.XEHPG, {"k_split": 2})
+
+
+def test_slm_budget_is_checked():
+    # 32x2 threads share a 256 x 128 f16 A tile: 64 KiB, plus B, is more than XeHPG's 64 KiB
+    with pytest.raises(ConfigError, match="bytes of SLM per group"):
+        config_for("f16", desc="mb1ic128ih16oc16oh16kh1", slm=1, tg_m=32, tg_n=2, m_tile=8, n_tile=8, k_block=128,
+                   grf=256)
+
+
+def test_grf_budget_counts_every_tile():
+    problem = make_problem(PROBLEM, "FWD_B", "f16")
+    kernel = build_kernel(problem, "xehpg", {"m_tile": 16, "n_tile": 32})
+    total = sum(size for size in _grf_allocs(kernel.body))
+    assert total % hw.XEHPG.grf_bytes == 0
+    assert total <= (kernel.grf_count - 16) * hw.XEHPG.grf_bytes
+
+
+def _grf_allocs(stmt):
+    from xegen.ir import Alloc, walk
+
+    return [node.size for node in walk(stmt) if isinstance(node, Alloc) and node.kind == "grf"]
+
+
+@pytest.mark.parametrize("key", ["m_tile", "n_tile", "k_block"])
+def test_huge_tiles_are_rejected_before_any_tile_is_laid_out(monkeypatch, key):
+    """Laying out a tile walks its elements, so a tile of 2^31 elements must be refused first."""
+    from xegen.plan import kernel
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("tiles were laid out before the GRF budget was checked")
+
+    monkeypatch.setattr(kernel, "multiply_layouts", must_not_run)
+    monkeypatch.setattr(kernel, "line_layout", must_not_run)
+    with pytest.raises(ConfigError, match=f"{key}=2147483648.* GRFs"):
+        config_for("f16", **{key: 2**31})
+
+
+@pytest.mark.parametrize("dt, overrides, remedy", [
+    # 129 GRFs with the second copy of the loads: one copy fits 128, both fit 256
+    ("f16", {"fma": "dpas", "m_tile": 8, "n_tile": 8, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0},
+     " or gmem_bufs=1 or grf=256"),
+    # 169 GRFs of tiles with the second copy: even one copy is too much for 128, so only grf=256
+    ("f16", {"fma": "dpas", "m_tile": 8, "n_tile": 16, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0},
+     " or grf=256"),
+    # 276 GRFs of tiles (with the SLM stage): not even 256 GRFs hold them
+    ("f32", {"m_tile": 8, "n_tile": 32, "k_block": 32, "grf": 128, "gmem_bufs": 1, "slm": 1}, ""),
+])
+def test_grf_overflow_suggests_only_changes_that_fit(dt, overrides, remedy):
+    with pytest.raises(ConfigError, match="but grf=128") as error:
+        config_for(dt, **overrides)
+    assert str(error.value).endswith("use smaller m_tile/n_tile/k_block" + remedy)
+    for change in remedy.split(" or ")[1:]:
+        key, value = change.split("=")
+        config_for(dt, **{**overrides, key: int(value)})  # each suggestion fits
+
+
+def test_when_nothing_fits_the_error_is_the_least_demanding_candidates():
+    """Forced triple SLM buffering and 32x32 tiles on 256 GRFs: the heuristic also tries
+    gmem_bufs=1, which does not fit either, so the error must not suggest it."""
+    with pytest.raises(ConfigError) as error:
+        config_for("f16", desc="mb1ic256ih8oc256oh8kh3ph1", slm_bufs=3, tg_m=4, tg_n=4, m_tile=32, n_tile=32,
+                   grf=256)
+    assert "gmem_bufs" not in str(error.value) and "grf=256" not in str(error.value).split(":")[-1]
+
+
+@pytest.mark.parametrize("layer, dt, platform, overrides", [
+    (3, "u8:s8:f32", "xehpg", {"fma": "dpasw", "m_tile": 16}),  # prefetching changes this layout's GRFs
+    (5, "f16", "xehpg", {"n_tile": 16}),
+    (5, "bf16", "xehpc", {"m_tile": 16}),
+    (3, "u8:s8:f32", "xelp", {}),
+])
+def test_candidates_are_those_whose_own_plan_fits(layer, dt, platform, overrides):
+    """The heuristic plans each layout once for the candidates that differ only in budgets
+    (grf, slm_bufs, gmem_bufs): it must accept exactly the candidates a plan of their own fits."""
+    from xegen.plan.kernel import plan_kernel
+    from xegen.plan.config import check_config
+    from xegen.plan.heuristic import config_candidates, config_space
+
+    gemm = formulate(make_problem(scaled(RESNET[layer]), "FWD_B", dt, mb=1))
+    platform = hw.platform(platform)
+
+    def fits(config) -> bool:
+        try:
+            check_config(config, gemm, platform)
+            plan_kernel(gemm, config, platform)
+        except ConfigError:
+            return False
+        return True
+
+    candidates = config_space(gemm, platform, overrides)
+    assert len(candidates) > len({c.grf for c in candidates})  # budgets vary: layouts are shared
+    assert list(config_candidates(gemm, platform, overrides)) == [c for c in candidates if fits(c)]

@@ -1,0 +1,34 @@
+"""The GEMM a convolution becomes: its K is the number of products each output sums, which the
+front end's tolerances use (`Problem.reduction_size`) without formulating the GEMM."""
+
+from __future__ import annotations
+
+import pytest
+
+from xegen.conv import make_problem
+from xegen.plan import formulate
+
+from ..conv.shapes import RESNET
+
+SHAPES = [
+    "g2mb2ic8ih5oc4oh5kh3ph1",  # grouped: 4 input channels per group
+    "mb3ic5iw9oc7ow4kw3sw2",  # 1-D, strided
+    "mb2ic3id4ih5iw6oc2od4oh5ow6kd2kh3kw1pd1ph1",  # 3-D
+    *(str(desc) for desc in RESNET),
+]
+
+
+@pytest.mark.parametrize("direction", ["FWD_B", "BWD_D", "BWD_WB"])
+@pytest.mark.parametrize("desc", SHAPES)
+def test_gemm_k_is_the_problems_reduction_size(desc, direction):
+    problem = make_problem(desc, direction, "f32")
+    assert formulate(problem).k.size == problem.reduction_size
+
+
+@pytest.mark.parametrize("direction, expected", [
+    ("FWD_B", 3 * 3 * 4),  # taps x input channels per group
+    ("BWD_D", 3 * 3 * 2),  # taps x output channels per group
+    ("BWD_WB", 2 * 5 * 5),  # minibatch x output positions
+])
+def test_reduction_size_by_hand(direction, expected):
+    assert make_problem("g2mb2ic8ih5oc4oh5kh3ph1", direction, "f32").reduction_size == expected

@@ -1,0 +1,245 @@
+"""Build the kernel IR of a convolution: grid mapping, K loop, loads, multiply, epilogue, stores.
+
+The grid and the thread ids (external `let`s, all s32):
+
+| variable                 | meaning                                                      |
+|--------------------------|--------------------------------------------------------------|
+| thread_id0, thread_id1   | thread index in the group along N and along M                |
+| thread_id2               | always 0 (groups are tg_n x tg_m x 1 threads)                |
+| group_id0, group_id1     | group index along N and along M                              |
+| group_id2                | group * k_split + K slice (unpacked with / and %)            |
+
+A thread computes an m_tile x n_tile block of C for one group of the convolution.  Its loop over K
+has the shape the scheduler works on:
+
+    for (k_iter = 0; k_iter < iterations) {
+      global -> GRF loads of A and B           (zeroing first where masks may drop elements)
+      [GRF -> SLM stores; fence; barrier; SLM -> GRF loads; barrier]      (slm=1)
+      reorders into the multiply's layouts
+      multiplies (dpas / mad / dp4a) [and the bias-gradient mads]
+    }
+
+followed by the epilogue (convert, bias, ReLU, convert) into a store tile and the stores (atomic
+adds when K is split across groups).  With slm=1 the threads of a group load the group's A and B
+tiles cooperatively, each thread a slice, and read their own tiles back from SLM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..conv.index import Idx
+from ..ir import Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Names, Reorder, Stmt, Var, const, ptr, seq, store
+from ..ir.types import PTR
+from ..plan.dpasw import pair_half
+from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement
+from ..plan.tiles import TileLayout, tile_moves
+from .epilogue import finish
+from .messages import Origin, Scope, emit_global, slm_run_messages, zero_fill
+from .multiply import multiply, reduce_columns
+
+THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))
+GROUP_IDS = tuple(Var(f"group_id{i}") for i in range(3))
+
+
+def copy_tile(dst: TileLayout, src: TileLayout, saturate: bool = False) -> list[Stmt]:
+    """`reorder` calls moving every element of `src` to its place in `dst` (with conversion)."""
+    dst, src, moves = tile_moves(dst, src, saturate)
+    calls: list[Stmt] = []
+    for m in moves:
+        func = Reorder(src.type, dst.type, m.rows, m.cols, m.s_rs, m.s_cs, m.d_rs, m.d_cs, saturate)
+        calls.append(Call(func, (ptr(dst.buffer, m.dst * dst.type.size), ptr(src.buffer, m.src * src.type.size))))
+    return calls
+
+
+class _Builder:
+    def __init__(self, plan: KernelPlan):
+        self.plan = plan
+        self.gemm, self.config, self.hw = plan.gemm, plan.config, plan.hw
+        self.names = Names()
+        self.names.used.update(v.name for v in THREAD_IDS + GROUP_IDS)
+        self.names.used.update(("src", "wei", "dst", "bias", "k_iter"))
+        self.top = Scope(self.names)
+        self.loop = Scope(self.names)
+        self.buffers = {t: Var(t, PTR) for t in ("src", "wei", "dst", "bias")}
+
+    def idx(self, var: Var, count: int) -> Idx:
+        return Idx(var, 0, count - 1)
+
+    def build(self) -> Stmt:
+        plan, config, gemm = self.plan, self.config, self.gemm
+        grid = plan.grid
+        tid0, tid1 = self.idx(THREAD_IDS[0], config.tg_n), self.idx(THREAD_IDS[1], config.tg_m)
+        gid0, gid1, gid2 = (self.idx(GROUP_IDS[i], grid[i]) for i in range(3))
+        top = self.top
+        # group_id2 packs the convolution group (outer) and the K slice (inner)
+        self.group = top.bind("group", gid2.div(config.k_split)) if gemm.groups > 1 else Idx.const(0)
+        self.k_slice = top.bind("k_slice", gid2.mod(config.k_split)) if config.k_split > 1 else Idx.const(0)
+        m_index = top.bind("m_tile_index", gid1 * config.tg_m + tid1)
+        n_index = top.bind("n_tile_index", gid0 * config.tg_n + tid0)
+        self.m_index = m_index
+        m_start = top.bind("m_start", m_index * config.m_tile)
+        n_start = top.bind("n_start", n_index * config.n_tile)
+        k_iter = Var("k_iter")
+        k_start = self.loop.bind("k_start", (self.k_slice * plan.iterations + self.idx(k_iter, plan.iterations))
+                                 * config.k_block)
+        self.origin = {
+            "m": Origin("m", m_start, "m", top, config.m_tile),
+            "n": Origin("n", n_start, "n", top, config.n_tile),
+            "k": Origin("k", k_start, "k", self.loop, config.k_block),
+        }
+        # the rows of A the thread loads: its M tile, or with dpasw its half of the pair's tile
+        self.a_half, self.a_origin = Idx.const(0), self.origin
+        if config.fma == "dpasw":
+            self.a_half = top.bind("pair_half", pair_half(tid0))
+            half_origin = replace(self.origin["m"], tag="mh", shift=self.a_half * config.a_rows, base_tag="m")
+            self.a_origin = {**self.origin, "m": half_origin}
+        if config.slm:
+            self.thread_index = top.bind("thread_index", tid1 * config.tg_n + tid0)
+            m_group, n_group = config.tg_m * config.m_tile, config.tg_n * config.n_tile
+            self.group_origin = {
+                "m": Origin("m", top.bind("m_group_start", gid1 * m_group), "mg", top, m_group),
+                "n": Origin("n", top.bind("n_group_start", gid0 * n_group), "ng", top, n_group),
+                "k": self.origin["k"],
+            }
+            # which tile of the group's SLM tile is the thread's own, per GEMM dimension (A's
+            # tiles are a_rows high: with dpasw two per M tile)
+            self.tile_index = {"m": tid1, "n": tid0, "k": Idx.const(0)}
+            self.a_tile_index = {**self.tile_index, "m": tid1 * (config.m_tile // config.a_rows) + self.a_half}
+
+        prologue = zero_fill(plan.layouts.c.buffer, plan.layouts.c.bytes, self.hw.grf_bytes)
+        if plan.bias_sum is not None:
+            prologue += zero_fill(plan.bias_sum.buffer, plan.bias_sum.bytes, self.hw.grf_bytes)
+            prologue.append(store(Var("one", PTR), 0, const(1.0)))
+        body = self._loop_body()
+        loop = For(k_iter, const(0), const(plan.iterations), self.loop.wrap(seq(*body)))
+        epilogue = self._epilogue()
+        kernel = seq(*prologue, loop, *epilogue)
+        for var, size in reversed(plan.grf_buffers):
+            kernel = Alloc(var, size, "grf", kernel)
+        for op in (plan.b, plan.a):
+            if op.slm is not None:
+                kernel = Alloc(op.slm.buffer, op.slm.bytes, "slm", kernel)
+        kernel = self.top.wrap(kernel)
+        for var in reversed(THREAD_IDS + GROUP_IDS):
+            kernel = Let(var, None, kernel)
+        for name in reversed(kernel_arguments(plan)):
+            kernel = Let(self.buffers[name], None, kernel)
+        return kernel
+
+    # -- the K loop ----------------------------------------------------------------------------
+    def _loop_body(self) -> list[Stmt]:
+        plan = self.plan
+        loads: list[Stmt] = []
+        for op in (plan.a, plan.b):
+            loads += self._global_load(op)
+        body = loads
+        if self.config.slm:
+            for op in (plan.a, plan.b):
+                if op.slm.needs_packing:
+                    body += copy_tile(op.slm.packed, op.slm.stage)
+            body += [s for op in (plan.a, plan.b) for s in self._slm_store(op)]
+            body += [Call(Fence("slm")), Call(Barrier())]
+            body += [s for op in (plan.a, plan.b) for s in self._slm_load(op)]
+            body.append(Call(Barrier()))
+        for op in (plan.a, plan.b):
+            if op.needs_reorder:
+                body += copy_tile(op.fma, op.load)
+        body += multiply(self.config, self.gemm, plan.layouts, self.config.simd)
+        if plan.bias_sum is not None:
+            body += reduce_columns(plan.layouts.b, plan.bias_sum, Var("one", PTR), self.config.simd)
+        return body
+
+    def _global_load(self, op: OperandPlan) -> list[Stmt]:
+        dims = op.view.dims
+        if op.slm is None:
+            origin = self.a_origin if op.name == "a" else self.origin
+            origins = (origin[dims[0]], origin[dims[1]])
+            target, lines, line_plan = op.load, op.lines, op.plan
+        else:
+            origins = self._slice_origins(op)
+            target, lines, line_plan = op.slm.stage, op.slm.stage_lines, op.slm.slice_plan
+        sends, masked = emit_global(op.view, self.gemm, self.buffers[op.view.tensor], target, lines, line_plan,
+                                    origins, self.group, self.top, "load")
+        if masked:
+            return zero_fill(target.buffer, target.bytes, self.hw.grf_bytes) + sends
+        return sends
+
+    def _slice_index(self, op: OperandPlan) -> tuple[Idx, Idx]:
+        """Which slice of the group tile the thread loads and stores: (row, column) of slices."""
+        across = op.slm.slices[1]
+        if op.slm.slices[0] == 1:
+            return Idx.const(0), self.thread_index
+        if across == 1:
+            return self.thread_index, Idx.const(0)
+        key = ("slice", op.name)
+        if key not in self.top.memo:
+            self.top.memo[key] = (self.top.bind(f"{op.name}_slice_row", self.thread_index.div(across)),
+                                  self.top.bind(f"{op.name}_slice_col", self.thread_index.mod(across)))
+        return self.top.memo[key]
+
+    def _slice_origins(self, op: OperandPlan) -> tuple[Origin, Origin]:
+        origins = []
+        for name, index, extent in zip(op.view.dims, self._slice_index(op), op.slm.slice_extents):
+            group = self.group_origin[name]
+            if index.is_const:
+                origins.append(group)
+            else:
+                base_tag = group.base_tag or group.tag
+                origins.append(Origin(name, group.start, name + "s", group.scope, group.align, index * extent, base_tag))
+        return origins[0], origins[1]
+
+    def _slm_store(self, op: OperandPlan) -> list[Stmt]:
+        slm = op.slm
+        row, col = self._slice_index(op)
+        return self._slm_messages("store", op, slm.packed, slm.store, row, col)
+
+    def _slm_load(self, op: OperandPlan) -> list[Stmt]:
+        tile_index = self.a_tile_index if op.name == "a" else self.tile_index
+        row, col = (tile_index[d] for d in op.view.dims)
+        return self._slm_messages("load", op, op.load, op.slm.load, row, col)
+
+    def _slm_messages(self, kind: str, op: OperandPlan, grf: TileLayout, placement: Placement, row: Idx,
+                      col: Idx) -> list[Stmt]:
+        return slm_run_messages(kind, op.slm.buffer, grf, placement.runs, placement.base(row, col),
+                                placement.base_alignment(grf.type.size), self.hw, self.top)
+
+    # -- after the loop ------------------------------------------------------------------------
+    def _epilogue(self) -> list[Stmt]:
+        plan, config = self.plan, self.config
+        out: list[Stmt] = []
+        bias_tile = None
+        gate = None
+        if plan.bias_load is not None:
+            bias = plan.bias_load
+            sends, masked = self._output_messages(bias, "load")
+            out += (zero_fill(bias.tile.buffer, bias.tile.bytes, self.hw.grf_bytes) if masked else []) + sends
+            bias_tile = bias.tile
+            if config.k_split > 1:
+                gate = self.k_slice.expr.eq(0)
+        out += finish(plan.layouts.c, plan.c.tile, bias_tile, self.gemm.problem.relu, gate)
+        out += self._output_messages(plan.c, "atomic" if plan.c.atomic else "store")[0]
+        if plan.bias_store is not None:
+            # every row of threads sums the same columns: the first one writes them
+            write = finish(plan.bias_sum, plan.bias_store.tile, None, False)
+            write += self._output_messages(plan.bias_store, "atomic" if plan.bias_store.atomic else "store")[0]
+            out.append(IfThenElse(self.m_index.expr.eq(0), seq(*write)))
+        return out
+
+    def _output_messages(self, output: OutputPlan, op: str) -> tuple[list[Stmt], bool]:
+        dims = output.view.dims
+        if len(dims) == 1:
+            origins = (Origin("", Idx.const(0), "", self.top), self.origin[dims[0]])
+        else:
+            origins = (self.origin[dims[0]], self.origin[dims[1]])
+        return emit_global(output.view, self.gemm, self.buffers[output.view.tensor], output.tile, output.lines,
+                           output.plan, origins, self.group, self.top, op, output.atomic)
+
+
+def kernel_arguments(plan: KernelPlan) -> tuple[str, ...]:
+    """Buffer arguments in order: src, wei, dst, then bias if the problem has one."""
+    return ("src", "wei", "dst") + (("bias",) if plan.gemm.problem.has_bias else ())
+
+
+def build_body(plan: KernelPlan) -> Stmt:
+    return _Builder(plan).build()

@@ -1,0 +1,277 @@
+"""Loads and stores as `send` messages: the IR of the messages the plan chose (`xegen.plan.messages`).
+
+Coordinates are unpacked into problem components once per distinct coordinate and bound with
+`let`, in the scope where their value is fixed (before the K loop for M and N, at the top of the
+loop body for K); view index arithmetic and masks stay inline for the optimizer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..conv.index import Idx, all_of, lane_ids, lane_var
+from ..hw import Platform
+from ..ir import Call, Expr, Let, Names, Send, Stmt, Var, ptr, store
+from ..ir.expr import Broadcast, IntImm, Shuffle
+from ..ir.types import U32
+from ..plan.gemm import Gemm, View, linear_stride
+from ..plan.messages import LaneRun, LinePlan, Run, is_block
+from ..plan.tiles import Line, TileLayout
+from .affine import split_bound, split_offset
+
+
+class Scope:
+    """`let`s collected for one point of the loop nest (before the loop, or in its body)."""
+
+    def __init__(self, names: Names):
+        self.names = names
+        self.lets: list[tuple[Var, Expr]] = []
+        self.memo: dict[object, object] = {}
+
+    def bind(self, hint: str, value: Idx) -> Idx:
+        if value.is_const or isinstance(value.expr, Var):
+            return value
+        var = Var(self.names.fresh(hint), value.expr.type)
+        self.lets.append((var, value.expr))
+        return Idx(var, value.lo, value.hi)
+
+    def wrap(self, body: Stmt) -> Stmt:
+        for var, value in reversed(self.lets):
+            body = Let(var, value, body)
+        return body
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a tile starts along one GEMM dimension ("" for the single row of a 1-D view):
+    `start + shift`, where `start` is a multiple of `align` and `shift` (a thread's slice within
+    the group tile, 0 for its own tile) is at least 0."""
+
+    dim: str
+    start: Idx
+    tag: str  # short name for the component lets, e.g. "m" gives `ow_m3`
+    scope: Scope = field(compare=False)
+    align: int = 1
+    shift: Idx = Idx.const(0)
+    base_tag: str = ""  # names the components of `start` itself when they are shared ("" = tag)
+
+
+def lanes_of(scope: Scope, lanes: int) -> Idx:
+    """The lane-index vector 0..lanes-1, bound once per kernel."""
+    key = ("lanes", lanes)
+    if key not in scope.memo:
+        var = lane_var(lanes)
+        scope.names.used.add(var.name)
+        scope.lets.append((var, lane_ids(lanes)))
+        scope.memo[key] = Idx(var, 0, lanes - 1)
+    return scope.memo[key]
+
+
+def components(gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope) -> tuple[dict[str, Idx], list[Expr]]:
+    """Component values of coordinate `origin.start + origin.shift + offset (+ lane ids)` and its
+    bound condition.
+
+    When the coordinate stays inside the `align`-sized block that `start` begins and `align`
+    divides the innermost component's size, only the innermost component moves: the others are
+    those of `start`, unpacked once and shared by every offset and slice (no division per offset)."""
+    if origin.dim == "":
+        return {}, []
+    key = (origin.dim, origin.tag, origin.shift.expr, offset, lanes)
+    memo = origin.scope.memo
+    if key not in memo:
+        dim = gemm.dim(origin.dim)
+        inner = dim.inner
+        last = origin.shift.hi + offset + lanes - 1
+        if origin.align > 1 and inner.size % origin.align == 0 and origin.shift.lo >= 0 and last < origin.align:
+            memo[key] = _moved_inner(gemm, origin, offset, lanes, lane_scope)
+        else:
+            memo[key] = _unpacked(gemm, origin, origin.start + origin.shift + offset, lanes, lane_scope,
+                                  f"{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else ""))
+    return memo[key]
+
+
+def view_components(view: View, gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope
+                    ) -> tuple[dict[str, Idx], list[Expr]]:
+    """`components`, or, where `view` addresses the origin's dimension linearly (`linear_stride`),
+    the whole coordinate as its innermost component: no division into components."""
+    if origin.dim == "" or len(gemm.dim(origin.dim).components) == 1 or not _is_linear(view, gemm, origin):
+        return components(gemm, origin, offset, lanes, lane_scope)
+    key = ("linear", origin.dim, origin.tag, origin.shift.expr, offset, lanes)
+    memo = origin.scope.memo
+    if key not in memo:
+        dim = gemm.dim(origin.dim)
+        coord = origin.start + origin.shift + offset
+        if lanes > 1:
+            coord = coord + lanes_of(lane_scope, lanes)
+        coord = origin.scope.bind(f"{origin.dim}_{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else ""), coord)
+        condition = coord.below(dim.size)
+        memo[key] = {dim.inner.name: coord}, [condition] if condition is not None else []
+    return memo[key]
+
+
+def _is_linear(view: View, gemm: Gemm, origin: Origin) -> bool:
+    key = ("linear view", view.tensor, view.dims, origin.dim)
+    memo = origin.scope.memo
+    if key not in memo:
+        memo[key] = linear_stride(view, gemm.dim(origin.dim)) is not None
+    return memo[key]
+
+
+def _unpacked(gemm: Gemm, origin: Origin, coord: Idx, lanes: int, lane_scope: Scope,
+              suffix: str) -> tuple[dict[str, Idx], list[Expr]]:
+    """Every component of `coord` (+ lane ids), each bound to a let named `<component>_<suffix>`."""
+    if lanes > 1:
+        coord = coord + lanes_of(lane_scope, lanes)
+    values, _ = gemm.dim(origin.dim).unpack(coord)
+    bound = {name: origin.scope.bind(f"{name}_{suffix}", value) for name, value in values.items()}
+    # re-derive the bound condition on the let-bound outermost component
+    outer = gemm.dim(origin.dim).components[0]
+    condition = bound[outer.name].below(outer.size)
+    return bound, [condition] if condition is not None else []
+
+
+def _moved_inner(gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope
+                 ) -> tuple[dict[str, Idx], list[Expr]]:
+    """The components of `start`, with `shift + offset (+ lane ids)` added to the innermost."""
+    base_key = ("start", origin.dim, origin.start.expr)
+    memo = origin.scope.memo
+    if base_key not in memo:
+        memo[base_key] = _unpacked(gemm, origin, origin.start, 1, lane_scope, origin.base_tag or origin.tag)
+    base, condition = memo[base_key]
+    inner = gemm.dim(origin.dim).inner
+    moved = base[inner.name] + origin.shift + offset
+    if lanes > 1:
+        moved = moved + lanes_of(lane_scope, lanes)
+    # start's innermost component is a multiple of align below the component's size
+    high = inner.size - origin.align + origin.shift.hi + offset + lanes - 1
+    moved = Idx(moved.expr, max(moved.lo, 0), min(moved.hi, high))
+    suffix = f"{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else "")
+    return {**base, inner.name: origin.scope.bind(f"{inner.name}_{suffix}", moved)}, condition
+
+
+def _line_coordinates(line: Line, plan: LinePlan) -> tuple[int, int, int, int]:
+    """(row offset, col offset, row lanes, col lanes) of a line's first element: lanes along the
+    line for an element per lane, across lines for a vector message's line per lane."""
+    along, across = (1, line.lanes) if plan.vector else (line.length, 1)
+    if plan.line_dim == 1:
+        return line.other, line.start, across, along
+    return line.start, line.other, along, across
+
+
+def emit_global(view: View, gemm: Gemm, memory: Var, layout: TileLayout, lines: list[Line], plan: LinePlan,
+                origins: tuple[Origin, Origin], group: Idx, lane_scope: Scope, op: str,
+                atomic: str = "") -> tuple[list[Stmt], bool]:
+    """Messages moving `lines` of the GRF tile `layout` to or from `view` in global memory.
+
+    Returns the sends and whether any has a mask (so the caller zeroes the registers first)."""
+    size = view.type.size
+    sends: list[Stmt] = []
+    masked = False
+    scattered = atomic != "" or not plan.block
+    for line in lines:
+        r, c, row_lanes, col_lanes = _line_coordinates(line, plan)
+        values: dict[str, Idx] = {"g": group}
+        conditions: list[Expr] = []
+        for origin, offset, lanes in ((origins[0], r, row_lanes), (origins[1], c, col_lanes)):
+            vector = lanes if scattered or plan.vector else 1
+            comps, bound = view_components(view, gemm, origin, offset, vector, lane_scope)
+            values.update(comps)
+            conditions += bound
+        offset, view_masks = view.access(values)
+        conditions += view_masks
+        byte_offset = offset.expr * size
+        if byte_offset.type.lanes > 1:
+            byte_offset, conditions = _hoisted(byte_offset, conditions, origins, lane_scope)
+        mask = all_of(conditions)
+        masked |= mask is not None
+        register = ptr(layout.buffer, line.base * layout.type.size)
+        if plan.vector:
+            # one lane per line, each gathering the line's dwords; the registers hold them
+            # component-major: dword e of lane s at (e*lanes + s)*4
+            func = Send(op, "scattered", "global", U32, line.lanes, elems=line.length * size // 4)
+            sends.append(Call(func, (ptr(memory, 0), _vector(byte_offset, line.lanes), register, mask)))
+        elif scattered:
+            offsets = _vector(byte_offset, line.length)
+            func = Send(op, "scattered", "global", view.type, line.length, atomic=atomic)
+            sends.append(Call(func, (ptr(memory, 0), offsets, register, mask)))
+        else:
+            func = Send(op, "block", "global", view.type, line.length)
+            sends.append(Call(func, (ptr(memory, byte_offset), register, mask)))
+    return sends, masked
+
+
+def _hoisted(byte_offset: Expr, conditions: list[Expr], origins: tuple[Origin, Origin], lane_scope: Scope
+             ) -> tuple[Expr, list[Expr]]:
+    """A vector message's address and bounds with their loop-invariant vector parts bound
+    before the loop (`affine`): values of lets in the origins' other scopes (the K loop body)
+    change per iteration, the rest does not."""
+    variant = {var for origin in origins if origin.scope is not lane_scope for var, _ in origin.scope.lets}
+    if not variant:
+        return byte_offset, conditions
+
+    def bind(e: Expr) -> Expr:
+        return lane_scope.bind("fixed", Idx(e, 0, 0)).expr
+
+    return split_offset(byte_offset, variant, bind), [split_bound(c, variant, bind) for c in conditions]
+
+
+def _vector(e: Expr, lanes: int) -> Expr:
+    return e if e.type.lanes == lanes else Broadcast(e, lanes)
+
+
+def slm_run_messages(op: str, slm: Var, grf: TileLayout, runs: list[Run | LaneRun], base: Idx, base_alignment: int,
+                     hw: Platform, lane_scope: Scope) -> list[Stmt]:
+    """Messages moving `runs` between the GRF buffer of `grf` and SLM: run elements start at SLM
+    element `base + run.slm`.  Block messages of up to the platform's largest block where the
+    address is dword aligned, else scattered messages with one element per lane; a vector
+    message per `LaneRun`."""
+    size = grf.type.size
+    longest = hw.max_block_message_bytes // size
+    sends: list[Stmt] = []
+    for run in runs:
+        if isinstance(run, LaneRun):
+            func = Send(op, "scattered", "slm", U32, run.lanes, elems=run.dwords)
+            offsets = base + _lane_vector(run.slm, lane_scope)
+            register = ptr(grf.buffer, run.register * size)
+            sends.append(Call(func, (ptr(slm, 0), _vector(offsets.expr * size, run.lanes), register, None)))
+            continue
+        start = base + run.slm
+        if is_block(run, size, base_alignment):
+            for first in range(0, run.length, longest):
+                count = min(longest, run.length - first)
+                func = Send(op, "block", "slm", grf.type, count)
+                register = ptr(grf.buffer, (run.register + first) * size)
+                sends.append(Call(func, (ptr(slm, (start + first).expr * size), register, None)))
+            continue
+        for first in range(0, run.length, hw.max_message_simd):
+            count = min(hw.max_message_simd, run.length - first)
+            offsets = (start + first + lanes_of(lane_scope, count)) if count > 1 else start + first
+            func = Send(op, "scattered", "slm", grf.type, count)
+            register = ptr(grf.buffer, (run.register + first) * size)
+            sends.append(Call(func, (ptr(slm, 0), _vector(offsets.expr * size, count), register, None)))
+    return sends
+
+
+def _lane_vector(values: tuple[int, ...], lane_scope: Scope) -> Idx:
+    """The constant vector `values` (one per lane): first + lane ids * step when it steps evenly."""
+    first, count = values[0], len(values)
+    step = values[1] - first if count > 1 else 0
+    if count > 1 and all(v == first + i * step for i, v in enumerate(values)):
+        return lanes_of(lane_scope, count) * step + first
+    if count == 1:
+        return Idx.const(first)
+    return Idx(Shuffle(tuple(IntImm(v) for v in values), tuple(range(count))), min(values), max(values))
+
+
+def zero_fill(buffer: Var, bytes_: int, grf_bytes: int) -> list[Stmt]:
+    """Stores of zero dwords over a whole GRF buffer (masked loads leave their lanes alone), two
+    GRFs per store: a move may write two registers."""
+    lanes = 2 * grf_bytes // 4
+    stores: list[Stmt] = []
+    for offset in range(0, bytes_, 2 * grf_bytes):
+        count = min(lanes, (bytes_ - offset) // 4)
+        if count <= 0:
+            break
+        value = IntImm(0) if count == 1 else Broadcast(IntImm(0), count)
+        stores.append(store(buffer, offset, value))
+    return stores

@@ -1,0 +1,283 @@
+"""A convolution as a generalized GEMM: C[m][n] = sum_k A[m][k] * B[k][n], per group.
+
+Each GEMM dimension packs several problem dimensions ("components"), outermost first:
+
+| direction | M                    | N   | K                    | A        | B        | C        |
+|-----------|----------------------|-----|----------------------|----------|----------|----------|
+| fwd       | mb, od, oh, ow       | oc  | kd, kh, kw, ic       | src      | wei      | dst      |
+| bwd_d     | mb, id, ih, iw       | ic  | kd, kh, kw, oc       | diff_dst | wei      | diff_src |
+| bwd_w     | kd, kh, kw, ic       | oc  | mb, od, oh, ow       | src      | diff_dst | diff_wei |
+
+Channels are per group (the group index `g` is a grid dimension).  Components of size 1 are left
+out (their value is 0), but every GEMM dimension keeps at least one.
+
+A `View` maps component values to an index of a tensor and to the conditions under which that
+index is inside the tensor (convolution padding, and strides in backward-data), e.g. for the
+forward source `ih = oh*SH + kh*(DH+1) - PH` with `0 <= ih && ih < IH`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from ..conv.index import Idx
+from ..conv.layout import Layout
+from ..conv.problem import Problem
+from ..errors import UnsupportedError
+from ..ir import Expr, Var, free_vars, walk
+from ..ir.expr import Binary
+from ..ir.types import Type
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
+class GemmDim:
+    name: str  # "m", "n" or "k"
+    components: tuple[Component, ...]  # outermost first
+
+    @property
+    def size(self) -> int:
+        return math.prod(c.size for c in self.components)
+
+    @property
+    def inner(self) -> Component:
+        return self.components[-1]
+
+    def unpack(self, coord: Idx) -> tuple[dict[str, Idx], list[Expr]]:
+        """Component values of a (flat) coordinate, and the condition that it is inside the
+        dimension: `ow = m % OW`, `oh = m / OW % OH`, `mb = m / (OW*OH)` with `mb < MB`."""
+        values: dict[str, Idx] = {}
+        below = 1
+        for i, comp in enumerate(reversed(self.components)):
+            outermost = i == len(self.components) - 1
+            values[comp.name] = coord.div(below) if outermost else coord.div(below).mod(comp.size)
+            below *= comp.size
+        outer = self.components[0]
+        bound = values[outer.name].below(outer.size)
+        return values, [bound] if bound is not None else []
+
+
+def _dim(name: str, components: list[tuple[str, int]]) -> GemmDim:
+    kept = tuple(Component(n, s) for n, s in components if s > 1)
+    if not kept:
+        n, s = components[-1]
+        kept = (Component(n, s),)
+    return GemmDim(name, kept)
+
+
+Mapping_ = Callable[[Callable[[str], Idx]], tuple[list[Idx], list[Expr]]]
+
+
+@dataclass(frozen=True)
+class View:
+    """A tensor seen through two GEMM dimensions (one for bias)."""
+
+    tensor: str  # "src", "wei", "dst" or "bias"
+    dims: tuple[str, ...]  # the GEMM dimensions indexing it, e.g. ("m", "k")
+    layout: Layout
+    type: Type
+    mapping: Mapping_ = field(compare=False)  # component lookup -> tensor index, in-bounds conditions
+    unit: Mapping[str, int] = field(default_factory=dict)  # component -> tensor dim it indexes with stride 1
+
+    def access(self, values: Mapping[str, Idx]) -> tuple[Idx, list[Expr]]:
+        """Element offset and in-bounds conditions for component values (absent ones are 0)."""
+        def value(name: str) -> Idx:
+            return values.get(name, Idx.const(0))
+
+        indices, masks = self.mapping(value)
+        return self.layout.offset(indices), masks
+
+
+def linear_stride(view: View, dim: GemmDim) -> int | None:
+    """The element stride `s` when `view` addresses GEMM dimension `dim` linearly, so that the
+    offset of coordinate x is `offset(0) + x*s` and no in-bounds condition looks at x's components
+    (the forward weights along K: kh, kw and ic are nested in memory as they are in K); else None.
+
+    Then x need not be unpacked into components: the innermost one can carry all of x."""
+    names = [c.name for c in dim.components]
+    probe = {name: Idx.of(Var(f"probe_{name}"), 0, comp.size - 1) for name, comp in zip(names, dim.components)}
+    # the innermost component will carry the whole coordinate: no bound may look at its range
+    probe[names[-1]] = Idx.of(Var(f"probe_{names[-1]}"), 0, S32_MAX)
+    offset, masks = view.access(probe)
+    if any(v.name.startswith("probe_") for m in masks for v in free_vars(m)):
+        return None
+    if any(isinstance(n, Binary) and n.op in ("div", "mod") for n in walk(offset.expr)):
+        return None  # a blocked layout: not affine
+    origin = view.access({})[0].lo
+    strides = [view.access({name: Idx.const(1)})[0].lo - origin for name in names]
+    for outer, inner, comp in zip(strides, strides[1:], dim.components[1:]):
+        if outer != inner * comp.size:
+            return None
+    return strides[-1]
+
+
+@dataclass(frozen=True)
+class Gemm:
+    problem: Problem
+    m: GemmDim
+    n: GemmDim
+    k: GemmDim
+    groups: int
+    a: View
+    b: View
+    c: View
+    bias: View | None  # FWD_B: added to C; BWD_WB: the sum of B over K
+    bias_mode: str  # "", "add" or "reduce"
+
+    def dim(self, name: str) -> GemmDim:
+        return {"m": self.m, "n": self.n, "k": self.k}[name]
+
+    @property
+    def acc_type(self) -> Type:
+        return self.problem.acc_type
+
+
+def formulate(problem: Problem) -> Gemm:
+    """The GEMM and views of a convolution problem."""
+    return {"fwd": _forward, "bwd_d": _backward_data, "bwd_w": _backward_weights}[problem.kind](problem)
+
+
+# The s32 range of the index arithmetic --------------------------------------------------------
+
+S32_MAX = 2**31 - 1
+
+
+def check_index_range(problem: Problem) -> None:
+    """Raise UnsupportedError when the views' index arithmetic could leave s32 for an element the
+    kernel reads or writes (the kernels compute indices in s32, which wraps around).
+
+    Per spatial dimension the views compute `o*S + k*(D+1) - P` (forward, backward weights) and
+    `i + P - k*(D+1)` (backward data) with o < O, k < K and i < I.  Summed in any order, every
+    partial sum lies between -max(P, (K-1)(D+1)) and max((O-1)S + (K-1)(D+1), I + P), and
+    P < (K-1)(D+1) + 1, so it is enough that both maxima fit."""
+    desc = problem.desc
+    for dim in desc.used:
+        o, i, k, s, p, d = (desc.field(x, dim) for x in ("o", "i", "k", "s", "p", "d"))
+        reach = (o - 1) * s + (k - 1) * (d + 1)
+        if reach > S32_MAX:
+            raise UnsupportedError(
+                f"o{dim}={o}, s{dim}={s}, k{dim}={k}, d{dim}={d}: the last output's last tap is at "
+                f"(o{dim}-1)*s{dim} + (k{dim}-1)*(d{dim}+1) = {reach}, beyond the s32 index arithmetic of "
+                f"xegen's kernels ({S32_MAX} at most)")
+        if i + p > S32_MAX:
+            raise UnsupportedError(f"i{dim}={i}, p{dim}={p}: i{dim} + p{dim} = {i + p} is beyond the s32 index "
+                                   f"arithmetic of xegen's kernels ({S32_MAX} at most)")
+
+
+# Index mappings -----------------------------------------------------------------------------
+
+def _input_position(desc, v, dim: str) -> Idx:
+    """Input index read by output position `o<dim>` and kernel position `k<dim>`."""
+    return v("o" + dim) * desc.field("s", dim) + v("k" + dim) * (desc.field("d", dim) + 1) - desc.field("p", dim)
+
+
+def _weights_index(desc, v) -> list[Idx]:
+    kernel = [v("k" + d) for d in desc.used]
+    if desc.g > 1:
+        return [v("g"), v("oc"), v("ic"), *kernel]
+    return [v("oc"), v("ic"), *kernel]
+
+
+def _weights_unit(desc) -> dict[str, int]:
+    lead = 1 if desc.g > 1 else 0
+    return {"oc": lead, "ic": lead + 1, "k" + desc.used[-1]: lead + 1 + desc.spatial_dims}
+
+
+def _source_of_output(desc):
+    """src[mb][g*ICg + ic][o*S + k*(D+1) - P] with the input-bounds conditions."""
+    def mapping(v):
+        positions = [_input_position(desc, v, d) for d in desc.used]
+        masks = [m for d, pos in zip(desc.used, positions) for m in pos.in_range(0, desc.field("i", d))]
+        return [v("mb"), v("g") * desc.icg + v("ic"), *positions], masks
+    return mapping
+
+
+def _channels_and_spatial(desc, channel: str, per_group: int, prefix: str):
+    """tensor[mb][g*Cg + c][<prefix>d][<prefix>h][<prefix>w] (always in bounds)."""
+    def mapping(v):
+        return [v("mb"), v("g") * per_group + v(channel), *(v(prefix + d) for d in desc.used)], []
+    return mapping
+
+
+def _bias_mapping(desc):
+    def mapping(v):
+        return [v("g") * desc.ocg + v("oc")], []
+    return mapping
+
+
+def _spatial(desc, prefix: str, size_prefix: str) -> list[tuple[str, int]]:
+    return [(prefix + d, desc.field(size_prefix, d)) for d in desc.used]
+
+
+def _views_common(problem: Problem):
+    desc = problem.desc
+    layouts = {t: problem.layout_of(t) for t in ("src", "wei", "dst")}
+    types = {t: problem.type_of(t) for t in ("src", "wei", "dst")}
+    last = len(desc.src_dims()) - 1
+    return desc, layouts, types, last
+
+
+def _bias_view(problem: Problem) -> View | None:
+    if not problem.has_bias:
+        return None
+    return View("bias", ("n",), problem.layout_of("bias"), problem.bias_type, _bias_mapping(problem.desc), {"oc": 0})
+
+
+def _forward(problem: Problem) -> Gemm:
+    desc, layouts, types, last = _views_common(problem)
+    m = _dim("m", [("mb", desc.mb), *_spatial(desc, "o", "o")])
+    n = _dim("n", [("oc", desc.ocg)])
+    k = _dim("k", [*_spatial(desc, "k", "k"), ("ic", desc.icg)])
+    a = View("src", ("m", "k"), layouts["src"], types["src"], _source_of_output(desc), {"ic": 1})
+    b = View("wei", ("k", "n"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []),
+             _weights_unit(desc))
+    c = View("dst", ("m", "n"), layouts["dst"], types["dst"], _channels_and_spatial(desc, "oc", desc.ocg, "o"),
+             {"oc": 1, "o" + desc.used[-1]: last})
+    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem), "add" if problem.has_bias else "")
+
+
+def _backward_data(problem: Problem) -> Gemm:
+    desc, layouts, types, last = _views_common(problem)
+    m = _dim("m", [("mb", desc.mb), *_spatial(desc, "i", "i")])
+    n = _dim("n", [("ic", desc.icg)])
+    k = _dim("k", [*_spatial(desc, "k", "k"), ("oc", desc.ocg)])
+
+    def diff_dst(v):
+        positions, masks = [], []
+        for d in desc.used:
+            # the output that input position i<d> sees through kernel position k<d>:
+            # o*S + k*(D+1) - P = i, so o = (i + P - k*(D+1)) / S when that divides exactly
+            numerator = v("i" + d) + desc.field("p", d) - v("k" + d) * (desc.field("d", d) + 1)
+            stride = desc.field("s", d)
+            position = numerator.div(stride)
+            masks += numerator.divisible_by(stride) + position.in_range(0, desc.field("o", d))
+            positions.append(position)
+        return [v("mb"), v("g") * desc.ocg + v("oc"), *positions], masks
+
+    a = View("dst", ("m", "k"), layouts["dst"], types["dst"], diff_dst, {"oc": 1})
+    b = View("wei", ("k", "n"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []),
+             _weights_unit(desc))
+    c = View("src", ("m", "n"), layouts["src"], types["src"], _channels_and_spatial(desc, "ic", desc.icg, "i"),
+             {"ic": 1, "i" + desc.used[-1]: last})
+    return Gemm(problem, m, n, k, desc.g, a, b, c, None, "")
+
+
+def _backward_weights(problem: Problem) -> Gemm:
+    desc, layouts, types, last = _views_common(problem)
+    m = _dim("m", [*_spatial(desc, "k", "k"), ("ic", desc.icg)])
+    n = _dim("n", [("oc", desc.ocg)])
+    k = _dim("k", [("mb", desc.mb), *_spatial(desc, "o", "o")])
+    a = View("src", ("m", "k"), layouts["src"], types["src"], _source_of_output(desc), {"ic": 1})
+    b = View("dst", ("k", "n"), layouts["dst"], types["dst"], _channels_and_spatial(desc, "oc", desc.ocg, "o"),
+             {"oc": 1, "o" + desc.used[-1]: last})
+    c = View("wei", ("m", "n"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []),
+             _weights_unit(desc))
+    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem),
+                "reduce" if problem.has_bias else "")

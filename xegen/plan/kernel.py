@@ -1,0 +1,483 @@
+"""The plan of one GEMM kernel: every buffer laid out, every message chosen, the budgets checked.
+
+`plan_kernel(gemm, config, hw)` decides, for one configuration, how each thread's tiles of A and B
+come from global memory (directly, or through SLM shared by the group's threads), the register
+layouts the multiply reads, and the tiles the epilogue stores (`KernelPlan`).  Where there is a
+choice (which messages, whether to reorder, how the threads slice an SLM tile) the plan takes the
+one with the fewest modeled instructions.  `plan_layout` does that without the budget checks and
+`check_budgets` adds them, so that the configuration heuristic can lay out once for candidates
+that differ only in their buffer counts.  `xegen.build` turns a plan into IR.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..conv.index import Idx
+from ..errors import ConfigError, UnsupportedError
+from ..hw import Platform
+from ..ir import Var
+from ..ir.types import F32, PTR
+from .config import RESERVED_GRFS, Config, check_config, k_iterations, prefetches
+from .gemm import S32_MAX, Gemm, View, check_index_range
+from .messages import LaneRun, LinePlan, Run, contiguous_runs, lane_runs, line_plans, plan_lines, slm_message_cost
+from .multiply import MultiplyLayouts, multiply_layouts, operand_layout
+from .tiles import Line, TileLayout, dense_layout, line_layout, packed_layout, round_up, tile_moves
+
+
+
+@dataclass
+class SlmPlan:
+    """How a group tile of one operand goes through SLM: each thread loads a slice of it from
+    global memory into `stage`, stores it (from `packed`, the stage reordered into SLM order, when
+    that saves messages), and reads its own tile back."""
+
+    layout: TileLayout  # the group tile in SLM (dpas: the layout dpas reads; else dense)
+    slices: tuple[int, int]  # slices along rows and columns; thread t stores slice (t / cols, t % cols)
+    slice_extents: tuple[int, int]
+    slice_plan: LinePlan  # how a slice comes from global memory
+    stage: TileLayout  # the slice as the global loads leave it
+    stage_lines: list[Line]
+    packed: TileLayout  # the slice as it is stored (`stage` itself when no reorder pays)
+    store: Placement  # where each run of `packed` goes in SLM
+    load: Placement  # where each run of the thread's tile comes from
+
+    @property
+    def buffer(self) -> Var:
+        return self.layout.buffer
+
+    @property
+    def bytes(self) -> int:
+        return self.layout.bytes
+
+    @property
+    def needs_packing(self) -> bool:
+        return self.packed is not self.stage
+
+
+@dataclass(frozen=True)
+class Term:
+    """`index / divisor % modulus * stride` (no `%` when modulus is 0)."""
+
+    divisor: int
+    modulus: int
+    stride: int
+
+    def of(self, index: Idx) -> Idx:
+        value = index.div(self.divisor)
+        return (value.mod(self.modulus) if self.modulus else value) * self.stride
+
+
+@dataclass
+class Placement:
+    """Runs between a register tile and the SLM tile, for tiles placed at (i*rows, j*cols): their
+    elements start at SLM element `sum of terms(i) + sum of terms(j) + run.slm`."""
+
+    runs: list[Run | LaneRun]
+    terms: tuple[tuple[Term, ...], tuple[Term, ...]]  # per tile dimension
+
+    def base(self, row: Idx, col: Idx) -> Idx:
+        total = Idx.const(0)
+        for index, terms in zip((row, col), self.terms):
+            for term in terms:
+                total = total + term.of(index)
+        return total
+
+    def base_alignment(self, size: int) -> int:
+        """Byte alignment of the placement-dependent part of the SLM addresses."""
+        return math.gcd(0, *(term.stride * size for terms in self.terms for term in terms))
+
+
+@dataclass
+class OperandPlan:
+    name: str  # "a" or "b"
+    view: View
+    extents: tuple[int, int]  # the thread's tile
+    plan: LinePlan | None  # how the thread's tile lines come from global memory (None: from SLM)
+    load: TileLayout  # the thread's tile as loaded
+    lines: list[Line]
+    slm: SlmPlan | None
+    fma: TileLayout  # the tile as the multiply reads it (may be `load` itself)
+
+    @property
+    def needs_reorder(self) -> bool:
+        return self.fma is not self.load
+
+
+@dataclass
+class OutputPlan:
+    view: View
+    plan: LinePlan
+    tile: TileLayout
+    lines: list[Line]
+    atomic: str
+
+
+@dataclass
+class KernelPlan:
+    gemm: Gemm
+    config: Config
+    hw: Platform
+    grid: tuple[int, int, int]
+    iterations: int
+    a: OperandPlan
+    b: OperandPlan
+    layouts: MultiplyLayouts
+    c: OutputPlan
+    bias_load: OutputPlan | None = None  # FWD_B: the bias tile
+    bias_sum: TileLayout | None = None  # BWD_WB: f32 column sums of B
+    bias_store: OutputPlan | None = None
+    grf_buffers: list[tuple[Var, int]] = field(default_factory=list)
+
+    @property
+    def thread_group(self) -> tuple[int, int, int]:
+        return (self.config.tg_n, self.config.tg_m, 1)
+
+    @property
+    def slm_bytes(self) -> int:
+        """SLM per group, with every copy of multi-buffered tiles (`slm_bufs`)."""
+        return self.config.slm_bufs * sum(op.slm.bytes for op in (self.a, self.b) if op.slm is not None)
+
+    @property
+    def grf_bytes(self) -> int:
+        return sum(size for _, size in self.grf_buffers)
+
+    @property
+    def load_copy_bytes(self) -> int:
+        """GRF bytes of the extra copies of the registers global loads fill (`gmem_bufs`); the
+        scheduler adds them (the allocations here hold one copy)."""
+        grf = self.hw.grf_bytes
+        single = sum(round_up(op.slm.stage.bytes if op.slm is not None else op.load.bytes, grf)
+                     for op in (self.a, self.b))
+        return (self.config.gmem_bufs - 1) * single
+
+
+# Planning ---------------------------------------------------------------------------------------
+
+def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
+    """Lay out every buffer of the kernel; ConfigError if it does not fit the GRF or SLM."""
+    return check_budgets(plan_layout(gemm, config, hw))
+
+
+#: the config keys that scale the budgets a layout must fit; `plan_layout` reads them only
+#: through `prefetches` (whether messages are paid twice)
+BUDGET_KEYS = ("grf", "slm_bufs", "gmem_bufs")
+
+
+def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
+    """Lay out every buffer of the kernel, not yet checked against the GRF and SLM budgets
+    (the same for configs that differ only in BUDGET_KEYS and agree on `prefetches`)."""
+    check_index_range(gemm.problem)
+    check_config(config, gemm, hw)
+    _check_tiles_can_fit(gemm, config, hw)
+    for view in (gemm.a, gemm.b, gemm.c):
+        if view.layout.elements * view.type.size >= 2**31:
+            raise UnsupportedError(f"{view.tensor} takes {view.layout.elements * view.type.size} bytes: xegen's "
+                                   "kernels address tensors with 32-bit byte offsets (under 2 GiB)")
+    grf = hw.grf_bytes
+    m_group, n_group = config.tg_m * config.m_tile, config.tg_n * config.n_tile
+    grid = (-(-gemm.n.size // n_group), -(-gemm.m.size // m_group), gemm.groups * config.k_split)
+    _check_tile_coordinates(gemm, {"m": grid[1] * m_group, "n": grid[0] * n_group,
+                                   "k": config.k_split * k_iterations(config, gemm) * config.k_block})
+    layouts = multiply_layouts(config, gemm, Var("a", PTR), Var("b", PTR), Var("acc", PTR), config.simd)
+    a = _plan_operand("a", gemm.a, gemm, config, hw, (config.a_rows, config.k_block), (m_group, config.k_block),
+                      layouts.a)
+    b = _plan_operand("b", gemm.b, gemm, config, hw, (config.k_block, config.n_tile), (config.k_block, n_group),
+                      layouts.b)
+    layouts = MultiplyLayouts(a.fma, b.fma, layouts.c)
+    atomic = ""
+    if config.k_split > 1:
+        atomic = "fadd" if gemm.c.type.is_float else "add"
+    c = _plan_output(gemm.c, gemm, hw, (config.m_tile, config.n_tile), "c_store", gemm.c.type, atomic)
+    plan = KernelPlan(gemm, config, hw, grid, k_iterations(config, gemm), a, b, layouts, c)
+    if gemm.bias_mode == "add":
+        plan.bias_load = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_load", gemm.bias.type, "")
+    elif gemm.bias_mode == "reduce":
+        plan.bias_sum = dense_layout(Var("bias_sum", PTR), F32, 1, config.n_tile)
+        out_type = F32 if atomic else gemm.bias.type
+        plan.bias_store = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_store", out_type,
+                                       "fadd" if atomic else "")
+
+    buffers = [(layouts.c.buffer, layouts.c.bytes), (a.load.buffer, a.load.bytes), (b.load.buffer, b.load.bytes)]
+    for op in (a, b):
+        if op.needs_reorder:
+            buffers.append((op.fma.buffer, op.fma.bytes))
+        if op.slm is not None:
+            buffers.append((op.slm.stage.buffer, op.slm.stage.bytes))
+            if op.slm.needs_packing:
+                buffers.append((op.slm.packed.buffer, op.slm.packed.bytes))
+    buffers.append((c.tile.buffer, c.tile.bytes))
+    if plan.bias_load is not None:
+        buffers.append((plan.bias_load.tile.buffer, plan.bias_load.tile.bytes))
+    if plan.bias_sum is not None:
+        buffers += [(plan.bias_sum.buffer, plan.bias_sum.bytes), (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
+                    (Var("one", PTR), 4)]
+    plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
+    return plan
+
+
+def check_budgets(plan: KernelPlan) -> KernelPlan:
+    """The plan, if its SLM and registers (with its config's buffer copies) fit; else ConfigError."""
+    config, hw, grf = plan.config, plan.hw, plan.hw.grf_bytes
+    if plan.slm_bytes > hw.max_slm_bytes:
+        buffers = f" ({config.slm_bufs} buffers)" if config.slm_bufs > 1 else ""
+        raise ConfigError(f"slm=1 needs {plan.slm_bytes} bytes of SLM per group{buffers}, more than {hw}'s "
+                          f"{hw.max_slm_bytes}: use fewer threads or smaller tiles"
+                          + (" or fewer slm_bufs" if config.slm_bufs > 1 else ""))
+    tiles = plan.grf_bytes + plan.load_copy_bytes
+    used = tiles + RESERVED_GRFS * grf
+    if used > config.grf * grf:
+        copies = f", gmem_bufs={config.gmem_bufs}" if config.gmem_bufs > 1 else ""
+        raise ConfigError(f"the kernel needs {used // grf} GRFs ({tiles // grf} for tiles{copies} + {RESERVED_GRFS} "
+                          f"reserved) but grf={config.grf}: use smaller m_tile/n_tile/k_block"
+                          + "".join(f" or {change}" for change in _grf_remedies(config, hw, used, plan.load_copy_bytes)))
+    return plan
+
+
+def _grf_remedies(config: Config, hw: Platform, used: int, copy_bytes: int) -> list[str]:
+    """Changes besides smaller tiles that make a kernel of `used` GRF bytes fit (`copy_bytes` of
+    them are the extra copies of gmem_bufs), so the error suggests only what works."""
+    current, largest = config.grf * hw.grf_bytes, hw.max_grf_count * hw.grf_bytes
+    fewer_copies = config.gmem_bufs > 1
+    more_grfs = config.grf < hw.max_grf_count
+    remedies = []
+    if fewer_copies and used - copy_bytes <= current:
+        remedies.append("gmem_bufs=1")
+    if more_grfs and used <= largest:
+        remedies.append(f"grf={hw.max_grf_count}")
+    if not remedies and fewer_copies and more_grfs and used - copy_bytes <= largest:
+        remedies.append(f"gmem_bufs=1 with grf={hw.max_grf_count}")
+    return remedies
+
+
+def _check_tiles_can_fit(gemm: Gemm, config: Config, hw: Platform) -> None:
+    """Reject tiles too large for the largest register file before planning them (planning walks
+    every element): the load tiles of A and B and the accumulator and store tiles of C alone."""
+    grf = hw.grf_bytes
+    m, n, k = config.m_tile, config.n_tile, config.k_block
+    tiles = [m * k * gemm.a.type.size, k * n * gemm.b.type.size, m * n * gemm.acc_type.size, m * n * gemm.c.type.size]
+    needed = sum(-(-size // grf) for size in tiles) + RESERVED_GRFS
+    if needed > hw.max_grf_count:
+        raise ConfigError(f"m_tile={m}, n_tile={n}, k_block={k}: the A, B and C tiles need at least {needed} GRFs "
+                          f"(with {RESERVED_GRFS} reserved), more than {hw}'s {hw.max_grf_count}: use smaller "
+                          "m_tile/n_tile/k_block")
+
+
+def _check_tile_coordinates(gemm: Gemm, ends: dict[str, int]) -> None:
+    """The grid covers each GEMM dimension in whole tiles, so its coordinates run past the
+    dimension's size (masked off) up to `ends`; they must still be s32 values."""
+    for name, end in ends.items():
+        if end - 1 > S32_MAX:
+            dim = gemm.dim(name)
+            fields = "*".join(c.name for c in dim.components)
+            raise ConfigError(f"{name.upper()} = {fields} = {dim.size}, rounded up to whole tiles, reaches "
+                              f"{end - 1}: beyond the s32 index arithmetic of xegen's kernels; use tiles that "
+                              f"divide {dim.size} more evenly")
+
+
+def _plan_operand(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, extents: tuple[int, int],
+                  group_extents: tuple[int, int], fma: TileLayout) -> OperandPlan:
+    load_var = Var(f"{name}_load", PTR)
+    if not config.slm:
+        plan, load, lines = _plan_direct(load_var, view, gemm, config, hw, extents, _retarget(fma, load_var))
+        slm = None
+    else:
+        slm, load = _plan_slm(name, view, gemm, config, hw, extents, group_extents)
+        plan, lines = None, []
+    if load.same_placement(_retarget(fma, load_var)):
+        fma = load
+    return OperandPlan(name, view, extents, plan, load, lines, slm, fma)
+
+
+def _plan_direct(buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platform, extents: tuple[int, int],
+                 fma: TileLayout) -> tuple[LinePlan, TileLayout, list[Line]]:
+    """How a thread loads its tile from global memory without SLM.  For dpas, the cheapest in
+    modeled instructions of the messages and of the reorder into dpas's layout, which vector
+    messages sometimes make unnecessary (a line per lane leaves K-contiguous columns of B
+    interleaved as dpas reads them)."""
+    if not config.systolic:
+        plan = plan_lines(view, gemm, hw, extents, extents)
+        return (plan, *line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes))
+    best = None
+    for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
+        load, lines = line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes,
+                                  plan.lanes)
+        moves = 0 if load.same_placement(fma) else _reorder_moves(fma, load, hw)
+        total = _global_cost(cost, config, hw) + moves
+        if best is None or total < best[0]:
+            best = (total, plan, load, lines)
+    return best[1], best[2], best[3]
+
+
+def _vector_lanes(config: Config, hw: Platform) -> tuple[int, ...]:
+    """Lanes per vector message to try (dpas only): as many as a message has, or the exec size
+    (a message of `simd` K-contiguous columns is one VNNI block of B)."""
+    return (hw.max_message_simd, config.simd) if config.systolic else ()
+
+
+def _global_cost(messages: int, config: Config, hw: Platform) -> int:
+    """Modeled instructions of global messages worth `messages` block messages, with the
+    prefetch the scheduler adds for each when the loop is multi-buffered."""
+    return GLOBAL_MESSAGE_COST * messages * (2 if prefetches(config, hw) else 1)
+
+
+def _retarget(layout: TileLayout, buffer: Var) -> TileLayout:
+    return TileLayout(buffer, layout.type, layout.rows, layout.cols, layout.pieces, layout.elements)
+
+
+# SLM: the group tile's layout, the threads' slices and tiles ---------------------------------
+
+GLOBAL_MESSAGE_COST = 4  # a global message with its 64-bit address and mask, in instructions (modeled)
+
+
+def _plan_slm(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, extents: tuple[int, int],
+              group_extents: tuple[int, int]) -> tuple[SlmPlan, TileLayout]:
+    """The SLM plan of one operand and the layout of the thread's tile read back from it.
+
+    dpas reads its operands in interleaved layouts (`multiply.operand_layout`).  The SLM tile is
+    laid out that way for the whole group, so each thread reads its tile with a few block messages
+    straight into the layout dpas reads, and the interleaving happens once per element, when the
+    thread that loaded a slice from global memory stores it, instead of once per reading thread."""
+    orientation = plan_lines(view, gemm, hw, group_extents, group_extents)
+    counts = (group_extents[0] // extents[0], group_extents[1] // extents[1])  # thread tiles per group tile
+    load_var = Var(f"{name}_load", PTR)
+    slm_var = Var(f"{name}_slm", PTR)
+    for layout in _slm_layouts(name, view, gemm, config, slm_var, group_extents, orientation.line_dim):
+        placed = _placement(layout, extents, counts)
+        if placed is None:
+            continue
+        if config.systolic:
+            load = operand_layout(config, gemm, name, load_var, extents[0], extents[1], view.type)
+        else:
+            load = _line_tile(load_var, view, hw, extents, orientation.line_dim)
+        read = Placement(contiguous_runs(load.offset_map, placed[0]), placed[1])
+        return _plan_slices(name, view, gemm, config, hw, layout, group_extents, orientation.line_dim, read), load
+    raise AssertionError(f"no SLM layout of {name.upper()} places every thread's tile alike")
+
+
+def _slm_layouts(name: str, view: View, gemm: Gemm, config: Config, buffer: Var, extents: tuple[int, int],
+                 line_dim: int) -> list[TileLayout]:
+    """SLM layouts of the group tile, best first: the multiply's own layout for dpas, then the
+    tile dense along the line dimension of its global loads."""
+    dense = dense_layout(buffer, view.type, extents[0], extents[1], row_major=line_dim == 1)
+    if config.systolic:
+        return [operand_layout(config, gemm, name, buffer, extents[0], extents[1], view.type), dense]
+    return [dense]
+
+
+def _line_tile(buffer: Var, view: View, hw: Platform, extents: tuple[int, int], line_dim: int) -> TileLayout:
+    """A tile in lines along `line_dim`, each as long as a block message allows."""
+    size = view.type.size
+    length = next(d for d in range(extents[line_dim], 0, -1)
+                  if extents[line_dim] % d == 0 and d * size <= hw.max_block_message_bytes)
+    return line_layout(buffer, view.type, extents[0], extents[1], line_dim, length, hw.grf_bytes)[0]
+
+
+def _placement(layout: TileLayout, extents: tuple[int, int], counts: tuple[int, ...]
+               ) -> tuple[np.ndarray, tuple[tuple[Term, ...], tuple[Term, ...]]] | None:
+    """The offsets in `layout` of the tile of `extents` at (0, 0), and the terms giving how far the
+    tile at (i*rows, j*cols) is shifted from it (i < counts[0], j < counts[1]), when every such
+    tile is the first one shifted by a constant and the shift is a sum of `Term`s of i and of j;
+    else None."""
+    full = layout.offset_map
+    rows, cols = extents
+    first = full[:rows, :cols]
+    shifts = np.zeros(counts, dtype=np.int64)
+    for i in range(counts[0]):
+        for j in range(counts[1]):
+            delta = full[i * rows:(i + 1) * rows, j * cols:(j + 1) * cols] - first
+            if not np.all(delta == delta[0, 0]):
+                return None
+            shifts[i, j] = delta[0, 0]
+    if not np.array_equal(shifts, shifts[:, :1] + shifts[:1, :]):
+        return None
+    terms = (_terms(shifts[:, 0]), _terms(shifts[0, :]))
+    if terms[0] is None or terms[1] is None:
+        return None
+    return first, terms
+
+
+def _terms(shifts: np.ndarray) -> tuple[Term, ...] | None:
+    """`Term`s of i giving shifts[i]: i*a, or (i % p)*a + (i / p)*b (a tile crossing a dpas K step
+    or block boundary every p tiles); None if neither fits."""
+    n = len(shifts)
+    index = np.arange(n)
+    if n == 1:
+        return ()
+    if np.array_equal(shifts, index * shifts[1]):
+        return (Term(1, 0, int(shifts[1])),)
+    for p in range(2, n):
+        if n % p == 0 and np.array_equal(shifts, index % p * shifts[1] + index // p * shifts[p]):
+            return Term(1, p, int(shifts[1])), Term(p, 0, int(shifts[p]))
+    return None
+
+
+def _plan_slices(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, layout: TileLayout,
+                 group_extents: tuple[int, int], line_dim: int, read: Placement) -> SlmPlan:
+    """Cut the group tile into one slice per thread and choose how a slice travels, by modeled
+    instructions: the global messages that load it, then either the SLM messages storing it as
+    loaded, or moves reordering it into SLM order first (`packed_layout`) when that saves more
+    messages than the moves cost."""
+    threads = config.threads_per_group
+    size = view.type.size
+    best: tuple[int, SlmPlan] | None = None
+    for slices in _slice_shapes(group_extents, threads, line_dim):
+        extents = (group_extents[0] // slices[0], group_extents[1] // slices[1])
+        placed = _placement(layout, extents, slices)
+        if placed is None:
+            continue
+        relative, terms = placed
+        alignment = Placement([], terms).base_alignment(size)
+        packed = packed_layout(Var(f"{name}_packed", PTR), layout, 0, 0, extents[0], extents[1], hw.grf_bytes)
+        packed_runs = contiguous_runs(packed.offset_map, relative)
+        packed_cost = slm_message_cost(packed_runs, size, alignment, hw)
+        for messages, line_plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
+            stage, lines = line_layout(Var(f"{name}_stage", PTR), view.type, extents[0], extents[1],
+                                       line_plan.line_dim, line_plan.length, hw.grf_bytes, line_plan.lanes)
+            runs = contiguous_runs(stage.offset_map, relative)
+            options = [(slm_message_cost(runs, size, alignment, hw), stage, runs)]
+            if line_plan.vector:
+                vectors = lane_runs(lines, line_plan.line_dim, relative, size)
+                if vectors is not None:
+                    options.append((slm_message_cost(vectors, size, alignment, hw), stage, vectors))
+            if not packed.same_placement(_retarget(stage, packed.buffer)):
+                options.append((packed_cost + _reorder_moves(packed, stage, hw), packed, packed_runs))
+            store_cost, source, store_runs = min(options, key=lambda option: option[0])
+            total = _global_cost(messages, config, hw) + store_cost
+            if best is None or total < best[0]:
+                plan = SlmPlan(layout, slices, extents, line_plan, stage, lines, source, Placement(store_runs, terms),
+                               read)
+                best = (total, plan)
+    if best is None:
+        raise ConfigError(f"slm=1: the group's {name.upper()} tile ({group_extents[0]}x{group_extents[1]}) cannot be "
+                          f"shared evenly by {threads} threads; change tg_m/tg_n or the tiles, or use slm=0")
+    return best[1]
+
+
+def _slice_shapes(extents: tuple[int, int], threads: int, line_dim: int) -> list[tuple[int, int]]:
+    """(slices along rows, slices along columns) that cut the tile evenly into `threads` slices:
+    whole lines first (slices across the line dimension), then along it, then both."""
+    across = (threads, 1) if line_dim == 1 else (1, threads)
+    shapes = [across, across[::-1]] + [(r, threads // r) for r in range(2, threads) if threads % r == 0]
+    return [shape for shape in dict.fromkeys(shapes)
+            if extents[0] % shape[0] == 0 and extents[1] % shape[1] == 0]
+
+
+def _reorder_moves(dst: TileLayout, src: TileLayout, hw: Platform) -> int:
+    """Moves `copy_tile(dst, src)` takes, modeled: a move writes at most two GRFs of strided elements."""
+    dst, _, moves = tile_moves(dst, src)
+
+    def lanes(stride: int) -> int:
+        return max(1, min(32, 2 * hw.grf_bytes // (dst.type.size * max(1, abs(stride)))))
+
+    return sum(min(m.rows * -(-m.cols // lanes(m.d_cs)), m.cols * -(-m.rows // lanes(m.d_rs))) for m in moves)
+
+
+def _plan_output(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], name: str, type, atomic: str
+                 ) -> OutputPlan:
+    plan = plan_lines(view, gemm, hw, extents, extents, allow_block=not atomic)
+    tile, lines = line_layout(Var(name, PTR), type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes)
+    return OutputPlan(view, plan, tile, lines, atomic)

@@ -1,0 +1,197 @@
+"""Which messages move a tile: lines of block, vector or scattered messages, and their cost.
+
+A tile of a view is moved in lines: each line is one message of up to L elements along one tile
+dimension, into (or out of) GRF starting on a register boundary.  A line is a *block* message when
+its elements are adjacent in memory and share one in-bounds condition: the dimension's innermost
+component indexes a tensor dimension with stride 1 in the layout, runs never cross a block or a
+component boundary, the start is dword aligned, and the line fits the platform's largest block
+message.  Otherwise it is a *scattered* message with one address and one mask bit per element,
+at most `max_message_simd` elements.  (The order of preference is oneDNN's (docs/design.md): block
+first, scattered when no block fits.)  Between registers and SLM a tile moves in `Run`s of
+elements contiguous on both sides (`LaneRun`s for vector messages).
+
+The costs are modeled instructions, for the planner's choices; `xegen.build.messages` emits the
+messages chosen.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..hw import Platform
+from .gemm import Gemm, View
+from .tiles import Line
+
+
+SCATTERED_COST = 2  # a scattered message costs about two block messages (an address per element)
+
+
+@dataclass(frozen=True)
+class LinePlan:
+    line_dim: int  # tile dimension the lines run along: 0 (rows) or 1 (columns)
+    block: bool  # lines contiguous in memory (block or vector messages), else scattered elements
+    length: int  # elements per line
+    lanes: int = 0  # vector messages: up to `lanes` lines per message, a line per lane; 0: a message per line
+
+    @property
+    def vector(self) -> bool:
+        return self.lanes > 0
+
+
+def tile_dims(view: View) -> tuple[str, str]:
+    return view.dims if len(view.dims) == 2 else ("", view.dims[0])
+
+
+def _divisors_descending(n: int, limit: int) -> list[int]:
+    return [d for d in range(min(n, limit), 0, -1) if n % d == 0]
+
+
+def block_lengths(view: View, gemm: Gemm, hw: Platform, dim_index: int, extent: int, origin_multiple: int) -> list[int]:
+    """The lengths of block lines possible along tile dimension `dim_index`, longest first:
+    contiguous in memory with one in-bounds condition, whole dwords, dword aligned."""
+    name = tile_dims(view)[dim_index]
+    if name == "":
+        return []
+    comp = gemm.dim(name).inner
+    tensor_dim = view.unit.get(comp.name)
+    if tensor_dim is None:
+        return []
+    layout = view.layout
+    run = layout.unit_stride_run(tensor_dim)
+    if run == 0:
+        return []
+    plain = not layout.inner_blocks(tensor_dim)
+    size = view.type.size
+    lengths = []
+    for length in _divisors_descending(extent, hw.max_block_message_bytes // size):
+        if comp.size % length or origin_multiple % length or (not plain and run % length):
+            continue
+        alignment = math.gcd(length, *layout.strides_besides(tensor_dim)) * size
+        if (length * size) % 4 == 0 and alignment % 4 == 0:
+            lengths.append(length)
+    return lengths
+
+
+def block_length(view: View, gemm: Gemm, hw: Platform, dim_index: int, extent: int, origin_multiple: int) -> int:
+    """The longest block line along tile dimension `dim_index` (0 if none is possible)."""
+    lengths = block_lengths(view, gemm, hw, dim_index, extent, origin_multiple)
+    return lengths[0] if lengths else 0
+
+
+VECTOR_DWORDS = 16  # longest line a vector message gathers per lane (in four messages of 4 dwords)
+
+
+def line_plans(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], multiples: tuple[int, int],
+               allow_block: bool = True, line_dims: tuple[int, ...] = (1, 0), vector_lanes: tuple[int, ...] = ()
+               ) -> list[tuple[int, LinePlan]]:
+    """Every way to move a tile of `extents` with its cost in messages, cheapest first (block
+    first at equal cost, then vector, then scattered): a block message costs 1, a scattered one
+    (an address per element) SCATTERED_COST, a vector message gathering whole lines of up to
+    `lanes` lines (`vector_lanes`) 1 per 4 dwords of a line plus 1 for its vector of addresses."""
+    candidates: list[tuple[int, int, int, LinePlan]] = []
+    for d in line_dims:
+        lines_across = extents[1 - d]
+        lengths = block_lengths(view, gemm, hw, d, extents[d], multiples[d]) if allow_block else []
+        if lengths:
+            length = lengths[0]
+            candidates.append((lines_across * (extents[d] // length), 0, -d, LinePlan(d, True, length)))
+        for length in lengths:
+            dwords = length * view.type.size // 4
+            for lanes in sorted(set(min(lanes, lines_across, hw.max_message_simd) for lanes in vector_lanes)):
+                if lanes < 2 or dwords > VECTOR_DWORDS:
+                    continue
+                messages = -(-lines_across // lanes) * (extents[d] // length)
+                cost = messages * (-(-dwords // 4) + 1)
+                candidates.append((cost, 1, -d, LinePlan(d, True, length, lanes)))
+        length = min(extents[d], hw.max_message_simd)
+        cost = SCATTERED_COST * lines_across * -(-extents[d] // length)
+        candidates.append((cost, 2, -d, LinePlan(d, False, length)))
+    candidates.sort(key=lambda c: c[:3])
+    return [(c[0], c[3]) for c in candidates]
+
+
+def plan_lines(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], multiples: tuple[int, int],
+               allow_block: bool = True, line_dims: tuple[int, ...] = (1, 0)) -> LinePlan:
+    """The cheapest way to move a tile of `extents` in block or scattered messages (`line_plans`)."""
+    return line_plans(view, gemm, hw, extents, multiples, allow_block, line_dims)[0][1]
+
+
+@dataclass(frozen=True)
+class Run:
+    """Elements that follow each other both in a GRF buffer and in an SLM tile: `length`
+    elements from element `register` of the buffer and from element `slm` of the tile."""
+
+    register: int
+    slm: int
+    length: int
+
+
+def contiguous_runs(register_offsets: np.ndarray, slm_offsets: np.ndarray) -> list[Run]:
+    """The maximal runs of a tile whose elements sit at `register_offsets` in registers and
+    `slm_offsets` in SLM (arrays of the tile's shape), in register order."""
+    order = np.argsort(register_offsets, axis=None, kind="stable")
+    grf = register_offsets.ravel()[order]
+    slm = slm_offsets.ravel()[order]
+    breaks = np.flatnonzero((np.diff(grf) != 1) | (np.diff(slm) != 1)) + 1
+    starts = [0, *breaks.tolist()]
+    ends = [*breaks.tolist(), len(grf)]
+    return [Run(int(grf[a]), int(slm[a]), b - a) for a, b in zip(starts, ends)]
+
+
+@dataclass(frozen=True)
+class LaneRun:
+    """A vector message's worth of a tile between registers and SLM: `lanes` lines, each
+    `dwords` dwords contiguous in SLM from element `slm[s]` (s the lane), component-major in the
+    registers from element `register` (dword e of lane s at dword e*lanes + s)."""
+
+    register: int
+    slm: tuple[int, ...]
+    dwords: int
+
+    @property
+    def lanes(self) -> int:
+        return len(self.slm)
+
+
+def lane_runs(lines: list[Line], line_dim: int, slm_offsets: np.ndarray, size: int) -> list[LaneRun] | None:
+    """The vector messages moving the lines of a vector line layout to a tile whose elements sit
+    at `slm_offsets`: one per message of the layout, or None when a line is not contiguous in SLM."""
+    runs = []
+    for line in lines:
+        starts = []
+        for s in range(line.lanes):
+            other = line.other + s
+            along = slm_offsets[line.start:line.start + line.length, other] if line_dim == 0 else \
+                slm_offsets[other, line.start:line.start + line.length]
+            if not np.array_equal(along, along[0] + np.arange(line.length)):
+                return None
+            starts.append(int(along[0]))
+        runs.append(LaneRun(line.base, tuple(starts), line.length * size // 4))
+    return runs
+
+
+def is_block(run: Run, size: int, base_alignment: int) -> bool:
+    """A run moves in block messages when its SLM address is dword aligned for every placement
+    (`base_alignment`: the byte alignment of the runtime part) and it is whole dwords."""
+    return math.gcd(base_alignment, run.slm * size) % 4 == 0 and (run.length * size) % 4 == 0
+
+
+SLM_MESSAGE_COST = 2  # an SLM message and its address, in instructions (modeled)
+
+
+def slm_message_cost(runs: list[Run | LaneRun], size: int, base_alignment: int, hw: Platform) -> int:
+    """Modeled instructions of the messages moving `runs`: an address and a send per block
+    message, SCATTERED_COST times that per scattered one, a vector of addresses and a send per 4
+    dwords of each line per vector message."""
+    cost = 0
+    for run in runs:
+        if isinstance(run, LaneRun):
+            cost += 1 + -(-run.dwords // 4)
+        elif is_block(run, size, base_alignment):
+            cost += SLM_MESSAGE_COST * -(-run.length * size // hw.max_block_message_bytes)
+        else:
+            cost += SLM_MESSAGE_COST * SCATTERED_COST * -(-run.length // hw.max_message_simd)
+    return cost
