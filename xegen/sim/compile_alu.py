@@ -19,6 +19,7 @@ from . import alu
 from . import datatypes as dt
 from .errors import SimulationError, UnsupportedInstruction
 from .flags import FlagReader, FlagWriter
+from .macros import compile_macro
 from .operands import Destination, source, three_source_region
 
 if TYPE_CHECKING:
@@ -30,8 +31,6 @@ RAW_MOVES = ("mov", "csel")
 
 # Instructions whose results the public documentation does not pin down, and why.
 NOT_MODELED = {
-    "madm": "the math macros (madm, math.invm, math.rsqtm) start from hardware approximation tables and carry "
-            "extra mantissa bits in the mme registers, neither of which is publicly specified",
     "movi": "what its second source selects is not publicly specified",
 }
 
@@ -91,8 +90,8 @@ def compile_alu(inst: Instruction, m: "Machine") -> Op:
         return illegal
     if op in NOT_MODELED:
         raise UnsupportedInstruction(f"{op} is not simulated: {NOT_MODELED[op]}")
-    if op == "math" and inst.function in T.MATH_MACROS:
-        raise UnsupportedInstruction(f"math.{inst.function} is not simulated: {NOT_MODELED['madm']}")
+    if op == "madm" or (op == "math" and inst.function in T.MATH_MACROS):
+        return compile_macro(inst, m)
     info = T.OPCODES[op]
     readers, types = _readers(inst, m, info.bitwise)
     dst = Destination(inst.dst, inst.exec_size, m.files, saturate=inst.saturate)

@@ -135,6 +135,17 @@ def element_write(data: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> 
 
 
 @dataclass(frozen=True)
+class Scratch:
+    """Every hardware thread slot's scratch space: slot t at `base + t * per_thread`.
+    `surface_state` is the extended descriptor (r0.5 >> 4) that names the scratch surface in
+    surface-state messages on XeHPG/XeHPC, None where scratch is General-State-relative."""
+
+    base: int
+    per_thread: int
+    surface_state: int | None = None
+
+
+@dataclass(frozen=True)
 class Surface:
     """A buffer surface of the binding table."""
 
@@ -143,15 +154,28 @@ class Surface:
 
 
 class SharedLocalMemory:
-    """SLM of every work-group of a batch: `size` bytes per group."""
+    """SLM of every work-group of a batch: `size` bytes per group.
 
-    def __init__(self, groups: int, size: int):
+    `window` is the platform's SLM address space (64 KiB on XeLP and XeHPG, 128 KiB on XeHPC):
+    an SLM address is an offset within it, address bits from log2(window) up are not part of
+    it.  IGC relies on that: in a kernel with `__local` atomics every SLM address it sends has
+    bit 28 set (0x10000000, its tag for local memory)."""
+
+    def __init__(self, groups: int, size: int, window: int | None = None):
+        if window is not None and window & (window - 1):
+            raise ValueError(f"the SLM address window must be a power of two, not {window}")
         self.size = size
+        self.window = window
         self.stride = max(-(-size // 64) * 64, 64)  # keeps every group's SLM 8-byte aligned
         self.data = np.zeros(groups * self.stride, dtype=np.uint8)
 
+    def offsets(self, addresses: np.ndarray) -> np.ndarray:
+        """The SLM offsets that message addresses name (bits above the window dropped)."""
+        offsets = np.asarray(addresses, dtype=np.int64)
+        return offsets if self.window is None else offsets & (self.window - 1)
+
     def _flat(self, groups: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
-        offsets = np.asarray(offsets, dtype=np.int64)
+        offsets = self.offsets(offsets)
         bad = (offsets < 0) | (offsets + size > self.size)
         if np.any(bad):
             where = int(offsets[np.argmax(bad)])

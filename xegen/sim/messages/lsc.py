@@ -23,7 +23,7 @@ from ..errors import SimulationError
 from . import atomics
 from .payload import Lanes, Payload, active, as_unsigned, gather, scatter
 from ..memory import UNSIGNED
-from .spaces import FlatSpace, SlmSpace, Space, SurfaceSpace
+from .spaces import FlatSpace, ScratchSpace, SlmSpace, Space, SurfaceSpace
 
 UNDEFINED_BYTE = 0xA5  # what the simulator leaves in register bytes the hardware does not define
 
@@ -78,7 +78,33 @@ def space_for(inst: Instruction, d: LscDescriptor, m: "Machine") -> Space:
         if d.bti == 0xFF:  # stateless A32: relative to General State Base
             return FlatSpace(m.memory, m.general_state_base)
         return SurfaceSpace(m.memory, m.surface(d.bti))
-    raise SimulationError("LSC surface-state (SS/BSS) addressing is not simulated")
+    return ScratchSpace(m.memory, _scratch_of(inst, m), _surface_state_check(inst, m))
+
+
+def _scratch_of(inst: Instruction, m: "Machine"):
+    """Surface-state (SS/BSS) messages: the only surface state the runtime sets up for a
+    kernel of ours is its scratch surface (r0.5 on XeHPG/XeHPC)."""
+    if m.scratch is None or m.scratch.surface_state is None:
+        raise SimulationError("surface-state (SS/BSS) addressing without a scratch space: bindless surfaces are "
+                              "not simulated")
+    if inst.send.exdesc_a0 is None:
+        raise SimulationError("surface-state message with an immediate extended descriptor: only scratch "
+                              "messages (surface state offset in a0, ExBSO) are simulated")
+    return m.scratch
+
+
+def _surface_state_check(inst: Instruction, m: "Machine"):
+    """Each sending thread's extended descriptor (a0.N) must name the scratch surface."""
+    register = inst.send.exdesc_a0
+    expected = m.scratch.surface_state & ~0x3F
+
+    def check(threads: np.ndarray) -> None:
+        named = m.files.a0.view(np.uint32)[threads, register] & ~np.uint32(0x3F)
+        if np.any(named != expected):
+            bad = int(named[np.argmax(named != expected)])
+            raise SimulationError(f"surface-state offset 0x{bad:x} in a0.{register} is not the scratch surface "
+                                  f"(0x{expected:x}); bindless surfaces are not simulated")
+    return check
 
 
 def compile_lsc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
