@@ -21,6 +21,7 @@ import numpy as np
 from ...emit.instruction import Instruction
 from ..errors import SimulationError
 from . import atomics
+from .block2d import LOAD_BLOCK2D, STORE_BLOCK2D, compile_block2d
 from .payload import Lanes, Payload, active, as_unsigned, gather, scatter
 from ..memory import UNSIGNED
 from .spaces import FlatSpace, ScratchSpace, SlmSpace, Space, SurfaceSpace
@@ -110,10 +111,12 @@ def _surface_state_check(inst: Instruction, m: "Machine"):
 def compile_lsc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
     if inst.send.desc & 0x3F == FENCE:  # completes at once; a fence has no address size
         return lambda: None
+    if inst.send.desc & 0x3F in (LOAD_BLOCK2D, STORE_BLOCK2D):  # their descriptors have no address size
+        if inst.send.sfid != "ugm":
+            raise SimulationError(f"2D block messages to '{inst.send.sfid}' (ugm only)")
+        return compile_block2d(inst, m, mask_of)
     d = LscDescriptor.decode(inst.send.desc, inst.send.exdesc)
     payload = Payload(inst, m.files)
-    if d.opcode in (3, 7):
-        raise SimulationError("LSC 2D block messages are not simulated")
     space = space_for(inst, d, m)
     if d.opcode in atomics.LSC_ATOMICS:
         return _atomic(inst, d, m, payload, space, mask_of)
