@@ -11,15 +11,16 @@ models the macros by their arithmetic, exactly:
   negative number) the result is final — the IEEE quotient or root goes to dst and the
   channel's flag bit is set ("early out": IGC skips its madm refinement there).  Otherwise
   the flag bit is cleared and dst.mmeK gets the start of the iteration: 1/b (rounded to
-  MME_PRECISION bits), or 1/sqrt(a) to double precision.
+  the extended precision below), or 1/sqrt(a) to double precision.
 - `madm dst src0 src1 src2` is src0 + src1 * src2 computed exactly.  Written with an mme
-  register (`r100.mme4`), the value keeps MME_PRECISION significant bits (round to nearest
+  register (`r100.mme4`), the value keeps its extended precision (round to nearest
   even, no exponent limit): the register gets it rounded to a double, mme4 the rest.  A
   source `rN.mmeK` reads that extended value while rN still holds the double written with
   it.  Written with `.nomme`, the exact value is rounded once to a double in cr0's rounding
   mode (denormals flushed unless cr0 keeps them) — the last step of every sequence.
 
-MME_PRECISION = 64 is a modeling choice: with it every sequence IGC emits gives the IEEE
+The same holds for the :f forms.  Extended values keep the type's mantissa plus EXTRA_BITS =
+11 bits (64 for :df), a modeling choice: with it every sequence IGC emits gives the IEEE
 result (an exact quotient or root leaves a zero residual, so the directed rounding modes are
 right too); the hardware's own count is not public.  Exact arithmetic runs per channel in
 Python (fractions), which is slow but only macros pay for it.
@@ -42,9 +43,30 @@ from .operands import Destination, source, three_source_region
 if TYPE_CHECKING:
     from .machine import Machine
 
-MME_PRECISION = 64
 MME_REGISTERS = 8  # mme0-7; operand mme 8 is "nomme"
-_F64_MIN_NORMAL = Fraction(2) ** -1022
+EXTRA_BITS = 11  # bits an mme-extended value keeps beyond its type's mantissa (a modeling choice)
+
+
+@dataclass(frozen=True)
+class Format:
+    """A float type of the macros: :df (IGC's double division and square root) or :f."""
+
+    name: str
+    mantissa_bits: int  # with the implicit bit
+    min_exponent: int  # of the smallest normal number
+    max_exponent: int
+    dtype: type
+
+    @property
+    def min_normal(self) -> Fraction:
+        return Fraction(2) ** self.min_exponent
+
+    @property
+    def mme_precision(self) -> int:
+        return self.mantissa_bits + EXTRA_BITS
+
+
+FORMATS = {"df": Format("df", 53, -1022, 1023, np.float64), "f": Format("f", 24, -126, 127, np.float32)}
 
 
 @dataclass
@@ -84,24 +106,25 @@ def _channel_mask(inst: Instruction, m: "Machine"):
     return mask
 
 
-def _check_df(inst: Instruction) -> None:
-    for op in (inst.dst, *inst.srcs):
-        if not isinstance(op, Reg) or op.type != "df":
-            raise SimulationError(f"{inst.opcode}{'.' + inst.function if inst.function else ''} operands must be :df "
-                                  "registers")
+def _format_of(inst: Instruction) -> Format:
+    types = {op.type if isinstance(op, Reg) else None for op in (inst.dst, *inst.srcs)}
+    if len(types) != 1 or next(iter(types)) not in FORMATS:
+        raise SimulationError(f"{inst.opcode}{'.' + inst.function if inst.function else ''} operands must be "
+                              "registers of one type, :f or :df")
+    return FORMATS[next(iter(types))]
 
 
-def _byte_offset(reg: Reg, m: "Machine") -> tuple[str, int]:
-    return reg.file, m.files.register_base(reg.file, reg.number) + reg.subreg * 8
+def _byte_offset(reg: Reg, m: "Machine", fmt: Format) -> tuple[str, int]:
+    return reg.file, m.files.register_base(reg.file, reg.number) + reg.subreg * np.dtype(fmt.dtype).itemsize
 
 
-def _extended_reader(reg: Reg, inst: Instruction, m: "Machine", index: int):
-    """Reads a source as (float64 values, exact values or None)."""
+def _extended_reader(reg: Reg, inst: Instruction, m: "Machine", index: int, fmt: Format):
+    """Reads a source's channels as exact values (Fractions; NaN, infinities and zeros as floats)."""
     region = three_source_region(reg, inst.exec_size, index) if inst.opcode == "madm" else None
-    plain = Reg(reg.file, reg.number, reg.subreg, "df", reg.vstride, reg.width, reg.hstride)
+    plain = Reg(reg.file, reg.number, reg.subreg, fmt.name, reg.vstride, reg.width, reg.hstride)
     read, _ = source(plain, inst.exec_size, m.files, region=region, where=f"src{index}")
     state: MacroState = m.macros
-    where = _byte_offset(reg, m)
+    where = _byte_offset(reg, m, fmt)
     mme = reg.mme if reg.mme is not None and reg.mme < MME_REGISTERS else None
     negate = reg.neg
 
@@ -124,25 +147,26 @@ def _extended_reader(reg: Reg, inst: Instruction, m: "Machine", index: int):
     return reader
 
 
-def _writer(inst: Instruction, m: "Machine"):
+def _writer(inst: Instruction, m: "Machine", fmt: Format):
     """Stores exact per-channel values into dst (and its mme register)."""
     dst = inst.dst
-    store = Destination(Reg(dst.file, dst.number, dst.subreg, "df", hstride=dst.hstride or 1), inst.exec_size,
+    store = Destination(Reg(dst.file, dst.number, dst.subreg, fmt.name, hstride=dst.hstride or 1), inst.exec_size,
                         m.files)
     mme = dst.mme if dst.mme is not None and dst.mme < MME_REGISTERS else None
-    where = _byte_offset(dst, m)
+    where = _byte_offset(dst, m, fmt)
     threads_n, n = m.files.threads, inst.exec_size
 
     def write(threads: np.ndarray, lanes: np.ndarray, values: list, final: bool) -> None:
         mode = m.mode
-        doubles = np.zeros((threads_n, n), dtype=np.float64)
+        keep = mode.keeps(np.dtype(fmt.dtype))
+        doubles = np.zeros((threads_n, n), dtype=fmt.dtype)
         for k, value in enumerate(values):
             if isinstance(value, float):  # NaN, infinity or a signed zero
                 doubles[threads[k], lanes[k]] = value
             elif final:
-                doubles[threads[k], lanes[k]] = to_double(value, mode.rounding, mode.keep_denormals_f64)
+                doubles[threads[k], lanes[k]] = round_to_format(value, fmt, mode.rounding, keep)
             else:
-                doubles[threads[k], lanes[k]] = to_double(value, fpround.RNE, True)
+                doubles[threads[k], lanes[k]] = round_to_format(value, fmt, fpround.RNE, True)
         mask = np.zeros((threads_n, n), dtype=bool)
         mask[threads, lanes] = True
         store.store_raw(doubles, mask)
@@ -160,9 +184,9 @@ def _writer(inst: Instruction, m: "Machine"):
 
 
 def _madm(inst: Instruction, m: "Machine"):
-    _check_df(inst)
-    readers = [_extended_reader(src, inst, m, i) for i, src in enumerate(inst.srcs)]
-    write = _writer(inst, m)
+    fmt = _format_of(inst)
+    readers = [_extended_reader(src, inst, m, i, fmt) for i, src in enumerate(inst.srcs)]
+    write = _writer(inst, m, fmt)
     mask = _channel_mask(inst, m)
     final = inst.dst.mme is None or inst.dst.mme >= MME_REGISTERS
 
@@ -177,15 +201,15 @@ def _madm(inst: Instruction, m: "Machine"):
                 results.append(float(x) + float(y) * float(z))  # a NaN or infinity: IEEE arithmetic
                 continue
             exact = x + y * z
-            results.append(exact if final else round_significant(exact, MME_PRECISION))
+            results.append(exact if final else round_significant(exact, fmt.mme_precision))
         write(threads, lanes, results, final)
     return run
 
 
 def _invm_rsqtm(inst: Instruction, m: "Machine", divide: bool):
-    _check_df(inst)
-    readers = [_extended_reader(src, inst, m, i) for i, src in enumerate(inst.srcs)]
-    write = _writer(inst, m)
+    fmt = _format_of(inst)
+    readers = [_extended_reader(src, inst, m, i, fmt) for i, src in enumerate(inst.srcs)]
+    write = _writer(inst, m, fmt)
     mask = _channel_mask(inst, m)
     flag = None
     if inst.cond_modifier is not None:
@@ -198,8 +222,8 @@ def _invm_rsqtm(inst: Instruction, m: "Machine", divide: bool):
         threads, lanes = np.nonzero(enabled)
         if threads.size == 0:
             return
-        keep = m.mode.keep_denormals_f64
-        operands = [[_flush(v, keep) for v in r(threads, lanes)] for r in readers]
+        keep = m.mode.keeps(np.dtype(fmt.dtype))
+        operands = [[_flush(v, keep, fmt) for v in r(threads, lanes)] for r in readers]
         results, early = [], np.zeros(enabled.shape, dtype=bool)
         for k in range(threads.size):
             a = operands[0][k]
@@ -207,13 +231,13 @@ def _invm_rsqtm(inst: Instruction, m: "Machine", divide: bool):
                 else _special(a) or a < 0
             if special:
                 early[threads[k], lanes[k]] = True
-                x = float(a)
+                x = fmt.dtype(float(a))
                 with np.errstate(all="ignore"):
-                    value = np.float64(x) / np.float64(float(operands[1][k])) if divide else np.sqrt(np.float64(x))
+                    value = x / fmt.dtype(float(operands[1][k])) if divide else np.sqrt(x)
                 results.append(Fraction(float(value)) if np.isfinite(value) and value != 0 else float(value))
             elif divide:
-                results.append(round_significant(1 / operands[1][k], MME_PRECISION))
-            else:
+                results.append(round_significant(1 / operands[1][k], fmt.mme_precision))
+            else:  # 1/sqrt(a) to double precision: the sequence doubles its accuracy
                 results.append(Fraction(float(1.0 / np.sqrt(np.float64(float(a))))))
         write(threads, lanes, results, False)
         if flag is not None:
@@ -230,9 +254,9 @@ def _special(value) -> bool:
     return isinstance(value, float) or value == 0
 
 
-def _flush(value, keep_denormals: bool):
-    """A double operand's value, denormals read as zero unless cr0 keeps them."""
-    if keep_denormals or isinstance(value, float) or abs(value) >= _F64_MIN_NORMAL:
+def _flush(value, keep_denormals: bool, fmt: Format):
+    """An operand's value, denormals read as zero unless cr0 keeps them."""
+    if keep_denormals or isinstance(value, float) or abs(value) >= fmt.min_normal:
         return value
     return 0.0 if value > 0 else -0.0
 
@@ -254,23 +278,31 @@ def round_significant(value: Fraction, bits: int) -> Fraction:
     return sign * Fraction(quotient) / (Fraction(2) ** shift)
 
 
-def to_double(value: Fraction, rounding: int, keep_denormals: bool) -> float:
-    """An exact value rounded once to a double in a rounding mode (fpround.RNE, RU, RD, RTZ)."""
-    try:
-        nearest = float(value)  # correctly rounded to nearest even
-    except OverflowError:
-        nearest = float("inf") if value > 0 else float("-inf")
-    result = nearest
-    if rounding != fpround.RNE:
-        exact_of_nearest = Fraction(nearest) if np.isfinite(nearest) else None
-        up = rounding == fpround.RU or (rounding == fpround.RTZ and value < 0)
-        if exact_of_nearest is None:  # overflowed: the largest finite double toward zero
-            if (value > 0) != up:
-                result = float(np.copysign(np.finfo(np.float64).max, nearest))
-        elif up and exact_of_nearest < value:
-            result = float(np.nextafter(nearest, np.inf))
-        elif not up and exact_of_nearest > value:
-            result = float(np.nextafter(nearest, -np.inf))
-    if not keep_denormals and result != 0 and abs(result) < float(_F64_MIN_NORMAL):
-        result = float(np.copysign(0.0, result))
-    return result
+def round_to_format(value: Fraction, fmt: Format, rounding: int, keep_denormals: bool) -> float:
+    """An exact nonzero value rounded once to the format in a rounding mode (fpround.RNE, RU,
+    RD, RTZ): denormals when they are kept (else a signed zero), infinity or the largest
+    finite number past the range, as IEEE 754 says for each mode."""
+    negative = value < 0
+    magnitude = -value if negative else value
+    exponent = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
+    if Fraction(2) ** exponent > magnitude:
+        exponent -= 1  # now 2^exponent <= magnitude < 2^(exponent + 1)
+    quantum = max(exponent, fmt.min_exponent) - (fmt.mantissa_bits - 1)
+    scaled = magnitude / Fraction(2) ** quantum
+    integer, remainder = divmod(scaled.numerator, scaled.denominator)
+    if remainder:
+        away = {fpround.RNE: 2 * remainder > scaled.denominator or (2 * remainder == scaled.denominator
+                                                                      and integer & 1),
+                fpround.RU: not negative, fpround.RD: negative, fpround.RTZ: False}[rounding]
+        integer += int(away)
+    largest = (2 ** fmt.mantissa_bits - 1) * Fraction(2) ** (fmt.max_exponent - fmt.mantissa_bits + 1)
+    result = integer * Fraction(2) ** quantum
+    if result > largest:
+        to_infinity = rounding == fpround.RNE or (rounding == fpround.RU and not negative) or \
+            (rounding == fpround.RD and negative)
+        out = float("inf") if to_infinity else float(largest)
+    elif not keep_denormals and result < fmt.min_normal:
+        out = 0.0
+    else:
+        out = float(result)
+    return float(fmt.dtype(-out if negative else out))

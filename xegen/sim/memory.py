@@ -3,7 +3,10 @@
 Every buffer (a user's numpy array, the indirect object heap, private memory) gets an
 address; buffers are 64 KiB aligned with an unmapped 64 KiB gap after each, so a kernel
 that runs off the end of one buffer faults instead of silently touching the next.  User
-arrays are mapped in place: stores write straight into them.
+arrays are mapped in place: stores write straight into them.  Like NEO's allocations, a
+buffer occupies whole 4 KiB pages: the bytes between its end and the end of its last page
+are mapped too (zeros; stores there stay there), so a kernel reading a little past the end
+of a buffer gets what the hardware gives it instead of a fault.
 
 Surfaces (binding-table entries) are a base address and a size: an out-of-bounds surface
 access reads zero and drops writes, as the hardware's bounds checking does.  Flat (A64)
@@ -22,6 +25,7 @@ from .errors import MemoryFault
 FIRST_ADDRESS = 0x1_0000_0000  # above 4 GiB: a truncated 32-bit pointer faults
 ALIGNMENT = 1 << 16
 GUARD = 1 << 16
+PAGE = 1 << 12  # NEO allocates buffers in whole pages (MemoryConstants::pageSize)
 
 
 @dataclass
@@ -50,6 +54,9 @@ class DeviceMemory:
             raise TypeError("map() takes a uint8 view")
         base = self._next
         self.regions.append(Region(name, base, flat))
+        if flat.size % PAGE:  # the rest of the last page
+            self.regions.append(Region(f"{name} (end of its last page)", base + flat.size,
+                                       np.zeros(PAGE - flat.size % PAGE, dtype=np.uint8)))
         size = max(flat.size, 1)
         self._next = base + (size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT + GUARD
         self._bases = np.array([r.base for r in self.regions], dtype=np.uint64)
@@ -73,7 +80,7 @@ class DeviceMemory:
             return []
         low, high = addresses.min(), addresses.max()
         r = int(np.searchsorted(self._bases, low, side="right")) - 1
-        if r >= 0 and high + np.uint64(size) <= np.uint64(self.regions[r].end):
+        if r >= 0 and high <= np.uint64(self.regions[r].end) - np.uint64(size):  # (no wrap-around near 2^64)
             # the usual case: every access falls in one buffer
             return [(self.regions[r], slice(None), (addresses - np.uint64(self.regions[r].base)).astype(np.int64))]
         index = np.searchsorted(self._bases, addresses, side="right").astype(np.int64) - 1
@@ -87,14 +94,15 @@ class DeviceMemory:
                 continue
             region = self.regions[r]
             offsets = (addresses[which] - np.uint64(region.base)).astype(np.int64)
-            bad = offsets + size > region.data.size
+            bad = (offsets < 0) | (offsets + size > region.data.size)
             if np.any(bad):
                 self._fault(int(addresses[which[np.argmax(bad)]]), size)
             groups.append((region, which, offsets))
         return groups
 
     def _fault(self, address: int, size: int) -> None:
-        near = ", ".join(f"{r.name} [0x{r.base:x}, 0x{r.end:x})" for r in self.regions[:8])
+        buffers = [r for r in self.regions if not r.name.endswith("(end of its last page)")]
+        near = ", ".join(f"{r.name} [0x{r.base:x}, 0x{r.end:x})" for r in buffers[:8])
         raise MemoryFault(f"{size}-byte access at address 0x{address:x} is outside every buffer ({near})")
 
     def read(self, addresses: np.ndarray, size: int) -> np.ndarray:

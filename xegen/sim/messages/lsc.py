@@ -26,8 +26,6 @@ from .payload import Lanes, Payload, active, as_unsigned, gather, scatter
 from ..memory import UNSIGNED
 from .spaces import FlatSpace, ScratchSpace, SlmSpace, Space, SurfaceSpace
 
-UNDEFINED_BYTE = 0xA5  # what the simulator leaves in register bytes the hardware does not define
-
 if TYPE_CHECKING:
     from ..machine import Machine
 
@@ -219,10 +217,9 @@ def _load_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, spa
         if t.size == 0:
             return
         base = _thread_addresses(d, payload, t)
+        # Only the loaded bytes change: IGC keeps live data in the rest of the register (its
+        # pvc code for __local atomics loads one dword into r4.0 and later reads r4.5:q).
         rows = payload.destination(-(-total // m.files.grf_bytes))
-        # Nothing says the rest of the last register keeps its bytes: make them garbage, so a
-        # kernel that relies on them fails here rather than on hardware.
-        rows[t, total:] = UNDEFINED_BYTE
         # one access per element keeps the bounds checks per element, as the hardware's
         all_t = np.repeat(t, d.vector)
         within = np.tile(offsets, t.size)
