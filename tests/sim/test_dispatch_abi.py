@@ -62,7 +62,7 @@ def test_neo_lets_the_hardware_make_local_ids_when_a_walk_order_fits(local, chan
         launch = _launch(_kernel(platform, ptd=channels * row, walk=walk), platform, local)
         assert launch.hardware_ids[local] == expected, platform.name
         # PTD goes to the indirect object heap only when the runtime makes the ids
-        assert dispatch._ptd_in_ioh(launch, local) == (0 if expected is not None else channels * row)
+        assert dispatch.ioh_ptd_bytes(launch, local) == (0 if expected is not None else channels * row)
     launch = _launch(_kernel(hwlib.XELP, ptd=3 * 32), hwlib.XELP, local)
     assert launch.hardware_ids[local] is None  # XeLP: always the runtime
 

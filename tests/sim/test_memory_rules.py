@@ -31,10 +31,11 @@ def _pointers_past_the_end(base: int, size: int, lanes: int, element: int = 4) -
     return np.where(np.arange(lanes) % 2 == 0, inside, outside).astype(np.uint64)
 
 
+HDC_A64_GATHER = hdc_desc(0x11, 0x1E, 0xFF, mlen=4, rlen=2)  # untyped A64 read, SIMD16, X only
 MASKED_LOADS = [
     # (platform, lanes, send text with {flag} and {desc}, descriptor): A64 dword gathers
-    ("tgllp", 16, "({flag}) send.dc1 (16|M0) r40 r10 null 0x0 0x{desc:08X}", hdc_desc(0x11, 0x1E, 0xFF, mlen=4, rlen=2)),
-    ("dg2", 16, "({flag}) send.dc1 (16|M0) r40 r10 null:0 0x0 0x{desc:08X}", hdc_desc(0x11, 0x1E, 0xFF, mlen=4, rlen=2)),
+    ("tgllp", 16, "({flag}) send.dc1 (16|M0) r40 r10 null 0x0 0x{desc:08X}", HDC_A64_GATHER),
+    ("dg2", 16, "({flag}) send.dc1 (16|M0) r40 r10 null:0 0x0 0x{desc:08X}", HDC_A64_GATHER),
     ("dg2", 16, "({flag}) send.ugm (16|M0) r40 r10 null:0 0x0 0x{desc:08X}", lsc_desc(0, mlen=4, rlen=2)),
     ("pvc", 32, "({flag}) send.ugm (32|M0) r40 r10 null:0 0x0 0x{desc:08X}", lsc_desc(0, mlen=4, rlen=2)),
 ]

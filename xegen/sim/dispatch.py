@@ -5,14 +5,14 @@ What each thread finds at entry (see /work/shared/reference/dispatch-abi.md):
   indirect data from General State Base (64-byte aligned), r0.2[7:0] = thread index in the
   group and r0.2[31:24] = threads in the group.
 - cross-thread data (CTD) laid out by `.ze_info` payload_arguments (padded to 32 bytes), and
-  per-thread data (PTD): one row of 16-bit local ids per channel (x, y, z), each row
-  size/3 bytes.
+  per-thread data (PTD): one row of 16-bit local ids per channel (x, y, z; 16 ids, 32 for
+  SIMD32, a row rounded up to a GRF).
 - GPGPU_WALKER (XeLP): the runtime generates the local ids and the hardware pushes PTD into
   r1.. and CTD after it.
 - COMPUTE_WALKER (XeHPG, XeHPC), as NEO's EncodeDispatchKernel (xehp_and_later) does it:
   when the kernel declares `inline_data_payload_size`, the first min(32, CTD) bytes of CTD
   are the walker's inline data.  NEO then decides who generates the local ids
-  (`local_id_generation`): the hardware, when the group's shape allows one of its walk
+  (`hardware_walk_order`): the hardware, when the group's shape allows one of its walk
   orders, or the runtime.  Hardware ids arrive in r1.. (one row per channel, as PTD), the
   inline data in the GRF after them, and the thread starts at
   `offset_to_skip_per_thread_data_load` (past the kernel's own loading of the ids).
@@ -207,10 +207,9 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
     inline = min(WALKER_INLINE_BYTES, ctd_size) if platform.compute_walker and env.inline_data_payload_size else 0
     launch = Launch(kernel, platform, simd, g, l, dims, offset, groups, ctd_size, inline, ptd_size, channel_bytes,
                     packed, arg_info=dict(arg_info or {}))
-    launch.thread_slots = max(1, min(threads, batch_threads, thread_slot_count(platform)))
-    if max(grp.threads for grp in groups) > launch.thread_slots:
-        raise Error(f"a work-group of {max(grp.threads for grp in groups)} threads does not fit a batch of "
-                    f"{launch.thread_slots} hardware threads")
+    # a batch holds whole groups, so at least the largest (at most 1024 threads: fewer than the slots)
+    launch.thread_slots = max(min(threads, batch_threads, thread_slot_count(platform)),
+                              max(grp.threads for grp in groups))
     for grp in groups:
         if grp.local_size not in launch.hardware_ids:
             launch.hardware_ids[grp.local_size] = hardware_walk_order(launch, grp.local_size)
@@ -253,9 +252,8 @@ def hardware_walk_order(launch: Launch, size: tuple[int, int, int]) -> tuple[int
     if required and channels == 3:
         order = tuple(required)
         return order if power_of_two[order[0]] and power_of_two[order[1]] and order in HW_WALK_ORDERS else None
+    unused = required[2] if required else 2  # with two channels, the dimension without ids may lead
     for order in HW_WALK_ORDERS:
-        # with two channels the unused third dimension (always z here) may sit anywhere
-        unused = required[2] if required else 2
         if all(power_of_two[d] or (channels == 2 and d == unused) for d in order[:2]):
             if required and channels == 2 and order.index(required[0]) > order.index(required[1]):
                 continue
@@ -505,7 +503,7 @@ def _build_ioh(launch: Launch, memory: DeviceMemory) -> None:
     rest = launch.ctd_size - launch.inline_size
     for size in sizes:
         launch.blocks[size] = offset
-        offset += -(-(rest + _threads_of(launch, size) * _ptd_in_ioh(launch, size)) // IOH_ALIGNMENT) * IOH_ALIGNMENT
+        offset += -(-(rest + _threads_of(launch, size) * ioh_ptd_bytes(launch, size)) // IOH_ALIGNMENT) * IOH_ALIGNMENT
     for grp in launch.groups:
         grp.block_offset = launch.blocks[grp.local_size]
     if launch.scratch_per_thread:
@@ -519,7 +517,7 @@ def _threads_of(launch: Launch, size: tuple[int, int, int]) -> int:
     return max(1, -(-size[0] * size[1] * size[2] // launch.simd))
 
 
-def _ptd_in_ioh(launch: Launch, size: tuple[int, int, int]) -> int:
+def ioh_ptd_bytes(launch: Launch, size: tuple[int, int, int]) -> int:
     """PTD bytes per thread the runtime writes to the IOH for groups of `size`."""
     return launch.ptd_size if launch.platform.compute_walker and launch.hardware_ids[size] is None else 0
 
@@ -534,7 +532,7 @@ def fill_ioh(launch: Launch, memory: DeviceMemory, args: Sequence[Any]) -> dict:
         ctd_by_size[size] = ctd
         rest = ctd[launch.inline_size:]
         region.data[offset:offset + len(rest)] = np.frombuffer(rest, dtype=np.uint8)
-        if _ptd_in_ioh(launch, size):
+        if ioh_ptd_bytes(launch, size):
             ptd = per_thread_data(launch, size, _threads_of(launch, size), order)
             start = offset + len(rest)
             region.data[start:start + ptd.size] = ptd.reshape(-1)

@@ -1,5 +1,5 @@
-"""The IEEE fp64 math macros: math.invm, math.rsqtm and madm (XeHPC; IGC's double division
-and square root, e.g. `math.invm (16) (eo)f3.0 r116.mme0 r9.nomme r5.nomme` then ten madm).
+"""The IEEE math macros: math.invm, math.rsqtm and madm (IGC's fp64 division and square root on
+XeHPC, e.g. `math.invm (16) (eo)f3.0 r116.mme0 r9.nomme r5.nomme` then ten madm; :f forms too).
 
 What the hardware guarantees and IGC relies on: the sequence ends in a correctly rounded
 a / b or sqrt(a) (in cr0's rounding mode).  How it gets there — its initial approximation
@@ -71,11 +71,12 @@ FORMATS = {"df": Format("df", 53, -1022, 1023, np.float64), "f": Format("f", 24,
 
 @dataclass
 class Extension:
-    """What one mme register extends: the register bytes it was written with, the doubles
-    they held then, and the exact values (Fractions; None where never written)."""
+    """What one mme register extends: the register bytes it was written with, the values
+    they held then (the value rounded to the type), and the exact values (Fractions; None where
+    never written)."""
 
     where: tuple[str, int]  # (file, byte offset of channel 0)
-    shadow: np.ndarray  # (threads, channels) float64
+    shadow: np.ndarray  # (threads, channels) float64: what the register held
     exact: np.ndarray  # (threads, channels) object
 
 
@@ -129,10 +130,10 @@ def _extended_reader(reg: Reg, inst: Instruction, m: "Machine", index: int, fmt:
     negate = reg.neg
 
     def reader(threads: np.ndarray, lanes: np.ndarray) -> list:
-        doubles = np.broadcast_to(read(), (m.files.threads, inst.exec_size))[threads, lanes]
+        held = np.broadcast_to(read(), (m.files.threads, inst.exec_size))[threads, lanes]
         ext = state.registers.get(mme) if mme is not None else None
         values = []
-        for k, value in enumerate(doubles):
+        for k, value in enumerate(held):
             exact = None
             if ext is not None and ext.where == where:
                 t, lane = threads[k], lanes[k]
@@ -159,17 +160,17 @@ def _writer(inst: Instruction, m: "Machine", fmt: Format):
     def write(threads: np.ndarray, lanes: np.ndarray, values: list, final: bool) -> None:
         mode = m.mode
         keep = mode.keeps(np.dtype(fmt.dtype))
-        doubles = np.zeros((threads_n, n), dtype=fmt.dtype)
+        rounded = np.zeros((threads_n, n), dtype=fmt.dtype)
         for k, value in enumerate(values):
             if isinstance(value, float):  # NaN, infinity or a signed zero
-                doubles[threads[k], lanes[k]] = value
+                rounded[threads[k], lanes[k]] = value
             elif final:
-                doubles[threads[k], lanes[k]] = round_to_format(value, fmt, mode.rounding, keep)
+                rounded[threads[k], lanes[k]] = round_to_format(value, fmt, mode.rounding, keep)
             else:
-                doubles[threads[k], lanes[k]] = round_to_format(value, fmt, fpround.RNE, True)
+                rounded[threads[k], lanes[k]] = round_to_format(value, fmt, fpround.RNE, True)
         mask = np.zeros((threads_n, n), dtype=bool)
         mask[threads, lanes] = True
-        store.store_raw(doubles, mask)
+        store.store_raw(rounded, mask)
         if mme is None:
             return
         ext = m.macros.registers.get(mme)
@@ -178,7 +179,7 @@ def _writer(inst: Instruction, m: "Machine", fmt: Format):
             m.macros.registers[mme] = ext
         for k, value in enumerate(values):
             t, lane = threads[k], lanes[k]
-            ext.shadow[t, lane] = doubles[t, lane]
+            ext.shadow[t, lane] = rounded[t, lane]
             ext.exact[t, lane] = None if isinstance(value, float) else value
     return write
 
