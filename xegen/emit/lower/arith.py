@@ -62,25 +62,34 @@ def _starts_a_grf(b: Builder, region: Region) -> bool:
 
 
 def _pairs(b: Builder, dst: Region, a: Value, c: Value, second: str, options: tuple[str, ...]) -> None:
-    """`mul acc0 a c.low16` then `second dst a c` for each group of lanes two accumulator
-    registers hold; a destination not at the start of a GRF gets the result through a
-    GRF-aligned temporary."""
+    """`mul acc a c.low16` then `second dst a c` for each group of lanes two accumulator
+    registers hold.  mach/macl read the accumulator with their destination's region, so the
+    destination starts a GRF (else the result goes through a GRF-aligned temporary) and each
+    power-of-two run of lanes the pair is split into multiplies into the accumulator
+    elements its destination lanes name (`mul acc0.4` for `mach r18.4`)."""
     step = _accumulator_lanes(b)
+    per_acc = b.grf // 4  # dwords in one accumulator register
     xe = "d" if dst.type.is_signed else "ud"
     for start in range(0, dst.lanes, step):
         n = min(step, dst.lanes - start)
-        if isinstance(c, Constant):
-            low: Value = Constant(int(c.value) & 0xFFFF, U16, n)
-        else:
-            low = _low_word(_part(c, start, n))
         piece = dst.slice(start, n)
         target = piece
         if not _starts_a_grf(b, piece):
             reg = b.vregs.new(n * dst.type.size, "mulh", b.grf)
             b.program.kill(reg)
             target = Region(reg, 0, dst.type, n, 1)
-        b.alu("mul", Reg("acc", 0, 0, xe), [_part(a, start, n), low], lanes=n, types=(xe, xe, "uw"))
-        b.alu(second, target, [_part(a, start, n), _part(c, start, n)], options=options, types=(xe, xe, xe))
+        lane = 0
+        while lane < n:
+            m = 1 << ((n - lane).bit_length() - 1)  # the largest power of two that fits
+            if isinstance(c, Constant):
+                low: Value = Constant(int(c.value) & 0xFFFF, U16, m)
+            else:
+                low = _low_word(_part(c, start + lane, m))
+            acc = Reg("acc", lane // per_acc, lane % per_acc, xe)
+            b.alu("mul", acc, [_part(a, start + lane, m), low], lanes=m, types=(xe, xe, "uw"))
+            b.alu(second, target.slice(lane, m), [_part(a, start + lane, m), _part(c, start + lane, m)],
+                  options=options, types=(xe, xe, xe))
+            lane += m
         if target is not piece:
             b.mov(piece, target)
 
