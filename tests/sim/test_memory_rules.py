@@ -186,3 +186,15 @@ def test_flat_accesses_past_a_buffer_reach_the_rest_of_its_page_then_fault():
     with pytest.raises(MemoryFault, match="outside every buffer"):
         execute(f"send.ugm (16|M0) r40 r10 null:0 0x0 0x{desc_load:08X}", "dg2",
                 inputs={10: np.full(16, base + 4096, np.uint64)}, memory=memory, simd=16, threads=1)
+
+
+def test_the_issue_descriptor_0x02480403_loads_a_d32_block():
+    """load_block2d d32 with rlen 4 (nGEN's forward convolutions): a 16x4 block of dwords is
+    four 64-byte GRFs, one memory row each."""
+    memory = DeviceMemory()
+    surface = (np.arange(32 * 8, dtype=np.uint32) * 3).reshape(8, 32)
+    base = mapped(memory, surface)
+    header = _block2d_header(base, 128, 8, 128, 5, 2, 16, 4)
+    run = execute("(W) send.ugm (16|M0) r40 r10 null:0 0x0 0x02480403", "pvc", inputs={10: header}, memory=memory,
+                  simd=16, threads=1)
+    np.testing.assert_array_equal(run.read(40, np.uint32, 64)[0].reshape(4, 16), surface[2:6, 5:21])
