@@ -163,6 +163,12 @@ class Platform:
     # everything that touches that register (IGA's hasReadModifiedWriteOnByteDst).
     byte_writes_read_modify_write: bool = False
 
+    # Hardware thread ids in sr0.0 as IGC decodes them (CShader::GetHWTID): it keeps the low
+    # `sr0_thread_id_bits` bits and removes the reserved ones (XeHPG: [3] and [6]; XeHPC: [3]
+    # and [7:6]); private memory is indexed by what remains.  XeLP: vISA's predefined HW TID.
+    sr0_thread_id_bits: int = 12
+    sr0_reserved_bits: tuple[int, ...] = ()
+
     # A distance may be written without a pipe (`@n`, meaning the pipes of the instruction's
     # operand types) in the combined distance+token forms.  XeHPC hardware does not allow it
     # (IGA: "Cannot use @1 on XeHPC-XT, must explicitly set pipe type A@1 or L@1").
@@ -375,6 +381,8 @@ XEHPG = Platform(
         # https://chipsandcheese.com), not read off any one of them; SLM < L1 < L2 < DRAM.
         send_latency_ns=_frozen({"slm": 20.0, "l1": 40.0, "l3": 130.0, "memory": 350.0}),
     ),
+    sr0_thread_id_bits=14,
+    sr0_reserved_bits=(3, 6),
 )
 
 XEHPC = Platform(
@@ -427,6 +435,8 @@ XEHPC = Platform(
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "alu64": 1, "shift64": 2, "compare64": 2, "mul64": 6}),
     swsb_long_pipe_rule="float64_destination",
     byte_writes_read_modify_write=True,
+    sr0_thread_id_bits=15,
+    sr0_reserved_bits=(3, 6, 7),
     swsb_bare_distance_allowed=False,
     memory=MemorySystem(
         # Intel ARK, Data Center GPU Max 1550: 128 Xe-cores (1024 EUs) at 1.6 GHz max dynamic

@@ -410,6 +410,9 @@ class HazardChecker:
         # a flag written two instructions earlier); of the accumulators or a0, within one pipe.
         self.ordered_in_any_pipe = flags
         self.ordered_in_one_pipe = self.builder.map.acc_mask | a0
+        # a send's descriptors in a0, whatever pipe wrote them (IGC's scratch messages read the
+        # a0.2 a mov wrote one instruction earlier)
+        self.a0_bytes = a0
         # read when an instruction issues, never pending under a token: predicates and a0
         self.issue_bytes = flags | a0
         self.xelp = self.builder.xelp
@@ -540,7 +543,8 @@ class HazardChecker:
         if facts.other:
             return 0
         same_pipe = not facts.out_of_order and (self.xelp or w.dep_pipe == facts.dep_pipe)
-        return self.ordered_in_any_pipe | (self.ordered_in_one_pipe if same_pipe else 0)
+        descriptors = self.a0_bytes if facts.is_send else 0
+        return self.ordered_in_any_pipe | descriptors | (self.ordered_in_one_pipe if same_pipe else 0)
 
     def _needs(self, state: State, w: Writer) -> str:
         if self.xelp:
