@@ -91,7 +91,7 @@ def compile_alu(inst: Instruction, m: "Machine") -> Op:
     if op in NOT_MODELED:
         raise UnsupportedInstruction(f"{op} is not simulated: {NOT_MODELED[op]}")
     if op == "madm" or (op == "math" and inst.function in T.MATH_MACROS):
-        return compile_macro(inst, m)
+        return compile_macro(inst, m, combined_mask(inst, m))
     info = T.OPCODES[op]
     readers, types = _readers(inst, m, info.bitwise)
     dst = Destination(inst.dst, inst.exec_size, m.files, saturate=inst.saturate)

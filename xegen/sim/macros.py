@@ -87,18 +87,17 @@ class MacroState:
         self.registers: dict[int, Extension] = {}
 
 
-def compile_macro(inst: Instruction, m: "Machine"):
+def compile_macro(inst: Instruction, m: "Machine", mask_of):
+    """`mask_of()` gives the instruction's channel mask (None: every channel), as the ALU computes it."""
+    mask = _channel_mask(inst, m, mask_of)
     if inst.opcode == "madm":
-        return _madm(inst, m)
+        return _madm(inst, m, mask)
     if inst.function == "invm":
-        return _invm_rsqtm(inst, m, divide=True)
-    return _invm_rsqtm(inst, m, divide=False)
+        return _invm_rsqtm(inst, m, mask, divide=True)
+    return _invm_rsqtm(inst, m, mask, divide=False)
 
 
-def _channel_mask(inst: Instruction, m: "Machine"):
-    from .compile_alu import combined_mask
-
-    mask_of = combined_mask(inst, m)
+def _channel_mask(inst: Instruction, m: "Machine", mask_of):
     threads, n = m.files.threads, inst.exec_size
 
     def mask() -> np.ndarray:
@@ -184,11 +183,10 @@ def _writer(inst: Instruction, m: "Machine", fmt: Format):
     return write
 
 
-def _madm(inst: Instruction, m: "Machine"):
+def _madm(inst: Instruction, m: "Machine", mask):
     fmt = _format_of(inst)
     readers = [_extended_reader(src, inst, m, i, fmt) for i, src in enumerate(inst.srcs)]
     write = _writer(inst, m, fmt)
-    mask = _channel_mask(inst, m)
     final = inst.dst.mme is None or inst.dst.mme >= MME_REGISTERS
 
     def run():
@@ -207,11 +205,10 @@ def _madm(inst: Instruction, m: "Machine"):
     return run
 
 
-def _invm_rsqtm(inst: Instruction, m: "Machine", divide: bool):
+def _invm_rsqtm(inst: Instruction, m: "Machine", mask, divide: bool):
     fmt = _format_of(inst)
     readers = [_extended_reader(src, inst, m, i, fmt) for i, src in enumerate(inst.srcs)]
     write = _writer(inst, m, fmt)
-    mask = _channel_mask(inst, m)
     flag = None
     if inst.cond_modifier is not None:
         if inst.cond_modifier.cond != "eo":
