@@ -18,6 +18,20 @@ setup_intel_tools() {
     link_iga_library
 }
 
+# Headless Chromium: the network report's test opens the page in it (Debian's chromium package).
+setup_browser() {
+    if ! command -v chromium >/dev/null; then
+        if ! is_debian_root; then
+            echo "setup: chromium is missing and this is not root on Debian:" \
+                 "the network report's browser test will be skipped (install chromium)" >&2
+            return
+        fi
+        echo "setup: installing chromium (headless, for the network report's test)" >&2
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    fi
+}
+
 # `ocloc disasm` loads libiga64.so, which Debian ships only as libiga64.so.1: link it (also when
 # the tools were installed before, by hand or by an earlier run that could not link it).
 # $1: the library directory (default: Debian's).

@@ -116,6 +116,10 @@ def measure(desc: Descriptor, case: Case, sources: Path, progress: Progress) -> 
     """One layer: its four kernels (a failure or an unsupported kernel is recorded in its side)."""
     started = time.perf_counter()
     row: dict = {"layer": layer_name(desc), "descriptor": str(desc)}
+    try:
+        row["problem"] = str(case.problem(desc).desc)  # what `xegen conv --report-peers` matches a layer by
+    except Error:
+        pass  # the sides say why
     with tempfile.TemporaryDirectory(prefix="xegen-e2e-") as tmp:
         for side in SIDES:
             progress.start(f"{case.name} {row['layer']}: {LABELS[side]}")
@@ -211,7 +215,8 @@ def run_case(case: Case, layers: list[Descriptor], scale: bool, sources: Path) -
         print("\n".join(table.lines(rows[-1])), flush=True)
     summary = summarize(case, rows)
     print(format_summary(summary) + "\n", flush=True)
-    return {"case": case.name, "hw": hw.name, "direction": case.direction, "dt": case.dt, "layers": rows,
+    return {"case": case.name, "hw": hw.name, "direction": case.direction, "dt": case.dt, "kernels": LABELS,
+            "layers": rows,
             "summary": summary}
 
 

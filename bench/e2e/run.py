@@ -126,6 +126,7 @@ def measure(desc: Descriptor, case: Case) -> dict:
     row: dict = {"layer": layer_name(desc), "descriptor": str(desc)}
     try:
         problem = case.problem(desc)
+        row["problem"] = str(problem.desc)  # what `xegen conv --report-peers` matches a layer by
         with tempfile.TemporaryDirectory(prefix="xegen-e2e-") as tmp:
             row["xegen"] = xegen_side(problem, case, tmp)
             row["igc"] = peer_side(problem, case, tmp)
@@ -193,7 +194,8 @@ def run_case(case: Case, layers: list[Descriptor], scale: bool) -> dict:
         print(format_row(rows[-1]), flush=True)
     summary = summarize(case, rows)
     print(format_summary(summary) + "\n", flush=True)
-    return {"case": case.name, "hw": hw.name, "direction": case.direction, "dt": case.dt, "layers": rows,
+    return {"case": case.name, "hw": hw.name, "direction": case.direction, "dt": case.dt,
+            "kernels": {"xegen": "xegen", "igc": "IGC naive"}, "layers": rows,
             "summary": summary}
 
 
