@@ -319,6 +319,7 @@ def register(subparsers) -> None:
                "  xegen conv mb1ic64ih56oc64oh56kh3ph1 --hw=xehpg -o res2a.zebin --verify\n"
                "  xegen conv mb1ic16ih8oc32oh8kh3ph1 --dt=f16 --print-after=optimize,swsb\n"
                "  xegen conv --batch shapes_resnet_50 --mb=1 --dt=bf16 --json > resnet.json\n"
+               "  xegen conv --batch shapes_resnet_50 --mb=1 --hw=xelp --report resnet50-xelp\n"
                "  xegen conv mb1ic16ih8oc32oh8kh3ph1 --dir=BWD_D --dt=bf16 --hw=xelp --check-ir",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
