@@ -34,8 +34,8 @@ from xegen.conv.check import compare, random_inputs
 from xegen.conv.problem import Problem
 from xegen.emit.analysis import kernel_counts
 from xegen.emit.cost import kernel_cycles
-from xegen.emit.roofline import Tiling
 from xegen.emit.decoder import decode_with_sizes
+from xegen.emit.roofline import Tiling
 from xegen.emit.zebin import read_zebin
 from xegen.errors import Error
 from xegen.modeling import tiling, workload

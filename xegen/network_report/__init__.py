@@ -56,8 +56,8 @@ def write_report(directory: str, summaries: Sequence[dict], hw: Platform,
     ranked = worst_first(layers)
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in sorted(folder.glob("layer-[0-9][0-9][0-9].png")):  # an earlier report's, of another batch
-        stale.unlink()
+    for stale in [*sorted(folder.glob("layer-[0-9][0-9][0-9].png")), folder / "network.png"]:  # an earlier report's
+        stale.unlink(missing_ok=True)
     progress = progress or Progress(len(ranked) + 1, enabled=False)
     if ranked:
         progress.start("report: network.png")
