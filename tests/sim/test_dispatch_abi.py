@@ -44,7 +44,7 @@ def _launch(kernel, platform, local):
 WALKS = [
     ((8, 3, 2), 3, None, (0, 2, 1)),  # x=8, z=2
     ((4, 4, 1), 3, None, (0, 1, 2)),
-    ((3, 4, 1), 3, None, (1, 2, 0)),  # y=4, z=1 (dispatch-abi.md's example: yzx)
+    ((3, 4, 1), 3, None, (1, 2, 0)),  # y=4, z=1 (the runtime's documented walk-order example: yzx)
     ((9, 7, 1), 3, None, None),  # no order fits: the runtime makes them
     ((6, 1, 1), 1, None, None),  # one channel: x must be a power of two
     ((16, 1, 1), 1, None, (0, 1, 2)),
