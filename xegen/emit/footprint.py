@@ -25,6 +25,7 @@ from typing import NamedTuple
 from .. import hw as hwlib
 from . import tables as T
 from .instruction import Instruction, Reg
+from .regions import three_source_region
 
 UNIT_BYTES = 64  # byte bits per unit: the largest register (an XeHPC GRF)
 GRF_UNITS = 256  # r0..r255
@@ -281,7 +282,7 @@ def _operand_footprints(inst: Instruction, platform: hwlib.Platform) -> tuple[Fo
             reads = reads | ALL_GRF | _whole(A0_UNIT, 32)
             continue
         if fmt == T.TERNARY:
-            region = _ternary_region(src, index)
+            region = three_source_region(src, index)
         elif fmt in T.BRANCH_FORMATS:
             region = (0, 1, 0)
         else:
@@ -316,19 +317,6 @@ def _whole_rows(footprint: Footprint) -> Footprint:
         out = out | _whole(low.bit_length() - 1)
         units ^= low
     return out
-
-
-def _ternary_region(reg: Reg, index: int) -> tuple[int, int, int]:
-    """<v;w,h> of a 3-source operand written <v;h> (src0/src1) or <h> (src2)."""
-    if index == 2 or reg.vstride is None:
-        h = reg.hstride or 0
-        return (h, 1, 0)
-    v, h = reg.vstride, reg.hstride or 0
-    if v == 0 and h == 0:
-        return (0, 1, 0)
-    if h == 0:
-        return (v, max(v, 1), 0)
-    return (v, max(v // h, 1), h)
 
 
 def _rows(reg: Reg, count: int, grf: int) -> Footprint:

@@ -40,8 +40,9 @@ import numpy as np
 from .. import hw as hwlib
 from ..emit import tables as T
 from ..emit.instruction import Imm, Instruction, Reg
+from ..emit.regions import three_source_region
 from .errors import SimulationError
-from .operands import indirect_addresses, region_elements, three_source_region
+from .operands import indirect_addresses, region_elements
 from .program import Program, Undecodable
 
 ARCH_FILES = ("cr", "sr", "ce")
@@ -209,7 +210,7 @@ class FootprintBuilder:
         size = inst.exec_size
         fmt = T.OPCODES[inst.opcode].format
         if fmt == T.TERNARY:
-            v, w, h = three_source_region(src, size, index)
+            v, w, h = three_source_region(src, index)
         elif fmt in T.BRANCH_FORMATS:
             v, w, h = 0, 1, 0
         else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..instruction import Instruction, Reg
+from ..regions import three_source_region
 from .. import tables as T
 from .values import TYPE_BYTES, VIRTUAL
 
@@ -55,18 +56,6 @@ def _elements(exec_size: int, vstride: int, width: int, hstride: int) -> int:
     return (rows - 1) * vstride + (width - 1) * hstride + 1
 
 
-def _ternary_region(reg: Reg, index: int) -> tuple[int, int, int]:
-    if index == 2 or reg.vstride is None:
-        h = reg.hstride or 0
-        return (h, 1, 0) if h else (0, 1, 0)
-    v, h = reg.vstride, reg.hstride or 0
-    if v == 0 and h == 0:
-        return 0, 1, 0
-    if h == 0:
-        return v, 1, 0
-    return v, max(v // h, 1), h
-
-
 def _span(reg: Reg, count_bytes: int) -> Span:
     start = reg.subreg * TYPE_BYTES.get(reg.type, 4)
     return Span(reg.number, start, start + count_bytes)
@@ -75,7 +64,7 @@ def _span(reg: Reg, count_bytes: int) -> Span:
 def _source_span(inst: Instruction, reg: Reg, index: int, fmt: str) -> Span:
     size = TYPE_BYTES[reg.type]
     if fmt == T.TERNARY:
-        v, w, h = _ternary_region(reg, index)
+        v, w, h = three_source_region(reg, index)
     else:
         v, w, h = reg.vstride or 0, reg.width or 1, reg.hstride or 0
     return _span(reg, _elements(inst.exec_size, v, w, h) * size)
