@@ -588,12 +588,15 @@ def sync_instructions(draw, p: hwlib.Platform):
                        options=draw(st.lists(st.sampled_from(["Atomic", "Breakpoint"]), unique=True).map(tuple)))
 
 
+BRANCH_OPS = ["jmpi", "if", "else", "endif", "while", "break", "cont", "goto", "join", "halt", "call", "calla",
+              "ret", "brd", "brc"]
+
+
 @st.composite
-def branch_instructions(draw, p: hwlib.Platform):
+def branch_instructions(draw, p: hwlib.Platform, ops: list[str] = BRANCH_OPS):
     """Branches with targets given as instruction indices (resolved by `kernels`)."""
     from xegen.emit import tables as T
-    op = draw(st.sampled_from(["jmpi", "if", "else", "endif", "while", "break", "cont", "goto", "join", "halt",
-                               "call", "calla", "ret", "brd", "brc"]))
+    op = draw(st.sampled_from(ops))
     info = T.OPCODES[op]
     exec_size = 1 if op == "jmpi" else draw(exec_sizes(p))
     offset = 0 if op == "jmpi" else draw(channel_offsets(p, exec_size))
