@@ -255,14 +255,14 @@ class _Decoder:
         """src0 or src1 (`index`) of the 1/2-source layout, a register."""
         bits, where = st.bits, _SOURCE_NAMES[index]
         S = self.fields.binary.src0 if index == 0 else self.fields.binary.src1
-        mods = S.modifiers.get(bits)
-        if mods and not st.info.source_modifiers:
+        if not st.info.source_modifiers and S.modifiers.get(bits):
             raise self.fail(f"{where}: source modifiers are not supported", st.offset, st.info)
         cache = self.src_caches[index]
         key = bits & S.positions | st.macro << 128 | (st.exec_size == 1) << 129
         reg = cache.get(key)
         if reg is not None:
             return reg
+        mods = S.modifiers.get(bits)
         type_name = self._type(S.type.get(bits), st, where)
         hs = T.HSTRIDE_BY_CODE[S.hstride.get(bits)]
         width = T.WIDTH_BY_CODE.get(S.width.get(bits))

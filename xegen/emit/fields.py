@@ -219,7 +219,7 @@ SEND = {
 
 SYNC = {
     "function": (95, 92),
-    "src0_register": (86, 66),  # src0's register bits: zero for null (iga64 ignores bit 87)
+    "src0_register": (86, 66),  # src0's register, region and address bits: zero (null)
     "reserved": varies(xehpc=33),  # must be zero
 }
 
@@ -313,6 +313,25 @@ class _PlainField(Field):
         return (value & self._mask) << self.shift
 
 
+class _ScaledField(Field):
+    """One piece, unsigned, counted in units (a channel offset, an even subregister)."""
+
+    __slots__ = ("_mask",)
+
+    def __init__(self, name: str, pieces: tuple[Piece, ...], unit: int):
+        super().__init__(name, pieces, unit)
+        self._mask = (1 << self.width) - 1
+
+    def fits(self, value: int) -> bool:
+        return 0 <= value < self.limit and not value % self.unit
+
+    def get(self, bits: int) -> int:
+        return (bits >> self.shift & self._mask) * self.unit
+
+    def put(self, value: int) -> int:
+        return (value // self.unit & self._mask) << self.shift
+
+
 class Group:
     """Fields under names: a format, or one operand of a format.  `positions` covers them all."""
 
@@ -337,8 +356,8 @@ def _field(name: str, spec) -> Field:
         pieces, unit, signed = (_piece(spec),), 1, False
     else:
         pieces, unit, signed = tuple(_piece(p) for p in spec), 1, False
-    if len(pieces) == 1 and unit == 1 and not signed:
-        return _PlainField(name, pieces)
+    if len(pieces) == 1 and not signed:
+        return _PlainField(name, pieces) if unit == 1 else _ScaledField(name, pieces, unit)
     return Field(name, pieces, unit, signed)
 
 
