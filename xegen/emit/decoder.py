@@ -91,9 +91,16 @@ class _Decoder:
         self.compacted_bit = F.header.compacted.positions
         # the header fields up to Atomic, which every format shares (the bits above depend on it)
         self.header_key = (1 << (F.header.atomic.shift + 1)) - 1
-        self.dst_cache: dict[int, Reg] = {}
-        self.src_caches: tuple[dict[int, Reg], dict[int, Reg]] = ({}, {})
+        # Operand caches, keyed by the operand's bits.  A math-macro operand reads the same bits
+        # differently (its implicit region depends on SIMD1): caches [plain, macro, macro SIMD1].
+        self.dst_caches: tuple[dict[int, Reg], ...] = ({}, {})
+        self.src_caches = tuple(({}, {}, {}) for _ in range(2))
         self.ternary_caches: tuple[dict[int, Reg], ...] = ({}, {}, {})
+        X = F.ternary
+        # a 3-source operand's type reads the execution type; bfn's modifier bits are its function
+        self.ternary_keys = tuple(S.positions | X.float.positions for S in (X.src0, X.src1, X.src2))
+        self.bfn_ternary_keys = tuple(key & ~S.modifiers.positions
+                                      for key, S in zip(self.ternary_keys, (X.src0, X.src1, X.src2)))
         self.header_cache: dict[int, tuple] = {}
         self.instruction_cache: dict[int, Instruction] = {}
         self.ternary_dst_alignment = T.ternary_dst_alignment(self.platform)
@@ -221,8 +228,8 @@ class _Decoder:
 
     def _binary_dst(self, st: "_State") -> Reg:
         bits, D = st.bits, self.fields.binary.dst
-        key = bits & D.positions | st.macro << 128
-        reg = self.dst_cache.get(key)
+        cache, key = self.dst_caches[st.macro], bits & D.positions
+        reg = cache.get(key)
         if reg is not None:
             return reg
         type_name = self._type(D.type.get(bits), st, "dst")
@@ -241,9 +248,9 @@ class _Decoder:
             else:
                 reg = Reg(file, number, self._element(D.subreg.get(bits), type_name, st, "dst"), type_name, None,
                           None, hs)
-        if len(self.dst_cache) > _CACHE_LIMIT:
-            self.dst_cache.clear()
-        self.dst_cache[key] = reg
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        cache[key] = reg
         return reg
 
     def _mme(self, value: int, st: "_State", where: str) -> int:
@@ -257,8 +264,8 @@ class _Decoder:
         S = self.fields.binary.src0 if index == 0 else self.fields.binary.src1
         if not st.info.source_modifiers and S.modifiers.get(bits):
             raise self.fail(f"{where}: source modifiers are not supported", st.offset, st.info)
-        cache = self.src_caches[index]
-        key = bits & S.positions | st.macro << 128 | (st.exec_size == 1) << 129
+        cache = self.src_caches[index][st.macro and 1 + (st.exec_size == 1)]
+        key = bits & S.positions
         reg = cache.get(key)
         if reg is not None:
             return reg
@@ -376,14 +383,14 @@ class _Decoder:
             raise self.fail(f"{where}: invalid type code {code}", st.offset, st.info)
         return name
 
-    def _ternary_reg(self, index: int, float_exec: int, mods: int, st: "_State",
+    def _ternary_reg(self, index: int, float_exec: int, mods: int, st: "_State", bfn: bool,
                      macro_region: tuple | None = None) -> Reg:
         """src0, src1 or src2 (`index`) of a 3-source instruction, a register."""
         bits, where = st.bits, _SOURCE_NAMES[index]
         X = self.fields.ternary
         S = (X.src0, X.src1, X.src2)[index]
         cache = self.ternary_caches[index]
-        key = bits & S.positions | float_exec << 128 | mods << 129 | st.macro << 131
+        key = bits & (self.bfn_ternary_keys if bfn else self.ternary_keys)[index]
         reg = cache.get(key)
         if reg is not None and macro_region is None:
             return reg
@@ -441,18 +448,18 @@ class _Decoder:
         if X.src0_is_immediate.get(bits):
             src0 = self._ternary_imm(X.src0.type.get(bits), float_exec, X.src0_immediate.get(bits), st, "src0")
         else:
-            src0 = self._ternary_reg(0, float_exec, mods0, st, macro_src)
+            src0 = self._ternary_reg(0, float_exec, mods0, st, bfn, macro_src)
         if mods0 and not info.source_modifiers:
             raise self.fail("src0: source modifiers are not supported", st.offset, info)
         # src1
         mods1 = 0 if bfn else X.src1.modifiers.get(bits)
-        src1 = self._ternary_reg(1, float_exec, mods1, st, macro_src)
+        src1 = self._ternary_reg(1, float_exec, mods1, st, bfn, macro_src)
         # src2
         mods2 = 0 if bfn else X.src2.modifiers.get(bits)
         if X.src2_is_immediate.get(bits):
             src2 = self._ternary_imm(X.src2.type.get(bits), float_exec, X.src2_immediate.get(bits), st, "src2")
         else:
-            src2 = self._ternary_reg(2, float_exec, mods2, st, (None, 1) if macro else None)
+            src2 = self._ternary_reg(2, float_exec, mods2, st, bfn, (None, 1) if macro else None)
         if (mods1 or mods2) and not info.source_modifiers:
             raise self.fail("source modifiers are not supported", st.offset, info)
         return st.build(dst=dst, srcs=(src0, src1, src2), cond=cond, function=function,
