@@ -71,8 +71,13 @@ class Platform:
     has_fp64: bool  # :df arithmetic
     has_integer_mad: bool  # integer mad (a + b*c, c a word or 16-bit immediate) in one instruction
 
+    # The native instruction encoding (xegen.emit.fields): "gen12" (XeLP, XeHP, XeHPG) or "xehpc",
+    # which moves the SWSB, execution-size, channel-offset, flag and predicate fields and widens
+    # byte subregisters for 64-byte registers.
+    instruction_layout: str
+
     # Software scoreboard (SWSB).
-    swsb_bits: int  # width of the SWSB field in the instruction: 8 or 10
+    swsb_bits: int  # width of the SWSB field in the instruction (bits 8 and up): 8 or 10
     swsb_tokens: int  # SBID tokens: 16 or 32
     swsb_pipes: tuple[str, ...]  # in-order pipes that distances can name ("" = the single pipe)
     swsb_max_distance: int
@@ -175,6 +180,11 @@ class Platform:
     swsb_bare_distance_allowed: bool = True
 
     @property
+    def swsb_named_pipes(self) -> bool:
+        """Distances name an in-order pipe (`F@2`); XeLP has one pipe and writes `@2`."""
+        return len(self.swsb_pipes) > 1
+
+    @property
     def max_grf_count(self) -> int:
         return max(self.grf_counts)
 
@@ -257,6 +267,7 @@ XELP = Platform(
     has_int64_arithmetic=False,  # iga64 -Wall rejects :q and :df operands on 12p1
     has_fp64=False,
     has_integer_mad=False,
+    instruction_layout="gen12",
     swsb_bits=8,
     swsb_tokens=16,
     swsb_pipes=("",),
@@ -333,6 +344,7 @@ XEHPG = Platform(
     has_int64_arithmetic=False,  # DG2 has no native 64-bit integer ALU (IGC emulates it)
     has_fp64=False,
     has_integer_mad=True,
+    instruction_layout="gen12",
     swsb_bits=8,
     swsb_tokens=16,
     swsb_pipes=("F", "I", "L"),
@@ -407,6 +419,7 @@ XEHPC = Platform(
     has_int64_arithmetic=True,
     has_fp64=True,
     has_integer_mad=True,
+    instruction_layout="xehpc",
     swsb_bits=10,
     swsb_tokens=32,
     swsb_pipes=("F", "I", "L", "M"),

@@ -10,6 +10,7 @@ from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (session fixture)
 from xegen import hw as hwlib
 from xegen import sim
 from xegen.emit import tables as T
+from xegen.emit.layout import layout_for
 from xegen.emit.zebin import read_zebin
 from xegen.sim.program import Program
 
@@ -17,12 +18,11 @@ from .harness import execute
 
 
 def _without_swsb(code: bytes, pc: int, platform: hwlib.Platform) -> bytes:
-    """The kernel with the SWSB field of the instruction at `pc` cleared (bits 8.. of either form)."""
-    patched = bytearray(code)
-    patched[pc + 1] = 0
-    if platform.swsb_bits == 10:
-        patched[pc + 2] &= 0xFC
-    return bytes(patched)
+    """The kernel with the SWSB field of the instruction at `pc` cleared (the same bits of the
+    compacted and the 16-byte form, inside the first 8 bytes)."""
+    swsb = layout_for(platform).fields.header.swsb
+    word = int.from_bytes(code[pc:pc + 8], "little") & ~swsb.positions
+    return code[:pc] + word.to_bytes(8, "little") + code[pc + 8:]
 
 
 def _first_token_wait(program: Program, entry: int) -> tuple[int, int]:

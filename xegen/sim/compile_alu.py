@@ -15,12 +15,13 @@ import numpy as np
 
 from ..emit import tables as T
 from ..emit.instruction import Instruction, Reg
+from ..emit.regions import three_source_region
 from . import alu
 from . import datatypes as dt
 from .errors import SimulationError, UnsupportedInstruction
 from .flags import FlagReader, FlagWriter
 from .macros import compile_macro
-from .operands import Destination, source, three_source_region
+from .operands import Destination, source
 
 if TYPE_CHECKING:
     from .machine import Machine
@@ -73,7 +74,7 @@ def _readers(inst: Instruction, m: "Machine", bitwise: bool):
     for index, src in enumerate(inst.srcs):
         region = None
         if fmt == T.TERNARY and isinstance(src, Reg):
-            region = three_source_region(src, inst.exec_size, index)
+            region = three_source_region(src, index)
         reader, etype = source(src, inst.exec_size, m.files, region=region, bitwise=bitwise, where=f"src{index}")
         readers.append(reader)
         types.append(etype)

@@ -38,7 +38,8 @@ from ..emit.instruction import Instruction, Reg
 from . import fpround
 from .errors import SimulationError
 from .flags import FlagWriter
-from .operands import Destination, source, three_source_region
+from ..emit.regions import three_source_region
+from .operands import Destination, source
 
 if TYPE_CHECKING:
     from .machine import Machine
