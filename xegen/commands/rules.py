@@ -26,14 +26,13 @@ def run_check(args: argparse.Namespace) -> int:
         print(json.dumps({"rules": [v.to_json() for v in verdicts], "failed": len(failed),
                           "unproven": sum(1 for v in verdicts if v.verdict == "unproven")}, indent=2))
         return 1 if failed else 0
-    width = min(70, max((len(v.rule.summary) for v in verdicts), default=10))
+    width = max((len(v.rule.name) for v in verdicts), default=10)
     print(f"{'rule':<{width}}  {'verdict':<10}  {'types':>5}  counterexample / detail")
     for v in verdicts:
-        summary = v.rule.summary if len(v.rule.summary) <= width else v.rule.summary[:width - 3] + "..."
         detail = "; ".join(x for x in (v.counterexample, v.detail) if x)
-        print(f"{summary:<{width}}  {v.verdict:<10}  {v.instances:>5}  {detail}")
+        print(f"{v.rule.name:<{width}}  {v.verdict:<10}  {v.instances:>5}  {detail}")
         if v.verdict != "sound":
-            print(f"{'':<{width}}  at {v.rule.location}")
+            print(f"{'':<{width}}  {v.rule.summary} (in {v.rule.file})")
     counts = {k: sum(1 for v in verdicts if v.verdict == k) for k in ("sound", "unproven", "unsound", "error", "no comment")}
     cached = sum(1 for v in verdicts if v.cached)
     print(", ".join(f"{n} {k}" for k, n in counts.items() if n) + f" ({len(verdicts)} rules"

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from ..rules import LANGUAGE_FILE, RuleFile, default_rules_directory, read_rule_file, rule_files
+from ..rules import RuleFile, check_unique_names, default_rules_directory, language_file, read_rule_file, rule_files
 from .cache import VerdictCache
+from .guards import collect
 from .model import Instance, Rule, RuleShapeError, instances, language_signatures, read_rules
 from .prove import prove
 from .sample import search, sweep
@@ -43,7 +44,7 @@ class RuleVerdict:
 
     def to_json(self) -> dict:
         return {
-            "rule": self.rule.summary, "location": self.rule.location, "comment": self.rule.comment,
+            "name": self.rule.name, "file": self.rule.file, "rule": self.rule.summary, "comment": self.rule.comment,
             "verdict": self.verdict, "instances": self.instances, "counterexample": self.counterexample,
             "detail": self.detail, "seconds": round(self.seconds, 3), "cached": self.cached,
         }
@@ -94,11 +95,22 @@ def check_rule(rule: Rule, signatures, examples: int = 10, timeout_ms: int = 500
 
 
 def rule_sources(paths: Sequence[Path | str] | None = None) -> list[RuleFile]:
-    """The files to check: the named ones, or the language and the shipped rules."""
+    """The files to check: the named ones, or the language and the shipped rules (their rule
+    names unique together with the language's)."""
     if paths:
-        return [read_rule_file(p) for p in rule_files(paths)]
+        files = [read_rule_file(p) for p in rule_files(paths)]
+        check_unique_names([language_file(), *files])
+        return files
     directory = default_rules_directory()
-    return [read_rule_file(LANGUAGE_FILE, language=True), *(read_rule_file(p) for p in rule_files([directory]))]
+    files = [language_file(), *(read_rule_file(p) for p in rule_files([directory]))]
+    check_unique_names(files)
+    return files
+
+
+def read_all_rules(files: Sequence[RuleFile]) -> list[Rule]:
+    """The rules of the files, each with the named guards of the language and all the files."""
+    guards = collect([language_file(), *(f for f in files if f.path != language_file().path)])
+    return [rule for f in files for rule in read_rules(f, guards)]
 
 
 def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
@@ -108,7 +120,7 @@ def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
     reused and new ones stored."""
     files = rule_sources(paths)
     signatures = language_signatures(files)
-    rules = [rule for f in files for rule in read_rules(f)]
+    rules = read_all_rules(files)
     verdicts: list[RuleVerdict | None] = [None] * len(rules)
     keys = [cache.key(rule, signatures, examples) for rule in rules] if cache else []
     for i, rule in enumerate(rules):

@@ -253,6 +253,8 @@ def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
     for symbol in instance.free:
         symbols[symbol] = prims.Sized(z3.BitVec(symbol, 64), 64)
 
+    tables: dict = {}  # guard table use -> its columns
+
     def i64(x, defined=premises):
         """An i64 expression; its definedness is a premise in queries (a failing primitive means
         the rule does not fire) and a claim in actions (egglog panics there)."""
@@ -261,6 +263,13 @@ def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
             return prims.literal(x[1])
         if tag == "sym":
             return symbols[x[1]]
+        if tag == "table":
+            _, atom, _, rows, known, column = x
+            if atom not in tables:  # the arguments are one of the rows
+                columns = [i64(k, defined).i64 if k is not None else fresh("row") for k in known]
+                defined.append(z3.Or(*(z3.And(*(c == prims.wide(v) for c, v in zip(columns, row))) for row in rows)))
+                tables[atom] = columns
+            return prims.Sized(tables[atom][column], 64)
         return prims.apply_z3(x[1], [i64(a, defined) for a in x[2]], defined, fresh, products)
 
     for symbol, expression in instance.definitions:

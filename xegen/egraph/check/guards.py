@@ -1,0 +1,149 @@
+"""Named guards: what `(AddFits t a b)` in a rule's :when means to the checker.
+
+A named guard is a relation the rules derive for themselves (language.egg's, or a rule file's
+own), defined in one of two ways:
+- a table of facts, `(PowerOfTwo 8 3)`: the guard holds for exactly those rows;
+- rules whose only action adds it, `(rule ((Add t a b) (>= ...) ...) ((AddFits t a b)))`: the
+  guard holds where one of those bodies held.
+A rule that asks for a guard is checked with the guard's definition in its place (`expand`):
+"the arguments are one of the rows", or the body of each deriving rule (one variant per rule),
+its own variables renamed apart and its lattice lookups (`lo`, `hi`) kept apart from the rule's:
+egglog derived the guard earlier, when the bounds may have been looser (both bound the same
+value).  So a guard whose definition is wrong makes the rules that use it fail their check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from ...errors import RuleError
+from .. import sexpr
+from ..rules import RuleFile, rule_name, signatures
+from .patterns import PApp, Pattern, PVar, show, to_pattern
+
+#: relations whose meaning the checker knows (not named guards)
+BUILT_IN_RELATIONS = ("signed", "unsigned", "narrow", "integer", "InLoop", "LetValue", "DivBy", "Want")
+#: lattice functions: a guard's lookups get a scope of their own (`lo@0.1`)
+SCOPED = ("lo", "hi")
+
+
+@dataclass(frozen=True)
+class PTable:
+    """A guard defined by a table, in a rule being checked: its arguments are one of the rows."""
+
+    head: str
+    args: tuple
+    rows: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A rule deriving a guard: `(G params...)` holds where `body` held."""
+
+    params: tuple[str, ...]
+    body: tuple[Pattern, ...]
+    rule: str  # its name
+
+
+@dataclass
+class Guards:
+    derived: dict[str, list[Derivation]] = field(default_factory=dict)
+    tables: dict[str, tuple[tuple[int, ...], ...]] = field(default_factory=dict)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.derived or name in self.tables
+
+    def expand(self, facts: tuple[Pattern, ...]) -> list[tuple[Pattern, ...]]:
+        """The facts with every guard replaced by its definition: one list of facts per choice of
+        deriving rules (usually one).  Raises ValueError for a guard that cannot be expanded."""
+        return [tuple(v) for v in self._expand(list(facts), "", ())]
+
+    def _expand(self, facts: list[Pattern], scope: str, within: tuple[str, ...]) -> list[list[Pattern]]:
+        variants: list[list[Pattern]] = [[]]
+        for position, fact in enumerate(facts):
+            head = fact.head if isinstance(fact, PApp) else None
+            if head in self.tables:
+                options = [[PTable(head, fact.args, self.tables[head])]]
+            elif head in self.derived:
+                if head in within:
+                    raise ValueError(f"the guard '{head}' is defined in terms of itself")
+                inner = f"{scope}.{position}" if scope else str(position)
+                options = []
+                for derivation in self.derived[head]:
+                    if len(derivation.params) != len(fact.args):
+                        raise ValueError(f"the guard '{head}' takes {len(derivation.params)} arguments")
+                    binding = dict(zip(derivation.params, fact.args))
+                    body = [_instantiate(b, binding, inner) for b in derivation.body]
+                    options += self._expand(body, inner, (*within, head))
+            else:
+                options = [[fact]]
+            variants = [v + o for v in variants for o in options]
+        return variants
+
+    def definition_text(self, facts: Iterable[Pattern]) -> str:
+        """The definitions of the guards the facts use (part of a cached verdict's key)."""
+        used = sorted({f.head for f in facts if isinstance(f, PApp) and f.head in self})
+        parts = []
+        for name in used:
+            if name in self.tables:
+                parts.append(f"{name}: {self.tables[name]}")
+            for d in self.derived.get(name, []):
+                parts.append(f"{name} {d.params}: {' '.join(show(b) for b in d.body)}")
+                parts.append(self.definition_text(d.body))
+        return "\n".join(parts)
+
+
+def _instantiate(p: Pattern, binding: dict[str, Pattern], scope: str) -> Pattern:
+    """A body pattern with the parameters bound and everything else renamed into `scope`."""
+    if isinstance(p, PVar):
+        return binding.get(p.name, PVar(f"{p.name}@{scope}"))
+    if isinstance(p, PApp):
+        head = f"{p.head}@{scope}" if p.head in SCOPED else p.head
+        return PApp(head, tuple(_instantiate(a, binding, scope) for a in p.args))
+    return p
+
+
+def base_head(head: str) -> str:
+    """`lo@0.1` -> `lo`."""
+    return head.split("@", 1)[0]
+
+
+def collect(files: Iterable[RuleFile]) -> Guards:
+    """The named guards the files define (with the language, which the caller includes)."""
+    files = list(files)
+    sigs = signatures(form for f in files for form in f.forms)
+    relations = {name for name, s in sigs.items() if s.output == "Unit" and name not in BUILT_IN_RELATIONS}
+    guards = Guards()
+    rows: dict[str, list[tuple[int, ...]]] = {}
+    for f in files:
+        for form in f.forms:
+            if form.head in relations:
+                if not all(isinstance(x, int) for x in form.items[1:]):
+                    raise RuleError(f"{f.path}:{form.line}: a fact of the guard '{form.head}' takes numbers")
+                rows.setdefault(form.head, []).append(tuple(form.items[1:]))
+            elif form.head == "rule":
+                derivation = _derivation(form, relations)
+                if derivation is not None:
+                    guards.derived.setdefault(derivation[0], []).append(derivation[1])
+    for name, table in rows.items():
+        if name in guards.derived:
+            raise RuleError(f"the guard '{name}' is defined both by a table and by rules")
+        guards.tables[name] = tuple(table)
+    return guards
+
+
+def _derivation(form: sexpr.SList, relations: set[str]) -> tuple[str, Derivation] | None:
+    positional = form.positional()
+    if len(positional) != 3 or not all(isinstance(x, sexpr.SList) for x in positional[1:]):
+        return None
+    actions = positional[2].items
+    if len(actions) != 1 or not isinstance(actions[0], sexpr.SList) or actions[0].head not in relations:
+        return None
+    head = actions[0]
+    params = [to_pattern(x) for x in head.items[1:]]
+    if not all(isinstance(x, PVar) for x in params) or len({x.name for x in params}) != len(params):
+        return None  # the checker reports it when it checks the rule (a guard's head takes variables)
+    body = tuple(to_pattern(x) for x in positional[1].items)
+    return head.head, Derivation(tuple(x.name for x in params), body, rule_name(form))
+
