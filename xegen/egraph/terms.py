@@ -17,6 +17,7 @@ from typing import Callable, Mapping
 
 from .. import ir
 from ..ir.types import BOOL, INT_TYPES, Type
+from .rules import language_signatures
 
 #: IR type <-> egglog Ty constructor
 TY_NAMES: dict[Type, str] = {t: t.kind.upper() for t in INT_TYPES} | {BOOL: "Bool"}
@@ -219,12 +220,13 @@ def build_node(op: str, t: Type | None, args: list, types: list[Type] | None = N
     raise ValueError(f"no IR node for term constructor {op}")
 
 
-#: how many leading Ty arguments each constructor has
-TY_ARGUMENTS = {
-    **{name: 1 for name in BINARY_OPS}, **{name: 1 for name in UNARY_OPS}, **{name: 1 for name in TERNARY_OPS},
-    "Not": 0, "LAnd": 0, "LOr": 0, "Select": 1, "Cast": 2, "SatCast": 2,
-    "Var": 1, "Const": 1, "Opaque": 1, "Wrap": 1,
-}
+def _leading_types(inputs: tuple[str, ...]) -> int:
+    return next((i for i, sort in enumerate(inputs) if sort != "Ty"), len(inputs))
+
+
+#: how many leading Ty arguments each constructor has (from its declaration in language.egg)
+TY_ARGUMENTS = {name: _leading_types(s.inputs) for name, s in language_signatures().items()
+                if s.constructor and s.output == "Expr"}
 
 
 class TermReader:
