@@ -29,7 +29,7 @@ from ...errors import RuleError
 from ...ir.types import BOOL, INT_TYPES, Type
 from .. import rules, sexpr
 from ..rules import RuleFile, Signature, rule_name, signatures
-from ..terms import TY_ARGUMENTS, TY_TYPES, build_node
+from ..terms import CATEGORY, OPERATIONS, TY_ARGUMENTS, TY_TYPES, build_node
 from .guards import Guards, PTable, base_head, collect
 from .patterns import PApp, PInt, PStr, PVar, Pattern, show, to_pattern
 
@@ -269,16 +269,17 @@ class _TypeSlots:
             if s != "Expr":
                 self.value_pattern(c)
         result = self.fresh()
+        category = CATEGORY.get(OPERATIONS.get(head, ""))  # an IR operation's (terms.py)
         if head in ("Var", "Const", "Opaque", "Wrap"):
             self.union(result, types[0])
-        elif head in ("Lt", "Le", "Gt", "Ge", "Eq", "Ne"):
+        elif category == "compare":
             self.union(child_slots[0], types[0])
             self.union(child_slots[1], types[0])
             self._bool(result)
-        elif head in ("Not", "LAnd", "LOr"):
+        elif category == "logical":
             for s in [*child_slots, result]:
                 self._bool(s)
-        elif head in ("Shl", "Shr"):
+        elif category == "shift":
             self.union(child_slots[0], types[0])
             self.union(result, types[0])
         elif head == "Select":
