@@ -81,13 +81,13 @@ def test_a_rule_without_a_comment_fails(tmp_path):
 
 @pytest.mark.parametrize("name", ["canonical.egg", "select.egg", "peephole.egg"])
 def test_shipped_rule_files_are_sound(name):
-    verdicts = check_rules([default_rules_directory() / name], examples=3, timeout_ms=20000)
+    verdicts = check_rules([default_rules_directory() / name], examples=3)
     assert [(v.rule.name, v.verdict, v.counterexample) for v in verdicts if v.verdict != "sound"] == []
 
 
 @pytest.mark.slow
 def test_all_shipped_rules_are_sound():
     """Every rule of the language and rules/ is proven by z3 and passes its samples."""
-    verdicts = check_rules(examples=10, timeout_ms=20000, jobs=2)
+    verdicts = check_rules(examples=10, jobs=2)
     bad = [(v.rule.name, v.verdict, v.counterexample, v.detail) for v in verdicts if v.verdict != "sound"]
     assert bad == []

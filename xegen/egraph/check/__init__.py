@@ -6,8 +6,9 @@ For each rule of `rules/` (and the language's own), at each type assignment it a
 3. a z3 proof of the same claim with xegen's exact semantics, as bit-vectors or as mathematical
    integers (prove.py).
 A rule is `sound` when every instance is proven and no sample fails, `unsound` with a
-counterexample otherwise; `unproven` when z3 gave up within its time limit (the samples passed,
-which proves nothing: `xegen rules check` fails on it unless told to allow it).
+counterexample otherwise; `unproven` when z3 gave up within its effort (a count of z3's work, not
+time; the samples passed, which proves nothing: `xegen rules check` fails on it unless told to
+allow it).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..rules import RuleFile, check_unique_names, default_rules_directory, langu
 from .cache import VerdictCache
 from .guards import collect
 from .model import Instance, Rule, RuleShapeError, instances, language_signatures, read_rules
-from .prove import prove
+from .prove import EFFORT, prove
 from .sample import search, sweep
 
 VERDICTS = ("sound", "unsound", "unproven", "error", "no comment")
@@ -56,7 +57,7 @@ def _format_assignment(instance: Instance, assignment: dict) -> str:
     return ", ".join(parts)
 
 
-def check_rule(rule: Rule, signatures, examples: int = 10, timeout_ms: int = 5000) -> RuleVerdict:
+def check_rule(rule: Rule, signatures, examples: int = 10, effort: int = EFFORT) -> RuleVerdict:
     start = time.perf_counter()
     verdict = RuleVerdict(rule, "sound")
     try:
@@ -78,7 +79,7 @@ def check_rule(rule: Rule, signatures, examples: int = 10, timeout_ms: int = 500
             verdict.counterexample = _format_assignment(instance, violation.assignment)
             verdict.detail = f"interpreter: {violation.message}"
             break
-        proof = prove(instance, timeout_ms)
+        proof = prove(instance, effort)
         if proof.verdict == "counterexample":
             verdict.verdict = "unsound"
             verdict.counterexample = _format_assignment(instance, proof.counterexample)
@@ -114,7 +115,7 @@ def read_all_rules(files: Sequence[RuleFile]) -> list[Rule]:
 
 
 def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
-                timeout_ms: int = 5000, jobs: int = 1, cache: VerdictCache | None = None) -> list[RuleVerdict]:
+                effort: int = EFFORT, jobs: int = 1, cache: VerdictCache | None = None) -> list[RuleVerdict]:
     """Check every rule of the files (default: the language and `rules/`), in `jobs` processes;
     the verdicts come back in file order.  With a `cache`, final verdicts of earlier runs are
     reused and new ones stored."""
@@ -130,14 +131,14 @@ def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
     todo = [i for i, v in enumerate(verdicts) if v is None]
     if jobs <= 1 or len(todo) < 2:
         for i in todo:
-            verdicts[i] = check_rule(rules[i], signatures, examples, timeout_ms)
+            verdicts[i] = check_rule(rules[i], signatures, examples, effort)
     else:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             # the slowest rules first, so that no job is left with a long one at the end
             order = sorted(todo, key=lambda i: -_instance_count(rules[i], signatures))
-            futures = {i: pool.submit(check_rule, rules[i], signatures, examples, timeout_ms) for i in order}
+            futures = {i: pool.submit(check_rule, rules[i], signatures, examples, effort) for i in order}
             for i, future in futures.items():
                 verdicts[i] = future.result()
     if cache:
