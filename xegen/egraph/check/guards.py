@@ -22,10 +22,15 @@ from .. import sexpr
 from ..rules import RuleFile, rule_name, signatures
 from .patterns import PApp, Pattern, PVar, show, to_pattern
 
-#: relations whose meaning the checker knows (not named guards)
-BUILT_IN_RELATIONS = ("signed", "unsigned", "narrow", "integer", "InLoop", "LetValue", "DivBy", "Want")
-#: lattice functions: a guard's lookups get a scope of their own (`lo@0.1`)
-SCOPED = ("lo", "hi")
+#: relations whose meaning the checker knows (model.py), the others are named guards: relations on
+#: types; facts about variables; relations on an expression and an i64 (DivBy has a meaning, a
+#: multiple of k; Want is only a request that drives the DivBy analysis and carries no meaning)
+TYPE_RELATIONS = ("signed", "unsigned", "narrow", "integer")
+FACT_RELATIONS = ("InLoop", "LetValue")
+VALUE_RELATIONS = ("DivBy", "Want")
+BUILT_IN_RELATIONS = TYPE_RELATIONS + FACT_RELATIONS + VALUE_RELATIONS
+#: the lattice functions (bounds); a guard's lookups get a scope of their own (`lo@0.1`)
+LATTICES = ("lo", "hi")
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,7 @@ def _instantiate(p: Pattern, binding: dict[str, Pattern], scope: str) -> Pattern
     if isinstance(p, PVar):
         return binding.get(p.name, PVar(f"{p.name}@{scope}"))
     if isinstance(p, PApp):
-        head = f"{p.head}@{scope}" if p.head in SCOPED else p.head
+        head = f"{p.head}@{scope}" if p.head in LATTICES else p.head
         return PApp(head, tuple(_instantiate(a, binding, scope) for a in p.args))
     return p
 

@@ -30,8 +30,8 @@ from ...ir.types import BOOL, INT_TYPES, Type
 from .. import rules, sexpr
 from ..rules import RuleFile, Signature, rule_name, signatures
 from ..terms import CATEGORY, OPERATIONS, TY_ARGUMENTS, TY_TYPES, build_node
-from .guards import Guards, PTable, base_head, collect
-from .patterns import PApp, PInt, PStr, PVar, Pattern, show, to_pattern
+from .guards import FACT_RELATIONS, LATTICES, TYPE_RELATIONS, VALUE_RELATIONS, Guards, PTable, base_head, collect
+from .patterns import PApp, PInt, PVar, Pattern, show, to_pattern
 
 #: the order instances are checked in (so a report names the common types first)
 ALL_TYPES: tuple[Type, ...] = tuple(sorted(INT_TYPES, key=lambda t: (t.bits != 32, t.bits != 64, -t.bits, not t.is_signed))) + (BOOL,)
@@ -43,13 +43,7 @@ PRIMITIVES = {
 }
 COMPARISONS = ("<", "<=", ">", ">=", "!=", "=")
 TYPE_FUNCTIONS = ("ty-bits", "ty-min", "ty-max", "ty-limit", "ty-mask", "ty-half")
-TYPE_RELATIONS = ("signed", "unsigned", "narrow", "integer")
-LATTICES = ("lo", "hi")
 FREE_FUNCTIONS = ("rank",)
-FACT_RELATIONS = ("InLoop", "LetValue")
-#: relations on an expression and an i64: DivBy has a meaning (a multiple of k), Want is only a
-#: request that drives the DivBy analysis and carries no meaning
-VALUE_RELATIONS = ("DivBy", "Want")
 
 
 # Rules --------------------------------------------------------------------------------------
@@ -68,10 +62,6 @@ class Rule:
     conditions: tuple[Pattern, ...] = ()  # :when facts, or a rule's body
     actions: tuple[Pattern, ...] = ()
     guards: Guards = field(default_factory=Guards)  # the named guards its conditions may ask for
-
-    @property
-    def location(self) -> str:
-        return f"{self.file}:{self.line}"
 
     @property
     def defines(self) -> str | None:
