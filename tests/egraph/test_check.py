@@ -79,6 +79,19 @@ def test_a_rule_without_a_comment_fails(tmp_path):
     assert verdict.verdict == "no comment"
 
 
+def test_a_comment_covers_the_rules_below_it_up_to_a_blank_line(tmp_path):
+    path = write(tmp_path, "r.egg",
+                 "; adding or subtracting zero changes nothing\n"
+                 '(rewrite (Add t x (Const t 0)) x :ruleset rewrite :name "add-0")\n'
+                 '(rewrite (Sub t x (Const t 0)) x :ruleset rewrite :name "sub-0")\n'
+                 "\n"
+                 '(rewrite (Xor t x (Const t 0)) x :ruleset rewrite :name "xor-0")\n')
+    verdicts = check_rules([path], examples=0)
+    assert [(v.rule.name, v.verdict) for v in verdicts] == [
+        ("add-0", "sound"), ("sub-0", "sound"), ("xor-0", "no comment")]
+    assert verdicts[1].rule.comment == "adding or subtracting zero changes nothing"
+
+
 @pytest.mark.parametrize("name", ["canonical.egg", "select.egg", "peephole.egg"])
 def test_shipped_rule_files_are_sound(name):
     verdicts = check_rules([default_rules_directory() / name], examples=3)

@@ -4,8 +4,6 @@ use it unsound; a rule file may define guards of its own."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from xegen.egraph import rules
@@ -96,9 +94,3 @@ def test_a_guard_that_is_never_derived_is_an_error(tmp_path):
                     "(rewrite (Add t x y) x :when ((Never y)) :ruleset rewrite :name \"never\")\n")
     (verdict,) = check_rules([path], examples=0)
     assert verdict.verdict == "error" and "Never" in verdict.detail
-
-
-def test_shipped_rule_files_have_short_lines():
-    for path in [rules.LANGUAGE_FILE, *rules.rule_files([rules.default_rules_directory()])]:
-        long = [n for n, line in enumerate(Path(path).read_text().splitlines(), 1) if len(line) > 120]
-        assert long == [], f"{path}: lines over 120 characters: {long}"

@@ -92,6 +92,12 @@ def test_rule_names_are_unique_across_the_shipped_rules():
     assert len(names) == len(set(names)) and all(names)
 
 
+def test_shipped_rule_files_have_short_lines():
+    for path in [language_file().path, *rule_files([default_rules_directory()])]:
+        long = [n for n, line in enumerate(path.read_text().splitlines(), 1) if len(line) > 120]
+        assert long == [], f"{path}: lines over 120 characters: {long}"
+
+
 def test_a_missing_rule_directory_is_an_error(tmp_path):
     with pytest.raises(RuleError, match="no such rule file or directory"):
         load_rules([tmp_path / "nowhere"])
