@@ -5,9 +5,9 @@ the definitions of the named guards it asks for, the signatures it is read with,
 samples, and the checker's version (the source of this package and of the IR interpreter, the
 term language, and the z3 and hypothesis versions), so editing a rule, a guard, the checker or
 the interpreter invalidates it.  Each entry names its rule.  Only final verdicts are kept
-(`sound`, `unsound`): an `unproven` rule is tried again.  The cache lives in $XDG_CACHE_HOME/xegen/rules-check (default
-~/.cache/xegen/rules-check), one small JSON file per verdict; if it cannot be read or written,
-the checker works without it.
+(`sound`, `unsound`): an `unproven` rule is tried again.  The cache lives in
+$XDG_CACHE_HOME/xegen/rules-check (default ~/.cache/xegen/rules-check), one small JSON file per
+verdict; if it cannot be read or written, the checker works without it.
 """
 
 from __future__ import annotations

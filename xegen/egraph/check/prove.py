@@ -129,9 +129,9 @@ class Budget:
         """A part of this budget (at most `units`) for one step."""
         return Budget(min(units, self.left), self)
 
-    def check(self, formulas: list, units: int | None = None, nonlinear_tactic: bool = False):
-        result, solver, used = _check(formulas, min(self.left if units is None else units, self.left),
-                                      nonlinear_tactic)
+    def check(self, formulas: list, units: int, nonlinear_tactic: bool = False):
+        """z3's answer and solver, spending at most `units` (and at most what is left)."""
+        result, solver, used = _check(formulas, min(units, self.left), nonlinear_tactic)
         budget: Budget | None = self
         while budget is not None:
             budget.left -= used
