@@ -43,8 +43,8 @@ def language(monkeypatch):
     ("lt-cancel-addend", "(>= (+ (lo a) (lo b)) (ty-min t)) ", ""),
     # MulFits without its upper bound: x * c can wrap above the maximum
     ("div-cancels-mul", "(<= (* (hi a) c) (ty-limit t))", "(<= (* (hi a) c) (* 2 (ty-limit t)))"),
-    # a wrong row in the table of powers of two: 8 = 2^2
-    ("mul-power-of-two", "(PowerOfTwo 8 3)", "(PowerOfTwo 8 2)"),
+    # PowerOfTwo without its bit test: 6 would be 2^2
+    ("mul-power-of-two", "(> c 1) (= (& c (- c 1)) 0)", "(> c 1)"),
     # NonNeg that lets -1 through: -1 / 2 = 0 but -1 >> 1 = -1
     ("div-power-of-two", "(>= l 0)", "(>= l -1)"),
 ])
@@ -86,6 +86,16 @@ def test_a_guard_derived_by_two_rules_is_checked_once_per_type():
     found = list(instances(rule, signatures))
     assert sorted(i.type_text for i in found) == sorted({i.type_text for i in found})
     assert len(found) == 8
+
+
+def test_a_guards_own_type_variables_do_not_multiply_the_checks():
+    """PowerOfTwo is derived from a constant of any type (`(Const t c)` with its own t): the rule
+    asking for it is still checked once per type of its own."""
+    files = rule_sources(None)
+    (rule,) = [r for r in read_all_rules(files) if r.name == "mul-power-of-two"]
+    found = list(instances(rule, language_signatures(files)))
+    assert sorted(i.type_text for i in found) == sorted(f"t={t}" for t in ("s8", "u8", "s16", "u16", "s32", "u32",
+                                                                          "s64", "u64"))
 
 
 def test_a_guard_that_is_never_derived_is_an_error(tmp_path):

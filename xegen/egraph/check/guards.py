@@ -1,15 +1,12 @@
 """Named guards: what `(AddFits t a b)` in a rule's :when means to the checker.
 
 A named guard is a relation the rules derive for themselves (language.egg's, or a rule file's
-own), defined in one of two ways:
-- a table of facts, `(PowerOfTwo 8 3)`: the guard holds for exactly those rows;
-- rules whose only action adds it, `(rule ((Add t a b) (>= ...) ...) ((AddFits t a b)))`: the
-  guard holds where one of those bodies held.
-A rule that asks for a guard is checked with the guard's definition in its place (`expand`):
-"the arguments are one of the rows", or the body of each deriving rule (one variant per rule),
-its own variables renamed apart and its lattice lookups (`lo`, `hi`) kept apart from the rule's:
-egglog derived the guard earlier, when the bounds may have been looser (both bound the same
-value).  So a guard whose definition is wrong makes the rules that use it fail their check.
+own): rules whose only action adds it, `(rule ((Add t a b) (>= ...) ...) ((AddFits t a b)))`,
+define it; it holds where one of their bodies held.  A rule that asks for a guard is checked with
+the guard's definition in its place (`expand`): the body of each deriving rule (one variant per
+rule), its own variables renamed apart and its lattice lookups (`lo`, `hi`) kept apart from the
+rule's: egglog derived the guard earlier, when the bounds may have been looser (both bound the
+same value).  So a guard whose definition is wrong makes the rules that use it fail their check.
 """
 
 from __future__ import annotations
@@ -34,15 +31,6 @@ LATTICES = ("lo", "hi")
 
 
 @dataclass(frozen=True)
-class PTable:
-    """A guard defined by a table, in a rule being checked: its arguments are one of the rows."""
-
-    head: str
-    args: tuple
-    rows: tuple[tuple[int, ...], ...]
-
-
-@dataclass(frozen=True)
 class Derivation:
     """A rule deriving a guard: `(G params...)` holds where `body` held."""
 
@@ -54,10 +42,9 @@ class Derivation:
 @dataclass
 class Guards:
     derived: dict[str, list[Derivation]] = field(default_factory=dict)
-    tables: dict[str, tuple[tuple[int, ...], ...]] = field(default_factory=dict)
 
     def __contains__(self, name: str) -> bool:
-        return name in self.derived or name in self.tables
+        return name in self.derived
 
     def expand(self, facts: tuple[Pattern, ...]) -> list[tuple[Pattern, ...]]:
         """The facts with every guard replaced by its definition: one list of facts per choice of
@@ -68,9 +55,7 @@ class Guards:
         variants: list[list[Pattern]] = [[]]
         for position, fact in enumerate(facts):
             head = fact.head if isinstance(fact, PApp) else None
-            if head in self.tables:
-                options = [[PTable(head, fact.args, self.tables[head])]]
-            elif head in self.derived:
+            if head in self.derived:
                 if head in within:
                     raise ValueError(f"the guard '{head}' is defined in terms of itself")
                 inner = f"{scope}.{position}" if scope else str(position)
@@ -91,9 +76,7 @@ class Guards:
         used = sorted({f.head for f in facts if isinstance(f, PApp) and f.head in self})
         parts = []
         for name in used:
-            if name in self.tables:
-                parts.append(f"{name}: {self.tables[name]}")
-            for d in self.derived.get(name, []):
+            for d in self.derived[name]:
                 parts.append(f"{name} {d.params}: {' '.join(show(b) for b in d.body)}")
                 parts.append(self.definition_text(d.body))
         return "\n".join(parts)
@@ -120,21 +103,14 @@ def collect(files: Iterable[RuleFile]) -> Guards:
     sigs = signatures(form for f in files for form in f.forms)
     relations = {name for name, s in sigs.items() if s.output == "Unit" and name not in BUILT_IN_RELATIONS}
     guards = Guards()
-    rows: dict[str, list[tuple[int, ...]]] = {}
     for f in files:
         for form in f.forms:
             if form.head in relations:
-                if not all(isinstance(x, int) for x in form.items[1:]):
-                    raise RuleError(f"{f.path}:{form.line}: a fact of the guard '{form.head}' takes numbers")
-                rows.setdefault(form.head, []).append(tuple(form.items[1:]))
-            elif form.head == "rule":
+                raise RuleError(f"{f.path}:{form.line}: the guard '{form.head}' is derived by rules, not stated")
+            if form.head == "rule":
                 derivation = _derivation(form, relations)
                 if derivation is not None:
                     guards.derived.setdefault(derivation[0], []).append(derivation[1])
-    for name, table in rows.items():
-        if name in guards.derived:
-            raise RuleError(f"the guard '{name}' is defined both by a table and by rules")
-        guards.tables[name] = tuple(table)
     return guards
 
 

@@ -338,21 +338,12 @@ class Formula:
         for symbol in instance.free:
             self.symbols[symbol] = i64_symbol(symbol)
 
-        tables: dict = {}  # guard table use -> its columns
-
         def i64(x, defined):
             tag = x[0]
             if tag == "lit":
                 return z3.IntVal(x[1])
             if tag == "sym":
                 return self.symbols[x[1]]
-            if tag == "table":
-                _, atom, _, rows, known, column = x
-                if atom not in tables:  # the arguments are one of the rows
-                    columns = [i64(k, defined) if k is not None else enc.fresh("row") for k in known]
-                    defined.append(z3.Or(*(z3.And(*(c == v for c, v in zip(columns, row))) for row in rows)))
-                    tables[atom] = columns
-                return tables[atom][column]
             return enc.primitive(x[1], [i64(a, defined) for a in x[2]], defined)
 
         for symbol, expression in instance.definitions:

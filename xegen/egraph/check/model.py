@@ -30,7 +30,7 @@ from ...ir.types import BOOL, INT_TYPES, Type
 from .. import rules, sexpr
 from ..rules import RuleFile, Signature, rule_name, signatures
 from ..terms import CATEGORY, OPERATIONS, TY_ARGUMENTS, TY_TYPES, build_node
-from .guards import FACT_RELATIONS, LATTICES, TYPE_RELATIONS, VALUE_RELATIONS, Guards, PTable, base_head, collect
+from .guards import FACT_RELATIONS, LATTICES, TYPE_RELATIONS, VALUE_RELATIONS, Guards, base_head, collect
 from .patterns import PApp, PInt, PVar, Pattern, show, to_pattern
 
 #: the order instances are checked in (so a report names the common types first)
@@ -128,9 +128,6 @@ def language_signatures(extra_files: Sequence[RuleFile] = ()) -> dict[str, Signa
 # Instances ----------------------------------------------------------------------------------
 
 # i64 expressions: ("lit", v) | ("sym", name) | ("op", primitive, (args...))
-#   | ("table", atom, guard, rows, (arg or None...), column): column `column` of a row of a guard's
-#     table matching the known arguments (None: an argument the row gives); `atom` numbers the
-#     guard's uses in the rule, the columns of one use come from the same row
 I64 = tuple
 
 
@@ -303,9 +300,6 @@ class _TypeSlots:
                     self.value_pattern(a)
 
     def fact(self, p: Pattern) -> None:
-        if isinstance(p, PTable):
-            for a in p.args:
-                self.value_pattern(a)
         if isinstance(p, PApp):
             if p.head == "=" and len(p.args) == 2:
                 for side in p.args:
@@ -372,11 +366,12 @@ class _Builder:
                  assignment: dict[str, Type], slots: _TypeSlots):
         self.rule = rule
         self.conditions = conditions
-        self.tables = itertools.count()  # guard tables asked, numbered
         self.sigs = sigs
         self.assignment = assignment
         self.slots = slots
-        self.instance = Instance(rule, {v: assignment[v] for v in sorted(slots.ty_vars)})
+        # a guard's own type variables (`t@0`) only type the terms its definition matches, which
+        # mean nothing to the claim: instances differing in them alone are the same check
+        self.instance = Instance(rule, {v: assignment[v] for v in sorted(slots.ty_vars) if "@" not in v})
         self.expr_vars: dict[str, ir.Expr] = {}  # pattern variable -> IR
         self.i64_vars: dict[str, I64] = {}  # pattern variable -> i64 expression
         self.holes = itertools.count()
@@ -509,8 +504,6 @@ class _Builder:
     # -- facts and actions -----------------------------------------------------------------
     def fact(self, p: Pattern) -> bool:
         """Record a fact; False if it cannot be handled yet (a variable bound later)."""
-        if isinstance(p, PTable):
-            return self.table(p)
         if not isinstance(p, PApp):
             raise RuleShapeError(f"cannot read the fact {show(p)}")
         head, args = p.head, p.args
@@ -560,27 +553,6 @@ class _Builder:
             self.expr(p, lhs=True)  # the term must exist: nothing to assume about its value
             return True
         raise RuleShapeError(f"the checker does not know the meaning of '{head}'")
-
-    def table(self, p: PTable) -> bool:
-        """A guard defined by a table: its arguments are one of the rows.  A variable the rule has
-        not bound yet takes its value from the row ("table" i64 expressions, one per column)."""
-        unbound = [a.name for a in p.args if isinstance(a, PVar) and not self._ready(a)]
-        if not all(self._ready(a) for a in p.args if not (isinstance(a, PVar) and a.name in unbound)):
-            return False
-        if len(set(unbound)) != len(unbound):
-            raise RuleShapeError(f"a variable appears twice in ({p.head} ...)")
-        atom = next(self.tables)
-        known = tuple(None if isinstance(a, PVar) and a.name in unbound else self.i64(a, True) for a in p.args)
-        if any(len(row) != len(p.args) for row in p.rows):
-            raise RuleShapeError(f"the guard '{p.head}' takes {len(p.rows[0])} arguments")
-        lookup = lambda column: ("table", atom, p.head, p.rows, known, column)  # noqa: E731
-        if not unbound:
-            self.instance.conditions.append(("=", lookup(0), known[0]))
-        for column, a in enumerate(p.args):
-            if known[column] is None:
-                self.instance.definitions.append((a.name, lookup(column)))
-                self.i64_vars[a.name] = ("sym", a.name)
-        return True
 
     def _is_expr(self, p: Pattern) -> bool:
         return (isinstance(p, PVar) and p.name in self.expr_vars) or (

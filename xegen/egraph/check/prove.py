@@ -81,9 +81,10 @@ def _narrow(value: prims.Sized, t: Type):
 
 
 #: z3 effort (resource units) per encoding and type: the default, and the first round's, within
-#: which most instances are proven (or refuted)
+#: which most instances are proven (or refuted); each further round gives the encodings that ran
+#: out of effort four times as much, up to the effort
 EFFORT = 50_000_000
-FIRST_ROUND = 5_000_000
+FIRST_ROUND = 1_000_000
 #: what z3 says when a check ran out of effort (solver, tactic)
 OUT_OF_EFFORT = ("max. resource limit exceeded", "canceled")
 
@@ -94,7 +95,8 @@ def prove(instance: Instance, effort: int = EFFORT) -> Proof:
     arithmetic, where bit-blasted multipliers and dividers are hopeless), and bit-vectors with
     multiplication abstracted (fast when the claim follows from the lemmas).  Each gets a short
     first round, in the order likely to succeed first, then those that ran out of effort get
-    `effort` each."""
+    rounds four times as long, up to `effort` each (so one that needs a little more is not left
+    waiting behind one that would need far more)."""
     exact = lambda units: _prove(instance, units, abstract=False)  # noqa: E731
     integers = lambda units: prove_integers(instance, units)  # noqa: E731
     abstract = lambda units: _prove(instance, units, abstract=True)  # noqa: E731
@@ -105,7 +107,7 @@ def prove(instance: Instance, effort: int = EFFORT) -> Proof:
     else:
         strategies = [abstract, exact, integers]
     reasons: list[str] = []
-    for budget in sorted({min(FIRST_ROUND, effort), effort}):
+    for budget in _rounds(effort):
         retry, reasons = [], []
         for strategy in strategies:
             proof = strategy(budget)
@@ -116,6 +118,14 @@ def prove(instance: Instance, effort: int = EFFORT) -> Proof:
                 retry.append(strategy)
         strategies = retry
     return Proof("unknown", detail="; ".join(dict.fromkeys(reasons)))
+
+
+def _rounds(effort: int) -> list[int]:
+    """The effort of each round: FIRST_ROUND, four times that, ..., `effort`."""
+    rounds = [min(FIRST_ROUND, effort)]
+    while rounds[-1] < effort:
+        rounds.append(min(rounds[-1] * 4, effort))
+    return rounds
 
 
 class Budget:
@@ -291,8 +301,6 @@ def _prove(instance: Instance, units: int, abstract: bool) -> Proof:
     for symbol in instance.free:
         symbols[symbol] = prims.Sized(z3.BitVec(symbol, 64), 64)
 
-    tables: dict = {}  # guard table use -> its columns
-
     def i64(x, defined=premises):
         """An i64 expression; its definedness is a premise in queries (a failing primitive means
         the rule does not fire) and a claim in actions (egglog panics there)."""
@@ -301,13 +309,6 @@ def _prove(instance: Instance, units: int, abstract: bool) -> Proof:
             return prims.literal(x[1])
         if tag == "sym":
             return symbols[x[1]]
-        if tag == "table":
-            _, atom, _, rows, known, column = x
-            if atom not in tables:  # the arguments are one of the rows
-                columns = [i64(k, defined).i64 if k is not None else fresh("row") for k in known]
-                defined.append(z3.Or(*(z3.And(*(c == prims.wide(v) for c, v in zip(columns, row))) for row in rows)))
-                tables[atom] = columns
-            return prims.Sized(tables[atom][column], 64)
         return prims.apply_z3(x[1], [i64(a, defined) for a in x[2]], defined, fresh, products)
 
     for symbol, expression in instance.definitions:

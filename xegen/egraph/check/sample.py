@@ -113,13 +113,6 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
             if value is None:
                 raise prims.Fail
             return value
-        if tag == "table":  # the first row that matches (the prover considers every one)
-            _, _, _, rows, known, column = x
-            values = [None if k is None else compute(k, i) for k in known]
-            for row in rows:
-                if all(v is None or v == r for v, r in zip(values, row)):
-                    return row[column]
-            raise prims.Fail  # no row: the guard does not hold, the rule does not fire
         return prims.apply(x[1], [compute(a, i) for a in x[2]])
 
     def column(expression) -> list:
