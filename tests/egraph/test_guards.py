@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from xegen import RuleError
 from xegen.egraph import rules
 from xegen.egraph.check import check_rules, read_all_rules, rule_sources
 from xegen.egraph.check.model import instances, language_signatures
@@ -96,6 +97,15 @@ def test_a_guards_own_type_variables_do_not_multiply_the_checks():
     found = list(instances(rule, language_signatures(files)))
     assert sorted(i.type_text for i in found) == sorted(f"t={t}" for t in ("s8", "u8", "s16", "u16", "s32", "u32",
                                                                           "s64", "u64"))
+
+
+def test_a_rule_that_derives_a_guard_does_nothing_else(tmp_path):
+    """Whatever else it did would escape the guard's meaning."""
+    path = tmp_path / "r.egg"
+    path.write_text("(relation Small (Expr))\n; small, and at least 0\n"
+                    "(rule ((= h (hi e)) (<= h 3)) ((Small e) (set (lo e) 0)) :ruleset analysis :name \"small\")\n")
+    with pytest.raises(RuleError, match=r"r.egg:3: a rule that derives the guard 'Small' does only that"):
+        check_rules([path])
 
 
 def test_a_guard_that_is_never_derived_is_an_error(tmp_path):

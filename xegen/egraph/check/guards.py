@@ -16,7 +16,7 @@ from typing import Iterable
 
 from ...errors import RuleError
 from .. import sexpr
-from ..rules import RuleFile, rule_name, signatures
+from ..rules import RuleFile, signatures
 from .patterns import PApp, Pattern, PVar, show, to_pattern
 
 #: relations whose meaning the checker knows (model.py), the others are named guards: relations on
@@ -36,7 +36,6 @@ class Derivation:
 
     params: tuple[str, ...]
     body: tuple[Pattern, ...]
-    rule: str  # its name
 
 
 @dataclass
@@ -107,24 +106,27 @@ def collect(files: Iterable[RuleFile]) -> Guards:
         for form in f.forms:
             if form.head in relations:
                 raise RuleError(f"{f.path}:{form.line}: the guard '{form.head}' is derived by rules, not stated")
-            if form.head == "rule":
-                derivation = _derivation(form, relations)
-                if derivation is not None:
-                    guards.derived.setdefault(derivation[0], []).append(derivation[1])
+            derivation = _derivation(form, relations, f"{f.path}:{form.line}")
+            if derivation is not None:
+                guards.derived.setdefault(derivation[0], []).append(derivation[1])
     return guards
 
 
-def _derivation(form: sexpr.SList, relations: set[str]) -> tuple[str, Derivation] | None:
+def _derivation(form: sexpr.SList, relations: set[str], where: str) -> tuple[str, Derivation] | None:
+    """The guard a rule derives and how, if it derives one (its only action adds the guard, with
+    distinct variables, so that the body is the guard's whole meaning)."""
     positional = form.positional()
-    if len(positional) != 3 or not all(isinstance(x, sexpr.SList) for x in positional[1:]):
+    if form.head != "rule" or len(positional) != 3 or not all(isinstance(x, sexpr.SList) for x in positional[1:]):
         return None
     actions = positional[2].items
-    if len(actions) != 1 or not isinstance(actions[0], sexpr.SList) or actions[0].head not in relations:
+    guards = [a.head for a in actions if isinstance(a, sexpr.SList) and a.head in relations]
+    if not guards:
         return None
-    head = actions[0]
-    params = [to_pattern(x) for x in head.items[1:]]
-    if not all(isinstance(x, PVar) for x in params) or len({x.name for x in params}) != len(params):
-        return None  # the checker reports it when it checks the rule (a guard's head takes variables)
+    params = [to_pattern(x) for x in actions[0].items[1:]] if len(actions) == 1 else []
+    names = {x.name for x in params if isinstance(x, PVar)}
+    if len(actions) != 1 or len(names) != len(params):
+        raise RuleError(f"{where}: a rule that derives the guard '{guards[0]}' does only that, "
+                        f"with distinct variables: (({guards[0]} x y ...))")
     body = tuple(to_pattern(x) for x in positional[1].items)
-    return head.head, Derivation(tuple(x.name for x in params), body, rule_name(form))
+    return guards[0], Derivation(tuple(x.name for x in params), body)
 
