@@ -13,7 +13,8 @@ import pytest
 from bench.e2e import onednn, peer
 from bench.e2e.measure import modeled
 from xegen import hw as hwlib
-from xegen.conv import make_problem, parse_overrides
+from xegen.conv import make_problem
+from xegen.plan import parse_overrides
 from xegen.emit.roofline import Tiling
 from xegen.modeling import modeled_cycles, tiling
 from xegen.pipeline import compile_problem
