@@ -16,6 +16,7 @@ import pkgutil
 import sys
 
 from . import __version__, commands
+from .deep import deeply
 from .errors import Error
 
 # Every module under xegen.commands is a subcommand; `xegen --help` lists them alphabetically.
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "run", None):  # bare `xegen`: a missing argument, like any other
         parser.error(f"missing COMMAND: one of {', '.join(COMMANDS)}")
     try:
-        return int(args.run(args) or 0)
+        return int(deeply(args.run, args) or 0)  # deep inputs: see deep.py
     except Error as error:
         sys.stderr.write(f"xegen: error: {error}\n")
         return 2

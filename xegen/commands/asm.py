@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from .. import hw as hwlib
 from ..emit import assemble
 from ..errors import Error, ParseError
+from ..files import MiB, read_text
+
+MAX_SOURCE_BYTES = 8 * MiB  # ~120,000 lines as iga64 prints them: more than the assembler takes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,11 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     platform = hwlib.platform(args.hw)
-    raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise Error(f"{args.file}: not a text file (byte offset {error.start} is not UTF-8)") from None
+    text = read_text(args.file, MAX_SOURCE_BYTES, "assembly files")
     try:
         data = assemble(text, platform)
     except ParseError as error:

@@ -14,6 +14,7 @@ from ..build import check_ir
 from ..conv import make_problem
 from ..emit.asm_printer import disassemble
 from ..errors import Error, UnsupportedError
+from ..files import MiB, read_text
 from ..hw import platform
 from ..modeling import modeled_cycles
 from ..network_report import check_directory, load_peers, write_report
@@ -24,6 +25,7 @@ from ..report import format_summary, summary
 from ..verify import first_group_executions, verify
 
 IR_OPTIONS = ("canonical", "print_ir", "check_ir", "print_config")  # the IR-level options that print
+MAX_BATCH_BYTES = 4 * MiB  # ~60,000 descriptors
 
 
 @dataclass(frozen=True)
@@ -36,12 +38,7 @@ class Entry:
 
 def _read_batch(path: str) -> list[Entry]:
     """The descriptors of a shapes file: one per line, blank lines and `#` comments skipped."""
-    data = Path(path).read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[:error.start].count(b"\n") + 1
-        raise Error(f"{path}: line {line} is not UTF-8 text (byte 0x{data[error.start]:02x})") from None
+    text = read_text(path, MAX_BATCH_BYTES, "--batch files")
     entries = [Entry(line.strip(), f"{path}:{number}") for number, line in enumerate(text.splitlines(), 1)]
     entries = [entry for entry in entries if entry.text and not entry.text.startswith("#")]
     if not entries:

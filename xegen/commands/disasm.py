@@ -10,8 +10,10 @@ from .. import hw as hwlib
 from ..emit import disassemble
 from ..emit.zebin import read_zebin
 from ..errors import DecodeError, Error
+from ..files import MiB, read_bytes
 
 ELF_MAGIC = b"\x7fELF"
+MAX_FILE_BYTES = 64 * MiB  # a zebin with debug sections; the code itself is bounded by the decoder
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,7 +49,7 @@ def kernels_of(data: bytes, requested: hwlib.Platform | None) -> tuple[hwlib.Pla
 
 def run(args: argparse.Namespace) -> int:
     requested = hwlib.platform(args.hw) if args.hw else None
-    data = Path(args.file).read_bytes()
+    data = read_bytes(args.file, MAX_FILE_BYTES, "kernel binaries and zebins")
     try:
         platform, kernels = kernels_of(data, requested)
     except Error as error:

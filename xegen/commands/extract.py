@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from ..egraph.compare import compare_expression, compare_statement
 from ..errors import Error, ParseError
+from ..files import read_text
 from ..ir import parse_stmt
 from .simplify import add_common_options, limits, parse_inputs
 
@@ -19,17 +21,20 @@ def _platforms(text: str) -> list[str]:
     return names
 
 
+MAX_FILE_BYTES = 1 << 20
+
+
 def _read_file(path: Path) -> str:
-    try:
-        return path.read_text()
-    except (OSError, UnicodeDecodeError) as error:
-        raise Error(f"{path}: cannot read it as text ({getattr(error, 'strerror', None) or error})") from None
+    text = read_text(str(path), MAX_FILE_BYTES, "expression files")
+    if not text.strip():
+        raise Error(f"{path}: the file is empty: no expression or statement to extract")
+    return text
 
 
 def run(args: argparse.Namespace) -> int:
     platforms = _platforms(args.compare)
     path = Path(args.input)
-    if path.is_file():
+    if os.path.isfile(args.input):  # (False, not an error, for a name too long to be a file's)
         text = _read_file(path)
         try:
             expression, ranges, _ = parse_inputs(args, text)

@@ -11,6 +11,7 @@ import numpy as np
 from .. import hw as hwlib
 from .. import sim
 from ..errors import Error
+from ..files import MiB, read_bytes, read_npy
 from ..sim import local
 
 ARG_HELP = ("a kernel argument, in order: FILE.npy (a buffer; the kernel works on a copy, so the file is not "
@@ -19,7 +20,8 @@ ARG_HELP = ("a kernel argument, in order: FILE.npy (a buffer; the kernel works o
             "take for an option), zeros:SHAPE:DTYPE (a new zero-filled buffer, e.g. zeros:64x3:float32), or "
             "local:BYTES (a __local pointer)")
 NUMERIC_KINDS = "biuf"  # numpy dtype kinds a buffer may have: bool, signed, unsigned, float
-MAX_NEW_BUFFER_BYTES = 1 << 32  # zeros:SHAPE:DTYPE larger than this is surely a typo
+MAX_NEW_BUFFER_BYTES = 1 << 32  # zeros:SHAPE:DTYPE (or a .npy file) larger than this is surely a typo
+MAX_ZEBIN_BYTES = 64 * MiB
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -107,14 +109,10 @@ def _zero_buffer(text: str, index: int) -> np.ndarray:
 
 def _load_buffer(path: str, index: int) -> np.ndarray:
     try:
-        array = np.load(path, allow_pickle=False)
+        data = read_bytes(path, MAX_NEW_BUFFER_BYTES + 64 * 1024, "numpy array files")  # (+ its header)
     except FileNotFoundError:
         raise Error(f"--arg {index}: {path} does not exist") from None
-    except (OSError, ValueError, EOFError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise Error(f"--arg {index}: {path} is not a numpy array file we can read ({reason})") from None
-    if not isinstance(array, np.ndarray):
-        raise Error(f"--arg {index}: {path} holds several arrays, not one")
+    array = read_npy(data, f"--arg {index}: {path}")
     _check_numeric(array.dtype, index, path)
     return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))  # the device is little-endian
 
@@ -137,7 +135,7 @@ def _output_names(texts: list[str], names: list) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    data = Path(args.file).read_bytes()
+    data = read_bytes(args.file, MAX_ZEBIN_BYTES, "zebins")
     values, names = [], []
     for index, text in enumerate(args.arg):
         value, name = parse_argument(text, index)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 
 from ..egraph import EXTRACTORS, Limits, simplify
 from ..egraph.costs import format_cost
 from ..egraph.ranges import parse_var_spec
 from ..hw import PLATFORMS
+from ..errors import Error
 from ..ir import parse_expr
 
 
@@ -30,12 +32,20 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
 def parse_inputs(args: argparse.Namespace, text: str):
     """The expression (typed by --var) and the declared ranges."""
     specs = [parse_var_spec(v) for v in args.var]
+    names = [s.name for s in specs]
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise Error(f"--var {twice} is given twice")
     types = {s.name: s.type for s in specs if s.type is not None}
     ranges = {s.name: s.range for s in specs if s.range is not None}
     return parse_expr(text, types), ranges, types
 
 
 def limits(args: argparse.Namespace) -> Limits:
+    if not (math.isfinite(args.seconds) and args.seconds > 0):
+        raise Error(f"--seconds takes a positive number, not {args.seconds}")
+    if args.iterations < 1 or args.nodes < 1:
+        raise Error("--iterations and --nodes take positive integers")
     return Limits(args.iterations, args.nodes, args.seconds)
 
 

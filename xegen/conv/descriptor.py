@@ -182,7 +182,9 @@ def _scan(text: str) -> tuple[dict[str, tuple[int, int]], str]:
             continue
         if char == "n":
             name = stripped[pos + 1:]
-            if len(name) >= 2 and name[0] == name[-1] == '"':
+            if name.startswith('"'):
+                if len(name) < 2 or not name.endswith('"'):
+                    raise ParseError("the name's opening \" has no closing \"", text, 1, offset + pos + 2)
                 name = name[1:-1]
             return given, name
         field = _FIELD_RE.match(stripped, pos)

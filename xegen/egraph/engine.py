@@ -19,6 +19,7 @@ the first bound hit (iterations, e-graph nodes, wall-clock time); the report say
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from contextlib import contextmanager
@@ -51,7 +52,7 @@ class Limits:
     seconds: float = 2.0
 
     def __post_init__(self):
-        if self.iterations < 1 or self.nodes < 1 or self.seconds <= 0:
+        if self.iterations < 1 or self.nodes < 1 or not 0 < self.seconds < math.inf:  # (nan fails too)
             raise Error(f"saturation limits must be positive, not {self}")
 
 

@@ -50,7 +50,7 @@ def inclusive_bounds(spec: RangeSpec) -> tuple[int | None, int | None]:
     if isinstance(spec, range):
         if spec.step != 1:
             raise Error(f"a variable range must have step 1, not {spec}")
-        if len(spec) == 0:
+        if spec.stop <= spec.start:  # (len() of a range of 2^63 values or more overflows)
             raise Error(f"the range {spec.start}..{spec.stop} is empty")
         return spec.start, spec.stop - 1
     lo, hi = spec
@@ -78,8 +78,11 @@ def seed_variables(problem: Problem, ranges: Mapping[str, RangeSpec] | None) -> 
                 hi = v.type.max if hi is None else min(hi, v.type.max)
                 if lo > hi:
                     raise Error(f"the range of '{name}' does not intersect its type {v.type}")
+                # the interval analysis only names i64 values: a smaller lower bound and no upper
+                # bound are weaker facts, and still true
+                lo = min(lo, (1 << 63) - 1)
                 if hi >= 1 << 63:
-                    hi = None  # the interval analysis only names i64 values
+                    hi = None
             seeds.ranges[_var_term(n, v)] = (n, lo, hi)
 
 

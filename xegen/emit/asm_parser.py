@@ -22,6 +22,10 @@ from .floats import float_to_bits, parse_nan
 from .instruction import (CondModifier, Flag, Imm, Instruction, NO_SWSB, Predicate, Reg, SendDescriptor, Swsb)
 from .layout import Layout, layout_for
 
+#: the most instructions a listing may have (1 MiB of code, a few times the largest kernels IGC or
+#: xegen emit): a bound on the time an assembly takes (about 0.1 ms a line on one core)
+MAX_INSTRUCTIONS = 65_536
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"[+-]?(0[xX][0-9A-Fa-f]+|(\d+\.?\d*([eE][+-]?\d+)?)|(\.\d+([eE][+-]?\d+)?))")
 _DEFAULT_LABEL = re.compile(r"L(_N)?(\d+)$")
@@ -94,6 +98,9 @@ class _Assembler:
             if in_block_comment and not was_in_comment:
                 comment_start = (number, raw.rfind("/*") + 1)
             _Line(self, line, number).parse()
+            if len(self.instructions) > MAX_INSTRUCTIONS:
+                raise ParseError(f"more than {MAX_INSTRUCTIONS} instructions; the assembler takes at most that many",
+                                 self.text, number, 1)
         if in_block_comment:
             raise ParseError("unterminated /* comment", self.text, *comment_start)
         self._resolve()

@@ -22,6 +22,9 @@ from .swsb import decode_swsb
 
 _FLAGS = {(r, s): Flag(r, s) for r in range(4) for s in range(2)}
 _CACHE_LIMIT = 1 << 16
+#: the most kernel code the decoder takes (262,144 uncompacted instructions, ten times the largest
+#: kernels IGC or xegen emit): a bound on the time a decode takes
+MAX_CODE_BYTES = 4 << 20
 
 
 def decode(data: bytes, hw: str | hwlib.Platform) -> list[Instruction]:
@@ -34,6 +37,9 @@ def decode_with_sizes(data: bytes, hw: str | hwlib.Platform) -> tuple[list[Instr
     layout = layout_for(hwlib.platform(hw))
     decoder = _decoder_for(layout)
     view = _as_bytes(data)
+    if len(view) > MAX_CODE_BYTES:
+        raise DecodeError(f"{len(view)} bytes of code; the decoder takes at most {MAX_CODE_BYTES} "
+                          f"({MAX_CODE_BYTES // 16} instructions)", MAX_CODE_BYTES)
     out, sizes = [], []
     offset, end = 0, len(view)
     while offset < end:
