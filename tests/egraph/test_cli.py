@@ -93,7 +93,7 @@ def test_user_mistakes_are_one_line_errors(args, words):
 
 
 @pytest.mark.parametrize("content, words", [
-    (bytes([0xB9, 0x00, 0xFF, 0x10]), "cannot read it as text"),
+    (bytes([0xB9, 0x00, 0xFF, 0x10]), "line 1 is not UTF-8 text"),
     (b"x + (\n", "neither an expression (line 2, column 1"),
 ])
 def test_an_unreadable_extract_file_is_a_one_line_error(tmp_path, content, words):

@@ -41,6 +41,8 @@ ITERATION = f"(run-schedule {SETTLE} (run rewrite))"
 LOWER = f"(run-schedule {SETTLE} (run lower) {SETTLE})"
 LOWER_ROUNDS = 2
 COMMANDS_PER_PROGRAM = 64
+#: a step is not started when it would likely end with more than this many times the node limit
+NODE_OVERSHOOT = 2
 
 
 @dataclass(frozen=True)
@@ -153,9 +155,10 @@ class Run:
 
 @contextmanager
 def saturate(rule_set: RuleSet, roots: Sequence[str], seeds: Seeds | None = None,
-             limits: Limits = Limits()) -> Iterator[Run]:
-    """Add the root terms (egglog text) and seeds, run the schedule within `limits`, and yield
-    the run for extraction; the e-graph returns to its base state afterwards."""
+             limits: Limits = Limits(), pieces: Sequence[str] = ()) -> Iterator[Run]:
+    """Add the root terms (egglog text, after the `let` commands of the `pieces` they refer to)
+    and seeds, run the schedule within `limits`, and yield the run for extraction; the e-graph
+    returns to its base state afterwards."""
     loaded = _loaded(rule_set)
     graph = loaded.graph
     with loaded.lock:
@@ -164,7 +167,7 @@ def saturate(rule_set: RuleSet, roots: Sequence[str], seeds: Seeds | None = None
             # roots go in a table (a global `let` per root would slow every later step down),
             # one command each, parsed and run in chunks: egglog's parse and run of one program
             # grow quadratically with its number of commands
-            actions = [f"(set (root {i}) {term})" for i, term in enumerate(roots)]
+            actions = [*pieces, *(f"(set (root {i}) {term})" for i, term in enumerate(roots))]
             if seeds is not None:
                 actions.extend(seeds.actions())
             for start in range(0, len(actions), COMMANDS_PER_PROGRAM):
@@ -185,19 +188,31 @@ _EXPR_SET = frozenset(EXPR_CONSTRUCTORS)
 
 
 def _run_bounded(loaded: _LoadedRules, limits: Limits) -> SaturationReport:
+    """Run the schedule step by step within `limits`.  egglog cannot stop inside a step, so a
+    step is not started when the last one's growth, repeated, would take it past the time limit
+    or far past the node limit (each step grows the e-graph, and takes time, roughly in proportion
+    to the one before)."""
     report = SaturationReport()
     start = time.perf_counter()
+    last = {"growth": 1.0, "seconds": 0.0}  # the last step's growth factor and duration
 
     def step(program) -> bool:
+        began, before = time.perf_counter(), report.nodes
         outputs = loaded.graph.run_program(*program)
         report.nodes = node_count(loaded)
         report.seconds = time.perf_counter() - start
+        last.update(growth=report.nodes / before if before else 1.0, seconds=time.perf_counter() - began)
         return any(getattr(o, "report", None) is not None and o.report.updated for o in outputs)
 
     def bound_hit() -> str | None:
         if report.nodes >= limits.nodes:
             return "node limit"
         if report.seconds >= limits.seconds:
+            return "time limit"
+        growth = max(last["growth"], 1.0)
+        if report.nodes * growth >= NODE_OVERSHOOT * limits.nodes:
+            return "node limit"
+        if report.seconds + last["seconds"] * growth >= limits.seconds:
             return "time limit"
         return None
 

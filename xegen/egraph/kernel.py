@@ -140,7 +140,7 @@ def optimize_stmt_report(stmt: ir.Stmt, hw: Platform | str | CostModel = "xehpg"
     _seed_binders(by_statement, problem)
     seed_variables(problem, ranges)
 
-    with saturate(rule_set, builder.roots, problem.seeds, limits) as run:
+    with saturate(rule_set, builder.roots, problem.seeds, limits, builder.pieces) as run:
         roots, info = extract_roots(run, problem, model, extractor)
         report = run.report
     new_values = [roots[s.root] if s.root is not None else rebuild_opaque(s.leaf, lambda k: roots[k]) for s in sites]

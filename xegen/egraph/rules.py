@@ -18,12 +18,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..errors import ParseError, RuleError
+from ..errors import Error, ParseError, RuleError
+from ..files import KiB, read_text
 from . import sexpr
 
 LANGUAGE_FILE = Path(__file__).with_name("language.egg")
 RULESETS = ("expand", "analysis", "fold", "canon", "rewrite", "lower")
 RULE_HEADS = ("rewrite", "birewrite", "rule")
+MAX_RULE_FILE_BYTES = 256 * KiB  # five times all of rules/ together
 #: forms a rule file may contain besides rules (helper relations and functions of its own)
 OTHER_HEADS = ("relation", "function", "constructor", "ruleset", "sort", "datatype")
 
@@ -145,9 +147,11 @@ def read_rule_file(path: Path, language: bool = False, text: str | None = None) 
     `language`: the language file, which also holds facts (`set`, relation facts)."""
     if text is None:
         try:
-            text = path.read_text()
+            text = read_text(str(path), MAX_RULE_FILE_BYTES, "rule files")
         except OSError as error:
             raise RuleError(f"{path}: cannot read rule file ({error.strerror or error})") from None
+        except Error as error:
+            raise RuleError(str(error)) from None
     try:
         forms = tuple(sexpr.read(text, str(path)))
     except ParseError as error:
@@ -168,9 +172,27 @@ def read_rule_file(path: Path, language: bool = False, text: str | None = None) 
         elif head not in OTHER_HEADS and not language:
             raise RuleError(f"{_location(path, form.line)}: a rule file holds rules (rewrite, birewrite, rule) "
                             f"and declarations, not '{head}'")
+    if not language:
+        _check_arities(path, forms, {**language_signatures(), **signatures(forms)})
     rule_file = RuleFile(path, text, forms)
     check_unique_names([rule_file])
     return rule_file
+
+
+def _check_arities(path: Path, forms: Sequence[sexpr.SList], sigs: dict[str, Signature]) -> None:
+    """Every application of a declared constructor, function or relation has as many arguments
+    as its declaration (egglog refuses the file otherwise, but the rule checker reads rules
+    without egglog).  An explicit stack: rule terms may nest deeply."""
+    pending = [item for form in reversed(forms) if form.head in RULE_HEADS for item in reversed(form.items)]
+    while pending:  # (in file order: the first mistake is reported)
+        item = pending.pop()
+        if not isinstance(item, sexpr.SList):
+            continue
+        sig = sigs.get(item.head) if item.head else None
+        if sig is not None and len(item.items) - 1 != len(sig.inputs):
+            raise RuleError(f"{_location(path, item.line)}: {item.head} takes {len(sig.inputs)} argument(s) "
+                            f"({' '.join(sig.inputs) or 'none'}), not {len(item.items) - 1}")
+        pending.extend(reversed(item.items))
 
 
 def rule_files(paths: Iterable[Path | str]) -> list[Path]:

@@ -197,7 +197,7 @@ def simplify_each(expr: ir.Expr | str, models: Sequence[CostModel], ranges: Mapp
         top = problem.builder.add_opaque_root(expr)
     seed_variables(problem, ranges)
     results = []
-    with saturate(rule_set, problem.builder.roots, problem.seeds, limits) as run:
+    with saturate(rule_set, problem.builder.roots, problem.seeds, limits, problem.builder.pieces) as run:
         saturated = time.perf_counter()
         for model in models:
             begin = time.perf_counter()

@@ -22,6 +22,7 @@ from typing import Callable, Mapping
 
 from .. import ir
 from ..ir.expr import BINARY_OPS, TERNARY_OPS, UNARY_OPS
+from ..errors import UnsupportedError
 from ..ir.types import BOOL, INT_TYPES, Type
 from .rules import language_signatures
 
@@ -99,6 +100,25 @@ def supported(e: ir.Expr) -> bool:
     return False
 
 
+#: how deep a term nests before its lower part becomes a piece of its own (egglog's parse and
+#: insertion of one term take time quadratic in its depth)
+PIECE_DEPTH = 32
+#: the deepest term the optimizer takes: greedy DAG extraction takes time quadratic in the depth
+#: (a 2,000-deep sum: about 10 s on one core)
+MAX_TERM_DEPTH = 2_000
+
+
+def _term_children(e: ir.Expr) -> list[ir.Expr]:
+    """The subexpressions that are terms of their own inside the term of `e`."""
+    if not supported(e) or isinstance(e, (ir.Var, ir.IntImm, ir.BoolImm)):
+        return []
+    if isinstance(e, ir.Select):
+        return [e.cond, e.true_value, e.false_value]
+    if isinstance(e, ir.Cast):
+        return [e.value]
+    return list(ir.children(e))
+
+
 def quote(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -142,6 +162,7 @@ class TermBuilder:
         self.roots: list[str] = []  # term text of every root, holes included
         self._root_index: dict[str, int] = {}
         self.variables: dict[str, ir.Var] = {}  # e-graph name -> IR variable
+        self.pieces: list[str] = []  # `(let $pieceN TERM)` commands the roots refer to, in order
 
     def add_root(self, e: ir.Expr) -> int:
         """Add a supported expression as a root; returns its root index (an expression met
@@ -159,6 +180,37 @@ class TermBuilder:
         return self._opaque(e)
 
     def term(self, e: ir.Expr) -> str:
+        """The term text of `e`: built bottom-up with an explicit stack (no recursion), and cut
+        into `pieces` wherever it nests PIECE_DEPTH deep, because egglog parses and adds a term in
+        time quadratic in its depth."""
+        done: dict[int, tuple[str, int, int]] = {}  # id of a node below e -> (text, depth in its piece, depth)
+        stack: list[tuple[ir.Expr, bool]] = [(e, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if id(node) in done and supported(node):  # (an opaque leaf gets an index per occurrence)
+                continue
+            below = _term_children(node)
+            if below and not expanded:
+                stack.append((node, True))
+                stack.extend((child, False) for child in reversed(below))  # first child first, as
+                continue                                                    # opaque leaves are numbered
+            parts = [done[id(child)] for child in below]
+            text = self._node_text(node, [part[0] for part in parts])
+            depth = 1 + max((part[1] for part in parts), default=0)
+            total_depth = 1 + max((part[2] for part in parts), default=0)
+            if total_depth > MAX_TERM_DEPTH:
+                raise UnsupportedError(f"the expression nests more than {MAX_TERM_DEPTH} levels deep, the most the "
+                                       "e-graph optimizer takes (its extraction time grows with the square of "
+                                       "the depth)")
+            if depth >= PIECE_DEPTH:
+                name = f"$piece{len(self.pieces)}"
+                self.pieces.append(f"(let {name} {text})")
+                text, depth = name, 1
+            done[id(node)] = (text, depth, total_depth)
+        return done[id(e)][0]
+
+    def _node_text(self, e: ir.Expr, below: list[str]) -> str:
+        """The text of node `e` over the texts of its `_term_children`."""
         if not supported(e):
             if not is_term_type(e.type):
                 raise ValueError(f"{e} cannot be a term")
@@ -175,13 +227,13 @@ class TermBuilder:
             return f"(Const (Bool) {int(e.value)})"
         if isinstance(e, (ir.Unary, ir.Binary, ir.Ternary)):
             name = CONSTRUCTORS[e.op]
-            parts = [name, *([ty(e.a.type)] if TY_ARGUMENTS[name] else []), *(self.term(x) for x in ir.children(e))]
+            parts = [name, *([ty(e.a.type)] if TY_ARGUMENTS[name] else []), *below]
             return "(" + " ".join(parts) + ")"
         if isinstance(e, ir.Select):
-            return f"(Select {ty(e.type)} {self.term(e.cond)} {self.term(e.true_value)} {self.term(e.false_value)})"
+            return f"(Select {ty(e.type)} {' '.join(below)})"
         if isinstance(e, ir.Cast):
             head = "SatCast" if e.saturate else "Cast"
-            return f"({head} {ty(e.type)} {ty(e.value.type)} {self.term(e.value)})"
+            return f"({head} {ty(e.type)} {ty(e.value.type)} {below[0]})"
         raise AssertionError(f"unhandled supported node {type(e).__name__}")
 
     def _opaque(self, e: ir.Expr) -> OpaqueLeaf:
