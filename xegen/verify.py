@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from . import sim
 from .build.run import compare_buffers, device_buffers
 from .conv.check import Comparison, random_inputs
+from .errors import Error, UnsupportedError
 from .pipeline import Compilation
+
+#: the simulator's speed in thread-instructions a second: it runs the threads of a dispatch
+#: together, about 1.1 million a second on one core of the development machine (a 3x3 layer on
+#: xehpg, 220k thread-instructions), so an estimate from it errs on the short side rarely
+SIMULATED_PER_SECOND = 1_000_000
+#: `check_verify_time` refuses a run estimated longer than this unless told to go on
+LONG_VERIFY_SECONDS = 600
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,27 @@ def verify(compilation: Compilation, seed: int = 0) -> Verification:
     tensors = random_inputs(kernel.problem, seed)
     buffers, result = run_in_simulator(compilation, tensors)
     return Verification(tuple(compare_buffers(kernel, buffers, tensors)), result)
+
+
+def verify_seconds(compilation: Compilation) -> float:
+    """The estimated time of `verify(compilation)`: the kernel's thread-instructions (counted
+    statically, or from a run of one group when a branch depends on data) at the simulator's
+    speed."""
+    try:
+        executions = compilation.compiled.executions(compilation.kernel.grid)
+    except UnsupportedError:
+        executions = first_group_executions(compilation)
+    return sum(executions) / SIMULATED_PER_SECOND
+
+
+def check_verify_time(compilation: Compilation, force: bool) -> float:
+    """The estimated seconds of a verify run; an Error when that is over LONG_VERIFY_SECONDS
+    and not `force`d, so a run of hours does not start without a word."""
+    seconds = verify_seconds(compilation)
+    if seconds > LONG_VERIFY_SECONDS and not force:
+        raise Error(f"--verify would simulate about {seconds / 60:,.0f} minutes ({seconds * SIMULATED_PER_SECOND:,.0f} "
+                    f"thread-instructions): use a smaller --mb, or add --verify-long to run it anyway")
+    return seconds
 
 
 def first_group_executions(compilation: Compilation) -> tuple[int, ...]:

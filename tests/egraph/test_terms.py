@@ -58,7 +58,7 @@ def test_a_load_is_an_opaque_leaf_whose_offset_is_optimized():
 @pytest.mark.parametrize("text, words", [
     ("(rewrite (Add t x (Const t 0)) x)", "without ':ruleset NAME'"),
     ("(rewrite (Add t x (Const t 0)) x :ruleset nosuch)", "unknown ruleset 'nosuch'"),
-    ("(rewrite (Add t x) x :ruleset rewrite :name \"r\")", "bad.egg:1: Arity mismatch"),
+    ("(rewrite (Add t x) x :ruleset rewrite :name \"r\")", "bad.egg:1: Add takes 3 argument(s) (Ty Expr Expr), not 2"),
     ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite)", "bad.egg:1: rewrite without ':name \"NAME\"'"),
     ("; one\n(rewrite (Add t x (Const t 0)) x :ruleset rewrite :name \"r\")\n"
      "; two\n(rewrite (Sub t x (Const t 0)) x :ruleset rewrite :name \"r\")",

@@ -16,7 +16,7 @@ from typing import Mapping
 import numpy as np
 
 from ..conv.check import Comparison, compare, compare_padding, random_inputs
-from ..errors import Error
+from ..errors import Error, UnsupportedError
 from ..ir import execute
 from ..ir.semantics import numpy_dtype, round_array
 from ..ir.types import BF16, Type
@@ -126,9 +126,20 @@ def compare_buffers(kernel: Kernel, buffers: dict[str, np.ndarray], tensors: dic
             + compare_padding(output_padding(kernel, buffers)))
 
 
+#: the interpreter runs every thread of the grid at once, holding each thread's values side by
+#: side: it peaks at about 13 times the register files of all threads (measured: 81 MB for a
+#: 784-thread xehpg layer with 6 MiB of registers), so this bound keeps a check near 3 GB
+MAX_CHECK_IR_REGISTER_BYTES = 256 << 20
+
+
 def check_ir(kernel: Kernel, seed: int = 0) -> list[Comparison]:
     """Run the kernel IR on random inputs (outputs pre-filled as `device_buffers` says) and check
-    its buffers (`compare_buffers`)."""
+    its buffers (`compare_buffers`); a grid too large for the interpreter is refused first."""
+    registers = kernel.threads * kernel.grf_count * kernel.hw.grf_bytes
+    if registers > MAX_CHECK_IR_REGISTER_BYTES:
+        raise UnsupportedError(f"--check-ir runs all {kernel.threads:,} threads at once: their {registers >> 20:,} MiB "
+                               f"of registers are over the interpreter's {MAX_CHECK_IR_REGISTER_BYTES >> 20} MiB "
+                               "(about 13 times that in memory); use a smaller --mb, or --verify")
     tensors = random_inputs(kernel.problem, seed)
     buffers = device_buffers(kernel, tensors)
     execute_kernel(kernel, buffers)

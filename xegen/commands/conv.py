@@ -22,7 +22,7 @@ from ..pipeline import PASSES, build_kernel, check_pass_names, compile_problem
 from ..plan import parse_overrides
 from ..progress import Progress
 from ..report import format_summary, summary
-from ..verify import first_group_executions, verify
+from ..verify import check_verify_time, first_group_executions, verify
 
 IR_OPTIONS = ("canonical", "print_ir", "check_ir", "print_config")  # the IR-level options that print
 MAX_BATCH_BYTES = 4 * MiB  # ~60,000 descriptors
@@ -76,6 +76,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
             raise Error(f"-o {args.output}: is a directory, not a file name")
         if args.batch is None and not output.resolve().parent.is_dir():
             raise Error(f"-o {args.output}: directory {output.parent} does not exist")
+    if args.verify_long and not args.verify:
+        raise Error("--verify-long goes with --verify")
     if args.report is not None:
         check_directory(args.report)
         platform(args.hw)  # a platform the report can draw roofs of
@@ -245,6 +247,11 @@ def _compile(state: _Run, problem, dump, index) -> dict:
     path = _output_path(args, index, compilation.compiled.name, state.batch)
     if path is not None:
         path.write_bytes(compilation.zebin())
+    if args.verify:  # a long run says so first; one of hours is refused unless --verify-long
+        seconds = check_verify_time(compilation, args.verify_long)
+        if seconds > 60:
+            state.progress.clear()
+            sys.stderr.write(f"xegen: note: --verify: about {seconds / 60:.0f} minutes of simulation\n")
     verification = verify(compilation, args.seed) if args.verify else None
     cycles, counts = None, "static"
     if not args.no_model:
@@ -347,6 +354,9 @@ def register(subparsers) -> None:
     native.add_argument("--verify", action="store_true",
                         help="run the kernel in the simulator (SWSB hazard checks on) on random data and compare "
                              "with numpy; exit status 1 on a mismatch or hazard")
+    native.add_argument("--verify-long", action="store_true",
+                        help="run --verify even when it is estimated to take over 10 minutes of simulation "
+                             "(without it, such a run is refused, naming the estimate)")
     native.add_argument("--asm", action="store_true", help="print the kernel's disassembly (with byte addresses)")
     native.add_argument("--json", action="store_true",
                         help="print the summary as one JSON document on standard output (a list with --batch; "

@@ -370,8 +370,8 @@ class Parser:
 
     @staticmethod
     def _open_question(pending: list[_Pending]) -> bool:
-        markers = [p for p in pending if p.is_marker]
-        return bool(markers) and markers[-1].kind == "question"
+        # from the top down to the nearest marker only: nested ternaries keep thousands pending
+        return next((p.kind == "question" for p in reversed(pending) if p.is_marker), False)
 
     def _reduce(self, operands: list, pending: list[_Pending], level: int) -> None:
         """Apply the pending operators that bind at least as tightly as `level`, down to the
