@@ -3,13 +3,18 @@
 Much of xegen walks trees by recursion (IR mutators, the interpreter, rule terms): a chain of
 lets a few hundred deep, or an expression of a thousand nested terms, goes past Python's default
 recursion limit of 1,000 frames.  `deeply(function, ...)` runs `function` on a thread whose C
-stack is large enough for `MAX_DEPTH` Python frames and with the recursion limit raised to
-match, so such inputs work; an input deeper still gets a `NestingError` (one clear line from
-the CLI) instead of a `RecursionError` traceback or a crash of the interpreter.
+stack is large enough for `MAX_DEPTH` Python frames, with the recursion limit raised to match
+while it runs, so such inputs work; an input deeper still gets a `NestingError` (one clear line
+from the CLI) instead of a `RecursionError` traceback or a crash of the interpreter.
+
+The deep thread is one, made once and kept: an egglog e-graph may be used only on the thread
+that made it, and the optimizer keeps its loaded rules from one call to the next.  Calls from
+several threads take turns; a call from inside a deep call runs directly.
 """
 
 from __future__ import annotations
 
+import queue
 import sys
 import threading
 from typing import Callable, TypeVar
@@ -24,10 +29,10 @@ MAX_DEPTH = 50_000
 STACK_BYTES = 256 * 1024 * 1024
 
 _T = TypeVar("_T")
-_local = threading.local()
-_limit_lock = threading.Lock()
-_deep_threads = 0  # threads inside `deeply` now: the raised limit is restored when none is left
-_saved_limit = 0
+_jobs: queue.Queue = queue.Queue()
+_start_lock = threading.Lock()
+_turn = threading.Lock()  # one deep call at a time
+_worker: threading.Thread | None = None
 
 
 class NestingError(Error):
@@ -37,32 +42,46 @@ class NestingError(Error):
 def deeply(function: Callable[..., _T], *args, **kwargs) -> _T:
     """`function(*args, **kwargs)` with room for MAX_DEPTH frames of recursion; its result or
     its exception (a RecursionError becomes a NestingError)."""
-    if getattr(_local, "deep", False):  # already on a deep thread
+    if threading.current_thread() is _worker:
         return _call(function, args, kwargs)
-    outcome: list = []
-
-    def body() -> None:
-        _local.deep = True
-        try:
-            outcome.append((True, _call(function, args, kwargs)))
-        except BaseException as error:  # handed to the caller's thread, re-raised there
-            outcome.append((False, error))
-
-    _enter()
-    try:
-        previous = threading.stack_size(STACK_BYTES)
-        try:
-            thread = threading.Thread(target=body, name="xegen-deep", daemon=True)  # Ctrl-C ends the process
-            thread.start()
-        finally:
-            threading.stack_size(previous)
-        thread.join()
-    finally:
-        _leave()
+    with _turn:
+        done = threading.Event()
+        outcome: list = []
+        _jobs.put((function, args, kwargs, outcome, done))
+        _ensure_worker()
+        done.wait()
     ok, value = outcome[0]
     if ok:
         return value
     raise value.with_traceback(value.__traceback__)
+
+
+def _ensure_worker() -> None:
+    global _worker
+    with _start_lock:
+        if _worker is not None:
+            return
+        previous = threading.stack_size(STACK_BYTES)
+        try:
+            # a daemon: Ctrl-C in the main thread ends the process without waiting for it
+            _worker = threading.Thread(target=_serve, name="xegen-deep", daemon=True)
+            _worker.start()
+        finally:
+            threading.stack_size(previous)
+
+
+def _serve() -> None:
+    while True:
+        function, args, kwargs, outcome, done = _jobs.get()
+        saved = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(saved, MAX_DEPTH))
+        try:
+            outcome.append((True, _call(function, args, kwargs)))
+        except BaseException as error:  # handed to the calling thread, raised there
+            outcome.append((False, error))
+        finally:
+            sys.setrecursionlimit(saved)
+            done.set()
 
 
 def _call(function, args, kwargs):
@@ -71,20 +90,3 @@ def _call(function, args, kwargs):
     except RecursionError:
         raise NestingError(f"the input nests deeper than xegen handles ({MAX_DEPTH:,} levels of "
                            "recursion); split it into smaller pieces") from None
-
-
-def _enter() -> None:
-    global _deep_threads, _saved_limit
-    with _limit_lock:
-        if _deep_threads == 0:
-            _saved_limit = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(_saved_limit, MAX_DEPTH))
-        _deep_threads += 1
-
-
-def _leave() -> None:
-    global _deep_threads
-    with _limit_lock:
-        _deep_threads -= 1
-        if _deep_threads == 0:
-            sys.setrecursionlimit(_saved_limit)

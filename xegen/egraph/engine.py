@@ -98,15 +98,18 @@ class _LoadedRules:
         self.lock = threading.Lock()
 
 
-_LOADED: dict[str, _LoadedRules] = {}
+_LOADED: dict[tuple[int, str], _LoadedRules] = {}
 _LOADED_LOCK = threading.Lock()
 
 
 def _loaded(rule_set: RuleSet) -> _LoadedRules:
+    # per thread: an egglog e-graph may be used only on the thread that made it (xegen.deep runs
+    # commands on a thread of their own)
+    key = (threading.get_ident(), rule_set.digest)
     with _LOADED_LOCK:
-        loaded = _LOADED.get(rule_set.digest)
+        loaded = _LOADED.get(key)
         if loaded is None:
-            loaded = _LOADED[rule_set.digest] = _LoadedRules(rule_set)
+            loaded = _LOADED[key] = _LoadedRules(rule_set)
         return loaded
 
 
