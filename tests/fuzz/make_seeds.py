@@ -52,7 +52,7 @@ def main() -> None:
     write("batch", "resnet_50_head", ("\n".join(shapes[:12]) + "\n").encode())
     write("batch", "mixed", ("# a comment\n\n" + "\n".join(DESCRIPTORS) + "\n").encode())
     for name in ("peephole.egg", "select.egg", "strength.egg"):
-        write("rules", name, (ROOT / "rules" / name).read_bytes())
+        write("rules", name, (ROOT / "xegen" / "rules" / name).read_bytes())
     problem = make_problem("mb1ic16ih4oc16oh4kh1ph0")
     for index, platform in enumerate(PLATFORMS):
         compilation = compile_problem(problem, platform, {})
