@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from .. import ir
-from ..ir.expr import BINARY_OPS, TERNARY_OPS, UNARY_OPS
 from ..errors import UnsupportedError
+from ..ir.expr import BINARY_OPS, TERNARY_OPS, UNARY_OPS
 from ..ir.types import BOOL, INT_TYPES, Type
 from .rules import language_signatures
 
@@ -102,7 +102,7 @@ def supported(e: ir.Expr) -> bool:
 
 #: how deep a term nests before its lower part becomes a piece of its own (egglog's parse and
 #: insertion of one term take time quadratic in its depth)
-PIECE_DEPTH = 32
+PIECE_DEPTH = 64
 #: the deepest term the optimizer takes: greedy DAG extraction takes time quadratic in the depth
 #: (a 2,000-deep sum: about 10 s on one core)
 MAX_TERM_DEPTH = 2_000
@@ -183,11 +183,12 @@ class TermBuilder:
         """The term text of `e`: built bottom-up with an explicit stack (no recursion), and cut
         into `pieces` wherever it nests PIECE_DEPTH deep, because egglog parses and adds a term in
         time quadratic in its depth."""
-        done: dict[int, tuple[str, int, int]] = {}  # id of a node below e -> (text, depth in its piece, depth)
+        # id of a node below e -> (text, depth in its piece, depth, whether it holds an opaque leaf)
+        done: dict[int, tuple[str, int, int, bool]] = {}
         stack: list[tuple[ir.Expr, bool]] = [(e, False)]
         while stack:
             node, expanded = stack.pop()
-            if id(node) in done and supported(node):  # (an opaque leaf gets an index per occurrence)
+            if id(node) in done and not done[id(node)][3]:  # (an opaque leaf gets an index per occurrence)
                 continue
             below = _term_children(node)
             if below and not expanded:
@@ -206,7 +207,8 @@ class TermBuilder:
                 name = f"$piece{len(self.pieces)}"
                 self.pieces.append(f"(let {name} {text})")
                 text, depth = name, 1
-            done[id(node)] = (text, depth, total_depth)
+            opaque = not supported(node) or any(part[3] for part in parts)
+            done[id(node)] = (text, depth, total_depth, opaque)
         return done[id(e)][0]
 
     def _node_text(self, e: ir.Expr, below: list[str]) -> str:
