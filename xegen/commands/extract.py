@@ -13,15 +13,14 @@ from ..files import read_text
 from ..ir import parse_stmt
 from .simplify import add_common_options, limits, parse_inputs
 
+MAX_FILE_BYTES = 1 << 20  # an expression or a kernel's statement: far less
+
 
 def _platforms(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
         raise Error("--compare needs at least one platform, e.g. --compare xelp,xehpg")
     return names
-
-
-MAX_FILE_BYTES = 1 << 20
 
 
 def _read_file(path: Path) -> str:
