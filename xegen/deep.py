@@ -9,7 +9,8 @@ from the CLI) instead of a `RecursionError` traceback or a crash of the interpre
 
 The deep thread is one, made once and kept: an egglog e-graph may be used only on the thread
 that made it, and the optimizer keeps its loaded rules from one call to the next.  Calls from
-several threads take turns; a call from inside a deep call runs directly.
+several threads take turns; a call from inside a deep call runs directly (but one from a thread
+that a deep call starts and waits for would wait for ever: xegen starts none).
 """
 
 from __future__ import annotations
