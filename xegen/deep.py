@@ -15,6 +15,7 @@ that a deep call starts and waits for would wait for ever: xegen starts none).
 
 from __future__ import annotations
 
+import atexit
 import queue
 import sys
 import threading
@@ -71,9 +72,21 @@ def _ensure_worker() -> None:
             threading.stack_size(previous)
 
 
+@atexit.register
+def _stop_worker() -> None:
+    """End the deep thread before the interpreter does, so what it made (egglog's e-graphs, in its
+    thread-local storage) is dropped on that thread."""
+    if _worker is not None and _worker.is_alive() and _turn.acquire(timeout=1):  # (not if a call is stuck)
+        _jobs.put(None)
+        _worker.join()
+
+
 def _serve() -> None:
     while True:
-        function, args, kwargs, outcome, done = _jobs.get()
+        job = _jobs.get()
+        if job is None:
+            return
+        function, args, kwargs, outcome, done = job
         saved = sys.getrecursionlimit()
         sys.setrecursionlimit(max(saved, MAX_DEPTH))
         try:

@@ -98,19 +98,17 @@ class _LoadedRules:
         self.lock = threading.Lock()
 
 
-_LOADED: dict[tuple[int, str], _LoadedRules] = {}
-_LOADED_LOCK = threading.Lock()
+#: the loaded rule sets by digest, per thread: an egglog e-graph may be used, and dropped, only
+#: on the thread that made it (xegen.deep runs commands on a thread of its own)
+_LOADED = threading.local()
 
 
 def _loaded(rule_set: RuleSet) -> _LoadedRules:
-    # per thread: an egglog e-graph may be used only on the thread that made it (xegen.deep runs
-    # commands on a thread of their own)
-    key = (threading.get_ident(), rule_set.digest)
-    with _LOADED_LOCK:
-        loaded = _LOADED.get(key)
-        if loaded is None:
-            loaded = _LOADED[key] = _LoadedRules(rule_set)
-        return loaded
+    per_thread = _LOADED.__dict__.setdefault("by_digest", {})
+    loaded = per_thread.get(rule_set.digest)
+    if loaded is None:
+        loaded = per_thread[rule_set.digest] = _LoadedRules(rule_set)
+    return loaded
 
 
 def prepare(rule_set: RuleSet) -> None:
