@@ -249,7 +249,7 @@ def test_a_rule_with_the_wrong_arity_is_one_error_line(capsys, tmp_path):
 def test_a_rule_file_that_is_not_utf8_is_one_error_line(capsys, tmp_path):
     path = tmp_path / "latin1.egg"
     path.write_bytes(b';; caf\xe9\n(rewrite (Neg t (Neg t x)) x :ruleset rewrite :name "n")\n')
-    assert f"{path}: line 1 is not UTF-8 text (byte 0xe9), at byte offset 5" in one_error(capsys, "simplify", "a", "--rules", str(path))
+    assert f"{path}: line 1 is not UTF-8 text (byte 0xe9)" in one_error(capsys, "simplify", "a", "--rules", str(path))
 
 
 def test_a_rule_file_over_its_size_limit_is_refused(capsys, tmp_path):

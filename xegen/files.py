@@ -53,8 +53,7 @@ def read_text(path: str, limit: int, what: str = "files") -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data[:error.start].count(b"\n") + 1
-        raise Error(f"{path}: line {line} is not UTF-8 text (byte 0x{data[error.start]:02x}), at byte offset "
-                    f"{error.start}") from None
+        raise Error(f"{path}: line {line} is not UTF-8 text (byte 0x{data[error.start]:02x})") from None
 
 
 def _size(n: int) -> str:
