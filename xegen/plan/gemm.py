@@ -19,7 +19,7 @@ forward source `ih = oh*SH + kh*(DH+1) - PH` with `0 <= ih && ih < IH`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from ..conv.index import Idx
@@ -147,6 +147,7 @@ def formulate(problem: Problem) -> Gemm:
 # The s32 range of the index arithmetic --------------------------------------------------------
 
 S32_MAX = 2**31 - 1
+FEW_CHANNELS = 8  # backward data with fewer input channels per group is a transposed GEMM
 
 
 def check_index_range(problem: Problem) -> None:
@@ -244,6 +245,9 @@ def _forward(problem: Problem) -> Gemm:
 
 
 def _backward_data(problem: Problem) -> Gemm:
+    desc = problem.desc
+    if any(desc.field("s", d) > 1 for d in desc.used):
+        return _backward_data_by_phases(problem)
     desc, layouts, types, last = _views_common(problem)
     m = _dim("m", [("mb", desc.mb), *_spatial(desc, "i", "i")])
     n = _dim("n", [("ic", desc.icg)])
@@ -267,6 +271,139 @@ def _backward_data(problem: Problem) -> Gemm:
     c = View("src", ("m", "n"), layouts["src"], types["src"], _channels_and_spatial(desc, "ic", desc.icg, "i"),
              {"ic": 1, "i" + desc.used[-1]: last})
     return Gemm(problem, m, n, k, desc.g, a, b, c, None, "")
+
+
+@dataclass(frozen=True)
+class StridePhases:
+    """Backward data along one spatial dimension split into the phases of its stride S.
+
+    Input position i = q*S + r (phase r < S, q < `positions`) receives output o through kernel
+    position k exactly when o*S + k*E - P = i (E = dilation + 1).  For a phase r those k are
+    k0(r), k0(r) + T, k0(r) + 2T, ... (T = S / gcd(S, E)): tap t of the phase is k = k0 + t*T and
+    reads o = q + c(r) - t*E*T/S with c(r) = (r + P - k0*E) / S, an exact division.  A phase with
+    (r + P) not a multiple of gcd(S, E) receives no tap; a phase whose k0 + t*T reaches K has
+    fewer taps than `taps`, the most any phase has."""
+
+    stride: int  # S: phases along this dimension
+    dilation: int  # E = dilation + 1, the distance between kernel positions
+    padding: int
+    kernel: int
+    inputs: int
+    outputs: int
+
+    @property
+    def common(self) -> int:
+        return math.gcd(self.stride, self.dilation)
+
+    @property
+    def tap_step(self) -> int:  # T
+        return self.stride // self.common
+
+    @property
+    def output_step(self) -> int:  # o moves by this much per tap
+        return self.dilation * self.tap_step // self.stride
+
+    def first_tap(self, r: int) -> int | None:
+        """k0(r), or None when phase r receives no tap."""
+        if (r + self.padding) % self.common:
+            return None
+        return next(k for k in range(self.tap_step) if (k * self.dilation - r - self.padding) % self.stride == 0)
+
+    def tap_count(self, r: int) -> int:
+        k0 = self.first_tap(r)
+        return 0 if k0 is None else max(0, -(-(self.kernel - k0) // self.tap_step))
+
+    @property
+    def taps(self) -> int:
+        return max(1, max(self.tap_count(r) for r in range(self.stride)))
+
+    @property
+    def positions(self) -> int:
+        return -(-self.inputs // self.stride)
+
+    def first_tap_of(self, r: Idx) -> Idx:
+        """k0 as index arithmetic of the phase: ((r + P) / G * inverse) % T, with inverse the
+        inverse of E/G modulo T (it exists: E/G and T are coprime)."""
+        if self.tap_step == 1:
+            return Idx.const(0)
+        inverse = pow(self.dilation // self.common, -1, self.tap_step)
+        return ((r + self.padding).div(self.common) * inverse).mod(self.tap_step)
+
+
+def stride_phases(problem: Problem) -> dict[str, StridePhases]:
+    """The phases of every spatial dimension of a backward-data problem (one phase where S = 1)."""
+    desc = problem.desc
+    return {d: StridePhases(desc.field("s", d), desc.field("d", d) + 1, desc.field("p", d), desc.field("k", d),
+                            desc.field("i", d), desc.field("o", d)) for d in desc.used}
+
+
+def _backward_data_by_phases(problem: Problem) -> Gemm:
+    """Strided backward data as one GEMM per phase of the strides (StridePhases): the phases are
+    grid groups beside the convolution groups, so no multiply-add is spent on a kernel position
+    that falls between outputs.  Taps a phase lacks (fewer than `taps`) are masked."""
+    desc, layouts, types, _ = _views_common(problem)
+    phases = stride_phases(problem)
+    count = math.prod(ph.stride for ph in phases.values())
+    positions = [("mb", desc.mb), *(("q" + d, ph.positions) for d, ph in phases.items())]
+    # few input channels (a first layer's diff_src) would fill few lanes of an N tile: then the
+    # GEMM is transposed, channels along M and positions along N
+    transposed = desc.icg < FEW_CHANNELS
+    m = _dim("m", [("ic", desc.icg)] if transposed else positions)
+    n = _dim("n", positions if transposed else [("ic", desc.icg)])
+    k = _dim("k", [*(("t" + d, ph.taps) for d, ph in phases.items()), ("oc", desc.ocg)])
+
+    def phased(v):
+        """The view's lookup with the convolution group, each dimension's phase r<d> and kernel
+        position k<d> decoded from the grid group and the taps."""
+        group = v("g")
+        values = {"g": group.div(count)}
+        below = 1
+        for d in reversed(desc.used):
+            ph = phases[d]
+            r = group.mod(count).div(below).mod(ph.stride)
+            below *= ph.stride
+            values["r" + d] = r
+            values["k0" + d] = ph.first_tap_of(r)
+            values["k" + d] = values["k0" + d] + v("t" + d) * ph.tap_step
+        return lambda name: values[name] if name in values else v(name)
+
+    def taps_in_kernel(v, d) -> list[Expr]:
+        ph = phases[d]
+        masks = v("k" + d).below(ph.kernel)
+        valid = (v("r" + d) + ph.padding).divisible_by(ph.common)
+        return valid + ([masks] if masks is not None else [])
+
+    def diff_dst(lookup):
+        v = phased(lookup)
+        positions, masks = [], []
+        for d, ph in phases.items():
+            offset = (v("r" + d) + ph.padding - v("k0" + d) * ph.dilation).div(ph.stride)
+            position = v("q" + d) + offset - v("t" + d) * ph.output_step
+            masks += taps_in_kernel(v, d) + position.in_range(0, ph.outputs)
+            positions.append(position)
+        return [v("mb"), v("g") * desc.ocg + v("oc"), *positions], masks
+
+    def weights(lookup):
+        v = phased(lookup)
+        return _weights_index(desc, v), [m for d in desc.used for m in taps_in_kernel(v, d)]
+
+    def diff_src(lookup):
+        v = phased(lookup)
+        positions, masks = [], []
+        for d, ph in phases.items():
+            position = v("q" + d) * ph.stride + v("r" + d)
+            masks += position.in_range(0, ph.inputs)
+            positions.append(position)
+        return [v("mb"), v("g") * desc.icg + v("ic"), *positions], masks
+
+    # only channels are unit-stride lines: the positions carry per-element bounds
+    lead = 1 if desc.g > 1 else 0
+    a = View("dst", ("m", "k"), layouts["dst"], types["dst"], diff_dst, {"oc": 1})
+    b = View("wei", ("k", "n"), layouts["wei"], types["wei"], weights, {"oc": lead, "ic": lead + 1})
+    c = View("src", ("m", "n"), layouts["src"], types["src"], diff_src, {"ic": 1})
+    if transposed:
+        a, b = replace(b, dims=("m", "k")), replace(a, dims=("k", "n"))
+    return Gemm(problem, m, n, k, desc.g * count, a, b, c, None, "")
 
 
 def _backward_weights(problem: Problem) -> Gemm:
