@@ -130,6 +130,7 @@ class Gemm:
     c: View
     bias: View | None  # FWD_B: added to C; BWD_WB: the sum of B over K
     bias_mode: str  # "", "add" or "reduce"
+    skips_outputs: bool = False  # C elements no group writes, which must hold zeros (StridePhases)
 
     def dim(self, name: str) -> GemmDim:
         return {"m": self.m, "n": self.n, "k": self.k}[name]
@@ -277,14 +278,14 @@ def _backward_data(problem: Problem) -> Gemm:
 class StridePhases:
     """Backward data along one spatial dimension split into the phases of its stride S.
 
-    Input position i = q*S + r (phase r < S, q < `positions`) receives output o through kernel
-    position k exactly when o*S + k*E - P = i (E = dilation + 1).  For a phase r those k are
-    k0(r), k0(r) + T, k0(r) + 2T, ... (T = S / gcd(S, E)): tap t of the phase is k = k0 + t*T and
-    reads o = q + c(r) - t*E*T/S with c(r) = (r + P - k0*E) / S, an exact division.  A phase with
-    (r + P) not a multiple of gcd(S, E) receives no tap; a phase whose k0 + t*T reaches K has
-    fewer taps than `taps`, the most any phase has."""
+    Input position i receives output o through kernel position k exactly when o*S + k*E - P = i
+    (E = dilation + 1).  The kernel positions k0, k0 + T, k0 + 2T, ... (T = S / gcd(S, E)) all
+    reach the inputs i = q*S + r of one residue r = (k0*E - P) mod S, and no other; so a phase
+    is a first tap k0 < min(T, K), its taps are k = k0 + t*T (t < `taps`, fewer for a larger
+    k0), and tap t reads o = q + (r + P - k0*E)/S - t*E*T/S, the division exact.  The residues
+    of no phase (when min(T, K) < S) receive no tap: those inputs' gradient is zero."""
 
-    stride: int  # S: phases along this dimension
+    stride: int  # S
     dilation: int  # E = dilation + 1, the distance between kernel positions
     padding: int
     kernel: int
@@ -292,42 +293,33 @@ class StridePhases:
     outputs: int
 
     @property
-    def common(self) -> int:
-        return math.gcd(self.stride, self.dilation)
-
-    @property
     def tap_step(self) -> int:  # T
-        return self.stride // self.common
+        return self.stride // math.gcd(self.stride, self.dilation)
 
     @property
-    def output_step(self) -> int:  # o moves by this much per tap
+    def count(self) -> int:
+        return min(self.tap_step, self.kernel)
+
+    @property
+    def output_step(self) -> int:  # o moves back by this much per tap
         return self.dilation * self.tap_step // self.stride
-
-    def first_tap(self, r: int) -> int | None:
-        """k0(r), or None when phase r receives no tap."""
-        if (r + self.padding) % self.common:
-            return None
-        return next(k for k in range(self.tap_step) if (k * self.dilation - r - self.padding) % self.stride == 0)
-
-    def tap_count(self, r: int) -> int:
-        k0 = self.first_tap(r)
-        return 0 if k0 is None else max(0, -(-(self.kernel - k0) // self.tap_step))
 
     @property
     def taps(self) -> int:
-        return max(1, max(self.tap_count(r) for r in range(self.stride)))
+        return -(-self.kernel // self.tap_step)
 
     @property
     def positions(self) -> int:
         return -(-self.inputs // self.stride)
 
-    def first_tap_of(self, r: Idx) -> Idx:
-        """k0 as index arithmetic of the phase: ((r + P) / G * inverse) % T, with inverse the
-        inverse of E/G modulo T (it exists: E/G and T are coprime)."""
-        if self.tap_step == 1:
-            return Idx.const(0)
-        inverse = pow(self.dilation // self.common, -1, self.tap_step)
-        return ((r + self.padding).div(self.common) * inverse).mod(self.tap_step)
+    @property
+    def covers_all(self) -> bool:
+        return self.count == self.stride
+
+    def residue(self, k0: Idx) -> Idx:
+        """(k0*E - P) mod S, with the left side kept non-negative for the truncating `%`."""
+        lift = -(-self.padding // self.stride) * self.stride
+        return (k0 * self.dilation + (lift - self.padding)).mod(self.stride)
 
 
 def stride_phases(problem: Problem) -> dict[str, StridePhases]:
@@ -340,10 +332,11 @@ def stride_phases(problem: Problem) -> dict[str, StridePhases]:
 def _backward_data_by_phases(problem: Problem) -> Gemm:
     """Strided backward data as one GEMM per phase of the strides (StridePhases): the phases are
     grid groups beside the convolution groups, so no multiply-add is spent on a kernel position
-    that falls between outputs.  Taps a phase lacks (fewer than `taps`) are masked."""
+    that falls between outputs.  Taps a phase lacks (fewer than `taps`) are masked; inputs no
+    phase reaches are left to the launcher's zero fill (`skips_outputs`)."""
     desc, layouts, types, _ = _views_common(problem)
     phases = stride_phases(problem)
-    count = math.prod(ph.stride for ph in phases.values())
+    count = math.prod(ph.count for ph in phases.values())
     positions = [("mb", desc.mb), *(("q" + d, ph.positions) for d, ph in phases.items())]
     # few input channels (a first layer's diff_src) would fill few lanes of an N tile: then the
     # GEMM is transposed, channels along M and positions along N
@@ -353,25 +346,23 @@ def _backward_data_by_phases(problem: Problem) -> Gemm:
     k = _dim("k", [*(("t" + d, ph.taps) for d, ph in phases.items()), ("oc", desc.ocg)])
 
     def phased(v):
-        """The view's lookup with the convolution group, each dimension's phase r<d> and kernel
-        position k<d> decoded from the grid group and the taps."""
+        """The view's lookup with the convolution group and each dimension's first tap k0<d>,
+        residue r<d> and kernel position k<d> decoded from the grid group and the taps."""
         group = v("g")
         values = {"g": group.div(count)}
         below = 1
         for d in reversed(desc.used):
             ph = phases[d]
-            r = group.mod(count).div(below).mod(ph.stride)
-            below *= ph.stride
-            values["r" + d] = r
-            values["k0" + d] = ph.first_tap_of(r)
-            values["k" + d] = values["k0" + d] + v("t" + d) * ph.tap_step
+            k0 = group.mod(count).div(below).mod(ph.count)
+            below *= ph.count
+            values["k0" + d] = k0
+            values["r" + d] = ph.residue(k0)
+            values["k" + d] = k0 + v("t" + d) * ph.tap_step
         return lambda name: values[name] if name in values else v(name)
 
     def taps_in_kernel(v, d) -> list[Expr]:
-        ph = phases[d]
-        masks = v("k" + d).below(ph.kernel)
-        valid = (v("r" + d) + ph.padding).divisible_by(ph.common)
-        return valid + ([masks] if masks is not None else [])
+        bound = v("k" + d).below(phases[d].kernel)
+        return [bound] if bound is not None else []
 
     def diff_dst(lookup):
         v = phased(lookup)
@@ -403,7 +394,8 @@ def _backward_data_by_phases(problem: Problem) -> Gemm:
     c = View("src", ("m", "n"), layouts["src"], types["src"], diff_src, {"ic": 1})
     if transposed:
         a, b = replace(b, dims=("m", "k")), replace(a, dims=("k", "n"))
-    return Gemm(problem, m, n, k, desc.g * count, a, b, c, None, "")
+    skips = not all(ph.covers_all for ph in phases.values())
+    return Gemm(problem, m, n, k, desc.g * count, a, b, c, None, "", skips_outputs=skips)
 
 
 def _backward_weights(problem: Problem) -> Gemm:
