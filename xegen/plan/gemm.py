@@ -8,11 +8,14 @@ Each GEMM dimension packs several problem dimensions ("components"), outermost f
 | bwd_d     | mb, id, ih, iw       | ic  | kd, kh, kw, oc       | diff_dst | wei      | diff_src |
 | bwd_w     | kd, kh, kw, ic       | oc  | mb, od, oh, ow       | src      | diff_dst | diff_wei |
 
+Strided backward data is one smaller GEMM per phase of the strides (`StridePhases`): M packs
+(mb, q...) and K (t..., oc), where input i = q*S + r and kernel position k = k0 + t*T.
+
 Channels are per group (the group index `g` is a grid dimension).  Components of size 1 are left
 out (their value is 0), but every GEMM dimension keeps at least one.
 
 A `View` maps component values to an index of a tensor and to the conditions under which that
-index is inside the tensor (convolution padding, and strides in backward-data), e.g. for the
+index is inside the tensor (convolution padding, and the taps a phase lacks), e.g. for the
 forward source `ih = oh*SH + kh*(DH+1) - PH` with `0 <= ih && ih < IH`.
 """
 

@@ -97,9 +97,18 @@ def _tile_options(fma: str, simd: int, gemm: Gemm) -> tuple[list[int], list[int]
         step = 8 * max(1, 4 // gemm.a.type.size)
         return m_tiles, n_tiles, [2 * step, step]
     m_tiles = [8, 4] if m >= 8 else [m]
+    if fma == "mad" and columns_gathered(gemm):
+        # one vector message of simd lanes, a K-contiguous column each, is B in mad's layout
+        return m_tiles, [simd], [16, 8]
     widest = 2 * simd if n >= 4 * simd else simd
     n_tiles = [t for t in (widest, simd) if t <= fitting_n]
     return m_tiles, n_tiles, [32, 16] if fma == "dp4a" else [8, 4]
+
+
+def columns_gathered(gemm: Gemm) -> bool:
+    """B is contiguous along K but not along N (the transposed backward data of a first layer),
+    so its columns are gathered, not its rows loaded."""
+    return gemm.b.unit.get(gemm.n.inner.name) is None and gemm.b.unit.get(gemm.k.inner.name) is not None
 
 
 def config_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
