@@ -91,7 +91,8 @@ def _tile_options(fma: str, simd: int, gemm: Gemm, hw: Platform) -> tuple[list[i
         # 32 rows only where they are K-contiguous in memory, so that vector messages gather them
         # (backward weights reads A along M)
         rows_are_lines = gemm.a.unit.get(gemm.k.inner.name) is not None
-        m_tiles = [32, 16, 8] if m >= 128 and rows_are_lines else [16, 8] if m >= 32 else [min(8, round_up(m, a_rows_per_grf(hw)))]
+        few = [min(8, round_up(m, a_rows_per_grf(hw)))]  # A rows in whole GRFs
+        m_tiles = [32, 16, 8] if m >= 128 and rows_are_lines else [16, 8] if m >= 32 else few
         if fma == "dpasw":  # each thread of a pair holds half of the rows
             m_tiles = [round_up(t, 2) for t in m_tiles]
         n_tiles = [t for t in (4 * simd, 2 * simd, simd) if t <= fitting_n] or [simd]
