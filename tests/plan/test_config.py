@@ -103,7 +103,7 @@ def test_bad_override_text(text, message):
     ("f32", "xelp", {"grf": 256}, "use 128 GRFs"),
     ("f32", "xehpg", {"tg_m": 64, "tg_n": 2}, "work items per group"),
     ("f16", "xehpg", {"k_split": 2}, "f32 or s32 output"),
-    ("f32", "xehpg", {"k_split": 1000}, "exceeds the"),
+    ("f32", "xehpg", {"k_split": 1000}, "slices of K exceed the"),
     ("u8:s8:f32", "xehpg", {"k_split": 2}, "int8 partial results"),
     # A 32x16, B 16x64, C 32x64 as f32 accumulator and f32 output, in 32-byte GRFs:
     # 2048/32 + 4096/32 + 8192/32 + 8192/32 = 704, plus 16 reserved

@@ -125,7 +125,7 @@ def config_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[
         tg_m = given.get("tg_m") or max(1, min(4, -(-gemm.m.size // m_tile)))
         while tg_m * tg_n * simd > hw.max_work_group_size and "tg_m" not in given and tg_m > 1:
             tg_m //= 2
-        base = Config(fma, simd, tg_m, tg_n, m_tile, n_tile, k_block,
+        base = Config(fma, simd, tg_m, tg_n, m_tile, n_tile, k_block, tg_k=given.get("tg_k", 1),
                       k_split=given.get("k_split", 1), slm=given.get("slm", 0),
                       slm_bufs=given.get("slm_bufs", 1), gmem_bufs=given.get("gmem_bufs", 1),
                       grf=given.get("grf", min(hw.grf_counts)))
