@@ -225,9 +225,10 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
                                        "fadd" if atomic else "")
 
     if config.tg_k > 1:
-        tile = round_up(layouts.c.bytes, grf)
-        plan.k_reduction = KReduction(Var("c_slm", PTR), Var("c_partial", PTR), tile, config.tg_m * config.tg_n,
-                                      config.tg_k - 1, min(tile, REDUCTION_CHUNK_GRFS * grf))
+        # the store tile is free until the epilogue: the partial sums pass through it
+        chunk = min(round_up(c.tile.bytes, grf), REDUCTION_CHUNK_GRFS * grf)
+        plan.k_reduction = KReduction(Var("c_slm", PTR), c.tile.buffer, round_up(layouts.c.bytes, grf),
+                                      config.tg_m * config.tg_n, config.tg_k - 1, chunk)
 
     buffers = [(layouts.c.buffer, layouts.c.bytes), (a.load.buffer, a.load.bytes), (b.load.buffer, b.load.bytes)]
     for op in (a, b):
@@ -243,8 +244,6 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     if plan.bias_sum is not None:
         buffers += [(plan.bias_sum.buffer, plan.bias_sum.bytes), (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
                     (Var("one", PTR), 4)]
-    if plan.k_reduction is not None:
-        buffers.append((plan.k_reduction.partial, plan.k_reduction.chunk))
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
     return plan
 
