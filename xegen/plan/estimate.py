@@ -216,16 +216,13 @@ def _epilogue(config: Config, gemm: Gemm, hw: Platform) -> _Work:
 def _wait(config: Config, hw: Platform, per_iteration: _Work, from_l1: float) -> float:
     """Clocks a thread waits per iteration for loads its own instructions do not cover: the
     global loads' latency (the share `from_l1` of their bytes found in L1, the rest in the
-    last-level cache) less the iteration's instructions when the loop is multi-buffered, less the
-    loads' own instructions (issued between the first load and the first use) when it is not;
-    the SLM round trip too when slm=1 with one buffer."""
+    last-level cache), less the iteration's instructions when the loop is multi-buffered (the
+    loads run an iteration ahead); all of it when it is not (the first multiply needs a line
+    loaded just before it), and the SLM round trip too with slm=1."""
     latency = from_l1 * hw.send_latency("l1") + (1 - from_l1) * hw.send_latency("l3")
-    buffered = config.gmem_bufs > 1 or config.slm_bufs > 1
-    if buffered:
+    if config.gmem_bufs > 1 or config.slm_bufs > 1:
         return max(0.0, latency - per_iteration.issue)
-    cover = per_iteration.issue / 2
-    slm = hw.send_latency("slm") if config.slm else 0.0
-    return max(0.0, latency + slm - cover)
+    return latency + (hw.send_latency("slm") if config.slm else 0.0)
 
 
 def _slm_bytes(config: Config, gemm: Gemm, hw: Platform) -> int:
