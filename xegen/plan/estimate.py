@@ -25,6 +25,7 @@ The instruction counts per message and per component are approximations of what 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..conv.index import Idx
@@ -50,7 +51,8 @@ STORE_LINE_INSTRUCTIONS = 6  # an output line: its address, its bound, the send
 
 @dataclass(frozen=True)
 class Estimate:
-    """Estimated clocks, as the model would give them for the compiled kernel (`Cycles.terms`)."""
+    """Estimated clocks, as the model would give them for the compiled kernel (`Cycles.terms`),
+    and the kernel's instructions."""
 
     threads: int
     busiest: int  # threads on the busiest EU
@@ -59,6 +61,7 @@ class Estimate:
     load_store: float
     memory: float
     latency: float
+    instructions: float  # in the kernel: the K loop's body as often as the scheduler writes it
 
     @property
     def device(self) -> float:
@@ -93,13 +96,39 @@ def _scalar(instructions: float) -> _Work:
     return _Work(instructions, instructions)
 
 
+class Estimator:
+    """Estimates for the configurations of one GEMM on one platform, remembering what they
+    share (the messages of a tile shape, whether a view has bounds)."""
+
+    def __init__(self, gemm: Gemm, hw: Platform):
+        self.gemm, self.hw = gemm, hw
+        self._messages: dict[tuple, _Work] = {}
+        self._bounded = {view.tensor: _bounded(view, gemm) for view in (gemm.a, gemm.b)}
+
+    def cycles(self, config: Config) -> float:
+        return self.estimate(config).device
+
+    def estimate(self, config: Config) -> Estimate:
+        return _estimate(config, self.gemm, self.hw, self._global)
+
+    def _global(self, view: View, extents: tuple[int, int], twice: int) -> _Work:
+        key = (view.tensor, extents, twice)
+        if key not in self._messages:
+            self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, self._bounded[view.tensor])
+        return self._messages[key]
+
+
 def estimate(config: Config, gemm: Gemm, hw: Platform) -> Estimate:
     """What the model would say of the kernel of `config` (see the module docstring)."""
+    return Estimator(gemm, hw).estimate(config)
+
+
+def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads) -> Estimate:
     m_groups = -(-gemm.m.size // (config.tg_m * config.m_tile))
     n_groups = -(-gemm.n.size // (config.tg_n * config.n_tile))
     threads = m_groups * n_groups * gemm.groups * config.k_split * config.threads_per_group
     iterations = k_iterations(config, gemm)
-    per_iteration = _multiply(config, gemm, hw) + _loads(config, gemm, hw)
+    per_iteration = _multiply(config, gemm, hw) + _loads(config, gemm, hw, global_loads)
     per_iteration += _scalar(LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS
                              + COMPONENT_INSTRUCTIONS * (len(gemm.k.components) - 1))
     once = _scalar(FIXED_INSTRUCTIONS) + _epilogue(config, gemm, hw)
@@ -121,7 +150,29 @@ def estimate(config: Config, gemm: Gemm, hw: Platform) -> Estimate:
     load_store = work.bytes / hw.load_store_bytes_per_clock * busiest
     memory = (a + b + c) / hw.dram_bytes_per_clock  # every tensor crosses DRAM once
     latency = max(compute, issue, load_store) + stall(resident, busy, wait * iterations)
-    return Estimate(threads, busiest, compute, issue, load_store, memory, latency)
+    instructions = once.issue + per_iteration.issue * written_iterations(config, hw, iterations)
+    return Estimate(threads, busiest, compute, issue, load_store, memory, latency, instructions)
+
+
+def pipeline_shape(config: Config, hw: Platform) -> tuple[int, int]:
+    """(depth, unroll) of the software pipeline the scheduler makes of the K loop
+    (`xegen.schedule.buffering`): the global loads run (slm_bufs - 1) + (gmem_bufs - 1)
+    iterations ahead, their prefetches one more; the body is unrolled lcm(slm_bufs, gmem_bufs)
+    times so that every buffer copy is a constant."""
+    prefetch = 1 if prefetches(config, hw) else 0
+    return (config.slm_bufs - 1) + (config.gmem_bufs - 1) + prefetch, math.lcm(config.slm_bufs, config.gmem_bufs)
+
+
+def written_iterations(config: Config, hw: Platform, iterations: int) -> int:
+    """How many copies of the K loop's body the kernel holds: the unrolled body of the steady
+    loop, the ramp-up's partial iterations and the ramp-down's (`xegen.schedule.pipeline`); the
+    whole loop when the steady loop would not run once."""
+    depth, unroll = pipeline_shape(config, hw)
+    if depth == 0 and unroll == 1:
+        return 1
+    if iterations - depth < unroll:
+        return iterations + depth
+    return unroll + 2 * depth + (iterations - depth) % unroll
 
 
 def _multiply(config: Config, gemm: Gemm, hw: Platform) -> _Work:
@@ -130,12 +181,17 @@ def _multiply(config: Config, gemm: Gemm, hw: Platform) -> _Work:
     columns = n // config.simd
     acc = gemm.acc_type.size
     if config.systolic:
-        count = -(-m // config.dpas_rows) * (k // k_step(config, gemm)) * columns
-        fmas = m * n * k
+        step = k_step(config, gemm)
+        count = -(-m // config.dpas_rows) * (k // step) * columns
         kind = "int8" if gemm.a.type.size == 1 else gemm.a.type.kind
-        # B into VNNI form, a move per two registers (the planner avoids it where messages can)
-        reorder = k * n * gemm.b.type.size / (2 * hw.grf_bytes)
-        return _Work(count + reorder, count + reorder, fmas / hw.fma_per_clock_per_eu[kind])
+        work = _Work(count, count, m * n * k / hw.fma_per_clock_per_eu[kind])
+        if config.slm:
+            return work  # SLM holds the tiles in the layouts dpas reads (packed once per element)
+        # loaded straight from memory, B is interleaved into VNNI form and A's rows into K
+        # steps by moves of a 16-bit element or of four bytes each
+        elements = k * n + (config.a_rows * k if k > step else 0)
+        moves = elements * min(1.0, gemm.a.type.size / 2) * (1 if gemm.a.type.size == 2 else 0.25)
+        return work + _scalar(moves)
     steps = k // k_step(config, gemm)
     count = m * steps * columns
     alu = max(1.0, config.simd * acc / hw.alu_bytes_per_clock)
@@ -148,7 +204,7 @@ def _multiply(config: Config, gemm: Gemm, hw: Platform) -> _Work:
     return work
 
 
-def _loads(config: Config, gemm: Gemm, hw: Platform) -> _Work:
+def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads) -> _Work:
     """One K block's loads of A and B: the thread's own tiles, or with slm=1 its share of the
     group's tiles through SLM."""
     k_group = config.tg_k * config.k_block
@@ -159,11 +215,11 @@ def _loads(config: Config, gemm: Gemm, hw: Platform) -> _Work:
     for view, extents, group in tiles.values():
         tile_bytes = extents[0] * extents[1] * view.type.size
         if not config.slm:
-            work += _global(view, gemm, hw, extents, twice)
+            work += global_loads(view, extents, twice)
             continue
         threads = config.threads_per_group
         share = (group[0] // threads, group[1]) if group[0] % threads == 0 else (group[0], -(-group[1] // threads))
-        work += _global(view, gemm, hw, share, twice)
+        work += global_loads(view, share, twice)
         stored = share[0] * share[1] * view.type.size
         messages = -(-stored // hw.max_block_message_bytes) + -(-tile_bytes // hw.max_block_message_bytes)
         work += _Work(messages * SLM_MESSAGE_INSTRUCTIONS, messages * SLM_MESSAGE_INSTRUCTIONS, 0,
@@ -173,14 +229,15 @@ def _loads(config: Config, gemm: Gemm, hw: Platform) -> _Work:
     return work
 
 
-def _global(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], twice: int) -> _Work:
-    """A tile of `extents` loaded from global memory in the cheapest messages."""
+def _global(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], twice: int, bounded: bool) -> _Work:
+    """A tile of `extents` loaded from global memory in the cheapest messages (`bounded`: with
+    in-bounds conditions)."""
     lanes = (hw.max_message_simd,) if gemm.a.type.size < 4 else ()
     cost, plan = line_plans(view, gemm, hw, extents, extents, vector_lanes=lanes)[0]
     per_message = GLOBAL_MESSAGE_INSTRUCTIONS[hw.data_messages] * twice
     instructions = cost * per_message
     tile_bytes = extents[0] * extents[1] * view.type.size
-    if _bounded(view, gemm):
+    if bounded:
         lines = extents[1 - plan.line_dim] * -(-extents[plan.line_dim] // max(1, plan.length))
         if plan.vector:
             lines = -(-lines // plan.lanes)

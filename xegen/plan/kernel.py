@@ -270,6 +270,23 @@ def check_budgets(plan: KernelPlan) -> KernelPlan:
     return plan
 
 
+INSTRUCTION_BYTES = 16  # xegen writes every instruction in its 16-byte form
+
+
+class CodeSizeError(ConfigError):
+    """A kernel whose code would not fit the platform's instruction cache."""
+
+
+def check_code_size(instructions: float, hw: Platform, what: str = "") -> None:
+    """CodeSizeError when `instructions` instructions exceed `hw`'s instruction cache: the
+    threads would miss in their own K loop.  (`what` says whether the count is an estimate.)"""
+    if instructions * INSTRUCTION_BYTES > hw.icache_bytes:
+        count = round(instructions)
+        raise CodeSizeError(f"the kernel's {what}{count} instructions ({count * INSTRUCTION_BYTES} bytes) exceed "
+                            f"{hw}'s {hw.icache_bytes // 1024} KB instruction cache: use fewer slm_bufs/gmem_bufs "
+                            "or a smaller k_block")
+
+
 def _grf_remedies(config: Config, hw: Platform, used: int, copy_bytes: int) -> list[str]:
     """Changes besides smaller tiles that make a kernel of `used` GRF bytes fit (`copy_bytes` of
     them are the extra copies of gmem_bufs), so the error suggests only what works."""
