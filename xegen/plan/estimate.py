@@ -16,8 +16,8 @@ from the plan's arithmetic instead, with the model's rates (`xegen.hw`) and laun
 - a thread waits for its loads once per iteration, for what the loop's own instructions do not
   cover, unless the loop is multi-buffered (`gmem_bufs`, `slm_bufs`);
 - the device: the busiest EU runs `busiest_eu_threads` threads, whose issue, ALU, XMX and
-  load/store clocks add up; the threads resident on it hide each other's waits (`stall`), and the
-  problem's tensors cross DRAM at least once.
+  load/store clocks add up; the threads resident on it hide each other's waits (`stall`), and
+  DRAM moves what the tiling leaves it (`xegen.emit.roofline.traffic`, as the model counts it).
 
 The instruction counts per message and per component are approximations of what lowering emits
 (written next to each constant): they rank configurations, they are not the model.
@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from ..conv.index import Idx
 from ..hw import Platform
 from ..ir import Var
+from ..emit.cost import global_load_latency
+from ..emit.roofline import Tiling, Workload, traffic
 from ..launch import busiest_eu_threads, occupancy, stall
 from .config import Config, k_iterations, k_step, prefetches
 from .gemm import Gemm, View
@@ -132,23 +134,24 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads) -> Estimat
     per_iteration += _scalar(LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS
                              + COMPONENT_INSTRUCTIONS * (len(gemm.k.components) - 1))
     once = _scalar(FIXED_INSTRUCTIONS) + _epilogue(config, gemm, hw)
-    # the model's last-level-cache traffic (`xegen.emit.roofline.traffic`): every column of
-    # groups reads all of A, every row all of B; the rest of what the loads request hits L1
-    requested = threads * iterations * (config.a_rows * gemm.a.type.size + config.n_tile * gemm.b.type.size) \
-        * config.k_block
-    a, b, c = (view.layout.elements * view.type.size for view in (gemm.a, gemm.b, gemm.c))
-    from_l1 = max(0.0, 1.0 - (n_groups * a + m_groups * b + config.k_split * c) / max(1, requested))
-    wait = _wait(config, hw, per_iteration, from_l1)
-    work = per_iteration * iterations + once
     slm = _slm_bytes(config, gemm, hw)
     resident = occupancy(threads, config.threads_per_group, hw, config.grf, slm,
                          barriers=bool(config.slm) or config.tg_k > 1)
+    # the model's traffic at each level (`xegen.emit.roofline.traffic`) for the bytes the loads request
+    requested = threads * iterations * (config.a_rows * gemm.a.type.size + config.n_tile * gemm.b.type.size) \
+        * config.k_block
+    sizes = [view.layout.elements * view.type.size for view in (gemm.a, gemm.b, gemm.c)]
+    moved = traffic(Workload(0, "f32", *sizes), int(requested), hw,
+                    Tiling(m_groups, n_groups, config.k_split, gemm.groups),
+                    resident.groups_per_subslice * hw.subslices)
+    wait = _wait(config, hw, per_iteration, global_load_latency(hw, moved))
+    work = per_iteration * iterations + once
     busiest = busiest_eu_threads(threads, config.threads_per_group, hw)
     busy = max(work.issue, work.alu, work.xmx, work.bytes / hw.load_store_bytes_per_clock)
     compute = max(work.alu, work.xmx) * busiest
     issue = work.issue * busiest
     load_store = work.bytes / hw.load_store_bytes_per_clock * busiest
-    memory = (a + b + c) / hw.dram_bytes_per_clock  # every tensor crosses DRAM once
+    memory = moved.dram / hw.dram_bytes_per_clock
     latency = max(compute, issue, load_store) + stall(resident, busy, wait * iterations)
     instructions = once.issue + per_iteration.issue * written_iterations(config, hw, iterations)
     return Estimate(threads, busiest, compute, issue, load_store, memory, latency, instructions)
@@ -270,13 +273,12 @@ def _epilogue(config: Config, gemm: Gemm, hw: Platform) -> _Work:
     return work
 
 
-def _wait(config: Config, hw: Platform, per_iteration: _Work, from_l1: float) -> float:
+def _wait(config: Config, hw: Platform, per_iteration: _Work, latency: float) -> float:
     """Clocks a thread waits per iteration for loads its own instructions do not cover: the
-    global loads' latency (the share `from_l1` of their bytes found in L1, the rest in the
-    last-level cache), less the iteration's instructions when the loop is multi-buffered (the
-    loads run an iteration ahead); all of it when it is not (the first multiply needs a line
-    loaded just before it), and the SLM round trip too with slm=1."""
-    latency = from_l1 * hw.send_latency("l1") + (1 - from_l1) * hw.send_latency("l3")
+    global loads' `latency` (the model's mix of L1, last-level cache and DRAM), less the
+    iteration's instructions when the loop is multi-buffered (the loads run an iteration
+    ahead); all of it when it is not (the first multiply needs a line loaded just before it),
+    and the SLM round trip too with slm=1."""
     if config.gmem_bufs > 1 or config.slm_bufs > 1:
         return max(0.0, latency - per_iteration.issue)
     return latency + (hw.send_latency("slm") if config.slm else 0.0)
