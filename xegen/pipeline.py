@@ -11,7 +11,8 @@
 each pass's output (the CLI's `--print-after`).  When a configuration's kernel does not fit
 the register file after allocation, or its code the instruction cache, the next configuration
 of `plan.config_candidates` is tried (a smaller tile, fewer buffers); the ones given up are
-listed in `Compilation.fallbacks` (and their `dump_graph` pictures removed).  `build_kernel(problem, hw)` stops after `schedule`
+listed in `Compilation.fallbacks` (and their `dump_graph` pictures removed).
+`build_kernel(problem, hw)` stops after `schedule`
 (the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
 this module is where the stages meet, and the only one that knows their order.
 Nothing here depends on time or on the order of a hash: the same problem gives the same bytes.

@@ -206,9 +206,9 @@ def test_when_nothing_fits_the_error_is_the_least_demanding_candidates():
 def test_candidates_are_those_whose_own_plan_fits(layer, dt, platform, overrides):
     """The heuristic plans each layout once for the candidates that differ only in budgets
     (grf, slm_bufs, gmem_bufs): it must accept exactly the candidates a plan of their own fits."""
-    from xegen.plan.kernel import plan_kernel
     from xegen.plan.config import check_config
     from xegen.plan.heuristic import config_candidates, config_space
+    from xegen.plan.kernel import plan_kernel
 
     gemm = formulate(make_problem(scaled(RESNET[layer]), "FWD_B", dt, mb=1))
     platform = hw.platform(platform)

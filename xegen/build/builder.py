@@ -29,7 +29,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..conv.index import Idx
-from ..ir import Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Load, Names, Reorder, Stmt, Var, const, ptr, seq, store
+from ..ir import (Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Load, Names, Reorder, Stmt, Var, const, ptr,
+                  seq, store)
 from ..ir.types import PTR
 from ..plan.dpasw import pair_half
 from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement

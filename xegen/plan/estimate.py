@@ -29,10 +29,10 @@ import math
 from dataclasses import dataclass
 
 from ..conv.index import Idx
-from ..hw import Platform
-from ..ir import Var
 from ..emit.cost import global_load_latency
 from ..emit.roofline import Tiling, Workload, traffic
+from ..hw import Platform
+from ..ir import Var
 from ..launch import busiest_eu_threads, occupancy, stall
 from .config import Config, k_iterations, k_step, prefetches
 from .gemm import Gemm, View

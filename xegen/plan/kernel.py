@@ -28,7 +28,6 @@ from .multiply import MultiplyLayouts, multiply_layouts, operand_layout
 from .tiles import Line, TileLayout, dense_layout, line_layout, packed_layout, round_up, tile_moves
 
 
-
 @dataclass
 class SlmPlan:
     """How a group tile of one operand goes through SLM: each thread loads a slice of it from
