@@ -107,7 +107,11 @@ class Platform:
     # Latencies in cycles from issue to result (modeled).
     latency: Mapping[str, int]
 
-    # Instruction cache size at which kernels start missing (bytes).
+    # The instruction cache of a subslice (Xe-core), shared by the threads it runs: a kernel whose
+    # code is larger misses in its own loop.  oneDNN's GPU device info (src/gpu/intel/compute/
+    # device_info.cpp, device_info_t::icache_size) gives 48 KB for Xe-LP, 96 KB for Xe-HPG, 80 KB
+    # for Xe-HPC, and its kernel generator warns above them (jit/generator.cpp, check_kernel_size);
+    # xegen bounds its unrolling by them (`xegen.plan`, `xegen.pipeline`).
     icache_bytes: int
 
     # Issue throughput per EU (modeled; xegen.emit.cost's instruction-level cycle model):

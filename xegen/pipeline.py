@@ -9,9 +9,10 @@
 
 `compile_problem(problem, hw)` runs them and returns a `Compilation`; `show(pass, text)` sees
 each pass's output (the CLI's `--print-after`).  When a configuration's kernel does not fit
-the register file after allocation, the next configuration of `plan.config_candidates` is
-tried (a smaller tile, fewer buffers); the ones given up are listed in `Compilation.fallbacks`
-(and their `dump_graph` pictures removed).  `build_kernel(problem, hw)` stops after `schedule`
+the register file after allocation, or its code the instruction cache, the next configuration
+of `plan.config_candidates` is tried (a smaller tile, fewer buffers); the ones given up are
+listed in `Compilation.fallbacks` (and their `dump_graph` pictures removed).
+`build_kernel(problem, hw)` stops after `schedule`
 (the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
 this module is where the stages meet, and the only one that knows their order.
 Nothing here depends on time or on the order of a hash: the same problem gives the same bytes.
@@ -37,7 +38,7 @@ from .lower.kernel import KernelSpec
 from .plan.config import RESERVED_GRFS, Config, prefetches
 from .plan.gemm import formulate
 from .plan.heuristic import choose_config, config_candidates
-from .plan.kernel import KernelPlan, plan_kernel
+from .plan.kernel import CodeSizeError, KernelPlan, check_code_size, plan_kernel
 from .schedule import GraphDump, ScheduleOptions, schedule
 
 PASSES = ("build", "schedule", "optimize", "isel", "regalloc", "swsb")
@@ -79,12 +80,12 @@ def compile_problem(problem: Problem, hw: str | hwlib.Platform = "xehpg",
     for config in config_candidates(gemm, platform, overrides):
         try:
             result = _compile_config(problem, gemm, config, platform, optimize, show, dump_graph)
-        except RegisterAllocationError as error:
+        except (RegisterAllocationError, CodeSizeError) as error:
             fallbacks.append(f"{config}: {error}")
             continue
         return replace(result, fallbacks=tuple(fallbacks))
-    raise ConfigError(f"no configuration of {problem.desc} fits {platform.display_name}'s registers; "
-                      f"the last: {fallbacks[-1] if fallbacks else 'none'}")
+    raise ConfigError(f"no configuration of {problem.desc} fits {platform.display_name}'s registers and "
+                      f"instruction cache; the last: {fallbacks[-1] if fallbacks else 'none'}")
 
 
 def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph) -> Compilation:
@@ -114,7 +115,8 @@ def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph)
                                  f"{report.cost_after}, {report.lets} shared lets\n" + format_stmt(body))
     try:
         compiled = compile_kernel(kernel_spec(kernel), platform, trace=done)
-    except RegisterAllocationError:
+        check_code_size(len(compiled.instructions), platform)
+    except (RegisterAllocationError, CodeSizeError):
         if dump is not None:
             dump.discard()  # only the configuration finally compiled leaves its graphs
         raise

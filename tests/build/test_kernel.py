@@ -27,7 +27,7 @@ def calls(kernel, kind):
 
 
 def test_kernel_record():
-    kernel = build_kernel(make_problem(FWD, "FWD_B", "f16"), "xehpg", {"tg_m": 2, "tg_n": 1, "m_tile": 8,
+    kernel = build_kernel(make_problem(FWD, "FWD_B", "f16"), "xehpg", {"tg_m": 2, "tg_n": 1, "tg_k": 1, "m_tile": 8,
                                                                          "n_tile": 32, "k_block": 16, "slm": 1})
     assert [v.name for v in kernel.arguments] == ["src", "wei", "dst", "bias"]
     assert kernel.thread_group == (1, 2, 1) and kernel.simd == 8
@@ -41,11 +41,13 @@ def test_kernel_record():
     assert all(v.type == ir.S32 for v in kernel.index_variables)
 
 
-def test_dispatch_ids_enumerate_every_thread_of_every_group_once():
-    kernel = build_kernel(make_problem("mb1ic16ih9oc64oh9kh3ph1", "FWD_D", "f32"), "xehpg", {"tg_m": 2, "tg_n": 2})
+@pytest.mark.parametrize("tg_k", [1, 2])
+def test_dispatch_ids_enumerate_every_thread_of_every_group_once(tg_k):
+    kernel = build_kernel(make_problem("mb1ic16ih9oc64oh9kh3ph1", "FWD_D", "f32"), "xehpg",
+                          {"tg_m": 2, "tg_n": 2, "tg_k": tg_k})
     env, groups = dispatch_ids(kernel)
     keys = set(zip(*(env[v.name].tolist() for v in kernel.index_variables)))
-    assert len(keys) == kernel.threads == 4 * int(np.prod(kernel.grid))
+    assert len(keys) == kernel.threads == 2 * 2 * tg_k * int(np.prod(kernel.grid))
     group_linear = env["group_id0"] + kernel.grid[0] * (env["group_id1"] + kernel.grid[1] * env["group_id2"])
     np.testing.assert_array_equal(group_linear, groups)
 

@@ -14,7 +14,8 @@ import pytest
 from xegen import hw as hwlib
 from xegen.emit.asm_parser import parse_asm
 from xegen.emit.cost import kernel_cycles
-from xegen.emit.latency import exposed_latency, occupancy, stall
+from xegen.emit.latency import exposed_latency
+from xegen.launch import occupancy, stall
 from xegen.emit.roofline import Tiling, Workload, roofline, traffic
 
 XEHPG = hwlib.XEHPG

@@ -10,6 +10,7 @@ from xegen.errors import ConfigError
 from xegen.build import check_ir
 from xegen.pipeline import build_kernel
 from xegen.plan import choose_config, formulate, parse_overrides
+from xegen.plan.heuristic import config_space
 
 from ..conv.shapes import RESNET, scaled
 
@@ -21,18 +22,21 @@ def config_for(dt="f32", direction="FWD_B", platform="xehpg", desc=PROBLEM, **ov
     return choose_config(gemm, hw.platform(platform), overrides)
 
 
-@pytest.mark.parametrize("dt, platform, fma, simd", [
-    ("f16", "xehpg", "dpasw", 8),  # N = 64: tg_n = 2, so the fused thread pairs share A
-    ("bf16", "xehpg", "dpasw", 8),
-    ("u8:s8:f32", "xehpg", "dpasw", 8),
-    ("f32", "xehpg", "mad", 16),
-    ("f16", "xelp", "mad", 16),
-    ("s8:s8:s32", "xelp", "dp4a", 16),
-    ("bf16", "xehpc", "dpas", 16),
+SYSTOLIC_XEHPG = ("dpas", "dpasw")  # the estimate chooses between them (test_dpasw.py: when pairs may share A)
+
+
+@pytest.mark.parametrize("dt, platform, fmas, simd", [
+    ("f16", "xehpg", SYSTOLIC_XEHPG, 8),
+    ("bf16", "xehpg", SYSTOLIC_XEHPG, 8),
+    ("u8:s8:f32", "xehpg", SYSTOLIC_XEHPG, 8),
+    ("f32", "xehpg", ("mad",), 16),
+    ("f16", "xelp", ("mad",), 16),
+    ("s8:s8:s32", "xelp", ("dp4a",), 16),
+    ("bf16", "xehpc", ("dpas",), 16),
 ])
-def test_heuristic_picks_the_multiply_from_platform_facts(dt, platform, fma, simd):
+def test_heuristic_picks_the_multiply_from_platform_facts(dt, platform, fmas, simd):
     config = config_for(dt, platform=platform)
-    assert (config.fma, config.simd) == (fma, simd)
+    assert config.fma in fmas and config.simd == simd
     assert config.n_tile % config.simd == 0
     assert config.grf in hw.platform(platform).grf_counts
 
@@ -41,10 +45,12 @@ def test_dpas_k_block_is_two_k_steps_where_the_registers_allow():
     # a dpas K step is 8 dwords: 16 halves or 32 bytes
     desc = "mb1ic128ih28oc128oh28kh3ph1"
     assert config_for("f16", desc=desc).k_block == 32
-    assert config_for("u8:s8:f32", desc=desc, fma="dpas", m_tile=8, n_tile=16).k_block == 64
-    # with 32x16 tiles, 64 bytes of K do not fit, unless each thread holds half of A (dpasw)
-    assert config_for("u8:s8:f32", desc=desc, fma="dpas").k_block == 32
-    assert config_for("u8:s8:f32", desc=desc).k_block == 64
+    # (with the plain group: threads along K would each take only a share of the K blocks)
+    assert config_for("u8:s8:f32", desc=desc, fma="dpas", m_tile=8, n_tile=16, tg_k=1).k_block == 64
+    # with 32x16 tiles, 64 bytes of K do not fit 256 GRFs, unless each thread holds half of A (dpasw)
+    with pytest.raises(ConfigError, match="GRFs"):
+        config_for("u8:s8:f32", desc=desc, fma="dpas", m_tile=32, n_tile=16, k_block=64)
+    assert config_for("u8:s8:f32", desc=desc, fma="dpasw", m_tile=32, n_tile=16, k_block=64).k_block == 64
 
 
 @pytest.mark.parametrize("platform, desc, tiles", [
@@ -54,9 +60,13 @@ def test_dpas_k_block_is_two_k_steps_where_the_registers_allow():
     # M = 7*7: 16 rows per thread
     ("xehpg", "mb1ic512ih7oc512oh7kh3ph1", (16, 32)),
 ])
-def test_dpas_tiles_are_as_big_as_the_registers_allow_m_first(platform, desc, tiles):
-    config = config_for("bf16", platform=platform, desc=desc)
-    assert (config.m_tile, config.n_tile) == tiles
+def test_dpas_tiles_go_up_to_as_big_as_the_registers_allow(platform, desc, tiles):
+    """The space holds the largest tiles that fit (the estimate then ranks them against smaller
+    ones): the largest m_tile and n_tile of the space are those."""
+    gemm = formulate(make_problem(desc, "FWD_B", "bf16"))
+    config_for("bf16", platform=platform, desc=desc, m_tile=tiles[0], n_tile=tiles[1])  # they fit
+    space = config_space(gemm, hw.platform(platform), {})
+    assert max(c.m_tile for c in space) == tiles[0] and max(c.n_tile for c in space) >= tiles[1]
 
 
 def test_overrides_are_kept():
@@ -106,7 +116,7 @@ def test_bad_override_text(text, message):
     ("f32", "xelp", {"grf": 256}, "use 128 GRFs"),
     ("f32", "xehpg", {"tg_m": 64, "tg_n": 2}, "work items per group"),
     ("f16", "xehpg", {"k_split": 2}, "f32 or s32 output"),
-    ("f32", "xehpg", {"k_split": 1000}, "exceeds the"),
+    ("f32", "xehpg", {"k_split": 1000}, "slices of K exceed the"),
     ("u8:s8:f32", "xehpg", {"k_split": 2}, "int8 partial results"),
     # A 32x16, B 16x64, C 32x64 as f32 accumulator and f32 output, in 32-byte GRFs:
     # 2048/32 + 4096/32 + 8192/32 + 8192/32 = 704, plus 16 reserved
@@ -199,9 +209,9 @@ def test_when_nothing_fits_the_error_is_the_least_demanding_candidates():
 def test_candidates_are_those_whose_own_plan_fits(layer, dt, platform, overrides):
     """The heuristic plans each layout once for the candidates that differ only in budgets
     (grf, slm_bufs, gmem_bufs): it must accept exactly the candidates a plan of their own fits."""
-    from xegen.plan.kernel import plan_kernel
     from xegen.plan.config import check_config
     from xegen.plan.heuristic import config_candidates, config_space
+    from xegen.plan.kernel import plan_kernel
 
     gemm = formulate(make_problem(scaled(RESNET[layer]), "FWD_B", dt, mb=1))
     platform = hw.platform(platform)

@@ -20,6 +20,7 @@ from xegen.ir.types import F32, PTR
 from xegen.pipeline import build_kernel
 from xegen.plan import choose_config, formulate
 from xegen.plan.dpasw import paired_c_layout
+from xegen.plan.heuristic import config_space
 from xegen.plan.kernel import plan_kernel
 from xegen.plan.tiles import blocked_c_layout
 
@@ -57,10 +58,12 @@ def test_paired_c_layout_holds_what_each_dpasw_computes(m_tile, rows):
 # Heuristic and overrides ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dt", ["f16", "bf16", "u8:s8:f32", "s8:s8:s32"])
-def test_heuristic_picks_dpasw_on_xehpg_when_pairs_share_a(dt):
-    config = config_for(dt)
-    assert config.fma == "dpasw" and config.tg_n % 2 == 0 and config.m_tile % 2 == 0
-    assert config.a_rows == config.m_tile // 2
+def test_heuristic_offers_dpasw_on_xehpg_when_pairs_share_a(dt):
+    """With N = 64 the plain group has tg_n = 2, so the fused thread pairs may share A: the space
+    holds dpasw candidates (the estimate ranks them against dpas), each in pairs along N."""
+    space = config_space(formulate(make_problem(PROBLEM, "FWD_B", dt)), hw.XEHPG, {})
+    fused = [c for c in space if c.fma == "dpasw"]
+    assert fused and all(c.tg_n % 2 == 0 and c.m_tile % 2 == 0 and c.a_rows == c.m_tile // 2 for c in fused)
 
 
 @pytest.mark.parametrize("platform, desc, overrides", [

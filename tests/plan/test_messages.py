@@ -34,7 +34,7 @@ def test_rows_with_gaps_stay_apart():
 
 def test_a_dpas_kernel_stores_each_threads_a_slice_with_one_message():
     kernel = build_kernel(make_problem("mb1ic64ih56oc64oh56kh3ph1", dt="f16"), "xehpg", {"slm_bufs": 1,
-                                                                                       "gmem_bufs": 1})
+                                                                                       "gmem_bufs": 1, "tg_k": 1})
     config = kernel.config
     slice_bytes = config.tg_m * config.m_tile * config.k_block * 2 // config.threads_per_group
     a_stores = [s for s in _loop_calls(kernel, Send) if s.func.space == "slm" and s.func.op == "store"
@@ -58,8 +58,9 @@ def test_dpas_reads_its_operands_from_slm_without_reordering(hw, dt, direction):
     instead of once per thread that reads it."""
     problem = make_problem("mb1ic64ih14oc128oh14kh3ph1", direction=direction, dt=dt)
     gemm = formulate(problem)
-    config = choose_config(gemm, platform(hw), {"slm": 1, "tg_m": 4, "tg_n": 4})
-    kernel = build_kernel(problem, hw, {"slm": 1, "tg_m": 4, "tg_n": 4, "slm_bufs": 1, "gmem_bufs": 1})
+    pinned = {"slm": 1, "tg_m": 4, "tg_n": 4, "tg_k": 1, "slm_bufs": 1, "gmem_bufs": 1}
+    config = choose_config(gemm, platform(hw), pinned)
+    kernel = build_kernel(problem, hw, pinned)
     reorders = _loop_calls(kernel, Reorder)
     assert all(str(r.args[1].buffer.name).endswith("_stage") for r in reorders)
     moved = sum(r.func.rows * r.func.cols for r in reorders)

@@ -29,11 +29,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..conv.index import Idx
-from ..ir import Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Names, Reorder, Stmt, Var, const, ptr, seq, store
+from ..ir import (Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Load, Names, Reorder, Stmt, Var, const, ptr,
+                  seq, store)
 from ..ir.types import PTR
 from ..plan.dpasw import pair_half
 from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement
-from ..plan.tiles import TileLayout, tile_moves
+from ..plan.messages import Run
+from ..plan.tiles import TileLayout, dense_layout, tile_moves
 from .epilogue import finish
 from .messages import Origin, Scope, emit_global, slm_run_messages, zero_fill
 from .multiply import multiply, reduce_columns
@@ -70,6 +72,8 @@ class _Builder:
         plan, config, gemm = self.plan, self.config, self.gemm
         grid = plan.grid
         tid0, tid1 = self.idx(THREAD_IDS[0], config.tg_n), self.idx(THREAD_IDS[1], config.tg_m)
+        # the thread's slice of K within the group (every tg_k-th K block)
+        self.k_thread = tid2 = self.idx(THREAD_IDS[2], config.tg_k) if config.tg_k > 1 else Idx.const(0)
         gid0, gid1, gid2 = (self.idx(GROUP_IDS[i], grid[i]) for i in range(3))
         top = self.top
         # group_id2 packs the convolution group (outer) and the K slice (inner)
@@ -81,12 +85,15 @@ class _Builder:
         m_start = top.bind("m_start", m_index * config.m_tile)
         n_start = top.bind("n_start", n_index * config.n_tile)
         k_iter = Var("k_iter")
+        # the group's K blocks of this iteration, one per thread along K
+        k_group = config.tg_k * config.k_block
         k_start = self.loop.bind("k_start", (self.k_slice * plan.iterations + self.idx(k_iter, plan.iterations))
-                                 * config.k_block)
+                                 * k_group)
+        k_origin = Origin("k", k_start, "k", self.loop, k_group)
         self.origin = {
             "m": Origin("m", m_start, "m", top, config.m_tile),
             "n": Origin("n", n_start, "n", top, config.n_tile),
-            "k": Origin("k", k_start, "k", self.loop, config.k_block),
+            "k": k_origin if config.tg_k == 1 else replace(k_origin, shift=tid2 * config.k_block),
         }
         # the rows of A the thread loads: its M tile, or with dpasw its half of the pair's tile
         self.a_half, self.a_origin = Idx.const(0), self.origin
@@ -95,16 +102,16 @@ class _Builder:
             half_origin = replace(self.origin["m"], tag="mh", shift=self.a_half * config.a_rows, base_tag="m")
             self.a_origin = {**self.origin, "m": half_origin}
         if config.slm:
-            self.thread_index = top.bind("thread_index", tid1 * config.tg_n + tid0)
+            self.thread_index = top.bind("thread_index", (tid2 * config.tg_m + tid1) * config.tg_n + tid0)
             m_group, n_group = config.tg_m * config.m_tile, config.tg_n * config.n_tile
             self.group_origin = {
                 "m": Origin("m", top.bind("m_group_start", gid1 * m_group), "mg", top, m_group),
                 "n": Origin("n", top.bind("n_group_start", gid0 * n_group), "ng", top, n_group),
-                "k": self.origin["k"],
+                "k": k_origin,
             }
             # which tile of the group's SLM tile is the thread's own, per GEMM dimension (A's
             # tiles are a_rows high: with dpasw two per M tile)
-            self.tile_index = {"m": tid1, "n": tid0, "k": Idx.const(0)}
+            self.tile_index = {"m": tid1, "n": tid0, "k": tid2}
             self.a_tile_index = {**self.tile_index, "m": tid1 * (config.m_tile // config.a_rows) + self.a_half}
 
         prologue = zero_fill(plan.layouts.c.buffer, plan.layouts.c.bytes, self.hw.grf_bytes)
@@ -113,13 +120,15 @@ class _Builder:
             prologue.append(store(Var("one", PTR), 0, const(1.0)))
         body = self._loop_body()
         loop = For(k_iter, const(0), const(plan.iterations), self.loop.wrap(seq(*body)))
-        epilogue = self._epilogue()
+        epilogue = self._reduce_over_k(self._epilogue())
         kernel = seq(*prologue, loop, *epilogue)
         for var, size in reversed(plan.grf_buffers):
             kernel = Alloc(var, size, "grf", kernel)
         for op in (plan.b, plan.a):
             if op.slm is not None:
                 kernel = Alloc(op.slm.buffer, op.slm.bytes, "slm", kernel)
+        if plan.k_reduction is not None:
+            kernel = Alloc(plan.k_reduction.slm, plan.k_reduction.slm_bytes, "slm", kernel)
         kernel = self.top.wrap(kernel)
         for var in reversed(THREAD_IDS + GROUP_IDS):
             kernel = Let(var, None, kernel)
@@ -205,6 +214,40 @@ class _Builder:
                                 placement.base_alignment(grf.type.size), self.hw, self.top)
 
     # -- after the loop ------------------------------------------------------------------------
+    def _reduce_over_k(self, epilogue: list[Stmt]) -> list[Stmt]:
+        """With tg_k > 1, every thread along K but the first stores its partial sums in SLM; after
+        a barrier the first adds them to its own, a chunk at a time, and alone runs `epilogue`."""
+        reduction = self.plan.k_reduction
+        if reduction is None:
+            return epilogue
+        config, hw, acc = self.config, self.hw, self.plan.layouts.c
+        size = acc.type.size
+        tid0, tid1 = self.idx(THREAD_IDS[0], config.tg_n), self.idx(THREAD_IDS[1], config.tg_m)
+        tile = self.top.bind("mn_index", tid1 * config.tg_n + tid0)
+
+        def copy_of(k_thread: Idx) -> Idx:
+            """SLM element where K thread `k_thread` (1..tg_k-1) puts the partial sums of this tile."""
+            return ((k_thread - 1) * reduction.tiles + tile) * (reduction.tile_bytes // size)
+
+        stores = slm_run_messages("store", reduction.slm, acc, [Run(0, 0, reduction.tile_bytes // size)],
+                                  copy_of(self.k_thread), reduction.tile_bytes, hw, self.top)
+        partial = dense_layout(reduction.partial, acc.type, 1, reduction.chunk // size)
+        lanes = 2 * hw.grf_bytes // size  # an add writes at most two registers
+        adds: list[Stmt] = []
+        for k_thread in range(1, config.tg_k):
+            for first in range(0, reduction.tile_bytes, reduction.chunk):
+                chunk = min(reduction.chunk, reduction.tile_bytes - first)
+                adds += slm_run_messages("load", reduction.slm, partial, [Run(0, first // size, chunk // size)],
+                                         copy_of(Idx.const(k_thread)), reduction.tile_bytes, hw, self.top)
+                for offset in range(0, chunk, lanes * size):
+                    count = min(lanes, (chunk - offset) // size)
+                    vector = acc.type.with_lanes(count)
+                    total = Load(acc.buffer, const(first + offset), vector) + Load(partial.buffer, const(offset), vector)
+                    adds.append(store(acc.buffer, first + offset, total))
+        first_thread = self.k_thread.expr.eq(0)
+        return [IfThenElse(self.k_thread.expr.ne(0), seq(*stores)), Call(Fence("slm")), Call(Barrier()),
+                IfThenElse(first_thread, seq(*adds, *epilogue))]
+
     def _epilogue(self) -> list[Stmt]:
         plan, config = self.plan, self.config
         out: list[Stmt] = []

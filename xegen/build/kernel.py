@@ -77,7 +77,7 @@ def kernel_record(plan: KernelPlan, body: Stmt) -> Kernel:
         grid=plan.grid,
         slm_bytes=plan.slm_bytes,
         grf_count=plan.config.grf,
-        uses_barriers=bool(plan.config.slm),
+        uses_barriers=bool(plan.config.slm) or plan.config.tg_k > 1,
         uses_atomics=plan.config.k_split > 1,
         uses_dpas=plan.config.systolic,
         zero_outputs=outputs_to_zero(problem, partial=plan.config.k_split > 1 or plan.gemm.skips_outputs),

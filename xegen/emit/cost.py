@@ -33,7 +33,8 @@ from .. import hw as hwlib
 from . import tables as T
 from .analysis import is_send, message_target, payload_bytes
 from .instruction import Instruction
-from .latency import Occupancy, barriers_used, exposed_latency, occupancy, stall
+from ..launch import Occupancy, busiest_eu_threads, occupancy, stall
+from .latency import barriers_used, exposed_latency
 from .roofline import Roofline, Tiling, Traffic, Workload, roofline, traffic
 
 _DPAS_KIND = {"hf": "f16", "bf": "bf16", "b": "int8", "ub": "int8", "tf32": "f32"}
@@ -116,19 +117,6 @@ def instruction_cost(inst: Instruction, hw: hwlib.Platform) -> tuple[float, floa
 def _operand_bytes(inst: Instruction) -> int:
     types = [op.type for op in (inst.dst, *inst.srcs) if op is not None and getattr(op, "type", None)]
     return max((T.type_bytes(t) for t in types if t in T.TYPES), default=4)
-
-
-def busiest_eu_threads(threads: int, group_threads: int, hw: hwlib.Platform) -> int:
-    """The most threads one EU runs when `threads` threads in groups of `group_threads` spread
-    over the device: groups evenly over the subslices, a group's threads over its subslice's EUs."""
-    group_threads = max(1, min(group_threads, threads))
-    groups = _ceil_div(threads, group_threads)
-    groups_per_subslice = _ceil_div(groups, hw.subslices)
-    return max(1, _ceil_div(groups_per_subslice * group_threads, hw.eus_per_subslice))
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def requested_global_bytes(instructions: Sequence[Instruction], executions: Sequence[int],

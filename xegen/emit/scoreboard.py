@@ -644,7 +644,7 @@ class _Scoreboard:
                 [(t, m) for t, m in tokens] + [(t, "dst") for t, m in tokens if m == "src"])
             carry_options = ([(form, wait) for wait in waits for form in forms] + [(None, wait) for wait in waits]
                              + [(form, None) for form in forms] + [(None, None)])
-        best = None
+        best, best_cost = None, None
         for form, wait in carry_options:
             swsb = Swsb(token=set_token) if set_here else Swsb()
             if form is not None:
@@ -657,8 +657,11 @@ class _Scoreboard:
             syncs = self._syncs(left_tokens, None if form is not None else distance, needs)
             if arch_first and form is not None and syncs:
                 continue  # the instruction right after a control-register access must carry A@1
-            if best is None or len(syncs) < len(best.syncs):
-                best = _Plan(syncs, swsb, swsb if first == last else set_swsb, form[1] if form else "")
+            # waiting for a send's result where only its sources were needed costs the send's
+            # whole latency, a sync instruction one issue slot: fewer such waits first
+            cost = (wait is not None and wait[1] != dict(tokens)[wait[0]], len(syncs))
+            if best is None or cost < best_cost:
+                best, best_cost = _Plan(syncs, swsb, swsb if first == last else set_swsb, form[1] if form else ""), cost
         assert best is not None  # the last option, every wait on syncs, always fits
         return best
 
@@ -676,10 +679,13 @@ class _Scoreboard:
                     swsb = Swsb(distance, form[0], token, m) if forms else Swsb(token=token, token_mode=m)
                     if self._encodable(swsb, _SYNC_NOP):
                         return [_sync("nop", swsb)]
-        # sync.allwr/allrd name their tokens in a mask, which leaves the field for the distance
-        mask = sum(1 << t for t, _ in tokens)
-        function = "allwr" if any(m == "dst" for _, m in tokens) else "allrd"
-        return [_sync(function, dist_swsb, mask)]
+        # sync.allwr/allrd name their tokens in a mask, which leaves the field for the distance;
+        # the tokens whose sources alone are needed go on an allrd of their own
+        results = sum(1 << t for t, m in tokens if m == "dst")
+        sources = sum(1 << t for t, m in tokens if m == "src")
+        if not results:
+            return [_sync("allrd", dist_swsb, sources)]
+        return [_sync("allwr", dist_swsb, results)] + ([_sync("allrd", Swsb(), sources)] if sources else [])
 
 
 _SYNC_NOP = _sync("nop", Swsb())

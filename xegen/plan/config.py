@@ -11,6 +11,8 @@ Keys (override any with `--config key=value`):
 | m_tile     | rows of C per thread (dpas: a multiple of 8, or at most 8)               |
 | n_tile     | columns of C per thread (a multiple of simd)                             |
 | k_block    | K elements per loop iteration (dpas: a multiple of 8 dwords)             |
+| tg_k       | threads per group sharing one C tile, each taking every tg_k-th K block; |
+|            | their partial sums are added through SLM before the epilogue            |
 | k_split    | thread groups sharing one C tile, each taking a slice of K (atomic adds) |
 | slm        | 1: stage A and B through shared local memory per group; 0: load direct   |
 | slm_bufs   | SLM buffers: 1, 2 (double) or 3 (triple buffering with split barriers)   |
@@ -48,6 +50,7 @@ class Config:
     m_tile: int
     n_tile: int
     k_block: int
+    tg_k: int = 1
     k_split: int = 1
     slm: int = 0
     slm_bufs: int = 1
@@ -56,7 +59,7 @@ class Config:
 
     @property
     def threads_per_group(self) -> int:
-        return self.tg_m * self.tg_n
+        return self.tg_m * self.tg_n * self.tg_k
 
     @property
     def systolic(self) -> bool:
@@ -144,9 +147,10 @@ def prefetches(config: Config, hw: Platform) -> bool:
 
 
 def k_iterations(config: Config, gemm: Gemm) -> int:
-    """K loop iterations per thread group (after splitting K)."""
+    """K loop iterations per thread (after splitting K across groups and across the group's
+    threads along K)."""
     total = -(-gemm.k.size // config.k_block)
-    return -(-total // config.k_split)
+    return -(-total // (config.k_split * config.tg_k))
 
 
 def a_rows_per_grf(hw: Platform) -> int:
@@ -189,7 +193,7 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
     if config.k_block % step:
         raise ConfigError(f"k_block={config.k_block} is not a multiple of {step} (the K one {config.fma} consumes)")
     if config.threads_per_group * config.simd > hw.max_work_group_size:
-        raise ConfigError(f"tg_m*tg_n={config.threads_per_group} threads of SIMD {config.simd} exceed {hw}'s "
+        raise ConfigError(f"tg_m*tg_n*tg_k={config.threads_per_group} threads of SIMD {config.simd} exceed {hw}'s "
                           f"{hw.max_work_group_size} work items per group")
     for key, allowed in BUFFER_COUNTS.items():
         if getattr(config, key) not in allowed:
@@ -209,6 +213,10 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
             # f32 partial sums (or a rounded bias) would not add up to int8's exact result
             raise ConfigError(f"k_split={config.k_split}: int8 partial results add exactly only into an s32 "
                               "output without bias")
-        total = -(-gemm.k.size // config.k_block)
-        if config.k_split > total:
-            raise ConfigError(f"k_split={config.k_split} exceeds the {total} K blocks of k_block={config.k_block}")
+    total = -(-gemm.k.size // config.k_block)
+    if config.k_split * config.tg_k > total:
+        raise ConfigError(f"k_split={config.k_split} x tg_k={config.tg_k} slices of K exceed the {total} K blocks "
+                          f"of k_block={config.k_block}")
+    if config.tg_k > 1 and gemm.bias_mode == "reduce":
+        raise ConfigError(f"tg_k={config.tg_k}: the bias gradient is summed per thread; split K across groups "
+                          "(k_split) instead")

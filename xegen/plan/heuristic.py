@@ -1,23 +1,31 @@
 """The configuration heuristic: the configurations worth trying for a GEMM on a platform, best first.
 
-`config_candidates` orders the space of `Config`s from the largest tiles down and keeps those
-whose kernel plan fits the registers and SLM (`plan_layout`, `check_budgets`); `choose_config`
-takes the first.  A key given in `overrides` is fixed; every other is the heuristic's.
+`config_space` lists the `Config`s worth trying: tile shapes from the platform's facts, for each
+the thread group the problem's tiles fill and, for problems that would leave the device idle,
+smaller groups and threads splitting K (`tg_k`); SLM staging, register modes and buffer counts.
+It ranks them by the model's cycles as `estimate.py` estimates them from the configuration
+alone (close estimates keep the plain order: largest tiles first).  `config_candidates` keeps
+those whose kernel plan fits the registers, SLM and instruction cache (`plan_layout`,
+`check_budgets`, `check_code_size`), and keeps the plain order's first choice ahead unless the
+estimate's best is clearly faster; `choose_config` takes the first.  A key given in
+`overrides` is fixed; every other is the heuristic's.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 from typing import Iterator, Mapping
 
 from ..errors import ConfigError
 from ..hw import Platform
-from .config import (KEYS, MAD_OPERAND_BYTES, SYSTOLIC, Config, a_rows_per_grf, check_config, multiply_types,
-                     prefetches)
+from .config import (KEYS, MAD_OPERAND_BYTES, SYSTOLIC, Config, a_rows_per_grf, check_config, k_iterations,
+                     multiply_types, prefetches)
 from .dpasw import fused_pairs_fit
+from .estimate import Estimate, Estimator, pipeline_shape
 from .gemm import Gemm
-from .kernel import BUDGET_KEYS, KernelPlan, check_budgets, plan_layout
+from .kernel import BUDGET_KEYS, KernelPlan, check_budgets, check_code_size, plan_layout
 from .tiles import round_up
 
 SPLIT_ITERATIONS = 32  # K iterations per group below which splitting K is not worth atomics
@@ -46,39 +54,73 @@ def choose_config(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
 
 
 def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> Iterator[Config]:
-    """Every configuration whose kernel plan fits the GRF and SLM budgets, best first: from the
-    largest tiles down (for dpas m_tile first, then n_tile, then k_block), dpasw before dpas where
-    the platform and the tiles allow it, SLM on before off, more buffers before fewer.  Lowering
-    takes the next one when a kernel's registers do not fit after all.  When none fits, raises the error of the last
-    candidate: the least demanding one, so its message says what even that lacks."""
+    """Every configuration whose kernel plan fits the GRF and SLM budgets, best first: the
+    order of `config_space`, except that the first fitting configuration of the plain order
+    (largest tiles, the plain group, no threads along K) comes first unless the estimate's best
+    is at most 1 - ESTIMATE_MARGIN of it (the estimate is not precise enough to trust a smaller
+    gain).  Lowering takes the next one when a kernel's registers do not fit after all.  When
+    none fits, raises the error of the least demanding candidate (the last one of the space
+    before ranking: the smallest tiles and buffers), so its message says what even that lacks."""
     given = dict(overrides or {})
     unknown = set(given) - set(KEYS)
     if unknown:
         raise ConfigError(f"unknown config key '{sorted(unknown)[0]}' (keys: {', '.join(KEYS)})")
-    last_error: ConfigError | None = None
-    found = False
-    layouts: dict[tuple, KernelPlan | ConfigError] = {}  # candidates differing only in budgets share one
-    for candidate in config_space(gemm, hw, given):
-        try:
-            check_config(candidate, gemm, hw)
-            key = (replace(candidate, **{k: 0 for k in BUDGET_KEYS}), prefetches(candidate, hw))
-            if key not in layouts:
-                try:
-                    layouts[key] = plan_layout(gemm, candidate, hw)
-                except ConfigError as error:
-                    layouts[key] = error
-            layout = layouts[key]
-            if isinstance(layout, ConfigError):
-                raise layout
-            check_budgets(replace(layout, config=candidate))
-        except ConfigError as error:
-            last_error = error
-            continue
-        found = True
-        yield candidate
-    if not found:
-        assert last_error is not None
-        raise last_error
+    ranked = _ranked(gemm, hw, given)
+    fits = _Fits(gemm, hw)
+    best = next((item for item in ranked if fits(item)), None)
+    if best is None:
+        raise max(fits.errors, key=lambda item: item[0])[1]
+    plain = next(item for item in sorted(ranked, key=lambda item: item[0]) if fits(item))
+    first = best if best[2].device <= (1 - ESTIMATE_MARGIN) * plain[2].device else plain
+    yield first[1]
+    for item in ranked:
+        if item is not first and fits(item):
+            yield item[1]
+
+
+# The estimate's best must be this much faster than the plain choice to replace it.  On
+# resnet_50's forward layers (mb1) the estimate of the chosen kernel was 0.81 to 1.12 of the
+# model for f32 on XeHPG and XeLP, but 0.14 to 0.91 (median 0.59) for bf16 on XeHPC (latency-
+# bound dpas kernels), and a 12 % estimated gain (conv1 f32 on XeHPG, k_block=16 tg_k=2) was a
+# 3 % loss under the model.
+ESTIMATE_MARGIN = 0.2
+
+
+class _Fits:
+    """Whether a ranked configuration's plan fits the budgets, each layout planned once for the
+    configurations that differ only in budgets; the errors with the plain-order index."""
+
+    def __init__(self, gemm: Gemm, hw: Platform):
+        self.gemm, self.hw = gemm, hw
+        self.errors: list[tuple[int, ConfigError]] = []
+        self._layouts: dict[tuple, KernelPlan | ConfigError] = {}
+        self._verdicts: dict[Config, bool] = {}
+
+    def __call__(self, item: tuple[int, Config, Estimate]) -> bool:
+        demand, candidate, estimated = item
+        if candidate not in self._verdicts:
+            try:
+                self._check(candidate, estimated)
+                self._verdicts[candidate] = True
+            except ConfigError as error:
+                self.errors.append((demand, error))
+                self._verdicts[candidate] = False
+        return self._verdicts[candidate]
+
+    def _check(self, candidate: Config, estimated: Estimate) -> None:
+        gemm, hw = self.gemm, self.hw
+        check_config(candidate, gemm, hw)
+        key = (replace(candidate, **{k: 0 for k in BUDGET_KEYS}), prefetches(candidate, hw))
+        if key not in self._layouts:
+            try:
+                self._layouts[key] = plan_layout(gemm, candidate, hw)
+            except ConfigError as error:
+                self._layouts[key] = error
+        layout = self._layouts[key]
+        if isinstance(layout, ConfigError):
+            raise layout
+        check_budgets(replace(layout, config=candidate))
+        check_code_size(estimated.instructions, hw, "estimated ")  # after the registers: their message first
 
 
 def _tile_options(fma: str, simd: int, gemm: Gemm, hw: Platform) -> tuple[list[int], list[int], list[int]]:
@@ -102,9 +144,15 @@ def _tile_options(fma: str, simd: int, gemm: Gemm, hw: Platform) -> tuple[list[i
     if fma == "mad" and columns_gathered(gemm):
         # one vector message of simd lanes, a K-contiguous column each, is B in mad's layout
         return m_tiles, [simd], [16, 8]
+    # a tile of whole output rows where 8 would straddle them (7 for widths 7, 14, 28)
+    row = gemm.m.inner.size
+    whole = next((d for d in range(7, 4, -1) if row % 8 and row % d == 0), None)
+    if whole is not None and m >= whole:
+        m_tiles.insert(1, whole)
     widest = 2 * simd if n >= 4 * simd else simd
     n_tiles = [t for t in (widest, simd) if t <= fitting_n]
-    return m_tiles, n_tiles, [32, 16] if fma == "dp4a" else [8, 4]
+    # longer K blocks share each iteration's address arithmetic among more multiplies
+    return m_tiles, n_tiles, [32, 16, 64] if fma == "dp4a" else [8, 4, 16]
 
 
 def columns_gathered(gemm: Gemm) -> bool:
@@ -115,7 +163,37 @@ def columns_gathered(gemm: Gemm) -> bool:
 
 def config_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
     """Every configuration the heuristic considers for `gemm` on `hw` with the keys of `given`
-    fixed, best first, before any check (`config_candidates` keeps those whose plan fits)."""
+    fixed, best first by the estimate of the model (`estimate.py`), before any check
+    (`config_candidates` keeps those whose plan fits)."""
+    return [config for _, config, _ in _ranked(gemm, hw, given)]
+
+
+def _ranked(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[tuple[int, Config, Estimate]]:
+    """The space with each configuration's place in the plain order (largest tiles first, the
+    heuristic's own group shape, no split of K, SLM on, more buffers first) and its estimate,
+    ranked by the estimated cycles; configurations within RANK_TOLERANCE of each other keep the
+    plain order."""
+    estimator = Estimator(gemm, hw)
+    scored = [(index, config, estimator.estimate(config)) for index, config in enumerate(_plain_space(gemm, hw, given))]
+    return sorted(scored, key=lambda item: (not _estimated_well(item[1], gemm),
+                                            _bucket(item[2].device) if _estimated_well(item[1], gemm) else 0, item[0]))
+
+
+def _estimated_well(config: Config, gemm: Gemm) -> bool:
+    """Whether the estimate may rank `config`: not int8 loaded straight into dpas's layout, whose
+    byte reorders and the waits between them it does not model (on res5a_branch2a u8:s8:f32 on
+    XeHPG it gave 3095 clocks where the model gives 81995); those follow the others in plain order."""
+    return not (config.systolic and not config.slm and gemm.a.type.size == 1)
+
+
+RANK_TOLERANCE = 0.02  # estimates closer than this are a tie (the estimate is not that precise)
+
+
+def _bucket(cycles: float) -> int:
+    return int(math.log(max(cycles, 1.0)) / math.log1p(RANK_TOLERANCE))
+
+
+def _plain_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
     fma = given.get("fma") or _pick_fma(gemm, hw)
     simd = given.get("simd") or _pick_simd(fma, hw)
     m_tiles, n_tiles, k_blocks = _tile_options(fma, simd, gemm, hw)
@@ -129,40 +207,75 @@ def config_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[
         tiles = sorted(tiles, key=lambda t: (-t[2], -t[1], -t[0]))
     configs: list[Config] = []
     for k_block, n_tile, m_tile in tiles:
-        # as many threads as the problem has tiles, up to 4 per dimension
-        tg_n = given.get("tg_n") or max(1, min(4, -(-gemm.n.size // n_tile)))
-        if fma == "dpasw" and "tg_n" not in given:
-            tg_n = round_up(tg_n, 2)  # fused pairs are neighbours along N
-        tg_m = given.get("tg_m") or max(1, min(4, -(-gemm.m.size // m_tile)))
-        while tg_m * tg_n * simd > hw.max_work_group_size and "tg_m" not in given and tg_m > 1:
-            tg_m //= 2
-        base = Config(fma, simd, tg_m, tg_n, m_tile, n_tile, k_block,
-                      k_split=given.get("k_split", 1), slm=given.get("slm", 0),
-                      slm_bufs=given.get("slm_bufs", 1), gmem_bufs=given.get("gmem_bufs", 1),
-                      grf=given.get("grf", min(hw.grf_counts)))
-        if "k_split" not in given:
-            base = replace(base, k_split=_pick_k_split(base, gemm))
-        staged = fma in SYSTOLIC and base.threads_per_group >= 4
-        wants_slm = given.get("slm_bufs", 1) > 1  # SLM buffering asked for: stage through SLM
-        slm_options = options("slm", [1] if wants_slm else [1, 0] if staged else [0])
-        grf_options = options("grf", sorted(hw.grf_counts))
-        # on XeHPG a fused pair shares its A: half the A loads and registers (`dpasw.py`)
-        fmas = ["dpasw", fma] if "fma" not in given and fma == "dpas" and fused_pairs_fit(base, hw) else [fma]
-        configs += [replace(base, fma=f, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
-                    for f in fmas for s in slm_options for g in grf_options
-                    for gmem_bufs, slm_bufs in _buffering_options(base, s, given)]
+        for tg_m, tg_n, tg_k in _thread_groups(gemm, hw, given, fma, simd, m_tile, n_tile, k_block):
+            base = Config(fma, simd, tg_m, tg_n, m_tile, n_tile, k_block, tg_k=tg_k,
+                          k_split=given.get("k_split", 1), slm=given.get("slm", 0),
+                          slm_bufs=given.get("slm_bufs", 1), gmem_bufs=given.get("gmem_bufs", 1),
+                          grf=given.get("grf", min(hw.grf_counts)))
+            if "k_split" not in given:
+                base = replace(base, k_split=_pick_k_split(base, gemm))
+            staged = fma in SYSTOLIC and base.threads_per_group >= 4
+            wants_slm = given.get("slm_bufs", 1) > 1  # SLM buffering asked for: stage through SLM
+            slm_options = options("slm", [1] if wants_slm else [1, 0] if staged else [0])
+            grf_options = options("grf", sorted(hw.grf_counts))
+            # on XeHPG a fused pair shares its A: half the A loads and registers (`dpasw.py`)
+            fmas = ["dpasw", fma] if "fma" not in given and fma == "dpas" and fused_pairs_fit(base, hw) else [fma]
+            configs += [replace(base, fma=f, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
+                        for f in fmas for s in slm_options for g in grf_options
+                        for gmem_bufs, slm_bufs in _buffering_options(base, s, given, gemm, hw)]
     return list(dict.fromkeys(configs))
 
 
-def _buffering_options(config: Config, slm: int, given: Mapping[str, object]) -> list[tuple[int, int]]:
+K_THREADS = (1, 2, 4, 8)  # threads of a group along K (tg_k) the heuristic tries
+
+
+def _thread_groups(gemm: Gemm, hw: Platform, given: Mapping[str, object], fma: str, simd: int, m_tile: int,
+                   n_tile: int, k_block: int) -> list[tuple[int, int, int]]:
+    """(tg_m, tg_n, tg_k) to try for one tile shape: as many threads along M and N as the
+    problem has tiles, up to 4 each (the plain shape, first); then, to fill a device the plain
+    shape would leave idle, fewer along M and N (more, smaller groups) and more along K (each a
+    share of the K blocks, their partial sums added through SLM)."""
+    tiles_m, tiles_n = -(-gemm.m.size // m_tile), -(-gemm.n.size // n_tile)
+    tg_n = given.get("tg_n") or max(1, min(4, tiles_n))
+    if fma == "dpasw" and "tg_n" not in given:
+        tg_n = round_up(tg_n, 2)  # fused pairs are neighbours along N
+    tg_m = given.get("tg_m") or max(1, min(4, tiles_m))
+    while tg_m * tg_n * simd > hw.max_work_group_size and "tg_m" not in given and tg_m > 1:
+        tg_m //= 2
+    shapes = [(tg_m, tg_n)]
+    for m, n in ((max(1, tg_m // 2), max(1, tg_n // 2)), (1, 1)):
+        m = given.get("tg_m") or m
+        n = given.get("tg_n") or (round_up(n, 2) if fma == "dpasw" else n)
+        shapes.append((m, n))
+    blocks = -(-gemm.k.size // k_block)
+    k_threads = [given["tg_k"]] if "tg_k" in given else \
+        [t for t in K_THREADS if t == 1 or (gemm.bias_mode != "reduce" and blocks >= 2 * t)]
+    groups = []
+    for m, n in dict.fromkeys(shapes):
+        for k in k_threads:
+            if m * n * k * simd <= hw.max_work_group_size or "tg_k" in given:
+                groups.append((m, n, k))
+    return groups or [(tg_m, tg_n, k_threads[0])]
+
+
+def _buffering_options(config: Config, slm: int, given: Mapping[str, object], gemm: Gemm, hw: Platform
+                       ) -> list[tuple[int, int]]:
     """(gmem_bufs, slm_bufs) to try, best first (oneDNN's, docs/design.md): SLM double buffering with at
     most 8 threads per group, else triple; two register copies of the global loads for dpas.  When
-    the registers do not fit, gmem_bufs drops to 1 first; when SLM does not, slm_bufs goes 3 -> 2 -> 1."""
+    the registers do not fit, gmem_bufs drops to 1 first; when SLM does not, slm_bufs goes 3 -> 2 -> 1.
+    Buffer counts whose software pipeline would leave the steady loop fewer than two trips are
+    left out (unless given): the K loop stays a loop, not a ramp-up and a ramp-down unrolled."""
     slm_bufs = (2 if config.threads_per_group <= 8 else 3) if slm else 1
     gmem_bufs = 2 if config.systolic else 1
     gmem_choices = [given["gmem_bufs"]] if "gmem_bufs" in given else list(range(gmem_bufs, 0, -1))
     slm_choices = [given["slm_bufs"]] if "slm_bufs" in given else list(range(slm_bufs, 0, -1))
-    return [(g, s) for s in slm_choices for g in gmem_choices]
+    iterations = k_iterations(config, gemm)
+
+    def loops(g: int, s: int) -> bool:
+        depth, unroll = pipeline_shape(replace(config, gmem_bufs=g, slm_bufs=s, slm=slm), hw)
+        return depth == 0 or iterations - depth >= 2 * unroll or {"gmem_bufs", "slm_bufs"} & set(given)
+
+    return [(g, s) for s in slm_choices for g in gmem_choices if loops(g, s)]
 
 
 def _pick_k_split(config: Config, gemm: Gemm) -> int:

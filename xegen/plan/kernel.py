@@ -28,7 +28,6 @@ from .multiply import MultiplyLayouts, multiply_layouts, operand_layout
 from .tiles import Line, TileLayout, dense_layout, line_layout, packed_layout, round_up, tile_moves
 
 
-
 @dataclass
 class SlmPlan:
     """How a group tile of one operand goes through SLM: each thread loads a slice of it from
@@ -116,6 +115,25 @@ class OutputPlan:
     atomic: str
 
 
+@dataclass(frozen=True)
+class KReduction:
+    """How the tg_k threads of a group that share a C tile add their partial sums: each thread
+    but the first stores its accumulators (`tiles` C tiles per K thread, one per thread along M
+    and N) into SLM, and after a barrier the first adds them into its own, `chunk` bytes at a
+    time through the register buffer `partial`, before the epilogue."""
+
+    slm: Var
+    partial: Var
+    tile_bytes: int  # one thread's accumulators
+    tiles: int  # threads along M and N
+    copies: int  # tg_k - 1 threads store theirs
+    chunk: int  # bytes of `partial`
+
+    @property
+    def slm_bytes(self) -> int:
+        return self.copies * self.tiles * self.tile_bytes
+
+
 @dataclass
 class KernelPlan:
     gemm: Gemm
@@ -130,16 +148,19 @@ class KernelPlan:
     bias_load: OutputPlan | None = None  # FWD_B: the bias tile
     bias_sum: TileLayout | None = None  # BWD_WB: f32 column sums of B
     bias_store: OutputPlan | None = None
+    k_reduction: KReduction | None = None  # tg_k > 1: the partial sums added through SLM
     grf_buffers: list[tuple[Var, int]] = field(default_factory=list)
 
     @property
     def thread_group(self) -> tuple[int, int, int]:
-        return (self.config.tg_n, self.config.tg_m, 1)
+        return (self.config.tg_n, self.config.tg_m, self.config.tg_k)
 
     @property
     def slm_bytes(self) -> int:
-        """SLM per group, with every copy of multi-buffered tiles (`slm_bufs`)."""
-        return self.config.slm_bufs * sum(op.slm.bytes for op in (self.a, self.b) if op.slm is not None)
+        """SLM per group, with every copy of multi-buffered tiles (`slm_bufs`), and the partial
+        sums of the threads along K."""
+        staged = self.config.slm_bufs * sum(op.slm.bytes for op in (self.a, self.b) if op.slm is not None)
+        return staged + (self.k_reduction.slm_bytes if self.k_reduction is not None else 0)
 
     @property
     def grf_bytes(self) -> int:
@@ -162,6 +183,8 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     return check_budgets(plan_layout(gemm, config, hw))
 
 
+REDUCTION_CHUNK_GRFS = 8  # registers through which the first K thread adds the others' partial sums
+
 #: the config keys that scale the budgets a layout must fit; `plan_layout` reads them only
 #: through `prefetches` (whether messages are paid twice)
 BUDGET_KEYS = ("grf", "slm_bufs", "gmem_bufs")
@@ -181,12 +204,11 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     m_group, n_group = config.tg_m * config.m_tile, config.tg_n * config.n_tile
     grid = (-(-gemm.n.size // n_group), -(-gemm.m.size // m_group), gemm.groups * config.k_split)
     _check_tile_coordinates(gemm, {"m": grid[1] * m_group, "n": grid[0] * n_group,
-                                   "k": config.k_split * k_iterations(config, gemm) * config.k_block})
+                                   "k": config.k_split * k_iterations(config, gemm) * config.tg_k * config.k_block})
+    k_group = config.tg_k * config.k_block
     layouts = multiply_layouts(config, gemm, Var("a", PTR), Var("b", PTR), Var("acc", PTR), config.simd)
-    a = _plan_operand("a", gemm.a, gemm, config, hw, (config.a_rows, config.k_block), (m_group, config.k_block),
-                      layouts.a)
-    b = _plan_operand("b", gemm.b, gemm, config, hw, (config.k_block, config.n_tile), (config.k_block, n_group),
-                      layouts.b)
+    a = _plan_operand("a", gemm.a, gemm, config, hw, (config.a_rows, config.k_block), (m_group, k_group), layouts.a)
+    b = _plan_operand("b", gemm.b, gemm, config, hw, (config.k_block, config.n_tile), (k_group, n_group), layouts.b)
     layouts = MultiplyLayouts(a.fma, b.fma, layouts.c)
     atomic = ""
     if config.k_split > 1:
@@ -200,6 +222,12 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         out_type = F32 if atomic else gemm.bias.type
         plan.bias_store = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_store", out_type,
                                        "fadd" if atomic else "")
+
+    if config.tg_k > 1:
+        # the store tile is free until the epilogue: the partial sums pass through it
+        chunk = min(round_up(c.tile.bytes, grf), REDUCTION_CHUNK_GRFS * grf)
+        plan.k_reduction = KReduction(Var("c_slm", PTR), c.tile.buffer, round_up(layouts.c.bytes, grf),
+                                      config.tg_m * config.tg_n, config.tg_k - 1, chunk)
 
     buffers = [(layouts.c.buffer, layouts.c.bytes), (a.load.buffer, a.load.bytes), (b.load.buffer, b.load.bytes)]
     for op in (a, b):
@@ -224,8 +252,12 @@ def check_budgets(plan: KernelPlan) -> KernelPlan:
     config, hw, grf = plan.config, plan.hw, plan.hw.grf_bytes
     if plan.slm_bytes > hw.max_slm_bytes:
         buffers = f" ({config.slm_bufs} buffers)" if config.slm_bufs > 1 else ""
-        raise ConfigError(f"slm=1 needs {plan.slm_bytes} bytes of SLM per group{buffers}, more than {hw}'s "
-                          f"{hw.max_slm_bytes}: use fewer threads or smaller tiles"
+        uses = ["slm=1"] if config.slm else []
+        if plan.k_reduction is not None:
+            uses.append(f"tg_k={config.tg_k}")
+        verb = "needs" if len(uses) == 1 else "need"
+        raise ConfigError(f"{' and '.join(uses)} {verb} {plan.slm_bytes} bytes of SLM per group{buffers}, more "
+                          f"than {hw}'s {hw.max_slm_bytes}: use fewer threads or smaller tiles"
                           + (" or fewer slm_bufs" if config.slm_bufs > 1 else ""))
     tiles = plan.grf_bytes + plan.load_copy_bytes
     used = tiles + RESERVED_GRFS * grf
@@ -235,6 +267,23 @@ def check_budgets(plan: KernelPlan) -> KernelPlan:
                           f"reserved) but grf={config.grf}: use smaller m_tile/n_tile/k_block"
                           + "".join(f" or {change}" for change in _grf_remedies(config, hw, used, plan.load_copy_bytes)))
     return plan
+
+
+INSTRUCTION_BYTES = 16  # xegen writes every instruction in its 16-byte form
+
+
+class CodeSizeError(ConfigError):
+    """A kernel whose code would not fit the platform's instruction cache."""
+
+
+def check_code_size(instructions: float, hw: Platform, what: str = "") -> None:
+    """CodeSizeError when `instructions` instructions exceed `hw`'s instruction cache: the
+    threads would miss in their own K loop.  (`what` says whether the count is an estimate.)"""
+    if instructions * INSTRUCTION_BYTES > hw.icache_bytes:
+        count = round(instructions)
+        raise CodeSizeError(f"the kernel's {what}{count} instructions ({count * INSTRUCTION_BYTES} bytes) exceed "
+                            f"{hw}'s {hw.icache_bytes // 1024} KB instruction cache: use fewer slm_bufs/gmem_bufs "
+                            "or a smaller k_block")
 
 
 def _grf_remedies(config: Config, hw: Platform, used: int, copy_bytes: int) -> list[str]:

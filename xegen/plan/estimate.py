@@ -1,0 +1,295 @@
+"""An estimate of a configuration's modeled cycles, from the configuration and the problem alone.
+
+The performance model (`xegen.emit.cost`, docs/model.md) prices a compiled kernel: it needs the
+kernel's instructions and how often each runs, and compiling one candidate takes seconds.  The
+configuration heuristic ranks hundreds of candidates, so it estimates what the model would say
+from the plan's arithmetic instead, with the model's rates (`xegen.hw`) and launch formulas
+(`xegen.launch`):
+
+- per K iteration a thread issues its multiply instructions (exact, from the tile and
+  instruction shapes), its messages (the line plans of `xegen.plan.messages`, each with its
+  address arithmetic, plus the mask conditions and the zeroing of the registers where the view
+  has bounds), the unpacking of the K coordinate into its components and the loop's branch;
+  with slm=1 its share of the group's global loads, the SLM stores and loads and the barriers;
+- once per thread: the prologue, the epilogue (convert, bias, stores) and, with tg_k > 1, the
+  partial sums added through SLM;
+- a thread waits for its loads once per iteration, for what the loop's own instructions do not
+  cover, unless the loop is multi-buffered (`gmem_bufs`, `slm_bufs`);
+- the device: the busiest EU runs `busiest_eu_threads` threads, whose issue, ALU, XMX and
+  load/store clocks add up; the threads resident on it hide each other's waits (`stall`), and
+  DRAM moves what the tiling leaves it (`xegen.emit.roofline.traffic`, as the model counts it).
+
+The instruction counts per message and per component are approximations of what lowering emits
+(written next to each constant): they rank configurations, they are not the model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..conv.index import Idx
+from ..emit.cost import global_load_latency
+from ..emit.roofline import Tiling, Workload, traffic
+from ..hw import Platform
+from ..ir import Var
+from ..launch import busiest_eu_threads, occupancy, stall
+from .config import Config, k_iterations, k_step, prefetches
+from .gemm import Gemm, View
+from .messages import line_plans
+
+LOOP_INSTRUCTIONS = 3  # the K loop's increment, compare and branch
+K_START_INSTRUCTIONS = 2  # the iteration's K coordinate
+COMPONENT_INSTRUCTIONS = 5  # unpacking one more component: a division by a constant, a remainder
+# a global message: its 64-bit address (two adds on LSC platforms; a header move and three adds
+# for an HDC message) and the send
+GLOBAL_MESSAGE_INSTRUCTIONS = {"lsc": 3, "hdc": 5}
+MASK_INSTRUCTIONS = 6  # a bounded line: its components, compares into the flag, the offset's sign
+SLM_MESSAGE_INSTRUCTIONS = 2  # an SLM address and the send
+SYNC_INSTRUCTIONS = 2  # a fence or a barrier (signal and wait)
+FIXED_INSTRUCTIONS = 40  # the prologue (arguments, ids, tile origins) and the end of the thread
+STORE_LINE_INSTRUCTIONS = 6  # an output line: its address, its bound, the send
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Estimated clocks, as the model would give them for the compiled kernel (`Cycles.terms`),
+    and the kernel's instructions."""
+
+    threads: int
+    busiest: int  # threads on the busiest EU
+    compute: float
+    issue: float
+    load_store: float
+    memory: float
+    latency: float
+    instructions: float  # in the kernel: the K loop's body as often as the scheduler writes it
+
+    @property
+    def device(self) -> float:
+        return max(self.compute, self.issue, self.load_store, self.memory, self.latency)
+
+    @property
+    def filled(self) -> float:
+        """The share of the device's EUs the launch keeps busy: threads / (busiest x EUs)."""
+        return self.threads / self.busiest
+
+
+@dataclass(frozen=True)
+class _Work:
+    """One thread's instructions, ALU clocks, XMX clocks and bytes moved, and its waits."""
+
+    issue: float = 0.0
+    alu: float = 0.0
+    xmx: float = 0.0
+    bytes: float = 0.0
+    wait: float = 0.0
+
+    def __add__(self, other: _Work) -> _Work:
+        return _Work(self.issue + other.issue, self.alu + other.alu, self.xmx + other.xmx,
+                     self.bytes + other.bytes, self.wait + other.wait)
+
+    def __mul__(self, times: float) -> _Work:
+        return _Work(self.issue * times, self.alu * times, self.xmx * times, self.bytes * times, self.wait * times)
+
+
+def _scalar(instructions: float) -> _Work:
+    """Instructions of one ALU clock each (scalar or narrow ones: address and index arithmetic)."""
+    return _Work(instructions, instructions)
+
+
+class Estimator:
+    """Estimates for the configurations of one GEMM on one platform, remembering what they
+    share (the messages of a tile shape, whether a view has bounds)."""
+
+    def __init__(self, gemm: Gemm, hw: Platform):
+        self.gemm, self.hw = gemm, hw
+        self._messages: dict[tuple, _Work] = {}
+        self._bounded = {view.tensor: _bounded(view, gemm) for view in (gemm.a, gemm.b)}
+
+    def cycles(self, config: Config) -> float:
+        return self.estimate(config).device
+
+    def estimate(self, config: Config) -> Estimate:
+        return _estimate(config, self.gemm, self.hw, self._global)
+
+    def _global(self, view: View, extents: tuple[int, int], twice: int) -> _Work:
+        key = (view.tensor, extents, twice)
+        if key not in self._messages:
+            self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, self._bounded[view.tensor])
+        return self._messages[key]
+
+
+def estimate(config: Config, gemm: Gemm, hw: Platform) -> Estimate:
+    """What the model would say of the kernel of `config` (see the module docstring)."""
+    return Estimator(gemm, hw).estimate(config)
+
+
+def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads) -> Estimate:
+    m_groups = -(-gemm.m.size // (config.tg_m * config.m_tile))
+    n_groups = -(-gemm.n.size // (config.tg_n * config.n_tile))
+    threads = m_groups * n_groups * gemm.groups * config.k_split * config.threads_per_group
+    iterations = k_iterations(config, gemm)
+    per_iteration = _multiply(config, gemm, hw) + _loads(config, gemm, hw, global_loads)
+    per_iteration += _scalar(LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS
+                             + COMPONENT_INSTRUCTIONS * (len(gemm.k.components) - 1))
+    once = _scalar(FIXED_INSTRUCTIONS) + _epilogue(config, gemm, hw)
+    slm = _slm_bytes(config, gemm, hw)
+    resident = occupancy(threads, config.threads_per_group, hw, config.grf, slm,
+                         barriers=bool(config.slm) or config.tg_k > 1)
+    # the model's traffic at each level (`xegen.emit.roofline.traffic`) for the bytes the loads request
+    requested = threads * iterations * (config.a_rows * gemm.a.type.size + config.n_tile * gemm.b.type.size) \
+        * config.k_block
+    sizes = [view.layout.elements * view.type.size for view in (gemm.a, gemm.b, gemm.c)]
+    moved = traffic(Workload(0, "f32", *sizes), int(requested), hw,
+                    Tiling(m_groups, n_groups, config.k_split, gemm.groups),
+                    resident.groups_per_subslice * hw.subslices)
+    wait = _wait(config, hw, per_iteration, global_load_latency(hw, moved))
+    work = per_iteration * iterations + once
+    busiest = busiest_eu_threads(threads, config.threads_per_group, hw)
+    busy = max(work.issue, work.alu, work.xmx, work.bytes / hw.load_store_bytes_per_clock)
+    compute = max(work.alu, work.xmx) * busiest
+    issue = work.issue * busiest
+    load_store = work.bytes / hw.load_store_bytes_per_clock * busiest
+    memory = moved.dram / hw.dram_bytes_per_clock
+    latency = max(compute, issue, load_store) + stall(resident, busy, wait * iterations)
+    instructions = once.issue + per_iteration.issue * written_iterations(config, hw, iterations)
+    return Estimate(threads, busiest, compute, issue, load_store, memory, latency, instructions)
+
+
+def pipeline_shape(config: Config, hw: Platform) -> tuple[int, int]:
+    """(depth, unroll) of the software pipeline the scheduler makes of the K loop
+    (`xegen.schedule.buffering`): the global loads run (slm_bufs - 1) + (gmem_bufs - 1)
+    iterations ahead, their prefetches one more; the body is unrolled lcm(slm_bufs, gmem_bufs)
+    times so that every buffer copy is a constant."""
+    prefetch = 1 if prefetches(config, hw) else 0
+    return (config.slm_bufs - 1) + (config.gmem_bufs - 1) + prefetch, math.lcm(config.slm_bufs, config.gmem_bufs)
+
+
+def written_iterations(config: Config, hw: Platform, iterations: int) -> int:
+    """How many copies of the K loop's body the kernel holds: the unrolled body of the steady
+    loop, the ramp-up's partial iterations and the ramp-down's (`xegen.schedule.pipeline`); the
+    whole loop when the steady loop would not run once."""
+    depth, unroll = pipeline_shape(config, hw)
+    if depth == 0 and unroll == 1:
+        return 1
+    if iterations - depth < unroll:
+        return iterations + depth
+    return unroll + 2 * depth + (iterations - depth) % unroll
+
+
+def _multiply(config: Config, gemm: Gemm, hw: Platform) -> _Work:
+    """The multiply instructions of one K block, and the reorders that feed them."""
+    m, n, k = config.m_tile, config.n_tile, config.k_block
+    columns = n // config.simd
+    acc = gemm.acc_type.size
+    if config.systolic:
+        step = k_step(config, gemm)
+        count = -(-m // config.dpas_rows) * (k // step) * columns
+        kind = "int8" if gemm.a.type.size == 1 else gemm.a.type.kind
+        work = _Work(count, count, m * n * k / hw.fma_per_clock_per_eu[kind])
+        if config.slm:
+            return work  # SLM holds the tiles in the layouts dpas reads (packed once per element)
+        # loaded straight from memory, B is interleaved into VNNI form and A's rows into K
+        # steps by moves of a 16-bit element or of four bytes each
+        elements = k * n + (config.a_rows * k if k > step else 0)
+        moves = elements * min(1.0, gemm.a.type.size / 2) * (1 if gemm.a.type.size == 2 else 0.25)
+        return work + _scalar(moves)
+    steps = k // k_step(config, gemm)
+    count = m * steps * columns
+    alu = max(1.0, config.simd * acc / hw.alu_bytes_per_clock)
+    work = _Work(count, count * alu)
+    if gemm.a.type.kind not in ("f32", "f16") or config.fma == "dp4a":
+        # widening bf16 (or int8 for mad) to the accumulator type, or B into dp4a's VNNI form:
+        # a move per two registers of the widened tiles
+        moved = (m * k + k * n) * acc / (2 * hw.grf_bytes)
+        work += _Work(moved, moved * max(1.0, 2 * hw.grf_bytes / hw.alu_bytes_per_clock))
+    return work
+
+
+def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads) -> _Work:
+    """One K block's loads of A and B: the thread's own tiles, or with slm=1 its share of the
+    group's tiles through SLM."""
+    k_group = config.tg_k * config.k_block
+    tiles = {"a": (gemm.a, (config.a_rows, config.k_block), (config.tg_m * config.m_tile, k_group)),
+             "b": (gemm.b, (config.k_block, config.n_tile), (k_group, config.tg_n * config.n_tile))}
+    twice = 2 if prefetches(config, hw) else 1  # a prefetch before each global load
+    work = _Work()
+    for view, extents, group in tiles.values():
+        tile_bytes = extents[0] * extents[1] * view.type.size
+        if not config.slm:
+            work += global_loads(view, extents, twice)
+            continue
+        threads = config.threads_per_group
+        share = (group[0] // threads, group[1]) if group[0] % threads == 0 else (group[0], -(-group[1] // threads))
+        work += global_loads(view, share, twice)
+        stored = share[0] * share[1] * view.type.size
+        messages = -(-stored // hw.max_block_message_bytes) + -(-tile_bytes // hw.max_block_message_bytes)
+        work += _Work(messages * SLM_MESSAGE_INSTRUCTIONS, messages * SLM_MESSAGE_INSTRUCTIONS, 0,
+                      stored + tile_bytes)
+    if config.slm:
+        work += _scalar(3 * SYNC_INSTRUCTIONS)  # a fence and two barriers (or a signal and a wait)
+    return work
+
+
+def _global(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], twice: int, bounded: bool) -> _Work:
+    """A tile of `extents` loaded from global memory in the cheapest messages (`bounded`: with
+    in-bounds conditions)."""
+    lanes = (hw.max_message_simd,) if gemm.a.type.size < 4 else ()
+    cost, plan = line_plans(view, gemm, hw, extents, extents, vector_lanes=lanes)[0]
+    per_message = GLOBAL_MESSAGE_INSTRUCTIONS[hw.data_messages] * twice
+    instructions = cost * per_message
+    tile_bytes = extents[0] * extents[1] * view.type.size
+    if bounded:
+        lines = extents[1 - plan.line_dim] * -(-extents[plan.line_dim] // max(1, plan.length))
+        if plan.vector:
+            lines = -(-lines // plan.lanes)
+        zeroing = -(-tile_bytes // (2 * hw.grf_bytes))
+        instructions += lines * MASK_INSTRUCTIONS + zeroing
+    return _Work(instructions, instructions, 0.0, tile_bytes)
+
+
+def _bounded(view: View, gemm: Gemm) -> bool:
+    """Whether the view's accesses have in-bounds conditions (padding, strides) for some values
+    of the GEMM coordinates."""
+    values = {c.name: Idx.of(Var(f"estimate_{c.name}"), 0, c.size - 1)
+              for dim in view.dims for c in gemm.dim(dim).components}
+    return bool(view.access(values)[1])
+
+
+def _epilogue(config: Config, gemm: Gemm, hw: Platform) -> _Work:
+    """Converting and storing the C tile (and the bias), and with tg_k > 1 adding the partial
+    sums of the other threads along K through SLM."""
+    tile = config.m_tile * config.n_tile
+    registers = tile * gemm.acc_type.size / hw.grf_bytes
+    lines = config.m_tile * -(-config.n_tile * gemm.c.type.size // hw.max_block_message_bytes)
+    work = _Work(registers + lines * STORE_LINE_INSTRUCTIONS, registers * 2 + lines * STORE_LINE_INSTRUCTIONS,
+                 0.0, tile * gemm.c.type.size)
+    if config.tg_k > 1:
+        messages = -(-tile * gemm.acc_type.size // hw.max_block_message_bytes)
+        adds = registers / 2
+        reduce = (config.tg_k - 1) * (messages * SLM_MESSAGE_INSTRUCTIONS + adds) + 2 * SYNC_INSTRUCTIONS
+        work += _Work(reduce, reduce, 0.0, config.tg_k * tile * gemm.acc_type.size)
+    return work
+
+
+def _wait(config: Config, hw: Platform, per_iteration: _Work, latency: float) -> float:
+    """Clocks a thread waits per iteration for loads its own instructions do not cover: the
+    global loads' `latency` (the model's mix of L1, last-level cache and DRAM), less the
+    iteration's instructions when the loop is multi-buffered (the loads run an iteration
+    ahead); all of it when it is not (the first multiply needs a line loaded just before it),
+    and the SLM round trip too with slm=1."""
+    if config.gmem_bufs > 1 or config.slm_bufs > 1:
+        return max(0.0, latency - per_iteration.issue)
+    return latency + (hw.send_latency("slm") if config.slm else 0.0)
+
+
+def _slm_bytes(config: Config, gemm: Gemm, hw: Platform) -> int:
+    """SLM per group: the staged tiles of A and B with their buffers, the partial sums of tg_k."""
+    staged = 0
+    if config.slm:
+        k_group = config.tg_k * config.k_block
+        staged = config.slm_bufs * k_group * (config.tg_m * config.m_tile * gemm.a.type.size
+                                              + config.tg_n * config.n_tile * gemm.b.type.size)
+    tile = -(-config.m_tile * config.n_tile * gemm.acc_type.size // hw.grf_bytes) * hw.grf_bytes
+    return staged + (config.tg_k - 1) * config.tg_m * config.tg_n * tile
