@@ -28,3 +28,14 @@ def iga64() -> None:
 @pytest.fixture
 def ocloc() -> None:
     require_tool("ocloc")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_tuning_database(tmp_path_factory):
+    """`xegen conv` reads a tuning database by default: the tests get an empty one of their own,
+    never the developer's ~/.cache/xegen/tuning.sqlite (whose tuned configurations would change
+    what the tests compile)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XEGEN_TUNING_DB", str(tmp_path_factory.mktemp("tuning") / "none.sqlite"))
+    yield
+    patch.undo()
