@@ -20,7 +20,7 @@ from ..pipeline import PASSES, build_kernel, check_pass_names
 from ..plan import parse_overrides
 from ..progress import Progress
 from ..report import format_summary, summary
-from ..tune.backends import make_backend
+from ..tune.backends import Lost, make_backend
 from ..tune.database import Database, default_path
 from ..tune.space import format_space
 from ..tune.tuned import Tuned, compile_tuned, describe
@@ -147,8 +147,9 @@ class _Run:
     def say(self, text: str) -> None:
         self.output.lines.append(("stdout", text))
 
-    def fail(self, status: int = 1) -> None:
-        self.output.status = max(self.output.status, status)
+    def fail(self) -> None:
+        """The exit status becomes 1 (a mismatch, a hazard, a failed layer of a batch)."""
+        self.output.status = 1
 
     def failed(self, error: Error, problem=None) -> dict:
         """Report a layer that failed in its row (on standard error with --json), named by its
@@ -188,7 +189,8 @@ def run(args: argparse.Namespace) -> int:
     layers = entries(args)
     batch = args.batch is not None
     native = _wants_native(args)
-    parse_overrides(args.config), _passes_to_print(args)  # bad options fail before any work
+    parse_overrides(args.config)  # bad options fail before any work (each layer parses them again)
+    _passes_to_print(args)
     database = _tuning_database(args) if native else None
     tasks = [Task(args, index, entry, batch, native, _tuned(database, args, entry))
              for index, entry in enumerate(layers)]
@@ -225,14 +227,25 @@ def _outputs(args, tasks: list[Task], batch: bool, progress: Progress):
         for index, task in enumerate(tasks):
             backend.submit(index, task)
         finished: dict[int, Output] = {}
+        done = 0
         for turn in range(len(tasks)):
             while turn not in finished:
                 index, output = backend.next()
-                progress.start(tasks[index].entry.text)
+                if isinstance(output, Lost):
+                    output = _lost(tasks[index], output.reason)
+                done += 1
+                progress.finished(done, len(tasks), tasks[index].entry.text)
                 finished[index] = output
             yield tasks[turn], finished.pop(turn)
     finally:
         backend.close()
+
+
+def _lost(task: Task, reason: str) -> Output:
+    """The row of a layer whose worker kept dying."""
+    state = _Run(task)
+    state.output.report = state.failed(Error(reason))
+    return state.output
 
 
 def _tuning_database(args) -> Database | None:
@@ -248,9 +261,10 @@ def _tuned(database: Database | None, args, entry: Entry) -> Tuned | None:
     try:
         problem = make_problem(entry.text, args.dir, args.dt, args.attr_post_ops, args.stag, args.wtag, args.dtag,
                                args.mb)
+        platform = hwlib.platform(args.hw)
     except Error:
         return None  # the layer reports its own error
-    found = database.lookup(problem, hwlib.platform(args.hw).name)
+    found = database.lookup(problem, platform.name)
     return None if found is None else Tuned(found, str(database.path))
 
 

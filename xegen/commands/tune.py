@@ -74,8 +74,7 @@ def run(args: argparse.Namespace) -> int:
     printer = _InOrder(len(layers), args.json, progress)
 
     def on_progress(label: str, done: int, total: int) -> None:
-        progress.total, progress.done = total, done - 1
-        progress.start(f"{label}")
+        progress.finished(done, total, label)
 
     def on_result(index: int, result: Result) -> None:
         recorded = False

@@ -7,7 +7,7 @@ alone writes the tuning database.
 
 A worker that dies (killed, out of memory) loses only the jobs it had not finished: the pool is
 rebuilt and those jobs are submitted again; Ray retries a task whose worker died by itself
-(`max_retries`).  A job that kills its worker `RETRIES` times comes back as a failed result.
+(`max_retries`).  A job that kills its worker `RETRIES` + 1 times comes back as `Lost`.
 The function a backend runs is `run_job` unless another is given (a test's).
 """
 
@@ -18,16 +18,20 @@ import os
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import Callable, Hashable
 
 from ..errors import Error
-from .evaluate import Outcome, run_job, warm_up
+from .evaluate import run_job, warm_up
 
 RETRIES = 3  # times a job is run again after its worker died
 
 
-def failed(reason: str) -> Outcome:
-    return Outcome(None, error=reason)
+@dataclass(frozen=True)
+class Lost:
+    """The result of a job whose worker died RETRIES + 1 times, or that could not be run at all."""
+
+    reason: str
 
 
 class Serial:
@@ -97,7 +101,7 @@ class Pool:
                 if isinstance(future.exception(), BrokenProcessPool):
                     broken.append((key, job, attempt))
                 elif future.exception() is not None:
-                    self.done.append((key, failed(f"worker error: {future.exception()}")))
+                    self.done.append((key, Lost(f"worker error: {future.exception()}")))
                 else:
                     self.done.append((key, future.result()))
             if broken:
@@ -118,7 +122,7 @@ class Pool:
         self._start()
         for key, job, attempt in broken:
             if attempt >= RETRIES:
-                self.done.append((key, failed(f"its worker died {attempt + 1} times")))
+                self.done.append((key, Lost(f"its worker died {attempt + 1} times")))
             else:
                 self.submit(key, job, attempt + 1)
 
@@ -172,7 +176,7 @@ class Ray:
         try:
             return key, self.ray.get(ref)
         except self.ray.exceptions.RayError as error:  # its worker died RETRIES + 1 times
-            return key, failed(f"Ray task failed: {type(error).__name__}: {str(error).splitlines()[0]}")
+            return key, Lost(f"Ray task failed: {type(error).__name__}: {str(error).splitlines()[0]}")
 
     def close(self) -> None:
         if self.started:

@@ -23,6 +23,7 @@ from ..plan import formulate
 from ..plan.config import Config
 from ..plan.heuristic import choose_config
 from ..plan.space import TuningSpace
+from .backends import Lost
 from .database import Entry, now, problem_key
 from .evaluate import Job, Outcome, as_config, as_items
 from .search import Search
@@ -177,6 +178,8 @@ def tune(layers: list[Layer], backend, budget: int = 64, seconds: float | None =
         if backend.in_flight == 0:
             break
         (run_index, phase, config), outcome = backend.next()
+        if isinstance(outcome, Lost):
+            outcome = Outcome(None, error=outcome.reason)
         runs[run_index].told(config, outcome, phase)
         done += 1
         if on_progress is not None:
