@@ -46,6 +46,7 @@ from xegen import hw as hwlib  # noqa: E402
 from xegen.cli import ArgumentParser  # noqa: E402
 from xegen.conv import Descriptor, make_problem  # noqa: E402
 from xegen.errors import Error, UnsupportedError  # noqa: E402
+from xegen.modeling import tiling  # noqa: E402
 from xegen.pipeline import compile_problem  # noqa: E402
 from xegen.progress import Progress  # noqa: E402
 from xegen.tune.backends import Pool, Ray, Serial, make_backend  # noqa: E402
@@ -147,8 +148,8 @@ def priced(problem, hw: str, config: str) -> float:
     compilation = compile_problem(problem, hw, {k: v if k == "fma" else int(v) for k, v in overrides.items()})
     compiled = compilation.compiled
     executions = compiled.executions(compilation.kernel.grid)
-    return modeled(problem, compilation.zebin(), compiled.name, compiled.hw, executions,
-                   math.prod(compiled.local_size) // compiled.simd)["device_cycles"]
+    return modeled(problem, compilation.zebin(), compiled.name, compiled.hw, executions, compiled.local_size,
+                   tiling(compilation))["device_cycles"]
 
 
 def against_onednn(gained: dict, peers: dict, sources: Path | None) -> dict:
