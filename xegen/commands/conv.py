@@ -400,15 +400,20 @@ def _batch_row(s: dict) -> str:
     return f"{s['problem']}: " + ", ".join(parts)
 
 
-def _seed(text: str) -> int:
-    """--seed: a non-negative integer (numpy's generators take no negative seeds)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value}: the seed must be at least 0")
-    return value
+def integer_at_least(minimum: int, subject: str = ""):
+    """An argparse type: an integer of at least `minimum` (`subject` names it in the error)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value}: {subject}must be at least {minimum}")
+        return value
+    return parse
+
+
+seed_argument = integer_at_least(0, "the seed ")  # numpy's generators take no negative seeds
 
 
 def add_problem_options(parser) -> None:
@@ -507,6 +512,6 @@ def register(subparsers) -> None:
     tuning.add_argument("--no-tuned", action="store_true",
                         help="ignore the tuning database: compile the heuristic's configuration")
     add_worker_options(tuning)
-    parser.add_argument("--seed", type=_seed, default=0,
+    parser.add_argument("--seed", type=seed_argument, default=0,
                         help="random data seed (at least 0) for --verify and --check-ir (default 0)")
     parser.set_defaults(run=run)

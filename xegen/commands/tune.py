@@ -17,17 +17,7 @@ from ..progress import Progress
 from ..tune.backends import make_backend
 from ..tune.database import Database, default_path, version_key
 from ..tune.tuner import VERIFY_TOP, Layer, Result, tune
-from .conv import Entry, add_problem_options, add_worker_options, entries
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value}: must be at least 1")
-    return value
+from .conv import Entry, add_problem_options, add_worker_options, entries, integer_at_least, seed_argument
 
 
 def _seconds(text: str) -> float:
@@ -37,16 +27,6 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text}: must be more than 0")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value}: the seed must be at least 0")
     return value
 
 
@@ -201,14 +181,14 @@ def register(subparsers) -> None:
                              "(FILE:LINE) and the others are tuned, exit status 1")
     add_problem_options(parser)
     search = parser.add_argument_group("search")
-    search.add_argument("--budget", type=_positive, default=64, metavar="N",
+    search.add_argument("--budget", type=integer_at_least(1), default=64, metavar="N",
                         help="configurations to compile and model per layer (default 64)")
     search.add_argument("--seconds", type=_seconds, metavar="S",
                         help="stop proposing configurations after S seconds (those started finish and are verified)")
-    search.add_argument("--seed", type=_seed, default=0,
+    search.add_argument("--seed", type=seed_argument, default=0,
                         help="seed of the search and of the verification data (default 0): the same seed, the same "
                              "winners")
-    search.add_argument("--verify-top", type=_positive, default=VERIFY_TOP, metavar="K",
+    search.add_argument("--verify-top", type=integer_at_least(1), default=VERIFY_TOP, metavar="K",
                         help=f"run the best K configurations in the simulator (default {VERIFY_TOP}); the best that "
                              "verifies wins")
     workers = parser.add_argument_group("workers")
