@@ -106,3 +106,18 @@ def test_the_reduced_problem_keeps_the_tiles_and_the_grids_kind():
     assert cut.grid == (full.grid[0], 2, full.grid[2])
     compilation = compile_problem(reduced, "xehpg", asdict(config))
     assert compilation.config == config and not compilation.fallbacks
+
+
+def niceness(job) -> int:
+    return os.nice(0)
+
+
+def test_a_local_ray_instance_runs_its_workers_at_the_drivers_priority():
+    """Ray's default niceness of 15 starves its workers on a machine shared with other work."""
+    pytest.importorskip("ray")
+    ray = Ray("local", 1, function=niceness, runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
+    try:
+        ray.submit("job", None)
+        assert ray.next() == ("job", os.nice(0))
+    finally:
+        ray.close()

@@ -25,6 +25,7 @@ from ..errors import Error
 from .evaluate import run_job, warm_up
 
 RETRIES = 3  # times a job is run again after its worker died
+WORKER_NICENESS = "RAY_worker_niceness"  # the raylet reads it when `--ray local` starts one
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,9 @@ class Ray:
                            runtime_env=runtime_env)
             try:
                 if address == "local":
+                    # Ray starts its workers at niceness 15; on a machine shared with other work
+                    # they then wait behind every other process (a pool's workers run at 0)
+                    os.environ.setdefault(WORKER_NICENESS, "0")
                     ray.init(num_cpus=workers or os.cpu_count(), **options)
                 else:
                     ray.init(address=address, **options)
