@@ -33,7 +33,6 @@ import math
 import sys
 import tempfile
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -80,7 +80,8 @@ def test_k_split_is_pruned_where_partial_sums_cannot_be_added():
 
 
 def test_systolic_platforms_add_dpas_kinds_and_budgets_prune_some():
-    gemm, platform, s = space("mb1ic32ih4oc32oh4kh3ph1", dt="f16", given={"tg_m": 1, "tg_n": 2})  # dpasw pairs threads along N
+    # dpasw pairs threads along N
+    gemm, platform, s = space("mb1ic32ih4oc32oh4kh3ph1", dt="f16", given={"tg_m": 1, "tg_n": 2})
     kinds = {(c.fma, c.simd) for c in s.candidates}
     assert {("dpas", 8), ("dpasw", 8), ("mad", 16)} <= kinds
     legal = s.legal_configs()

@@ -205,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
              for index, entry in enumerate(layers)]
     progress = Progress(len(tasks), enabled=batch and native and not args.json)
     reports, status = [], 0
-    for task, output in _outputs(args, tasks, batch, progress):
+    for output in _outputs(args, tasks, batch, progress):
         progress.clear()
         for path, data in output.files:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -226,12 +226,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _outputs(args, tasks: list[Task], batch: bool, progress: Progress):
-    """(task, output) in the tasks' order: run here one by one, or on the backend `-j`/`--ray` name
+    """The tasks' outputs in their order: run here one by one, or on the backend `-j`/`--ray` name
     (outputs kept until those before them are in)."""
     if not batch or (args.jobs == 1 and args.ray is None):
         for task in tasks:
             progress.start(task.entry.text)
-            yield task, run_layer(task)
+            yield run_layer(task)
         return
     backend = make_backend(args.jobs, args.ray, function=run_layer)
     try:
@@ -247,7 +247,7 @@ def _outputs(args, tasks: list[Task], batch: bool, progress: Progress):
                 done += 1
                 progress.finished(done, len(tasks), tasks[index].entry.text)
                 finished[index] = output
-            yield tasks[turn], finished.pop(turn)
+            yield finished.pop(turn)
     finally:
         backend.close()
 

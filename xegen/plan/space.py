@@ -20,8 +20,8 @@ smaller group does, on more threads.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Callable, Mapping
 
 from ..errors import ConfigError
 from ..hw import Platform
@@ -85,7 +85,7 @@ class TuningSpace:
         self.considered = 0
         kinds = itertools.product(*(given.get(k) and (given[k],) or KIND_VALUES[k](gemm, hw) for k in KIND_KEYS))
         for kind in kinds:
-            fixed = {**given, **dict(zip(KIND_KEYS, kind))}
+            fixed = {**given, **dict(zip(KIND_KEYS, kind, strict=True))}
             try:
                 heuristics = config_space(gemm, hw, fixed)
                 check_config(heuristics[0], gemm, hw)
@@ -98,7 +98,7 @@ class TuningSpace:
                 knobs[key] = _ordered(knobs.get(key, ()) + options[key])
             for combination in itertools.product(*(options[key] for key in KEYS)):
                 self.considered += 1
-                config = Config(**dict(zip(KEYS, combination)))
+                config = Config(**dict(zip(KEYS, combination, strict=True)))
                 if idle_threads(config, gemm):
                     self._drop(IDLE)
                     continue

@@ -16,10 +16,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import deque
+from collections.abc import Callable, Hashable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Callable, Hashable
 
 from ..errors import Error
 from .evaluate import run_job, warm_up

@@ -18,10 +18,10 @@ import hashlib
 import json
 import os
 import sqlite3
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from .. import __version__
 from ..conv.problem import Problem
@@ -80,7 +80,7 @@ JSON_COLUMNS = ("config", "heuristic_config")
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def problem_key(problem: Problem) -> str:
@@ -198,7 +198,7 @@ def _row(entry: Entry) -> tuple:
 
 
 def _entry(row) -> Entry:
-    values = dict(zip(COLUMNS, row))
+    values = dict(zip(COLUMNS, row, strict=True))
     for column in JSON_COLUMNS:
         values[column] = json.loads(values[column])
     return Entry(**values)

@@ -131,7 +131,7 @@ def _resized(desc: Descriptor, mb: int, outputs: int) -> Descriptor:
 
 
 def _keeps_shape(plan: KernelPlan, full: KernelPlan) -> bool:
-    return all(g >= min(f, 2) for g, f in zip(plan.grid, full.grid)) and \
+    return all(g >= min(f, 2) for g, f in zip(plan.grid, full.grid, strict=True)) and \
         plan.iterations >= min(full.iterations, MIN_ITERATIONS)
 
 

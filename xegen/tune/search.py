@@ -143,7 +143,7 @@ class Search:
                 genes = list(values(self.rng.choices(parents, weights)[0]))
                 if len(parents) > 1 and self.rng.random() < CROSSOVER:
                     other = values(self.rng.choices(parents, weights)[0])
-                    genes = [g if self.rng.random() < 0.5 else o for g, o in zip(genes, other)]
+                    genes = [g if self.rng.random() < 0.5 else o for g, o in zip(genes, other, strict=True)]
                 genes = self._mutate(genes)
                 candidate = self.space.index.get(tuple(genes))
                 if candidate is not None and candidate not in batch and self._fresh(candidate):

@@ -14,8 +14,8 @@ winners are the same on one worker, a pool or a cluster.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..conv.problem import Problem
 from ..hw import Platform
