@@ -32,6 +32,17 @@ def ocloc() -> None:
     require_tool("ocloc")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def no_tuning_database(tmp_path_factory):
+    """`xegen conv` reads a tuning database by default: the tests get an empty one of their own,
+    never the developer's ~/.cache/xegen/tuning.sqlite (whose tuned configurations would change
+    what the tests compile)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XEGEN_TUNING_DB", str(tmp_path_factory.mktemp("tuning") / "none.sqlite"))
+    yield
+    patch.undo()
+
+
 @pytest.fixture
 def chromium() -> str:
     require_tool("chromium")

@@ -20,10 +20,18 @@ class Progress:
     def start(self, item: str) -> None:
         """Item number done+1 begins."""
         self.done += 1
+        self._draw(self.done, self.done + 1, item)
+
+    def finished(self, done: int, total: int, item: str) -> None:
+        """`done` of `total` items are finished, the last `item` (for work that finishes out of order)."""
+        self.done, self.total = done, total
+        self._draw(done, done, item)
+
+    def _draw(self, filled_items: int, shown: int, item: str) -> None:
         if self.enabled:
-            filled = WIDTH * self.done // max(1, self.total)
+            filled = WIDTH * min(filled_items, self.total) // max(1, self.total)
             bar = "#" * filled + "." * (WIDTH - filled)
-            self.stream.write(f"\r\x1b[K[{bar}] {self.done + 1}/{self.total} {item[:60]}")
+            self.stream.write(f"\r\x1b[K[{bar}] {shown}/{self.total} {item[:60]}")
             self.stream.flush()
 
     def clear(self) -> None:

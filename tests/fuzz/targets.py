@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from xegen import Error, hw
-from xegen.commands.conv import _read_batch
+from xegen.commands.conv import read_batch
 from xegen.conv import make_problem
 from xegen.conv.descriptor import parse_descriptor
 from xegen.egraph.rules import read_rule_file
@@ -57,7 +57,7 @@ def descriptor(data: bytes) -> None:
 
 def batch(data: bytes) -> None:
     """A --batch shapes file: its lines, and the descriptor of each."""
-    for entry in _read_batch(_file("shapes", data)):
+    for entry in read_batch(_file("shapes", data)):
         parse_descriptor(entry.text)
 
 

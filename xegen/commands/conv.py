@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..build import check_ir
@@ -18,13 +18,17 @@ from ..files import MiB, read_text
 from ..hw import platform
 from ..modeling import modeled_cycles
 from ..network_report import check_directory, load_peers, write_report
-from ..pipeline import PASSES, build_kernel, check_pass_names, compile_problem
+from ..pipeline import PASSES, build_kernel, check_pass_names
 from ..plan import parse_overrides
 from ..progress import Progress
 from ..report import format_summary, summary
+from ..tune.backends import Lost, make_backend
+from ..tune.database import Database, default_path
+from ..tune.space import format_space
+from ..tune.tuned import Tuned, compile_tuned, describe
 from ..verify import check_verify_time, first_group_executions, verify
 
-IR_OPTIONS = ("canonical", "print_ir", "check_ir", "print_config")  # the IR-level options that print
+IR_OPTIONS = ("canonical", "print_ir", "check_ir", "print_config", "print_space")  # the IR-level options that print
 MAX_BATCH_BYTES = 4 * MiB  # ~60,000 descriptors
 
 
@@ -36,7 +40,7 @@ class Entry:
     source: str = ""
 
 
-def _read_batch(path: str) -> list[Entry]:
+def read_batch(path: str) -> list[Entry]:
     """The descriptors of a shapes file: one per line, blank lines and `#` comments skipped."""
     text = read_text(path, MAX_BATCH_BYTES, "--batch files")
     entries = [Entry(line.strip(), f"{path}:{number}") for number, line in enumerate(text.splitlines(), 1)]
@@ -46,10 +50,10 @@ def _read_batch(path: str) -> list[Entry]:
     return entries
 
 
-def _entries(args: argparse.Namespace) -> list[Entry]:
+def entries(args: argparse.Namespace) -> list[Entry]:
     given = [Entry(args.desc)] if args.desc else []
     if args.batch is not None:
-        return given + _read_batch(args.batch)
+        return given + read_batch(args.batch)
     if not given:
         raise Error("give a descriptor (e.g. mb1ic16ih8oc32oh8kh3ph1) or --batch FILE")
     return given
@@ -78,6 +82,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
             raise Error(f"-o {args.output}: directory {output.parent} does not exist")
     if args.verify_long and not args.verify:
         raise Error("--verify-long goes with --verify")
+    if args.ray is not None and args.dump_graph is not None:
+        raise Error("--dump-graph writes on the machine that compiles: not with --ray")
+    if args.jobs < 1:
+        raise Error(f"-j {args.jobs}: at least one worker")
     if args.report is not None:
         check_directory(args.report)
         platform(args.hw)  # a platform the report can draw roofs of
@@ -107,41 +115,59 @@ def _output_path(args: argparse.Namespace, index: int, kernel_name: str, batch: 
         return None
     if not batch:
         return Path(args.output)
-    folder = Path(args.output)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{index:03d}-{kernel_name}.zebin"
+    return Path(args.output) / f"{index:03d}-{kernel_name}.zebin"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One descriptor for `run_layer`, which may run in another process or on another machine:
+    everything it needs travels with it (the tuned configuration was looked up by the driver)."""
+
+    args: argparse.Namespace
+    index: int
+    entry: Entry
+    batch: bool
+    native: bool
+    tuned: Tuned | None = None
 
 
 @dataclass
-class _Run:
-    """What `xegen conv` was asked, and what it has gathered so far."""
+class Output:
+    """What one descriptor printed, its JSON report, the files to write and its exit status."""
 
-    args: argparse.Namespace
-    overrides: dict
-    printed: frozenset[str]
-    batch: bool
-    native: bool
-    progress: Progress
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (stdout or stderr, text)
+    report: dict | None = None
+    files: list[tuple[str, bytes]] = field(default_factory=list)
     status: int = 0
+    error: Error | None = None  # not in a batch: the error ends the command
+
+
+class _Run:
+    """One descriptor's work: what it was asked and what it has gathered so far."""
+
+    def __init__(self, task: Task):
+        self.task, self.args, self.batch, self.native = task, task.args, task.batch, task.native
+        self.overrides = parse_overrides(self.args.config)
+        self.printed = _passes_to_print(self.args)
+        self.output = Output()
 
     def say(self, text: str) -> None:
-        """A line on standard output, with the progress bar erased first."""
-        self.progress.clear()
-        print(text)
+        self.output.lines.append(("stdout", text))
 
-    def failed(self, entry: Entry, error: Error, problem=None) -> dict:
+    def fail(self) -> None:
+        """The exit status becomes 1 (a mismatch, a hazard, a failed layer of a batch)."""
+        self.output.status = 1
+
+    def failed(self, error: Error, problem=None) -> dict:
         """Report a layer that failed in its row (on standard error with --json), named by its
         FILE:LINE and, once parsed, its problem; the exit status becomes 1.  Returns its JSON entry."""
+        entry = self.task.entry
         names = [entry.source] if entry.source else []
         if problem is not None:
             names.append(problem.desc.name or str(problem.desc))
         line = f"{': '.join(names or [entry.text])}: error: {error}"
-        if self.args.json:
-            self.progress.clear()
-            sys.stderr.write(line + "\n")
-        else:
-            self.say(line)
-        self.status = max(self.status, 1)
+        self.output.lines.append(("stderr" if self.args.json else "stdout", line))
+        self.fail()
         result = {"descriptor": entry.text}
         if entry.source:
             result["source"] = entry.source
@@ -151,43 +177,113 @@ class _Run:
         return result
 
 
+def run_layer(task: Task) -> Output:
+    """Everything asked for one descriptor (in whichever process runs it)."""
+    state = _Run(task)
+    try:
+        report = _layer(state, task.index, task.entry)
+    except Error as error:
+        if not task.batch:
+            state.output.error = error
+            return state.output
+        report = state.failed(error)
+    state.output.report = report
+    return state.output
+
+
 def run(args: argparse.Namespace) -> int:
     _check_arguments(args)
-    entries = _entries(args)
+    layers = entries(args)
     batch = args.batch is not None
     native = _wants_native(args)
+    parse_overrides(args.config)  # bad options fail before any work (each layer parses them again)
+    _passes_to_print(args)
     peers = load_peers(args.report_peers) if args.report_peers is not None else None  # before compiling
-    state = _Run(args, parse_overrides(args.config), _passes_to_print(args), batch, native,
-                 Progress(len(entries), enabled=batch and native and not args.json))
-    reports = []
-    for index, entry in enumerate(entries):
-        state.progress.start(entry.text)
-        try:
-            report = _layer(state, index, entry)
-        except Error as error:
-            if not batch:
-                raise
-            report = state.failed(entry, error)
-        if report is not None:
-            reports.append(report)
-    state.progress.clear()
+    database = _tuning_database(args) if native else None
+    tasks = [Task(args, index, entry, batch, native, _tuned(database, args, entry))
+             for index, entry in enumerate(layers)]
+    progress = Progress(len(tasks), enabled=batch and native and not args.json)
+    reports, status = [], 0
+    for output in _outputs(args, tasks, batch, progress):
+        progress.clear()
+        for path, data in output.files:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_bytes(data)
+        for stream, text in output.lines:
+            print(text, file=sys.stderr if stream == "stderr" else sys.stdout)
+        if output.error is not None:
+            raise output.error
+        status = max(status, output.status)
+        if output.report is not None:
+            reports.append(output.report)
+    progress.clear()
     if args.report is not None:
-        _write_report(state, reports, peers)
+        _write_report(args, reports, peers, progress.enabled)
     if args.json:
         print(json.dumps(reports if batch else reports[0], indent=2))
-    return state.status
+    return status
 
 
-def _write_report(state: _Run, reports: list[dict], peers) -> None:
-    args = state.args
+def _outputs(args, tasks: list[Task], batch: bool, progress: Progress):
+    """The tasks' outputs in their order: run here one by one, or on the backend `-j`/`--ray` name
+    (outputs kept until those before them are in)."""
+    if not batch or (args.jobs == 1 and args.ray is None):
+        for task in tasks:
+            progress.start(task.entry.text)
+            yield run_layer(task)
+        return
+    backend = make_backend(args.jobs, args.ray, function=run_layer)
+    try:
+        for index, task in enumerate(tasks):
+            backend.submit(index, task)
+        finished: dict[int, Output] = {}
+        done = 0
+        for turn in range(len(tasks)):
+            while turn not in finished:
+                index, output = backend.next()
+                if isinstance(output, Lost):
+                    output = _lost(tasks[index], output.reason)
+                done += 1
+                progress.finished(done, len(tasks), tasks[index].entry.text)
+                finished[index] = output
+            yield finished.pop(turn)
+    finally:
+        backend.close()
+
+
+def _lost(task: Task, reason: str) -> Output:
+    """The row of a layer whose worker kept dying."""
+    state = _Run(task)
+    state.output.report = state.failed(Error(reason))
+    return state.output
+
+
+def _tuning_database(args) -> Database | None:
+    """The tuning database `xegen conv` reads, unless --no-tuned or --config say otherwise."""
+    if args.no_tuned or args.config:
+        return None
+    return Database.existing(args.db or default_path())
+
+
+def _tuned(database: Database | None, args, entry: Entry) -> Tuned | None:
+    if database is None:
+        return None
+    try:
+        problem = make_problem(entry.text, args.dir, args.dt, args.attr_post_ops, args.stag, args.wtag, args.dtag,
+                               args.mb)
+        hw = platform(args.hw)
+    except Error:
+        return None  # the layer reports its own error
+    found = database.lookup(problem, hw.name)
+    return None if found is None else Tuned(found, str(database.path))
+
+
+def _write_report(args, reports: list[dict], peers, show_progress: bool) -> None:
     options = {"post_ops": args.attr_post_ops, "stag": args.stag, "wtag": args.wtag, "dtag": args.dtag}
-    progress = Progress(len(reports) + 1, enabled=state.progress.enabled)
+    progress = Progress(len(reports) + 1, enabled=show_progress)
     page = write_report(args.report, reports, platform(args.hw), peers, args.report_peers, options, progress)
     done = f"wrote {page} ({sum(1 for r in reports if 'error' not in r)} layers, worst roofline fraction first)"
-    if args.json:
-        sys.stderr.write(done + "\n")
-    else:
-        state.say(done)
+    print(done, file=sys.stderr if args.json else sys.stdout)
 
 
 def _layer(state: _Run, index: int, entry: Entry) -> dict | None:
@@ -200,6 +296,8 @@ def _layer(state: _Run, index: int, entry: Entry) -> dict | None:
     if dump is not None and state.batch:  # one numbered directory per descriptor
         dump = str(Path(dump) / f"{index:03d}")
     try:
+        if args.print_space:
+            state.say(format_space(problem, args.hw, state.overrides))
         if args.print_config or args.print_ir or args.check_ir or (dump is not None and not state.native):
             _ir_actions(state, problem, None if state.native else dump)  # a native compile dumps its own
         if state.native:
@@ -208,7 +306,7 @@ def _layer(state: _Run, index: int, entry: Entry) -> dict | None:
     except Error as error:
         if not state.batch:
             raise
-        return state.failed(entry, error, problem)
+        return state.failed(error, problem)
     return None
 
 
@@ -227,7 +325,7 @@ def _ir_actions(state: _Run, problem, dump) -> None:
         for result in results:
             state.say(f"{problem.desc.name or problem.desc}: {result}")
         if not all(r.ok for r in results):
-            state.status = max(state.status, 1)
+            state.fail()
 
 
 def _compile(state: _Run, problem, dump, index) -> dict:
@@ -241,16 +339,16 @@ def _compile(state: _Run, problem, dump, index) -> dict:
             else:
                 state.say(f"// ----- after {name} -----\n{text.rstrip(chr(10))}")
 
-    compilation = compile_problem(problem, args.hw, state.overrides, optimize=not args.no_optimize,
-                                  show=show if state.printed else None,  # (rendering a pass's output costs)
-                                  dump_graph=dump)
+    compilation, tuned = compile_tuned(problem, args.hw, state.overrides, state.task.tuned,
+                                       optimize=not args.no_optimize,
+                                       show=show if state.printed else None,  # (rendering a pass's output costs)
+                                       dump_graph=dump)
     path = _output_path(args, index, compilation.compiled.name, state.batch)
     if path is not None:
-        path.write_bytes(compilation.zebin())
+        state.output.files.append((str(path), compilation.zebin()))
     if args.verify:  # a long run says so first; one of hours is refused unless --verify-long
         seconds = check_verify_time(compilation, args.verify_long)
-        if seconds > 60:
-            state.progress.clear()
+        if seconds > 60:  # at once, not with the layer's output: the run is about to take minutes
             sys.stderr.write(f"xegen: note: --verify: about {seconds / 60:.0f} minutes of simulation\n")
     verification = verify(compilation, args.seed) if args.verify else None
     cycles, counts = None, "static"
@@ -261,17 +359,19 @@ def _compile(state: _Run, problem, dump, index) -> dict:
             executions, counts = first_group_executions(compilation), "simulator"
         cycles = modeled_cycles(compilation, executions)
     report = summary(compilation, cycles, verification, counts)
+    if tuned is not None:
+        report["tuned"] = tuned
     if cycles is not None and verification is not None:
         # the static counts are the simulator's, or the model is not what it claims
         report["verify"]["static_counts_match"] = executions == verification.run.executions
         if not report["verify"]["static_counts_match"]:
-            state.status = max(state.status, 1)
+            state.fail()
     if path is not None:
         report["zebin"] = str(path)
     listing = disassemble(compilation.compiled.code, compilation.compiled.hw, pcs=True).rstrip("\n") \
         if args.asm else None
     if verification is not None and not verification.ok:
-        state.status = max(state.status, 1)
+        state.fail()
     if args.json:
         return {**report, **({"after": passes} if passes else {}), **({"asm": listing} if listing else {})}
     if listing is not None:
@@ -279,9 +379,11 @@ def _compile(state: _Run, problem, dump, index) -> dict:
     if state.batch:
         state.say(_batch_row(report))
     else:
-        state.say(f"{problem}\nconfig: {compilation.config}\n{compilation.kernel.summary()}\n{format_summary(report)}")
+        about = f"\n{describe(tuned)}" if tuned is not None else ""
+        state.say(f"{problem}\nconfig: {compilation.config}{about}\n{compilation.kernel.summary()}\n"
+                  f"{format_summary(report)}")
         if path is not None:
-            state.say(f"wrote {path} ({path.stat().st_size} bytes)")
+            state.say(f"wrote {path} ({len(compilation.zebin())} bytes)")
     return report
 
 
@@ -296,18 +398,52 @@ def _batch_row(s: dict) -> str:
                   f"{100 * m['peak_fraction']:.1f}% of peak"]
     if "verify" in s:
         parts.append("verify ok" if s["verify"]["ok"] else "verify FAILED")
+    if "tuned" in s:
+        parts.append("tuned" if s["tuned"]["used"] else "tuned config failed: the heuristic's")
     return f"{s['problem']}: " + ", ".join(parts)
 
 
-def _seed(text: str) -> int:
-    """--seed: a non-negative integer (numpy's generators take no negative seeds)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value}: the seed must be at least 0")
-    return value
+def integer_at_least(minimum: int, subject: str = ""):
+    """An argparse type: an integer of at least `minimum` (`subject` names it in the error)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value}: {subject}must be at least {minimum}")
+        return value
+    return parse
+
+
+seed_argument = integer_at_least(0, "the seed ")  # numpy's generators take no negative seeds
+
+
+def add_problem_options(parser) -> None:
+    """The options that make a descriptor a problem on a platform (`xegen conv` and `xegen tune`)."""
+    parser.add_argument("--dir", default="FWD_B", metavar="DIR",
+                        help="direction: FWD_B (default, with bias), FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB")
+    parser.add_argument("--dt", default="f32", metavar="DT",
+                        help="data types: f32 (default), f16, bf16, or SRC:WEI:DST such as u8:s8:f32, s8:s8:s8")
+    parser.add_argument("--stag", default="any", help="src layout tag, e.g. nhwc, nchw, nChw16c (default any)")
+    parser.add_argument("--wtag", default="any", help="weights layout tag, e.g. hwio, oihw, OIhw16i16o (default any)")
+    parser.add_argument("--dtag", default="any", help="dst layout tag (default any: channels last)")
+    parser.add_argument("--attr-post-ops", default="", metavar="OPS", help="post-op: relu (forward only)")
+    parser.add_argument("--mb", type=int, default=None, metavar="N", help="override the descriptor's minibatch")
+    parser.add_argument("--hw", default="xehpg", metavar="HW", help="platform: xehpg (default), xelp, xehpc")
+    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config key (repeatable): fma, simd, tg_m, tg_n, m_tile, n_tile, k_block, "
+                             "k_split, slm, slm_bufs, gmem_bufs, grf")
+
+
+def add_worker_options(group) -> None:
+    """-j and --ray (`xegen conv --batch` and `xegen tune`)."""
+    group.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                       help="worker processes on this machine (default 1: in this process)")
+    group.add_argument("--ray", metavar="auto|local|ADDRESS",
+                       help="run on Ray instead (pip install 'xegen[ray]'): 'auto' joins the cluster this machine "
+                            "belongs to (ray start), 'local' starts a private instance with -j CPUs, or a cluster's "
+                            "address such as ray://head:10001")
 
 
 def register(subparsers) -> None:
@@ -335,19 +471,7 @@ def register(subparsers) -> None:
                         help="also take descriptors from FILE, one per line ('#' comments); one row each, a "
                              "progress bar on a terminal; a bad line or failing layer is reported in its row "
                              "(FILE:LINE) and the run goes on, exit status 1")
-    parser.add_argument("--dir", default="FWD_B", metavar="DIR",
-                        help="direction: FWD_B (default, with bias), FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB")
-    parser.add_argument("--dt", default="f32", metavar="DT",
-                        help="data types: f32 (default), f16, bf16, or SRC:WEI:DST such as u8:s8:f32, s8:s8:s8")
-    parser.add_argument("--stag", default="any", help="src layout tag, e.g. nhwc, nchw, nChw16c (default any)")
-    parser.add_argument("--wtag", default="any", help="weights layout tag, e.g. hwio, oihw, OIhw16i16o (default any)")
-    parser.add_argument("--dtag", default="any", help="dst layout tag (default any: channels last)")
-    parser.add_argument("--attr-post-ops", default="", metavar="OPS", help="post-op: relu (forward only)")
-    parser.add_argument("--mb", type=int, default=None, metavar="N", help="override the descriptor's minibatch")
-    parser.add_argument("--hw", default="xehpg", metavar="HW", help="platform: xehpg (default), xelp, xehpc")
-    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config key (repeatable): fma, simd, tg_m, tg_n, m_tile, n_tile, k_block, "
-                             "k_split, slm, slm_bufs, gmem_bufs, grf")
+    add_problem_options(parser)
     native = parser.add_argument_group("native kernel")
     native.add_argument("-o", "--output", metavar="FILE",
                         help="write the zebin to FILE (with --batch: a directory, one NNN-kernel.zebin per layer)")
@@ -380,10 +504,20 @@ def register(subparsers) -> None:
     ir_level.add_argument("--check-ir", action="store_true",
                           help="run the kernel IR in the interpreter on random data and compare with numpy; "
                                "prints the max error, exit status 1 on a mismatch")
+    ir_level.add_argument("--print-space", action="store_true",
+                          help="print the configuration space a tuner searches (xegen tune): every knob's values, "
+                               "what the legality checks prune, the legal configurations (the heuristic's first)")
     ir_level.add_argument("--dump-graph", metavar="DIR",
                           help="write the K loop's dataflow graph before and after each scheduling transform to DIR "
                                "as Graphviz DOT (and SVG when Graphviz's dot is installed); with --batch, one "
                                "numbered subdirectory per descriptor")
-    parser.add_argument("--seed", type=_seed, default=0,
+    tuning = parser.add_argument_group("tuning and workers")
+    tuning.add_argument("--db", metavar="PATH",
+                        help="tuning database to take tuned configurations from (default $XEGEN_TUNING_DB, else "
+                             "~/.cache/xegen/tuning.sqlite); see xegen tune")
+    tuning.add_argument("--no-tuned", action="store_true",
+                        help="ignore the tuning database: compile the heuristic's configuration")
+    add_worker_options(tuning)
+    parser.add_argument("--seed", type=seed_argument, default=0,
                         help="random data seed (at least 0) for --verify and --check-ir (default 0)")
     parser.set_defaults(run=run)

@@ -1,0 +1,97 @@
+"""The tuning space: the heuristic's knobs widened, every legal configuration plannable, pruning
+before any compile."""
+
+from __future__ import annotations
+
+import pytest
+
+from xegen import hw as hwlib
+from xegen.conv import make_problem
+from xegen.errors import ConfigError
+from xegen.plan import formulate
+from xegen.plan.config import KEYS, check_config
+from xegen.plan.heuristic import choose_config, config_candidates
+from xegen.plan.kernel import plan_kernel
+from xegen.plan.space import GROUP_SIDES, K_SPLITS, TuningSpace, idle_threads
+
+SMALL = "mb1ic8ih4oc8oh4kh3ph1"  # M = 16 output pixels, N = 8 channels, K = 72
+
+
+def space(desc=SMALL, dt="f32", hw="xehpg", given=None, direction="FWD_B"):
+    gemm = formulate(make_problem(desc, direction, dt))
+    platform = hwlib.platform(hw)
+    return gemm, platform, TuningSpace(gemm, platform, given, choose_config(gemm, platform, given))
+
+
+def test_the_heuristics_choice_comes_first_and_its_candidates_are_in_the_space():
+    gemm, platform, s = space()
+    assert s.candidates[0] == choose_config(gemm, platform)
+    legal = set(s.legal_configs())
+    assert set(config_candidates(gemm, platform)) <= legal
+
+
+def test_the_knobs_the_heuristic_derives_are_widened():
+    _, platform, s = space()
+    assert s.knobs["tg_m"] == GROUP_SIDES and s.knobs["tg_n"] == GROUP_SIDES
+    assert s.knobs["k_split"] == K_SPLITS
+    assert s.knobs["simd"] == (8, 16)  # the heuristic tries 16 alone for mad; SIMD32 mad is illegal
+    assert s.knobs["grf"] == platform.grf_counts
+
+
+def test_every_legal_configuration_plans_and_every_candidate_passes_the_key_rules():
+    gemm, platform, s = space()
+    legal = s.legal_configs()
+    assert len(legal) == 180  # SMALL on XeHPG: the count the space printed when this test was written
+    for config in s.candidates:
+        check_config(config, gemm, platform)
+        assert not idle_threads(config, gemm)
+    for config in legal:
+        plan_kernel(gemm, config, platform)  # raises if it did not fit
+
+
+def test_pruning_counts_add_up_to_the_combinations():
+    _, _, s = space()
+    legal = s.legal_configs()
+    assert s.considered == len(s.candidates) + s.pruned.get("config rules (check_config)", 0) + \
+        s.pruned.get("idle threads in a group", 0)
+    rejected = len(s.candidates) - len(legal)
+    assert rejected == sum(n for reason, n in s.pruned.items() if "plan_layout" in reason or "check_budgets" in reason)
+
+
+def test_idle_threads_are_groups_larger_than_the_problem():
+    gemm, platform, s = space()  # N = 8: with n_tile 8 a second column of threads has nothing
+    assert gemm.n.size == 8 and gemm.m.size == 16
+    assert all(c.tg_n == 1 for c in s.candidates)
+    assert {c.tg_m for c in s.candidates if c.m_tile == 8} == {1, 2}
+    assert {c.tg_m for c in s.candidates if c.m_tile == 4} == {1, 2, 4}
+
+
+def test_given_keys_are_fixed():
+    _, _, s = space(given={"simd": 16, "k_split": 1, "grf": 128})
+    assert {(c.simd, c.k_split, c.grf) for c in s.candidates} == {(16, 1, 128)}
+    assert s.knobs["simd"] == (16,)
+
+
+def test_k_split_is_pruned_where_partial_sums_cannot_be_added():
+    _, _, f16 = space(given={"fma": "mad", "simd": 16}, dt="f16")  # an f16 output takes no atomic adds
+    assert {c.k_split for c in f16.candidates} == {1}
+    _, _, f32 = space(given={"simd": 16})
+    assert {c.k_split for c in f32.candidates} == set(K_SPLITS)
+
+
+def test_systolic_platforms_add_dpas_kinds_and_budgets_prune_some():
+    # dpasw pairs threads along N
+    gemm, platform, s = space("mb1ic32ih4oc32oh4kh3ph1", dt="f16", given={"tg_m": 1, "tg_n": 2})
+    kinds = {(c.fma, c.simd) for c in s.candidates}
+    assert {("dpas", 8), ("dpasw", 8), ("mad", 16)} <= kinds
+    legal = s.legal_configs()
+    for config in legal:
+        plan_kernel(gemm, config, platform)
+    for config in set(s.candidates) - set(legal):
+        with pytest.raises(ConfigError):
+            plan_kernel(gemm, config, platform)
+
+
+def test_the_space_lists_every_key():
+    _, _, s = space()
+    assert tuple(s.knobs) == KEYS

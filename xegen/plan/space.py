@@ -1,0 +1,148 @@
+"""The configuration space a tuner searches: every knob's values, pruned to what can run.
+
+The heuristic (`heuristic.py`) ranks a few configurations per multiply kind and takes the first
+that fits; some knobs it derives instead of trying (thread-group shape, k_split), and it tries
+one multiply kind and SIMD width.  `TuningSpace` widens that: for every multiply kind and SIMD
+width `check_config` accepts, the values the heuristic itself considers for that kind
+(`config_space` with the two fixed), and for the knobs in `WIDER` also the values listed there.
+A knob the heuristic learns to choose among (a new `Config` key, a new plan kind) joins the
+space through `config_space` alone.
+
+Legality is decided by the planner's own checks, before anything is compiled, cheapest first:
+`check_config` (the key rules) for every combination up front, `plan_layout` (tiles, messages,
+index ranges; once for configurations that differ only in budget keys) and `check_budgets` (GRF
+and SLM) when a configuration is first asked about (`legal`), since laying out takes
+milliseconds and the spaces hold thousands.  A configuration that would leave a whole row or
+column of a group's threads without work (`idle_threads`) is left out as well: it does what a
+smaller group does, on more threads.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from ..errors import ConfigError
+from ..hw import Platform
+from .config import FMA_KINDS, KEYS, Config, check_config, prefetches
+from .gemm import Gemm
+from .heuristic import config_space
+from .kernel import BUDGET_KEYS, KernelPlan, check_budgets, plan_layout
+
+GROUP_SIDES = (1, 2, 4, 8)  # threads along M or N in a group (the heuristic stops at 4)
+K_SPLITS = (1, 2, 4, 8, 16)
+
+#: knobs the heuristic derives rather than searches, and the values a tuner tries besides its own
+WIDER: dict[str, Callable[[Gemm, Platform], tuple]] = {
+    "tg_m": lambda gemm, hw: GROUP_SIDES,
+    "tg_n": lambda gemm, hw: GROUP_SIDES,
+    "k_split": lambda gemm, hw: K_SPLITS,
+}
+#: the keys that make a multiply kind: the heuristic's other options depend on them
+KIND_KEYS = ("fma", "simd")
+KIND_VALUES: dict[str, Callable[[Gemm, Platform], tuple]] = {
+    "fma": lambda gemm, hw: FMA_KINDS,
+    "simd": lambda gemm, hw: tuple(hw.simd_widths),
+}
+
+RULES, IDLE, LAYOUT, BUDGET = ("config rules (check_config)", "idle threads in a group",
+                               "tiles, messages or index ranges (plan_layout)", "GRF or SLM budget (check_budgets)")
+
+
+def values(config: Config) -> tuple:
+    """The configuration's values in KEYS order."""
+    return tuple(getattr(config, key) for key in KEYS)
+
+
+def _ordered(options) -> tuple:
+    merged = tuple(dict.fromkeys(options))
+    return tuple(sorted(merged)) if all(isinstance(v, int) for v in merged) else merged
+
+
+def idle_threads(config: Config, gemm: Gemm) -> bool:
+    """Whether a whole row or column of the group's threads would have no tile of C."""
+    return (config.tg_n > 1 and (config.tg_n - 1) * config.n_tile >= gemm.n.size) or \
+           (config.tg_m > 1 and (config.tg_m - 1) * config.m_tile >= gemm.m.size)
+
+
+class TuningSpace:
+    """The configurations of one GEMM on one platform a tuner may compile.
+
+    `candidates` passed the cheap checks (heuristic's choice first, then the knobs' order);
+    `legal(config)` adds the layout and budget checks; `pruned` counts what each check left out
+    so far."""
+
+    def __init__(self, gemm: Gemm, hw: Platform, given: Mapping[str, object] | None = None,
+                 heuristic: Config | None = None):
+        self.gemm, self.hw = gemm, hw
+        given = dict(given or {})
+        self.pruned: dict[str, int] = {}
+        self._layouts: dict[tuple, KernelPlan | ConfigError] = {}
+        self._legal: dict[Config, bool] = {}
+        knobs: dict[str, tuple] = {}
+        candidates: list[Config] = []
+        self.considered = 0
+        kinds = itertools.product(*(given.get(k) and (given[k],) or KIND_VALUES[k](gemm, hw) for k in KIND_KEYS))
+        for kind in kinds:
+            fixed = {**given, **dict(zip(KIND_KEYS, kind, strict=True))}
+            try:
+                heuristics = config_space(gemm, hw, fixed)
+                check_config(heuristics[0], gemm, hw)
+            except ConfigError:
+                continue
+            options = {key: _ordered([getattr(c, key) for c in heuristics]
+                                     + ([] if key in given else list(WIDER[key](gemm, hw)) if key in WIDER else []))
+                       for key in KEYS}
+            for key in KEYS:
+                knobs[key] = _ordered(knobs.get(key, ()) + options[key])
+            for combination in itertools.product(*(options[key] for key in KEYS)):
+                self.considered += 1
+                config = Config(**dict(zip(KEYS, combination, strict=True)))
+                if idle_threads(config, gemm):
+                    self._drop(IDLE)
+                    continue
+                try:
+                    check_config(config, gemm, hw)
+                except ConfigError:
+                    self._drop(RULES)
+                    continue
+                candidates.append(config)
+        if heuristic is not None:
+            candidates = [heuristic] + [c for c in candidates if c != heuristic]
+        self.knobs = knobs
+        self.candidates = tuple(dict.fromkeys(candidates))
+        self.index = {values(c): c for c in self.candidates}
+
+    def _drop(self, reason: str) -> None:
+        self.pruned[reason] = self.pruned.get(reason, 0) + 1
+
+    def legal(self, config: Config) -> bool:
+        """Whether `config` is a candidate whose plan fits its registers and SLM."""
+        if config in self._legal:
+            return self._legal[config]
+        ok = values(config) in self.index and self._fits(config)
+        self._legal[config] = ok
+        return ok
+
+    def _fits(self, config: Config) -> bool:
+        key = (replace(config, **{k: 0 for k in BUDGET_KEYS}), prefetches(config, self.hw))
+        if key not in self._layouts:
+            try:
+                self._layouts[key] = plan_layout(self.gemm, config, self.hw)
+            except ConfigError as error:
+                self._layouts[key] = error
+        layout = self._layouts[key]
+        if isinstance(layout, ConfigError):
+            self._drop(LAYOUT)
+            return False
+        try:
+            check_budgets(replace(layout, config=config))
+        except ConfigError:
+            self._drop(BUDGET)
+            return False
+        return True
+
+    def legal_configs(self) -> list[Config]:
+        """Every legal configuration (lays out every candidate: seconds on large spaces)."""
+        return [c for c in self.candidates if self.legal(c)]
