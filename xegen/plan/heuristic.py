@@ -17,6 +17,7 @@ from .config import KEYS, MAD_OPERAND_BYTES, SYSTOLIC, Config, check_config, mul
 from .dpasw import fused_pairs_fit
 from .gemm import Gemm
 from .kernel import BUDGET_KEYS, KernelPlan, check_budgets, plan_layout
+from .strategies import plan_for, strategy_configs
 from .tiles import round_up
 
 SPLIT_ITERATIONS = 32  # K iterations per group below which splitting K is not worth atomics
@@ -58,6 +59,15 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
     found = False
     layouts: dict[tuple, KernelPlan | ConfigError] = {}  # candidates differing only in budgets share one
     for candidate in config_space(gemm, hw, given):
+        if candidate.plan != "gemm":  # another strategy: its planner checks it
+            try:
+                plan_for(gemm, candidate, hw)
+            except ConfigError as error:
+                last_error = error
+                continue
+            found = True
+            yield candidate
+            continue
         try:
             check_config(candidate, gemm, hw)
             key = (replace(candidate, **{k: 0 for k in BUDGET_KEYS}), prefetches(candidate, hw))
@@ -104,7 +114,11 @@ def _tile_options(fma: str, simd: int, gemm: Gemm) -> tuple[list[int], list[int]
 
 def config_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
     """Every configuration the heuristic considers for `gemm` on `hw` with the keys of `given`
-    fixed, best first, before any check (`config_candidates` keeps those whose plan fits)."""
+    fixed, best first, before any check (`config_candidates` keeps those whose plan fits).
+    The other strategies' configurations (`strategies.py`) come first where they apply."""
+    strategies = strategy_configs(gemm, hw, given)
+    if given.get("plan", "gemm") != "gemm":
+        return strategies
     fma = given.get("fma") or _pick_fma(gemm, hw)
     simd = given.get("simd") or _pick_simd(fma, hw)
     m_tiles, n_tiles, k_blocks = _tile_options(fma, simd, gemm)
@@ -140,7 +154,7 @@ def config_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[
         configs += [replace(base, fma=f, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
                     for f in fmas for s in slm_options for g in grf_options
                     for gmem_bufs, slm_bufs in _buffering_options(base, s, given)]
-    return list(dict.fromkeys(configs))
+    return strategies + list(dict.fromkeys(configs))
 
 
 def _buffering_options(config: Config, slm: int, given: Mapping[str, object]) -> list[tuple[int, int]]:
