@@ -45,8 +45,8 @@ class _Depthwise(RowBuilder):
         k_iter = Var("k_iter")
         _, kd, kh = self.row_loop_indices(k_iter, rows)
         body = self._segment(kd, kh) + self._weights(kd, kh) + self._multiply()
-        return self.kernel(self.zeroed(plan.acc), rows.iterations, body,
-                           self.epilogue(plan.acc, plan.store, plan.bias, c0, origin, plan.store_block), k_iter)
+        return self.kernel(self.zeroed(plan.acc) + [self.row_loop(k_iter, body)],
+                           self.epilogue(plan.acc, plan.store, plan.bias, c0, origin, plan.store_block))
 
     def _segment(self, kd: Idx, kh: Idx) -> list[Stmt]:
         """The row's input pixels, each a block of the block's input channels (masked where padding)."""

@@ -18,12 +18,19 @@ walks the channels too).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..conv.index import Idx, all_of
-from ..ir import Call, Expr, Mad, Stmt, Var
-from ..ir.types import F32
+from ..ir import Alloc, Barrier, Call, Expr, Fence, For, IfThenElse, Mad, Send, Stmt, Var, const, ptr, seq
+from ..ir.types import F32, U32
 from ..plan.first_layer import FirstLayerPlan
+from ..plan.messages import Run
+from ..plan.multiply import MultiplyLayouts
+from ..plan.tiles import TileLayout
 from .affine import split_offset
-from .builder import copy_tile
+from .builder import THREAD_IDS, copy_tile
+from .messages import Scope, slm_run_messages
+from .multiply import multiply
 from .rows import RowBuilder, constant_lanes
 
 
@@ -40,11 +47,37 @@ class _FirstLayer(RowBuilder):
         self.origin = self.pixel_origin(plan.rows)
         self.iw0 = self.top.bind("iw0", self.origin["ow0"] * desc.sw - desc.pw)
         self.inside = self._inside_the_row()
-        k_iter = Var("k_iter")
-        ic, kd, kh = self.row_loop_indices(k_iter, plan.rows)
-        body = self._segment(ic, kd, kh) + self._weights(ic, kd, kh) + self._multiply()
+        prologue = self.zeroed(plan.acc)
+        if plan.systolic is not None:
+            prologue += self._weights_to_slm()
+        loops = [self._loop(Var("k_iter"), blocks=False)]
+        blocks_fit = self._blocks_fit() if plan.inside() is not None else None
+        if plan.inside() is not None:
+            # threads whose segments are inside the input along w run a loop of block loads
+            self.loop = Scope(self.names)
+            fast = self._loop(Var("k_iter_blocks"), blocks=True)
+            loops = [fast] if blocks_fit is None else [IfThenElse(blocks_fit, fast, loops[0])]
         epilogue = self.epilogue(plan.acc, plan.store, plan.bias, self.c0, self.origin, plan.store_block)
-        return self.kernel(self.zeroed(plan.acc), plan.rows.iterations, body, epilogue, k_iter)
+        slm = plan.systolic.slm if plan.systolic is not None else None
+        return self.kernel(prologue + loops, epilogue, slm)
+
+    def _loop(self, k_iter: Var, blocks: bool) -> Stmt:
+        """The loop over kernel rows, its segments in blocks or gathers, with its own registers
+        for what it loads (so that the scheduler may multi-buffer them)."""
+        plan = self.plan
+        own = {var.name: Var(self.names.fresh(var.name), var.type) for var, _ in plan.loop_buffers}
+        self.segment = replace(plan.segment, buffer=own[plan.segment.buffer.name])
+        self.weights = replace(plan.weights, buffer=own.get(plan.weights.buffer.name, plan.weights.buffer))
+        ic, kd, kh = self.row_loop_indices(k_iter, plan.rows)
+        body = self._segment(ic, kd, kh, blocks)
+        if plan.systolic is None:
+            body += self._weights(self.weights, ic, kd, kh) + self._multiply()
+        else:
+            body += self._systolic_multiply(k_iter)
+        loop: Stmt = self.row_loop(k_iter, body)
+        for var, size in reversed(plan.loop_buffers):
+            loop = Alloc(own[var.name], size, "grf", loop)
+        return loop
 
     def _messages(self) -> list[tuple[int, int]]:
         """(first value, values) of each gather of the segment."""
@@ -67,35 +100,57 @@ class _FirstLayer(RowBuilder):
             masks.append(condition)
         return masks
 
-    def _segment(self, ic: Idx, kd: Idx, kh: Idx) -> list[Stmt]:
+    def _blocks_fit(self) -> Expr | None:
+        """Whether the thread's segments are inside the input along w, with the bytes the dword
+        blocks read around them (None: always), bound before the loop."""
+        lo, hi = self.plan.inside()
+        condition = all_of(self.iw0.in_range(lo, hi - self.plan.rows.span + 1))
+        if condition is None:
+            return None
+        var = Var(self.names.fresh("blocks_fit"), condition.type)
+        self.top.lets.append((var, condition))
+        return var
+
+    def _segment(self, ic: Idx, kd: Idx, kh: Idx, blocks: bool) -> list[Stmt]:
+        """The row's segment: dword blocks (masked by the row, where the thread's segments are
+        inside the input along w), or gathers masked value by value."""
         plan = self.plan
         positions, row_masks = self.input_rows(self.origin, kd, kh)
         layout, t = self.problem.layout_of("src"), self.problem.type_of("src")
         start = self.spatial_index(layout, self.origin["mb"], ic, positions["id"], positions["ih"], self.iw0)
-        variant = {var for var, _ in self.loop.lets}
-        loads, masked = [], False
-        for (first, count), inside in zip(self._messages(), self.inside):
-            offsets = (start + first + self.lanes(count)).expr
-            offsets = split_offset(offsets, variant, self._bind_fixed)
-            mask = all_of(row_masks + [inside])
-            masked |= mask is not None
-            loads.append(self.gather("load", "src", t, offsets, plan.segment, plan.segment.offset(0, first), mask))
-        body = (self.zeroed(plan.segment) if masked else []) + loads
+        if blocks:
+            masks = [all_of(row_masks)] * len(plan.blocks)
+            loads = [Call(Send("load", "block", "global", U32, dwords),
+                          (ptr(self.buffers["src"], start.expr * t.size - plan.phase + byte),
+                           ptr(self.segment.buffer, byte), mask))
+                     for (byte, dwords), mask in zip(plan.blocks, masks)]
+        else:
+            variant = {var for var, _ in self.loop.lets}
+            masks = [all_of(row_masks + [inside]) for inside in self.inside]
+            loads = [self.gather("load", "src", t, split_offset((start + first + self.lanes(count)).expr, variant,
+                                                                 self._bind_fixed),
+                                 self.segment, self.segment.offset(0, first), mask)
+                     for (first, count), mask in zip(self._messages(), masks)]
+        masked = any(mask is not None for mask in masks)
+        body = (self.zeroed(self.segment) if masked else []) + loads
         if plan.wide_segment is not None:
-            body += copy_tile(plan.wide_segment, plan.segment)
+            body += copy_tile(plan.wide_segment, self.segment)
         return body
 
     def _bind_fixed(self, e: Expr) -> Expr:
         """A loop-invariant vector, bound before the loop."""
         return self.top.bind("lanes_fixed", Idx(e, 0, 0)).expr
 
-    def _weights(self, ic: Idx, kd: Idx, kh: Idx) -> list[Stmt]:
-        """A line per (kw, c): the thread's output channels of weights [oc][ic][kd][kh][kw]."""
+    def _weights(self, target: TileLayout, ic: Idx, kd: Idx, kh: Idx, mask: Expr | None = None,
+                 variant: set[Var] | None = None) -> list[Stmt]:
+        """A line per (kw, c) into `target`: the thread's output channels of weights
+        [oc][ic][kd][kh][kw] (masked by `mask`), widened where the mads read f32."""
         plan, desc, n = self.plan, self.desc, self.config.n_tile
         layout, t = self.problem.layout_of("wei"), self.problem.type_of("wei")
         kernel = {"d": kd, "h": kh}
         channels = self.c0 if plan.weights_block else self.c0 + self.lanes(n)
-        variant = {var for var, _ in self.loop.lets}
+        if variant is None:
+            variant = {var for var, _ in self.loop.lets}
         loads: list[Stmt] = []
         for kw in range(desc.kw):
             taps = [kernel.get(d, Idx.const(kw)) for d in desc.used]
@@ -104,19 +159,53 @@ class _FirstLayer(RowBuilder):
                 element = layout.offset([channels, channel, *taps])
                 line = kw * plan.row_channels + c
                 if plan.weights_block:
-                    loads.append(self.block_message("load", "wei", t, n, element, plan.weights,
-                                                    plan.weights.offset(line, 0)))
+                    loads.append(self.block_message("load", "wei", t, n, element, target, target.offset(line, 0), mask))
                 else:
                     offsets = split_offset(element.expr, variant, self._bind_fixed)
-                    loads.append(self.gather("load", "wei", t, offsets, plan.weights, plan.weights.offset(line, 0)))
+                    loads.append(self.gather("load", "wei", t, offsets, target, target.offset(line, 0), mask))
         if plan.wide_weights is not None:
-            loads += copy_tile(plan.wide_weights, plan.weights)
+            loads += copy_tile(plan.wide_weights, target)
         return loads
+
+    def _weights_to_slm(self) -> list[Stmt]:
+        """Before the loop: every row of the block's weights in VNNI form in SLM, each thread of
+        the group packing the rows r = round*tg_m + thread_id1; then a barrier."""
+        plan, config, systolic = self.plan, self.config, self.plan.systolic
+        rows = plan.rows
+        round_var = Var("w_round")
+        self.names.used.add(round_var.name)
+        scope = Scope(self.names)
+        r = scope.bind("w_row", Idx(round_var, 0, systolic.rounds - 1) * config.tg_m
+                       + Idx(THREAD_IDS[1], 0, config.tg_m - 1))
+        real = r.below(rows.iterations)  # the last round may run past the rows
+        desc = self.desc
+        kh = scope.bind("w_kh", r.mod(desc.kh)) if desc.kh > 1 else Idx.const(0)
+        kd = scope.bind("w_kd", r.div(desc.kh).mod(desc.kd)) if desc.kd > 1 else Idx.const(0)
+        ic = scope.bind("w_ic", r.div(desc.kh * desc.kd)) if rows.channels > 1 else Idx.const(0)
+        body = self.zeroed(systolic.w_rows) if real is not None else []
+        body += self._weights(systolic.w_rows, ic, kd, kh, real, {round_var} | {v for v, _ in scope.lets})
+        body += copy_tile(systolic.w_pack_rows, systolic.w_rows)
+        size = systolic.b.type.size
+        body += slm_run_messages("store", systolic.slm, systolic.w_pack, [Run(0, 0, systolic.b.elements)],
+                                 r * systolic.b.elements, systolic.b.elements * size, self.hw, self.top)
+        loop = For(round_var, const(0), const(systolic.rounds), scope.wrap(seq(*body)))
+        return self.zeroed(systolic.w_pack) + self.zeroed(systolic.a) + [loop, Call(Fence("slm")), Call(Barrier())]
+
+    def _systolic_multiply(self, k_iter: Var) -> list[Stmt]:
+        """The row's B tile from SLM, each output's A row out of the segment, the dpas."""
+        plan, config, systolic = self.plan, self.config, self.plan.systolic
+        size = systolic.b.type.size
+        row = Idx(k_iter, 0, plan.rows.iterations - 1) * systolic.b.elements
+        body = slm_run_messages("load", systolic.slm, systolic.b, [Run(0, 0, systolic.b.elements)], row,
+                                systolic.b.elements * size, self.hw, self.top)
+        body += copy_tile(systolic.a_rows, replace(systolic.a_source, buffer=self.segment.buffer))
+        body += multiply(config, self.plan.gemm, MultiplyLayouts(systolic.a, systolic.b, plan.acc), config.simd)
+        return body
 
     def _multiply(self) -> list[Stmt]:
         plan, desc, config = self.plan, self.desc, self.config
-        segment = plan.wide_segment or plan.segment
-        weights = plan.wide_weights or plan.weights
+        segment = plan.wide_segment or self.segment
+        weights = plan.wide_weights or self.weights
         calls: list[Stmt] = []
         for p in range(config.m_tile):
             for kw in range(desc.kw):

@@ -138,14 +138,19 @@ class RowBuilder:
         return out
 
     # -- the kernel -------------------------------------------------------------------------------
-    def kernel(self, prologue: list[Stmt], iterations: int, body: list[Stmt], epilogue: list[Stmt],
-               k_iter: Var) -> Stmt:
-        """The whole kernel: ids and arguments, the top lets, GRF allocations, the zeroed
-        accumulators, the loop over kernel rows, the epilogue."""
-        loop = For(k_iter, const(0), const(iterations), self.loop.wrap(seq(*body)))
-        kernel = seq(*prologue, loop, *epilogue)
+    def row_loop(self, k_iter: Var, body: list[Stmt]) -> For:
+        """The loop over kernel rows with `body` and the lets of the loop scope."""
+        self.names.used.add(k_iter.name)
+        return For(k_iter, const(0), const(self.plan.iterations), self.loop.wrap(seq(*body)))
+
+    def kernel(self, main: list[Stmt], epilogue: list[Stmt], slm: Var | None = None) -> Stmt:
+        """The whole kernel: ids and arguments, the top lets, GRF (and SLM) allocations, `main`
+        (the zeroed accumulators ..., the loop over kernel rows), the epilogue."""
+        kernel = seq(*main, *epilogue)
         for var, size in reversed(self.plan.grf_buffers):
             kernel = Alloc(var, size, "grf", kernel)
+        if slm is not None:
+            kernel = Alloc(slm, self.plan.slm_bytes, "slm", kernel)
         kernel = self.top.wrap(kernel)
         for var in reversed(THREAD_IDS + GROUP_IDS):
             kernel = Let(var, None, kernel)
