@@ -3,19 +3,34 @@
 
 is_debian_root() { [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; }
 
+# Install Debian packages when a command is missing: as root on Debian, else say which tests skip.
+# $1: what the commands are for (the tests that skip without them); $2: the commands, space-separated;
+# the rest: the packages that bring them.
+install_missing() {
+    local purpose=$1 commands=$2 command missing=""
+    shift 2
+    for command in $commands; do
+        command -v "$command" >/dev/null || missing="$missing $command"
+    done
+    [ -z "$missing" ] && return
+    if ! is_debian_root; then
+        echo "setup:$missing missing and this is not root on Debian: $purpose will be skipped (install $*)" >&2
+        return
+    fi
+    echo "setup: installing $* ($purpose)" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
 # Intel's offline tools (iga64, ocloc, GenX_IR): the oracles the test suite checks our bytes against.
 setup_intel_tools() {
-    if ! command -v iga64 >/dev/null || ! command -v ocloc >/dev/null; then
-        if ! is_debian_root; then
-            echo "setup: iga64/ocloc are missing and this is not root on Debian:" \
-                 "tests that need Intel's tools will be skipped (install libigc-tools intel-opencl-icd)" >&2
-            return
-        fi
-        echo "setup: installing Intel's offline tools (libigc-tools, intel-opencl-icd)" >&2
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libigc-tools intel-opencl-icd >/dev/null
-    fi
+    install_missing "tests that need Intel's tools" "iga64 ocloc" libigc-tools intel-opencl-icd
     link_iga_library
+}
+
+# Headless Chromium: the network report's test opens the page in it.
+setup_browser() {
+    install_missing "the network report's browser test" chromium chromium
 }
 
 # `ocloc disasm` loads libiga64.so, which Debian ships only as libiga64.so.1: link it (also when

@@ -1,11 +1,13 @@
-"""Shared test fixtures: access to Intel's tools under the project's skip rule.
+"""Shared test fixtures: access to Intel's tools and headless Chromium under the project's skip rule.
 
-A test that needs iga64 or ocloc may skip only when it cannot install them (not root on
-Debian), and then it says so.  As root on Debian a missing tool is a failure: scripts/test
+A test that needs iga64, ocloc or chromium may skip only when it cannot install them (not root
+on Debian), and then it says so.  As root on Debian a missing tool is a failure: scripts/test
 installs them.
 """
 
 from __future__ import annotations
+
+import shutil
 
 import pytest
 
@@ -28,3 +30,9 @@ def iga64() -> None:
 @pytest.fixture
 def ocloc() -> None:
     require_tool("ocloc")
+
+
+@pytest.fixture
+def chromium() -> str:
+    require_tool("chromium")
+    return shutil.which("chromium")

@@ -169,6 +169,21 @@ def test_bench_table_on_one_scaled_layer(sources, ocloc, tmp_path):
         cycles["xegen"] / min(cycles["onednn_nhwc"], cycles["onednn_blocked"]))
     assert case["summary"]["best_onednn"]["geomean"] == pytest.approx(row["ratios"]["best_onednn"])
     assert f"worst {row['ratios']['best_onednn']:.2f} (res2a_branch2b" in result.stdout
+    for side in ("xegen", "onednn_nhwc", "onednn_blocked", "igc"):
+        assert row[side]["bound"] in result.stdout and 0 < row[side]["roofline_fraction"] <= 1
+    # the same layer's network report takes the bench's peers: xegen conv prices its kernel as the
+    # bench did (static counts, the same model), and divides by the best of them
+    report = subprocess.run([sys.executable, "-m", "xegen", "conv", row["problem"], "--hw", "xelp", "--json",
+                             "--report", str(tmp_path / "report"), "--report-peers", str(output)],
+                            capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    ours = json.loads(report.stdout)["modeled"]["device_cycles"]
+    assert ours == pytest.approx(cycles["xegen"], rel=1e-12)
+    page = (tmp_path / "report" / "index.html").read_text()
+    for side, label in case["kernels"].items():
+        if side != "xegen":
+            assert f"<td>{cycles[side]:,.0f} ({ours / cycles[side]:.2f})</td>" in page, label
+    assert f"<td>{ours / min(cycles[s] for s in cycles if s != 'xegen'):.2f}</td></tr>" in page
 
 
 def test_layers_by_name_descriptor_or_all():

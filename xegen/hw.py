@@ -71,8 +71,13 @@ class Platform:
     has_fp64: bool  # :df arithmetic
     has_integer_mad: bool  # integer mad (a + b*c, c a word or 16-bit immediate) in one instruction
 
+    # The native instruction encoding (xegen.emit.fields): "gen12" (XeLP, XeHP, XeHPG) or "xehpc",
+    # which moves the SWSB, execution-size, channel-offset, flag and predicate fields and widens
+    # byte subregisters for 64-byte registers.
+    instruction_layout: str
+
     # Software scoreboard (SWSB).
-    swsb_bits: int  # width of the SWSB field in the instruction: 8 or 10
+    swsb_bits: int  # width of the SWSB field in the instruction (bits 8 and up): 8 or 10
     swsb_tokens: int  # SBID tokens: 16 or 32
     swsb_pipes: tuple[str, ...]  # in-order pipes that distances can name ("" = the single pipe)
     swsb_max_distance: int
@@ -163,10 +168,21 @@ class Platform:
     # everything that touches that register (IGA's hasReadModifiedWriteOnByteDst).
     byte_writes_read_modify_write: bool = False
 
+    # Hardware thread ids in sr0.0 as IGC decodes them (CShader::GetHWTID): it keeps the low
+    # `sr0_thread_id_bits` bits and removes the reserved ones (XeHPG: [3] and [6]; XeHPC: [3]
+    # and [7:6]); private memory is indexed by what remains.  XeLP: vISA's predefined HW TID.
+    sr0_thread_id_bits: int = 12
+    sr0_reserved_bits: tuple[int, ...] = ()
+
     # A distance may be written without a pipe (`@n`, meaning the pipes of the instruction's
     # operand types) in the combined distance+token forms.  XeHPC hardware does not allow it
     # (IGA: "Cannot use @1 on XeHPC-XT, must explicitly set pipe type A@1 or L@1").
     swsb_bare_distance_allowed: bool = True
+
+    @property
+    def swsb_named_pipes(self) -> bool:
+        """Distances name an in-order pipe (`F@2`); XeLP has one pipe and writes `@2`."""
+        return len(self.swsb_pipes) > 1
 
     @property
     def max_grf_count(self) -> int:
@@ -251,6 +267,7 @@ XELP = Platform(
     has_int64_arithmetic=False,  # iga64 -Wall rejects :q and :df operands on 12p1
     has_fp64=False,
     has_integer_mad=False,
+    instruction_layout="gen12",
     swsb_bits=8,
     swsb_tokens=16,
     swsb_pipes=("",),
@@ -327,6 +344,7 @@ XEHPG = Platform(
     has_int64_arithmetic=False,  # DG2 has no native 64-bit integer ALU (IGC emulates it)
     has_fp64=False,
     has_integer_mad=True,
+    instruction_layout="gen12",
     swsb_bits=8,
     swsb_tokens=16,
     swsb_pipes=("F", "I", "L"),
@@ -375,6 +393,8 @@ XEHPG = Platform(
         # https://chipsandcheese.com), not read off any one of them; SLM < L1 < L2 < DRAM.
         send_latency_ns=_frozen({"slm": 20.0, "l1": 40.0, "l3": 130.0, "memory": 350.0}),
     ),
+    sr0_thread_id_bits=14,
+    sr0_reserved_bits=(3, 6),
 )
 
 XEHPC = Platform(
@@ -399,6 +419,7 @@ XEHPC = Platform(
     has_int64_arithmetic=True,
     has_fp64=True,
     has_integer_mad=True,
+    instruction_layout="xehpc",
     swsb_bits=10,
     swsb_tokens=32,
     swsb_pipes=("F", "I", "L", "M"),
@@ -427,6 +448,8 @@ XEHPC = Platform(
     integer_cost=_frozen({**_COMMON_INTEGER_COST, "alu64": 1, "shift64": 2, "compare64": 2, "mul64": 6}),
     swsb_long_pipe_rule="float64_destination",
     byte_writes_read_modify_write=True,
+    sr0_thread_id_bits=15,
+    sr0_reserved_bits=(3, 6, 7),
     swsb_bare_distance_allowed=False,
     memory=MemorySystem(
         # Intel ARK, Data Center GPU Max 1550: 128 Xe-cores (1024 EUs) at 1.6 GHz max dynamic

@@ -2,12 +2,20 @@
 binary, a verified simulator run of its whole grid, and the cost model's cycles over that run's
 per-instruction execution counts (`xegen.emit.cost`, the same model for every binary).
 
+`modeled` prices every binary from the same inputs: its instructions and their executions in the
+run, its launch (threads per group from the local size and the zebin's SIMD width, GRF mode and
+SLM from the zebin), the problem's workload (`xegen.modeling.workload`: multiply-adds and tensor
+bytes, the same for every kernel of a layer) and the kernel's own `Tiling`, derived from its
+launch by whoever knows how the kernel reads its group ids: `xegen.modeling.tiling` (xegen's
+grid), `peer.tiling`, `onednn.tiling`.
+
 xegen's kernel (`xegen_side`) and the naive OpenCL peer compiled by IGC (`peer_side`) are
 measured here; oneDNN's production kernels in production.py, with the same `modeled`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import subprocess
@@ -27,8 +35,10 @@ from xegen.conv.problem import Problem
 from xegen.emit.analysis import kernel_counts
 from xegen.emit.cost import kernel_cycles
 from xegen.emit.decoder import decode_with_sizes
+from xegen.emit.roofline import Tiling
 from xegen.emit.zebin import read_zebin
 from xegen.errors import Error
+from xegen.modeling import tiling, workload
 from xegen.pipeline import compile_problem
 from xegen.report import peak_fraction
 from xegen.verify import verify
@@ -77,23 +87,30 @@ def timed_process(what: str, argv: list[str], cwd: str) -> float:
     return seconds
 
 
-def binary_counts(zebin: bytes, kernel: str, hw: hwlib.Platform) -> tuple[list, dict]:
-    """Counts of a binary; `math_density` is the inner loop's, or the whole kernel's when the
-    compiler unrolled every loop around the multiplies (`unrolled`)."""
-    instructions, sizes = decode_with_sizes(read_zebin(zebin).kernel(kernel).code, hw)
+def binary_counts(instructions: list, sizes: list) -> dict:
+    """Counts of a decoded binary; `math_density` is the inner loop's, or the whole kernel's when
+    the compiler unrolled every loop around the multiplies (`unrolled`)."""
     counts = kernel_counts(instructions, sizes)
     unrolled = counts.inner is None
     density = (counts.total if unrolled else counts.inner).math_density
-    return instructions, {**counts.as_dict(), "math_density": density, "unrolled": unrolled}
+    return {**counts.as_dict(), "math_density": density, "unrolled": unrolled}
 
 
-def modeled(problem: Problem, zebin: bytes, kernel: str, hw: hwlib.Platform, executions, group_threads: int) -> dict:
-    """Counts, modeled cycles and fraction of peak of a binary run in the simulator, whose thread
-    groups of `group_threads` threads each share one subslice (as `xegen conv` models them)."""
-    instructions, counts = binary_counts(zebin, kernel, hw)
-    cycles = kernel_cycles(instructions, executions, hw, group_threads=group_threads)
-    return {**counts, "modeled": cycles.as_dict(), "device_cycles": cycles.device,
-            "peak_fraction": peak_fraction(problem, hw, cycles)}
+def modeled(problem: Problem, zebin: bytes, kernel: str, hw: hwlib.Platform, executions,
+            local_size: tuple[int, ...], kernel_tiling: Tiling | None) -> dict:
+    """Counts, modeled cycles, bound, roofline fraction and fraction of peak of a binary run in the
+    simulator with work-groups of `local_size` work-items (a group's threads share one subslice),
+    priced with the problem's workload and the kernel's tiling (None: no reuse credited)."""
+    binary = read_zebin(zebin).kernel(kernel)
+    env = binary.execution_env
+    instructions, sizes = decode_with_sizes(binary.code, hw)
+    group_threads = -(-math.prod(local_size) // env.simd_size)
+    cycles = kernel_cycles(instructions, executions, hw, group_threads=group_threads, grf_count=env.grf_count,
+                           slm_bytes=env.slm_size, workload=workload(problem), tiling=kernel_tiling)
+    return {**binary_counts(instructions, sizes), "modeled": cycles.as_dict(), "device_cycles": cycles.device,
+            "bound": cycles.bound, "roofline_fraction": cycles.roofline_fraction,
+            "peak_fraction": peak_fraction(problem, hw, cycles),
+            "tiling": None if kernel_tiling is None else dataclasses.asdict(kernel_tiling)}
 
 
 def xegen_side(problem: Problem, case: Case, tmp: str) -> dict:
@@ -108,8 +125,8 @@ def xegen_side(problem: Problem, case: Case, tmp: str) -> dict:
     compiled = compilation.compiled
     return {"compile_seconds": seconds, "grfs": compiled.stats.grfs_used,
             "config": str(compilation.config),
-            **modeled(problem, zebin, compiled.name, compiled.hw, checked.run.executions,
-                      math.prod(compiled.local_size) // compiled.simd),
+            **modeled(problem, zebin, compiled.name, compiled.hw, checked.run.executions, compiled.local_size,
+                      tiling(compilation)),
             "hazards": len(checked.run.hazards), "verify": [str(c) for c in checked.comparisons],
             "verified": checked.ok}
 
@@ -125,7 +142,7 @@ def peer_side(problem: Problem, case: Case, tmp: str) -> dict:
     got, result = peer.simulate(problem, zebin, hw, tensors)
     comparisons = compare(problem, got, tensors)
     return {"compile_seconds": seconds,
-            # each of the peer's groups is one sub-group: one thread
-            **modeled(problem, zebin, peer.kernel_name(problem), hw, result.executions, group_threads=1),
+            **modeled(problem, zebin, peer.kernel_name(problem), hw, result.executions, peer.launch(problem)[1],
+                      peer.tiling(problem)),
             "verify": [str(c) for c in comparisons], "verified": all(c.ok for c in comparisons)}
 

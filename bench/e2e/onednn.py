@@ -31,6 +31,7 @@ import numpy as np
 
 from xegen import sim
 from xegen.conv.problem import Problem
+from xegen.emit.roofline import Tiling
 from xegen.errors import Error, UnsupportedError
 from xegen.hw import Platform
 
@@ -92,10 +93,6 @@ class Config:
     @property
     def kernel_name(self) -> str:
         return SOURCES[self.kernel][1]
-
-    @property
-    def group_threads(self) -> int:
-        return self.local_size[0] * self.local_size[1] * self.local_size[2] // SUB_GROUP
 
     def describe(self) -> str:
         return (f"{self.version}, ow_block {self.ow_block}, oc_block {self.oc_block}, ocb {self.ocb}, "
@@ -166,6 +163,22 @@ def configure(problem: Problem, hw: Platform, kernel: str) -> Config:
                   global_size=(ocb // (oc_block // 16), d.oh * _div_up(d.ow, ow_block), (oc // ocb) * d.mb),
                   local_size=(blocked_group, 1, 1), src_layout="nchw" if first_layer else "nChw16c",
                   wei_layout="Ohwi16o" if first_layer else "OIhw16i16o", dst_layout="nChw16c")
+
+
+def tiling(problem: Problem, config: Config) -> Tiling:
+    """How the launch divides the GEMM (M: mb, oh, ow; N: output channels) for the cost model, as
+    both kernels read their group ids: a group of dimension 0 covers LWS_0 / 16 sub-groups of
+    OC_BLOCK output channels within a slice of OCB channels; dimension 1 the output rows times
+    the width blocks; dimension 2 the OCB slice times the minibatch, minibatch fastest (nhwc:
+    `ocb = ocb_mb / MB`; blocked: `ocb_idx = ocb_idx_omb_idx / (MB / OMB)` with OMB 1).  Dimension
+    0 is dispatched fastest, so a slice's N groups go first, then all of M, then the next slice:
+    `n_outer` = OC / OCB slices.  The reduction runs inside a sub-group: one K slice."""
+    d, c = problem.desc, config
+    grid = [-(-size // local) for size, local in zip(c.global_size, c.local_size)]
+    slices = c.oc // c.ocb
+    if grid[2] != slices * d.mb:
+        raise Error(f"oneDNN {c.kernel}: grid {grid} does not hold {slices} channel slices x minibatch {d.mb}")
+    return Tiling(m_groups=grid[1] * d.mb, n_groups=grid[0] * slices, n_outer=slices)
 
 
 def macros(problem: Problem, config: Config) -> dict[str, int | str]:

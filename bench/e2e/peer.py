@@ -30,6 +30,7 @@ import numpy as np
 
 from xegen import sim
 from xegen.conv.problem import Problem
+from xegen.emit.roofline import Tiling
 from xegen.errors import UnsupportedError
 from xegen.hw import Platform
 
@@ -232,6 +233,16 @@ def launch(problem: Problem) -> tuple[tuple[int, int, int], tuple[int, int, int]
                    "bwd_d": (channels(d.ic), d.iw, d.mb * d.ih),
                    "bwd_w": (channels(d.oc), d.ic, d.kh * d.kw)}[problem.kind]
     return global_size, (SUB_GROUP, 1, 1)
+
+
+def tiling(problem: Problem) -> Tiling:
+    """How the launch divides the GEMM (`xegen.conv.gemm`) for the cost model: each group is one
+    sub-group of 16 work-items along dimension 0, the GEMM's N (oc; ic backward-data); dimensions 1
+    and 2 walk the M points one group each (mb, oh, ow; mb, ih, iw; kh, kw, ic backward-weights),
+    the innermost component along dimension 1.  Dimension 0 is dispatched fastest, then M in its
+    own order: N fastest, as `Tiling` assumes.  The reduction runs inside a work-item: one K slice."""
+    global_size, local_size = launch(problem)
+    return Tiling(m_groups=global_size[1] * global_size[2], n_groups=global_size[0] // local_size[0])
 
 
 def _to_storage(values: np.ndarray, kind: str) -> np.ndarray:

@@ -6,8 +6,10 @@ xegen's, oneDNN v3.2's `gen9_conv_nhwc_fwd` and `gen9_conv_fwd` (compiled by ocl
 oneDNN's C++ would set, onednn.py), and the naive one-work-item-per-output OpenCL kernel
 (peer.py).  Each gets its static counts (instructions, inner-loop instructions, sends, FMA
 instructions) and its modeled cycles under `xegen.emit.cost` over the run's per-instruction
-execution counts, the same model for every binary; and, when the model gives one, its roofline
-fraction.  A kernel's numbers count only when its result verified.
+execution counts, the same model for every binary (measure.modeled: the layer's workload, each
+kernel's tiling from its own launch), with the bound the model names and the roofline fraction
+(the problem's own lower bound / the kernel's cycles).  A kernel's numbers count only when its
+result verified.
 
 The ratio column is xegen's modeled cycles over the kernel's (> 1: xegen is slower); on xegen's
 own line, over the better of the two oneDNN kernels.  The summary gives that ratio's geometric
@@ -37,8 +39,6 @@ DEFAULT_CASES = "xelp/fwd_b/f32,xehpg/fwd_b/f32"
 ONEDNN = tuple(f"onednn_{kernel}" for kernel in onednn.KERNELS)
 SIDES = ("xegen", *ONEDNN, "igc")
 LABELS = {"xegen": "xegen", "onednn_nhwc": "oneDNN nhwc", "onednn_blocked": "oneDNN blocked", "igc": "IGC naive"}
-# what the cost model may add: shown as a column when its output has it
-ROOFLINE = "roofline_fraction"
 
 
 def select_cases(cases: list[Case]) -> list[Case]:
@@ -67,7 +67,8 @@ def onednn_side(problem: Problem, hw: hwlib.Platform, config: onednn.Config, sou
     padding_zero = bool(np.all(padding == 0))  # oneDNN's blocked layouts keep their padding zero
     return {"compile_seconds": seconds, "config": config.describe(),
             "macros": onednn.macros(problem, config),
-            **modeled(problem, zebin, config.kernel_name, hw, result.executions, config.group_threads),
+            **modeled(problem, zebin, config.kernel_name, hw, result.executions, config.local_size,
+                      onednn.tiling(problem, config)),
             "verify": [str(c) for c in comparisons] + ([] if padding_zero else ["dst channel padding not zero"]),
             "verified": all(c.ok for c in comparisons) and padding_zero}
 
@@ -115,6 +116,10 @@ def measure(desc: Descriptor, case: Case, sources: Path, progress: Progress) -> 
     """One layer: its four kernels (a failure or an unsupported kernel is recorded in its side)."""
     started = time.perf_counter()
     row: dict = {"layer": layer_name(desc), "descriptor": str(desc)}
+    try:
+        row["problem"] = str(case.problem(desc).desc)  # what `xegen conv --report-peers` matches a layer by
+    except Error:
+        pass  # the sides say why
     with tempfile.TemporaryDirectory(prefix="xegen-e2e-") as tmp:
         for side in SIDES:
             progress.start(f"{case.name} {row['layer']}: {LABELS[side]}")
@@ -134,24 +139,16 @@ def _number(value, form: str) -> str:
 
 
 class Table:
-    """The rows of one case, printed as they come; the header waits for the first row, which says
-    whether the cost model gives a roofline fraction."""
+    """The rows of one case, printed as they come, under a header printed first."""
 
     NAME = 24
 
-    def __init__(self):
-        self.roofline: bool | None = None
-
     def header(self) -> str:
-        roofline = f" {'roofline':>8}" if self.roofline else ""
         return (f"{'layer':<{self.NAME}} {'kernel':<15} {'insts':>6} {'inner':>6} {'sends':>6} {'FMAs':>6} "
-                f"{'modeled cycles':>14}{roofline} {'ratio':>6} {'check':>6}")
+                f"{'modeled cycles':>14} {'bound':<10} {'roofline':>8} {'ratio':>6} {'check':>6}")
 
     def lines(self, row: dict) -> list[str]:
         out = []
-        if self.roofline is None:
-            self.roofline = any(ROOFLINE in row[side].get("modeled", {}) for side in SIDES)
-            out.append(self.header())
         name = row["layer"]
         if len(name) > self.NAME:  # a long name gets a line of its own
             out.append(name)
@@ -164,10 +161,10 @@ class Table:
                 continue
             ratio = row["ratios"].get("best_onednn" if side == "xegen" else side)
             mark = "*" if side == "xegen" and ratio is not None else " "
-            roofline = f" {_number(s['modeled'].get(ROOFLINE), '.1%'):>8}" if self.roofline else ""
             out.append(f"{start} {s['instructions']:>6} {_number(s['inner_loop_instructions'], 'd'):>6} "
-                       f"{s['sends']:>6} {s['fmas']:>6} {s['device_cycles']:>14.0f}{roofline} "
-                       f"{_number(ratio, '.2f'):>5}{mark} {'ok' if verified(s) else 'FAILED':>6}")
+                       f"{s['sends']:>6} {s['fmas']:>6} {s['device_cycles']:>14.0f} {s['bound']:<10} "
+                       f"{_number(s['roofline_fraction'], '.1%'):>8} {_number(ratio, '.2f'):>5}{mark} "
+                       f"{'ok' if verified(s) else 'FAILED':>6}")
         return out
 
 
@@ -211,18 +208,22 @@ def run_case(case: Case, layers: list[Descriptor], scale: bool, sources: Path) -
     print(f"resnet_50 forward f32 with bias {size} on {hw.display_name}: xegen vs oneDNN v3.2's OpenCL kernels "
           f"vs the naive IGC peer  [{case.name}]", flush=True)
     table, progress, rows = Table(), Progress(len(layers) * len(SIDES)), []
+    print(table.header(), flush=True)
     for desc in layers:
         rows.append(measure(desc, case, sources, progress))
         progress.clear()
         print("\n".join(table.lines(rows[-1])), flush=True)
     summary = summarize(case, rows)
     print(format_summary(summary) + "\n", flush=True)
-    return {"case": case.name, "hw": hw.name, "direction": case.direction, "dt": case.dt, "layers": rows,
+    return {"case": case.name, "hw": hw.name, "direction": case.direction, "dt": case.dt, "kernels": LABELS,
+            "layers": rows,
             "summary": summary}
 
 
 FOOTNOTE = """\
 insts, sends, FMAs: the binary's instructions; inner: the inner loop's ('-': no loop around the multiplies).
 Modeled cycles: xegen.emit.cost over the simulator's per-instruction execution counts of the whole grid, the
-same model for every kernel.  ratio: xegen's modeled cycles / the kernel's (> 1: xegen is slower); on
-xegen's line (*) over the better oneDNN kernel's.  Only verified kernels count."""
+same model for every kernel (the layer's workload, each kernel's tiling from its launch); bound: the term
+they are; roofline: the layer's roofline cycles (max of FMA peak and compulsory bytes at DRAM bandwidth) /
+the kernel's.  ratio: xegen's modeled cycles / the kernel's (> 1: xegen is slower); on xegen's line (*)
+over the better oneDNN kernel's.  Only verified kernels count."""

@@ -21,8 +21,8 @@ side by side in one run:
 - inner-loop instructions and math density (FMA instructions / instructions of the loop) of both
   binaries, counted the same way (`xegen.emit.analysis` on the decoded zebins);
 - modeled device cycles of both under the same model (`xegen.emit.cost` over the per-instruction
-  execution counts of a simulator run of the whole grid) and the fraction of the platform's peak
-  that means.
+  execution counts of a simulator run of the whole grid, with the layer's workload and each
+  kernel's tiling from its launch) and the fraction of the platform's peak that means.
 
 Both kernels run in that simulator run on the same random inputs and are checked against numpy
 within conv.check's tolerances; xegen's kernel also under the simulator's SWSB hazard checks
@@ -44,8 +44,8 @@ For the f32 forward cases among those selected (default: XeLP and XeHPG), per la
 oneDNN's gen9_conv_nhwc_fwd (nhwc) and gen9_conv_fwd (nChw16c) compiled by ocloc with the macros
 oneDNN's C++ sets, and the naive IGC kernel; each run in the simulator over its whole grid, checked
 against numpy, and counted: instructions, inner-loop instructions, sends, FMA instructions,
-modeled cycles (and the roofline fraction when the cost model gives one), xegen's cycles over each
-kernel's.  Summary per case: geometric mean and worst of xegen / the better oneDNN kernel.  A
+modeled cycles with their bound and roofline fraction (the same model for every kernel: the
+layer's workload, each kernel's tiling from its launch), xegen's cycles over each kernel's.  Summary per case: geometric mean and worst of xegen / the better oneDNN kernel.  A
 kernel oneDNN would not run for a layer is listed with the reason.  oneDNN's sources are read from
 --onednn-dir, $XEGEN_ONEDNN_OCL or shared/peers/onednn-v3.2-ocl beside a parent of this checkout.
 
@@ -126,6 +126,7 @@ def measure(desc: Descriptor, case: Case) -> dict:
     row: dict = {"layer": layer_name(desc), "descriptor": str(desc)}
     try:
         problem = case.problem(desc)
+        row["problem"] = str(problem.desc)  # what `xegen conv --report-peers` matches a layer by
         with tempfile.TemporaryDirectory(prefix="xegen-e2e-") as tmp:
             row["xegen"] = xegen_side(problem, case, tmp)
             row["igc"] = peer_side(problem, case, tmp)
@@ -193,7 +194,8 @@ def run_case(case: Case, layers: list[Descriptor], scale: bool) -> dict:
         print(format_row(rows[-1]), flush=True)
     summary = summarize(case, rows)
     print(format_summary(summary) + "\n", flush=True)
-    return {"case": case.name, "hw": hw.name, "direction": case.direction, "dt": case.dt, "layers": rows,
+    return {"case": case.name, "hw": hw.name, "direction": case.direction, "dt": case.dt,
+            "kernels": {"xegen": "xegen", "igc": "IGC naive"}, "layers": rows,
             "summary": summary}
 
 

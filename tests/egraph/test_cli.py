@@ -62,13 +62,15 @@ def test_extract_reads_a_statement_file(tmp_path):
 
 def test_rules_check_rejects_an_unsound_rule_and_accepts_a_guarded_one(tmp_path):
     bad = tmp_path / "bad.egg"
-    bad.write_text("; x / 8 is x >> 3\n(rewrite (Div t x (Const t 8)) (Shr t x (Const t 3)) :ruleset rewrite)\n")
+    bad.write_text("; x / 8 is x >> 3\n"
+                   "(rewrite (Div t x (Const t 8)) (Shr t x (Const t 3)) :ruleset rewrite :name \"div8\")\n")
     r = xegen("rules", "check", str(bad), "--jobs", "1")
     assert r.returncode == 1
     assert "unsound" in r.stdout and "x = -" in r.stdout
     good = tmp_path / "good.egg"
     good.write_text("; x / 8 is x >> 3 for x >= 0\n"
-                    "(rewrite (Div t x (Const t 8)) (Shr t x (Const t 3)) :when ((>= (lo x) 0)) :ruleset rewrite)\n")
+                    "(rewrite (Div t x (Const t 8)) (Shr t x (Const t 3)) :when ((>= (lo x) 0)) :ruleset rewrite"
+                    " :name \"div8\")\n")
     r = xegen("rules", "check", str(good), "--jobs", "1")
     assert r.returncode == 0 and "1 sound" in r.stdout
 

@@ -101,7 +101,7 @@ def test_a_new_rule_file_changes_the_result(tmp_path: Path):
     shutil.copytree(default_rules_directory(), rules)
     (rules / "bitwise_sum.egg").write_text(
         "; (x & y) + (x | y) is x + y: the and counts the bits both have, the or the rest once\n"
-        "(rewrite (Add t (And t x y) (Or t x y)) (Add t x y) :ruleset rewrite)\n")
+        "(rewrite (Add t (And t x y) (Or t x y)) (Add t x y) :ruleset rewrite :name \"and-plus-or\")\n")
     r = simplify("(x & y) + (x | y)", "xehpg", rules=[rules])
     assert str(r.result) == "x + y" and r.cost_after == 1
 

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 
 from xegen import RuleError, ir
 from xegen.egraph import load_rules, simplify
+from xegen.egraph.rules import default_rules_directory, language_file, read_rule_file, rule_files, rule_name
 from xegen.egraph.terms import TermBuilder
 
 from ..ir.strategies import any_expr, deep_int_expr
@@ -57,7 +58,11 @@ def test_a_load_is_an_opaque_leaf_whose_offset_is_optimized():
 @pytest.mark.parametrize("text, words", [
     ("(rewrite (Add t x (Const t 0)) x)", "without ':ruleset NAME'"),
     ("(rewrite (Add t x (Const t 0)) x :ruleset nosuch)", "unknown ruleset 'nosuch'"),
-    ("(rewrite (Add t x) x :ruleset rewrite)", "bad.egg:1: Arity mismatch"),
+    ("(rewrite (Add t x) x :ruleset rewrite :name \"r\")", "bad.egg:1: Arity mismatch"),
+    ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite)", "bad.egg:1: rewrite without ':name \"NAME\"'"),
+    ("; one\n(rewrite (Add t x (Const t 0)) x :ruleset rewrite :name \"r\")\n"
+     "; two\n(rewrite (Sub t x (Const t 0)) x :ruleset rewrite :name \"r\")",
+     'bad.egg:4: the rule name "r" is already used at'),
     ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite", "bad.egg:1:1: '(' is never closed"),
     ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite))", "bad.egg:1:51: unbalanced ')'"),
     ("(check (Add (S32) (Var (S32) \"x\") (Var (S32) \"x\")))", "not 'check'"),
@@ -67,6 +72,30 @@ def test_malformed_rule_files_raise_rule_errors_naming_the_file(tmp_path, text, 
     with pytest.raises(RuleError) as info:
         simplify("x + 1", rules=[tmp_path])
     assert words in str(info.value) and "bad.egg" in str(info.value)
+
+
+def test_a_rule_name_the_language_or_another_file_uses_is_an_error(tmp_path):
+    (tmp_path / "a.egg").write_text('; x + 0 is x\n(rewrite (Add t x (Const t 0)) x :ruleset rewrite :name "r")\n')
+    (tmp_path / "b.egg").write_text('; x - 0 is x\n(rewrite (Sub t x (Const t 0)) x :ruleset rewrite :name "r")\n')
+    with pytest.raises(RuleError) as info:
+        load_rules([tmp_path])
+    assert f"{tmp_path / 'b.egg'}:2: the rule name \"r\" is already used at {tmp_path / 'a.egg'}:2" in str(info.value)
+    (tmp_path / "b.egg").write_text('; x - 0 is x\n(rewrite (Sub t x (Const t 0)) x :ruleset rewrite :name "wrap")\n')
+    with pytest.raises(RuleError, match=r'b.egg:2: the rule name "wrap" is already used at .*language.egg:\d+'):
+        load_rules([tmp_path])
+
+
+def test_rule_names_are_unique_across_the_shipped_rules():
+    load_rules()  # refuses a duplicate, naming both places
+    files = [language_file(), *(read_rule_file(p) for p in rule_files([default_rules_directory()]))]
+    names = [rule_name(form) for f in files for form in f.rules()]
+    assert len(names) == len(set(names)) and all(names)
+
+
+def test_shipped_rule_files_have_short_lines():
+    for path in [language_file().path, *rule_files([default_rules_directory()])]:
+        long = [n for n, line in enumerate(path.read_text().splitlines(), 1) if len(line) > 120]
+        assert long == [], f"{path}: lines over 120 characters: {long}"
 
 
 def test_a_missing_rule_directory_is_an_error(tmp_path):

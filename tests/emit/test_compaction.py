@@ -309,15 +309,16 @@ def test_error_names_the_offset_and_size():
 def test_immediates_of_64_bit_types_are_rejected(platform_name):
     # A two-source add whose datatype entry says "src1 immediate" with the type field forced
     # to q (7): no 12-bit form exists for 64-bit immediates.
-    layout = compaction.scheme(platform_name).two_source
+    scheme = compaction.scheme(platform_name)
+    layout, binary = scheme.two_source, scheme.native.binary
     datatype = next(f for f in layout.indexed if f.name == "datatype index")
     with_immediate = [i for i, entry in enumerate(datatype.table)
-                      if compaction.place_bits(0, datatype.native, entry) >> compaction.SRC1_IS_IMMEDIATE & 1]
+                      if binary.src1_is_immediate.get(compaction.place_bits(0, datatype.native, entry))]
     assert with_immediate
     word = compaction.place_bits((1 << 29) | 0x40, datatype.index, with_immediate[0])
-    native = compaction.expand_compacted(word.to_bytes(8, "little"), platform_name)
-    assert int.from_bytes(native, "little") >> compaction.SRC1_IS_IMMEDIATE & 1
-    forced = compaction.place_bits(int.from_bytes(native, "little"), (compaction.SRC1_TYPE,), 7)
+    native = int.from_bytes(compaction.expand_compacted(word.to_bytes(8, "little"), platform_name), "little")
+    assert binary.src1_is_immediate.get(native)
+    forced = native & ~binary.src1.type.positions | binary.src1.type.put(7)
     assert compaction.compact(forced.to_bytes(16, "little"), platform_name) is None
 
 

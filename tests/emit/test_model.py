@@ -148,6 +148,26 @@ def test_weights_that_do_not_stay_in_the_cache_come_again_for_each_pass():
     assert moved.l3 == 4 * mb + 10 * 8 * mb + mb
 
 
+def test_n_slices_dispatched_after_m_keep_their_weights_in_the_cache():
+    """XeLP's 3840 KB L3; 8 MB of weights over 8 groups along N, in 4 slices dispatched after M
+    (oneDNN's OCB slices): a slice's 2 MB of weights stay while its 10 rows of groups run, so they
+    come once, where N fastest as a whole would read them once per pass (10 passes of 8 resident
+    groups).  A (1 MB) stays over a slice too; 3 MB of A do not (3 + 2 + 0.25 MB > 3.75 MB) and
+    come again for each of the 4 slices."""
+    mb = 1 << 20
+    work = Workload(0, "f32", a_bytes=mb, b_bytes=8 * mb, c_bytes=mb)
+    sliced = traffic(work, requested=200 * mb, hw=hwlib.XELP, tiling=Tiling(10, 8, n_outer=4), resident_groups=8)
+    assert sliced.dram == sliced.compulsory == 10 * mb
+    whole = traffic(work, requested=200 * mb, hw=hwlib.XELP, tiling=Tiling(10, 8), resident_groups=8)
+    assert whole.dram == mb + 10 * 8 * mb + mb
+    assert sliced.l3 == whole.l3 == 8 * mb + 10 * 8 * mb + mb  # the L3's share does not depend on the order
+    wide_a = Workload(0, "f32", a_bytes=3 * mb, b_bytes=8 * mb, c_bytes=mb)
+    moved = traffic(wide_a, requested=200 * mb, hw=hwlib.XELP, tiling=Tiling(10, 8, n_outer=4), resident_groups=8)
+    assert moved.dram == 4 * 3 * mb + 4 * (2 * mb + mb // 4)
+    with pytest.raises(ValueError):
+        Tiling(10, 6, n_outer=4)
+
+
 def test_a_kernel_without_a_tiling_is_credited_no_reuse():
     mb = 1 << 20
     work = Workload(0, "f32", a_bytes=mb, b_bytes=8 * mb, c_bytes=mb)

@@ -14,6 +14,7 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from xegen import hw as hwlib
+from xegen.emit import fields
 from xegen.emit.instruction import (CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor, Swsb)
 
 XELP, XEHPG, XEHPC = hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC
@@ -26,7 +27,7 @@ SIZE = {"ub": 1, "b": 1, "uw": 2, "w": 2, "ud": 4, "d": 4, "uq": 8, "q": 8, "hf"
 
 
 def _is_xehpc(p: hwlib.Platform) -> bool:
-    return p.swsb_bits == 10
+    return p.instruction_layout == fields.XEHPC
 
 
 def _has_bf(p: hwlib.Platform) -> bool:
@@ -170,7 +171,7 @@ def swsb_values(p: hwlib.Platform, kind: str):
     """kind: "send", "ooo" (dpas; math where token-tracked), "inorder"."""
     tokens = st.integers(0, p.swsb_tokens - 1)
     dist = st.integers(1, 7)
-    pipes = [""] if len(p.swsb_pipes) == 1 else ["", "A", "F", "I", "L"] + (["M"] if _is_xehpc(p) else [])
+    pipes = ["", "A", *p.swsb_pipes] if p.swsb_named_pipes else [""]
     options = [
         st.just(Swsb()),
         st.builds(Swsb, dist, st.sampled_from(pipes)),
@@ -182,7 +183,7 @@ def swsb_values(p: hwlib.Platform, kind: str):
                     "inorder": [("", "dst"), ("", "src"), ("A", "dst")]}[kind]
         options.append(st.just(Swsb(no_acc_sb_set=True)))
     else:
-        pipe = "A" if kind == "send" and len(p.swsb_pipes) > 1 else ""
+        pipe = "A" if kind == "send" and p.swsb_named_pipes else ""
         combined = [(pipe, "dst" if kind == "inorder" else "set")]
     options.append(st.builds(lambda d, t, pm: Swsb(d, pm[0], t, pm[1]), dist, tokens, st.sampled_from(combined)))
     return st.one_of(*options)
@@ -587,12 +588,15 @@ def sync_instructions(draw, p: hwlib.Platform):
                        options=draw(st.lists(st.sampled_from(["Atomic", "Breakpoint"]), unique=True).map(tuple)))
 
 
+BRANCH_OPS = ["jmpi", "if", "else", "endif", "while", "break", "cont", "goto", "join", "halt", "call", "calla",
+              "ret", "brd", "brc"]
+
+
 @st.composite
-def branch_instructions(draw, p: hwlib.Platform):
+def branch_instructions(draw, p: hwlib.Platform, ops: list[str] = BRANCH_OPS):
     """Branches with targets given as instruction indices (resolved by `kernels`)."""
     from xegen.emit import tables as T
-    op = draw(st.sampled_from(["jmpi", "if", "else", "endif", "while", "break", "cont", "goto", "join", "halt",
-                               "call", "calla", "ret", "brd", "brc"]))
+    op = draw(st.sampled_from(ops))
     info = T.OPCODES[op]
     exec_size = 1 if op == "jmpi" else draw(exec_sizes(p))
     offset = 0 if op == "jmpi" else draw(channel_offsets(p, exec_size))

@@ -77,7 +77,7 @@ def execute(asm: str, hw: str, *, threads: int = 4, simd: int = 16, inputs: dict
     checker = HazardChecker(program, platform) if check_hazards else None
     machine = Machine(program, platform, grf_count, live, memory=memory or DeviceMemory(), surfaces=surfaces or {},
                       general_state_base=general_state_base,
-                      slm=SharedLocalMemory(int(group_of_thread.max()) + 1, slm_bytes),
+                      slm=SharedLocalMemory(int(group_of_thread.max()) + 1, slm_bytes, platform.max_slm_bytes),
                       group_of_thread=group_of_thread, hazards=checker.start_batch(threads) if checker else None)
     for register, values in (inputs or {}).items():
         if isinstance(register, tuple):

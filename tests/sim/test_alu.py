@@ -106,6 +106,22 @@ def test_add3(hw, seed):
     np.testing.assert_array_equal(run.read(10, np.int32, 16), ir("add3(a, -b, c)", a=a, b=b, c=c))
 
 
+@pytest.mark.parametrize("hw", ["dg2", "pvc"])
+@pytest.mark.parametrize("src0, src1, src2, elements0, elements1, elements2", [
+    # <v;0> repeats each element v times (width v); <v;h> has width v/h; src2 <h> strides by h
+    ("<4;0>", "<4;2>", "<2>", [0, 0, 0, 0, 4, 4, 4, 4], [0, 2, 4, 6, 8, 10, 12, 14], [0, 2, 4, 6, 8, 10, 12, 14]),
+    ("<8;0>", "<8;2>", "<0>", [0] * 8, [0, 2, 4, 6, 8, 10, 12, 14], [0] * 8),
+    ("<1;0>", "<4;4>", "<1>", [0, 1, 2, 3, 4, 5, 6, 7], [0, 4, 8, 12, 16, 20, 24, 28], [0, 1, 2, 3, 4, 5, 6, 7]),
+])
+def test_three_source_regions(hw, src0, src1, src2, elements0, elements1, elements2):
+    """The elements each channel reads, by hand from the region rules (xegen.emit.regions)."""
+    a, b, c = (np.arange(32, dtype=np.int32) * 1000 + i for i in (1, 2, 3))
+    run = execute(f"add3 (8|M0) r10.0<1>:d r20.0{src0}:d r30.0{src1}:d r40.0{src2}:d", hw,
+                  inputs={20: a, 30: b, 40: c})
+    expected = a[elements0] + b[elements1] + c[elements2]
+    np.testing.assert_array_equal(run.read(10, np.int32, 8), np.broadcast_to(expected, (THREADS, 8)))
+
+
 @settings(max_examples=10, deadline=None)
 @given(seed=seeds)
 def test_integer_division_math_on_xelp(seed):

@@ -23,9 +23,8 @@ CASES = [
     ("dg2", "calla (16|M0) r4.0:d 0x20", "calla (16) is not simulated"),
     ("dg2", "(W) jmpi r10.0<0;1,0>:d", "jmpi through a register is not simulated"),
     ("dg2", "movi (8|M0) r10.0<1>:ud r[a0.0]<1,0>:ud null<0;1,0>:ud", "movi is not simulated: what its second"),
-    ("pvc", "math.invm (16|M0) r10.mme0:f r20.nomme:f r30.nomme:f", "math.invm is not simulated: the math macros"),
-    ("pvc", "math.rsqtm (16|M0) r10.mme0:f r20.nomme:f", "math.rsqtm is not simulated"),
-    ("dg2", "madm (16|M0) r10.mme0:f r20.mme1:f r30.mme2:f r40.nomme:f", "madm is not simulated"),
+    ("pvc", "madm (16|M0) r10.mme0:hf r20.mme1:hf r30.mme2:hf r40.nomme:hf",
+     "madm operands must be registers of one type, :f or :df"),
     ("tgllp", "illegal", "(illegal): executed an illegal instruction"),
     ("pvc", "illegal", "executed an illegal instruction"),
 ]

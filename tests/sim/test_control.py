@@ -247,9 +247,6 @@ def test_calla_jumps_to_an_absolute_ip():
     ("dg2", "brd (16|M0) END", "brd is not simulated"),
     ("dg2", "brc (16|M0) END END", "brc is not simulated"),
     ("dg2", "call (16|M0) r4.0:d END", "only the scalar form"),
-    ("pvc", "math.invm (16|M0) r10.mme0:f r20.nomme:f r30.nomme:f", "math.invm is not simulated"),
-    ("pvc", "math.rsqtm (16|M0) r10.mme0:f r20.nomme:f", "math.rsqtm is not simulated"),
-    ("pvc", "madm (16|M0) r10.mme0:f r20.mme1:f r30.mme2:f r40.nomme:f", "madm is not simulated"),
     ("dg2", "movi (8|M0) r10.0<1>:ud r[a0.0]<1,0>:ud null<0;1,0>:ud", "movi is not simulated"),
 ])
 def test_instructions_the_public_documentation_does_not_specify(hw, asm, words):

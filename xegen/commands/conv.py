@@ -14,7 +14,9 @@ from ..build import check_ir
 from ..conv import make_problem
 from ..emit.asm_printer import disassemble
 from ..errors import Error, UnsupportedError
+from ..hw import platform
 from ..modeling import modeled_cycles
+from ..network_report import check_directory, load_peers, write_report
 from ..pipeline import PASSES, build_kernel, check_pass_names, compile_problem
 from ..plan import parse_overrides
 from ..progress import Progress
@@ -59,7 +61,7 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
 def _wants_native(args: argparse.Namespace) -> bool:
     """Compile to a native kernel: asked for, or no IR-level action given (the default job)."""
     native = (args.output is not None or args.verify or args.asm or args.json or args.print_after
-              or args.print_after_all)
+              or args.print_after_all or args.report is not None)
     ir_only = any(getattr(args, name) for name in IR_OPTIONS) or args.dump_graph is not None
     return bool(native or not ir_only)
 
@@ -77,6 +79,13 @@ def _check_arguments(args: argparse.Namespace) -> None:
             raise Error(f"-o {args.output}: is a directory, not a file name")
         if args.batch is None and not output.resolve().parent.is_dir():
             raise Error(f"-o {args.output}: directory {output.parent} does not exist")
+    if args.report is not None:
+        check_directory(args.report)
+        platform(args.hw)  # a platform the report can draw roofs of
+        if args.no_model:
+            raise Error("--report shows the modeled cycles: drop --no-model")
+    elif args.report_peers is not None:
+        raise Error("--report-peers gives peers to --report: add --report DIR")
     if args.json:
         printing = [f"--{name.replace('_', '-')}" for name in IR_OPTIONS if getattr(args, name)]
         if printing:
@@ -148,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
     entries = _entries(args)
     batch = args.batch is not None
     native = _wants_native(args)
+    peers = load_peers(args.report_peers) if args.report_peers is not None else None  # before compiling
     state = _Run(args, parse_overrides(args.config), _passes_to_print(args), batch, native,
                  Progress(len(entries), enabled=batch and native and not args.json))
     reports = []
@@ -162,9 +172,23 @@ def run(args: argparse.Namespace) -> int:
         if report is not None:
             reports.append(report)
     state.progress.clear()
+    if args.report is not None:
+        _write_report(state, reports, peers)
     if args.json:
         print(json.dumps(reports if batch else reports[0], indent=2))
     return state.status
+
+
+def _write_report(state: _Run, reports: list[dict], peers) -> None:
+    args = state.args
+    options = {"post_ops": args.attr_post_ops, "stag": args.stag, "wtag": args.wtag, "dtag": args.dtag}
+    progress = Progress(len(reports) + 1, enabled=state.progress.enabled)
+    page = write_report(args.report, reports, platform(args.hw), peers, args.report_peers, options, progress)
+    done = f"wrote {page} ({sum(1 for r in reports if 'error' not in r)} layers, worst roofline fraction first)"
+    if args.json:
+        sys.stderr.write(done + "\n")
+    else:
+        state.say(done)
 
 
 def _layer(state: _Run, index: int, entry: Entry) -> dict | None:
@@ -297,6 +321,7 @@ def register(subparsers) -> None:
                "  xegen conv mb1ic64ih56oc64oh56kh3ph1 --hw=xehpg -o res2a.zebin --verify\n"
                "  xegen conv mb1ic16ih8oc32oh8kh3ph1 --dt=f16 --print-after=optimize,swsb\n"
                "  xegen conv --batch shapes_resnet_50 --mb=1 --dt=bf16 --json > resnet.json\n"
+               "  xegen conv --batch shapes_resnet_50 --mb=1 --hw=xelp --report resnet50-xelp\n"
                "  xegen conv mb1ic16ih8oc32oh8kh3ph1 --dir=BWD_D --dt=bf16 --hw=xelp --check-ir",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -332,6 +357,12 @@ def register(subparsers) -> None:
     native.add_argument("--print-after", action="append", default=[], metavar="PASS",
                         help=f"print the output of a pass (repeatable or comma-separated): {', '.join(PASSES)}")
     native.add_argument("--print-after-all", action="store_true", help="print the output of every pass that runs")
+    native.add_argument("--report", metavar="DIR",
+                        help="write DIR/index.html and its PNG plots: each layer on the platform's roofline, sorted "
+                             "worst roofline fraction first, with its modeled terms (and its peers with --report-peers)")
+    native.add_argument("--report-peers", metavar="FILE",
+                        help="the JSON python bench/e2e/run.py wrote: its peer kernels' numbers beside each layer of "
+                             "--report that it measured (the same problem on the same platform)")
     native.add_argument("--no-model", action="store_true",
                         help="skip the modeled cycles (counted from the kernel's loops, no simulator run)")
     native.add_argument("--no-optimize", action="store_true", help="skip the e-graph optimizer (for comparison)")

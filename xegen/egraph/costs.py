@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 
 from .. import ir
 from ..hw import Platform, platform
-from ..ir.types import BOOL, Type
+from ..ir.types import Type
 from . import terms
 
 INFINITE = 10**9
@@ -153,15 +153,8 @@ class CostModel:
         """Cost of one IR node (its own instruction, not its operands')."""
         if not terms.supported(e) or isinstance(e, (ir.Var, ir.IntImm, ir.BoolImm)):
             return 0
-        if isinstance(e, ir.Unary):
-            op = "Not" if e.op == "not" else terms.UNARY_CONSTRUCTORS[e.op]
-            return self.operation(op, e.type, [_operand(e.a)])
-        if isinstance(e, ir.Binary):
-            if e.op in terms.LOGICAL_CONSTRUCTORS:
-                return self.operation(terms.LOGICAL_CONSTRUCTORS[e.op], BOOL, [])
-            return self.operation(terms.BINARY_CONSTRUCTORS[e.op], e.a.type, [_operand(e.a), _operand(e.b)])
-        if isinstance(e, ir.Ternary):
-            return self.operation(terms.TERNARY_CONSTRUCTORS[e.op], e.type, [_operand(x) for x in (e.a, e.b, e.c)])
+        if isinstance(e, (ir.Unary, ir.Binary, ir.Ternary)):
+            return self.operation(terms.CONSTRUCTORS[e.op], e.a.type, [_operand(x) for x in ir.children(e)])
         if isinstance(e, ir.Select):
             return self.operation("Select", e.type, [_operand(e.true_value), _operand(e.false_value)])
         if isinstance(e, ir.Cast):

@@ -27,15 +27,11 @@ from typing import Iterator, Sequence
 
 from ..errors import Error
 from ..errors import RuleError
-from .rules import LANGUAGE_FILE, RuleSet, egglog_message, language_text
+from .rules import LANGUAGE_FILE, RuleSet, constructors, egglog_message, language_text
 from .terms import TY_TYPES, quote
 
-#: term constructors whose rows are e-graph nodes (the Expr sort)
-EXPR_CONSTRUCTORS = (
-    "Var", "Const", "Opaque", "Wrap", "Neg", "BitNot", "Not", "Add", "Sub", "Mul", "Div", "Mod", "Shl", "Shr",
-    "And", "Or", "Xor", "Min", "Max", "Lt", "Le", "Gt", "Ge", "Eq", "Ne", "LAnd", "LOr", "Add3", "Mad",
-    "Select", "Cast", "SatCast",
-)
+#: term constructors whose rows are e-graph nodes (the Expr sort), as language.egg declares them
+EXPR_CONSTRUCTORS = constructors("Expr")
 
 #: the schedule's steps; the loops (with the bounds) are in Python
 SETTLE = "(saturate (seq (saturate analysis) (saturate fold) (saturate canon)))"

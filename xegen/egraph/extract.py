@@ -23,7 +23,7 @@ from ..errors import Error
 from ..ir.types import BOOL, Type
 from .costs import INFINITE, CostModel, Operand, saturating_sum
 from .engine import EXPR_CONSTRUCTORS, Run
-from .terms import TY_ARGUMENTS, TY_TYPES, TermReader, build_node, constant_value
+from .terms import CATEGORY, OPERATIONS, TY_ARGUMENTS, TY_TYPES, TermReader, build_node, constant_value
 
 EXTRACTORS = ("tree", "dag", "ilp")
 
@@ -138,7 +138,8 @@ def _node_key(node: Node):
     return (node.subsumed, node.op, tuple(str(t) for t in node.types), node.children, str(node.literal))
 
 
-_BOOL_RESULT = ("Lt", "Le", "Gt", "Ge", "Eq", "Ne", "Not", "LAnd", "LOr")
+#: constructors whose result is a bool (comparisons and logical operations)
+_BOOL_RESULT = frozenset(name for name, op in OPERATIONS.items() if CATEGORY[op] in ("compare", "logical"))
 
 
 def result_type(node: Node, known: Mapping[int, Type]) -> Type | None:

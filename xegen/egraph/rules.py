@@ -1,8 +1,13 @@
 """Loading rule files: `rules/*.egg` (or the directories given with `--rules DIR`).
 
 A rule file is egglog's own language over the terms of `language.egg`.  One concern per file,
-each rule with a comment above it saying why it holds, and every rule names the ruleset it
-belongs to (`:ruleset rewrite`); see docs/egraph.md.  Adding an optimization is adding a file.
+each rule under a comment saying why it holds, and every rule names the ruleset it belongs to
+(`:ruleset rewrite`) and itself (`:name "add-zero"`, unique among the rules loaded together: tests
+and `xegen rules check` cite rules by name); see docs/egraph.md.  Adding an optimization is adding
+a file.
+
+The term language's declarations are read here too (`language_signatures`, `constructors`), so
+that code needing the list of term constructors derives it from `language.egg`.
 """
 
 from __future__ import annotations
@@ -42,6 +47,24 @@ class RuleFile:
         return [f for f in self.forms if f.head in RULE_HEADS]
 
 
+def rule_name(form: sexpr.SList) -> str:
+    """The `:name` of a rule form (read_rule_file made sure it has one)."""
+    name = form.option("name")
+    return name.value if isinstance(name, sexpr.String) else ""
+
+
+def check_unique_names(files: Iterable[RuleFile]) -> None:
+    """Rule names are unique among the rules loaded together (egglog would stop at the second
+    in the same ruleset; tests and the checker cite rules by name)."""
+    seen: dict[str, str] = {}
+    for f in files:
+        for form in f.rules():
+            name, here = rule_name(form), _location(f.path, form.line)
+            if name in seen:
+                raise RuleError(f"{here}: the rule name \"{name}\" is already used at {seen[name]}")
+            seen[name] = here
+
+
 @dataclass(frozen=True)
 class RuleSet:
     """The language and a list of rule files, ready to load into an e-graph."""
@@ -68,17 +91,63 @@ def language_text() -> str:
     return LANGUAGE_FILE.read_text()
 
 
+@lru_cache(maxsize=1)
+def language_file() -> RuleFile:
+    """language.egg as a rule file (its own rules, such as the named guards, have names too)."""
+    return read_rule_file(LANGUAGE_FILE, language=True, text=language_text())
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A constructor's, function's or relation's argument sorts and result sort ("Unit" for a
+    relation); `constructor`: a datatype variant or `constructor`, whose rows are e-graph nodes."""
+
+    inputs: tuple[str, ...]
+    output: str
+    constructor: bool = False
+
+
+def signatures(forms: Iterable[sexpr.SList]) -> dict[str, Signature]:
+    """The signatures the forms declare (datatype, constructor, function, relation)."""
+    sigs: dict[str, Signature] = {}
+    for form in forms:
+        head = form.head
+        if head == "datatype":
+            sort = str(form[1])
+            for variant in form.items[2:]:
+                if isinstance(variant, sexpr.SList):
+                    inputs = tuple(str(x) for x in variant.positional()[1:])
+                    sigs[variant.head] = Signature(inputs, sort, constructor=True)
+        elif head in ("function", "constructor"):
+            sigs[str(form[1])] = Signature(tuple(str(x) for x in form[2].items), str(form[3]),
+                                           constructor=head == "constructor")
+        elif head == "relation":
+            sigs[str(form[1])] = Signature(tuple(str(x) for x in form[2].items), "Unit")
+    return sigs
+
+
+@lru_cache(maxsize=1)
+def language_signatures() -> dict[str, Signature]:
+    return signatures(language_file().forms)
+
+
+def constructors(sort: str) -> tuple[str, ...]:
+    """The constructors of `sort` in language.egg, in the order declared."""
+    return tuple(name for name, s in language_signatures().items() if s.constructor and s.output == sort)
+
+
 def _location(path: Path, line: int) -> str:
     return f"{path}:{line}"
 
 
-def read_rule_file(path: Path, language: bool = False) -> RuleFile:
+def read_rule_file(path: Path, language: bool = False, text: str | None = None) -> RuleFile:
     """Read one rule file and check its conventions (egglog checks the rest when loading).
     `language`: the language file, which also holds facts (`set`, relation facts)."""
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise RuleError(f"{path}: cannot read rule file ({error.strerror or error})") from None
+    if text is None:
+        try:
+            text = path.read_text()
+        except OSError as error:
+            raise RuleError(f"{path}: cannot read rule file ({error.strerror or error})") from None
     try:
         forms = tuple(sexpr.read(text, str(path)))
     except ParseError as error:
@@ -93,10 +162,15 @@ def read_rule_file(path: Path, language: bool = False) -> RuleFile:
             if str(ruleset) not in RULESETS:
                 raise RuleError(f"{_location(path, form.line)}: unknown ruleset '{ruleset}' "
                                 f"(rulesets: {', '.join(RULESETS)})")
+            if not rule_name(form):
+                raise RuleError(f"{_location(path, form.line)}: {head} without ':name \"NAME\"' "
+                                f"(tests and 'xegen rules check' cite rules by name)")
         elif head not in OTHER_HEADS and not language:
             raise RuleError(f"{_location(path, form.line)}: a rule file holds rules (rewrite, birewrite, rule) "
                             f"and declarations, not '{head}'")
-    return RuleFile(path, text, forms)
+    rule_file = RuleFile(path, text, forms)
+    check_unique_names([rule_file])
+    return rule_file
 
 
 def rule_files(paths: Iterable[Path | str]) -> list[Path]:
@@ -135,7 +209,9 @@ _CACHE: dict[tuple, RuleSet] = {}
 
 
 def _checked(files: tuple[RuleFile, ...]) -> RuleSet:
-    """The rule set; egglog checks the files when the engine loads them (errors name the file)."""
+    """The rule set, its names unique among the language's and the files' rules; egglog checks
+    the rest when the engine loads the files (errors name the file)."""
+    check_unique_names([language_file(), *files])
     return RuleSet(files)
 
 

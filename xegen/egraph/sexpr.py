@@ -47,7 +47,7 @@ class SList:
     items: list
     line: int = 0
     column: int = 0
-    comment: str = ""  # the comment lines just above a top-level form (without ';')
+    comment: str = ""  # the comment covering a top-level form (without ';'): see `read`
 
     def __len__(self) -> int:
         return len(self.items)
@@ -107,8 +107,10 @@ def read(text: str, filename: str = "<rules>") -> list[SList]:
     """All top-level forms of `text`; raises ParseError with the line and column."""
     forms: list[SList] = []
     stack: list[SList] = []
+    # a comment covers the top-level forms below it, up to the next blank line or the next comment
     comment_lines: list[str] = []
-    blank_since_comment = False
+    covered_a_form = False  # a form came after the comment: the next comment line starts a new one
+    line_is_blank = True
     i, line, column = 0, 1, 1
     n = len(text)
 
@@ -118,20 +120,22 @@ def read(text: str, filename: str = "<rules>") -> list[SList]:
     while i < n:
         c = text[i]
         if c == "\n":
-            if not stack and comment_lines and blank_since_comment:
-                comment_lines = []  # a blank line separates a comment from the next form
-            blank_since_comment = True
+            if line_is_blank and not stack:
+                comment_lines = []
+            line_is_blank = True
             i, line, column = i + 1, line + 1, 1
             continue
         if c in " \t\r":
             i, column = i + 1, column + 1
             continue
+        line_is_blank = False
         if c == ";":
             end = text.find("\n", i)
             end = n if end < 0 else end
             if not stack:
+                if covered_a_form:
+                    comment_lines, covered_a_form = [], False
                 comment_lines.append(text[i:end].lstrip(";").strip())
-                blank_since_comment = False
             column += end - i
             i = end
             continue
@@ -139,7 +143,7 @@ def read(text: str, filename: str = "<rules>") -> list[SList]:
             form = SList([], line, column)
             if not stack:
                 form.comment = "\n".join(comment_lines)
-                comment_lines = []
+                covered_a_form = True
             stack.append(form)
             i, column = i + 1, column + 1
             continue

@@ -8,6 +8,11 @@ leaf (a load's offset) are still optimized: they become extra roots ("holes") an
 when the leaf is rebuilt.
 
 `TermReader` turns extracted terms back into IR.
+
+An IR operation (`ir.expr.UNARY_OPS`, `BINARY_OPS`, `TERNARY_OPS`) is the term constructor of the same
+name, case aside (`add` is `Add`, `bitnot` is `BitNot`); a constructor takes one leading Ty
+argument (the operands' type) unless language.egg declares none (`Not`, `LAnd`, `LOr`).  So a
+new operation needs no code here: declaring its constructor in language.egg is enough.
 """
 
 from __future__ import annotations
@@ -16,25 +21,30 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from .. import ir
+from ..ir.expr import BINARY_OPS, TERNARY_OPS, UNARY_OPS
 from ..ir.types import BOOL, INT_TYPES, Type
+from .rules import language_signatures
 
 #: IR type <-> egglog Ty constructor
 TY_NAMES: dict[Type, str] = {t: t.kind.upper() for t in INT_TYPES} | {BOOL: "Bool"}
 TY_TYPES: dict[str, Type] = {name: t for t, name in TY_NAMES.items()}
 
-UNARY_CONSTRUCTORS = {"neg": "Neg", "bitnot": "BitNot"}
-BINARY_CONSTRUCTORS = {
-    "add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "mod": "Mod", "shl": "Shl", "shr": "Shr",
-    "and": "And", "or": "Or", "xor": "Xor", "min": "Min", "max": "Max",
-    "lt": "Lt", "le": "Le", "gt": "Gt", "ge": "Ge", "eq": "Eq", "ne": "Ne",
-}
-TERNARY_CONSTRUCTORS = {"add3": "Add3", "mad": "Mad"}
-LOGICAL_CONSTRUCTORS = {"land": "LAnd", "lor": "LOr"}
 
-BINARY_OPS = {name: op for op, name in BINARY_CONSTRUCTORS.items()}
-UNARY_OPS = {name: op for op, name in UNARY_CONSTRUCTORS.items()}
-TERNARY_OPS = {name: op for op, name in TERNARY_CONSTRUCTORS.items()}
-LOGICAL_OPS = {name: op for op, name in LOGICAL_CONSTRUCTORS.items()}
+def _leading_types(inputs: tuple[str, ...]) -> int:
+    return next((i for i, sort in enumerate(inputs) if sort != "Ty"), len(inputs))
+
+
+#: how many leading Ty arguments each constructor has (from its declaration in language.egg)
+TY_ARGUMENTS = {name: _leading_types(s.inputs) for name, s in language_signatures().items()
+                if s.constructor and s.output == "Expr"}
+
+_IR_OPS = {op: arity for arity, ops in ((1, UNARY_OPS), (2, BINARY_OPS), (3, TERNARY_OPS)) for op in ops}
+#: term constructor -> the IR operation it is (same name, case aside), and back
+OPERATIONS = {name: name.lower() for name in TY_ARGUMENTS if name.lower() in _IR_OPS}
+CONSTRUCTORS = {op: name for name, op in OPERATIONS.items()}
+#: IR operation -> its category (ir.BINARY_OPS's: arith, int, shift, compare, logical)
+CATEGORY = {**{op: "arith" for op in UNARY_OPS}, "not": "logical", **{op: "arith" for op in TERNARY_OPS},
+            **{op: category for op, (_, category) in BINARY_OPS.items()}}
 
 
 def is_term_type(t: Type) -> bool:
@@ -163,16 +173,10 @@ class TermBuilder:
             return f"(Const {ty(e.type)} {constant_bits(e.value, e.type)})"
         if isinstance(e, ir.BoolImm):
             return f"(Const (Bool) {int(e.value)})"
-        if isinstance(e, ir.Unary):
-            if e.op == "not":
-                return f"(Not {self.term(e.a)})"
-            return f"({UNARY_CONSTRUCTORS[e.op]} {ty(e.type)} {self.term(e.a)})"
-        if isinstance(e, ir.Binary):
-            if e.op in LOGICAL_CONSTRUCTORS:
-                return f"({LOGICAL_CONSTRUCTORS[e.op]} {self.term(e.a)} {self.term(e.b)})"
-            return f"({BINARY_CONSTRUCTORS[e.op]} {ty(e.a.type)} {self.term(e.a)} {self.term(e.b)})"
-        if isinstance(e, ir.Ternary):
-            return f"({TERNARY_CONSTRUCTORS[e.op]} {ty(e.type)} {self.term(e.a)} {self.term(e.b)} {self.term(e.c)})"
+        if isinstance(e, (ir.Unary, ir.Binary, ir.Ternary)):
+            name = CONSTRUCTORS[e.op]
+            parts = [name, *([ty(e.a.type)] if TY_ARGUMENTS[name] else []), *(self.term(x) for x in ir.children(e))]
+            return "(" + " ".join(parts) + ")"
         if isinstance(e, ir.Select):
             return f"(Select {ty(e.type)} {self.term(e.cond)} {self.term(e.true_value)} {self.term(e.false_value)})"
         if isinstance(e, ir.Cast):
@@ -202,29 +206,14 @@ def build_node(op: str, t: Type | None, args: list, types: list[Type] | None = N
     """The IR node for term constructor `op` with already-built children `args`.
 
     `t` is the constructor's Ty argument (the source type of a cast is in `types`)."""
-    if op in BINARY_OPS:
-        return ir.Binary(BINARY_OPS[op], args[0], args[1])
-    if op in UNARY_OPS:
-        return ir.Unary(UNARY_OPS[op], args[0])
-    if op == "Not":
-        return ir.Unary("not", args[0])
-    if op in LOGICAL_OPS:
-        return ir.Binary(LOGICAL_OPS[op], args[0], args[1])
-    if op in TERNARY_OPS:
-        return ir.Ternary(TERNARY_OPS[op], args[0], args[1], args[2])
+    if op in OPERATIONS:
+        node = {1: ir.Unary, 2: ir.Binary, 3: ir.Ternary}[len(args)]
+        return node(OPERATIONS[op], *args)
     if op == "Select":
         return ir.Select(args[0], args[1], args[2])
     if op in ("Cast", "SatCast"):
         return ir.Cast(t, args[0], op == "SatCast")
     raise ValueError(f"no IR node for term constructor {op}")
-
-
-#: how many leading Ty arguments each constructor has
-TY_ARGUMENTS = {
-    **{name: 1 for name in BINARY_OPS}, **{name: 1 for name in UNARY_OPS}, **{name: 1 for name in TERNARY_OPS},
-    "Not": 0, "LAnd": 0, "LOr": 0, "Select": 1, "Cast": 2, "SatCast": 2,
-    "Var": 1, "Const": 1, "Opaque": 1, "Wrap": 1,
-}
 
 
 class TermReader:

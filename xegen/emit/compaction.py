@@ -3,7 +3,8 @@
 An instruction with bit 29 set is 8 bytes long.  Most of its fields are indices into
 per-platform tables whose entries hold a group of native bits (execution control, types,
 subregisters, source regions); the rest (opcode, SWSB, register numbers, a 12-bit
-immediate) are copied.  Expanding is a table lookup per index; compacting searches the
+immediate) are copied.  Where those native fields sit is the field table's (`fields.py`);
+this module holds the compacted word's own layout and the tables.  Expanding is a table lookup per index; compacting searches the
 tables for an entry equal to the native bits (the first one, as Intel's tools do).
 
 Which instructions have a compacted form: one-source and two-source ALU instructions,
@@ -28,10 +29,11 @@ from dataclasses import dataclass
 
 from .. import hw as hwlib
 from ..errors import DecodeError
+from .fields import HEADER, Field, Group, layout_fields
 
 Fragment = tuple[int, int]  # (high bit, low bit), inclusive
 
-COMPACTED_BIT = 29
+COMPACTED_BIT = HEADER["compacted"]  # CmptCtrl, the same bit in both forms
 
 
 def field_bits(word: int, fragment: Fragment) -> int:
@@ -103,6 +105,7 @@ class CompactFormat:
 class CompactionScheme:
     """Everything about compaction on one platform."""
 
+    native: Group  # the platform's native fields (fields.py)
     two_source: CompactFormat  # also one-source instructions and sync
     three_source: CompactFormat
     dpas: CompactFormat  # the three-source layout dpas uses (its own tables on XeHPC)
@@ -256,6 +259,8 @@ XEHPC_3SRC_SUBREG = (
 )
 
 # --- Native bit groups each table fills ----------------------------------------------
+# A group runs across several native fields (fields.py): the tables were built over these
+# runs of bits, so they are written as runs here.
 
 # Two-source (and one-source) forms.
 # Control: cond modifier; saturate, AccWrEn, Atomic, NoMask; predicate inversion and
@@ -282,11 +287,28 @@ THREE_SOURCE_SUBREG_BITS = ((119, 115), (103, 99), (71, 67), (55, 51))
 
 # --- Layouts of the compacted word ---------------------------------------------------
 
-OPCODE = CopiedField("opcode", (6, 0), (6, 0))
-DEBUG = CopiedField("debug", (7, 7), (30, 30))
+COMPACT_OPCODE = (6, 0)
 
 
-def _gfx12_two_source(src0_table: tuple[int, ...], src1_table: tuple[int, ...]) -> CompactFormat:
+def _copies(native: Group, operands: Group, swsb: Fragment, dst: Fragment, src0: Fragment, src1: Fragment,
+            src2: Fragment | None = None) -> tuple[CopiedField, ...]:
+    """The fields copied unchanged: where they sit in the compacted word (the arguments) and in
+    the native one (the field table; `operands` is its binary or ternary format)."""
+    copies = [("opcode", COMPACT_OPCODE, native.header.opcode), ("debug", (7, 7), native.header.breakpoint),
+              ("swsb", swsb, native.header.swsb), ("dst register", dst, operands.dst.number),
+              ("src0 register", src0, operands.src0.number)]
+    if src2 is not None:
+        copies.append(("src2 register", src2, operands.src2.number))
+    copies.append(("src1 register", src1, operands.src1.number))
+    return tuple(CopiedField(name, compact, _one_piece(field)) for name, compact, field in copies)
+
+
+def _one_piece(field: Field) -> Fragment:
+    (piece,) = field.pieces
+    return piece
+
+
+def _gfx12_two_source(native: Group, src0_table: tuple[int, ...], src1_table: tuple[int, ...]) -> CompactFormat:
     return CompactFormat(
         name="two-source",
         indexed=(
@@ -296,20 +318,13 @@ def _gfx12_two_source(src0_table: tuple[int, ...], src1_table: tuple[int, ...]) 
             IndexedField("src0 index", ((51, 48),), src0_table, GFX12_SRC0_BITS),
             IndexedField("src1 index", ((55, 52),), src1_table, GFX12_SRC1_BITS),
         ),
-        copied=(
-            OPCODE,
-            DEBUG,
-            CopiedField("swsb", (15, 8), (15, 8)),
-            CopiedField("dst register", (23, 16), (63, 56)),
-            CopiedField("src0 register", (47, 40), (79, 72)),
-            CopiedField("src1 register", (63, 56), (111, 104)),
-        ),
+        copied=_copies(native, native.binary, swsb=(15, 8), dst=(23, 16), src0=(47, 40), src1=(63, 56)),
         immediate=(63, 52),
         replaced_by_immediate=("src1 index", "src1 register"),
     )
 
 
-def _gfx12_three_source(control_table: tuple[int, ...], control_bits: tuple[Fragment, ...],
+def _gfx12_three_source(native: Group, control_table: tuple[int, ...], control_bits: tuple[Fragment, ...],
                         source_table: tuple[int, ...]) -> CompactFormat:
     return CompactFormat(
         name="three-source",
@@ -318,19 +333,12 @@ def _gfx12_three_source(control_table: tuple[int, ...], control_bits: tuple[Frag
             IndexedField("source index", ((34, 30),), source_table, THREE_SOURCE_SOURCE_BITS),
             IndexedField("subregister index", ((39, 35),), GFX12_3SRC_SUBREG, THREE_SOURCE_SUBREG_BITS),
         ),
-        copied=(
-            OPCODE,
-            DEBUG,
-            CopiedField("swsb", (15, 8), (15, 8)),
-            CopiedField("dst register", (23, 16), (63, 56)),
-            CopiedField("src0 register", (47, 40), (79, 72)),
-            CopiedField("src2 register", (55, 48), (127, 120)),
-            CopiedField("src1 register", (63, 56), (111, 104)),
-        ),
+        copied=_copies(native, native.ternary, swsb=(15, 8), dst=(23, 16), src0=(47, 40), src1=(63, 56),
+                       src2=(55, 48)),
     )
 
 
-def _xehpc_three_source(control_table: tuple[int, ...], source_table: tuple[int, ...]) -> CompactFormat:
+def _xehpc_three_source(native: Group, control_table: tuple[int, ...], source_table: tuple[int, ...]) -> CompactFormat:
     return CompactFormat(
         name="three-source",
         indexed=(
@@ -338,38 +346,25 @@ def _xehpc_three_source(control_table: tuple[int, ...], source_table: tuple[int,
             IndexedField("source index", ((25, 22),), source_table, THREE_SOURCE_SOURCE_BITS),
             IndexedField("subregister index", ((31, 30), (28, 26)), XEHPC_3SRC_SUBREG, THREE_SOURCE_SUBREG_BITS),
         ),
-        copied=(
-            OPCODE,
-            DEBUG,
-            CopiedField("swsb", (17, 8), (17, 8)),
-            CopiedField("dst register", (39, 32), (63, 56)),
-            CopiedField("src0 register", (47, 40), (79, 72)),
-            CopiedField("src2 register", (55, 48), (127, 120)),
-            CopiedField("src1 register", (63, 56), (111, 104)),
-        ),
+        copied=_copies(native, native.ternary, swsb=(17, 8), dst=(39, 32), src0=(47, 40), src1=(63, 56),
+                       src2=(55, 48)),
     )
 
 
-XEHPC_TWO_SOURCE = CompactFormat(
-    name="two-source",
-    indexed=(
-        IndexedField("control index", ((22, 18),), XEHPC_CONTROL, XEHPC_CONTROL_BITS),
-        IndexedField("src0 index", ((25, 23),), XEHPC_SRC0, XEHPC_SRC0_BITS),
-        IndexedField("datatype index", ((31, 30), (28, 26)), XEHPC_DATATYPE, DATATYPE_BITS),
-        IndexedField("subregister index", ((51, 48),), XEHPC_SUBREG, XEHPC_SUBREG_BITS),
-        IndexedField("src1 index", ((55, 52),), XEHPC_SRC1, XEHPC_SRC1_BITS),
-    ),
-    copied=(
-        OPCODE,
-        DEBUG,
-        CopiedField("swsb", (17, 8), (17, 8)),
-        CopiedField("dst register", (39, 32), (63, 56)),
-        CopiedField("src0 register", (47, 40), (79, 72)),
-        CopiedField("src1 register", (63, 56), (111, 104)),
-    ),
-    immediate=(63, 52),
-    replaced_by_immediate=("src1 index", "src1 register"),
-)
+def _xehpc_two_source(native: Group) -> CompactFormat:
+    return CompactFormat(
+        name="two-source",
+        indexed=(
+            IndexedField("control index", ((22, 18),), XEHPC_CONTROL, XEHPC_CONTROL_BITS),
+            IndexedField("src0 index", ((25, 23),), XEHPC_SRC0, XEHPC_SRC0_BITS),
+            IndexedField("datatype index", ((31, 30), (28, 26)), XEHPC_DATATYPE, DATATYPE_BITS),
+            IndexedField("subregister index", ((51, 48),), XEHPC_SUBREG, XEHPC_SUBREG_BITS),
+            IndexedField("src1 index", ((55, 52),), XEHPC_SRC1, XEHPC_SRC1_BITS),
+        ),
+        copied=_copies(native, native.binary, swsb=(17, 8), dst=(39, 32), src0=(47, 40), src1=(63, 56)),
+        immediate=(63, 52),
+        replaced_by_immediate=("src1 index", "src1 register"),
+    )
 
 # --- Which opcodes compact ------------------------------------------------------------
 
@@ -381,29 +376,34 @@ _COMMON_TWO_SOURCE = frozenset(
 )
 _GFX12_THREE_SOURCE = frozenset([0x58, 0x5B, 0x72, 0x78, 0x7A])  # dp4a, mad, csel, bfe, bfi2
 
+_XELP, _XEHPG, _XEHPC = (layout_fields(p) for p in (hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC))
+
 SCHEMES: dict[str, CompactionScheme] = {
     # Keyed by hw.Platform.name.
     "xelp": CompactionScheme(
-        two_source=_gfx12_two_source(GFX12_SRC0, GFX12_SRC1),
-        three_source=_gfx12_three_source(GFX12_3SRC_CONTROL, GFX12_3SRC_CONTROL_BITS, GFX12_3SRC_SOURCE),
-        dpas=_gfx12_three_source(GFX12_3SRC_CONTROL, GFX12_3SRC_CONTROL_BITS, GFX12_3SRC_SOURCE),
+        native=_XELP,
+        two_source=_gfx12_two_source(_XELP, GFX12_SRC0, GFX12_SRC1),
+        three_source=_gfx12_three_source(_XELP, GFX12_3SRC_CONTROL, GFX12_3SRC_CONTROL_BITS, GFX12_3SRC_SOURCE),
+        dpas=_gfx12_three_source(_XELP, GFX12_3SRC_CONTROL, GFX12_3SRC_CONTROL_BITS, GFX12_3SRC_SOURCE),
         two_source_opcodes=_COMMON_TWO_SOURCE | {0x50, 0x51},
         three_source_opcodes=_GFX12_THREE_SOURCE,
         dpas_opcodes=frozenset(),
     ),
     "xehpg": CompactionScheme(
-        two_source=_gfx12_two_source(XEHP_SRC0, XEHP_SRC1),
-        three_source=_gfx12_three_source(XEHP_3SRC_CONTROL, XEHP_3SRC_CONTROL_BITS, XEHP_3SRC_SOURCE),
-        dpas=_gfx12_three_source(XEHP_3SRC_CONTROL, XEHP_3SRC_CONTROL_BITS, XEHP_3SRC_SOURCE),
+        native=_XEHPG,
+        two_source=_gfx12_two_source(_XEHPG, XEHP_SRC0, XEHP_SRC1),
+        three_source=_gfx12_three_source(_XEHPG, XEHP_3SRC_CONTROL, XEHP_3SRC_CONTROL_BITS, XEHP_3SRC_SOURCE),
+        dpas=_gfx12_three_source(_XEHPG, XEHP_3SRC_CONTROL, XEHP_3SRC_CONTROL_BITS, XEHP_3SRC_SOURCE),
         two_source_opcodes=_COMMON_TWO_SOURCE | {0x50, 0x51},
         # ... and add3, dpas, dpasw, bfn; XeHPG's dpas shares the three-source tables.
         three_source_opcodes=_GFX12_THREE_SOURCE | {0x52, 0x59, 0x5A, 0x6B},
         dpas_opcodes=frozenset(),
     ),
     "xehpc": CompactionScheme(
-        two_source=XEHPC_TWO_SOURCE,
-        three_source=_xehpc_three_source(XEHPC_3SRC_CONTROL, XEHPC_3SRC_SOURCE),
-        dpas=_xehpc_three_source(XEHPC_DPAS_CONTROL, XEHPC_DPAS_SOURCE),
+        native=_XEHPC,
+        two_source=_xehpc_two_source(_XEHPC),
+        three_source=_xehpc_three_source(_XEHPC, XEHPC_3SRC_CONTROL, XEHPC_3SRC_SOURCE),
+        dpas=_xehpc_three_source(_XEHPC, XEHPC_DPAS_CONTROL, XEHPC_DPAS_SOURCE),
         two_source_opcodes=_COMMON_TWO_SOURCE | {0x53, 0x54},  # ... and macl, srnd
         three_source_opcodes=_GFX12_THREE_SOURCE | {0x52, 0x5D, 0x6B},  # ... and add3, madm, bfn
         dpas_opcodes=frozenset([0x59]),
@@ -411,12 +411,6 @@ SCHEMES: dict[str, CompactionScheme] = {
 }
 
 # --- Immediates -----------------------------------------------------------------------
-
-SRC0_IS_IMMEDIATE = 46
-SRC1_IS_IMMEDIATE = 47
-SRC0_TYPE = (43, 40)
-SRC1_TYPE = (91, 88)
-IMMEDIATE = (127, 96)
 
 # Immediate type codes (the 4-bit type field of an immediate operand).
 _UV, _UW, _UD, _V, _W, _D, _VF, _HF, _F = 0, 1, 2, 4, 5, 6, 8, 9, 10
@@ -477,12 +471,13 @@ def is_compacted(data: bytes) -> bool:
     return len(data) >= 4 and bool(int.from_bytes(data[:4], "little") >> COMPACTED_BIT & 1)
 
 
-def _immediate_source(native: int) -> tuple[int, Fragment] | None:
-    """(type code, type field) of the immediate operand of a two-source native word, if any."""
-    if native >> SRC0_IS_IMMEDIATE & 1:
-        return field_bits(native, SRC0_TYPE), SRC0_TYPE
-    if native >> SRC1_IS_IMMEDIATE & 1:
-        return field_bits(native, SRC1_TYPE), SRC1_TYPE
+def _immediate_type(native: int, fields: Group) -> int | None:
+    """The type code of the immediate operand of a two-source native word, if it has one."""
+    binary = fields.binary
+    if binary.src0_is_immediate.get(native):
+        return binary.src0.type.get(native)
+    if binary.src1_is_immediate.get(native):
+        return binary.src1.type.get(native)
     return None
 
 
@@ -498,8 +493,9 @@ def expand_compacted(data: bytes, hw: str | hwlib.Platform, offset: int = 0) -> 
     word = int.from_bytes(data, "little")
     if not word >> COMPACTED_BIT & 1:
         raise DecodeError("not a compacted instruction (bit 29, CmptCtrl, is clear)", offset)
-    opcode = field_bits(word, OPCODE.compact)
-    layout = SCHEMES[platform.name].format_for(opcode)
+    opcode = field_bits(word, COMPACT_OPCODE)
+    platform_scheme = SCHEMES[platform.name]
+    layout = platform_scheme.format_for(opcode)
     if layout is None:
         raise DecodeError(f"opcode 0x{opcode:02x} has no compacted form on {platform}", offset)
 
@@ -517,18 +513,18 @@ def expand_compacted(data: bytes, hw: str | hwlib.Platform, offset: int = 0) -> 
         native = place_bits(native, indexed.native, indexed.table[index])
 
     if layout.immediate is not None:
-        immediate = _immediate_source(native)
-        if immediate is None:
+        type_code = _immediate_type(native, platform_scheme.native)
+        if type_code is None:
             for name in layout.replaced_by_immediate:
                 native = _expand_named(native, word, layout, name)
         else:
-            type_code, _ = immediate
             value = expand_immediate(type_code, field_bits(word, layout.immediate))
             if value is None:
                 raise DecodeError(
                     f"a compacted immediate cannot have type {_TYPE_NAMES[type_code]} (datatype index selects it)",
                     offset)
-            native = place_bits(native, (IMMEDIATE,), value)
+            immediate = platform_scheme.native.binary.immediate
+            native = native & ~immediate.positions | immediate.put(value)
     return native.to_bytes(16, "little")
 
 
@@ -554,11 +550,13 @@ def compact(data: bytes, hw: str | hwlib.Platform) -> bytes | None:
     native = int.from_bytes(data, "little")
     if native >> COMPACTED_BIT & 1:
         return None
-    layout = SCHEMES[platform.name].format_for(field_bits(native, OPCODE.native))
+    platform_scheme = SCHEMES[platform.name]
+    layout = platform_scheme.format_for(platform_scheme.native.header.opcode.get(native))
     if layout is None:
         return None
 
-    immediate = _immediate_source(native) if layout.immediate is not None else None
+    type_code = _immediate_type(native, platform_scheme.native) if layout.immediate is not None else None
+    immediate = platform_scheme.native.binary.immediate if type_code is not None else None
     word = 1 << COMPACTED_BIT
     for copied in layout.copied:
         if immediate is None or copied.name not in layout.replaced_by_immediate:
@@ -566,13 +564,12 @@ def compact(data: bytes, hw: str | hwlib.Platform) -> bytes | None:
     for indexed in layout.indexed:
         if immediate is not None and indexed.name in layout.replaced_by_immediate:
             continue
-        index = _find_entry(indexed, native, ignore_immediate=immediate is not None)
+        index = _find_entry(indexed, native, immediate)
         if index is None:
             return None
         word = place_bits(word, indexed.index, index)
     if immediate is not None:
-        type_code, _ = immediate
-        small = compact_immediate(type_code, field_bits(native, IMMEDIATE))
+        small = compact_immediate(type_code, immediate.get(native))
         if small is None:
             return None
         word = place_bits(word, (layout.immediate,), small)
@@ -585,13 +582,13 @@ def compact(data: bytes, hw: str | hwlib.Platform) -> bytes | None:
     return result
 
 
-def _find_entry(indexed: IndexedField, native: int, ignore_immediate: bool) -> int | None:
+def _find_entry(indexed: IndexedField, native: int, immediate: Field | None) -> int | None:
     relevant = (1 << _width(indexed.native)) - 1
-    if ignore_immediate:
+    if immediate is not None:
         # Native bits inside the immediate dword are overwritten by it: don't care.
         position = 0
         for high, low in reversed(indexed.native):
-            if low >= IMMEDIATE[1]:
+            if low >= immediate.shift:
                 relevant &= ~(((1 << (high - low + 1)) - 1) << position)
             position += high - low + 1
     wanted = take_bits(native, indexed.native) & relevant

@@ -17,12 +17,11 @@ from . import tables as T
 from .compaction import expand_compacted
 from .instruction import (CondModifier, Flag, Imm, Instruction, NO_SWSB, Predicate, Reg, SendDescriptor,
                           complete_instruction)
-from .layout import BIT_ACCWREN, BIT_ATOMIC, BIT_DEBUG, BIT_NOMASK, BIT_PRED_INV, BIT_SATURATE, Layout, layout_for
+from .layout import Layout, layout_for
 from .swsb import decode_swsb
 
 _FLAGS = {(r, s): Flag(r, s) for r in range(4) for s in range(2)}
 _CACHE_LIMIT = 1 << 16
-_HEADER_MASK = (1 << 33) - 1  # opcode .. Atomic (bit 32); bits 33, 34 depend on the format
 
 
 def decode(data: bytes, hw: str | hwlib.Platform) -> list[Instruction]:
@@ -78,15 +77,27 @@ def _expand_compacted(word: bytes, platform: hwlib.Platform, offset: int) -> byt
 
 
 class _Decoder:
-    """Decodes one platform's instructions; holds that platform's operand caches."""
+    """Decodes one platform's instructions; holds that platform's operand caches.  Every field
+    is read through the platform's field table (`layout.fields`, see fields.py)."""
 
     def __init__(self, layout: Layout):
         self.layout = layout
         self.platform = layout.platform
         self.xehpc = layout.xehpc
-        self.src_cache: dict[int, Reg] = {}
-        self.dst_cache: dict[int, Reg] = {}
-        self.ternary_cache: dict[int, Reg] = {}
+        self.fields = F = layout.fields
+        self.compacted_bit = F.header.compacted.positions
+        # the header fields up to Atomic, which every format shares (the bits above depend on it)
+        self.header_key = (1 << (F.header.atomic.shift + 1)) - 1
+        # Operand caches, keyed by the operand's bits.  A math-macro operand reads the same bits
+        # differently (its implicit region depends on SIMD1): caches [plain, macro, macro SIMD1].
+        self.dst_caches: tuple[dict[int, Reg], ...] = ({}, {})
+        self.src_caches = tuple(({}, {}, {}) for _ in range(2))
+        self.ternary_caches: tuple[dict[int, Reg], ...] = ({}, {}, {})
+        X = F.ternary
+        # a 3-source operand's type reads the execution type; bfn's modifier bits are its function
+        self.ternary_keys = tuple(S.positions | X.float.positions for S in (X.src0, X.src1, X.src2))
+        self.bfn_ternary_keys = tuple(key & ~S.modifiers.positions
+                                      for key, S in zip(self.ternary_keys, (X.src0, X.src1, X.src2)))
         self.header_cache: dict[int, tuple] = {}
         self.instruction_cache: dict[int, Instruction] = {}
         self.ternary_dst_alignment = T.ternary_dst_alignment(self.platform)
@@ -101,9 +112,10 @@ class _Decoder:
 
     def decode_at(self, data: bytes, offset: int) -> tuple[Instruction, int]:
         end = offset + 16
+        compacted_bit = self.compacted_bit
         if offset >= 0 and end <= len(data):
             bits = int.from_bytes(data[offset:end], "little")
-            if not bits >> 29 & 1:  # the common case: a 16-byte instruction
+            if not bits & compacted_bit:  # the common case: a 16-byte instruction
                 inst = self.instruction_cache.get(bits)
                 if inst is None:
                     inst = self._cache(bits, self.decode_bits(bits, offset))
@@ -111,9 +123,9 @@ class _Decoder:
         if offset < 0 or offset + 8 > len(data):
             raise DecodeError(f"truncated instruction: {len(data) - offset} byte(s) left, need at least 8", offset)
         low = int.from_bytes(data[offset:offset + 8], "little")
-        if low >> 29 & 1:
+        if low & compacted_bit:
             expanded = _expand_compacted(data[offset:offset + 8], self.platform, offset)
-            bits = int.from_bytes(expanded, "little") & ~(1 << 29)
+            bits = int.from_bytes(expanded, "little") & ~compacted_bit
             key = ~bits  # compacted and 16-byte forms of the same bits differ by the option
             inst = self.instruction_cache.get(key)
             if inst is None:
@@ -140,13 +152,14 @@ class _Decoder:
     # -- common fields ------------------------------------------------------------------
 
     def decode_bits(self, bits: int, offset: int, compacted: bool = False) -> Instruction:
-        # The common header (bits 32:0) repeats a lot: decode it once per distinct value.
-        header = self.header_cache.get(bits & _HEADER_MASK)
+        # The common header repeats a lot: decode it once per distinct value.
+        key = bits & self.header_key
+        header = self.header_cache.get(key)
         if header is None:
             header = self._decode_header(bits, offset)
             if len(self.header_cache) > _CACHE_LIMIT:
                 self.header_cache.clear()
-            self.header_cache[bits & _HEADER_MASK] = header
+            self.header_cache[key] = header
         info, swsb, exec_size, channel_offset, predicate, flag, no_mask, options = header
         if compacted:
             options = options + ("Compacted",)
@@ -154,39 +167,39 @@ class _Decoder:
         return self.format_decoders[info.format](state)
 
     def _decode_header(self, bits: int, offset: int) -> tuple:
-        layout = self.layout
-        code = bits & 0x7F
+        H = self.fields.header
+        code = H.opcode.get(bits)
         info = self.available.get(code)
-        if info is None or bits & 0x80:
+        if info is None or H.opcode_reserved.get(bits):
             known = T.OPCODES_BY_CODE.get(code)
-            if known is not None and not bits & 0x80:
+            if known is not None and not H.opcode_reserved.get(bits):
                 raise self.fail(f"opcode '{known.name}' does not exist on {self.platform.display_name}", offset)
-            raise self.fail(f"invalid opcode 0x{bits & 0xFF:02x}", offset)
-        swsb_bits = (bits >> layout.swsb_shift) & layout.swsb_mask
-        swsb = decode_swsb(swsb_bits, info, layout, offset) if swsb_bits else NO_SWSB
-        exec_code = (bits >> layout.exec_size_shift) & 7
+            raise self.fail(f"invalid opcode 0x{bits & (H.opcode.positions | H.opcode_reserved.positions):02x}", offset)
+        swsb_bits = H.swsb.get(bits)
+        swsb = decode_swsb(swsb_bits, info, self.layout, offset) if swsb_bits else NO_SWSB
+        exec_code = H.exec_size.get(bits)
         if exec_code >= len(T.EXEC_SIZES):
             raise self.fail(f"invalid execution size code {exec_code}", offset, info)
         exec_size = T.EXEC_SIZES[exec_code]
-        channel_offset = ((bits >> layout.chan_off_shift) & layout.chan_off_mask) * layout.chan_off_unit
-        flag = _FLAGS[((bits >> layout.flag_reg_shift) & layout.flag_reg_mask, (bits >> layout.flag_subreg_shift) & 1)]
-        flag_valid = flag.reg < layout.flag_registers
-        pred_code = (bits >> layout.pred_shift) & layout.pred_mask
+        channel_offset = H.channel_offset.get(bits)
+        flag = _FLAGS[(H.flag_reg.get(bits), H.flag_subreg.get(bits))]
+        flag_valid = flag.reg < self.layout.flag_registers
+        pred_code = H.predicate.get(bits)
         predicate = None
         if pred_code:
-            mode = layout.pred_by_code.get(pred_code)
+            mode = self.layout.pred_by_code.get(pred_code)
             if mode is None:
                 raise self.fail(f"invalid predicate control {pred_code}", offset, info)
             if not flag_valid:
                 raise self.fail("predicate names a flag register that does not exist", offset, info)
-            predicate = Predicate(flag, bool(bits >> BIT_PRED_INV & 1), mode)
+            predicate = Predicate(flag, bool(H.predicate_invert.get(bits)), mode)
         options = []
-        if bits >> BIT_ATOMIC & 1:
+        if H.atomic.get(bits):
             options.append("Atomic")
-        if bits >> BIT_DEBUG & 1:
+        if H.breakpoint.get(bits):
             options.append("Breakpoint")
         return (info, swsb, exec_size, channel_offset, predicate, flag if flag_valid else None,
-                bool(bits >> BIT_NOMASK & 1), tuple(options))
+                bool(H.no_mask.get(bits)), tuple(options))
 
     # -- operands -----------------------------------------------------------------------
 
@@ -211,37 +224,30 @@ class _Decoder:
         return name
 
     def _binary_dst(self, st: "_State") -> Reg:
-        bits = st.bits
-        key = (bits >> 48 & 0xFFFF) | (bits >> 35 & 0x1F) << 16 | (bits >> 33 & 1) << 21 | (st.macro << 22)
-        reg = self.dst_cache.get(key)
+        bits, D = st.bits, self.fields.binary.dst
+        cache, key = self.dst_caches[st.macro], bits & D.positions
+        reg = cache.get(key)
         if reg is not None:
             return reg
-        type_name = self._type(bits >> 36 & 0xF, st, "dst")
-        hs = T.HSTRIDE_BY_CODE[bits >> 48 & 3]
+        type_name = self._type(D.type.get(bits), st, "dst")
+        hs = T.HSTRIDE_BY_CODE[D.hstride.get(bits)]
         if hs == 0 and not st.macro:
             raise self.fail("dst: invalid destination stride <0>", st.offset, st.info)
-        if bits >> 35 & 1:
+        if D.indirect.get(bits):
             if st.macro:
                 raise self.fail("dst: math macro operands are direct registers", st.offset, st.info)
-            offset = bits >> 50 & 0x3FF
-            if self.xehpc:
-                offset = offset << 1 | (bits >> 33 & 1)
-                offset = offset - 0x800 if offset & 0x400 else offset
-            else:
-                offset = offset - 0x400 if offset & 0x200 else offset
-            reg = Reg("r", 0, 0, type_name, None, None, hs, indirect=True, addr_subreg=bits >> 60 & 0xF,
-                      addr_offset=offset)
+            reg = Reg("r", 0, 0, type_name, None, None, hs, indirect=True, addr_subreg=D.address_subreg.get(bits),
+                      addr_offset=D.address_offset.get(bits))
         else:
-            file, number = self._register(bits >> 50 & 1, bits >> 56 & 0xFF, st, "dst")
-            sub = bits >> 51 & 0x1F
+            file, number = self._register(D.file.get(bits), D.number.get(bits), st, "dst")
             if st.macro:
-                reg = Reg(file, number, 0, type_name, None, None, 1, mme=self._mme(sub, st, "dst"))
+                reg = Reg(file, number, 0, type_name, None, None, 1, mme=self._mme(D.mme.get(bits), st, "dst"))
             else:
-                byte = sub << 1 | (bits >> 33 & 1) if self.xehpc else sub
-                reg = Reg(file, number, self._element(byte, type_name, st, "dst"), type_name, None, None, hs)
-        if len(self.dst_cache) > _CACHE_LIMIT:
-            self.dst_cache.clear()
-        self.dst_cache[key] = reg
+                reg = Reg(file, number, self._element(D.subreg.get(bits), type_name, st, "dst"), type_name, None,
+                          None, hs)
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        cache[key] = reg
         return reg
 
     def _mme(self, value: int, st: "_State", where: str) -> int:
@@ -249,54 +255,48 @@ class _Decoder:
             raise self.fail(f"{where}: invalid math macro register {value}", st.offset, st.info)
         return value
 
-    def _binary_src(self, operand: int, type_code: int, mods: int, st: "_State", where: str) -> Reg:
-        key = operand | type_code << 24 | mods << 28 | st.macro << 30 | (st.exec_size == 1) << 31
-        reg = self.src_cache.get(key)
+    def _binary_src(self, index: int, st: "_State") -> Reg:
+        """src0 or src1 (`index`) of the 1/2-source layout, a register."""
+        bits, where = st.bits, _SOURCE_NAMES[index]
+        S = self.fields.binary.src0 if index == 0 else self.fields.binary.src1
+        if not st.info.source_modifiers and S.modifiers.get(bits):
+            raise self.fail(f"{where}: source modifiers are not supported", st.offset, st.info)
+        cache = self.src_caches[index][st.macro and 1 + (st.exec_size == 1)]
+        key = bits & S.positions
+        reg = cache.get(key)
         if reg is not None:
             return reg
-        type_name = self._type(type_code, st, where)
-        hs = T.HSTRIDE_BY_CODE[operand & 3]
-        width = T.WIDTH_BY_CODE.get(operand >> 17 & 7)
-        if self.xehpc:
-            # bit 23 holds the low byte-offset bit; src1 has no such bit on XeHPC
-            vs_code, low = operand >> 20 & 7, (operand >> 23 & 1) if where == "src0" else 0
-            vxh = vs_code == 7
-        else:
-            vs_code, low = operand >> 20 & 0xF, 0
-            vxh = vs_code == 0xF
+        mods = S.modifiers.get(bits)
+        type_name = self._type(S.type.get(bits), st, where)
+        hs = T.HSTRIDE_BY_CODE[S.hstride.get(bits)]
+        width = T.WIDTH_BY_CODE.get(S.width.get(bits))
+        vs_code = S.vstride.get(bits)
+        vxh = vs_code == S.vstride.limit - 1  # the all-ones vertical stride
         if width is None:
             raise self.fail(f"{where}: invalid region width", st.offset, st.info)
         vs = None if vxh else T.STRIDE_BY_CODE.get(vs_code)
         if vs is None and not vxh:
             raise self.fail(f"{where}: invalid vertical stride", st.offset, st.info)
         neg, abs_ = bool(mods & 2), bool(mods & 1)
-        if operand >> 16 & 1:
+        if S.indirect.get(bits):
             if st.macro:
                 raise self.fail(f"{where}: math macro operands are direct registers", st.offset, st.info)
-            offset = operand >> 2 & 0x3FF
-            if self.xehpc:
-                offset = offset << 1 | low
-                offset = offset - 0x800 if offset & 0x400 else offset
-            else:
-                offset = offset - 0x400 if offset & 0x200 else offset
             reg = Reg("r", 0, 0, type_name, vs, width, hs, neg, abs_, indirect=True,
-                      addr_subreg=operand >> 12 & 0xF, addr_offset=offset)
+                      addr_subreg=S.address_subreg.get(bits), addr_offset=S.address_offset.get(bits))
         else:
             if vxh:
                 raise self.fail(f"{where}: VxH region on a direct operand", st.offset, st.info)
-            file, number = self._register(operand >> 2 & 1, operand >> 8 & 0xFF, st, where)
-            sub = operand >> 3 & 0x1F
+            file, number = self._register(S.file.get(bits), S.number.get(bits), st, where)
             if st.macro:
                 scalar = st.exec_size == 1
                 reg = Reg(file, number, 0, type_name, 0 if scalar else 1, 1, 0, neg, abs_,
-                          mme=self._mme(sub, st, where))
+                          mme=self._mme(S.mme.get(bits), st, where))
             else:
-                byte = sub << 1 | low if self.xehpc else sub
-                reg = Reg(file, number, self._element(byte, type_name, st, where), type_name, vs, width, hs,
-                          neg, abs_)
-        if len(self.src_cache) > _CACHE_LIMIT:
-            self.src_cache.clear()
-        self.src_cache[key] = reg
+                reg = Reg(file, number, self._element(S.subreg.get(bits), type_name, st, where), type_name, vs,
+                          width, hs, neg, abs_)
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        cache[key] = reg
         return reg
 
     def _immediate(self, type_code: int, payload: int, st: "_State", where: str) -> Imm:
@@ -308,8 +308,7 @@ class _Decoder:
 
     # -- formats ------------------------------------------------------------------------
 
-    def _cond_modifier(self, st: "_State") -> CondModifier | None:
-        code = st.bits >> 92 & 0xF
+    def _cond_modifier(self, st: "_State", code: int) -> CondModifier | None:
         if not code:
             return None
         cond = T.CONDITION_BY_CODE.get(code)
@@ -322,14 +321,14 @@ class _Decoder:
         return CondModifier(cond, st.flag)
 
     def _unary_binary(self, st: "_State") -> Instruction:
-        bits, info = st.bits, st.info
+        bits, info, B = st.bits, st.info, self.fields.binary
         function = None
         cond = None
         nsrc = 1 if info.format == T.UNARY else 2
         if info.format == T.MATH:
-            function = T.MATH_BY_CODE.get(bits >> 92 & 0xF)
+            function = T.MATH_BY_CODE.get(B.condition.get(bits))
             if function is None or not T.math_available(function, self.platform):
-                raise self.fail(f"invalid math function {bits >> 92 & 0xF}", st.offset, info)
+                raise self.fail(f"invalid math function {B.condition.get(bits)}", st.offset, info)
             nsrc = 2 if function in T.MATH_TWO_SOURCES else 1
             if function in T.MATH_MACROS:
                 st.macro = 1
@@ -337,54 +336,42 @@ class _Decoder:
                     raise self.fail("math macro names a flag register that does not exist", st.offset, info)
                 cond = CondModifier("eo", st.flag)
         dst = self._binary_dst(st)
-        src0_imm = bits >> 46 & 1
-        if src0_imm:
+        if B.src0_is_immediate.get(bits):
             if nsrc != 1 or st.macro:
                 raise self.fail("src0 immediate on an instruction with two sources", st.offset, info)
-            type_code = bits >> 40 & 0xF
+            type_code = B.src0.type.get(bits)
             type_name = self.layout.imm_type_by_code.get(type_code)
-            payload = bits >> 96 & 0xFFFFFFFF
+            payload = B.immediate.get(bits)
             if type_name is not None and type_name not in ("uv", "v", "vf") and T.TYPES[type_name].bits == 64:
-                payload |= (bits >> 64 & 0xFFFFFFFF) << 32
+                payload |= B.immediate_high.get(bits) << 32
             elif info.format != T.MATH:
-                cond = self._cond_modifier(st)
+                cond = self._cond_modifier(st, B.condition.get(bits))
             srcs = (self._immediate(type_code, payload, st, "src0"),)
         else:
             if info.format != T.MATH:
-                cond = self._cond_modifier(st)
-            mods = bits >> 44 & 3
-            if mods and not info.source_modifiers:
-                raise self.fail("src0: source modifiers are not supported", st.offset, info)
-            src0 = self._binary_src(bits >> 64 & 0xFFFFFF, bits >> 40 & 0xF, mods, st, "src0")
+                cond = self._cond_modifier(st, B.condition.get(bits))
+            src0 = self._binary_src(0, st)
             if nsrc == 1:
                 srcs = (src0,)
-            elif bits >> 47 & 1:
-                srcs = (src0, self._immediate(bits >> 88 & 0xF, bits >> 96, st, "src1"))
+            elif B.src1_is_immediate.get(bits):
+                srcs = (src0, self._immediate(B.src1.type.get(bits), B.immediate.get(bits), st, "src1"))
             else:
-                mods = bits >> 120 & 3
-                if mods and not info.source_modifiers:
-                    raise self.fail("src1: source modifiers are not supported", st.offset, info)
-                srcs = (src0, self._binary_src(bits >> 96 & 0xFFFFFF, bits >> 88 & 0xF, mods, st, "src1"))
+                srcs = (src0, self._binary_src(1, st))
         return st.build(dst=dst, srcs=srcs, cond=cond, function=function,
                         saturate=self._saturate(st), options=self._accwren(st))
 
     def _saturate(self, st: "_State") -> bool:
-        if st.bits >> BIT_SATURATE & 1:
+        if self.fields.header.saturate.get(st.bits):
             if not st.info.saturate:
                 raise self.fail("this instruction does not saturate", st.offset, st.info)
             return True
         return False
 
     def _accwren(self, st: "_State") -> list[str]:
-        """Bit 33 as AccWrEn (XeLP, XeHPG); on XeHPC it belongs to the destination."""
-        if st.bits >> BIT_ACCWREN & 1 and not self.xehpc:
+        """AccWrEn (XeLP, XeHPG; on XeHPC its bit belongs to the destination)."""
+        if self.fields.header.acc_write_enable.get(st.bits):
             st.options.insert(0, "AccWrEn")
         return st.options
-
-    def _no_bit33(self, st: "_State") -> None:
-        """Formats where bit 33 has no meaning that the assembly syntax can express."""
-        if st.bits >> BIT_ACCWREN & 1:
-            raise self.fail("bit 33 is set but has no meaning here", st.offset, st.info)
 
     def _ternary_type(self, code: int, float_exec: int, st: "_State", where: str) -> str:
         table = self.layout.ternary_float_by_code if float_exec else self.layout.ternary_int_by_code
@@ -393,87 +380,83 @@ class _Decoder:
             raise self.fail(f"{where}: invalid type code {code}", st.offset, st.info)
         return name
 
-    def _ternary_reg(self, operand: int, type_name: str, hs: int, vs: int | None, mods: int, st: "_State",
-                     where: str, macro_region: tuple | None = None) -> Reg:
-        key = operand | T_KEYS[type_name] << 16 | (hs & 7) << 21 | ((vs if vs is not None else 15) & 15) << 24 \
-            | mods << 28 | st.macro << 30
-        reg = self.ternary_cache.get(key)
+    def _ternary_reg(self, index: int, float_exec: int, mods: int, st: "_State", bfn: bool,
+                     macro_region: tuple | None = None) -> Reg:
+        """src0, src1 or src2 (`index`) of a 3-source instruction, a register."""
+        bits, where = st.bits, _SOURCE_NAMES[index]
+        X = self.fields.ternary
+        S = (X.src0, X.src1, X.src2)[index]
+        cache = self.ternary_caches[index]
+        key = bits & (self.bfn_ternary_keys if bfn else self.ternary_keys)[index]
+        reg = cache.get(key)
         if reg is not None and macro_region is None:
             return reg
-        file, number = self._register(operand >> 2 & 1, operand >> 8 & 0xFF, st, where)
-        sub = operand >> 3 & 0x1F
+        type_name = self._ternary_type(S.type.get(bits), float_exec, st, where)
+        file, number = self._register(S.file.get(bits), S.number.get(bits), st, where)
         neg, abs_ = bool(mods & 2), bool(mods & 1)
         if macro_region is not None:
             v, h = macro_region
-            return Reg(file, number, 0, type_name, v, None, h, neg, abs_, mme=self._mme(sub, st, where))
-        byte = sub << 1 if self.xehpc else sub
-        reg = Reg(file, number, self._element(byte, type_name, st, where), type_name, vs, None, hs, neg, abs_)
-        if len(self.ternary_cache) > _CACHE_LIMIT:
-            self.ternary_cache.clear()
-        self.ternary_cache[key] = reg
+            return Reg(file, number, 0, type_name, v, None, h, neg, abs_, mme=self._mme(S.mme.get(bits), st, where))
+        hs = T.HSTRIDE_BY_CODE[S.hstride.get(bits)]
+        vs = T.TERNARY_VSTRIDE_BY_CODE[S.vstride.get(bits)] if index < 2 else None
+        reg = Reg(file, number, self._element(S.subreg.get(bits), type_name, st, where), type_name, vs, None, hs,
+                  neg, abs_)
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        cache[key] = reg
         return reg
 
     def _ternary(self, st: "_State") -> Instruction:
-        bits, info = st.bits, st.info
-        float_exec = bits >> 39 & 1
+        bits, info, X = st.bits, st.info, self.fields.ternary
+        float_exec = X.float.get(bits)
         macro = info.name == "madm"
         st.macro = int(macro)
         scalar = st.exec_size == 1
         function = None
         cond = None
-        if info.name == "bfn":
-            function = (bits >> 84 & 0xF) | (bits >> 92 & 0xF) << 4
-            code = bits >> 44 & 3
+        bfn = info.name == "bfn"
+        if bfn:
+            function = X.bfn_function.get(bits)
+            code = X.bfn_condition.get(bits)
             if code:
                 if st.flag is None:
                     raise self.fail("condition modifier names a flag register that does not exist", st.offset, info)
                 cond = CondModifier(("eq", "gt", "lt")[code - 1], st.flag)
         else:
-            cond = self._cond_modifier(st)
+            cond = self._cond_modifier(st, X.condition.get(bits))
         # dst
-        dst_type = self._ternary_type(bits >> 36 & 7, float_exec, st, "dst")
-        dst_operand = bits >> 48 & 0xFFFF
-        file, number = self._register(dst_operand >> 2 & 1, dst_operand >> 8 & 0xFF, st, "dst")
+        D = X.dst
+        dst_type = self._ternary_type(D.type.get(bits), float_exec, st, "dst")
+        file, number = self._register(D.file.get(bits), D.number.get(bits), st, "dst")
         if macro:
-            dst = Reg(file, number, 0, dst_type, None, None, 1, mme=self._mme(dst_operand >> 3 & 0x1F, st, "dst"))
+            dst = Reg(file, number, 0, dst_type, None, None, 1, mme=self._mme(D.mme.get(bits), st, "dst"))
         else:
-            hs_code = dst_operand & 3
+            hs_code = D.hstride.get(bits)
             if hs_code > 1:
                 raise self.fail("dst: invalid 3-source destination stride", st.offset, info)
-            byte = dst_operand >> 3 & 0x1F
-            if self.xehpc:
-                byte = byte << 1 | (bits >> 33 & 1)
+            byte = D.subreg.get(bits)
             if byte % self.ternary_dst_alignment:
                 raise self.fail(f"dst: 3-source destination at byte {byte} is not "
                                 f"{self.ternary_dst_alignment}-byte aligned", st.offset, info)
             dst = Reg(file, number, self._element(byte, dst_type, st, "dst"), dst_type, None, None, 1 << hs_code)
         macro_src = ((0 if scalar else 1), 0) if macro else None
-        # src0
-        mods0 = bits >> 44 & 3 if info.name != "bfn" else 0
-        if bits >> 46 & 1:
-            src0 = self._ternary_imm(bits >> 40 & 7, float_exec, bits >> 64 & 0xFFFF, st, "src0")
+        # src0: a register or a 16-bit immediate
+        mods0 = 0 if bfn else X.src0.modifiers.get(bits)
+        if X.src0_is_immediate.get(bits):
+            src0 = self._ternary_imm(X.src0.type.get(bits), float_exec, X.src0_immediate.get(bits), st, "src0")
         else:
-            t = self._ternary_type(bits >> 40 & 7, float_exec, st, "src0")
-            vs = T.TERNARY_VSTRIDE_BY_CODE[(bits >> 35 & 1) | (bits >> 43 & 1) << 1]
-            operand = bits >> 64 & 0xFFFF
-            src0 = self._ternary_reg(operand, t, T.HSTRIDE_BY_CODE[operand & 3], vs, mods0, st, "src0", macro_src)
+            src0 = self._ternary_reg(0, float_exec, mods0, st, bfn, macro_src)
         if mods0 and not info.source_modifiers:
             raise self.fail("src0: source modifiers are not supported", st.offset, info)
         # src1
-        mods1 = bits >> 86 & 3 if info.name != "bfn" else 0
-        t = self._ternary_type(bits >> 88 & 7, float_exec, st, "src1")
-        vs = T.TERNARY_VSTRIDE_BY_CODE[(bits >> 83 & 1) | (bits >> 91 & 1) << 1]
-        operand = bits >> 96 & 0xFFFF
-        src1 = self._ternary_reg(operand, t, T.HSTRIDE_BY_CODE[operand & 3], vs, mods1, st, "src1", macro_src)
+        mods1 = 0 if bfn else X.src1.modifiers.get(bits)
+        src1 = self._ternary_reg(1, float_exec, mods1, st, bfn, macro_src)
         # src2
-        mods2 = bits >> 84 & 3 if info.name != "bfn" else 0
-        if bits >> 47 & 1:
-            src2 = self._ternary_imm(bits >> 80 & 7, float_exec, bits >> 112 & 0xFFFF, st, "src2")
+        mods2 = 0 if bfn else X.src2.modifiers.get(bits)
+        if X.src2_is_immediate.get(bits):
+            src2 = self._ternary_imm(X.src2.type.get(bits), float_exec, X.src2_immediate.get(bits), st, "src2")
         else:
-            t = self._ternary_type(bits >> 80 & 7, float_exec, st, "src2")
-            operand = bits >> 112 & 0xFFFF
-            src2 = self._ternary_reg(operand, t, T.HSTRIDE_BY_CODE[operand & 3], None, mods2, st, "src2",
-                                     (None, 1) if macro else None)
+            src2 = self._ternary_reg(2, float_exec, mods2, st, bfn, (None, 1) if macro else None)
         if (mods1 or mods2) and not info.source_modifiers:
             raise self.fail("source modifiers are not supported", st.offset, info)
         return st.build(dst=dst, srcs=(src0, src1, src2), cond=cond, function=function,
@@ -487,15 +470,16 @@ class _Decoder:
 
     def _dpas(self, st: "_State") -> Instruction:
         bits, info = st.bits, st.info
-        float_exec = bits >> 39 & 1
-        depth = T.SYSTOLIC_DEPTH_BY_CODE[bits >> 48 & 3]
-        repeat = (bits >> 43 & 7) + 1
+        X, P = self.fields.ternary, self.fields.dpas
+        if P.reserved.get(bits):
+            raise self.fail("bit 33 is set but has no meaning here", st.offset, info)
+        float_exec = X.float.get(bits)
+        depth = T.SYSTOLIC_DEPTH_BY_CODE[P.systolic_depth.get(bits)]
+        repeat = P.repeat_count.get(bits) + 1
 
-        def reg(operand: int, type_name: str, where: str, keep_subreg: bool | None) -> Reg:
-            file, number = self._register(operand >> 2 & 1, operand >> 8 & 0xFF, st, where)
-            byte = operand >> 3 & 0x1F
-            if self.xehpc:
-                byte <<= 1
+        def reg(operand, type_name: str, where: str, keep_subreg: bool | None) -> Reg:
+            file, number = self._register(operand.file.get(bits), operand.number.get(bits), st, where)
+            byte = operand.subreg.get(bits)
             precision = T.TYPES[type_name].bits < 8
             sub = 0 if precision else self._element(byte, type_name, st, where)
             if precision and byte:
@@ -506,89 +490,82 @@ class _Decoder:
                 return Reg(file, number, sub, type_name, None, None, 1)
             return Reg(file, number, sub, type_name, 1, None, 0)
 
-        dst_type = self._ternary_type(bits >> 36 & 7, float_exec, st, "dst")
-        src0_type = self._ternary_type(bits >> 40 & 7, float_exec, st, "src0")
+        dst_type = self._ternary_type(X.dst.type.get(bits), float_exec, st, "dst")
+        src0_type = self._ternary_type(X.src0.type.get(bits), float_exec, st, "src0")
         types = []
-        for type_shift, precision_shift, where in ((88, 86, "src1"), (80, 84, "src2")):
-            t = self._ternary_type(bits >> type_shift & 7, float_exec, st, where)
-            precision = bits >> precision_shift & 3
+        for operand, precision_field, where in ((X.src1, P.src1_precision, "src1"), (X.src2, P.src2_precision, "src2")):
+            t = self._ternary_type(operand.type.get(bits), float_exec, st, where)
+            precision = precision_field.get(bits)
             if precision:
                 if precision == 3 or t not in ("ub", "b"):
                     raise self.fail(f"{where}: invalid sub-byte precision", st.offset, info)
                 t = {("ub", 1): "u4", ("b", 1): "s4", ("ub", 2): "u2", ("b", 2): "s2"}[(t, precision)]
             types.append(t)
-        dst = reg(bits >> 48 & 0xFFFF, dst_type, "dst", None)
-        srcs = (reg(bits >> 64 & 0xFFFF, src0_type, "src0", False),
-                reg(bits >> 96 & 0xFFFF, types[0], "src1", False),
-                reg(bits >> 112 & 0xFFFF, types[1], "src2", True))
-        if self.xehpc:
-            self._no_bit33(st)
+        dst = reg(X.dst, dst_type, "dst", None)
+        srcs = (reg(X.src0, src0_type, "src0", False), reg(X.src1, types[0], "src1", False),
+                reg(X.src2, types[1], "src2", True))
         return st.build(dst=dst, srcs=srcs, systolic_depth=depth, repeat_count=repeat, options=self._accwren(st))
 
     def _send(self, st: "_State") -> Instruction:
         bits, info = st.bits, st.info
-        sfid = self.layout.sfid_by_code.get(bits >> 92 & 0xF)
+        S, B = self.fields.send, self.fields.binary
+        sfid = self.layout.sfid_by_code.get(S.sfid.get(bits))
         if sfid is None:
-            raise self.fail(f"invalid shared function id {bits >> 92 & 0xF}", st.offset, info)
+            raise self.fail(f"invalid shared function id {S.sfid.get(bits)}", st.offset, info)
         options = st.options
-        if bits >> 34 & 1:
+        if S.eot.get(bits):
             options.append("EOT")
-        if bits >> 33 & 1:
-            if self.xehpc:
-                raise self.fail("Serialize is not encodable on XeHPC", st.offset, info)
+        if S.reserved.get(bits):
+            raise self.fail(f"Serialize is not encodable on {self.platform.display_name}", st.offset, info)
+        if S.serialize.get(bits):
             options.append("Serialize")
 
-        def reg(file_bit: int, number: int) -> Reg:
-            return Reg("r", number, 0, "ud") if file_bit else Reg("null", 0, 0, "ud")
+        def reg(operand) -> Reg:
+            return Reg("r", operand.number.get(bits), 0, "ud") if operand.file.get(bits) else Reg("null", 0, 0, "ud")
 
-        dst = reg(bits >> 50 & 1, bits >> 56 & 0xFF)
-        src0 = reg(bits >> 66 & 1, bits >> 72 & 0xFF)
-        src1 = reg(bits >> 98 & 1, bits >> 104 & 0xFF)
-        desc_in_a0 = bool(bits >> 48 & 1)
-        desc = 0
-        if not desc_in_a0:
-            desc = (bits >> 81 & 0x7FF) | (bits >> 113 & 0x1FF) << 11 | (bits >> 51 & 0x1F) << 20 \
-                | (bits >> 67 & 0x1F) << 25 | (bits >> 122 & 3) << 30
-        length_field = bits >> 99 & 0x1F
+        dst, src0, src1 = reg(B.dst), reg(B.src0), reg(B.src1)
+        desc_in_a0 = bool(S.desc_in_a0.get(bits))
+        desc = 0 if desc_in_a0 else S.desc.get(bits)
+        length_field = S.src1_length.get(bits)
         length_in_instruction = T.src1_length_in_instruction(self.platform)
         exdesc = 0
         exdesc_a0 = None
         src1_length = None
-        if bits >> 49 & 1:
-            exdesc_a0 = bits >> 40 & 7
-            if length_in_instruction and bits >> 39 & 1:
+        if S.exdesc_in_a0.get(bits):
+            exdesc_a0 = S.exdesc_a0_subreg.get(bits)
+            if length_in_instruction and S.exbso.get(bits):
                 options.append("ExBSO")
                 src1_length = length_field if src1.file == "r" else 0
-            if length_in_instruction and bits >> 35 & 1:
+            if length_in_instruction and S.cps.get(bits):
                 options.append("CPS")
         else:
-            exdesc = (bits >> 35 & 0x1FFF) << 11 | (bits >> 64 & 3) << 24 | (bits >> 96 & 3) << 26 \
-                | (bits >> 124 & 0xF) << 28
+            exdesc = S.exdesc.get(bits)
             if length_in_instruction:
                 src1_length = length_field if src1.file == "r" else 0  # iga64 prints null:0
             else:
-                exdesc |= length_field << 6
+                exdesc |= length_field << 6  # XeLP: the field is ExDesc[10:6]
         if src1_length and src1.number + src1_length > 256:
             raise self.fail(f"src1: r{src1.number}:{src1_length} extends past the last GRF", st.offset, info)
         msg = SendDescriptor(sfid, desc, exdesc, desc_in_a0, exdesc_a0, src1_length)
         return st.build(dst=dst, srcs=(src0, src1), send=msg, options=options)
 
     def _sync(self, st: "_State") -> Instruction:
-        bits, info = st.bits, st.info
-        function = T.SYNC_BY_CODE.get(bits >> 92 & 0xF)
+        bits, info, B, Y = st.bits, st.info, self.fields.binary, self.fields.sync
+        code = Y.function.get(bits)
+        function = T.SYNC_BY_CODE.get(code)
         if function is None or not T.sync_available(function, self.platform):
-            raise self.fail(f"invalid sync function {bits >> 92 & 0xF}", st.offset, info)
-        if bits >> 46 & 1:
+            raise self.fail(f"invalid sync function {code}", st.offset, info)
+        if B.src0_is_immediate.get(bits):
             if function not in ("allrd", "allwr") and not (function == "bar" and self.xehpc):
                 raise self.fail(f"sync.{function} takes no immediate", st.offset, info)
-            src = Imm(bits >> 96 & 0xFFFFFFFF, "ud")
+            src = Imm(B.immediate.get(bits), "ud")
         else:
-            if bits >> 64 & 0x7FFFFF & ~0x3:  # anything but the null register
+            if Y.src0_register.get(bits):
                 raise self.fail("src0: only null or an immediate is supported", st.offset, info)
             src = Reg("null", 0, 0, "ud", 0, 1, 0)
-        if self.xehpc:
-            self._no_bit33(st)
-        if bits >> BIT_SATURATE & 1:
+        if Y.reserved.get(bits):
+            raise self.fail("bit 33 is set but has no meaning here", st.offset, info)
+        if self.fields.header.saturate.get(bits):
             raise self.fail("saturate bit set on sync", st.offset, info)
         return st.build(srcs=(src,), function=function, exec_size=1, channel_offset=0, options=self._accwren(st))
 
@@ -598,70 +575,67 @@ class _Decoder:
             return Instruction("illegal")
         return Instruction("nop", swsb=st.swsb)
 
-    def _branch_reg(self, operand: int, st: "_State", where: str) -> Reg:
-        if not operand >> 2 & 1:
+    def _branch_reg(self, operand, st: "_State", where: str) -> Reg:
+        """A branch register: `operand` is binary.src0 or, for call, binary.dst."""
+        bits = st.bits
+        if not operand.file.get(bits):
             raise self.fail(f"{where}: branch registers are GRFs", st.offset, st.info)
-        file, number = "r", operand >> 8 & 0xFF
-        byte = operand >> 3 & 0x1F
-        if self.xehpc:
-            byte = byte << 1 | (operand >> 23 & 1)
+        byte = operand.subreg.get(bits)
         if byte % 4:
             raise self.fail(f"{where}: misaligned branch register", st.offset, st.info)
-        return Reg(file, number, byte // 4, "d", 0, 1, 0)
+        return Reg("r", operand.number.get(bits), byte // 4, "d", 0, 1, 0)
 
     def _signed(self, value: int) -> int:
         return value - (1 << 32) if value >> 31 else value
 
     def _jump(self, st: "_State") -> Instruction:
-        bits = st.bits
+        bits, B, R = st.bits, self.fields.binary, self.fields.branch
         self._branch_ctrl(st)
         if not st.no_mask:
             raise self.fail("jmpi must be (W)", st.offset, st.info)
-        if bits >> 46 & 1:
-            return st.build(jip=self._signed(bits >> 96 & 0xFFFFFFFF), exec_size=1, channel_offset=0,
+        if B.src0_is_immediate.get(bits):
+            return st.build(jip=self._signed(R.jip.get(bits)), exec_size=1, channel_offset=0,
                             options=st.options, branch_control=False)
-        return st.build(srcs=(self._branch_reg(bits >> 64 & 0xFFFFFF, st, "src0"),), exec_size=1, channel_offset=0,
+        return st.build(srcs=(self._branch_reg(B.src0, st, "src0"),), exec_size=1, channel_offset=0,
                         options=st.options)
 
     def _branch_ctrl(self, st: "_State") -> bool:
-        if st.bits >> BIT_SATURATE & 1:
+        H, R = self.fields.header, self.fields.branch
+        if H.saturate.get(st.bits):
             raise self.fail("saturate bit set on a branch", st.offset, st.info)
-        if st.bits >> BIT_ACCWREN & 1:
+        if R.branch_control.get(st.bits):
             if st.info.branch_control:
                 return True
-            if not (self.xehpc and st.info.format in (T.CALL, T.CALLA)):  # XeHPC: call dst subreg bit
-                raise self.fail("bit 33 is set but has no meaning here", st.offset, st.info)
+            call = st.info.format in (T.CALL, T.CALLA)
+            if not (call and R.branch_control.positions & self.fields.binary.dst.subreg.positions):
+                raise self.fail("bit 33 is set but has no meaning here", st.offset, st.info)  # (XeHPC: call dst)
         return False
 
     def _jip_uip(self, st: "_State") -> Instruction:
-        bits = st.bits
-        return st.build(jip=self._signed(bits >> 96 & 0xFFFFFFFF), uip=self._signed(bits >> 64 & 0xFFFFFFFF),
+        bits, R = st.bits, self.fields.branch
+        return st.build(jip=self._signed(R.jip.get(bits)), uip=self._signed(R.uip.get(bits)),
                         branch_control=self._branch_ctrl(st), options=st.options)
 
     def _jip_only(self, st: "_State") -> Instruction:
         self._branch_ctrl(st)
-        return st.build(jip=self._signed(st.bits >> 96 & 0xFFFFFFFF), options=st.options)
+        return st.build(jip=self._signed(self.fields.branch.jip.get(st.bits)), options=st.options)
 
     def _call(self, st: "_State") -> Instruction:
-        bits = st.bits
+        bits, B, R = st.bits, self.fields.binary, self.fields.branch
         self._branch_ctrl(st)
-        dst_operand = bits >> 48 & 0xFFFF
-        if self.xehpc:
-            dst_operand |= (bits >> 33 & 1) << 23
-        dst = self._branch_reg(dst_operand, st, "dst")
-        if bits >> 46 & 1:
-            target = bits >> 96 & 0xFFFFFFFF
+        dst = self._branch_reg(B.dst, st, "dst")
+        if B.src0_is_immediate.get(bits):
+            target = R.jip.get(bits)
             jip = target if st.info.format == T.CALLA else self._signed(target)
             return st.build(dst=dst, jip=jip, options=st.options)
-        return st.build(dst=dst, srcs=(self._branch_reg(bits >> 64 & 0xFFFFFF, st, "src0"),), options=st.options)
+        return st.build(dst=dst, srcs=(self._branch_reg(B.src0, st, "src0"),), options=st.options)
 
     def _ret(self, st: "_State") -> Instruction:
         self._branch_ctrl(st)
-        return st.build(srcs=(self._branch_reg(st.bits >> 64 & 0xFFFFFF, st, "src0"),), options=st.options)
+        return st.build(srcs=(self._branch_reg(self.fields.binary.src0, st, "src0"),), options=st.options)
 
 
-# Small dense keys for types in the ternary operand cache.
-T_KEYS = {name: i for i, name in enumerate(T.TYPES)}
+_SOURCE_NAMES = ("src0", "src1", "src2")
 
 
 class _State:

@@ -27,6 +27,8 @@ SHT_SYMTAB = 2
 SHT_STRTAB = 3
 SHT_NOTE = 7
 SHT_NOBITS = 8
+SHT_RELA = 4
+SHT_REL = 9
 SHF_ALLOC = 0x2
 SHF_EXECINSTR = 0x4
 
@@ -39,6 +41,8 @@ STT_FUNC = 2
 FILE_HEADER = struct.Struct("<4sBBBBB7sHHIQQQIHHHHHH")  # 64 bytes
 SECTION_HEADER = struct.Struct("<IIQQQQIIQQ")  # 64 bytes
 SYMBOL = struct.Struct("<IBBHQQ")  # 24 bytes
+REL = struct.Struct("<QQ")  # r_offset, r_info (symbol << 32 | type)
+RELA = struct.Struct("<QQq")  # ... and r_addend
 NOTE_HEADER = struct.Struct("<III")  # namesz, descsz, type
 
 

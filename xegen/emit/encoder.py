@@ -1,9 +1,10 @@
 """Encode `Instruction`s into the 16-byte native Xe form.
 
 The whole instruction is built as one 128-bit Python integer (bit n of the instruction =
-bit n of the int) and converted to little-endian bytes at the end.  Fields that the
-printed IGA syntax does not show are written the way iga64 writes them, so our bytes
-equal `iga64 -a -Xforce-no-compact` on our printed text.
+bit n of the int) and converted to little-endian bytes at the end.  Every field goes where
+the field table (`fields.py`) puts it; fields that the printed IGA syntax does not show are
+written the way iga64 writes them, so our bytes equal `iga64 -a -Xforce-no-compact` on our
+printed text.
 
 Anything that cannot be encoded for the platform raises `EncodeError` naming the field.
 """
@@ -16,9 +17,9 @@ from .. import hw as hwlib
 from ..errors import EncodeError
 from . import tables as T
 from .compaction import compact
+from .fields import Field, Group
 from .instruction import Imm, Instruction, Reg
-from .layout import (BIT_ACCWREN, BIT_ATOMIC, BIT_DEBUG, BIT_NOMASK, BIT_PRED_INV, BIT_SATURATE, Layout,
-                     layout_for)
+from .layout import Layout, layout_for
 from .swsb import encode_swsb
 
 _MASK32 = 0xFFFFFFFF
@@ -74,17 +75,17 @@ def _fail(inst: Instruction, field: str, message: str) -> EncodeError:
 
 
 def _encode_common(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
-    bits = info.code
-    bits |= encode_swsb(inst.swsb, info, layout) << layout.swsb_shift
+    H = layout.fields.header
+    bits = H.opcode.put(info.code) | H.swsb.put(encode_swsb(inst.swsb, info, layout))
     code = T.EXEC_SIZE_CODES.get(inst.exec_size)
     if code is None:
         raise _fail(inst, "exec size", f"{inst.exec_size} is not one of 1, 2, 4, 8, 16, 32")
-    bits |= code << layout.exec_size_shift
-    offset = inst.channel_offset
-    if offset % layout.chan_off_unit or not 0 <= offset // layout.chan_off_unit <= layout.chan_off_mask:
+    bits |= H.exec_size.put(code)
+    offset, field = inst.channel_offset, H.channel_offset
+    if not field.fits(offset):
         raise _fail(inst, "channel offset", f"M{offset} is not encodable on {layout.platform.display_name}"
-                    f" (multiples of {layout.chan_off_unit} up to M{layout.chan_off_unit * layout.chan_off_mask})")
-    bits |= (offset // layout.chan_off_unit) << layout.chan_off_shift
+                    f" (multiples of {field.unit} up to M{field.limit - field.unit})")
+    bits |= field.put(offset)
 
     flag = None
     pred = inst.predicate
@@ -94,9 +95,9 @@ def _encode_common(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int
         mode = layout.pred_modes.get(pred.mode)
         if mode is None:
             raise _fail(inst, "predicate", f"mode '.{pred.mode}' does not exist on {layout.platform.display_name}")
-        bits |= mode << layout.pred_shift
+        bits |= H.predicate.put(mode)
         if pred.invert:
-            bits |= 1 << BIT_PRED_INV
+            bits |= H.predicate_invert.put(1)
         flag = pred.flag
     cmod = inst.cond_modifier
     if cmod is not None:
@@ -106,22 +107,23 @@ def _encode_common(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int
     if flag is not None:
         if not (0 <= flag.reg < layout.flag_registers and flag.subreg in (0, 1)):
             raise _fail(inst, "flag", f"{flag} does not exist on {layout.platform.display_name}")
-        bits |= flag.reg << layout.flag_reg_shift | flag.subreg << layout.flag_subreg_shift
+        bits |= H.flag_reg.put(flag.reg) | H.flag_subreg.put(flag.subreg)
     if inst.no_mask:
-        bits |= 1 << BIT_NOMASK
+        bits |= H.no_mask.put(1)
     if inst.saturate:
         if not info.saturate:
             raise _fail(inst, "saturate", "this instruction does not saturate")
-        bits |= 1 << BIT_SATURATE
+        bits |= H.saturate.put(1)
     for option in inst.options:
         if option == "Atomic":
-            bits |= 1 << BIT_ATOMIC
+            bits |= H.atomic.put(1)
         elif option == "Breakpoint":
-            bits |= 1 << BIT_DEBUG
+            bits |= H.breakpoint.put(1)
         elif option == "AccWrEn":
-            if layout.xehpc or info.format in T.BRANCH_FORMATS or info.format in (T.SEND, T.NULLARY):
+            if (not H.acc_write_enable.present or info.format in T.BRANCH_FORMATS
+                    or info.format in (T.SEND, T.NULLARY)):
                 raise _fail(inst, "options", "AccWrEn is not available here")
-            bits |= 1 << BIT_ACCWREN
+            bits |= H.acc_write_enable.put(1)
         elif option in ("Compacted", "NoCompact"):
             pass  # Compacted: _finish packs the native bits into 8 bytes
         elif option in ("EOT", "Serialize", "ExBSO", "CPS"):
@@ -132,7 +134,7 @@ def _encode_common(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int
     if inst.branch_control:
         if not info.branch_control:
             raise _fail(inst, "branch control", "only if, else and goto take '.b'")
-        bits |= 1 << BIT_ACCWREN
+        bits |= layout.fields.branch.branch_control.put(1)
     return bits
 
 
@@ -162,48 +164,41 @@ def _reg_number(inst: Instruction, where: str, reg: Reg, layout: Layout) -> tupl
     return 0, T.arf_encode(reg.file, reg.number)
 
 
-def _byte_subreg(inst: Instruction, where: str, reg: Reg, layout: Layout, limit: int | None = None) -> int:
+def _direct(inst: Instruction, where: str, reg: Reg, operand: Group, layout: Layout) -> int:
+    """The file, number and subregister fields of a direct operand.  A math-macro operand's
+    subregister field holds its mme register."""
+    file_bit, number = _reg_number(inst, where, reg, layout)
+    bits = operand.file.put(file_bit) | operand.number.put(number)
     if reg.mme is not None:
         if not 0 <= reg.mme <= T.MME_NONE:
             raise _fail(inst, where, f"math macro register mme{reg.mme} does not exist")
-        return reg.mme
+        return bits | operand.mme.put(reg.mme)
     if reg.type not in T.TYPES:
         raise _fail(inst, where, f"unknown type ':{reg.type}'")
-    size = T.type_bytes(reg.type)
-    byte = reg.subreg * size
-    if limit is None:
-        limit = 64 if layout.xehpc else 32
-    if not 0 <= byte < limit:
+    byte = reg.subreg * T.type_bytes(reg.type)
+    field = operand.subreg
+    if not 0 <= byte < field.limit:
         raise _fail(inst, where, f"subregister {reg.subreg} (byte {byte}) is out of range")
-    return byte
+    if byte % field.unit:
+        raise _fail(inst, where, f"odd byte offset {byte} is not encodable here on {layout.platform.display_name}")
+    return bits | field.put(byte)
 
 
-def _subreg_fields(inst: Instruction, where: str, reg: Reg, layout: Layout) -> tuple[int, int]:
-    """(5-bit subregister field, XeHPC low bit) of a 1/2-source operand."""
-    byte = _byte_subreg(inst, where, reg, layout)
-    if reg.mme is not None:
-        return byte, 0
-    if layout.xehpc:
-        return byte >> 1, byte & 1
-    return byte, 0
-
-
-def _indirect_fields(inst: Instruction, where: str, reg: Reg, layout: Layout) -> tuple[int, int]:
-    """(10-bit address immediate, XeHPC low bit) of an indirect operand."""
-    offset = reg.addr_offset
-    if not 0 <= reg.addr_subreg < 16:
+def _indirect(inst: Instruction, where: str, reg: Reg, operand: Group, layout: Layout) -> int:
+    """The address fields of an indirect operand r[a0.n, offset]."""
+    if not operand.address_subreg.fits(reg.addr_subreg):
         raise _fail(inst, where, f"a0.{reg.addr_subreg} is out of range")
-    if layout.xehpc:
-        if not -1024 <= offset <= 1023:
-            raise _fail(inst, where, f"address offset {offset} is out of range (-1024..1023)")
-        return (offset >> 1) & 0x3FF, offset & 1
-    if not -512 <= offset <= 511:
-        raise _fail(inst, where, f"address offset {offset} is out of range (-512..511)")
-    return offset & 0x3FF, 0
+    offset, field = reg.addr_offset, operand.address_offset
+    if not field.fits(offset):
+        low, high = -field.limit // 2, field.limit // 2 - 1
+        if low <= offset <= high:
+            raise _fail(inst, where, f"odd byte offset {offset} is not encodable here on {layout.platform.display_name}")
+        raise _fail(inst, where, f"address offset {offset} is out of range ({low}..{high})")
+    return operand.indirect.put(1) | field.put(offset) | operand.address_subreg.put(reg.addr_subreg)
 
 
 def _encode_binary_dst(inst: Instruction, dst: Reg, layout: Layout) -> int:
-    """Bits 63:48, the address mode (35), the dst type (39:36) and the XeHPC low bit (33)."""
+    D = layout.fields.binary.dst
     if dst.mme is not None:
         if dst.indirect:
             raise _fail(inst, "dst", "math macro operands are direct registers")
@@ -211,15 +206,10 @@ def _encode_binary_dst(inst: Instruction, dst: Reg, layout: Layout) -> int:
     hs = T.HSTRIDE_CODES.get(dst.hstride)
     if hs is None or hs == 0:
         raise _fail(inst, "dst", f"region <{dst.hstride}> is not a destination stride (1, 2, 4)")
-    bits = _type_code(inst, "dst", dst.type, layout) << 36 | hs << 48
+    bits = D.type.put(_type_code(inst, "dst", dst.type, layout)) | D.hstride.put(hs)
     if dst.indirect:
-        off, low = _indirect_fields(inst, "dst", dst, layout)
-        bits |= 1 << 35 | off << 50 | dst.addr_subreg << 60
-    else:
-        file_bit, number = _reg_number(inst, "dst", dst, layout)
-        sub, low = _subreg_fields(inst, "dst", dst, layout)
-        bits |= file_bit << 50 | sub << 51 | number << 56
-    return bits | low << 33
+        return bits | _indirect(inst, "dst", dst, D, layout)
+    return bits | _direct(inst, "dst", dst, D, layout)
 
 
 def _with_region(reg: Reg, vstride, width, hstride) -> Reg:
@@ -229,8 +219,9 @@ def _with_region(reg: Reg, vstride, width, hstride) -> Reg:
                reg.indirect, reg.addr_subreg, reg.addr_offset)
 
 
-def _encode_binary_src(inst: Instruction, where: str, src: Reg, layout: Layout) -> tuple[int, int]:
-    """(24-bit operand, XeHPC bit 23 value) of a register source in the 1/2-source layout."""
+def _encode_binary_src(inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg, S: Group,
+                       layout: Layout) -> int:
+    """A register source of the 1/2-source layout, with its type and modifiers."""
     if src.mme is not None:
         if src.indirect:
             raise _fail(inst, where, "math macro operands are direct registers")
@@ -243,24 +234,16 @@ def _encode_binary_src(inst: Instruction, where: str, src: Reg, layout: Layout) 
     if src.vstride is None:
         if not src.indirect:
             raise _fail(inst, where, "a VxH region <w,h> needs an indirect operand")
-        vs = 7 if layout.xehpc else 0xF
+        vs = S.vstride.limit - 1  # VxH: the all-ones vertical stride
     else:
         vs = T.STRIDE_CODES.get(src.vstride)
         if vs is None:
             raise _fail(inst, where, f"vertical stride {src.vstride} is not encodable")
-    bits = hs | width << 17 | vs << 20
+    bits = S.hstride.put(hs) | S.width.put(width) | S.vstride.put(vs)
+    bits |= S.type.put(_type_code(inst, where, src.type, layout)) | S.modifiers.put(_source_mods(inst, info, where, src))
     if src.indirect:
-        off, low = _indirect_fields(inst, where, src, layout)
-        bits |= off << 2 | src.addr_subreg << 12 | 1 << 16
-    else:
-        file_bit, number = _reg_number(inst, where, src, layout)
-        sub, low = _subreg_fields(inst, where, src, layout)
-        bits |= file_bit << 2 | sub << 3 | number << 8
-    if layout.xehpc and low:
-        if where == "src1":  # src1 has no field for the low byte bit on XeHPC
-            raise _fail(inst, where, "odd byte offsets are not encodable for src1 on XeHPC")
-        bits |= 1 << 23
-    return bits, low
+        return bits | _indirect(inst, where, src, S, layout)
+    return bits | _direct(inst, where, src, S, layout)
 
 
 def _source_mods(inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg) -> int:
@@ -291,6 +274,7 @@ def _immediate_bits(inst: Instruction, where: str, value: Imm, layout: Layout) -
 
 
 def _encode_unary_binary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    B = layout.fields.binary
     nsrc = 1 if info.format == T.UNARY else 2
     if info.format == T.MATH:
         nsrc = _math_sources(inst, layout)
@@ -303,9 +287,9 @@ def _encode_unary_binary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) 
         cond = T.CONDITION_MODIFIERS.get(inst.cond_modifier.cond)
         if cond is None:
             raise _fail(inst, "condition modifier", f"unknown condition '{inst.cond_modifier.cond}'")
-        bits |= cond << 92
+        bits |= B.condition.put(cond)
     if info.format == T.MATH:
-        bits |= _math_function(inst, layout) << 92
+        bits |= B.condition.put(_math_function(inst, layout))
     src0 = inst.srcs[0]
     if type(src0) is Imm:
         if nsrc == 2:
@@ -313,11 +297,9 @@ def _encode_unary_binary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) 
         code, payload = _immediate_bits(inst, "src0", src0, layout)
         if payload >> 32 and inst.cond_modifier is not None:
             raise _fail(inst, "src0", "a 64-bit immediate leaves no room for a condition modifier")
-        bits |= code << 40 | 1 << 46 | (payload & _MASK32) << 96 | (payload >> 32) << 64
-        return bits
-    operand, _ = _encode_binary_src(inst, "src0", src0, layout)
-    bits |= operand << 64 | _type_code(inst, "src0", src0.type, layout) << 40
-    bits |= _source_mods(inst, info, "src0", src0) << 44
+        return (bits | B.src0.type.put(code) | B.src0_is_immediate.put(1) | B.immediate.put(payload)
+                | B.immediate_high.put(payload >> 32))
+    bits |= _encode_binary_src(inst, info, "src0", src0, B.src0, layout)
     if nsrc == 1:
         return bits
     src1 = inst.srcs[1]
@@ -325,10 +307,8 @@ def _encode_unary_binary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) 
         code, payload = _immediate_bits(inst, "src1", src1, layout)
         if payload >> 32:
             raise _fail(inst, "src1", "a 64-bit immediate can only be the single source of a 1-source instruction")
-        return bits | code << 88 | 1 << 47 | payload << 96
-    operand, _ = _encode_binary_src(inst, "src1", src1, layout)
-    bits |= operand << 96 | _type_code(inst, "src1", src1.type, layout) << 88
-    return bits | _source_mods(inst, info, "src1", src1) << 120
+        return bits | B.src1.type.put(code) | B.src1_is_immediate.put(1) | B.immediate.put(payload)
+    return bits | _encode_binary_src(inst, info, "src1", src1, B.src1, layout)
 
 
 def _math_sources(inst: Instruction, layout: Layout) -> int:
@@ -361,17 +341,11 @@ def _ternary_type(inst: Instruction, where: str, type_name: str, layout: Layout,
     return code
 
 
-def _ternary_operand(inst: Instruction, where: str, reg: Reg, layout: Layout, hs_code: int) -> int:
-    """16-bit 3-source operand: hstride 1:0, file 2, subregister 7:3, register 15:8."""
+def _ternary_operand(inst: Instruction, where: str, reg: Reg, operand: Group, layout: Layout, hs_code: int) -> int:
+    """A 3-source register operand: horizontal stride, file, subregister, number."""
     if reg.indirect:
         raise _fail(inst, where, "3-source instructions take no indirect operands")
-    file_bit, number = _reg_number(inst, where, reg, layout)
-    byte = _byte_subreg(inst, where, reg, layout)
-    if reg.mme is None and layout.xehpc:
-        if byte & 1:
-            raise _fail(inst, where, f"odd byte subregister {byte} is not encodable in a 3-source instruction")
-        byte >>= 1
-    return hs_code | file_bit << 2 | byte << 3 | number << 8
+    return _direct(inst, where, reg, operand, layout) | operand.hstride.put(hs_code)
 
 
 def _ternary_src_hs(inst: Instruction, where: str, reg: Reg) -> int:
@@ -396,7 +370,21 @@ def _ternary_imm(inst: Instruction, where: str, value: Imm, layout: Layout, floa
     return _ternary_type(inst, where, value.type, layout, float_exec), value.value
 
 
+def _ternary_source(inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg, S: Group, layout: Layout,
+                    float_exec: bool) -> int:
+    """src0 or src1 of a 3-source instruction: a register with a <v;h> region."""
+    bits = S.type.put(_ternary_type(inst, where, src.type, layout, float_exec))
+    if src.mme is None:
+        bits |= _ternary_operand(inst, where, src, S, layout, _ternary_src_hs(inst, where, src))
+        vs = _ternary_vstride(inst, where, src)
+    else:  # math macro operands: iga64 always writes this region
+        bits |= _ternary_operand(inst, where, src, S, layout, 1)
+        vs = _MACRO_VSTRIDE_CODE
+    return bits | S.vstride.put(vs) | S.modifiers.put(_source_mods(inst, info, where, src))
+
+
 def _encode_ternary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    X = layout.fields.ternary
     if inst.dst is None or len(inst.srcs) != 3:
         raise _fail(inst, "operands", "expected a destination and 3 sources")
     dst = inst.dst
@@ -408,66 +396,48 @@ def _encode_ternary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> in
         if not info.cond_modifier:
             raise _fail(inst, "condition modifier", "this instruction takes no condition modifier")
         if inst.opcode == "bfn":
-            # the function occupies the usual field; eq/gt/lt go where src0's modifiers would
             cond = _BFN_CONDITIONS.get(inst.cond_modifier.cond)
             if cond is None:
                 raise _fail(inst, "condition modifier", "bfn only supports (eq), (gt) and (lt)")
-            bits |= cond << 44
+            bits |= X.bfn_condition.put(cond)
         else:
             cond = T.CONDITION_MODIFIERS.get(inst.cond_modifier.cond)
             if cond is None:
                 raise _fail(inst, "condition modifier", f"unknown condition '{inst.cond_modifier.cond}'")
-            bits |= cond << 92
+            bits |= X.condition.put(cond)
     dst_hs = {1: 0, 2: 1}.get(dst.hstride) if dst.mme is None else 0
     if dst_hs is None:
         raise _fail(inst, "dst", f"3-source destination stride <{dst.hstride}> is not encodable (1, 2)")
-    bits |= _ternary_type(inst, "dst", dst.type, layout, float_exec) << 36 | int(float_exec) << 39
+    bits |= X.dst.type.put(_ternary_type(inst, "dst", dst.type, layout, float_exec)) | X.float.put(float_exec)
     alignment = T.ternary_dst_alignment(layout.platform)
-    if dst.mme is None and _byte_subreg(inst, "dst", dst, layout) % alignment:
+    if dst.mme is None and dst.type in T.TYPES and (dst.subreg * T.type_bytes(dst.type)) % alignment:
         raise _fail(inst, "dst", f"3-source destinations start on a {alignment}-byte boundary"
                     f" on {layout.platform.display_name}")
-    bits |= _ternary_operand(inst, "dst", dst, layout, dst_hs) << 48
-    # src0: register with <v;h> or a 16-bit immediate
+    bits |= _ternary_operand(inst, "dst", dst, X.dst, layout, dst_hs)
     src0, src1, src2 = inst.srcs
-    if type(src0) is Imm:
+    if type(src0) is Imm:  # src0: a register with <v;h> or a 16-bit immediate
         code, value = _ternary_imm(inst, "src0", src0, layout, float_exec)
-        bits |= code << 40 | 1 << 46 | value << 64
+        bits |= X.src0.type.put(code) | X.src0_is_immediate.put(1) | X.src0_immediate.put(value)
     else:
-        bits |= _ternary_type(inst, "src0", src0.type, layout, float_exec) << 40
-        if src0.mme is None:
-            bits |= _ternary_operand(inst, "src0", src0, layout, _ternary_src_hs(inst, "src0", src0)) << 64
-            vs = _ternary_vstride(inst, "src0", src0)
-        else:  # math macro operands: iga64 always writes this region
-            bits |= _ternary_operand(inst, "src0", src0, layout, 1) << 64
-            vs = _MACRO_VSTRIDE_CODE
-        bits |= (vs & 1) << 35 | (vs >> 1) << 43
-        bits |= _source_mods(inst, info, "src0", src0) << 44
+        bits |= _ternary_source(inst, info, "src0", src0, X.src0, layout, float_exec)
     if type(src1) is Imm:
         raise _fail(inst, "src1", "src1 of a 3-source instruction must be a register")
-    bits |= _ternary_type(inst, "src1", src1.type, layout, float_exec) << 88
-    if src1.mme is None:
-        bits |= _ternary_operand(inst, "src1", src1, layout, _ternary_src_hs(inst, "src1", src1)) << 96
-        vs = _ternary_vstride(inst, "src1", src1)
-    else:
-        bits |= _ternary_operand(inst, "src1", src1, layout, 1) << 96
-        vs = _MACRO_VSTRIDE_CODE
-    bits |= (vs & 1) << 83 | (vs >> 1) << 91
-    bits |= _source_mods(inst, info, "src1", src1) << 86
+    bits |= _ternary_source(inst, info, "src1", src1, X.src1, layout, float_exec)
     if type(src2) is Imm:
         code, value = _ternary_imm(inst, "src2", src2, layout, float_exec)
-        bits |= code << 80 | 1 << 47 | value << 112
+        bits |= X.src2.type.put(code) | X.src2_is_immediate.put(1) | X.src2_immediate.put(value)
     else:
         if src2.vstride is not None or src2.width is not None:
             raise _fail(inst, "src2", "src2 of a 3-source instruction has a <h> region only")
         hs = _ternary_src_hs(inst, "src2", src2) if src2.mme is None else 1
-        bits |= _ternary_type(inst, "src2", src2.type, layout, float_exec) << 80
-        bits |= _ternary_operand(inst, "src2", src2, layout, hs) << 112
-        bits |= _source_mods(inst, info, "src2", src2) << 84
+        bits |= X.src2.type.put(_ternary_type(inst, "src2", src2.type, layout, float_exec))
+        bits |= _ternary_operand(inst, "src2", src2, X.src2, layout, hs)
+        bits |= X.src2.modifiers.put(_source_mods(inst, info, "src2", src2))
     if inst.opcode == "bfn":
         fn = inst.function
         if not isinstance(fn, int) or not 0 <= fn <= 0xFF:
             raise _fail(inst, "bfn function", "expected an 8-bit truth table")
-        bits |= (fn & 0xF) << 84 | (fn >> 4) << 92
+        bits |= X.bfn_function.put(fn)
     return bits
 
 
@@ -478,6 +448,7 @@ _MACRO_VSTRIDE_CODE = 2
 
 
 def _encode_dpas(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    X, P = layout.fields.ternary, layout.fields.dpas
     if inst.dst is None or len(inst.srcs) != 3 or any(type(s) is not Reg for s in inst.srcs):
         raise _fail(inst, "operands", "expected a destination and 3 register sources")
     depth = T.SYSTOLIC_DEPTH_CODES.get(inst.systolic_depth)
@@ -487,40 +458,47 @@ def _encode_dpas(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
         raise _fail(inst, "repeat count", f"{inst.repeat_count} is not 1..8")
     dst, src0, src1, src2 = inst.dst, *inst.srcs
     float_exec = T.TYPES.get(dst.type, T.TYPES["ud"]).is_float
-    bits = int(float_exec) << 39 | (inst.repeat_count - 1) << 43 | depth << 48
-    bits |= _ternary_type(inst, "dst", dst.type, layout, float_exec) << 36
-    bits |= _ternary_operand(inst, "dst", dst, layout, 0) << 48
-    bits |= _ternary_type(inst, "src0", src0.type, layout, float_exec) << 40
-    bits |= _ternary_operand(inst, "src0", src0, layout, 0) << 64
-    for where, src, type_shift, operand_shift, precision_shift in (
-            ("src1", src1, 88, 96, 86), ("src2", src2, 80, 112, 84)):
+    bits = X.float.put(float_exec) | P.repeat_count.put(inst.repeat_count - 1) | P.systolic_depth.put(depth)
+    bits |= X.dst.type.put(_ternary_type(inst, "dst", dst.type, layout, float_exec))
+    bits |= _direct_dpas(inst, "dst", dst, X.dst, layout)
+    bits |= X.src0.type.put(_ternary_type(inst, "src0", src0.type, layout, float_exec))
+    bits |= _direct_dpas(inst, "src0", src0, X.src0, layout)
+    for where, src, operand, precision_field in (("src1", src1, X.src1, P.src1_precision),
+                                                 ("src2", src2, X.src2, P.src2_precision)):
         type_name, precision = T.DPAS_PRECISIONS.get(src.type, (src.type, 0))
         if src.neg or src.abs:
             raise _fail(inst, where, "dpas takes no source modifiers")
-        bits |= _ternary_type(inst, where, type_name, layout, float_exec) << type_shift
-        bits |= precision << precision_shift
+        bits |= operand.type.put(_ternary_type(inst, where, type_name, layout, float_exec))
+        bits |= precision_field.put(precision)
         probe = src if not precision else Reg(src.file, src.number, 0, "ub")
-        operand = _ternary_operand(inst, where, probe, layout, 0)
+        bits |= _direct_dpas(inst, where, probe, operand, layout)
         if precision and src.subreg:
             raise _fail(inst, where, "sub-byte dpas operands start at a register boundary")
-        bits |= operand << operand_shift
     return bits
+
+
+def _direct_dpas(inst: Instruction, where: str, reg: Reg, operand: Group, layout: Layout) -> int:
+    """A dpas operand: the 3-source operand fields without a region."""
+    if reg.indirect:
+        raise _fail(inst, where, "3-source instructions take no indirect operands")
+    return _direct(inst, where, reg, operand, layout)
 
 
 # Send
 
 
-def _send_register(inst: Instruction, where: str, reg: Reg) -> tuple[int, int]:
+def _send_register(inst: Instruction, where: str, reg: Reg, operand: Group) -> int:
     if reg.indirect or reg.file not in ("r", "null") or reg.subreg:
         raise _fail(inst, where, "send operands are whole GRF registers or null")
     if reg.file == "null":
-        return 0, 0
+        return 0
     if not 0 <= reg.number <= 255:
         raise _fail(inst, where, f"r{reg.number} is out of range")
-    return 1, reg.number
+    return operand.file.put(1) | operand.number.put(reg.number)
 
 
 def _encode_send(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    S, B = layout.fields.send, layout.fields.binary
     msg = inst.send
     if msg is None or inst.dst is None or len(inst.srcs) != 2:
         raise _fail(inst, "operands", "a send needs dst, src0, src1 and a message descriptor")
@@ -529,45 +507,40 @@ def _encode_send(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
     sfid = layout.sfids.get(msg.sfid)
     if sfid is None:
         raise _fail(inst, "sfid", f"shared function '{msg.sfid}' does not exist on {layout.platform.display_name}")
-    bits = sfid << 92
+    bits = S.sfid.put(sfid)
     options = inst.options
     if "EOT" in options:
-        bits |= 1 << 34
+        bits |= S.eot.put(1)
     if "Serialize" in options:
-        if layout.xehpc:
-            raise _fail(inst, "options", "Serialize is not encodable on XeHPC")
-        bits |= 1 << 33
-    file_bit, number = _send_register(inst, "dst", inst.dst)
-    bits |= file_bit << 50 | number << 56
-    file_bit, number = _send_register(inst, "src0", inst.srcs[0])
-    bits |= file_bit << 66 | number << 72
+        if not S.serialize.present:
+            raise _fail(inst, "options", f"Serialize is not encodable on {layout.platform.display_name}")
+        bits |= S.serialize.put(1)
+    bits |= _send_register(inst, "dst", inst.dst, B.dst)
+    bits |= _send_register(inst, "src0", inst.srcs[0], B.src0)
     src1 = inst.srcs[1]
     if type(src1) is not Reg:
         raise _fail(inst, "src1", "send sources are registers")
-    file_bit, number = _send_register(inst, "src1", src1)
-    bits |= file_bit << 98 | number << 104
+    bits |= _send_register(inst, "src1", src1, B.src1)
 
     if msg.desc_in_a0:
-        bits |= 1 << 48
+        bits |= S.desc_in_a0.put(1)
     else:
-        desc = msg.desc
-        if not 0 <= desc <= _MASK32:
+        if not S.desc.fits(msg.desc):
             raise _fail(inst, "desc", "the descriptor is a 32-bit value")
-        bits |= (desc & 0x7FF) << 81 | ((desc >> 11) & 0x1FF) << 113 | ((desc >> 20) & 0x1F) << 51
-        bits |= ((desc >> 25) & 0x1F) << 67 | (desc >> 30) << 122
+        bits |= S.desc.put(msg.desc)
 
     length_in_instruction = T.src1_length_in_instruction(layout.platform)
     exbso, cps = "ExBSO" in options, "CPS" in options
     if (exbso or cps) and not length_in_instruction:
         raise _fail(inst, "options", "ExBSO/CPS do not exist on XeLP")
     if msg.exdesc_a0 is not None:
-        if not 0 <= msg.exdesc_a0 < 8:
+        if not S.exdesc_a0_subreg.fits(msg.exdesc_a0):
             raise _fail(inst, "exdesc", f"a0.{msg.exdesc_a0} is out of range")
-        bits |= 1 << 49 | msg.exdesc_a0 << 40 | int(exbso) << 39 | int(cps) << 35
+        bits |= S.exdesc_in_a0.put(1) | S.exdesc_a0_subreg.put(msg.exdesc_a0) | S.exbso.put(exbso) | S.cps.put(cps)
         if exbso:
             if msg.src1_length is None:
                 raise _fail(inst, "src1", "ExBSO needs the src1 length (r10:4)")
-            bits |= _src1_length(inst, msg.src1_length) << 99
+            bits |= S.src1_length.put(_src1_length(inst, msg.src1_length, S.src1_length))
         elif msg.src1_length is not None:
             raise _fail(inst, "src1", "with the extended descriptor in a0, the src1 length comes from a0 (add {ExBSO})")
         return bits
@@ -581,20 +554,19 @@ def _encode_send(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
             raise _fail(inst, "exdesc", "ExDesc[10:0] must be zero (the src1 length is written r10:4)")
         if msg.src1_length is None:
             raise _fail(inst, "src1", f"{layout.platform.display_name} needs the src1 length (r10:4 or null:0)")
-        bits |= _src1_length(inst, msg.src1_length) << 99
+        bits |= S.src1_length.put(_src1_length(inst, msg.src1_length, S.src1_length))
     else:
         if exdesc & 0x3F:
             raise _fail(inst, "exdesc", "ExDesc[5:0] are not encodable (SFID and EOT have their own fields)")
         if msg.src1_length is not None:
             raise _fail(inst, "src1", "on XeLP the src1 length is ExDesc[10:6]")
-        bits |= ((exdesc >> 6) & 0x1F) << 99
-    bits |= ((exdesc >> 11) & 0x1FFF) << 35 | ((exdesc >> 24) & 3) << 64 | ((exdesc >> 26) & 3) << 96
-    return bits | (exdesc >> 28) << 124
+        bits |= S.src1_length.put(exdesc >> 6)
+    return bits | S.exdesc.put(exdesc)
 
 
-def _src1_length(inst: Instruction, length: int) -> int:
-    if not 0 <= length <= 31:
-        raise _fail(inst, "src1", f"length {length} is out of range (0..31)")
+def _src1_length(inst: Instruction, length: int, field: Field) -> int:
+    if not field.fits(length):
+        raise _fail(inst, "src1", f"length {length} is out of range (0..{field.limit - 1})")
     src1 = inst.srcs[1]
     if src1.file == "r" and src1.number + length > 256:
         raise _fail(inst, "src1", f"r{src1.number}:{length} extends past the last GRF")
@@ -605,6 +577,7 @@ def _src1_length(inst: Instruction, length: int) -> int:
 
 
 def _encode_sync(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    B = layout.fields.binary
     fn = inst.function
     if fn not in T.SYNC_FUNCTIONS or not T.sync_available(fn, layout.platform):
         raise _fail(inst, "sync function", f"'{fn}' does not exist on {layout.platform.display_name}")
@@ -614,14 +587,14 @@ def _encode_sync(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
         raise _fail(inst, "operands", "sync takes one source (null or an immediate)")
     if inst.cond_modifier is not None or inst.predicate is not None:
         raise _fail(inst, "predicate", "sync is not predicated")
-    bits = T.SYNC_FUNCTIONS[fn] << 92 | 1 << 48  # dst: null <1>
+    bits = layout.fields.sync.function.put(T.SYNC_FUNCTIONS[fn]) | B.dst.hstride.put(1)  # dst: null <1>
     src = inst.srcs[0]
     if type(src) is Imm:
         if fn not in ("allrd", "allwr") and not (fn == "bar" and layout.xehpc):
             raise _fail(inst, "src0", f"sync.{fn} takes no immediate here")
         if src.type != "ud" or not 0 <= src.value <= _MASK32:
             raise _fail(inst, "src0", "the sync immediate is a 32-bit :ud value")
-        return bits | 1 << 46 | layout.type_codes["ud"] << 40 | src.value << 96
+        return bits | B.src0_is_immediate.put(1) | B.src0.type.put(layout.type_codes["ud"]) | B.immediate.put(src.value)
     if not src.is_null:
         raise _fail(inst, "src0", "sync takes null or an immediate")
     return bits
@@ -635,29 +608,15 @@ def _branch_offset(inst: Instruction, name: str, value: int | None) -> int:
     return value & _MASK32
 
 
-def _branch_src(inst: Instruction, reg: Reg, layout: Layout) -> int:
-    """A branch register source: its region is always <0;1,0> and its element 4 bytes."""
-    if reg.indirect or reg.neg or reg.abs or reg.file != "r":
-        raise _fail(inst, "src0", "branch registers are plain GRFs")
-    file_bit, number = _reg_number(inst, "src0", reg, layout)
+def _branch_register(inst: Instruction, where: str, reg: Reg, operand: Group, layout: Layout) -> int:
+    """A branch register (src0 <0;1,0> or the call destination): a GRF dword."""
+    if reg.indirect or reg.file != "r" or (where == "src0" and (reg.neg or reg.abs)):
+        raise _fail(inst, where, "branch registers are plain GRFs")
+    file_bit, number = _reg_number(inst, where, reg, layout)
     byte = reg.subreg * 4
-    if not 0 <= byte < (64 if layout.xehpc else 32):
-        raise _fail(inst, "src0", f"subregister {reg.subreg} is out of range")
-    if layout.xehpc:
-        return file_bit << 2 | (byte >> 1) << 3 | number << 8 | (byte & 1) << 23
-    return file_bit << 2 | byte << 3 | number << 8
-
-
-def _branch_dst(inst: Instruction, reg: Reg, layout: Layout) -> int:
-    if reg.indirect or reg.file != "r":
-        raise _fail(inst, "dst", "branch registers are plain GRFs")
-    file_bit, number = _reg_number(inst, "dst", reg, layout)
-    byte = reg.subreg * 4
-    if not 0 <= byte < (64 if layout.xehpc else 32):
-        raise _fail(inst, "dst", f"subregister {reg.subreg} is out of range")
-    if layout.xehpc:
-        return (file_bit << 2 | (byte >> 1) << 3 | number << 8) << 48 | (byte & 1) << 33
-    return (file_bit << 2 | byte << 3 | number << 8) << 48
+    if not 0 <= byte < operand.subreg.limit:
+        raise _fail(inst, where, f"subregister {reg.subreg} is out of range")
+    return operand.file.put(file_bit) | operand.number.put(number) | operand.subreg.put(byte)
 
 
 def _check_no_operands(inst: Instruction, dst: bool, nsrc: int) -> None:
@@ -668,6 +627,7 @@ def _check_no_operands(inst: Instruction, dst: bool, nsrc: int) -> None:
 
 
 def _encode_jump(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    B, R = layout.fields.binary, layout.fields.branch
     if not inst.no_mask:
         raise _fail(inst, "mask control", "jmpi must be (W)")
     if inst.exec_size != 1 or inst.channel_offset:
@@ -676,45 +636,49 @@ def _encode_jump(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
         _check_no_operands(inst, False, 1)
         if type(inst.srcs[0]) is not Reg:
             raise _fail(inst, "src0", "expected a register or a label")
-        return _branch_src(inst, inst.srcs[0], layout) << 64
+        return _branch_register(inst, "src0", inst.srcs[0], B.src0, layout)
     _check_no_operands(inst, False, 0)
-    return 1 << 46 | _branch_offset(inst, "jip", inst.jip) << 96
+    return B.src0_is_immediate.put(1) | R.jip.put(_branch_offset(inst, "jip", inst.jip))
 
 
 def _encode_jip_uip(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    B, R = layout.fields.binary, layout.fields.branch
     _check_no_operands(inst, False, 0)
-    return 3 << 46 | _branch_offset(inst, "jip", inst.jip) << 96 | _branch_offset(inst, "uip", inst.uip) << 64
+    return (B.src0_is_immediate.put(1) | B.src1_is_immediate.put(1) | R.jip.put(_branch_offset(inst, "jip", inst.jip))
+            | R.uip.put(_branch_offset(inst, "uip", inst.uip)))
 
 
 def _encode_jip_only(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    B, R = layout.fields.binary, layout.fields.branch
     _check_no_operands(inst, False, 0)
     if inst.uip is not None:
         raise _fail(inst, "uip", f"{inst.opcode} has only a JIP")
-    return 1 << 46 | _branch_offset(inst, "jip", inst.jip) << 96
+    return B.src0_is_immediate.put(1) | R.jip.put(_branch_offset(inst, "jip", inst.jip))
 
 
 def _encode_call(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
+    B, R = layout.fields.binary, layout.fields.branch
     if inst.dst is None:
         raise _fail(inst, "dst", "call needs a register for the return address")
-    bits = _branch_dst(inst, inst.dst, layout)
+    bits = _branch_register(inst, "dst", inst.dst, B.dst, layout)
     if inst.srcs:
         _check_no_operands(inst, True, 1)
         if type(inst.srcs[0]) is not Reg:
             raise _fail(inst, "src0", "expected a register or a label")
-        return bits | _branch_src(inst, inst.srcs[0], layout) << 64
+        return bits | _branch_register(inst, "src0", inst.srcs[0], B.src0, layout)
     _check_no_operands(inst, True, 0)
     if info.format == T.CALLA:  # an absolute address
         if inst.jip is None or not 0 <= inst.jip <= _MASK32:
             raise _fail(inst, "jip", "calla needs an absolute address 0..0xFFFFFFFF")
-        return bits | 1 << 46 | inst.jip << 96
-    return bits | 1 << 46 | _branch_offset(inst, "jip", inst.jip) << 96
+        return bits | B.src0_is_immediate.put(1) | R.jip.put(inst.jip)
+    return bits | B.src0_is_immediate.put(1) | R.jip.put(_branch_offset(inst, "jip", inst.jip))
 
 
 def _encode_ret(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
     _check_no_operands(inst, False, 1)
     if type(inst.srcs[0]) is not Reg:
         raise _fail(inst, "src0", "ret takes the register holding the return address")
-    return _branch_src(inst, inst.srcs[0], layout) << 64
+    return _branch_register(inst, "src0", inst.srcs[0], layout.fields.binary.src0, layout)
 
 
 def _encode_nullary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:

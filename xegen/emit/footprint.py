@@ -7,8 +7,8 @@ control registers) and how the hardware orders it:
 
 - out-of-order instructions (sends, dpas, and math where `hw.math_is_out_of_order`) report
   completion through an SBID token;
-- in-order instructions go down a pipe (XeLP: one; XeHPG: F, I, L; XeHPC: F, I, L, M), in
-  which distances `@n` count.
+- in-order instructions go down a pipe (XeLP: one; XeHPG: F, I, L; XeHPC: F, I, L, M; chosen
+  by `pipes.py`), in which distances `@n` count.
 
 A `Footprint` is two Python ints: one bit per register *unit* (a GRF row, a0, an
 accumulator, the flags, the control registers) for a quick overlap test, and one bit per
@@ -23,8 +23,10 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from .. import hw as hwlib
+from . import pipes
 from . import tables as T
 from .instruction import Instruction, Reg
+from .regions import three_source_region
 
 UNIT_BYTES = 64  # byte bits per unit: the largest register (an XeHPC GRF)
 GRF_UNITS = 256  # r0..r255
@@ -127,50 +129,6 @@ def region_footprint(reg: Reg, exec_size: int, region: tuple[int, int, int], grf
     return out
 
 
-# --- pipes ---------------------------------------------------------------------------------------
-
-def _is_64bit(type_name: str) -> bool:
-    info = T.TYPES.get(type_name)
-    return info is not None and info.bits == 64
-
-
-def _is_float(type_name: str) -> bool:
-    info = T.TYPES.get(type_name)
-    return info is not None and info.is_float
-
-
-def _typed_operands(inst: Instruction) -> list[str]:
-    return [s.type for s in inst.srcs if s.type in T.TYPES]
-
-
-def in_order_pipe(inst: Instruction, platform: hwlib.Platform) -> str:
-    """The in-order pipe whose distance counter the instruction advances ("" on XeLP)."""
-    if len(platform.swsb_pipes) == 1:
-        return ""
-    if inst.info.format == T.MATH:
-        return "M"  # only reached where math is in order (XeHPC)
-    if platform.swsb_long_pipe_rule == "float64_destination":
-        if inst.dst is None:
-            return "I"
-        if _is_float(inst.dst.type):
-            return "L" if _is_64bit(inst.dst.type) else "F"
-        return "I"
-    # "any_64bit_operand": the destination type (or src0's when there is none) picks the pipe;
-    # any 64-bit operand sends the instruction down the long pipe
-    sources = _typed_operands(inst)
-    main = inst.dst.type if inst.dst is not None else (sources[0] if sources else "ud")
-    if _is_64bit(main) or any(_is_64bit(t) for t in sources):
-        return "L"
-    return "F" if _is_float(main) else "I"
-
-
-def type_pipe(type_name: str) -> str:
-    """The pipe an operand type belongs to on XeHPG (what a bare `@n` may refer to)."""
-    if _is_64bit(type_name):
-        return "L"
-    return "F" if _is_float(type_name) else "I"
-
-
 # --- facts ---------------------------------------------------------------------------------------
 
 IN_ORDER = "in_order"
@@ -251,17 +209,15 @@ def _compute_facts(inst: Instruction, platform: hwlib.Platform) -> Facts:
     timeout = 0
     latency = dict(platform.swsb_pipe_timeout)
     if kind == IN_ORDER:
-        pipe = in_order_pipe(inst, platform)
-        order_class = pipe
-        long = any(_is_64bit(t) for t in ([inst.dst.type] if inst.dst is not None else []) + _typed_operands(inst))
-        if not pipe:  # XeLP: one counter, but short and long results are not ordered with each other
-            order_class = "long" if long else "short"
-        timeout = latency["math"] if pipe == "M" else latency["alu64"] if (pipe == "L" or long) else latency["alu"]
-    elif kind == BRANCH:
-        order_class = "I" if len(platform.swsb_pipes) > 1 else "control"
+        pipe = pipes.in_order_pipe(inst, platform)
+        order_class = pipes.order_class(inst, platform)
+        long = pipe == "L" or pipes.has_64bit_operand(inst)
+        timeout = latency["math"] if pipe == "M" else latency["alu64"] if long else latency["alu"]
+    elif kind == BRANCH:  # branches count in no pipe here: a distance too small only waits longer
+        order_class = pipes.order_class(inst, platform)
         timeout = latency["alu"]
     return Facts(kind, reads, writes, pipe, order_class, timeout, arch, masks,
-                 frozenset(type_pipe(t) for t in _typed_operands(inst)),
+                 frozenset(pipes.type_pipe(t, platform) for t in pipes.typed_operands(inst)),
                  inst.channel_offset, inst.channel_offset + inst.exec_size, inst.no_mask,
                  inst.predicate is not None, inst.eot)
 
@@ -281,7 +237,7 @@ def _operand_footprints(inst: Instruction, platform: hwlib.Platform) -> tuple[Fo
             reads = reads | ALL_GRF | _whole(A0_UNIT, 32)
             continue
         if fmt == T.TERNARY:
-            region = _ternary_region(src, index)
+            region = three_source_region(src, index)
         elif fmt in T.BRANCH_FORMATS:
             region = (0, 1, 0)
         else:
@@ -316,19 +272,6 @@ def _whole_rows(footprint: Footprint) -> Footprint:
         out = out | _whole(low.bit_length() - 1)
         units ^= low
     return out
-
-
-def _ternary_region(reg: Reg, index: int) -> tuple[int, int, int]:
-    """<v;w,h> of a 3-source operand written <v;h> (src0/src1) or <h> (src2)."""
-    if index == 2 or reg.vstride is None:
-        h = reg.hstride or 0
-        return (h, 1, 0)
-    v, h = reg.vstride, reg.hstride or 0
-    if v == 0 and h == 0:
-        return (0, 1, 0)
-    if h == 0:
-        return (v, max(v, 1), 0)
-    return (v, max(v // h, 1), h)
 
 
 def _rows(reg: Reg, count: int, grf: int) -> Footprint:

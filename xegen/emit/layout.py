@@ -1,10 +1,6 @@
-"""Per-platform encoding layout: the field positions and code tables the encoder and the
-decoder share, precomputed once per platform so that hot paths only do dict lookups and
-shifts on one 128-bit integer.
-
-XeLP and XeHPG share the Gen12 layout; XeHPC moves the SWSB field (10 bits), the exec
-offset (in units of 8 channels), the flag field (f0-f3) and halves the byte subregister
-fields (the low bit lives elsewhere).
+"""Per-platform encoding layout: the resolved field table (`fields.py`) and the code tables
+the encoder and the decoder share, built once per platform so that hot paths only do dict
+lookups and shifts on one 128-bit integer.
 """
 
 from __future__ import annotations
@@ -13,6 +9,7 @@ from dataclasses import dataclass
 
 from .. import hw as hwlib
 from . import tables as T
+from .fields import Group, layout_fields
 
 
 @dataclass(frozen=True, eq=False)  # identity hash: one Layout per platform
@@ -20,19 +17,7 @@ class Layout:
     platform: hwlib.Platform
     xehpc: bool
     grf_bytes: int
-
-    # Common header.
-    swsb_shift: int
-    swsb_mask: int
-    exec_size_shift: int
-    chan_off_shift: int
-    chan_off_unit: int  # channels per encoded step (4 or 8)
-    chan_off_mask: int
-    flag_reg_shift: int
-    flag_reg_mask: int
-    flag_subreg_shift: int
-    pred_shift: int
-    pred_mask: int
+    fields: Group  # every format's fields (fields.py)
 
     # Code tables.
     type_codes: dict  # 4-bit binary type codes
@@ -74,17 +59,7 @@ def _build_layout(platform: hwlib.Platform) -> Layout:
         platform=platform,
         xehpc=xehpc,
         grf_bytes=platform.grf_bytes,
-        swsb_shift=8,
-        swsb_mask=0x3FF if xehpc else 0xFF,
-        exec_size_shift=18 if xehpc else 16,
-        chan_off_shift=24 if xehpc else 19,
-        chan_off_unit=8 if xehpc else 4,
-        chan_off_mask=0x3 if xehpc else 0x7,
-        flag_reg_shift=22 if xehpc else 23,
-        flag_reg_mask=0x3 if xehpc else 0x1,
-        flag_subreg_shift=21 if xehpc else 22,
-        pred_shift=26 if xehpc else 24,
-        pred_mask=0x3 if xehpc else 0xF,
+        fields=layout_fields(platform),
         type_codes=types,
         type_by_code={v: k for k, v in types.items()},
         imm_type_codes=imm_types,
@@ -100,12 +75,3 @@ def _build_layout(platform: hwlib.Platform) -> Layout:
         flag_registers=platform.flag_registers,
     )
 
-
-# Fixed bit positions shared by all our platforms.
-BIT_COMPACTED = 29
-BIT_DEBUG = 30
-BIT_NOMASK = 31
-BIT_ATOMIC = 32
-BIT_ACCWREN = 33  # also BranchCtrl on if/else/goto, Serialize on send; XeHPC: dst subreg bit 0
-BIT_SATURATE = 34  # EOT on send
-BIT_PRED_INV = 28

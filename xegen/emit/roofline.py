@@ -62,12 +62,19 @@ class Workload:
 class Tiling:
     """How the thread groups of a launch divide the GEMM: groups along M, along N, along K (each
     adding its slice of the sum into C), and independent GEMMs (convolution groups).  Dispatch
-    order is N fastest, then M, then K slices and batches."""
+    order is N fastest, then M, then K slices and batches; with `n_outer` > 1 the N groups form
+    that many slices, of n_groups / n_outer groups each, and only a slice's groups are dispatched
+    before M, the slices after it."""
 
     m_groups: int
     n_groups: int
     k_groups: int = 1
     batches: int = 1
+    n_outer: int = 1
+
+    def __post_init__(self):
+        if self.n_groups % self.n_outer:
+            raise ValueError(f"{self.n_groups} N groups do not form {self.n_outer} slices")
 
     @property
     def groups(self) -> int:
@@ -103,12 +110,15 @@ def traffic(workload: Workload, requested: int, hw: hwlib.Platform, tiling: Tili
     l3 = max(min(l3, float(requested)), float(compulsory))
     if compulsory <= cache:
         return Traffic(compulsory, requested, l3, float(compulsory))
-    a_panel, c_row = a / t.m_groups, c / t.m_groups
-    rows_at_once = max(1, resident_groups // t.n_groups)
-    b_dram = b if b + a_panel + c_row <= cache else b * math.ceil(t.m_groups / rows_at_once)
-    a_dram = a if a_panel <= cache else a * t.n_groups
-    c_dram = c if t.k_groups == 1 or c <= cache else c * (2 * t.k_groups - 1)
-    dram = t.batches * (a_dram + b_dram + c_dram) + others
+    # one slice of N (all of N unless n_outer > 1): its columns of B and C, its groups along N
+    b_slice, c_slice, n_slice = b / t.n_outer, c / t.n_outer, t.n_groups // t.n_outer
+    a_panel, c_row = a / t.m_groups, c_slice / t.m_groups
+    rows_at_once = max(1, resident_groups // n_slice)
+    b_dram = b_slice if b_slice + a_panel + c_row <= cache else b_slice * math.ceil(t.m_groups / rows_at_once)
+    a_dram = a if a_panel <= cache else a * n_slice
+    c_dram = c_slice if t.k_groups == 1 or c_slice <= cache else c_slice * (2 * t.k_groups - 1)
+    a_again = t.n_outer if a + b_slice + c_slice > cache else 1  # A read anew for each slice
+    dram = t.batches * (a_again * a_dram + t.n_outer * (b_dram + c_dram)) + others
     return Traffic(compulsory, requested, l3, max(float(compulsory), min(dram, l3)))
 
 

@@ -30,8 +30,8 @@ How (after IGA's SWSBSetter and nGEN's auto-SWSB, see docs/encoding.md, SWSB):
 - Distances count in-order instructions only (not branches, nops or syncs): a count that is
   too small only waits longer, so this is safe whatever the hardware counts.  `A@n` is used
   with the smallest per-pipe distance, which is right whether `A@n` counts per pipe or over
-  all pipes.  Distances above 7 are written as 7 (waiting for a later instruction of an
-  in-order pipe waits for the earlier ones).
+  all pipes.  Distances above `hw.swsb_max_distance` (7) are written as 7 (waiting for a
+  later instruction of an in-order pipe waits for the earlier ones).
 - Tokens: an out-of-order instruction that depends on a token takes that token (setting a
   token waits for its previous owner, so the dependency costs nothing); otherwise the least
   recently used free token; otherwise the least recently used one (its previous owner is
@@ -72,7 +72,6 @@ from .instruction import Imm, Instruction, Reg, Swsb
 from .layout import layout_for
 from .swsb import encode_table, instruction_class
 
-MAX_DISTANCE = 7
 SWSB_SYNCS = frozenset({"nop", "allrd", "allwr"})  # sync functions that only carry SWSB
 
 
@@ -382,7 +381,7 @@ class _Scoreboard:
         self.program = program
         self.platform = platform
         self.layout = layout_for(platform)
-        self.single_pipe = len(platform.swsb_pipes) == 1
+        self.single_pipe = not platform.swsb_named_pipes
         self.tokens = platform.swsb_tokens
         self.control = flow.build_control_flow(program)
         self.facts = [instruction_facts(inst, platform) for inst in program]
@@ -629,7 +628,7 @@ class _Scoreboard:
                    force_syncs: bool) -> _Plan:
         inst = self.program[first]
         facts = self.facts[first]
-        distance = None if needs.distance is None else min(needs.distance, MAX_DISTANCE)
+        distance = None if needs.distance is None else min(needs.distance, self.platform.swsb_max_distance)
         tokens = sorted(needs.tokens.items(), key=lambda item: (item[1] != "dst", item[0]))
         set_here = set_token is not None and first == last
         set_swsb = Swsb(token=set_token) if set_token is not None else Swsb()

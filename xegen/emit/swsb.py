@@ -24,43 +24,58 @@ IN_ORDER_CLASS = "inorder"
 def instruction_class(info: T.OpcodeInfo, layout: Layout) -> str:
     if info.format == T.SEND:
         return SEND_CLASS
-    if info.format == T.DPAS or (info.format == T.MATH and layout.platform.math_is_out_of_order):
+    if T.is_out_of_order(info, layout.platform):
         return OUT_OF_ORDER_CLASS
     return IN_ORDER_CLASS
 
 
-def _gen12_table(layout: Layout, cls: str) -> dict[int, Swsb]:
+# Pipe codes of the distance forms (`code << 3 | distance`), per encoding width.
+_PIPE_CODES = {8: {"": 0, "A": 1, "F": 2, "I": 3, "L": 10}, 10: {"": 0, "A": 1, "F": 2, "I": 3, "L": 4, "M": 5}}
+
+
+def _pipe_codes(platform) -> dict[str, int]:
+    """The distance forms' pipes the platform has: "" (a bare @n), "A" (all) and its named pipes."""
+    codes = _PIPE_CODES[platform.swsb_bits]
+    if not platform.swsb_named_pipes:
+        return {"": 0}
+    return {pipe: code for pipe, code in codes.items() if pipe in ("", "A") or pipe in platform.swsb_pipes}
+
+
+def _eight_bit_table(layout: Layout, cls: str) -> dict[int, Swsb]:
     """All valid 8-bit encodings (XeLP, XeHPG) for one instruction class."""
+    platform = layout.platform
+    distances = range(1, platform.swsb_max_distance + 1)
+    tokens = range(platform.swsb_tokens)
     table: dict[int, Swsb] = {0: Swsb()}
-    pipes = {"": 0}
-    if T.has_pipes(layout.platform):
-        pipes = {"": 0, "A": 1, "F": 2, "I": 3, "L": 10}
-    for pipe, code in pipes.items():
-        for d in range(1, 8):
+    for pipe, code in _pipe_codes(platform).items():
+        for d in distances:
             table[code << 3 | d] = Swsb(d, pipe)
-    for s in range(16):
+    for s in tokens:
         table[0x20 | s] = Swsb(token=s, token_mode="dst")
         table[0x30 | s] = Swsb(token=s, token_mode="src")
         table[0x40 | s] = Swsb(token=s, token_mode="set")
     if cls == SEND_CLASS:
-        pipe, mode = ("A" if T.has_pipes(layout.platform) else ""), "set"
+        pipe, mode = ("A" if platform.swsb_named_pipes else ""), "set"
     elif cls == OUT_OF_ORDER_CLASS:
         pipe, mode = "", "set"
     else:
         pipe, mode = "", "dst"
-    for d in range(8):
-        for s in range(16):
+    for d in range(distances.stop):
+        for s in tokens:
             table[0x80 | d << 4 | s] = Swsb(d, pipe, s, mode)
     return table
 
 
-def _xehpc_table(cls: str) -> dict[int, Swsb]:
+def _ten_bit_table(layout: Layout, cls: str) -> dict[int, Swsb]:
     """All valid 10-bit encodings (XeHPC) for one instruction class."""
+    platform = layout.platform
+    distances = range(1, platform.swsb_max_distance + 1)
+    tokens = range(platform.swsb_tokens)
     table: dict[int, Swsb] = {0: Swsb(), 0xF0: Swsb(no_acc_sb_set=True)}
-    for code, pipe in enumerate(("", "A", "F", "I", "L", "M")):
-        for d in range(1, 8):
+    for pipe, code in _pipe_codes(platform).items():
+        for d in distances:
             table[code << 3 | d] = Swsb(d, pipe)
-    for s in range(32):
+    for s in tokens:
         table[0x80 | s] = Swsb(token=s, token_mode="dst")
         table[0xA0 | s] = Swsb(token=s, token_mode="src")
         table[0xC0 | s] = Swsb(token=s, token_mode="set")
@@ -71,25 +86,27 @@ def _xehpc_table(cls: str) -> dict[int, Swsb]:
     else:
         modes = {1: ("", "dst"), 2: ("", "src"), 3: ("A", "dst")}
     for mode, (pipe, token_mode) in modes.items():
-        for d in range(8):
-            for s in range(32):
+        for d in range(distances.stop):
+            for s in tokens:
                 table[mode << 8 | d << 5 | s] = Swsb(d, pipe, s, token_mode)
     return table
 
 
+# The SWSB encoding of each field width (hw.Platform.swsb_bits).
+_TABLES = {8: _eight_bit_table, 10: _ten_bit_table}
+
+
 def _canonical_table(layout: Layout, cls: str) -> dict[int, Swsb]:
-    if layout.xehpc:
-        return _xehpc_table(cls)
-    return _gen12_table(layout, cls)
+    return _TABLES[layout.platform.swsb_bits](layout, cls)
 
 
 @lru_cache(maxsize=None)
 def decode_table(layout: Layout, cls: str) -> dict[int, Swsb]:
     table = _canonical_table(layout, cls)
     # A pipe with distance 0 and no token: iga64 prints nothing for these.
-    pipe_codes = range(1, 6) if layout.xehpc else ((1, 2, 3, 10) if T.has_pipes(layout.platform) else ())
-    for code in pipe_codes:
-        table.setdefault(code << 3, Swsb())
+    for pipe, code in _pipe_codes(layout.platform).items():
+        if pipe:
+            table.setdefault(code << 3, Swsb())
     return table
 
 

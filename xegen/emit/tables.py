@@ -2,8 +2,8 @@
 
 Everything here is a table the encoder, decoder, printer and parser share.  Where the
 platforms differ, the difference is keyed by the `xegen.hw.Platform` record's fields
-(never by platform name): the native encoding layout follows `hw.swsb_bits` (8-bit SWSB =
-the XeLP/XeHPG layout, 10-bit = the XeHPC layout).
+(never by platform name): the XeHPC generation's facts follow its native encoding layout
+(`hw.Platform.instruction_layout`).  Where each field sits in the instruction is `fields.py`.
 
 Sources: IGA's models and the `iga64` tool itself (the oracle), oneDNN nGEN's
 `ngen_gen12.hpp`; see docs/encoding.md.
@@ -16,21 +16,17 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .. import hw as hwlib
+from .fields import XEHPC
 
 # ---------------------------------------------------------------------------------------
 # Platform capabilities that `xegen.hw.Platform` does not spell out (yet).  They are
 # derived here from its fields, in one place, so that a new field in hw.py replaces one
-# line: the native layout follows the SWSB width (10 bits only on XeHPC), and the
-# XeHPG-generation features go with dpas and LSC messages.
+# line: the XeHPC-generation features go with its instruction layout, the
+# XeHPG-generation features with dpas and LSC messages.
 
 def is_xehpc_layout(platform: hwlib.Platform) -> bool:
-    """The XeHPC encoding moves SWSB, exec offset, flag and subregister fields."""
-    return platform.swsb_bits == 10
-
-
-def has_pipes(platform: hwlib.Platform) -> bool:
-    """SWSB distances name an in-order pipe (A/F/I/L, and M on XeHPC)."""
-    return len(platform.swsb_pipes) > 1
+    """The XeHPC encoding (`fields.XEHPC`) and the features that came with it."""
+    return platform.instruction_layout == XEHPC
 
 
 def _xelp_generation(platform: hwlib.Platform) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, Mapping, Sequence
 
 import yaml
@@ -33,6 +33,9 @@ SHT_ZEBIN_VISA_ASM = 0xFF000013
 SHT_ZEBIN_MISC = 0xFF000014
 
 TEXT_PREFIX = ".text."
+REL_PREFIX, RELA_PREFIX = ".rel", ".rela"  # + ".text.<kernel>": the kernel's relocations
+# Relocation types of zebin text (NEO's zebin_elf.h RelocTypeZebin)
+R_ZE_SYM_ADDR, R_ZE_SYM_ADDR_32, R_ZE_SYM_ADDR_32_HI, R_PER_THREAD_PAYLOAD_OFFSET = 1, 2, 3, 4
 ZEINFO_SECTION = ".ze_info"
 NOTE_SECTION = ".note.intelgt.compat"
 NOTE_OWNER = "IntelGT"
@@ -133,6 +136,18 @@ class PerThreadMemoryBuffer:
 
 
 @dataclass(frozen=True)
+class Relocation:
+    """A place in a kernel's code the runtime patches at load time: `offset` bytes into the
+    code, an R_ZE_* `type` (8 bytes for R_ZE_SYM_ADDR, else 4), the symbol whose value goes
+    there ("" for none) and the addend of a .rela entry."""
+
+    offset: int
+    type: int
+    symbol: str = ""
+    addend: int = 0
+
+
+@dataclass(frozen=True)
 class ZebinKernel:
     name: str
     code: bytes
@@ -142,6 +157,7 @@ class ZebinKernel:
     binding_table_indices: tuple[BindingTableIndex, ...] = ()
     per_thread_memory_buffers: tuple[PerThreadMemoryBuffer, ...] = ()
     raw: Mapping[str, Any] = _raw()  # other kernel keys (debug_env, user_attributes, ...)
+    relocations: tuple[Relocation, ...] = ()  # from .rel(a).text.<name>
 
 
 @dataclass(frozen=True)
@@ -195,10 +211,19 @@ def write_zebin(kernels: Sequence[ZebinKernel], hw: str | hwlib.Platform, *,
     notes = compat_notes(platform, zeinfo_version)
     sections.append(elf.Section(NOTE_SECTION, elf.SHT_NOTE, elf.note_bytes(notes), alignment=4))
 
-    strtab, offsets = elf.string_table(names)
+    externals = sorted({r.symbol for k in kernels for r in k.relocations if r.symbol} - set(names))
+    strtab, offsets = elf.string_table(names + externals)
     symbols = [elf.Symbol("")] + [
         elf.Symbol(k.name, 0, len(k.code), index + 1, elf.STB_LOCAL, elf.STT_FUNC) for index, k in enumerate(kernels)]
-    symtab_index = len(sections)
+    symbols += [elf.Symbol(name, binding=elf.STB_GLOBAL) for name in externals]  # undefined: the runtime's
+    symbol_index = {symbol.name: index for index, symbol in enumerate(symbols) if symbol.name}
+    symtab_index = len(sections) + sum(1 for k in kernels if k.relocations)
+    for index, k in enumerate(kernels):
+        if k.relocations:
+            entries = b"".join(elf.RELA.pack(r.offset, symbol_index.get(r.symbol, 0) << 32 | r.type, r.addend)
+                               for r in k.relocations)
+            sections.append(elf.Section(RELA_PREFIX + TEXT_PREFIX + k.name, elf.SHT_RELA, entries, link=symtab_index,
+                                        info=index + 1, alignment=8, entry_size=elf.RELA.size))
     sections.append(elf.Section(".symtab", elf.SHT_SYMTAB, elf.symbol_table_bytes(symbols, offsets),
                                 link=symtab_index + 1, info=len(symbols), alignment=8, entry_size=elf.SYMBOL.size))
     sections.append(elf.Section(".strtab", elf.SHT_STRTAB, strtab))
@@ -332,7 +357,8 @@ def read_zebin(data: bytes) -> Zebin:
     kernel_nodes = document.sequence(top["kernels"], "kernels") if "kernels" in top else []
     for number, node in enumerate(kernel_nodes):
         kernel = _read_kernel(document, node, f"kernels[{number}]", texts)
-        kernels.append(kernel)
+        relocations = _read_relocations(parsed, kernel.name)
+        kernels.append(replace(kernel, relocations=relocations) if relocations else kernel)
     version = document.string(top["version"], "version") if "version" in top else ""
     raw = {key: document.plain(value) for key, value in top.items() if key not in ("kernels", "version")}
 
@@ -347,6 +373,29 @@ def read_zebin(data: bytes) -> Zebin:
         section_names=tuple(s.name for s in parsed.sections),
         raw=raw,
     )
+
+
+def _read_relocations(parsed: elf.ElfFile, kernel: str) -> tuple[Relocation, ...]:
+    """The entries of `.rel.text.<kernel>` and `.rela.text.<kernel>`, symbols by name."""
+    found = []
+    for prefix, section_type, entry in ((REL_PREFIX, elf.SHT_REL, elf.REL), (RELA_PREFIX, elf.SHT_RELA, elf.RELA)):
+        section = parsed.section(prefix + TEXT_PREFIX + kernel)
+        if section is None:
+            continue
+        if section.type != section_type or len(section.data) % entry.size:
+            raise DecodeError(f"{section.name} is not a table of {entry.size}-byte relocations", section.offset)
+        if not 0 < section.link < len(parsed.sections) or parsed.sections[section.link].type != elf.SHT_SYMTAB:
+            raise DecodeError(f"{section.name} does not link to a symbol table", section.offset)
+        symbols = elf.read_symbols(parsed, parsed.sections[section.link])
+        for start in range(0, len(section.data), entry.size):
+            fields_ = entry.unpack_from(section.data, start)
+            offset, info = fields_[0], fields_[1]
+            addend = fields_[2] if len(fields_) > 2 else 0
+            if info >> 32 >= len(symbols):
+                raise DecodeError(f"{section.name} entry {start // entry.size} names symbol {info >> 32}, which "
+                                  "does not exist", section.offset + start)
+            found.append(Relocation(offset, info & 0xFFFFFFFF, symbols[info >> 32].name, addend))
+    return tuple(found)
 
 
 def _section_headers_offset(data: bytes) -> int:

@@ -48,9 +48,12 @@ BINARY_OPS = {
 #: ternary operators: add3(a, b, c) = a + b + c; mad(a, b, c) = a + b * c
 TERNARY_OPS = ("add3", "mad")
 
+#: operators written as a call, `min(a, b)`: the binary ones a word names, and the ternary ones
+CALL_OPS = tuple(op for op, (symbol, _) in BINARY_OPS.items() if symbol == op) + TERNARY_OPS
+
 #: words of the text form that cannot name a variable or buffer (nor can a type name)
 RESERVED_WORDS = frozenset({
-    "true", "false", "inf", "nan", "min", "max", "add3", "mad", "broadcast", "shuffle",
+    "true", "false", "inf", "nan", *CALL_OPS, "broadcast", "shuffle",
     "let", "for", "if", "else", "alloc", "null", "sat", "unroll", "stride",
 })
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")

@@ -51,7 +51,7 @@ _BINARY_LEVELS = {
 }
 _SELECT_LEVEL, _PREFIX_LEVEL = 1, 12
 _PREFIX_OPS = {"-": "neg", "!": "not", "~": "bitnot"}
-_FUNCTIONS = {"min": 2, "max": 2, "add3": 3, "mad": 3, "broadcast": 2}
+_FUNCTIONS = {**{op: 2 if op in ir.BINARY_OPS else 3 for op in ir.CALL_OPS}, "broadcast": 2}
 
 _EXACT_OPERATIONS = {**{op: 1 for op in ir.UNARY_OPS}, **{op: 2 for op in ir.BINARY_OPS},
                      **{op: 3 for op in ir.TERNARY_OPS}}
@@ -483,7 +483,7 @@ class Parser:
                 raise self.error(token, "broadcast takes a lane count literal")
             return self._build(token, ir.Broadcast, self._as_expr(args[0]), lanes.value)
         raw = [self._raw(a) for a in args]
-        if name in ("min", "max"):
+        if name in ir.BINARY_OPS:
             return self._build(token, ir.binary, name, *raw)
         return self._build(token, ir.ternary, name, *raw)
 

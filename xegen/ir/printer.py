@@ -158,7 +158,7 @@ def _parts(e: Expr, names: _Names) -> list:
         return [UNARY_OPS[e.op], (e.a, UNARY_PRECEDENCE)]
     if isinstance(e, Binary):
         symbol = BINARY_OPS[e.op][0]
-        if e.op in ("min", "max"):
+        if symbol == e.op:  # a call: min(a, b)
             return [f"{symbol}(", *_listed((e.a, e.b)), ")"]
         p = PRECEDENCE[e.op]
         return [(e.a, p), f" {symbol} ", (e.b, p + 1)]

@@ -5,6 +5,8 @@
   XeHPG) or `macl` (XeHPC) adds the high half and returns the low 32 bits of the product.
 - The high 32 bits of a product (`mulhi`), for division by constants: `mul acc0` then `mach`
   with AccWrEn (XeLP, XeHPG), or plain `mach` where `macl` exists (XeHPC).
+  mach/macl read the accumulator with their destination's region, so the destination must
+  start a GRF (acc0.0 is where the `mul` wrote): others go through a GRF-aligned temporary.
 - Division and remainder by a constant with multiply-high "magic numbers" (Granlund and
   Montgomery; the search below is the one in Hacker's Delight, 10-1 and 10-8), with the
   IR's definitions for 0, 1, -1 and the most negative value.
@@ -50,20 +52,46 @@ def _part(v: Value, start: int, n: int) -> Value:
     return v.slice(start, n)
 
 
+def _starts_a_grf(b: Builder, region: Region) -> bool:
+    """Whether a destination sits at subregister 0 of a GRF with stride 1: there the implicit
+    accumulator operand of mach/macl, which has the destination's region, is the acc0.0<1>
+    the `mul` wrote (IGC moves any other destination through a temporary the same way)."""
+    reg = region.reg
+    placed = reg.fixed is not None or reg.alignment % b.grf == 0
+    return placed and (region.offset + (reg.fixed or 0)) % b.grf == 0 and (region.lanes == 1 or region.stride == 1)
+
+
 def _pairs(b: Builder, dst: Region, a: Value, c: Value, second: str, options: tuple[str, ...]) -> None:
-    """`mul acc0 a c.low16` then `second dst a c` for each group of lanes two accumulator
-    registers hold."""
+    """`mul acc a c.low16` then `second dst a c` for each group of lanes two accumulator
+    registers hold.  mach/macl read the accumulator with their destination's region, so the
+    destination starts a GRF (else the result goes through a GRF-aligned temporary) and each
+    power-of-two run of lanes the pair is split into multiplies into the accumulator
+    elements its destination lanes name (`mul acc0.4` for `mach r18.4`)."""
     step = _accumulator_lanes(b)
+    per_acc = b.grf // 4  # dwords in one accumulator register
     xe = "d" if dst.type.is_signed else "ud"
     for start in range(0, dst.lanes, step):
         n = min(step, dst.lanes - start)
-        if isinstance(c, Constant):
-            low: Value = Constant(int(c.value) & 0xFFFF, U16, n)
-        else:
-            low = _low_word(_part(c, start, n))
-        b.alu("mul", Reg("acc", 0, 0, xe), [_part(a, start, n), low], lanes=n, types=(xe, xe, "uw"))
-        b.alu(second, dst.slice(start, n), [_part(a, start, n), _part(c, start, n)], options=options,
-              types=(xe, xe, xe))
+        piece = dst.slice(start, n)
+        target = piece
+        if not _starts_a_grf(b, piece):
+            reg = b.vregs.new(n * dst.type.size, "mulh", b.grf)
+            b.program.kill(reg)
+            target = Region(reg, 0, dst.type, n, 1)
+        lane = 0
+        while lane < n:
+            m = 1 << ((n - lane).bit_length() - 1)  # the largest power of two that fits
+            if isinstance(c, Constant):
+                low: Value = Constant(int(c.value) & 0xFFFF, U16, m)
+            else:
+                low = _low_word(_part(c, start + lane, m))
+            acc = Reg("acc", lane // per_acc, lane % per_acc, xe)
+            b.alu("mul", acc, [_part(a, start + lane, m), low], lanes=m, types=(xe, xe, "uw"))
+            b.alu(second, target.slice(lane, m), [_part(a, start + lane, m), _part(c, start + lane, m)],
+                  options=options, types=(xe, xe, xe))
+            lane += m
+        if target is not piece:
+            b.mov(piece, target)
 
 
 def multiply(b: Builder, dst: Region, a: Value, c: Value) -> None:

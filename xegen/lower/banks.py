@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 from ..emit import tables as T
 from ..emit.instruction import Reg
-from .program import Op, ternary_region
+from ..emit.regions import three_source_region
+from .program import Op
 from .values import TYPE_BYTES, VIRTUAL
 
 LOOP_WEIGHT = 8  # a conflict inside a loop counts this many times one just outside it
@@ -69,7 +70,7 @@ def _ternary_groups(inst, grf: int, weight: int) -> list[Group]:
     for first_lane in range(0, inst.exec_size, lanes_per_pass):
         reads = []
         for index, src in enumerate(inst.srcs):
-            v, w, h = ternary_region(src, index)
+            v, w, h = three_source_region(src, index)
             element = (first_lane // w) * v + (first_lane % w) * h
             reads.append(_read(src, element * TYPE_BYTES[src.type], grf))
         groups.append(Group(tuple(reads), weight))

@@ -297,7 +297,8 @@ class Builder:
                 size = TYPE_BYTES[dst.type]
                 if n * size > 2 * self.grf:
                     return None
-                return Reg("acc", dst.number + (position * size) // self.grf, 0, dst.type).stride(1)
+                at = (dst.subreg + position) * size  # bytes into the accumulator, from acc<number>
+                return Reg("acc", dst.number + at // self.grf, at % self.grf // size, dst.type).stride(1)
             return dst.stride(1) if n * TYPE_BYTES[dst.type] <= 2 * self.grf else None
         xe = types[0] if types and types[0] else xe_type(dst.type)
         size = TYPE_BYTES[xe]

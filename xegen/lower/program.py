@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..emit.asm_printer import format_instruction
 from ..emit.instruction import Instruction, Reg
+from ..emit.regions import three_source_region
 from ..emit import tables as T
 from .values import TYPE_BYTES, VIRTUAL
 
@@ -56,18 +57,6 @@ def _elements(exec_size: int, vstride: int, width: int, hstride: int) -> int:
     return (rows - 1) * vstride + (width - 1) * hstride + 1
 
 
-def ternary_region(reg: Reg, index: int) -> tuple[int, int, int]:
-    if index == 2 or reg.vstride is None:
-        h = reg.hstride or 0
-        return (h, 1, 0) if h else (0, 1, 0)
-    v, h = reg.vstride, reg.hstride or 0
-    if v == 0 and h == 0:
-        return 0, 1, 0
-    if h == 0:
-        return v, 1, 0
-    return v, max(v // h, 1), h
-
-
 def _span(reg: Reg, count_bytes: int) -> Span:
     start = reg.subreg * TYPE_BYTES.get(reg.type, 4)
     return Span(reg.number, start, start + count_bytes)
@@ -76,7 +65,7 @@ def _span(reg: Reg, count_bytes: int) -> Span:
 def _source_span(inst: Instruction, reg: Reg, index: int, fmt: str) -> Span:
     size = TYPE_BYTES[reg.type]
     if fmt == T.TERNARY:
-        v, w, h = ternary_region(reg, index)
+        v, w, h = three_source_region(reg, index)
     else:
         v, w, h = reg.vstride or 0, reg.width or 1, reg.hstride or 0
     return _span(reg, _elements(inst.exec_size, v, w, h) * size)

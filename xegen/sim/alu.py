@@ -75,6 +75,27 @@ def mul(a, b, ints, mode, fdtype, width: int = 8):
     return fpround.mul(a.astype(np.float32, copy=False), b.astype(np.float32, copy=False), mode.rounding)
 
 
+def wrapping_product(a, b) -> np.ndarray:
+    """a * b modulo 2^64 as uint64, each integer source read in its own type (sign-extended only
+    when signed): the exact product of two 32-bit operands, in two's complement."""
+    return _as_uint64(a) * _as_uint64(b)
+
+
+def _as_uint64(values) -> np.ndarray:
+    values = np.asarray(values)
+    if values.dtype.kind == "u":
+        return values.astype(np.uint64)
+    return values.astype(np.int64).view(np.uint64)
+
+
+def high_half_of_multiplier(etype):
+    """src1 of mach/macl -> its bits 31:16 as a number: shifted arithmetically for a signed type,
+    logically for an unsigned one (0x92492493:ud gives 0x9249, :d gives -0x6db7)."""
+    if etype.is_signed:
+        return lambda b: np.asarray(b).astype(np.int64) >> 16
+    return lambda b: np.asarray(b).astype(np.uint64) >> np.uint64(16)
+
+
 def mad(a, b, c, ints, mode, fdtype, width: int = 8):
     """a + b * c (Xe's operand order), fused for floats."""
     if ints is not None:

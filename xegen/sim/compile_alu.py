@@ -15,11 +15,13 @@ import numpy as np
 
 from ..emit import tables as T
 from ..emit.instruction import Instruction, Reg
+from ..emit.regions import three_source_region
 from . import alu
 from . import datatypes as dt
 from .errors import SimulationError, UnsupportedInstruction
 from .flags import FlagReader, FlagWriter
-from .operands import Destination, source, three_source_region
+from .macros import compile_macro
+from .operands import Destination, source
 
 if TYPE_CHECKING:
     from .machine import Machine
@@ -30,8 +32,6 @@ RAW_MOVES = ("mov", "csel")
 
 # Instructions whose results the public documentation does not pin down, and why.
 NOT_MODELED = {
-    "madm": "the math macros (madm, math.invm, math.rsqtm) start from hardware approximation tables and carry "
-            "extra mantissa bits in the mme registers, neither of which is publicly specified",
     "movi": "what its second source selects is not publicly specified",
 }
 
@@ -74,7 +74,7 @@ def _readers(inst: Instruction, m: "Machine", bitwise: bool):
     for index, src in enumerate(inst.srcs):
         region = None
         if fmt == T.TERNARY and isinstance(src, Reg):
-            region = three_source_region(src, inst.exec_size, index)
+            region = three_source_region(src, index)
         reader, etype = source(src, inst.exec_size, m.files, region=region, bitwise=bitwise, where=f"src{index}")
         readers.append(reader)
         types.append(etype)
@@ -91,8 +91,8 @@ def compile_alu(inst: Instruction, m: "Machine") -> Op:
         return illegal
     if op in NOT_MODELED:
         raise UnsupportedInstruction(f"{op} is not simulated: {NOT_MODELED[op]}")
-    if op == "math" and inst.function in T.MATH_MACROS:
-        raise UnsupportedInstruction(f"math.{inst.function} is not simulated: {NOT_MODELED['madm']}")
+    if op == "madm" or (op == "math" and inst.function in T.MATH_MACROS):
+        return compile_macro(inst, m, combined_mask(inst, m))
     info = T.OPCODES[op]
     readers, types = _readers(inst, m, info.bitwise)
     dst = Destination(inst.dst, inst.exec_size, m.files, saturate=inst.saturate)
@@ -269,27 +269,35 @@ def _math(inst: Instruction, types, dst_type: dt.ElementType):
     return lambda v: alu.math_function(function, v[0], v[1] if second else None, out)
 
 
+def _acc_slots(dst: Reg, exec_size: int) -> np.ndarray:
+    """The accumulator's exact-product slots (one per dword of acc0-15) a dword-typed operand at
+    `dst`'s region covers: the implicit accumulator of mach/macl/mac has the destination's
+    subregister and stride, so `mul acc0.3 ...` feeds `mach r66.3 ...`."""
+    size = dt.TYPES[dst.type].size
+    first = dst.subreg * size // 4
+    return first + np.arange(exec_size) * max(1, (dst.hstride or 1) * size // 4)
+
+
 def _integer_multiply(inst: Instruction, m: "Machine", ints):
-    """Integer mul; when the destination is the accumulator, remember the exact 64-bit
-    product for a following mach/macl (IGC's 32x32 multiply: mul acc0:d a:d b:uw; mach)."""
+    """Integer mul; when the destination is the accumulator, remember the exact product (its
+    64 bits, two's complement) for a following mach/macl (IGC's 32x32 multiply: mul acc0:d a:d
+    b:uw; mach, nGEN's division by constants: mul acc0 x:d M:uw; mach q:d x:d M:ud)."""
     dst = inst.dst
     if dst.file != "acc":
         return lambda v: alu.mul(v[0], v[1], ints, m.mode, None, dst.type and dt.TYPES[dst.type].size)
-    first = (m.files.register_base("acc", dst.number) + dst.subreg * dt.TYPES[dst.type].size) // 4
-    span = slice(first, first + inst.exec_size)
+    slots = _acc_slots(dst, inst.exec_size) + m.files.register_base("acc", dst.number) // 4
     mask_of = combined_mask(inst, m)
     wide = m.files.acc_wide
 
     def multiply(v):
         a, b = v
-        product = a.astype(np.int64) * b.astype(np.int64) if not (a.dtype == np.uint64 or b.dtype == np.uint64) \
-            else a.astype(np.uint64) * b.astype(np.uint64)
+        product = alu.wrapping_product(a, b).view(np.int64)
         mask = mask_of()
-        full = np.broadcast_to(product.astype(np.int64), (wide.shape[0], inst.exec_size))
+        full = np.broadcast_to(product, (wide.shape[0], inst.exec_size))
         if mask is None:
-            wide[:, span] = full
+            wide[:, slots] = full
         else:
-            np.copyto(wide[:, span], full, where=mask)
+            wide[:, slots] = np.where(mask, full, wide[:, slots])
         return product
     return multiply
 
@@ -336,48 +344,43 @@ def _sel_special(inst: Instruction, m: "Machine", readers, types, dst: Destinati
 
 
 def _mach(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
-    """mach/macl: the full product from the accumulator's partial (src0 * low half of src1)
-    plus src0 * high half of src1 << 16.  macl, and mach without AccWrEn where the platform
-    has no macl, return the low 32 bits; mach returns the high 32 bits (and with AccWrEn
-    leaves the low 32 bits in acc0)."""
+    """mach/macl: the accumulator holds src0 x (src1's low 16 bits) from the mul before; adding
+    src0 x (src1's high 16 bits) << 16 gives the exact 64-bit product of src0 and src1, each
+    read in its own type (a :ud source is never sign-extended).  macl returns its low 32 bits,
+    mach its high 32 bits; mach without AccWrEn on platforms without macl (XeLP, XeHPG) is
+    IGC's low multiply and returns the low 32 bits too.  With AccWrEn the low 32 bits also go
+    to the accumulator.  The implicit accumulator has the destination's region."""
     files = m.files
     has_macl = T.opcode_available(T.OPCODES["macl"], files.platform)
     low = inst.opcode == "macl" or (not has_macl and "AccWrEn" not in inst.options)
-    span = slice(0, inst.exec_size)
+    slots = _acc_slots(inst.dst, inst.exec_size)
     mask_of = combined_mask(inst, m)
     accwr = "AccWrEn" in inst.options
-    acc = Destination(Reg("acc", 0, 0, "ud", hstride=1), inst.exec_size, files) if accwr else None
-    unsigned = not types[0].is_signed and not types[1].is_signed
+    acc = Destination(Reg("acc", 0, inst.dst.subreg, "ud", hstride=inst.dst.hstride or 1), inst.exec_size,
+                      files) if accwr else None
+    high_half = alu.high_half_of_multiplier(types[1])
     r0, r1 = readers
 
     def run():
         mask = mask_of()
         a, b = r0(), r1()
-        partial = files.acc_wide[:, span]
-        if unsigned:
-            high = (b.astype(np.uint64) >> np.uint64(16))
-            product = (partial.astype(np.uint64) + ((a.astype(np.uint64) * high) << np.uint64(16)))
-            low_bits = product & np.uint64(0xFFFFFFFF)
-            high_bits = product >> np.uint64(32)
-        else:
-            high = (b.astype(np.int32).astype(np.int64) >> 16)
-            product = partial + ((a.astype(np.int64) * high) << 16)
-            low_bits = product & 0xFFFFFFFF
-            high_bits = product >> 32
-        dst.store(low_bits if low else high_bits, mask, m.mode)
+        partial = files.acc_wide[:, slots].view(np.uint64)
+        product = partial + (alu.wrapping_product(a, high_half(b)) << np.uint64(16))
+        low_bits = product & np.uint64(0xFFFFFFFF)
+        dst.store_raw((low_bits if low else product >> np.uint64(32)).astype(np.uint32).view(dst.etype.storage)
+                      if dst.etype.size == 4 else dst.convert(low_bits if low else product >> np.uint64(32), m.mode),
+                      mask)
         if acc is not None:
-            acc.store(low_bits, mask, m.mode)
-            wide = np.broadcast_to(product.astype(np.int64), partial.shape)
-            if mask is None:
-                files.acc_wide[:, span] = wide
-            else:
-                np.copyto(files.acc_wide[:, span], wide, where=mask)
+            acc.store_raw(low_bits.astype(np.uint32), mask)
+            kept = product.view(np.int64)
+            files.acc_wide[:, slots] = kept if mask is None else np.where(mask, kept, files.acc_wide[:, slots])
     return run
 
 
 def _mac(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
-    """mac: dst = acc0 + src0 * src1 (the accumulator read in the destination's type)."""
-    acc_src, acc_type = source(Reg("acc", 0, 0, dst.etype.name, 1, 1, 0), inst.exec_size, m.files)
+    """mac: dst = acc0 + src0 * src1, the accumulator read in the destination's type and region."""
+    stride = inst.dst.hstride or 1
+    acc_src, acc_type = source(Reg("acc", 0, inst.dst.subreg, dst.etype.name, stride, 1, 0), inst.exec_size, m.files)
     compute_types = types + [acc_type, dst.etype]
     floats = alu.is_float_op(compute_types)
     ints = None if floats else alu.int_compute_dtype(compute_types)

@@ -5,13 +5,26 @@ What each thread finds at entry (see docs/dispatch.md):
   indirect data from General State Base (64-byte aligned), r0.2[7:0] = thread index in the
   group and r0.2[31:24] = threads in the group.
 - cross-thread data (CTD) laid out by `.ze_info` payload_arguments (padded to 32 bytes), and
-  per-thread data (PTD): one row of 16-bit local ids per channel (x, y, z), each row
-  size/3 bytes.
-- GPGPU_WALKER (XeLP): the hardware pushes PTD into r1.. and CTD after it.  COMPUTE_WALKER
-  (XeHPG, XeHPC): the first `inline_data_payload_size` bytes of CTD arrive in r1, the rest
-  of CTD and then PTD of every thread sit in the indirect object heap (IOH) where IGC's
-  prologue loads them from (r0.0 + CTD rest + t * PTD size).  The runtime generates the
-  local ids, so threads start at offset 0.
+  per-thread data (PTD): one row of 16-bit local ids per channel (x, y, z; 16 ids, 32 for
+  SIMD32, a row rounded up to a GRF).
+- GPGPU_WALKER (XeLP): the runtime generates the local ids and the hardware pushes PTD into
+  r1.. and CTD after it.
+- COMPUTE_WALKER (XeHPG, XeHPC), as NEO's EncodeDispatchKernel (xehp_and_later) does it:
+  when the kernel declares `inline_data_payload_size`, the first min(32, CTD) bytes of CTD
+  are the walker's inline data.  NEO then decides who generates the local ids
+  (`hardware_walk_order`): the hardware, when the group's shape allows one of its walk
+  orders, or the runtime.  Hardware ids arrive in r1.. (one row per channel, as PTD), the
+  inline data in the GRF after them, and the thread starts at
+  `offset_to_skip_per_thread_data_load` (past the kernel's own loading of the ids).
+  Runtime ids are per-thread data in the indirect object heap (IOH), the inline data
+  arrives in r1 and the thread starts at 0.  The IOH block of a group is [the rest of
+  CTD][PTD of every thread]: r0.0 points at it, PTD starts at CTD - inline bytes (the value
+  NEO patches into R_PER_THREAD_PAYLOAD_OFFSET relocations, `per_thread_data_offset`).
+- Memory for threads: private memory (`per_thread_memory_buffers` global/private_space,
+  times SIMD when `is_simt_thread`) indexed by the hardware thread id in sr0.0, scratch
+  (type scratch: at least 1 KiB, rounded up to a power of two) at r0.5: a General-State-
+  relative offset on XeLP, the scratch surface on XeHPG/XeHPC.  Threads of a batch occupy
+  hardware thread slots 0.., encoded in sr0.0 the way IGC decodes them (`sr0_thread_ids`).
 - The last thread of a group whose size is not a multiple of SIMD gets a partial dispatch
   mask.  Ranges that are not a multiple of the group size are split like NEO's walkers: the
   edge groups get a smaller `local_size` (enqueued_local_size keeps the requested one).
@@ -31,6 +44,14 @@ from .memory import DeviceMemory, Surface
 
 CTD_ALIGNMENT = 32
 IOH_ALIGNMENT = 64
+WALKER_INLINE_BYTES = 32  # COMPUTE_WALKER's inline data on XeHPG/XeHPC (NEO: WalkerType::getInlineDataSize)
+MAX_HW_LOCAL_ID_ITEMS = 1024  # NEO generates ids itself for larger groups
+# NEO's HwWalkOrderHelper::compatibleDimensionOrders: the walk orders the hardware generates ids in
+HW_WALK_ORDERS = ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
+MIN_SCRATCH_BYTES = 1024  # NEO: per-thread scratch at least 1 KiB, then the next power of two
+# r0.5 on COMPUTE_WALKER platforms: the scratch surface's offset in the surface state heap
+# (bits 31:10); kernels pass r0.5 >> 4 as the extended descriptor of their scratch messages.
+SCRATCH_SURFACE_STATE = 0x400
 DEFAULT_MAX_THREADS = 1 << 20  # hardware threads one run may dispatch (see `prepare`)
 MAX_PRIVATE_BYTES = 1 << 30  # private memory of all threads together
 SIZE_LIMIT = 1 << 32  # global sizes and offsets: NEO's walkers count in 32 bits
@@ -77,6 +98,7 @@ class Launch:
     ptd_size: int
     ptd_channel_bytes: int
     packed_local_ids: bool
+    thread_slots: int = 1  # hardware threads one batch may use (sr0 ids, private and scratch slots)
     ioh_base: int = 0
     blocks: dict = field(default_factory=dict)  # local size -> IOH offset
     surfaces: dict = field(default_factory=dict)
@@ -84,6 +106,9 @@ class Launch:
     arg_addresses: dict = field(default_factory=dict)
     private_base: int = 0
     private_per_thread: int = 0
+    scratch_per_thread: int = 0
+    scratch_offset: int = 0  # General-State-relative start of thread slot 0's scratch
+    hardware_ids: dict = field(default_factory=dict)  # local size -> walk order, when the hardware makes the ids
     arg_info: dict = field(default_factory=dict)  # index -> (name, OpenCL type) when the zebin says
 
 
@@ -131,10 +156,10 @@ def local_ids(local_size: tuple[int, int, int], simd: int, threads: int,
 
 def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], global_size, local_size,
             memory: DeviceMemory, global_offset=(0, 0, 0), arg_info: dict | None = None,
-            max_threads: int = DEFAULT_MAX_THREADS) -> Launch:
+            max_threads: int = DEFAULT_MAX_THREADS, batch_threads: int = 4096) -> Launch:
     """Check a dispatch and lay out its groups, arguments and indirect object heap.  At most
     `max_threads` hardware threads: every group is listed, so a runaway NDRange is an error
-    instead of a memory explosion."""
+    instead of a memory explosion.  Batches use at most `batch_threads` hardware threads."""
     env = kernel.execution_env
     simd = env.simd_size
     g, dims = _triple(global_size, "global size")
@@ -165,9 +190,10 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
             raise UnsupportedError(f"per-thread payload '{p.arg_type}' is not supported")
     channel_bytes = 0
     if ptd_size and not packed:
-        if ptd_size % 3 or ptd_size // 3 < 2 * simd:
-            raise UnsupportedError(f"local_id payload of {ptd_size} bytes for SIMD{simd} is not understood")
-        channel_bytes = ptd_size // 3
+        channel_bytes = local_id_channel_bytes(simd, platform.grf_bytes)
+        if ptd_size % channel_bytes or not 1 <= ptd_size // channel_bytes <= 3:
+            raise UnsupportedError(f"local_id payload of {ptd_size} bytes for SIMD{simd} is not understood "
+                                   f"(NEO takes 1 to 3 rows of {channel_bytes} bytes)")
 
     counts = tuple(-(-g[d] // l[d]) for d in range(3))
     groups = []
@@ -178,15 +204,84 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
                 size = tuple(min(l[d], g[d] - gid[d] * l[d]) for d in range(3))
                 n = size[0] * size[1] * size[2]
                 groups.append(Group(gid, size, max(1, -(-n // simd))))
-    launch = Launch(kernel, platform, simd, g, l, dims, offset, groups, ctd_size,
-                    env.inline_data_payload_size if platform.compute_walker else 0, ptd_size, channel_bytes, packed,
-                    arg_info=dict(arg_info or {}))
+    inline = min(WALKER_INLINE_BYTES, ctd_size) if platform.compute_walker and env.inline_data_payload_size else 0
+    launch = Launch(kernel, platform, simd, g, l, dims, offset, groups, ctd_size, inline, ptd_size, channel_bytes,
+                    packed, arg_info=dict(arg_info or {}))
+    # a batch holds whole groups, so at least the largest (at most 1024 threads: fewer than the slots)
+    launch.thread_slots = max(min(threads, batch_threads, thread_slot_count(platform)),
+                              max(grp.threads for grp in groups))
+    for grp in groups:
+        if grp.local_size not in launch.hardware_ids:
+            launch.hardware_ids[grp.local_size] = hardware_walk_order(launch, grp.local_size)
     _map_arguments(launch, args, memory)
-    if launch.private_per_thread * threads > MAX_PRIVATE_BYTES:
-        raise Error(f"{threads} threads with {launch.private_per_thread} bytes of private memory each need more "
-                    f"than {MAX_PRIVATE_BYTES >> 30} GiB; use a smaller global size")
+    if (launch.private_per_thread + launch.scratch_per_thread) * launch.thread_slots > MAX_PRIVATE_BYTES:
+        raise Error(f"{launch.thread_slots} threads with {launch.private_per_thread + launch.scratch_per_thread} "
+                    f"bytes of private memory and scratch each need more than {MAX_PRIVATE_BYTES >> 30} GiB; "
+                    "use a smaller batch")
     _build_ioh(launch, memory)
     return launch
+
+
+def local_id_channel_bytes(simd: int, grf_bytes: int) -> int:
+    """Bytes of one row of local ids (NEO's zebin decoder: 16 ids, 32 for SIMD32, GRF-aligned)."""
+    return -(-(32 if simd == 32 else 16) * 2 // grf_bytes) * grf_bytes
+
+
+def local_id_channels(launch: Launch) -> int:
+    if launch.packed_local_ids:
+        return launch.ptd_size // 2
+    return launch.ptd_size // launch.ptd_channel_bytes if launch.ptd_size else 0
+
+
+def hardware_walk_order(launch: Launch, size: tuple[int, int, int]) -> tuple[int, int, int] | None:
+    """The walk order the hardware generates the local ids of a `size` group in, or None when
+    the runtime must generate them (NEO: isRuntimeLocalIdsGenerationRequired, xehp_and_later;
+    XeLP always leaves them to the runtime).  The hardware walks its orders with the first two
+    dimensions powers of two; the kernel's required walk order is kept."""
+    if not launch.platform.compute_walker or launch.simd == 1 or launch.packed_local_ids:
+        return None
+    channels = local_id_channels(launch)
+    if channels == 0:
+        return (0, 1, 2)  # no ids to make: the hardware path, which skips the kernel's id loading
+    if any(size[d] > 1 and d >= channels for d in range(3)) or size[0] * size[1] * size[2] > MAX_HW_LOCAL_ID_ITEMS:
+        return None
+    power_of_two = [n & (n - 1) == 0 for n in size]
+    if channels == 1:
+        return HW_WALK_ORDERS[0] if power_of_two[0] else None
+    required = launch.kernel.execution_env.work_group_walk_order_dimensions
+    if required and channels == 3:
+        order = tuple(required)
+        return order if power_of_two[order[0]] and power_of_two[order[1]] and order in HW_WALK_ORDERS else None
+    unused = required[2] if required else 2  # with two channels, the dimension without ids may lead
+    for order in HW_WALK_ORDERS:
+        if all(power_of_two[d] or (channels == 2 and d == unused) for d in order[:2]):
+            if required and channels == 2 and order.index(required[0]) > order.index(required[1]):
+                continue
+            return order
+    return None
+
+
+def per_thread_data_offset(kernel: ZebinKernel) -> int:
+    """Where PTD starts in the IOH block: CTD size minus the inline bytes (NEO's
+    KernelDescriptor::getPerThreadDataOffset, patched into R_PER_THREAD_PAYLOAD_OFFSET)."""
+    ctd_end = max((p.offset + p.size for p in kernel.payload_arguments), default=0)
+    ctd = -(-ctd_end // CTD_ALIGNMENT) * CTD_ALIGNMENT
+    return ctd - min(ctd, kernel.execution_env.inline_data_payload_size)
+
+
+def thread_slot_count(platform: hwlib.Platform) -> int:
+    """Distinct hardware thread ids sr0.0 can name the way IGC decodes them."""
+    return 1 << (platform.sr0_thread_id_bits - len(platform.sr0_reserved_bits))
+
+
+def sr0_thread_ids(platform: hwlib.Platform, slots: np.ndarray) -> np.ndarray:
+    """sr0.0 of hardware thread slots: the slot number with a zero inserted at each reserved bit
+    (XeHPG bits 3 and 6, XeHPC bits 3, 6 and 7), so that IGC's GetHWTID, which removes those
+    bits, gets the slot back and private memory of different threads never overlaps."""
+    ids = np.asarray(slots, dtype=np.uint32)
+    for bit in sorted(platform.sr0_reserved_bits):
+        ids = (ids & np.uint32((1 << bit) - 1)) | ((ids >> np.uint32(bit)) << np.uint32(bit + 1))
+    return ids
 
 
 # --- arguments -----------------------------------------------------------------------------------
@@ -241,11 +336,15 @@ def _map_arguments(launch: Launch, args: Sequence[Any], memory: DeviceMemory) ->
             raise Error(f"binding table index {b.bti_value} names argument {b.arg_index}, which is not a buffer")
         array = args[b.arg_index]
         launch.surfaces[b.bti_value] = Surface(launch.arg_addresses[b.arg_index], -(-array.nbytes // 4) * 4)
-    private = [m for m in kernel.per_thread_memory_buffers if m.size]
-    if any(m.type == "scratch" for m in private):
-        raise UnsupportedError("kernels that need scratch space (register spills) are not supported")
-    if private:
-        launch.private_per_thread = sum(m.size for m in private)
+    for buffer in kernel.per_thread_memory_buffers:
+        if not buffer.size:
+            continue
+        if buffer.type == "scratch":
+            if buffer.slot:
+                raise UnsupportedError("a second scratch space (slot 1, separate private scratch) is not supported")
+            launch.scratch_per_thread = 1 << (max(buffer.size, MIN_SCRATCH_BYTES) - 1).bit_length()
+        else:  # global private memory, per work-item when is_simt_thread (NEO multiplies by SIMD)
+            launch.private_per_thread += buffer.size * (launch.simd if buffer.is_simt_thread else 1)
 
 
 # OpenCL scalar type names (as IGC writes them in kernels_misc_info) -> numpy dtypes
@@ -396,34 +495,45 @@ def cross_thread_data(launch: Launch, args: Sequence[Any], group_local_size: tup
 
 
 def _build_ioh(launch: Launch, memory: DeviceMemory) -> None:
-    """Reserve the indirect object heap: one [CTD rest][PTD per thread] block per distinct
-    work-group size (groups of the same size share it)."""
+    """Reserve the General State heap: one IOH block ([CTD rest][PTD per thread], PTD only when
+    the runtime generates the ids) per distinct work-group size (groups of the same size share
+    it), then the scratch space of every thread slot (General-State-relative on XeLP)."""
     sizes = sorted({grp.local_size for grp in launch.groups})
     offset = IOH_ALIGNMENT  # keep offset 0 unused: r0.0 == 0 would look like "no payload"
-    rest = max(launch.ctd_size - launch.inline_size, 0)
+    rest = launch.ctd_size - launch.inline_size
     for size in sizes:
-        threads = max(1, -(-size[0] * size[1] * size[2] // launch.simd))
         launch.blocks[size] = offset
-        offset += -(-(rest + threads * launch.ptd_size) // IOH_ALIGNMENT) * IOH_ALIGNMENT
+        offset += -(-(rest + _threads_of(launch, size) * ioh_ptd_bytes(launch, size)) // IOH_ALIGNMENT) * IOH_ALIGNMENT
     for grp in launch.groups:
         grp.block_offset = launch.blocks[grp.local_size]
+    if launch.scratch_per_thread:
+        offset = -(-offset // launch.scratch_per_thread) * launch.scratch_per_thread
+        launch.scratch_offset = offset
+        offset += launch.thread_slots * launch.scratch_per_thread
     launch.ioh_base = memory.allocate("indirect object heap", offset)
+
+
+def _threads_of(launch: Launch, size: tuple[int, int, int]) -> int:
+    return max(1, -(-size[0] * size[1] * size[2] // launch.simd))
+
+
+def ioh_ptd_bytes(launch: Launch, size: tuple[int, int, int]) -> int:
+    """PTD bytes per thread the runtime writes to the IOH for groups of `size`."""
+    return launch.ptd_size if launch.platform.compute_walker and launch.hardware_ids[size] is None else 0
 
 
 def fill_ioh(launch: Launch, memory: DeviceMemory, args: Sequence[Any]) -> dict:
     """Write each block's CTD and PTD; returns CTD bytes per group size."""
     region = memory.region_named("indirect object heap")
     ctd_by_size = {}
-    rest_start = launch.inline_size if launch.ctd_size > launch.inline_size else launch.ctd_size
     order = walk_order(launch.kernel)
     for size, offset in launch.blocks.items():
         ctd = cross_thread_data(launch, args, size)
         ctd_by_size[size] = ctd
-        rest = ctd[rest_start:]
+        rest = ctd[launch.inline_size:]
         region.data[offset:offset + len(rest)] = np.frombuffer(rest, dtype=np.uint8)
-        if launch.ptd_size:
-            threads = max(1, -(-size[0] * size[1] * size[2] // launch.simd))
-            ptd = per_thread_data(launch, size, threads, order)
+        if ioh_ptd_bytes(launch, size):
+            ptd = per_thread_data(launch, size, _threads_of(launch, size), order)
             start = offset + len(rest)
             region.data[start:start + ptd.size] = ptd.reshape(-1)
     return ctd_by_size
@@ -435,9 +545,9 @@ def per_thread_data(launch: Launch, size: tuple[int, int, int], threads: int, or
     out = np.zeros((threads, launch.ptd_size), dtype=np.uint8)
     if launch.packed_local_ids:
         packed = ids[:, 0, :].astype(np.uint16)  # SIMD1: x, y, z of the thread's one item
-        out[:, :6] = packed.view(np.uint8).reshape(threads, 6)
+        out[:, :launch.ptd_size] = packed.view(np.uint8).reshape(threads, 6)[:, :launch.ptd_size]
         return out
-    for channel in range(3):
+    for channel in range(local_id_channels(launch)):
         row = ids[:, :, channel].astype(np.uint16).view(np.uint8).reshape(threads, 2 * launch.simd)
         out[:, channel * launch.ptd_channel_bytes:channel * launch.ptd_channel_bytes + 2 * launch.simd] = row
     return out
@@ -448,14 +558,17 @@ def thread_count(launch: Launch) -> int:
 
 
 def group_batches(launch: Launch, max_threads: int) -> list[list[int]]:
-    """Indices of groups, in batches of whole groups with at most `max_threads` threads."""
-    batches, current, count = [], [], 0
+    """Indices of groups, in batches of whole groups with at most `max_threads` threads that
+    all start at the same instruction (edge groups may leave the ids to the runtime)."""
+    batches, current, count, start = [], [], 0, None
     for index, grp in enumerate(launch.groups):
-        if current and count + grp.threads > max_threads:
+        begins = start_offset(launch, grp.local_size)
+        if current and (count + grp.threads > max_threads or begins != start):
             batches.append(current)
             current, count = [], 0
         current.append(index)
         count += grp.threads
+        start = begins
     if current:
         batches.append(current)
     return batches
@@ -476,6 +589,14 @@ def batch_layout(launch: Launch, group_indices: list[int], threads: int) -> tupl
     return live, group_of_thread
 
 
+def start_offset(launch: Launch, size: tuple[int, int, int]) -> int:
+    """Byte offset in the kernel where threads of `size` groups start: past the kernel's own
+    loading of the local ids when the hardware generated them (NEO's KernelStartPointer)."""
+    if launch.platform.compute_walker and launch.hardware_ids[size] is not None:
+        return launch.kernel.execution_env.offset_to_skip_per_thread_data_load
+    return 0
+
+
 def fill_registers(launch: Launch, group_indices: list[int], grf: np.ndarray, sr: np.ndarray, ce: np.ndarray,
                    ctd_by_size: dict) -> None:
     """Initial r0, pushed payload and status registers of a batch's threads."""
@@ -486,6 +607,7 @@ def fill_registers(launch: Launch, group_indices: list[int], grf: np.ndarray, sr
     threads = grf.shape[0]
     live, _ = batch_layout(launch, group_indices, threads)
     r0 = grf[:, :grf_bytes].view(np.uint32)
+    ptd_grfs = -(-launch.ptd_size // grf_bytes)
     t0 = 0
     for index in group_indices:
         grp = launch.groups[index]
@@ -494,29 +616,35 @@ def fill_registers(launch: Launch, group_indices: list[int], grf: np.ndarray, sr
         r0[rows, 1] = grp.id[0]
         r0[rows, 6] = grp.id[1]
         r0[rows, 7] = grp.id[2]
+        ctd = np.frombuffer(ctd_by_size[grp.local_size], dtype=np.uint8)
         if platform.compute_walker:
             r0[rows, 0] = grp.block_offset
             r0[rows, 2] = np.arange(n, dtype=np.uint32) | np.uint32((n & 0xFF) << 24)
-        ctd = np.frombuffer(ctd_by_size[grp.local_size], dtype=np.uint8)
-        if platform.compute_walker:
-            inline = min(launch.inline_size, len(ctd))
-            if inline:
-                grf[rows, grf_bytes:grf_bytes + inline] = ctd[:inline]
+            hardware_order = launch.hardware_ids[grp.local_size]
+            inline_at = grf_bytes
+            if hardware_order is not None and launch.ptd_size:
+                grf[rows, grf_bytes:grf_bytes + launch.ptd_size] = per_thread_data(launch, grp.local_size, n,
+                                                                                   hardware_order)
+                inline_at = (1 + ptd_grfs) * grf_bytes
+            if launch.inline_size:
+                grf[rows, inline_at:inline_at + launch.inline_size] = ctd[:launch.inline_size]
         else:
-            ptd_grfs = max(1, -(-launch.ptd_size // grf_bytes))
             if launch.ptd_size:
-                ptd = per_thread_data(launch, grp.local_size, n, order)
-                grf[rows, grf_bytes:grf_bytes + launch.ptd_size] = ptd
-            start = (1 + ptd_grfs) * grf_bytes
+                grf[rows, grf_bytes:grf_bytes + launch.ptd_size] = per_thread_data(launch, grp.local_size, n, order)
+            start = (1 + max(1, ptd_grfs)) * grf_bytes
             if start + len(ctd) > grf.shape[1]:
                 raise UnsupportedError("cross-thread data does not fit the GRF")
             grf[rows, start:start + len(ctd)] = ctd
         t0 += n
+    slots = np.arange(threads, dtype=np.uint32)
+    if launch.scratch_per_thread:
+        r0[:, 5] = (np.uint32(SCRATCH_SURFACE_STATE) if platform.compute_walker
+                    else np.uint32(launch.scratch_offset) + slots * np.uint32(launch.scratch_per_thread))
     masks = np.zeros(threads, dtype=np.uint32)
     for bit in range(simd):
         masks |= live[:, bit].astype(np.uint32) << np.uint32(bit)
     sr_words = sr.view(np.uint32)
-    sr_words[:, 0] = np.arange(threads, dtype=np.uint32)
+    sr_words[:, 0] = sr0_thread_ids(platform, slots)
     sr_words[:, 2] = masks
     sr_words[:, 3] = masks
     ce.view(np.uint32)[:, 0] = masks

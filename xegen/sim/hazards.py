@@ -11,7 +11,7 @@ The model (after IGA's SWSB analysis, kept deliberately simple; see docs/sim.md)
   order: a later send may overwrite an earlier one's payload, and once it has landed those
   bytes are free.
 - In-order instructions go down pipes (XeLP: one; XeHPG: F, I, L; XeHPC: F, I, L, M) chosen
-  by their types.  A result is visible once enough later instructions have issued
+  by their types (`xegen.emit.pipes`).  A result is visible once enough later instructions have issued
   (`hw.swsb_latency`: 11, 15 for the long pipe, 18 for in-order math, as IGC assumes), after
   a taken branch (which drains the in-order pipes), or once a later instruction waited on it
   with a distance: `P@d` waits for every pipe-P instruction at least d back in that pipe,
@@ -38,10 +38,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import hw as hwlib
+from ..emit import pipes
 from ..emit import tables as T
 from ..emit.instruction import Imm, Instruction, Reg
+from ..emit.regions import three_source_region
 from .errors import SimulationError
-from .operands import indirect_addresses, region_elements, three_source_region
+from .operands import indirect_addresses, region_elements
 from .program import Program, Undecodable
 
 ARCH_FILES = ("cr", "sr", "ce")
@@ -149,42 +151,14 @@ class FootprintBuilder:
         self.platform = platform
         self.program = program
         self.map = ByteMap(platform)
-        self.xelp = len(platform.swsb_pipes) == 1
-        self.reduction = platform.swsb_bits == 10  # XeHPC pipe rules
+        self.xelp = not platform.swsb_named_pipes
 
-    # pipes
-    def type_pipe(self, type_name: str) -> str:
-        info = T.TYPES.get(type_name)
-        if info is None:
-            return "I"
-        if info.bits == 64:
-            return "L" if (info.is_float or not self.reduction) else "I"
-        return "F" if info.is_float else "I"
-
-    def pipes(self, inst: Instruction) -> tuple[str, str]:
-        info = T.OPCODES[inst.opcode]
-        if self.xelp:
-            if info.format in T.BRANCH_FORMATS:
-                return "", "control"
-            types = [inst.dst.type] if inst.dst is not None else []
-            types += [s.type for s in inst.srcs]
-            long = any(t in ("df", "q", "uq") for t in types)
-            return "", "long" if long else "short"
-        if info.format in T.BRANCH_FORMATS:
-            return "I", "I"
-        if info.format == T.MATH and not self.platform.math_is_out_of_order:
-            return "M", "M"
-        if self.reduction:
-            if inst.dst is None:
-                return "I", "I"
-            t = T.TYPES.get(inst.dst.type)
-            pipe = ("L" if t.bits == 64 else "F") if (t is not None and t.is_float) else "I"
-            return pipe, pipe
-        types = ([inst.dst.type] if inst.dst is not None else []) + [s.type for s in inst.srcs[:1] if inst.dst is None]
-        pipe = self.type_pipe(types[0]) if types else "I"
-        if any(T.TYPES.get(s.type) is not None and T.TYPES[s.type].bits == 64 for s in inst.srcs):
-            pipe = "L"
-        return pipe, pipe
+    def pipe_and_class(self, inst: Instruction) -> tuple[str, str]:
+        """(pipe, order class) of an in-order instruction or a branch (xegen.emit.pipes).  Branches
+        count in the I pipe here; the SWSB pass counts them in none, which only waits longer."""
+        if inst.is_branch:
+            return pipes.branch_pipe(self.platform), pipes.order_class(inst, self.platform)
+        return pipes.in_order_pipe(inst, self.platform), pipes.order_class(inst, self.platform)
 
     # footprints
     def region_mask(self, reg: Reg, exec_size: int, offsets: np.ndarray) -> int:
@@ -209,7 +183,7 @@ class FootprintBuilder:
         size = inst.exec_size
         fmt = T.OPCODES[inst.opcode].format
         if fmt == T.TERNARY:
-            v, w, h = three_source_region(src, size, index)
+            v, w, h = three_source_region(src, index)
         elif fmt in T.BRANCH_FORMATS:
             v, w, h = 0, 1, 0
         else:
@@ -284,8 +258,8 @@ class FootprintBuilder:
         arch = any(f in ARCH_FILES for f in arch_files)
         ooo = T.is_out_of_order(info, self.platform)
         other = inst.opcode in ("sync", "illegal")
-        pipe, dep_pipe = ("", "") if (ooo or other) else self.pipes(inst)
-        source_pipes = frozenset(self.type_pipe(s.type) for s in inst.srcs if s.type in T.TYPES)
+        pipe, dep_pipe = ("", "") if (ooo or other) else self.pipe_and_class(inst)
+        source_pipes = frozenset(pipes.type_pipe(t, self.platform) for t in pipes.typed_operands(inst))
         latencies = dict(self.platform.swsb_latency)
         # IGC times results out per pipe: the long pipe (XeLP: a 64-bit destination) after 15
         # instructions, math after 18, the rest after 11 (XeHPC's 64-bit integers use the I pipe)
@@ -410,6 +384,9 @@ class HazardChecker:
         # a flag written two instructions earlier); of the accumulators or a0, within one pipe.
         self.ordered_in_any_pipe = flags
         self.ordered_in_one_pipe = self.builder.map.acc_mask | a0
+        # a send's descriptors in a0, whatever pipe wrote them (IGC's scratch messages read the
+        # a0.2 a mov wrote one instruction earlier)
+        self.a0_bytes = a0
         # read when an instruction issues, never pending under a token: predicates and a0
         self.issue_bytes = flags | a0
         self.xelp = self.builder.xelp
@@ -540,7 +517,8 @@ class HazardChecker:
         if facts.other:
             return 0
         same_pipe = not facts.out_of_order and (self.xelp or w.dep_pipe == facts.dep_pipe)
-        return self.ordered_in_any_pipe | (self.ordered_in_one_pipe if same_pipe else 0)
+        descriptors = self.a0_bytes if facts.is_send else 0
+        return self.ordered_in_any_pipe | descriptors | (self.ordered_in_one_pipe if same_pipe else 0)
 
     def _needs(self, state: State, w: Writer) -> str:
         if self.xelp:

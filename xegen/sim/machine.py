@@ -28,7 +28,8 @@ from .compile_alu import compile_alu
 from .control import BRANCHES, Branch
 from .dpas import compile_dpas
 from .errors import SimulationError
-from .memory import DeviceMemory, SharedLocalMemory, Surface
+from .macros import MacroState
+from .memory import DeviceMemory, Scratch, SharedLocalMemory, Surface
 from .messages import compile_send
 from .program import Program, Undecodable
 from .state import MAX_CHANNELS, RegisterFiles
@@ -39,7 +40,8 @@ DEAD = np.iinfo(np.int32).max  # pc of a channel that never runs again
 class Machine:
     def __init__(self, program: Program, platform: hwlib.Platform, grf_count: int, live: np.ndarray, *,
                  memory: DeviceMemory, surfaces: dict[int, Surface], general_state_base: int,
-                 slm: SharedLocalMemory, group_of_thread: np.ndarray, hazards=None, start: int = 0):
+                 slm: SharedLocalMemory, group_of_thread: np.ndarray, hazards=None, start: int = 0,
+                 scratch: Scratch | None = None):
         self.program = program
         self.platform = platform
         threads = live.shape[0]
@@ -49,6 +51,8 @@ class Machine:
         self.surfaces = surfaces
         self.general_state_base = general_state_base
         self.slm = slm
+        self.scratch = scratch
+        self.macros = MacroState()  # the mme registers of the fp64 math macros
         self.group_of_thread = group_of_thread
         self.groups = int(group_of_thread.max()) + 1 if threads else 0
         self.hazards = hazards

@@ -53,19 +53,6 @@ def strided_view(base: np.ndarray, offset: int, dtype: np.dtype, exec_size: int,
                       strides=(row, vstride * size, hstride * size)), True
 
 
-def three_source_region(reg: Reg, exec_size: int, index: int) -> tuple[int, int, int]:
-    """<v;w,h> of a 3-source operand written <v;h> (src0/src1) or <h> (src2)."""
-    if index == 2 or reg.vstride is None:
-        h = reg.hstride or 0
-        return (h, 1, 0) if h else (0, 1, 0)
-    v, h = reg.vstride, reg.hstride or 0
-    if v == 0 and h == 0:
-        return 0, 1, 0
-    if h == 0:
-        return v, max(v, 1), 0
-    return v, max(v // h, 1), h
-
-
 def _apply_modifiers(reader: Reader, reg: Reg, etype: dt.ElementType, bitwise: bool) -> Reader:
     if bitwise:
         if reg.neg:

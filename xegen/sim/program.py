@@ -55,6 +55,13 @@ class Program:
     def __len__(self) -> int:
         return len(self.instructions)
 
+    def start_index(self, offset: int) -> int:
+        """The instruction at byte `offset`, where threads start (the dispatch's entry point)."""
+        found = self.index_of.get(offset)
+        if found is None:
+            raise SimulationError(f"the kernel's entry point 0x{offset:x} is not an instruction")
+        return found
+
     def target(self, index: int, relative: int) -> int:
         """The instruction index a branch at `index` reaches with a byte offset `relative`."""
         pc = self.pcs[index] + relative

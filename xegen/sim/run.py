@@ -15,8 +15,9 @@ from . import dispatch
 from .errors import HazardError
 from .hazards import Hazard, HazardChecker
 from .machine import Machine
-from .memory import DeviceMemory, SharedLocalMemory
+from .memory import DeviceMemory, Scratch, SharedLocalMemory
 from .program import Program
+from .relocations import relocate
 
 DEFAULT_BATCH_THREADS = 4096
 
@@ -82,24 +83,29 @@ def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size
         raise Error(f"kernel {kernel_name} is SIMD{env.simd_size}, which {platform.display_name} does not run")
     memory = DeviceMemory()
     launch = dispatch.prepare(kernel, platform, args, global_size, local_size, memory, global_offset,
-                              dispatch.argument_info(dict(parsed.raw), kernel_name), max_threads)
+                              dispatch.argument_info(dict(parsed.raw), kernel_name), max_threads, max(1, batch_threads))
     total_threads = dispatch.thread_count(launch)
-    if launch.private_per_thread:
-        launch.private_base = memory.allocate("private memory", launch.private_per_thread * total_threads)
+    if launch.private_per_thread:  # one slot per hardware thread of a batch, as sr0.0 numbers them
+        launch.private_base = memory.allocate("private memory", launch.private_per_thread * launch.thread_slots)
     ctd_by_size = dispatch.fill_ioh(launch, memory, args)
-    program = Program(kernel.code, platform)
+    program = Program(relocate(kernel), platform)
+    scratch = None
+    if launch.scratch_per_thread:
+        scratch = Scratch(launch.ioh_base + launch.scratch_offset, launch.scratch_per_thread,
+                          dispatch.SCRATCH_SURFACE_STATE >> 4 if platform.compute_walker else None)
     checker = HazardChecker(program, platform) if check_hazards else None
 
     started = time.perf_counter()
     instructions = lanes = 0
     executions = np.zeros(len(program.instructions), dtype=np.int64)
-    for batch in dispatch.group_batches(launch, max(1, batch_threads)):
+    for batch in dispatch.group_batches(launch, launch.thread_slots):
         threads = sum(launch.groups[i].threads for i in batch)
         live, group_of_thread = dispatch.batch_layout(launch, batch, threads)
-        slm = SharedLocalMemory(len(batch), launch.slm_bytes)
+        slm = SharedLocalMemory(len(batch), launch.slm_bytes, platform.max_slm_bytes)
         machine = Machine(program, platform, env.grf_count, live, memory=memory, surfaces=launch.surfaces,
                           general_state_base=launch.ioh_base, slm=slm, group_of_thread=group_of_thread,
-                          hazards=checker.start_batch(threads) if checker else None)
+                          hazards=checker.start_batch(threads) if checker else None, scratch=scratch,
+                          start=program.start_index(dispatch.start_offset(launch, launch.groups[batch[0]].local_size)))
         dispatch.fill_registers(launch, batch, machine.files.grf, machine.files.sr, machine.files.ce, ctd_by_size)
         machine.run()
         instructions += machine.instruction_count

@@ -73,6 +73,7 @@ class Variant:
     device: str
     options: str = ""
     label: str = ""
+    internal_options: str = ""  # ocloc -internal_options (e.g. -cl-ext=+cl_khr_fp64 with IGC's fp64 emulation)
 
     @property
     def id(self) -> str:

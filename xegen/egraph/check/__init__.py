@@ -6,8 +6,9 @@ For each rule of `rules/` (and the language's own), at each type assignment it a
 3. a z3 proof of the same claim with xegen's exact semantics, as bit-vectors or as mathematical
    integers (prove.py).
 A rule is `sound` when every instance is proven and no sample fails, `unsound` with a
-counterexample otherwise; `unproven` when z3 gave up within its time limit (the samples passed,
-which proves nothing: `xegen rules check` fails on it unless told to allow it).
+counterexample otherwise; `unproven` when z3 gave up within its effort (a count of z3's work, not
+time; the samples passed, which proves nothing: `xegen rules check` fails on it unless told to
+allow it).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from ..rules import LANGUAGE_FILE, RuleFile, default_rules_directory, read_rule_file, rule_files
+from ..rules import RuleFile, check_unique_names, default_rules_directory, language_file, read_rule_file, rule_files
 from .cache import VerdictCache
+from .guards import collect
 from .model import Instance, Rule, RuleShapeError, instances, language_signatures, read_rules
-from .prove import prove
+from .prove import EFFORT, prove
 from .sample import search, sweep
 
 VERDICTS = ("sound", "unsound", "unproven", "error", "no comment")
@@ -44,7 +46,7 @@ class RuleVerdict:
 
     def to_json(self) -> dict:
         return {
-            "rule": self.rule.summary, "location": self.rule.location, "comment": self.rule.comment,
+            "name": self.rule.name, "file": self.rule.file, "rule": self.rule.summary, "comment": self.rule.comment,
             "verdict": self.verdict, "instances": self.instances, "counterexample": self.counterexample,
             "detail": self.detail, "seconds": round(self.seconds, 3), "cached": self.cached,
         }
@@ -56,7 +58,7 @@ def _format_assignment(instance: Instance, assignment: dict) -> str:
     return ", ".join(parts)
 
 
-def check_rule(rule: Rule, signatures, examples: int = 10, timeout_ms: int = 5000) -> RuleVerdict:
+def check_rule(rule: Rule, signatures, examples: int = 10, effort: int = EFFORT) -> RuleVerdict:
     start = time.perf_counter()
     verdict = RuleVerdict(rule, "sound")
     try:
@@ -78,7 +80,7 @@ def check_rule(rule: Rule, signatures, examples: int = 10, timeout_ms: int = 500
             verdict.counterexample = _format_assignment(instance, violation.assignment)
             verdict.detail = f"interpreter: {violation.message}"
             break
-        proof = prove(instance, timeout_ms)
+        proof = prove(instance, effort)
         if proof.verdict == "counterexample":
             verdict.verdict = "unsound"
             verdict.counterexample = _format_assignment(instance, proof.counterexample)
@@ -95,21 +97,32 @@ def check_rule(rule: Rule, signatures, examples: int = 10, timeout_ms: int = 500
 
 
 def rule_sources(paths: Sequence[Path | str] | None = None) -> list[RuleFile]:
-    """The files to check: the named ones, or the language and the shipped rules."""
+    """The files to check: the named ones, or the language and the shipped rules (their rule
+    names unique together with the language's)."""
     if paths:
-        return [read_rule_file(p) for p in rule_files(paths)]
+        files = [read_rule_file(p) for p in rule_files(paths)]
+        check_unique_names([language_file(), *files])
+        return files
     directory = default_rules_directory()
-    return [read_rule_file(LANGUAGE_FILE, language=True), *(read_rule_file(p) for p in rule_files([directory]))]
+    files = [language_file(), *(read_rule_file(p) for p in rule_files([directory]))]
+    check_unique_names(files)
+    return files
+
+
+def read_all_rules(files: Sequence[RuleFile]) -> list[Rule]:
+    """The rules of the files, each with the named guards of the language and all the files."""
+    guards = collect([language_file(), *(f for f in files if f.path != language_file().path)])
+    return [rule for f in files for rule in read_rules(f, guards)]
 
 
 def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
-                timeout_ms: int = 5000, jobs: int = 1, cache: VerdictCache | None = None) -> list[RuleVerdict]:
+                effort: int = EFFORT, jobs: int = 1, cache: VerdictCache | None = None) -> list[RuleVerdict]:
     """Check every rule of the files (default: the language and `rules/`), in `jobs` processes;
     the verdicts come back in file order.  With a `cache`, final verdicts of earlier runs are
     reused and new ones stored."""
     files = rule_sources(paths)
     signatures = language_signatures(files)
-    rules = [rule for f in files for rule in read_rules(f)]
+    rules = read_all_rules(files)
     verdicts: list[RuleVerdict | None] = [None] * len(rules)
     keys = [cache.key(rule, signatures, examples) for rule in rules] if cache else []
     for i, rule in enumerate(rules):
@@ -119,12 +132,12 @@ def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
     todo = [i for i, v in enumerate(verdicts) if v is None]
     if jobs <= 1 or len(todo) < 2:
         for i in todo:
-            verdicts[i] = check_rule(rules[i], signatures, examples, timeout_ms)
+            verdicts[i] = check_rule(rules[i], signatures, examples, effort)
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             # the slowest rules first, so that no job is left with a long one at the end
             order = sorted(todo, key=lambda i: -_instance_count(rules[i], signatures))
-            futures = {i: pool.submit(check_rule, rules[i], signatures, examples, timeout_ms) for i in order}
+            futures = {i: pool.submit(check_rule, rules[i], signatures, examples, effort) for i in order}
             for i, future in futures.items():
                 verdicts[i] = future.result()
     if cache:

@@ -1,12 +1,13 @@
 """Verdicts remembered between runs of `xegen rules check`, outside the repository.
 
 A verdict is stored under a key made of everything it depends on: the rule's text and comment,
-the signatures it is read with, the number of samples, and the checker's version (the source
-of this package and of the IR interpreter, the term language, and the z3 and hypothesis
-versions), so editing a rule, the checker or the interpreter invalidates it.  Only final verdicts are kept (`sound`, `unsound`): an `unproven`
-rule is tried again.  The cache lives in $XDG_CACHE_HOME/xegen/rules-check (default
-~/.cache/xegen/rules-check), one small JSON file per verdict; if it cannot be read or written,
-the checker works without it.
+the definitions of the named guards it asks for, the signatures it is read with, the number of
+samples, and the checker's version (the source of this package and of the IR interpreter, the
+term language, and the z3 and hypothesis versions), so editing a rule, a guard, the checker or
+the interpreter invalidates it.  Each entry names its rule.  Only final verdicts are kept
+(`sound`, `unsound`): an `unproven` rule is tried again.  The cache lives in
+$XDG_CACHE_HOME/xegen/rules-check (default ~/.cache/xegen/rules-check), one small JSON file per
+verdict; if it cannot be read or written, the checker works without it.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class VerdictCache:
     def key(self, rule: Rule, signatures: dict[str, Signature], examples: int) -> str:
         text = json.dumps({
             "checker": checker_version(), "rule": rule.text, "kind": rule.kind, "comment": bool(rule.comment.strip()),
+            "guards": rule.guard_text,
             "signatures": sorted((name, list(s.inputs), s.output) for name, s in signatures.items()),
             "examples": examples,
         })
@@ -63,7 +65,9 @@ class VerdictCache:
             entry = json.loads((self.directory / f"{key}.json").read_text())
         except (OSError, ValueError):
             return None
-        return entry if isinstance(entry, dict) and entry.get("verdict") in KEPT else None
+        if not isinstance(entry, dict) or entry.get("verdict") not in KEPT:
+            return None
+        return {k: entry[k] for k in FIELDS if k in entry}
 
     def put(self, key: str, verdict) -> None:
         """Remember a RuleVerdict (if final)."""
@@ -72,7 +76,7 @@ class VerdictCache:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile("w", dir=self.directory, suffix=".tmp", delete=False) as f:
-                json.dump({k: getattr(verdict, k) for k in FIELDS}, f)
+                json.dump({"rule": verdict.rule.name, **{k: getattr(verdict, k) for k in FIELDS}}, f)
             os.replace(f.name, self.directory / f"{key}.json")  # whole or not at all
         except OSError:
             pass  # a cache that cannot be written only costs time

@@ -27,9 +27,11 @@ from typing import Iterator, Sequence
 from ... import ir
 from ...errors import RuleError
 from ...ir.types import BOOL, INT_TYPES, Type
-from .. import sexpr
-from ..rules import LANGUAGE_FILE, RuleFile, language_text
-from ..terms import TY_ARGUMENTS, TY_TYPES, build_node
+from .. import rules, sexpr
+from ..rules import RuleFile, Signature, rule_name, signatures
+from ..terms import CATEGORY, OPERATIONS, TY_ARGUMENTS, TY_TYPES, build_node
+from .guards import FACT_RELATIONS, LATTICES, TYPE_RELATIONS, VALUE_RELATIONS, Guards, base_head, collect
+from .patterns import PApp, PInt, PVar, Pattern, show, to_pattern
 
 #: the order instances are checked in (so a report names the common types first)
 ALL_TYPES: tuple[Type, ...] = tuple(sorted(INT_TYPES, key=lambda t: (t.bits != 32, t.bits != 64, -t.bits, not t.is_signed))) + (BOOL,)
@@ -41,63 +43,7 @@ PRIMITIVES = {
 }
 COMPARISONS = ("<", "<=", ">", ">=", "!=", "=")
 TYPE_FUNCTIONS = ("ty-bits", "ty-min", "ty-max", "ty-limit", "ty-mask", "ty-half")
-TYPE_RELATIONS = ("signed", "unsigned", "narrow", "integer")
-LATTICES = ("lo", "hi")
 FREE_FUNCTIONS = ("rank",)
-FACT_RELATIONS = ("InLoop", "LetValue")
-#: relations on an expression and an i64: DivBy has a meaning (a multiple of k), Want is only a
-#: request that drives the DivBy analysis and carries no meaning
-VALUE_RELATIONS = ("DivBy", "Want")
-
-
-# Patterns ---------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class PVar:
-    name: str
-
-
-@dataclass(frozen=True)
-class PInt:
-    value: int
-
-
-@dataclass(frozen=True)
-class PStr:
-    value: str
-
-
-@dataclass(frozen=True)
-class PApp:
-    head: str
-    args: tuple
-
-
-Pattern = PVar | PInt | PStr | PApp
-
-
-def to_pattern(x) -> Pattern:
-    if isinstance(x, sexpr.SList):
-        if not x.items or not isinstance(x.items[0], sexpr.Symbol):
-            raise ValueError(f"cannot read {x}")
-        return PApp(x.items[0].name, tuple(to_pattern(a) for a in x.items[1:]))
-    if isinstance(x, sexpr.Symbol):
-        return PVar(x.name)
-    if isinstance(x, int):
-        return PInt(x)
-    if isinstance(x, sexpr.String):
-        return PStr(x.value)
-    raise ValueError(f"cannot read {x}")
-
-
-def show(p: Pattern) -> str:
-    if isinstance(p, PVar):
-        return p.name
-    if isinstance(p, PInt):
-        return str(p.value)
-    if isinstance(p, PStr):
-        return f'"{p.value}"'
-    return "(" + " ".join([p.head, *(show(a) for a in p.args)]) + ")"
 
 
 # Rules --------------------------------------------------------------------------------------
@@ -105,6 +51,7 @@ def show(p: Pattern) -> str:
 @dataclass
 class Rule:
     kind: str  # rewrite, birewrite, rule
+    name: str
     file: str
     line: int
     comment: str
@@ -114,10 +61,28 @@ class Rule:
     rhs: Pattern | None = None
     conditions: tuple[Pattern, ...] = ()  # :when facts, or a rule's body
     actions: tuple[Pattern, ...] = ()
+    guards: Guards = field(default_factory=Guards)  # the named guards its conditions may ask for
 
     @property
-    def location(self) -> str:
-        return f"{self.file}:{self.line}"
+    def defines(self) -> str | None:
+        """The guard this rule derives (its only action adds the guard), if any."""
+        if self.kind == "rule" and len(self.actions) == 1 and isinstance(self.actions[0], PApp) \
+                and self.actions[0].head in self.guards:
+            return self.actions[0].head
+        return None
+
+    def variants(self) -> list[tuple[Pattern, ...]]:
+        """The conditions with every named guard replaced by its definition (guards.py), one
+        tuple per choice of deriving rules; raises RuleShapeError if a guard cannot be expanded."""
+        try:
+            return self.guards.expand(self.conditions)
+        except ValueError as error:
+            raise RuleShapeError(str(error)) from None
+
+    @property
+    def guard_text(self) -> str:
+        """The definitions of the guards the rule asks for (a cached verdict depends on them)."""
+        return self.guards.definition_text(self.conditions)
 
     @property
     def summary(self) -> str:
@@ -127,54 +92,37 @@ class Rule:
         return f"{show(self.lhs)} {arrow} {show(self.rhs)}"
 
 
-def read_rules(rule_file: RuleFile) -> list[Rule]:
-    rules = []
+def read_rules(rule_file: RuleFile, guards: Guards | None = None) -> list[Rule]:
+    """The rules of a file, as data; `guards`: the named guards they may ask for (default: the
+    language's and the file's own)."""
+    if guards is None:
+        guards = collect([rules.language_file(), rule_file])
+    found = []
     for form in rule_file.rules():
         head = form.head
         positional = form.positional()
         when = form.option("when")
         conditions = tuple(to_pattern(c) for c in (when.items if isinstance(when, sexpr.SList) else []))
-        common = dict(file=str(rule_file.path), line=form.line, comment=form.comment, text=str(form),
-                      ruleset=str(form.option("ruleset", "")))
+        common = dict(name=rule_name(form), file=str(rule_file.path), line=form.line, comment=form.comment,
+                      text=str(form), ruleset=str(form.option("ruleset", "")), guards=guards)
         if head in ("rewrite", "birewrite"):
             if len(positional) != 3:
                 raise RuleError(f"{rule_file.path}:{form.line}: {head} needs a left and a right side")
-            rules.append(Rule(head, lhs=to_pattern(positional[1]), rhs=to_pattern(positional[2]),
+            found.append(Rule(head, lhs=to_pattern(positional[1]), rhs=to_pattern(positional[2]),
                               conditions=conditions, **common))
         else:
             if len(positional) != 3 or not all(isinstance(p, sexpr.SList) for p in positional[1:]):
                 raise RuleError(f"{rule_file.path}:{form.line}: rule needs (facts) and (actions)")
-            rules.append(Rule("rule", conditions=tuple(to_pattern(f) for f in positional[1]),
+            found.append(Rule("rule", conditions=tuple(to_pattern(f) for f in positional[1]),
                               actions=tuple(to_pattern(a) for a in positional[2]), **common))
-    return rules
+    return found
 
 
 # Signatures of the language -----------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Signature:
-    inputs: tuple[str, ...]
-    output: str
-
-
 def language_signatures(extra_files: Sequence[RuleFile] = ()) -> dict[str, Signature]:
     """Constructor, function and relation signatures declared in language.egg and rule files."""
-    sigs: dict[str, Signature] = {}
-    sources = [sexpr.read(language_text(), str(LANGUAGE_FILE))] + [list(f.forms) for f in extra_files]
-    for forms in sources:
-        for form in forms:
-            head = form.head
-            if head == "datatype":
-                sort = str(form[1])
-                for variant in form.items[2:]:
-                    if isinstance(variant, sexpr.SList):
-                        inputs = tuple(str(x) for x in variant.positional()[1:])
-                        sigs[variant.head] = Signature(inputs, sort)
-            elif head in ("function", "constructor"):
-                sigs[str(form[1])] = Signature(tuple(str(x) for x in form[2].items), str(form[3]))
-            elif head == "relation":
-                sigs[str(form[1])] = Signature(tuple(str(x) for x in form[2].items), "Unit")
-    return sigs
+    return {**rules.language_signatures(), **signatures(form for f in extra_files for form in f.forms)}
 
 
 # Instances ----------------------------------------------------------------------------------
@@ -216,6 +164,10 @@ class Instance:
     def i64_symbols(self) -> list[str]:
         return [*self.const_links, *(s for s, _, _ in self.lattice), *self.free]
 
+    def content(self) -> str:
+        """Everything the instance claims and assumes, as text (equal texts: the same check)."""
+        return repr([(k, v) for k, v in vars(self).items() if k != "rule"])
+
 
 class NotApplicable(Exception):
     """This type assignment cannot match (a relation is false, a literal does not fit)."""
@@ -226,14 +178,22 @@ class RuleShapeError(Exception):
 
 
 def instances(rule: Rule, sigs: dict[str, Signature]) -> Iterator[Instance]:
-    """Every type assignment the rule applies to, as an Instance."""
-    slots = _TypeSlots(sigs)
-    slots.collect(rule)
-    for assignment in slots.assignments():
-        try:
-            yield _Builder(rule, sigs, assignment, slots).build()
-        except NotApplicable:
-            continue
+    """Every type assignment the rule applies to, for every variant of its conditions (a guard
+    derived by two rules gives two), as an Instance; variants that come out the same (deriving
+    rules that differ only in the term they match) are checked once."""
+    seen: set[str] = set()
+    for conditions in rule.variants():
+        slots = _TypeSlots(sigs)
+        slots.collect(rule, conditions)
+        for assignment in slots.assignments():
+            try:
+                instance = _Builder(rule, conditions, sigs, assignment, slots).build()
+            except NotApplicable:
+                continue
+            key = instance.content()
+            if key not in seen:
+                seen.add(key)
+                yield instance
 
 
 class _TypeSlots:
@@ -296,16 +256,17 @@ class _TypeSlots:
             if s != "Expr":
                 self.value_pattern(c)
         result = self.fresh()
+        category = CATEGORY.get(OPERATIONS.get(head, ""))  # an IR operation's (terms.py)
         if head in ("Var", "Const", "Opaque", "Wrap"):
             self.union(result, types[0])
-        elif head in ("Lt", "Le", "Gt", "Ge", "Eq", "Ne"):
+        elif category == "compare":
             self.union(child_slots[0], types[0])
             self.union(child_slots[1], types[0])
             self._bool(result)
-        elif head in ("Not", "LAnd", "LOr"):
+        elif category == "logical":
             for s in [*child_slots, result]:
                 self._bool(s)
-        elif head in ("Shl", "Shr"):
+        elif category == "shift":
             self.union(child_slots[0], types[0])
             self.union(result, types[0])
         elif head == "Select":
@@ -330,7 +291,7 @@ class _TypeSlots:
     def value_pattern(self, p: Pattern) -> None:
         """i64-sorted patterns: walk into lookups to find the Expr and Ty patterns inside."""
         if isinstance(p, PApp):
-            if p.head in LATTICES or p.head in FREE_FUNCTIONS:
+            if base_head(p.head) in LATTICES or p.head in FREE_FUNCTIONS:
                 self.expr_slot(p.args[0])
             elif p.head in TYPE_FUNCTIONS:
                 self.ty_slot(p.args[0])
@@ -368,10 +329,10 @@ class _TypeSlots:
         else:
             self.value_pattern(p)
 
-    def collect(self, rule: Rule) -> None:
+    def collect(self, rule: Rule, conditions: tuple[Pattern, ...]) -> None:
         if rule.kind != "rule":
             self.union(self.expr_slot(rule.lhs), self.expr_slot(rule.rhs))
-        for c in rule.conditions:
+        for c in conditions:
             self.fact(c)
         for a in rule.actions:
             if isinstance(a, PApp) and a.head == "union":
@@ -401,12 +362,16 @@ class _TypeSlots:
 class _Builder:
     """Builds one Instance for one type assignment."""
 
-    def __init__(self, rule: Rule, sigs: dict[str, Signature], assignment: dict[str, Type], slots: _TypeSlots):
+    def __init__(self, rule: Rule, conditions: tuple[Pattern, ...], sigs: dict[str, Signature],
+                 assignment: dict[str, Type], slots: _TypeSlots):
         self.rule = rule
+        self.conditions = conditions
         self.sigs = sigs
         self.assignment = assignment
         self.slots = slots
-        self.instance = Instance(rule, {v: assignment[v] for v in sorted(slots.ty_vars)})
+        # a guard's own type variables (`t@0`) only type the terms its definition matches, which
+        # mean nothing to the claim: instances differing in them alone are the same check
+        self.instance = Instance(rule, {v: assignment[v] for v in sorted(slots.ty_vars) if "@" not in v})
         self.expr_vars: dict[str, ir.Expr] = {}  # pattern variable -> IR
         self.i64_vars: dict[str, I64] = {}  # pattern variable -> i64 expression
         self.holes = itertools.count()
@@ -522,13 +487,13 @@ class _Builder:
             return ("op", head, tuple(self.i64(a, lhs) for a in p.args))
         if head in TYPE_FUNCTIONS:
             return ("lit", self.type_fact(head, self.type_of(p.args[0])))
-        if head in LATTICES:
+        if base_head(head) in LATTICES:  # `lo@0.1`: a lookup made when a guard was derived (guards.py)
             e = self.expr(p.args[0], lhs=True)
             key = (head, str(e) + ":" + str(e.type))
             if key not in self.lattice_of:
-                symbol = f"{head}{len(self.lattice_of)}_"
+                symbol = f"{base_head(head)}{len(self.lattice_of)}_"
                 self.lattice_of[key] = symbol
-                self.instance.lattice.append((symbol, head, e))
+                self.instance.lattice.append((symbol, base_head(head), e))
             return ("sym", self.lattice_of[key])
         if head in FREE_FUNCTIONS:
             symbol = f"{head}{len(self.instance.free)}_"
@@ -597,7 +562,7 @@ class _Builder:
         if isinstance(p, PVar):
             return p.name in self.i64_vars or p.name in self.expr_vars
         if isinstance(p, PApp):
-            if p.head in LATTICES or p.head in FREE_FUNCTIONS:
+            if base_head(p.head) in LATTICES or p.head in FREE_FUNCTIONS:
                 return self._expr_ready(p.args[0])
             if p.head in TYPE_FUNCTIONS:
                 return True
@@ -612,10 +577,10 @@ class _Builder:
     def build(self) -> Instance:
         rule = self.rule
         if rule.kind == "rule":
-            pending = list(rule.conditions)
+            pending = list(self.conditions)
         else:
             lhs = self.expr(rule.lhs, lhs=True)
-            pending = list(rule.conditions)
+            pending = list(self.conditions)
         # facts naming a term first, so that a variable is bound to its term before other facts use it
         pending.sort(key=lambda c: not (isinstance(c, PApp) and c.head == "=" and len(c.args) == 2
                                         and isinstance(c.args[1], PApp) and c.args[1].head in self.sigs
@@ -638,7 +603,10 @@ class _Builder:
     def action(self, a: Pattern) -> None:
         if not isinstance(a, PApp):
             raise RuleShapeError(f"cannot read the action {show(a)}")
-        if a.head == "union":
+        if a.head == self.rule.defines:
+            pass  # derives a named guard: a definition, which claims nothing (rules that use it are
+            # checked against it)
+        elif a.head == "union":
             left, right = (self.expr(x, lhs=False) for x in a.args)
             if left.type != right.type:
                 raise RuleShapeError(f"union of a {left.type} and a {right.type}")

@@ -4,12 +4,15 @@ The rule is sound for the instance when no assignment makes its premises true (t
 constants canonical, lattice bounds holding, egglog's primitives defined, :when conditions and
 facts true) and its claim false (both sides equal, the bound holds, every constant it builds is
 a canonical constant of its type).
+
+z3's work is bounded by its resource counter (`rlimit`), never by the clock: how far a proof
+gets, and so its verdict, does not depend on the machine's speed or load.  Budgets ("effort")
+are in z3's resource units; an idle core does a few million per second.
 """
 
 from __future__ import annotations
 
 import itertools
-import time
 from dataclasses import dataclass
 
 import z3
@@ -77,20 +80,26 @@ def _narrow(value: prims.Sized, t: Type):
     return z3.Extract(t.bits - 1, 0, value.at(max(t.bits, value.width)))
 
 
-#: the first round's time per encoding: most instances are proven (or refuted) well within it
-FIRST_ROUND_MS = 1000
+#: z3 effort (resource units) per encoding and type: the default, and the first round's, within
+#: which most instances are proven (or refuted); each further round gives the encodings that ran
+#: out of effort four times as much, up to the effort
+EFFORT = 50_000_000
+FIRST_ROUND = 1_000_000
+#: what z3 says when a check ran out of effort (solver, tactic)
+OUT_OF_EFFORT = ("max. resource limit exceeded", "canceled")
 
 
-def prove(instance: Instance, timeout_ms: int = 5000) -> Proof:
+def prove(instance: Instance, effort: int = EFFORT) -> Proof:
     """Three encodings, each a complete proof when z3 answers unsat: bit-vectors exactly
     (wrap-around, bitwise operations), mathematical integers (`prove_integers`: range-guarded
     arithmetic, where bit-blasted multipliers and dividers are hopeless), and bit-vectors with
     multiplication abstracted (fast when the claim follows from the lemmas).  Each gets a short
-    first round, in the order likely to succeed first, then those that ran out of time get
-    `timeout_ms` each."""
-    exact = lambda ms: _prove(instance, ms, abstract=False)  # noqa: E731
-    integers = lambda ms: prove_integers(instance, ms)  # noqa: E731
-    abstract = lambda ms: _prove(instance, ms, abstract=True)  # noqa: E731
+    first round, in the order likely to succeed first, then those that ran out of effort get
+    rounds four times as long, up to `effort` each (so one that needs a little more is not left
+    waiting behind one that would need far more)."""
+    exact = lambda units: _prove(instance, units, abstract=False)  # noqa: E731
+    integers = lambda units: prove_integers(instance, units)  # noqa: E731
+    abstract = lambda units: _prove(instance, units, abstract=True)  # noqa: E731
     if not _has_products(instance):
         strategies = [exact, integers]
     elif instance.lattice:  # products guarded by ranges
@@ -98,20 +107,49 @@ def prove(instance: Instance, timeout_ms: int = 5000) -> Proof:
     else:
         strategies = [abstract, exact, integers]
     reasons: list[str] = []
-    for budget in sorted({min(FIRST_ROUND_MS, timeout_ms), timeout_ms}):
+    for budget in _rounds(effort):
         retry, reasons = [], []
         for strategy in strategies:
             proof = strategy(budget)
             if proof.verdict != "unknown":
                 return proof
             reasons.append(proof.detail)
-            if proof.detail.endswith("timeout") or proof.detail.endswith("canceled"):
+            if proof.detail.endswith("out of effort"):
                 retry.append(strategy)
         strategies = retry
     return Proof("unknown", detail="; ".join(dict.fromkeys(reasons)))
 
 
-def prove_integers(instance: Instance, timeout_ms: int) -> Proof:
+def _rounds(effort: int) -> list[int]:
+    """The effort of each round: FIRST_ROUND, four times that, ..., `effort`."""
+    rounds = [min(FIRST_ROUND, effort)]
+    while rounds[-1] < effort:
+        rounds.append(min(rounds[-1] * 4, effort))
+    return rounds
+
+
+class Budget:
+    """z3 effort left for a proof, in resource units: a check takes at most what is left, and
+    what it used is taken from this budget and the budgets it was shared from."""
+
+    def __init__(self, units: int, parent: "Budget | None" = None):
+        self.left, self.parent = units, parent
+
+    def share(self, units: int) -> "Budget":
+        """A part of this budget (at most `units`) for one step."""
+        return Budget(min(units, self.left), self)
+
+    def check(self, formulas: list, units: int, nonlinear_tactic: bool = False):
+        """z3's answer and solver, spending at most `units` (and at most what is left)."""
+        result, solver, used = _check(formulas, min(units, self.left), nonlinear_tactic)
+        budget: Budget | None = self
+        while budget is not None:
+            budget.left -= used
+            budget = budget.parent
+        return result, solver
+
+
+def prove_integers(instance: Instance, effort: int) -> Proof:
     """The claim over mathematical integers (an exact translation, see ints.py): first in one
     piece for a moment, then staged.  The side claims (the rule's computations are defined, its constants fit their types) are proven
     first; then, assuming them, each fact the premises may imply (an operation does not wrap
@@ -123,31 +161,31 @@ def prove_integers(instance: Instance, timeout_ms: int) -> Proof:
     open, and proves each case the same way.  Range-guarded rules are easy for z3 split this way
     and hard in one piece.  A model is reported only when the interpreter confirms it."""
     formula = Formula(instance)
-    deadline = time.monotonic() + timeout_ms / 1000
-    result, solver = _check(formula.goal(), min(DIRECT_MS, timeout_ms // 10))  # easy claims: in one piece
+    budget = Budget(effort)
+    result, solver = budget.check(formula.goal(), min(DIRECT, effort // 10))  # easy claims: in one piece
     if result != z3.unknown:
         return _answer(formula, result, solver)
     if formula.side:
-        proof = _staged(formula, formula.side, [], time.monotonic() + timeout_ms / 4000, SPLITS)
+        proof = _staged(formula, formula.side, [], budget.share(effort // 4), SPLITS)
         if proof.verdict != "proved":
             return proof
-    return _staged(formula, formula.claims, list(formula.side), deadline, SPLITS)
+    return _staged(formula, formula.claims, list(formula.side), budget, SPLITS)
 
 
-#: the time limits of the first, unstaged attempt and of one lemma; how many times a proof may
-#: split into cases
-DIRECT_MS = 300
-LEMMA_MS = 200
+#: the effort of the first, unstaged attempt and of one lemma; how many times a proof may split
+#: into cases
+DIRECT = 1_500_000
+LEMMA = 1_000_000
 SPLITS = 2
 
 
-def _staged(formula: Formula, claims: list, assumed: list, deadline: float, splits: int) -> Proof:
+def _staged(formula: Formula, claims: list, assumed: list, budget: Budget, splits: int) -> Proof:
     """Proves the claims from the premises and the `assumed` facts (see prove_integers)."""
     base = [*formula.premises, *assumed]
     facts, proven = [], []
     for candidate in formula.candidates:
-        budget = min(LEMMA_MS, _left_ms(deadline) // 2)
-        if _check([*base, *formula.definitions, *facts, z3.Not(candidate.fact)], budget)[0] == z3.unsat:
+        lemma = [*base, *formula.definitions, *facts, z3.Not(candidate.fact)]
+        if budget.check(lemma, min(LEMMA, budget.left // 2))[0] == z3.unsat:
             facts += [candidate.fact, *candidate.consequences]
             proven.append(candidate)
     premises, exact, negated = _simplified(formula, [*base, *facts], proven, claims)
@@ -157,18 +195,17 @@ def _staged(formula: Formula, claims: list, assumed: list, deadline: float, spli
     attempts = [(premises, False), ([*premises, *exact], False), ([*premises, *exact], True)]
     if not exact:
         attempts = attempts[1:]
-    end = time.monotonic() + (deadline - time.monotonic()) / (2 if splits and open_signs else 1)
+    tries = budget.share(budget.left // (2 if splits and open_signs else 1))
     reason = ""
     for n, (formulas, tactic) in enumerate(attempts):
-        result, solver = _check([*formulas, negated], _left_ms(end) // (len(attempts) - n), tactic)
+        result, solver = tries.check([*formulas, negated], tries.left // (len(attempts) - n), tactic)
         if result == z3.unsat or (result == z3.sat and formulas is not premises):  # a model of the exact formula
             return _answer(formula, result, solver)
-        reason = reason or (solver.reason_unknown() if result == z3.unknown else "")
+        reason = reason or (_reason(solver) if result == z3.unknown else "")
     if splits and open_signs:
         dividend = open_signs[0]
-        half = time.monotonic() + (deadline - time.monotonic()) / 2
-        for sign, until in ((dividend >= 0, half), (dividend < 0, deadline)):
-            proof = _staged(formula, claims, [*assumed, sign], until, splits - 1)
+        for sign, part in ((dividend >= 0, budget.share(budget.left // 2)), (dividend < 0, budget)):
+            proof = _staged(formula, claims, [*assumed, sign], part, splits - 1)
             if proof.verdict != "proved":
                 return proof
         return Proof("proved")
@@ -199,24 +236,35 @@ def _answer(formula: Formula, result, solver) -> Proof:
     if result == z3.unsat:
         return Proof("proved")
     if result == z3.unknown:
-        return Proof("unknown", detail=f"z3 (integers): {solver.reason_unknown()}")
+        return Proof("unknown", detail=f"z3 (integers): {_reason(solver)}")
     violation = formula.confirm(solver.model())
     if violation is None:
         return Proof("unknown", detail="z3's integer model does not break the rule in the interpreter")
     return Proof("counterexample", violation.assignment)
 
 
-def _left_ms(deadline: float) -> int:
-    return max(1, int((deadline - time.monotonic()) * 1000))
+def _reason(solver) -> str:
+    reason = solver.reason_unknown()
+    return "out of effort" if reason in OUT_OF_EFFORT else reason
 
 
-def _check(formulas: list, timeout_ms: int, nonlinear_tactic: bool = False):
-    """z3's answer on the formulas; `nonlinear_tactic`: through z3's tactic for nonlinear
-    integer problems (which decides some claims its default solver does not, and vice versa)."""
+def _check(formulas: list, units: int, nonlinear_tactic: bool = False):
+    """z3's answer on the formulas within `units` of effort, the solver, and the effort it used;
+    `nonlinear_tactic`: through z3's tactic for nonlinear integer problems (which decides some
+    claims its default solver does not, and vice versa)."""
     solver = z3.Then("simplify", "elim-term-ite", "qfnia").solver() if nonlinear_tactic else z3.Solver()
-    solver.set("timeout", max(1, timeout_ms))
+    solver.set("rlimit", max(1, units))  # 0 would be no limit
     solver.add(*formulas)
-    return solver.check(), solver
+    before = _effort_count()
+    result = solver.check()
+    return result, solver, solver.statistics().get_key_value("rlimit count") - before
+
+
+def _effort_count() -> int:
+    """z3's resource counter (it counts for the whole context; a check of nothing costs 2)."""
+    solver = z3.Solver()
+    solver.check()
+    return solver.statistics().get_key_value("rlimit count")
 
 
 def _has_products(instance: Instance) -> bool:
@@ -231,7 +279,7 @@ def _has_products(instance: Instance) -> bool:
     return ir_has or any(i64_has(x) for x in i64)
 
 
-def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
+def _prove(instance: Instance, units: int, abstract: bool) -> Proof:
     widths = tuple(sorted({v.type.bits for v in instance.variables if v.type.is_int} | {64}))
     products = ExactProducts(widths) if abstract else None
     counter = itertools.count()
@@ -291,7 +339,7 @@ def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
         b = _math_i64(i64(bound, claims).i64)
         claims.append(b <= value if kind == "lo" else value <= b)
     solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
+    solver.set("rlimit", max(1, units))
     solver.add(*premises)
     solver.add(*division_lemmas([*premises, *claims]))
     if products is not None:
@@ -302,7 +350,7 @@ def _prove(instance: Instance, timeout_ms: int, abstract: bool) -> Proof:
     if result == z3.unsat:
         return Proof("proved")
     if result == z3.unknown:
-        return Proof("unknown", detail=f"z3 ({'abstract' if abstract else 'bit-vectors'}): {solver.reason_unknown()}")
+        return Proof("unknown", detail=f"z3 ({'abstract' if abstract else 'bit-vectors'}): {_reason(solver)}")
     if abstract:
         return Proof("unknown", detail="the abstraction of multiplication was too weak")
     model = solver.model()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from ...emit.instruction import Instruction
-from ..errors import SimulationError
+from ..errors import MemoryFault, SimulationError
 from . import atomics
 from ..memory import UNSIGNED
 from .payload import Lanes, Payload, active, as_unsigned, gather, scatter
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 SLM_BTI = 0xFE
 STATELESS_BTIS = (0xFF, 0xFD)
 OWORD_BLOCKS = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 16}
+SCRATCH_BLOCK_REGISTERS = {0: 1, 1: 2, 3: 4}  # desc[13:12] of a scratch block message
+SCRATCH_HEADER_DWORD = 5  # the header's r0.5: the thread's scratch pointer / scratch surface
 
 
 def _space(bti: int, m: "Machine", a64: bool) -> Space:
@@ -52,6 +54,9 @@ def compile_hdc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
     sfid = inst.send.sfid
     payload = Payload(inst, m.files)
     h = Hdc(inst, m, payload, mask_of, header)
+    if sfid == "dc0" and desc >> 18 & 1:
+        return h.scratch_block(write=bool(desc >> 17 & 1), dword_mode=bool(desc >> 16 & 1),
+                               registers=SCRATCH_BLOCK_REGISTERS.get((desc >> 12) & 3), offset=desc & 0xFFF)
     if sfid in ("dc0", "dcro"):
         if kind == 0x07:
             return lambda: None  # memory fence
@@ -259,6 +264,54 @@ class Hdc:
             else:
                 rows = payload.destination(max(1, -(-(total + at) // self.grf)))
                 scatter(rows, all_t, at + within, space.read(all_t, np.repeat(address, n) + within, 4))
+        return run
+
+    def scratch_block(self, write: bool, dword_mode: bool, registers: int | None, offset: int):
+        """Scratch block read/write (dc0, desc[18]): `registers` GRFs at `offset` x 32 bytes
+        into the thread's scratch space, which the header's DW5 names (r0.5 as the thread
+        got it: XeLP a General-State-relative pointer in bits 31:10, XeHPG the scratch
+        surface).  Reads fill whole registers; a DWord-mode write (desc[16]) writes dword i of
+        each register only where channel i is enabled, an OWord-mode write all of them."""
+        if registers is None:
+            raise SimulationError("scratch block message with block size code 2 (reserved)")
+        scratch = self.m.scratch
+        if scratch is None:
+            raise SimulationError("scratch block message in a kernel without scratch space")
+        payload, grf = self.payload, self.grf
+        dwords = grf // 4
+        start = offset * 32
+        if start + registers * grf > scratch.per_thread:
+            raise MemoryFault(f"scratch block at bytes {start}..{start + registers * grf - 1} is outside the "
+                              f"thread's {scratch.per_thread} bytes of scratch space")
+
+        def run():
+            mask = self.mask_of()
+            t = np.arange(self.threads) if mask is None else np.nonzero(mask.any(axis=1))[0]
+            if t.size == 0:
+                return
+            pointer = gather(payload.source(), t, np.full_like(t, 4 * SCRATCH_HEADER_DWORD), 4).astype(np.int64)
+            if scratch.surface_state is None:
+                base = self.m.general_state_base + (pointer & ~0x3FF)
+            else:
+                if np.any((pointer & ~0x3FF) != (scratch.surface_state << 4)):
+                    raise SimulationError(f"scratch block message whose header names surface state "
+                                          f"0x{int(pointer[0]):x}, not the scratch surface")
+                base = scratch.base + t.astype(np.int64) * scratch.per_thread
+            n = registers * dwords
+            all_t = np.repeat(t, n)
+            within = np.tile(np.arange(n) * 4, t.size)
+            address = (np.repeat(base, n) + start + within).astype(np.uint64)
+            if write:
+                data = gather(payload.src1_rows(), all_t, within, 4)
+                if dword_mode and mask is not None:
+                    lanes = np.tile(np.arange(n) % dwords, t.size)
+                    keep = np.zeros(all_t.size, dtype=bool)
+                    inside = lanes < mask.shape[1]
+                    keep[inside] = mask[all_t[inside], lanes[inside]]
+                    all_t, address, data = all_t[keep], address[keep], data[keep]
+                self.m.memory.write(address, data)
+            else:
+                scatter(payload.destination(registers), all_t, within, self.m.memory.read(address, 4))
         return run
 
     def mask_of_thread(self):

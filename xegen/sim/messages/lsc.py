@@ -21,11 +21,10 @@ import numpy as np
 from ...emit.instruction import Instruction
 from ..errors import SimulationError
 from . import atomics
+from .block2d import LOAD_BLOCK2D, STORE_BLOCK2D, compile_block2d
 from .payload import Lanes, Payload, active, as_unsigned, gather, scatter
 from ..memory import UNSIGNED
-from .spaces import FlatSpace, SlmSpace, Space, SurfaceSpace
-
-UNDEFINED_BYTE = 0xA5  # what the simulator leaves in register bytes the hardware does not define
+from .spaces import FlatSpace, ScratchSpace, SlmSpace, Space, SurfaceSpace
 
 if TYPE_CHECKING:
     from ..machine import Machine
@@ -78,16 +77,44 @@ def space_for(inst: Instruction, d: LscDescriptor, m: "Machine") -> Space:
         if d.bti == 0xFF:  # stateless A32: relative to General State Base
             return FlatSpace(m.memory, m.general_state_base)
         return SurfaceSpace(m.memory, m.surface(d.bti))
-    raise SimulationError("LSC surface-state (SS/BSS) addressing is not simulated")
+    return ScratchSpace(m.memory, _scratch_of(inst, m), _surface_state_check(inst, m))
+
+
+def _scratch_of(inst: Instruction, m: "Machine"):
+    """Surface-state (SS/BSS) messages: the only surface state the runtime sets up for a
+    kernel of ours is its scratch surface (r0.5 on XeHPG/XeHPC)."""
+    if m.scratch is None or m.scratch.surface_state is None:
+        raise SimulationError("surface-state (SS/BSS) addressing without a scratch space: bindless surfaces are "
+                              "not simulated")
+    if inst.send.exdesc_a0 is None:
+        raise SimulationError("surface-state message with an immediate extended descriptor: only scratch "
+                              "messages (surface state offset in a0, ExBSO) are simulated")
+    return m.scratch
+
+
+def _surface_state_check(inst: Instruction, m: "Machine"):
+    """Each sending thread's extended descriptor (a0.N) must name the scratch surface."""
+    register = inst.send.exdesc_a0
+    expected = m.scratch.surface_state & ~0x3F
+
+    def check(threads: np.ndarray) -> None:
+        named = m.files.a0.view(np.uint32)[threads, register] & ~np.uint32(0x3F)
+        if np.any(named != expected):
+            bad = int(named[np.argmax(named != expected)])
+            raise SimulationError(f"surface-state offset 0x{bad:x} in a0.{register} is not the scratch surface "
+                                  f"(0x{expected:x}); bindless surfaces are not simulated")
+    return check
 
 
 def compile_lsc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
     if inst.send.desc & 0x3F == FENCE:  # completes at once; a fence has no address size
         return lambda: None
+    if inst.send.desc & 0x3F in (LOAD_BLOCK2D, STORE_BLOCK2D):  # their descriptors have no address size
+        if inst.send.sfid != "ugm":
+            raise SimulationError(f"2D block messages to '{inst.send.sfid}' (ugm only)")
+        return compile_block2d(inst, m, mask_of)
     d = LscDescriptor.decode(inst.send.desc, inst.send.exdesc)
     payload = Payload(inst, m.files)
-    if d.opcode in (3, 7):
-        raise SimulationError("LSC 2D block messages are not simulated")
     space = space_for(inst, d, m)
     if d.opcode in atomics.LSC_ATOMICS:
         return _atomic(inst, d, m, payload, space, mask_of)
@@ -190,10 +217,9 @@ def _load_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, spa
         if t.size == 0:
             return
         base = _thread_addresses(d, payload, t)
+        # Only the loaded bytes change: IGC keeps live data in the rest of the register (its
+        # pvc code for __local atomics loads one dword into r4.0 and later reads r4.5:q).
         rows = payload.destination(-(-total // m.files.grf_bytes))
-        # Nothing says the rest of the last register keeps its bytes: make them garbage, so a
-        # kernel that relies on them fails here rather than on hardware.
-        rows[t, total:] = UNDEFINED_BYTE
         # one access per element keeps the bounds checks per element, as the hardware's
         all_t = np.repeat(t, d.vector)
         within = np.tile(offsets, t.size)

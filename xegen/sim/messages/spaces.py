@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..memory import UNSIGNED, DeviceMemory, SharedLocalMemory, Surface
+from ..memory import UNSIGNED, DeviceMemory, Scratch, SharedLocalMemory, Surface
 
 
 class Space(ABC):
@@ -136,10 +136,46 @@ class SlmSpace(Space):
         self.group_of_thread = group_of_thread
 
     def keys(self, threads, addresses):
-        return self.group_of_thread[threads].astype(np.int64) * self.slm.stride + np.asarray(addresses, np.int64)
+        return self.group_of_thread[threads].astype(np.int64) * self.slm.stride + self.slm.offsets(addresses)
 
     def read(self, threads, addresses, size):
         return self.slm.read(self.group_of_thread[threads], addresses, size)
 
     def write(self, threads, addresses, data):
         self.slm.write(self.group_of_thread[threads], addresses, data)
+
+
+class ScratchSpace(Space):
+    """A32 offsets into the sending thread's own scratch space (XeHPG/XeHPC scratch surface:
+    the hardware adds the thread's slot).  The surface is `per_thread` bytes: reads past it
+    give 0 and writes are dropped, as for any surface.  `check(threads)` verifies that the
+    message names the scratch surface."""
+
+    needs_threads = True
+
+    def __init__(self, memory: DeviceMemory, scratch: Scratch, check: Callable[[np.ndarray], None]):
+        self.memory = memory
+        self.scratch = scratch
+        self.check = check
+
+    def keys(self, threads, addresses):
+        return threads.astype(np.int64) * self.scratch.per_thread + np.asarray(addresses, np.int64)
+
+    def _resolve(self, threads, addresses, size):
+        self.check(threads)
+        offsets = np.asarray(addresses, dtype=np.int64)
+        inside = (offsets >= 0) & (offsets + size <= self.scratch.per_thread)
+        flat = (self.scratch.base + threads.astype(np.int64) * self.scratch.per_thread + offsets).astype(np.uint64)
+        return inside, flat
+
+    def read(self, threads, addresses, size):
+        inside, flat = self._resolve(threads, addresses, size)
+        out = np.zeros(flat.size, dtype=UNSIGNED[size])
+        if np.any(inside):
+            out[inside] = self.memory.read(flat[inside], size)
+        return out
+
+    def write(self, threads, addresses, values):
+        inside, flat = self._resolve(threads, addresses, values.dtype.itemsize)
+        if np.any(inside):
+            self.memory.write(flat[inside], values[inside])
