@@ -144,9 +144,9 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
     if reason:
         raise ConfigError(f"plan=depthwise: {reason}")
     check_index_range(problem)
-    check_config(config, gemm, hw)
     desc = problem.desc
-    _check_keys(config, desc)
+    _check_keys(config, desc)  # first: a key this plan does not take is the clearer error
+    check_config(config, gemm, hw)
     rows = Rows(desc, config.m_tile)
     in_channels = config.n_tile // desc.ocg * desc.icg
     # channel blocks start at multiples of n_tile, the last one moved back to end at OC

@@ -193,9 +193,9 @@ def plan_first_layer(gemm: Gemm, config: Config, hw: Platform) -> FirstLayerPlan
     if reason:
         raise ConfigError(f"plan=first: {reason}")
     check_index_range(problem)
-    check_config(config, gemm, hw)
     desc = problem.desc
-    _check_keys(config, gemm, hw)
+    _check_keys(config, gemm, hw)  # first: a key this plan does not take is the clearer error
+    check_config(config, gemm, hw)
     if problem.types.is_int8 and not config.systolic and not int8_sums_are_exact(problem):
         raise ConfigError("plan=first: fma=mad accumulates int8 products in f32, which could round here (a sum "
                           "may reach 2^24); use fma=dpas")
@@ -278,7 +278,7 @@ def _systolic(rows: Rows, row_channels: int, config: Config, gemm: Gemm, segment
     step = k_step(config, gemm)
     row_k = desc.kw * row_channels
     src_type, wei_type = gemm.a.type, gemm.b.type
-    a = dpas_a_layout(Var("a", PTR), src_type, m, k, step)
+    a = dpas_a_layout(Var("a", PTR), src_type, m, k, step, grf)
     b = vnni_layout(Var("b", PTR), wei_type, k, n, step, config.simd)
     w_pack = vnni_layout(Var("w_pack", PTR), wei_type, k, n, step, config.simd)
     # where output p's K value kw*C + c sits in the segment registers: runs of K values at
