@@ -39,6 +39,15 @@ def test_the_heuristic_gives_each_class_its_plan(desc, tags, plan):
     assert config_of(desc, **tags).plan == plan
 
 
+@pytest.mark.parametrize("dt, platform, plan", [
+    ("f32", "xehpg", "depthwise"), ("bf16", "xehpg", "gemm"), ("u8:s8:f32", "xehpg", "gemm"),
+    ("bf16", "xehpc", "gemm"),
+])
+def test_groups_of_eight_channels_go_to_the_gemm_plan_where_it_has_a_faster_multiply(dt, platform, plan):
+    assert config_of("g32mb1ic256ih8oc256oh8kh3ph1", dt, platform).plan == plan
+    assert config_of("g32mb1ic256ih8oc256oh8kh3ph1", dt, platform, {"plan": "depthwise"}).plan == "depthwise"
+
+
 @pytest.mark.parametrize("desc, dt, overrides, message", [
     ("g32mb1ic32ih8oc32oh8kh3ph1", "f16", {"plan": "depthwise", "fma": "dpas"}, "multiplies with mad"),
     ("mb1ic16ih8oc32oh8kh3ph1", "f32", {"plan": "depthwise"}, "grouped convolutions"),

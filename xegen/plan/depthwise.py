@@ -46,6 +46,7 @@ from .tiles import TileLayout, dense_layout, line_layout, round_up
 
 MAX_CHANNELS_PER_GROUP = 8  # beyond that, a group's channels fill the GEMM plan's lanes
 F32_EXACT = 2**24  # integers up to this are exact in f32
+DENSE_GROUP = 8  # input channels per group from which a dpas's K is full enough (`gemm_multiplies_faster`)
 
 
 def unsuited(problem: Problem, hw: Platform) -> str | None:
@@ -63,6 +64,15 @@ def unsuited(problem: Problem, hw: Platform) -> str | None:
     if problem.types.is_int8 and not int8_sums_are_exact(problem):
         return "its f32 accumulation of int8 products could round (a sum may reach 2^24)"
     return None
+
+
+def gemm_multiplies_faster(problem: Problem, hw: Platform) -> bool:
+    """Whether the GEMM plan is the better default: with DENSE_GROUP input channels per group or
+    more its K (KD*KH*KW*ICg) fills a dpas (or dp4a), which multiplies f16, bf16 and int8 several
+    times faster than this plan's f32 mads (resnext50's 32 groups of 8 channels in bf16 model 2.7x
+    (XeHPG) and 4x (XeHPC) faster with it: bench/e2e/classes.py)."""
+    multiplier = hw.has_dpas or problem.types.is_int8  # dp4a on XeLP
+    return problem.desc.icg >= DENSE_GROUP and problem.type_of("src") != F32 and multiplier
 
 
 def int8_sums_are_exact(problem: Problem) -> bool:
@@ -228,9 +238,16 @@ def depthwise_configs(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> 
     problem = gemm.problem
     if unsuited(problem, hw) or given.get("plan", "depthwise") != "depthwise":
         return []
+    if "plan" not in given and gemm_multiplies_faster(problem, hw):
+        return []
     desc = problem.desc
     simd = given.get("simd") or max(w for w in hw.simd_widths if w * 4 <= 64 and w <= desc.oc)
-    n_tiles = [t for t in (simd, 2 * simd) if t <= desc.oc and t % desc.ocg == 0]
+    n_tiles = [t for t in (simd, 2 * simd, 4 * simd) if t <= desc.oc and t % desc.ocg == 0]
+    # first the blocks whose pixels fill whole GRFs: an LSC load that ends inside a GRF of the
+    # segment goes through a temporary and a move (`xegen.lower.messages`), one per pixel
+    size = problem.type_of("src").size
+    fills = [t for t in n_tiles if (t // desc.ocg * desc.icg * size) % hw.grf_bytes == 0]
+    n_tiles = fills[:1] + [t for t in n_tiles[:2] if t not in fills[:1]]
     if "n_tile" in given:
         n_tiles = [given["n_tile"]]
     configs = []
