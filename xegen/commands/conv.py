@@ -342,8 +342,8 @@ def register(subparsers) -> None:
     parser.add_argument("--mb", type=int, default=None, metavar="N", help="override the descriptor's minibatch")
     parser.add_argument("--hw", default="xehpg", metavar="HW", help="platform: xehpg (default), xelp, xehpc")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config key (repeatable): fma, simd, tg_m, tg_n, m_tile, n_tile, k_block, "
-                             "k_split, slm, slm_bufs, gmem_bufs, grf")
+                        help="override a config key (repeatable): plan (gemm, depthwise, first), fma, simd, tg_m, tg_n, "
+                             "m_tile, n_tile, k_block, k_split, slm, slm_bufs, gmem_bufs, grf")
     native = parser.add_argument_group("native kernel")
     native.add_argument("-o", "--output", metavar="FILE",
                         help="write the zebin to FILE (with --batch: a directory, one NNN-kernel.zebin per layer)")

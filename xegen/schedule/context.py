@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Alloc, For, IfThenElse, Let, Load, Mutator, Ptr, Seq, Stmt, Store, statements, walk
+from ..ir import Alloc, For, IfThenElse, Let, Load, Mutator, Ptr, Stmt, Store, statements, walk
+from ..ir.visitor import children
 
 
 @dataclass(frozen=True)
@@ -83,19 +84,16 @@ def grow_allocations(stmt: Stmt, factors: dict[str, int]) -> Stmt:
 
 def allocated_bytes(stmt: Stmt, kind: str) -> int:
     """The most bytes of `kind` allocated at once: nested allocations add up, the two branches
-    of an `if` (a kernel's versions of a loop, each with its own buffers) never live together."""
-    if isinstance(stmt, Alloc):
-        return (stmt.size if stmt.kind == kind else 0) + allocated_bytes(stmt.body, kind)
-    if isinstance(stmt, IfThenElse):
-        return max(allocated_bytes(stmt.then_case, kind),
-                   allocated_bytes(stmt.else_case, kind) if stmt.else_case is not None else 0)
-    return sum(allocated_bytes(child, kind) for child in _children(stmt))
-
-
-def _children(stmt: Stmt) -> list[Stmt]:
-    if isinstance(stmt, Seq):
-        return list(stmt.stmts)
-    if isinstance(stmt, (Let, For)):
-        return [stmt.body]
-    return []
-
+    of an `if` (a kernel's versions of a loop, each with its own buffers) never live together.
+    An explicit stack (let chains nest deep); only the branches of an `if` recurse."""
+    total, pending = 0, [stmt]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, IfThenElse):
+            total += max(allocated_bytes(node.then_case, kind),
+                         allocated_bytes(node.else_case, kind) if node.else_case is not None else 0)
+            continue
+        if isinstance(node, Alloc) and node.kind == kind:
+            total += node.size
+        pending.extend(c for c in children(node) if isinstance(c, Stmt))
+    return total
