@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from .test_end_to_end import check_end_to_end
-
 from xegen.conv import parse_descriptor
+
+from .test_end_to_end import check_end_to_end
 
 # (class, descriptor, plan the heuristic gives it, layout tags)
 LAYERS = [

@@ -54,7 +54,7 @@ def run_xegen(source: Path, batch: Path, hw: str, dt: str, verify: bool, zebins:
     try:
         return json.loads(result.stdout)
     except json.JSONDecodeError:
-        raise SystemExit(f"classes: error: xegen at {source} gave no JSON: {result.stderr.strip()[-400:]}")
+        raise SystemExit(f"classes: error: xegen at {source} gave no JSON: {result.stderr.strip()[-400:]}") from None
 
 
 def export(revision: str, into: Path) -> Path:
@@ -81,9 +81,10 @@ def summary(row: dict) -> dict:
     if "error" in row:
         return {"error": row["error"]}
     model = row["modeled"]
-    plan = row["config"].split()[0]
+    first = row["config"].split()[0]
+    plan = first.split("=")[1] if first.startswith("plan=") else "gemm"
     return {"cycles": model["device_cycles"], "bound": model["bound"], "roofline": model["roofline_fraction"],
-            "roofline_bound": model["roofline_bound"], "plan": plan.split("=")[1] if plan.startswith("plan=") else "gemm",
+            "roofline_bound": model["roofline_bound"], "plan": plan,
             "config": row["config"], "terms": model["terms"], "roofline_cycles": model["roofline_cycles"],
             "occupancy": model["occupancy"], "verified": row.get("verify", {}).get("ok")}
 
@@ -105,7 +106,7 @@ def measure(klass: str, hw: str, dt: str, before: Path | None, tmp: Path) -> lis
     after_rows = run_xegen(ROOT, batch, hw, dt, verify=True, zebins=zebins)
     before_rows = run_xegen(before, batch, hw, dt, verify=False, zebins=None) if before else [{}] * len(after_rows)
     rows = []
-    for index, (name, after, previous) in enumerate(zip(layer_names(batch), after_rows, before_rows)):
+    for index, (name, after, previous) in enumerate(zip(layer_names(batch), after_rows, before_rows, strict=True)):
         row = {"class": klass, "hw": hw, "dt": dt, "layer": name, "after": summary(after),
                "before": summary(previous) if previous else None}
         if "error" not in row["after"]:

@@ -88,7 +88,8 @@ def test_row_plans_multiply_exactly_the_problems_products(desc, overrides):
     plan = plan_for(gemm, choose_config(gemm, platform, overrides), platform)
     body = build_plan(plan)
     loop = next(node for node in walk(body) if isinstance(node, For))
-    lanes = sum(node.func.exec_size for node in walk(loop.body) if isinstance(node, Call) and isinstance(node.func, Mad))
+    mads = [node.func for node in walk(loop.body) if isinstance(node, Call) and isinstance(node.func, Mad)]
+    lanes = sum(mad.exec_size for mad in mads)
     threads = plan.grid[0] * plan.grid[1] * plan.grid[2] * plan.config.tg_m * plan.config.tg_n
     d = problem.desc
     assert threads * plan.iterations * lanes == d.oc * d.oh * d.ow * d.kh * d.kw * d.icg

@@ -32,7 +32,7 @@ class _Depthwise(RowBuilder):
     plan: DepthwisePlan
 
     def build(self) -> Stmt:
-        plan, desc, config = self.plan, self.desc, self.config
+        plan, desc = self.plan, self.desc
         rows = plan.rows
         c0 = self.channel_start()
         origin = self.pixel_origin(rows)
@@ -67,8 +67,8 @@ class _Depthwise(RowBuilder):
         """One gather per (kw, i): lane l holds wei[g0 + l/OCg][l%OCg][i][kd][kh][kw]."""
         plan, desc, n = self.plan, self.desc, self.config.n_tile
         layout, t = self.problem.layout_of("wei"), self.problem.type_of("wei")
-        group = self.g0 + constant_lanes([l // desc.ocg for l in range(n)])
-        channel = constant_lanes([l % desc.ocg for l in range(n)])
+        group = self.g0 + constant_lanes([lane // desc.ocg for lane in range(n)])
+        channel = constant_lanes([lane % desc.ocg for lane in range(n)])
         kernel = {"d": kd, "h": kh}
         variant = {var for var, _ in self.loop.lets}
         loads: list[Stmt] = []

@@ -123,14 +123,14 @@ class _FirstLayer(RowBuilder):
             loads = [Call(Send("load", "block", "global", U32, dwords),
                           (ptr(self.buffers["src"], start.expr * t.size - plan.phase + byte),
                            ptr(self.segment.buffer, byte), mask))
-                     for (byte, dwords), mask in zip(plan.blocks, masks)]
+                     for (byte, dwords), mask in zip(plan.blocks, masks, strict=True)]
         else:
             variant = {var for var, _ in self.loop.lets}
             masks = [all_of(row_masks + [inside]) for inside in self.inside]
             loads = [self.gather("load", "src", t, split_offset((start + first + self.lanes(count)).expr, variant,
                                                                  self._bind_fixed),
                                  self.segment, self.segment.offset(0, first), mask)
-                     for (first, count), mask in zip(self._messages(), masks)]
+                     for (first, count), mask in zip(self._messages(), masks, strict=True)]
         masked = any(mask is not None for mask in masks)
         body = (self.zeroed(self.segment) if masked else []) + loads
         if plan.wide_segment is not None:

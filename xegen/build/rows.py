@@ -104,14 +104,13 @@ class RowBuilder:
         return Call(func, (ptr(self.buffers[tensor], element.expr * t.size),
                            ptr(register.buffer, base * register.type.size), mask))
 
-    # -- after the loop -----------------------------------------------------------------------------
     def gather(self, op: str, tensor: str, t: Type, offsets: Expr, register: TileLayout, base: int,
                mask: Expr | None = None) -> Stmt:
         """A gather (or scatter) of one value per lane at element `offsets` of `tensor`."""
         lanes = offsets.type.lanes
         func = Send(op, "scattered", "global", t, lanes)
-        return Call(func, (ptr(self.buffers[tensor], 0), offsets * t.size, ptr(register.buffer, base * register.type.size),
-                           mask))
+        target = ptr(register.buffer, base * register.type.size)
+        return Call(func, (ptr(self.buffers[tensor], 0), offsets * t.size, target, mask))
 
     def lanes(self, count: int) -> Idx:
         """0, 1, ..., count-1: one value per lane."""

@@ -31,8 +31,8 @@ over kernel rows, not K blocks).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Mapping
 
 from ..conv.problem import Problem
 from ..errors import ConfigError

@@ -36,8 +36,8 @@ tg_m/tg_n, gmem_bufs, grf; the others keep their defaults (k_block=1: the loop w
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Mapping
 
 from ..conv.layout import Layout
 from ..conv.problem import Problem
@@ -50,7 +50,15 @@ from .depthwise import int8_sums_are_exact
 from .gemm import Gemm, check_index_range
 from .rows import Rows, contiguous_channels, m_tile_options
 from .tiles import (
-    Piece, Progression, TileLayout, blocked_c_layout, dense_layout, dpas_a_layout, line_layout, round_up, span,
+    Piece,
+    Progression,
+    TileLayout,
+    blocked_c_layout,
+    dense_layout,
+    dpas_a_layout,
+    line_layout,
+    round_up,
+    span,
     vnni_layout,
 )
 
@@ -324,7 +332,7 @@ def _phase(problem: Problem, rows: Rows, row_channels: int, order: str) -> int |
     walked = [d for d in range(w) if d != 1 or order == "w"]  # mb, (c,) d, h: where a row starts
     strides = [layout.offset_of(tuple(int(i == d) for i in range(layout.ndims))) - layout.offset_of((0,) * layout.ndims)
                for d in walked]
-    if any((stride * size) % 4 for stride, d in zip(strides, walked) if layout.dims[d] > 1):
+    if any((stride * size) % 4 for stride, d in zip(strides, walked, strict=True) if layout.dims[d] > 1):
         return None
     starts = {b * rows.m_tile for b in range(rows.blocks_per_row)} | {desc.ow - rows.m_tile}
     phases = {((o * desc.sw - desc.pw) * row_channels * size) % 4 for o in starts if o <= desc.ow - rows.m_tile}

@@ -12,7 +12,7 @@ problem, best first; the heuristic (`heuristic.py`) tries them before the GEMM p
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..errors import ConfigError
 from ..hw import Platform
