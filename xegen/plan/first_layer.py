@@ -16,7 +16,8 @@ Where the whole segment is inside the input (the thread's outputs are not at the
 row is not padding) it moves in a few block messages of dwords.  Elsewhere it moves in gather
 messages, a value per lane, each lane masked by whether its pixel is inside the input (the left
 and right padding: a block message has one mask for all its values), the rows above and below
-the input masked as a whole; a branch per iteration picks the way.  The dword blocks start where
+the input masked as a whole; the kernel holds both versions of the loop and a branch per thread,
+before them, picks one.  The dword blocks start where
 the segment's first value is, rounded down to a dword, which is at the same byte of a dword for
 every thread (`phase`; else the segment always gathers); the registers hold the segment from that
 byte on either way.  Then
@@ -29,8 +30,14 @@ weights of a row are a block message per (kw, ic) of the thread's output channel
 accumulates in f32, exact while partial sums stay below 2^24 (else the plan does not apply);
 bf16 and int8 are widened to f32 in registers, f16 goes into mixed-mode mads.
 
-Keys: fma=mad, simd, n_tile (output channels per thread), m_tile (outputs along w per thread),
-tg_m/tg_n, gmem_bufs, grf; the others keep their defaults (k_block=1: the loop walks kernel rows).
+With fma=dpas (f16, bf16; int8 when asked for) a row's KW*IC values are the K of one dpas block,
+padded to the dpas K step: before the loop the threads of a group pack every row's weights in
+VNNI form into SLM (`Systolic`), and each iteration copies output p's K values out of the
+segment into A's layout and reads the row's B from SLM.
+
+Keys: fma (mad or dpas), simd, n_tile (output channels per thread), m_tile (outputs along w per
+thread), tg_m/tg_n, gmem_bufs, grf; k_block is the plan's (a row's K, padded), slm is 1 with dpas
+and 0 with mad, k_split and slm_bufs stay 1.
 """
 
 from __future__ import annotations
