@@ -54,10 +54,10 @@ def case_id(layer: int, hw: str, direction: str, dt: str) -> str:
 
 
 def check_end_to_end(desc: Descriptor, hw: str, direction: str, dt: str, seed: int,
-                     overrides: dict | None = None) -> Compilation:
+                     overrides: dict | None = None, tags: dict | None = None) -> Compilation:
     """Compile twice (same bytes), verify in the simulator, and ask Intel's tools; returns the
-    compilation."""
-    problem = make_problem(desc, direction, dt, mb=1)
+    compilation (`tags`: layout tags, stag= etc., as make_problem takes them)."""
+    problem = make_problem(desc, direction, dt, mb=1, **(tags or {}))
     compilation = compile_problem(problem, hw, overrides)
     assert compile_problem(problem, hw, overrides).zebin() == compilation.zebin(), \
         "a second compilation gave other bytes"

@@ -50,6 +50,8 @@ def workload(problem: Problem) -> Workload:
 
 
 def tiling(compilation: Compilation) -> Tiling:
+    if compilation.kernel.tiling is not None:  # a strategy that says how its grid divides the GEMM
+        return Tiling(*compilation.kernel.tiling)
     n_groups, m_groups, rest = compilation.kernel.grid
     batches = formulate(compilation.problem).groups  # convolution groups (times stride phases)
     return Tiling(m_groups, n_groups, rest // batches, batches)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from . import hw as hwlib
-from .build.builder import build_body
+from .build.strategies import build_plan
 from .build.kernel import Kernel, kernel_name, kernel_record
 from .conv.problem import Problem
 from .egraph.engine import Limits
@@ -38,7 +38,8 @@ from .lower.kernel import KernelSpec
 from .plan.config import RESERVED_GRFS, Config, prefetches
 from .plan.gemm import formulate
 from .plan.heuristic import choose_config, config_candidates
-from .plan.kernel import CodeSizeError, KernelPlan, check_code_size, plan_kernel
+from .plan.kernel import CodeSizeError, check_code_size
+from .plan.strategies import AnyPlan, plan_for
 from .schedule import GraphDump, ScheduleOptions, schedule
 
 PASSES = ("build", "schedule", "optimize", "isel", "regalloc", "swsb")
@@ -100,8 +101,8 @@ def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph)
             show(name, render())
         clock = time.perf_counter()
 
-    plan = plan_kernel(gemm, config, platform)
-    body = build_body(plan)
+    plan = plan_for(gemm, config, platform)
+    body = build_plan(plan)
     done("build", lambda: format_stmt(body))
     dump = graph_dump(plan, dump_graph)
     body = schedule_body(plan, body, dump)
@@ -133,26 +134,26 @@ def build_kernel(problem: Problem, hw: str | hwlib.Platform = "xehpg",
     installed)."""
     platform = hwlib.platform(hw)
     gemm = formulate(problem)
-    plan = plan_kernel(gemm, choose_config(gemm, platform, overrides), platform)
-    return kernel_record(plan, schedule_body(plan, build_body(plan), graph_dump(plan, dump_graph)))
+    plan = plan_for(gemm, choose_config(gemm, platform, overrides), platform)
+    return kernel_record(plan, schedule_body(plan, build_plan(plan), graph_dump(plan, dump_graph)))
 
 
-def schedule_options(plan: KernelPlan) -> ScheduleOptions:
+def schedule_options(plan: AnyPlan) -> ScheduleOptions:
     """How the scheduler treats this kernel's K loop: the configuration's buffer counts, a prefetch
     one iteration ahead of the global loads where the platform has LSC prefetch and the loop is
     multi-buffered, and the register budget left after the reserved GRFs."""
     config, hw = plan.config, plan.hw
     return ScheduleOptions(slm_bufs=config.slm_bufs, gmem_bufs=config.gmem_bufs,
-                           prefetch=1 if prefetches(config, hw) else 0,
+                           prefetch=1 if prefetches(config, hw) and getattr(plan, "prefetch", True) else 0,
                            grf_budget=(config.grf - RESERVED_GRFS) * hw.grf_bytes)
 
 
-def graph_dump(plan: KernelPlan, directory: str | Path | None) -> GraphDump | None:
+def graph_dump(plan: AnyPlan, directory: str | Path | None) -> GraphDump | None:
     """Where the scheduler draws the K loop's graphs (`<kernel>-NN-<transform>-before.dot`, ...)."""
     return None if directory is None else GraphDump(directory, f"{kernel_name(plan.gemm.problem, plan.hw)}-")
 
 
-def schedule_body(plan: KernelPlan, body: Stmt, dump: GraphDump | None = None) -> Stmt:
+def schedule_body(plan: AnyPlan, body: Stmt, dump: GraphDump | None = None) -> Stmt:
     """The builder's `body` with its K loop scheduled as the plan's configuration says."""
     return schedule(body, plan.hw, schedule_options(plan), dump)
 

@@ -12,10 +12,13 @@ from xegen.build import check_ir
 from xegen.build.builder import build_body
 from xegen.conv import make_problem
 from xegen.errors import UnsupportedError
-from xegen.ir import Call, For, Let, S32, Send, Var, buffer, const, load, ptr, seq, store, walk
+from xegen.ir import Alloc, Call, For, IfThenElse, Let, S32, Send, Var, buffer, const, load, ptr, seq, store, walk
+from xegen.ir.funcs import Barrier
+from xegen.ir.types import BOOL, PTR
 from xegen.pipeline import build_kernel
 from xegen.plan import formulate
 from xegen.plan.kernel import plan_kernel
+from xegen.schedule.context import allocated_bytes
 from xegen.schedule import (
     ScheduleOptions, hoist_invariants, model_cycles, multi_buffer, schedule, schedule_by_latency, unroll,
 )
@@ -182,3 +185,16 @@ def test_single_buffered_conv_kernels_are_list_scheduled_where_the_model_says_it
     built = build_body(plan_kernel(formulate(problem), kernel.config, kernel.hw))
     assert model_cycles(kernel.body, "xehpg").cycles < model_cycles(built, "xehpg").cycles
     assert all(result.ok for result in check_ir(kernel))
+
+
+def test_allocated_bytes_add_nested_buffers_and_take_the_larger_branch_of_an_if():
+    """Buffers nested inside each other all live at once (64 + 32 + the larger branch, 256, by
+    hand: 352); the two branches of an if never do; other kinds are not counted."""
+    def alloc(name, size, body, kind="grf"):
+        return Alloc(Var(name, PTR), size, kind, body)
+
+    work = Call(Barrier())
+    branches = IfThenElse(Var("fits", BOOL), alloc("fast", 256, work), alloc("slow", 128, alloc("tmp", 64, work)))
+    kernel = alloc("acc", 64, alloc("w", 32, seq(branches, alloc("slm", 4096, work, "slm"))))
+    assert allocated_bytes(kernel, "grf") == 64 + 32 + 256
+    assert allocated_bytes(kernel, "slm") == 4096

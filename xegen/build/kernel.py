@@ -36,6 +36,9 @@ class Kernel:
     problem: Problem
     config: Config
     hw: Platform
+    # (m_groups, n_groups, k_groups, batches): how the grid divides the GEMM, for the cost model's
+    # traffic (`xegen.emit.roofline.Tiling`); None: the GEMM plan's grid (N, M, groups x K slices)
+    tiling: tuple[int, int, int, int] | None = None
 
     thread_ids = THREAD_IDS  # thread index in the group per dimension (s32 external lets)
     group_ids = GROUP_IDS  # group index per dimension (s32 external lets)
@@ -66,7 +69,8 @@ def kernel_name(problem: Problem, hw: Platform) -> str:
 
 
 def kernel_record(plan: KernelPlan, body: Stmt) -> Kernel:
-    """The kernel of `plan` with `body` as its IR."""
+    """The kernel of `plan` (the GEMM plan's, or another strategy's with the same attributes and
+    its own `tiling`) with `body` as its IR."""
     problem = plan.gemm.problem
     return Kernel(
         name=kernel_name(problem, plan.hw),
@@ -84,6 +88,7 @@ def kernel_record(plan: KernelPlan, body: Stmt) -> Kernel:
         problem=problem,
         config=plan.config,
         hw=plan.hw,
+        tiling=getattr(plan, "tiling", None),
     )
 
 

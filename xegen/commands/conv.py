@@ -432,8 +432,8 @@ def add_problem_options(parser) -> None:
     parser.add_argument("--mb", type=int, default=None, metavar="N", help="override the descriptor's minibatch")
     parser.add_argument("--hw", default="xehpg", metavar="HW", help="platform: xehpg (default), xelp, xehpc")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config key (repeatable): fma, simd, tg_m, tg_n, m_tile, n_tile, k_block, "
-                             "k_split, slm, slm_bufs, gmem_bufs, grf")
+                        help="override a config key (repeatable): plan (gemm, depthwise, first), fma, simd, tg_m, tg_n, "
+                             "tg_k, m_tile, n_tile, k_block, k_split, slm, slm_bufs, gmem_bufs, grf")
 
 
 def add_worker_options(group) -> None:

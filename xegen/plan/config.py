@@ -18,6 +18,8 @@ Keys (override any with `--config key=value`):
 | slm_bufs   | SLM buffers: 1, 2 (double) or 3 (triple buffering with split barriers)   |
 | gmem_bufs  | register copies of the global loads in flight: 1 or 2                    |
 | grf        | GRF registers per thread (128 or 256 where the platform has large GRF)   |
+| plan       | kernel strategy: `gemm` (the GEMM of `kernel.py`), `depthwise`            |
+|            | (`depthwise.py`) or `first` (`first_layer.py`)                            |
 
 The heuristic (`heuristic.py`) picks each key from the platform's facts (`xegen.hw`) and the
 problem unless it is overridden; `check_config` checks the result: a configuration that cannot
@@ -35,6 +37,7 @@ from .dpasw import check_fused_pairs
 from .gemm import Gemm
 
 FMA_KINDS = ("dpas", "dpasw", "mad", "dp4a")
+PLANS = ("gemm", "depthwise", "first")  # kernel strategies: which planner and builder a config selects
 SYSTOLIC = ("dpas", "dpasw")
 MAD_OPERAND_BYTES = 64  # a mad operand region spans at most two 32-byte GRFs
 RESERVED_GRFS = 16  # r0, thread ids, message headers and address/mask temporaries
@@ -56,6 +59,7 @@ class Config:
     slm_bufs: int = 1
     gmem_bufs: int = 1
     grf: int = 128
+    plan: str = "gemm"
 
     @property
     def threads_per_group(self) -> int:
@@ -78,7 +82,11 @@ class Config:
         return self.m_tile // 2 if self.fma == "dpasw" else self.m_tile
 
     def __str__(self) -> str:
-        return " ".join(f"{k}={v}" for k, v in asdict(self).items())
+        """`key=value` for every key (`plan` only when it is not the GEMM plan, first then)."""
+        items = asdict(self)
+        plan = items.pop("plan")
+        words = [f"{k}={v}" for k, v in items.items()]
+        return " ".join(([f"plan={plan}"] if plan != "gemm" else []) + words)
 
 
 KEYS = tuple(f.name for f in fields(Config))
@@ -103,6 +111,10 @@ def _parse_value(key: str, raw: str) -> object:
     if key == "fma":
         if raw.lower() not in FMA_KINDS:
             raise ConfigError(f"fma={raw}: expected one of {', '.join(FMA_KINDS)}")
+        return raw.lower()
+    if key == "plan":
+        if raw.lower() not in PLANS:
+            raise ConfigError(f"plan={raw}: expected one of {', '.join(PLANS)}")
         return raw.lower()
     if key == "slm" and raw.lower() in ("on", "off", "true", "false", "yes", "no"):
         return int(raw.lower() in ("on", "true", "yes"))

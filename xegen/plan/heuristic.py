@@ -26,6 +26,7 @@ from .dpasw import fused_pairs_fit
 from .estimate import Estimate, Estimator, pipeline_shape
 from .gemm import Gemm
 from .kernel import BUDGET_KEYS, KernelPlan, check_budgets, check_code_size, plan_layout
+from .strategies import plan_for, strategy_configs
 from .tiles import round_up
 
 SPLIT_ITERATIONS = 32  # K iterations per group below which splitting K is not worth atomics
@@ -65,10 +66,16 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
     unknown = set(given) - set(KEYS)
     if unknown:
         raise ConfigError(f"unknown config key '{sorted(unknown)[0]}' (keys: {', '.join(KEYS)})")
+    strategies = _fitting_strategies(gemm, hw, given)
+    yield from strategies
+    if given.get("plan", "gemm") != "gemm":
+        return
     ranked = _ranked(gemm, hw, given)
     fits = _Fits(gemm, hw)
     best = next((item for item in ranked if fits(item)), None)
     if best is None:
+        if strategies:
+            return
         raise max(fits.errors, key=lambda item: item[0])[1]
     plain = next(item for item in sorted(ranked, key=lambda item: item[0]) if fits(item))
     first = best if best[2].device <= (1 - ESTIMATE_MARGIN) * plain[2].device else plain
@@ -76,6 +83,22 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
     for item in ranked:
         if item is not first and fits(item):
             yield item[1]
+
+
+def _fitting_strategies(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
+    """The other strategies' configurations whose plans fit (their planners check them), first;
+    when `given` asks for such a plan and none fits, the last planner's error."""
+    fitting, last_error = [], None
+    for candidate in strategy_configs(gemm, hw, given):
+        try:
+            plan_for(gemm, candidate, hw)
+        except ConfigError as error:
+            last_error = error
+            continue
+        fitting.append(candidate)
+    if not fitting and given.get("plan", "gemm") != "gemm":
+        raise last_error or ConfigError(f"plan={given['plan']}: no configuration applies")
+    return fitting
 
 
 # The estimate's best must be this much faster than the plain choice to replace it.  On
@@ -163,9 +186,13 @@ def columns_gathered(gemm: Gemm) -> bool:
 
 def config_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
     """Every configuration the heuristic considers for `gemm` on `hw` with the keys of `given`
-    fixed, best first by the estimate of the model (`estimate.py`), before any check
-    (`config_candidates` keeps those whose plan fits)."""
-    return [config for _, config, _ in _ranked(gemm, hw, given)]
+    fixed, before any check (`config_candidates` keeps those whose plan fits): the other
+    strategies' configurations (`strategies.py`) first where they apply, then the GEMM plan's, best
+    first by the estimate of the model (`estimate.py`)."""
+    strategies = strategy_configs(gemm, hw, given)
+    if given.get("plan", "gemm") != "gemm":
+        return strategies
+    return strategies + [config for _, config, _ in _ranked(gemm, hw, given)]
 
 
 def _ranked(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[tuple[int, Config, Estimate]]:

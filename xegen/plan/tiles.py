@@ -244,11 +244,13 @@ def _split_into_runs(piece: Piece, rows: Progression, cols: Progression, same_ru
 
 # Layouts the multiply instructions read ----------------------------------------------------
 
-def dpas_a_layout(buffer: Var, type: Type, rows: int, k: int, k_step: int) -> TileLayout:
-    """A for dpas: per K step of `k_step` elements (8 dwords), rows of that step row-major."""
-    pieces = tuple(Piece(span(0, rows), span(s * k_step, k_step), s * rows * k_step, k_step, 1)
+def dpas_a_layout(buffer: Var, type: Type, rows: int, k: int, k_step: int, grf_bytes: int = 0) -> TileLayout:
+    """A for dpas: per K step of `k_step` elements (8 dwords), rows of that step row-major; each
+    step's rows from a GRF boundary when `grf_bytes` is given (a dpas reads its A from one)."""
+    pitch = round_up(rows * k_step * type.size, grf_bytes) // type.size if grf_bytes else rows * k_step
+    pieces = tuple(Piece(span(0, rows), span(s * k_step, k_step), s * pitch, k_step, 1)
                    for s in range(k // k_step))
-    return TileLayout(buffer, type, rows, k, pieces, rows * k)
+    return TileLayout(buffer, type, rows, k, pieces, pitch * (k // k_step))
 
 
 def vnni_layout(buffer: Var, type: Type, k: int, cols: int, k_step: int, block_cols: int) -> TileLayout:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Alloc, For, Let, Load, Mutator, Ptr, Stmt, Store, statements, walk
+from ..ir import Alloc, For, IfThenElse, Let, Load, Mutator, Ptr, Stmt, Store, statements, walk
+from ..ir.visitor import children
 
 
 @dataclass(frozen=True)
@@ -82,5 +83,17 @@ def grow_allocations(stmt: Stmt, factors: dict[str, int]) -> Stmt:
 
 
 def allocated_bytes(stmt: Stmt, kind: str) -> int:
-    return sum(node.size for node in statements(stmt) if isinstance(node, Alloc) and node.kind == kind)
-
+    """The most bytes of `kind` allocated at once: nested allocations add up, the two branches
+    of an `if` (a kernel's versions of a loop, each with its own buffers) never live together.
+    An explicit stack (let chains nest deep); only the branches of an `if` recurse."""
+    total, pending = 0, [stmt]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, IfThenElse):
+            total += max(allocated_bytes(node.then_case, kind),
+                         allocated_bytes(node.else_case, kind) if node.else_case is not None else 0)
+            continue
+        if isinstance(node, Alloc) and node.kind == kind:
+            total += node.size
+        pending.extend(c for c in children(node) if isinstance(c, Stmt))
+    return total

@@ -1,0 +1,175 @@
+"""What the builders of the row plans (`depthwise.py`, `first_layer.py`) share: a thread's
+outputs, the loop over kernel rows, channel-vector messages, the epilogue, the kernel's frame.
+
+The ids (as in `builder.py`): thread_id0/group_id0 walk blocks of output channels,
+thread_id1/group_id1 blocks of `m_tile` outputs along w (row by row: mb, od, oh, then the blocks
+of a row), group_id2 is 0.  A thread's block of channels starts at
+`c0 = min(block*n_tile, OC - n_tile)`, its outputs at `ow0 = min(block*m_tile, OW - m_tile)` of
+its row (`xegen.plan.rows`: the last blocks are moved back, so nothing needs a mask).
+"""
+
+from __future__ import annotations
+
+from ..conv.index import Idx
+from ..conv.layout import Layout
+from ..conv.problem import Problem
+from ..ir import Alloc, Call, Expr, For, IntImm, Let, Names, Send, Stmt, Var, const, min_, ptr, seq
+from ..ir.expr import Shuffle
+from ..ir.types import PTR, Type
+from ..plan.rows import Rows
+from ..plan.tiles import TileLayout
+from .builder import GROUP_IDS, THREAD_IDS, kernel_arguments
+from .epilogue import finish
+from .messages import Scope, lanes_of, zero_fill
+
+
+class RowBuilder:
+    """The frame of a row kernel; a plan's builder adds its loop body and its buffers."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.problem: Problem = plan.gemm.problem
+        self.desc = self.problem.desc
+        self.config, self.hw = plan.config, plan.hw
+        self.names = Names()
+        self.names.used.update(v.name for v in THREAD_IDS + GROUP_IDS)
+        self.names.used.update(("src", "wei", "dst", "bias", "k_iter"))
+        self.top = Scope(self.names)
+        self.loop = Scope(self.names)
+        self.buffers = {t: Var(t, PTR) for t in ("src", "wei", "dst", "bias")}
+
+    # -- where the thread's outputs are ----------------------------------------------------------
+    def channel_start(self) -> Idx:
+        """The first output channel of the thread's block."""
+        config, oc = self.config, self.desc.oc
+        blocks = -(-oc // config.n_tile)
+        index = Idx(GROUP_IDS[0], 0, self.plan.grid[0] - 1) * config.tg_n + Idx(THREAD_IDS[0], 0, config.tg_n - 1)
+        start = self.top.bind("c_block", index) * config.n_tile
+        if blocks * config.n_tile == oc and self.plan.grid[0] * config.tg_n == blocks:
+            return self.top.bind("c0", start)
+        return self.top.bind("c0", _clamped(start, oc - config.n_tile))
+
+    def pixel_origin(self, rows: Rows) -> dict[str, Idx]:
+        """mb, od, oh and ow0 (the first output along w) of the thread's block."""
+        desc, config = self.desc, self.config
+        index = Idx(GROUP_IDS[1], 0, self.plan.grid[1] - 1) * config.tg_m + Idx(THREAD_IDS[1], 0, config.tg_m - 1)
+        if index.hi >= rows.spatial_blocks:
+            index = _clamped(index, rows.spatial_blocks - 1)
+        block = self.top.bind("block", index)
+        origin: dict[str, Idx] = {}
+        below = block
+        for name, size in (("owb", rows.blocks_per_row), ("oh", desc.oh), ("od", desc.od), ("mb", desc.mb)):
+            if name == "mb":
+                origin[name] = self.top.bind("mb", below)
+                break
+            origin[name] = self.top.bind(name, below.mod(size)) if size > 1 else Idx.const(0)
+            below = below.div(size)
+        ow0 = origin.pop("owb") * config.m_tile
+        if rows.blocks_per_row * config.m_tile > desc.ow:
+            ow0 = _clamped(ow0, desc.ow - config.m_tile)
+        origin["ow0"] = self.top.bind("ow0", ow0)
+        return origin
+
+    def row_loop_indices(self, k_iter: Var, rows: Rows) -> tuple[Idx, Idx, Idx]:
+        """(ic, kd, kh) of the K loop's iteration `k_iter` (ic 0 unless the loop walks channels)."""
+        desc = self.desc
+        it = Idx(k_iter, 0, rows.iterations - 1)
+        kh = self.loop.bind("kh", it.mod(desc.kh)) if desc.kh > 1 else Idx.const(0)
+        kd = self.loop.bind("kd", it.div(desc.kh).mod(desc.kd)) if desc.kd > 1 else Idx.const(0)
+        ic = self.loop.bind("ic", it.div(desc.kh * desc.kd)) if rows.channels > 1 else Idx.const(0)
+        return ic, kd, kh
+
+    def input_rows(self, origin: dict[str, Idx], kd: Idx, kh: Idx) -> tuple[dict[str, Idx], list[Expr]]:
+        """Input positions id, ih of the row (kd, kh) for the thread's outputs, and the conditions
+        that they are inside the input (not padding)."""
+        desc = self.desc
+        positions, masks = {}, []
+        for dim, o, k in (("d", origin["od"], kd), ("h", origin["oh"], kh)):
+            pos = o * desc.field("s", dim) + k * (desc.field("d", dim) + 1) - desc.field("p", dim)
+            positions["i" + dim] = self.loop.bind("i" + dim, pos) if not pos.is_const else pos
+            masks += pos.in_range(0, desc.field("i", dim))
+        return positions, masks
+
+    def spatial_index(self, layout: Layout, mb: Idx, channel: Idx, d: Idx, h: Idx, w: Idx) -> Idx:
+        """Element offset of (mb, channel, d, h, w) in an activation layout of this problem."""
+        spatial = {"d": d, "h": h, "w": w}
+        return layout.offset([mb, channel, *(spatial[dim] for dim in self.desc.used)])
+
+    # -- messages ---------------------------------------------------------------------------------
+    def block_message(self, op: str, tensor: str, t: Type, count: int, element: Idx, register: TileLayout,
+                      base: int, mask: Expr | None = None) -> Stmt:
+        """A block message of `count` elements at element offset `element` of `tensor`, to or
+        from `register`'s buffer at element `base`."""
+        func = Send(op, "block", "global", t, count)
+        return Call(func, (ptr(self.buffers[tensor], element.expr * t.size),
+                           ptr(register.buffer, base * register.type.size), mask))
+
+    def gather(self, op: str, tensor: str, t: Type, offsets: Expr, register: TileLayout, base: int,
+               mask: Expr | None = None) -> Stmt:
+        """A gather (or scatter) of one value per lane at element `offsets` of `tensor`."""
+        lanes = offsets.type.lanes
+        func = Send(op, "scattered", "global", t, lanes)
+        target = ptr(register.buffer, base * register.type.size)
+        return Call(func, (ptr(self.buffers[tensor], 0), offsets * t.size, target, mask))
+
+    def lanes(self, count: int) -> Idx:
+        """0, 1, ..., count-1: one value per lane."""
+        return lanes_of(self.top, count)
+
+    # -- after the loop -----------------------------------------------------------------------------
+    def epilogue(self, acc: TileLayout, store: TileLayout, bias: TileLayout | None, c0: Idx,
+                 origin: dict[str, Idx], block: bool) -> list[Stmt]:
+        """Bias, ReLU and conversion of the accumulators, then per output pixel a block store of
+        its channels (`block`) or a scatter."""
+        n = self.config.n_tile
+        out: list[Stmt] = []
+        if bias is not None:
+            out.append(self.block_message("load", "bias", bias.type, n, c0, bias, 0))
+        out += finish(acc, store, bias, self.problem.relu)
+        layout, t = self.problem.layout_of("dst"), self.problem.type_of("dst")
+        channels = c0 if block else c0 + self.lanes(n)
+        for p in range(self.config.m_tile):
+            element = self.spatial_index(layout, origin["mb"], channels, origin["od"], origin["oh"], origin["ow0"] + p)
+            if block:
+                out.append(self.block_message("store", "dst", t, n, element, store, store.offset(p, 0)))
+            else:
+                out.append(self.gather("store", "dst", t, element.expr, store, store.offset(p, 0)))
+        return out
+
+    # -- the kernel -------------------------------------------------------------------------------
+    def row_loop(self, k_iter: Var, body: list[Stmt]) -> For:
+        """The loop over kernel rows with `body` and the lets of the loop scope."""
+        self.names.used.add(k_iter.name)
+        return For(k_iter, const(0), const(self.plan.iterations), self.loop.wrap(seq(*body)))
+
+    def kernel(self, main: list[Stmt], epilogue: list[Stmt], slm: Var | None = None) -> Stmt:
+        """The whole kernel: ids and arguments, the top lets, GRF (and SLM) allocations, `main`
+        (the zeroed accumulators ..., the loop over kernel rows), the epilogue."""
+        kernel = seq(*main, *epilogue)
+        for var, size in reversed(self.plan.grf_buffers):
+            kernel = Alloc(var, size, "grf", kernel)
+        if slm is not None:
+            kernel = Alloc(slm, self.plan.slm_bytes, "slm", kernel)
+        kernel = self.top.wrap(kernel)
+        for var in reversed(THREAD_IDS + GROUP_IDS):
+            kernel = Let(var, None, kernel)
+        for name in reversed(kernel_arguments(self.plan)):
+            kernel = Let(self.buffers[name], None, kernel)
+        return kernel
+
+    def zeroed(self, layout: TileLayout) -> list[Stmt]:
+        return zero_fill(layout.buffer, layout.bytes, self.hw.grf_bytes)
+
+
+def _clamped(value: Idx, high: int) -> Idx:
+    """min(value, high), with its range."""
+    if value.hi <= high:
+        return value
+    return Idx(min_(value.expr, const(high)), min(value.lo, high), high)
+
+
+def constant_lanes(values: list[int]) -> Idx:
+    """A constant vector, one value per lane (a scalar when they are all equal)."""
+    if len(set(values)) == 1:
+        return Idx.const(values[0])
+    return Idx(Shuffle(tuple(IntImm(v) for v in values), tuple(range(len(values)))), min(values), max(values))

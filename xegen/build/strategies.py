@@ -1,0 +1,20 @@
+"""The builder of each kernel strategy (`xegen.plan.strategies`): a plan in, its kernel IR out."""
+
+from __future__ import annotations
+
+from ..ir import Stmt
+from ..plan.depthwise import DepthwisePlan
+from ..plan.first_layer import FirstLayerPlan
+from ..plan.strategies import AnyPlan
+from .builder import build_body
+from .depthwise import build_depthwise
+from .first_layer import build_first_layer
+
+
+def build_plan(plan: AnyPlan) -> Stmt:
+    """The kernel IR of any plan: the GEMM builder's, or a row plan's."""
+    if isinstance(plan, DepthwisePlan):
+        return build_depthwise(plan)
+    if isinstance(plan, FirstLayerPlan):
+        return build_first_layer(plan)
+    return build_body(plan)

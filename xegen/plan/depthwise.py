@@ -1,0 +1,280 @@
+"""plan=depthwise: depthwise convolutions, and grouped ones with few channels per group, with the
+output channels across the SIMD lanes.
+
+The GEMM plan puts a group's output channels across the lanes: with one channel per group (a
+depthwise convolution) fifteen of sixteen lanes idle, and a dpas multiplies zeros.  Here a lane
+is an output channel of any group: a block of `n_tile` consecutive output channels covers
+G = n_tile / OCg whole groups, whose G*ICg input channels are consecutive in memory too.  A
+thread computes `m_tile` consecutive outputs of one row (`rows.py`) for its block:
+
+    for each kernel row (kd, kh):                                    the K loop
+        segment: for each input pixel the outputs read, its G*ICg channels, one block message
+                 (masked where the pixel is padding; the registers are zeroed first)
+        weights: for each kw tap and input channel i < ICg, one value per lane (a gather)
+        [widen to f32 (bf16, int8); replicate per lane: lane l of
+         A_i is channel (l / OCg)*ICg + i of the pixel, when ICg or OCg > 1]
+        mad: acc[p] += A_i[pixel(p, kw)] * W[kw][i]   for p < m_tile, kw < KW, i < ICg
+
+so each loaded pixel serves every kw tap and every output reading it, and the multiply-adds are
+exactly the problem's (no zeros).  Depthwise convolutions (ICg = OCg = 1) need no register moves
+at all: the mad reads the loaded pixels and weights as they are.  int8 accumulates in f32, which
+is exact while every partial sum stays below 2^24 (the plan refuses problems where it may not).
+The epilogue is the GEMM's (`xegen.build.epilogue`): bias, ReLU, conversion, a block store per
+output pixel.
+
+Keys: fma=mad, simd (lanes per mad), n_tile (output channels per thread, a multiple of simd and
+of OCg), m_tile (outputs along w per thread), tg_m/tg_n (threads per group along the pixels and
+the channels), gmem_bufs, grf.  The other keys keep their defaults (k_block=1: the reduction runs
+over kernel rows, not K blocks).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from ..conv.problem import Problem
+from ..errors import ConfigError
+from ..hw import Platform
+from ..ir import Var
+from ..ir.types import F16, F32, PTR, Type
+from .config import RESERVED_GRFS, Config, check_config
+from .gemm import Gemm, check_index_range
+from .rows import Rows, contiguous_channels, m_tile_options
+from .tiles import TileLayout, dense_layout, line_layout, round_up
+
+MAX_CHANNELS_PER_GROUP = 8  # beyond that, a group's channels fill the GEMM plan's lanes
+F32_EXACT = 2**24  # integers up to this are exact in f32
+DENSE_GROUP = 8  # input channels per group from which a dpas's K is full enough (`gemm_multiplies_faster`)
+
+
+def unsuited(problem: Problem, hw: Platform) -> str | None:
+    """Why plan=depthwise cannot compute `problem` on `hw` (None: it can)."""
+    desc = problem.desc
+    if not problem.is_forward:
+        return "it computes forward convolutions only"
+    if desc.g == 1:
+        return "it is for grouped convolutions (g > 1)"
+    if max(desc.icg, desc.ocg) > MAX_CHANNELS_PER_GROUP:
+        return (f"it is for groups of at most {MAX_CHANNELS_PER_GROUP} channels; ICg={desc.icg}, OCg={desc.ocg} "
+                "fill the GEMM plan's lanes")
+    if desc.oc < min(hw.simd_widths):
+        return f"oc={desc.oc} channels fill fewer than {min(hw.simd_widths)} lanes"
+    if problem.types.is_int8 and not int8_sums_are_exact(problem):
+        return "its f32 accumulation of int8 products could round (a sum may reach 2^24)"
+    return None
+
+
+def gemm_multiplies_faster(problem: Problem, hw: Platform) -> bool:
+    """Whether the GEMM plan is the better default: with DENSE_GROUP input channels per group or
+    more its K (KD*KH*KW*ICg) fills a dpas (or dp4a), which multiplies f16, bf16 and int8 several
+    times faster than this plan's f32 mads (resnext50's 32 groups of 8 channels in bf16 model 2.7x
+    (XeHPG) and 4x (XeHPC) faster with it: bench/e2e/classes.py)."""
+    multiplier = hw.has_dpas or problem.types.is_int8  # dp4a on XeLP
+    return problem.desc.icg >= DENSE_GROUP and problem.type_of("src") != F32 and multiplier
+
+
+def int8_sums_are_exact(problem: Problem) -> bool:
+    """Whether every partial sum of an int8 problem stays below 2^24 in magnitude (f32 exact)."""
+    largest = max(abs(v) for t in (problem.types.src, problem.types.wei) for v in _int8_range(t))
+    products = problem.reduction_size
+    return products * largest * largest < F32_EXACT
+
+
+def _int8_range(kind: str) -> tuple[int, int]:
+    return (0, 255) if kind == "u8" else (-128, 127)
+
+
+def operand_type(problem: Problem) -> Type:
+    """The type the mads read: f16 as it is (mixed-mode mads into f32), everything else as f32
+    (as the GEMM plan's mads: `multiply.operand_type`)."""
+    return F16 if problem.type_of("src") == F16 else F32
+
+
+@dataclass
+class DepthwisePlan:
+    gemm: Gemm
+    config: Config
+    hw: Platform
+    rows: Rows
+    grid: tuple[int, int, int]
+    in_channels: int  # input channels a segment pixel holds: the block's groups x ICg
+    operand: Type  # the type the mads read
+    copies: int  # work buffers replicated or widened pixels rotate through (0: the mads read the segment)
+    segment: TileLayout  # pixels x in_channels, a GRF-aligned line per pixel
+    weights: TileLayout  # (KW*ICg) x n_tile as gathered: vector kw*ICg + i per line
+    work: TileLayout | None  # copies*ICg lines of n_tile operand values
+    wide_weights: TileLayout | None  # the weights in the operand type, when they are widened
+    acc: TileLayout  # m_tile x n_tile f32
+    store: TileLayout  # m_tile x n_tile of the output type (acc itself for f32 outputs)
+    store_block: bool  # each output pixel's channels are one block message (else a scatter)
+    bias: TileLayout | None
+    grf_buffers: list[tuple[Var, int]]
+
+    @property
+    def problem(self) -> Problem:
+        return self.gemm.problem
+
+    @property
+    def iterations(self) -> int:
+        return self.rows.iterations
+
+    @property
+    def thread_group(self) -> tuple[int, int, int]:
+        return (self.config.tg_n, self.config.tg_m, 1)
+
+    @property
+    def slm_bytes(self) -> int:
+        return 0
+
+    #: no prefetch one iteration ahead: with gmem_bufs=2 the loads themselves run an iteration ahead
+    prefetch = False
+
+    @property
+    def tiling(self) -> tuple[int, int, int, int]:
+        """(m_groups, n_groups, k_groups, batches) for the cost model: each column of groups
+        reads only its own channels of the input, like an independent GEMM."""
+        return (self.grid[1], 1, 1, self.grid[0])
+
+    @property
+    def widens(self) -> bool:
+        return self.operand != self.problem.type_of("src")
+
+    @property
+    def replicates(self) -> bool:
+        desc = self.problem.desc
+        return desc.icg > 1 or desc.ocg > 1
+
+
+def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
+    """The registers and grid of plan=depthwise for `config`; ConfigError if it does not apply."""
+    problem = gemm.problem
+    reason = unsuited(problem, hw)
+    if reason:
+        raise ConfigError(f"plan=depthwise: {reason}")
+    check_index_range(problem)
+    desc = problem.desc
+    _check_keys(config, desc)  # first: a key this plan does not take is the clearer error
+    check_config(config, gemm, hw)
+    rows = Rows(desc, config.m_tile)
+    in_channels = config.n_tile // desc.ocg * desc.icg
+    # channel blocks start at multiples of n_tile, the last one moved back to end at OC
+    starts = math.gcd(config.n_tile, desc.oc)
+    src = problem.layout_of("src")
+    if not contiguous_channels(src, in_channels, starts // desc.ocg * desc.icg, problem.type_of("src").size, hw):
+        raise ConfigError(f"plan=depthwise: src ({src.tag}) does not hold the {in_channels} input channels of a "
+                          "pixel the block reads in one dword-aligned block; use a channels-last layout or plan=gemm")
+    store_block = contiguous_channels(problem.layout_of("dst"), config.n_tile, starts, problem.type_of("dst").size, hw)
+    grf = hw.grf_bytes
+    src_type, wei_type = problem.type_of("src"), problem.type_of("wei")
+    operand = operand_type(problem)
+    n, m = config.n_tile, config.m_tile
+    vectors = desc.kw * desc.icg
+    segment = line_layout(Var("segment", PTR), src_type, len(rows.pixels), in_channels, 1, in_channels, grf)[0]
+    weights = line_layout(Var("w_load", PTR), wei_type, vectors, n, 1, n, grf)[0]
+    wide_weights = None
+    if operand != wei_type:
+        wide_weights = line_layout(Var("w_wide", PTR), operand, vectors, n, 1, n, grf)[0]
+    acc = dense_layout(Var("acc", PTR), F32, m, n)
+    out_type = problem.type_of("dst")
+    store = acc if out_type == F32 and (n * 4) % grf == 0 else \
+        line_layout(Var("c_store", PTR), out_type, m, n, 1, n, grf)[0]
+    bias = line_layout(Var("bias_load", PTR), problem.bias_type, 1, n, 1, n, grf)[0] if problem.has_bias else None
+    needs_work = operand != src_type or desc.icg > 1 or desc.ocg > 1
+    fixed = [(acc.buffer, acc.bytes), (segment.buffer, segment.bytes), (weights.buffer, weights.bytes)]
+    if wide_weights is not None:
+        fixed.append((wide_weights.buffer, wide_weights.bytes))
+    if store is not acc:
+        fixed.append((store.buffer, store.bytes))
+    if bias is not None:
+        fixed.append((bias.buffer, bias.bytes))
+    loaded = round_up(segment.bytes, grf) + round_up(weights.bytes, grf)  # copied gmem_bufs times
+    budget = (config.grf - RESERVED_GRFS) * grf
+    used = sum(round_up(size, grf) for _, size in fixed) + (config.gmem_bufs - 1) * loaded
+    work, copies = None, 0
+    if needs_work:
+        # the replicated (or widened) pixels rotate through `copies` buffers: all of them if the
+        # registers allow, so that the scheduler may run ahead, else a few
+        line = round_up(n * operand.size, grf)
+        for copies in dict.fromkeys((len(rows.pixels), 4, 2)):
+            if used + copies * desc.icg * line <= budget:
+                break
+        work = line_layout(Var("a_work", PTR), operand, copies * desc.icg, n, 1, n, grf)[0]
+        fixed.append((work.buffer, work.bytes))
+        used += round_up(work.bytes, grf)
+    if used > budget:
+        raise ConfigError(f"plan=depthwise: the kernel needs {used // grf + RESERVED_GRFS} GRFs ({used // grf} for "
+                          f"its buffers{f', gmem_bufs={config.gmem_bufs}' if config.gmem_bufs > 1 else ''} + "
+                          f"{RESERVED_GRFS} reserved) but grf={config.grf}: use a smaller m_tile/n_tile")
+    channel_blocks = -(-desc.oc // n)
+    grid = (-(-channel_blocks // config.tg_n), -(-rows.spatial_blocks // config.tg_m), 1)
+    buffers = [(var, round_up(size, grf)) for var, size in fixed]
+    return DepthwisePlan(gemm, config, hw, rows, grid, in_channels, operand, copies, segment, weights, work,
+                         wide_weights, acc, store, store_block, bias, buffers)
+
+
+def _check_keys(config: Config, desc) -> None:
+    if config.fma != "mad":
+        raise ConfigError(f"plan=depthwise: fma={config.fma}: one channel per lane multiplies with mad "
+                          "(a dpas would sum over lanes of other groups)")
+    for key, default in (("k_block", 1), ("k_split", 1), ("slm", 0), ("slm_bufs", 1)):
+        if getattr(config, key) != default:
+            raise ConfigError(f"plan=depthwise: {key}={getattr(config, key)} does not apply (it must stay {default}): "
+                              "the loop runs over kernel rows, each thread loading its own pixels")
+    if config.n_tile % desc.ocg:
+        raise ConfigError(f"plan=depthwise: n_tile={config.n_tile} must hold whole groups of OCg={desc.ocg} "
+                          "output channels")
+    if config.n_tile > desc.oc:
+        raise ConfigError(f"plan=depthwise: n_tile={config.n_tile} exceeds oc={desc.oc}")
+    if config.m_tile > desc.ow:
+        raise ConfigError(f"plan=depthwise: m_tile={config.m_tile} exceeds ow={desc.ow}")
+
+
+def depthwise_configs(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
+    """plan=depthwise's configurations for `gemm`, best first (none where it does not apply):
+    16 output channels per thread (or 32, or the exec size of smaller problems) and as many
+    outputs along w as keep the device's threads busy (below), with the given keys fixed."""
+    problem = gemm.problem
+    if unsuited(problem, hw) or given.get("plan", "depthwise") != "depthwise":
+        return []
+    if "plan" not in given and gemm_multiplies_faster(problem, hw):
+        return []
+    desc = problem.desc
+    simd = given.get("simd") or max(w for w in hw.simd_widths if w * 4 <= 64 and w <= desc.oc)
+    n_tiles = [t for t in (simd, 2 * simd, 4 * simd) if t <= desc.oc and t % desc.ocg == 0]
+    # first the blocks whose pixels fill whole GRFs: an LSC load that ends inside a GRF of the
+    # segment goes through a temporary and a move (`xegen.lower.messages`), one per pixel
+    size = problem.type_of("src").size
+    fills = [t for t in n_tiles if (t // desc.ocg * desc.icg * size) % hw.grf_bytes == 0]
+    n_tiles = fills[:1] + [t for t in n_tiles[:2] if t not in fills[:1]]
+    if "n_tile" in given:
+        n_tiles = [given["n_tile"]]
+    configs = []
+    for n_tile in n_tiles:
+        for m_tile in _m_tiles(desc, hw, n_tile, given):
+            rows = Rows(desc, m_tile)
+            tg_m = given.get("tg_m") or max(1, min(4, rows.spatial_blocks))
+            base = Config("mad", simd, tg_m, given.get("tg_n", 1), m_tile, n_tile, 1, plan="depthwise",
+                          grf=given.get("grf", min(hw.grf_counts)))
+            bufs = [given["gmem_bufs"]] if "gmem_bufs" in given else [2, 1]
+            grfs = [given["grf"]] if "grf" in given else sorted(hw.grf_counts)
+            configs += [replace(base, gmem_bufs=b, grf=g, **{k: v for k, v in given.items()
+                                                             if k not in ("plan", "gmem_bufs", "grf")})
+                        for g in grfs for b in bufs]
+    return list(dict.fromkeys(configs))
+
+
+def _m_tiles(desc, hw: Platform, n_tile: int, given: Mapping[str, object]) -> list[int]:
+    """Outputs along w per thread, best first: the largest that still gives every EU two threads
+    (a thread waits for its loads; a second one hides the wait), then the rest by thread count."""
+    if "m_tile" in given:
+        return [given["m_tile"]]
+    options = m_tile_options(desc, (16, 8, 4))
+    channel_blocks = -(-desc.oc // n_tile)
+
+    def threads(m: int) -> int:
+        return Rows(desc, m).spatial_blocks * channel_blocks
+
+    busy = [m for m in options if threads(m) >= 2 * hw.eu_count]
+    return busy + sorted((m for m in options if m not in busy), key=lambda m: -threads(m))

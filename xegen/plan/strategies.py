@@ -1,0 +1,47 @@
+"""The kernel strategies a configuration's `plan` key selects, one planner each:
+
+| plan        | planner                                | for                                                 |
+|-------------|----------------------------------------|-----------------------------------------------------|
+| `gemm`      | `kernel.plan_kernel`                   | every problem (the GEMM formulation, `gemm.py`)     |
+| `depthwise` | `depthwise.plan_depthwise`             | forward, grouped with at most 8 channels per group |
+| `first`     | `first_layer.plan_first_layer`         | forward, ungrouped, few input channels              |
+
+`strategy_configs` lists the configurations of the strategies other than `gemm` that apply to a
+problem, best first; the heuristic (`heuristic.py`) tries them before the GEMM plan's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..errors import ConfigError
+from ..hw import Platform
+from . import depthwise, first_layer
+from .config import Config
+from .depthwise import DepthwisePlan, depthwise_configs, plan_depthwise
+from .first_layer import FirstLayerPlan, first_layer_configs, plan_first_layer
+from .gemm import Gemm
+from .kernel import KernelPlan, plan_kernel
+
+AnyPlan = KernelPlan | DepthwisePlan | FirstLayerPlan
+
+
+def plan_for(gemm: Gemm, config: Config, hw: Platform) -> AnyPlan:
+    """The plan of `config`'s strategy; ConfigError if it does not apply or does not fit."""
+    if config.plan == "depthwise":
+        return plan_depthwise(gemm, config, hw)
+    if config.plan == "first":
+        return plan_first_layer(gemm, config, hw)
+    return plan_kernel(gemm, config, hw)
+
+
+def strategy_configs(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
+    """Configurations of the strategies besides `gemm` that apply to `gemm`'s problem, best
+    first, with the keys of `given` fixed (none when `given` asks for another plan); ConfigError
+    when `given` asks for one that does not apply, saying why."""
+    asked = given.get("plan")
+    reason = {"depthwise": depthwise.unsuited, "first": first_layer.unsuited}.get(asked, lambda *_: None)(
+        gemm.problem, hw)
+    if reason:
+        raise ConfigError(f"plan={asked}: {reason}")
+    return depthwise_configs(gemm, hw, given) + first_layer_configs(gemm, hw, given)
