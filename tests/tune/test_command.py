@@ -9,6 +9,7 @@ import pytest
 from xegen.cli import main
 from xegen.conv import make_problem
 from xegen.pipeline import compile_problem
+from xegen.plan import Config
 from xegen.tune.database import Database
 
 DESC = "mb1ic8ih4oc8oh4kh3ph1"
@@ -48,7 +49,7 @@ def test_conv_compiles_the_tuned_configuration_and_says_so(tuned_db, capsys):
     report = json.loads(out)
     assert status == 0
     assert report["tuned"]["used"] is True and report["tuned"]["database"] == str(tuned_db)
-    assert report["config"] == " ".join(f"{k}={v}" for k, v in entry.config.items())
+    assert report["config"] == str(Config(**entry.config))
     assert report["modeled"]["device_cycles"] == pytest.approx(entry.modeled_cycles)
     status, out, _ = xegen(capsys, "conv", DESC, "--db", str(tuned_db))
     assert out.splitlines()[2].startswith(f"tuned: configuration from {tuned_db} (evolutionary, 4 of ")
@@ -105,8 +106,9 @@ def test_print_space_lists_the_knobs_and_the_legal_configurations(capsys):
     status, out, _ = xegen(capsys, "conv", DESC, "--print-space", "--config", "simd=16", "--config", "grf=128")
     lines = out.splitlines()
     assert status == 0
-    # tg_m 4 x tg_n 4 x m_tile 2 (4, 8) x n_tile 1 (16: N = 8) x k_block 2 (4, 8) x k_split 5
-    assert lines[1] == "space on XeHPG: 320 combinations of the knobs"
+    # tg_m 4 x tg_n 4 x m_tile 2 (4, 8) x n_tile 1 (16: N = 8) x k_block 3 (4, 8, 16) x tg_k 4 (1, 2, 4, 8)
+    # x k_split 5
+    assert lines[1] == "space on XeHPG: 1920 combinations of the knobs"
     assert "  tg_m       1 2 4 8" in lines and "  simd       16" in lines
     legal = lines.index(next(line for line in lines if line.endswith("legal configurations (the heuristic's first):")))
     configs = lines[legal + 1:]

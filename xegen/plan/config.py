@@ -188,7 +188,8 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
             raise ConfigError(f"m_tile={config.m_tile}: dpas computes up to 8 rows at once, so use at most 8 "
                               "or a multiple of 8")
         whole = a_rows_per_grf(hw)
-        if config.a_rows % whole:
+        # (the first-layer plan lays its A rows out in whole GRFs itself: `tiles.dpas_a_layout`)
+        if config.a_rows % whole and config.plan != "first":
             raise ConfigError(f"m_tile={config.m_tile}: dpas reads A (rows of 8 dwords) from whole GRFs, "
                               f"{whole} rows each on {hw}: use a multiple of {whole}")
     elif config.fma == "dp4a":
