@@ -1,0 +1,82 @@
+"""Kernels emitted by oneDNN's nGEN generator with its automatic SWSB (tests/sim/kernels/ngen,
+README.md there) run on pvc as numpy says, with no SWSB hazard: nGEN's XeHPC code relies on the
+systolic pipe reading dpas sources in order and reads just-written registers into a null
+destination (its send write-after-read workaround).  gemm4 also needs NEO's dispatch ABI (its
+prologue loads the local ids from the per-thread data), 2D block messages and mul + mach
+division; gemm0..3 predicate their last loads off past the end of the buffers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xegen import hw as hwlib
+from xegen import sim
+from xegen.emit.zebin import read_zebin
+from xegen.sim.program import Program
+
+KERNELS = Path(__file__).parent / "kernels" / "ngen"
+GROUPS, KBLOCKS = 3, 4
+
+
+def _zebin(name: str) -> bytes:
+    return (KERNELS / f"{name}_xehpc.zebin").read_bytes()
+
+
+def _listing(name: str) -> list[str]:
+    kernel = read_zebin(_zebin(name)).kernel(name)
+    program = Program(kernel.code, hwlib.XEHPC)
+    return [program.text(i) for i in range(program.end)]
+
+
+def _dpas_operands(rng):
+    """A (groups, 8, 16k) and B (groups, 16k, 32) as small integers (exact in f16 and f32), and
+    their dpas layouts per k block: A's 8 rows of 16; B's column halves packed in pairs of k."""
+    A = rng.integers(-3, 4, size=(GROUPS, 8, 16 * KBLOCKS)).astype(np.float16)
+    B = rng.integers(-3, 4, size=(GROUPS, 16 * KBLOCKS, 32)).astype(np.float16)
+    a = A.reshape(GROUPS, 8, KBLOCKS, 16).transpose(0, 2, 1, 3)
+    b = B.reshape(GROUPS, KBLOCKS, 8, 2, 2, 16).transpose(0, 1, 4, 2, 5, 3)  # g, kb, half, k/2, n, k%2
+    return A, B, np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)
+
+
+@pytest.mark.parametrize("variant", [0, 1, 2, 3])
+def test_ngen_dpas_gemm_runs_clean(variant):
+    A, B, a, b = _dpas_operands(np.random.default_rng(variant))
+    alpha = 0.5 if variant == 1 else 1.0
+    expected = np.einsum("gmk,gkn->gmn", A.astype(np.float64), B.astype(np.float64)) * alpha
+    if variant == 3:  # the last-but-one k block once more: its A and B are still in registers
+        last = slice(16 * (KBLOCKS - 2), 16 * (KBLOCKS - 1))
+        expected += np.einsum("gmk,gkn->gmn", A[:, :, last].astype(np.float64), B[:, last].astype(np.float64))
+    c = np.zeros(GROUPS * 8 * 32, np.float16 if variant == 2 else np.float32)
+    sim.run(_zebin(f"gemm{variant}"), f"gemm{variant}", [a, b, c, KBLOCKS, np.float32(alpha)],
+            (16 * GROUPS,), (16,), hw="pvc", check_hazards=True)
+    if variant == 2:  # row-major f16 tiles
+        got = c.reshape(GROUPS, 8, 32)
+    else:  # two 8x16 f32 halves per tile
+        got = c.reshape(GROUPS, 2, 8, 16).transpose(0, 2, 1, 3).reshape(GROUPS, 8, 32)
+    np.testing.assert_array_equal(got.astype(np.float64), expected)
+
+
+def test_ngen_2d_block_gemm_with_local_ids_and_mach_division_runs_clean():
+    rng = np.random.default_rng(4)
+    groups = 5
+    A = rng.integers(-3, 4, size=(8 * groups, 16 * KBLOCKS)).astype(np.float16)
+    B = rng.integers(-3, 4, size=(16 * KBLOCKS, 32)).astype(np.float16)
+    c = np.zeros((8 * groups, 32), np.float32)
+    d = np.zeros(16 * groups, np.int32)
+    sim.run(_zebin("gemm4"), "gemm4", [A.reshape(-1), B.reshape(-1), c.reshape(-1), d, KBLOCKS, 8 * groups],
+            (16 * groups,), (16,), hw="pvc", check_hazards=True)
+    np.testing.assert_array_equal(c.astype(np.float64), A.astype(np.float64) @ B.astype(np.float64))
+    np.testing.assert_array_equal(d, np.tile(2 * np.arange(16), groups))  # 2 * local id
+
+
+def test_the_ngen_kernels_contain_what_the_rules_are_for():
+    """The sequences the checker must accept are in the kernels (else the tests above prove less)."""
+    gemm0 = _listing("gemm0")
+    assert any(t.startswith("(W) mov (1|M0) null<1>:ud r") for t in gemm0)  # a discarded read of a GRF
+    dpas = [t for t in _listing("gemm3") if "dpas" in t]
+    assert "r104:f r64:f" in dpas[-2] and dpas[-1].split()[3] == "r64:f"  # overwrites the src0 before it
+    listing4 = "\n".join(_listing("gemm4"))
+    assert "mach (1|M0)" in listing4 and "acc0" in listing4
