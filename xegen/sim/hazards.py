@@ -7,9 +7,9 @@ The model (after IGA's SWSB analysis, kept deliberately simple; see docs/sim.md)
   on the token (`$n.dst`, `sync.nop {$n.dst}`, `sync.allwr`), a later writer of their
   destination too, and a later writer of one of their payload registers must wait at least
   for the sources to be read (`$n.src`, `sync.allrd`); the predicate and a0 are read at
-  issue.  Setting a token again waits for its previous owner.  Messages leave the EU in
-  order: a later send may overwrite an earlier one's payload, and once it has landed those
-  bytes are free.
+  issue.  Setting a token again waits for its previous owner.  One out-of-order pipe reads
+  sources in issue order: a later send may overwrite an earlier send's payload, a later dpas an
+  earlier dpas's sources, and once the later result has landed those bytes are free.
 - In-order instructions go down pipes (XeLP: one; XeHPG: F, I, L; XeHPC: F, I, L, M) chosen
   by their types (`xegen.emit.pipes`).  A result is visible once enough later instructions have issued
   (`hw.swsb_latency`: 11, 15 for the long pipe, 18 for in-order math, as IGC assumes), after
@@ -19,7 +19,8 @@ The model (after IGA's SWSB analysis, kept deliberately simple; see docs/sim.md)
   instruction's source types (XeLP: its one pipe).  Reading a result that is not yet visible
   is a hazard; so is overwriting it from another pipe.  The hardware orders a flag read
   whatever pipe wrote the flag, and accumulator and a0 reads within one pipe: those need no
-  annotation (IGC's code relies on both).
+  annotation (IGC's code relies on both).  An ALU instruction that writes nothing may read an
+  in-order result early: the value goes nowhere (nGEN's XeHPC `mov null` workaround reads).
 - After an instruction that reads or writes cr0, sr0 or ce0 the next instruction must wait
   on all pipes (`A@1`, `@1` on XeLP).
 
