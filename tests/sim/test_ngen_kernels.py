@@ -12,8 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.emit.iga_compare import assert_same_listing
 from xegen import hw as hwlib
-from xegen import sim
+from xegen import Error, oracles, sim
+from xegen.cli import main
 from xegen.emit.zebin import read_zebin
 from xegen.sim.program import Program
 
@@ -80,3 +82,20 @@ def test_the_ngen_kernels_contain_what_the_rules_are_for():
     assert "r104:f r64:f" in dpas[-2] and dpas[-1].split()[3] == "r64:f"  # overwrites the src0 before it
     listing4 = "\n".join(_listing("gemm4"))
     assert "mach (1|M0)" in listing4 and "acc0" in listing4
+
+
+def test_an_ngen_zebin_names_its_platform_by_gfx_core(capsys, iga64):
+    """nGEN's compatibility note carries the gfx core (XeHPC: 0xC08) and no product family; as NEO,
+    that names pvc: `xegen disasm` without --hw prints what iga64 prints, `sim.run` needs no hw."""
+    zebin = read_zebin(_zebin("gemm0"))
+    assert zebin.product_family is None and zebin.gfx_core == hwlib.XEHPC.gfx_core == 0xC08
+    assert zebin.platform is hwlib.XEHPC
+    assert main(["disasm", str(KERNELS / "gemm0_xehpc.zebin")]) == 0
+    listing = capsys.readouterr().out.split("\n", 1)[1]  # after "// kernel gemm0"
+    assert_same_listing(listing, oracles.iga64_disassemble(zebin.kernel("gemm0").code, hwlib.XEHPC))
+    A, B, a, b = _dpas_operands(np.random.default_rng(0))
+    c = np.zeros(GROUPS * 8 * 32, np.float32)
+    result = sim.run(_zebin("gemm0"), "gemm0", [a, b, c, KBLOCKS, np.float32(1)], (16 * GROUPS,), (16,))
+    assert result.simd == 16 and result.groups == GROUPS
+    with pytest.raises(Error, match="built for"):
+        sim.run(_zebin("gemm0"), "gemm0", [a, b, c, KBLOCKS, np.float32(1)], (16 * GROUPS,), (16,), hw="dg2")
