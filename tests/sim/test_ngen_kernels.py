@@ -23,8 +23,8 @@ KERNELS = Path(__file__).parent / "kernels" / "ngen"
 GROUPS, KBLOCKS = 3, 4
 
 
-def _zebin(name: str) -> bytes:
-    return (KERNELS / f"{name}_xehpc.zebin").read_bytes()
+def _zebin(name: str, platform: str = "xehpc") -> bytes:
+    return (KERNELS / f"{name}_{platform}.zebin").read_bytes()
 
 
 def _listing(name: str) -> list[str]:
@@ -33,13 +33,13 @@ def _listing(name: str) -> list[str]:
     return [program.text(i) for i in range(program.end)]
 
 
-def _dpas_operands(rng):
-    """A (groups, 8, 16k) and B (groups, 16k, 32) as small integers (exact in f16 and f32), and
-    their dpas layouts per k block: A's 8 rows of 16; B's column halves packed in pairs of k."""
+def _dpas_operands(rng, simd: int = 16):
+    """A (groups, 8, 16k) and B (groups, 16k, 2 simd) as small integers (exact in f16 and f32),
+    and their dpas layouts per k block: A's 8 rows of 16; B's column halves packed in pairs of k."""
     A = rng.integers(-3, 4, size=(GROUPS, 8, 16 * KBLOCKS)).astype(np.float16)
-    B = rng.integers(-3, 4, size=(GROUPS, 16 * KBLOCKS, 32)).astype(np.float16)
+    B = rng.integers(-3, 4, size=(GROUPS, 16 * KBLOCKS, 2 * simd)).astype(np.float16)
     a = A.reshape(GROUPS, 8, KBLOCKS, 16).transpose(0, 2, 1, 3)
-    b = B.reshape(GROUPS, KBLOCKS, 8, 2, 2, 16).transpose(0, 1, 4, 2, 5, 3)  # g, kb, half, k/2, n, k%2
+    b = B.reshape(GROUPS, KBLOCKS, 8, 2, 2, simd).transpose(0, 1, 4, 2, 5, 3)  # g, kb, half, k/2, n, k%2
     return A, B, np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)
 
 
@@ -58,6 +58,19 @@ def test_ngen_dpas_gemm_runs_clean(variant):
         got = c.reshape(GROUPS, 8, 32)
     else:  # two 8x16 f32 halves per tile
         got = c.reshape(GROUPS, 2, 8, 16).transpose(0, 2, 1, 3).reshape(GROUPS, 8, 32)
+    np.testing.assert_array_equal(got.astype(np.float64), expected)
+
+
+def test_ngen_xehpg_dpas_gemm_runs_clean():
+    """gemm3 on XeHPG (SIMD8 dpas): the same rule for a dpas overwriting an earlier dpas's src0."""
+    A, B, a, b = _dpas_operands(np.random.default_rng(1), simd=8)
+    last = slice(16 * (KBLOCKS - 2), 16 * (KBLOCKS - 1))
+    expected = np.einsum("gmk,gkn->gmn", A.astype(np.float64), B.astype(np.float64))
+    expected += np.einsum("gmk,gkn->gmn", A[:, :, last].astype(np.float64), B[:, last].astype(np.float64))
+    c = np.zeros(GROUPS * 8 * 16, np.float32)
+    result = sim.run(_zebin("gemm3", "xehpg"), "gemm3", [a, b, c, KBLOCKS], (8 * GROUPS,), (8,), check_hazards=True)
+    assert result.simd == 8  # the gfx core of the note names dg2
+    got = c.reshape(GROUPS, 2, 8, 8).transpose(0, 2, 1, 3).reshape(GROUPS, 8, 16)
     np.testing.assert_array_equal(got.astype(np.float64), expected)
 
 
