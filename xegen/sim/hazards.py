@@ -277,8 +277,7 @@ class FootprintBuilder:
             latency = latencies["alu64"]
         else:
             latency = latencies["alu"]
-        discards_reads = (writes == 0 and not ooo and not other and not inst.is_branch and inst.send is None
-                          and fmt not in (T.SYNC, T.NULLARY))
+        discards_reads = writes == 0 and not (ooo or other or inst.is_branch)
         return Facts(index, pc, self.program.text(index), reads, writes, ooo, other, pipe, dep_pipe, arch,
                      inst.swsb, source_pipes, sync, sync_tokens, latency, inst.send is not None,
                      fmt == T.DPAS, discards_reads, self.indirect_operands(inst))

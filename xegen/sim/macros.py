@@ -121,7 +121,7 @@ def _byte_offset(reg: Reg, m: "Machine", fmt: Format) -> tuple[str, int]:
 
 def _extended_reader(reg: Reg, inst: Instruction, m: "Machine", index: int, fmt: Format):
     """Reads a source's channels as exact values (Fractions; NaN, infinities and zeros as floats)."""
-    region = three_source_region(reg, inst.exec_size, index) if inst.opcode == "madm" else None
+    region = three_source_region(reg, index) if inst.opcode == "madm" else None
     plain = Reg(reg.file, reg.number, reg.subreg, fmt.name, reg.vstride, reg.width, reg.hstride)
     read, _ = source(plain, inst.exec_size, m.files, region=region, where=f"src{index}")
     state: MacroState = m.macros
