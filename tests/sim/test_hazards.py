@@ -8,7 +8,8 @@ import pytest
 
 from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (session fixture)
 from xegen import hw as hwlib
-from xegen import sim
+from xegen import oracles, sim
+from xegen.emit import assemble
 from xegen.emit import tables as T
 from xegen.emit.layout import layout_for
 from xegen.emit.zebin import read_zebin
@@ -310,3 +311,66 @@ def test_flag_reads_are_interlocked_but_flag_overwrites_across_pipes_are_not():
     assert _hazards(template.replace("NEXT", "")) == []  # IGC reads an F-pipe flag in the I pipe at once
     overwrite = _hazards(template.replace("NEXT", "(W) mov (1|M0) f1.0<1>:ud 0x0:ud"))
     assert [(h.kind, h.register) for h in overwrite] == [("WAW", "f1.0")]
+
+
+# --- rules nGEN's XeHPC code relies on (issue 26, item 5) --------------------------------------
+
+# dpas reads A (src2) and B (src1) as f16, accumulates into f32; each operand is whole GRFs on
+# XeHPC (C: 8 rows x 64 bytes, B: 8 x 64, A: 8 x 32)
+_DPAS_WAR = """
+    dpas.8x8 (16|M0) r104:f r64:f r88:hf r80.0:hf {$1}
+    LATER
+    sync.allwr null
+"""
+_DISCARDED_READ = """
+    add (1|M0) r41.0<1>:uq r41.0<0;1,0>:uq 1024:w
+    READER
+"""
+
+
+def _hazards_xehpc(asm: str) -> list:
+    return _hazards(asm, "pvc", threads=2, slm_bytes=4096)
+
+
+def test_a_later_dpas_may_overwrite_an_earlier_dpas_source():
+    """The systolic pipe reads a dpas's sources before a later dpas writes: nGEN's automatic SWSB
+    does not order a dpas that overwrites the src0 of the dpas before it."""
+    later = "dpas.8x8 (16|M0) r64:f r72:f r96:hf r80.0:hf {$2}"
+    assert _hazards_xehpc(_DPAS_WAR.replace("LATER", later)) == []
+    # the same overwrite by an in-order instruction or by a send is a hazard
+    by_mov = _hazards_xehpc(_DPAS_WAR.replace("LATER", "mov (16|M0) r64.0<1>:f 0.0:f"))
+    assert [(h.kind, h.register) for h in by_mov] == [("WAR", "r64")] and "$1.src" in by_mov[0].detail
+    assert _hazards_xehpc(_DPAS_WAR.replace("LATER", "mov (16|M0) r64.0<1>:f 0.0:f {$1.src}")) == []
+    by_send = _hazards_xehpc(_DPAS_WAR.replace(
+        "LATER", "send.slm (16|M0) r64 r10 null:0 0x0 0x04200500 {$2}"))
+    assert [(h.kind, h.register) for h in by_send] == [("WAR", "r64")]
+    # reading the earlier dpas's result still needs its token
+    reads = _hazards_xehpc(_DPAS_WAR.replace("LATER", "dpas.8x8 (16|M0) r64:f r104:f r96:hf r80.0:hf {$2}"))
+    assert [(h.kind, h.register) for h in reads] == [("RAW", "r104")] and "$1.dst" in reads[0].detail
+
+
+def test_a_read_whose_value_goes_nowhere_is_not_a_hazard():
+    """nGEN's XeHPC send workaround reads payload registers with `mov null` right after they were
+    written: nothing depends on the value read."""
+    assert _hazards_xehpc(_DISCARDED_READ.replace("READER", "mov (1|M0) null<1>:ud r41.0<0;1,0>:ud")) == []
+    # a result, or a flag written from the value, makes the read count
+    for reader in ("mov (1|M0) r50.0<1>:ud r41.0<0;1,0>:ud",
+                   "mov (1|M0) (ne)f0.0 null<1>:ud r41.0<0;1,0>:ud"):
+        missing = _hazards_xehpc(_DISCARDED_READ.replace("READER", reader))
+        assert [(h.kind, h.register) for h in missing] == [("RAW", "r41")] and "I@1" in missing[0].detail
+    # reading a message's result is how a thread waits for it (IGC's `mov null r40 {$2.dst}` after a
+    # fence): that read still needs the token
+    fence_wait = "send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$3}\n mov (1|M0) null<1>:ud r40.0<0;1,0>:ud"
+    missing = _hazards_xehpc(fence_wait)
+    assert [(h.kind, h.register) for h in missing] == [("RAW", "r40")] and "$3.dst" in missing[0].detail
+    assert _hazards_xehpc(fence_wait + " {$3.dst}") == []
+
+
+@pytest.mark.parametrize("asm", [
+    _DPAS_WAR.replace("LATER", "dpas.8x8 (16|M0) r64:f r72:f r96:hf r80.0:hf {$2}"),
+    _DPAS_WAR.replace("LATER", "send.slm (16|M0) r64 r10 null:0 0x0 0x04200500 {$2}"),
+    _DISCARDED_READ.replace("READER", "mov (1|M0) null<1>:ud r41.0<0;1,0>:ud"),
+    _DISCARDED_READ.replace("READER", "mov (1|M0) (ne)f0.0 null<1>:ud r41.0<0;1,0>:ud"),
+], ids=["dpas-war", "send-war", "discarded", "flag"])
+def test_the_xehpc_rule_kernels_encode_as_iga64_does(asm, iga64):
+    assert assemble(asm, hwlib.XEHPC) == oracles.iga64_assemble(asm, hwlib.XEHPC)

@@ -42,7 +42,7 @@ def kernels_of(data: bytes, requested: hwlib.Platform | None) -> tuple[hwlib.Pla
     parsed = read_zebin(data)
     named = parsed.platform
     if requested and named and requested != named:
-        raise Error(f"the zebin is for {named.display_name} (product family {parsed.product_family}), "
+        raise Error(f"the zebin is for {named.display_name}, "
                     f"not {requested.display_name}: use --hw {named.name} or leave --hw out")
     return requested or named or hwlib.DEFAULT, [(kernel.name, kernel.code) for kernel in parsed.kernels]
 

@@ -173,10 +173,18 @@ class Zebin:
 
     @property
     def platform(self) -> hwlib.Platform | None:
-        """The platform the compatibility note names (by product family), if it is one of ours."""
+        """The platform the compatibility note names, if it is one of ours.  As NEO's
+        `validateTargetDevice` does, a product family and a (nonzero) gfx core each must match
+        when present: nGEN's zebins name only the gfx core, IGC's the product family."""
+        core = self.gfx_core or None
+        if self.product_family is None and core is None:
+            return None
         for candidate in hwlib.PLATFORMS:
-            if candidate.product_family == self.product_family:
-                return candidate
+            if self.product_family not in (None, candidate.product_family):
+                continue
+            if core not in (None, candidate.gfx_core):
+                continue
+            return candidate
         return None
 
     def kernel(self, name: str) -> ZebinKernel:

@@ -7,9 +7,9 @@ The model (after IGA's SWSB analysis, kept deliberately simple; see docs/sim.md)
   on the token (`$n.dst`, `sync.nop {$n.dst}`, `sync.allwr`), a later writer of their
   destination too, and a later writer of one of their payload registers must wait at least
   for the sources to be read (`$n.src`, `sync.allrd`); the predicate and a0 are read at
-  issue.  Setting a token again waits for its previous owner.  Messages leave the EU in
-  order: a later send may overwrite an earlier one's payload, and once it has landed those
-  bytes are free.
+  issue.  Setting a token again waits for its previous owner.  One out-of-order pipe reads
+  sources in issue order: a later send may overwrite an earlier send's payload, a later dpas an
+  earlier dpas's sources, and once the later result has landed those bytes are free.
 - In-order instructions go down pipes (XeLP: one; XeHPG: F, I, L; XeHPC: F, I, L, M) chosen
   by their types (`xegen.emit.pipes`).  A result is visible once enough later instructions have issued
   (`hw.swsb_latency`: 11, 15 for the long pipe, 18 for in-order math, as IGC assumes), after
@@ -19,7 +19,8 @@ The model (after IGA's SWSB analysis, kept deliberately simple; see docs/sim.md)
   instruction's source types (XeLP: its one pipe).  Reading a result that is not yet visible
   is a hazard; so is overwriting it from another pipe.  The hardware orders a flag read
   whatever pipe wrote the flag, and accumulator and a0 reads within one pipe: those need no
-  annotation (IGC's code relies on both).
+  annotation (IGC's code relies on both).  An ALU instruction that writes nothing may read an
+  in-order result early: the value goes nowhere (nGEN's XeHPC `mov null` workaround reads).
 - After an instruction that reads or writes cr0, sr0 or ce0 the next instruction must wait
   on all pipes (`A@1`, `@1` on XeLP).
 
@@ -141,6 +142,12 @@ class Facts:
     sync_tokens: int | None = None  # bit mask of tokens named by sync.allrd/allwr, None = all
     latency: int = 11  # instructions until an in-order result has landed
     is_send: bool = False
+    is_systolic: bool = False  # dpas, dpasw
+    # an ALU instruction that writes nothing (null destination, no flag or accumulator): what it
+    # reads of an in-order result goes nowhere, so that read is no hazard (nGEN's XeHPC workaround
+    # `mov null`s); its reads of a token's result still count: that is how a thread waits for a
+    # message, e.g. IGC's `mov null r40 {$2.dst}` after a fence
+    discards_reads: bool = False
     # (is_write, a0 words -> GRF byte addresses, element size) of each indirect operand: the bytes
     # it touches are known only when it runs
     indirect: tuple = ()
@@ -270,9 +277,10 @@ class FootprintBuilder:
             latency = latencies["alu64"]
         else:
             latency = latencies["alu"]
+        discards_reads = writes == 0 and not (ooo or other or inst.is_branch)
         return Facts(index, pc, self.program.text(index), reads, writes, ooo, other, pipe, dep_pipe, arch,
                      inst.swsb, source_pipes, sync, sync_tokens, latency, inst.send is not None,
-                     self.indirect_operands(inst))
+                     fmt == T.DPAS, discards_reads, self.indirect_operands(inst))
 
     def indirect_operands(self, inst: Instruction) -> tuple:
         """(is_write, a0 words -> GRF byte addresses, element size) of each indirect operand."""
@@ -468,7 +476,7 @@ class HazardChecker:
         reads, writes = facts.reads, facts.writes
         if reads or writes:
             for w in state.writers:
-                overlap = w.mask & reads
+                overlap = 0 if facts.discards_reads else w.mask & reads
                 if overlap and overlap & ~self._interlocked(facts, w):
                     self.report("RAW", facts, w.facts, overlap, self._needs(state, w), threads)
                 overlap = w.mask & writes
@@ -485,11 +493,12 @@ class HazardChecker:
                     self.report("WAW", facts, token.facts, overlap, f"overwrites the destination of ${n} without "
                                 f"waiting for ${n}.dst", threads)
                 overlap = token.src & writes
-                if overlap and facts.is_send and token.facts.is_send:
-                    # Messages leave the EU in order, so a later send's response cannot land before
-                    # an earlier send has read its payload (IGC relies on this).  Once the later
-                    # send's result is waited on, those bytes are free: they are no longer the
-                    # earlier send's pending source.
+                if overlap and self._same_out_of_order_pipe(facts, token.facts):
+                    # One out-of-order pipe reads its instructions' sources in order, so a later
+                    # instruction of that pipe cannot write before an earlier one has read:
+                    # messages leave the EU in order (IGC relies on this), and the systolic pipe
+                    # runs dpas in order (nGEN relies on this).  Once the later result is
+                    # waited on, those bytes are free: no longer the earlier pending source.
                     state.tokens[n] = replace(token, src=token.src & ~overlap)
                 elif overlap:
                     self.report("WAR", facts, token.facts, overlap, f"overwrites a source of ${n} before "
@@ -511,6 +520,11 @@ class HazardChecker:
             state.issued += 1
         if facts.arch:
             state.arch_pending = facts
+
+    @staticmethod
+    def _same_out_of_order_pipe(later: Facts, earlier: Facts) -> bool:
+        """Both sends, or both dpas: instructions whose pipe reads sources in issue order."""
+        return (later.is_send and earlier.is_send) or (later.is_systolic and earlier.is_systolic)
 
     def _interlocked(self, facts: Facts, w: Writer) -> int:
         """The bytes whose read-after-write from `w` the hardware orders for this instruction."""

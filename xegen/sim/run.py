@@ -45,10 +45,11 @@ class RunResult:
 
 def platform_of(zebin: Zebin, hw: str | hwlib.Platform | None) -> hwlib.Platform:
     """The platform to run on: `hw`, which must match the zebin's target when it names one."""
-    built_for = next((p for p in hwlib.PLATFORMS if p.product_family == zebin.product_family), None)
+    built_for = zebin.platform
     if hw is None:
         if built_for is None:
-            raise Error(f"the zebin names product family {zebin.product_family}; pass hw= to choose a platform")
+            raise Error(f"the zebin names product family {zebin.product_family} and gfx core {zebin.gfx_core}, "
+                        "no platform xegen knows; pass hw= to choose a platform")
         return built_for
     platform = hwlib.platform(hw)
     if built_for is not None and built_for is not platform:
