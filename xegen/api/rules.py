@@ -1,0 +1,41 @@
+"""The rewrite rules from Python: `xegen.rules.load(paths)` and `xegen.rules.check(paths)`.
+
+    rules = xegen.rules.load([xegen.rules.directory(), "my_rules.egg"])   # the shipped ones and mine
+    xegen.simplify("x * 8", rules=rules)
+    [v.verdict for v in xegen.rules.check(["my_rules.egg"])]              # "sound", "unsound", ...
+
+A rule file is egglog text in xegen's term language (docs/egraph.md);
+`load` checks that egglog accepts it and that rule names are unique, `check` proves each rule
+with the reference interpreter and z3 (`xegen rules check`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from ..egraph import RuleSet, load_rules
+from ..egraph import check_rules as check_rule_files
+from ..egraph.rules import default_rules_directory
+
+
+def directory() -> Path:
+    """The shipped rules (`rules/` of the repository, or the copy inside an installed package)."""
+    return default_rules_directory()
+
+
+def load(paths: Sequence[Path | str] | None = None) -> RuleSet:
+    """The rule files of `paths` (files, or directories of *.egg files; default: `directory()`),
+    read and checked; pass the result as `rules=` to `xegen.simplify` and `xegen.extract_compare`."""
+    return load_rules(None if paths is None else list(paths))
+
+
+def check(paths: Sequence[Path | str] | None = None, examples: int = 10, jobs: int = 1, cache: bool = True):
+    """Prove every rule of `paths` (default: the term language and `directory()`) sound; one
+    verdict per rule: `.verdict` is "sound", "unsound" (with `.counterexample`), "unproven",
+    "error" or "no comment", `.ok` is True when sound.  Verdicts are cached (as the command's
+    are) unless `cache=False`.  Needs z3-solver and hypothesis."""
+    from ..egraph.check import VerdictCache  # z3 and hypothesis take seconds to import: only when called
+
+    return check_rule_files(None if paths is None else list(paths), examples=examples, jobs=jobs,
+                            cache=VerdictCache() if cache else None)
