@@ -24,12 +24,12 @@ from .errors import (
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from . import runtime
-    from .api import (Argument, Kernel, PlatformComparison, Simplification, Summary, assemble, compile,
+    from .api import (Argument, DeviceRun, Kernel, PlatformComparison, Simplification, Summary, assemble, compile,
                       conv_problem, disassemble, extract_compare, read_zebin, rules, simplify)
 
 __version__ = "0.1.0"
 
-API = ("Argument", "Kernel", "PlatformComparison", "Simplification", "Summary", "assemble", "compile",
+API = ("Argument", "DeviceRun", "Kernel", "PlatformComparison", "Simplification", "Summary", "assemble", "compile",
        "conv_problem", "disassemble", "extract_compare", "read_zebin", "rules", "simplify")
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 from . import rules
 from .binary import assemble, disassemble, read_zebin
 from .expressions import PlatformComparison, Simplification, extract_compare, simplify
-from .kernel import Argument, Kernel, Summary, compile, conv_problem
+from .kernel import Argument, DeviceRun, Kernel, Summary, compile, conv_problem
 
 __all__ = [
-    "Argument", "Kernel", "PlatformComparison", "Simplification", "Summary", "assemble", "compile",
+    "Argument", "DeviceRun", "Kernel", "PlatformComparison", "Simplification", "Summary", "assemble", "compile",
     "conv_problem", "disassemble", "extract_compare", "read_zebin", "rules", "simplify",
 ]

@@ -22,7 +22,8 @@ import numpy as np
 
 from .. import hw as hwlib
 from .. import runtime
-from ..build.run import device_buffers, output_tensors
+from ..build.run import compare_buffers, device_buffers, output_tensors
+from ..conv.check import Comparison, random_inputs
 from ..conv.problem import Problem, make_problem
 from ..emit.asm_printer import disassemble
 from ..errors import Error, UnsupportedError
@@ -96,6 +97,33 @@ class Argument:
     bytes: int
     payload_offset: int
     payload_size: int
+
+
+@dataclass(frozen=True)
+class DeviceRun:
+    """A run on an Intel GPU against numpy (`Kernel.verify_on_device`).  `executed` is False when
+    the runtime has no hardware behind it (NEO's debug keys, `xegen.runtime.without_hardware`):
+    the launch was enqueued, nothing ran, and the outputs were not compared."""
+
+    device: str
+    executed: bool
+    comparisons: tuple[Comparison, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.comparisons)
+
+    def to_json(self) -> dict:
+        return {"device": self.device, "executed": self.executed, "ok": self.ok,
+                "outputs": [{"name": c.name, "max_error": c.max_error, "mismatches": c.mismatches,
+                             "elements": c.elements} for c in self.comparisons]}
+
+    def describe(self) -> str:
+        if not self.executed:
+            return f"device: {self.device}: launch enqueued; the runtime has no hardware behind it, so nothing " \
+                   "executed and the outputs were not compared"
+        return "\n".join(f"device: {self.device}: {c.name}: max error {c.max_error:.3g} " +
+                         ("ok" if c.ok else f"MISMATCH in {c.mismatches} of {c.elements}") for c in self.comparisons)
 
 
 class Kernel:
@@ -233,6 +261,19 @@ class Kernel:
         names = [var.name for var in self.compilation.kernel.arguments]
         after = runtime.run(self.launch, [buffers[name] for name in names], device)
         return output_tensors(self.compilation.kernel, dict(zip(names, after)))
+
+    def verify_on_device(self, seed: int = 0, device: runtime.Device | None = None) -> DeviceRun:
+        """`verify` on an Intel GPU: random inputs, the kernel through the OpenCL runtime, every
+        output (and the padding of blocked outputs) against numpy."""
+        kernel = self.compilation.kernel
+        tensors = random_inputs(self.problem, seed)
+        buffers = device_buffers(kernel, tensors)
+        names = [var.name for var in kernel.arguments]
+        target = device or runtime.first_intel_gpu()
+        after = dict(zip(names, runtime.run(self.launch, [buffers[name] for name in names], target)))
+        if runtime.without_hardware():
+            return DeviceRun(target.name, executed=False)
+        return DeviceRun(target.name, True, tuple(compare_buffers(kernel, after, tensors)))
 
     # Display --------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..api import Kernel
 from ..build import check_ir
 from ..conv import make_problem
 from ..emit.asm_printer import disassemble
@@ -60,7 +61,7 @@ def _entries(args: argparse.Namespace) -> list[Entry]:
 
 def _wants_native(args: argparse.Namespace) -> bool:
     """Compile to a native kernel: asked for, or no IR-level action given (the default job)."""
-    native = (args.output is not None or args.verify or args.asm or args.json or args.print_after
+    native = (args.output is not None or args.verify or args.run_on_device or args.asm or args.json or args.print_after
               or args.print_after_all or args.report is not None)
     ir_only = any(getattr(args, name) for name in IR_OPTIONS) or args.dump_graph is not None
     return bool(native or not ir_only)
@@ -264,6 +265,11 @@ def _compile(state: _Run, problem, dump, index) -> dict:
             state.status = max(state.status, 1)
     if path is not None:
         report["zebin"] = str(path)
+    if args.run_on_device:
+        device_run = Kernel(compilation).verify_on_device(args.seed)
+        report["device"] = device_run.to_json()
+        if not device_run.ok:
+            state.status = max(state.status, 1)
     listing = disassemble(compilation.compiled.code, compilation.compiled.hw, pcs=True).rstrip("\n") \
         if args.asm else None
     if verification is not None and not verification.ok:
@@ -278,6 +284,8 @@ def _compile(state: _Run, problem, dump, index) -> dict:
         state.say(f"{problem}\nconfig: {compilation.config}\n{compilation.kernel.summary()}\n{format_summary(report)}")
         if path is not None:
             state.say(f"wrote {path} ({path.stat().st_size} bytes)")
+    if args.run_on_device:
+        state.say(device_run.describe())
     return report
 
 
@@ -350,6 +358,10 @@ def register(subparsers) -> None:
     native.add_argument("--verify", action="store_true",
                         help="run the kernel in the simulator (SWSB hazard checks on) on random data and compare "
                              "with numpy; exit status 1 on a mismatch or hazard")
+    native.add_argument("--run-on-device", action="store_true",
+                        help="run the kernel on the first Intel GPU through Intel's OpenCL runtime on random data and "
+                             "compare with numpy; exit status 1 on a mismatch (see docs/python.md for a runtime "
+                             "without hardware, where the launch is only enqueued)")
     native.add_argument("--asm", action="store_true", help="print the kernel's disassembly (with byte addresses)")
     native.add_argument("--json", action="store_true",
                         help="print the summary as one JSON document on standard output (a list with --batch; "

@@ -6,7 +6,8 @@ here), `ProductFamilyOverride` names the platform (tgllp, dg2, pvc) and `Hardwar
 its slices x subslices x EUs per subslice (without it, this runtime version gives dg2 and pvc a
 configuration whose largest work-group is 0 work-items, so no launch would be accepted).  The
 runtime then decodes zebins, builds programs, creates kernels, checks arguments and enqueues
-launches; nothing executes.
+launches; nothing executes.  A launch is submitted (clFlush) but not waited for: nothing runs, and
+on pvc this runtime version never reports such a launch complete (clFinish would spin forever).
 
 The keys are read once, when the runtime loads, so each platform needs its own process:
 `accept(hw, launches)` starts `python -m xegen.runtime.device_less` with the keys set, and the
@@ -15,6 +16,7 @@ child reports what the runtime said about each launch (`Acceptance`).
 
 from __future__ import annotations
 
+import ctypes.util
 import json
 import os
 import subprocess
@@ -32,6 +34,12 @@ from . import Launch
 from .opencl import DeviceKernel, KernelFacts, first_intel_gpu
 
 POINTER_BYTES = 8  # a buffer argument is a 64-bit address (stateless access)
+INTEL_ICD = Path("/etc/OpenCL/vendors/intel.icd")  # where Debian's intel-opencl-icd registers NEO
+
+
+def installed() -> bool:
+    """Whether the ICD loader and NEO are installed (Debian: ocl-icd-libopencl1, intel-opencl-icd)."""
+    return INTEL_ICD.is_file() and ctypes.util.find_library("OpenCL") is not None
 
 
 def environment(hw: str | hwlib.Platform) -> dict[str, str]:
@@ -93,7 +101,7 @@ def _accept_one(job: dict) -> Acceptance:
             for index, size in enumerate(job["buffer_bytes"]):
                 refused.append(kernel.refuses_argument_size(index, POINTER_BYTES // 2))
                 kernel.set_buffer(index, np.zeros(size, np.uint8))
-            kernel.launch(job["global_size"], job["local_size"])
+            kernel.launch(job["global_size"], job["local_size"], wait=False)
     except Error as error:
         return Acceptance(job["kernel"], device.name, facts, tuple(refused), False, str(error))
     return Acceptance(job["kernel"], device.name, facts, tuple(refused), enqueued=True)

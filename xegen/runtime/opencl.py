@@ -261,14 +261,17 @@ class DeviceKernel:
         status = library().clSetKernelArg(self._kernel, ctypes.c_uint(index), _size(size), value)
         return status == -51
 
-    def launch(self, global_size: Sequence[int], local_size: Sequence[int]) -> None:
-        """Enqueue the kernel over `global_size` work-items in groups of `local_size`, and wait."""
+    def launch(self, global_size: Sequence[int], local_size: Sequence[int], wait: bool = True) -> None:
+        """Enqueue the kernel over `global_size` work-items in groups of `local_size` and submit it;
+        with `wait`, wait until it is done."""
         lib = library()
         dims = len(global_size)
         check(lib.clEnqueueNDRangeKernel(self._queue, self._kernel, ctypes.c_uint(dims), None,
                                          (_size * dims)(*global_size), (_size * dims)(*local_size), 0, None, None),
               "clEnqueueNDRangeKernel")
-        check(lib.clFinish(self._queue), "clFinish")
+        check(lib.clFlush(self._queue), "clFlush")
+        if wait:
+            check(lib.clFinish(self._queue), "clFinish")
 
     def read_buffer(self, index: int) -> np.ndarray:
         """Argument `index`'s buffer as the device left it (an array like the one given)."""
