@@ -24,13 +24,15 @@ from .errors import (
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from . import runtime
-    from .api import (Argument, DeviceRun, Kernel, PlatformComparison, Simplification, Summary, assemble, compile,
-                      conv_problem, disassemble, extract_compare, read_zebin, rules, simplify)
+    from .api import (Argument, DeviceRun, Graph, Kernel, PlatformComparison, Simplification, Summary,
+                      assemble, compile, conv_problem, disassemble, evaluate, extract_compare, read_zebin,
+                      rules, run_zebin, simplify)
 
 __version__ = "0.1.0"
 
-API = ("Argument", "DeviceRun", "Kernel", "PlatformComparison", "Simplification", "Summary", "assemble", "compile",
-       "conv_problem", "disassemble", "extract_compare", "read_zebin", "rules", "simplify")
+API = ("Argument", "DeviceRun", "Graph", "Kernel", "PlatformComparison", "Simplification", "Summary",
+       "assemble", "compile", "conv_problem", "disassemble", "evaluate", "extract_compare", "read_zebin",
+       "rules", "run_zebin", "simplify")
 
 
 def __getattr__(name: str) -> Any:

@@ -149,3 +149,40 @@ def test_html_shows_the_summary(kernel):
     assert page.startswith("<table") and kernel.name in page and "cycles" in page
     assert str(kernel.summary.instructions) in page
     assert kernel.name in repr(kernel) and "native:" in str(kernel)
+
+
+def test_run_zebin_is_xegen_run_on_buffers_laid_out_by_hand(kernel):
+    rng = np.random.default_rng(7)
+    src = rng.standard_normal((1, 16, 6, 6)).astype(np.float32)
+    wei = rng.standard_normal((32, 16, 1, 1)).astype(np.float32)
+    bias = rng.standard_normal(32).astype(np.float32)
+    assert [a.layout for a in kernel.arguments[:3]] == ["acdb", "cdba", "acdb"]  # nhwc, hwio, nhwc
+    buffers = [np.ascontiguousarray(src.transpose(0, 2, 3, 1)).ravel(),
+               np.ascontiguousarray(wei.transpose(2, 3, 1, 0)).ravel(),
+               np.full(32 * 36, np.nan, np.float32), bias]
+    result = xegen.run_zebin(kernel.zebin, kernel.name, buffers, kernel.global_size, kernel.local_size)
+    assert result.hazards == [] and result.groups == int(np.prod(kernel.grid))
+    dst = buffers[2].reshape(1, 6, 6, 32).transpose(0, 3, 1, 2)
+    expected = np.einsum("nchw,oc->nohw", src.astype(np.float64), wei[:, :, 0, 0]) + bias[None, :, None, None]
+    assert np.max(np.abs(dst - expected)) < 1e-4
+
+
+def test_check_ir_runs_the_optimized_ir_in_the_interpreter(kernel):
+    comparisons = kernel.check_ir(seed=2)
+    assert comparisons and all(c.ok for c in comparisons) and comparisons[0].elements == 32 * 36
+
+
+def test_graphs_are_the_dump_graph_files(kernel, tmp_path):
+    graphs = kernel.graphs(tmp_path / "graphs")
+    assert graphs and all(g.dot.read_text().startswith("digraph") for g in graphs)
+    for graph in graphs:
+        assert (graph._repr_svg_() is None) == (graph.svg is None)
+        if graph.svg is not None:
+            assert "<svg" in graph._repr_svg_()
+
+
+def test_evaluate_is_xegen_eval():
+    assert xegen.evaluate("x * 3", x=5) == 15
+    assert xegen.evaluate("x + 1", x=2**31 - 1) == -2**31  # s32 wraps
+    assert xegen.evaluate("x / 2", types={"x": "u8"}, x=255) == 127
+    assert cli("eval", "-7 / 2").strip() == str(xegen.evaluate("-7 / 2")) == "-3"  # truncating division

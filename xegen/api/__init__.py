@@ -14,11 +14,12 @@ docs/python.md walks through a session.
 from __future__ import annotations
 
 from . import rules
-from .binary import assemble, disassemble, read_zebin
-from .expressions import PlatformComparison, Simplification, extract_compare, simplify
-from .kernel import Argument, DeviceRun, Kernel, Summary, compile, conv_problem
+from .binary import assemble, disassemble, read_zebin, run_zebin
+from .expressions import PlatformComparison, Simplification, evaluate, extract_compare, simplify
+from .kernel import Argument, DeviceRun, Graph, Kernel, Summary, compile, conv_problem
 
 __all__ = [
-    "Argument", "DeviceRun", "Kernel", "PlatformComparison", "Simplification", "Summary", "assemble", "compile",
-    "conv_problem", "disassemble", "extract_compare", "read_zebin", "rules", "simplify",
+    "Argument", "DeviceRun", "Graph", "Kernel", "PlatformComparison", "Simplification", "Summary",
+    "assemble", "compile", "conv_problem", "disassemble", "evaluate", "extract_compare", "read_zebin",
+    "rules", "run_zebin", "simplify",
 ]

@@ -22,6 +22,7 @@ from ..egraph import simplify as simplify_expression
 from ..egraph.compare import Comparison, compare_expression, compare_statement
 from ..egraph.costs import CostModel, breakdown, format_cost
 from ..errors import ParseError
+from ..ir.semantics import scalar_value
 from .html import table
 
 Ranges = Mapping[str, "range | tuple[int | None, int | None]"]
@@ -63,6 +64,13 @@ class Simplification:
             ("input costs", costs(self.breakdown_before)), ("result costs", costs(self.breakdown)),
             ("e-graph", f"{self.details.egraph_nodes} nodes, {saturation.describe()}"),
         ])
+
+
+def evaluate(expr: ir.Expr | str, types: Types | None = None, **values: int | float | bool):
+    """The value of `expr` with Xe semantics (wrap-around at the type width, truncating / and %),
+    variables bound by keyword: `evaluate("x * 3", x=5)`, as `xegen eval` prints it."""
+    expression = _parse(expr, types)
+    return scalar_value(ir.evaluate(expression, values), expression.type)
 
 
 def _parse(expr: ir.Expr | str, types: Types | None) -> ir.Expr:
@@ -140,4 +148,4 @@ def extract_compare(expr_or_stmt: ir.Expr | ir.Stmt | str, platforms: Sequence[s
     return PlatformComparison(result)
 
 
-__all__ = ["PlatformComparison", "Simplification", "extract_compare", "simplify"]
+__all__ = ["PlatformComparison", "Simplification", "evaluate", "extract_compare", "simplify"]

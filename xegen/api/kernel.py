@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import hw as hwlib
 from .. import runtime
-from ..build.run import compare_buffers, device_buffers, output_tensors
+from ..build.run import check_ir, compare_buffers, device_buffers, output_tensors
 from ..conv.check import Comparison, random_inputs
 from ..conv.problem import Problem, make_problem
 from ..emit.asm_printer import disassemble
@@ -97,6 +97,18 @@ class Argument:
     bytes: int
     payload_offset: int
     payload_size: int
+
+
+@dataclass(frozen=True)
+class Graph:
+    """One drawing of the K loop's dataflow graph (`Kernel.graphs`): its DOT file, and its SVG
+    when Graphviz was there to render it."""
+
+    dot: Path
+    svg: Path | None
+
+    def _repr_svg_(self) -> str | None:
+        return self.svg.read_text() if self.svg is not None else None
 
 
 @dataclass(frozen=True)
@@ -218,6 +230,21 @@ class Kernel:
         if pass_name not in self._passes:
             raise Error(f"pass '{pass_name}' did not run (compiled with optimize=False)")
         return self._passes[pass_name]
+
+    def graphs(self, directory: str | Path) -> list[Graph]:
+        """The K loop's dataflow graph before and after each scheduling transform, written to
+        `directory` as DOT (and SVG where Graphviz's `dot` is installed, which a notebook then
+        shows as a picture), as `xegen conv --dump-graph` writes them."""
+        again = compile_problem(self.problem, self.hw, _config_overrides(self.compilation), optimize=self._optimize,
+                                dump_graph=directory)
+        drawn = sorted(Path(directory).glob(f"{again.compiled.name}-*.dot"))
+        return [Graph(dot, dot.with_suffix(".svg") if dot.with_suffix(".svg").is_file() else None) for dot in drawn]
+
+    def check_ir(self, seed: int = 0) -> list[Comparison]:
+        """Run the kernel's optimized IR (the input of instruction selection) in xegen's
+        interpreter on random inputs and compare every output with numpy, as
+        `xegen conv --check-ir` does for the scheduled IR."""
+        return check_ir(self.compilation.kernel, seed)
 
     def save(self, path: str | Path) -> Path:
         """Write the zebin to `path`."""
