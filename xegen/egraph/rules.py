@@ -29,9 +29,8 @@ OTHER_HEADS = ("relation", "function", "constructor", "ruleset", "sort", "dataty
 
 
 def default_rules_directory() -> Path:
-    """The shipped rules: `rules/` at the repository root, which `xegen/egraph/rules` links to so
-    that a built wheel carries a copy of them (package data)."""
-    return Path(__file__).with_name("rules").resolve()
+    """`rules/` next to the xegen package (the repository root)."""
+    return Path(__file__).resolve().parents[2] / "rules"
 
 
 @dataclass(frozen=True)
