@@ -23,29 +23,29 @@ from .errors import (
 )
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
-    from . import runtime
+    from . import rules, runtime
     from .api import (Argument, DeviceRun, Graph, Kernel, PlatformComparison, Simplification, Summary,
                       assemble, compile, conv_problem, disassemble, evaluate, extract_compare, read_zebin,
-                      rules, run_zebin, simplify)
+                      run_zebin, simplify)
 
 __version__ = "0.1.0"
 
 API = ("Argument", "DeviceRun", "Graph", "Kernel", "PlatformComparison", "Simplification", "Summary",
        "assemble", "compile", "conv_problem", "disassemble", "evaluate", "extract_compare", "read_zebin",
-       "rules", "run_zebin", "simplify")
+       "run_zebin", "simplify")
 
 
 def __getattr__(name: str) -> Any:
     if name in API:
         api = importlib.import_module("xegen.api")  # the compiler: loaded on first use (see above)
         return getattr(api, name)
-    if name == "runtime":
-        return importlib.import_module("xegen.runtime")  # the OpenCL launcher, loaded on first use
+    if name in ("rules", "runtime"):
+        return importlib.import_module(f"xegen.{name}")  # the rule tools, the OpenCL launcher: on first use
     raise AttributeError(f"module 'xegen' has no attribute '{name}'")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(API) | {"runtime"})
+    return sorted(set(globals()) | set(API) | {"rules", "runtime"})
 
 
 __all__ = [
@@ -59,5 +59,6 @@ __all__ = [
     "UnsupportedError",
     "__version__",
     *API,
+    "rules",
     "runtime",
 ]

@@ -13,7 +13,6 @@ docs/python.md walks through a session.
 
 from __future__ import annotations
 
-from . import rules
 from .binary import assemble, disassemble, read_zebin, run_zebin
 from .expressions import PlatformComparison, Simplification, evaluate, extract_compare, simplify
 from .kernel import Argument, DeviceRun, Graph, Kernel, Summary, compile, conv_problem
@@ -21,5 +20,5 @@ from .kernel import Argument, DeviceRun, Graph, Kernel, Summary, compile, conv_p
 __all__ = [
     "Argument", "DeviceRun", "Graph", "Kernel", "PlatformComparison", "Simplification", "Summary",
     "assemble", "compile", "conv_problem", "disassemble", "evaluate", "extract_compare", "read_zebin",
-    "rules", "run_zebin", "simplify",
+    "run_zebin", "simplify",
 ]

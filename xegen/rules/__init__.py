@@ -1,4 +1,5 @@
-"""The rewrite rules from Python: `xegen.rules.load(paths)` and `xegen.rules.check(paths)`.
+"""The rewrite rules: this directory's *.egg files, and `xegen.rules.load(paths)` and
+`xegen.rules.check(paths)` to use them from Python.
 
     rules = xegen.rules.load([xegen.rules.directory(), "my_rules.egg"])   # the shipped ones and mine
     xegen.simplify("x * 8", rules=rules)
@@ -20,7 +21,7 @@ from ..egraph.rules import default_rules_directory
 
 
 def directory() -> Path:
-    """The shipped rules (`rules/` of the repository, or the copy inside an installed package)."""
+    """The shipped rules: this package's directory (the repository's `rules/` links to it)."""
     return default_rules_directory()
 
 
