@@ -23,10 +23,14 @@ def conv(*options: str, env: dict[str, str]) -> subprocess.CompletedProcess:
                           env={**os.environ, **env})
 
 
-def test_run_on_device_without_hardware_enqueues_and_says_nothing_ran(neo, tmp_path):
-    text = conv("--hw", "xehpg", "--run-on-device", env=environment("xehpg"))
+@pytest.mark.parametrize("hw, dt", [("xelp", "f32"), ("xehpc", "bf16")])
+def test_run_on_device_without_hardware_enqueues_and_says_nothing_ran(hw, dt, neo):
+    text = conv("--hw", hw, "--dt", dt, "--run-on-device", env=environment(hw))
     assert text.returncode == 0, text.stderr
     assert "launch enqueued" in text.stdout and "nothing executed" in text.stdout
+
+
+def test_run_on_device_reports_in_json(neo):
     document = conv("--hw", "xehpg", "--run-on-device", "--json", env=environment("xehpg"))
     assert document.returncode == 0, document.stderr
     device = json.loads(document.stdout)["device"]
