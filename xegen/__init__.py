@@ -24,9 +24,24 @@ from .errors import (
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from . import rules, runtime
-    from .api import (Argument, DeviceRun, Graph, Kernel, PlatformComparison, Simplification, Summary,
-                      assemble, compile, conv_problem, disassemble, evaluate, extract_compare, read_zebin,
-                      run_zebin, simplify)
+    from .api import (
+        Argument,
+        DeviceRun,
+        Graph,
+        Kernel,
+        PlatformComparison,
+        Simplification,
+        Summary,
+        assemble,
+        compile,
+        conv_problem,
+        disassemble,
+        evaluate,
+        extract_compare,
+        read_zebin,
+        run_zebin,
+        simplify,
+    )
 
 __version__ = "0.1.0"
 

@@ -8,9 +8,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-
-from typing import Any, Sequence
+from typing import Any
 
 from .. import hw as hwlib
 from .. import sim

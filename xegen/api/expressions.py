@@ -12,8 +12,8 @@ print.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from .. import hw as hwlib
 from .. import ir

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from html import escape
-from typing import Iterable
 
 
 def table(title: str, rows: Iterable[tuple[str, object]]) -> str:
@@ -12,6 +12,3 @@ def table(title: str, rows: Iterable[tuple[str, object]]) -> str:
                    f"<td style='text-align:left'>{escape(str(value))}</td></tr>" for name, value in rows)
     return f"<table><tr><th colspan='2' style='text-align:left'>{escape(title)}</th></tr>{body}</table>"
 
-
-def code(text: str) -> str:
-    return f"<pre>{escape(text)}</pre>"

@@ -13,10 +13,11 @@ what `xegen conv` reports: the summary is the `--json` document.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -28,11 +29,11 @@ from ..conv.problem import Problem, make_problem
 from ..emit.asm_printer import disassemble
 from ..errors import Error, UnsupportedError
 from ..modeling import modeled_cycles
-from ..pipeline import PASSES, Compilation, check_pass_names, compile_problem
+from ..pipeline import Compilation, check_pass_names, compile_problem
 from ..plan.config import parse_overrides
 from ..report import format_summary, summary
 from ..verify import Verification, first_group_executions, run_in_simulator, verify
-from .html import code, table
+from .html import table
 
 
 def conv_problem(desc: str, dir: str = "FWD_B", dt: str = "f32", tags: Mapping[str, str] | None = None,
@@ -323,8 +324,8 @@ class Kernel:
             ("arguments", ", ".join(f"{a.name}: {a.type or '-'} {a.layout}" for a in self.arguments)),
         ]
         m = s.modeled
-        rows.append(("modeled", f"{m.device_cycles:.0f} cycles ({m.bound} bound), "
-                                f"{100 * m.roofline_fraction:.1f}% of the roofline, {100 * m.peak_fraction:.1f}% of peak"))
+        rows.append(("modeled", f"{m.device_cycles:.0f} cycles ({m.bound} bound), {100 * m.roofline_fraction:.1f}% "
+                                f"of the roofline, {100 * m.peak_fraction:.1f}% of peak"))
         return table(f"kernel {self.name}", rows)
 
 

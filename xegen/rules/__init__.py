@@ -12,8 +12,8 @@ with the reference interpreter and z3 (`xegen rules check`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..egraph import RuleSet, load_rules
 from ..egraph import check_rules as check_rule_files

@@ -15,8 +15,8 @@ runtime accepts every zebin.  Execution itself is checked only in xegen's simula
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

@@ -22,9 +22,9 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -88,8 +88,15 @@ def accept(hw: str | hwlib.Platform, launches: Sequence[Launch]) -> list[Accepta
     if child.returncode != 0:
         last = (child.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise Error(f"NEO without hardware ({platform.ocloc_device}) failed: {last}")
-    return [Acceptance(r["kernel"], r["device"], KernelFacts(**{**r["facts"], "compile_work_group_size": tuple(r["facts"]["compile_work_group_size"])}) if r["facts"] else None,
-                       tuple(r["wrong_size_refused"]), r["enqueued"], r["error"]) for r in json.loads(child.stdout)]
+    return [_acceptance(record) for record in json.loads(child.stdout)]
+
+
+def _acceptance(record: dict) -> Acceptance:
+    facts = record["facts"]
+    if facts is not None:  # JSON made the work-group size a list
+        facts = KernelFacts(**{**facts, "compile_work_group_size": tuple(facts["compile_work_group_size"])})
+    return Acceptance(record["kernel"], record["device"], facts, tuple(record["wrong_size_refused"]),
+                      record["enqueued"], record["error"])
 
 
 def _accept_one(job: dict) -> Acceptance:

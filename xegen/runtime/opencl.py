@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
