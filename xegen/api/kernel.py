@@ -202,6 +202,7 @@ class Kernel:
 
     @cached_property
     def arguments(self) -> tuple[Argument, ...]:
+        """The kernel's arguments in order: which tensor, its type, layout and bytes (`Argument`)."""
         problem, kernel = self.problem, self.compilation.kernel
         buffers = device_buffers(kernel, {name: np.zeros(problem.dims_of(name)) for name in problem.inputs})
         slots = {a.arg_index: a for a in self.compilation.compiled.zebin_kernel.payload_arguments}
