@@ -14,10 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..egraph import RuleSet, load_rules
 from ..egraph import check_rules as check_rule_files
 from ..egraph.rules import default_rules_directory
+
+if TYPE_CHECKING:  # the checker imports z3 and hypothesis: loaded only when `check` runs
+    from ..egraph.check import RuleVerdict
 
 
 def directory() -> Path:
@@ -31,12 +35,16 @@ def load(paths: Sequence[Path | str] | None = None) -> RuleSet:
     return load_rules(None if paths is None else list(paths))
 
 
-def check(paths: Sequence[Path | str] | None = None, examples: int = 10, jobs: int = 1, cache: bool = True):
+def check(paths: Sequence[Path | str] | None = None, examples: int = 10, jobs: int = 1, cache: bool = True,
+          effort: int | None = None) -> list[RuleVerdict]:
     """Prove every rule of `paths` (default: the term language and `directory()`) sound; one
     verdict per rule: `.verdict` is "sound", "unsound" (with `.counterexample`), "unproven",
-    "error" or "no comment", `.ok` is True when sound.  Verdicts are cached (as the command's
-    are) unless `cache=False`.  Needs z3-solver and hypothesis."""
+    "error" or "no comment", `.ok` is True when sound.  `effort` bounds z3's work per encoding
+    and type in its resource units (default: enough for every shipped rule), as the command's
+    --effort does in millions.  Verdicts are cached (as the command's are) unless `cache=False`.
+    Needs z3-solver and hypothesis."""
     from ..egraph.check import VerdictCache  # z3 and hypothesis take seconds to import: only when called
 
+    bound = {} if effort is None else {"effort": effort}
     return check_rule_files(None if paths is None else list(paths), examples=examples, jobs=jobs,
-                            cache=VerdictCache() if cache else None)
+                            cache=VerdictCache() if cache else None, **bound)
