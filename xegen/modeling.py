@@ -5,7 +5,8 @@
 - launch: threads, threads per group, GRF mode and SLM of the kernel record;
 - workload: the problem's multiply-adds (as benchdnn counts them) and tensor bytes;
 - tiling: read off the grid, which the conv builder lays out as N groups along dimension 0,
-  M groups along 1, convolution groups times K slices along 2 (`xegen.build.builder`).  The
+  M groups along 1, GEMM batches (convolution groups, times the phases of strided backward
+  data) times K slices along 2 (`xegen.build.builder`).  The
   same `Tiling` for a foreign kernel comes from its own launch (docs/model.md).
 """
 
@@ -50,7 +51,7 @@ def workload(problem: Problem) -> Workload:
 
 def tiling(compilation: Compilation) -> Tiling:
     n_groups, m_groups, rest = compilation.kernel.grid
-    batches = compilation.problem.desc.g
+    batches = formulate(compilation.problem).groups  # convolution groups (times stride phases)
     return Tiling(m_groups, n_groups, rest // batches, batches)
 
 

@@ -7,6 +7,7 @@ import pytest
 from xegen import hw
 from xegen.conv import make_problem
 from xegen.errors import ConfigError
+from xegen.build import check_ir
 from xegen.pipeline import build_kernel
 from xegen.plan import choose_config, formulate, parse_overrides
 
@@ -98,6 +99,8 @@ def test_bad_override_text(text, message):
     ("f32", "xehpg", {"n_tile": 24}, "not a multiple of simd"),
     ("f16", "xehpg", {"k_block": 24}, "not a multiple of 16"),
     ("f16", "xehpg", {"m_tile": 12}, "multiple of 8"),
+    # XeHPC's 64-byte GRF holds two 32-byte rows of A; a dpas's A starts on a GRF boundary
+    ("bf16", "xehpc", {"m_tile": 3}, "whole GRFs, 2 rows each on XeHPC: use a multiple of 2"),
     ("f32", "xehpg", {"slm_bufs": 2, "slm": 0}, "slm_bufs=2 buffers the SLM copies .* needs slm=1"),
     ("f32", "xehpg", {"gmem_bufs": 3}, "gmem_bufs=3: expected 1 or 2"),
     ("f32", "xelp", {"grf": 256}, "use 128 GRFs"),
@@ -214,3 +217,11 @@ def test_candidates_are_those_whose_own_plan_fits(layer, dt, platform, overrides
     candidates = config_space(gemm, platform, overrides)
     assert len(candidates) > len({c.grf for c in candidates})  # budgets vary: layouts are shared
     assert list(config_candidates(gemm, platform, overrides)) == [c for c in candidates if fits(c)]
+
+
+def test_few_rows_of_dpas_are_rounded_to_whole_grfs():
+    # M = 3: the tile takes 4 rows on XeHPC (2 per GRF), 3 on XeHPG (1 per GRF)
+    problem = make_problem("mb1ic32iw3oc32kw1", "FWD_D", "bf16")
+    assert choose_config(formulate(problem), hw.platform("xehpc")).m_tile == 4
+    assert choose_config(formulate(problem), hw.platform("xehpg")).m_tile == 3
+    assert all(r.ok for r in check_ir(build_kernel(problem, "xehpc")))

@@ -1,5 +1,6 @@
 """The GEMM a convolution becomes: its K is the number of products each output sums, which the
-front end's tolerances use (`Problem.reduction_size`) without formulating the GEMM."""
+front end's tolerances use (`Problem.reduction_size`) without formulating the GEMM (an upper
+bound for strided backward data, whose phases sum fewer)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,12 @@ SHAPES = [
 @pytest.mark.parametrize("desc", SHAPES)
 def test_gemm_k_is_the_problems_reduction_size(desc, direction):
     problem = make_problem(desc, direction, "f32")
-    assert formulate(problem).k.size == problem.reduction_size
+    k = formulate(problem).k.size
+    if direction == "BWD_D" and any(problem.desc.field("s", d) > 1 for d in problem.desc.used):
+        # by phases of the stride (test_phases.py): a phase sums fewer kernel positions
+        assert k <= problem.reduction_size
+    else:
+        assert k == problem.reduction_size
 
 
 @pytest.mark.parametrize("direction, expected", [

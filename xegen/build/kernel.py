@@ -80,15 +80,16 @@ def kernel_record(plan: KernelPlan, body: Stmt) -> Kernel:
         uses_barriers=bool(plan.config.slm),
         uses_atomics=plan.config.k_split > 1,
         uses_dpas=plan.config.systolic,
-        zero_outputs=outputs_to_zero(problem, atomic=plan.config.k_split > 1),
+        zero_outputs=outputs_to_zero(problem, partial=plan.config.k_split > 1 or plan.gemm.skips_outputs),
         problem=problem,
         config=plan.config,
         hw=plan.hw,
     )
 
 
-def outputs_to_zero(problem: Problem, atomic: bool) -> tuple[str, ...]:
+def outputs_to_zero(problem: Problem, partial: bool) -> tuple[str, ...]:
     """The outputs whose buffers the launcher must fill with zeros before the launch: every output
-    when the groups add partial sums with atomics, and every output in a blocked layout with
-    padding, which the kernel never writes but oneDNN expects to hold zeros."""
-    return tuple(name for name in problem.outputs if atomic or problem.layout_of(name).has_padding)
+    when the kernel writes only part of it (groups adding partial sums with atomics; strided
+    backward data whose phases leave inputs no kernel position reaches), and every output in a
+    blocked layout with padding, which the kernel never writes but oneDNN expects to hold zeros."""
+    return tuple(name for name in problem.outputs if partial or problem.layout_of(name).has_padding)

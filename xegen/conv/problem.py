@@ -123,7 +123,8 @@ class Problem:
     def reduction_size(self) -> int:
         """How many products each output element sums (the K of the GEMM the kernel computes):
         kernel taps x input channels per group forward, kernel taps x output channels per group
-        backward-data, minibatch x output positions backward-weights."""
+        backward-data, minibatch x output positions backward-weights.  An upper bound for
+        strided backward data, whose phases of the stride sum only the taps that reach them."""
         desc = self.desc
         if self.kind == "bwd_w":
             return desc.mb * math.prod(desc.field("o", d) for d in desc.used)

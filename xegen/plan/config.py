@@ -149,6 +149,11 @@ def k_iterations(config: Config, gemm: Gemm) -> int:
     return -(-total // config.k_split)
 
 
+def a_rows_per_grf(hw: Platform) -> int:
+    """dpas A rows (8 dwords each) in one GRF: a dpas's A starts on a GRF boundary."""
+    return max(1, hw.grf_bytes // 32)
+
+
 def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
     """Raise ConfigError if the configuration cannot run this GEMM on `hw` (GRF and SLM budgets
     are checked when the kernel is planned)."""
@@ -166,6 +171,10 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
         if config.m_tile > 8 and config.m_tile % 8:
             raise ConfigError(f"m_tile={config.m_tile}: dpas computes up to 8 rows at once, so use at most 8 "
                               "or a multiple of 8")
+        whole = a_rows_per_grf(hw)
+        if config.a_rows % whole:
+            raise ConfigError(f"m_tile={config.m_tile}: dpas reads A (rows of 8 dwords) from whole GRFs, "
+                              f"{whole} rows each on {hw}: use a multiple of {whole}")
     elif config.fma == "dp4a":
         if not is_int8:
             raise ConfigError(f"fma=dp4a multiplies int8 values, not {a}")

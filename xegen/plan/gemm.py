@@ -8,18 +8,21 @@ Each GEMM dimension packs several problem dimensions ("components"), outermost f
 | bwd_d     | mb, id, ih, iw       | ic  | kd, kh, kw, oc       | diff_dst | wei      | diff_src |
 | bwd_w     | kd, kh, kw, ic       | oc  | mb, od, oh, ow       | src      | diff_dst | diff_wei |
 
+Strided backward data is one smaller GEMM per phase of the strides (`StridePhases`): M packs
+(mb, q...) and K (t..., oc), where input i = q*S + r and kernel position k = k0 + t*T.
+
 Channels are per group (the group index `g` is a grid dimension).  Components of size 1 are left
 out (their value is 0), but every GEMM dimension keeps at least one.
 
 A `View` maps component values to an index of a tensor and to the conditions under which that
-index is inside the tensor (convolution padding, and strides in backward-data), e.g. for the
+index is inside the tensor (convolution padding, and the taps a phase lacks), e.g. for the
 forward source `ih = oh*SH + kh*(DH+1) - PH` with `0 <= ih && ih < IH`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from ..conv.index import Idx
@@ -130,6 +133,7 @@ class Gemm:
     c: View
     bias: View | None  # FWD_B: added to C; BWD_WB: the sum of B over K
     bias_mode: str  # "", "add" or "reduce"
+    skips_outputs: bool = False  # C elements no group writes, which must hold zeros (StridePhases)
 
     def dim(self, name: str) -> GemmDim:
         return {"m": self.m, "n": self.n, "k": self.k}[name]
@@ -147,6 +151,7 @@ def formulate(problem: Problem) -> Gemm:
 # The s32 range of the index arithmetic --------------------------------------------------------
 
 S32_MAX = 2**31 - 1
+FEW_CHANNELS = 8  # backward data with fewer input channels per group is a transposed GEMM
 
 
 def check_index_range(problem: Problem) -> None:
@@ -244,6 +249,9 @@ def _forward(problem: Problem) -> Gemm:
 
 
 def _backward_data(problem: Problem) -> Gemm:
+    desc = problem.desc
+    if any(desc.field("s", d) > 1 for d in desc.used):
+        return _backward_data_by_phases(problem)
     desc, layouts, types, last = _views_common(problem)
     m = _dim("m", [("mb", desc.mb), *_spatial(desc, "i", "i")])
     n = _dim("n", [("ic", desc.icg)])
@@ -267,6 +275,130 @@ def _backward_data(problem: Problem) -> Gemm:
     c = View("src", ("m", "n"), layouts["src"], types["src"], _channels_and_spatial(desc, "ic", desc.icg, "i"),
              {"ic": 1, "i" + desc.used[-1]: last})
     return Gemm(problem, m, n, k, desc.g, a, b, c, None, "")
+
+
+@dataclass(frozen=True)
+class StridePhases:
+    """Backward data along one spatial dimension split into the phases of its stride S.
+
+    Input position i receives output o through kernel position k exactly when o*S + k*E - P = i
+    (E = dilation + 1).  The kernel positions k0, k0 + T, k0 + 2T, ... (T = S / gcd(S, E)) all
+    reach the inputs i = q*S + r of one residue r = (k0*E - P) mod S, and no other; so a phase
+    is a first tap k0 < min(T, K), its taps are k = k0 + t*T (t < `taps`, fewer for a larger
+    k0), and tap t reads o = q + (r + P - k0*E)/S - t*E*T/S, the division exact.  The residues
+    of no phase (when min(T, K) < S) receive no tap: those inputs' gradient is zero."""
+
+    stride: int  # S
+    dilation: int  # E = dilation + 1, the distance between kernel positions
+    padding: int
+    kernel: int
+    inputs: int
+    outputs: int
+
+    @property
+    def tap_step(self) -> int:  # T
+        return self.stride // math.gcd(self.stride, self.dilation)
+
+    @property
+    def count(self) -> int:
+        return min(self.tap_step, self.kernel)
+
+    @property
+    def output_step(self) -> int:  # o moves back by this much per tap
+        return self.dilation * self.tap_step // self.stride
+
+    @property
+    def taps(self) -> int:
+        return -(-self.kernel // self.tap_step)
+
+    @property
+    def positions(self) -> int:
+        return -(-self.inputs // self.stride)
+
+    @property
+    def covers_all(self) -> bool:
+        return self.count == self.stride
+
+    def residue(self, k0: Idx) -> Idx:
+        """(k0*E - P) mod S, with the left side kept non-negative for the truncating `%`."""
+        lift = -(-self.padding // self.stride) * self.stride
+        return (k0 * self.dilation + (lift - self.padding)).mod(self.stride)
+
+
+def stride_phases(problem: Problem) -> dict[str, StridePhases]:
+    """The phases of every spatial dimension of a backward-data problem (one phase where S = 1)."""
+    desc = problem.desc
+    return {d: StridePhases(desc.field("s", d), desc.field("d", d) + 1, desc.field("p", d), desc.field("k", d),
+                            desc.field("i", d), desc.field("o", d)) for d in desc.used}
+
+
+def _backward_data_by_phases(problem: Problem) -> Gemm:
+    """Strided backward data as one GEMM per phase of the strides (StridePhases): the phases are
+    grid groups beside the convolution groups, so no multiply-add is spent on a kernel position
+    that falls between outputs.  Taps a phase lacks (fewer than `taps`) are masked; inputs no
+    phase reaches are left to the launcher's zero fill (`skips_outputs`)."""
+    desc, layouts, types, _ = _views_common(problem)
+    phases = stride_phases(problem)
+    count = math.prod(ph.count for ph in phases.values())
+    positions = [("mb", desc.mb), *(("q" + d, ph.positions) for d, ph in phases.items())]
+    # few input channels (a first layer's diff_src) would fill few lanes of an N tile: then the
+    # GEMM is transposed, channels along M and positions along N
+    transposed = desc.icg < FEW_CHANNELS
+    m = _dim("m", [("ic", desc.icg)] if transposed else positions)
+    n = _dim("n", positions if transposed else [("ic", desc.icg)])
+    k = _dim("k", [*(("t" + d, ph.taps) for d, ph in phases.items()), ("oc", desc.ocg)])
+
+    def phased(v):
+        """The view's lookup with the convolution group and each dimension's first tap k0<d>,
+        residue r<d> and kernel position k<d> decoded from the grid group and the taps."""
+        group = v("g")
+        values = {"g": group.div(count)}
+        below = 1
+        for d in reversed(desc.used):
+            ph = phases[d]
+            k0 = group.mod(count).div(below).mod(ph.count)
+            below *= ph.count
+            values["k0" + d] = k0
+            values["r" + d] = ph.residue(k0)
+            values["k" + d] = k0 + v("t" + d) * ph.tap_step
+        return lambda name: values[name] if name in values else v(name)
+
+    def taps_in_kernel(v, d) -> list[Expr]:
+        bound = v("k" + d).below(phases[d].kernel)
+        return [bound] if bound is not None else []
+
+    def diff_dst(lookup):
+        v = phased(lookup)
+        positions, masks = [], []
+        for d, ph in phases.items():
+            offset = (v("r" + d) + ph.padding - v("k0" + d) * ph.dilation).div(ph.stride)
+            position = v("q" + d) + offset - v("t" + d) * ph.output_step
+            masks += taps_in_kernel(v, d) + position.in_range(0, ph.outputs)
+            positions.append(position)
+        return [v("mb"), v("g") * desc.ocg + v("oc"), *positions], masks
+
+    def weights(lookup):
+        v = phased(lookup)
+        return _weights_index(desc, v), [m for d in desc.used for m in taps_in_kernel(v, d)]
+
+    def diff_src(lookup):
+        v = phased(lookup)
+        positions, masks = [], []
+        for d, ph in phases.items():
+            position = v("q" + d) * ph.stride + v("r" + d)
+            masks += position.in_range(0, ph.inputs)
+            positions.append(position)
+        return [v("mb"), v("g") * desc.icg + v("ic"), *positions], masks
+
+    # only channels are unit-stride lines: the positions carry per-element bounds
+    lead = 1 if desc.g > 1 else 0
+    a = View("dst", ("m", "k"), layouts["dst"], types["dst"], diff_dst, {"oc": 1})
+    b = View("wei", ("k", "n"), layouts["wei"], types["wei"], weights, {"oc": lead, "ic": lead + 1})
+    c = View("src", ("m", "n"), layouts["src"], types["src"], diff_src, {"ic": 1})
+    if transposed:
+        a, b = replace(b, dims=("m", "k")), replace(a, dims=("k", "n"))
+    skips = not all(ph.covers_all for ph in phases.values())
+    return Gemm(problem, m, n, k, desc.g * count, a, b, c, None, "", skips_outputs=skips)
 
 
 def _backward_weights(problem: Problem) -> Gemm:

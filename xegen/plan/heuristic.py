@@ -13,7 +13,8 @@ from typing import Iterator, Mapping
 
 from ..errors import ConfigError
 from ..hw import Platform
-from .config import KEYS, MAD_OPERAND_BYTES, SYSTOLIC, Config, check_config, multiply_types, prefetches
+from .config import (KEYS, MAD_OPERAND_BYTES, SYSTOLIC, Config, a_rows_per_grf, check_config, multiply_types,
+                     prefetches)
 from .dpasw import fused_pairs_fit
 from .gemm import Gemm
 from .kernel import BUDGET_KEYS, KernelPlan, check_budgets, plan_layout
@@ -80,7 +81,7 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
         raise last_error
 
 
-def _tile_options(fma: str, simd: int, gemm: Gemm) -> tuple[list[int], list[int], list[int]]:
+def _tile_options(fma: str, simd: int, gemm: Gemm, hw: Platform) -> tuple[list[int], list[int], list[int]]:
     """Tile sizes to try, largest first: (m_tile, n_tile, k_block) options."""
     m, n = gemm.m.size, gemm.n.size
     fitting_n = max(round_up(n, simd), simd)
@@ -90,16 +91,26 @@ def _tile_options(fma: str, simd: int, gemm: Gemm) -> tuple[list[int], list[int]
         # 32 rows only where they are K-contiguous in memory, so that vector messages gather them
         # (backward weights reads A along M)
         rows_are_lines = gemm.a.unit.get(gemm.k.inner.name) is not None
-        m_tiles = [32, 16, 8] if m >= 128 and rows_are_lines else [16, 8] if m >= 32 else [min(8, m)]
+        few = [min(8, round_up(m, a_rows_per_grf(hw)))]  # A rows in whole GRFs
+        m_tiles = [32, 16, 8] if m >= 128 and rows_are_lines else [16, 8] if m >= 32 else few
         if fma == "dpasw":  # each thread of a pair holds half of the rows
             m_tiles = [round_up(t, 2) for t in m_tiles]
         n_tiles = [t for t in (4 * simd, 2 * simd, simd) if t <= fitting_n] or [simd]
         step = 8 * max(1, 4 // gemm.a.type.size)
         return m_tiles, n_tiles, [2 * step, step]
     m_tiles = [8, 4] if m >= 8 else [m]
+    if fma == "mad" and columns_gathered(gemm):
+        # one vector message of simd lanes, a K-contiguous column each, is B in mad's layout
+        return m_tiles, [simd], [16, 8]
     widest = 2 * simd if n >= 4 * simd else simd
     n_tiles = [t for t in (widest, simd) if t <= fitting_n]
     return m_tiles, n_tiles, [32, 16] if fma == "dp4a" else [8, 4]
+
+
+def columns_gathered(gemm: Gemm) -> bool:
+    """B is contiguous along K but not along N (the transposed backward data of a first layer),
+    so its columns are gathered, not its rows loaded."""
+    return gemm.b.unit.get(gemm.n.inner.name) is None and gemm.b.unit.get(gemm.k.inner.name) is not None
 
 
 def config_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
@@ -107,7 +118,7 @@ def config_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[
     fixed, best first, before any check (`config_candidates` keeps those whose plan fits)."""
     fma = given.get("fma") or _pick_fma(gemm, hw)
     simd = given.get("simd") or _pick_simd(fma, hw)
-    m_tiles, n_tiles, k_blocks = _tile_options(fma, simd, gemm)
+    m_tiles, n_tiles, k_blocks = _tile_options(fma, simd, gemm, hw)
 
     def options(key: str, choices: list[int]) -> list[int]:
         return [given[key]] if key in given else list(dict.fromkeys(choices))

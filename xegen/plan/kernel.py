@@ -299,8 +299,14 @@ def _plan_direct(buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platfo
     messages sometimes make unnecessary (a line per lane leaves K-contiguous columns of B
     interleaved as dpas reads them)."""
     if not config.systolic:
-        plan = plan_lines(view, gemm, hw, extents, extents)
-        return (plan, *line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes))
+        # the cheapest messages; a vector message only where its lanes are the multiply's
+        # columns, so no reorder (mad's B gathered a K-contiguous column per lane: the
+        # transposed backward data of a first layer)
+        for _, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=(hw.max_message_simd, config.simd)):
+            load, lines = line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length,
+                                      hw.grf_bytes, plan.lanes)
+            if not plan.vector or load.same_placement(fma):
+                return plan, load, lines
     best = None
     for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
         load, lines = line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes,
