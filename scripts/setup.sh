@@ -28,6 +28,22 @@ setup_intel_tools() {
     link_iga_library
 }
 
+# Intel's OpenCL runtime (NEO) and the ICD loader: xegen.runtime launches zebins through them, and
+# the tests run NEO without a GPU to check that it accepts xegen's kernels.
+setup_opencl_runtime() {
+    if [ -e /etc/OpenCL/vendors/intel.icd ] && ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\.1 '; then
+        return
+    fi
+    if ! is_debian_root; then
+        echo "setup: Intel's OpenCL runtime is missing and this is not root on Debian: the runtime tests will be" \
+             "skipped (install ocl-icd-libopencl1 intel-opencl-icd)" >&2
+        return
+    fi
+    echo "setup: installing ocl-icd-libopencl1 intel-opencl-icd (the runtime tests)" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ocl-icd-libopencl1 intel-opencl-icd >/dev/null
+}
+
 # Headless Chromium: the network report's test opens the page in it.
 setup_browser() {
     install_missing "the network report's browser test" chromium chromium

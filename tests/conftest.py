@@ -1,4 +1,4 @@
-"""Shared test fixtures: access to Intel's tools and headless Chromium under the project's skip rule.
+"""Shared test fixtures: access to Intel's tools, its OpenCL runtime and headless Chromium under the project's skip rule.
 
 A test that needs iga64, ocloc or chromium may skip only when it cannot install them (not root
 on Debian), and then it says so.  As root on Debian a missing tool is a failure: scripts/test
@@ -12,6 +12,7 @@ import shutil
 import pytest
 
 from xegen import oracles
+from xegen.runtime import device_less
 
 
 def require_tool(name: str) -> None:
@@ -41,6 +42,17 @@ def no_tuning_database(tmp_path_factory):
     patch.setenv("XEGEN_TUNING_DB", str(tmp_path_factory.mktemp("tuning") / "none.sqlite"))
     yield
     patch.undo()
+
+
+@pytest.fixture
+def neo() -> None:
+    """Intel's OpenCL runtime (NEO) and the ICD loader, which xegen.runtime drives."""
+    if device_less.installed():
+        return
+    if oracles.environment_can_install_tools():
+        pytest.fail("Intel's OpenCL runtime is missing although this is root on Debian: run scripts/test, which "
+                    "installs it")
+    pytest.skip("Intel's OpenCL runtime is not installed and this is not root on Debian, so it cannot be installed")
 
 
 @pytest.fixture

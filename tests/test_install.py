@@ -1,4 +1,5 @@
-"""An installed xegen (a wheel in a fresh virtual environment, no source tree) carries its rules."""
+"""An installed xegen (a wheel in a fresh virtual environment, no source tree) carries its rules, and
+the Python session of docs/python.md runs there."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import venv
 from pathlib import Path
 
 import pytest
+
+from tests.api.test_docs_session import PAGE, blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,3 +44,10 @@ def test_a_wheel_installed_into_a_fresh_venv_simplifies(tmp_path):
     located = subprocess.run([python, "-c", "import xegen; print(xegen.__file__)"], cwd=work, env=env,
                              capture_output=True, text=True, check=True)
     assert str(env_dir) in located.stdout
+    # the Python API: docs/python.md's whole session, its rules and runtime from the installed package
+    session = work / "session.py"
+    session.write_text("\n".join(blocks(PAGE.read_text())) + "\nprint('rules at', xegen.rules.directory())\n")
+    ran = subprocess.run([python, session], cwd=work, env=env, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "and-absorbs-or sound" in ran.stdout
+    assert f"rules at {env_dir}" in ran.stdout

@@ -1,4 +1,15 @@
-"""xegen: an optimizing kernel compiler for Intel Xe GPUs."""
+"""xegen: an optimizing kernel compiler for Intel Xe GPUs.
+
+The Python API (docs/python.md) is reached from here: `xegen.compile`, `xegen.conv_problem`,
+`xegen.simplify`, `xegen.rules`, `xegen.runtime`, ...  They load on first use (PEP 562's module
+`__getattr__`), so that `import xegen` and the command line's quick commands do not pay for the
+compiler's imports (egglog, scipy: about a second).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .errors import (
     ConfigError,
@@ -11,7 +22,46 @@ from .errors import (
     UnsupportedError,
 )
 
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from . import rules, runtime
+    from .api import (
+        Argument,
+        DeviceRun,
+        Graph,
+        Kernel,
+        PlatformComparison,
+        Simplification,
+        Summary,
+        assemble,
+        compile,
+        conv_problem,
+        disassemble,
+        evaluate,
+        extract_compare,
+        read_zebin,
+        run_zebin,
+        simplify,
+    )
+
 __version__ = "0.1.0"
+
+API = ("Argument", "DeviceRun", "Graph", "Kernel", "PlatformComparison", "Simplification", "Summary",
+       "assemble", "compile", "conv_problem", "disassemble", "evaluate", "extract_compare", "read_zebin",
+       "run_zebin", "simplify")
+
+
+def __getattr__(name: str) -> Any:
+    if name in API:
+        api = importlib.import_module("xegen.api")  # the compiler: loaded on first use (see above)
+        return getattr(api, name)
+    if name in ("rules", "runtime"):
+        return importlib.import_module(f"xegen.{name}")  # the rule tools, the OpenCL launcher: on first use
+    raise AttributeError(f"module 'xegen' has no attribute '{name}'")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(API) | {"rules", "runtime"})
+
 
 __all__ = [
     "ConfigError",
@@ -23,4 +73,7 @@ __all__ = [
     "RuleError",
     "UnsupportedError",
     "__version__",
+    *API,
+    "rules",
+    "runtime",
 ]

@@ -61,7 +61,7 @@ def entries(args: argparse.Namespace) -> list[Entry]:
 
 def _wants_native(args: argparse.Namespace) -> bool:
     """Compile to a native kernel: asked for, or no IR-level action given (the default job)."""
-    native = (args.output is not None or args.verify or args.asm or args.json or args.print_after
+    native = (args.output is not None or args.verify or args.run_on_device or args.asm or args.json or args.print_after
               or args.print_after_all or args.report is not None)
     ir_only = any(getattr(args, name) for name in IR_OPTIONS) or args.dump_graph is not None
     return bool(native or not ir_only)
@@ -368,6 +368,13 @@ def _compile(state: _Run, problem, dump, index) -> dict:
             state.fail()
     if path is not None:
         report["zebin"] = str(path)
+    if args.run_on_device:
+        from ..api import Kernel  # the API and the OpenCL runtime: only when asked for
+
+        device_run = Kernel(compilation).verify_on_device(args.seed)
+        report["device"] = device_run.to_json()
+        if not device_run.ok:
+            state.fail()
     listing = disassemble(compilation.compiled.code, compilation.compiled.hw, pcs=True).rstrip("\n") \
         if args.asm else None
     if verification is not None and not verification.ok:
@@ -384,6 +391,8 @@ def _compile(state: _Run, problem, dump, index) -> dict:
                   f"{format_summary(report)}")
         if path is not None:
             state.say(f"wrote {path} ({len(compilation.zebin())} bytes)")
+    if args.run_on_device:
+        state.say(device_run.describe())
     return report
 
 
@@ -481,6 +490,10 @@ def register(subparsers) -> None:
     native.add_argument("--verify-long", action="store_true",
                         help="run --verify even when it is estimated to take over 10 minutes of simulation "
                              "(without it, such a run is refused, naming the estimate)")
+    native.add_argument("--run-on-device", action="store_true",
+                        help="run the kernel on the first Intel GPU through Intel's OpenCL runtime on random data and "
+                             "compare with numpy; exit status 1 on a mismatch (see docs/python.md for a runtime "
+                             "without hardware, where the launch is only enqueued)")
     native.add_argument("--asm", action="store_true", help="print the kernel's disassembly (with byte addresses)")
     native.add_argument("--json", action="store_true",
                         help="print the summary as one JSON document on standard output (a list with --batch; "
