@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
         simplify,
     )
 
-__version__ = "0.1.0"
+from .version import __version__
 
 API = ("Argument", "DeviceRun", "Graph", "Kernel", "PlatformComparison", "Simplification", "Summary",
        "assemble", "compile", "conv_problem", "disassemble", "evaluate", "extract_compare", "read_zebin",

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import __version__
+from ..version import __version__
 from ..conv.problem import Problem
 from ..egraph.rules import default_rules_directory, language_text, rule_files
 from ..errors import Error
