@@ -58,10 +58,11 @@ class _Builder:
         self.gemm, self.config, self.hw = plan.gemm, plan.config, plan.hw
         self.names = Names()
         self.names.used.update(v.name for v in THREAD_IDS + GROUP_IDS)
-        self.names.used.update(("src", "wei", "dst", "bias", "k_iter"))
+        tensors = ("src", "wei", "dst", "bias") + plan.gemm.problem.post_op_inputs
+        self.names.used.update(tensors + ("k_iter",))
         self.top = Scope(self.names)
         self.loop = Scope(self.names)
-        self.buffers = {t: Var(t, PTR) for t in ("src", "wei", "dst", "bias")}
+        self.buffers = {t: Var(t, PTR) for t in tensors}
 
     def idx(self, var: Var, count: int) -> Idx:
         return Idx(var, 0, count - 1)
@@ -217,11 +218,17 @@ class _Builder:
             bias_tile = bias.tile
             if config.k_split > 1:
                 gate = self.k_slice.expr.eq(0)
-        out += finish(plan.layouts.c, plan.c.tile, bias_tile, self.gemm.problem.relu, gate)
+        post_ops = []
+        for op, load in zip(self.gemm.problem.post_ops, plan.post_loads):
+            if load is not None:
+                sends, masked = self._output_messages(load, "load")
+                out += (zero_fill(load.tile.buffer, load.tile.bytes, self.hw.grf_bytes) if masked else []) + sends
+            post_ops.append((op, None if load is None else load.tile))
+        out += finish(plan.layouts.c, plan.c.tile, bias_tile, post_ops, gate)
         out += self._output_messages(plan.c, "atomic" if plan.c.atomic else "store")[0]
         if plan.bias_store is not None:
             # every row of threads sums the same columns: the first one writes them
-            write = finish(plan.bias_sum, plan.bias_store.tile, None, False)
+            write = finish(plan.bias_sum, plan.bias_store.tile, None)
             write += self._output_messages(plan.bias_store, "atomic" if plan.bias_store.atomic else "store")[0]
             out.append(IfThenElse(self.m_index.expr.eq(0), seq(*write)))
         return out
@@ -237,8 +244,11 @@ class _Builder:
 
 
 def kernel_arguments(plan: KernelPlan) -> tuple[str, ...]:
-    """Buffer arguments in order: src, wei, dst, then bias if the problem has one."""
-    return ("src", "wei", "dst") + (("bias",) if plan.gemm.problem.has_bias else ())
+    """Buffer arguments in order: src, wei, dst, then bias if the problem has one, then the
+    tensors of the post-ops (binary<i>, prelu<i>) in chain order."""
+    problem = plan.gemm.problem
+    extra = tuple(name for name in problem.post_op_inputs if name != "dst")
+    return ("src", "wei", "dst") + (("bias",) if problem.has_bias else ()) + extra
 
 
 def build_body(plan: KernelPlan) -> Stmt:

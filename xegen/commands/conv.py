@@ -338,7 +338,10 @@ def register(subparsers) -> None:
     parser.add_argument("--stag", default="any", help="src layout tag, e.g. nhwc, nchw, nChw16c (default any)")
     parser.add_argument("--wtag", default="any", help="weights layout tag, e.g. hwio, oihw, OIhw16i16o (default any)")
     parser.add_argument("--dtag", default="any", help="dst layout tag (default any: channels last)")
-    parser.add_argument("--attr-post-ops", default="", metavar="OPS", help="post-op: relu (forward only)")
+    parser.add_argument("--attr-post-ops", default="", metavar="OPS",
+                        help="post-op chain as benchdnn spells it, ops joined by '+' (forward only): "
+                             "sum[:SCALE[:ZERO_POINT[:DT]]], ELTWISE[:ALPHA[:BETA[:SCALE]]] (relu, clip, linear, ...), "
+                             "BINARY:DT[:POLICY[:TAG]] (add, sub, mul, min, max, ge, ...), prelu[:POLICY]")
     parser.add_argument("--mb", type=int, default=None, metavar="N", help="override the descriptor's minibatch")
     parser.add_argument("--hw", default="xehpg", metavar="HW", help="platform: xehpg (default), xelp, xehpc")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",

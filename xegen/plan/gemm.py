@@ -19,7 +19,7 @@ forward source `ih = oh*SH + kh*(DH+1) - PH` with `0 <= ih && ih < IH`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from ..conv.index import Idx
@@ -130,6 +130,7 @@ class Gemm:
     c: View
     bias: View | None  # FWD_B: added to C; BWD_WB: the sum of B over K
     bias_mode: str  # "", "add" or "reduce"
+    post_ops: tuple[View | None, ...] = ()  # per post-op: the tensor it reads (None: none)
 
     def dim(self, name: str) -> GemmDim:
         return {"m": self.m, "n": self.n, "k": self.k}[name]
@@ -230,6 +231,40 @@ def _bias_view(problem: Problem) -> View | None:
     return View("bias", ("n",), problem.layout_of("bias"), problem.bias_type, _bias_mapping(problem.desc), {"oc": 0})
 
 
+def _post_op_views(problem: Problem, c: View) -> tuple[View | None, ...]:
+    """Per post-op, the view of the tensor it reads: sum reads C's own elements (as its data
+    type); a binary's or prelu's tensor spans the destination dimensions of its broadcast mask,
+    seen along N alone (a 1 x N tile) when that is only the channels, else along M and N."""
+    views: list[View | None] = []
+    ndims = len(problem.desc.dst_dims())
+    for index, op in enumerate(problem.post_ops):
+        name = problem.post_op_tensor(index)
+        if name is None:
+            views.append(None)
+        elif name == "dst":
+            views.append(replace(c, type=problem.type_of("dst") if not op.dt else Type(op.dt)))
+        else:
+            mask = op.mask(ndims)
+            views.append(_broadcast_view(problem, name, mask))
+    return tuple(views)
+
+
+def _broadcast_view(problem: Problem, name: str, mask: int) -> View:
+    desc = problem.desc
+    dst_mapping = _channels_and_spatial(desc, "oc", desc.ocg, "o")
+    ndims = len(desc.dst_dims())
+
+    def mapping(v):
+        indices, masks = dst_mapping(v)
+        return [index if mask >> i & 1 else Idx.const(0) for i, index in enumerate(indices)], masks
+
+    unit = {"oc": 1} if mask & 0b10 else {}
+    if mask >> (ndims - 1) & 1:
+        unit["o" + desc.used[-1]] = ndims - 1
+    dims = ("n",) if mask & ~0b10 == 0 else ("m", "n")
+    return View(name, dims, problem.layout_of(name), problem.type_of(name), mapping, unit)
+
+
 def _forward(problem: Problem) -> Gemm:
     desc, layouts, types, last = _views_common(problem)
     m = _dim("m", [("mb", desc.mb), *_spatial(desc, "o", "o")])
@@ -240,7 +275,8 @@ def _forward(problem: Problem) -> Gemm:
              _weights_unit(desc))
     c = View("dst", ("m", "n"), layouts["dst"], types["dst"], _channels_and_spatial(desc, "oc", desc.ocg, "o"),
              {"oc": 1, "o" + desc.used[-1]: last})
-    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem), "add" if problem.has_bias else "")
+    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem), "add" if problem.has_bias else "",
+                _post_op_views(problem, c))
 
 
 def _backward_data(problem: Problem) -> Gemm:
