@@ -4,7 +4,7 @@ the whole grid against numpy (`verify`), on XeLP, XeHPG and XeHPC.
 At scaled sizes (the default run): every eltwise algorithm, in chains of three, with f32, bf16
 and f16 destinations; every binary algorithm and broadcast policy; sum with scale, zero point and
 data type; prelu; int8 chains.  The platform rotates over the cases, so each platform sees each
-kind of post-op.  At real sizes (`-m slow`, but for one representative layer): mobilenet_v2
+kind of post-op; int8 with scales and zero points on every platform.  At real sizes (`-m slow`, but for one representative layer): mobilenet_v2
 layers with relu6 (clip:0:6), a resnet_50 block with its residual sum + relu, yolov2's conv1
 with leaky relu (relu:0.1).
 """
@@ -74,6 +74,16 @@ def test_binary_chains(index):
 ])
 def test_sum_prelu_and_int8(hw, dt, chain):
     check(make_problem(SMALL, "FWD_B", dt, chain), hw)
+
+
+@pytest.mark.parametrize("hw", PLATFORMS)
+@pytest.mark.parametrize("dt, chain, scales, zero_points", [
+    ("u8:s8:u8", "relu", "src:common:0.5+wei:per_oc+dst:common:2", "dst:common:7"),
+    ("s8:s8:s8", "sum:0.5:1", "wei:common:0.25", "dst:per_oc"),
+    ("u8:s8:f32", "", "src:common:0.25+wei:per_oc", ""),
+])
+def test_int8_scales_and_zero_points(hw, dt, chain, scales, zero_points):
+    check(make_problem(SMALL, "FWD_B", dt, chain, scales=scales, zero_points=zero_points), hw)
 
 
 # -- real sizes ------------------------------------------------------------------------------

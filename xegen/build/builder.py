@@ -34,7 +34,7 @@ from ..ir.types import PTR
 from ..plan.dpasw import pair_half
 from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement
 from ..plan.tiles import TileLayout, tile_moves
-from .epilogue import finish
+from .epilogue import Scaling, finish
 from .messages import Origin, Scope, emit_global, slm_run_messages, zero_fill
 from .multiply import multiply, reduce_columns
 
@@ -58,7 +58,8 @@ class _Builder:
         self.gemm, self.config, self.hw = plan.gemm, plan.config, plan.hw
         self.names = Names()
         self.names.used.update(v.name for v in THREAD_IDS + GROUP_IDS)
-        tensors = ("src", "wei", "dst", "bias") + plan.gemm.problem.post_op_inputs
+        problem = plan.gemm.problem
+        tensors = ("src", "wei", "dst", "bias") + problem.post_op_inputs + problem.quantization.tensors
         self.names.used.update(tensors + ("k_iter",))
         self.top = Scope(self.names)
         self.loop = Scope(self.names)
@@ -218,13 +219,14 @@ class _Builder:
             bias_tile = bias.tile
             if config.k_split > 1:
                 gate = self.k_slice.expr.eq(0)
-        post_ops = []
-        for op, load in zip(self.gemm.problem.post_ops, plan.post_loads):
-            if load is not None:
-                sends, masked = self._output_messages(load, "load")
-                out += (zero_fill(load.tile.buffer, load.tile.bytes, self.hw.grf_bytes) if masked else []) + sends
-            post_ops.append((op, None if load is None else load.tile))
-        out += finish(plan.layouts.c, plan.c.tile, bias_tile, post_ops, gate)
+        for load in [load for load in plan.post_loads if load is not None] + plan.quantization_loads:
+            sends, masked = self._output_messages(load, "load")
+            out += (zero_fill(load.tile.buffer, load.tile.bytes, self.hw.grf_bytes) if masked else []) + sends
+        post_ops = [(op, None if load is None else load.tile)
+                    for op, load in zip(self.gemm.problem.post_ops, plan.post_loads)]
+        quantization = {load.view.tensor: load.tile for load in plan.quantization_loads}
+        out += finish(plan.layouts.c, plan.c.tile, bias_tile, post_ops, gate,
+                      Scaling.of(self.gemm.problem.quantization, quantization))
         out += self._output_messages(plan.c, "atomic" if plan.c.atomic else "store")[0]
         if plan.bias_store is not None:
             # every row of threads sums the same columns: the first one writes them
@@ -245,9 +247,10 @@ class _Builder:
 
 def kernel_arguments(plan: KernelPlan) -> tuple[str, ...]:
     """Buffer arguments in order: src, wei, dst, then bias if the problem has one, then the
-    tensors of the post-ops (binary<i>, prelu<i>) in chain order."""
+    tensors of the post-ops (binary<i>, prelu<i>) in chain order, then wei_scales and
+    dst_zero_points if per-channel."""
     problem = plan.gemm.problem
-    extra = tuple(name for name in problem.post_op_inputs if name != "dst")
+    extra = tuple(name for name in problem.post_op_inputs if name != "dst") + problem.quantization.tensors
     return ("src", "wei", "dst") + (("bias",) if problem.has_bias else ()) + extra
 
 

@@ -12,9 +12,11 @@ for |v| < 2^23 (where adding 2^23 leaves no fraction bits), so it lowers to two 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
-from ..conv.postops import Binary, Eltwise, PostOp, Prelu, Sum
+from ..conv.postops import Eltwise, PostOp, Prelu, Sum
+from ..conv.quantization import Quantization
 from ..ir import Expr, Load, Stmt, cast, const, mad, max_, min_, select, store, unary
 from ..ir.expr import Broadcast, Shuffle
 from ..ir.types import F32, S32, Type
@@ -189,18 +191,65 @@ def post_op_value(op: PostOp, v: Expr, operand: Expr | None) -> Expr:
             "min": lambda: min_(v, operand), "max": lambda: max_(v, operand)}[alg]()
 
 
+@dataclass(frozen=True)
+class Scaling:
+    """The int8 quantization attributes with the tiles of their per-channel tensors."""
+
+    quantization: Quantization
+    wei_scales: TileLayout | None = None
+    dst_zero_points: TileLayout | None = None
+
+    @staticmethod
+    def of(quantization: Quantization, tiles: dict[str, TileLayout]) -> Scaling | None:
+        if not quantization:
+            return None
+        return Scaling(quantization, tiles.get("wei_scales"), tiles.get("dst_zero_points"))
+
+    def lanes(self, cols) -> tuple[Expr | None, Expr | None]:
+        """(the factor of the sums, the zero point) at columns `cols` as f32 lanes, or None."""
+        q = self.quantization
+        lanes = cols.count
+        scale = None
+        if self.wei_scales is not None:
+            scale = _tile_lanes(self.wei_scales, 0, cols)
+            if q.src_scale != 1.0:
+                scale = scale * _broadcast(q.src_scale, lanes)
+        elif q.src_scale * q.wei_scale != 1.0:
+            scale = _broadcast(q.src_scale * q.wei_scale, lanes)
+        zero_point = None
+        if self.dst_zero_points is not None:
+            zero_point = _tile_lanes(self.dst_zero_points, 0, cols)
+        elif q.dst_zero_point:
+            zero_point = _broadcast(float(q.dst_zero_point), lanes)
+        return scale, zero_point
+
+
+def _broadcast(value: float, lanes: int) -> Expr:
+    c = const(float(value))
+    return c if lanes == 1 else Broadcast(c, lanes)
+
+
 def output_value(acc: Expr, acc_type: Type, out_type: Type, bias: Expr | None,
-                 post_ops: Sequence[tuple[PostOp, Expr | None]] = ()) -> Expr:
-    """The output value of accumulators `acc` (with an optional bias already in f32) through the
-    post-ops, each with its operand as f32 lanes (or None)."""
+                 post_ops: Sequence[tuple[PostOp, Expr | None]] = (), scale: Expr | None = None,
+                 dst_scale: float = 1.0, zero_point: Expr | None = None) -> Expr:
+    """The output value of accumulators `acc` (with an optional bias already in f32): times
+    `scale`, plus the bias, through the post-ops (each with its operand as f32 lanes, or None),
+    divided by `dst_scale` (times its reciprocal), plus `zero_point`."""
     plain_relu = [op for op, _ in post_ops] == [Eltwise("relu")]
-    if acc_type == S32 and bias is None and out_type == S32 and (not post_ops or plain_relu):
+    scaled = scale is not None or dst_scale != 1.0 or zero_point is not None
+    if acc_type == S32 and bias is None and out_type == S32 and (not post_ops or plain_relu) and not scaled:
         return max_(acc, 0) if post_ops else acc
     v = cast(F32, acc)
+    if scale is not None:
+        v = v * scale
     if bias is not None:
         v = v + bias
     for op, operand in post_ops:
         v = post_op_value(op, v, operand)
+    if dst_scale != 1.0:
+        v = v * _lanes_of(1.0 / dst_scale, v)
+    if zero_point is not None:
+        v = v + zero_point
     if out_type.is_int:
         return cast(out_type, round_half_even(v), saturate=True)
     return cast(out_type, v)
@@ -218,7 +267,7 @@ def _lane_stride(piece, cols) -> int:
 
 
 def finish(acc: TileLayout, out: TileLayout, bias: TileLayout | None, post_ops: Sequence[PostOpTile] = (),
-           bias_gate: Expr | None = None) -> list[Stmt]:
+           bias_gate: Expr | None = None, scaling: Scaling | None = None) -> list[Stmt]:
     """Stores of output values from `acc` into the store tile `out`, row by row.
 
     `bias` is a 1 x cols tile; `bias_gate` (a bool) adds it only where true (the first K slice
@@ -238,7 +287,9 @@ def finish(acc: TileLayout, out: TileLayout, bias: TileLayout | None, post_ops: 
                     bias_value = select(bias_gate, bias_value, zero)
             operands = [(post_op, None if tile is None else _tile_lanes(tile, r if tile.rows > 1 else 0, cols))
                         for post_op, tile in post_ops]
-            result = output_value(value, acc.type, out.type, bias_value, operands)
+            scale, zero_point = scaling.lanes(cols) if scaling is not None else (None, None)
+            dst_scale = scaling.quantization.dst_scale if scaling is not None else 1.0
+            result = output_value(value, acc.type, out.type, bias_value, operands, scale, dst_scale, zero_point)
             stride = _lane_stride(op, cols)
             stores.append(store(out.buffer, op.offset(r, cols.start) * out.type.size, result,
                                 stride=None if stride == 1 or lanes == 1 else stride * out.type.size))

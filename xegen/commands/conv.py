@@ -26,12 +26,22 @@ from ..verify import first_group_executions, verify
 IR_OPTIONS = ("canonical", "print_ir", "check_ir", "print_config")  # the IR-level options that print
 
 
+#: the benchdnn options a batch file may set for the descriptors after them (until `--reset`)
+BATCH_OPTIONS = {"--attr-post-ops": "attr_post_ops", "--attr-scales": "attr_scales",
+                 "--attr-zero-points": "attr_zero_points"}
+
+
 @dataclass(frozen=True)
 class Entry:
-    """One descriptor to work on, and where it came from ("FILE:LINE", or "" for DESC)."""
+    """One descriptor to work on, where it came from ("FILE:LINE", or "" for DESC), and the
+    options its batch file set over the command line's (argument name, value)."""
 
     text: str
     source: str = ""
+    options: tuple[tuple[str, str], ...] = ()
+
+    def option(self, args: argparse.Namespace, name: str) -> str:
+        return dict(self.options).get(name, getattr(args, name))
 
 
 def _read_batch(path: str) -> list[Entry]:
@@ -42,11 +52,28 @@ def _read_batch(path: str) -> list[Entry]:
     except UnicodeDecodeError as error:
         line = data[:error.start].count(b"\n") + 1
         raise Error(f"{path}: line {line} is not UTF-8 text (byte 0x{data[error.start]:02x})") from None
-    entries = [Entry(line.strip(), f"{path}:{number}") for number, line in enumerate(text.splitlines(), 1)]
-    entries = [entry for entry in entries if entry.text and not entry.text.startswith("#")]
+    entries, options = [], {}
+    for number, line in enumerate(text.splitlines(), 1):
+        words, source = line.split(), f"{path}:{number}"
+        if not words or words[0].startswith("#"):
+            continue
+        while words and words[0].startswith("--"):  # as benchdnn: an option holds for what follows
+            options = _batch_option(words.pop(0), options, source)
+        if words:
+            entries.append(Entry(" ".join(words), source, tuple(sorted(options.items()))))
     if not entries:
         raise Error(f"{path}: no descriptors (only blank lines and # comments)")
     return entries
+
+
+def _batch_option(word: str, options: dict[str, str], source: str) -> dict[str, str]:
+    name, _, value = word.partition("=")
+    if name == "--reset" and not value:
+        return {}
+    if name not in BATCH_OPTIONS:
+        raise Error(f"{source}: '{word}' is not an option a batch line may set "
+                    f"(known: {', '.join(BATCH_OPTIONS)}, --reset)")
+    return {**options, BATCH_OPTIONS[name]: value}
 
 
 def _entries(args: argparse.Namespace) -> list[Entry]:
@@ -194,7 +221,8 @@ def _write_report(state: _Run, reports: list[dict], peers) -> None:
 def _layer(state: _Run, index: int, entry: Entry) -> dict | None:
     """Everything asked for one descriptor; the native summary (None without a native compile)."""
     args = state.args
-    problem = make_problem(entry.text, args.dir, args.dt, args.attr_post_ops, args.stag, args.wtag, args.dtag, args.mb)
+    problem = make_problem(entry.text, args.dir, args.dt, entry.option(args, "attr_post_ops"), args.stag, args.wtag,
+                           args.dtag, args.mb, entry.option(args, "attr_scales"), entry.option(args, "attr_zero_points"))
     if args.canonical:
         state.say(str(problem.desc))
     dump = args.dump_graph
@@ -330,7 +358,9 @@ def register(subparsers) -> None:
     parser.add_argument("--batch", metavar="FILE",
                         help="also take descriptors from FILE, one per line ('#' comments); one row each, a "
                              "progress bar on a terminal; a bad line or failing layer is reported in its row "
-                             "(FILE:LINE) and the run goes on, exit status 1")
+                             "(FILE:LINE) and the run goes on, exit status 1; as in benchdnn, --attr-post-ops=, "
+                             "--attr-scales= and --attr-zero-points= before a descriptor set it for the lines "
+                             "after (--reset: back to the command line's)")
     parser.add_argument("--dir", default="FWD_B", metavar="DIR",
                         help="direction: FWD_B (default, with bias), FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB")
     parser.add_argument("--dt", default="f32", metavar="DT",
@@ -342,6 +372,11 @@ def register(subparsers) -> None:
                         help="post-op chain as benchdnn spells it, ops joined by '+' (forward only): "
                              "sum[:SCALE[:ZERO_POINT[:DT]]], ELTWISE[:ALPHA[:BETA[:SCALE]]] (relu, clip, linear, ...), "
                              "BINARY:DT[:POLICY[:TAG]] (add, sub, mul, min, max, ge, ...), prelu[:POLICY]")
+    parser.add_argument("--attr-scales", default="", metavar="SCALES",
+                        help="int8 scales as benchdnn spells them, ARG:POLICY[:SCALE] joined by '+': "
+                             "src:common:S, wei:common:S or wei:per_oc, dst:common:S")
+    parser.add_argument("--attr-zero-points", default="", metavar="ZPS",
+                        help="int8 zero points as benchdnn spells them: dst:common:Z or dst:per_oc")
     parser.add_argument("--mb", type=int, default=None, metavar="N", help="override the descriptor's minibatch")
     parser.add_argument("--hw", default="xehpg", metavar="HW", help="platform: xehpg (default), xelp, xehpc")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",

@@ -29,7 +29,7 @@ import numpy as np
 from . import postops
 from .postops import Eltwise, Sum
 from .problem import Problem
-from .reference import convert, exact_outputs, expected_outputs, post_processed
+from .reference import convert, exact_outputs, expected_outputs, post_processed, wei_scales
 
 #: f32 roundings a post-op's own arithmetic may add, each at most u_f32 of the magnitudes involved
 OP_ROUNDINGS = 8
@@ -52,6 +52,12 @@ def random_inputs(problem: Problem, seed: int = 0) -> dict[str, np.ndarray]:
         shape = problem.dims_of(name)
         if name.startswith("prelu"):  # slopes, some negative as some networks learn them
             tensors[name] = (rng.standard_normal(shape) * 0.5).astype(np.float32)
+            continue
+        if name == "wei_scales":  # positive, around the 0.25 that keeps int8 results in range
+            tensors[name] = rng.uniform(0.05, 0.5, shape).astype(np.float32)
+            continue
+        if name == "dst_zero_points":
+            tensors[name] = rng.integers(-8, 9, shape).astype(np.int32)
             continue
         kind = problem.type_of(name).kind
         if kind == "u8":
@@ -85,7 +91,7 @@ class Comparison:
 
 def tolerances(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray | None]:
     """Per-element tolerance of each output (None: must be exact)."""
-    if problem.types.is_int8 and (not problem.post_ops or problem.relu):
+    if problem.types.is_int8 and (not problem.post_ops or problem.relu) and not problem.quantization:
         return {name: None for name in problem.outputs}
     magnitude = {name: np.abs(value.astype(np.float64)) for name, value in tensors.items()}
     scale = exact_outputs(problem, magnitude)
@@ -96,7 +102,7 @@ def tolerances(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[str, np
     result = {}
     for name in problem.outputs:
         kind = problem.type_of(name).kind
-        if problem.kind == "fwd" and problem.post_ops:
+        if problem.kind == "fwd" and (problem.post_ops or problem.quantization):
             result[name] = _post_op_tolerance(problem, tensors, scale[name])
             continue
         bound = 2 * k * UNIT_ROUNDOFF["f32"] + 2 * UNIT_ROUNDOFF[kind]
@@ -108,7 +114,11 @@ def _post_op_tolerance(problem: Problem, tensors: dict[str, np.ndarray], scale: 
     """The forward tolerance with post-ops (module docstring)."""
     u = UNIT_ROUNDOFF["f32"]
     terms = 1 if problem.types.is_int8 else problem.reduction_size
-    bound = 2 * terms * u * scale
+    q = problem.quantization
+    # the scales multiply the sum and the bias does not: scale their share of `scale` (which
+    # holds |conv| + |bias|) by the largest scale, and allow two more roundings for the products
+    multiplier = abs(q.src_scale) * float(np.max(np.abs(wei_scales(problem, tensors)), initial=1.0))
+    bound = (2 * terms + 4) * u * scale * max(multiplier, 1.0)
 
     def step(op, before, after, operand):
         nonlocal bound
@@ -128,6 +138,9 @@ def _post_op_tolerance(problem: Problem, tensors: dict[str, np.ndarray], scale: 
 
     acc = exact_outputs(problem, tensors)["dst"]
     value = post_processed(problem, tensors, acc, step)
+    # dividing by the dst scale (a multiplication by its rounded reciprocal) and adding the zero
+    # point: three more roundings
+    bound = bound / abs(q.dst_scale) + 3 * u * (np.abs(value) + bound / abs(q.dst_scale))
     kind = problem.types.dst
     if kind in UNIT_ROUNDOFF:
         tiny = float(np.finfo(np.float16).tiny) if kind == "f16" else float(np.finfo(np.float32).tiny)

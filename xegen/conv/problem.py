@@ -37,6 +37,7 @@ from ..ir.types import F32, S32, Type
 from .descriptor import Descriptor, parse_descriptor
 from .layout import Layout, make_layout
 from .postops import Binary, Eltwise, PostOp, Prelu, Sum, broadcast_dims, format_post_ops, parse_post_ops
+from .quantization import Quantization, parse_quantization
 
 DIRECTIONS = ("FWD_D", "FWD_B", "FWD_I", "BWD_D", "BWD_W", "BWD_WB")
 FLOAT_KINDS = ("f32", "f16", "bf16")
@@ -86,6 +87,7 @@ class Problem:
     direction: str = "FWD_B"
     types: DataTypes = field(default_factory=lambda: DataTypes("f32", "f32", "f32"))
     post_ops: tuple[PostOp, ...] = ()
+    quantization: Quantization = field(default_factory=Quantization)
     stag: str = "any"
     wtag: str = "any"
     dtag: str = "any"
@@ -94,6 +96,9 @@ class Problem:
         _check_types(self)
         if self.post_ops:
             _check_post_ops(self)
+        if self.quantization and not self.types.is_int8:
+            raise UnsupportedError(f"scales and zero points ({self.quantization}) apply to int8 problems only, "
+                                   f"not {self.types}")
         # Resolving the layouts checks the tags against the tensor shapes.
         self.src_layout(), self.wei_layout(), self.dst_layout()
 
@@ -149,7 +154,8 @@ class Problem:
     @property
     def inputs(self) -> tuple[str, ...]:
         """Buffers the kernel reads."""
-        return {"fwd": ("src", "wei") + (("bias",) if self.has_bias else ()) + self.post_op_inputs,
+        return {"fwd": ("src", "wei") + (("bias",) if self.has_bias else ()) + self.post_op_inputs
+                + self.quantization.tensors,
                 "bwd_d": ("dst", "wei"), "bwd_w": ("src", "dst")}[self.kind]
 
     @property
@@ -164,8 +170,10 @@ class Problem:
             return self.bias_type
         if tensor.startswith("binary"):
             return Type(self._post_op_of(tensor).dt)
-        if tensor.startswith("prelu"):
+        if tensor.startswith("prelu") or tensor == "wei_scales":
             return F32
+        if tensor == "dst_zero_points":
+            return S32
         return Type(getattr(self.types, tensor))
 
     @property
@@ -182,6 +190,8 @@ class Problem:
 
     # -- shapes and layouts -------------------------------------------------------------------
     def dims_of(self, tensor: str) -> tuple[int, ...]:
+        if tensor in ("wei_scales", "dst_zero_points"):
+            return (self.desc.oc,)
         if tensor.startswith(("binary", "prelu")):
             return broadcast_dims(self._post_op_of(tensor).mask(len(self.desc.dst_dims())), self.desc.dst_dims())
         return {"src": self.desc.src_dims, "wei": self.desc.wei_dims, "dst": self.desc.dst_dims,
@@ -197,8 +207,8 @@ class Problem:
         return make_layout(self.dtag, "dst", self.desc.dst_dims(), grouped=False)
 
     def layout_of(self, tensor: str) -> Layout:
-        if tensor == "bias":
-            return make_layout("a", "bias", (self.desc.oc,), grouped=False)
+        if tensor in ("bias", "wei_scales", "dst_zero_points"):
+            return make_layout("a", tensor, (self.desc.oc,), grouped=False)
         if tensor.startswith(("binary", "prelu")):
             op = self._post_op_of(tensor)
             return make_layout(op.tag if isinstance(op, Binary) else "any", "dst", self.dims_of(tensor), grouped=False)
@@ -210,6 +220,7 @@ class Problem:
     def __str__(self) -> str:
         tags = " ".join(f"--{k}={getattr(self, k)}" for k in ("stag", "wtag", "dtag") if getattr(self, k) != "any")
         post = f" --attr-post-ops={format_post_ops(self.post_ops)}" if self.post_ops else ""
+        post += f" {self.quantization}" if self.quantization else ""
         return f"--dir={self.direction} --dt={self.types}{post}{' ' + tags if tags else ''} {self.desc}"
 
 
@@ -250,10 +261,12 @@ def _check_post_ops(p: Problem) -> None:
 
 
 def make_problem(desc: str | Descriptor, direction: str = "FWD_B", dt: str = "f32", post_ops: str | tuple = "",
-                 stag: str = "any", wtag: str = "any", dtag: str = "any", mb: int | None = None) -> Problem:
+                 stag: str = "any", wtag: str = "any", dtag: str = "any", mb: int | None = None, scales: str = "",
+                 zero_points: str = "") -> Problem:
     """A problem from command-line style strings (what `xegen conv` takes)."""
     d = parse_descriptor(desc) if isinstance(desc, str) else desc
     if mb is not None:
         d = d.with_mb(mb)
     ops = parse_post_ops(post_ops) if isinstance(post_ops, str) else tuple(post_ops)
-    return Problem(d, parse_direction(direction), parse_data_types(dt), ops, stag, wtag, dtag)
+    return Problem(d, parse_direction(direction), parse_data_types(dt), ops, parse_quantization(scales, zero_points),
+                   stag, wtag, dtag)

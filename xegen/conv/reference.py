@@ -155,7 +155,7 @@ def expected_outputs(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[s
     acc = exact["dst"]
     bias = tensors.get("bias") if problem.has_bias else None
     out_kind = problem.types.dst
-    if problem.types.is_int8 and (not problem.post_ops or problem.relu):
+    if problem.types.is_int8 and (not problem.post_ops or problem.relu) and not problem.quantization:
         if bias is None and out_kind == "s32":
             value = np.maximum(acc, 0) if problem.relu else acc
             return {"dst": convert(value, out_kind)}
@@ -171,9 +171,11 @@ def expected_outputs(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[s
 
 def post_processed(problem: Problem, tensors: dict[str, np.ndarray], acc: np.ndarray,
                    step=None) -> np.ndarray:
-    """Forward values before the conversion to dst, in float64: `acc` plus bias, through the
-    post-op chain.  `step(op, before, after)`, if given, sees every post-op applied."""
-    value = acc.astype(np.float64)
+    """Forward values before the conversion to dst, in float64: `acc` scaled (src and wei
+    scales), plus bias, through the post-op chain, divided by the dst scale plus the dst zero
+    point.  `step(op, before, after, operand)`, if given, sees every post-op applied."""
+    q = problem.quantization
+    value = acc.astype(np.float64) * np.float64(q.src_scale) * _channel(wei_scales(problem, tensors), acc.ndim)
     if problem.has_bias:
         value = value + _channel(tensors["bias"].astype(np.float64), acc.ndim)
     for index, op in enumerate(problem.post_ops):
@@ -182,7 +184,22 @@ def post_processed(problem: Problem, tensors: dict[str, np.ndarray], acc: np.nda
         if step is not None:
             step(op, value, after, operand)
         value = after
-    return value
+    return value / q.dst_scale + _channel(dst_zero_points(problem, tensors), acc.ndim)
+
+
+def wei_scales(problem: Problem, tensors: dict[str, np.ndarray]) -> np.ndarray:
+    """The weights' scale per output channel (float64)."""
+    q = problem.quantization
+    if q.wei_scale_per_oc:
+        return tensors["wei_scales"].astype(np.float64)
+    return np.full(problem.desc.oc, q.wei_scale)
+
+
+def dst_zero_points(problem: Problem, tensors: dict[str, np.ndarray]) -> np.ndarray:
+    q = problem.quantization
+    if q.dst_zero_point_per_oc:
+        return tensors["dst_zero_points"].astype(np.float64)
+    return np.full(problem.desc.oc, float(q.dst_zero_point))
 
 
 def post_op_operand(problem: Problem, tensors: dict[str, np.ndarray], index: int) -> np.ndarray | None:

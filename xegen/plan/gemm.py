@@ -131,6 +131,7 @@ class Gemm:
     bias: View | None  # FWD_B: added to C; BWD_WB: the sum of B over K
     bias_mode: str  # "", "add" or "reduce"
     post_ops: tuple[View | None, ...] = ()  # per post-op: the tensor it reads (None: none)
+    quantization: tuple[View, ...] = ()  # per-channel wei_scales and dst_zero_points (1 x N)
 
     def dim(self, name: str) -> GemmDim:
         return {"m": self.m, "n": self.n, "k": self.k}[name]
@@ -228,7 +229,12 @@ def _views_common(problem: Problem):
 def _bias_view(problem: Problem) -> View | None:
     if not problem.has_bias:
         return None
-    return View("bias", ("n",), problem.layout_of("bias"), problem.bias_type, _bias_mapping(problem.desc), {"oc": 0})
+    return _channel_view(problem, "bias")
+
+
+def _channel_view(problem: Problem, name: str) -> View:
+    """A tensor of one value per output channel, along N."""
+    return View(name, ("n",), problem.layout_of(name), problem.type_of(name), _bias_mapping(problem.desc), {"oc": 0})
 
 
 def _post_op_views(problem: Problem, c: View) -> tuple[View | None, ...]:
@@ -276,7 +282,7 @@ def _forward(problem: Problem) -> Gemm:
     c = View("dst", ("m", "n"), layouts["dst"], types["dst"], _channels_and_spatial(desc, "oc", desc.ocg, "o"),
              {"oc": 1, "o" + desc.used[-1]: last})
     return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem), "add" if problem.has_bias else "",
-                _post_op_views(problem, c))
+                _post_op_views(problem, c), tuple(_channel_view(problem, t) for t in problem.quantization.tensors))
 
 
 def _backward_data(problem: Problem) -> Gemm:

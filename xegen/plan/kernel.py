@@ -131,6 +131,7 @@ class KernelPlan:
     bias_sum: TileLayout | None = None  # BWD_WB: f32 column sums of B
     bias_store: OutputPlan | None = None
     post_loads: list[OutputPlan | None] = field(default_factory=list)  # per post-op: the tile of its tensor
+    quantization_loads: list[OutputPlan] = field(default_factory=list)  # per gemm.quantization view
     grf_buffers: list[tuple[Var, int]] = field(default_factory=list)
 
     @property
@@ -202,6 +203,8 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         plan.bias_store = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_store", out_type,
                                        "fadd" if atomic else "")
     plan.post_loads = [_plan_post_load(view, index, gemm, config, hw) for index, view in enumerate(gemm.post_ops)]
+    plan.quantization_loads = [_plan_output(view, gemm, hw, (1, config.n_tile), f"{view.tensor}_load", view.type, "")
+                               for view in gemm.quantization]
 
     buffers = [(layouts.c.buffer, layouts.c.bytes), (a.load.buffer, a.load.bytes), (b.load.buffer, b.load.bytes)]
     for op in (a, b):
@@ -214,7 +217,8 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     buffers.append((c.tile.buffer, c.tile.bytes))
     if plan.bias_load is not None:
         buffers.append((plan.bias_load.tile.buffer, plan.bias_load.tile.bytes))
-    buffers += [(post.tile.buffer, post.tile.bytes) for post in plan.post_loads if post is not None]
+    buffers += [(post.tile.buffer, post.tile.bytes) for post in plan.post_loads + plan.quantization_loads
+                if post is not None]
     if plan.bias_sum is not None:
         buffers += [(plan.bias_sum.buffer, plan.bias_sum.bytes), (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
                     (Var("one", PTR), 4)]
