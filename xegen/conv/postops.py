@@ -1,6 +1,6 @@
 """Post-op chains as benchdnn spells them (`--attr-post-ops`), and their numpy reference.
 
-The grammar (benchdnn's `knobs_attr.md`), chains joined by `+`:
+The grammar (benchdnn's attribute documentation, knobs_attr), chains joined by `+`:
 
     sum[:SCALE[:ZERO_POINT[:DATA_TYPE]]]
     ELTWISE[:ALPHA[:BETA[:SCALE]]]           relu, clip, gelu_erf, ... (`ELTWISE_ALGORITHMS`)
@@ -12,7 +12,7 @@ Names are case-insensitive and take benchdnn's long spellings too (`eltwise_relu
 backward pass, so forward they are the same operation.  A binary's POLICY may also be a plain
 mask over the destination's dimensions (bit 0 minibatch, bit 1 channels, then spatial).
 
-The formulas are oneDNN's (docs: primitives/eltwise.md, programming_model/attributes_post_ops.md):
+The formulas are oneDNN's (its eltwise primitive and post-ops attribute documentation):
 each post-op replaces the destination value `d` (the convolution, plus bias, before conversion):
 
     sum:     d = SCALE * (as_DATA_TYPE(dst) - ZERO_POINT) + d

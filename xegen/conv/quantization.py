@@ -9,7 +9,7 @@ refuses a value with it).  Weights take per_oc scales; dst takes per_oc zero poi
 (benchdnn's `per_dim_1`, the same thing for dst).  DATA_TYPE, if given, must be the default
 (f32 for scales, s32 for zero points).
 
-oneDNN's formula (programming_model/attributes_quantization.md), all in f32:
+oneDNN's formula (its quantization attributes documentation), all in f32:
 
     dst = post_ops(src_scale * wei_scale[oc] * conv_s32(src, wei) + bias) / dst_scale + dst_zp[oc]
 

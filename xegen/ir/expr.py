@@ -31,7 +31,7 @@ class IRTypeError(Error):
 # Operator tables -------------------------------------------------------------------------
 
 #: floating-point functions of the math unit, written as calls: `exp2(x)`, `inv(x)` = 1/x
-MATH_OPS = ("exp2", "log2", "sqrt", "rsqrt", "inv")
+MATH_OPS = ("exp2", "log2", "sqrt", "inv")
 
 #: unary operators: name -> C symbol (the math functions: their own name)
 UNARY_OPS = {"neg": "-", "not": "!", "bitnot": "~", **{op: op for op in MATH_OPS}}

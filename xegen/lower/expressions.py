@@ -607,7 +607,7 @@ def _as_region(picked) -> Region | None:
 
 
 #: IR math operation -> the math unit's function
-_MATH_FUNCTIONS = {"exp2": "exp", "log2": "log", "sqrt": "sqt", "rsqrt": "rsqt", "inv": "inv"}
+_MATH_FUNCTIONS = {"exp2": "exp", "log2": "log", "sqrt": "sqt", "inv": "inv"}
 
 
 def _negate(v: Value) -> Value:
