@@ -29,8 +29,8 @@ OTHER_HEADS = ("relation", "function", "constructor", "ruleset", "sort", "dataty
 
 
 def default_rules_directory() -> Path:
-    """`rules/` next to the xegen package (the repository root)."""
-    return Path(__file__).resolve().parents[2] / "rules"
+    """xegen/rules, shipped with the package (the repository's top-level `rules/` links to it)."""
+    return Path(__file__).resolve().parents[1] / "rules"
 
 
 @dataclass(frozen=True)

@@ -211,11 +211,11 @@ class _Decoder:
             raise self.fail(f"{where}: invalid architecture register 0x{number:02x}", st.offset, st.info)
         return decoded
 
-    def _element(self, byte: int, type_name: str, st: "_State", where: str) -> int:
-        size = T.type_bytes(type_name)
-        if byte % size:
-            raise self.fail(f"{where}: byte offset {byte} is not aligned to :{type_name}", st.offset, st.info)
-        return byte // size
+    @staticmethod
+    def _element(byte: int, type_name: str) -> int:
+        # A register's subregister field counts bytes, but an operand addresses whole elements: the
+        # bits below the type's size are not read (iga64 decodes r12 byte 13 as r12.3:d).
+        return byte // T.type_bytes(type_name)
 
     def _type(self, code: int, st: "_State", where: str) -> str:
         name = self.layout.type_by_code.get(code)
@@ -243,7 +243,7 @@ class _Decoder:
             if st.macro:
                 reg = Reg(file, number, 0, type_name, None, None, 1, mme=self._mme(D.mme.get(bits), st, "dst"))
             else:
-                reg = Reg(file, number, self._element(D.subreg.get(bits), type_name, st, "dst"), type_name, None,
+                reg = Reg(file, number, self._element(D.subreg.get(bits), type_name), type_name, None,
                           None, hs)
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
@@ -292,7 +292,7 @@ class _Decoder:
                 reg = Reg(file, number, 0, type_name, 0 if scalar else 1, 1, 0, neg, abs_,
                           mme=self._mme(S.mme.get(bits), st, where))
             else:
-                reg = Reg(file, number, self._element(S.subreg.get(bits), type_name, st, where), type_name, vs,
+                reg = Reg(file, number, self._element(S.subreg.get(bits), type_name), type_name, vs,
                           width, hs, neg, abs_)
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
@@ -399,7 +399,7 @@ class _Decoder:
             return Reg(file, number, 0, type_name, v, None, h, neg, abs_, mme=self._mme(S.mme.get(bits), st, where))
         hs = T.HSTRIDE_BY_CODE[S.hstride.get(bits)]
         vs = T.TERNARY_VSTRIDE_BY_CODE[S.vstride.get(bits)] if index < 2 else None
-        reg = Reg(file, number, self._element(S.subreg.get(bits), type_name, st, where), type_name, vs, None, hs,
+        reg = Reg(file, number, self._element(S.subreg.get(bits), type_name), type_name, vs, None, hs,
                   neg, abs_)
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
@@ -434,11 +434,10 @@ class _Decoder:
             hs_code = D.hstride.get(bits)
             if hs_code > 1:
                 raise self.fail("dst: invalid 3-source destination stride", st.offset, info)
-            byte = D.subreg.get(bits)
-            if byte % self.ternary_dst_alignment:
-                raise self.fail(f"dst: 3-source destination at byte {byte} is not "
-                                f"{self.ternary_dst_alignment}-byte aligned", st.offset, info)
-            dst = Reg(file, number, self._element(byte, dst_type, st, "dst"), dst_type, None, None, 1 << hs_code)
+            # a 3-source destination is addressed at the platform's alignment (8 bytes on XeLP): the
+            # field's lower bits are not read, as iga64 decodes them
+            byte = D.subreg.get(bits) // self.ternary_dst_alignment * self.ternary_dst_alignment
+            dst = Reg(file, number, self._element(byte, dst_type), dst_type, None, None, 1 << hs_code)
         macro_src = ((0 if scalar else 1), 0) if macro else None
         # src0: a register or a 16-bit immediate
         mods0 = 0 if bfn else X.src0.modifiers.get(bits)
@@ -481,7 +480,7 @@ class _Decoder:
             file, number = self._register(operand.file.get(bits), operand.number.get(bits), st, where)
             byte = operand.subreg.get(bits)
             precision = T.TYPES[type_name].bits < 8
-            sub = 0 if precision else self._element(byte, type_name, st, where)
+            sub = 0 if precision else self._element(byte, type_name)
             if precision and byte:
                 raise self.fail(f"{where}: sub-byte operand with a subregister", st.offset, info)
             if keep_subreg is None:  # destination
