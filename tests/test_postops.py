@@ -4,9 +4,9 @@ the whole grid against numpy (`verify`), on XeLP, XeHPG and XeHPC.
 At scaled sizes (the default run): every eltwise algorithm, in chains of three, with f32, bf16
 and f16 destinations; every binary algorithm and broadcast policy; sum with scale, zero point and
 data type; prelu; int8 chains.  The platform rotates over the cases, so each platform sees each
-kind of post-op; int8 with scales and zero points on every platform.  At real sizes (`-m slow`, but for one representative layer): mobilenet_v2
-layers with relu6 (clip:0:6), a resnet_50 block with its residual sum + relu, yolov2's conv1
-with leaky relu (relu:0.1).
+kind of post-op; int8 with scales and zero points on every platform.  At real sizes (`-m slow`,
+but for one representative layer): mobilenet_v2 layers with relu6 (clip:0:6), a resnet_50
+block's last conv with its residual sum + relu, yolov2's conv1 with leaky relu (relu:0.1).
 """
 
 from __future__ import annotations

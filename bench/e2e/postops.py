@@ -3,8 +3,9 @@
 For every layer of tests/data/shapes_resnet_50 (minibatch 32 unless --mb) that is compute-bound
 without post-ops (in the roofline's sense: the model's compute term exceeds its memory term),
 compile the plain convolution and the same one with each chain, and compare the modeled device
-cycles (`xegen.modeling`, the static execution counts, the same model for both).  The goal (issue 20): a fused chain costs at most 10 %
-more than the plain convolution on compute-bound layers.
+cycles (`xegen.modeling`, the static execution counts, the same model for both).  The goal
+(issue 20): a fused chain costs at most 10 % more than the plain convolution on compute-bound
+layers.
 
     python bench/e2e/postops.py --layers branch2b             # xehpg f16, the default chains
     python bench/e2e/postops.py --hw xehpc --dt bf16 --chains 'sum+relu,gelu_erf' --mb 8

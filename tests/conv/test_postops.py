@@ -9,8 +9,17 @@ import pytest
 
 from xegen.conv import make_problem
 from xegen.conv.check import random_inputs, tolerances
-from xegen.conv.postops import (ELTWISE_ALGORITHMS, Binary, Eltwise, Prelu, Sum, apply, eltwise,
-                                format_post_ops, parse_post_ops)
+from xegen.conv.postops import (
+    ELTWISE_ALGORITHMS,
+    Binary,
+    Eltwise,
+    Prelu,
+    Sum,
+    apply,
+    eltwise,
+    format_post_ops,
+    parse_post_ops,
+)
 from xegen.conv.reference import expected_outputs, forward
 from xegen.errors import Error, UnsupportedError
 

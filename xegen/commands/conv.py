@@ -222,7 +222,8 @@ def _layer(state: _Run, index: int, entry: Entry) -> dict | None:
     """Everything asked for one descriptor; the native summary (None without a native compile)."""
     args = state.args
     problem = make_problem(entry.text, args.dir, args.dt, entry.option(args, "attr_post_ops"), args.stag, args.wtag,
-                           args.dtag, args.mb, entry.option(args, "attr_scales"), entry.option(args, "attr_zero_points"))
+                           args.dtag, args.mb, entry.option(args, "attr_scales"),
+                           entry.option(args, "attr_zero_points"))
     if args.canonical:
         state.say(str(problem.desc))
     dump = args.dump_graph
