@@ -50,5 +50,15 @@ def test_sum(dt, chain):
     check(make_problem(DESC, "FWD_B", dt, chain))
 
 
+def test_sum_into_a_padded_blocked_dst():
+    """dst (24 channels in blocks of 16) holds its old values, padding zero: the launcher does not
+    zero it, and the kernel keeps the padding zero."""
+    problem = make_problem("mb1ic8ih4oc24oh4kh3ph1", "FWD_B", "f32", "sum:0.5+relu", dtag="aBcd16b")
+    kernel = build_kernel(problem, "xehpg", {})
+    assert kernel.zero_outputs == ()
+    results = check_ir(kernel)
+    assert [c.name for c in results] == ["dst", "dst padding"] and all(c.ok for c in results), results
+
+
 def test_blocked_layout_of_a_second_tensor():
     check(make_problem(DESC, "FWD_D", "f32", "add:f32:per_tensor:nchw+sub:f32:per_tensor:aBcd8b"), "xelp")

@@ -25,6 +25,7 @@ from .postops import Lets, post_op_value, round_half_even
 #: a post-op and the tile of the tensor it reads (None: it reads none)
 PostOpTile = tuple[PostOp, TileLayout | None]
 
+
 @dataclass(frozen=True)
 class Scaling:
     """The int8 quantization attributes with the tiles of their per-channel tensors."""

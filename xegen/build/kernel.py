@@ -90,5 +90,8 @@ def kernel_record(plan: KernelPlan, body: Stmt) -> Kernel:
 def outputs_to_zero(problem: Problem, atomic: bool) -> tuple[str, ...]:
     """The outputs whose buffers the launcher must fill with zeros before the launch: every output
     when the groups add partial sums with atomics, and every output in a blocked layout with
-    padding, which the kernel never writes but oneDNN expects to hold zeros."""
-    return tuple(name for name in problem.outputs if atomic or problem.layout_of(name).has_padding)
+    padding, which the kernel never writes but oneDNN expects to hold zeros.  An output the kernel
+    also reads (dst under a sum post-op) holds its old values instead, with its padding zero as
+    oneDNN keeps it."""
+    return tuple(name for name in problem.outputs
+                 if name not in problem.inputs and (atomic or problem.layout_of(name).has_padding))
