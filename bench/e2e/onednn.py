@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from xegen import sim
+from xegen.conv.postops import format_post_ops
 from xegen.conv.problem import Problem
 from xegen.emit.roofline import Tiling
 from xegen.errors import Error, UnsupportedError
@@ -111,8 +112,8 @@ def _check_supported(problem: Problem, kernel: str) -> None:
         reasons.append("no groups (grouped layouts gOIhw16i16o/Goihw16g are not laid out here)")
     if d.spatial_dims != 2:
         reasons.append(f"2-D only, not {d.spatial_dims}-D")
-    if problem.post_op:
-        reasons.append(f"no post-ops (the {problem.post_op} post-op's macros are not derived here)")
+    if problem.post_ops:
+        reasons.append(f"no post-ops (the macros of '{format_post_ops(problem.post_ops)}' are not derived here)")
     if kernel == "blocked" and d.mb % 16 == 0:
         reasons.append(f"minibatch {d.mb} is a multiple of 16: oneDNN then blocks the minibatch too "
                        f"(NChw16n16c layouts), not laid out here")

@@ -71,7 +71,8 @@ ushort float_to_bf16(float x) {
 
 
 def supports(problem: Problem) -> bool:
-    return (problem.desc.g == 1 and problem.desc.spatial_dims == 2
+    """2-D, no groups, no post-op but a plain relu (the peer spells only that one)."""
+    return (problem.desc.g == 1 and problem.desc.spatial_dims == 2 and (not problem.post_ops or problem.relu)
             and all(str(problem.type_of(name)) in _C_TYPES for name in problem.inputs + problem.outputs))
 
 
@@ -211,7 +212,7 @@ def opencl_source(problem: Problem) -> str:
     """The direct convolution of `problem` (2-D, no groups) in OpenCL C."""
     if not supports(problem):
         raise UnsupportedError(f"the OpenCL peer covers 2-D convolutions without groups in f32, f16, bf16 and "
-                               f"int8, not {problem}")
+                               f"int8, with no post-op but relu, not {problem}")
     d = problem.desc
     kinds = {str(problem.type_of(name)) for name, _ in _buffers(problem)}
     pragma = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if "f16" in kinds else ""

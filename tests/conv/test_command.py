@@ -112,3 +112,23 @@ def test_a_failing_check_in_a_batch_is_reported_and_the_batch_goes_on(capsys, tm
     status, out, _ = run(capsys, "--batch", str(shapes), "--check-ir", "--config", "k_split=99")
     assert status == 1
     assert [line.split(": error: ")[0] for line in out.splitlines()] == [f"{shapes}:1: a", f"{shapes}:2: b"]
+
+
+def test_batch_lines_carry_their_own_attributes(capsys, tmp_path, monkeypatch):
+    """As in benchdnn, an --attr-* option in a batch file holds for the lines after it, until --reset."""
+    from xegen.commands import conv as command
+    seen = []
+    monkeypatch.setattr(command, "check_ir", lambda kernel, seed=0: seen.append(kernel.problem) or [])
+    shapes = tmp_path / "shapes"
+    shapes.write_text("--attr-post-ops=sum+relu mb1ic8ih4oc8oh4kh1\n--attr-scales=wei:per_oc\n"
+                      "--attr-post-ops=clip:0:6 mb1ic8ih4oc8oh4kh1\n--reset\nmb1ic8ih4oc8oh4kh1\n")
+    status, _, _ = run(capsys, "--batch", str(shapes), "--check-ir", "--dt=u8:s8:u8", "--attr-post-ops=relu")
+    assert status == 0
+    assert [str(p).split(" g1")[0] for p in seen] == [
+        "--dir=FWD_B --dt=u8:s8:u8 --attr-post-ops=sum+relu",
+        "--dir=FWD_B --dt=u8:s8:u8 --attr-post-ops=clip:0:6 --attr-scales=wei:per_oc",
+        "--dir=FWD_B --dt=u8:s8:u8 --attr-post-ops=relu",
+    ]
+    shapes.write_text("--stag=nchw mb1ic8ih4oc8oh4kh1\n")
+    status, _, err = run(capsys, "--batch", str(shapes), "--check-ir")
+    assert status == 2 and "'--stag=nchw' is not an option a batch line may set" in err

@@ -70,7 +70,8 @@ def test_random_expressions_can_hold_every_integer_operator():
     """The operator lists `deep_int_expr` draws from are the IR's: no operator is left out."""
     binary = set(INT_BINARY) | {"shl", "shr"} | set(COMPARE) | {"land", "lor"}
     assert binary == set(ir.expr.BINARY_OPS)
-    assert set(ir.expr.UNARY_OPS) == {"neg", "bitnot", "not"} and set(ir.expr.TERNARY_OPS) == {"add3", "mad"}
+    integer_unary = set(ir.expr.UNARY_OPS) - set(ir.expr.MATH_OPS)  # the math functions take floats only
+    assert integer_unary == {"neg", "bitnot", "not"} and set(ir.expr.TERNARY_OPS) == {"add3", "mad"}
 
 
 def every_pair(values: list[int]) -> tuple[list[int], list[int]]:

@@ -131,9 +131,10 @@ def test_configs_that_cannot_work_raise_config_error(dt, platform, overrides, me
         config_for(dt, platform=platform, **overrides)
 
 
-def test_relu_cannot_be_split():
-    gemm = formulate(make_problem(PROBLEM, "FWD_B", "f32", "relu"))
-    with pytest.raises(ConfigError, match="relu"):
+@pytest.mark.parametrize("post_ops", ["relu", "sum", "linear:2:1"])
+def test_post_ops_cannot_be_split(post_ops):
+    gemm = formulate(make_problem(PROBLEM, "FWD_B", "f32", post_ops))
+    with pytest.raises(ConfigError, match="post-ops cannot be applied to partial sums"):
         choose_config(gemm, hw.XEHPG, {"k_split": 2})
 
 

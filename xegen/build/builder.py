@@ -36,7 +36,7 @@ from ..plan.dpasw import pair_half
 from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement
 from ..plan.messages import Run
 from ..plan.tiles import TileLayout, dense_layout, tile_moves
-from .epilogue import finish
+from .epilogue import Scaling, finish
 from .messages import Origin, Scope, emit_global, slm_run_messages, zero_fill
 from .multiply import multiply, reduce_columns
 
@@ -60,10 +60,12 @@ class _Builder:
         self.gemm, self.config, self.hw = plan.gemm, plan.config, plan.hw
         self.names = Names()
         self.names.used.update(v.name for v in THREAD_IDS + GROUP_IDS)
-        self.names.used.update(("src", "wei", "dst", "bias", "k_iter"))
+        problem = plan.gemm.problem
+        tensors = ("src", "wei", "dst", "bias") + problem.post_op_inputs + problem.quantization.tensors
+        self.names.used.update(tensors + ("k_iter",))
         self.top = Scope(self.names)
         self.loop = Scope(self.names)
-        self.buffers = {t: Var(t, PTR) for t in ("src", "wei", "dst", "bias")}
+        self.buffers = {t: Var(t, PTR) for t in tensors}
 
     def idx(self, var: Var, count: int) -> Idx:
         return Idx(var, 0, count - 1)
@@ -260,11 +262,18 @@ class _Builder:
             bias_tile = bias.tile
             if config.k_split > 1:
                 gate = self.k_slice.expr.eq(0)
-        out += finish(plan.layouts.c, plan.c.tile, bias_tile, self.gemm.problem.relu, gate)
+        for load in [load for load in plan.post_loads if load is not None] + plan.quantization_loads:
+            sends, masked = self._output_messages(load, "load")
+            out += (zero_fill(load.tile.buffer, load.tile.bytes, self.hw.grf_bytes) if masked else []) + sends
+        post_ops = [(op, None if load is None else load.tile)
+                    for op, load in zip(self.gemm.problem.post_ops, plan.post_loads)]
+        quantization = {load.view.tensor: load.tile for load in plan.quantization_loads}
+        out += finish(plan.layouts.c, plan.c.tile, bias_tile, post_ops, gate,
+                      Scaling.of(self.gemm.problem.quantization, quantization))
         out += self._output_messages(plan.c, "atomic" if plan.c.atomic else "store")[0]
         if plan.bias_store is not None:
             # every row of threads sums the same columns: the first one writes them
-            write = finish(plan.bias_sum, plan.bias_store.tile, None, False)
+            write = finish(plan.bias_sum, plan.bias_store.tile, None)
             write += self._output_messages(plan.bias_store, "atomic" if plan.bias_store.atomic else "store")[0]
             out.append(IfThenElse(self.m_index.expr.eq(0), seq(*write)))
         return out
@@ -280,8 +289,12 @@ class _Builder:
 
 
 def kernel_arguments(plan: KernelPlan) -> tuple[str, ...]:
-    """Buffer arguments in order: src, wei, dst, then bias if the problem has one."""
-    return ("src", "wei", "dst") + (("bias",) if plan.gemm.problem.has_bias else ())
+    """Buffer arguments in order: src, wei, dst, then bias if the problem has one, then the
+    tensors of the post-ops (binary<i>, prelu<i>) in chain order, then wei_scales and
+    dst_zero_points if per-channel."""
+    problem = plan.gemm.problem
+    extra = tuple(name for name in problem.post_op_inputs if name != "dst") + problem.quantization.tensors
+    return ("src", "wei", "dst") + (("bias",) if problem.has_bias else ()) + extra
 
 
 def build_body(plan: KernelPlan) -> Stmt:

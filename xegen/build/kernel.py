@@ -96,5 +96,8 @@ def outputs_to_zero(problem: Problem, partial: bool) -> tuple[str, ...]:
     """The outputs whose buffers the launcher must fill with zeros before the launch: every output
     when the kernel writes only part of it (groups adding partial sums with atomics; strided
     backward data whose phases leave inputs no kernel position reaches), and every output in a
-    blocked layout with padding, which the kernel never writes but oneDNN expects to hold zeros."""
-    return tuple(name for name in problem.outputs if partial or problem.layout_of(name).has_padding)
+    blocked layout with padding, which the kernel never writes but oneDNN expects to hold zeros.
+    An output the kernel also reads (dst under a sum post-op) holds its old values instead, with
+    its padding zero as oneDNN keeps it."""
+    return tuple(name for name in problem.outputs
+                 if name not in problem.inputs and (partial or problem.layout_of(name).has_padding))

@@ -119,13 +119,14 @@ class RowBuilder:
     # -- after the loop -----------------------------------------------------------------------------
     def epilogue(self, acc: TileLayout, store: TileLayout, bias: TileLayout | None, c0: Idx,
                  origin: dict[str, Idx], block: bool) -> list[Stmt]:
-        """Bias, ReLU and conversion of the accumulators, then per output pixel a block store of
-        its channels (`block`) or a scatter."""
+        """Bias, the eltwise post-ops and conversion of the accumulators, then per output pixel a
+        block store of its channels (`block`) or a scatter.  (Post-ops that read a tensor, and
+        int8 scales, are the GEMM plan's: the row plans' `unsuited` refuses them.)"""
         n = self.config.n_tile
         out: list[Stmt] = []
         if bias is not None:
             out.append(self.block_message("load", "bias", bias.type, n, c0, bias, 0))
-        out += finish(acc, store, bias, self.problem.relu)
+        out += finish(acc, store, bias, [(op, None) for op in self.problem.post_ops])
         layout, t = self.problem.layout_of("dst"), self.problem.type_of("dst")
         channels = c0 if block else c0 + self.lanes(n)
         for p in range(self.config.m_tile):

@@ -87,6 +87,8 @@ def device_buffers(kernel: Kernel, tensors: Mapping[str, np.ndarray]) -> dict[st
             raise Error(f"'{name}' has shape {values.shape}, expected {layout.dims}")
         buffers[name] = to_memory(layout.to_physical(values), t)
     for name in problem.outputs:
+        if name in problem.inputs:  # read and written (a sum post-op's dst)
+            continue
         layout, t = problem.layout_of(name), problem.type_of(name)
         buffer = np.zeros(layout.elements, dtype=_dtype(t))
         if name not in kernel.zero_outputs:

@@ -32,22 +32,54 @@ IR_OPTIONS = ("canonical", "print_ir", "check_ir", "print_config", "print_space"
 MAX_BATCH_BYTES = 4 * MiB  # ~60,000 descriptors
 
 
+#: the benchdnn options a batch file may set for the descriptors after them (until `--reset`)
+BATCH_OPTIONS = {"--attr-post-ops": "attr_post_ops", "--attr-scales": "attr_scales",
+                 "--attr-zero-points": "attr_zero_points"}
+
+
 @dataclass(frozen=True)
 class Entry:
-    """One descriptor to work on, and where it came from ("FILE:LINE", or "" for DESC)."""
+    """One descriptor to work on, where it came from ("FILE:LINE", or "" for DESC), and the
+    options its batch file set over the command line's (argument name, value)."""
 
     text: str
     source: str = ""
+    options: tuple[tuple[str, str], ...] = ()
+
+    def option(self, args: argparse.Namespace, name: str) -> str:
+        return dict(self.options).get(name, getattr(args, name))
+
+    def problem(self, args: argparse.Namespace):
+        """The problem this descriptor names under the command line's options and its own."""
+        return make_problem(self.text, args.dir, args.dt, self.option(args, "attr_post_ops"), args.stag, args.wtag,
+                            args.dtag, args.mb, self.option(args, "attr_scales"), self.option(args, "attr_zero_points"))
 
 
 def read_batch(path: str) -> list[Entry]:
     """The descriptors of a shapes file: one per line, blank lines and `#` comments skipped."""
     text = read_text(path, MAX_BATCH_BYTES, "--batch files")
-    entries = [Entry(line.strip(), f"{path}:{number}") for number, line in enumerate(text.splitlines(), 1)]
-    entries = [entry for entry in entries if entry.text and not entry.text.startswith("#")]
+    entries, options = [], {}
+    for number, line in enumerate(text.splitlines(), 1):
+        words, source = line.split(), f"{path}:{number}"
+        if not words or words[0].startswith("#"):
+            continue
+        while words and words[0].startswith("--"):  # as benchdnn: an option holds for what follows
+            options = _batch_option(words.pop(0), options, source)
+        if words:
+            entries.append(Entry(" ".join(words), source, tuple(sorted(options.items()))))
     if not entries:
         raise Error(f"{path}: no descriptors (only blank lines and # comments)")
     return entries
+
+
+def _batch_option(word: str, options: dict[str, str], source: str) -> dict[str, str]:
+    name, _, value = word.partition("=")
+    if name == "--reset" and not value:
+        return {}
+    if name not in BATCH_OPTIONS:
+        raise Error(f"{source}: '{word}' is not an option a batch line may set "
+                    f"(known: {', '.join(BATCH_OPTIONS)}, --reset)")
+    return {**options, BATCH_OPTIONS[name]: value}
 
 
 def entries(args: argparse.Namespace) -> list[Entry]:
@@ -269,8 +301,7 @@ def _tuned(database: Database | None, args, entry: Entry) -> Tuned | None:
     if database is None:
         return None
     try:
-        problem = make_problem(entry.text, args.dir, args.dt, args.attr_post_ops, args.stag, args.wtag, args.dtag,
-                               args.mb)
+        problem = entry.problem(args)
         hw = platform(args.hw)
     except Error:
         return None  # the layer reports its own error
@@ -289,7 +320,7 @@ def _write_report(args, reports: list[dict], peers, show_progress: bool) -> None
 def _layer(state: _Run, index: int, entry: Entry) -> dict | None:
     """Everything asked for one descriptor; the native summary (None without a native compile)."""
     args = state.args
-    problem = make_problem(entry.text, args.dir, args.dt, args.attr_post_ops, args.stag, args.wtag, args.dtag, args.mb)
+    problem = entry.problem(args)
     if args.canonical:
         state.say(str(problem.desc))
     dump = args.dump_graph
@@ -437,7 +468,15 @@ def add_problem_options(parser) -> None:
     parser.add_argument("--stag", default="any", help="src layout tag, e.g. nhwc, nchw, nChw16c (default any)")
     parser.add_argument("--wtag", default="any", help="weights layout tag, e.g. hwio, oihw, OIhw16i16o (default any)")
     parser.add_argument("--dtag", default="any", help="dst layout tag (default any: channels last)")
-    parser.add_argument("--attr-post-ops", default="", metavar="OPS", help="post-op: relu (forward only)")
+    parser.add_argument("--attr-post-ops", default="", metavar="OPS",
+                        help="post-op chain as benchdnn spells it, ops joined by '+' (forward only): "
+                             "sum[:SCALE[:ZERO_POINT[:DT]]], ELTWISE[:ALPHA[:BETA[:SCALE]]] (relu, clip, linear, ...), "
+                             "BINARY:DT[:POLICY[:TAG]] (add, sub, mul, min, max, ge, ...), prelu[:POLICY]")
+    parser.add_argument("--attr-scales", default="", metavar="SCALES",
+                        help="int8 scales as benchdnn spells them, ARG:POLICY[:SCALE] joined by '+': "
+                             "src:common:S, wei:common:S or wei:per_oc, dst:common:S")
+    parser.add_argument("--attr-zero-points", default="", metavar="ZPS",
+                        help="int8 zero points as benchdnn spells them: dst:common:Z or dst:per_oc")
     parser.add_argument("--mb", type=int, default=None, metavar="N", help="override the descriptor's minibatch")
     parser.add_argument("--hw", default="xehpg", metavar="HW", help="platform: xehpg (default), xelp, xehpc")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
@@ -479,7 +518,9 @@ def register(subparsers) -> None:
     parser.add_argument("--batch", metavar="FILE",
                         help="also take descriptors from FILE, one per line ('#' comments); one row each, a "
                              "progress bar on a terminal; a bad line or failing layer is reported in its row "
-                             "(FILE:LINE) and the run goes on, exit status 1")
+                             "(FILE:LINE) and the run goes on, exit status 1; as in benchdnn, --attr-post-ops=, "
+                             "--attr-scales= and --attr-zero-points= before a descriptor set it for the lines "
+                             "after (--reset: back to the command line's)")
     add_problem_options(parser)
     native = parser.add_argument_group("native kernel")
     native.add_argument("-o", "--output", metavar="FILE",

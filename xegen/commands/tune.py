@@ -9,7 +9,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-from ..conv import make_problem
 from ..errors import Error
 from ..hw import platform
 from ..plan import parse_overrides
@@ -40,8 +39,7 @@ def run(args: argparse.Namespace) -> int:
     layers, failures = [], []
     for entry in entries(args):
         try:
-            problem = make_problem(entry.text, args.dir, args.dt, args.attr_post_ops, args.stag, args.wtag,
-                                   args.dtag, args.mb)
+            problem = entry.problem(args)
         except Error as error:
             if args.batch is None:
                 raise

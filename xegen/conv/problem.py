@@ -1,4 +1,4 @@
-"""A convolution problem: a descriptor plus direction, data types, post-op and memory layouts.
+"""A convolution problem: a descriptor plus direction, data types, post-ops and memory layouts.
 
 Directions use benchdnn's `--dir` names:
 
@@ -20,6 +20,11 @@ Floating point: the two tensors a direction multiplies have one type t; the one 
 f32, and accumulation is f32.  int8 (forward only): src s8 or u8, wei s8, dst f32, s32,
 s8 or u8, accumulation s32.  Bias is f32, except for f16/bf16 forward problems (the dst type) and
 BWD_WB (the wei type).
+
+Post-ops (`--attr-post-ops`, forward only, `xegen.conv.postops`) may read tensors of their own:
+a sum reads `dst` before the kernel overwrites it, the i-th post-op of the chain reads `binary<i>`
+(a binary's second tensor) or `prelu<i>` (prelu's weights), each spanning the destination's
+dimensions its broadcast policy names (1 elsewhere).
 """
 
 from __future__ import annotations
@@ -31,11 +36,12 @@ from ..errors import Error, UnsupportedError
 from ..ir.types import F32, S32, Type
 from .descriptor import Descriptor, parse_descriptor
 from .layout import Layout, make_layout
+from .postops import Binary, Eltwise, PostOp, Prelu, Sum, broadcast_dims, format_post_ops, parse_post_ops
+from .quantization import Quantization, parse_quantization
 
 DIRECTIONS = ("FWD_D", "FWD_B", "FWD_I", "BWD_D", "BWD_W", "BWD_WB")
 FLOAT_KINDS = ("f32", "f16", "bf16")
 INT8_KINDS = ("s8", "u8")
-POST_OPS = ("", "relu")
 
 
 @dataclass(frozen=True)
@@ -75,29 +81,24 @@ def parse_direction(text: str) -> str:
     return name
 
 
-def parse_post_ops(text: str) -> str:
-    name = text.strip().strip("'\"").lower()
-    if name in ("eltwise_relu",):
-        name = "relu"
-    if name not in POST_OPS:
-        raise Error(f"unsupported post-op '{text}': xegen supports 'relu' (or none)")
-    return name
-
-
 @dataclass(frozen=True)
 class Problem:
     desc: Descriptor
     direction: str = "FWD_B"
     types: DataTypes = field(default_factory=lambda: DataTypes("f32", "f32", "f32"))
-    post_op: str = ""  # "" or "relu"
+    post_ops: tuple[PostOp, ...] = ()
+    quantization: Quantization = field(default_factory=Quantization)
     stag: str = "any"
     wtag: str = "any"
     dtag: str = "any"
 
     def __post_init__(self):
         _check_types(self)
-        if self.post_op and not self.is_forward:
-            raise UnsupportedError(f"post-op '{self.post_op}' applies to forward problems only, not {self.direction}")
+        if self.post_ops:
+            _check_post_ops(self)
+        if self.quantization and not self.types.is_int8:
+            raise UnsupportedError(f"scales and zero points ({self.quantization}) apply to int8 problems only, "
+                                   f"not {self.types}")
         # Resolving the layouts checks the tags against the tensor shapes.
         self.src_layout(), self.wei_layout(), self.dst_layout()
 
@@ -117,7 +118,27 @@ class Problem:
 
     @property
     def relu(self) -> bool:
-        return self.post_op == "relu"
+        """The chain is one plain ReLU (which integer kernels apply without leaving s32)."""
+        return self.post_ops == (Eltwise("relu"),)
+
+    def post_op_tensor(self, index: int) -> str | None:
+        """The buffer the index-th post-op reads besides the accumulators (None: none)."""
+        op = self.post_ops[index]
+        if isinstance(op, Sum):
+            return "dst"
+        if isinstance(op, Binary):
+            return f"binary{index}"
+        if isinstance(op, Prelu):
+            return f"prelu{index}"
+        return None
+
+    @property
+    def post_op_inputs(self) -> tuple[str, ...]:
+        names = (self.post_op_tensor(i) for i in range(len(self.post_ops)))
+        return tuple(dict.fromkeys(n for n in names if n is not None))
+
+    def _post_op_of(self, tensor: str) -> PostOp:
+        return self.post_ops[int(tensor.removeprefix("binary").removeprefix("prelu"))]
 
     @property
     def reduction_size(self) -> int:
@@ -134,7 +155,8 @@ class Problem:
     @property
     def inputs(self) -> tuple[str, ...]:
         """Buffers the kernel reads."""
-        return {"fwd": ("src", "wei") + (("bias",) if self.has_bias else ()),
+        return {"fwd": ("src", "wei") + (("bias",) if self.has_bias else ()) + self.post_op_inputs
+                + self.quantization.tensors,
                 "bwd_d": ("dst", "wei"), "bwd_w": ("src", "dst")}[self.kind]
 
     @property
@@ -147,6 +169,12 @@ class Problem:
     def type_of(self, tensor: str) -> Type:
         if tensor == "bias":
             return self.bias_type
+        if tensor.startswith("binary"):
+            return Type(self._post_op_of(tensor).dt)
+        if tensor.startswith("prelu") or tensor == "wei_scales":
+            return F32
+        if tensor == "dst_zero_points":
+            return S32
         return Type(getattr(self.types, tensor))
 
     @property
@@ -163,6 +191,10 @@ class Problem:
 
     # -- shapes and layouts -------------------------------------------------------------------
     def dims_of(self, tensor: str) -> tuple[int, ...]:
+        if tensor in ("wei_scales", "dst_zero_points"):
+            return (self.desc.oc,)
+        if tensor.startswith(("binary", "prelu")):
+            return broadcast_dims(self._post_op_of(tensor).mask(len(self.desc.dst_dims())), self.desc.dst_dims())
         return {"src": self.desc.src_dims, "wei": self.desc.wei_dims, "dst": self.desc.dst_dims,
                 "bias": lambda: (self.desc.oc,)}[tensor]()
 
@@ -176,8 +208,11 @@ class Problem:
         return make_layout(self.dtag, "dst", self.desc.dst_dims(), grouped=False)
 
     def layout_of(self, tensor: str) -> Layout:
-        if tensor == "bias":
-            return make_layout("a", "bias", (self.desc.oc,), grouped=False)
+        if tensor in ("bias", "wei_scales", "dst_zero_points"):
+            return make_layout("a", tensor, (self.desc.oc,), grouped=False)
+        if tensor.startswith(("binary", "prelu")):
+            op = self._post_op_of(tensor)
+            return make_layout(op.tag if isinstance(op, Binary) else "any", "dst", self.dims_of(tensor), grouped=False)
         return {"src": self.src_layout, "wei": self.wei_layout, "dst": self.dst_layout}[tensor]()
 
     def with_desc(self, desc: Descriptor) -> Problem:
@@ -185,7 +220,8 @@ class Problem:
 
     def __str__(self) -> str:
         tags = " ".join(f"--{k}={getattr(self, k)}" for k in ("stag", "wtag", "dtag") if getattr(self, k) != "any")
-        post = f" --attr-post-ops={self.post_op}" if self.post_op else ""
+        post = f" --attr-post-ops={format_post_ops(self.post_ops)}" if self.post_ops else ""
+        post += f" {self.quantization}" if self.quantization else ""
         return f"--dir={self.direction} --dt={self.types}{post}{' ' + tags if tags else ''} {self.desc}"
 
 
@@ -210,10 +246,28 @@ def _check_types(p: Problem) -> None:
         raise UnsupportedError(f"{p.direction} writes {result} as {a} or f32, not {getattr(t, result)}")
 
 
-def make_problem(desc: str | Descriptor, direction: str = "FWD_B", dt: str = "f32", post_ops: str = "",
-                 stag: str = "any", wtag: str = "any", dtag: str = "any", mb: int | None = None) -> Problem:
+def _check_post_ops(p: Problem) -> None:
+    if not p.is_forward:
+        raise UnsupportedError(f"post-ops ('{format_post_ops(p.post_ops)}') apply to forward problems only "
+                               f"(as in oneDNN), not {p.direction}")
+    dst = Type(p.types.dst)
+    for index, op in enumerate(p.post_ops):
+        if isinstance(op, Sum) and op.dt and op.dt != str(dst) and {op.dt, str(dst)} != {"s8", "u8"}:
+            raise UnsupportedError(f"post-op '{op}': the sum reads dst ({dst}) as {op.dt}; xegen reads it as its own "
+                                   "type or, for s8/u8, as the other one")
+        if isinstance(op, Sum) and op.zero_point and (op.dt or p.types.dst) not in ("s8", "u8", "s32"):
+            raise UnsupportedError(f"post-op '{op}': a sum zero point needs an integer data type (as in oneDNN)")
+        if isinstance(op, (Binary, Prelu)):
+            p.layout_of(p.post_op_tensor(index))
+
+
+def make_problem(desc: str | Descriptor, direction: str = "FWD_B", dt: str = "f32", post_ops: str | tuple = "",
+                 stag: str = "any", wtag: str = "any", dtag: str = "any", mb: int | None = None, scales: str = "",
+                 zero_points: str = "") -> Problem:
     """A problem from command-line style strings (what `xegen conv` takes)."""
     d = parse_descriptor(desc) if isinstance(desc, str) else desc
     if mb is not None:
         d = d.with_mb(mb)
-    return Problem(d, parse_direction(direction), parse_data_types(dt), parse_post_ops(post_ops), stag, wtag, dtag)
+    ops = parse_post_ops(post_ops) if isinstance(post_ops, str) else tuple(post_ops)
+    return Problem(d, parse_direction(direction), parse_data_types(dt), ops, parse_quantization(scales, zero_points),
+                   stag, wtag, dtag)

@@ -11,8 +11,11 @@ padded copy is made and the padding may be as large as the index range allows:
 
 Floating-point tensors are computed in float64 and integer ones in int64, so the results are
 exact up to float64 rounding.  `expected_outputs` then applies the problem's epilogue as the
-kernel must: bias, ReLU and conversion to the output type (int8 post-processing in f32, rounded
-to nearest even and saturated, as oneDNN does).
+kernel must: bias, the post-op chain (oneDNN's formulas, `xegen.conv.postops`) and conversion to
+the output type (rounded to nearest even and saturated for integers, as oneDNN does).  int8
+problems without post-ops are computed as the kernel does, in f32, and match exactly; with
+post-ops everything after the exact accumulation is float64 and the check allows the rounding
+(`xegen.conv.check`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ import itertools
 
 import numpy as np
 
+from . import postops
 from .descriptor import Descriptor
+from .postops import Sum
 from .problem import Problem
 
 _ALL3 = (slice(None),) * 3  # the n, g and channel axes of a grouped tensor
@@ -150,7 +155,7 @@ def expected_outputs(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[s
     acc = exact["dst"]
     bias = tensors.get("bias") if problem.has_bias else None
     out_kind = problem.types.dst
-    if problem.types.is_int8:
+    if problem.types.is_int8 and (not problem.post_ops or problem.relu) and not problem.quantization:
         if bias is None and out_kind == "s32":
             value = np.maximum(acc, 0) if problem.relu else acc
             return {"dst": convert(value, out_kind)}
@@ -161,12 +166,63 @@ def expected_outputs(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[s
         if problem.relu:
             value = np.maximum(value, np.float32(0))
         return {"dst": convert(value, out_kind)}
-    value = acc
-    if bias is not None:
-        value = value + _channel(bias.astype(np.float64), acc.ndim)
-    if problem.relu:
-        value = np.maximum(value, 0.0)
-    return {"dst": convert(value, out_kind)}
+    return {"dst": convert(post_processed(problem, tensors, acc), out_kind)}
+
+
+def post_processed(problem: Problem, tensors: dict[str, np.ndarray], acc: np.ndarray,
+                   step=None) -> np.ndarray:
+    """Forward values before the conversion to dst, in float64: `acc` scaled (src and wei
+    scales), plus bias, through the post-op chain, divided by the dst scale plus the dst zero
+    point.  `step(op, before, after, operand)`, if given, sees every post-op applied."""
+    q = problem.quantization
+    value = acc.astype(np.float64) * np.float64(q.src_scale) * _channel(wei_scales(problem, tensors), acc.ndim)
+    if problem.has_bias:
+        value = value + _channel(tensors["bias"].astype(np.float64), acc.ndim)
+    for index, op in enumerate(problem.post_ops):
+        operand = post_op_operand(problem, tensors, index)
+        after = postops.apply(op, value, operand)
+        if step is not None:
+            step(op, value, after, operand)
+        value = after
+    return value / q.dst_scale + _channel(dst_zero_points(problem, tensors), acc.ndim)
+
+
+def wei_scales(problem: Problem, tensors: dict[str, np.ndarray]) -> np.ndarray:
+    """The weights' scale per output channel (float64)."""
+    q = problem.quantization
+    if q.wei_scale_per_oc:
+        return tensors["wei_scales"].astype(np.float64)
+    return np.full(problem.desc.oc, q.wei_scale)
+
+
+def dst_zero_points(problem: Problem, tensors: dict[str, np.ndarray]) -> np.ndarray:
+    q = problem.quantization
+    if q.dst_zero_point_per_oc:
+        return tensors["dst_zero_points"].astype(np.float64)
+    return np.full(problem.desc.oc, float(q.dst_zero_point))
+
+
+def post_op_operand(problem: Problem, tensors: dict[str, np.ndarray], index: int) -> np.ndarray | None:
+    """What the index-th post-op reads besides the values: the old dst (as the sum's data type),
+    a binary's second tensor or prelu's weights."""
+    name = problem.post_op_tensor(index)
+    if name is None:
+        return None
+    op = problem.post_ops[index]
+    value = tensors[name]
+    if isinstance(op, Sum) and op.dt and op.dt != problem.types.dst:
+        value = reinterpret(value, problem.types.dst, op.dt)
+    return value
+
+
+_INTEGER_DTYPES = {"s8": np.int8, "u8": np.uint8, "s32": np.int32}
+
+
+def reinterpret(values: np.ndarray, kind: str, as_kind: str) -> np.ndarray:
+    """The bytes of `kind` values read as `as_kind` (s8 <-> u8)."""
+    if kind not in ("s8", "u8") or as_kind not in ("s8", "u8"):
+        raise ValueError(f"cannot reinterpret {kind} as {as_kind}")
+    return np.asarray(values).astype(_INTEGER_DTYPES[kind]).view(_INTEGER_DTYPES[as_kind])
 
 
 def _channel(bias: np.ndarray, ndim: int) -> np.ndarray:

@@ -30,8 +30,11 @@ class IRTypeError(Error):
 
 # Operator tables -------------------------------------------------------------------------
 
-#: unary operators: name -> C symbol
-UNARY_OPS = {"neg": "-", "not": "!", "bitnot": "~"}
+#: floating-point functions of the math unit, written as calls: `exp2(x)`, `inv(x)` = 1/x
+MATH_OPS = ("exp2", "log2", "sqrt", "inv")
+
+#: unary operators: name -> C symbol (the math functions: their own name)
+UNARY_OPS = {"neg": "-", "not": "!", "bitnot": "~", **{op: op for op in MATH_OPS}}
 
 #: binary operators: name -> (C symbol or function name, category)
 BINARY_OPS = {
@@ -48,8 +51,9 @@ BINARY_OPS = {
 #: ternary operators: add3(a, b, c) = a + b + c; mad(a, b, c) = a + b * c
 TERNARY_OPS = ("add3", "mad")
 
-#: operators written as a call, `min(a, b)`: the binary ones a word names, and the ternary ones
-CALL_OPS = tuple(op for op, (symbol, _) in BINARY_OPS.items() if symbol == op) + TERNARY_OPS
+#: operators written as a call, `min(a, b)`: the math functions, the binary ones a word names,
+#: and the ternary ones
+CALL_OPS = MATH_OPS + tuple(op for op, (symbol, _) in BINARY_OPS.items() if symbol == op) + TERNARY_OPS
 
 #: words of the text form that cannot name a variable or buffer (nor can a type name)
 RESERVED_WORDS = frozenset({
@@ -276,6 +280,8 @@ class Unary(Expr):
             ok = t.is_bool
         elif self.op == "bitnot":
             ok = t.is_int
+        elif self.op in MATH_OPS:
+            ok = t.is_float
         else:
             raise ValueError(f"unknown unary operator {self.op!r}")
         if not ok:

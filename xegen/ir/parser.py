@@ -51,7 +51,8 @@ _BINARY_LEVELS = {
 }
 _SELECT_LEVEL, _PREFIX_LEVEL = 1, 12
 _PREFIX_OPS = {"-": "neg", "!": "not", "~": "bitnot"}
-_FUNCTIONS = {**{op: 2 if op in ir.BINARY_OPS else 3 for op in ir.CALL_OPS}, "broadcast": 2}
+_FUNCTIONS = {**{op: 1 if op in ir.UNARY_OPS else 2 if op in ir.BINARY_OPS else 3 for op in ir.CALL_OPS},
+              "broadcast": 2}
 
 _EXACT_OPERATIONS = {**{op: 1 for op in ir.UNARY_OPS}, **{op: 2 for op in ir.BINARY_OPS},
                      **{op: 3 for op in ir.TERNARY_OPS}}
@@ -483,6 +484,8 @@ class Parser:
                 raise self.error(token, "broadcast takes a lane count literal")
             return self._build(token, ir.Broadcast, self._as_expr(args[0]), lanes.value)
         raw = [self._raw(a) for a in args]
+        if name in ir.UNARY_OPS:
+            return self._build(token, ir.unary, name, *raw)
         if name in ir.BINARY_OPS:
             return self._build(token, ir.binary, name, *raw)
         return self._build(token, ir.ternary, name, *raw)

@@ -70,6 +70,8 @@ def precedence(e: Expr) -> int:
         return PRECEDENCE[e.op]
     if isinstance(e, Select):
         return SELECT_PRECEDENCE
+    if isinstance(e, Unary) and UNARY_OPS[e.op] == e.op:
+        return PRIMARY_PRECEDENCE
     if isinstance(e, (Unary, Cast)):
         return UNARY_PRECEDENCE
     if isinstance(e, IntImm) and e.value < 0:
@@ -153,6 +155,8 @@ def _parts(e: Expr, names: _Names) -> list:
         operands = (e.a,) if isinstance(e, Unary) else (e.a, e.b) if isinstance(e, Binary) else (e.a, e.b, e.c)
         return [f"{e.op}.{e.a.type.scalar}(", *_listed(operands), ")"]
     if isinstance(e, Unary):
+        if UNARY_OPS[e.op] == e.op:  # a call: exp2(x)
+            return [f"{e.op}(", (e.a, 0), ")"]
         if isinstance(e.a, (Unary, IntImm, FloatImm)):
             return [UNARY_OPS[e.op], "(", (e.a, 0), ")"]  # keep -(3) a negation, not the literal -3
         return [UNARY_OPS[e.op], (e.a, UNARY_PRECEDENCE)]

@@ -195,7 +195,14 @@ def unary(op: str, x: np.ndarray, t: Type) -> np.ndarray:
             return np.logical_not(x)
         if op == "bitnot":
             return np.invert(x)
+    if op in _MATH:
+        # computed in float64 and rounded once to the type, as the simulator's math unit does
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return round_array(_MATH[op](np.asarray(x, dtype=np.float64)), t)
     raise ValueError(f"unknown unary operator {op!r}")
+
+
+_MATH = {"exp2": np.exp2, "log2": np.log2, "sqrt": np.sqrt, "inv": lambda x: 1 / x}
 
 
 def _shift_count(b: np.ndarray, t: Type) -> np.ndarray:

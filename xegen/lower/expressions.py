@@ -244,6 +244,18 @@ class Expressions:
             raise UnsupportedError(f"'{op}' on {scalar} is not supported")
         return out
 
+    def _math(self, op: str, a: Value, t: Type, dst) -> Value:
+        """A math-unit function, on f32 (narrower floats go through f32)."""
+        if t.scalar != F32:
+            wide = self._to_f32(a, t.lanes)
+            result = self._math(op, wide, F32.with_lanes(t.lanes), None)
+            out = self._target(dst, t)
+            convert(self.b, out, result)
+            return out
+        out = self._target(dst, t)
+        self.b.alu("math", out, [self._lanes(a, t.lanes)], function=_MATH_FUNCTIONS[op])
+        return out
+
     def _to_f32(self, v: Value, lanes: int) -> Value:
         if isinstance(v, Constant):
             return Constant(float(v.value), F32, v.lanes)
@@ -340,6 +352,8 @@ class Expressions:
         if isinstance(a, Constant):
             return self._fold(E.Unary(e.op, constant_expr(a)), e.type)
         t = e.type
+        if e.op in E.MATH_OPS:
+            return self._math(e.op, a, t, dst)
         if t.scalar.kind == "bf16":
             out = self._target(dst, t)
             self.b.alu("xor", Region(out.reg, out.offset, U16, out.lanes, out.stride),
@@ -590,6 +604,10 @@ def _as_region(picked) -> Region | None:
     if step <= 0 or step % size or any(b - a != step for a, b in zip(addresses, addresses[1:])):
         return None
     return Region(first.reg, addresses[0], first.type, len(addresses), step // size, first.negate)
+
+
+#: IR math operation -> the math unit's function
+_MATH_FUNCTIONS = {"exp2": "exp", "log2": "log", "sqrt": "sqt", "inv": "inv"}
 
 
 def _negate(v: Value) -> Value:

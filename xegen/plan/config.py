@@ -220,8 +220,8 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
         if c.kind not in ("f32", "s32"):
             raise ConfigError(f"k_split={config.k_split} adds partial results with atomics, which needs an f32 or "
                               f"s32 output, not {c}")
-        if gemm.problem.relu:
-            raise ConfigError(f"k_split={config.k_split}: relu cannot be applied to partial sums")
+        if gemm.problem.post_ops:
+            raise ConfigError(f"k_split={config.k_split}: post-ops cannot be applied to partial sums")
         if is_int8 and (c.kind != "s32" or gemm.bias_mode):
             # f32 partial sums (or a rounded bias) would not add up to int8's exact result
             raise ConfigError(f"k_split={config.k_split}: int8 partial results add exactly only into an s32 "

@@ -77,6 +77,8 @@ def unsuited(problem: Problem, hw: Platform) -> str | None:
     desc = problem.desc
     if not problem.is_forward:
         return "it computes forward convolutions only"
+    if problem.quantization or any(problem.post_op_tensor(i) for i in range(len(problem.post_ops))):
+        return "its epilogue applies eltwise post-ops only (no sum, binary, prelu, scales or zero points)"
     if desc.g > 1:
         return "it is for ungrouped convolutions (g = 1)"
     if desc.ic > MAX_INPUT_CHANNELS:

@@ -134,6 +134,8 @@ class Gemm:
     bias: View | None  # FWD_B: added to C; BWD_WB: the sum of B over K
     bias_mode: str  # "", "add" or "reduce"
     skips_outputs: bool = False  # C elements no group writes, which must hold zeros (StridePhases)
+    post_ops: tuple[View | None, ...] = ()  # per post-op: the tensor it reads (None: none)
+    quantization: tuple[View, ...] = ()  # per-channel wei_scales and dst_zero_points (1 x N)
 
     def dim(self, name: str) -> GemmDim:
         return {"m": self.m, "n": self.n, "k": self.k}[name]
@@ -232,7 +234,46 @@ def _views_common(problem: Problem):
 def _bias_view(problem: Problem) -> View | None:
     if not problem.has_bias:
         return None
-    return View("bias", ("n",), problem.layout_of("bias"), problem.bias_type, _bias_mapping(problem.desc), {"oc": 0})
+    return _channel_view(problem, "bias")
+
+
+def _channel_view(problem: Problem, name: str) -> View:
+    """A tensor of one value per output channel, along N."""
+    return View(name, ("n",), problem.layout_of(name), problem.type_of(name), _bias_mapping(problem.desc), {"oc": 0})
+
+
+def _post_op_views(problem: Problem, c: View) -> tuple[View | None, ...]:
+    """Per post-op, the view of the tensor it reads: sum reads C's own elements (as its data
+    type); a binary's or prelu's tensor spans the destination dimensions of its broadcast mask,
+    seen along N alone (a 1 x N tile) when that is only the channels, else along M and N."""
+    views: list[View | None] = []
+    ndims = len(problem.desc.dst_dims())
+    for index, op in enumerate(problem.post_ops):
+        name = problem.post_op_tensor(index)
+        if name is None:
+            views.append(None)
+        elif name == "dst":
+            views.append(replace(c, type=problem.type_of("dst") if not op.dt else Type(op.dt)))
+        else:
+            mask = op.mask(ndims)
+            views.append(_broadcast_view(problem, name, mask))
+    return tuple(views)
+
+
+def _broadcast_view(problem: Problem, name: str, mask: int) -> View:
+    desc = problem.desc
+    dst_mapping = _channels_and_spatial(desc, "oc", desc.ocg, "o")
+    ndims = len(desc.dst_dims())
+
+    def mapping(v):
+        indices, masks = dst_mapping(v)
+        return [index if mask >> i & 1 else Idx.const(0) for i, index in enumerate(indices)], masks
+
+    unit = {"oc": 1} if mask & 0b10 else {}
+    if mask >> (ndims - 1) & 1:
+        unit["o" + desc.used[-1]] = ndims - 1
+    dims = ("n",) if mask & ~0b10 == 0 else ("m", "n")
+    return View(name, dims, problem.layout_of(name), problem.type_of(name), mapping, unit)
 
 
 def _forward(problem: Problem) -> Gemm:
@@ -245,7 +286,8 @@ def _forward(problem: Problem) -> Gemm:
              _weights_unit(desc))
     c = View("dst", ("m", "n"), layouts["dst"], types["dst"], _channels_and_spatial(desc, "oc", desc.ocg, "o"),
              {"oc": 1, "o" + desc.used[-1]: last})
-    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem), "add" if problem.has_bias else "")
+    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem), "add" if problem.has_bias else "",
+                _post_op_views(problem, c), tuple(_channel_view(problem, t) for t in problem.quantization.tensors))
 
 
 def _backward_data(problem: Problem) -> Gemm:

@@ -307,7 +307,7 @@ def _buffering_options(config: Config, slm: int, given: Mapping[str, object], ge
 
 def _pick_k_split(config: Config, gemm: Gemm) -> int:
     """Split K across groups when the loop is long and C can take atomic adds (backward weights)."""
-    if gemm.c.type.kind not in ("f32", "s32") or gemm.problem.relu or gemm.problem.kind != "bwd_w":
+    if gemm.c.type.kind not in ("f32", "s32") or gemm.problem.post_ops or gemm.problem.kind != "bwd_w":
         return 1
     total = -(-gemm.k.size // config.k_block)
     if total < 2 * SPLIT_ITERATIONS:

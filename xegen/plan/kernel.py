@@ -149,6 +149,8 @@ class KernelPlan:
     bias_sum: TileLayout | None = None  # BWD_WB: f32 column sums of B
     bias_store: OutputPlan | None = None
     k_reduction: KReduction | None = None  # tg_k > 1: the partial sums added through SLM
+    post_loads: list[OutputPlan | None] = field(default_factory=list)  # per post-op: the tile of its tensor
+    quantization_loads: list[OutputPlan] = field(default_factory=list)  # per gemm.quantization view
     grf_buffers: list[tuple[Var, int]] = field(default_factory=list)
 
     @property
@@ -222,6 +224,9 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         out_type = F32 if atomic else gemm.bias.type
         plan.bias_store = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_store", out_type,
                                        "fadd" if atomic else "")
+    plan.post_loads = [_plan_post_load(view, index, gemm, config, hw) for index, view in enumerate(gemm.post_ops)]
+    plan.quantization_loads = [_plan_output(view, gemm, hw, (1, config.n_tile), f"{view.tensor}_load", view.type, "")
+                               for view in gemm.quantization]
 
     if config.tg_k > 1:
         # the store tile is free until the epilogue: the partial sums pass through it
@@ -240,6 +245,8 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     buffers.append((c.tile.buffer, c.tile.bytes))
     if plan.bias_load is not None:
         buffers.append((plan.bias_load.tile.buffer, plan.bias_load.tile.bytes))
+    buffers += [(post.tile.buffer, post.tile.bytes) for post in plan.post_loads + plan.quantization_loads
+                if post is not None]
     if plan.bias_sum is not None:
         buffers += [(plan.bias_sum.buffer, plan.bias_sum.bytes), (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
                     (Var("one", PTR), 4)]
@@ -529,6 +536,18 @@ def _reorder_moves(dst: TileLayout, src: TileLayout, hw: Platform) -> int:
         return max(1, min(32, 2 * hw.grf_bytes // (dst.type.size * max(1, abs(stride)))))
 
     return sum(min(m.rows * -(-m.cols // lanes(m.d_cs)), m.cols * -(-m.rows // lanes(m.d_rs))) for m in moves)
+
+
+def _plan_post_load(view: View | None, index: int, gemm: Gemm, config: Config, hw: Platform) -> OutputPlan | None:
+    """The tile a post-op's tensor is loaded into, with the messages of the output it matches:
+    C's tile (m_tile x n_tile), or one row of n_tile (a 1 x 1 tile for one common value)."""
+    if view is None:
+        return None
+    if len(view.dims) == 2:
+        extents = (config.m_tile, config.n_tile)
+    else:
+        extents = (1, config.n_tile if view.unit else 1)
+    return _plan_output(view, gemm, hw, extents, f"post{index}_load", view.type, "")
 
 
 def _plan_output(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], name: str, type, atomic: str
