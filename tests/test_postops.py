@@ -124,3 +124,14 @@ def test_mobilenet_v2_real_size(layer, hw):
 @pytest.mark.parametrize("hw", PLATFORMS)
 def test_yolov2_conv1_leaky_relu_real_size(hw):
     check(make_problem(YOLOV2_CONV1, "FWD_B", "f32", "relu:0.1"), hw)
+
+
+@pytest.mark.parametrize("desc, chain, plan", [
+    ("mb1g32ic32ih6oc32oh6kh3ph1", "clip:0:6+swish", "depthwise"),  # eltwise chains: the row plan's epilogue
+    ("mb1g32ic32ih6oc32oh6kh3ph1", "sum:0.5+relu", "gemm"),  # a post-op reading dst: the GEMM plan's
+    ("mb1ic3ih12oc16oh6kh3sh2ph1", "relu:0.1", "first"),
+    ("mb1ic3ih12oc16oh6kh3sh2ph1", "add:f32:per_oc", "gemm"),
+])
+def test_row_plans_take_eltwise_chains_and_leave_tensors_to_the_gemm_plan(desc, chain, plan):
+    compilation = check(make_problem(desc, post_ops=chain), "xehpg")
+    assert compilation.config.plan == plan

@@ -133,9 +133,9 @@ class Gemm:
     c: View
     bias: View | None  # FWD_B: added to C; BWD_WB: the sum of B over K
     bias_mode: str  # "", "add" or "reduce"
-    skips_outputs: bool = False  # C elements no group writes, which must hold zeros (StridePhases)
     post_ops: tuple[View | None, ...] = ()  # per post-op: the tensor it reads (None: none)
     quantization: tuple[View, ...] = ()  # per-channel wei_scales and dst_zero_points (1 x N)
+    skips_outputs: bool = False  # C elements no group writes, which must hold zeros (StridePhases)
 
     def dim(self, name: str) -> GemmDim:
         return {"m": self.m, "n": self.n, "k": self.k}[name]
@@ -287,7 +287,8 @@ def _forward(problem: Problem) -> Gemm:
     c = View("dst", ("m", "n"), layouts["dst"], types["dst"], _channels_and_spatial(desc, "oc", desc.ocg, "o"),
              {"oc": 1, "o" + desc.used[-1]: last})
     return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem), "add" if problem.has_bias else "",
-                _post_op_views(problem, c), tuple(_channel_view(problem, t) for t in problem.quantization.tensors))
+                post_ops=_post_op_views(problem, c),
+                quantization=tuple(_channel_view(problem, t) for t in problem.quantization.tensors))
 
 
 def _backward_data(problem: Problem) -> Gemm:
