@@ -300,7 +300,7 @@ def test_the_progress_bar_is_erased_before_every_row(capsys, tmp_path, monkeypat
     ((SMALL, "--print-after=optimize", "--no-optimize"), "does not run with --no-optimize"),
     ((SMALL, "--json", "--print-ir"), "--print-ir prints text"),
     ((SMALL, "--config", "k_block=2147483648"), "k_block=2147483648: the A, B and C tiles need at least"),
-    ((SMALL, "--config", "n_tile=1000000"), "n_tile=1000000, k_block=4: the A, B and C tiles need at least"),
+    ((SMALL, "--config", "n_tile=1000000"), "n_tile=1000000, k_block=16: the A, B and C tiles need at least"),
     ((SMALL, "--mb", "0"), "xegen: error: minibatch must be at least 1, not 0"),  # no column: not the descriptor
     ((SMALL, "-o", "/nonexistent/dir/k.zebin"), "-o /nonexistent/dir/k.zebin: directory /nonexistent/dir does not"),
     ((SMALL, "-o", "/"), "-o /: is a directory, not a file name"),

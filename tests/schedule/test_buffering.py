@@ -145,7 +145,8 @@ def test_slm_copies_can_rotate_by_index_arithmetic_instead_of_unrolling():
 @pytest.mark.parametrize("slm_bufs", [2, 3])
 def test_removing_any_one_barrier_wait_makes_the_interpreter_report_a_race(slm_bufs):
     problem = make_problem("mb1ic16ih6oc32oh6kh3ph1", "FWD_D", "f16")
-    kernel = build_kernel(problem, "xehpg", {"slm": 1, "tg_m": 2, "tg_n": 2, "n_tile": 16, "slm_bufs": slm_bufs})
+    kernel = build_kernel(problem, "xehpg", {"slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1, "n_tile": 16,
+                                             "slm_bufs": slm_bufs})
     assert kernel.config.slm_bufs == slm_bufs and not calls(kernel.body, Barrier)
     tensors = random_inputs(problem)
     run_ir(kernel, tensors)  # as scheduled: no race
@@ -255,10 +256,12 @@ def test_prefetch_needs_lsc_and_runs_ahead_of_the_loads():
 
 
 @pytest.mark.parametrize("platform, dt, overrides, slm_bufs, gmem_bufs", [
-    ("xehpg", "f16", {"slm": 1, "tg_m": 2, "tg_n": 2}, 2, 2),  # 4 threads: double buffering
-    ("xehpg", "f16", {"slm": 1, "tg_m": 4, "tg_n": 4, "m_tile": 8, "n_tile": 8}, 3, 2),  # 16 threads: triple
-    ("xehpg", "f32", {}, 1, 1),  # mad without SLM
-    ("xelp", "f16", {"slm": 1, "tg_m": 2, "tg_n": 2}, 2, 1),  # mad through SLM
+    # (one thread along K, so each thread's K loop is long enough to buffer)
+    ("xehpg", "f16", {"slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1}, 2, 2),  # 4 threads: double buffering
+    ("xehpg", "f16", {"slm": 1, "tg_m": 4, "tg_n": 4, "tg_k": 1, "m_tile": 8, "n_tile": 8, "gmem_bufs": 2}, 3, 2),
+    # (16 threads: triple)
+    ("xehpg", "f32", {"tg_k": 1}, 1, 1),  # mad without SLM
+    ("xelp", "f16", {"slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1}, 2, 1),  # mad through SLM
 ])
 def test_the_heuristic_picks_buffer_counts(platform, dt, overrides, slm_bufs, gmem_bufs):
     kernel = build_kernel(make_problem("mb1ic32ih8oc32oh8kh3ph1", "FWD_D", dt), platform, overrides)

@@ -91,7 +91,7 @@ def test_cycles_are_at_least_both_bounds(kernel):
 
 def test_buffering_shortens_a_convolution_loop_in_the_model():
     problem = make_problem("mb1ic64ih8oc64oh8kh3ph1", "FWD_D", "f16")
-    base = {"slm": 1, "tg_m": 2, "tg_n": 2, "m_tile": 16, "n_tile": 32}
+    base = {"slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1, "m_tile": 16, "n_tile": 32}
     reports = {}
     for slm_bufs, gmem_bufs in ((1, 1), (2, 1), (2, 2), (3, 2)):
         kernel = build_kernel(problem, "xehpg", {**base, "slm_bufs": slm_bufs, "gmem_bufs": gmem_bufs})

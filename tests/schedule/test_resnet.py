@@ -19,7 +19,7 @@ from xegen.conv import make_problem, random_inputs
 from xegen.errors import ConfigError
 from xegen.pipeline import build_kernel
 from xegen.plan import formulate
-from xegen.plan.kernel import plan_kernel
+from xegen.plan.strategies import plan_for
 from xegen.schedule import hoist_invariants, multi_buffer, schedule_by_latency, unroll
 
 COMBINATIONS = [  # (direction, data types, platform)
@@ -27,7 +27,10 @@ COMBINATIONS = [  # (direction, data types, platform)
     ("FWD_D", "u8:s8:s32", "xehpg"), ("FWD_B", "bf16", "xehpc"), ("BWD_W", "f32", "xelp"),
     ("FWD_I", "s8:s8:f32", "xelp"), ("BWD_D", "f16", "xehpc"),
 ]
-STAGED = ({"slm": 1, "tg_m": 2, "tg_n": 2}, {"slm": 1, "tg_m": 2, "tg_n": 1}, {"slm": 1}, {})
+# multi-buffered SLM first: the heuristic leaves it out where the model says it does not pay (short
+# K loops of scaled layers), but these tests are about the transforms that build it
+STAGED = ({"slm": 1, "tg_m": 2, "tg_n": 2, "slm_bufs": 2}, {"slm": 1, "tg_m": 2, "tg_n": 2},
+          {"slm": 1, "tg_m": 2, "tg_n": 1}, {"slm": 1}, {})
 
 
 def single_buffered(problem, platform):
@@ -45,7 +48,7 @@ def single_buffered(problem, platform):
 
 def unscheduled(kernel):
     """The builder's body for the kernel's configuration, before any scheduling transform."""
-    return build_body(plan_kernel(formulate(kernel.problem), kernel.config, kernel.hw))
+    return build_body(plan_for(formulate(kernel.problem), kernel.config, kernel.hw))
 
 
 def variants(kernel, platform):
@@ -89,7 +92,7 @@ def test_transforms_keep_scaled_resnet_layers_bit_identical(layer, direction, dt
     assert {"heuristic", "single-buffered", "hoist", "unroll3", "list-schedule"} <= set(checked)
 
 
-def test_the_default_run_multi_buffers_slm_on_most_layers():
+def test_the_staged_run_multi_buffers_slm_on_most_layers():
     staged = 0
     for layer, desc in enumerate(RESNET):
         direction, dt, platform = COMBINATIONS[layer % len(COMBINATIONS)]
