@@ -41,7 +41,7 @@ from ..ir import Var
 from ..ir.types import F16, F32, PTR, Type
 from .config import RESERVED_GRFS, Config, check_config
 from .gemm import Gemm, check_index_range
-from .rows import Rows, contiguous_channels, m_tile_options
+from .rows import RowPlan, Rows, contiguous_channels, m_tile_options
 from .tiles import TileLayout, dense_layout, line_layout, round_up
 
 MAX_CHANNELS_PER_GROUP = 8  # beyond that, a group's channels fill the GEMM plan's lanes
@@ -95,7 +95,7 @@ def operand_type(problem: Problem) -> Type:
 
 
 @dataclass
-class DepthwisePlan:
+class DepthwisePlan(RowPlan):
     gemm: Gemm
     config: Config
     hw: Platform
@@ -113,18 +113,6 @@ class DepthwisePlan:
     store_block: bool  # each output pixel's channels are one block message (else a scatter)
     bias: TileLayout | None
     grf_buffers: list[tuple[Var, int]]
-
-    @property
-    def problem(self) -> Problem:
-        return self.gemm.problem
-
-    @property
-    def iterations(self) -> int:
-        return self.rows.iterations
-
-    @property
-    def thread_group(self) -> tuple[int, int, int]:
-        return (self.config.tg_n, self.config.tg_m, 1)
 
     @property
     def slm_bytes(self) -> int:

@@ -55,7 +55,7 @@ from ..ir.types import F16, F32, PTR, Type
 from .config import RESERVED_GRFS, SYSTOLIC, Config, check_config, k_step
 from .depthwise import int8_sums_are_exact
 from .gemm import Gemm, check_index_range
-from .rows import Rows, contiguous_channels, m_tile_options
+from .rows import RowPlan, Rows, contiguous_channels, m_tile_options
 from .tiles import (
     Piece,
     Progression,
@@ -126,7 +126,7 @@ class Systolic:
 
 
 @dataclass
-class FirstLayerPlan:
+class FirstLayerPlan(RowPlan):
     gemm: Gemm
     config: Config
     hw: Platform
@@ -149,18 +149,6 @@ class FirstLayerPlan:
     grf_buffers: list[tuple[Var, int]]  # the kernel's registers but `loop_buffers`
     loop_buffers: list[tuple[Var, int]]  # the loop's global-load targets: each version of the loop has its own
     systolic: Systolic | None = None  # with dpas
-
-    @property
-    def problem(self) -> Problem:
-        return self.gemm.problem
-
-    @property
-    def iterations(self) -> int:
-        return self.rows.iterations
-
-    @property
-    def thread_group(self) -> tuple[int, int, int]:
-        return (self.config.tg_n, self.config.tg_m, 1)
 
     @property
     def slm_bytes(self) -> int:

@@ -66,6 +66,23 @@ class Rows:
         return self.pixels[-1] + 1
 
 
+class RowPlan:
+    """What the row plans (depthwise, first layer) share: their problem, K loop trips and group
+    shape, read from the `gemm`, `rows` and `config` fields each declares."""
+
+    @property
+    def problem(self):
+        return self.gemm.problem
+
+    @property
+    def iterations(self) -> int:
+        return self.rows.iterations
+
+    @property
+    def thread_group(self) -> tuple[int, int, int]:
+        return (self.config.tg_n, self.config.tg_m, 1)
+
+
 def m_tile_options(desc: Descriptor, choices: tuple[int, ...]) -> list[int]:
     """Output blocks along w to try, largest first: the choices that fit the row (a block never
     runs past the row's end: it is moved back instead), or the whole row when it is shorter."""
