@@ -1,4 +1,5 @@
-"""Intel's offline tools as oracles and peers: iga64 (assembler), ocloc (IGC and NEO's validator).
+"""Intel's offline tools as oracles and peers: iga64 (assembler), ocloc (IGC and NEO's validator),
+GenX_IR (IGC's vISA finalizer, the second back end's code generator).
 
 Each call runs the tool in a fresh temporary directory (ocloc litters the current directory)
 and returns bytes or text; a failure raises `ToolError` with the tool's own message.
@@ -10,6 +11,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import hw as hwlib
@@ -91,6 +93,36 @@ def ocloc_validate(zebin: bytes) -> tuple[bool, str]:
         result = _run([find_tool("ocloc"), "validate", "-file", "kernel.bin"], tmp)
         report = (result.stdout + result.stderr).strip()
         return result.returncode == 0 and "Binary is VALID" in report, report
+
+
+@dataclass(frozen=True)
+class Finalized:
+    """What GenX_IR made of a vISA kernel: the native code and its assembly listing (whose
+    `//.` header lines report instruction count, GRFs and spills)."""
+
+    code: bytes
+    listing: str
+
+
+def genx_ir_platform(hw: str | hwlib.Platform) -> str:
+    """GenX_IR's -platform name: the upper-case ocloc device (TGLLP, DG2, PVC)."""
+    return hwlib.platform(hw).ocloc_device.upper()
+
+
+def genx_ir_finalize(text: str, hw: str | hwlib.Platform, grf_count: int) -> Finalized:
+    """Finalize vISA assembly into native code for the platform with `grf_count` GRFs."""
+    with tempfile.TemporaryDirectory(prefix="xegen-genx-") as tmp:
+        Path(tmp, "kernel.visaasm").write_text(text)
+        argv = [find_tool("GenX_IR"), "kernel.visaasm", "-platform", genx_ir_platform(hw), "-output", "-binary",
+                "-TotalGRFNum", str(grf_count)]
+        result = _run(argv, tmp)
+        code, listing = Path(tmp, "kernel.dat"), Path(tmp, "kernel.asm")
+        if result.returncode != 0 or not code.exists() or not listing.exists():
+            errors = Path(tmp, "kernel.errors.txt")
+            detail = errors.read_text() if errors.exists() else ""
+            message = " ".join((result.stdout + result.stderr + detail).split())
+            raise ToolError(f"GenX_IR failed: {message[:2000]}")
+        return Finalized(code.read_bytes(), listing.read_text())
 
 
 def environment_can_install_tools() -> bool:

@@ -7,6 +7,10 @@
     regalloc   registers allocated, branches linked                          (assembly)
     swsb       scoreboard tokens and distances (emit.scoreboard)             (assembly)
 
+With `backend="visa"` the program `isel` selected is written as vISA assembly (`visa`) and
+IGC's finalizer GenX_IR allocates, schedules and assigns SWSB (`finalize`) instead of
+regalloc and swsb; the zebin's `.ze_info` is the same (xegen.visa, docs/visa.md).
+
 `compile_problem(problem, hw)` runs them and returns a `Compilation`; `show(pass, text)` sees
 each pass's output (the CLI's `--print-after`).  When a configuration's kernel does not fit
 the register file after allocation, or its code the instruction cache, the next configuration
@@ -41,8 +45,10 @@ from .plan.heuristic import choose_config, config_candidates
 from .plan.kernel import CodeSizeError, check_code_size
 from .plan.strategies import AnyPlan, plan_for
 from .schedule import GraphDump, ScheduleOptions, schedule
+from .visa import compile_visa
 
-PASSES = ("build", "schedule", "optimize", "isel", "regalloc", "swsb")
+PASSES = ("build", "schedule", "optimize", "isel", "regalloc", "swsb", "visa", "finalize")
+BACKENDS = ("native", "visa")
 
 # Saturation stops on iterations and e-graph size only, so that the result does not depend on the
 # machine's speed; the time bound is a safety net far above what conv kernels take (about a second).
@@ -73,14 +79,18 @@ def check_pass_names(names) -> frozenset[str]:
 
 def compile_problem(problem: Problem, hw: str | hwlib.Platform = "xehpg",
                     overrides: Mapping[str, object] | None = None, *, optimize: bool = True,
-                    show: Show | None = None, dump_graph: str | Path | None = None) -> Compilation:
-    """Compile `problem` for `hw` with the heuristic configuration (`overrides` fix keys of it)."""
+                    show: Show | None = None, dump_graph: str | Path | None = None,
+                    backend: str = "native") -> Compilation:
+    """Compile `problem` for `hw` with the heuristic configuration (`overrides` fix keys of it);
+    `backend` "visa" finalizes xegen's instruction selection with IGC's GenX_IR."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown back end '{backend}' (back ends: {', '.join(BACKENDS)})")
     platform = hwlib.platform(hw)
     gemm = formulate(problem)
     fallbacks: list[str] = []
     for config in config_candidates(gemm, platform, overrides):
         try:
-            result = _compile_config(problem, gemm, config, platform, optimize, show, dump_graph)
+            result = _compile_config(problem, gemm, config, platform, optimize, show, dump_graph, backend)
         except (RegisterAllocationError, CodeSizeError) as error:
             fallbacks.append(f"{config}: {error}")
             continue
@@ -89,7 +99,7 @@ def compile_problem(problem: Problem, hw: str | hwlib.Platform = "xehpg",
                       f"instruction cache; the last: {fallbacks[-1] if fallbacks else 'none'}")
 
 
-def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph) -> Compilation:
+def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph, backend) -> Compilation:
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -115,7 +125,8 @@ def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph)
         done("optimize", lambda: f"// e-graph: {report.saturation.describe()}, cost {report.cost_before} -> "
                                  f"{report.cost_after}, {report.lets} shared lets\n" + format_stmt(body))
     try:
-        compiled = compile_kernel(kernel_spec(kernel), platform, trace=done)
+        lower = compile_visa if backend == "visa" else compile_kernel
+        compiled = lower(kernel_spec(kernel), platform, trace=done)
         check_code_size(len(compiled.instructions), platform)
     except (RegisterAllocationError, CodeSizeError):
         if dump is not None:

@@ -49,7 +49,8 @@ from .regalloc import RegisterAllocationError, allocate, registers_used, rewrite
 INSTRUCTION_BYTES = 16
 
 
-def _check(spec: KernelSpec, hw: hwlib.Platform) -> None:
+def check_kernel_spec(spec: KernelSpec, hw: hwlib.Platform) -> None:
+    """Refuse a spec the platform cannot run (GRF count, group shape, SLM)."""
     if spec.grf_count not in hw.grf_counts:
         raise ConfigError(f"kernel {spec.name}: {hw.display_name} runs {' or '.join(map(str, hw.grf_counts))} GRFs, "
                           f"not {spec.grf_count}")
@@ -90,14 +91,22 @@ def statistics(instructions: list[Instruction], grfs: int, slm: int) -> KernelSt
 Trace = Callable[[str, Callable[[], str]], None]
 
 
-def _select_and_allocate(spec: KernelSpec, platform: hwlib.Platform, payload, reuse_payloads: bool):
-    """Instruction selection and the passes on its virtual registers, then allocation."""
+def select_instructions(spec: KernelSpec, platform: hwlib.Platform, payload,
+                        reuse_payloads: bool) -> tuple[Builder, Abi, StatementLowering]:
+    """Instruction selection and the passes on its virtual registers (the program is
+    `builder.program`); the vISA back end (`xegen.visa`) starts from here too."""
     builder = Builder(platform, reuse_payloads)
     abi = Abi(builder, spec, payload, spec.grf_count)
     lowering = StatementLowering(builder, abi)
     lowering.kernel(spec.body)
     drop_repeated_flags(builder.program)
     eliminate_dead_code(builder.program)
+    return builder, abi, lowering
+
+
+def _select_and_allocate(spec: KernelSpec, platform: hwlib.Platform, payload, reuse_payloads: bool):
+    """Instruction selection and the passes on its virtual registers, then allocation."""
+    builder, abi, lowering = select_instructions(spec, platform, payload, reuse_payloads)
     ops, labels = flatten(builder.program)
     placed = allocate(ops, labels, builder.vregs, spec.grf_count, platform.grf_bytes, spec.name,
                       bank_bit=platform.grf_bank_bit)
@@ -109,7 +118,7 @@ def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | No
     render)` is called after each pass (isel, regalloc, swsb) with a function that renders its
     output as text, for `--print-after`."""
     platform = hwlib.platform(hw)
-    _check(spec, platform)
+    check_kernel_spec(spec, platform)
     payload = plan_payload(spec, platform)
     try:
         builder, abi, lowering, ops, placed = _select_and_allocate(spec, platform, payload, reuse_payloads=True)
@@ -137,4 +146,4 @@ def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | No
 
 
 __all__ = ["CompiledKernel", "KernelSpec", "KernelStats", "RegisterAllocationError", "UnsupportedError",
-           "compile_kernel"]
+           "compile_kernel", "select_instructions", "statistics", "check_kernel_spec"]

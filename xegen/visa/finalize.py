@@ -1,0 +1,107 @@
+"""The vISA back end's driver: select, translate, finalize with GenX_IR, wrap in xegen's zebin.
+
+The finalizer's code replaces ours; everything the runtime sees stays xegen's: the kernel
+name, the `.ze_info` (payload arguments at the dispatch ABI's offsets, SIMD width, required
+group size, SLM, barriers, dpas) and the GRF count the kernel was planned for, which GenX_IR
+is told (`-TotalGRFNum`).  The finalizer reports spills in its listing's header
+(`//.spill size N`); xegen's zebin declares no scratch space, so a kernel that spills is
+finalized again from a selection that keeps no message payloads for reuse (as the native
+back end does when allocation fails) and, if it still spills, refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from .. import hw as hwlib
+from ..emit.asm_printer import format_kernel
+from ..emit.decoder import decode
+from ..emit.footprint import GRF_UNITS, instruction_facts
+from ..emit.zebin import write_zebin
+from ..errors import ConfigError
+from ..lower import CompiledKernel, KernelSpec, check_kernel_spec, select_instructions, statistics
+from ..lower.abi import plan_payload
+from ..oracles import Finalized, genx_ir_finalize
+from .text import translate
+
+Trace = Callable[[str, Callable[[], str]], None]
+_HEADER = re.compile(r"^//\.(instCount|spill size|GRF count|private memory size)\s+(\d+)", re.MULTILINE)
+
+
+class SpillError(ConfigError):
+    """IGC's finalizer spilled registers; xegen's zebins have no scratch space."""
+
+
+@dataclass(frozen=True)
+class FinalizerReport:
+    """What GenX_IR's listing says of the kernel it wrote."""
+
+    instructions: int
+    spill_bytes: int
+    private_bytes: int
+
+    @staticmethod
+    def parse(listing: str) -> "FinalizerReport":
+        found = {key: int(value) for key, value in _HEADER.findall(listing)}
+        return FinalizerReport(found.get("instCount", 0), found.get("spill size", 0),
+                               found.get("private memory size", 0))
+
+
+@dataclass(frozen=True)
+class VisaCompiledKernel(CompiledKernel):
+    """A `CompiledKernel` whose code IGC's finalizer wrote, with the vISA it started from."""
+
+    visa: str = ""
+    finalizer: FinalizerReport | None = None
+
+
+def compile_visa(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None = None) -> VisaCompiledKernel:
+    """Lower `spec` through vISA and GenX_IR (passes: isel, visa, finalize)."""
+    platform = hwlib.platform(hw)
+    check_kernel_spec(spec, platform)
+    payload = plan_payload(spec, platform)
+    for reuse_payloads in (True, False):
+        builder, abi, lowering = select_instructions(spec, platform, payload, reuse_payloads)
+        visa = translate(builder.program, spec.name, platform, payload.simd, spec.grf_count)
+        finalized = genx_ir_finalize(visa.text, platform, spec.grf_count)
+        report = FinalizerReport.parse(finalized.listing)
+        if not report.spill_bytes and not report.private_bytes:
+            break
+    else:
+        raise SpillError(f"kernel {spec.name}: IGC's finalizer spilled {report.spill_bytes} bytes "
+                         f"({report.private_bytes} bytes of private memory) with {spec.grf_count} GRFs; the vISA "
+                         "back end writes zebins without scratch space (try --config grf=256 or a smaller tile)")
+    if trace:
+        trace("isel", lambda: builder.program.listing(platform))
+        trace("visa", lambda: visa.text)
+    return _wrap(spec, platform, payload, abi, lowering, visa.text, finalized, report, trace)
+
+
+def _wrap(spec, platform, payload, abi, lowering, text: str, finalized: Finalized, report: FinalizerReport,
+          trace: Trace | None) -> VisaCompiledKernel:
+    instructions = decode(finalized.code, platform)
+    if trace:
+        trace("finalize", lambda: format_kernel(instructions, platform))
+    slm = max(spec.slm_bytes, lowering.slm_bytes)
+    if slm > platform.max_slm_bytes:
+        raise ConfigError(f"kernel {spec.name}: {slm} bytes of SLM exceed {platform.max_slm_bytes}")
+    stats = statistics(instructions, grfs_touched(instructions, platform), slm)
+    zebin_kernel = abi.zebin_kernel(finalized.code, spec.grf_count, slm, lowering.uses_barriers,
+                                    lowering.uses_dpas, lowering.uses_atomics)
+    return VisaCompiledKernel(spec.name, platform, tuple(instructions), finalized.code, zebin_kernel, stats,
+                              payload.simd, payload.local_size, tuple(v.name for v in spec.arguments), None,
+                              visa=text, finalizer=report)
+
+
+def grfs_touched(instructions, platform: hwlib.Platform) -> int:
+    """How many GRFs the code reads or writes (the finalizer's allocation, as our `grfs_used`)."""
+    units = 0
+    for inst in instructions:
+        facts = instruction_facts(inst, platform)
+        units |= facts.reads.units | facts.writes.units
+    return bin(units & ((1 << GRF_UNITS) - 1)).count("1")
+
+
+__all__ = ["FinalizerReport", "SpillError", "VisaCompiledKernel", "compile_visa", "write_zebin"]

@@ -1,0 +1,405 @@
+"""xegen's selected instructions as vISA assembly text (`.visaasm`).
+
+The input is the program instruction selection builds (`xegen.lower.select_instructions`):
+native Xe instructions on virtual registers, with labels, before register allocation,
+scheduling and SWSB.  Each virtual register becomes a vISA general variable, each flag a
+predicate variable, and each instruction its vISA counterpart, so that IGC's finalizer
+(`GenX_IR`) does what our `regalloc`, scheduling and `swsb` passes do.
+
+How the native forms map (facts: IGC's documentation/visa, and the `.visaasm` files IGC
+itself writes for OpenCL kernels):
+
+- a virtual register of N bytes: `.decl VR<id> type=ud num_elts=N/4`, and one alias per other
+  type its operands use (`VR<id>_f ... alias=<VR<id>, 0>`); an operand `v7.5:f` becomes
+  `VR7_f(row, column)` with the row in GRFs and the column in elements of the type.
+- r0 is an alias of the predefined `%r0`; cr0 is `%cr0`; XeLP's pushed payload (local ids,
+  kernel arguments) is `.input` at the byte offsets of xegen's dispatch ABI, so the zebin's
+  `.ze_info` is the native back end's.
+- `addc` writes its carry into acc0, which `add`/`add3` read: vISA's `addc` names the carry
+  destination, one variable (`CARRY`) stands for acc0.
+- native `mad` computes src0 + src1 * src2, vISA's src0 * src1 + src2.
+- a flag subregister `fR.S` is a predicate variable `PR_S`; `cmp` writes it, predicates
+  read it; `mov fR.S, imm` is `setp`.
+- `jmpi` to a label is `jmp`; the gateway barrier signal with its `sync.bar` is `barrier`;
+  fences are `lsc_fence` (LSC) or `fence_local`/`fence_global` (HDC), and the `mov null`
+  that waits for a fence's response goes (the finalizer waits itself); every other message
+  is a `raw_sends` with xegen's descriptors; the end of thread (r0 copied into the last GRF,
+  a send with EOT) is `ret`, for which the finalizer writes its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import hw as hwlib
+from ..errors import UnsupportedError
+from ..emit import tables as T
+from ..emit.instruction import Flag, Imm, Instruction, Reg
+from ..emit.regions import three_source_region
+from ..lower.program import Label, Op
+from ..lower.values import TYPE_BYTES, VIRTUAL, VReg
+
+VISA_VERSION = "4.1"
+CARRY = "CARRY"  # stands for acc0: the carry addc writes
+R0 = "R0"
+
+# Native opcodes that keep their name and operand order in vISA.
+SAME_NAME = frozenset({"mov", "add", "add3", "and", "or", "xor", "not", "asr", "shl", "shr", "mul", "avg",
+                       "lzd", "fbl", "fbh", "cbit", "bfrev", "frc", "rndd", "rndu", "rnde", "rndz", "sel",
+                       "rol", "ror"})
+MATH = {"inv": "inv", "sqrt": "sqrt", "rsqt": "rsqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos",
+        "pow": "pow", "fdiv": "div"}
+CONDITIONS = {"eq": "eq", "ne": "ne", "gt": "gt", "ge": "ge", "lt": "lt", "le": "le", "z": "eq", "nz": "ne",
+              "g": "gt", "l": "lt"}
+LSC_SFIDS = {"ugm": "ugm", "ugml": "ugml", "tgm": "tgm", "slm": "slm"}
+LSC_FENCE_OPS = ("none", "evict", "invalidate", "discard", "clean", "flushl3")
+LSC_SCOPES = ("group", "local", "tile", "gpu", "gpus", "sysrel", "sysacq")
+LSC_FENCE_OPCODE = 0x1F
+HDC_FENCE_MESSAGE = 7  # dc0 message type [18:14]
+SLM_BTI = 0xFE
+ALIGNMENTS = {1: "byte", 2: "word", 4: "dword", 8: "qword", 16: "oword"}
+FLOAT_TYPES = frozenset({"f", "hf", "bf", "df"})
+
+
+@dataclass(frozen=True)
+class VisaKernel:
+    """The vISA text of a kernel and what its translation found out about it."""
+
+    text: str
+    simd: int
+    uses_barriers: bool
+
+
+class _Variables:
+    """The `.decl`s: one variable per virtual register, aliases per type, predicates."""
+
+    def __init__(self, vregs: list[VReg], hw: hwlib.Platform):
+        self.vregs = {r.id: r for r in vregs}
+        self.hw = hw
+        self.types: dict[object, dict[str, None]] = {}  # root -> types used (ordered)
+        self.flags: dict[Flag, int] = {}  # flag -> predicate size (16, or 32 where SIMD32 uses it)
+        self.temporaries: set[Flag] = set()
+        self.inputs: dict[int, VReg] = {}
+
+    def register(self, reg: Reg, root: object) -> str:
+        self.types.setdefault(root, {})[reg.type] = None
+        return self.name(root, reg.type)
+
+    def name(self, root: object, type_: str) -> str:
+        base = root if isinstance(root, str) else f"VR{root}"
+        return base if type_ == "ud" else f"{base}_{type_}"
+
+    def size_flags(self, program) -> None:
+        """Each flag's predicate size, from the widest instruction that reads or writes it."""
+        for op in program.ops:
+            inst = op.inst
+            if inst is None:
+                continue
+            used = [inst.predicate.flag] if inst.predicate else []
+            used += [inst.cond_modifier.flag] if inst.cond_modifier else []
+            used += [Flag(inst.dst.number, inst.dst.subreg)] if inst.dst is not None and inst.dst.file == "f" else []
+            for flag in used:
+                self.flags[flag] = max(self.flags.get(flag, 16), 16 if inst.exec_size <= 16 else 32)
+
+    def width(self, flag: Flag) -> int:
+        return self.flags[flag]
+
+    def flag(self, flag: Flag) -> str:
+        return f"P{flag.reg}_{flag.subreg}"
+
+    def temporary(self, flag: Flag) -> str:
+        self.temporaries.add(flag)
+        return f"T{flag.reg}_{flag.subreg}"
+
+    def declarations(self) -> list[str]:
+        g = self.hw.grf_bytes
+        lines = []
+        for root, types in self.types.items():
+            if root == R0:  # aliases of the predefined r0, one per type
+                lines += [f".decl {self.name(R0, t)} v_type=G type={t} num_elts={g // TYPE_BYTES[t]} "
+                          f"align=GRF alias=<%r0, 0>" for t in types]
+                continue
+            if root == CARRY:  # acc0 holds up to 32 dwords; so does its stand-in
+                size, align = 32 * 4, "GRF"
+            else:
+                reg = self.vregs[root]
+                size = max(reg.size, reg.reserved)
+                align = "GRF" if reg.alignment >= g else ALIGNMENTS[reg.alignment]
+            unit = max(4, *(TYPE_BYTES[t] for t in types))
+            size = -(-size // unit) * unit
+            base = self.name(root, "ud")
+            lines.append(f".decl {base} v_type=G type=ud num_elts={size // 4} align={align}")
+            lines += [f".decl {self.name(root, t)} v_type=G type={t} num_elts={size // TYPE_BYTES[t]} "
+                      f"align={align} alias=<{base}, 0>" for t in types if t != "ud"]
+        for flag, size in sorted(self.flags.items(), key=lambda f: (f[0].reg, f[0].subreg)):
+            lines.append(f".decl {self.flag(flag)} v_type=P num_elts={size}")
+            if flag in self.temporaries:
+                lines.append(f".decl {self.temporary(flag)} v_type=P num_elts={size}")
+        for reg in sorted(self.inputs.values(), key=lambda r: r.fixed):
+            lines.append(f".input {self.name(reg.id, 'ud')} offset={reg.fixed} size={reg.size}")
+        return lines
+
+
+class _Translation:
+    def __init__(self, program, hw: hwlib.Platform, grf_count: int):
+        self.program = program
+        self.hw = hw
+        self.g = hw.grf_bytes
+        self.vars = _Variables(program.vregs.regs, hw)
+        fixed = {r.id: r for r in program.vregs.regs if r.fixed is not None}
+        self.r0_id = next((i for i, r in fixed.items() if r.fixed == 0), None)
+        eot_sources = {op.inst.srcs[0].number for op in program.ops
+                       if op.inst is not None and op.inst.send is not None and op.inst.eot}
+        self.eot_regs = eot_sources
+        self.pushed = {i: r for i, r in fixed.items() if i != self.r0_id and i not in eot_sources}
+        self.fence_responses: set[int] = set()
+        self.uses_barriers = False
+        self.lines: list[str] = []
+        self.vars.size_flags(program)
+
+    # Operands -----------------------------------------------------------------------------------
+
+    def root(self, reg: Reg) -> object:
+        if reg.file == VIRTUAL:
+            if reg.number == self.r0_id:
+                return R0
+            if reg.number in self.pushed:
+                self.vars.inputs[reg.number] = self.pushed[reg.number]
+            return reg.number
+        if reg.file == "acc" and reg.number == 0 and reg.subreg == 0:
+            return CARRY
+        raise UnsupportedError(f"register file '{reg.file}' ({reg.file}{reg.number}.{reg.subreg}) "
+                               "has no vISA form in this back end")
+
+    def place(self, reg: Reg) -> tuple[str, int, int]:
+        """(variable, row, column) of a register operand."""
+        if reg.file == "cr":
+            return "%cr0", 0, reg.subreg
+        if reg.file == "null":
+            return "%null", 0, 0
+        root = self.root(reg)
+        name = self.vars.register(reg, root)
+        byte = reg.subreg * TYPE_BYTES[reg.type]
+        return name, byte // self.g, byte % self.g // TYPE_BYTES[reg.type]
+
+    def dst(self, reg: Reg) -> str:
+        name, row, col = self.place(reg)
+        return f"{name}({row},{col})<{reg.hstride or 1}>"
+
+    def src(self, inst: Instruction, index: int) -> str:
+        operand = inst.srcs[index]
+        if isinstance(operand, Imm):
+            return immediate(operand)
+        name, row, col = self.place(operand)
+        if inst.info.format == T.TERNARY:
+            v, w, h = three_source_region(operand, index)
+        else:
+            v, w, h = operand.vstride or 0, operand.width or 1, operand.hstride or 0
+        if inst.exec_size == 1:
+            v, w, h = 0, 1, 0
+        modifier = ""
+        if operand.neg or operand.abs:
+            if inst.opcode in ("and", "or", "xor", "not"):
+                raise UnsupportedError(f"a logical NOT operand of '{inst.opcode}' has no vISA form here")
+            modifier = {(True, False): "(-)", (False, True): "(abs)", (True, True): "(-abs)"}[
+                (operand.neg, operand.abs)]
+        return f"{modifier}{name}({row},{col})<{v};{w},{h}>"
+
+    def raw(self, reg: Reg) -> str:
+        if reg.file == "null":
+            return "%null.0"
+        name, row, col = self.place(reg.retype("ud"))
+        return f"{name}.{row * self.g + col * 4}"
+
+    def predicate(self, inst: Instruction) -> str:
+        p = inst.predicate
+        if p is None:
+            return ""
+        if p.mode:
+            raise UnsupportedError(f"predicate mode '.{p.mode}' has no vISA form in this back end")
+        return f"({'!' if p.invert else ''}{self.vars.flag(p.flag)}) "
+
+    def exec(self, inst: Instruction) -> str:
+        if inst.channel_offset:
+            raise UnsupportedError("instructions with a channel offset are not supported by the vISA back end")
+        return f"(M1{'_NM' if inst.no_mask else ''}, {inst.exec_size})"
+
+    # Instructions -------------------------------------------------------------------------------
+
+    def emit(self, text: str) -> None:
+        self.lines.append("    " + text)
+
+    def op(self, op: Op) -> None:
+        inst = op.inst
+        if inst is None:
+            return
+        if inst.dst is not None and inst.dst.file == VIRTUAL and inst.dst.number in self.eot_regs:
+            return  # r0's copy for the end of thread: the finalizer writes its own
+        opcode = inst.opcode
+        if opcode == "jmpi":
+            self.emit(f"{self.predicate(inst)}jmp (M1_NM, 1) {op.target}")
+        elif opcode == "sync":
+            if inst.function != "bar":
+                raise UnsupportedError(f"sync.{inst.function} has no vISA form in this back end")
+            self.emit("barrier")
+        elif inst.send is not None:
+            self.send(inst)
+        elif opcode == "cmp":
+            self.compare(inst)
+        elif opcode == "mov" and inst.dst.file == "f":
+            value = inst.srcs[0]
+            if not isinstance(value, Imm) or inst.predicate is not None:
+                raise UnsupportedError("only immediates are moved into flags by the vISA back end")
+            flag = Flag(inst.dst.number, inst.dst.subreg)
+            self.emit(f"setp (M1_NM, {self.vars.width(flag)}) {self.vars.flag(flag)} {immediate(Imm(value.value, 'ud'))}")
+        elif opcode == "mov" and inst.dst.file == "null":
+            sources = inst.srcs[0]
+            if not (isinstance(sources, Reg) and sources.file == VIRTUAL and sources.number in self.fence_responses):
+                raise UnsupportedError("a move into null other than a fence's wait")
+        elif opcode == "dpas":
+            self.dpas(inst)
+        else:
+            self.alu(inst)
+
+    def modifiers(self, inst: Instruction) -> str:
+        if inst.cond_modifier is not None and inst.opcode != "sel":
+            raise UnsupportedError(f"a condition modifier on '{inst.opcode}' has no vISA form in this back end")
+        return ".sat" if inst.saturate else ""
+
+    def alu(self, inst: Instruction) -> None:
+        opcode = inst.opcode
+        sources = [self.src(inst, i) for i in range(len(inst.srcs))]
+        if opcode == "addc":
+            if "AccWrEn" not in inst.options:
+                raise UnsupportedError("addc without its carry in acc0")
+            carry = Reg(VIRTUAL, 0, 0, "ud").stride(1)
+            name = self.vars.register(carry, CARRY)
+            self.emit(f"{self.predicate(inst)}addc {self.exec(inst)} {self.dst(inst.dst)} {name}(0,0)<1> "
+                      + " ".join(sources))
+            return
+        if opcode == "mad":
+            name, sources = "mad", [sources[1], sources[2], sources[0]]
+        elif opcode == "math":
+            if inst.function not in MATH:
+                raise UnsupportedError(f"math.{inst.function} has no vISA form in this back end")
+            name = MATH[inst.function]
+        elif opcode == "sel" and inst.cond_modifier is not None:
+            cond = inst.cond_modifier.cond
+            if cond in ("l", "lt"):
+                name = "min"
+            elif cond in ("ge",):
+                name = "max"
+            else:
+                raise UnsupportedError(f"sel.{cond} has no vISA form in this back end")
+            if inst.predicate is not None:
+                raise UnsupportedError("a predicated min/max")
+            self.emit(f"{name}{'.sat' if inst.saturate else ''} {self.exec(inst)} {self.dst(inst.dst)} "
+                      + " ".join(sources))
+            return
+        elif opcode in SAME_NAME:
+            name = opcode
+        else:
+            raise UnsupportedError(f"instruction '{opcode}' has no vISA form in this back end")
+        self.emit(f"{self.predicate(inst)}{name}{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
+                  + " ".join(sources))
+
+    def compare(self, inst: Instruction) -> None:
+        cm = inst.cond_modifier
+        if cm is None or (inst.dst is not None and not inst.dst.is_null):
+            raise UnsupportedError("a compare that writes a register (not only a flag)")
+        if cm.cond not in CONDITIONS:
+            raise UnsupportedError(f"condition '{cm.cond}' has no vISA form in this back end")
+        target = self.vars.flag(cm.flag)
+        sources = " ".join(self.src(inst, i) for i in range(2))
+        p = inst.predicate
+        if p is None:
+            self.emit(f"cmp.{CONDITIONS[cm.cond]} {self.exec(inst)} {target} {sources}")
+            return
+        # vISA has no predicated compare: compare into a temporary, then merge it as the
+        # hardware would (channels the predicate disables keep the flag's old bit)
+        if p.mode:
+            raise UnsupportedError(f"predicate mode '.{p.mode}' has no vISA form in this back end")
+        temp = self.vars.temporary(cm.flag)
+        width = f"(M1_NM, {self.vars.width(cm.flag)})"
+        self.emit(f"cmp.{CONDITIONS[cm.cond]} {self.exec(inst)} {temp} {sources}")
+        if p.flag == cm.flag:  # a chain of conditions: and (or, under an inverted predicate)
+            self.emit(f"{'or' if p.invert else 'and'} {width} {target} {target} {temp}")
+            return
+        if p.invert:
+            raise UnsupportedError("a compare predicated on another flag, inverted")
+        self.emit(f"xor {width} {temp} {temp} {target}")
+        self.emit(f"and {width} {temp} {temp} {self.vars.flag(p.flag)}")
+        self.emit(f"xor {width} {target} {target} {temp}")
+
+    def dpas(self, inst: Instruction) -> None:
+        precision = inst.srcs[1].type
+        if precision not in ("hf", "bf") or inst.srcs[2].type != precision:
+            raise UnsupportedError(f"dpas on {precision} has no vISA form in this back end (f16 and bf16 only)")
+        dst, src0 = inst.dst, inst.srcs[0]
+        name, row, col = self.place(inst.srcs[2].retype("ud"))
+        self.emit(f"dpas.{precision}.{precision}.{inst.systolic_depth}.{inst.repeat_count} {self.exec(inst)} "
+                  f"{self.raw_typed(dst)} {self.raw_typed(src0)} {self.raw(inst.srcs[1])} {name}({row},{col})")
+
+    def raw_typed(self, reg: Reg) -> str:
+        name, row, col = self.place(reg)
+        return f"{name}.{row * self.g + col * TYPE_BYTES[reg.type]}"
+
+    def send(self, inst: Instruction) -> None:
+        desc = inst.send
+        if desc.desc_in_a0 or desc.exdesc_a0 is not None:
+            raise UnsupportedError("a send with descriptors in a0 has no vISA form in this back end")
+        if inst.eot:
+            self.emit("ret (M1_NM, 1)")
+            return
+        if desc.sfid == "gtwy":
+            self.uses_barriers = True
+            return  # the barrier signal; its sync.bar becomes vISA's barrier
+        if desc.sfid in LSC_SFIDS and desc.desc & 0x3F == LSC_FENCE_OPCODE:
+            self.fence_response(inst)
+            op, scope = desc.desc >> 12 & 7, desc.desc >> 9 & 7
+            self.emit(f"lsc_fence.{LSC_SFIDS[desc.sfid]}.{LSC_FENCE_OPS[op]}.{LSC_SCOPES[scope]}")
+            return
+        if desc.sfid == "dc0" and desc.desc >> 14 & 0x1F == HDC_FENCE_MESSAGE:
+            self.fence_response(inst)
+            self.emit("fence_local.E" if desc.desc & 0xFF == SLM_BTI else "fence_global.E")
+            return
+        sfid = T.sfids(self.hw)[desc.sfid]
+        mlen, rlen = desc.message_length, desc.response_length
+        src1 = inst.srcs[1] if len(inst.srcs) > 1 else Reg("null", 0, 0, "ud")
+        src1_len = desc.src1_length if desc.src1_length is not None else desc.exdesc >> 6 & 0x1F
+        if src1.is_null:
+            src1_len = 0
+        dst = inst.dst if inst.dst is not None and rlen else Reg("null", 0, 0, "ud")
+        self.emit(f"{self.predicate(inst)}raw_sends.{sfid}.{mlen}.{src1_len}.{rlen} {self.exec(inst)} "
+                  f"0x{desc.exdesc:x}:ud 0x{desc.desc:x}:ud {self.raw(inst.srcs[0])} {self.raw(src1)} {self.raw(dst)}")
+
+    def fence_response(self, inst: Instruction) -> None:
+        if inst.dst is not None and inst.dst.file == VIRTUAL:
+            self.fence_responses.add(inst.dst.number)
+
+    def run(self) -> list[str]:
+        for item in self.program.items:
+            if isinstance(item, Label):
+                self.lines.append(f"{item.name}:")
+            else:
+                self.op(item)
+        return self.lines
+
+
+def immediate(imm: Imm) -> str:
+    if imm.type in FLOAT_TYPES or imm.type in ("uv", "v", "vf"):
+        return f"0x{imm.value:x}:{imm.type}"
+    if T.TYPES[imm.type].is_signed:
+        return f"{imm.signed_value}:{imm.type}"
+    return f"0x{imm.value:x}:{imm.type}"
+
+
+def translate(program, name: str, hw: hwlib.Platform, simd: int, grf_count: int) -> VisaKernel:
+    """The vISA text of `program` (instructions on virtual registers) as kernel `name`."""
+    work = _Translation(program, hw, grf_count)
+    body = work.run()
+    header = [f".version {VISA_VERSION}", f'.kernel "{name}"',
+              *work.vars.declarations(),
+              '.kernel_attr Target="cm"', f".kernel_attr SimdSize={simd}",
+              f'.function "{name}_0"', f"{name}_0:"]
+    return VisaKernel("\n".join(header + body) + "\n", simd, work.uses_barriers)
