@@ -49,6 +49,7 @@ from .visa import compile_visa
 
 PASSES = ("build", "schedule", "optimize", "isel", "regalloc", "swsb", "visa", "finalize")
 BACKENDS = ("native", "visa")
+BACKEND_PASSES = {"native": ("regalloc", "swsb"), "visa": ("visa", "finalize")}  # the passes only one runs
 
 # Saturation stops on iterations and e-graph size only, so that the result does not depend on the
 # machine's speed; the time bound is a safety net far above what conv kernels take (about a second).

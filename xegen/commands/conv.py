@@ -18,7 +18,7 @@ from ..files import MiB, read_text
 from ..hw import platform
 from ..modeling import modeled_cycles
 from ..network_report import check_directory, load_peers, write_report
-from ..pipeline import PASSES, build_kernel, check_pass_names
+from ..pipeline import BACKEND_PASSES, PASSES, build_kernel, check_pass_names
 from ..plan import parse_overrides
 from ..progress import Progress
 from ..report import format_summary, summary
@@ -132,14 +132,20 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 
 def _passes_to_print(args: argparse.Namespace) -> frozenset[str]:
+    other = {name for backend, names in BACKEND_PASSES.items() if backend != args.backend for name in names}
     if args.print_after_all:
-        return frozenset(name for name in PASSES if not (args.no_optimize and name == "optimize"))
+        return frozenset(name for name in PASSES
+                         if not (args.no_optimize and name == "optimize") and name not in other)
     names = [name.strip() for item in args.print_after for name in item.split(",")]
     if any(not name for name in names):
         raise Error(f"--print-after needs pass names (passes: {', '.join(PASSES)})")
     if args.no_optimize and "optimize" in names:
         raise Error("--print-after=optimize: the optimize pass does not run with --no-optimize")
-    return check_pass_names(names)
+    chosen = check_pass_names(names)
+    skipped = sorted(chosen & other)
+    if skipped:
+        raise Error(f"--print-after={skipped[0]}: that pass does not run with --backend {args.backend}")
+    return chosen
 
 
 def _output_path(args: argparse.Namespace, index: int, kernel_name: str, batch: bool) -> Path | None:
@@ -373,7 +379,7 @@ def _compile(state: _Run, problem, dump, index) -> dict:
     compilation, tuned = compile_tuned(problem, args.hw, state.overrides, state.task.tuned,
                                        optimize=not args.no_optimize,
                                        show=show if state.printed else None,  # (rendering a pass's output costs)
-                                       dump_graph=dump)
+                                       dump_graph=dump, backend=args.backend)
     path = _output_path(args, index, compilation.compiled.name, state.batch)
     if path is not None:
         state.output.files.append((str(path), compilation.zebin()))
@@ -406,8 +412,10 @@ def _compile(state: _Run, problem, dump, index) -> dict:
         report["device"] = device_run.to_json()
         if not device_run.ok:
             state.fail()
-    listing = disassemble(compilation.compiled.code, compilation.compiled.hw, pcs=True).rstrip("\n") \
-        if args.asm else None
+    listing = None
+    if args.asm:  # the vISA back end shows the vISA it handed to the finalizer
+        listing = getattr(compilation.compiled, "visa", "").rstrip("\n") or \
+            disassemble(compilation.compiled.code, compilation.compiled.hw, pcs=True).rstrip("\n")
     if verification is not None and not verification.ok:
         state.fail()
     if args.json:
@@ -535,7 +543,13 @@ def register(subparsers) -> None:
                         help="run the kernel on the first Intel GPU through Intel's OpenCL runtime on random data and "
                              "compare with numpy; exit status 1 on a mismatch (see docs/python.md for a runtime "
                              "without hardware, where the launch is only enqueued)")
-    native.add_argument("--asm", action="store_true", help="print the kernel's disassembly (with byte addresses)")
+    native.add_argument("--backend", choices=("native", "visa"), default="native",
+                        help="code generator after instruction selection: native (default: xegen's register "
+                             "allocation, SWSB and encoder) or visa (the selected instructions as vISA assembly, "
+                             "finalized by IGC's GenX_IR from libigc-tools; same .ze_info and dispatch ABI)")
+    native.add_argument("--asm", action="store_true",
+                        help="print the kernel's disassembly (with byte addresses); with --backend visa, the vISA "
+                             "assembly given to GenX_IR")
     native.add_argument("--json", action="store_true",
                         help="print the summary as one JSON document on standard output (a list with --batch; "
                              "--asm and --print-after go in it as 'asm' and 'after'); errors go to standard error")

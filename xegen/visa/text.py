@@ -57,6 +57,7 @@ LSC_SCOPES = ("group", "local", "tile", "gpu", "gpus", "sysrel", "sysacq")
 LSC_FENCE_OPCODE = 0x1F
 HDC_FENCE_MESSAGE = 7  # dc0 message type [18:14]
 SLM_BTI = 0xFE
+DPAS_PRECISIONS = {"hf": "hf", "bf": "bf", "ub": "u8", "b": "s8"}  # operand type -> vISA precision
 ALIGNMENTS = {1: "byte", 2: "word", 4: "dword", 8: "qword", 16: "oword"}
 FLOAT_TYPES = frozenset({"f", "hf", "bf", "df"})
 
@@ -205,10 +206,17 @@ class _Translation:
                 (operand.neg, operand.abs)]
         return f"{modifier}{name}({row},{col})<{v};{w},{h}>"
 
+    def as_ud(self, reg: Reg) -> Reg:
+        """The same bytes as a :ud operand (the subregister counts elements of the type)."""
+        byte = reg.subreg * TYPE_BYTES[reg.type]
+        if byte % 4:
+            raise UnsupportedError(f"a message or dpas operand at byte {byte} of a register is not dword-aligned")
+        return Reg(reg.file, reg.number, byte // 4, "ud")
+
     def raw(self, reg: Reg) -> str:
         if reg.file == "null":
             return "%null.0"
-        name, row, col = self.place(reg.retype("ud"))
+        name, row, col = self.place(self.as_ud(reg))
         return f"{name}.{row * self.g + col * 4}"
 
     def predicate(self, inst: Instruction) -> str:
@@ -256,7 +264,7 @@ class _Translation:
             sources = inst.srcs[0]
             if not (isinstance(sources, Reg) and sources.file == VIRTUAL and sources.number in self.fence_responses):
                 raise UnsupportedError("a move into null other than a fence's wait")
-        elif opcode == "dpas":
+        elif opcode in ("dpas", "dpasw"):
             self.dpas(inst)
         else:
             self.alu(inst)
@@ -332,12 +340,13 @@ class _Translation:
         self.emit(f"xor {width} {target} {target} {temp}")
 
     def dpas(self, inst: Instruction) -> None:
-        precision = inst.srcs[1].type
-        if precision not in ("hf", "bf") or inst.srcs[2].type != precision:
-            raise UnsupportedError(f"dpas on {precision} has no vISA form in this back end (f16 and bf16 only)")
+        weights, activations = (DPAS_PRECISIONS.get(inst.srcs[i].type) for i in (1, 2))
+        if weights is None or activations is None:
+            raise UnsupportedError(f"dpas on {inst.srcs[1].type} x {inst.srcs[2].type} has no vISA form in this "
+                                   "back end")
         dst, src0 = inst.dst, inst.srcs[0]
-        name, row, col = self.place(inst.srcs[2].retype("ud"))
-        self.emit(f"dpas.{precision}.{precision}.{inst.systolic_depth}.{inst.repeat_count} {self.exec(inst)} "
+        name, row, col = self.place(self.as_ud(inst.srcs[2]))
+        self.emit(f"{inst.opcode}.{weights}.{activations}.{inst.systolic_depth}.{inst.repeat_count} {self.exec(inst)} "
                   f"{self.raw_typed(dst)} {self.raw_typed(src0)} {self.raw(inst.srcs[1])} {name}({row},{col})")
 
     def raw_typed(self, reg: Reg) -> str:
