@@ -78,8 +78,10 @@ class _Variables:
         self.vregs = {r.id: r for r in vregs}
         self.hw = hw
         self.types: dict[object, dict[str, None]] = {}  # root -> types used (ordered)
-        self.flags: dict[Flag, int] = {}  # flag -> predicate size (16, or 32 where SIMD32 uses it)
-        self.temporaries: set[Flag] = set()
+        # one predicate per flag and execution size (xegen reuses f0.0 for conditions of one
+        # channel and masks of sixteen; a jump must not read a wider mask's stale bits)
+        self.flags: dict[tuple[Flag, int], None] = {}
+        self.temporaries: dict[tuple[Flag, int], None] = {}
         self.inputs: dict[int, VReg] = {}
 
     def register(self, reg: Reg, root: object) -> str:
@@ -90,27 +92,14 @@ class _Variables:
         base = root if isinstance(root, str) else f"VR{root}"
         return base if type_ == "ud" else f"{base}_{type_}"
 
-    def size_flags(self, program) -> None:
-        """Each flag's predicate size, from the widest instruction that reads or writes it."""
-        for op in program.ops:
-            inst = op.inst
-            if inst is None:
-                continue
-            used = [inst.predicate.flag] if inst.predicate else []
-            used += [inst.cond_modifier.flag] if inst.cond_modifier else []
-            used += [Flag(inst.dst.number, inst.dst.subreg)] if inst.dst is not None and inst.dst.file == "f" else []
-            for flag in used:
-                self.flags[flag] = max(self.flags.get(flag, 16), 16 if inst.exec_size <= 16 else 32)
+    def flag(self, flag: Flag, width: int) -> str:
+        """The predicate standing for `flag` as instructions of `width` channels use it."""
+        self.flags[(flag, width)] = None
+        return f"P{flag.reg}_{flag.subreg}_{width}"
 
-    def width(self, flag: Flag) -> int:
-        return self.flags[flag]
-
-    def flag(self, flag: Flag) -> str:
-        return f"P{flag.reg}_{flag.subreg}"
-
-    def temporary(self, flag: Flag) -> str:
-        self.temporaries.add(flag)
-        return f"T{flag.reg}_{flag.subreg}"
+    def temporary(self, flag: Flag, width: int) -> str:
+        self.temporaries[(flag, width)] = None
+        return f"T{flag.reg}_{flag.subreg}_{width}"
 
     def declarations(self) -> list[str]:
         g = self.hw.grf_bytes
@@ -132,10 +121,10 @@ class _Variables:
             lines.append(f".decl {base} v_type=G type=ud num_elts={size // 4} align={align}")
             lines += [f".decl {self.name(root, t)} v_type=G type={t} num_elts={size // TYPE_BYTES[t]} "
                       f"align={align} alias=<{base}, 0>" for t in types if t != "ud"]
-        for flag, size in sorted(self.flags.items(), key=lambda f: (f[0].reg, f[0].subreg)):
-            lines.append(f".decl {self.flag(flag)} v_type=P num_elts={size}")
-            if flag in self.temporaries:
-                lines.append(f".decl {self.temporary(flag)} v_type=P num_elts={size}")
+        for flag, size in sorted(self.flags, key=lambda f: (f[0].reg, f[0].subreg, f[1])):
+            lines.append(f".decl {self.flag(flag, size)} v_type=P num_elts={size}")
+        for flag, size in sorted(self.temporaries, key=lambda f: (f[0].reg, f[0].subreg, f[1])):
+            lines.append(f".decl {self.temporary(flag, size)} v_type=P num_elts={size}")
         for reg in sorted(self.inputs.values(), key=lambda r: r.fixed):
             lines.append(f".input {self.name(reg.id, 'ud')} offset={reg.fixed} size={reg.size}")
         return lines
@@ -156,7 +145,14 @@ class _Translation:
         self.fence_responses: set[int] = set()
         self.uses_barriers = False
         self.lines: list[str] = []
-        self.vars.size_flags(program)
+        self.written: dict[Flag, int | None] = {}  # the width each flag was last written at (None: any)
+        self.widths: dict[Flag, list[int]] = {}  # every width each flag is used at
+        for op in program.ops:
+            inst = op.inst
+            for flag in _flags_used(inst) if inst is not None else ():
+                self.widths.setdefault(flag, [])
+                if inst.exec_size not in self.widths[flag]:
+                    self.widths[flag].append(inst.exec_size)
 
     # Operands -----------------------------------------------------------------------------------
 
@@ -219,13 +215,22 @@ class _Translation:
         name, row, col = self.place(self.as_ud(reg))
         return f"{name}.{row * self.g + col * 4}"
 
+    def read_flag(self, flag: Flag, width: int) -> str:
+        if self.written.get(flag, width) not in (None, width):
+            raise UnsupportedError(f"flag {flag} is read by {width} channels after {self.written[flag]} wrote it")
+        return self.vars.flag(flag, width)
+
+    def write_flag(self, flag: Flag, width: int) -> str:
+        self.written[flag] = width
+        return self.vars.flag(flag, width)
+
     def predicate(self, inst: Instruction) -> str:
         p = inst.predicate
         if p is None:
             return ""
         if p.mode:
             raise UnsupportedError(f"predicate mode '.{p.mode}' has no vISA form in this back end")
-        return f"({'!' if p.invert else ''}{self.vars.flag(p.flag)}) "
+        return f"({'!' if p.invert else ''}{self.read_flag(p.flag, inst.exec_size)}) "
 
     def exec(self, inst: Instruction) -> str:
         if inst.channel_offset:
@@ -259,7 +264,9 @@ class _Translation:
             if not isinstance(value, Imm) or inst.predicate is not None:
                 raise UnsupportedError("only immediates are moved into flags by the vISA back end")
             flag = Flag(inst.dst.number, inst.dst.subreg)
-            self.emit(f"setp (M1_NM, {self.vars.width(flag)}) {self.vars.flag(flag)} {immediate(Imm(value.value, 'ud'))}")
+            for width in self.widths[flag]:  # every width reads the value set here
+                self.emit(f"setp (M1_NM, {width}) {self.vars.flag(flag, width)} {immediate(Imm(value.value, 'ud'))}")
+            self.written[flag] = None
         elif opcode == "mov" and inst.dst.file == "null":
             sources = inst.srcs[0]
             if not (isinstance(sources, Reg) and sources.file == VIRTUAL and sources.number in self.fence_responses):
@@ -276,6 +283,9 @@ class _Translation:
 
     def alu(self, inst: Instruction) -> None:
         opcode = inst.opcode
+        if any(isinstance(src, Imm) and src.type in ("uv", "v", "vf") for src in inst.srcs):
+            self.vector_immediate(inst)
+            return
         sources = [self.src(inst, i) for i in range(len(inst.srcs))]
         if opcode == "addc":
             if "AccWrEn" not in inst.options:
@@ -311,33 +321,53 @@ class _Translation:
         self.emit(f"{self.predicate(inst)}{name}{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
                   + " ".join(sources))
 
+    def vector_immediate(self, inst: Instruction) -> None:
+        """`mov dst, 0x76543210:uv` as one move per element: GenX_IR (1.0.12504) folds a packed
+        vector immediate into a following `add dst:d, src:uw, 0` as 0x3020100:uv, which the
+        hardware reads as 0, 0, 1, 0 (our simulator found it; docs/visa.md)."""
+        value = inst.srcs[0]
+        if inst.opcode != "mov" or value.type == "vf" or inst.predicate is not None or inst.saturate:
+            raise UnsupportedError(f"'{inst.opcode}' with a vector immediate has no vISA form in this back end")
+        name, row, col = self.place(inst.dst)
+        per_row = self.g // TYPE_BYTES[inst.dst.type]
+        for lane in range(inst.exec_size):
+            nibble = value.value >> 4 * lane & 0xF
+            if value.type == "v" and nibble & 8:
+                nibble -= 16
+            at = row * per_row + col + lane * (inst.dst.hstride or 1)
+            self.emit(f"mov (M1{'_NM' if inst.no_mask else ''}, 1) {name}({at // per_row},{at % per_row})<1> "
+                      f"{nibble}:{'w' if value.type == 'v' else 'uw'}")
+
     def compare(self, inst: Instruction) -> None:
         cm = inst.cond_modifier
         if cm is None or (inst.dst is not None and not inst.dst.is_null):
             raise UnsupportedError("a compare that writes a register (not only a flag)")
         if cm.cond not in CONDITIONS:
             raise UnsupportedError(f"condition '{cm.cond}' has no vISA form in this back end")
-        target = self.vars.flag(cm.flag)
+        width = inst.exec_size
         sources = " ".join(self.src(inst, i) for i in range(2))
         p = inst.predicate
         if p is None:
+            target = self.write_flag(cm.flag, width)
             self.emit(f"cmp.{CONDITIONS[cm.cond]} {self.exec(inst)} {target} {sources}")
             return
         # vISA has no predicated compare: compare into a temporary, then merge it as the
         # hardware would (channels the predicate disables keep the flag's old bit)
         if p.mode:
             raise UnsupportedError(f"predicate mode '.{p.mode}' has no vISA form in this back end")
-        temp = self.vars.temporary(cm.flag)
-        width = f"(M1_NM, {self.vars.width(cm.flag)})"
+        guard = self.read_flag(p.flag, width)
+        target = self.read_flag(cm.flag, width)
+        temp = self.vars.temporary(cm.flag, width)
         self.emit(f"cmp.{CONDITIONS[cm.cond]} {self.exec(inst)} {temp} {sources}")
         if p.flag == cm.flag:  # a chain of conditions: and (or, under an inverted predicate)
-            self.emit(f"{'or' if p.invert else 'and'} {width} {target} {target} {temp}")
-            return
-        if p.invert:
+            self.emit(f"{'or' if p.invert else 'and'} {self.exec(inst)} {target} {target} {temp}")
+        elif p.invert:
             raise UnsupportedError("a compare predicated on another flag, inverted")
-        self.emit(f"xor {width} {temp} {temp} {target}")
-        self.emit(f"and {width} {temp} {temp} {self.vars.flag(p.flag)}")
-        self.emit(f"xor {width} {target} {target} {temp}")
+        else:
+            self.emit(f"xor {self.exec(inst)} {temp} {temp} {target}")
+            self.emit(f"and {self.exec(inst)} {temp} {temp} {guard}")
+            self.emit(f"xor {self.exec(inst)} {target} {target} {temp}")
+        self.written[cm.flag] = width
 
     def dpas(self, inst: Instruction) -> None:
         weights, activations = (DPAS_PRECISIONS.get(inst.srcs[i].type) for i in (1, 2))
@@ -393,6 +423,14 @@ class _Translation:
             else:
                 self.op(item)
         return self.lines
+
+
+def _flags_used(inst: Instruction) -> list[Flag]:
+    used = [inst.predicate.flag] if inst.predicate else []
+    used += [inst.cond_modifier.flag] if inst.cond_modifier else []
+    if inst.dst is not None and inst.dst.file == "f":
+        used.append(Flag(inst.dst.number, inst.dst.subreg))
+    return used
 
 
 def immediate(imm: Imm) -> str:
