@@ -44,7 +44,7 @@ CARRY = "CARRY"  # stands for acc0: the carry addc writes
 R0 = "R0"
 
 # Native opcodes that keep their name and operand order in vISA.
-SAME_NAME = frozenset({"mov", "add", "add3", "and", "or", "xor", "not", "asr", "shl", "shr", "mul", "avg",
+SAME_NAME = frozenset({"mov", "add", "add3", "dp4a", "and", "or", "xor", "not", "asr", "shl", "shr", "mul", "avg",
                        "lzd", "fbl", "fbh", "cbit", "bfrev", "frc", "rndd", "rndu", "rnde", "rndz", "sel",
                        "rol", "ror"})
 MATH = {"inv": "inv", "sqrt": "sqrt", "rsqt": "rsqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos",
@@ -259,6 +259,8 @@ class _Translation:
             self.send(inst)
         elif opcode == "cmp":
             self.compare(inst)
+        elif opcode == "and" and inst.dst.file == "f":
+            self.mask_flag(inst)
         elif opcode == "mov" and inst.dst.file == "f":
             value = inst.srcs[0]
             if not isinstance(value, Imm) or inst.predicate is not None:
@@ -320,6 +322,20 @@ class _Translation:
             raise UnsupportedError(f"instruction '{opcode}' has no vISA form in this back end")
         self.emit(f"{self.predicate(inst)}{name}{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
                   + " ".join(sources))
+
+    def mask_flag(self, inst: Instruction) -> None:
+        """`and fD, fS, imm`: keep the channels `imm` names of a condition (a gather of fewer
+        lanes than the condition's width).  The predicate takes the width fS was written at."""
+        source, mask = inst.srcs
+        if not (isinstance(source, Reg) and source.file == "f" and isinstance(mask, Imm)) or inst.predicate:
+            raise UnsupportedError("only a flag and'ed with an immediate mask is supported in a flag")
+        flag, target = Flag(source.number, source.subreg), Flag(inst.dst.number, inst.dst.subreg)
+        width = self.written.get(flag)
+        if width is None:
+            raise UnsupportedError(f"flag {flag} is masked before a compare wrote it")
+        temp = self.vars.temporary(target, width)
+        self.emit(f"setp (M1_NM, {width}) {temp} {immediate(Imm(mask.value, 'ud'))}")
+        self.emit(f"and (M1_NM, {width}) {self.write_flag(target, width)} {self.read_flag(flag, width)} {temp}")
 
     def vector_immediate(self, inst: Instruction) -> None:
         """`mov dst, 0x76543210:uv` as one move per element: GenX_IR (1.0.12504) folds a packed
