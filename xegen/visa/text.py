@@ -273,6 +273,10 @@ class _Translation:
             sources = inst.srcs[0]
             if not (isinstance(sources, Reg) and sources.file == VIRTUAL and sources.number in self.fence_responses):
                 raise UnsupportedError("a move into null other than a fence's wait")
+        elif opcode == "mul" and inst.dst.file == "acc":
+            return  # the low half of a 32x32 multiply, which vISA's mul/mulh below does whole
+        elif opcode in ("mach", "macl"):
+            self.multiply_pair(inst)
         elif opcode in ("dpas", "dpasw"):
             self.dpas(inst)
         else:
@@ -322,6 +326,15 @@ class _Translation:
             raise UnsupportedError(f"instruction '{opcode}' has no vISA form in this back end")
         self.emit(f"{self.predicate(inst)}{name}{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
                   + " ".join(sources))
+
+    def multiply_pair(self, inst: Instruction) -> None:
+        """`mul acc0, a, c.low16` then `mach`/`macl dst, a, c`: the low 32 bits of a * c (macl;
+        mach without AccWrEn where the platform has no macl) or the high 32 bits (mach with
+        AccWrEn; plain mach where macl exists).  vISA's mul and mulh take the whole operands."""
+        has_macl = T.opcode_available(T.OPCODES["macl"], self.hw)
+        high = inst.opcode == "mach" and ("AccWrEn" in inst.options or has_macl)
+        sources = " ".join(self.src(inst, i) for i in range(2))
+        self.emit(f"{self.predicate(inst)}{'mulh' if high else 'mul'} {self.exec(inst)} {self.dst(inst.dst)} {sources}")
 
     def mask_flag(self, inst: Instruction) -> None:
         """`and fD, fS, imm`: keep the channels `imm` names of a condition (a gather of fewer
