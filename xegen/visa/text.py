@@ -261,6 +261,8 @@ class _Translation:
             self.compare(inst)
         elif opcode == "and" and inst.dst.file == "f":
             self.mask_flag(inst)
+        elif opcode == "mov" and isinstance(inst.srcs[0], Reg) and inst.srcs[0].file == "f":
+            self.save_flag(inst)
         elif opcode == "mov" and inst.dst.file == "f":
             value = inst.srcs[0]
             if not isinstance(value, Imm) or inst.predicate is not None:
@@ -337,18 +339,39 @@ class _Translation:
         self.emit(f"{self.predicate(inst)}{'mulh' if high else 'mul'} {self.exec(inst)} {self.dst(inst.dst)} {sources}")
 
     def mask_flag(self, inst: Instruction) -> None:
-        """`and fD, fS, imm`: keep the channels `imm` names of a condition (a gather of fewer
-        lanes than the condition's width).  The predicate takes the width fS was written at."""
+        """`and fD, fS, mask`: keep the channels `mask` (an immediate, or a flag saved in a
+        register) names of a condition.  The predicates take the width fS was written at, or
+        every width the flag is used at after a `setp` wrote all of them."""
         source, mask = inst.srcs
-        if not (isinstance(source, Reg) and source.file == "f" and isinstance(mask, Imm)) or inst.predicate:
-            raise UnsupportedError("only a flag and'ed with an immediate mask is supported in a flag")
+        if not (isinstance(source, Reg) and source.file == "f") or inst.predicate:
+            raise UnsupportedError("only a flag and'ed with a mask is supported in a flag")
         flag, target = Flag(source.number, source.subreg), Flag(inst.dst.number, inst.dst.subreg)
-        width = self.written.get(flag)
-        if width is None:
-            raise UnsupportedError(f"flag {flag} is masked before a compare wrote it")
-        temp = self.vars.temporary(target, width)
-        self.emit(f"setp (M1_NM, {width}) {temp} {immediate(Imm(mask.value, 'ud'))}")
-        self.emit(f"and (M1_NM, {width}) {self.write_flag(target, width)} {self.read_flag(flag, width)} {temp}")
+        if flag not in self.written:
+            raise UnsupportedError(f"flag {flag} is masked before it is written")
+        widths = self.widths_written(flag)
+        bits = immediate(Imm(mask.value, "ud")) if isinstance(mask, Imm) else self.scalar(mask)
+        for width in widths:
+            temp = self.vars.temporary(target, width)
+            self.emit(f"setp (M1_NM, {width}) {temp} {bits}")
+            self.emit(f"and (M1_NM, {width}) {self.vars.flag(target, width)} {self.vars.flag(flag, width)} {temp}")
+        self.written[target] = widths[0] if len(widths) == 1 else None
+
+    def save_flag(self, inst: Instruction) -> None:
+        """`mov rN, fS`: a condition's bits into a register (restored by `mask_flag`)."""
+        source = inst.srcs[0]
+        flag = Flag(source.number, source.subreg)
+        widths = self.widths_written(flag) if flag in self.written else []
+        if len(widths) != 1 or inst.predicate is not None or inst.exec_size != 1:
+            raise UnsupportedError(f"flag {flag} is saved where its width is not known")
+        self.emit(f"mov (M1_NM, 1) {self.dst(inst.dst)} {self.vars.flag(flag, widths[0])}")
+
+    def widths_written(self, flag: Flag) -> list[int]:
+        width = self.written[flag]
+        return self.widths[flag] if width is None else [width]
+
+    def scalar(self, reg: Reg) -> str:
+        name, row, col = self.place(reg)
+        return f"{name}({row},{col})<0;1,0>"
 
     def vector_immediate(self, inst: Instruction) -> None:
         """`mov dst, 0x76543210:uv` as one move per element: GenX_IR (1.0.12504) folds a packed
