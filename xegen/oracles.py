@@ -109,12 +109,13 @@ def genx_ir_platform(hw: str | hwlib.Platform) -> str:
     return hwlib.platform(hw).ocloc_device.upper()
 
 
-def genx_ir_finalize(text: str, hw: str | hwlib.Platform, grf_count: int) -> Finalized:
-    """Finalize vISA assembly into native code for the platform with `grf_count` GRFs."""
+def genx_ir_finalize(text: str, hw: str | hwlib.Platform, grf_count: int, options: tuple[str, ...] = ()) -> Finalized:
+    """Finalize vISA assembly into native code for the platform with `grf_count` GRFs
+    (`options`: more of GenX_IR's, e.g. -keepScalarJmp)."""
     with tempfile.TemporaryDirectory(prefix="xegen-genx-") as tmp:
         Path(tmp, "kernel.visaasm").write_text(text)
         argv = [find_tool("GenX_IR"), "kernel.visaasm", "-platform", genx_ir_platform(hw), "-output", "-binary",
-                "-TotalGRFNum", str(grf_count)]
+                "-TotalGRFNum", str(grf_count), *options]
         result = _run(argv, tmp)
         code, listing = Path(tmp, "kernel.dat"), Path(tmp, "kernel.asm")
         if result.returncode != 0 or not code.exists() or not listing.exists():

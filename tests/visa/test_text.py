@@ -71,11 +71,12 @@ def test_operands_past_the_first_grf_name_their_row():
     assert body(program_of(mov)) == ["mov (M1_NM, 8) VR0_d(1,0)<1> VR1_d(1,1)<8;8,1>"]
 
 
-def test_a_vector_immediate_is_one_move_per_element():
+def test_a_vector_immediate_of_fewer_than_eight_lanes_goes_through_eight():
     lanes = Instruction("mov", 4, dst=v(0, 0, "uw"), srcs=(Imm(0x76543210, "uv"),), no_mask=True)
-    assert body(program_of(lanes)) == [f"mov (M1_NM, 1) VR0_uw(0,{i})<1> {i}:uw" for i in range(4)]
-    signed = Instruction("mov", 2, dst=v(0, 0, "w").stride(2), srcs=(Imm(0xF1, "v"),), no_mask=True)
-    assert body(program_of(signed)) == ["mov (M1_NM, 1) VR0_w(0,0)<1> 1:w", "mov (M1_NM, 1) VR0_w(0,2)<1> -1:w"]
+    assert body(program_of(lanes)) == ["mov (M1_NM, 8) VECTOR_uw(0,0)<1> 0x76543210:uv",
+                                       "mov (M1_NM, 4) VR0_uw(0,0)<1> VECTOR_uw(0,0)<4;4,1>"]
+    whole = Instruction("mov", 8, dst=v(0, 0, "w"), srcs=(Imm(0xF1, "v"),), no_mask=True)
+    assert body(program_of(whole)) == ["mov (M1_NM, 8) VR0_w(0,0)<1> 0xf1:v"]
 
 
 def test_a_chain_of_predicated_compares_is_an_and_of_predicates():
@@ -137,9 +138,9 @@ def test_a_kernel_the_finalizer_spills_is_refused(monkeypatch, genx_ir):
     real = finalize.genx_ir_finalize
     calls = []
 
-    def spilling(text, hw, grf_count):
+    def spilling(text, hw, grf_count, options=()):
         calls.append(grf_count)
-        result = real(text, hw, grf_count)
+        result = real(text, hw, grf_count, options)
         return oracles.Finalized(result.code, "//.spill size 256\n" + result.listing)
 
     monkeypatch.setattr(finalize, "genx_ir_finalize", spilling)

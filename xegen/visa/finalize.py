@@ -27,6 +27,9 @@ from ..oracles import Finalized, genx_ir_finalize
 from .text import translate
 
 Trace = Callable[[str, Callable[[], str]], None]
+# Every xegen branch is a uniform NoMask jump: keep it a jmpi (without the option the finalizer
+# makes each predicated jump SIMD control flow, goto and join over the dispatch width).
+FINALIZER_OPTIONS = ("-keepScalarJmp",)
 _HEADER = re.compile(r"^//\.(instCount|spill size|GRF count|private memory size)\s+(\d+)", re.MULTILINE)
 
 
@@ -65,7 +68,7 @@ def compile_visa(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None
     for reuse_payloads in (True, False):
         builder, abi, lowering = select_instructions(spec, platform, payload, reuse_payloads)
         visa = translate(builder.program, spec.name, platform, payload.simd, spec.grf_count)
-        finalized = genx_ir_finalize(visa.text, platform, spec.grf_count)
+        finalized = genx_ir_finalize(visa.text, platform, spec.grf_count, FINALIZER_OPTIONS)
         report = FinalizerReport.parse(finalized.listing)
         if not report.spill_bytes and not report.private_bytes:
             break

@@ -41,6 +41,7 @@ from ..lower.values import TYPE_BYTES, VIRTUAL, VReg
 
 VISA_VERSION = "4.1"
 CARRY = "CARRY"  # stands for acc0: the carry addc writes
+VECTOR = "VECTOR"  # eight lanes of a packed vector immediate
 R0 = "R0"
 
 # Native opcodes that keep their name and operand order in vISA.
@@ -111,6 +112,8 @@ class _Variables:
                 continue
             if root == CARRY:  # acc0 holds up to 32 dwords; so does its stand-in
                 size, align = 32 * 4, "GRF"
+            elif root == VECTOR:
+                size, align = 16, "GRF"
             else:
                 reg = self.vregs[root]
                 size = max(reg.size, reg.reserved)
@@ -374,21 +377,23 @@ class _Translation:
         return f"{name}({row},{col})<0;1,0>"
 
     def vector_immediate(self, inst: Instruction) -> None:
-        """`mov dst, 0x76543210:uv` as one move per element: GenX_IR (1.0.12504) folds a packed
-        vector immediate into a following `add dst:d, src:uw, 0` as 0x3020100:uv, which the
+        """A packed vector immediate (eight 4-bit elements) moved into fewer than eight lanes
+        goes through a temporary moved whole: GenX_IR (1.0.12504) folds `mov a:uw, 0x76543210:uv`
+        of 4 lanes and a following `add b:d, a:uw, 0` into `mov b:d, 0x3020100:uv`, which the
         hardware reads as 0, 0, 1, 0 (our simulator found it; docs/visa.md)."""
         value = inst.srcs[0]
-        if inst.opcode != "mov" or value.type == "vf" or inst.predicate is not None or inst.saturate:
-            raise UnsupportedError(f"'{inst.opcode}' with a vector immediate has no vISA form in this back end")
-        name, row, col = self.place(inst.dst)
-        per_row = self.g // TYPE_BYTES[inst.dst.type]
-        for lane in range(inst.exec_size):
-            nibble = value.value >> 4 * lane & 0xF
-            if value.type == "v" and nibble & 8:
-                nibble -= 16
-            at = row * per_row + col + lane * (inst.dst.hstride or 1)
-            self.emit(f"mov (M1{'_NM' if inst.no_mask else ''}, 1) {name}({at // per_row},{at % per_row})<1> "
-                      f"{nibble}:{'w' if value.type == 'v' else 'uw'}")
+        if inst.opcode != "mov" or value.type == "vf":
+            raise UnsupportedError(f"'{inst.opcode}' with a {value.type} immediate has no vISA form in this back end")
+        if inst.exec_size == 8:
+            self.emit(f"{self.predicate(inst)}mov{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
+                      f"{immediate(value)}")
+            return
+        lanes = Reg(VIRTUAL, 0, 0, "w" if value.type == "v" else "uw")
+        temp = self.vars.register(lanes, VECTOR)
+        n = inst.exec_size
+        self.emit(f"mov (M1_NM, 8) {temp}(0,0)<1> {immediate(value)}")
+        self.emit(f"{self.predicate(inst)}mov{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
+                  f"{temp}(0,0)<{n};{n},1>")
 
     def compare(self, inst: Instruction) -> None:
         cm = inst.cond_modifier
