@@ -11,10 +11,11 @@ Per layer and back end: instructions, inner-loop instructions, sends and sync in
 (`xegen.emit.analysis` on the decoded code, counted the same way for both), GRFs the code
 touches, bytes the finalizer spilled (the native back end never spills), modeled device cycles,
 and the seconds of the lowering (from instruction selection to the zebin; for visa including
-GenX_IR's process) and of the whole compile.  The modeled cycles come from the same model (`xegen.modeling.modeled_cycles`) over
-execution counts from a simulator run of the first work-group, times the number of groups, for
-both back ends (the vISA kernel's branches are the finalizer's, so the native back end's static
-counts do not apply to it).  Both kernels of a scaled run are also verified against numpy.
+GenX_IR's process) and of the whole compile.  The modeled cycles come from the same model
+(`xegen.modeling.modeled_cycles`) over execution counts from a simulator run of the first
+work-group, times the number of groups, for both back ends (the vISA kernel's branches are the
+finalizer's, so the native back end's static counts do not apply to it).  With --verify both
+kernels are also checked against numpy over the whole grid.
 
 Prints one table per data type and the geometric means of visa / native; writes JSON (default
 bench/backends/results.json, not committed).  Exit status 1 if a kernel failed.

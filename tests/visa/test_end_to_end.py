@@ -105,4 +105,5 @@ def test_xehpc_hazards_are_only_the_long_pipe_disagreement(genx_ir):
         run_in_simulator(compilation, tensors)
     assert error.value.hazards
     for hazard in error.value.hazards:
-        assert hazard.kind == "RAW" and "send" in hazard.instruction and hazard.producer.split()[3].endswith(":q"), hazard
+        producer_dst = hazard.producer.split()[3]
+        assert hazard.kind == "RAW" and "send" in hazard.instruction and producer_dst.endswith(":q"), hazard

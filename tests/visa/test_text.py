@@ -12,8 +12,7 @@ from xegen.cli import main
 from xegen.emit.instruction import CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor
 from xegen.lower.program import Program
 from xegen.lower.values import VIRTUAL, VRegTable
-from xegen.visa import compile_visa, translate
-from xegen.visa import finalize
+from xegen.visa import compile_visa, finalize, translate
 from xegen.visa.finalize import FinalizerReport, SpillError
 from xegen.visa.text import immediate
 
@@ -38,7 +37,7 @@ def program_of(*instructions, registers: int = 4, size: int = 64) -> Program:
 
 
 def body(program: Program) -> list[str]:
-    text = translate(program, "k", XEHPG, 16, 128).text
+    text = translate(program, "k", XEHPG, 16)
     lines = text.splitlines()
     return [line.strip() for line in lines[lines.index("k_0:") + 1:]]
 
@@ -101,7 +100,7 @@ def test_one_flag_at_two_widths_is_two_predicates():
                        cond_modifier=CondModifier("lt", f0), no_mask=True)
     narrow = Instruction("cmp", 1, dst=Reg("null", 0, 0, "d"), srcs=(v(1, 0, "d"), Imm(3, "d")),
                          cond_modifier=CondModifier("lt", f0), no_mask=True)
-    text = translate(program_of(wide, narrow), "k", XEHPG, 16, 128).text
+    text = translate(program_of(wide, narrow), "k", XEHPG, 16)
     assert ".decl P0_0_16 v_type=P num_elts=16" in text and ".decl P0_0_1 v_type=P num_elts=1" in text
 
 

@@ -12,6 +12,6 @@ Passes:
 """
 
 from .finalize import VisaCompiledKernel, compile_visa
-from .text import VisaKernel, translate
+from .text import translate
 
-__all__ = ["VisaCompiledKernel", "VisaKernel", "compile_visa", "translate"]
+__all__ = ["VisaCompiledKernel", "compile_visa", "translate"]

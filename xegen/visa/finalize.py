@@ -12,14 +12,13 @@ back end does when allocation fails) and, if it still spills, refused with a cle
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .. import hw as hwlib
 from ..emit.asm_printer import format_kernel
 from ..emit.decoder import decode
 from ..emit.footprint import GRF_UNITS, instruction_facts
-from ..emit.zebin import write_zebin
 from ..errors import ConfigError
 from ..lower import CompiledKernel, KernelSpec, check_kernel_spec, select_instructions, statistics
 from ..lower.abi import plan_payload
@@ -46,7 +45,7 @@ class FinalizerReport:
     private_bytes: int
 
     @staticmethod
-    def parse(listing: str) -> "FinalizerReport":
+    def parse(listing: str) -> FinalizerReport:
         found = {key: int(value) for key, value in _HEADER.findall(listing)}
         return FinalizerReport(found.get("instCount", 0), found.get("spill size", 0),
                                found.get("private memory size", 0))
@@ -65,10 +64,14 @@ def compile_visa(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None
     platform = hwlib.platform(hw)
     check_kernel_spec(spec, platform)
     payload = plan_payload(spec, platform)
-    for reuse_payloads in (True, False):
+    for reuse_payloads in (True, False):  # (a second attempt shows its passes again)
         builder, abi, lowering = select_instructions(spec, platform, payload, reuse_payloads)
-        visa = translate(builder.program, spec.name, platform, payload.simd, spec.grf_count)
-        finalized = genx_ir_finalize(visa.text, platform, spec.grf_count, FINALIZER_OPTIONS)
+        if trace:
+            trace("isel", lambda program=builder.program: program.listing(platform))
+        visa = translate(builder.program, spec.name, platform, payload.simd)
+        if trace:
+            trace("visa", lambda text=visa: text)
+        finalized = genx_ir_finalize(visa, platform, spec.grf_count, FINALIZER_OPTIONS)
         report = FinalizerReport.parse(finalized.listing)
         if not report.spill_bytes and not report.private_bytes:
             break
@@ -76,10 +79,7 @@ def compile_visa(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None
         raise SpillError(f"kernel {spec.name}: IGC's finalizer spilled {report.spill_bytes} bytes "
                          f"({report.private_bytes} bytes of private memory) with {spec.grf_count} GRFs; the vISA "
                          "back end writes zebins without scratch space (try --config grf=256 or a smaller tile)")
-    if trace:
-        trace("isel", lambda: builder.program.listing(platform))
-        trace("visa", lambda: visa.text)
-    return _wrap(spec, platform, payload, abi, lowering, visa.text, finalized, report, trace)
+    return _wrap(spec, platform, payload, abi, lowering, visa, finalized, report, trace)
 
 
 def _wrap(spec, platform, payload, abi, lowering, text: str, finalized: Finalized, report: FinalizerReport,
@@ -107,4 +107,4 @@ def grfs_touched(instructions, platform: hwlib.Platform) -> int:
     return bin(units & ((1 << GRF_UNITS) - 1)).count("1")
 
 
-__all__ = ["FinalizerReport", "SpillError", "VisaCompiledKernel", "compile_visa", "write_zebin"]
+__all__ = ["FinalizerReport", "SpillError", "VisaCompiledKernel", "compile_visa", "grfs_touched"]

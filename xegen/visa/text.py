@@ -6,36 +6,18 @@ scheduling and SWSB.  Each virtual register becomes a vISA general variable, eac
 predicate variable, and each instruction its vISA counterpart, so that IGC's finalizer
 (`GenX_IR`) does what our `regalloc`, scheduling and `swsb` passes do.
 
-How the native forms map (facts: IGC's documentation/visa, and the `.visaasm` files IGC
-itself writes for OpenCL kernels):
-
-- a virtual register of N bytes: `.decl VR<id> type=ud num_elts=N/4`, and one alias per other
-  type its operands use (`VR<id>_f ... alias=<VR<id>, 0>`); an operand `v7.5:f` becomes
-  `VR7_f(row, column)` with the row in GRFs and the column in elements of the type.
-- r0 is an alias of the predefined `%r0`; cr0 is `%cr0`; XeLP's pushed payload (local ids,
-  kernel arguments) is `.input` at the byte offsets of xegen's dispatch ABI, so the zebin's
-  `.ze_info` is the native back end's.
-- `addc` writes its carry into acc0, which `add`/`add3` read: vISA's `addc` names the carry
-  destination, one variable (`CARRY`) stands for acc0.
-- native `mad` computes src0 + src1 * src2, vISA's src0 * src1 + src2.
-- a flag subregister `fR.S` is a predicate variable `PR_S`; `cmp` writes it, predicates
-  read it; `mov fR.S, imm` is `setp`.
-- `jmpi` to a label is `jmp`; the gateway barrier signal with its `sync.bar` is `barrier`;
-  fences are `lsc_fence` (LSC) or `fence_local`/`fence_global` (HDC), and the `mov null`
-  that waits for a fence's response goes (the finalizer waits itself); every other message
-  is a `raw_sends` with xegen's descriptors; the end of thread (r0 copied into the last GRF,
-  a send with EOT) is `ret`, for which the finalizer writes its own.
+docs/visa.md tables how each native form maps (facts: IGC's documentation/visa, and the
+`.visaasm` files IGC itself writes for OpenCL kernels).  What has no vISA form here is an
+`UnsupportedError` naming it, never a silently different kernel.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .. import hw as hwlib
-from ..errors import UnsupportedError
 from ..emit import tables as T
 from ..emit.instruction import Flag, Imm, Instruction, Reg
 from ..emit.regions import three_source_region
+from ..errors import UnsupportedError
 from ..lower.program import Label, Op
 from ..lower.values import TYPE_BYTES, VIRTUAL, VReg
 
@@ -61,15 +43,6 @@ SLM_BTI = 0xFE
 DPAS_PRECISIONS = {"hf": "hf", "bf": "bf", "ub": "u8", "b": "s8"}  # operand type -> vISA precision
 ALIGNMENTS = {1: "byte", 2: "word", 4: "dword", 8: "qword", 16: "oword"}
 FLOAT_TYPES = frozenset({"f", "hf", "bf", "df"})
-
-
-@dataclass(frozen=True)
-class VisaKernel:
-    """The vISA text of a kernel and what its translation found out about it."""
-
-    text: str
-    simd: int
-    uses_barriers: bool
 
 
 class _Variables:
@@ -134,7 +107,7 @@ class _Variables:
 
 
 class _Translation:
-    def __init__(self, program, hw: hwlib.Platform, grf_count: int):
+    def __init__(self, program, hw: hwlib.Platform):
         self.program = program
         self.hw = hw
         self.g = hw.grf_bytes
@@ -146,7 +119,7 @@ class _Translation:
         self.eot_regs = eot_sources
         self.pushed = {i: r for i, r in fixed.items() if i != self.r0_id and i not in eot_sources}
         self.fence_responses: set[int] = set()
-        self.uses_barriers = False
+        self.pending_multiplies = 0  # `mul acc0` halves waiting for their mach/macl
         self.lines: list[str] = []
         self.written: dict[Flag, int | None] = {}  # the width each flag was last written at (None: any)
         self.widths: dict[Flag, list[int]] = {}  # every width each flag is used at
@@ -252,6 +225,8 @@ class _Translation:
         if inst.dst is not None and inst.dst.file == VIRTUAL and inst.dst.number in self.eot_regs:
             return  # r0's copy for the end of thread: the finalizer writes its own
         opcode = inst.opcode
+        if self.pending_multiplies and not (opcode in ("mach", "macl") or _multiplies_into_acc(inst)):
+            raise UnsupportedError(f"'{opcode}' between a multiply into acc0 and its mach/macl")
         if opcode == "jmpi":
             self.emit(f"{self.predicate(inst)}jmp (M1_NM, 1) {op.target}")
         elif opcode == "sync":
@@ -278,8 +253,8 @@ class _Translation:
             sources = inst.srcs[0]
             if not (isinstance(sources, Reg) and sources.file == VIRTUAL and sources.number in self.fence_responses):
                 raise UnsupportedError("a move into null other than a fence's wait")
-        elif opcode == "mul" and inst.dst.file == "acc":
-            return  # the low half of a 32x32 multiply, which vISA's mul/mulh below does whole
+        elif _multiplies_into_acc(inst):
+            self.pending_multiplies += 1  # the low half of a 32x32 multiply: vISA's mul/mulh does it whole
         elif opcode in ("mach", "macl"):
             self.multiply_pair(inst)
         elif opcode in ("dpas", "dpasw"):
@@ -336,6 +311,9 @@ class _Translation:
         """`mul acc0, a, c.low16` then `mach`/`macl dst, a, c`: the low 32 bits of a * c (macl;
         mach without AccWrEn where the platform has no macl) or the high 32 bits (mach with
         AccWrEn; plain mach where macl exists).  vISA's mul and mulh take the whole operands."""
+        if not self.pending_multiplies:
+            raise UnsupportedError(f"'{inst.opcode}' without a multiply into acc0 before it")
+        self.pending_multiplies -= 1
         has_macl = T.opcode_available(T.OPCODES["macl"], self.hw)
         high = inst.opcode == "mach" and ("AccWrEn" in inst.options or has_macl)
         sources = " ".join(self.src(inst, i) for i in range(2))
@@ -448,7 +426,6 @@ class _Translation:
             self.emit("ret (M1_NM, 1)")
             return
         if desc.sfid == "gtwy":
-            self.uses_barriers = True
             return  # the barrier signal; its sync.bar becomes vISA's barrier
         if desc.sfid in LSC_SFIDS and desc.desc & 0x3F == LSC_FENCE_OPCODE:
             self.fence_response(inst)
@@ -482,6 +459,10 @@ class _Translation:
         return self.lines
 
 
+def _multiplies_into_acc(inst: Instruction) -> bool:
+    return inst.opcode == "mul" and inst.dst is not None and inst.dst.file == "acc"
+
+
 def _flags_used(inst: Instruction) -> list[Flag]:
     used = [inst.predicate.flag] if inst.predicate else []
     used += [inst.cond_modifier.flag] if inst.cond_modifier else []
@@ -498,12 +479,13 @@ def immediate(imm: Imm) -> str:
     return f"0x{imm.value:x}:{imm.type}"
 
 
-def translate(program, name: str, hw: hwlib.Platform, simd: int, grf_count: int) -> VisaKernel:
-    """The vISA text of `program` (instructions on virtual registers) as kernel `name`."""
-    work = _Translation(program, hw, grf_count)
+def translate(program, name: str, hw: hwlib.Platform, simd: int) -> str:
+    """The vISA text of `program` (instructions on virtual registers) as kernel `name`,
+    dispatched at SIMD `simd`."""
+    work = _Translation(program, hw)
     body = work.run()
-    header = [f".version {VISA_VERSION}", f'.kernel "{name}"',
-              *work.vars.declarations(),
-              '.kernel_attr Target="cm"', f".kernel_attr SimdSize={simd}",
-              f'.function "{name}_0"', f"{name}_0:"]
-    return VisaKernel("\n".join(header + body) + "\n", simd, work.uses_barriers)
+    if work.pending_multiplies:
+        raise UnsupportedError("a multiply into acc0 without its mach/macl")
+    header = [f".version {VISA_VERSION}", f'.kernel "{name}"', *work.vars.declarations(),
+              '.kernel_attr Target="cm"', f".kernel_attr SimdSize={simd}", f'.function "{name}_0"', f"{name}_0:"]
+    return "\n".join(header + body) + "\n"
