@@ -23,6 +23,7 @@ bench/backends/results.json, not committed).  Exit status 1 if a kernel failed.
     python bench/backends/run.py                          # every layer, f32 and f16, XeHPG
     python bench/backends/run.py --scaled --verify        # scaled layers, checked in the simulator
     python bench/backends/run.py --layers res2a,res3a --dts f32 --json /tmp/backends.json
+    python bench/backends/run.py --markdown /tmp/backends.md   # the tables of docs/visa.md
 """
 
 from __future__ import annotations
@@ -82,7 +83,24 @@ def parse_arguments(argv):
     parser.add_argument("--verify", action="store_true", help="also verify both kernels against numpy "
                                                               "(whole grid: use with --scaled)")
     parser.add_argument("--json", default=str(ROOT / "bench" / "backends" / "results.json"), help="where to write JSON")
+    parser.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown (docs/visa.md's form)")
     return parser.parse_args(argv)
+
+
+def markdown(rows) -> str:
+    """One table per data type: native -> visa per column, and the geometric means."""
+    out = []
+    for dt in dict.fromkeys(r["dt"] for r in rows):
+        done = [r for r in rows if r["dt"] == dt and "error" not in r]
+        out += [f"{rows[0]['hw']} forward {dt}, native → visa:", "",
+                "| layer | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+        out += [f"| {r['layer']} | " + " | ".join(f"{r['native'][c]} → {r['visa'][c]}" for c in COLUMNS) + " |"
+                for r in done]
+        out += [f"| {r['layer']} | error: {r['error']} |" for r in rows if r["dt"] == dt and "error" in r]
+        means = [f"{geomean([r['visa'][c] / r['native'][c] for r in done if r['native'][c]]):.2f}"
+                 if c != "spill" else str(sum(r["visa"][c] for r in done)) for c in COLUMNS]
+        out += ["| geomean visa/native (spill: total bytes) | " + " | ".join(means) + " |", ""]
+    return "\n".join(out)
 
 
 def main(argv=None) -> int:
@@ -115,6 +133,9 @@ def main(argv=None) -> int:
         print("geomean visa/native: " + ", ".join(f"{c} {v:.2f}" for c, v in ratios.items()))
     Path(args.json).write_text(json.dumps(rows, indent=1))
     print(f"\nwrote {args.json}")
+    if args.markdown:
+        Path(args.markdown).write_text(markdown(rows))
+        print(f"wrote {args.markdown}")
     return 1 if failed else 0
 
 
