@@ -39,6 +39,7 @@ LSC_FENCE_OPS = ("none", "evict", "invalidate", "discard", "clean", "flushl3")
 LSC_SCOPES = ("group", "local", "tile", "gpu", "gpus", "sysrel", "sysacq")
 LSC_FENCE_OPCODE = 0x1F
 HDC_FENCE_MESSAGE = 7  # dc0 message type [18:14]
+BARRIER_SIGNAL = 0x02000004  # gateway: barrier signal, mlen 1, rlen 0 (docs/messages.md)
 SLM_BTI = 0xFE
 DPAS_PRECISIONS = {"hf": "hf", "bf": "bf", "ub": "u8", "b": "s8"}  # operand type -> vISA precision
 ALIGNMENTS = {1: "byte", 2: "word", 4: "dword", 8: "qword", 16: "oword"}
@@ -120,6 +121,7 @@ class _Translation:
         self.pushed = {i: r for i, r in fixed.items() if i != self.r0_id and i not in eot_sources}
         self.fence_responses: set[int] = set()
         self.pending_multiplies = 0  # `mul acc0` halves waiting for their mach/macl
+        self.barrier_signals = 0  # gateway signals waiting for their sync.bar
         self.lines: list[str] = []
         self.written: dict[Flag, int | None] = {}  # the width each flag was last written at (None: any)
         self.widths: dict[Flag, list[int]] = {}  # every width each flag is used at
@@ -230,8 +232,9 @@ class _Translation:
         if opcode == "jmpi":
             self.emit(f"{self.predicate(inst)}jmp (M1_NM, 1) {op.target}")
         elif opcode == "sync":
-            if inst.function != "bar":
-                raise UnsupportedError(f"sync.{inst.function} has no vISA form in this back end")
+            if inst.function != "bar" or self.barrier_signals != 1:
+                raise UnsupportedError(f"sync.{inst.function} other than a barrier's wait after its signal")
+            self.barrier_signals = 0
             self.emit("barrier")
         elif inst.send is not None:
             self.send(inst)
@@ -426,7 +429,10 @@ class _Translation:
             self.emit("ret (M1_NM, 1)")
             return
         if desc.sfid == "gtwy":
-            return  # the barrier signal; its sync.bar becomes vISA's barrier
+            if desc.desc != BARRIER_SIGNAL or inst.predicate is not None:
+                raise UnsupportedError(f"gateway message 0x{desc.desc:08x} has no vISA form in this back end")
+            self.barrier_signals += 1  # its sync.bar becomes vISA's barrier
+            return
         if desc.sfid in LSC_SFIDS and desc.desc & 0x3F == LSC_FENCE_OPCODE:
             self.fence_response(inst)
             op, scope = desc.desc >> 12 & 7, desc.desc >> 9 & 7
@@ -484,8 +490,8 @@ def translate(program, name: str, hw: hwlib.Platform, simd: int) -> str:
     dispatched at SIMD `simd`."""
     work = _Translation(program, hw)
     body = work.run()
-    if work.pending_multiplies:
-        raise UnsupportedError("a multiply into acc0 without its mach/macl")
+    if work.pending_multiplies or work.barrier_signals:
+        raise UnsupportedError("a multiply into acc0 without its mach/macl, or a barrier signal without its wait")
     header = [f".version {VISA_VERSION}", f'.kernel "{name}"', *work.vars.declarations(),
               '.kernel_attr Target="cm"', f".kernel_attr SimdSize={simd}", f'.function "{name}_0"', f"{name}_0:"]
     return "\n".join(header + body) + "\n"
