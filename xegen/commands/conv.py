@@ -396,6 +396,8 @@ def _compile(state: _Run, problem, dump, index) -> dict:
             executions, counts = first_group_executions(compilation), "simulator"
         cycles = modeled_cycles(compilation, executions)
     report = summary(compilation, cycles, verification, counts)
+    if args.backend != "native":  # (the native back end's summaries stay as they were)
+        report["backend"] = args.backend
     if tuned is not None:
         report["tuned"] = tuned
     if cycles is not None and verification is not None:
