@@ -392,15 +392,16 @@ def _compile(state: _Run, problem, dump, index) -> dict:
     if not args.no_model:
         try:
             executions = compilation.compiled.executions(compilation.kernel.grid)
-        except UnsupportedError:  # a branch on loaded data: only a run counts it
-            executions, counts = first_group_executions(compilation), "simulator"
+        except UnsupportedError:  # a branch on loaded data, or the vISA back end's branches: a run counts
+            executions, counts = (verification.run.executions if verification is not None
+                                  else first_group_executions(compilation)), "simulator"
         cycles = modeled_cycles(compilation, executions)
     report = summary(compilation, cycles, verification, counts)
     if args.backend != "native":  # (the native back end's summaries stay as they were)
         report["backend"] = args.backend
     if tuned is not None:
         report["tuned"] = tuned
-    if cycles is not None and verification is not None:
+    if cycles is not None and verification is not None and counts == "static":
         # the static counts are the simulator's, or the model is not what it claims
         report["verify"]["static_counts_match"] = executions == verification.run.executions
         if not report["verify"]["static_counts_match"]:
