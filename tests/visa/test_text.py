@@ -173,3 +173,14 @@ def test_cli_backend_mistakes(capsys, args, words):
     assert exit_.value.code == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("xegen: error:") and words in err[0]
+
+
+def test_cli_without_genx_ir_is_one_error_naming_the_package(capsys, monkeypatch):
+    real = oracles.shutil.which
+    monkeypatch.setattr(oracles.shutil, "which", lambda name: None if name == "GenX_IR" else real(name))
+    with pytest.raises(SystemExit) as exit_:
+        raise SystemExit(main(["conv", DESC, "--backend", "visa", "--no-model"]))
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["xegen: error: 'GenX_IR' is not installed: install Debian's libigc-tools and intel-opencl-icd "
+                   "(scripts/test does this when run as root)"]
