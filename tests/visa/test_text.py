@@ -149,6 +149,26 @@ def test_a_kernel_the_finalizer_spills_is_refused(monkeypatch, genx_ir):
     assert calls == [128, 128]  # again without payloads kept for reuse, then refused
 
 
+def test_the_pipeline_falls_back_from_a_configuration_the_finalizer_spills(monkeypatch, genx_ir):
+    from xegen.conv import make_problem, parse_descriptor
+    from xegen.pipeline import compile_problem
+
+    real = finalize.genx_ir_finalize
+    calls = []
+
+    def spilling_twice(text, hw, grf_count, options=()):
+        calls.append(grf_count)
+        result = real(text, hw, grf_count, options)
+        listing = ("//.spill size 64\n" if len(calls) <= 2 else "") + result.listing
+        return oracles.Finalized(result.code, listing)
+
+    monkeypatch.setattr(finalize, "genx_ir_finalize", spilling_twice)
+    compilation = compile_problem(make_problem(parse_descriptor(DESC), "FWD_B", "f32", mb=1), "xehpg",
+                                  backend="visa")
+    assert len(calls) == 3 and len(compilation.fallbacks) == 1 and "spilled 64 bytes" in compilation.fallbacks[0]
+    assert str(compilation.config) not in compilation.fallbacks[0].split(":")[0]
+
+
 def test_missing_genx_ir_names_the_package(monkeypatch):
     monkeypatch.setattr(oracles.shutil, "which", lambda name: None)
     with pytest.raises(oracles.ToolError, match="'GenX_IR' is not installed: install Debian's libigc-tools"):

@@ -18,7 +18,7 @@ from ..files import MiB, read_text
 from ..hw import platform
 from ..modeling import modeled_cycles
 from ..network_report import check_directory, load_peers, write_report
-from ..pipeline import BACKEND_PASSES, PASSES, build_kernel, check_pass_names
+from ..pipeline import BACKEND_PASSES, BACKENDS, PASSES, build_kernel, check_pass_names
 from ..plan import parse_overrides
 from ..progress import Progress
 from ..report import format_summary, summary
@@ -417,8 +417,8 @@ def _compile(state: _Run, problem, dump, index) -> dict:
             state.fail()
     listing = None
     if args.asm:  # the vISA back end shows the vISA it handed to the finalizer
-        listing = getattr(compilation.compiled, "visa", "").rstrip("\n") or \
-            disassemble(compilation.compiled.code, compilation.compiled.hw, pcs=True).rstrip("\n")
+        listing = (compilation.compiled.visa if args.backend == "visa" else
+                   disassemble(compilation.compiled.code, compilation.compiled.hw, pcs=True)).rstrip("\n")
     if verification is not None and not verification.ok:
         state.fail()
     if args.json:
@@ -546,7 +546,7 @@ def register(subparsers) -> None:
                         help="run the kernel on the first Intel GPU through Intel's OpenCL runtime on random data and "
                              "compare with numpy; exit status 1 on a mismatch (see docs/python.md for a runtime "
                              "without hardware, where the launch is only enqueued)")
-    native.add_argument("--backend", choices=("native", "visa"), default="native",
+    native.add_argument("--backend", choices=BACKENDS, default="native",
                         help="code generator after instruction selection: native (default: xegen's register "
                              "allocation, SWSB and encoder) or visa (the selected instructions as vISA assembly, "
                              "finalized by IGC's GenX_IR from libigc-tools; same .ze_info and dispatch ABI)")

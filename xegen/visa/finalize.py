@@ -5,8 +5,9 @@ name, the `.ze_info` (payload arguments at the dispatch ABI's offsets, SIMD widt
 group size, SLM, barriers, dpas) and the GRF count the kernel was planned for, which GenX_IR
 is told (`-TotalGRFNum`).  The finalizer reports spills in its listing's header
 (`//.spill size N`); xegen's zebin declares no scratch space, so a kernel that spills is
-finalized again from a selection that keeps no message payloads for reuse (as the native
-back end does when allocation fails) and, if it still spills, refused with a clear error.
+finalized again from a selection that keeps no message payloads for reuse and, if it still
+spills, refused with `SpillError`, a `RegisterAllocationError`: the pipeline then compiles the
+next configuration, as when xegen's own allocation fails.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from ..emit.asm_printer import format_kernel
 from ..emit.decoder import decode
 from ..emit.footprint import GRF_UNITS, instruction_facts
 from ..errors import ConfigError
-from ..lower import CompiledKernel, KernelSpec, check_kernel_spec, select_instructions, statistics
+from ..lower import (CompiledKernel, KernelSpec, RegisterAllocationError, check_kernel_spec,
+                     select_instructions, statistics)
 from ..lower.abi import plan_payload
 from ..oracles import Finalized, genx_ir_finalize
 from .text import translate
@@ -32,8 +34,12 @@ FINALIZER_OPTIONS = ("-keepScalarJmp",)
 _HEADER = re.compile(r"^//\.(instCount|spill size|GRF count|private memory size)\s+(\d+)", re.MULTILINE)
 
 
-class SpillError(ConfigError):
-    """IGC's finalizer spilled registers; xegen's zebins have no scratch space."""
+class SpillError(RegisterAllocationError):
+    """IGC's finalizer spilled registers; xegen's zebins have no scratch space.  As when xegen's
+    own allocation fails, the pipeline then tries the next configuration (a smaller tile)."""
+
+    def __init__(self, message: str, spill_bytes: int):
+        super().__init__(message, spill_bytes, 0)
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,7 @@ def compile_visa(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None
     else:
         raise SpillError(f"kernel {spec.name}: IGC's finalizer spilled {report.spill_bytes} bytes "
                          f"({report.private_bytes} bytes of private memory) with {spec.grf_count} GRFs; the vISA "
-                         "back end writes zebins without scratch space (try --config grf=256 or a smaller tile)")
+                         "back end writes zebins without scratch space", report.spill_bytes + report.private_bytes)
     return _wrap(spec, platform, payload, abi, lowering, visa, finalized, report, trace)
 
 
