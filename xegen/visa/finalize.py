@@ -21,8 +21,14 @@ from ..emit.asm_printer import format_kernel
 from ..emit.decoder import decode
 from ..emit.footprint import GRF_UNITS, instruction_facts
 from ..errors import ConfigError
-from ..lower import (CompiledKernel, KernelSpec, RegisterAllocationError, check_kernel_spec,
-                     select_instructions, statistics)
+from ..lower import (
+    CompiledKernel,
+    KernelSpec,
+    RegisterAllocationError,
+    check_kernel_spec,
+    select_instructions,
+    statistics,
+)
 from ..lower.abi import plan_payload
 from ..oracles import Finalized, genx_ir_finalize
 from .text import translate
