@@ -30,14 +30,14 @@ from ..lower import (
     statistics,
 )
 from ..lower.abi import plan_payload
-from ..oracles import Finalized, genx_ir_finalize
+from ..oracles import genx_ir_finalize
 from .text import translate
 
 Trace = Callable[[str, Callable[[], str]], None]
 # Every xegen branch is a uniform NoMask jump: keep it a jmpi (without the option the finalizer
 # makes each predicated jump SIMD control flow, goto and join over the dispatch width).
 FINALIZER_OPTIONS = ("-keepScalarJmp",)
-_HEADER = re.compile(r"^//\.(instCount|spill size|GRF count|private memory size)\s+(\d+)", re.MULTILINE)
+_HEADER = re.compile(r"^//\.(instCount|spill size|private memory size)\s+(\d+)", re.MULTILINE)
 
 
 class SpillError(RegisterAllocationError):
@@ -91,11 +91,6 @@ def compile_visa(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None
         raise SpillError(f"kernel {spec.name}: IGC's finalizer spilled {report.spill_bytes} bytes "
                          f"({report.private_bytes} bytes of private memory) with {spec.grf_count} GRFs; the vISA "
                          "back end writes zebins without scratch space", report.spill_bytes + report.private_bytes)
-    return _wrap(spec, platform, payload, abi, lowering, visa, finalized, report, trace)
-
-
-def _wrap(spec, platform, payload, abi, lowering, text: str, finalized: Finalized, report: FinalizerReport,
-          trace: Trace | None) -> VisaCompiledKernel:
     instructions = decode(finalized.code, platform)
     if trace:
         trace("finalize", lambda: format_kernel(instructions, platform))
@@ -107,7 +102,7 @@ def _wrap(spec, platform, payload, abi, lowering, text: str, finalized: Finalize
                                     lowering.uses_dpas, lowering.uses_atomics)
     return VisaCompiledKernel(spec.name, platform, tuple(instructions), finalized.code, zebin_kernel, stats,
                               payload.simd, payload.local_size, tuple(v.name for v in spec.arguments), None,
-                              visa=text, finalizer=report)
+                              visa=visa, finalizer=report)
 
 
 def grfs_touched(instructions, platform: hwlib.Platform) -> int:
