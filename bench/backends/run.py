@@ -23,7 +23,7 @@ bench/backends/results.json, not committed).  Exit status 1 if a kernel failed.
     python bench/backends/run.py                          # every layer, f32 and f16, XeHPG
     python bench/backends/run.py --scaled --verify        # scaled layers, checked in the simulator
     python bench/backends/run.py --layers res2a,res3a --dts f32 --json /tmp/backends.json
-    python bench/backends/run.py --markdown /tmp/backends.md   # the tables of docs/visa.md
+    python bench/backends/run.py --markdown TABLES   # the tables of docs/visa.md, as Markdown
 """
 
 from __future__ import annotations
