@@ -130,19 +130,27 @@ def test_finalizer_report_reads_the_listing_header():
     assert FinalizerReport.parse("//.instCount 5\n") == FinalizerReport(5, 0, 0)
 
 
+def fake_spills(monkeypatch, spills: int, times: int) -> list[int]:
+    """GenX_IR as it is, but its listing reports `spills` bytes spilled on the first `times`
+    calls; returns the GRF counts of the calls made."""
+    real = finalize.genx_ir_finalize
+    calls: list[int] = []
+
+    def finalizing(text, hw, grf_count, options=()):
+        calls.append(grf_count)
+        result = real(text, hw, grf_count, options)
+        header = f"//.spill size {spills}\n" if len(calls) <= times else ""
+        return oracles.Finalized(result.code, header + result.listing)
+
+    monkeypatch.setattr(finalize, "genx_ir_finalize", finalizing)
+    return calls
+
+
 def test_a_kernel_the_finalizer_spills_is_refused(monkeypatch, genx_ir):
     from xegen.conv import make_problem, parse_descriptor
     from xegen.pipeline import build_kernel, kernel_spec
 
-    real = finalize.genx_ir_finalize
-    calls = []
-
-    def spilling(text, hw, grf_count, options=()):
-        calls.append(grf_count)
-        result = real(text, hw, grf_count, options)
-        return oracles.Finalized(result.code, "//.spill size 256\n" + result.listing)
-
-    monkeypatch.setattr(finalize, "genx_ir_finalize", spilling)
+    calls = fake_spills(monkeypatch, 256, times=2)
     spec = kernel_spec(build_kernel(make_problem(parse_descriptor(DESC), "FWD_B", "f32", mb=1), "xehpg"))
     with pytest.raises(SpillError, match="spilled 256 bytes"):
         compile_visa(spec, "xehpg")
@@ -153,16 +161,7 @@ def test_the_pipeline_falls_back_from_a_configuration_the_finalizer_spills(monke
     from xegen.conv import make_problem, parse_descriptor
     from xegen.pipeline import compile_problem
 
-    real = finalize.genx_ir_finalize
-    calls = []
-
-    def spilling_twice(text, hw, grf_count, options=()):
-        calls.append(grf_count)
-        result = real(text, hw, grf_count, options)
-        listing = ("//.spill size 64\n" if len(calls) <= 2 else "") + result.listing
-        return oracles.Finalized(result.code, listing)
-
-    monkeypatch.setattr(finalize, "genx_ir_finalize", spilling_twice)
+    calls = fake_spills(monkeypatch, 64, times=2)
     compilation = compile_problem(make_problem(parse_descriptor(DESC), "FWD_B", "f32", mb=1), "xehpg",
                                   backend="visa")
     assert len(calls) == 3 and len(compilation.fallbacks) == 1 and "spilled 64 bytes" in compilation.fallbacks[0]
