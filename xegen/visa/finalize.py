@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .. import hw as hwlib
 from ..emit.asm_printer import format_kernel
-from ..emit.decoder import decode
+from ..emit.decoder import decode_with_sizes
 from ..emit.footprint import GRF_UNITS, instruction_facts
 from ..errors import ConfigError
 from ..lower import (
@@ -91,9 +91,9 @@ def compile_visa(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None
         raise SpillError(f"kernel {spec.name}: IGC's finalizer spilled {report.spill_bytes} bytes "
                          f"({report.private_bytes} bytes of private memory) with {spec.grf_count} GRFs; the vISA "
                          "back end writes zebins without scratch space", report.spill_bytes + report.private_bytes)
-    instructions = decode(finalized.code, platform)
+    instructions, sizes = decode_with_sizes(finalized.code, platform)  # the finalizer compacts
     if trace:
-        trace("finalize", lambda: format_kernel(instructions, platform))
+        trace("finalize", lambda: format_kernel(instructions, platform, sizes=sizes))
     slm = max(spec.slm_bytes, lowering.slm_bytes)
     if slm > platform.max_slm_bytes:
         raise ConfigError(f"kernel {spec.name}: {slm} bytes of SLM exceed {platform.max_slm_bytes}")
