@@ -44,6 +44,13 @@ def no_tuning_database(tmp_path_factory):
     patch.undo()
 
 
+@pytest.fixture(autouse=True)
+def empty_kernel_cache(tmp_path_factory, monkeypatch):
+    """`xegen conv` keeps its kernels in a cache: each test gets an empty one of its own (a hit
+    would skip the compile a test means to run), never the developer's ~/.cache/xegen/kernels."""
+    monkeypatch.setenv("XEGEN_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
+
+
 @pytest.fixture
 def neo() -> None:
     """Intel's OpenCL runtime (NEO) and the ICD loader, which xegen.runtime drives."""

@@ -35,6 +35,7 @@ from .errors import ConfigError
 from .ir import Stmt, format_stmt
 from .lower import CompiledKernel, RegisterAllocationError, compile_kernel
 from .lower.kernel import KernelSpec
+from .passnames import PASSES, check_pass_names  # noqa: F401 (named here by the API and the tests)
 from .plan.config import RESERVED_GRFS, Config, prefetches
 from .plan.gemm import formulate
 from .plan.heuristic import choose_config, config_candidates
@@ -42,7 +43,6 @@ from .plan.kernel import CodeSizeError, check_code_size
 from .plan.strategies import AnyPlan, plan_for
 from .schedule import GraphDump, ScheduleOptions, schedule
 
-PASSES = ("build", "schedule", "optimize", "isel", "regalloc", "swsb")
 
 # Saturation stops on iterations and e-graph size only, so that the result does not depend on the
 # machine's speed; the time bound is a safety net far above what conv kernels take (about a second).
@@ -62,13 +62,6 @@ class Compilation:
 
     def zebin(self) -> bytes:
         return self.compiled.zebin()
-
-
-def check_pass_names(names) -> frozenset[str]:
-    unknown = sorted(set(names) - set(PASSES))
-    if unknown:
-        raise ConfigError(f"unknown pass '{unknown[0]}' (passes: {', '.join(PASSES)})")
-    return frozenset(names)
 
 
 def compile_problem(problem: Problem, hw: str | hwlib.Platform = "xehpg",
