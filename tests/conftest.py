@@ -44,10 +44,19 @@ def no_tuning_database(tmp_path_factory):
     patch.undo()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def no_users_kernel_cache(tmp_path_factory):
+    """`xegen conv` keeps its kernels in a cache: never the developer's ~/.cache/xegen/kernels
+    (this one, for fixtures of a module or a session, which run before a test's own)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XEGEN_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture(autouse=True)
-def empty_kernel_cache(tmp_path_factory, monkeypatch):
-    """`xegen conv` keeps its kernels in a cache: each test gets an empty one of its own (a hit
-    would skip the compile a test means to run), never the developer's ~/.cache/xegen/kernels."""
+def empty_kernel_cache(no_users_kernel_cache, tmp_path_factory, monkeypatch):
+    """Each test gets an empty kernel cache of its own: a hit would skip the compile it means to run."""
     monkeypatch.setenv("XEGEN_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
 
 
