@@ -259,3 +259,18 @@ def test_a_hit_imports_none_of_the_compiler(tmp_path):
     assert "'xegen.pipeline'" in run("cold.zebin")[-1]
     assert run("warm.zebin")[-1] == "[]"
     assert (tmp_path / "cold.zebin").read_bytes() == (tmp_path / "warm.zebin").read_bytes()
+
+
+def test_workers_compile_the_misses_and_the_driver_reads_the_hits(capsys, tmp_path):
+    shapes = tmp_path / "shapes"
+    shapes.write_text(f"{LAYER}\nmb1ic8ih6oc16oh6kh1\n")
+    one = main(["conv", "--batch", str(shapes), "--no-cache", "-o", str(tmp_path / "one")]), capsys.readouterr().out
+    conv(capsys)  # the first line's kernel is in the cache, the second's is not
+    [stored] = entries(Path(os.environ["XEGEN_CACHE_DIR"]))
+    inode = stored.stat().st_ino
+    mixed = main(["conv", "--batch", str(shapes), "-j", "2", "-o", str(tmp_path / "two")]), capsys.readouterr().out
+    assert one == mixed and one[0] == 0
+    assert stored.stat().st_ino == inode  # read, not compiled and stored again (a store renames a new file)
+    assert len(entries(Path(os.environ["XEGEN_CACHE_DIR"]))) == 2  # the worker stored its kernel
+    for path in sorted((tmp_path / "one").iterdir()):
+        assert path.read_bytes() == (tmp_path / "two" / path.name).read_bytes()
