@@ -151,6 +151,24 @@ def test_the_key_changes_when_a_rule_changes(tmp_path, monkeypatch):
     assert cache.rules_digest() == after[0]
 
 
+def test_the_key_changes_with_the_versions_of_egglog_networkx_and_numpy(monkeypatch):
+    import networkx
+    import numpy
+
+    found = cache.dependency_versions()
+    assert found == (f"egglog-{_version('egglog')}.dist-info", f"networkx-{networkx.__version__}.dist-info",
+                     f"numpy-{numpy.__version__}.dist-info")
+    before = make_key({"descriptor": LAYER})
+    monkeypatch.setattr(cache, "dependency_versions", lambda: (*found[:2], "numpy-0.0.1.dist-info"))
+    assert make_key({"descriptor": LAYER}) != before
+
+
+def _version(name: str) -> str:
+    from importlib.metadata import version
+
+    return version(name)
+
+
 def test_the_cache_directory_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("XEGEN_CACHE_DIR", str(tmp_path / "mine"))
     assert cache.default_directory() == tmp_path / "mine"

@@ -4,9 +4,9 @@ An entry is one file, `<key>.kernel`, holding a compiled kernel's zebin and the 
 its command printed, so that a hit writes the same bytes and prints the same summary without
 compiling.  The key is a SHA-256 over everything the kernel depends on: what the caller names
 (the problem, the configuration, the platform, the options that change the bytes or the
-summary) and what this module adds, xegen's version, a digest of its source (`code_digest`)
-and a digest of the rule files (`rules_digest`), so that editing the compiler or a rule misses
-every old entry.
+summary) and what this module adds, xegen's version, a digest of its source (`code_digest`),
+a digest of the rule files (`rules_digest`) and the installed versions of egglog, networkx and
+numpy, so that editing the compiler or a rule, or upgrading one of those, misses every old entry.
 
 Writers write a temporary file in the cache directory and rename it over the entry (atomic on
 POSIX), so a reader sees a whole entry or none, and concurrent writers of one key leave one of
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import tempfile
@@ -75,10 +76,32 @@ def rules_digest() -> str:
                            tree_digest(PACKAGE / "egraph", (".egg",))).encode()).hexdigest()
 
 
+#: the packages whose algorithms shape the kernel (extraction, graph orders, arithmetic)
+DEPENDENCIES = ("egglog", "networkx", "numpy")
+
+
+@functools.cache
+def dependency_versions() -> tuple[str, ...]:
+    """The installed distributions of DEPENDENCIES, as their metadata folders name them
+    (`egglog-13.2.0.dist-info`), found beside each package without importing it:
+    importlib.metadata would cost more than the rest of a hit."""
+    found = []
+    for name in DEPENDENCIES:
+        spec = importlib.util.find_spec(name)
+        folders = list(spec.submodule_search_locations or []) if spec else []
+        for folder in folders:
+            parent = Path(folder).parent
+            found += sorted(p.name for p in parent.glob(f"{name}-*.*-info"))
+        if not folders:
+            found.append(f"{name} not installed")
+    return tuple(found)
+
+
 def make_key(fields: dict) -> str:
-    """The key of a kernel named by `fields` (JSON values) under this xegen and these rules."""
-    text = json.dumps({"fields": fields, "version": __version__, "code": code_digest(), "rules": rules_digest()},
-                      sort_keys=True)
+    """The key of a kernel named by `fields` (JSON values) under this xegen, its rules and the
+    versions of the packages it computes with."""
+    text = json.dumps({"fields": fields, "version": __version__, "code": code_digest(), "rules": rules_digest(),
+                       "dependencies": dependency_versions()}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
