@@ -238,6 +238,17 @@ def test_a_damaged_entry_is_recompiled(capsys, tmp_path):
     assert KernelCache(directory).get(again.name.removesuffix(cache.SUFFIX)) is not None  # stored whole again
 
 
+def test_an_entry_without_the_summary_is_recompiled(capsys, tmp_path):
+    directory = Path(os.environ["XEGEN_CACHE_DIR"])
+    first = conv(capsys, "-o", str(tmp_path / "a.zebin"))
+    [path] = entries(directory)
+    key = path.name.removesuffix(cache.SUFFIX)
+    KernelCache(directory).put(key, b"not the kernel", {"report": "not a summary"})  # whole, but not ours
+    second = conv(capsys, "-o", str(tmp_path / "b.zebin"))
+    assert (tmp_path / "a.zebin").read_bytes() == (tmp_path / "b.zebin").read_bytes()
+    assert first[1].replace("a.zebin", "X") == second[1].replace("b.zebin", "X")
+
+
 def test_a_batch_is_answered_from_the_cache(capsys, tmp_path):
     shapes = tmp_path / "shapes"
     shapes.write_text(f"{LAYER}\nmb1ic8ih6oc16oh6kh1\n")

@@ -241,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     _passes_to_print(args)
     cache = _kernel_cache(args, native)
     keys = [_cache_key(args, entry) if cache else None for entry in layers]
-    hits = [cache.get(key) if cache else None for key in keys]
+    hits = [_answer(cache.get(key)) if cache else None for key in keys]
     if not all(hits):  # something to compile
         from ..plan import parse_overrides  # (slow to import: see the top)
 
@@ -370,6 +370,16 @@ def _cache_key(args: argparse.Namespace, entry: Entry) -> str:
               "hw": args.hw, "config": args.config, "optimize": not args.no_optimize, "model": not args.no_model,
               "tuning": None if tuning is None else [_file_state(tuning), _file_state(Path(f"{tuning}-wal"))]}
     return make_key(fields)
+
+
+def _answer(hit: Hit | None) -> Hit | None:
+    """A cache entry that holds what `_cached` reads (else a miss: compiled and stored again)."""
+    if hit is None:
+        return None
+    data = hit.data
+    usable = (isinstance(data.get("report"), dict) and isinstance(data.get("text"), str)
+              and isinstance(data.get("kernel"), str))
+    return hit if usable else None
 
 
 def _file_state(path: Path) -> list | None:
