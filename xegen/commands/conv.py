@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from ..cache import Hit, KernelCache, make_key
 from ..errors import Error, UnsupportedError
 from ..files import MiB, read_text
-from ..hw import platform
 from ..passnames import PASSES, check_pass_names
 from ..progress import Progress
 from ..tune.paths import default_path
@@ -25,7 +24,8 @@ if TYPE_CHECKING:
     from ..tune.tuned import Tuned
 
 # The compiler's modules take about two seconds to import, more than a whole run that the kernel
-# cache answers: this module imports them in the functions that compile, not at its top.
+# cache answers: this module imports them (even hw.py, 10 ms of platform records) in the
+# functions that need them, not at its top.
 
 IR_OPTIONS = ("canonical", "print_ir", "check_ir", "print_config", "print_space")  # the IR-level options that print
 MAX_BATCH_BYTES = 4 * MiB  # ~60,000 descriptors
@@ -120,6 +120,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
     if args.jobs < 1:
         raise Error(f"-j {args.jobs}: at least one worker")
     if args.report is not None:
+        from ..hw import platform  # (slow to import: see the top)
         from ..network_report import check_directory  # (slow to import: see the top)
 
         check_directory(args.report)
@@ -333,6 +334,8 @@ def _tuning_database(args) -> Database | None:
 def _tuned(database: Database | None, args, entry: Entry) -> Tuned | None:
     if database is None:
         return None
+    from ..hw import platform  # (slow to import: see the top)
+
     try:
         problem = entry.problem(args)
         hw = platform(args.hw)
@@ -391,6 +394,7 @@ def _file_state(path: Path) -> list | None:
 
 
 def _write_report(args, reports: list[dict], peers, show_progress: bool) -> None:
+    from ..hw import platform  # (slow to import: see the top)
     from ..network_report import write_report  # (slow to import: see the top)
 
     options = {"post_ops": args.attr_post_ops, "stag": args.stag, "wtag": args.wtag, "dtag": args.dtag}
