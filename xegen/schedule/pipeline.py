@@ -249,9 +249,12 @@ class _Emitter:
 
     def _copy_shifts(self, node: int, iteration: int, block: _Block) -> dict[str, Expr]:
         """Where the copies of the buffers `node` rotates start for this iteration."""
-        init = self.body.init.value
         shifts: dict[str, Expr] = {}
-        for name in self.graph.nodes[node].get("rotates", ()):
+        rotates = self.graph.nodes[node].get("rotates", ())
+        if not rotates:  # (a list-scheduled loop's start need not be a constant)
+            return shifts
+        init, _ = self.body.constant_bounds("multi-buffering")  # (checked when the loop was pipelined)
+        for name in rotates:
             count, size = self.graph.graph["copies"][name], self.graph.graph["sizes"][name]
             if not block.steady:
                 index: int | Expr = (iteration - init) % count
