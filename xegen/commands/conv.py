@@ -242,8 +242,8 @@ def run(args: argparse.Namespace) -> int:
     native = _wants_native(args)
     _passes_to_print(args)
     cache = _kernel_cache(args, native)
-    keys = [_cache_key(args, entry) if cache else None for entry in layers]
-    hits = [_answer(cache.get(key)) if cache else None for key in keys]
+    keys: list[str | None] = [_cache_key(args, entry) if cache else None for entry in layers]
+    hits = [_answer(cache.get(key)) if cache and key else None for key in keys]
     if not all(hits):  # something to compile
         from ..plan import parse_overrides  # (slow to import: see the top)
 
