@@ -471,6 +471,7 @@ def _compile(state: _Run, problem, dump, index) -> dict:
     from ..report import format_summary, summary  # (slow to import: see the top)
     from ..tune.tuned import compile_tuned, describe  # (slow to import: see the top)
     from ..verify import check_verify_time, first_group_executions, verify  # (slow to import: see the top)
+    from ..visa import VisaCompiledKernel  # (slow to import: see the top)
 
     args = state.args
     passes: dict[str, str] = {}
@@ -528,8 +529,9 @@ def _compile(state: _Run, problem, dump, index) -> dict:
             state.fail()
     listing = None
     if args.asm:  # the vISA back end shows the vISA it handed to the finalizer
-        listing = (compilation.compiled.visa if args.backend == "visa" else
-                   disassemble(compilation.compiled.code, compilation.compiled.hw, pcs=True)).rstrip("\n")
+        compiled = compilation.compiled
+        listing = (compiled.visa if isinstance(compiled, VisaCompiledKernel) else
+                   disassemble(compiled.code, compiled.hw, pcs=True)).rstrip("\n")
     if verification is not None and not verification.ok:
         state.fail()
     if args.json:

@@ -12,6 +12,7 @@ next configuration, as when xegen's own allocation fails.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,10 +80,10 @@ def compile_visa(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None
     for reuse_payloads in (True, False):  # (a second attempt shows its passes again)
         builder, abi, lowering = select_instructions(spec, platform, payload, reuse_payloads)
         if trace:
-            trace("isel", lambda program=builder.program: program.listing(platform))
+            trace("isel", functools.partial(builder.program.listing, platform))
         visa = translate(builder.program, spec.name, platform, payload.simd)
         if trace:
-            trace("visa", lambda text=visa: text)
+            trace("visa", functools.partial(str, visa))
         finalized = genx_ir_finalize(visa, platform, spec.grf_count, FINALIZER_OPTIONS)
         report = FinalizerReport.parse(finalized.listing)
         if not report.spill_bytes and not report.private_bytes:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .. import hw as hwlib
 from ..emit import tables as T
-from ..emit.instruction import Flag, Imm, Instruction, Reg
+from ..emit.instruction import Flag, Imm, Instruction, Reg, SendDescriptor
 from ..emit.regions import three_source_region
 from ..errors import UnsupportedError
 from ..lower.program import Label, Op
@@ -89,6 +89,7 @@ class _Variables:
             elif root == VECTOR:
                 size, align = 16, "GRF"
             else:
+                assert isinstance(root, int)  # a virtual register's id
                 reg = self.vregs[root]
                 size = max(reg.size, reg.reserved)
                 align = "GRF" if reg.alignment >= g else ALIGNMENTS[reg.alignment]
@@ -102,7 +103,7 @@ class _Variables:
             lines.append(f".decl {self.flag(flag, size)} v_type=P num_elts={size}")
         for flag, size in sorted(self.temporaries, key=lambda f: (f[0].reg, f[0].subreg, f[1])):
             lines.append(f".decl {self.temporary(flag, size)} v_type=P num_elts={size}")
-        for reg in sorted(self.inputs.values(), key=lambda r: r.fixed):
+        for reg in sorted(self.inputs.values(), key=lambda r: r.fixed or 0):
             lines.append(f".input {self.name(reg.id, 'ud')} offset={reg.fixed} size={reg.size}")
         return lines
 
@@ -157,7 +158,8 @@ class _Translation:
         byte = reg.subreg * TYPE_BYTES[reg.type]
         return name, byte // self.g, byte % self.g // TYPE_BYTES[reg.type]
 
-    def dst(self, reg: Reg) -> str:
+    def dst(self, operand: Reg | None) -> str:
+        reg = _reg(operand)
         name, row, col = self.place(reg)
         return f"{name}({row},{col})<{reg.hstride or 1}>"
 
@@ -180,14 +182,16 @@ class _Translation:
                 (operand.neg, operand.abs)]
         return f"{modifier}{name}({row},{col})<{v};{w},{h}>"
 
-    def as_ud(self, reg: Reg) -> Reg:
+    def as_ud(self, operand: Reg | Imm | None) -> Reg:
         """The same bytes as a :ud operand (the subregister counts elements of the type)."""
+        reg = _reg(operand)
         byte = reg.subreg * TYPE_BYTES[reg.type]
         if byte % 4:
             raise UnsupportedError(f"a message or dpas operand at byte {byte} of a register is not dword-aligned")
         return Reg(reg.file, reg.number, byte // 4, "ud")
 
-    def raw(self, reg: Reg) -> str:
+    def raw(self, operand: Reg | Imm | None) -> str:
+        reg = _reg(operand)
         if reg.file == "null":
             return "%null.0"
         name, row, col = self.place(self.as_ud(reg))
@@ -224,7 +228,7 @@ class _Translation:
         inst = op.inst
         if inst is None:
             return
-        if inst.dst is not None and inst.dst.file == VIRTUAL and inst.dst.number in self.eot_regs:
+        if isinstance(inst.dst, Reg) and inst.dst.file == VIRTUAL and inst.dst.number in self.eot_regs:
             return  # r0's copy for the end of thread: the finalizer writes its own
         opcode = inst.opcode
         if self.pending_multiplies and not (opcode in ("mach", "macl") or _multiplies_into_acc(inst)):
@@ -240,19 +244,19 @@ class _Translation:
             self.send(inst)
         elif opcode == "cmp":
             self.compare(inst)
-        elif opcode == "and" and inst.dst.file == "f":
+        elif opcode == "and" and _file(inst.dst) == "f":
             self.mask_flag(inst)
-        elif opcode == "mov" and isinstance(inst.srcs[0], Reg) and inst.srcs[0].file == "f":
+        elif opcode == "mov" and _file(inst.srcs[0]) == "f":
             self.save_flag(inst)
-        elif opcode == "mov" and inst.dst.file == "f":
+        elif opcode == "mov" and _file(inst.dst) == "f":
             value = inst.srcs[0]
             if not isinstance(value, Imm) or inst.predicate is not None:
                 raise UnsupportedError("only immediates are moved into flags by the vISA back end")
-            flag = Flag(inst.dst.number, inst.dst.subreg)
+            flag = Flag(_reg(inst.dst).number, _reg(inst.dst).subreg)
             for width in self.widths[flag]:  # every width reads the value set here
                 self.emit(f"setp (M1_NM, {width}) {self.vars.flag(flag, width)} {immediate(Imm(value.value, 'ud'))}")
             self.written[flag] = None
-        elif opcode == "mov" and inst.dst.file == "null":
+        elif opcode == "mov" and _file(inst.dst) == "null":
             sources = inst.srcs[0]
             if not (isinstance(sources, Reg) and sources.file == VIRTUAL and sources.number in self.fence_responses):
                 raise UnsupportedError("a move into null other than a fence's wait")
@@ -329,7 +333,7 @@ class _Translation:
         source, mask = inst.srcs
         if not (isinstance(source, Reg) and source.file == "f") or inst.predicate:
             raise UnsupportedError("only a flag and'ed with a mask is supported in a flag")
-        flag, target = Flag(source.number, source.subreg), Flag(inst.dst.number, inst.dst.subreg)
+        flag, target = Flag(source.number, source.subreg), Flag(_reg(inst.dst).number, _reg(inst.dst).subreg)
         if flag not in self.written:
             raise UnsupportedError(f"flag {flag} is masked before it is written")
         widths = self.widths_written(flag)
@@ -342,7 +346,7 @@ class _Translation:
 
     def save_flag(self, inst: Instruction) -> None:
         """`mov rN, fS`: a condition's bits into a register (restored by `mask_flag`)."""
-        source = inst.srcs[0]
+        source = _reg(inst.srcs[0])
         flag = Flag(source.number, source.subreg)
         widths = self.widths_written(flag) if flag in self.written else []
         if len(widths) != 1 or inst.predicate is not None or inst.exec_size != 1:
@@ -363,8 +367,8 @@ class _Translation:
         of 4 lanes and a following `add b:d, a:uw, 0` into `mov b:d, 0x3020100:uv`, which the
         hardware reads as 0, 0, 1, 0 (our simulator found it; docs/visa.md)."""
         value = inst.srcs[0]
-        if inst.opcode != "mov" or value.type == "vf":
-            raise UnsupportedError(f"'{inst.opcode}' with a {value.type} immediate has no vISA form in this back end")
+        if inst.opcode != "mov" or not isinstance(value, Imm) or value.type == "vf":
+            raise UnsupportedError(f"'{inst.opcode}' with a vector immediate has no vISA form in this back end")
         if inst.exec_size == 8:
             self.emit(f"{self.predicate(inst)}mov{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
                       f"{immediate(value)}")
@@ -417,12 +421,13 @@ class _Translation:
         self.emit(f"{inst.opcode}.{weights}.{activations}.{inst.systolic_depth}.{inst.repeat_count} {self.exec(inst)} "
                   f"{self.raw_typed(dst)} {self.raw_typed(src0)} {self.raw(inst.srcs[1])} {name}({row},{col})")
 
-    def raw_typed(self, reg: Reg) -> str:
+    def raw_typed(self, operand: Reg | Imm | None) -> str:
+        reg = _reg(operand)
         name, row, col = self.place(reg)
         return f"{name}.{row * self.g + col * TYPE_BYTES[reg.type]}"
 
     def send(self, inst: Instruction) -> None:
-        desc = inst.send
+        desc = _message(inst)
         if desc.desc_in_a0 or desc.exdesc_a0 is not None:
             raise UnsupportedError("a send with descriptors in a0 has no vISA form in this back end")
         if inst.eot:
@@ -444,7 +449,7 @@ class _Translation:
             return
         sfid = T.sfids(self.hw)[desc.sfid]
         mlen, rlen = desc.message_length, desc.response_length
-        src1 = inst.srcs[1] if len(inst.srcs) > 1 else Reg("null", 0, 0, "ud")
+        src1 = _reg(inst.srcs[1]) if len(inst.srcs) > 1 else Reg("null", 0, 0, "ud")
         src1_len = desc.src1_length if desc.src1_length is not None else desc.exdesc >> 6 & 0x1F
         if src1.is_null:
             src1_len = 0
@@ -453,7 +458,7 @@ class _Translation:
                   f"0x{desc.exdesc:x}:ud 0x{desc.desc:x}:ud {self.raw(inst.srcs[0])} {self.raw(src1)} {self.raw(dst)}")
 
     def fence_response(self, inst: Instruction) -> None:
-        if inst.dst is not None and inst.dst.file == VIRTUAL:
+        if isinstance(inst.dst, Reg) and inst.dst.file == VIRTUAL:
             self.fence_responses.add(inst.dst.number)
 
     def run(self) -> list[str]:
@@ -463,6 +468,23 @@ class _Translation:
             else:
                 self.op(item)
         return self.lines
+
+
+def _reg(operand: Reg | Imm | None) -> Reg:
+    """A register operand, where the translation needs one."""
+    if not isinstance(operand, Reg):
+        raise UnsupportedError(f"operand {operand} where the vISA back end needs a register")
+    return operand
+
+
+def _file(operand: Reg | Imm | None) -> str:
+    return operand.file if isinstance(operand, Reg) else ""
+
+
+def _message(inst: Instruction) -> SendDescriptor:
+    if inst.send is None:
+        raise UnsupportedError(f"'{inst.opcode}' without a message descriptor")
+    return inst.send
 
 
 def _multiplies_into_acc(inst: Instruction) -> bool:
