@@ -203,3 +203,10 @@ def test_cli_without_genx_ir_is_one_error_naming_the_package(capsys, monkeypatch
     err = capsys.readouterr().err.splitlines()
     assert err == ["xegen: error: 'GenX_IR' is not installed: install Debian's libigc-tools and intel-opencl-icd "
                    "(scripts/test does this when run as root)"]
+
+
+def test_cli_print_after_all_shows_the_visa_passes_in_order(capsys, genx_ir):
+    assert main(["conv", DESC, "--backend", "visa", "--print-after-all", "--no-model"]) == 0
+    headers = [line for line in capsys.readouterr().out.splitlines() if line.startswith("// ----- after ")]
+    assert headers == [f"// ----- after {name} -----"
+                       for name in ("build", "schedule", "optimize", "isel", "visa", "finalize")]
