@@ -210,3 +210,17 @@ def test_cli_print_after_all_shows_the_visa_passes_in_order(capsys, genx_ir):
     headers = [line for line in capsys.readouterr().out.splitlines() if line.startswith("// ----- after ")]
     assert headers == [f"// ----- after {name} -----"
                        for name in ("build", "schedule", "optimize", "isel", "visa", "finalize")]
+
+
+def test_the_kernel_cache_keeps_the_back_ends_apart(capsys, tmp_path, genx_ir):
+    import json
+
+    def summary(*args: str) -> dict:
+        assert main(["conv", DESC, "--no-model", "--json", "--cache-dir", str(tmp_path), *args]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    native, visa = summary(), summary("--backend", "visa")
+    assert "cache" not in visa and visa["backend"] == "visa" and "backend" not in native
+    again = summary("--backend", "visa")
+    assert again["cache"] == "hit" and again["instructions"] == visa["instructions"]
+    assert summary()["cache"] == "hit"
