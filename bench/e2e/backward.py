@@ -6,7 +6,7 @@ every platform and data type selected: this checkout's heuristic kernel for the 
 (FWD_B), backward data (BWD_D) and backward weights with the bias gradient (BWD_WB), each
 compiled in-process and priced by the model (`xegen.modeling.modeled_cycles`, docs/model.md; the
 three directions do the same multiply-adds, so cycles compare directly), its zebin through
-`ocloc validate`.  One Markdown table per backward direction: the forward and backward cycles,
+`ocloc validate` (the configurations are in the JSON).  One Markdown table per backward direction: the forward and backward cycles,
 backward / forward (goal <= --ratio, 1.5), the backward kernel's roofline fraction (goal >=
 --goal, 50 %), and where a goal is missed, why in the model's words (its bound and that term
 against the roofline's).  `--verify` also runs each backward kernel in the simulator over its
@@ -76,8 +76,8 @@ def passed(kernel: dict) -> bool:
 def why(forward: dict, backward: dict, ratio: float, goal: float) -> str:
     parts = []
     if "error" not in forward and backward["cycles"] > ratio * forward["cycles"]:
-        parts.append(f"{backward['cycles'] / forward['cycles']:.1f}x forward ({forward['config'].split()[0]} "
-                     f"{forward['bound']}-bound against {backward['bound']}-bound)")
+        parts.append(f"{backward['cycles'] / forward['cycles']:.1f}x forward (forward {forward['bound']}-bound, "
+                     f"backward {backward['bound']}-bound)")
     if backward["roofline"] < goal:
         parts.append(reason(backward))
     return "; ".join(parts)
@@ -85,19 +85,39 @@ def why(forward: dict, backward: dict, ratio: float, goal: float) -> str:
 
 def format_table(rows: list[dict], direction: str, ratio: float, goal: float) -> list[str]:
     lines = [f"| layer | hw | dt | forward cycles | {direction} cycles | {direction}/forward | roofline | "
-             "config | check | why (goal missed) |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "check | why (goal missed) |", "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         forward, backward = row["FWD_B"], row[direction]
         if "error" in backward:
             lines.append(f"| {row['layer']} | {row['hw']} | {row['dt']} | - | error: {backward['error']} "
-                         "| - | - | - | FAILED | |")
+                         "| - | - | FAILED | |")
             continue
         fwd = f"{forward['cycles']:.0f}" if "error" not in forward else "error"
         times = f"{backward['cycles'] / forward['cycles']:.2f}" if "error" not in forward else "-"
         lines.append(f"| {row['layer']} | {row['hw']} | {row['dt']} | {fwd} | {backward['cycles']:.0f} | {times} | "
-                     f"{backward['roofline']:.1%} | {backward['config']} | "
+                     f"{backward['roofline']:.1%} | "
                      f"{'ok' if passed(backward) else 'FAILED'} | {why(forward, backward, ratio, goal)} |")
     return lines
+
+
+def format_summary(rows: list[dict], direction: str, ratio: float, goal: float) -> list[str]:
+    """Per platform and data type: how many kernels meet each goal."""
+    lines = []
+    for key in dict.fromkeys((row["hw"], row["dt"]) for row in rows):
+        mine = [row for row in rows if (row["hw"], row["dt"]) == key and "error" not in row[direction]
+                and "error" not in row["FWD_B"]]
+        fast = sum(row[direction]["cycles"] <= ratio * row["FWD_B"]["cycles"] for row in mine)
+        full = sum(row[direction]["roofline"] >= goal for row in mine)
+        lines.append(f"- {key[0]} {key[1]}: {fast} of {len(mine)} within {ratio}x forward, "
+                     f"{full} of {len(mine)} at {goal:.0%} of the roofline or more")
+    return lines
+
+
+def print_tables(rows: list[dict], ratio: float, goal: float) -> None:
+    for direction in BACKWARD:
+        print(f"\n### {direction} against FWD_B\n")
+        print("\n".join(format_table(rows, direction, ratio, goal) + [""]
+                        + format_summary(rows, direction, ratio, goal)), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,7 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--goal", type=float, default=0.5, help="roofline fraction a kernel should reach (0.5)")
     parser.add_argument("--verify", action="store_true", help="also run every backward kernel in the simulator")
     parser.add_argument("--json", help="write the rows to this file")
+    parser.add_argument("--tables", metavar="JSON", help="print the tables of the rows an earlier run wrote, and stop")
     args = parser.parse_args(argv)
+    if args.tables:
+        print_tables(json.loads(Path(args.tables).read_text()), args.ratio, args.goal)
+        return 0
     wanted = [part for part in args.layers.split(",") if part]
     chosen = [d for d in layers() if not wanted or any(part in d.name for part in wanted)]
     if not chosen:
@@ -127,9 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"measured {row['layer']} {hw} {dt}", file=sys.stderr, flush=True)
                 if args.json:  # partial results survive an interrupted run
                     Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
-    for direction in BACKWARD:
-        print(f"\n### {direction} against FWD_B\n")
-        print("\n".join(format_table(rows, direction, args.ratio, args.goal)), flush=True)
+    print_tables(rows, args.ratio, args.goal)
     return 0 if all(passed(row[d]) for row in rows for d in BACKWARD) else 1
 
 
