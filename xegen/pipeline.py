@@ -107,7 +107,7 @@ def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph)
     dump = graph_dump(plan, dump_graph)
     body = schedule_body(plan, body, dump)
     done("schedule", lambda: format_stmt(body))
-    kernel = kernel_record(plan, body)
+    kernel = kernel_record(plan, body)  # type: ignore[arg-type]  # takes any plan; build/ annotates KernelPlan
     if optimize:
         report = optimize_stmt_report(body, platform, ranges=index_ranges(kernel), limits=OPTIMIZE_LIMITS)
         body = report.stmt
@@ -135,7 +135,8 @@ def build_kernel(problem: Problem, hw: str | hwlib.Platform = "xehpg",
     platform = hwlib.platform(hw)
     gemm = formulate(problem)
     plan = plan_for(gemm, choose_config(gemm, platform, overrides), platform)
-    return kernel_record(plan, schedule_body(plan, build_plan(plan), graph_dump(plan, dump_graph)))
+    body = schedule_body(plan, build_plan(plan), graph_dump(plan, dump_graph))
+    return kernel_record(plan, body)  # type: ignore[arg-type]  # takes any plan; build/ annotates KernelPlan
 
 
 def schedule_options(plan: AnyPlan) -> ScheduleOptions:
@@ -168,12 +169,14 @@ def index_ranges(kernel: Kernel) -> dict[str, range]:
 def kernel_spec(kernel: Kernel, body: Stmt | None = None) -> KernelSpec:
     """`kernel`'s IR (or `body`, e.g. the optimized IR) with its arguments, ids and shape, as the
     lowering takes it."""
+    tx, ty, tz = (v.name for v in kernel.thread_ids)
+    gx, gy, gz = (v.name for v in kernel.group_ids)
     return KernelSpec(
         name=kernel.name,
         body=kernel.body if body is None else body,
         arguments=kernel.arguments,
-        thread_ids=tuple(v.name for v in kernel.thread_ids),
-        group_ids=tuple(v.name for v in kernel.group_ids),
+        thread_ids=(tx, ty, tz),
+        group_ids=(gx, gy, gz),
         thread_group=kernel.thread_group,
         simd=kernel.simd,
         slm_bytes=kernel.slm_bytes,

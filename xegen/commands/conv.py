@@ -58,7 +58,8 @@ class Entry:
 def read_batch(path: str) -> list[Entry]:
     """The descriptors of a shapes file: one per line, blank lines and `#` comments skipped."""
     text = read_text(path, MAX_BATCH_BYTES, "--batch files")
-    entries, options = [], {}
+    entries: list[Entry] = []
+    options: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
         words, source = line.split(), f"{path}:{number}"
         if not words or words[0].startswith("#"):

@@ -226,7 +226,8 @@ def add_prefetches(graph: nx.DiGraph, ahead: int) -> nx.DiGraph:
 
 
 def _prefetch_of(load: Stmt) -> Stmt:
-    f: Send = load.func
+    assert isinstance(load, Call) and isinstance(load.func, Send)  # (a g2r_load)
+    f = load.func
     func = Send("prefetch", f.kind, f.space, f.type, f.count, f.elems)
     if f.kind == "block":
         mem, _, mask = load.args

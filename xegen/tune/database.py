@@ -204,9 +204,11 @@ def _entry(row) -> Entry:
     return Entry(**values)
 
 
-TYPES = {"problem": str, "platform": str, "version": str, "config": dict, "modeled_cycles": (int, float),
-         "heuristic_config": dict, "heuristic_cycles": (int, float, type(None)), "method": str, "candidates": int,
-         "space": int, "seed": int, "verified_on": str, "found_at": str}
+TYPES: dict[str, type | tuple[type, ...]] = {
+    "problem": str, "platform": str, "version": str, "config": dict, "modeled_cycles": (int, float),
+    "heuristic_config": dict, "heuristic_cycles": (int, float, type(None)), "method": str, "candidates": int,
+    "space": int, "seed": int, "verified_on": str, "found_at": str,
+}
 
 
 def parse_entry(line: str, where: str) -> Entry:
