@@ -130,7 +130,7 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads) -> Estimat
     n_groups = -(-gemm.n.size // (config.tg_n * config.n_tile))
     threads = m_groups * n_groups * gemm.groups * config.k_split * config.threads_per_group
     iterations = k_iterations(config, gemm)
-    per_iteration = _multiply(config, gemm, hw) + _loads(config, gemm, hw, global_loads)
+    per_iteration = _multiply(config, gemm, hw) + _bias_sums(config, gemm, hw) + _loads(config, gemm, hw, global_loads)
     per_iteration += _scalar(LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS
                              + COMPONENT_INSTRUCTIONS * (len(gemm.k.components) - 1))
     once = _scalar(FIXED_INSTRUCTIONS) + _epilogue(config, gemm, hw)
@@ -207,6 +207,20 @@ def _multiply(config: Config, gemm: Gemm, hw: Platform) -> _Work:
     return work
 
 
+def _bias_sums(config: Config, gemm: Gemm, hw: Platform) -> _Work:
+    """BWD_WB's column sums of B for one K block (`build.multiply.reduce_columns`): a dpas of one
+    row per K step and column block, else a mad per K row and column block."""
+    if gemm.bias_mode != "reduce":
+        return _Work()
+    columns = config.n_tile // config.simd
+    if config.systolic:
+        count = config.k_block // k_step(config, gemm) * columns
+        kind = gemm.b.type.kind
+        return _Work(count, count, config.n_tile * config.k_block / hw.fma_per_clock_per_eu[kind])
+    count = config.k_block * columns
+    return _Work(count, count * max(1.0, config.simd * 4 / hw.alu_bytes_per_clock))
+
+
 def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads) -> _Work:
     """One K block's loads of A and B: the thread's own tiles, or with slm=1 its share of the
     group's tiles through SLM."""
@@ -268,6 +282,8 @@ def _epilogue(config: Config, gemm: Gemm, hw: Platform) -> _Work:
     if config.tg_k > 1:
         messages = -(-tile * gemm.acc_type.size // hw.max_block_message_bytes)
         adds = registers / 2
+        if gemm.bias_mode == "reduce":  # the bias sums follow the accumulators
+            messages, adds = messages + 1, adds + 1
         reduce = (config.tg_k - 1) * (messages * SLM_MESSAGE_INSTRUCTIONS + adds) + 2 * SYNC_INSTRUCTIONS
         work += _Work(reduce, reduce, 0.0, config.tg_k * tile * gemm.acc_type.size)
     return work

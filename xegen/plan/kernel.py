@@ -119,8 +119,9 @@ class OutputPlan:
 class KReduction:
     """How the tg_k threads of a group that share a C tile add their partial sums: each thread
     but the first stores its accumulators (`tiles` C tiles per K thread, one per thread along M
-    and N) into SLM, and after a barrier the first adds them into its own, `chunk` bytes at a
-    time through the register buffer `partial`, before the epilogue."""
+    and N), followed by its bias-gradient sums (BWD_WB), into SLM, and after a barrier the first
+    adds them into its own, `chunk` bytes at a time through the register buffer `partial`,
+    before the epilogue."""
 
     slm: Var
     partial: Var
@@ -128,10 +129,16 @@ class KReduction:
     tiles: int  # threads along M and N
     copies: int  # tg_k - 1 threads store theirs
     chunk: int  # bytes of `partial`
+    sums_bytes: int = 0  # one thread's bias-gradient sums, after its accumulators
+
+    @property
+    def copy_bytes(self) -> int:
+        """SLM bytes of one thread's partial results."""
+        return self.tile_bytes + self.sums_bytes
 
     @property
     def slm_bytes(self) -> int:
-        return self.copies * self.tiles * self.tile_bytes
+        return self.copies * self.tiles * self.copy_bytes
 
 
 @dataclass
@@ -185,6 +192,8 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     return check_budgets(plan_layout(gemm, config, hw))
 
 
+ONES = 16  # BWD_WB with dpas: the row of ones (8 dwords of 16-bit values) whose product with B sums its columns
+
 REDUCTION_CHUNK_GRFS = 8  # registers through which the first K thread adds the others' partial sums
 
 #: the config keys that scale the budgets a layout must fit; `plan_layout` reads them only
@@ -231,8 +240,9 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     if config.tg_k > 1:
         # the store tile is free until the epilogue: the partial sums pass through it
         chunk = min(round_up(c.tile.bytes, grf), REDUCTION_CHUNK_GRFS * grf)
+        sums = round_up(plan.bias_sum.bytes, grf) if plan.bias_sum is not None else 0
         plan.k_reduction = KReduction(Var("c_slm", PTR), c.tile.buffer, round_up(layouts.c.bytes, grf),
-                                      config.tg_m * config.tg_n, config.tg_k - 1, chunk)
+                                      config.tg_m * config.tg_n, config.tg_k - 1, chunk, sums)
 
     buffers = [(layouts.c.buffer, layouts.c.bytes), (a.load.buffer, a.load.bytes), (b.load.buffer, b.load.bytes)]
     for op in (a, b):
@@ -249,7 +259,7 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
                 if post is not None]
     if plan.bias_sum is not None:
         buffers += [(plan.bias_sum.buffer, plan.bias_sum.bytes), (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
-                    (Var("one", PTR), 4)]
+                    (Var("one", PTR), ONES * layouts.b.type.size if config.systolic else 4)]
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
     return plan
 
