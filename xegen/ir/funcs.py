@@ -149,6 +149,11 @@ class Send(Func):
             return ("mem", "x", "y", reg, "mask?")
         return ("mem", "offsets", reg, "mask?")
 
+    def check_args(self, args: tuple) -> None:
+        super(Send, self).check_args(args)
+        if self.kind == "block2d" and args[-1] is not None and args[-1].type.lanes > 1:
+            raise IRTypeError("a block2d message's mask is one bool for the whole message")
+
     @property
     def register_bytes(self) -> int:
         """Bytes of register data the message reads or writes."""
