@@ -34,6 +34,7 @@ from ..emit.roofline import Tiling, Workload, traffic
 from ..hw import Platform
 from ..ir import Var
 from ..launch import busiest_eu_threads, occupancy, stall
+from .block2d import direct_blocks
 from .config import Config, k_iterations, k_step, prefetches
 from .gemm import Gemm, View
 from .messages import line_plans
@@ -192,7 +193,8 @@ def _multiply(config: Config, gemm: Gemm, hw: Platform) -> _Work:
             return work  # SLM holds the tiles in the layouts dpas reads (packed once per element)
         # loaded straight from memory, B is interleaved into VNNI form and A's rows into K
         # steps by moves of a 16-bit element or of four bytes each
-        elements = k * n + (config.a_rows * k if k > step else 0)
+        elements = (k * n if direct_blocks(config, gemm, hw, "b") is None else 0) + \
+            (config.a_rows * k if k > step and direct_blocks(config, gemm, hw, "a") is None else 0)
         moves = elements * min(1.0, gemm.a.type.size / 2) * (1 if gemm.a.type.size == 2 else 0.25)
         return work + _scalar(moves)
     steps = k // k_step(config, gemm)
@@ -215,8 +217,12 @@ def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads) -> _Work:
              "b": (gemm.b, (config.k_block, config.n_tile), (k_group, config.tg_n * config.n_tile))}
     twice = 2 if prefetches(config, hw) else 1  # a prefetch before each global load
     work = _Work()
-    for view, extents, group in tiles.values():
+    for operand, (view, extents, group) in tiles.items():
         tile_bytes = extents[0] * extents[1] * view.type.size
+        blocks = direct_blocks(config, gemm, hw, operand)
+        if blocks is not None:  # 2D blocks: no masks, no zero fill
+            work += _Work(blocks.cost * twice, blocks.cost * twice, 0.0, tile_bytes)
+            continue
         if not config.slm:
             work += global_loads(view, extents, twice)
             continue
