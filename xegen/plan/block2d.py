@@ -145,6 +145,9 @@ def block2d_plan(view: View, gemm: Gemm, config: Config, hw: Platform, operand: 
     except IRTypeError:
         return None
     blocks = tuple(Block(r, c, int(fma.offset(r, c)) * size) for r, c in starts)
+    grf = hw.grf_bytes  # each message fills whole GRFs (at most 31) from a GRF boundary
+    if message.register_bytes % grf or message.register_bytes > 31 * grf or any(b.register % grf for b in blocks):
+        return None
     plan = Block2dPlan(found, message, blocks, ops if message.transform == "transpose" else 1)
     return plan if _places_as(plan, fma, size) else None
 
