@@ -28,9 +28,8 @@ import numpy as np
 from ..conv.index import Idx
 from ..hw import Platform
 from ..ir import Var
-from ..ir.expr import Binary
+from ..ir.expr import Binary, IRTypeError
 from ..ir.visitor import walk
-from ..ir.expr import IRTypeError
 from ..ir.funcs import Send, block2d_row_bytes
 from ..ir.types import PTR, U32
 from .config import Config, k_step
@@ -145,8 +144,10 @@ def block2d_plan(view: View, gemm: Gemm, config: Config, hw: Platform, operand: 
     except IRTypeError:
         return None
     blocks = tuple(Block(r, c, int(fma.offset(r, c)) * size) for r, c in starts)
-    grf = hw.grf_bytes  # each message fills whole GRFs (at most 31) from a GRF boundary
-    if message.register_bytes % grf or message.register_bytes > 31 * grf or any(b.register % grf for b in blocks):
+    grf = hw.grf_bytes  # each message fills whole GRFs (at most 31) from a GRF boundary, with no padding
+    filled = message.register_bytes
+    if filled % grf or filled > 31 * grf or any(b.register % grf for b in blocks) or \
+            filled != message.count * message.elems * message.type.size:
         return None
     plan = Block2dPlan(found, message, blocks, ops if message.transform == "transpose" else 1)
     return plan if _places_as(plan, fma, size) else None
