@@ -91,16 +91,18 @@ def test_plan_loads_without_reorder():
         assert not op.needs_reorder and op.lines == []
 
 
-SCALED = [  # (descriptor, direction, config): A and B as surfaces, tiles past the edges
-    ("mb1ic32ih6oc48oh6kh1ph0", "FWD_B", {"slm": 0, "m_tile": 16, "n_tile": 32, "k_block": 32}),
-    ("mb1ic64ih5oc32oh5kh1ph0", "FWD_B", {"slm": 0, "m_tile": 32, "n_tile": 16, "k_block": 16, "tg_k": 2}),
-    ("mb1ic48ih4oc32oh4kh1ph0", "BWD_D", {"slm": 0, "m_tile": 8, "n_tile": 16, "k_block": 32}),
+SCALED = [  # (descriptor, direction, types, config): A and B as surfaces, tiles past the edges
+    ("mb1ic32ih6oc48oh6kh1ph0", "FWD_B", "bf16", {"slm": 0, "m_tile": 16, "n_tile": 32, "k_block": 32}),
+    ("mb1ic64ih5oc32oh5kh1ph0", "FWD_B", "bf16", {"slm": 0, "m_tile": 32, "n_tile": 16, "k_block": 16, "tg_k": 2}),
+    ("mb1ic48ih4oc32oh4kh1ph0", "BWD_D", "bf16", {"slm": 0, "m_tile": 8, "n_tile": 16, "k_block": 32}),
+    ("mb1ic32ih5oc64oh5kh1ph0", "FWD_D", "f16", {"slm": 0, "m_tile": 8, "n_tile": 32, "k_block": 16}),
+    ("mb1ic64ih5oc80oh5kh1ph0", "FWD_B", "u8:s8:f32", {"slm": 0, "m_tile": 16, "n_tile": 32, "k_block": 64}),
 ]
 
 
-@pytest.mark.parametrize("desc, direction, overrides", SCALED, ids=[f"{d}-{dr}" for d, dr, _ in SCALED])
-def test_block2d_kernels_verify_in_the_simulator(desc, direction, overrides, iga64, ocloc):
-    problem = make_problem(parse_descriptor(desc), direction, "bf16", mb=1)
+@pytest.mark.parametrize("desc, direction, dt, overrides", SCALED, ids=[f"{d}-{dr}-{t}" for d, dr, t, _ in SCALED])
+def test_block2d_kernels_verify_in_the_simulator(desc, direction, dt, overrides, iga64, ocloc):
+    problem = make_problem(parse_descriptor(desc), direction, dt, mb=1)
     kernel = build_kernel(problem, "xehpc", overrides)
     compiled = compile_conv(kernel, "xehpc", optimize=True)
     sends = [node.func for node in walk(kernel.body) if isinstance(node, Call) and isinstance(node.func, Send)]
