@@ -11,14 +11,15 @@ up as NaN or -1 instead of a plausible zero.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..errors import EvaluationError
 from . import semantics
 from .expr import Expr, Ptr, Var
-from .funcs import (Barrier, Dp4a, Dpas, EndOfThread, Fence, Mad, Reorder, Send, Signal, Wait,
+from .funcs import (Barrier, Dp4a, Dpas, EndOfThread, Fence, Func, Mad, Reorder, Send, Signal, Wait,
                     block2d_row_bytes)
 from .interpret import Evaluator, to_value
 from .memory import Buffer, GlobalBuffer, RegisterBuffer, SharedLocalBuffer, from_bytes, to_bytes
@@ -300,7 +301,7 @@ def _atomic(machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, re
         operand_addresses = base[:, None] + np.arange(count, dtype=np.int64) * t.size
         operands = register.read(operand_addresses, t, 1, machine.active, machine.state)
     # bounds and races are checked by a read of every enabled slot
-    memory.read(np.where(enabled, addresses, 0), t, 1, enabled.any(axis=1), machine.state)
+    memory.read(np.where(enabled, addresses, 0), t, 1, np.any(enabled, axis=1), machine.state)
     rows = memory.rows
     flat_threads, flat_slots = np.nonzero(enabled)
     data = memory.data
@@ -312,14 +313,16 @@ def _atomic(machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, re
         if f.atomic in ("inc", "dec"):
             one = np.asarray(1, dtype=old.dtype)
             new = old + one if f.atomic == "inc" else old - one
-        elif f.atomic == "xchg":
-            new = operands[thread, slot]
-        elif f.atomic == "cmpxchg":
-            compare, value = operands[thread, slot], operands[thread, f.count + slot]
-            new = value if old == compare else old
         else:
-            with np.errstate(over="ignore", invalid="ignore"):
-                new = _ATOMIC_UFUNCS[f.atomic](old, operands[thread, slot])
+            assert operands is not None  # Send.expected_args: the other atomics have a register operand
+            if f.atomic == "xchg":
+                new = operands[thread, slot]
+            elif f.atomic == "cmpxchg":
+                compare, value = operands[thread, slot], operands[thread, f.count + slot]
+                new = value if old == compare else old
+            else:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    new = _ATOMIC_UFUNCS[f.atomic](old, operands[thread, slot])
         new = semantics.round_array(np.asarray(new, np.float64), t) if t.kind == "bf16" else np.asarray(new, dtype=old.dtype)
         data[row, address:address + t.size] = to_bytes(np.asarray(new)[None], t)[0]
 
@@ -459,7 +462,8 @@ def _end_of_thread(machine: Machine, f, args: tuple) -> None:
     machine.active = machine.active & False
 
 
-_CALLS = {
+#: the interpreter of each function: handler(machine, func, args)
+_CALLS: dict[type[Func], Callable[[Machine, Any, tuple], None]] = {
     Send: _send, Mad: _mad, Dp4a: _dp4a, Dpas: _dpas, Reorder: _reorder, Barrier: _barrier,
     Signal: _signal, Wait: _wait, Fence: _fence, EndOfThread: _end_of_thread,
 }

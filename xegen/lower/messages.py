@@ -34,7 +34,7 @@ from ..emit.instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder, PhysicalOperand
 from .convert import convert, halves
 from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer
-from .program import Label, Span
+from .program import Label, Op, Span
 from .values import Constant, Region, Value, VReg
 
 # LSC descriptor fields
@@ -77,6 +77,18 @@ class Address:
     base: Region | int
     offset: Value
 
+    @property
+    def pointer(self) -> Region:
+        """A global address's 64-bit base."""
+        assert isinstance(self.base, Region), self
+        return self.base
+
+    @property
+    def slm_base(self) -> int:
+        """An SLM address's constant base."""
+        assert isinstance(self.base, int), self
+        return self.base
+
 
 class Messages:
     """Lowers memory accesses for one kernel."""
@@ -96,7 +108,9 @@ class Messages:
         offset (`buffer[v + c]` for two or more c): those share a 64-bit pointer (`bind_pointers`)."""
         distances: dict[tuple[str, E.Var], set[int]] = {}
         for node in walk(body):
-            split = _variable_plus_constant(node.offset) if isinstance(node, E.Ptr) else None
+            if not isinstance(node, E.Ptr):
+                continue
+            split = _variable_plus_constant(node.offset)
             if split is not None:
                 distances.setdefault((node.buffer.name, split[0]), set()).add(split[1])
         self.shared_offsets = [key for key, constants in distances.items() if len(constants) > 1]
@@ -107,7 +121,7 @@ class Messages:
         if isinstance(bound, GlobalBuffer):
             split = _variable_plus_constant(ptr.offset)
             pointer = self.pointers.get((ptr.buffer.name, split[0])) if split is not None else None
-            if pointer is not None:  # buffer + v + c: buffer + v once for every c
+            if split is not None and pointer is not None:  # buffer + v + c: buffer + v once for every c
                 return Address("global", pointer, Constant(split[1], S32))
             return Address("global", bound.address, self._offset(ptr.offset))
         offset = self._offset(ptr.offset)
@@ -294,13 +308,13 @@ class Messages:
         offset = _plus(self.b, address.offset, start)
         if address.space == "slm":
             if isinstance(offset, Constant):
-                self.b.alu("mov", Region(payload, 0, S32), [Constant(int(offset.value) + address.base, S32)])
+                self.b.alu("mov", Region(payload, 0, S32), [Constant(int(offset.value) + address.slm_base, S32)])
             else:
-                self.b.alu("add", Region(payload, 0, S32), [offset, Constant(address.base, S32)])
+                self.b.alu("add", Region(payload, 0, S32), [offset, Constant(address.slm_base, S32)])
             return
         if not self.hw.has_lsc:  # the oword block header: zeros, address in qword 0
             self.b.alu("mov", Region(payload, 0, U32, self.grf // 4), [Constant(0, U32)])
-        address64(self.b, Region(payload, 0, U64), address.base, offset)
+        address64(self.b, Region(payload, 0, U64), address.pointer, offset)
 
     def _block_message(self, op: str, space: str, payload: VReg, start: int, size: int, data, predicate) -> None:
         reg, reg_offset = (None, 0) if data is None else (data[0], data[1] + start)
@@ -388,7 +402,7 @@ class Messages:
                     filled=((data[1], data[1] + size),))
 
     # --- scattered ----------------------------------------------------------------------------
-    def scattered(self, op: str, address: Address, offsets: Value, t: Type, count: int, elems: int, data,
+    def scattered(self, op: str, address: Address, offsets: Value | Progression, t: Type, count: int, elems: int, data,
                   mask, register_start: int = 0) -> None:
         size = t.size
         if size not in (1, 2, 4, 8):
@@ -475,7 +489,7 @@ class Messages:
             return Predicate(flag), group[0]
         return vector
 
-    def _lane_addresses(self, address: Address, offsets: Value, lane0: int, lanes: int, exec_size: int,
+    def _lane_addresses(self, address: Address, offsets: Value | Progression, lane0: int, lanes: int, exec_size: int,
                         extra: int) -> VReg:
         """The address payload of one SIMT message: one address per lane (padding lanes repeat
         the last slot's address)."""
@@ -493,9 +507,9 @@ class Messages:
             if extra:
                 self.b.alu("add", per_lane, [per_lane, Constant(extra, S32)])
         if a64:
-            address64(self.b, Region(payload, 0, U64, lanes), address.base, _at(per_lane, lanes))
+            address64(self.b, Region(payload, 0, U64, lanes), address.pointer, _at(per_lane, lanes))
         else:
-            self.b.alu("add", Region(payload, 0, S32, lanes), [_at(per_lane, lanes), Constant(address.base, S32)])
+            self.b.alu("add", Region(payload, 0, S32, lanes), [_at(per_lane, lanes), Constant(address.slm_base, S32)])
         return payload
 
     def _simt_message(self, op: str, space: str, payload: VReg, t: Type, count: int, first: int, vec: int,
@@ -517,6 +531,7 @@ class Messages:
         mlen = -(-exec_size * (8 if space == "global" else 4) // self.grf)
         masked_load = op == "load" and predicate is not None
         if (op == "store" or masked_load) and direct is None:  # masked-off lanes keep the old values
+            assert message is not None  # (data to store or load)
             for k in range(vec):
                 src = self._ir_component(data, t, count, first + k, lane0, lanes)
                 self._copy_component(Region(message, k * pitch, t, lanes, slot // size if size < 4 else 1), src)
@@ -529,6 +544,7 @@ class Messages:
             self._hdc_simt(op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs,
                            predicate, filled)
         if op == "load" and direct is None:
+            assert message is not None  # (data to load)
             for k in range(vec):
                 dst = self._ir_component(data, t, count, first + k, lane0, lanes)
                 src = Region(message, k * pitch, t, lanes, slot // size if size < 4 else 1)
@@ -601,6 +617,7 @@ class Messages:
         """Give the last send its channel offset (which flag bits its lanes read)."""
         if lane0:
             op = self.b.program.items[-1]
+            assert isinstance(op, Op) and op.inst is not None  # (the send just emitted)
             op.inst = replace(op.inst, channel_offset=lane0)
 
     # --- atomics ------------------------------------------------------------------------------

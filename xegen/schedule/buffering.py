@@ -227,7 +227,8 @@ def add_prefetches(graph: nx.DiGraph, ahead: int) -> nx.DiGraph:
 
 
 def _prefetch_of(load: Stmt) -> Stmt:
-    f: Send = load.func
+    assert isinstance(load, Call) and isinstance(load.func, Send)  # (a g2r_load)
+    f = load.func
     func = replace(f, op="prefetch")
     if f.kind == "block2d":
         mem, x, y, _, mask = load.args
