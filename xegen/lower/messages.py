@@ -379,10 +379,11 @@ class Messages:
         size = f.register_bytes
         self._check_register(data, size, f)
         grfs = size // self.grf
-        if f.op == "load" and (size % self.grf or data[1] % self.grf or not 1 <= grfs <= 31):
+        if f.op == "load" and data is not None and (size % self.grf or data[1] % self.grf or not 1 <= grfs <= 31):
             raise UnsupportedError(f"a block2d load fills whole GRFs (1 to 31) from a GRF boundary, not {size} "
                                    f"bytes at byte {data[1]} of its buffer")
         address = self.address(mem)
+        assert isinstance(address.base, Region)  # a global buffer's address (the IR allows no other)
         header = self.b.grfs(1, "block2d")
         address64(self.b, Region(header, 0, U64), address.base, address.offset)
         shape = (f.count - 1) | (f.elems - 1) << 8
@@ -395,7 +396,7 @@ class Messages:
         rlen = 0 if f.op == "prefetch" else grfs
         desc = (LSC_LOAD_BLOCK2D | int(f.transform == "vnni") << 7 | LSC_BLOCK2D_DATA[f.type.size] << 9
                 | int(f.transform == "transpose") << 15 | rlen << 20 | 1 << 25)
-        if f.op == "prefetch":
+        if f.op == "prefetch" or data is None:
             self.b.send("ugm", None, header, None, desc, 0, 0, 1, predicate)
             return
         self.b.send("ugm", data[0], header, None, desc, 0, 0, 1, predicate, dst_offset=data[1],
