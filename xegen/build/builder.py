@@ -33,12 +33,13 @@ from ..ir import (Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Load, Names
                   seq, store)
 from ..ir.expr import Broadcast
 from ..ir.types import PTR, Type
+from ..plan.block2d import Block2dPlan
 from ..plan.dpasw import pair_half
 from ..plan.kernel import ONES, KernelPlan, OperandPlan, OutputPlan, Placement
 from ..plan.messages import Run
 from ..plan.tiles import TileLayout, dense_layout, tile_moves
 from .epilogue import Scaling, finish
-from .messages import Origin, Scope, emit_global, slm_run_messages, zero_fill
+from .messages import Origin, Scope, emit_block2d, emit_global, slm_run_messages, zero_fill
 from .multiply import multiply, reduce_columns
 
 THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))
@@ -167,6 +168,8 @@ class _Builder:
         if op.slm is None:
             origin = self.a_origin if op.name == "a" else self.origin
             origins = (origin[dims[0]], origin[dims[1]])
+            if isinstance(op.plan, Block2dPlan):
+                return emit_block2d(op.view, self.buffers[op.view.tensor], op.load.buffer, op.plan, origins)
             target, lines, line_plan = op.load, op.lines, op.plan
         else:
             origins = self._slice_origins(op)

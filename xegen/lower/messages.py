@@ -39,6 +39,8 @@ from .values import Constant, Region, Value, VReg
 
 # LSC descriptor fields
 LSC_LOAD, LSC_STORE = 0x00, 0x04
+LSC_LOAD_BLOCK2D = 0x03
+LSC_BLOCK2D_DATA = {1: 0, 2: 1, 4: 2, 8: 3}  # element bytes -> d8, d16, d32, d64
 LSC_A32, LSC_A64 = 2, 3
 LSC_DATA = {1: 4, 2: 5, 4: 2, 8: 3}  # element bytes -> d8u32, d16u32, d32, d64
 LSC_VECTOR = {1: 0, 2: 1, 3: 2, 4: 3, 8: 4, 16: 5, 32: 6, 64: 7}
@@ -179,6 +181,9 @@ class Messages:
             pass
 
     def _call(self, f: Send, args: tuple) -> None:
+        if f.kind == "block2d":
+            self.block2d(f, args)
+            return
         if f.kind == "block":
             mem, reg, mask = args
             address = self.address(mem)
@@ -362,6 +367,40 @@ class Messages:
                 return None
             raise _Skip()
         return Predicate(self.x.conditions.flag(mask, 1))
+
+    # --- 2D blocks ----------------------------------------------------------------------------
+    def block2d(self, f: Send, args: tuple) -> None:
+        """An LSC 2D block load (or prefetch): a one-GRF header, exec size 1, the block into
+        whole GRFs (docs/messages.md)."""
+        mem, x, y, reg, mask = args
+        if not self.hw.has_block2d:
+            raise UnsupportedError(f"{self.hw} has no 2D block messages")
+        data = None if reg is None else self.register(reg, "register")
+        size = f.register_bytes
+        self._check_register(data, size, f)
+        grfs = size // self.grf
+        if f.op == "load" and data is not None and (size % self.grf or data[1] % self.grf or not 1 <= grfs <= 31):
+            raise UnsupportedError(f"a block2d load fills whole GRFs (1 to 31) from a GRF boundary, not {size} "
+                                   f"bytes at byte {data[1]} of its buffer")
+        address = self.address(mem)
+        assert isinstance(address.base, Region)  # a global buffer's address (the IR allows no other)
+        header = self.b.grfs(1, "block2d")
+        address64(self.b, Region(header, 0, U64), address.base, address.offset)
+        shape = (f.count - 1) | (f.elems - 1) << 8
+        for offset, value in ((8, f.width - 1), (12, f.height - 1), (16, f.pitch - 1), (28, shape)):
+            self.b.alu("mov", Region(header, offset, U32), [Constant(value, U32)])
+        for offset, coordinate in ((20, x), (24, y)):
+            v = self._offset(coordinate)
+            self.b.alu("mov", Region(header, offset, S32), [v])
+        predicate = self._scalar_predicate(mask)
+        rlen = 0 if f.op == "prefetch" else grfs
+        desc = (LSC_LOAD_BLOCK2D | int(f.transform == "vnni") << 7 | LSC_BLOCK2D_DATA[f.type.size] << 9
+                | int(f.transform == "transpose") << 15 | rlen << 20 | 1 << 25)
+        if f.op == "prefetch" or data is None:
+            self.b.send("ugm", None, header, None, desc, 0, 0, 1, predicate)
+            return
+        self.b.send("ugm", data[0], header, None, desc, 0, 0, 1, predicate, dst_offset=data[1],
+                    filled=((data[1], data[1] + size),))
 
     # --- scattered ----------------------------------------------------------------------------
     def scattered(self, op: str, address: Address, offsets: Value | Progression, t: Type, count: int, elems: int, data,

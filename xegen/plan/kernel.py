@@ -21,6 +21,7 @@ from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
 from ..ir import Var
 from ..ir.types import F32, PTR
+from .block2d import Block2dPlan, block2d_plan
 from .config import RESERVED_GRFS, Config, check_config, k_iterations, prefetches
 from .gemm import S32_MAX, Gemm, View, check_index_range
 from .messages import LaneRun, LinePlan, Run, contiguous_runs, lane_runs, line_plans, plan_lines, slm_message_cost
@@ -95,7 +96,9 @@ class OperandPlan:
     name: str  # "a" or "b"
     view: View
     extents: tuple[int, int]  # the thread's tile
-    plan: LinePlan | None  # how the thread's tile lines come from global memory (None: from SLM)
+    # how the thread's tile comes from global memory: lines, or 2D blocks straight into dpas's
+    # layout (`block2d.py`, XeHPC); None: from SLM
+    plan: LinePlan | Block2dPlan | None
     load: TileLayout  # the thread's tile as loaded
     lines: list[Line]
     slm: SlmPlan | None
@@ -348,7 +351,7 @@ def _plan_operand(name: str, view: View, gemm: Gemm, config: Config, hw: Platfor
                   group_extents: tuple[int, int], fma: TileLayout) -> OperandPlan:
     load_var = Var(f"{name}_load", PTR)
     if not config.slm:
-        plan, load, lines = _plan_direct(load_var, view, gemm, config, hw, extents, _retarget(fma, load_var))
+        plan, load, lines = _plan_direct(name, load_var, view, gemm, config, hw, extents, _retarget(fma, load_var))
         slm = None
     else:
         slm, load = _plan_slm(name, view, gemm, config, hw, extents, group_extents)
@@ -358,12 +361,12 @@ def _plan_operand(name: str, view: View, gemm: Gemm, config: Config, hw: Platfor
     return OperandPlan(name, view, extents, plan, load, lines, slm, fma)
 
 
-def _plan_direct(buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platform, extents: tuple[int, int],
-                 fma: TileLayout) -> tuple[LinePlan, TileLayout, list[Line]]:
+def _plan_direct(operand: str, buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platform,
+                 extents: tuple[int, int], fma: TileLayout) -> tuple[LinePlan | Block2dPlan, TileLayout, list[Line]]:
     """How a thread loads its tile from global memory without SLM.  For dpas, the cheapest in
     modeled instructions of the messages and of the reorder into dpas's layout, which vector
     messages sometimes make unnecessary (a line per lane leaves K-contiguous columns of B
-    interleaved as dpas reads them)."""
+    interleaved as dpas reads them), and 2D blocks always do (XeHPC, `block2d.py`)."""
     if not config.systolic:
         # the cheapest messages; a vector message only where its lanes are the multiply's
         # columns, so no reorder (mad's B gathered a K-contiguous column per lane: the
@@ -373,6 +376,9 @@ def _plan_direct(buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platfo
                                       hw.grf_bytes, plan.lanes)
             if not plan.vector or load.same_placement(fma):
                 return plan, load, lines
+    blocks = block2d_plan(view, gemm, config, hw, operand, fma)
+    if blocks is not None:  # one message per block and no reorder: fewer instructions than any lines
+        return blocks, fma, []
     best = None
     for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
         load, lines = line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes,

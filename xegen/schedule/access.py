@@ -237,6 +237,13 @@ def _call_accesses(call: Call) -> list[Access]:
 
 
 def _send_accesses(f: Send, args: tuple) -> list[Access]:
+    if f.kind == "block2d":
+        mem, _, _, reg, _ = args
+        if f.op == "prefetch":
+            return []
+        # the block lies somewhere in its surface (x and y are values of the run): all of it
+        surface = (f.height - 1) * f.pitch + f.width
+        return [Access(mem.buffer, False, mem.offset, 0, surface), _pointer(reg, f.register_bytes, True, args[4] is None)]
     if f.kind == "block":
         mem, reg, mask = args
         offsets = None

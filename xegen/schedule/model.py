@@ -151,7 +151,12 @@ class _Walker:
         mem = pointer_arg(s.args[0])
         base = int(np.asarray(self.evaluator.evaluate(mem.offset)).reshape(-1)[0])
         f = s.func
-        if f.kind == "block":
+        if f.kind == "block2d":
+            x, y = (int(np.asarray(self.evaluator.evaluate(e)).reshape(-1)[0]) for e in s.args[1:3] if e is not None)
+            rows = np.arange(max(0, y), min(f.height, y + f.elems), dtype=np.int64)
+            columns = np.arange(max(0, x), min(f.width // f.type.size, x + f.count), dtype=np.int64)
+            addresses = (base + rows[:, None] * f.pitch + columns[None, :] * f.type.size).reshape(-1)
+        elif f.kind == "block":
             addresses = base + np.arange(0, f.count * f.type.size, dtype=np.int64)
         else:
             offsets = s.args[1]
