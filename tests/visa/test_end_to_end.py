@@ -7,7 +7,10 @@ dispatch ABI does not depend on the back end), and come out byte-identical when 
 
 The default run takes one layer per platform and a dpas case for each 16-bit type (as issue 24
 asks: f32 on XeHPG, XeLP and XeHPC, then f16/bf16 dpas); `-m slow` runs every scaled resnet_50
-layer in every configuration of the native acceptance matrix (tests/test_end_to_end.py).
+layer in every configuration of the native acceptance matrix (tests/test_end_to_end.py).  On
+XeHPC the finalizer and xegen's SWSB model disagree on the pipe of a 64-bit integer add
+(`long_pipe_disagreement`): such hazards, and only those, are let through there, the values
+then checked with the hazard checks off.
 """
 
 from __future__ import annotations
@@ -29,15 +32,19 @@ DEFAULT_CASES = [
     (5, "xehpg", "FWD_B", "f16"), (3, "xehpc", "FWD_B", "bf16"), (3, "xehpg", "BWD_WB", "bf16"),
 ]
 
-# Known disagreements, as measured (docs/visa.md, "What we found in the finalizer"): on XeHPC
-# the finalizer fuses 64-bit address arithmetic into `add :q`, puts it on the long pipe and waits
-# for it with L@1, while xegen's SWSB model (hw.swsb_long_pipe_rule, as `iga64 -Xauto-deps`)
-# puts 64-bit integer adds on the I pipe, so the simulator reports a hazard.  Every scaled
-# resnet_50 layer but res2a_branch2b (3) meets it; strict, so a fix on either side shows.
-KNOWN_HAZARDS = {(layer, "xehpc", "FWD_B", "bf16") for layer in range(len(RESNET)) if layer != 3}
+def long_pipe_disagreement(hazards) -> bool:
+    """Whether every hazard is the known disagreement (docs/visa.md, "What we found in the
+    finalizer"): on XeHPC the finalizer fuses 64-bit address arithmetic into `add :q`, puts it on
+    the long pipe and waits for it with L@1 before a send reads it, while xegen's SWSB model
+    (hw.swsb_long_pipe_rule, as `iga64 -Xauto-deps`) puts 64-bit integer adds on the I pipe."""
+    return bool(hazards) and all(h.kind == "RAW" and "send" in h.instruction and h.producer.split()[3].endswith(":q")
+                                 for h in hazards)
 
 
 def check_visa(layer: int, hw: str, direction: str, dt: str) -> Compilation:
+    """Compiled twice (same bytes), the native kernel's .ze_info, right values, no hazard (on
+    XeHPC: none but the long-pipe disagreement, the values then checked without hazard checks),
+    accepted by ocloc."""
     problem = make_problem(scaled(RESNET[layer]), direction, dt, mb=1)
     compilation = compile_problem(problem, hw, backend="visa")
     assert compile_problem(problem, hw, backend="visa").zebin() == compilation.zebin(), \
@@ -47,10 +54,16 @@ def check_visa(layer: int, hw: str, direction: str, dt: str) -> Compilation:
     assert (ours.execution_env, ours.payload_arguments, ours.per_thread_payload_arguments) == \
         (theirs.execution_env, theirs.payload_arguments, theirs.per_thread_payload_arguments)
 
-    result = verify(compilation, layer)
-    assert not result.run.hazards, f"{len(result.run.hazards)} SWSB hazards, the first: {result.run.hazards[0]}"
-    assert sorted(c.name for c in result.comparisons) == sorted(problem.outputs)
-    for comparison in result.comparisons:
+    try:
+        comparisons = verify(compilation, layer).comparisons
+    except HazardError as error:
+        if hw != "xehpc" or not long_pipe_disagreement(error.hazards):
+            raise
+        tensors = random_inputs(problem, layer)
+        buffers, _ = run_in_simulator(compilation, tensors, check_hazards=False)
+        comparisons = tuple(compare_buffers(compilation.kernel, buffers, tensors))
+    assert sorted(c.name for c in comparisons) == sorted(problem.outputs)
+    for comparison in comparisons:
         assert comparison.ok, f"{problem} through vISA on {hw}: {comparison}"
     valid, report = ocloc_validate(compilation.zebin())
     assert valid, report
@@ -68,10 +81,7 @@ def test_scaled_layer_through_visa(layer, hw, direction, dt, genx_ir, ocloc):
 def matrix():
     for hw, direction, dt in CONFIGS:
         for layer in range(len(RESNET)):
-            case = (layer, hw, direction, dt)
-            marks = [pytest.mark.xfail(strict=True, reason="finalizer and simulator disagree on the pipe "
-                                                           "of a 64-bit integer add")] if case in KNOWN_HAZARDS else []
-            yield pytest.param(*case, id=case_id(*case), marks=marks)
+            yield pytest.param(layer, hw, direction, dt, id=case_id(layer, hw, direction, dt))
 
 
 @pytest.mark.slow
@@ -95,7 +105,7 @@ def test_unoptimized_kernel_through_visa(hw, genx_ir):
 
 def test_xehpc_hazards_are_only_the_long_pipe_disagreement(genx_ir):
     """res3a_branch1 bf16 on XeHPC: right values, and every hazard the simulator reports is a
-    message reading the result of one of the finalizer's `add :q` (see KNOWN_HAZARDS)."""
+    message reading the result of one of the finalizer's `add :q`."""
     problem = make_problem(scaled(RESNET[5]), "FWD_B", "bf16", mb=1)
     compilation = compile_problem(problem, "xehpc", backend="visa")
     tensors = random_inputs(problem, 5)
@@ -103,7 +113,5 @@ def test_xehpc_hazards_are_only_the_long_pipe_disagreement(genx_ir):
     assert all(c.ok for c in compare_buffers(compilation.kernel, buffers, tensors))
     with pytest.raises(HazardError) as error:
         run_in_simulator(compilation, tensors)
-    assert error.value.hazards
-    for hazard in error.value.hazards:
-        producer_dst = hazard.producer.split()[3]
-        assert hazard.kind == "RAW" and "send" in hazard.instruction and producer_dst.endswith(":q"), hazard
+    assert long_pipe_disagreement(error.value.hazards), error.value.hazards
+    assert not long_pipe_disagreement([]), "no hazard is no disagreement"
