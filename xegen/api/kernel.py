@@ -144,9 +144,12 @@ class DeviceRun:
 class Kernel:
     """A compiled convolution kernel (make one with `xegen.compile`)."""
 
-    def __init__(self, compilation: Compilation, optimize: bool = True, tuned: dict | None = None):
+    def __init__(self, compilation: Compilation, optimize: bool = True, tuned: dict | None = None,
+                 backend: str = "native"):
         self.compilation = compilation
         self._optimize = optimize
+        self.backend = backend
+        """The code generator after instruction selection: "native" or "visa" (docs/visa.md)."""
         self.tuned = tuned
         """Where the configuration came from when a tuning database had one (the summary's "tuned"
         entry of `xegen conv --json`), else None."""
@@ -206,6 +209,8 @@ class Kernel:
         data = summary(compilation, modeled_cycles(compilation, executions), None, counts)
         if self.tuned is not None:
             data["tuned"] = self.tuned
+        if self.backend != "native":
+            data["backend"] = self.backend
         return Summary(data)
 
     @cached_property
@@ -226,19 +231,21 @@ class Kernel:
         return tuple(result)
 
     def ir_after(self, pass_name: str) -> str:
-        """The kernel after pass `pass_name` (build, schedule, optimize, isel, regalloc, swsb), as
+        """The kernel after pass `pass_name` (build, schedule, optimize, isel, then regalloc and swsb,
+        or with backend="visa" visa and finalize), as
         `xegen conv --print-after` prints it.  The first call compiles the problem again with
         every pass's output kept (the same bytes come out: compilation is deterministic)."""
         check_pass_names([pass_name])
         if self._passes is None:
             passes: dict[str, str] = {}
             again = compile_problem(self.problem, self.hw, _config_overrides(self.compilation),
-                                    optimize=self._optimize, show=lambda name, text: passes.__setitem__(name, text))
+                                    optimize=self._optimize, backend=self.backend,
+                                    show=lambda name, text: passes.__setitem__(name, text))
             if again.zebin() != self.zebin:
                 raise Error(f"{self.name}: compiling again gave other bytes (compilation must be deterministic)")
             self._passes = passes
         if pass_name not in self._passes:
-            raise Error(f"pass '{pass_name}' did not run (compiled with optimize=False)")
+            raise Error(f"pass '{pass_name}' did not run for this kernel (it ran {', '.join(self._passes)})")
         return self._passes[pass_name]
 
     def graphs(self, directory: str | Path) -> list[Graph]:
@@ -246,7 +253,7 @@ class Kernel:
         `directory` as DOT (and SVG where Graphviz's `dot` is installed, which a notebook then
         shows as a picture), as `xegen conv --dump-graph` writes them."""
         again = compile_problem(self.problem, self.hw, _config_overrides(self.compilation), optimize=self._optimize,
-                                dump_graph=directory)
+                                backend=self.backend, dump_graph=directory)
         drawn = sorted(Path(directory).glob(f"{again.compiled.name}-*.dot"))
         return [Graph(dot, dot.with_suffix(".svg") if dot.with_suffix(".svg").is_file() else None) for dot in drawn]
 
@@ -345,7 +352,7 @@ def _config_overrides(compilation: Compilation) -> dict[str, object]:
 
 def compile(problem: Problem | str, hw: str | hwlib.Platform = "xehpg",
             config: Mapping[str, object] | str | None = None, optimize: bool = True,
-            tuned: bool | str | Path = True) -> Kernel:
+            tuned: bool | str | Path = True, backend: str = "native") -> Kernel:
     """Compile `problem` (or a descriptor, with the default direction and types) for `hw`
     (xelp, xehpg, xehpc or an alias such as tgllp, dg2, pvc).  `config` fixes keys of the
     heuristic's configuration: {"m_tile": 16} or "m_tile=16,k_block=32" (the keys of
@@ -356,7 +363,8 @@ def compile(problem: Problem | str, hw: str | hwlib.Platform = "xehpg",
     ~/.cache/xegen/tuning.sqlite) when it exists and has a row for this problem and platform; a
     path, that database (which must exist); False, none — the heuristic's configuration.  A
     `config` replaces the tuned configuration, as `--config` does.  `kernel.tuned` says what
-    was used."""
+    was used.  `backend="visa"` finalizes xegen's instruction selection with IGC's GenX_IR
+    instead of xegen's register allocation and scheduling (docs/visa.md)."""
     if isinstance(problem, str):
         problem = conv_problem(problem)
     if isinstance(config, str):
@@ -366,8 +374,8 @@ def compile(problem: Problem | str, hw: str | hwlib.Platform = "xehpg",
     else:
         overrides = parse_overrides([f"{key}={value}" for key, value in config.items()])
     found = None if config is not None else _tuned_entry(problem, hw, tuned)
-    compilation, about = compile_tuned(problem, hw, overrides, found, optimize=optimize)
-    return Kernel(compilation, optimize, about)
+    compilation, about = compile_tuned(problem, hw, overrides, found, optimize=optimize, backend=backend)
+    return Kernel(compilation, optimize, about, backend)
 
 
 def _tuned_entry(problem: Problem, hw: str | hwlib.Platform, tuned: bool | str | Path) -> Tuned | None:
