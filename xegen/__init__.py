@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
         Simplification,
         Summary,
         assemble,
+        autotune,
         compile,
         conv_problem,
         disassemble,
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
 
 from .version import __version__
 
-API = ("Argument", "DeviceRun", "Graph", "Kernel", "PlatformComparison", "Simplification", "Summary",
+API = ("Argument", "DeviceRun", "Graph", "Kernel", "PlatformComparison", "Simplification", "Summary", "autotune",
        "assemble", "compile", "conv_problem", "disassemble", "evaluate", "extract_compare", "read_zebin",
        "run_zebin", "simplify")
 

@@ -62,3 +62,25 @@ def test_without_a_database_the_heuristic_compiles(kernels, tmp_path, monkeypatc
     assert kernel.tuned is None and kernel.zebin == heuristic.zebin and "tuned" not in kernel.summary.to_dict()
     with pytest.raises(xegen.Error, match="no such tuning database"):
         xegen.compile(problem, tuned=tmp_path / "missing.sqlite")
+
+
+def test_autotune_finds_what_xegen_tune_finds_and_compile_takes_it(tmp_path, capsys):
+    from xegen.cli import main
+
+    path = tmp_path / "api.sqlite"
+    [result] = xegen.autotune(DESC, budget=4, verify_top=1, config={"simd": 16}, db=path)
+    assert result.error is None and result.evaluated == 4
+    assert result.winner_cycles <= result.heuristic_cycles
+    # the command line's search (same seed) picks the same winner
+    assert main(["tune", DESC, "--budget", "4", "--verify-top", "1", "--config", "simd=16",
+                 "--db", str(tmp_path / "cli.sqlite"), "--json"]) == 0
+    with Database(path) as ours, Database(tmp_path / "cli.sqlite") as theirs:
+        [a], [b] = ours.entries(), theirs.entries()
+    assert a.config == b.config == asdict(result.winner)
+    kernel = xegen.compile(DESC, tuned=path)
+    assert kernel.tuned["used"] is True and kernel.config == str(result.winner)
+
+
+def test_autotune_refuses_a_zero_budget():
+    with pytest.raises(xegen.Error, match="budget=0"):
+        xegen.autotune(DESC, budget=0, db=False)
