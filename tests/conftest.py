@@ -44,6 +44,22 @@ def no_tuning_database(tmp_path_factory):
     patch.undo()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def no_users_kernel_cache(tmp_path_factory):
+    """`xegen conv` keeps its kernels in a cache: never the developer's ~/.cache/xegen/kernels
+    (this one, for fixtures of a module or a session, which run before a test's own)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XEGEN_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
+    yield
+    patch.undo()
+
+
+@pytest.fixture(autouse=True)
+def empty_kernel_cache(no_users_kernel_cache, tmp_path_factory, monkeypatch):
+    """Each test gets an empty kernel cache of its own: a hit would skip the compile it means to run."""
+    monkeypatch.setenv("XEGEN_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
+
+
 @pytest.fixture
 def neo() -> None:
     """Intel's OpenCL runtime (NEO) and the ICD loader, which xegen.runtime drives."""

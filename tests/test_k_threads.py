@@ -32,10 +32,17 @@ def test_threads_along_k_add_their_partial_sums(platform, direction, dt, overrid
     assert compilation.kernel.threads % config.tg_k == 0 and compilation.kernel.uses_barriers
 
 
-def test_the_bias_gradient_cannot_be_split_across_threads():
-    gemm = formulate(make_problem(SMALL, "BWD_WB", "f32"))
-    with pytest.raises(ConfigError, match="bias gradient is summed per thread"):
-        choose_config(gemm, hw.XEHPG, {"tg_k": 2})
+@pytest.mark.parametrize("platform, dt, overrides", [
+    ("xehpg", "f32", {"tg_k": 2, "tg_m": 2, "tg_n": 1}),  # mad sums; 2 tiles along M share the bias columns
+    ("xehpg", "bf16", {"tg_k": 2, "tg_m": 1, "tg_n": 2, "fma": "dpasw", "k_block": 16}),  # dpas sums, from SLM
+    ("xehpc", "bf16", {"tg_k": 2, "tg_m": 1, "tg_n": 1, "slm": 0}),
+])
+def test_threads_along_k_add_their_bias_gradient_sums_too(platform, dt, overrides, iga64, ocloc):
+    """BWD_WB with tg_k: each K thread sums the bias gradient over its own K blocks, and the
+    first adds the others' sums (stored in SLM after their accumulators) before writing diff_bias;
+    the simulator checks diff_bias against numpy."""
+    compilation = check_end_to_end(parse_descriptor(SMALL), platform, "BWD_WB", dt, seed=3, overrides=overrides)
+    assert compilation.config.tg_k == overrides["tg_k"] and compilation.kernel.uses_barriers
 
 
 def test_k_cannot_be_split_into_more_slices_than_it_has_blocks():

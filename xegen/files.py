@@ -9,14 +9,15 @@ before anything is allocated.
 
 from __future__ import annotations
 
-import ast
 import os
 import stat
 import sys
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .errors import Error
+
+if TYPE_CHECKING:
+    import numpy as np
 
 KiB, MiB = 1 << 10, 1 << 20
 
@@ -70,6 +71,10 @@ def read_npy(data: bytes, what: str) -> np.ndarray:
     """The array of a .npy file's bytes (format versions 1 to 3, no pickled objects), checked
     before anything is allocated: the header's shape and type must describe exactly the bytes
     that follow it."""
+    import ast  # (with numpy: only for .npy files, not the commands that read text)
+
+    import numpy as np  # a tenth of a second to import: not for the commands that read only text
+
     def bad(reason: str) -> Error:
         return Error(f"{what} is not a numpy array file we can read ({reason})")
 

@@ -85,6 +85,7 @@ class Platform:
 
     # Messages.
     has_lsc: bool  # load/store cache messages (ugm, slm, tgm)
+    has_block2d: bool  # LSC 2D block loads (load_block2d: VNNI transform, transpose); XeHPC only
     data_messages: str  # what IGC uses for data on this platform: "hdc" or "lsc"
     eot_sfid: str  # shared function of the end-of-thread message: "ts" or "gtwy"
     max_message_simd: int  # widest SIMD a single LSC/HDC data message covers
@@ -278,6 +279,7 @@ XELP = Platform(
     swsb_max_distance=7,
     math_is_out_of_order=True,
     has_lsc=False,
+    has_block2d=False,
     data_messages="hdc",
     eot_sfid="ts",
     max_message_simd=16,
@@ -355,6 +357,7 @@ XEHPG = Platform(
     swsb_max_distance=7,
     math_is_out_of_order=True,
     has_lsc=True,
+    has_block2d=False,
     data_messages="lsc",
     eot_sfid="gtwy",
     max_message_simd=16,
@@ -430,6 +433,7 @@ XEHPC = Platform(
     swsb_max_distance=7,
     math_is_out_of_order=False,
     has_lsc=True,
+    has_block2d=True,
     data_messages="lsc",
     eot_sfid="gtwy",
     max_message_simd=32,

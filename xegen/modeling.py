@@ -45,8 +45,8 @@ def workload(problem: Problem) -> Workload:
     bias = tensor_bytes(problem, "bias") if problem.has_bias else 0
     # forward: the bias and what the post-ops and scales read (a sum reads dst too)
     extra = sum(tensor_bytes(problem, name) for name in problem.inputs if name not in ("src", "wei"))
-    return Workload(multiply_adds(problem), fma_kind(problem), *(tensor_bytes(problem, view.tensor)
-                                                                for view in (gemm.a, gemm.b, gemm.c)),
+    a_bytes, b_bytes, c_bytes = (tensor_bytes(problem, view.tensor) for view in (gemm.a, gemm.b, gemm.c))
+    return Workload(multiply_adds(problem), fma_kind(problem), a_bytes, b_bytes, c_bytes,
                     other_read_bytes=extra if problem.is_forward else 0,
                     other_written_bytes=0 if problem.is_forward else bias)
 

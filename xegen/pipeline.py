@@ -35,6 +35,7 @@ from .errors import ConfigError
 from .ir import Stmt, format_stmt
 from .lower import CompiledKernel, RegisterAllocationError, compile_kernel
 from .lower.kernel import KernelSpec
+from .passnames import PASSES, check_pass_names  # noqa: F401 (named here by the API and the tests)
 from .plan.config import RESERVED_GRFS, Config, prefetches
 from .plan.gemm import formulate
 from .plan.heuristic import choose_config, config_candidates
@@ -42,7 +43,6 @@ from .plan.kernel import CodeSizeError, check_code_size
 from .plan.strategies import AnyPlan, plan_for
 from .schedule import GraphDump, ScheduleOptions, schedule
 
-PASSES = ("build", "schedule", "optimize", "isel", "regalloc", "swsb")
 
 # Saturation stops on iterations and e-graph size only, so that the result does not depend on the
 # machine's speed; the time bound is a safety net far above what conv kernels take (about a second).
@@ -62,13 +62,6 @@ class Compilation:
 
     def zebin(self) -> bytes:
         return self.compiled.zebin()
-
-
-def check_pass_names(names) -> frozenset[str]:
-    unknown = sorted(set(names) - set(PASSES))
-    if unknown:
-        raise ConfigError(f"unknown pass '{unknown[0]}' (passes: {', '.join(PASSES)})")
-    return frozenset(names)
 
 
 def compile_problem(problem: Problem, hw: str | hwlib.Platform = "xehpg",
@@ -107,7 +100,7 @@ def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph)
     dump = graph_dump(plan, dump_graph)
     body = schedule_body(plan, body, dump)
     done("schedule", lambda: format_stmt(body))
-    kernel = kernel_record(plan, body)
+    kernel = kernel_record(plan, body)  # type: ignore[arg-type]  # takes any plan; build/ annotates KernelPlan
     if optimize:
         report = optimize_stmt_report(body, platform, ranges=index_ranges(kernel), limits=OPTIMIZE_LIMITS)
         body = report.stmt
@@ -135,7 +128,8 @@ def build_kernel(problem: Problem, hw: str | hwlib.Platform = "xehpg",
     platform = hwlib.platform(hw)
     gemm = formulate(problem)
     plan = plan_for(gemm, choose_config(gemm, platform, overrides), platform)
-    return kernel_record(plan, schedule_body(plan, build_plan(plan), graph_dump(plan, dump_graph)))
+    body = schedule_body(plan, build_plan(plan), graph_dump(plan, dump_graph))
+    return kernel_record(plan, body)  # type: ignore[arg-type]  # takes any plan; build/ annotates KernelPlan
 
 
 def schedule_options(plan: AnyPlan) -> ScheduleOptions:
@@ -168,12 +162,14 @@ def index_ranges(kernel: Kernel) -> dict[str, range]:
 def kernel_spec(kernel: Kernel, body: Stmt | None = None) -> KernelSpec:
     """`kernel`'s IR (or `body`, e.g. the optimized IR) with its arguments, ids and shape, as the
     lowering takes it."""
+    tx, ty, tz = (v.name for v in kernel.thread_ids)
+    gx, gy, gz = (v.name for v in kernel.group_ids)
     return KernelSpec(
         name=kernel.name,
         body=kernel.body if body is None else body,
         arguments=kernel.arguments,
-        thread_ids=tuple(v.name for v in kernel.thread_ids),
-        group_ids=tuple(v.name for v in kernel.group_ids),
+        thread_ids=(tx, ty, tz),
+        group_ids=(gx, gy, gz),
         thread_group=kernel.thread_group,
         simd=kernel.simd,
         slm_bytes=kernel.slm_bytes,

@@ -30,7 +30,7 @@ def summary(compilation: Compilation, cycles: Cycles | None = None,
     the kernel's loops, "simulator": a run)."""
     compiled, stats = compilation.compiled, compilation.compiled.stats
     density = stats.inner_loop_fma / stats.inner_loop_instructions if stats.inner_loop_instructions else None
-    result = {
+    result: dict[str, object] = {
         "problem": str(compilation.problem.desc),
         "direction": compilation.problem.direction,
         "dt": str(compilation.problem.types),

@@ -219,6 +219,13 @@ def send(draw) -> funcs.Send:
     """Every op, kind and space a send may have (atomics are scattered; elems only scattered)."""
     op = draw(st.sampled_from(funcs.SEND_OPS))
     kind = "scattered" if op == "atomic" else draw(st.sampled_from(funcs.SEND_KINDS))
+    if kind == "block2d":  # global loads and prefetches of whole 16-bit rows (the IR checks the limits)
+        transform = draw(st.sampled_from(("none", "vnni")))
+        return funcs.Send(draw(st.sampled_from(("load", "prefetch"))), kind, "global",
+                          draw(st.sampled_from([t for t in NUMBER_TYPES if t.bits == 16])),
+                          draw(st.sampled_from((2, 4, 8, 16))), 2 * draw(st.integers(1, 16)),
+                          width=64 * draw(st.integers(1, 4)), height=draw(st.integers(1, 64)),
+                          pitch=256, transform=transform)
     return funcs.Send(op, kind, draw(st.sampled_from(funcs.SEND_SPACES)), draw(st.sampled_from(NUMBER_TYPES)),
                       draw(st.integers(1, 16)), draw(st.integers(1, 4)) if kind == "scattered" else 1,
                       draw(st.sampled_from(funcs.ATOMIC_OPS)) if op == "atomic" else "")
@@ -256,7 +263,8 @@ def call_functions():
 def call_stmt(draw, scope: tuple[ir.Var, ...] = ()) -> ir.Call:
     """A call of any function, with arguments of the kinds it takes (null where it may)."""
     func = draw(call_functions())
-    lanes = getattr(func, "count", 1)  # a send's mask and offsets: one per slot, or one for all
+    # a send's mask and offsets: one per slot, or one for all (a block2d's mask: one for all)
+    lanes = 1 if getattr(func, "kind", "") == "block2d" else getattr(func, "count", 1)
 
     def expression(t: Type) -> ir.Expr:
         return draw(any_expr(t, 1, scope))
@@ -267,6 +275,8 @@ def call_stmt(draw, scope: tuple[ir.Var, ...] = ()) -> ir.Call:
             args.append(None)
         elif name.rstrip("?") == "mask":
             args.append(expression(BOOL.with_lanes(draw(st.sampled_from(sorted({1, lanes}))))))
+        elif name in ("x", "y"):
+            args.append(expression(ir.S32))
         elif name == "offsets":
             args.append(expression(ir.S32.with_lanes(draw(st.sampled_from(sorted({1, lanes}))))))
         else:

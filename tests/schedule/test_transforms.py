@@ -151,6 +151,19 @@ def test_list_scheduling_issues_the_long_latency_load_first():
     assert run(kernel, scheduled) == run(kernel)
 
 
+def test_list_scheduling_keeps_a_loop_whose_start_is_a_variable():
+    start = Var("start")
+    body = [store(R1, 0, load(R1, 0, "s32x8") * 3), load_input(R0),
+            store(R2, 0, load(R2, 0, "s32x8") + load(R0, 0, "s32x8"))]
+    loop = For(I, start, const(5), seq(*body))
+    kernel = Kernel(_wrap(Let(start, const(1), seq(*_prologue(REGISTERS), loop, *_epilogue(REGISTERS))), REGISTERS),
+                    2, 1)
+    scheduled = schedule_by_latency(kernel.body)
+    assert loops(scheduled)[0].init == start
+    assert isinstance(loops(scheduled)[0].body.stmts[0], Call)  # it was reordered: the global load first
+    assert run(kernel, scheduled) == run(kernel)
+
+
 def test_transforms_are_deterministic():
     body = [load_input(R0), load_input(R1, 8), store(R2, 0, load(R0, 0, "s32x8") + load(R1, 32, "s32x8"))]
     kernel = kernel_with(body, trips=9)

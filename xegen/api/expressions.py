@@ -136,10 +136,11 @@ def extract_compare(expr_or_stmt: ir.Expr | ir.Stmt | str, platforms: Sequence[s
     an expression, else as a statement (a kernel body in xegen's statement language)."""
     ranges = dict(ranges or {})
     if isinstance(expr_or_stmt, str):
+        text = expr_or_stmt
         try:
-            expr_or_stmt = ir.parse_expr(expr_or_stmt, dict(types or {}))
+            expr_or_stmt = ir.parse_expr(text, dict(types or {}))
         except ParseError:
-            expr_or_stmt = ir.parse_stmt(expr_or_stmt, dict(types or {}))
+            expr_or_stmt = ir.parse_stmt(text, dict(types or {}))
     if isinstance(expr_or_stmt, ir.Expr):
         result = compare_expression(expr_or_stmt, list(platforms), ranges, extractor, rules, _limits(limits))
     else:

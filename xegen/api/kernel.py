@@ -32,6 +32,8 @@ from ..modeling import modeled_cycles
 from ..pipeline import Compilation, check_pass_names, compile_problem
 from ..plan.config import parse_overrides
 from ..report import format_summary, summary
+from ..tune.database import Database, default_path
+from ..tune.tuned import Tuned, compile_tuned
 from ..verify import Verification, first_group_executions, run_in_simulator, verify
 from .html import table
 
@@ -142,9 +144,12 @@ class DeviceRun:
 class Kernel:
     """A compiled convolution kernel (make one with `xegen.compile`)."""
 
-    def __init__(self, compilation: Compilation, optimize: bool = True):
+    def __init__(self, compilation: Compilation, optimize: bool = True, tuned: dict | None = None):
         self.compilation = compilation
         self._optimize = optimize
+        self.tuned = tuned
+        """Where the configuration came from when a tuning database had one (the summary's "tuned"
+        entry of `xegen conv --json`), else None."""
         self._passes: dict[str, str] | None = None
 
     # What it is ---------------------------------------------------------------------------
@@ -198,7 +203,10 @@ class Kernel:
             executions, counts = compilation.compiled.executions(compilation.kernel.grid), "static"
         except UnsupportedError:  # a branch on loaded data: only a run counts it
             executions, counts = first_group_executions(compilation), "simulator"
-        return Summary(summary(compilation, modeled_cycles(compilation, executions), None, counts))
+        data = summary(compilation, modeled_cycles(compilation, executions), None, counts)
+        if self.tuned is not None:
+            data["tuned"] = self.tuned
+        return Summary(data)
 
     @cached_property
     def arguments(self) -> tuple[Argument, ...]:
@@ -336,11 +344,19 @@ def _config_overrides(compilation: Compilation) -> dict[str, object]:
 
 
 def compile(problem: Problem | str, hw: str | hwlib.Platform = "xehpg",
-            config: Mapping[str, object] | str | None = None, optimize: bool = True) -> Kernel:
+            config: Mapping[str, object] | str | None = None, optimize: bool = True,
+            tuned: bool | str | Path = True) -> Kernel:
     """Compile `problem` (or a descriptor, with the default direction and types) for `hw`
     (xelp, xehpg, xehpc or an alias such as tgllp, dg2, pvc).  `config` fixes keys of the
     heuristic's configuration: {"m_tile": 16} or "m_tile=16,k_block=32" (the keys of
-    `xegen conv --config`).  `optimize=False` skips the e-graph optimizer."""
+    `xegen conv --config`).  `optimize=False` skips the e-graph optimizer.
+
+    `tuned` says where a tuned configuration may come from, as for `xegen conv`: True (the
+    default) the tuning database `xegen tune` writes ($XEGEN_TUNING_DB, else
+    ~/.cache/xegen/tuning.sqlite) when it exists and has a row for this problem and platform; a
+    path, that database (which must exist); False, none — the heuristic's configuration.  A
+    `config` replaces the tuned configuration, as `--config` does.  `kernel.tuned` says what
+    was used."""
     if isinstance(problem, str):
         problem = conv_problem(problem)
     if isinstance(config, str):
@@ -349,4 +365,22 @@ def compile(problem: Problem | str, hw: str | hwlib.Platform = "xehpg",
         overrides = {}
     else:
         overrides = parse_overrides([f"{key}={value}" for key, value in config.items()])
-    return Kernel(compile_problem(problem, hw, overrides, optimize=optimize), optimize)
+    found = None if config is not None else _tuned_entry(problem, hw, tuned)
+    compilation, about = compile_tuned(problem, hw, overrides, found, optimize=optimize)
+    return Kernel(compilation, optimize, about)
+
+
+def _tuned_entry(problem: Problem, hw: str | hwlib.Platform, tuned: bool | str | Path) -> Tuned | None:
+    """The tuning database's row for `problem` on `hw`, if `tuned` allows one and there is one."""
+    if tuned is False:
+        return None
+    if tuned is True:
+        database = Database.existing(default_path())
+    else:
+        database = Database.existing(tuned)
+        if database is None:
+            raise Error(f"tuned={str(tuned)!r}: no such tuning database")
+    if database is None:
+        return None
+    found = database.lookup(problem, hwlib.platform(hw).name)
+    return None if found is None else Tuned(found, str(database.path))

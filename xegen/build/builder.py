@@ -31,13 +31,15 @@ from dataclasses import replace
 from ..conv.index import Idx
 from ..ir import (Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Load, Names, Reorder, Stmt, Var, const, ptr,
                   seq, store)
-from ..ir.types import PTR
+from ..ir.expr import Broadcast
+from ..ir.types import PTR, Type
+from ..plan.block2d import Block2dPlan
 from ..plan.dpasw import pair_half
-from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement
+from ..plan.kernel import ONES, KernelPlan, OperandPlan, OutputPlan, Placement
 from ..plan.messages import Run
 from ..plan.tiles import TileLayout, dense_layout, tile_moves
 from .epilogue import Scaling, finish
-from .messages import Origin, Scope, emit_global, slm_run_messages, zero_fill
+from .messages import Origin, Scope, emit_block2d, emit_global, slm_run_messages, zero_fill
 from .multiply import multiply, reduce_columns
 
 THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))
@@ -119,7 +121,7 @@ class _Builder:
         prologue = zero_fill(plan.layouts.c.buffer, plan.layouts.c.bytes, self.hw.grf_bytes)
         if plan.bias_sum is not None:
             prologue += zero_fill(plan.bias_sum.buffer, plan.bias_sum.bytes, self.hw.grf_bytes)
-            prologue.append(store(Var("one", PTR), 0, const(1.0)))
+            prologue += ones(Var("one", PTR), plan.layouts.b.type if config.systolic else None)
         body = self._loop_body()
         loop = For(k_iter, const(0), const(plan.iterations), self.loop.wrap(seq(*body)))
         epilogue = self._reduce_over_k(self._epilogue())
@@ -158,7 +160,7 @@ class _Builder:
                 body += copy_tile(op.fma, op.load)
         body += multiply(self.config, self.gemm, plan.layouts, self.config.simd)
         if plan.bias_sum is not None:
-            body += reduce_columns(plan.layouts.b, plan.bias_sum, Var("one", PTR), self.config.simd)
+            body += reduce_columns(self.config, self.gemm, plan.layouts.b, plan.bias_sum, Var("one", PTR))
         return body
 
     def _global_load(self, op: OperandPlan) -> list[Stmt]:
@@ -166,6 +168,8 @@ class _Builder:
         if op.slm is None:
             origin = self.a_origin if op.name == "a" else self.origin
             origins = (origin[dims[0]], origin[dims[1]])
+            if isinstance(op.plan, Block2dPlan):
+                return emit_block2d(op.view, self.buffers[op.view.tensor], op.load.buffer, op.plan, origins)
             target, lines, line_plan = op.load, op.lines, op.plan
         else:
             origins = self._slice_origins(op)
@@ -229,23 +233,31 @@ class _Builder:
 
         def copy_of(k_thread: Idx) -> Idx:
             """SLM element where K thread `k_thread` (1..tg_k-1) puts the partial sums of this tile."""
-            return ((k_thread - 1) * reduction.tiles + tile) * (reduction.tile_bytes // size)
+            return ((k_thread - 1) * reduction.tiles + tile) * (reduction.copy_bytes // size)
 
-        stores = slm_run_messages("store", reduction.slm, acc, [Run(0, 0, reduction.tile_bytes // size)],
-                                  copy_of(self.k_thread), reduction.tile_bytes, hw, self.top)
+        # (register buffer, bytes, element of the copy where they go): the accumulators, then the bias sums
+        parts = [(acc.buffer, reduction.tile_bytes, 0)]
+        if reduction.sums_bytes:
+            parts.append((self.plan.bias_sum.buffer, reduction.sums_bytes, reduction.tile_bytes // size))
+        stores = [s for buffer, length, at in parts
+                  for s in slm_run_messages("store", reduction.slm, dense_layout(buffer, acc.type, 1, length // size),
+                                            [Run(0, at, length // size)], copy_of(self.k_thread),
+                                            reduction.copy_bytes, hw, self.top)]
         partial = dense_layout(reduction.partial, acc.type, 1, reduction.chunk // size)
         lanes = 2 * hw.grf_bytes // size  # an add writes at most two registers
         adds: list[Stmt] = []
         for k_thread in range(1, config.tg_k):
-            for first in range(0, reduction.tile_bytes, reduction.chunk):
-                chunk = min(reduction.chunk, reduction.tile_bytes - first)
-                adds += slm_run_messages("load", reduction.slm, partial, [Run(0, first // size, chunk // size)],
-                                         copy_of(Idx.const(k_thread)), reduction.tile_bytes, hw, self.top)
-                for offset in range(0, chunk, lanes * size):
-                    count = min(lanes, (chunk - offset) // size)
-                    vector = acc.type.with_lanes(count)
-                    total = Load(acc.buffer, const(first + offset), vector) + Load(partial.buffer, const(offset), vector)
-                    adds.append(store(acc.buffer, first + offset, total))
+            for buffer, length, at in parts:
+                for first in range(0, length, reduction.chunk):
+                    chunk = min(reduction.chunk, length - first)
+                    adds += slm_run_messages("load", reduction.slm, partial,
+                                             [Run(0, at + first // size, chunk // size)],
+                                             copy_of(Idx.const(k_thread)), reduction.copy_bytes, hw, self.top)
+                    for offset in range(0, chunk, lanes * size):
+                        count = min(lanes, (chunk - offset) // size)
+                        vector = acc.type.with_lanes(count)
+                        total = Load(buffer, const(first + offset), vector) + Load(partial.buffer, const(offset), vector)
+                        adds.append(store(buffer, first + offset, total))
         first_thread = self.k_thread.expr.eq(0)
         return [IfThenElse(self.k_thread.expr.ne(0), seq(*stores)), Call(Fence("slm")), Call(Barrier()),
                 IfThenElse(first_thread, seq(*adds, *epilogue))]
@@ -299,3 +311,11 @@ def kernel_arguments(plan: KernelPlan) -> tuple[str, ...]:
 
 def build_body(plan: KernelPlan) -> Stmt:
     return _Builder(plan).build()
+
+
+def ones(buffer: Var, type: Type | None) -> list[Stmt]:
+    """The constant 1 the bias gradient multiplies by: one f32 (mads), or a row of `ONES` of
+    B's 16-bit type (the A operand of a dpas)."""
+    if type is None:
+        return [store(buffer, 0, const(1.0))]
+    return [store(buffer, 0, Broadcast(const(1.0, type), ONES))]

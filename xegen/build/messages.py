@@ -14,6 +14,7 @@ from ..hw import Platform
 from ..ir import Call, Expr, Let, Names, Send, Stmt, Var, ptr, store
 from ..ir.expr import Broadcast, IntImm, Shuffle
 from ..ir.types import U32
+from ..plan.block2d import Block2dPlan
 from ..plan.gemm import Gemm, View, linear_stride
 from ..plan.messages import LaneRun, LinePlan, Run, is_block
 from ..plan.tiles import Line, TileLayout
@@ -198,6 +199,30 @@ def emit_global(view: View, gemm: Gemm, memory: Var, layout: TileLayout, lines: 
             func = Send(op, "block", "global", view.type, line.length)
             sends.append(Call(func, (ptr(memory, byte_offset), register, mask)))
     return sends, masked
+
+
+def emit_block2d(view: View, memory: Var, buffer: Var, plan: Block2dPlan, origins: tuple[Origin, Origin]
+                 ) -> list[Stmt]:
+    """The 2D block messages of `plan` (`xegen.plan.block2d`): each block's first column and row
+    are the tile origin's coordinates (plus the block's place in the tile); no mask, since
+    what lies outside the surface reads as zero."""
+    sends: list[Stmt] = []
+    for block in plan.blocks:
+        coords = [_coordinate(origin, offset) for origin, offset in zip(origins, (block.row, block.col))]
+        y, x = coords[plan.surface.row_dim], coords[1 - plan.surface.row_dim]
+        x = x.div(plan.ops)  # transposed: columns of dwords, each `ops` elements of the view
+        base = ptr(memory, plan.surface.base * view.type.size)
+        sends.append(Call(plan.message, (base, x.expr, y.expr, ptr(buffer, block.register), None)))
+    return sends
+
+
+def _coordinate(origin: Origin, offset: int) -> Idx:
+    """The GEMM coordinate `origin.start + origin.shift + offset`, bound once per scope."""
+    key = ("coordinate", origin.dim, origin.tag, origin.shift.expr, offset)
+    memo = origin.scope.memo
+    if key not in memo:
+        memo[key] = origin.scope.bind(f"{origin.dim}_{origin.tag}{offset}", origin.start + origin.shift + offset)
+    return memo[key]
 
 
 def _hoisted(byte_offset: Expr, conditions: list[Expr], origins: tuple[Origin, Origin], lane_scope: Scope

@@ -55,8 +55,17 @@ def multiply(config: Config, gemm: Gemm, layouts: MultiplyLayouts, exec_size: in
     return calls
 
 
-def reduce_columns(b: TileLayout, sums: TileLayout, one: Var, simd: int) -> list[Stmt]:
-    """sums[n] += B[k][n] for every k of the block (the bias gradient): mads by a constant 1."""
+def reduce_columns(config: Config, gemm: Gemm, b: TileLayout, sums: TileLayout, one: Var) -> list[Stmt]:
+    """sums[n] += B[k][n] for every k of the block (the bias gradient).  With dpas, one dpas of
+    repeat count 1 per K step and column block multiplies a row of ones (`plan.kernel.ONES`
+    elements of B's type at `one`) by B as it already lies in VNNI form: a K step of simd
+    columns in one instruction instead of a mad per K row.  Otherwise mads by a constant 1."""
+    if config.systolic:
+        step = k_step(config, gemm)
+        func = Dpas(config.simd, 8, 1, F32, b.type, b.type)
+        return [Call(func, (sums.pointer(0, n0), sums.pointer(0, n0), b.pointer(s, n0), ptr(one, 0)))
+                for s in range(0, config.k_block, step) for n0 in range(0, config.n_tile, config.simd)]
+    simd = config.simd
     calls: list[Stmt] = []
     for piece in b.pieces:
         for i in range(piece.rows.count):

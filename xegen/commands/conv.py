@@ -4,29 +4,28 @@ look at any stage on the way (descriptor, IR, each pass's output)."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..build import check_ir
-from ..conv import make_problem
-from ..emit.asm_printer import disassemble
+from ..cache import Hit, KernelCache, make_key
 from ..errors import Error, UnsupportedError
 from ..files import MiB, read_text
-from ..hw import platform
-from ..modeling import modeled_cycles
-from ..network_report import check_directory, load_peers, write_report
-from ..pipeline import PASSES, build_kernel, check_pass_names
-from ..plan import parse_overrides
+from ..passnames import PASSES, check_pass_names
 from ..progress import Progress
-from ..report import format_summary, summary
-from ..tune.backends import Lost, make_backend
-from ..tune.database import Database, default_path
-from ..tune.space import format_space
-from ..tune.tuned import Tuned, compile_tuned, describe
-from ..verify import check_verify_time, first_group_executions, verify
+from ..tune.paths import default_path
+
+if TYPE_CHECKING:
+    from ..tune.database import Database
+    from ..tune.tuned import Tuned
+
+# The compiler's modules take about two seconds to import, more than a whole run that the kernel
+# cache answers: this module imports them (even hw.py, 10 ms of platform records) in the
+# functions that need them, not at its top.
 
 IR_OPTIONS = ("canonical", "print_ir", "check_ir", "print_config", "print_space")  # the IR-level options that print
 MAX_BATCH_BYTES = 4 * MiB  # ~60,000 descriptors
@@ -51,6 +50,8 @@ class Entry:
 
     def problem(self, args: argparse.Namespace):
         """The problem this descriptor names under the command line's options and its own."""
+        from ..conv import make_problem  # (slow to import: see the top)
+
         return make_problem(self.text, args.dir, args.dt, self.option(args, "attr_post_ops"), args.stag, args.wtag,
                             args.dtag, args.mb, self.option(args, "attr_scales"), self.option(args, "attr_zero_points"))
 
@@ -58,7 +59,8 @@ class Entry:
 def read_batch(path: str) -> list[Entry]:
     """The descriptors of a shapes file: one per line, blank lines and `#` comments skipped."""
     text = read_text(path, MAX_BATCH_BYTES, "--batch files")
-    entries, options = [], {}
+    entries: list[Entry] = []
+    options: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
         words, source = line.split(), f"{path}:{number}"
         if not words or words[0].startswith("#"):
@@ -119,6 +121,9 @@ def _check_arguments(args: argparse.Namespace) -> None:
     if args.jobs < 1:
         raise Error(f"-j {args.jobs}: at least one worker")
     if args.report is not None:
+        from ..hw import platform  # (slow to import: see the top)
+        from ..network_report import check_directory  # (slow to import: see the top)
+
         check_directory(args.report)
         platform(args.hw)  # a platform the report can draw roofs of
         if args.no_model:
@@ -161,6 +166,8 @@ class Task:
     batch: bool
     native: bool
     tuned: Tuned | None = None
+    cache_key: str | None = None  # where the native kernel goes in the kernel cache (None: not cached)
+    hit: Hit | None = None  # the kernel cache's entry: no compile
 
 
 @dataclass
@@ -179,9 +186,14 @@ class _Run:
 
     def __init__(self, task: Task):
         self.task, self.args, self.batch, self.native = task, task.args, task.batch, task.native
-        self.overrides = parse_overrides(self.args.config)
         self.printed = _passes_to_print(self.args)
         self.output = Output()
+
+    @functools.cached_property
+    def overrides(self) -> dict:
+        from ..plan import parse_overrides  # (slow to import: see the top)
+
+        return parse_overrides(self.args.config)
 
     def say(self, text: str) -> None:
         self.output.lines.append(("stdout", text))
@@ -228,12 +240,22 @@ def run(args: argparse.Namespace) -> int:
     layers = entries(args)
     batch = args.batch is not None
     native = _wants_native(args)
-    parse_overrides(args.config)  # bad options fail before any work (each layer parses them again)
     _passes_to_print(args)
-    peers = load_peers(args.report_peers) if args.report_peers is not None else None  # before compiling
-    database = _tuning_database(args) if native else None
-    tasks = [Task(args, index, entry, batch, native, _tuned(database, args, entry))
-             for index, entry in enumerate(layers)]
+    cache = _kernel_cache(args, native)
+    keys: list[str | None] = [_cache_key(args, entry) if cache else None for entry in layers]
+    hits = [_answer(cache.get(key)) if cache and key else None for key in keys]
+    if not all(hits):  # something to compile
+        from ..plan import parse_overrides  # (slow to import: see the top)
+
+        parse_overrides(args.config)  # bad options fail before any work (each layer parses them again)
+    peers = None
+    if args.report_peers is not None:  # read before compiling
+        from ..network_report import load_peers  # (slow to import: see the top)
+
+        peers = load_peers(args.report_peers)
+    database = _tuning_database(args) if native and not all(hits) else None
+    tasks = [Task(args, index, entry, batch, native, None if hit else _tuned(database, args, entry), key, hit)
+             for index, (entry, key, hit) in enumerate(zip(layers, keys, hits, strict=True))]
     progress = Progress(len(tasks), enabled=batch and native and not args.json)
     reports, status = [], 0
     for output in _outputs(args, tasks, batch, progress):
@@ -259,18 +281,24 @@ def run(args: argparse.Namespace) -> int:
 def _outputs(args, tasks: list[Task], batch: bool, progress: Progress):
     """The tasks' outputs in their order: run here one by one, or on the backend `-j`/`--ray` name
     (outputs kept until those before them are in)."""
-    if not batch or (args.jobs == 1 and args.ray is None):
+    if not batch or (args.jobs == 1 and args.ray is None) or all(task.hit for task in tasks):
         for task in tasks:
             progress.start(task.entry.text)
             yield run_layer(task)
         return
+    from ..tune.backends import Lost, make_backend  # (slow to import: see the top)
+
     backend = make_backend(args.jobs, args.ray, function=run_layer)
     try:
         for index, task in enumerate(tasks):
-            backend.submit(index, task)
+            if task.hit is None:  # the cache's answers are read here
+                backend.submit(index, task)
         finished: dict[int, Output] = {}
-        done = 0
+        done = sum(1 for task in tasks if task.hit)
         for turn in range(len(tasks)):
+            if tasks[turn].hit is not None:
+                yield run_layer(tasks[turn])
+                continue
             while turn not in finished:
                 index, output = backend.next()
                 if isinstance(output, Lost):
@@ -290,26 +318,86 @@ def _lost(task: Task, reason: str) -> Output:
     return state.output
 
 
-def _tuning_database(args) -> Database | None:
+def _tuning_path(args) -> Path | None:
     """The tuning database `xegen conv` reads, unless --no-tuned or --config say otherwise."""
     if args.no_tuned or args.config:
         return None
-    return Database.existing(args.db or default_path())
+    return Path(args.db or default_path())
+
+
+def _tuning_database(args) -> Database | None:
+    from ..tune.database import Database  # (slow to import: see the top)
+
+    path = _tuning_path(args)
+    return None if path is None else Database.existing(path)
 
 
 def _tuned(database: Database | None, args, entry: Entry) -> Tuned | None:
     if database is None:
         return None
+    from ..hw import platform  # (slow to import: see the top)
+
     try:
         problem = entry.problem(args)
         hw = platform(args.hw)
     except Error:
         return None  # the layer reports its own error
     found = database.lookup(problem, hw.name)
-    return None if found is None else Tuned(found, str(database.path))
+    if found is None:
+        return None
+    from ..tune.tuned import Tuned  # (slow to import: see the top)
+
+    return Tuned(found, str(database.path))
+
+
+#: options whose output the kernel cache does not hold: with any of them, every layer compiles
+UNCACHED = ("verify", "run_on_device", "asm", "print_after", "print_after_all", "dump_graph", *IR_OPTIONS)
+
+
+def _kernel_cache(args: argparse.Namespace, native: bool) -> KernelCache | None:
+    """The kernel cache, or None when it is not used: --no-cache, no native kernel, or an option
+    that needs the compilation itself (its IR, its disassembly, a run)."""
+    if args.no_cache or not native or any(getattr(args, name) for name in UNCACHED):
+        return None
+    return KernelCache(args.cache_dir)
+
+
+def _cache_key(args: argparse.Namespace, entry: Entry) -> str:
+    """The key of a layer's kernel: the request as given (the descriptor and every option that
+    makes the problem, the platform, the configuration and what the summary holds) and the tuning
+    database it would read (its files' size and time: a tuner's write changes the key).  Keyed
+    by the request rather than the canonical problem, which takes the compiler's imports."""
+    problem_options = ("dir", "dt", "stag", "wtag", "dtag", "mb", "attr_post_ops", "attr_scales", "attr_zero_points")
+    tuning = _tuning_path(args)
+    fields = {"command": "conv", "descriptor": entry.text,
+              **{name: entry.option(args, name) for name in problem_options},
+              "hw": args.hw, "config": args.config, "optimize": not args.no_optimize, "model": not args.no_model,
+              "tuning": None if tuning is None else [_file_state(tuning), _file_state(Path(f"{tuning}-wal"))]}
+    return make_key(fields)
+
+
+def _answer(hit: Hit | None) -> Hit | None:
+    """A cache entry that holds what `_cached` reads (else a miss: compiled and stored again)."""
+    if hit is None:
+        return None
+    data = hit.data
+    usable = (isinstance(data.get("report"), dict) and isinstance(data.get("text"), str)
+              and isinstance(data.get("kernel"), str))
+    return hit if usable else None
+
+
+def _file_state(path: Path) -> list | None:
+    try:
+        state = path.stat()
+    except OSError:
+        return None
+    return [str(path.resolve()), state.st_size, state.st_mtime_ns]
 
 
 def _write_report(args, reports: list[dict], peers, show_progress: bool) -> None:
+    from ..hw import platform  # (slow to import: see the top)
+    from ..network_report import write_report  # (slow to import: see the top)
+
     options = {"post_ops": args.attr_post_ops, "stag": args.stag, "wtag": args.wtag, "dtag": args.dtag}
     progress = Progress(len(reports) + 1, enabled=show_progress)
     page = write_report(args.report, reports, platform(args.hw), peers, args.report_peers, options, progress)
@@ -320,6 +408,9 @@ def _write_report(args, reports: list[dict], peers, show_progress: bool) -> None
 def _layer(state: _Run, index: int, entry: Entry) -> dict | None:
     """Everything asked for one descriptor; the native summary (None without a native compile)."""
     args = state.args
+    if state.task.hit is not None:
+        report = _cached(state, index, state.task.hit)
+        return {"source": entry.source, **report} if entry.source else report
     problem = entry.problem(args)
     if args.canonical:
         state.say(str(problem.desc))
@@ -328,6 +419,8 @@ def _layer(state: _Run, index: int, entry: Entry) -> dict | None:
         dump = str(Path(dump) / f"{index:03d}")
     try:
         if args.print_space:
+            from ..tune.space import format_space  # (slow to import: see the top)
+
             state.say(format_space(problem, args.hw, state.overrides))
         if args.print_config or args.print_ir or args.check_ir or (dump is not None and not state.native):
             _ir_actions(state, problem, None if state.native else dump)  # a native compile dumps its own
@@ -342,6 +435,9 @@ def _layer(state: _Run, index: int, entry: Entry) -> dict | None:
 
 
 def _ir_actions(state: _Run, problem, dump) -> None:
+    from ..build import check_ir  # (slow to import: see the top)
+    from ..pipeline import build_kernel  # (slow to import: see the top)
+
     args = state.args
     kernel = build_kernel(problem, args.hw, state.overrides, dump)
     if args.print_config:
@@ -360,6 +456,12 @@ def _ir_actions(state: _Run, problem, dump) -> None:
 
 
 def _compile(state: _Run, problem, dump, index) -> dict:
+    from ..emit.asm_printer import disassemble  # (slow to import: see the top)
+    from ..modeling import modeled_cycles  # (slow to import: see the top)
+    from ..report import format_summary, summary  # (slow to import: see the top)
+    from ..tune.tuned import compile_tuned, describe  # (slow to import: see the top)
+    from ..verify import check_verify_time, first_group_executions, verify  # (slow to import: see the top)
+
     args = state.args
     passes: dict[str, str] = {}
 
@@ -397,6 +499,11 @@ def _compile(state: _Run, problem, dump, index) -> dict:
         report["verify"]["static_counts_match"] = executions == verification.run.executions
         if not report["verify"]["static_counts_match"]:
             state.fail()
+    about = f"\n{describe(tuned)}" if tuned is not None else ""
+    text = f"{problem}\nconfig: {compilation.config}{about}\n{compilation.kernel.summary()}\n{format_summary(report)}"
+    if state.task.cache_key is not None:  # (only what the cache can answer gets a key: no run, no listing)
+        KernelCache(args.cache_dir).put(state.task.cache_key, compilation.zebin(),
+                                        {"kernel": compilation.compiled.name, "report": report, "text": text})
     if path is not None:
         report["zebin"] = str(path)
     if args.run_on_device:
@@ -414,17 +521,34 @@ def _compile(state: _Run, problem, dump, index) -> dict:
         return {**report, **({"after": passes} if passes else {}), **({"asm": listing} if listing else {})}
     if listing is not None:
         state.say(listing)
-    if state.batch:
-        state.say(_batch_row(report))
-    else:
-        about = f"\n{describe(tuned)}" if tuned is not None else ""
-        state.say(f"{problem}\nconfig: {compilation.config}{about}\n{compilation.kernel.summary()}\n"
-                  f"{format_summary(report)}")
-        if path is not None:
-            state.say(f"wrote {path} ({len(compilation.zebin())} bytes)")
+    _summary(state, report, text, path, len(compilation.zebin()))
     if args.run_on_device:
         state.say(device_run.describe())
     return report
+
+
+def _cached(state: _Run, index: int, hit: Hit) -> dict:
+    """What `_compile` gives, from the kernel cache's entry: the same file, the same summary
+    (and, with --json, `"cache": "hit"`: its compile_seconds are those of the compile that stored it)."""
+    report = dict(hit.data["report"])
+    path = _output_path(state.args, index, hit.data["kernel"], state.batch)
+    if path is not None:
+        state.output.files.append((str(path), hit.zebin))
+        report["zebin"] = str(path)
+    if state.args.json:
+        return {**report, "cache": "hit"}
+    _summary(state, report, hit.data["text"], path, len(hit.zebin))
+    return report
+
+
+def _summary(state: _Run, report: dict, text: str, path: Path | None, zebin_bytes: int) -> None:
+    """A native kernel's summary: its row in a batch, else its text and the file written."""
+    if state.batch:
+        state.say(_batch_row(report))
+        return
+    state.say(text)
+    if path is not None:
+        state.say(f"wrote {path} ({zebin_bytes} bytes)")
 
 
 def _batch_row(s: dict) -> str:
@@ -551,6 +675,13 @@ def register(subparsers) -> None:
     native.add_argument("--no-model", action="store_true",
                         help="skip the modeled cycles (counted from the kernel's loops, no simulator run)")
     native.add_argument("--no-optimize", action="store_true", help="skip the e-graph optimizer (for comparison)")
+    native.add_argument("--no-cache", action="store_true",
+                        help="compile even when the kernel cache holds the kernel, and do not store it (the cache is "
+                             "not used with --verify, --run-on-device, --asm, --print-after, --dump-graph or the IR "
+                             "options either)")
+    native.add_argument("--cache-dir", metavar="DIR",
+                        help="the kernel cache's directory (default $XEGEN_CACHE_DIR, else "
+                             "$XDG_CACHE_HOME/xegen/kernels, i.e. ~/.cache/xegen/kernels)")
     ir_level = parser.add_argument_group("IR level")
     ir_level.add_argument("--canonical", action="store_true", help="print the canonical descriptor")
     ir_level.add_argument("--print-config", action="store_true", help="print the problem, config and kernel summary")

@@ -143,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
         names.append(name)
     if args.out:
         _output_names(args.arg, names)
-    hazards = {"error": True, "report": "report", "off": False}[args.hazards]
+    modes: dict[str, bool | str] = {"error": True, "report": "report", "off": False}
+    hazards = modes[args.hazards]
     platform = hwlib.platform(args.hw) if args.hw else None
     try:
         result = sim.run(data, args.kernel, values, parse_size(args.global_size, "--global"),

@@ -99,7 +99,7 @@ def tolerances(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[str, np
         bias = magnitude["bias"].reshape((1, -1) + (1,) * (scale["dst"].ndim - 2))
         scale["dst"] = scale["dst"] + bias
     k = problem.reduction_size
-    result = {}
+    result: dict[str, np.ndarray | None] = {}
     for name in problem.outputs:
         kind = problem.type_of(name).kind
         if problem.kind == "fwd" and (problem.post_ops or problem.quantization):

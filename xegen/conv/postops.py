@@ -331,10 +331,11 @@ def binary(alg: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def apply(op: PostOp, x: np.ndarray, operand: np.ndarray | None) -> np.ndarray:
     """One post-op on float64 values `x`; `operand` is sum's old destination, binary's second
     tensor or prelu's weights (broadcastable to x)."""
-    if isinstance(op, Sum):
-        return op.scale * (operand.astype(np.float64) - op.zero_point) + x
     if isinstance(op, Eltwise):
         return eltwise(op, x)
+    assert operand is not None, op  # the other post-ops read a second tensor
+    if isinstance(op, Sum):
+        return op.scale * (operand.astype(np.float64) - op.zero_point) + x
     if isinstance(op, Binary):
         return binary(op.alg, x, operand.astype(np.float64))
     return np.where(x > 0, x, operand.astype(np.float64) * x)

@@ -137,8 +137,10 @@ class Problem:
         names = (self.post_op_tensor(i) for i in range(len(self.post_ops)))
         return tuple(dict.fromkeys(n for n in names if n is not None))
 
-    def _post_op_of(self, tensor: str) -> PostOp:
-        return self.post_ops[int(tensor.removeprefix("binary").removeprefix("prelu"))]
+    def _post_op_of(self, tensor: str) -> Binary | Prelu:
+        op = self.post_ops[int(tensor.removeprefix("binary").removeprefix("prelu"))]
+        assert isinstance(op, (Binary, Prelu)), tensor  # post_op_tensor names only their tensors
+        return op
 
     @property
     def reduction_size(self) -> int:
@@ -169,9 +171,10 @@ class Problem:
     def type_of(self, tensor: str) -> Type:
         if tensor == "bias":
             return self.bias_type
-        if tensor.startswith("binary"):
-            return Type(self._post_op_of(tensor).dt)
-        if tensor.startswith("prelu") or tensor == "wei_scales":
+        if tensor.startswith(("binary", "prelu")):
+            op = self._post_op_of(tensor)
+            return Type(op.dt) if isinstance(op, Binary) else F32
+        if tensor == "wei_scales":
             return F32
         if tensor == "dst_zero_points":
             return S32
@@ -257,8 +260,9 @@ def _check_post_ops(p: Problem) -> None:
                                    "type or, for s8/u8, as the other one")
         if isinstance(op, Sum) and op.zero_point and (op.dt or p.types.dst) not in ("s8", "u8", "s32"):
             raise UnsupportedError(f"post-op '{op}': a sum zero point needs an integer data type (as in oneDNN)")
-        if isinstance(op, (Binary, Prelu)):
-            p.layout_of(p.post_op_tensor(index))
+        tensor = p.post_op_tensor(index)
+        if isinstance(op, (Binary, Prelu)) and tensor is not None:
+            p.layout_of(tensor)
 
 
 def make_problem(desc: str | Descriptor, direction: str = "FWD_B", dt: str = "f32", post_ops: str | tuple = "",

@@ -140,6 +140,7 @@ def parse_quantization(scales: str = "", zero_points: str = "") -> Quantization:
         if policy == "per_oc":
             values["wei_scale_per_oc"] = True
         else:
+            assert value is not None  # _value demands one under the common policy
             scale = float(np.float32(float(value))) if abs(float(value)) <= F32_MAX else math.inf
             if not 0 < abs(scale) < math.inf:
                 raise Error(f"--attr-scales '{entry}': scale {value} is not a non-zero f32")
@@ -159,6 +160,7 @@ def parse_quantization(scales: str = "", zero_points: str = "") -> Quantization:
         if policy == "per_oc":
             values["dst_zero_point_per_oc"] = True
         else:
+            assert value is not None  # _value demands one under the common policy
             if not -2**31 <= int(value) < 2**31:
                 raise Error(f"--attr-zero-points '{entry}': zero point {value} is beyond s32")
             values["dst_zero_point"] = int(value)

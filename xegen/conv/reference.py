@@ -140,7 +140,8 @@ def convert(values: np.ndarray, kind: str) -> np.ndarray:
         return values.astype(np.float16)
     if kind == "bf16":
         return bf16_round(values.astype(np.float32))
-    info = np.iinfo({"s8": np.int8, "u8": np.uint8, "s32": np.int32}[kind])
+    integers: dict[str, type[np.integer]] = {"s8": np.int8, "u8": np.uint8, "s32": np.int32}
+    info = np.iinfo(integers[kind])
     if np.issubdtype(values.dtype, np.integer):
         return np.clip(values, info.min, info.max).astype(info.dtype)
     # clip in float64, which holds both bounds exactly (float32 rounds 2^31-1 up to 2^31)

@@ -28,6 +28,7 @@ from typing import Iterator, Sequence
 
 from ..errors import Error
 from ..errors import RuleError
+from .bindings import bindings
 from .rules import LANGUAGE_FILE, RuleSet, constructors, egglog_message, language_text
 from .terms import TY_TYPES, quote
 
@@ -79,7 +80,7 @@ class _LoadedRules:
     """An egglog e-graph with the language and one rule set loaded (the base state)."""
 
     def __init__(self, rule_set: RuleSet):
-        import egglog.bindings as eb  # seconds to import: loaded at the first saturation, not with xegen
+        eb = bindings()  # loaded at the first saturation, not with xegen (bindings.py)
 
         self.eb = eb
         self.graph = eb.EGraph()

@@ -21,6 +21,7 @@ import numpy as np
 from .. import ir
 from ..errors import Error
 from ..ir.types import BOOL, Type
+from .bindings import bindings
 from .costs import INFINITE, CostModel, Operand, saturating_sum
 from .engine import EXPR_CONSTRUCTORS, Run
 from .terms import CATEGORY, OPERATIONS, TY_ARGUMENTS, TY_TYPES, TermReader, build_node, constant_value
@@ -344,7 +345,7 @@ def choice_builder(snapshot: Snapshot, choice: Mapping[int, int], reader: TermRe
 def tree_extractor(run: Run, model: CostModel, reader: TermReader) -> Callable[[int], ir.Expr]:
     """egglog's extractor (optimal tree cost) with the platform's operation costs: a function
     extracting root k."""
-    import egglog.bindings as eb  # loaded at the first saturation, not with xegen (see engine.py)
+    eb = bindings()  # loaded at the first saturation, not with xegen (bindings.py)
 
     graph = run.graph
     frozen = graph.freeze()

@@ -24,6 +24,7 @@ from .. import ir
 from ..errors import UnsupportedError
 from ..ir.expr import BINARY_OPS, TERNARY_OPS, UNARY_OPS
 from ..ir.types import BOOL, INT_TYPES, Type
+from .bindings import bindings
 from .rules import language_signatures
 
 #: IR type <-> egglog Ty constructor
@@ -289,7 +290,7 @@ class TermReader:
 
     def from_termdag(self, dag, term_id: int) -> ir.Expr:
         """Convert an egglog TermDag term (from egglog's own extractor)."""
-        import egglog.bindings as eb  # loaded at the first saturation, not with xegen (see engine.py)
+        eb = bindings()  # loaded at the first saturation, not with xegen (bindings.py)
 
         memo: dict[int, ir.Expr] = {}
 

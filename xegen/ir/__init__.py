@@ -19,7 +19,7 @@ from .interpret import Evaluator, evaluate
 from .memory import SlmRaceError
 from .parser import parse_expr, parse_stmt, parse_type
 from .printer import format_expr, format_stmt
-from .stmt import Alloc, Call, For, IfThenElse, Let, Seq, Stmt, Store, for_, let, seq, store
+from .stmt import Alloc, Call, For, IfThenElse, Let, Seq, Stmt, Store, for_, let, pointer_arg, seq, store
 from .types import (
     BF16, BOOL, F16, F32, F64, FLOAT_TYPES, INT_TYPES, PTR, S8, S16, S32, S64, SCALAR_TYPES, U8, U16, U32, U64, Type,
     common_type, promote,

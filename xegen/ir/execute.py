@@ -11,14 +11,16 @@ up as NaN or -1 instead of a plausible zero.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..errors import EvaluationError
 from . import semantics
 from .expr import Expr, Ptr, Var
-from .funcs import Barrier, Dp4a, Dpas, EndOfThread, Fence, Mad, Reorder, Send, Signal, Wait
+from .funcs import (Barrier, Dp4a, Dpas, EndOfThread, Fence, Func, Mad, Reorder, Send, Signal, Wait,
+                    block2d_row_bytes)
 from .interpret import Evaluator, to_value
 from .memory import Buffer, GlobalBuffer, RegisterBuffer, SharedLocalBuffer, from_bytes, to_bytes
 from .stmt import Alloc, Call, For, IfThenElse, Let, Seq, Stmt, Store
@@ -202,6 +204,9 @@ _MISSING = object()
 
 def _send(machine: Machine, f: Send, args: tuple) -> None:
     t = f.type
+    if f.kind == "block2d":
+        _block2d(machine, f, args)
+        return
     if f.kind == "block":
         mem, reg, mask_arg = args
         memory, base = machine.pointer(mem)
@@ -234,6 +239,47 @@ def _send(machine: Machine, f: Send, args: tuple) -> None:
         memory.write(addresses, values, t, 1, mask, machine.active, machine.state)
 
 
+def _block2d(machine: Machine, f: Send, args: tuple) -> None:
+    """A 2D block load (`Send`'s docstring): the surface's elements, 0 outside it, into the
+    register rows; the bytes of a row beyond its data are 0."""
+    mem, x_arg, y_arg, reg, mask_arg = args
+    size = f.type.size
+    active = machine.active.copy()
+    if mask_arg is not None:
+        active &= machine.lanes(mask_arg, 1)[:, 0].astype(bool)
+    memory, base = machine.pointer(mem)
+    x = machine.lanes(x_arg, 1)[:, 0].astype(np.int64)
+    y = machine.lanes(y_arg, 1)[:, 0].astype(np.int64)
+    if np.any(base[active] % 64):
+        raise EvaluationError("block2d: the surface must start on a 64-byte boundary")
+    if size < 4 and np.any(x[active] % (4 // size)):
+        raise EvaluationError(f"block2d: the first column of a d{8 * size} block must be a multiple of {4 // size}")
+    if f.op == "prefetch" or not active.any():
+        return
+    rows = y[:, None, None] + np.arange(f.elems)[None, :, None]
+    columns = x[:, None, None] + np.arange(f.count)[None, None, :]
+    inside = (rows >= 0) & (rows < f.height) & (columns >= 0) & ((columns + 1) * size <= f.width)
+    inside &= active[:, None, None]
+    raw = Type(f"u{8 * size}")
+    addresses = base[:, None, None] + rows * f.pitch + columns * size
+    values = memory.read(np.where(inside, addresses, 0), raw, 2, active, machine.state, lane_mask=inside)
+    data = np.where(inside, values, 0).astype(semantics.numpy_dtype(raw))
+    if f.transform == "vnni":
+        group = 4 // size
+        data = data.reshape(machine.threads, f.elems // group, group, f.count).transpose(0, 1, 3, 2)
+    elif f.transform == "transpose":
+        data = data.transpose(0, 2, 1)
+    data = np.ascontiguousarray(data)
+    register_rows = data.shape[1]
+    row_bytes = data[0, 0].nbytes
+    pitch = block2d_row_bytes(f)
+    out = np.zeros((machine.threads, register_rows, pitch), dtype=np.uint8)
+    out[:, :, :row_bytes] = data.view(np.uint8).reshape(machine.threads, register_rows, row_bytes)
+    register, register_base = machine.pointer(reg)
+    addresses = register_base[:, None] + np.arange(register_rows * pitch, dtype=np.int64)
+    register.write(addresses, out.reshape(machine.threads, -1), Type("u8"), 1, None, active, machine.state)
+
+
 def _masked_active(machine: Machine, mask: np.ndarray | None) -> np.ndarray:
     """Threads that touch memory at all: lanes masked off read nothing (and are not bounds-checked)."""
     if mask is None:
@@ -255,7 +301,7 @@ def _atomic(machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, re
         operand_addresses = base[:, None] + np.arange(count, dtype=np.int64) * t.size
         operands = register.read(operand_addresses, t, 1, machine.active, machine.state)
     # bounds and races are checked by a read of every enabled slot
-    memory.read(np.where(enabled, addresses, 0), t, 1, enabled.any(axis=1), machine.state)
+    memory.read(np.where(enabled, addresses, 0), t, 1, np.any(enabled, axis=1), machine.state)
     rows = memory.rows
     flat_threads, flat_slots = np.nonzero(enabled)
     data = memory.data
@@ -267,14 +313,16 @@ def _atomic(machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, re
         if f.atomic in ("inc", "dec"):
             one = np.asarray(1, dtype=old.dtype)
             new = old + one if f.atomic == "inc" else old - one
-        elif f.atomic == "xchg":
-            new = operands[thread, slot]
-        elif f.atomic == "cmpxchg":
-            compare, value = operands[thread, slot], operands[thread, f.count + slot]
-            new = value if old == compare else old
         else:
-            with np.errstate(over="ignore", invalid="ignore"):
-                new = _ATOMIC_UFUNCS[f.atomic](old, operands[thread, slot])
+            assert operands is not None  # Send.expected_args: the other atomics have a register operand
+            if f.atomic == "xchg":
+                new = operands[thread, slot]
+            elif f.atomic == "cmpxchg":
+                compare, value = operands[thread, slot], operands[thread, f.count + slot]
+                new = value if old == compare else old
+            else:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    new = _ATOMIC_UFUNCS[f.atomic](old, operands[thread, slot])
         new = semantics.round_array(np.asarray(new, np.float64), t) if t.kind == "bf16" else np.asarray(new, dtype=old.dtype)
         data[row, address:address + t.size] = to_bytes(np.asarray(new)[None], t)[0]
 
@@ -414,7 +462,8 @@ def _end_of_thread(machine: Machine, f, args: tuple) -> None:
     machine.active = machine.active & False
 
 
-_CALLS = {
+#: the interpreter of each function: handler(machine, func, args)
+_CALLS: dict[type[Func], Callable[[Machine, Any, tuple], None]] = {
     Send: _send, Mad: _mad, Dp4a: _dp4a, Dpas: _dpas, Reorder: _reorder, Barrier: _barrier,
     Signal: _signal, Wait: _wait, Fence: _fence, EndOfThread: _end_of_thread,
 }

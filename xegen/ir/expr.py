@@ -16,8 +16,8 @@ import math
 import numbers
 import re
 import struct
-from dataclasses import dataclass, field, fields
-from typing import Callable, ClassVar
+from dataclasses import Field, dataclass, field, fields
+from typing import Any, Callable, ClassVar
 
 from ..errors import Error
 from .semantics import round_float, round_int
@@ -72,6 +72,9 @@ class Node:
     deep (a long sum parsed from text) hashes and compares without running out of recursion."""
 
     __slots__ = ("_hash",)
+    _hash: int  # set once by _hash_children_first
+    #: every node class is a dataclass (`fields` reads its fields)
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
     _key_fields: ClassVar[tuple[str, ...]] = ()
     #: `str(node)`: the printer (printer.py) knows every node class, so it installs its
     #: `format_node` here; the package imports it, so every node prints once `xegen.ir` is loaded

@@ -15,7 +15,8 @@ from .expr import Expr, IRTypeError, Node, Ptr
 from .types import Type
 
 SEND_OPS = ("load", "store", "atomic", "prefetch")
-SEND_KINDS = ("block", "scattered")
+SEND_KINDS = ("block", "scattered", "block2d")
+BLOCK2D_TRANSFORMS = ("none", "vnni", "transpose")
 SEND_SPACES = ("global", "slm")
 ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "inc", "dec", "xchg", "cmpxchg",
               "fadd", "fsub", "fmin", "fmax")
@@ -71,7 +72,16 @@ class Send(Func):
     atomic:    scattered read-modify-write of `atomic` per slot, no return value (cmpxchg
                takes the compare values then the new values).  prefetch: a load with no
                register operand (reg is null).
-    mask:      null, a scalar bool, or one bool per element (block) / slot (scattered)."""
+    block2d:   (XeHPC's LSC 2D block load) a block of `elems` rows of `count` elements from a
+               row-major surface of `height` rows, `width` bytes each, `pitch` bytes apart,
+               starting at the memory pointer; arguments (mem, x, y, reg, mask): the block's
+               first column x (elements) and row y, signed.  Elements outside the surface read
+               as 0.  Registers: row r at r * P bytes, P = the row's bytes rounded up to a power
+               of two (`block2d_row_bytes`); with `transform=vnni`, each group of 4 / size rows
+               is one register row of dwords (the earlier row in the low bits), as dpas reads B;
+               with `transform=transpose` (d32, d64), memory column c is register row c.
+    mask:      null, a scalar bool, or one bool per element (block) / slot (scattered); a
+               block2d takes null or a scalar."""
 
     name: ClassVar[str] = "send"
     op: str
@@ -81,6 +91,10 @@ class Send(Func):
     count: int
     elems: int = 1
     atomic: str = ""
+    width: int = 0  # block2d: the surface's row bytes, rows and row pitch in bytes
+    height: int = 0
+    pitch: int = 0
+    transform: str = "none"  # block2d: none, vnni or transpose
 
     def __post_init__(self):
         _require(self.op in SEND_OPS, f"send op must be one of {', '.join(SEND_OPS)}")
@@ -91,19 +105,83 @@ class Send(Func):
         _require((self.op == "atomic") == (self.atomic != ""), "an atomic send names its operation, and only it")
         _require(self.atomic in ("", *ATOMIC_OPS), f"atomic operation must be one of {', '.join(ATOMIC_OPS)}")
         _require(self.op != "atomic" or self.kind == "scattered", "atomics are scattered messages")
-        _require(self.kind == "scattered" or self.elems == 1, "elems applies to scattered messages only")
+        _require(self.kind != "block" or self.elems == 1, "elems applies to scattered and block2d messages only")
+        _require(self.transform in BLOCK2D_TRANSFORMS, f"transform must be one of {', '.join(BLOCK2D_TRANSFORMS)}")
+        if self.kind == "block2d":
+            self._check_block2d()
+        else:
+            _require(self.width == self.height == self.pitch == 0 and self.transform == "none",
+                     "width, height, pitch and transform apply to block2d messages only")
+
+    def _check_block2d(self) -> None:
+        """The limits of the hardware's 2D block loads (after Intel's XeTLA checks,
+        `include/common/core/arch_config.hpp` and `limitation.hpp`)."""
+        size = self.type.size
+        _require(self.space == "global" and self.op in ("load", "prefetch"), "block2d messages load global memory")
+        _require(size in (1, 2, 4, 8), "block2d elements are 1, 2, 4 or 8 bytes")
+        _require(64 <= self.width < 1 << 24 and self.width % max(4, size) == 0,
+                 f"block2d surface width {self.width}: 64 bytes to 2^24, a multiple of {max(4, size)}")
+        _require(1 <= self.height <= 1 << 24, f"block2d surface height {self.height}: 1 to 2^24 rows")
+        _require(self.width <= self.pitch < 1 << 24 and self.pitch % 8 == 0,
+                 f"block2d pitch {self.pitch}: at least the width {self.width}, a multiple of 8")
+        width, rows = self.count, self.elems
+        _require(1 <= rows <= 32, f"block2d block height {rows}: 1 to 32 rows")
+        row_bytes = width * size
+        if self.transform == "vnni":
+            _require(size in (1, 2), "a vnni block2d load takes d8 or d16 elements")
+            group = 4 // size
+            _require(group <= width <= 16 and group <= rows and rows % group == 0,
+                     f"vnni block2d {width}x{rows}: width {group} to 16, rows a multiple of {group}")
+        elif self.transform == "transpose":
+            _require(size in (4, 8), "a transposed block2d load takes d32 or d64 elements")
+            _require((width <= 8 and rows & (rows - 1) == 0) if size == 4 else (rows == 8 and width in (1, 2, 4)),
+                     f"transposed block2d {width}x{rows}: d32 up to 8 columns and a power-of-two rows, d64 8 rows "
+                     "of 1, 2 or 4 columns")
+        else:
+            _require(row_bytes <= 64 and row_bytes % 4 == 0 and row_bytes & (row_bytes - 1) == 0,
+                     f"block2d block width {width}: rows of 4 to 64 bytes, a power of two")
 
     def expected_args(self) -> tuple[str, ...]:
         reg = "reg?" if self.op == "prefetch" or self.atomic in ("inc", "dec") else "reg"
         if self.kind == "block":
             return ("mem", reg, "mask?")
+        if self.kind == "block2d":
+            return ("mem", "x", "y", reg, "mask?")
         return ("mem", "offsets", reg, "mask?")
+
+    def check_args(self, args: tuple) -> None:
+        super(Send, self).check_args(args)
+        if self.kind == "block2d" and args[-1] is not None and args[-1].type.lanes > 1:
+            raise IRTypeError("a block2d message's mask is one bool for the whole message")
 
     @property
     def register_bytes(self) -> int:
         """Bytes of register data the message reads or writes."""
+        if self.kind == "block2d":
+            rows, row_bytes = block2d_register_shape(self)
+            return rows * _power_of_two_at_least(row_bytes)
         operands = 2 if self.atomic == "cmpxchg" else 0 if self.atomic in ("inc", "dec") else 1
         return self.count * self.elems * self.type.size * (operands if self.op == "atomic" else 1)
+
+
+def _power_of_two_at_least(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def block2d_register_shape(f: Send) -> tuple[int, int]:
+    """(register rows, bytes of data in each) of a block2d load: its rows, the rows of dword
+    groups after the VNNI transform, or its columns after the transpose."""
+    size, width, rows = f.type.size, f.count, f.elems
+    if f.transform == "vnni":
+        return rows // (4 // size), width * 4
+    if f.transform == "transpose":
+        return width, rows * size
+    return rows, width * size
+
+
+def block2d_row_bytes(f: Send) -> int:
+    """Register bytes from one register row of a block2d load to the next."""
+    return _power_of_two_at_least(block2d_register_shape(f)[1])
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -20,8 +20,9 @@ from .expr import (
 )
 from .types import Type
 
-#: load(buffer_value, byte_addresses, type) -> values; byte_addresses has one entry per lane
-LoadFunction = Callable[[object, np.ndarray, Type], np.ndarray]
+#: load(buffer_value, byte_addresses, type) -> values; byte_addresses has one entry per lane; the
+#: buffer value is whatever the caller bound the buffer's name to (the interpreter binds a Buffer)
+LoadFunction = Callable[[Any, np.ndarray, Type], np.ndarray]
 
 
 def to_value(value, t: Type, name: str = "value") -> np.ndarray:
@@ -170,10 +171,10 @@ class Evaluator:
         return np.broadcast_to(value[..., None], value.shape + (e.lanes,))
 
     def _Shuffle(self, e: Shuffle, *parts):
-        parts = [p[..., None] if v.type.lanes == 1 else p for p, v in zip(parts, e.vectors)]
-        batch = np.broadcast_shapes(*(p.shape[:-1] for p in parts))
-        parts = [np.broadcast_to(p, batch + p.shape[-1:]) for p in parts]
-        return np.concatenate(parts, axis=-1)[..., list(e.indices)]
+        vectors = [p[..., None] if v.type.lanes == 1 else p for p, v in zip(parts, e.vectors)]
+        batch = np.broadcast_shapes(*(p.shape[:-1] for p in vectors))
+        vectors = [np.broadcast_to(p, batch + p.shape[-1:]) for p in vectors]
+        return np.concatenate(vectors, axis=-1)[..., list(e.indices)]
 
     def _Load(self, e: Load, buffer, offset):
         if self._load is None:

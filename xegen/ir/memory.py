@@ -99,7 +99,7 @@ class Buffer:
         if self.rows is None:
             rows = np.zeros((1,) * byte_index.ndim, dtype=np.int64)
         else:
-            rows = self.rows.reshape((threads,) + (1,) * (byte_index.ndim - 1))
+            rows = self.rows.reshape(self.rows.shape + (1,) * (byte_index.ndim - 1))  # (threads, 1, ...)
         return rows, byte_index, enabled
 
     def read(self, addresses: np.ndarray, t: Type, lane_dims: int, active: np.ndarray | None,

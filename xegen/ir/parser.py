@@ -188,6 +188,7 @@ class Parser:
             self.free_types[token.text] = t
 
     def _annotation_type(self, token: Token) -> Type:
+        assert token.annotation is not None  # (callers pass annotated tokens)
         try:
             return Type.parse(token.annotation)
         except ValueError as e:
@@ -385,6 +386,7 @@ class Parser:
             elif p.kind == "prefix":
                 operands.append(self._build(p.token, ir.unary, p.op, self._raw(operands.pop())))
             elif p.kind == "cast":
+                assert p.target is not None  # (a cast names its type)
                 value = self._as_expr(operands.pop())
                 operands.append(self._build(p.token, ir.Cast, p.target.with_lanes(value.type.lanes), value, p.saturate))
             else:  # colon: cond ? true_value : false_value
@@ -415,13 +417,15 @@ class Parser:
         if token.annotation is None:
             if isinstance(value, int) and not (-(1 << 63) <= value < (1 << 64)):
                 raise self.error(token, f"{value} does not fit 64 bits")
-            hex_type = hex_literal_type(value) if _is_hex(text) else None
-            typed = hex_type if hex_type not in (None, literal_type(value)) else None
+            typed = None
+            if isinstance(value, int) and _is_hex(text):  # (a hex number is an integer)
+                hex_type = hex_literal_type(value)
+                typed = hex_type if hex_type != literal_type(value) else None
             return _Literal(value, token.position, typed)
         t = self._annotation_type(token)
         if isinstance(value, float) and not t.is_float:
             raise self.error(token, f"{text} is not an integer, so it cannot be {t}")
-        if t.is_int and not t.can_represent(value):
+        if t.is_int and isinstance(value, int) and not t.can_represent(value):  # (a float raised above)
             raise self.error(token, f"{value} does not fit {t}")
         return self._build(token, ir.const, value, t)
 
@@ -431,11 +435,11 @@ class Parser:
         if token.kind == "number":
             return self._number(token, negate)
         if _word(token) == "&":
-            name = self.expect_ident("a buffer name")
+            buffer = self.expect_ident("a buffer name")
             self.expect("[")
             offset = self.expression()
             self.expect("]")
-            return self._build(name, ir.Ptr, self._buffer(name), offset)
+            return self._build(buffer, ir.Ptr, self._buffer(buffer), offset)
         if token.kind != "ident":
             self.index -= 1
             raise self.error(token, "expected an expression")

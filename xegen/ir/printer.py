@@ -81,7 +81,7 @@ def precedence(e: Expr) -> int:
     return PRIMARY_PRECEDENCE
 
 
-def _c_syntax_rebuilds(e: Expr) -> bool:
+def _c_syntax_rebuilds(e: Unary | Binary | Ternary) -> bool:
     """Does the C form of this operation parse back to the very same node?"""
     try:
         if isinstance(e, Unary):

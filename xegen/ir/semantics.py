@@ -21,6 +21,7 @@ f32 and rounded, which is exact rounding for + - * /).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -202,7 +203,9 @@ def unary(op: str, x: np.ndarray, t: Type) -> np.ndarray:
     raise ValueError(f"unknown unary operator {op!r}")
 
 
-_MATH = {"exp2": np.exp2, "log2": np.log2, "sqrt": np.sqrt, "inv": lambda x: 1 / x}
+_MATH: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "exp2": np.exp2, "log2": np.log2, "sqrt": np.sqrt, "inv": lambda x: 1 / x,
+}
 
 
 def _shift_count(b: np.ndarray, t: Type) -> np.ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .expr import Expr, IRTypeError, Node, Var, as_expr
+from .expr import Expr, IRTypeError, Node, Ptr, Var, as_expr
 from .funcs import Func
 from .types import BOOL
 
@@ -127,6 +127,13 @@ class Call(Stmt):
 
     def __post_init__(self):
         self.func.check_args(self.args)
+
+
+def pointer_arg(arg: Expr | None) -> Ptr:
+    """A call argument `Func.check_args` accepted as a pointer (dst, src0-2, src, reg, mem), typed
+    as one."""
+    assert isinstance(arg, Ptr), arg
+    return arg
 
 
 def seq(*stmts: Stmt) -> Stmt:

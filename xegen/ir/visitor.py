@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import fields
-from typing import Iterator, Mapping
+from typing import Iterator, Mapping, TypeVar
 
 from .expr import Expr, Node, Var
 from .funcs import Func
 from .stmt import Alloc, Call, For, IfThenElse, Let, Seq, Stmt, Store, seq
+
+ExprOrStmt = TypeVar("ExprOrStmt", Expr, Stmt)  # what a rewrite of expressions returns as it got
+Pattern = TypeVar("Pattern", bound=Expr)  # the keys of a substitution (a Mapping's key type is invariant)
 
 
 def _child_fields(node: Node) -> list[str]:
@@ -112,7 +115,7 @@ class StmtVisitor(Visitor):
     (`expressions`) whole to `visit_expr`.  `scope` holds the Let and For statements around the
     one being visited, outermost first."""
 
-    scope: tuple[Stmt, ...] = ()
+    scope: tuple[Let | For, ...] = ()
 
     def visit_expr(self, e: Expr) -> None:
         pass
@@ -199,7 +202,7 @@ class StmtMutator(Mutator):
 
 
 class _Substituter(Mutator):
-    def __init__(self, mapping: Mapping[Node, Node]):
+    def __init__(self, mapping: Mapping[Pattern, Expr]):
         self.mapping = mapping
 
     def mutate(self, node):
@@ -209,8 +212,9 @@ class _Substituter(Mutator):
         return super().mutate(node)
 
 
-def substitute(node: Node, mapping: Mapping[Node, Node]) -> Node:
-    """Replace every occurrence of each key (structurally equal) by its value."""
+def substitute(node: ExprOrStmt, mapping: Mapping[Pattern, Expr]) -> ExprOrStmt:
+    """Replace every occurrence of each key (structurally equal) by its value: an expression
+    stays an expression, a statement a statement."""
     return _Substituter(mapping).mutate(node)
 
 
@@ -225,13 +229,13 @@ def _inner_statements(s: Stmt) -> tuple[Stmt, ...] | None:
     return None
 
 
-def _rebuilt(s: Stmt, inner: list[Stmt], mapping: Mapping[Node, Node]) -> Stmt:
+def _rebuilt(s: Stmt, inner: list[Stmt], mapping: Mapping[Pattern, Expr]) -> Stmt:
     """Compound statement `s` over new inner statements, its own expressions substituted."""
-    def sub(e: Expr | None) -> Expr | None:
-        return None if e is None else substitute(e, mapping)
+    def sub(e: Expr) -> Expr:
+        return substitute(e, mapping)
 
     if isinstance(s, Let):
-        return Let(s.var, sub(s.value), inner[0])
+        return Let(s.var, None if s.value is None else sub(s.value), inner[0])
     if isinstance(s, For):
         return For(s.var, sub(s.init), sub(s.bound), inner[0], s.unroll)
     if isinstance(s, Alloc):
@@ -243,7 +247,7 @@ def _rebuilt(s: Stmt, inner: list[Stmt], mapping: Mapping[Node, Node]) -> Stmt:
     raise TypeError(type(s).__name__)
 
 
-def substitute_stmt(stmt: Stmt, mapping: Mapping[Node, Node]) -> Stmt:
+def substitute_stmt(stmt: Stmt, mapping: Mapping[Pattern, Expr]) -> Stmt:
     """`substitute` for a statement: every expression with the keys of `mapping` replaced;
     binders (let and loop variables, buffers) stay as they are.  An explicit stack, so that the
     let chains scheduling and CSE nest thousands deep (which `substitute` would descend one
@@ -277,6 +281,7 @@ def free_vars(node: Node) -> list[Var]:
             if item not in bound:
                 found.setdefault(item)
             continue
+        visits: list[tuple[Node, frozenset]]
         if isinstance(item, Let):  # the value is outside the binder's scope, the body inside
             visits = [(item.value, bound)] if item.value is not None else []
             visits.append((item.body, bound | {item.var}))

@@ -33,7 +33,7 @@ from ..ir.types import PTR, S32, U16, U32, Type
 from ..emit.instruction import Instruction, Reg, imm
 from ..emit.zebin import BindingTableIndex, ExecutionEnv, PayloadArgument, PerThreadPayloadArgument, ZebinKernel
 from .builder import Builder
-from .expressions import GlobalBuffer
+from .expressions import Binding, GlobalBuffer
 from .messages import LSC_A32, LSC_DATA, LSC_LOAD, lsc_descriptor
 from .values import Constant, Region, VReg
 
@@ -106,16 +106,17 @@ class Abi:
         if payload.local_ids:
             self.ptd = builder.vregs.new(payload.ptd_bytes, "ids", g, fixed=g, whole_grfs=True)
 
-    def prologue(self, names_used: set[str]) -> dict[str, object]:
+    def prologue(self, names_used: set[str]) -> dict[str, Binding | Deferred]:
         """Emit the prologue; returns bindings for the kernel's external names (plus the
         internal thread-index names the id expressions use)."""
         b = self.b
         b.emit(_cr0_denormals())
-        bindings: dict[str, object] = {}
+        bindings: dict[str, Binding | Deferred] = {}
         ctd = self._cross_thread_data() if self.payload.arguments else None
         for slot in self.payload.arguments:
             if slot.name not in names_used:
                 continue
+            assert ctd is not None  # (there are arguments)
             if slot.type.is_ptr:
                 bindings[slot.name] = GlobalBuffer(Region(ctd, slot.offset, PTR))
             else:
@@ -154,12 +155,12 @@ class Abi:
             loaded += dwords * 4
         return ctd
 
-    def _thread_ids(self, names_used: set[str]) -> dict[str, object]:
+    def _thread_ids(self, names_used: set[str]) -> dict[str, Binding | Deferred]:
         """Thread ids in the group: constants where the group has one thread along a
         dimension, else `Deferred` expressions over the hardware's thread index."""
         tg = self.spec.thread_group
         used = [(dim, name) for dim, name in enumerate(self.spec.thread_ids) if name in names_used]
-        bindings: dict[str, object] = {}
+        bindings: dict[str, Binding | Deferred] = {}
         if all(tg[dim] == 1 for dim, _ in used):
             return {name: Constant(0, S32) for _, name in used}
         if self.hw.compute_walker:
@@ -171,6 +172,7 @@ class Abi:
             exprs = tuple(E.Cast(S32, p) for p in parts)
         else:  # lane 0's local ids: x = thread_id0 * simd, y, z
             row = self.payload.ptd_bytes // 3
+            assert self.ptd is not None  # (the payload has local ids without a compute walker)
             for dim in range(3):
                 bindings[f"__local{dim}"] = Region(self.ptd, dim * row, U16)
             ids = tuple(E.Cast(U32, E.Var(f"__local{dim}", U16)) for dim in range(3))
@@ -200,7 +202,7 @@ class Abi:
                                                  access_type="readwrite"))
             else:
                 arguments.append(PayloadArgument("arg_byvalue", slot.offset, slot.size, arg_index=slot.index))
-        per_thread = ()
+        per_thread: tuple[PerThreadPayloadArgument, ...] = ()
         if payload.local_ids:
             per_thread = (PerThreadPayloadArgument("local_id", 0, payload.ptd_bytes),)
         return ZebinKernel(self.spec.name, code, env, tuple(arguments), per_thread, ())

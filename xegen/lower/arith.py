@@ -18,6 +18,8 @@ Every sequence is checked against the IR interpreter in tests/lower/test_arith.p
 
 from __future__ import annotations
 
+from typing import overload
+
 from ..errors import UnsupportedError
 from ..ir.types import S32, U16, U32, Type
 from ..emit import tables as T
@@ -43,6 +45,12 @@ def _accumulator_lanes(b: Builder) -> int:
     return 2 * b.grf // 4  # dword lanes that fit two accumulator registers
 
 
+@overload
+def _part(v: Region, start: int, n: int) -> Region: ...
+@overload
+def _part(v: Constant, start: int, n: int) -> Constant: ...
+@overload
+def _part(v: Value, start: int, n: int) -> Value: ...
 def _part(v: Value, start: int, n: int) -> Value:
     """Lanes [start, start + n) of a value (scalars and constants are seen by all of them)."""
     if isinstance(v, Constant):

@@ -68,11 +68,13 @@ def _ternary_groups(inst, grf: int, weight: int) -> list[Group]:
     lanes_per_pass = grf // 4
     groups = []
     for first_lane in range(0, inst.exec_size, lanes_per_pass):
-        reads = []
+        reads: list[Read] = []
         for index, src in enumerate(inst.srcs):
             v, w, h = three_source_region(src, index)
             element = (first_lane // w) * v + (first_lane % w) * h
-            reads.append(_read(src, element * TYPE_BYTES[src.type], grf))
+            read = _read(src, element * TYPE_BYTES[src.type], grf)
+            assert read is not None  # (checked above: every source is in the GRF)
+            reads.append(read)
         groups.append(Group(tuple(reads), weight))
     return groups
 

@@ -14,15 +14,32 @@ not SIMT work-items, and predication comes only from flags the kernel computes.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import Protocol, TypeGuard
 
 from .. import hw as hwlib
 from ..errors import UnsupportedError
 from ..ir.types import F16, F32, Type
 from ..emit import tables as T
-from ..emit.instruction import CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor
+from ..emit.instruction import CondModifier, Flag, Imm, Instruction, Operand, Predicate, Reg, SendDescriptor
 from .program import Program, Span
 from .values import VIRTUAL, Constant, Region, TYPE_BYTES, Value, VReg, VRegTable, xe_type
+
+XeTypes = tuple[str | None, ...]  # Xe types of dst and sources, in order (None: the operand's own)
+
+
+class Placed(Protocol):
+    """A source already in hardware form (a flag, the accumulator, a vector immediate): `at` gives
+    its operand for lanes [position, position + n) of an instruction."""
+
+    lanes: int
+    stride: int
+
+    def at(self, position: int, n: int, grf: int, ternary: bool = False) -> Operand: ...
+
+
+Source = Value | Placed  # what an ALU instruction reads
 
 MAX_EXEC = 32
 COMMUTATIVE = frozenset({"add", "mul", "and", "or", "xor"})
@@ -147,12 +164,13 @@ class Builder:
                              else s for s in op.reads)
 
     # --- ALU with legal regions ---------------------------------------------------------------
-    def alu(self, opcode: str, dst: Region | Reg, srcs: list[Value], *, cond: CondModifier | None = None,
+    def alu(self, opcode: str, dst: Region | Reg, srcs: Sequence[Source], *, cond: CondModifier | None = None,
             predicate: Predicate | None = None, saturate: bool = False, function=None,
-            options: tuple[str, ...] = (), lanes: int | None = None, types: tuple[str, ...] | None = None,
+            options: tuple[str, ...] = (), lanes: int | None = None, types: XeTypes | None = None,
             channel_base: int = 0) -> None:
         """`opcode` on every lane of `dst` (a Region, or a null/flag/accumulator Reg with
-        `lanes`).  `types` overrides the Xe types of dst and sources (e.g. ("ud", "uw")).
+        `lanes`).  `types` overrides the Xe types of dst and sources (e.g. ("ud", "uw"); None: the
+        operand's own).
         Lane i reads predicate and condition bit `channel_base + i` of its flag."""
         fmt = T.OPCODES[opcode].format
         if fmt == T.TERNARY and isinstance(dst, Region) and not self._ternary_destination_ok(dst):
@@ -166,6 +184,7 @@ class Builder:
         if fmt == T.BINARY and len(srcs) > 1 and self._odd_byte_source(srcs[1], types):
             srcs[1] = self._restaged(srcs[1], types[2] if types and len(types) > 2 else None)
         if swapped and opcode == "cmp":
+            assert cond is not None  # (a cmp sets a flag)
             cond = CondModifier(REVERSED_CONDITION[cond.cond], cond.flag)
         flagged = predicate is not None or cond is not None
         if isinstance(dst, Reg) and dst.file == "null" and cond is not None and total & (total - 1) and total < 32:
@@ -184,7 +203,7 @@ class Builder:
             position += n
 
     def mov(self, dst: Region, src: Value, saturate: bool = False, predicate: Predicate | None = None,
-            types: tuple[str, str] | None = None) -> None:
+            types: tuple[str | None, str | None] | None = None) -> None:
         if types is None and dst.type.kind == "bf16" and (isinstance(src, Constant) or src.type.kind == "bf16"):
             types = ("uw", "uw")  # bf16 data moves as its bits (XeLP has no :bf at all)
         self.alu("mov", dst, [src], saturate=saturate, predicate=predicate, types=types)
@@ -199,7 +218,7 @@ class Builder:
         return out
 
     # --- helpers ------------------------------------------------------------------------------
-    def _odd_byte_source(self, value, types) -> bool:
+    def _odd_byte_source(self, value: Source, types) -> TypeGuard[Region]:
         """XeHPC encodes src1 subregisters in 2-byte units: a byte operand at an odd byte
         offset (or with an odd stride) cannot be src1."""
         if not T.is_xehpc_layout(self.hw) or not isinstance(value, Region):
@@ -228,20 +247,21 @@ class Builder:
             dst.reg.alignment = alignment
         return dst.reg.alignment >= alignment or dst.reg.fixed is not None
 
-    def _place_immediates(self, opcode: str, fmt: str, srcs: list[Value],
-                          predicated: bool = False) -> tuple[list[Value], bool]:
+    def _place_immediates(self, opcode: str, fmt: str, srcs: list[Source],
+                          predicated: bool = False) -> tuple[list[Source], bool]:
         """Sources with every immediate where the format allows one (swapping commutative
         operands, else moving the constant into a register); True when src0/src1 swapped."""
         swapped = False
         if fmt == T.BINARY or fmt == T.MATH:
-            if len(srcs) == 2 and isinstance(srcs[0], Constant):
+            first = srcs[0] if len(srcs) == 2 else None
+            if isinstance(first, Constant):
                 swappable = (opcode in COMMUTATIVE or opcode == "cmp"
-                             or (opcode == "sel" and not predicated and not srcs[0].type.is_float))
+                             or (opcode == "sel" and not predicated and not first.type.is_float))
                 if swappable and not isinstance(srcs[1], Constant):
-                    srcs = [srcs[1], srcs[0]]
+                    srcs = [srcs[1], first]
                     swapped = True
                 else:
-                    srcs[0] = self.scalar(srcs[0])
+                    srcs[0] = self.scalar(first)
             if fmt == T.MATH:  # math takes no immediates
                 srcs = [self.scalar(s) if isinstance(s, Constant) else s for s in srcs]
             for i, s in enumerate(srcs):
@@ -263,7 +283,7 @@ class Builder:
                     srcs[i] = self.scalar(s)
         return srcs, swapped
 
-    def _chunk(self, fmt: str, dst, srcs: list[Value], position: int, remaining: int,
+    def _chunk(self, fmt: str, dst, srcs: list[Source], position: int, remaining: int,
                types, flagged: bool, channel_base: int = 0) -> int:
         n = 1
         while n * 2 <= min(remaining, MAX_EXEC):
@@ -320,7 +340,7 @@ class Builder:
             raise UnsupportedError(f"{region.reg!r}+{region.offset} is not aligned to :{xe}")
         return Reg(VIRTUAL, region.reg.id, region.offset // size, xe, neg=region.negate)
 
-    def _operand(self, value: Value, position: int, n: int, fmt: str, index: int, types, probe: bool = False):
+    def _operand(self, value: Source, position: int, n: int, fmt: str, index: int, types, probe: bool = False):
         if hasattr(value, "at"):  # a flag, accumulator or vector immediate
             return value.at(position, n, self.grf, fmt == T.TERNARY)
         xe = self._type_of(value, index, types)

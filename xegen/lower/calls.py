@@ -136,7 +136,7 @@ class Calls:
         dst_ptr, src0_ptr, src1_ptr, src2_ptr = args
         rows, columns, depth = f.rcount, f.exec_size, f.sdepth
         operands = []
-        spans = []  # (register id, first byte, end byte) of dst, src0, src1, src2
+        spans: list[tuple[int, int, int] | None] = []  # (register id, first byte, end byte) of dst, src0-2
         for ptr, t, size, what in ((dst_ptr, f.dst_type, rows * columns * f.dst_type.size, "dpas destination"),
                                    (src0_ptr, f.dst_type, rows * columns * f.dst_type.size, "dpas src0"),
                                    (src1_ptr, f.src1_type, depth * columns * 4, "dpas src1"),

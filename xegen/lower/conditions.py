@@ -22,7 +22,7 @@ from ..ir import evaluate
 from ..ir.types import BOOL, S32, U16, U32
 from ..emit.instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder, PhysicalOperand
-from .values import Constant, Region, xe_type
+from .values import Constant, Region, Value, xe_type
 
 COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
 INVERSE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
@@ -34,7 +34,9 @@ class Conditions:
     def __init__(self, builder: Builder, values):
         self.b = builder
         self.values = values
-        self.operands: dict[int, object] = {}
+        # the values read, by id of the expression: a comparison's two operands, a cast's or variable's value
+        self.compared: dict[int, tuple[Value, Value]] = {}
+        self.operands: dict[int, Value] = {}
 
     # -- flags ---------------------------------------------------------------------------------
     def flag_for(self, depth: int, lanes: int) -> Flag:
@@ -60,13 +62,14 @@ class Conditions:
         many flag bits its users read (a whole register beyond 16)."""
         if lanes > 32 or (width or 0) > 32:
             raise UnsupportedError(f"a mask of {max(lanes, width or 0)} lanes does not fit a flag register (at most 32)")
-        outer, self.operands = self.operands, {}  # operands may hold conditions of their own
+        outer = self.compared, self.operands  # operands may hold conditions of their own
+        self.compared, self.operands = {}, {}
         try:
             self._prepare(e)
             flag = self.flag_for(0, max(lanes, width or 0))
             self._lower(e, flag, lanes, "set", 0)
         finally:
-            self.operands = outer
+            self.compared, self.operands = outer
         return flag
 
     def to_register(self, e: E.Expr) -> Region:
@@ -94,7 +97,7 @@ class Conditions:
             a, c = self.values.value(e.a), self.values.value(e.b)
             if e.a.type.scalar.kind == "bf16":  # compared as the f32 values they are
                 a, c = self.values._to_f32(a, e.a.type.lanes), self.values._to_f32(c, e.b.type.lanes)
-            self.operands[id(e)] = (a, c)
+            self.compared[id(e)] = (a, c)
         elif isinstance(e, E.Binary) and e.op in ("land", "lor"):
             self._prepare(e.a)
             self._prepare(e.b)
@@ -118,7 +121,7 @@ class Conditions:
         if isinstance(e, E.BoolImm):
             return self._constant(e.value, flag, lanes, mode)
         if isinstance(e, E.Binary) and e.op in COMPARISONS:
-            a, c = self.operands[id(e)]
+            a, c = self.compared[id(e)]
             return self._compare(a, c, e.op, flag, lanes, mode)
         if isinstance(e, E.Binary) and e.op in ("land", "lor"):
             inner = "and" if e.op == "land" else "or"
@@ -139,7 +142,7 @@ class Conditions:
     def _not(self, e: E.Unary, flag: Flag, lanes: int, mode: str, depth: int) -> None:
         inner = e.a
         if isinstance(inner, E.Binary) and inner.op in COMPARISONS and not inner.a.type.is_float:
-            a, c = self.operands[id(inner)]
+            a, c = self.compared[id(inner)]
             return self._compare(a, c, INVERSE[inner.op], flag, lanes, mode)
         if isinstance(inner, E.Unary) and inner.op == "not":
             return self._lower(inner.a, flag, lanes, mode, depth)

@@ -77,7 +77,7 @@ def _bf16_bits(value: float) -> int:
     return struct.unpack("<I", struct.pack("<f", rounded))[0] >> 16
 
 
-def _constant(b: Builder, c: Constant, to: Type, saturate: bool) -> Value:
+def _constant(b: Builder, c: Constant, to: Type, saturate: bool) -> Constant:
     """A constant converted at compile time by the IR's own semantics."""
     value = evaluate(E.Cast(to, E.const(c.value, c.type), saturate), {})
     v = float(value) if to.is_float else int(value)
@@ -111,7 +111,7 @@ def _round_to_bf16(b: Builder, dst: Region, src: Region, predicate) -> None:
     b.mov(_bits(dst), total, predicate=predicate, types=("uw", "ud"))
 
 
-def _convert_64(b: Builder, dst: Region, src: Value, saturate: bool, predicate) -> None:
+def _convert_64(b: Builder, dst: Region, src: Region, saturate: bool, predicate) -> None:
     to, frm = dst.type.scalar, src.type.scalar
     if b.hw.has_int64_arithmetic or (to.is_float or frm.is_float):
         if (to.is_float and to.bits == 64 or frm.is_float and frm.bits == 64) and not b.hw.has_fp64:

@@ -163,6 +163,7 @@ class _Walk:
     def _region(self, region: _Region, points: Points) -> np.ndarray:
         branch = region.branch
         if branch.kind == "if":
+            assert branch.cond is not None  # (an if's)
             taken = points.evaluate(branch.cond, branch.lets).astype(bool)
             then_part = [c for c in region.children if c.start < region.split]
             else_part = [c for c in region.children if c.start >= region.split]
@@ -171,6 +172,7 @@ class _Walk:
             after_else = self.run(region.split, region.end, else_part,
                                   Points(points.env, points.weights * ~taken))
             return after_then + after_else
+        assert branch.var is not None and branch.init is not None and branch.bound is not None  # (a loop's)
         first = points.evaluate(branch.init, branch.lets).astype(np.int64)
         trips = np.maximum(points.evaluate(branch.bound, branch.lets).astype(np.int64) - first, 0)
         if branch.var.name in _names_read(region.children):
@@ -214,7 +216,7 @@ def static_executions(instructions: Sequence[Instruction], control: ControlFlow,
             for name, size in zip(names, shape)]
     enumerated = [(name, size) for name, size in dims if name in read]
     axes = np.indices([size for _, size in enumerated]).reshape(len(enumerated), -1) if enumerated else None
-    env = {name: axes[k].astype(np.int32) for k, (name, _) in enumerate(enumerated)}
+    env = {} if axes is None else {name: axes[k].astype(np.int32) for k, (name, _) in enumerate(enumerated)}
     points = 1 if axes is None else axes.shape[1]
     for name, value in (scalars or {}).items():
         env[name] = np.full(points, value)

@@ -13,7 +13,7 @@ modifier), the accumulator (AccWrEn, `addc`/`subb`/`mach` carry) or a physical r
 from __future__ import annotations
 
 from .liveness import Units, block_liveness, flatten
-from .program import Label, Op, Program
+from .program import Item, Label, Op, Program
 from .values import VIRTUAL
 
 # Instructions whose only effect is their destination operand.
@@ -59,7 +59,7 @@ def eliminate_dead_code(program: Program) -> int:
             return removed
         removed += len(dead)
         index = 0
-        kept = []
+        kept: list[Item] = []
         for item in program.items:
             if isinstance(item, Label):
                 kept.append(item)

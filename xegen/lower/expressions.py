@@ -14,6 +14,7 @@ folded with the IR interpreter itself, so folding can never disagree with the se
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,7 +29,10 @@ from . import arith
 from .builder import Builder, PhysicalOperand, fits16
 from .conditions import Conditions
 from .convert import convert, halves
-from .values import Constant, Region, Value, xe_type
+from .values import Constant, Region, Value, VReg, xe_type
+
+if TYPE_CHECKING:
+    from .messages import Messages
 
 
 # --- what names are bound to ---------------------------------------------------------------------
@@ -37,7 +41,7 @@ from .values import Constant, Region, Value, xe_type
 class GrfBuffer:
     """An `alloc ... grf`: bytes of one virtual register."""
 
-    reg: object  # VReg
+    reg: VReg
     size: int
 
 
@@ -92,7 +96,7 @@ class Expressions:
         self.b = builder
         self.env: dict[str, Binding] = {}
         self.conditions = Conditions(builder, self)
-        self.messages = None  # set by the statement lowering (memory loads in expressions)
+        self.messages: Messages | None = None  # set by the statement lowering (memory loads in expressions)
 
     # --- environment --------------------------------------------------------------------------
     def lookup(self, name: str) -> Binding:
@@ -380,7 +384,7 @@ class Expressions:
     def _Ternary(self, e: E.Ternary, dst):
         a, b_, c = self.value(e.a), self.value(e.b), self.value(e.c)
         t = e.type
-        if all(isinstance(v, Constant) for v in (a, b_, c)):
+        if isinstance(a, Constant) and isinstance(b_, Constant) and isinstance(c, Constant):
             return self._fold(E.Ternary(e.op, constant_expr(a), constant_expr(b_), constant_expr(c)), t)
         scalar = t.scalar
         if scalar.kind == "bf16" or (scalar.is_int and scalar.bits != 32):
@@ -469,6 +473,7 @@ class Expressions:
         t = e.type
         if isinstance(bound, GrfBuffer):
             return self._grf_load(bound, e)
+        assert self.messages is not None  # (set before any statement is lowered)
         return self.messages.load_expression(e, bound, dst)
 
     def _grf_load(self, buffer: GrfBuffer, e: E.Load) -> Value:
@@ -510,10 +515,11 @@ class Expressions:
     def _Shuffle(self, e: E.Shuffle, dst):
         vectors = [self.value(v) for v in e.vectors]
         t = e.type
-        if all(isinstance(v, Constant) for v in vectors):
+        constants = [v for v in vectors if isinstance(v, Constant)]
+        if len(constants) == len(vectors):
             lanes_values = []
-            for v, expr in zip(vectors, e.vectors):
-                lanes_values.extend([v.value] * expr.type.lanes)
+            for constant, expr in zip(constants, e.vectors):
+                lanes_values.extend([constant.value] * expr.type.lanes)
             values = [lanes_values[i] for i in e.indices]
             if all(v == values[0] for v in values):
                 return Constant(values[0], t.scalar, t.lanes)
@@ -536,11 +542,11 @@ class Expressions:
                     v.reg, v.offset, v.type))
         return out
 
-    def _vector_constant(self, values: np.ndarray, t: Type) -> Region:
+    def _vector_constant(self, constants: np.ndarray, t: Type) -> Region:
         """Different constants per lane, materialized: an arithmetic progression a + i*d of
         integers from lane indices (:uv vector immediates, eight lanes each), anything else
         lane by lane."""
-        values = [v.item() if hasattr(v, "item") else v for v in np.asarray(values).reshape(-1)]
+        values = [v.item() if hasattr(v, "item") else v for v in np.asarray(constants).reshape(-1)]
         lanes = len(values)
         out = self.b.temp(t.scalar, lanes)
         step = values[1] - values[0] if lanes > 1 else 0
@@ -665,7 +671,7 @@ def add64(b: Builder, dst: Region, a: Value, c: Value, subtract: bool = False) -
         n = min(step, lanes - start)
         part_dst = dst.slice(start, n) if lanes > 1 else dst
 
-        def part(v, which):
+        def half_of(v, which):
             h = _half(b, v, which)
             if isinstance(h, Constant):
                 return h.broadcast(n) if n > 1 else h
@@ -674,12 +680,12 @@ def add64(b: Builder, dst: Region, a: Value, c: Value, subtract: bool = False) -
             return h.broadcast(n) if n > 1 else h
 
         low, high = halves(part_dst)
-        b.alu("addc", low, [part(a, 0), part(c, 0)], options=("AccWrEn",), types=("ud", "ud", "ud"))
+        b.alu("addc", low, [half_of(a, 0), half_of(c, 0)], options=("AccWrEn",), types=("ud", "ud", "ud"))
         carry = PhysicalOperand(Reg("acc", 0, 0, "ud"), vector=n > 1)
         if b.hw.has_add3:
-            b.alu("add3", high, [part(a, 1), carry, part(c, 1)], types=("ud", "ud", "ud", "ud"))
+            b.alu("add3", high, [half_of(a, 1), carry, half_of(c, 1)], types=("ud", "ud", "ud", "ud"))
         else:
-            b.alu("add", high, [part(a, 1), part(c, 1)], types=("ud", "ud", "ud"))
+            b.alu("add", high, [half_of(a, 1), half_of(c, 1)], types=("ud", "ud", "ud"))
             b.alu("add", high, [high, carry], types=("ud", "ud", "ud"))
 
 

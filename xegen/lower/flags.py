@@ -60,7 +60,9 @@ def _repeated(ops: list[Op], start: int, end: int) -> set[int]:
     while at < end:
         stop = _chain(ops, at, end)
         if stop > at:
-            flag = ops[at].inst.cond_modifier.flag
+            first = ops[at].inst
+            assert first is not None and first.cond_modifier is not None  # (_chain found a chain there)
+            flag = first.cond_modifier.flag
             chain = tuple(op.inst for op in ops[at:stop])
             if held.get(flag.reg, (None,))[0] == chain:
                 dropped.update(range(at, stop))

@@ -32,7 +32,7 @@ from ..emit.instruction import CondModifier, Predicate, Reg
 from .abi import Abi, Deferred
 from .builder import Builder
 from .calls import Calls
-from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer, constant_lanes
+from .expressions import Binding, Expressions, GlobalBuffer, GrfBuffer, SlmBuffer, constant_lanes
 from .messages import Messages
 from .values import Constant, Region
 
@@ -40,12 +40,19 @@ MAX_UNROLLED_STATEMENTS = 20000  # nodes of IR a full unroll may produce
 SLM_ALIGNMENT = 64
 
 
+class _Unbound:
+    """What a name a scope binds was bound to before: nothing."""
+
+
+UNBOUND = _Unbound()
+
+
 class StatementLowering(Expressions):
     def __init__(self, builder: Builder, abi: Abi):
         super().__init__(builder)
         self.abi = abi
         self.r0 = abi.r0
-        self.messages = Messages(self)
+        self.messages: Messages = Messages(self)
         self.calls = Calls(self)
         self.slm_bytes = 0
         self.buffer_regs: set[int] = set()
@@ -76,19 +83,18 @@ class StatementLowering(Expressions):
             self.statement(item)
 
     def _scoped(self, name: str, binding, body: S.Stmt) -> None:
-        missing = object()
-        saved = self.env.get(name, missing)
-        saved_let = self.let_values.get(name, missing)
+        saved = self.env.get(name, UNBOUND)
+        saved_let = self.let_values.get(name, UNBOUND)
         self.env[name] = binding
         self.let_values[name] = None
         try:
             self.statement(body)
         finally:
-            if saved is missing:
+            if isinstance(saved, _Unbound):
                 self.env.pop(name, None)
             else:
                 self.env[name] = saved
-            if saved_let is missing:
+            if isinstance(saved_let, _Unbound):
                 self.let_values.pop(name, None)
             else:
                 self.let_values[name] = saved_let
@@ -113,38 +119,40 @@ class StatementLowering(Expressions):
 
     def _s_Let(self, s: S.Let) -> None:
         # Chains of lets run thousands deep after scheduling and CSE: bind them in a loop, not by recursion.
-        missing = object()
-        saved = []
-        saved_lets = []
-        pointers = []
+        saved: list[tuple[str, Binding | _Unbound]] = []
+        saved_lets: list[tuple[str, tuple[E.Var, E.Expr] | None | _Unbound]] = []
+        pointers: list[tuple[tuple[str, E.Var], Region | None]] = []
+        body: S.Stmt = s
         try:
-            while isinstance(s, S.Let):
+            while isinstance(body, S.Let):
+                s = body
                 name = s.var.name
                 if s.value is None:
                     if name not in self.env:
                         raise UnsupportedError(f"external variable '{name}' is neither a kernel argument nor an id")
                 else:
-                    saved.append((name, self.env.get(name, missing)))
-                    saved_lets.append((name, self.let_values.get(name, missing)))
+                    saved.append((name, self.env.get(name, UNBOUND)))
+                    saved_lets.append((name, self.let_values.get(name, UNBOUND)))
                     self.env[name] = self._let_value(s)
                     self.let_values[name] = (s.var, s.value)
                     pointers += self.messages.bind_pointers(s.var)
-                s = s.body
-            self.statement(s)
+                body = s.body
+            self.statement(body)
         finally:
             self.messages.unbind_pointers(pointers)
             for name, old in reversed(saved):
-                if old is missing:
+                if isinstance(old, _Unbound):
                     self.env.pop(name, None)
                 else:
                     self.env[name] = old
-            for name, old in reversed(saved_lets):
-                if old is missing:
+            for name, old_let in reversed(saved_lets):
+                if isinstance(old_let, _Unbound):
                     self.let_values.pop(name, None)
                 else:
-                    self.let_values[name] = old
+                    self.let_values[name] = old_let
 
     def _let_value(self, s: S.Let):
+        assert s.value is not None  # (an external variable's let binds no value)
         if s.var.type.is_bool:
             value = self.value(s.value)
             return value if isinstance(value, Constant) else self._immutable(value)
@@ -228,7 +236,7 @@ class StatementLowering(Expressions):
     def _s_For(self, s: S.For) -> None:
         init, bound = self.value(s.init), self.value(s.bound)
         constant = isinstance(init, Constant) and isinstance(bound, Constant)
-        if constant:
+        if isinstance(init, Constant) and isinstance(bound, Constant):  # (constant)
             trips = int(bound.value) - int(init.value)
             if trips <= 0:
                 return

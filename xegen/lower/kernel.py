@@ -39,7 +39,7 @@ class KernelSpec:
     def launch(self, grid: tuple[int, int, int], simd: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(global size, local size) in work-items that run `grid` groups."""
         local = (self.thread_group[0] * simd, self.thread_group[1], self.thread_group[2])
-        return tuple(g * l for g, l in zip(grid, local)), local
+        return (grid[0] * local[0], grid[1] * local[1], grid[2] * local[2]), local
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,8 @@ class CompiledKernel:
         return format_kernel(list(self.instructions), self.hw)
 
     def global_size(self, grid: tuple[int, int, int]) -> tuple[int, int, int]:
-        return tuple(g * l for g, l in zip(grid, self.local_size))
+        local = self.local_size
+        return grid[0] * local[0], grid[1] * local[1], grid[2] * local[2]
 
     def executions(self, grid: tuple[int, int, int], scalars=None) -> tuple[int, ...]:
         """Thread-executions of each instruction when `grid` groups run, counted from the

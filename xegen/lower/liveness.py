@@ -42,7 +42,9 @@ def basic_blocks(ops: list[Op], labels: dict[str, int]) -> list[Block]:
         last = ops[end - 1].inst
         successors = []
         if last is not None and last.opcode == "jmpi":
-            successors.append(block_of[labels[ops[end - 1].target]])
+            target = ops[end - 1].target
+            assert target is not None  # (a jmpi names its label)
+            successors.append(block_of[labels[target]])
         falls_through = last is None or (not last.eot and not (last.opcode == "jmpi" and last.predicate is None))
         if falls_through and end < len(ops):
             successors.append(b + 1)

@@ -34,11 +34,13 @@ from ..emit.instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder, PhysicalOperand
 from .convert import convert, halves
 from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer
-from .program import Label, Span
+from .program import Label, Op, Span
 from .values import Constant, Region, Value, VReg
 
 # LSC descriptor fields
 LSC_LOAD, LSC_STORE = 0x00, 0x04
+LSC_LOAD_BLOCK2D = 0x03
+LSC_BLOCK2D_DATA = {1: 0, 2: 1, 4: 2, 8: 3}  # element bytes -> d8, d16, d32, d64
 LSC_A32, LSC_A64 = 2, 3
 LSC_DATA = {1: 4, 2: 5, 4: 2, 8: 3}  # element bytes -> d8u32, d16u32, d32, d64
 LSC_VECTOR = {1: 0, 2: 1, 3: 2, 4: 3, 8: 4, 16: 5, 32: 6, 64: 7}
@@ -75,6 +77,18 @@ class Address:
     base: Region | int
     offset: Value
 
+    @property
+    def pointer(self) -> Region:
+        """A global address's 64-bit base."""
+        assert isinstance(self.base, Region), self
+        return self.base
+
+    @property
+    def slm_base(self) -> int:
+        """An SLM address's constant base."""
+        assert isinstance(self.base, int), self
+        return self.base
+
 
 class Messages:
     """Lowers memory accesses for one kernel."""
@@ -94,7 +108,9 @@ class Messages:
         offset (`buffer[v + c]` for two or more c): those share a 64-bit pointer (`bind_pointers`)."""
         distances: dict[tuple[str, E.Var], set[int]] = {}
         for node in walk(body):
-            split = _variable_plus_constant(node.offset) if isinstance(node, E.Ptr) else None
+            if not isinstance(node, E.Ptr):
+                continue
+            split = _variable_plus_constant(node.offset)
             if split is not None:
                 distances.setdefault((node.buffer.name, split[0]), set()).add(split[1])
         self.shared_offsets = [key for key, constants in distances.items() if len(constants) > 1]
@@ -105,7 +121,7 @@ class Messages:
         if isinstance(bound, GlobalBuffer):
             split = _variable_plus_constant(ptr.offset)
             pointer = self.pointers.get((ptr.buffer.name, split[0])) if split is not None else None
-            if pointer is not None:  # buffer + v + c: buffer + v once for every c
+            if split is not None and pointer is not None:  # buffer + v + c: buffer + v once for every c
                 return Address("global", pointer, Constant(split[1], S32))
             return Address("global", bound.address, self._offset(ptr.offset))
         offset = self._offset(ptr.offset)
@@ -165,6 +181,9 @@ class Messages:
             pass
 
     def _call(self, f: Send, args: tuple) -> None:
+        if f.kind == "block2d":
+            self.block2d(f, args)
+            return
         if f.kind == "block":
             mem, reg, mask = args
             address = self.address(mem)
@@ -289,13 +308,13 @@ class Messages:
         offset = _plus(self.b, address.offset, start)
         if address.space == "slm":
             if isinstance(offset, Constant):
-                self.b.alu("mov", Region(payload, 0, S32), [Constant(int(offset.value) + address.base, S32)])
+                self.b.alu("mov", Region(payload, 0, S32), [Constant(int(offset.value) + address.slm_base, S32)])
             else:
-                self.b.alu("add", Region(payload, 0, S32), [offset, Constant(address.base, S32)])
+                self.b.alu("add", Region(payload, 0, S32), [offset, Constant(address.slm_base, S32)])
             return
         if not self.hw.has_lsc:  # the oword block header: zeros, address in qword 0
             self.b.alu("mov", Region(payload, 0, U32, self.grf // 4), [Constant(0, U32)])
-        address64(self.b, Region(payload, 0, U64), address.base, offset)
+        address64(self.b, Region(payload, 0, U64), address.pointer, offset)
 
     def _block_message(self, op: str, space: str, payload: VReg, start: int, size: int, data, predicate) -> None:
         reg, reg_offset = (None, 0) if data is None else (data[0], data[1] + start)
@@ -349,8 +368,42 @@ class Messages:
             raise _Skip()
         return Predicate(self.x.conditions.flag(mask, 1))
 
+    # --- 2D blocks ----------------------------------------------------------------------------
+    def block2d(self, f: Send, args: tuple) -> None:
+        """An LSC 2D block load (or prefetch): a one-GRF header, exec size 1, the block into
+        whole GRFs (docs/messages.md)."""
+        mem, x, y, reg, mask = args
+        if not self.hw.has_block2d:
+            raise UnsupportedError(f"{self.hw} has no 2D block messages")
+        data = None if reg is None else self.register(reg, "register")
+        size = f.register_bytes
+        self._check_register(data, size, f)
+        grfs = size // self.grf
+        if f.op == "load" and data is not None and (size % self.grf or data[1] % self.grf or not 1 <= grfs <= 31):
+            raise UnsupportedError(f"a block2d load fills whole GRFs (1 to 31) from a GRF boundary, not {size} "
+                                   f"bytes at byte {data[1]} of its buffer")
+        address = self.address(mem)
+        assert isinstance(address.base, Region)  # a global buffer's address (the IR allows no other)
+        header = self.b.grfs(1, "block2d")
+        address64(self.b, Region(header, 0, U64), address.base, address.offset)
+        shape = (f.count - 1) | (f.elems - 1) << 8
+        for offset, value in ((8, f.width - 1), (12, f.height - 1), (16, f.pitch - 1), (28, shape)):
+            self.b.alu("mov", Region(header, offset, U32), [Constant(value, U32)])
+        for offset, coordinate in ((20, x), (24, y)):
+            v = self._offset(coordinate)
+            self.b.alu("mov", Region(header, offset, S32), [v])
+        predicate = self._scalar_predicate(mask)
+        rlen = 0 if f.op == "prefetch" else grfs
+        desc = (LSC_LOAD_BLOCK2D | int(f.transform == "vnni") << 7 | LSC_BLOCK2D_DATA[f.type.size] << 9
+                | int(f.transform == "transpose") << 15 | rlen << 20 | 1 << 25)
+        if f.op == "prefetch" or data is None:
+            self.b.send("ugm", None, header, None, desc, 0, 0, 1, predicate)
+            return
+        self.b.send("ugm", data[0], header, None, desc, 0, 0, 1, predicate, dst_offset=data[1],
+                    filled=((data[1], data[1] + size),))
+
     # --- scattered ----------------------------------------------------------------------------
-    def scattered(self, op: str, address: Address, offsets: Value, t: Type, count: int, elems: int, data,
+    def scattered(self, op: str, address: Address, offsets: Value | Progression, t: Type, count: int, elems: int, data,
                   mask, register_start: int = 0) -> None:
         size = t.size
         if size not in (1, 2, 4, 8):
@@ -437,7 +490,7 @@ class Messages:
             return Predicate(flag), group[0]
         return vector
 
-    def _lane_addresses(self, address: Address, offsets: Value, lane0: int, lanes: int, exec_size: int,
+    def _lane_addresses(self, address: Address, offsets: Value | Progression, lane0: int, lanes: int, exec_size: int,
                         extra: int) -> VReg:
         """The address payload of one SIMT message: one address per lane (padding lanes repeat
         the last slot's address)."""
@@ -455,9 +508,9 @@ class Messages:
             if extra:
                 self.b.alu("add", per_lane, [per_lane, Constant(extra, S32)])
         if a64:
-            address64(self.b, Region(payload, 0, U64, lanes), address.base, _at(per_lane, lanes))
+            address64(self.b, Region(payload, 0, U64, lanes), address.pointer, _at(per_lane, lanes))
         else:
-            self.b.alu("add", Region(payload, 0, S32, lanes), [_at(per_lane, lanes), Constant(address.base, S32)])
+            self.b.alu("add", Region(payload, 0, S32, lanes), [_at(per_lane, lanes), Constant(address.slm_base, S32)])
         return payload
 
     def _simt_message(self, op: str, space: str, payload: VReg, t: Type, count: int, first: int, vec: int,
@@ -479,6 +532,7 @@ class Messages:
         mlen = -(-exec_size * (8 if space == "global" else 4) // self.grf)
         masked_load = op == "load" and predicate is not None
         if (op == "store" or masked_load) and direct is None:  # masked-off lanes keep the old values
+            assert message is not None  # (data to store or load)
             for k in range(vec):
                 src = self._ir_component(data, t, count, first + k, lane0, lanes)
                 self._copy_component(Region(message, k * pitch, t, lanes, slot // size if size < 4 else 1), src)
@@ -491,6 +545,7 @@ class Messages:
             self._hdc_simt(op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs,
                            predicate, filled)
         if op == "load" and direct is None:
+            assert message is not None  # (data to load)
             for k in range(vec):
                 dst = self._ir_component(data, t, count, first + k, lane0, lanes)
                 src = Region(message, k * pitch, t, lanes, slot // size if size < 4 else 1)
@@ -563,6 +618,7 @@ class Messages:
         """Give the last send its channel offset (which flag bits its lanes read)."""
         if lane0:
             op = self.b.program.items[-1]
+            assert isinstance(op, Op) and op.inst is not None  # (the send just emitted)
             op.inst = replace(op.inst, channel_offset=lane0)
 
     # --- atomics ------------------------------------------------------------------------------

@@ -73,6 +73,7 @@ def _source_span(inst: Instruction, reg: Reg, index: int, fmt: str) -> Span:
 
 def _dpas_spans(inst: Instruction) -> tuple[list[Span], list[Span]]:
     dst, src0, src1, src2 = inst.dst, *inst.srcs
+    assert dst is not None and isinstance(src0, Reg) and isinstance(src1, Reg) and isinstance(src2, Reg)
     rows, columns, depth = inst.repeat_count, inst.exec_size, inst.systolic_depth
     reads, writes = [], []
     if dst.file == VIRTUAL:
@@ -89,6 +90,7 @@ def _dpas_spans(inst: Instruction) -> tuple[list[Span], list[Span]]:
 def send_lengths(inst: Instruction) -> tuple[int, int, int]:
     """(src0 GRFs, src1 GRFs, dst GRFs) of a send with immediate descriptors."""
     desc = inst.send
+    assert desc is not None
     src1 = desc.src1_length if desc.src1_length is not None else (desc.exdesc >> 6) & 0x1F
     return desc.message_length or 0, src1, desc.response_length or 0
 
@@ -102,9 +104,9 @@ def footprint(inst: Instruction, grf_bytes: int) -> tuple[tuple[Span, ...], tupl
     if fmt == T.SEND:
         src0_len, src1_len, dst_len = send_lengths(inst)
         src0, src1 = inst.srcs[0], inst.srcs[1] if len(inst.srcs) > 1 else None
-        if src0.file == VIRTUAL:
+        if isinstance(src0, Reg) and src0.file == VIRTUAL:
             reads.append(_span(src0, src0_len * grf_bytes))
-        if src1 is not None and src1.file == VIRTUAL and src1_len:
+        if isinstance(src1, Reg) and src1.file == VIRTUAL and src1_len:
             reads.append(_span(src1, src1_len * grf_bytes))
         if inst.dst is not None and inst.dst.file == VIRTUAL and dst_len:
             writes.append(_span(inst.dst, dst_len * grf_bytes))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from typing import NoReturn
 from dataclasses import replace
 
 from ..errors import ConfigError
@@ -26,7 +27,7 @@ from ..emit.instruction import Instruction, Reg
 from .banks import Banks, avoid_conflicts, read_groups
 from .liveness import live_intervals
 from .program import Op
-from .values import TYPE_BYTES, VIRTUAL, VReg
+from .values import TYPE_BYTES, VIRTUAL
 
 
 class RegisterAllocationError(ConfigError):
@@ -127,7 +128,7 @@ def allocate(ops: list[Op], labels: dict[str, int], vregs, grf_count: int, grf_b
         while by_end and by_end[0][0] < start:
             _, gone = heapq.heappop(by_end)
             occupancy.remove(gone)
-        reg: VReg = vregs[r]
+        reg = vregs[r]
         end = intervals[r][1]
         pinned = [(s0, e0) for f, l, s0, e0 in reserved if f <= end and l >= start]
         gaps = occupancy.gaps(limit, pinned)
@@ -160,7 +161,7 @@ def _free(taken: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
     return free
 
 
-def _fail(kernel_name, grf_count, start, reg, taken, vregs, intervals, placed, limit) -> None:
+def _fail(kernel_name, grf_count, start, reg, taken, vregs, intervals, placed, limit) -> NoReturn:
     live = sorted(((vregs[r].reserved, vregs[r].name) for r, at in placed.items()
                    if intervals[r][0] <= start <= intervals[r][1]), reverse=True)
     used = sum(e - s for s, e in taken)

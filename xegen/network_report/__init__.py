@@ -69,7 +69,7 @@ def write_report(directory: str, summaries: Sequence[dict], hw: Platform,
     for layer in ranked:
         progress.start(f"report: {layer.anchor}.png")
         series = [plots.Series("xegen", [(layer.intensity, layer.attained)])]
-        series += [plots.Series(peer.label, [(layer.intensity, layer.rate(peer.device_cycles))])
+        series += [plots.Series(peer.label, [(layer.intensity, layer.rate(peer.cycles))])
                    for peer in layer.peers if peer.measured]
         plots.roofline_png(folder / f"{layer.anchor}.png", [layer.roofs], series, LAYER_PIXELS)
     progress.clear()

@@ -70,7 +70,7 @@ class Layer:
 
     def best_peer(self) -> PeerKernel | None:
         measured = [peer for peer in self.peers if peer.measured]
-        return min(measured, key=lambda peer: peer.device_cycles, default=None)
+        return min(measured, key=lambda peer: peer.cycles, default=None)
 
     def ratio(self, peer: PeerKernel | None) -> float | None:
         """xegen's modeled cycles over the peer's (> 1: xegen is slower)."""

@@ -32,6 +32,12 @@ class PeerKernel:
     def measured(self) -> bool:
         return self.device_cycles is not None
 
+    @property
+    def cycles(self) -> float:
+        """The device cycles of a measured kernel."""
+        assert self.device_cycles is not None, f"{self.label} was not measured"
+        return self.device_cycles
+
 
 def problem_key(hw: str, problem: Problem) -> str:
     """What identifies a layer across runs: the platform and the whole problem, without its name."""

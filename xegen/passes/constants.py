@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
+from ..ir.visitor import ExprOrStmt
 
 
-def fold_constants(node: ir.Node) -> ir.Node:
+def fold_constants(node: ExprOrStmt) -> ExprOrStmt:
     """`node` with its scalar integer and bool operations on constants replaced by their values."""
     return _FoldConstants().mutate(node)
 

@@ -15,7 +15,7 @@ from .. import ir
 from .lets import is_pure
 
 Cost = Callable[[ir.Expr], int]  # what computing an expression costs (0: free, e.g. folded away)
-Scope = tuple[ir.Stmt, ...]  # the Let and For statements around a use, outermost first
+Scope = tuple[ir.Let | ir.For, ...]  # the Let and For statements around a use, outermost first
 
 
 def bind_common_subexpressions(stmt: ir.Stmt, cost: Cost) -> tuple[ir.Stmt, int]:
@@ -80,7 +80,7 @@ class _Candidates:
     def occurrences(self, e: ir.Expr, scope: Scope) -> dict[ir.Expr, list[Scope]]:
         """The candidates among `e` and its subexpressions, each with `scope` once per use."""
         found: dict[ir.Expr, list[Scope]] = {}
-        stack = [e]
+        stack: list[ir.Node] = [e]
         while stack:
             x = stack.pop()
             if isinstance(x, ir.Expr) and self(x):

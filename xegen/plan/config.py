@@ -230,6 +230,3 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
     if config.k_split * config.tg_k > total:
         raise ConfigError(f"k_split={config.k_split} x tg_k={config.tg_k} slices of K exceed the {total} K blocks "
                           f"of k_block={config.k_block}")
-    if config.tg_k > 1 and gemm.bias_mode == "reduce":
-        raise ConfigError(f"tg_k={config.tg_k}: the bias gradient is summed per thread; split K across groups "
-                          "(k_split) instead")

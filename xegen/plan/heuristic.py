@@ -276,7 +276,7 @@ def _thread_groups(gemm: Gemm, hw: Platform, given: Mapping[str, object], fma: s
         shapes.append((m, n))
     blocks = -(-gemm.k.size // k_block)
     k_threads = [given["tg_k"]] if "tg_k" in given else \
-        [t for t in K_THREADS if t == 1 or (gemm.bias_mode != "reduce" and blocks >= 2 * t)]
+        [t for t in K_THREADS if t == 1 or blocks >= 2 * t]
     groups = []
     for m, n in dict.fromkeys(shapes):
         for k in k_threads:

@@ -21,6 +21,7 @@ from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
 from ..ir import Var
 from ..ir.types import F32, PTR
+from .block2d import Block2dPlan, block2d_plan
 from .config import RESERVED_GRFS, Config, check_config, k_iterations, prefetches
 from .gemm import S32_MAX, Gemm, View, check_index_range
 from .messages import LaneRun, LinePlan, Run, contiguous_runs, lane_runs, line_plans, plan_lines, slm_message_cost
@@ -95,7 +96,9 @@ class OperandPlan:
     name: str  # "a" or "b"
     view: View
     extents: tuple[int, int]  # the thread's tile
-    plan: LinePlan | None  # how the thread's tile lines come from global memory (None: from SLM)
+    # how the thread's tile comes from global memory: lines, or 2D blocks straight into dpas's
+    # layout (`block2d.py`, XeHPC); None: from SLM
+    plan: LinePlan | Block2dPlan | None
     load: TileLayout  # the thread's tile as loaded
     lines: list[Line]
     slm: SlmPlan | None
@@ -119,8 +122,9 @@ class OutputPlan:
 class KReduction:
     """How the tg_k threads of a group that share a C tile add their partial sums: each thread
     but the first stores its accumulators (`tiles` C tiles per K thread, one per thread along M
-    and N) into SLM, and after a barrier the first adds them into its own, `chunk` bytes at a
-    time through the register buffer `partial`, before the epilogue."""
+    and N), followed by its bias-gradient sums (BWD_WB), into SLM, and after a barrier the first
+    adds them into its own, `chunk` bytes at a time through the register buffer `partial`,
+    before the epilogue."""
 
     slm: Var
     partial: Var
@@ -128,10 +132,16 @@ class KReduction:
     tiles: int  # threads along M and N
     copies: int  # tg_k - 1 threads store theirs
     chunk: int  # bytes of `partial`
+    sums_bytes: int = 0  # one thread's bias-gradient sums, after its accumulators
+
+    @property
+    def copy_bytes(self) -> int:
+        """SLM bytes of one thread's partial results."""
+        return self.tile_bytes + self.sums_bytes
 
     @property
     def slm_bytes(self) -> int:
-        return self.copies * self.tiles * self.tile_bytes
+        return self.copies * self.tiles * self.copy_bytes
 
 
 @dataclass
@@ -185,6 +195,8 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     return check_budgets(plan_layout(gemm, config, hw))
 
 
+ONES = 16  # BWD_WB with dpas: the row of ones (8 dwords of 16-bit values) whose product with B sums its columns
+
 REDUCTION_CHUNK_GRFS = 8  # registers through which the first K thread adds the others' partial sums
 
 #: the config keys that scale the budgets a layout must fit; `plan_layout` reads them only
@@ -231,8 +243,9 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     if config.tg_k > 1:
         # the store tile is free until the epilogue: the partial sums pass through it
         chunk = min(round_up(c.tile.bytes, grf), REDUCTION_CHUNK_GRFS * grf)
+        sums = round_up(plan.bias_sum.bytes, grf) if plan.bias_sum is not None else 0
         plan.k_reduction = KReduction(Var("c_slm", PTR), c.tile.buffer, round_up(layouts.c.bytes, grf),
-                                      config.tg_m * config.tg_n, config.tg_k - 1, chunk)
+                                      config.tg_m * config.tg_n, config.tg_k - 1, chunk, sums)
 
     buffers = [(layouts.c.buffer, layouts.c.bytes), (a.load.buffer, a.load.bytes), (b.load.buffer, b.load.bytes)]
     for op in (a, b):
@@ -249,7 +262,7 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
                 if post is not None]
     if plan.bias_sum is not None:
         buffers += [(plan.bias_sum.buffer, plan.bias_sum.bytes), (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
-                    (Var("one", PTR), 4)]
+                    (Var("one", PTR), ONES * layouts.b.type.size if config.systolic else 4)]
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
     return plan
 
@@ -338,7 +351,7 @@ def _plan_operand(name: str, view: View, gemm: Gemm, config: Config, hw: Platfor
                   group_extents: tuple[int, int], fma: TileLayout) -> OperandPlan:
     load_var = Var(f"{name}_load", PTR)
     if not config.slm:
-        plan, load, lines = _plan_direct(load_var, view, gemm, config, hw, extents, _retarget(fma, load_var))
+        plan, load, lines = _plan_direct(name, load_var, view, gemm, config, hw, extents, _retarget(fma, load_var))
         slm = None
     else:
         slm, load = _plan_slm(name, view, gemm, config, hw, extents, group_extents)
@@ -348,12 +361,12 @@ def _plan_operand(name: str, view: View, gemm: Gemm, config: Config, hw: Platfor
     return OperandPlan(name, view, extents, plan, load, lines, slm, fma)
 
 
-def _plan_direct(buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platform, extents: tuple[int, int],
-                 fma: TileLayout) -> tuple[LinePlan, TileLayout, list[Line]]:
+def _plan_direct(operand: str, buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platform,
+                 extents: tuple[int, int], fma: TileLayout) -> tuple[LinePlan | Block2dPlan, TileLayout, list[Line]]:
     """How a thread loads its tile from global memory without SLM.  For dpas, the cheapest in
     modeled instructions of the messages and of the reorder into dpas's layout, which vector
     messages sometimes make unnecessary (a line per lane leaves K-contiguous columns of B
-    interleaved as dpas reads them)."""
+    interleaved as dpas reads them), and 2D blocks always do (XeHPC, `block2d.py`)."""
     if not config.systolic:
         # the cheapest messages; a vector message only where its lanes are the multiply's
         # columns, so no reorder (mad's B gathered a K-contiguous column per lane: the
@@ -363,6 +376,9 @@ def _plan_direct(buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platfo
                                       hw.grf_bytes, plan.lanes)
             if not plan.vector or load.same_placement(fma):
                 return plan, load, lines
+    blocks = block2d_plan(view, gemm, config, hw, operand, fma)
+    if blocks is not None:  # one message per block and no reorder: fewer instructions than any lines
+        return blocks, fma, []
     best = None
     for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
         load, lines = line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes,

@@ -140,6 +140,7 @@ def intel_gpus() -> list[Device]:
         check(lib.clGetDeviceIDs(_handle(platform), ctypes.c_uint64(CL_DEVICE_TYPE_GPU), devices, handles, None),
               "clGetDeviceIDs")
         for handle in handles:
+            assert handle is not None  # clGetDeviceIDs filled every slot
             vendor, units, group = ctypes.c_uint(), ctypes.c_uint(), _size()
             name = ctypes.create_string_buffer(256)
             _device_info(_handle(handle), CL_DEVICE_VENDOR_ID, vendor)

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir import (
     Alloc, Barrier, Broadcast, Call, Dp4a, Dpas, EndOfThread, Expr, Fence, For, IfThenElse, IntImm, Let, Load,
-    Mad, Ptr, Reorder, Send, Seq, Shuffle, Signal, Stmt, Store, Var, Wait, walk,
+    Mad, Ptr, Reorder, Send, Seq, Shuffle, Signal, Stmt, Store, Var, Wait, pointer_arg, walk,
 )
 
 
@@ -63,9 +63,13 @@ def static_bytes(access: Access) -> np.ndarray | None:
         return None
     if access.elements is None and access.lanes is None:
         return np.arange(span[0], span[1], dtype=np.int64)
+    assert isinstance(access.offset, IntImm)  # (static_span found a constant offset)
     base = access.offset.value
-    starts = np.asarray(access.elements if access.elements is not None else constant_lanes(access.lanes),
-                        dtype=np.int64) + base
+    if access.elements is not None:
+        starts = np.asarray(access.elements, dtype=np.int64) + base
+    else:
+        assert access.lanes is not None  # (an access with neither returned above)
+        starts = np.asarray(constant_lanes(access.lanes), dtype=np.int64) + base
     return np.unique((starts[:, None] + np.arange(access.lane_bytes, dtype=np.int64)[None, :]).reshape(-1))
 
 
@@ -75,7 +79,7 @@ def constant_lanes(e: Expr) -> list[int] | None:
     if isinstance(e, Broadcast) and isinstance(e.value, IntImm):
         return [e.value.value]
     if isinstance(e, Shuffle) and all(isinstance(v, IntImm) for v in e.vectors):
-        values = [v.value for v in e.vectors]
+        values = [v.value for v in e.vectors if isinstance(v, IntImm)]
         return [values[i] for i in e.indices]
     return None
 
@@ -174,18 +178,22 @@ def _compound_accesses(stmt: Stmt) -> list[Access]:
     return [a.with_write(a.write, definite=False) for a in found if a.buffer not in local]
 
 
-def _pointer(p: Ptr, size: int, write: bool, definite: bool = True) -> Access:
+def _pointer(arg: Expr | None, size: int, write: bool, definite: bool = True) -> Access:
+    p = pointer_arg(arg)
     return Access(p.buffer, write, p.offset, 0, size, definite=definite)
 
 
-def _operand(p: Ptr, count: int, stride: int, unit: int, write: bool) -> Access:
+def _operand(arg: Expr | None, count: int, stride: int, unit: int, write: bool) -> Access:
     """`count` elements of `unit` bytes, `stride` elements apart (0: one element, broadcast)."""
+    p = pointer_arg(arg)
     return _strided(p.buffer, p.offset, count if stride else 1, unit, stride * unit if stride else None, write,
                     True)
 
 
-def _lattice(p: Ptr, rows: int, cols: int, row_stride: int, col_stride: int, unit: int, write: bool) -> Access:
-    """The elements r*row_stride + c*col_stride (r < rows, c < cols) of `unit` bytes from `p`."""
+def _lattice(arg: Expr | None, rows: int, cols: int, row_stride: int, col_stride: int, unit: int,
+             write: bool) -> Access:
+    """The elements r*row_stride + c*col_stride (r < rows, c < cols) of `unit` bytes from pointer `arg`."""
+    p = pointer_arg(arg)
     indices = sorted({r * row_stride + c * col_stride for r in range(rows) for c in range(cols)})
     low, high = indices[0] * unit, (indices[-1] + 1) * unit
     dense = len(indices) == indices[-1] - indices[0] + 1
@@ -229,6 +237,13 @@ def _call_accesses(call: Call) -> list[Access]:
 
 
 def _send_accesses(f: Send, args: tuple) -> list[Access]:
+    if f.kind == "block2d":
+        mem, _, _, reg, _ = args
+        if f.op == "prefetch":
+            return []
+        # the block lies somewhere in its surface (x and y are values of the run): all of it
+        surface = (f.height - 1) * f.pitch + f.width
+        return [Access(mem.buffer, False, mem.offset, 0, surface), _pointer(reg, f.register_bytes, True, args[4] is None)]
     if f.kind == "block":
         mem, reg, mask = args
         offsets = None
@@ -241,6 +256,7 @@ def _send_accesses(f: Send, args: tuple) -> list[Access]:
     if f.kind == "block":
         memory = [Access(mem.buffer, False, mem.offset, 0, f.count * element)]
     else:
+        assert offsets is not None  # (a scattered message)
         lanes = offsets if offsets.type.lanes > 1 else Broadcast(offsets, f.count) if f.count > 1 else offsets
         memory = [Access(mem.buffer, False, mem.offset, 0, 0, lanes=lanes, lane_bytes=f.elems * element)]
     register_bytes = f.register_bytes

@@ -30,6 +30,7 @@ constant (or, with `slm_rotation="index"`, by G only, the SLM copy then chosen b
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import networkx as nx
 import numpy as np
@@ -226,8 +227,12 @@ def add_prefetches(graph: nx.DiGraph, ahead: int) -> nx.DiGraph:
 
 
 def _prefetch_of(load: Stmt) -> Stmt:
-    f: Send = load.func
-    func = Send("prefetch", f.kind, f.space, f.type, f.count, f.elems)
+    assert isinstance(load, Call) and isinstance(load.func, Send)  # (a g2r_load)
+    f = load.func
+    func = replace(f, op="prefetch")
+    if f.kind == "block2d":
+        mem, x, y, _, mask = load.args
+        return Call(func, (mem, x, y, None, mask))
     if f.kind == "block":
         mem, _, mask = load.args
         return Call(func, (mem, None, mask))

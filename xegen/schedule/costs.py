@@ -52,7 +52,7 @@ def statement_cost(stmt: Stmt, hw: Platform) -> Cost:
         return Cost("fpu", 1, alu)  # compound statements: one step, as far as this model goes
     f = stmt.func
     if isinstance(f, Send):
-        payload = f.count * f.elems * f.type.size
+        payload = f.register_bytes if f.kind == "block2d" else f.count * f.elems * f.type.size
         busy = _ceil(payload, hw.message_bytes_per_cycle)
         latency = hw.latency["send_slm"] if f.space == "slm" else hw.latency["send_global"]
         return Cost("send", busy, latency)

@@ -189,7 +189,9 @@ def _overlap(a: Access, span_a: tuple[int, int] | None, b: Access, span_b: tuple
         return False
     if a.elements is None and b.elements is None:
         return True
-    return np.intersect1d(static_bytes(a), static_bytes(b), assume_unique=True).size > 0
+    bytes_a, bytes_b = static_bytes(a), static_bytes(b)
+    assert bytes_a is not None and bytes_b is not None  # (both spans are static)
+    return np.intersect1d(bytes_a, bytes_b, assume_unique=True).size > 0
 
 
 def _kind(first: Access, second: Access) -> str:
@@ -255,12 +257,12 @@ def restructure(graph: nx.DiGraph, statements: list[int | Stmt], lets: list[int]
     for u, v, data in graph.edges(data=True):
         if u in old_to_new and v in old_to_new:
             result.add_edge(old_to_new[u], old_to_new[v], **data)
-    lets = _let_index(result)
+    let_index = _let_index(result)
     for k in new:
         for other in range(len(statements)):
             if other not in new or other >= k:
                 _connect(result, min(k, other), max(k, other))
-        _connect_lets(result, k, lets)
+        _connect_lets(result, k, let_index)
     result.graph["changed"] = True
     return result
 

@@ -41,7 +41,7 @@ def label(stmt: Stmt, buffer_kinds: dict[str, str] | None = None) -> str:
             return "multiply"
         if isinstance(f, Reorder):
             return "reorder"
-        kind = sync_kind(stmt)
-        if kind is not None:
-            return kind
+        sync = sync_kind(stmt)
+        if sync is not None:
+            return sync
     return "compound"

@@ -9,20 +9,22 @@ program order.  The result is a topological order, so every dependence is kept.
 
 from __future__ import annotations
 
-from typing import Hashable, Mapping, Sequence
+from typing import Generic, Hashable, Mapping, Sequence, TypeVar
 
 from .costs import Cost
 
 # A DAG as adjacency lists: node -> [(successor, latency)], every node a key.  (The dependence
 # graph is a networkx DiGraph; its instances in an unrolled block are many, and plain lists keep
-# their scheduling fast.)
-Successors = Mapping[Hashable, list[tuple[Hashable, int]]]
+# their scheduling fast.)  Any hashable node type: statement ids, instances of an unrolled block.
+DagNode = TypeVar("DagNode", bound=Hashable)
+Successors = Mapping[DagNode, list[tuple[DagNode, int]]]
 
 
-def heights(successors: Successors, costs: Mapping[Hashable, Cost], order: Sequence[Hashable]) -> dict[Hashable, int]:
+def heights(successors: Successors[DagNode], costs: Mapping[DagNode, Cost],
+            order: Sequence[DagNode]) -> dict[DagNode, int]:
     """Longest latency path from each node to the end (its own latency included); `order` is
     any topological order."""
-    result: dict[Hashable, int] = {}
+    result: dict[DagNode, int] = {}
     for node in reversed(order):
         best = costs[node].latency
         for succ, latency in successors[node]:
@@ -31,21 +33,21 @@ def heights(successors: Successors, costs: Mapping[Hashable, Cost], order: Seque
     return result
 
 
-class _InOrderIssue:
+class _InOrderIssue(Generic[DagNode]):
     """One thread issuing in order, one instruction per cycle: an instruction starts when the
     previous one has issued, its operands are ready (edge latencies) and its unit is free."""
 
-    def __init__(self, successors: Successors, costs: Mapping[Hashable, Cost]):
+    def __init__(self, successors: Successors[DagNode], costs: Mapping[DagNode, Cost]):
         self.successors, self.costs = successors, costs
         self.time = 0
         self.ready_at = {node: 0 for node in successors}
         self.unit_free: dict[str, int] = {}
         self.done = 0  # when the last result issued so far is ready
 
-    def start(self, node: Hashable) -> int:
+    def start(self, node: DagNode) -> int:
         return max(self.time, self.ready_at[node], self.unit_free.get(self.costs[node].unit, 0))
 
-    def issue(self, node: Hashable) -> None:
+    def issue(self, node: DagNode) -> None:
         issued = self.start(node)
         cost = self.costs[node]
         self.time = issued + 1
@@ -55,8 +57,8 @@ class _InOrderIssue:
             self.ready_at[succ] = max(self.ready_at[succ], issued + latency)
 
 
-def list_schedule(successors: Successors, costs: Mapping[Hashable, Cost], priority: Mapping[Hashable, int],
-                  position: Mapping[Hashable, tuple]) -> list[Hashable]:
+def list_schedule(successors: Successors[DagNode], costs: Mapping[DagNode, Cost], priority: Mapping[DagNode, int],
+                  position: Mapping[DagNode, tuple]) -> list[DagNode]:
     """A topological order of the DAG by in-order list scheduling."""
     waiting = {node: 0 for node in successors}
     for node in successors:
@@ -64,7 +66,7 @@ def list_schedule(successors: Successors, costs: Mapping[Hashable, Cost], priori
             waiting[succ] += 1
     candidates = sorted((n for n, d in waiting.items() if d == 0), key=lambda n: position[n])
     issue = _InOrderIssue(successors, costs)
-    order: list[Hashable] = []
+    order: list[DagNode] = []
     while candidates:
         best = min(candidates, key=lambda n: (issue.start(n), -priority[n], position[n]))
         candidates.remove(best)
@@ -79,7 +81,7 @@ def list_schedule(successors: Successors, costs: Mapping[Hashable, Cost], priori
     return order
 
 
-def issue_cycles(order: Sequence[Hashable], successors: Successors, costs: Mapping[Hashable, Cost]) -> int:
+def issue_cycles(order: Sequence[DagNode], successors: Successors[DagNode], costs: Mapping[DagNode, Cost]) -> int:
     """Cycles until every result is ready when `order` (a topological order) issues in order."""
     issue = _InOrderIssue(successors, costs)
     for node in order:

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import EvaluationError
 from ..hw import Platform
 from ..hw import platform as lookup_platform
-from ..ir import Alloc, Call, Evaluator, For, IfThenElse, Let, Seq, Stmt
+from ..ir import Alloc, Call, Evaluator, For, IfThenElse, Let, Send, Seq, Stmt, pointer_arg
 from ..ir.semantics import numpy_dtype
 from .access import Access, accesses, sync_kind
 from .costs import statement_cost
@@ -140,19 +140,28 @@ class _Walker:
             if where != "global":
                 data = data[(data >= 0) & (data < self.sizes[name])]
             touched.append((access, name, where, data))
-        prefetch = isinstance(s, Call) and getattr(s.func, "op", "") == "prefetch"
+        prefetch = isinstance(s, Call) and isinstance(s.func, Send) and s.func.op == "prefetch"
         prefetched = self._prefetch_lines(s) if prefetch else []
         times = tuple(self._time(clock, s, cost, kind, touched, prefetched) for clock in self.clocks)
         self.events.append((label(s, self.kinds), cost.unit, cost.busy, times))
 
-    def _prefetch_lines(self, s: Call) -> list[tuple[str, int]]:
-        mem = s.args[0]
+    def _prefetch_lines(self, s: Stmt) -> list[tuple[str, int]]:
+        """The cache lines a prefetch call `s` requests."""
+        assert isinstance(s, Call) and isinstance(s.func, Send)
+        mem = pointer_arg(s.args[0])
         base = int(np.asarray(self.evaluator.evaluate(mem.offset)).reshape(-1)[0])
         f = s.func
-        if f.kind == "block":
+        if f.kind == "block2d":
+            x, y = (int(np.asarray(self.evaluator.evaluate(e)).reshape(-1)[0]) for e in s.args[1:3] if e is not None)
+            rows = np.arange(max(0, y), min(f.height, y + f.elems), dtype=np.int64)
+            columns = np.arange(max(0, x), min(f.width // f.type.size, x + f.count), dtype=np.int64)
+            addresses = (base + rows[:, None] * f.pitch + columns[None, :] * f.type.size).reshape(-1)
+        elif f.kind == "block":
             addresses = base + np.arange(0, f.count * f.type.size, dtype=np.int64)
         else:
-            lanes = np.asarray(self.evaluator.evaluate(s.args[1]), dtype=np.int64).reshape(-1)
+            offsets = s.args[1]
+            assert offsets is not None  # (a scattered message)
+            lanes = np.asarray(self.evaluator.evaluate(offsets), dtype=np.int64).reshape(-1)
             addresses = base + lanes
         return sorted({(mem.buffer.name, int(a) // LINE_BYTES) for a in addresses.tolist()})
 
@@ -194,8 +203,8 @@ class _Walker:
             start = max(start, clock.slm_pending)
             latency = 1
         if global_lines and not prefetched:
-            arrivals = [clock.lines.get(line) for line in global_lines]
-            if all(a is not None for a in arrivals):
+            arrivals = [clock.lines[line] for line in global_lines if line in clock.lines]
+            if len(arrivals) == len(global_lines):  # every line arrived
                 latency = max(self.hw.latency["send_global_cached"], max(arrivals) - start)
         for line in prefetched:
             arrival = start + self.hw.latency["send_global"]

@@ -216,14 +216,15 @@ class _Emitter:
                 if not block.steady:
                     new_value = fold_constants(new_value)
                 if reuse_names:
-                    mapping[var] = var
+                    copy = var
                 elif uses.get(var, 0) <= 1 or isinstance(new_value, (IntImm, BoolImm, Var)):
                     mapping[var] = new_value
                     continue
                 else:
                     suffix = f"{'u' if block.steady else 'i'}{it}".replace("-", "m")
-                    mapping[var] = Var(self.names.fresh(f"{var.name}_{suffix}"), var.type)
-                lets.append((mapping[var], new_value))
+                    copy = Var(self.names.fresh(f"{var.name}_{suffix}"), var.type)
+                mapping[var] = copy
+                lets.append((copy, new_value))
             renames[it] = mapping
         stmts: list[Stmt] = []
         for inst in order:
@@ -245,13 +246,17 @@ class _Emitter:
         var = self.body.var
         if not block.steady:
             return IntImm(iteration, var.type)
+        assert block.first is not None  # (a steady block's)
         return block.first if iteration == 0 else binary("add", block.first, iteration)
 
     def _copy_shifts(self, node: int, iteration: int, block: _Block) -> dict[str, Expr]:
         """Where the copies of the buffers `node` rotates start for this iteration."""
-        init = self.body.init.value
         shifts: dict[str, Expr] = {}
-        for name in self.graph.nodes[node].get("rotates", ()):
+        rotates = self.graph.nodes[node].get("rotates", ())
+        if not rotates:  # (a list-scheduled loop's start need not be a constant)
+            return shifts
+        init, _ = self.body.constant_bounds("multi-buffering")  # (checked when the loop was pipelined)
+        for name in rotates:
             count, size = self.graph.graph["copies"][name], self.graph.graph["sizes"][name]
             if not block.steady:
                 index: int | Expr = (iteration - init) % count
@@ -322,6 +327,7 @@ def _emit_loop(graph: nx.DiGraph, names: Names) -> Stmt:
     for t in range(init - depth, init if blocks else bound):
         peeled(t)
     if blocks:
+        first: Expr  # the original iteration of the block's first kernel iteration
         if unroll == 1:
             loop_var, first, loop_range = var, var, (init, loop_end)
         else:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import Error
 from .evaluate import run_job, warm_up
@@ -146,7 +147,7 @@ class Ray:
         self.ray = ray
         self.started = not ray.is_initialized()
         if self.started:
-            options = dict(include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+            options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level="ERROR",
                            runtime_env=runtime_env)
             try:
                 if address == "local":

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields, replace
@@ -27,6 +26,7 @@ from ..version import __version__
 from ..conv.problem import Problem
 from ..egraph.rules import default_rules_directory, language_text, rule_files
 from ..errors import Error
+from .paths import default_path  # noqa: F401 (its callers' name for it)
 
 BUSY_SECONDS = 60.0  # how long a writer waits for another's transaction
 
@@ -98,14 +98,6 @@ def rules_digest() -> str:
 
 def version_key() -> str:
     return f"{__version__}+rules.{rules_digest()}"
-
-
-def default_path() -> Path:
-    given = os.environ.get("XEGEN_TUNING_DB")
-    if given:
-        return Path(given)
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "xegen" / "tuning.sqlite"
 
 
 class Database:
@@ -204,9 +196,11 @@ def _entry(row) -> Entry:
     return Entry(**values)
 
 
-TYPES = {"problem": str, "platform": str, "version": str, "config": dict, "modeled_cycles": (int, float),
-         "heuristic_config": dict, "heuristic_cycles": (int, float, type(None)), "method": str, "candidates": int,
-         "space": int, "seed": int, "verified_on": str, "found_at": str}
+TYPES: dict[str, type | tuple[type, ...]] = {
+    "problem": str, "platform": str, "version": str, "config": dict, "modeled_cycles": (int, float),
+    "heuristic_config": dict, "heuristic_cycles": (int, float, type(None)), "method": str, "candidates": int,
+    "space": int, "seed": int, "verified_on": str, "found_at": str,
+}
 
 
 def parse_entry(line: str, where: str) -> Entry:

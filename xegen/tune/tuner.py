@@ -117,7 +117,7 @@ class _LayerRun:
                     self.search.tell(config, None)
                     self.result.failed.append((config, outcome.fallbacks[0] if outcome.fallbacks else "fell back"))
                     config = compiled
-            if outcome.ok:
+            if outcome.error is None:  # outcome.ok
                 self.result.evaluated += 1
             else:
                 self.result.failed.append((config, outcome.error))
@@ -129,7 +129,7 @@ class _LayerRun:
 
     def _finish(self) -> None:
         ranking = self.search.ranking()
-        self.result.ranking = [(r.config, r.cycles) for r in ranking[:10]]
+        self.result.ranking = [(r.config, r.cycles) for r in ranking[:10] if r.cycles is not None]
         if self.result.heuristic is None:
             self.result.error = next((why for c, why in self.result.failed if c == self.heuristic),
                                      "the heuristic's configuration did not compile")

@@ -19,6 +19,7 @@ row in the low bits).  Transpose (d32, d64) writes memory column c as register r
 
 Bounds: elements outside the surface (X < 0, X >= width, Y < 0, Y >= height) read as zero
 and are not written.  The message runs once per thread when any of its channels is enabled.
+A load with response length 0 is a prefetch: it changes nothing.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def compile_block2d(inst: Instruction, m: "Machine", mask_of):
     payload = Payload(inst, m.files)
     grf = m.files.grf_bytes
     threads = m.files.threads
+
+    if opcode == LOAD_BLOCK2D and (desc >> 20) & 0x1F == 0:
+        return lambda: None  # a prefetch (response length 0): no register or memory value changes
 
     def run():
         mask = mask_of()
