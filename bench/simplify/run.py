@@ -71,7 +71,7 @@ def main() -> int:
     rows = []
     for case, e, halide_text in zip(cases, exprs, halide_out):
         result, ms = timed(lambda: simplify(e, model, ranges=case.ranges), args.repeat)
-        row = {"name": case.name, "input": case.text, "cost_input": model.dag_cost(e),
+        row = {"name": case.name, "input": case.text, "cost_input": model.dag_cost(e, case.ranges),
                "xegen": str(result.result), "xegen_cost": result.cost_after, "xegen_ms": round(ms, 2),
                "egraph_nodes": result.egraph_nodes, "stop": result.saturation.stop,
                "xegen_ok": same_values(e, result.result, case.ranges)}
@@ -82,12 +82,12 @@ def main() -> int:
             h, halide_text = None, f"unreadable: {error}"
         row["halide"] = str(h) if h is not None else halide_text
         row["halide_ok"] = h is not None and same_values(e, h, case.ranges)
-        row["halide_cost"] = model.dag_cost(h) if row["halide_ok"] else None
+        row["halide_cost"] = model.dag_cost(h, case.ranges) if row["halide_ok"] else None
         try:
             t = tinygrad_simplify(e, case.ranges)
             row["tinygrad"] = str(t)
             row["tinygrad_ok"] = same_values(e, t, case.ranges)
-            row["tinygrad_cost"] = model.dag_cost(t) if row["tinygrad_ok"] else None
+            row["tinygrad_cost"] = model.dag_cost(t, case.ranges) if row["tinygrad_ok"] else None
         except Exception as error:
             row["tinygrad"], row["tinygrad_ok"], row["tinygrad_cost"] = f"error: {error}", False, None
         rows.append(row)

@@ -13,12 +13,13 @@ Nothing here compares platform names: everything comes from the platform record.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from .. import ir
 from ..hw import Platform, platform
 from ..ir.types import Type
 from . import terms
+from .bounds import Bounds, bounds_function
 
 INFINITE = 10**9
 
@@ -44,6 +45,7 @@ class Operand:
 
     type: Type
     constant: int | None = None  # the IR value when the operand is an immediate
+    non_negative: bool = False  # every value is >= 0 (from the ranges: no sign fix-up for / and %)
 
 
 _ALU_OPS = ("Add", "Sub", "Neg", "BitNot", "And", "Or", "Xor")
@@ -124,8 +126,8 @@ class CostModel:
         if divisor in (0, 1, -1):
             return c["alu"]
         if divisor > 0 and divisor & (divisor - 1) == 0:
-            # shift (and mask), with a sign fix-up for signed dividends
-            return c["alu"] if not t.is_signed else 3 * c["alu"] + remainder
+            # shift (and mask), with a sign fix-up for signed dividends that may be negative
+            return c["alu"] if not t.is_signed or operands[0].non_negative else 3 * c["alu"] + remainder
         return c["div_const"] + remainder
 
     def _add3(self, t: Type, operands: Sequence[Operand]) -> int:
@@ -149,23 +151,28 @@ class CostModel:
         return self._multiply(t, operands[1:]) + (c["alu64"] if t.bits == 64 else c["alu"])
 
     # -- IR expressions ---------------------------------------------------------------------
-    def node(self, e: ir.Expr) -> int:
-        """Cost of one IR node (its own instruction, not its operands')."""
+    def node(self, e: ir.Expr, bounds: Callable[[ir.Expr], Bounds] | None = None) -> int:
+        """Cost of one IR node (its own instruction, not its operands'); `bounds` (from
+        `bounds.bounds_function`) tells which operands are non-negative."""
         if not terms.supported(e) or isinstance(e, (ir.Var, ir.IntImm, ir.BoolImm)):
             return 0
         if isinstance(e, (ir.Unary, ir.Binary, ir.Ternary)):
-            return self.operation(terms.CONSTRUCTORS[e.op], e.a.type, [_operand(x) for x in ir.children(e)])
+            return self.operation(terms.CONSTRUCTORS[e.op], e.a.type, [_operand(x, bounds) for x in ir.children(e)])
         if isinstance(e, ir.Select):
             return self.operation("Select", e.type, [_operand(e.true_value), _operand(e.false_value)])
         if isinstance(e, ir.Cast):
             return self.operation("SatCast" if e.saturate else "Cast", e.type, [_operand(e.value)], e.value.type)
         raise AssertionError(type(e).__name__)
 
-    def dag_cost(self, exprs: ir.Expr | Iterable[ir.Expr]) -> int:
+    def dag_cost(self, exprs: ir.Expr | Iterable[ir.Expr],
+                 ranges: Mapping[str, range | tuple[int | None, int | None]] | None = None) -> int:
         """Cost of computing the expressions with every distinct subexpression computed once
-        (what CSE gives); opaque nodes cost nothing but their operands are counted."""
+        (what CSE gives); opaque nodes cost nothing but their operands are counted.  `ranges`
+        (the variables' ranges, as `simplify` takes them) prices what the extractor would with the same ranges:
+        a signed / or % by 2^k of a non-negative dividend is a shift or a mask."""
         if isinstance(exprs, ir.Expr):
             exprs = [exprs]
+        bounds = bounds_function(ranges) if ranges else None
         seen: set[ir.Node] = set()
         total = 0
         stack = list(exprs)
@@ -174,7 +181,7 @@ class CostModel:
             if e in seen:
                 continue
             seen.add(e)
-            total += self.node(e) if isinstance(e, ir.Expr) else 0
+            total += self.node(e, bounds) if isinstance(e, ir.Expr) else 0
             stack.extend(ir.children(e))
         return min(total, INFINITE)
 
@@ -183,10 +190,11 @@ class CostModel:
         return saturating_sum([self.node(e) if isinstance(e, ir.Expr) else 0, *(self.tree_cost(c) for c in ir.children(e))])
 
 
-def _operand(e: ir.Expr) -> Operand:
+def _operand(e: ir.Expr, bounds: Callable[[ir.Expr], Bounds] | None = None) -> Operand:
     if isinstance(e, ir.IntImm):
-        return Operand(e.type, e.value)
-    return Operand(e.type)
+        return Operand(e.type, e.value, e.value >= 0)
+    non_negative = bounds is not None and terms.supported(e) and e.type.is_int and bounds(e)[0] >= 0
+    return Operand(e.type, non_negative=non_negative)
 
 
 def cost_model(hw: Platform | str | CostModel) -> CostModel:

@@ -1,0 +1,160 @@
+"""Bench: xegen's simplifier against Halide's and tinygrad's on random expressions (random_corpus.py).
+
+    python bench/simplify/random_run.py [--count 2000] [--seed 0] [--json out.json]
+
+Every expression goes through xegen (one saturation, extracted for XeLP, XeHPG and XeHPC), Halide
+21's simplifier (bench/simplify/halide_simplify.cpp, built against the `halide` wheel) and
+tinygrad's.  Each result is checked against its input by the interpreter on edge and random values
+within the declared ranges (every s32 value where none is declared); a peer's result that is not
+equivalent (Halide and tinygrad divide by flooring and assume signed sums do not wrap; xegen's
+IR truncates and wraps) is not compared.  All results are priced by xegen's cost model of each
+platform with the same ranges.  Prints cheaper/same/costlier counts per platform and peer, every
+case where xegen is costlier than a peer, and every xegen result that is not equivalent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1]))
+
+from peers import from_sexpr, halide_simplify, tinygrad_simplify  # noqa: E402
+from random_corpus import random_corpus  # noqa: E402
+
+from xegen import ir  # noqa: E402
+from xegen.egraph import CostModel, Limits  # noqa: E402
+from xegen.egraph.simplify import simplify_each  # noqa: E402
+
+PLATFORMS = ("xelp", "xehpg", "xehpc")
+FULL = range(-(1 << 31), 1 << 31)
+#: the engine's iteration and node bounds; a time bound far above them, so that a loaded machine
+#: gets the same results as an idle one
+LIMITS = Limits(seconds=60)
+
+
+def sample_inputs(e: ir.Expr, ranges: dict, samples: int = 600) -> dict:
+    """Edge values (the ends of each range, zero, one, minus one, their neighbours) and random ones."""
+    rng = np.random.default_rng(7)
+    env = {}
+    for v in sorted(ir.free_vars(e), key=lambda v: v.name):
+        r = ranges.get(v.name, FULL)
+        lo, hi = r.start, r.stop - 1
+        edges = [x for x in (lo, lo + 1, hi - 1, hi, 0, 1, -1, 2, -2) if lo <= x <= hi]
+        small = rng.integers(max(lo, -300), min(hi, 300) + 1, samples // 2)
+        wide = rng.integers(lo, hi + 1, samples // 2, dtype=np.int64)
+        values = np.concatenate([edges, small, wide])
+        env[v.name] = values
+    n = max(len(x) for x in env.values())
+    return {k: np.resize(x, n).astype(np.int32) for k, x in env.items()}
+
+
+def equivalent(a: ir.Expr, b: ir.Expr, env: dict) -> bool:
+    try:
+        n = len(next(iter(env.values())))
+        x = np.broadcast_to(ir.evaluate(a, env), (n,)).astype(np.int64)
+        y = np.broadcast_to(ir.evaluate(b, env), (n,)).astype(np.int64)
+    except Exception:
+        return False
+    return bool(np.array_equal(x, y))
+
+
+def peer_result(text: str, types: dict) -> ir.Expr | None:
+    if text.startswith("error"):
+        return None
+    try:
+        return from_sexpr(text, types)
+    except Exception:
+        return None
+
+
+def run(count: int, seed: int) -> dict:
+    models = [CostModel(hw) for hw in PLATFORMS]
+    cases = random_corpus(count, seed)
+    exprs = [ir.parse_expr(c.text) for c in cases]
+    full = [{v.name: c.ranges.get(v.name, FULL) for v in ir.free_vars(e)} for c, e in zip(cases, exprs)]
+    halide = halide_simplify(list(zip(exprs, full)))
+    rows = []
+    for case, e, ranges, halide_text in zip(cases, exprs, full, halide):
+        env = sample_inputs(e, ranges)
+        types = {v.name: v.type for v in ir.free_vars(e)}
+        results = simplify_each(e, models, ranges=case.ranges, limits=LIMITS)
+        peers = {"halide": peer_result(halide_text, types)}
+        try:
+            peers["tinygrad"] = tinygrad_simplify(e, ranges)
+        except Exception:
+            peers["tinygrad"] = None
+        row = {"name": case.name, "input": case.text, "ranges": {k: [r.start, r.stop - 1] for k, r in case.ranges.items()},
+               "xegen": {m.name: str(r.result) for m, r in zip(models, results)},
+               "xegen_ok": all(equivalent(e, r.result, env) for r in results),
+               "stop": results[0].saturation.stop, "ms": round(results[0].milliseconds, 1)}
+        for peer, p in peers.items():
+            row[peer] = str(p) if p is not None else halide_text if peer == "halide" else "error"
+            row[f"{peer}_ok"] = p is not None and equivalent(e, p, env)
+        row["cost"] = {m.name: {"input": m.dag_cost(e, case.ranges), "xegen": r.cost_after,
+                                **{peer: m.dag_cost(p, case.ranges) if row[f"{peer}_ok"] else None
+                                   for peer, p in peers.items()}}
+                       for m, r in zip(models, results)}
+        rows.append(row)
+    return {"count": count, "seed": seed, "rows": rows}
+
+
+def report(data: dict) -> int:
+    rows = data["rows"]
+    print(f"{len(rows)} random expressions (seed {data['seed']}); costs under each platform's model\n")
+    costlier = []
+    for hw in PLATFORMS:
+        for peer in ("halide", "tinygrad"):
+            cheaper = same = worse = 0
+            for r in rows:
+                c = r["cost"][hw]
+                if c[peer] is None:
+                    continue
+                if c["xegen"] < c[peer]:
+                    cheaper += 1
+                elif c["xegen"] == c[peer]:
+                    same += 1
+                else:
+                    worse += 1
+                    costlier.append((hw, peer, r))
+            n = cheaper + same + worse
+            share = 100.0 * (cheaper + same) / n if n else 100.0
+            print(f"{hw:6} vs {peer:8}: cheaper {cheaper:5}  same {same:5}  costlier {worse:4}  of {n:5} comparable "
+                  f"({share:.2f} % not costlier)")
+    unusable = {peer: sum(not r[f"{peer}_ok"] for r in rows) for peer in ("halide", "tinygrad")}
+    print(f"\npeer results not comparable (unreadable, failed, or not equivalent to the input): {unusable}")
+    bound = sum(r["stop"] != "saturated" for r in rows)
+    print(f"xegen saturation stopped by a bound on {bound}; median {np.median([r['ms'] for r in rows]):.1f} ms")
+    wrong = [r for r in rows if not r["xegen_ok"]]
+    print(f"xegen results not equivalent to their input: {len(wrong)}")
+    for r in wrong:
+        print(f"  WRONG {r['name']}: {r['input']}  ->  {r['xegen']}")
+    if costlier:
+        print("\ncostlier cases:")
+    for hw, peer, r in costlier:
+        c = r["cost"][hw]
+        print(f"  {hw} vs {peer}: {r['name']} {r['ranges']}\n    input    {r['input']}\n"
+              f"    xegen    {r['xegen'][hw]}  ({c['xegen']})\n    {peer:8} {r[peer]}  ({c[peer]})")
+    return 1 if wrong else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="write every row here")
+    args = parser.parse_args()
+    data = run(args.count, args.seed)
+    if args.json:
+        args.json.write_text(json.dumps(data, indent=1))
+    return report(data)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
