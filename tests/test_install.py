@@ -32,11 +32,12 @@ def test_a_wheel_installed_into_a_fresh_venv_simplifies(tmp_path):
     env_dir = tmp_path / "env"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
-    subprocess.run([python, "-m", "pip", "install", "-q", str(wheel)], check=True)
-    # run from an empty directory so nothing of the source tree is importable
-    work = tmp_path / "elsewhere"
-    work.mkdir()
+    # nothing of the source tree may be importable: with it on PYTHONPATH, pip takes its
+    # xegen.egg-info for an installed xegen and skips the wheel
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([python, "-m", "pip", "install", "-q", str(wheel)], check=True, env=env)
+    work = tmp_path / "elsewhere"  # run from an empty directory, for the same reason
+    work.mkdir()
     result = subprocess.run([env_dir / "bin" / "xegen", "simplify", "x*8 + 0", "--json"], cwd=work, env=env,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
