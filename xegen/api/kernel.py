@@ -390,5 +390,5 @@ def _tuned_entry(problem: Problem, hw: str | hwlib.Platform, tuned: bool | str |
             raise Error(f"tuned={str(tuned)!r}: no such tuning database")
     if database is None:
         return None
-    found = database.lookup(problem, hwlib.platform(hw).name)
-    return None if found is None else Tuned(found, str(database.path))
+    with database:
+        return Tuned.find(database, problem, hwlib.platform(hw))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..conv.problem import Problem
 from ..errors import ConfigError
+from ..hw import Platform
 from ..pipeline import Compilation, compile_problem
-from .database import Entry
+from .database import Database, Entry
 
 
 @dataclass(frozen=True)
@@ -15,6 +17,12 @@ class Tuned:
 
     entry: Entry
     database: str
+
+    @classmethod
+    def find(cls, database: Database, problem: Problem, hw: Platform) -> Tuned | None:
+        """`database`'s row for `problem` on `hw`, if it has one."""
+        found = database.lookup(problem, hw.name)
+        return None if found is None else cls(found, str(database.path))
 
 
 def compile_tuned(problem, hw, overrides, tuned: Tuned | None, **options) -> tuple[Compilation, dict | None]:
