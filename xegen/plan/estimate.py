@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 from ..conv.index import Idx
 from ..emit.cost import global_load_latency
@@ -135,27 +136,48 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads) -> Estimat
     per_iteration += _scalar(LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS
                              + COMPONENT_INSTRUCTIONS * (len(gemm.k.components) - 1))
     once = _scalar(FIXED_INSTRUCTIONS) + _epilogue(config, gemm, hw)
-    slm = _slm_bytes(config, gemm, hw)
-    resident = occupancy(threads, config.threads_per_group, hw, config.grf, slm,
-                         barriers=bool(config.slm) or config.tg_k > 1)
+    launch = Launch(threads, config.threads_per_group, config.grf, _slm_bytes(config, gemm, hw),
+                    barriers=bool(config.slm) or config.tg_k > 1)
     # the model's traffic at each level (`xegen.emit.roofline.traffic`) for the bytes the loads request
     requested = threads * iterations * (config.a_rows * gemm.a.type.size + config.n_tile * gemm.b.type.size) \
         * config.k_block
     sizes = [view.layout.elements * view.type.size for view in (gemm.a, gemm.b, gemm.c)]
-    moved = traffic(Workload(0, "f32", *sizes), int(requested), hw,
-                    Tiling(m_groups, n_groups, config.k_split, gemm.groups),
-                    resident.groups_per_subslice * hw.subslices)
-    wait = _wait(config, hw, per_iteration, global_load_latency(hw, moved))
-    work = per_iteration * iterations + once
-    busiest = busiest_eu_threads(threads, config.threads_per_group, hw)
+    memory = (Workload(0, "f32", *sizes), int(requested), Tiling(m_groups, n_groups, config.k_split, gemm.groups))
+    written = written_iterations(config, hw, iterations)
+    return device_estimate(hw, launch, memory, per_iteration * iterations + once,
+                           lambda latency: _wait(config, hw, per_iteration, latency) * iterations,
+                           once.issue + per_iteration.issue * written)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What the occupancy formulas (`xegen.launch`) read of a kernel's launch."""
+
+    threads: int
+    group_threads: int
+    grf: int
+    slm_bytes: int = 0
+    barriers: bool = False
+
+
+def device_estimate(hw: Platform, launch: Launch, memory: tuple[Workload, int, Tiling], work: _Work,
+                    waits: Callable[[float], float], instructions: float) -> Estimate:
+    """The model's terms for `launch.threads` threads that each do `work` and wait `waits(latency)`
+    clocks in all for their loads, given the global loads' latency; `memory`: the problem's
+    tensors, the bytes the threads' loads request and the tiling, as `roofline.traffic` takes them."""
+    threads = launch.threads
+    resident = occupancy(threads, launch.group_threads, hw, launch.grf, launch.slm_bytes, barriers=launch.barriers)
+    workload, requested, tiling = memory
+    moved = traffic(workload, requested, hw, tiling, resident.groups_per_subslice * hw.subslices)
+    wait = waits(global_load_latency(hw, moved))
+    busiest = busiest_eu_threads(threads, launch.group_threads, hw)
     busy = max(work.issue, work.alu, work.xmx, work.bytes / hw.load_store_bytes_per_clock)
     compute = max(work.alu, work.xmx) * busiest
     issue = work.issue * busiest
     load_store = work.bytes / hw.load_store_bytes_per_clock * busiest
-    memory = moved.dram / hw.dram_bytes_per_clock
-    latency = max(compute, issue, load_store) + stall(resident, busy, wait * iterations)
-    instructions = once.issue + per_iteration.issue * written_iterations(config, hw, iterations)
-    return Estimate(threads, busiest, compute, issue, load_store, memory, latency, instructions)
+    latency = max(compute, issue, load_store) + stall(resident, busy, wait)
+    return Estimate(threads, busiest, compute, issue, load_store, moved.dram / hw.dram_bytes_per_clock, latency,
+                    instructions)
 
 
 def pipeline_shape(config: Config, hw: Platform) -> tuple[int, int]:

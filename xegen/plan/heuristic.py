@@ -26,6 +26,7 @@ from .dpasw import fused_pairs_fit
 from .estimate import Estimate, Estimator, pipeline_shape
 from .gemm import Gemm
 from .kernel import BUDGET_KEYS, KernelPlan, check_budgets, check_code_size, plan_layout
+from .row_estimate import row_estimate
 from .strategies import plan_for, strategy_configs
 from .tiles import round_up
 
@@ -78,7 +79,7 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
             return
         raise max(fits.errors, key=lambda item: item[0])[1]
     plain = next(item for item in sorted(ranked, key=lambda item: item[0]) if fits(item))
-    first = best if best[2].device <= (1 - ESTIMATE_MARGIN) * plain[2].device else plain
+    first = _lead(best, plain)
     yield first[1]
     for item in ranked:
         if item is not first and fits(item):
@@ -86,19 +87,31 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
 
 
 def _fitting_strategies(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
-    """The other strategies' configurations whose plans fit (their planners check them), first;
+    """The other strategies' configurations whose plans fit (their planners check them), best
+    first: ranked by the estimate of the model (`row_estimate.py`), the planner's first kept
+    ahead unless the estimate's best is clearly faster (ESTIMATE_MARGIN, as for the GEMM plan);
     when `given` asks for such a plan and none fits, the last planner's error."""
     fitting, last_error = [], None
     for candidate in strategy_configs(gemm, hw, given):
         try:
-            plan_for(gemm, candidate, hw)
+            plan = plan_for(gemm, candidate, hw)
         except ConfigError as error:
             last_error = error
             continue
-        fitting.append(candidate)
-    if not fitting and given.get("plan", "gemm") != "gemm":
-        raise last_error or ConfigError(f"plan={given['plan']}: no configuration applies")
-    return fitting
+        fitting.append((len(fitting), candidate, row_estimate(plan)))
+    if not fitting:
+        if given.get("plan", "gemm") != "gemm":
+            raise last_error or ConfigError(f"plan={given['plan']}: no configuration applies")
+        return []
+    ranked = sorted(fitting, key=lambda item: (_bucket(item[2].device), item[0]))
+    first = _lead(ranked[0], fitting[0])
+    return [first[1]] + [config for _, config, _ in ranked if config is not first[1]]
+
+
+def _lead(best: tuple[int, Config, Estimate], plain: tuple[int, Config, Estimate]) -> tuple[int, Config, Estimate]:
+    """The configuration to try first: the estimate's best if it is at most 1 - ESTIMATE_MARGIN
+    of the plain order's first, else that one."""
+    return best if best[2].device <= (1 - ESTIMATE_MARGIN) * plain[2].device else plain
 
 
 # The estimate's best must be this much faster than the plain choice to replace it.  On
