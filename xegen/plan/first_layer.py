@@ -386,7 +386,11 @@ def first_layer_configs(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -
     n_tiles = [given["n_tile"]] if "n_tile" in given else [t for t in (2 * simd, simd) if t <= desc.oc]
     if fma not in SYSTOLIC:
         n_tiles.reverse()  # mad: the weights of a row take n_tile registers per value of K
-    m_tiles = [given["m_tile"]] if "m_tile" in given else m_tile_options(desc, m_choices)
+    # and smaller blocks after them: more threads, for the estimate to take where a thread's
+    # waits need more threads per EU to hide them (mobilenet_v2's conv1 in bf16 on XeHPC models
+    # 2592 cycles with m_tile=2 against 3379 with 16)
+    m_tiles = [given["m_tile"]] if "m_tile" in given else \
+        m_tile_options(desc, m_choices) + [m for m in (4, 2) if m < min(m_choices) and m < desc.ow]
     configs = []
     for n_tile in n_tiles:
         for m_tile in m_tiles:

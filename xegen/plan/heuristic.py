@@ -7,8 +7,9 @@ It ranks them by the model's cycles as `estimate.py` estimates them from the con
 alone (close estimates keep the plain order: largest tiles first).  `config_candidates` keeps
 those whose kernel plan fits the registers, SLM and instruction cache (`plan_layout`,
 `check_budgets`, `check_code_size`), and keeps the plain order's first choice ahead unless the
-estimate's best is clearly faster; `choose_config` takes the first.  A key given in
-`overrides` is fixed; every other is the heuristic's.
+estimate's best is clearly faster; `choose_config` takes the first.  Where a row plan applies
+(`strategies.py`), its fitting configurations come first, ranked the same way by
+`row_estimate.py`.  A key given in `overrides` is fixed; every other is the heuristic's.
 """
 
 from __future__ import annotations
