@@ -255,7 +255,7 @@ def depthwise_configs(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> 
     return list(dict.fromkeys(configs))
 
 
-SMALL_M_TILES = (2, 1)  # more threads, for layers whose loads need more threads per EU to hide them
+SMALL_M_TILES = (2,)  # more threads, for layers whose loads need more threads per EU to hide them
 
 
 def _m_tiles(desc, hw: Platform, n_tile: int, given: Mapping[str, object]) -> list[int]:
@@ -263,7 +263,9 @@ def _m_tiles(desc, hw: Platform, n_tile: int, given: Mapping[str, object]) -> li
     (a thread waits for its loads; a second one hides the wait), then the rest by thread count;
     then SMALL_M_TILES, which the estimate takes where waits dominate (mobilenet_v2's block1_dw
     in bf16 on XeHPC models 2161 cycles with m_tile=2 against 2981 with 4: each row's weights
-    are 16-bit gathers, waited for one by one)."""
+    are 16-bit gathers, waited for one by one).  Not m_tile=1: each output's mads then wait on a
+    sync.allwr for the next row's loads too, which the estimate does not see (block16_dw in f32
+    on XeHPC: estimated 662 cycles, modeled 1167, against 1076 with m_tile=4)."""
     if "m_tile" in given:
         return [given["m_tile"]]
     options = m_tile_options(desc, (16, 8, 4))
