@@ -8,6 +8,7 @@ loop body for K); view index arithmetic and masks stay inline for the optimizer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..conv.index import Idx, all_of, lane_ids, lane_var
 from ..hw import Platform
@@ -27,7 +28,9 @@ class Scope:
     def __init__(self, names: Names):
         self.names = names
         self.lets: list[tuple[Var, Expr]] = []
-        self.memo: dict[object, object] = {}
+        # values computed once per scope (Idx values, a coordinate's components with its conditions,
+        # ...) under keys that tell the kinds apart: each caller knows the type of what it stored
+        self.memo: dict[tuple, Any] = {}
 
     def bind(self, hint: str, value: Idx) -> Idx:
         if value.is_const or isinstance(value.expr, Var):
@@ -178,9 +181,9 @@ def emit_global(view: View, gemm: Gemm, memory: Var, layout: TileLayout, lines: 
             comps, bound = view_components(view, gemm, origin, offset, vector, lane_scope)
             values.update(comps)
             conditions += bound
-        offset, view_masks = view.access(values)
+        address, view_masks = view.access(values)
         conditions += view_masks
-        byte_offset = offset.expr * size
+        byte_offset = address.expr * size
         if byte_offset.type.lanes > 1:
             byte_offset, conditions = _hoisted(byte_offset, conditions, origins, lane_scope)
         mask = all_of(conditions)
