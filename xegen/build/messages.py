@@ -7,6 +7,7 @@ loop body for K); view index arithmetic and masks stay inline for the optimizer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -247,7 +248,7 @@ def _vector(e: Expr, lanes: int) -> Expr:
     return e if e.type.lanes == lanes else Broadcast(e, lanes)
 
 
-def slm_run_messages(op: str, slm: Var, grf: TileLayout, runs: list[Run | LaneRun], base: Idx, base_alignment: int,
+def slm_run_messages(op: str, slm: Var, grf: TileLayout, runs: Sequence[Run | LaneRun], base: Idx, base_alignment: int,
                      hw: Platform, lane_scope: Scope) -> list[Stmt]:
     """Messages moving `runs` between the GRF buffer of `grf` and SLM: run elements start at SLM
     element `base + run.slm`.  Block messages of up to the platform's largest block where the
