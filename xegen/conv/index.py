@@ -9,8 +9,8 @@ e-graph optimizer sees `ih = oh*2 + kh - 3` as written.  Operations with an iden
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ..ir import Expr, IntImm, Var, const, logical_and
 from ..ir.expr import Shuffle

@@ -200,6 +200,7 @@ ONES = 16  # BWD_WB with dpas: the row of ones (8 dwords of 16-bit values) whose
 
 REDUCTION_CHUNK_GRFS = 8  # registers through which the first K thread adds the others' partial sums
 
+
 def layout_key(config: Config, hw: Platform) -> tuple[Config, bool]:
     """What `plan_layout` reads of `config`: the keys that scale the budgets a layout must fit
     (grf, slm_bufs, gmem_bufs) only through `prefetches` (whether messages are paid twice)."""

@@ -193,8 +193,8 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
         right_side = np.broadcast_to(ir.evaluate(rhs, env), (n,))
         for i in range(n):
             if fires[i] and left_side[i] != right_side[i]:
-                return Violation(_assignment(values, symbols, instance, i),
-                                 f"left side {_show(left_side[i], lhs.type)}, right side {_show(right_side[i], rhs.type)}")
+                return Violation(_assignment(values, symbols, instance, i), f"left side {_show(left_side[i], lhs.type)}, "
+                                 f"right side {_show(right_side[i], rhs.type)}")
     for e, k in instance.claimed_multiples:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
         factor = action_column(k)
