@@ -194,7 +194,9 @@ class _Line:
     def skip(self) -> None:
         text, pos = self.text, self.pos
         if pos < len(text) and text[pos] in " \t\r":
-            self.pos = _SPACES.match(text, pos).end()
+            spaces = _SPACES.match(text, pos)
+            assert spaces is not None  # the pattern matches the empty string
+            self.pos = spaces.end()
 
     def peek(self, s: str) -> bool:
         self.skip()
@@ -449,9 +451,10 @@ class _Line:
     def operands(self, info: T.OpcodeInfo, fields: dict, exec_size: int):
         """(dst, srcs, saturate) of an ALU, math, 3-source or dpas instruction."""
         fmt = info.format
-        nsrc = {T.UNARY: 1, T.BINARY: 2, T.TERNARY: 3, T.DPAS: 3}.get(fmt)
         if fmt == T.MATH:
             nsrc = 2 if fields["function"] in T.MATH_TWO_SOURCES else 1
+        else:
+            nsrc = {T.UNARY: 1, T.BINARY: 2, T.TERNARY: 3, T.DPAS: 3}[fmt]
         saturate = self.accept("(sat)")
         dst = self.register_operand("dst", fmt, info, 0, exec_size)
         srcs = []
@@ -547,12 +550,12 @@ class _Line:
             if not self.text.startswith("a0.", self.pos):
                 raise self.error("expected a0.N inside r[...]")
             self.pos += 3
-            sub = self.integer("an address subregister")
+            address_subreg = self.integer("an address subregister")
             offset = 0
             if self.accept(","):
                 offset = self.integer("an address offset")
             self.expect("]")
-            return "r", 0, None, (sub, offset)
+            return "r", 0, None, (address_subreg, offset)
         name = self.ident("a register")
         m = _REGISTER_NAME.fullmatch(name)
         if not m:

@@ -90,9 +90,10 @@ class Cycles:
             result["occupancy"] = self.occupancy.as_dict()
         if self.traffic is not None:
             result["bytes"] = self.traffic.as_dict()
-        if self.roofline is not None:
+        fraction = self.roofline_fraction  # None exactly when there is no roofline
+        if self.roofline is not None and fraction is not None:
             result.update(roofline_cycles=self.roofline.cycles, roofline_bound=self.roofline.bound,
-                          roofline_fraction=round(self.roofline_fraction, 4),
+                          roofline_fraction=round(fraction, 4),
                           roofline_terms={"compute": self.roofline.compute, "memory": self.roofline.memory})
         return result
 
@@ -178,7 +179,7 @@ def kernel_cycles(instructions: Sequence[Instruction], executions: Sequence[int]
     def latency(inst: Instruction) -> float:
         target = message_target(inst)
         if target == "fence":
-            return slm_latency if inst.send.sfid == "slm" else load_latency
+            return slm_latency if inst.send is not None and inst.send.sfid == "slm" else load_latency
         return {"slm": slm_latency, "global": load_latency}.get(target, 0.0)
 
     waits = exposed_latency(instructions, executions, threads, latency)

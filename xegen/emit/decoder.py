@@ -15,8 +15,9 @@ from .. import hw as hwlib
 from ..errors import DecodeError, Error
 from . import tables as T
 from .compaction import expand_compacted
-from .instruction import (CondModifier, Flag, Imm, Instruction, NO_SWSB, Predicate, Reg, SendDescriptor,
+from .instruction import (CondModifier, Flag, Imm, Instruction, NO_SWSB, Operand, Predicate, Reg, SendDescriptor,
                           complete_instruction)
+from .fields import TernaryRegionSource
 from .layout import Layout, layout_for
 from .swsb import decode_swsb
 
@@ -71,7 +72,7 @@ def _decoder_for(layout: Layout) -> "_Decoder":
     return decoder
 
 
-def _expand_compacted(word: bytes, platform: hwlib.Platform, offset: int) -> bytes:
+def _expand_compacted(word: bytes | bytearray, platform: hwlib.Platform, offset: int) -> bytes:
     try:
         expanded = expand_compacted(bytes(word), platform)
     except (Error, ValueError, KeyError, IndexError) as error:
@@ -97,7 +98,7 @@ class _Decoder:
         # Operand caches, keyed by the operand's bits.  A math-macro operand reads the same bits
         # differently (its implicit region depends on SIMD1): caches [plain, macro, macro SIMD1].
         self.dst_caches: tuple[dict[int, Reg], ...] = ({}, {})
-        self.src_caches = tuple(({}, {}, {}) for _ in range(2))
+        self.src_caches: tuple[tuple[dict[int, Reg], ...], ...] = tuple(({}, {}, {}) for _ in range(2))
         self.ternary_caches: tuple[dict[int, Reg], ...] = ({}, {}, {})
         X = F.ternary
         # a 3-source operand's type reads the execution type; bfn's modifier bits are its function
@@ -116,7 +117,7 @@ class _Decoder:
             T.JIP_ONLY: self._jip_only, T.CALL: self._call, T.CALLA: self._call, T.RET: self._ret,
         }
 
-    def decode_at(self, data: bytes, offset: int) -> tuple[Instruction, int]:
+    def decode_at(self, data: bytes | bytearray, offset: int) -> tuple[Instruction, int]:
         end = offset + 16
         compacted_bit = self.compacted_bit
         if offset >= 0 and end <= len(data):
@@ -352,7 +353,7 @@ class _Decoder:
                 payload |= B.immediate_high.get(bits) << 32
             elif info.format != T.MATH:
                 cond = self._cond_modifier(st, B.condition.get(bits))
-            srcs = (self._immediate(type_code, payload, st, "src0"),)
+            srcs: tuple[Operand, ...] = (self._immediate(type_code, payload, st, "src0"),)
         else:
             if info.format != T.MATH:
                 cond = self._cond_modifier(st, B.condition.get(bits))
@@ -404,7 +405,7 @@ class _Decoder:
             v, h = macro_region
             return Reg(file, number, 0, type_name, v, None, h, neg, abs_, mme=self._mme(S.mme.get(bits), st, where))
         hs = T.HSTRIDE_BY_CODE[S.hstride.get(bits)]
-        vs = T.TERNARY_VSTRIDE_BY_CODE[S.vstride.get(bits)] if index < 2 else None
+        vs = T.TERNARY_VSTRIDE_BY_CODE[S.vstride.get(bits)] if isinstance(S, TernaryRegionSource) else None  # src2: <h>
         reg = Reg(file, number, self._element(S.subreg.get(bits), type_name), type_name, vs, None, hs,
                   neg, abs_)
         if len(cache) > _CACHE_LIMIT:
@@ -447,6 +448,7 @@ class _Decoder:
         macro_src = ((0 if scalar else 1), 0) if macro else None
         # src0: a register or a 16-bit immediate
         mods0 = 0 if bfn else X.src0.modifiers.get(bits)
+        src0: Operand
         if X.src0_is_immediate.get(bits):
             src0 = self._ternary_imm(X.src0.type.get(bits), float_exec, X.src0_immediate.get(bits), st, "src0")
         else:
@@ -458,6 +460,7 @@ class _Decoder:
         src1 = self._ternary_reg(1, float_exec, mods1, st, bfn, macro_src)
         # src2
         mods2 = 0 if bfn else X.src2.modifiers.get(bits)
+        src2: Operand
         if X.src2_is_immediate.get(bits):
             src2 = self._ternary_imm(X.src2.type.get(bits), float_exec, X.src2_immediate.get(bits), st, "src2")
         else:
@@ -563,7 +566,7 @@ class _Decoder:
         if B.src0_is_immediate.get(bits):
             if function not in ("allrd", "allwr") and not (function == "bar" and self.xehpc):
                 raise self.fail(f"sync.{function} takes no immediate", st.offset, info)
-            src = Imm(B.immediate.get(bits), "ud")
+            src: Operand = Imm(B.immediate.get(bits), "ud")
         else:
             if Y.src0_register.get(bits):
                 raise self.fail("src0: only null or an immediate is supported", st.offset, info)

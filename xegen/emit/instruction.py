@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, fields, replace
-from typing import Callable, ClassVar, Union
+from typing import Callable, ClassVar, Union, final
 
 from . import tables as T
 from .floats import float_to_bits
@@ -28,6 +28,7 @@ from .floats import float_to_bits
 # Operands
 
 
+@final  # no subclasses: `type(op) is Reg`, the fast test hot paths use, then narrows an Operand
 @dataclass(frozen=True, slots=True)
 class Reg:
     """A register operand.
@@ -93,6 +94,7 @@ class Reg:
         return self.subreg * T.type_bytes(self.type) if self.type else self.subreg
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Imm:
     """An immediate: `value` is the raw bit pattern (zero-extended) of `type`."""
