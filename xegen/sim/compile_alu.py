@@ -95,7 +95,7 @@ def compile_alu(inst: Instruction, m: "Machine") -> Op:
         return compile_macro(inst, m, combined_mask(inst, m))
     info = T.OPCODES[op]
     readers, types = _readers(inst, m, info.bitwise)
-    dst = Destination(inst.dst, inst.exec_size, m.files, saturate=inst.saturate)
+    dst = Destination(_destination(inst), inst.exec_size, m.files, saturate=inst.saturate)
     builder = _SPECIAL.get(op)
     if builder is not None:
         return builder(inst, m, readers, types, dst)
@@ -111,6 +111,13 @@ def compile_alu(inst: Instruction, m: "Machine") -> Op:
     return _generic(inst, m, readers, dst, compute, raw)
 
 
+def _destination(inst: Instruction) -> Reg:
+    """An ALU instruction's destination register (the decoder gives each one)."""
+    if inst.dst is None:
+        raise SimulationError(f"{inst.opcode} without a destination")
+    return inst.dst
+
+
 def _generic(inst: Instruction, m: "Machine", readers, dst: Destination, compute, raw: bool) -> Op:
     mask_of = combined_mask(inst, m)
     accwr = _acc_write(inst, m)
@@ -120,7 +127,7 @@ def _generic(inst: Instruction, m: "Machine", readers, dst: Destination, compute
         flag = FlagWriter(m.files.flags, cond.flag, inst.exec_size, inst.channel_offset)
         cname = cond.cond
 
-        def run():
+        def run_and_flag():
             mask = mask_of()
             result = compute([r() for r in readers])
             converted = dst.convert(result, m.mode)
@@ -129,7 +136,7 @@ def _generic(inst: Instruction, m: "Machine", readers, dst: Destination, compute
             dst.store_raw(converted, mask)
             if accwr is not None:
                 accwr(result, mask)
-        return run
+        return run_and_flag
 
     if raw and accwr is None:
         store = dst.store_raw
@@ -222,7 +229,9 @@ def _compute_function(inst: Instruction, types: list[dt.ElementType], dst_type: 
     if op == "bfi2":
         return lambda v: alu.bfi2(v[0], v[1], v[2])
     if op == "bfn":
-        table = int(inst.function)
+        table = inst.function
+        if not isinstance(table, int):
+            raise SimulationError(f"bfn with the function {table!r}, not a truth table")
         return lambda v: alu.bfn(v[0], v[1], v[2], table)
     if op == "dp4a":
         return lambda v: alu.dp4a(v[0], v[1], v[2], types[1], types[2])
@@ -257,6 +266,8 @@ def _sel(inst: Instruction, m: "Machine", types):
 
 def _math(inst: Instruction, types, dst_type: dt.ElementType):
     function = inst.function
+    if not isinstance(function, str):
+        raise SimulationError(f"math with the function {function!r}")
     if function in ("idiv", "iqot", "irem"):
         signed = types[0].is_signed or types[1].is_signed
 
@@ -282,9 +293,9 @@ def _integer_multiply(inst: Instruction, m: "Machine", ints):
     """Integer mul; when the destination is the accumulator, remember the exact product (its
     64 bits, two's complement) for a following mach/macl (IGC's 32x32 multiply: mul acc0:d a:d
     b:uw; mach, nGEN's division by constants: mul acc0 x:d M:uw; mach q:d x:d M:ud)."""
-    dst = inst.dst
+    dst = _destination(inst)
     if dst.file != "acc":
-        return lambda v: alu.mul(v[0], v[1], ints, m.mode, None, dst.type and dt.TYPES[dst.type].size)
+        return lambda v: alu.mul(v[0], v[1], ints, m.mode, None, dt.TYPES[dst.type].size)
     slots = _acc_slots(dst, inst.exec_size) + m.files.register_base("acc", dst.number) // 4
     mask_of = combined_mask(inst, m)
     wide = m.files.acc_wide
@@ -353,10 +364,10 @@ def _mach(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> 
     files = m.files
     has_macl = T.opcode_available(T.OPCODES["macl"], files.platform)
     low = inst.opcode == "macl" or (not has_macl and "AccWrEn" not in inst.options)
-    slots = _acc_slots(inst.dst, inst.exec_size)
+    slots = _acc_slots(dst.reg, inst.exec_size)
     mask_of = combined_mask(inst, m)
     accwr = "AccWrEn" in inst.options
-    acc = Destination(Reg("acc", 0, inst.dst.subreg, "ud", hstride=inst.dst.hstride or 1), inst.exec_size,
+    acc = Destination(Reg("acc", 0, dst.reg.subreg, "ud", hstride=dst.reg.hstride or 1), inst.exec_size,
                       files) if accwr else None
     high_half = alu.high_half_of_multiplier(types[1])
     r0, r1 = readers
@@ -379,8 +390,8 @@ def _mach(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> 
 
 def _mac(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
     """mac: dst = acc0 + src0 * src1, the accumulator read in the destination's type and region."""
-    stride = inst.dst.hstride or 1
-    acc_src, acc_type = source(Reg("acc", 0, inst.dst.subreg, dst.etype.name, stride, 1, 0), inst.exec_size, m.files)
+    stride = dst.reg.hstride or 1
+    acc_src, acc_type = source(Reg("acc", 0, dst.reg.subreg, dst.etype.name, stride, 1, 0), inst.exec_size, m.files)
     compute_types = types + [acc_type, dst.etype]
     floats = alu.is_float_op(compute_types)
     ints = None if floats else alu.int_compute_dtype(compute_types)
@@ -396,9 +407,10 @@ def _carry(inst: Instruction, m: "Machine", readers, types, dst: Destination) ->
     acc = Destination(Reg("acc", 0, 0, "ud", hstride=1), inst.exec_size, m.files)
     subtract = inst.opcode == "subb"
     r0, r1 = readers
-    flag = None
+    flag, cname = None, ""
     if inst.cond_modifier is not None:
         flag = FlagWriter(m.files.flags, inst.cond_modifier.flag, inst.exec_size, inst.channel_offset)
+        cname = inst.cond_modifier.cond
 
     def run():
         mask = mask_of()
@@ -410,7 +422,7 @@ def _carry(inst: Instruction, m: "Machine", readers, types, dst: Destination) ->
         converted = dst.convert(result, m.mode)
         if flag is not None:
             values = dt.to_value(converted, dst.etype)
-            flag(alu.condition_on_result(inst.cond_modifier.cond, values, result), mask)
+            flag(alu.condition_on_result(cname, values, result), mask)
         dst.store_raw(converted, mask)
         acc.store(carry.astype(np.uint32), mask, m.mode)
     return run

@@ -123,7 +123,8 @@ def _triple(values: Sequence[int] | int, name: str, minimum: int = 1) -> tuple[t
         raise Error(f"{name} {values} must be {'positive' if minimum else 'zero or more'} in every dimension")
     if any(v >= SIZE_LIMIT for v in values):
         raise Error(f"{name} {values} is too large: each dimension must be below 2^32")
-    return values + (1,) * (3 - len(values)), len(values)
+    x, y, z = values + (1,) * (3 - len(values))
+    return (x, y, z), len(values)
 
 
 def thread_total(global_size: tuple[int, int, int], local_size: tuple[int, int, int], simd: int) -> int:
@@ -138,7 +139,7 @@ def thread_total(global_size: tuple[int, int, int], local_size: tuple[int, int, 
 
 def walk_order(kernel: ZebinKernel) -> tuple[int, int, int]:
     order = kernel.execution_env.work_group_walk_order_dimensions
-    return tuple(order) if order else (0, 1, 2)
+    return order if order else (0, 1, 2)
 
 
 def local_ids(local_size: tuple[int, int, int], simd: int, threads: int,
@@ -201,9 +202,8 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
         for gy in range(counts[1]):
             for gx in range(counts[0]):
                 gid = (gx, gy, gz)
-                size = tuple(min(l[d], g[d] - gid[d] * l[d]) for d in range(3))
-                n = size[0] * size[1] * size[2]
-                groups.append(Group(gid, size, max(1, -(-n // simd))))
+                x, y, z = (min(l[d], g[d] - gid[d] * l[d]) for d in range(3))
+                groups.append(Group(gid, (x, y, z), max(1, -(-(x * y * z) // simd))))
     inline = min(WALKER_INLINE_BYTES, ctd_size) if platform.compute_walker and env.inline_data_payload_size else 0
     launch = Launch(kernel, platform, simd, g, l, dims, offset, groups, ctd_size, inline, ptd_size, channel_bytes,
                     packed, arg_info=dict(arg_info or {}))
@@ -299,7 +299,7 @@ def _map_arguments(launch: Launch, args: Sequence[Any], memory: DeviceMemory) ->
         raise Error(f"kernel {kernel.name} takes {count} argument(s), got {len(args)}")
     slm_static = kernel.execution_env.slm_size
     slm_next = slm_static
-    kinds = {}
+    kinds: dict[int, set[str | None]] = {}
     for p in kernel.payload_arguments:
         if p.arg_type == "arg_bypointer" and p.arg_index is not None:
             kinds.setdefault(p.arg_index, set()).add(p.addrmode)
@@ -415,7 +415,7 @@ def _value_bytes(value: Any, size: int, index: int, declared: tuple[str, str] | 
         return bytes(value)
     if isinstance(value, np.ndarray) and value.ndim > 0:
         return np.ascontiguousarray(value).tobytes()
-    dtype = np.dtype(SCALAR_TYPES[declared[1]]) if declared and declared[1] in SCALAR_TYPES else None
+    dtype: np.dtype | None = np.dtype(SCALAR_TYPES[declared[1]]) if declared and declared[1] in SCALAR_TYPES else None
     if isinstance(value, (np.generic, np.ndarray)):
         value = value.item()
     if not isinstance(value, (bool, int, float)):
@@ -478,6 +478,8 @@ def cross_thread_data(launch: Launch, args: Sequence[Any], group_local_size: tup
         elif kind == "buffer_offset":
             put(p.offset, p.size, bytes(4))  # buffers are mapped 4-byte aligned: no offset
         elif kind == "arg_byvalue":
+            if p.arg_index is None:
+                raise Error(f"payload argument arg_byvalue at offset {p.offset} names no argument (arg_index)")
             declared = launch.arg_info.get(p.arg_index)
             value = _value_bytes(args[p.arg_index], p.size, p.arg_index, declared)
             start = p.source_offset or 0
@@ -560,7 +562,9 @@ def thread_count(launch: Launch) -> int:
 def group_batches(launch: Launch, max_threads: int) -> list[list[int]]:
     """Indices of groups, in batches of whole groups with at most `max_threads` threads that
     all start at the same instruction (edge groups may leave the ids to the runtime)."""
-    batches, current, count, start = [], [], 0, None
+    batches: list[list[int]] = []
+    current: list[int] = []
+    count, start = 0, None
     for index, grp in enumerate(launch.groups):
         begins = start_offset(launch, grp.local_size)
         if current and (count + grp.threads > max_threads or begins != start):

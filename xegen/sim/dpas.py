@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..emit.instruction import Instruction
+from ..emit.instruction import Instruction, Reg
 from . import datatypes as dt
 from .compile_alu import exec_mask_function
 from .errors import SimulationError
@@ -77,7 +77,10 @@ def compile_dpas(inst: Instruction, m: "Machine"):
     n = inst.exec_size
     rows = inst.repeat_count
     depth = inst.systolic_depth
-    dst_reg, src0, src1, src2 = inst.dst, *inst.srcs
+    registers = [src for src in inst.srcs if type(src) is Reg]
+    if inst.dst is None or len(inst.srcs) != 3 or len(registers) != 3:
+        raise SimulationError(f"{inst.opcode} needs a destination and 3 register sources")
+    dst_reg, (src0, src1, src2) = inst.dst, registers
     a_type, b_type = src2.type, src1.type
     if a_type not in ELEMENT_BITS or b_type not in ELEMENT_BITS:
         raise SimulationError(f"dpas with :{b_type} x :{a_type} operands is not simulated")
@@ -130,7 +133,7 @@ def compile_dpas(inst: Instruction, m: "Machine"):
         b_matrix = b_values.transpose(0, 1, 3, 2).reshape(threads, depth * ops, n)
         a_matrix = unpack(np.ascontiguousarray(a_rows()), a_type).reshape(threads, rows, depth * ops)
         product = np.matmul(a_matrix, b_matrix)  # (T, rows, n)
-        if c_start is not None:
+        if c_start is not None and acc_type is not None:
             c_raw = grf[:, c_start:c_start + rows * n * acc_type.size].view(acc_type.storage).reshape(threads, rows, n)
             product = product + dt.to_value(c_raw, acc_type).astype(product.dtype)
         if not float_math:

@@ -91,17 +91,14 @@ def source(op, exec_size: int, files: RegisterFiles, *, region: tuple[int, int, 
     if reg.file == "null":
         zeros = np.zeros((1, 1), dtype=etype.storage)
         return (lambda: zeros), etype
-    if region is None:
-        if reg.vstride is None and reg.indirect:
-            region = (None, reg.width or 1, reg.hstride or 0)
-        else:
-            region = (reg.vstride or 0, reg.width or 1, reg.hstride or 0)
-    if reg.indirect:
-        reader = _indirect_reader(reg, exec_size, files, etype, region, where)
+    if reg.indirect:  # a None vertical stride is the VxH form
+        indirect_region = region if region is not None else (reg.vstride, reg.width or 1, reg.hstride or 0)
+        reader = _indirect_reader(reg, exec_size, files, etype, indirect_region, where)
     else:
+        vstride, width, hstride = region if region is not None else (reg.vstride or 0, reg.width or 1, reg.hstride or 0)
         base, _ = files.file(reg.file)
         offset = files.register_base(reg.file, reg.number) + reg.subreg * etype.size
-        view, reshape = strided_view(base, offset, etype.storage, exec_size, *region, where=where)
+        view, reshape = strided_view(base, offset, etype.storage, exec_size, vstride, width, hstride, where=where)
         threads = files.threads
         if etype.name in ("bf", "tf32", "bf8"):
             if reshape:

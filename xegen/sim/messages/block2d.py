@@ -31,7 +31,7 @@ import numpy as np
 from ...emit.instruction import Instruction
 from ..errors import SimulationError
 from ..memory import UNSIGNED
-from .payload import Payload, gather
+from .payload import Payload, gather, message
 
 if TYPE_CHECKING:
     from ..machine import Machine
@@ -45,7 +45,7 @@ def _power_of_two_at_least(n: int) -> int:
 
 
 def compile_block2d(inst: Instruction, m: "Machine", mask_of):
-    desc = inst.send.desc
+    desc = message(inst).desc
     opcode = desc & 0x3F
     size = ELEMENT_BYTES.get((desc >> 9) & 7)
     if size is None:

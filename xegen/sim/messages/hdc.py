@@ -20,7 +20,7 @@ from ...emit.instruction import Instruction
 from ..errors import MemoryFault, SimulationError
 from . import atomics
 from ..memory import UNSIGNED
-from .payload import Lanes, Payload, active, as_unsigned, gather, scatter
+from .payload import Lanes, Payload, active, as_unsigned, gather, message, scatter
 from .spaces import FlatSpace, SlmSpace, Space, SurfaceSpace
 
 if TYPE_CHECKING:
@@ -46,12 +46,12 @@ def _space(bti: int, m: "Machine", a64: bool) -> Space:
 
 
 def compile_hdc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
-    desc = inst.send.desc
+    desc = message(inst).desc
     bti = desc & 0xFF
     control = (desc >> 8) & 0x3F
     kind = (desc >> 14) & 0x1F
     header = bool(desc >> 19 & 1)
-    sfid = inst.send.sfid
+    sfid = message(inst).sfid
     payload = Payload(inst, m.files)
     h = Hdc(inst, m, payload, mask_of, header)
     if sfid == "dc0" and desc >> 18 & 1:
@@ -72,12 +72,12 @@ def compile_hdc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
             return h.scattered(_space(bti, m, False), simd, size, write=kind == 0x0C)
     elif sfid == "dc1":
         if kind in (0x01, 0x09, 0x11, 0x19):
-            simd = {1: 16, 2: 8}.get((control >> 4) & 3)
-            if simd is None:
+            untyped_simd = {1: 16, 2: 8}.get((control >> 4) & 3)
+            if untyped_simd is None:
                 raise SimulationError("untyped surface message in SIMD4x2 mode is not simulated")
             channels = [c for c in range(4) if not (control >> c) & 1]
             a64 = kind in (0x11, 0x19)
-            return h.untyped(_space(bti, m, a64), simd, channels, a64, write=kind in (0x09, 0x19))
+            return h.untyped(_space(bti, m, a64), untyped_simd, channels, a64, write=kind in (0x09, 0x19))
         if kind in (0x10, 0x1A):
             subtype = control & 3
             count_code = (control >> 2) & 3
@@ -188,7 +188,7 @@ class Hdc:
                 return
             address = self._addresses(lanes, simd, a64)
             who = self._who(lanes, space)
-            if write:
+            if field is None:  # a write
                 data = lanes.select(payload.source_field(self._data_start(simd, a64), width, 4))
                 space.write(who, address, data.astype(UNSIGNED[size]))
             else:

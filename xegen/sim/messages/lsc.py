@@ -22,7 +22,7 @@ from ...emit.instruction import Instruction
 from ..errors import SimulationError
 from . import atomics
 from .block2d import LOAD_BLOCK2D, STORE_BLOCK2D, compile_block2d
-from .payload import Lanes, Payload, active, as_unsigned, gather, scatter
+from .payload import Lanes, Payload, active, as_unsigned, gather, message, scatter
 from ..memory import UNSIGNED
 from .spaces import FlatSpace, ScratchSpace, SlmSpace, Space, SurfaceSpace
 
@@ -66,7 +66,7 @@ class LscDescriptor:
 
 
 def space_for(inst: Instruction, d: LscDescriptor, m: "Machine") -> Space:
-    sfid = inst.send.sfid
+    sfid = message(inst).sfid
     if sfid == "slm":
         return SlmSpace(m.slm, m.group_of_thread)
     if sfid not in ("ugm", "ugml"):
@@ -77,25 +77,22 @@ def space_for(inst: Instruction, d: LscDescriptor, m: "Machine") -> Space:
         if d.bti == 0xFF:  # stateless A32: relative to General State Base
             return FlatSpace(m.memory, m.general_state_base)
         return SurfaceSpace(m.memory, m.surface(d.bti))
-    return ScratchSpace(m.memory, _scratch_of(inst, m), _surface_state_check(inst, m))
+    return _scratch_space(inst, m)
 
 
-def _scratch_of(inst: Instruction, m: "Machine"):
+def _scratch_space(inst: Instruction, m: "Machine") -> ScratchSpace:
     """Surface-state (SS/BSS) messages: the only surface state the runtime sets up for a
-    kernel of ours is its scratch surface (r0.5 on XeHPG/XeHPC)."""
-    if m.scratch is None or m.scratch.surface_state is None:
+    kernel of ours is its scratch surface (r0.5 on XeHPG/XeHPC).  Each sending thread's
+    extended descriptor (a0.N) must name it."""
+    scratch = m.scratch
+    if scratch is None or scratch.surface_state is None:
         raise SimulationError("surface-state (SS/BSS) addressing without a scratch space: bindless surfaces are "
                               "not simulated")
-    if inst.send.exdesc_a0 is None:
+    register = message(inst).exdesc_a0
+    if register is None:
         raise SimulationError("surface-state message with an immediate extended descriptor: only scratch "
                               "messages (surface state offset in a0, ExBSO) are simulated")
-    return m.scratch
-
-
-def _surface_state_check(inst: Instruction, m: "Machine"):
-    """Each sending thread's extended descriptor (a0.N) must name the scratch surface."""
-    register = inst.send.exdesc_a0
-    expected = m.scratch.surface_state & ~0x3F
+    expected = scratch.surface_state & ~0x3F
 
     def check(threads: np.ndarray) -> None:
         named = m.files.a0.view(np.uint32)[threads, register] & ~np.uint32(0x3F)
@@ -103,17 +100,18 @@ def _surface_state_check(inst: Instruction, m: "Machine"):
             bad = int(named[np.argmax(named != expected)])
             raise SimulationError(f"surface-state offset 0x{bad:x} in a0.{register} is not the scratch surface "
                                   f"(0x{expected:x}); bindless surfaces are not simulated")
-    return check
+    return ScratchSpace(m.memory, scratch, check)
 
 
 def compile_lsc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
-    if inst.send.desc & 0x3F == FENCE:  # completes at once; a fence has no address size
+    msg = message(inst)
+    if msg.desc & 0x3F == FENCE:  # completes at once; a fence has no address size
         return lambda: None
-    if inst.send.desc & 0x3F in (LOAD_BLOCK2D, STORE_BLOCK2D):  # their descriptors have no address size
-        if inst.send.sfid != "ugm":
-            raise SimulationError(f"2D block messages to '{inst.send.sfid}' (ugm only)")
+    if msg.desc & 0x3F in (LOAD_BLOCK2D, STORE_BLOCK2D):  # their descriptors have no address size
+        if msg.sfid != "ugm":
+            raise SimulationError(f"2D block messages to '{msg.sfid}' (ugm only)")
         return compile_block2d(inst, m, mask_of)
-    d = LscDescriptor.decode(inst.send.desc, inst.send.exdesc)
+    d = LscDescriptor.decode(msg.desc, msg.exdesc)
     payload = Payload(inst, m.files)
     space = space_for(inst, d, m)
     if d.opcode in atomics.LSC_ATOMICS:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...emit.instruction import Instruction
+from ...emit.instruction import Instruction, Operand, Reg, SendDescriptor
 from ..errors import SimulationError
 from ..memory import UNSIGNED
 from ..state import RegisterFiles
@@ -25,18 +25,36 @@ class Lengths:
     dst: int  # GRFs written (rlen)
 
 
+def message(inst: Instruction) -> SendDescriptor:
+    """The message descriptor of a send (the decoder gives every send one)."""
+    if inst.send is None:
+        raise SimulationError(f"{inst.opcode} without a message descriptor")
+    return inst.send
+
+
+def send_registers(inst: Instruction) -> tuple[Reg, Reg, Reg]:
+    """A send's dst, src0 and src1: registers or null (as the decoder reads them)."""
+    operands: tuple[Operand | None, ...] = (inst.dst, *inst.srcs)
+    registers = [operand for operand in operands if type(operand) is Reg]
+    if len(operands) != 3 or len(registers) != 3:
+        raise SimulationError("a send's dst, src0 and src1 are registers")
+    dst, src0, src1 = registers
+    return dst, src0, src1
+
+
 def lengths(inst: Instruction, files: RegisterFiles) -> Lengths:
-    msg = inst.send
-    if msg.desc_in_a0:
+    msg = message(inst)
+    mlen, rlen = msg.message_length, msg.response_length
+    if mlen is None or rlen is None:  # they are the descriptor's fields
         raise SimulationError("send with its descriptor in a0 is not simulated")
+    dst, _, src1_reg = send_registers(inst)
     if msg.src1_length is not None:
         src1 = msg.src1_length
     else:
         src1 = (msg.exdesc >> 6) & 0x1F
-    if inst.srcs[1].file != "r":
+    if src1_reg.file != "r":
         src1 = 0
-    dst = msg.response_length if inst.dst.file == "r" else 0
-    return Lengths(msg.message_length, src1, dst)
+    return Lengths(mlen, src1, rlen if dst.file == "r" else 0)
 
 
 class Payload:
@@ -46,9 +64,10 @@ class Payload:
         self.files = files
         self.grf_bytes = files.grf_bytes
         self.lengths = lengths(inst, files)
-        self.src0 = inst.srcs[0].number if inst.srcs[0].file == "r" else None
-        self.src1 = inst.srcs[1].number if inst.srcs[1].file == "r" else None
-        self.dst = inst.dst.number if inst.dst.file == "r" else None
+        dst, src0, src1 = send_registers(inst)
+        self.src0 = src0.number if src0.file == "r" else None
+        self.src1 = src1.number if src1.file == "r" else None
+        self.dst = dst.number if dst.file == "r" else None
         for name, start, count in (("src0", self.src0, self.lengths.src0), ("src1", self.src1, self.lengths.src1),
                                    ("dst", self.dst, self.lengths.dst)):
             if start is not None and start + count > files.grf_count:
@@ -139,8 +158,8 @@ def active(mask: np.ndarray | None, threads: int, lanes: int) -> tuple[np.ndarra
     if mask is None:
         t = np.repeat(np.arange(threads), lanes)
         return t, np.tile(np.arange(lanes), threads)
-    full = np.broadcast_to(mask, (threads, lanes))
-    return np.nonzero(full)
+    t, lane = np.nonzero(np.broadcast_to(mask, (threads, lanes)))
+    return t, lane
 
 
 def gather(rows: np.ndarray, t: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
