@@ -339,7 +339,8 @@ def _gfx12_three_source(native: Formats, control_table: tuple[int, ...], control
     )
 
 
-def _xehpc_three_source(native: Formats, control_table: tuple[int, ...], source_table: tuple[int, ...]) -> CompactFormat:
+def _xehpc_three_source(native: Formats, control_table: tuple[int, ...],
+                        source_table: tuple[int, ...]) -> CompactFormat:
     return CompactFormat(
         name="three-source",
         indexed=(

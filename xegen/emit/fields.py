@@ -23,7 +23,9 @@ The formats, after the reference tables of IGA and nGEN (see docs/isa.md):
 - `dpas`, `send`, `sync`, `branch`: the fields only those instructions have.
 
 `layout_fields(platform)` resolves the tables for one platform: a tree of `Group`s whose
-leaves are `Field`s with `get(bits)`, `put(value)` and `fits(value)`.
+leaves are `Field`s with `get(bits)`, `put(value)` and `fits(value)`.  Each kind of group
+(`Header`, `Binary`, `BinarySource`, ...) is a class naming its members with their types, so
+that a misspelt field is a type error; resolving checks the classes against the tables.
 """
 
 from __future__ import annotations
@@ -503,12 +505,13 @@ def _resolve_group(name: str, table: Table, kind: type[G], platform: hwlib.Platf
     members: dict[str, Field | Group] = {}
     for key, spec in table.items():
         member_name, member_kind = f"{name}.{key}", declared[key]
-        if isinstance(spec, dict):
+        if isinstance(spec, dict) and issubclass(member_kind, Group):
             members[key] = _resolve_group(member_name, spec, member_kind, platform)
-        elif member_kind is Field:
+        elif not isinstance(spec, dict) and member_kind is Field:
             members[key] = _resolve_field(member_name, spec, platform)
         else:
-            raise ValueError(f"{member_name}: one field where {kind.__name__} declares a {member_kind.__name__}")
+            what = "a group of fields" if isinstance(spec, dict) else "one field"
+            raise ValueError(f"{member_name}: {what} where {kind.__name__} declares a {member_kind.__name__}")
     return kind(name, members)
 
 

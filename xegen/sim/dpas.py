@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..emit.instruction import Instruction, Reg
+from ..emit.instruction import Instruction
 from . import datatypes as dt
 from .compile_alu import exec_mask_function
 from .errors import SimulationError
-from .operands import convert
+from .operands import convert, registers
 
 if TYPE_CHECKING:
     from .machine import Machine
@@ -77,10 +77,7 @@ def compile_dpas(inst: Instruction, m: "Machine"):
     n = inst.exec_size
     rows = inst.repeat_count
     depth = inst.systolic_depth
-    registers = [src for src in inst.srcs if type(src) is Reg]
-    if inst.dst is None or len(inst.srcs) != 3 or len(registers) != 3:
-        raise SimulationError(f"{inst.opcode} needs a destination and 3 register sources")
-    dst_reg, (src0, src1, src2) = inst.dst, registers
+    dst_reg, src0, src1, src2 = registers(inst, 3)
     a_type, b_type = src2.type, src1.type
     if a_type not in ELEMENT_BITS or b_type not in ELEMENT_BITS:
         raise SimulationError(f"dpas with :{b_type} x :{a_type} operands is not simulated")

@@ -44,8 +44,7 @@ from ..emit import tables as T
 from ..emit.instruction import Imm, Instruction, Reg, Swsb
 from ..emit.regions import three_source_region
 from .errors import SimulationError
-from .messages.payload import send_registers
-from .operands import indirect_addresses, region_elements
+from .operands import indirect_addresses, region_elements, registers
 from .program import Program, Undecodable
 
 ARCH_FILES = ("cr", "sr", "ce")
@@ -237,7 +236,7 @@ class FootprintBuilder:
                 reads |= _span(self.map.a0, 32)
             mlen = msg.message_length if msg.message_length is not None else 31
             src1_len = msg.src1_length if msg.src1_length is not None else (msg.exdesc >> 6) & 0x1F
-            dst, src0, src1 = send_registers(inst)
+            dst, src0, src1 = registers(inst, 2)
             if src0.file == "r":
                 reads |= self.grf_rows(src0.number, mlen)
             if src1.file == "r":
@@ -315,10 +314,7 @@ class FootprintBuilder:
     def dpas_masks(self, inst: Instruction) -> tuple[int, int]:
         b = self.map.grf_bytes
         n, rows, depth = inst.exec_size, inst.repeat_count, inst.systolic_depth
-        registers = [src for src in inst.srcs if type(src) is Reg]
-        if inst.dst is None or len(inst.srcs) != 3 or len(registers) != 3:
-            raise SimulationError(f"{inst.opcode} needs a destination and 3 register sources")
-        dst, (src0, src1, src2) = inst.dst, registers
+        dst, src0, src1, src2 = registers(inst, 3)
 
         def size_of(t: str) -> float:
             return T.TYPES[t].bits / 8

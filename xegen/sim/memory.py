@@ -119,7 +119,8 @@ class DeviceMemory:
             element_write(region.data, offsets, values[which])
 
 
-UNSIGNED: dict[int, np.dtype] = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+UNSIGNED: dict[int, np.dtype] = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+                                 8: np.dtype(np.uint64)}
 
 
 def element_read(data: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:

@@ -17,11 +17,21 @@ from typing import Callable
 
 import numpy as np
 
-from ..emit.instruction import Imm, Reg
+from ..emit.instruction import Imm, Instruction, Operand, Reg
 from . import datatypes as dt
 from . import fpround
 from .errors import SimulationError
 from .state import RegisterFiles
+
+
+def registers(inst: Instruction, sources: int) -> list[Reg]:
+    """The destination and the `sources` sources of a send or dpas, which are registers (or null)
+    in every such instruction the decoder reads."""
+    operands: tuple[Operand | None, ...] = (inst.dst, *inst.srcs)
+    found = [operand for operand in operands if type(operand) is Reg]
+    if len(operands) != sources + 1 or len(found) != sources + 1:
+        raise SimulationError(f"{inst.opcode} needs a destination register and {sources} register sources")
+    return found
 
 Reader = Callable[[], np.ndarray]
 

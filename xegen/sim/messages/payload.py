@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...emit.instruction import Instruction, Operand, Reg, SendDescriptor
+from ...emit.instruction import Instruction, SendDescriptor
 from ..errors import SimulationError
 from ..memory import UNSIGNED
+from ..operands import registers
 from ..state import RegisterFiles
 
 
@@ -32,22 +33,12 @@ def message(inst: Instruction) -> SendDescriptor:
     return inst.send
 
 
-def send_registers(inst: Instruction) -> tuple[Reg, Reg, Reg]:
-    """A send's dst, src0 and src1: registers or null (as the decoder reads them)."""
-    operands: tuple[Operand | None, ...] = (inst.dst, *inst.srcs)
-    registers = [operand for operand in operands if type(operand) is Reg]
-    if len(operands) != 3 or len(registers) != 3:
-        raise SimulationError("a send's dst, src0 and src1 are registers")
-    dst, src0, src1 = registers
-    return dst, src0, src1
-
-
 def lengths(inst: Instruction, files: RegisterFiles) -> Lengths:
     msg = message(inst)
     mlen, rlen = msg.message_length, msg.response_length
     if mlen is None or rlen is None:  # they are the descriptor's fields
         raise SimulationError("send with its descriptor in a0 is not simulated")
-    dst, _, src1_reg = send_registers(inst)
+    dst, _, src1_reg = registers(inst, 2)
     if msg.src1_length is not None:
         src1 = msg.src1_length
     else:
@@ -64,7 +55,7 @@ class Payload:
         self.files = files
         self.grf_bytes = files.grf_bytes
         self.lengths = lengths(inst, files)
-        dst, src0, src1 = send_registers(inst)
+        dst, src0, src1 = registers(inst, 2)
         self.src0 = src0.number if src0.file == "r" else None
         self.src1 = src1.number if src1.file == "r" else None
         self.dst = dst.number if dst.file == "r" else None
