@@ -23,6 +23,8 @@ from . import fpround
 from .errors import SimulationError
 from .state import RegisterFiles
 
+Reader = Callable[[], np.ndarray]
+
 
 def registers(inst: Instruction, sources: int) -> list[Reg]:
     """The destination and the `sources` sources of a send or dpas, which are registers (or null)
@@ -32,8 +34,6 @@ def registers(inst: Instruction, sources: int) -> list[Reg]:
     if len(operands) != sources + 1 or len(found) != sources + 1:
         raise SimulationError(f"{inst.opcode} needs a destination register and {sources} register sources")
     return found
-
-Reader = Callable[[], np.ndarray]
 
 
 def region_elements(exec_size: int, vstride: int, width: int, hstride: int) -> np.ndarray:

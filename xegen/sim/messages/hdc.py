@@ -46,12 +46,13 @@ def _space(bti: int, m: "Machine", a64: bool) -> Space:
 
 
 def compile_hdc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
-    desc = message(inst).desc
+    msg = message(inst)
+    desc = msg.desc
     bti = desc & 0xFF
     control = (desc >> 8) & 0x3F
     kind = (desc >> 14) & 0x1F
     header = bool(desc >> 19 & 1)
-    sfid = message(inst).sfid
+    sfid = msg.sfid
     payload = Payload(inst, m.files)
     h = Hdc(inst, m, payload, mask_of, header)
     if sfid == "dc0" and desc >> 18 & 1:
