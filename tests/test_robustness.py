@@ -14,8 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from xegen import Error
-from xegen import ir
+from xegen import Error, ir
 from xegen.build.run import MAX_CHECK_IR_REGISTER_BYTES, check_ir
 from xegen.cli import main
 from xegen.conv.descriptor import parse_descriptor

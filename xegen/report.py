@@ -10,11 +10,11 @@ cycles.
 from __future__ import annotations
 
 from .conv.problem import Problem
-from .plan.gemm import formulate
 from .emit.cost import Cycles
 from .hw import Platform
 from .modeling import fma_kind, multiply_adds
 from .pipeline import Compilation
+from .plan.gemm import formulate
 from .verify import Verification
 
 

@@ -8,8 +8,8 @@ import pytest
 from xegen import ir
 from xegen.egraph import simplify
 from xegen.egraph.compare import compare_expression
-from xegen.egraph.simplify import simplify_each
 from xegen.egraph.costs import CostModel
+from xegen.egraph.simplify import simplify_each
 from xegen.hw import platform
 
 PLATFORMS = ("xelp", "xehpg", "xehpc")

@@ -10,7 +10,7 @@ original compacted bytes are checked too.
 from __future__ import annotations
 
 import importlib.util
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import pytest
 
@@ -18,14 +18,21 @@ from xegen import hw as hwlib
 from xegen import oracles
 from xegen.emit import assemble, decode, disassemble, encode_kernel
 from xegen.emit.zebin import read_zebin
-from .iga_compare import (IGC_DOUBLE_KERNEL, IGC_DPAS_KERNEL, IGC_DPAS_OPTIONS, IGC_KERNELS, assert_same_listing,
-                         kernel_code)
+
+from .iga_compare import (
+    IGC_DOUBLE_KERNEL,
+    IGC_DPAS_KERNEL,
+    IGC_DPAS_OPTIONS,
+    IGC_KERNELS,
+    assert_same_listing,
+    kernel_code,
+)
 
 HAVE_COMPACTION = importlib.util.find_spec("xegen.emit.compaction") is not None
 PLATFORMS = [hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC]
 
 
-@lru_cache(maxsize=None)
+@cache
 def compiled_kernels(platform_name: str) -> dict[str, bytes]:
     """Kernel name -> IGC's (compacted) instruction bytes for one platform, read by our zebin
     reader and checked against a plain ELF section walk."""

@@ -33,9 +33,9 @@ from xegen import hw as hwlib
 from xegen import oracles, sim
 from xegen.emit import decode, disassemble, encode_kernel, format_kernel, parse_asm
 from xegen.emit.decoder import decode_with_sizes
+from xegen.emit.flow import build_control_flow, relayout
 from xegen.emit.footprint import FLAG_UNIT, UNIT_BYTES, Footprint, instruction_facts
 from xegen.emit.instruction import Instruction, Swsb
-from xegen.emit.flow import build_control_flow, relayout
 from xegen.emit.scoreboard import SWSB_SYNCS, assign_swsb, count_syncs, strip_swsb
 from xegen.emit.zebin import read_zebin, write_zebin
 from xegen.errors import Error

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from xegen import hw as hwlib
 from xegen.emit import fields
-from xegen.emit.instruction import (CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor, Swsb)
+from xegen.emit.instruction import CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor, Swsb
 
 XELP, XEHPG, XEHPC = hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC
 

@@ -13,8 +13,8 @@ import pytest
 
 from xegen import ir, sim
 from xegen.errors import UnsupportedError
-from xegen.lower import compile_kernel
 from xegen.ir.types import S32
+from xegen.lower import compile_kernel
 from xegen.oracles import ocloc_validate
 
 from .harness import hand_spec, iga_report, run_both

@@ -26,7 +26,24 @@ from hypothesis import strategies as st
 
 from xegen import ir
 from xegen.ir import (
-    Alloc, Barrier, Call, Fence, For, Let, Mad, Reorder, S32, Send, Stmt, Var, buffer, const, load, ptr, seq, store,
+    S32,
+    Alloc,
+    Barrier,
+    Call,
+    Fence,
+    For,
+    Let,
+    Mad,
+    Reorder,
+    Send,
+    Stmt,
+    Var,
+    buffer,
+    const,
+    load,
+    ptr,
+    seq,
+    store,
 )
 
 INPUT_WORDS = 512

@@ -11,7 +11,7 @@ import pytest
 from xegen import cli, hw, pipeline
 from xegen.conv import make_problem
 from xegen.errors import Error
-from xegen.ir import Call, For, Names, S32, Send, Var, buffer, const, load, ptr, seq, store
+from xegen.ir import S32, Call, For, Names, Send, Var, buffer, const, load, ptr, seq, store
 from xegen.lower import RegisterAllocationError
 from xegen.pipeline import build_kernel
 from xegen.schedule import GraphDump, build_graph, flatten_loop, to_dot

@@ -11,11 +11,27 @@ from hypothesis import strategies as st
 from xegen import hw, ir
 from xegen.errors import UnsupportedError
 from xegen.ir import (
-    Barrier, Call, Fence, For, Let, Mad, Names, Reorder, S32, Send, Var, buffer, const, load, ptr, seq, store,
+    S32,
+    Barrier,
+    Call,
+    Fence,
+    For,
+    Let,
+    Mad,
+    Names,
+    Reorder,
+    Send,
+    Var,
+    buffer,
+    const,
+    load,
+    ptr,
+    seq,
+    store,
 )
 from xegen.schedule import BufferTable, LoopBody, build_graph, flatten_loop, innermost_loops
-from xegen.schedule.graph import give_copies, restructure
 from xegen.schedule.access import accesses, static_bytes
+from xegen.schedule.graph import give_copies, restructure
 
 from .bodies import loop_kernels, staged_kernels
 

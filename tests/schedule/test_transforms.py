@@ -12,19 +12,35 @@ from xegen.build import check_ir
 from xegen.build.builder import build_body
 from xegen.conv import make_problem
 from xegen.errors import UnsupportedError
-from xegen.ir import Alloc, Call, For, IfThenElse, Let, S32, Send, Var, buffer, const, load, ptr, seq, store, walk
+from xegen.ir import S32, Alloc, Call, For, IfThenElse, Let, Send, Var, buffer, const, load, ptr, seq, store, walk
 from xegen.ir.funcs import Barrier
 from xegen.ir.types import BOOL, PTR
 from xegen.pipeline import build_kernel
 from xegen.plan import formulate
 from xegen.plan.kernel import plan_kernel
-from xegen.schedule.context import allocated_bytes
 from xegen.schedule import (
-    ScheduleOptions, hoist_invariants, model_cycles, multi_buffer, schedule, schedule_by_latency, unroll,
+    ScheduleOptions,
+    hoist_invariants,
+    model_cycles,
+    multi_buffer,
+    schedule,
+    schedule_by_latency,
+    unroll,
 )
+from xegen.schedule.context import allocated_bytes
 
 from .bodies import (
-    INP, REGISTER_BYTES, REGISTERS, TID, Kernel, _epilogue, _prologue, _wrap, loop_kernels, private_load_kernels, run,
+    INP,
+    REGISTER_BYTES,
+    REGISTERS,
+    TID,
+    Kernel,
+    _epilogue,
+    _prologue,
+    _wrap,
+    loop_kernels,
+    private_load_kernels,
+    run,
     staged_kernels,
 )
 

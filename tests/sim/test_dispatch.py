@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import require_tool
-from xegen import Error, oracles
-from xegen import sim
+from xegen import Error, oracles, sim
 
 IDS_SOURCE = """
 {attribute}
@@ -39,7 +38,7 @@ kernel void ids(global int* out, local int* scratch, int bias)
 VARIANTS = [("tgllp", None), ("tgllp", 8), ("dg2", None), ("dg2", 16), ("pvc", None), ("pvc", 16)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ids_zebin(device: str, sub_group: int | None) -> bytes:
     attribute = f"__attribute__((intel_reqd_sub_group_size({sub_group})))" if sub_group else ""
     return oracles.ocloc_compile(IDS_SOURCE.format(attribute=attribute), device, options="-cl-std=CL2.0")

@@ -11,9 +11,9 @@ The kernels are tests/sim/kernels/<name>.cl; SWSB hazard checks are on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest

@@ -29,8 +29,24 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..conv.index import Idx
-from ..ir import (Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Load, Names, Reorder, Stmt, Var, const, ptr,
-                  seq, store)
+from ..ir import (
+    Alloc,
+    Barrier,
+    Call,
+    Fence,
+    For,
+    IfThenElse,
+    Let,
+    Load,
+    Names,
+    Reorder,
+    Stmt,
+    Var,
+    const,
+    ptr,
+    seq,
+    store,
+)
 from ..ir.expr import Broadcast
 from ..ir.types import PTR, Type
 from ..plan.block2d import Block2dPlan

@@ -11,7 +11,7 @@ uses the same buffers and comparisons.
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

@@ -9,8 +9,8 @@ import math
 from ..egraph import EXTRACTORS, Limits, simplify
 from ..egraph.costs import format_cost
 from ..egraph.ranges import parse_var_spec
-from ..hw import PLATFORMS
 from ..errors import Error
+from ..hw import PLATFORMS
 from ..ir import parse_expr
 
 

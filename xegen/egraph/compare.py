@@ -8,8 +8,8 @@ goes through `optimize_stmt_report` once per platform: see `compare_statement`.)
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from .. import ir
 from ..hw import platform

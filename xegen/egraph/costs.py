@@ -12,8 +12,8 @@ Nothing here compares platform names: everything comes from the platform record.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
 
 from .. import ir
 from ..hw import Platform, platform

@@ -13,8 +13,8 @@ first node in that order.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 import numpy as np
 
@@ -62,7 +62,7 @@ class Snapshot:
         return Operand(self.class_type[cls], self.constant.get(cls))
 
     @staticmethod
-    def from_run(run: Run) -> "Snapshot":
+    def from_run(run: Run) -> Snapshot:
         graph = run.graph
         frozen = graph.freeze()
         functions = frozen.functions

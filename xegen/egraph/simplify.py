@@ -14,8 +14,8 @@ nothing better, the input comes back unchanged (`kept_input`).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from .. import ir
 from ..errors import Error

@@ -19,7 +19,7 @@ from ..errors import EncodeError, ParseError
 from . import tables as T
 from .encoder import encode_kernel
 from .floats import float_to_bits, parse_nan
-from .instruction import (CondModifier, Flag, Imm, Instruction, NO_SWSB, Predicate, Reg, SendDescriptor, Swsb)
+from .instruction import NO_SWSB, CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor, Swsb
 from .layout import Layout, layout_for
 
 #: the most instructions a listing may have (1 MiB of code, a few times the largest kernels IGC or

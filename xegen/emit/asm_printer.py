@@ -8,14 +8,14 @@ reproduced.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import hw as hwlib
+from ..errors import EncodeError
 from . import tables as T
 from .bfn_table import BFN_EXPRESSIONS
-from .floats import format_float
-from ..errors import EncodeError
 from .decoder import decode_with_sizes
+from .floats import format_float
 from .instruction import Imm, Instruction, Reg, SendDescriptor
 from .layout import Layout, layout_for
 

@@ -26,14 +26,14 @@ roofline fraction is roofline cycles / device cycles.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .. import hw as hwlib
+from ..launch import Occupancy, busiest_eu_threads, occupancy, stall
 from . import tables as T
 from .analysis import is_send, message_target, payload_bytes
 from .instruction import Instruction
-from ..launch import Occupancy, busiest_eu_threads, occupancy, stall
 from .latency import barriers_used, exposed_latency
 from .roofline import Roofline, Tiling, Traffic, Workload, roofline, traffic
 

@@ -11,7 +11,7 @@ Anything that cannot be encoded for the platform raises `EncodeError` naming the
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import hw as hwlib
 from ..errors import EncodeError

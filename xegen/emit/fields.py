@@ -28,8 +28,9 @@ leaves are `Field`s with `get(bits)`, `put(value)` and `fits(value)`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Union
 
 from .. import hw as hwlib
 

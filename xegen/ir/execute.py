@@ -19,8 +19,7 @@ import numpy as np
 from ..errors import EvaluationError
 from . import semantics
 from .expr import Expr, Ptr, Var
-from .funcs import (Barrier, Dp4a, Dpas, EndOfThread, Fence, Func, Mad, Reorder, Send, Signal, Wait,
-                    block2d_row_bytes)
+from .funcs import Barrier, Dp4a, Dpas, EndOfThread, Fence, Func, Mad, Reorder, Send, Signal, Wait, block2d_row_bytes
 from .interpret import Evaluator, to_value
 from .memory import Buffer, GlobalBuffer, RegisterBuffer, SharedLocalBuffer, from_bytes, to_bytes
 from .stmt import Alloc, Call, For, IfThenElse, Let, Seq, Stmt, Store

@@ -16,8 +16,9 @@ import math
 import numbers
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from ..errors import Error
 from .semantics import round_float, round_int

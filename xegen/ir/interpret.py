@@ -9,14 +9,28 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..errors import EvaluationError
 from . import semantics
 from .expr import (
-    Binary, BoolImm, Broadcast, Cast, Expr, FloatImm, IntImm, Load, Ptr, Select, Shuffle, Ternary, Unary, Var,
+    Binary,
+    BoolImm,
+    Broadcast,
+    Cast,
+    Expr,
+    FloatImm,
+    IntImm,
+    Load,
+    Ptr,
+    Select,
+    Shuffle,
+    Ternary,
+    Unary,
+    Var,
 )
 from .types import Type
 

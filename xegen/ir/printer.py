@@ -24,8 +24,27 @@ from dataclasses import MISSING, fields
 import numpy as np
 
 from .expr import (
-    BINARY_OPS, UNARY_OPS, Binary, IRTypeError, binary, ternary, unary, BoolImm, Broadcast, Cast, Expr, FloatImm, IntImm, Load, Node, Ptr, Select,
-    Shuffle, Ternary, Unary, Var,
+    BINARY_OPS,
+    UNARY_OPS,
+    Binary,
+    BoolImm,
+    Broadcast,
+    Cast,
+    Expr,
+    FloatImm,
+    IntImm,
+    IRTypeError,
+    Load,
+    Node,
+    Ptr,
+    Select,
+    Shuffle,
+    Ternary,
+    Unary,
+    Var,
+    binary,
+    ternary,
+    unary,
 )
 from .funcs import Func
 from .stmt import Alloc, Call, For, IfThenElse, Let, Seq, Stmt, Store

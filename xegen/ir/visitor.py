@@ -13,8 +13,9 @@ let's value, a loop's bounds, a condition, a store's offset, value and mask, a c
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator, Mapping
 from dataclasses import fields
-from typing import Iterator, Mapping, TypeVar
+from typing import TypeVar
 
 from .expr import Expr, Node, Var
 from .funcs import Func

@@ -20,11 +20,11 @@ reorder, barriers and fences.  Operand layouts are the ones `xegen/ir/funcs.py` 
 
 from __future__ import annotations
 
+from ..emit import tables as T
+from ..emit.instruction import Instruction, Reg
 from ..errors import UnsupportedError
 from ..ir import funcs as F
 from ..ir.types import F32, S32, U32, Type
-from ..emit import tables as T
-from ..emit.instruction import Instruction, Reg
 from . import arith
 from .builder import Builder
 from .convert import convert

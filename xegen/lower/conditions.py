@@ -16,11 +16,11 @@ flag's lane mask.
 
 from __future__ import annotations
 
-from ..errors import UnsupportedError
-from ..ir import expr as E
-from ..ir import evaluate
-from ..ir.types import BOOL, S32, U16, U32
 from ..emit.instruction import CondModifier, Flag, Predicate, Reg
+from ..errors import UnsupportedError
+from ..ir import evaluate
+from ..ir import expr as E
+from ..ir.types import BOOL, S32, U16, U32
 from .builder import Builder, PhysicalOperand
 from .values import Constant, Region, Value, xe_type
 

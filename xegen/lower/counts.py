@@ -21,16 +21,16 @@ way: `static_executions` raises `UnsupportedError` and the caller runs the simul
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..emit.flow import branch_targets, is_terminating
+from ..emit.instruction import Instruction
 from ..errors import EvaluationError, UnsupportedError
 from ..ir import Evaluator, Expr, Var, free_vars
 from ..ir.semantics import numpy_dtype
-from ..emit.flow import branch_targets, is_terminating
-from ..emit.instruction import Instruction
 
 Lets = tuple[tuple[Var, Expr], ...]
 

@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..emit.instruction import CondModifier, Imm, Predicate, Reg
 from ..errors import UnsupportedError
-from ..ir import expr as E
 from ..ir import evaluate
+from ..ir import expr as E
 from ..ir.types import BOOL, F32, S32, U16, U32, Type
 from ..ir.visitor import walk
-from ..emit.instruction import Imm, Reg
-from ..emit.instruction import CondModifier, Predicate
 from . import arith
 from .builder import Builder, PhysicalOperand, fits16
 from .conditions import Conditions
@@ -238,8 +237,8 @@ class Expressions:
         elif op == "mul":
             self.b.alu("mul", out, [a, c])
         elif op == "div":
-            raise UnsupportedError(f"floating-point division is not supported (Xe has no correctly rounded "
-                                   f"divide instruction); multiply by a reciprocal in the IR instead")
+            raise UnsupportedError("floating-point division is not supported (Xe has no correctly rounded "
+                                   "divide instruction); multiply by a reciprocal in the IR instead")
         elif op in ("min", "max"):
             a = self._register(a) if isinstance(a, Constant) else a
             cond = "lt" if op == "min" else "ge"
@@ -277,8 +276,8 @@ class Expressions:
         a, c = self._lanes(a, lanes), self._lanes(c, lanes)
         if op in ("div", "mod"):
             if not isinstance(c, Constant):
-                raise UnsupportedError(f"division by a value known only at run time is not supported "
-                                       f"(only by constants)")
+                raise UnsupportedError("division by a value known only at run time is not supported "
+                                       "(only by constants)")
             if isinstance(a, Constant):
                 a = self.b.scalar(a).broadcast(lanes) if lanes > 1 else self.b.scalar(a)
             result = arith.divide(self.b, a, int(c.value), scalar, "quotient" if op == "div" else "remainder")

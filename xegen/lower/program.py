@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..emit import tables as T
 from ..emit.asm_printer import format_instruction
 from ..emit.instruction import Instruction, Reg
 from ..emit.regions import three_source_region
-from ..emit import tables as T
 from .values import TYPE_BYTES, VIRTUAL
 
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from typing import NoReturn
 from dataclasses import replace
+from typing import NoReturn
 
-from ..errors import ConfigError
 from ..emit.instruction import Instruction, Reg
+from ..errors import ConfigError
 from .banks import Banks, avoid_conflicts, read_groups
 from .liveness import live_intervals
 from .program import Op

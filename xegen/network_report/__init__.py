@@ -12,8 +12,8 @@ PNGs (the only module that imports matplotlib, and only when a report is written
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..conv import make_problem
 from ..errors import Error

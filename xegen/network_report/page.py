@@ -6,8 +6,8 @@ bench's kernel labels) is escaped.  No dates or times: the same layers give the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
-from typing import Sequence
 
 from ..hw import Platform
 from .layers import Layer

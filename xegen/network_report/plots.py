@@ -9,10 +9,10 @@ is imported only when a report is written.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg

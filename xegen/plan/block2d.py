@@ -29,9 +29,9 @@ from ..conv.index import Idx
 from ..hw import Platform
 from ..ir import Var
 from ..ir.expr import Binary, IRTypeError
-from ..ir.visitor import walk
 from ..ir.funcs import Send, block2d_row_bytes
 from ..ir.types import PTR, U32
+from ..ir.visitor import walk
 from .config import Config, k_step
 from .gemm import Gemm, View
 from .multiply import operand_layout

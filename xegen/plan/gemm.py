@@ -22,8 +22,8 @@ forward source `ih = oh*SH + kh*(DH+1) - PH` with `0 <= ih && ih < IH`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
 
 from ..conv.index import Idx
 from ..conv.layout import Layout

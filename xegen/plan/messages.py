@@ -25,7 +25,6 @@ from ..hw import Platform
 from .gemm import Gemm, View
 from .tiles import Line
 
-
 SCATTERED_COST = 2  # a scattered message costs about two block messages (an address per element)
 
 

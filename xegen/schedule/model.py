@@ -20,8 +20,8 @@ run alike (as the interpreter runs them), and contention between threads is not 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 

@@ -32,8 +32,9 @@ What each thread finds at entry (see docs/dispatch.md):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

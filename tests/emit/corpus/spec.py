@@ -8,9 +8,9 @@ the argument list in order, the launch geometry, numpy inputs for one run
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
 
 import numpy as np
 

@@ -11,8 +11,8 @@ same value).  So a guard whose definition is wrong makes the rules that use it f
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from ...errors import RuleError
 from .. import sexpr

@@ -20,8 +20,8 @@ solver sees the claim over plain integers, which is what those rules say.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import z3
 

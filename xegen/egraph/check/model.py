@@ -21,8 +21,8 @@ The sampler (`sample.py`) and the prover (`prove.py`) interpret an Instance the 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 from ... import ir
 from ...errors import RuleError
@@ -31,7 +31,7 @@ from .. import rules, sexpr
 from ..rules import RuleFile, Signature, rule_name, signatures
 from ..terms import CATEGORY, OPERATIONS, TY_ARGUMENTS, TY_TYPES, build_node
 from .guards import FACT_RELATIONS, LATTICES, TYPE_RELATIONS, VALUE_RELATIONS, Guards, base_head, collect
-from .patterns import PApp, PInt, PVar, Pattern, show, to_pattern
+from .patterns import PApp, Pattern, PInt, PVar, show, to_pattern
 
 #: the order instances are checked in (so a report names the common types first)
 ALL_TYPES: tuple[Type, ...] = tuple(sorted(INT_TYPES, key=lambda t: (t.bits != 32, t.bits != 64, -t.bits, not t.is_signed))) + (BOOL,)

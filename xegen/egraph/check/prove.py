@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import z3
 
+from ... import ir
 from ...ir.types import Type
 from . import prims
 from .ints import Formula
 from .model import Instance
-from ... import ir
 from .smt import WIDE, ExactProducts, encode, variable
 
 
@@ -132,10 +132,10 @@ class Budget:
     """z3 effort left for a proof, in resource units: a check takes at most what is left, and
     what it used is taken from this budget and the budgets it was shared from."""
 
-    def __init__(self, units: int, parent: "Budget | None" = None):
+    def __init__(self, units: int, parent: Budget | None = None):
         self.left, self.parent = units, parent
 
-    def share(self, units: int) -> "Budget":
+    def share(self, units: int) -> Budget:
         """A part of this budget (at most `units`) for one step."""
         return Budget(min(units, self.left), self)
 

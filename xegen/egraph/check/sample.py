@@ -281,7 +281,8 @@ def sweep(instance: Instance, samples: int = 256, seed: int = 0) -> Violation | 
 def search(instance: Instance, examples: int = 20, batch: int = 8) -> Violation | None:
     """A hypothesis search (deterministic, derandomized) for an assignment that breaks the rule;
     hypothesis shrinks what it finds toward small values."""
-    from hypothesis import HealthCheck, Phase, given, settings, strategies as st  # seconds to import: only here
+    from hypothesis import HealthCheck, Phase, given, settings  # seconds to import: only here
+    from hypothesis import strategies as st
 
     found: list[Violation] = []
 

@@ -9,7 +9,7 @@ MIN / -1 = MIN, shift counts masked to their low log2(width) bits, casts that wr
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import z3
 
@@ -165,7 +165,7 @@ def encode(e: ir.Expr, env: Mapping[str, object], products: ExactProducts | None
     return go(e)
 
 
-def _encode_node(e: ir.Expr, go: Callable, env: Mapping[str, object], products: "ExactProducts | None" = None):
+def _encode_node(e: ir.Expr, go: Callable, env: Mapping[str, object], products: ExactProducts | None = None):
     t = e.type
     if t.lanes != 1 or not (t.is_int or t.is_bool):
         raise UnsupportedError(f"no bit-vector meaning for {t} expression {e}")
