@@ -12,7 +12,7 @@ Numbers marked "modeled" are a cost model's estimates, not measurements.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from .errors import Error

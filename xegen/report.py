@@ -14,7 +14,6 @@ from .emit.cost import Cycles
 from .hw import Platform
 from .modeling import fma_kind, multiply_adds
 from .pipeline import Compilation
-from .plan.gemm import formulate
 from .verify import Verification
 
 

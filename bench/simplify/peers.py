@@ -147,7 +147,6 @@ def tinygrad_simplify(e: ir.Expr, ranges: dict) -> ir.Expr:
 
 
 def _to_uop(e: ir.Expr, variables):
-    from tinygrad.uop.ops import UOp
 
     if isinstance(e, ir.Var):
         return variables[e.name]

@@ -10,7 +10,7 @@ original compacted bytes are checked too.
 from __future__ import annotations
 
 import importlib.util
-from functools import cache, lru_cache
+from functools import cache
 
 import pytest
 

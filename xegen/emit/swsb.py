@@ -8,7 +8,7 @@ below list, per class, which `Swsb` each encodable value stands for.
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import cache
 
 from ..errors import DecodeError, EncodeError
 from . import tables as T

@@ -22,7 +22,7 @@ from .. import hw as hwlib
 from ..emit import tables as T
 from ..emit.instruction import CondModifier, Flag, Imm, Instruction, Operand, Predicate, Reg, SendDescriptor
 from ..errors import UnsupportedError
-from ..ir.types import F16, F32, Type
+from ..ir.types import F16, Type
 from .program import Program, Span
 from .values import TYPE_BYTES, VIRTUAL, Constant, Region, Value, VReg, VRegTable, xe_type
 

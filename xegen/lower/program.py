@@ -7,7 +7,7 @@ writes, so liveness (`liveness.py`) never has to look at instruction formats aga
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..emit import tables as T
 from ..emit.asm_printer import format_instruction

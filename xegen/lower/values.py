@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..emit.asm_printer import VIRTUAL_FILE as VIRTUAL  # register file name of virtual operands
+from ..emit.asm_printer import VIRTUAL_FILE
 from ..errors import UnsupportedError
 from ..ir.types import Type
+
+VIRTUAL = VIRTUAL_FILE  # the register file name of virtual operands, for the lowering's modules
 
 # IR scalar kind -> Xe type name.  bf16 is "bf" where the platform has it (see `xe_type`).
 _XE_TYPES = {
