@@ -7,6 +7,7 @@ installs them.
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -75,3 +76,15 @@ def neo() -> None:
 def chromium() -> str:
     require_tool("chromium")
     return shutil.which("chromium")
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory: pytest.TempPathFactory):
+    """The IGC kernel corpus's compiler (tests/emit/corpus), one per session; requires ocloc."""
+    from tests.emit.corpus import Corpus
+
+    require_tool("ocloc")
+    base = tmp_path_factory.getbasetemp()
+    # Under pytest-xdist each worker has its own base directory inside the run's directory.
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return Corpus(shared / "xegen-corpus")

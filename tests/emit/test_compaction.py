@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (corpus is a fixture)
+from tests.emit.corpus import BUILDS
 from xegen import hw as hwlib
 from xegen import oracles
 from xegen.emit import compaction, elf

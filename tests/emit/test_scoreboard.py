@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (session fixture)
+from tests.emit.corpus import BUILDS
 from tests.emit.iga_compare import assert_same_listing
 from tests.sim.harness import end_of_thread, execute
 from xegen import hw as hwlib

@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.emit.corpus import BUILDS, KERNELS, Build, corpus, kernel  # noqa: F401  (corpus is a fixture)
+from tests.emit.corpus import BUILDS, KERNELS, Build, kernel
 from xegen import hw as hwlib
 from xegen import oracles
 from xegen.emit import elf, zebin

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.emit.corpus import Variant, corpus  # noqa: F401  (session fixture)
+from tests.emit.corpus import Variant
 from tests.sim.test_igc_kernels import Build, Source
 from xegen import sim
 from xegen.emit import disassemble

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.emit.corpus import LSC_OPTIONS, Variant, corpus  # noqa: F401  (session fixture)
+from tests.emit.corpus import LSC_OPTIONS, Variant
 from xegen import sim
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
