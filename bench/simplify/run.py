@@ -16,6 +16,7 @@ import json
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -70,7 +71,7 @@ def main() -> int:
     halide_out = halide_simplify([(e, c.ranges) for e, c in zip(exprs, cases)])
     rows = []
     for case, e, halide_text in zip(cases, exprs, halide_out):
-        result, ms = timed(lambda: simplify(e, model, ranges=case.ranges), args.repeat)
+        result, ms = timed(partial(simplify, e, model, ranges=case.ranges), args.repeat)
         row = {"name": case.name, "input": case.text, "cost_input": model.dag_cost(e, case.ranges),
                "xegen": str(result.result), "xegen_cost": result.cost_after, "xegen_ms": round(ms, 2),
                "egraph_nodes": result.egraph_nodes, "stop": result.saturation.stop,

@@ -111,7 +111,7 @@ def test_corpus_compacted_instructions_expand_like_iga64(iga64, corpus, build):
     for offset, word, expected in compacted:
         assert compaction.expand_compacted(word, platform, offset).hex() == expected.hex(), f"at 0x{offset:x}"
         assert compaction.compact(expected, platform) == word, f"compacting the expansion at 0x{offset:x}"
-    for offset, word in instructions:
+    for _, word in instructions:
         if len(word) == 16 and word != bytes(16):
             # IGC left it 16 bytes: either it has no compacted form or IGC chose not to; ours must
             # at least round-trip whatever compact() proposes.

@@ -58,14 +58,14 @@ def test_corpus_kernel_matches_numpy(corpus, build):
 LAUNCH_CASES = [(b, launch) for b in BUILDS for launch in EXTRA_LAUNCHES.get(b.kernel.name, [])]
 
 
-@pytest.mark.parametrize("build, launch", LAUNCH_CASES, ids=[f"{b}-g{g}-l{l}" for b, (g, l) in LAUNCH_CASES])
+@pytest.mark.parametrize("build, launch", LAUNCH_CASES, ids=[f"{b}-g{gs}-l{ls}" for b, (gs, ls) in LAUNCH_CASES])
 def test_corpus_kernel_with_other_local_sizes(corpus, build, launch):
     global_size, local_size = launch
     case = build.kernel.make_case(np.random.default_rng(1))
     values, result = _run(corpus.zebin(build), build, case, global_size, local_size)
     _check(build, values, build.kernel.expected(case))
     # every group, edge groups included, ran ceil(items / SIMD) threads
-    edges = [[min(l, g - start) for start in range(0, g, l)] for g, l in zip(global_size, local_size)]
+    edges = [[min(local, g - start) for start in range(0, g, local)] for g, local in zip(global_size, local_size)]
     threads = sum(-(-(x * y * z) // result.simd) for x in edges[0] for y in edges[1] for z in edges[2])
     assert result.threads == threads
 

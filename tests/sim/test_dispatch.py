@@ -57,16 +57,16 @@ def hardware_walk_order(device: str, size) -> tuple[int, int, int]:
 
 
 def expected_ids(global_size, local_size, bias: int, simd: int, device: str = "tgllp") -> np.ndarray:
-    g, l = np.array(global_size), np.array(local_size)
+    g, local = np.array(global_size), np.array(local_size)
     out = np.zeros((*global_size[::-1], 8), dtype=np.int32)
-    groups = -(-g // l)
+    groups = -(-g // local)
     for z in range(g[2]):
         for y in range(g[1]):
             for x in range(g[0]):
                 gid = np.array([x, y, z])
-                group = gid // l
-                lid = gid % l
-                size = np.minimum(l, g - group * l)
+                group = gid // local
+                lid = gid % local
+                size = np.minimum(local, g - group * local)
 
                 def pack(v):
                     return int(v[0] + 100 * v[1] + 10000 * v[2])
@@ -75,7 +75,7 @@ def expected_ids(global_size, local_size, bias: int, simd: int, device: str = "t
                 linear = lid[o[0]] + size[o[0]] * (lid[o[1]] + size[o[1]] * lid[o[2]])
                 items = int(np.prod(size))
                 sub_group = min(simd, items - (linear // simd) * simd)
-                out[z, y, x] = [pack(lid), pack(group), pack(size), pack(l), pack(groups), 3 + bias, pack(gid),
+                out[z, y, x] = [pack(lid), pack(group), pack(size), pack(local), pack(groups), 3 + bias, pack(gid),
                                 sub_group]
     return out
 

@@ -67,11 +67,11 @@ def local_atomics_check(args):
     np.testing.assert_array_equal(out[:8], np.bincount(x & 7, minlength=8))
     assert out[8] == int(x.astype(np.int64).sum())
     expected = np.zeros(n, np.int64)
-    for start in range(0, n, LOCAL_ATOMICS):  # slot s of a group: max of the items l with l*7 % size == s
+    for start in range(0, n, LOCAL_ATOMICS):  # slot s of a group: max of the items k with k*7 % size == s
         size = min(LOCAL_ATOMICS, 1024 - start)
         partial = np.zeros(size, np.int64)
-        for l in range(min(size, n - start)):
-            partial[l * 7 % size] = max(partial[l * 7 % size], x[start + l])
+        for k in range(min(size, n - start)):
+            partial[k * 7 % size] = max(partial[k * 7 % size], x[start + k])
         expected[start:start + size] = partial[:max(0, min(size, n - start))]
     np.testing.assert_array_equal(out[9:], expected)
 
@@ -167,10 +167,10 @@ def ids3d_case(which: str) -> Case:
 
     def check(args):
         g = np.stack(np.meshgrid(*[np.arange(n) for n in global_size], indexing="ij"), axis=-1)
-        l, group = g % local_size, g // local_size
+        lid, group = g % local_size, g // local_size
         size = np.minimum(local_size, np.array(global_size) - group * local_size)  # edge groups are smaller
-        linear = l[..., 0] + size[..., 0] * (l[..., 1] + size[..., 1] * l[..., 2])
-        expected = np.concatenate([l + 1000 * group, linear[..., None]], axis=-1).transpose(2, 1, 0, 3)
+        linear = lid[..., 0] + size[..., 0] * (lid[..., 1] + size[..., 1] * lid[..., 2])
+        expected = np.concatenate([lid + 1000 * group, linear[..., None]], axis=-1).transpose(2, 1, 0, 3)
         np.testing.assert_array_equal(args[0].reshape(expected.shape), expected)
     return Case(launch, check)
 

@@ -254,7 +254,7 @@ def ilp_dag(snapshot: Snapshot, model: CostModel, max_nodes: int = 4000, seconds
         upper.append(hi)
 
     by_class: dict[int, list[int]] = {}
-    for v, (cls, i) in enumerate(variables):
+    for v, (cls, _) in enumerate(variables):
         by_class.setdefault(cls, []).append(v)
     for root in snapshot.roots:
         add_row({v: 1.0 for v in by_class.get(root, [])}, 1.0, np.inf)

@@ -720,7 +720,7 @@ class _Line:
         file, number, sub, indirect = self.register()
         if indirect is not None:
             raise self.error("branch registers are direct")
-        region = self.region()
+        self.region()  # accepted and ignored: a branch register's region is implied
         if self.accept(":"):
             self.ident("a type")
         return Reg(file, number, sub or 0, "d", 0, 1, 0)

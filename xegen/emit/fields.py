@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Union
 
 from .. import hw as hwlib
 
@@ -70,7 +69,7 @@ def varies(gen12=None, xehpc=None) -> Varies:
     return Varies(gen12, xehpc)
 
 
-Spec = Union[int, Piece, tuple, Bits, Varies, Callable, dict]
+Spec = int | Piece | tuple | Bits | Varies | Callable | dict
 
 
 # ---------------------------------------------------------------------------------------

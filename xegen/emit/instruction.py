@@ -20,7 +20,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
-from typing import ClassVar, Union
+from typing import ClassVar
 
 from . import tables as T
 from .floats import float_to_bits
@@ -118,7 +118,7 @@ class Imm:
         raise TypeError(f"immediate of type {self.type} is not a float")
 
 
-Operand = Union[Reg, Imm]
+Operand = Reg | Imm
 
 
 def _imm_bits(type_name: str) -> int:

@@ -166,10 +166,10 @@ class Calls:
         rows, cols = f.rows, f.cols
         src_reg, src_offset, src_size = self.x.messages.register(src_ptr, "reorder source")
         dst_reg, dst_offset, dst_size = self.x.messages.register(dst_ptr, "reorder destination")
-        for reg, offset, size, t, rs, cs, what in ((src_reg, src_offset, src_size, f.src_type, f.src_row_stride,
-                                                     f.src_col_stride, "source"),
-                                                    (dst_reg, dst_offset, dst_size, f.dst_type, f.dst_row_stride,
-                                                     f.dst_col_stride, "destination")):
+        for offset, size, t, rs, cs, what in ((src_offset, src_size, f.src_type, f.src_row_stride, f.src_col_stride,
+                                                "source"),
+                                               (dst_offset, dst_size, f.dst_type, f.dst_row_stride, f.dst_col_stride,
+                                                "destination")):
             last = offset + ((rows - 1) * rs + (cols - 1) * cs) * t.size
             first = offset + min(0, (rows - 1) * rs) * t.size + min(0, (cols - 1) * cs) * t.size
             if first < 0 or last + t.size > size or rs < 0 or cs < 0:

@@ -469,7 +469,6 @@ class Expressions:
 
     def _Load(self, e: E.Load, dst):
         bound = self.buffer(e.buffer)
-        t = e.type
         if isinstance(bound, GrfBuffer):
             return self._grf_load(bound, e)
         assert self.messages is not None  # (set before any statement is lowered)
@@ -670,7 +669,7 @@ def add64(b: Builder, dst: Region, a: Value, c: Value, subtract: bool = False) -
         n = min(step, lanes - start)
         part_dst = dst.slice(start, n) if lanes > 1 else dst
 
-        def half_of(v, which):
+        def half_of(v, which, start=start, n=n):  # this part's lanes
             h = _half(b, v, which)
             if isinstance(h, Constant):
                 return h.broadcast(n) if n > 1 else h

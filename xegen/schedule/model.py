@@ -236,7 +236,7 @@ class _Walker:
         report = CycleReport(statements=len(events))
         if not events:
             return report
-        for what, unit, busy, _ in events:
+        for _, unit, busy, _ in events:
             report.busy[unit] = report.busy.get(unit, 0) + busy
         spans = []
         for clock in range(2):

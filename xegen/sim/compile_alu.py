@@ -102,10 +102,7 @@ def compile_alu(inst: Instruction, m: Machine) -> Op:
         return builder(inst, m, readers, types, dst)
     compute = _compute_function(inst, types, dst.etype, m)
     if inst.saturate and not alu.is_float_op(types):
-        # saturation needs the exact result: no 32-bit wrap-around on the way
-        exact = compute
-        compute = lambda v: exact([x.astype(np.int64) if x.dtype.kind in "iu" and x.dtype.itemsize < 8 else x
-                                   for x in v])
+        compute = _widened(compute)  # saturation needs the exact result: no 32-bit wrap-around on the way
     # a move between equal types copies bits (no rounding, no denormal flush)
     raw = (op in RAW_MOVES and all(t == dst.etype for t in types) and dt.value_dtype(dst.etype) == dst.etype.storage
            and not inst.saturate and not any(isinstance(s, Reg) and (s.neg or s.abs) for s in inst.srcs))
@@ -157,6 +154,13 @@ def _acc_write(inst: Instruction, m: Machine):
 
 
 # --- ordinary computations ------------------------------------------------------------------------
+
+def _widened(compute):
+    """`compute` on its integer operands widened to 64 bits."""
+    def widened(values):
+        return compute([x.astype(np.int64) if x.dtype.kind in "iu" and x.dtype.itemsize < 8 else x for x in values])
+    return widened
+
 
 def _compute_function(inst: Instruction, types: list[dt.ElementType], dst_type: dt.ElementType, m: Machine):
     op = inst.opcode

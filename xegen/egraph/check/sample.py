@@ -254,7 +254,7 @@ def draw_batch(instance: Instance, n: int, rng: np.random.Generator) -> tuple[di
         choice = rng.integers(0, 4, n)
         small = rng.integers(0, 8, n)
         large = rng.integers(0, 1 << 40, n)
-        slack[symbol] = [0 if c < 2 else int(s) if c == 2 else int(l) for c, s, l in zip(choice, small, large)]
+        slack[symbol] = [0 if c < 2 else int(s) if c == 2 else int(b) for c, s, b in zip(choice, small, large)]
     for symbol in instance.free:
         slack[symbol] = [int(x) for x in rng.integers(-100, 100, n)]
     return values, slack
