@@ -137,7 +137,7 @@ def test_onednn_kernel_compiles_and_verifies_in_the_simulator(desc, kernel, hw, 
     comparisons = compare(problem, got, tensors)
     assert all(x.ok for x in comparisons), comparisons
     assert not padding.any()
-    groups = [-(-g // lw) for g, lw in zip(c.global_size, c.local_size)]
+    groups = [-(-g // lw) for g, lw in zip(c.global_size, c.local_size, strict=True)]
     assert result.groups == np.prod(groups)
 
 

@@ -163,8 +163,8 @@ def schedule_body(plan: AnyPlan, body: Stmt, dump: GraphDump | None = None) -> S
 
 def index_ranges(kernel: Kernel) -> dict[str, range]:
     """Ranges of the id variables, for the e-graph optimizer (`xegen.egraph.kernel.optimize_stmt`)."""
-    ranges = {v.name: range(0, size) for v, size in zip(kernel.thread_ids, kernel.thread_group)}
-    ranges.update({v.name: range(0, size) for v, size in zip(kernel.group_ids, kernel.grid)})
+    ranges = {v.name: range(0, size) for v, size in zip(kernel.thread_ids, kernel.thread_group, strict=True)}
+    ranges.update({v.name: range(0, size) for v, size in zip(kernel.group_ids, kernel.grid, strict=True)})
     return ranges
 
 

@@ -68,9 +68,9 @@ def main() -> int:
     cases = corpus()
     exprs = [ir.parse_expr(c.text) for c in cases]
     simplify("x + 0", model)  # load the rules once
-    halide_out = halide_simplify([(e, c.ranges) for e, c in zip(exprs, cases)])
+    halide_out = halide_simplify([(e, c.ranges) for e, c in zip(exprs, cases, strict=True)])
     rows = []
-    for case, e, halide_text in zip(cases, exprs, halide_out):
+    for case, e, halide_text in zip(cases, exprs, halide_out, strict=True):
         result, ms = timed(partial(simplify, e, model, ranges=case.ranges), args.repeat)
         row = {"name": case.name, "input": case.text, "cost_input": model.dag_cost(e, case.ranges),
                "xegen": str(result.result), "xegen_cost": result.cost_after, "xegen_ms": round(ms, 2),

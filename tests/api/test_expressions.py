@@ -34,7 +34,7 @@ def cli_json(*argv: str) -> dict:
 
 def same_values(a: str, b: str, names=("a", "b")) -> bool:
     left, right = parse_expr(a), parse_expr(b)
-    return all(evaluate(left, dict(zip(names, values))) == evaluate(right, dict(zip(names, values)))
+    return all(evaluate(left, dict(zip(names, values, strict=True))) == evaluate(right, dict(zip(names, values, strict=True)))
                for values in np.array(np.meshgrid(EDGES, EDGES)).T.reshape(-1, 2).tolist())
 
 

@@ -99,7 +99,7 @@ def _new_start(old_offset: int, sizes: list[int], original: list[Instruction], o
     IGC's instructions but its syncs, in order, so the k-th kept one is the k-th non-sync of
     ours; the entry lands on the syncs we put in front of it."""
     kept = pc = 0
-    for inst, size in zip(original, sizes):
+    for inst, size in zip(original, sizes, strict=True):
         if pc >= old_offset:
             break
         pc += size

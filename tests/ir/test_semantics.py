@@ -88,7 +88,7 @@ def test_every_operator_of_every_type_on_all_pairs_of_edge_values(t, data):
     values = edge_values(t) + data.draw(st.lists(int_values(t), min_size=6, max_size=6))
     x, y = ir.var("x", t), ir.var("y", t)
     cases = [(ir.Unary(op, x), {"x": values}) for op in ("neg", "bitnot")]
-    pairs = dict(zip("xy", every_pair(values)))
+    pairs = dict(zip("xy", every_pair(values), strict=True))
     cases += [(ir.Binary(op, x, y), pairs) for op in ir.expr.BINARY_OPS if op not in ("land", "lor")]
     for count_type in INT_TYPES:  # shift counts of every type: their low bits count
         counts = edge_values(count_type) + list(range(t.bits - 2, t.bits + 3))
@@ -257,7 +257,7 @@ def test_float_mad_is_rounded_once(a, b, c, t, expected):
 @given(st.sampled_from((ir.F16, ir.BF16, ir.F32)), st.lists(st.floats(width=32, allow_nan=False), min_size=3, max_size=3),
        st.lists(st.integers(-40, 40), min_size=3, max_size=3))
 def test_float_mad_matches_exact_rounding(t, values, scales):
-    a, b, c = (semantics.round_float(v * 2.0**k, t) for v, k in zip(values, scales))
+    a, b, c = (semantics.round_float(v * 2.0**k, t) for v, k in zip(values, scales, strict=True))
     if not all(math.isfinite(v) for v in (a, b, c)):
         return
     expected = exact_mad(a, b, c, t)

@@ -95,7 +95,7 @@ def int64_launch(rng):
 def int64_check(args):
     out, a, b, c, n = args
     expected = []
-    for x, y, v in zip(a.tolist(), b.tolist(), c.tolist()):
+    for x, y, v in zip(a.tolist(), b.tolist(), c.tolist(), strict=True):
         u = v % 2**32
         div = _wrap64(_truncating_div(x, y)) if y else 0
         expected += [_wrap64(x * y), div, _wrap64(_c_rem(x, y)) if y else 0, _truncating_div(x, 7),

@@ -211,7 +211,7 @@ class _Builder:
 
     def _slice_origins(self, op: OperandPlan) -> tuple[Origin, Origin]:
         origins = []
-        for name, index, extent in zip(op.view.dims, self._slice_index(op), op.slm.slice_extents):
+        for name, index, extent in zip(op.view.dims, self._slice_index(op), op.slm.slice_extents, strict=True):
             group = self.group_origin[name]
             if index.is_const:
                 origins.append(group)
@@ -294,7 +294,7 @@ class _Builder:
             sends, masked = self._output_messages(load, "load")
             out += (zero_fill(load.tile.buffer, load.tile.bytes, self.hw.grf_bytes) if masked else []) + sends
         post_ops = [(op, None if load is None else load.tile)
-                    for op, load in zip(self.gemm.problem.post_ops, plan.post_loads)]
+                    for op, load in zip(self.gemm.problem.post_ops, plan.post_loads, strict=True)]
         quantization = {load.view.tensor: load.tile for load in plan.quantization_loads}
         out += finish(plan.layouts.c, plan.c.tile, bias_tile, post_ops, gate,
                       Scaling.of(self.gemm.problem.quantization, quantization))

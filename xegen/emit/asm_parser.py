@@ -51,7 +51,7 @@ def assemble(text: str, hw: str | hwlib.Platform) -> bytes:
     parser = _Assembler(layout_for(platform), text)
     instructions = parser.run()
     out = bytearray()
-    for inst, (line, column) in zip(instructions, parser.locations):
+    for inst, (line, column) in zip(instructions, parser.locations, strict=True):
         try:
             out += encode_kernel([inst], platform)
         except EncodeError as error:

@@ -122,7 +122,7 @@ def _operand_bytes(inst: Instruction) -> int:
 def requested_global_bytes(instructions: Sequence[Instruction], executions: Sequence[int],
                            hw: hwlib.Platform) -> int:
     """Bytes the kernel's global-memory messages move, over all their executions."""
-    return sum(n * payload_bytes(inst, hw.grf_bytes) for inst, n in zip(instructions, executions)
+    return sum(n * payload_bytes(inst, hw.grf_bytes) for inst, n in zip(instructions, executions, strict=False)
                if n and is_send(inst) and message_target(inst) == "global")
 
 
@@ -151,7 +151,7 @@ def kernel_cycles(instructions: Sequence[Instruction], executions: Sequence[int]
     if threads is None:
         threads = executions[0] if len(executions) else 0
     issue = alu = xmx = load_store = 0.0
-    for inst, n in zip(instructions, executions):
+    for inst, n in zip(instructions, executions, strict=False):
         if n == 0:
             continue
         a, x, m = instruction_cost(inst, platform)

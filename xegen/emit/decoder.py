@@ -112,7 +112,7 @@ class _Decoder:
         # a 3-source operand's type reads the execution type; bfn's modifier bits are its function
         self.ternary_keys = tuple(S.positions | X.float.positions for S in (X.src0, X.src1, X.src2))
         self.bfn_ternary_keys = tuple(key & ~S.modifiers.positions
-                                      for key, S in zip(self.ternary_keys, (X.src0, X.src1, X.src2)))
+                                      for key, S in zip(self.ternary_keys, (X.src0, X.src1, X.src2), strict=True))
         self.header_cache: dict[int, tuple] = {}
         self.instruction_cache: dict[int, Instruction] = {}
         self.ternary_dst_alignment = T.ternary_dst_alignment(self.platform)

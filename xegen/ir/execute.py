@@ -304,7 +304,7 @@ def _atomic(machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, re
     rows = memory.rows
     flat_threads, flat_slots = np.nonzero(enabled)
     data = memory.data
-    for thread, slot in zip(flat_threads.tolist(), flat_slots.tolist()):
+    for thread, slot in zip(flat_threads.tolist(), flat_slots.tolist(), strict=True):
         row = 0 if rows is None else int(rows[thread])
         address = int(addresses[thread, slot])
         raw = data[row, address:address + t.size]

@@ -148,11 +148,11 @@ def _same_structure(a: Node, b: Node) -> bool:
                 return False
             if (id(x), id(y)) not in seen:  # (shared subtrees are compared once)
                 seen.add((id(x), id(y)))
-                pending.extend(zip(x._key(), y._key()))
+                pending.extend(zip(x._key(), y._key(), strict=True))
         elif isinstance(x, tuple) and isinstance(y, tuple):
             if len(x) != len(y):
                 return False
-            pending.extend(zip(x, y))
+            pending.extend(zip(x, y, strict=True))
         elif x != y:
             return False
     return True

@@ -41,7 +41,7 @@ class Func(Node):
         names = self.expected_args()
         if len(args) != len(names):
             raise IRTypeError(f"{self.name} takes {len(names)} arguments ({', '.join(names)}), not {len(args)}")
-        for name, arg in zip(names, args):
+        for name, arg in zip(names, args, strict=True):
             optional = name.endswith("?")
             if arg is None:
                 if not optional:

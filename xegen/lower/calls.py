@@ -233,7 +233,7 @@ def _check_dpas_overlap(spans, args) -> None:
     dst = spans[0]
     if dst is None:
         return
-    for index, (span, ptr) in enumerate(zip(spans[1:], args[1:])):
+    for index, (span, ptr) in enumerate(zip(spans[1:], args[1:], strict=True)):
         if span is None or span[0] != dst[0] or span[2] <= dst[1] or dst[2] <= span[1]:
             continue
         if index == 0 and span == dst:

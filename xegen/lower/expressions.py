@@ -14,6 +14,7 @@ folded with the IR interpreter itself, so folding can never disagree with the se
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -516,7 +517,7 @@ class Expressions:
         constants = [v for v in vectors if isinstance(v, Constant)]
         if len(constants) == len(vectors):
             lanes_values = []
-            for constant, expr in zip(constants, e.vectors):
+            for constant, expr in zip(constants, e.vectors, strict=True):
                 lanes_values.extend([constant.value] * expr.type.lanes)
             values = [lanes_values[i] for i in e.indices]
             if all(v == values[0] for v in values):
@@ -524,7 +525,7 @@ class Expressions:
             return self._vector_constant(np.asarray(values), t)
         # lanes of the concatenation: (vector index, lane) pairs
         sources = []
-        for v, expr in zip(vectors, e.vectors):
+        for v, expr in zip(vectors, e.vectors, strict=True):
             for lane in range(expr.type.lanes):
                 sources.append((v, lane))
         picked = [sources[i] for i in e.indices]
@@ -605,7 +606,7 @@ def _as_region(picked) -> Region | None:
     if len(addresses) == 1:
         return Region(first.reg, addresses[0], first.type, 1, 1, first.negate)
     step = addresses[1] - addresses[0]
-    if step <= 0 or step % size or any(b - a != step for a, b in zip(addresses, addresses[1:])):
+    if step <= 0 or step % size or any(b - a != step for a, b in pairwise(addresses)):
         return None
     return Region(first.reg, addresses[0], first.type, len(addresses), step // size, first.negate)
 

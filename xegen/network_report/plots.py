@@ -60,7 +60,7 @@ def roofline_png(path: Path, roofs: Sequence[Roofs], series: Sequence[Series], p
         for number, s in enumerate(series):
             axes.scatter([x for x, _ in s.points], [max(y, bottom) for _, y in s.points], label=s.label.replace("$", r"\$"),
                          marker=MARKERS[number % len(MARKERS)], s=36, zorder=3)
-            for (x, y), text in zip(s.points, s.numbers):
+            for (x, y), text in zip(s.points, s.numbers, strict=False):
                 axes.annotate(text, (x, max(y, bottom)), textcoords="offset points", xytext=(4, 3), fontsize=7)
         axes.set_xlabel("arithmetic intensity (operations per compulsory byte)")
         axes.set_ylabel("modeled rate (G operations / s)")

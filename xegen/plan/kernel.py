@@ -81,7 +81,7 @@ class Placement:
 
     def base(self, row: Idx, col: Idx) -> Idx:
         total = Idx.const(0)
-        for index, terms in zip((row, col), self.terms):
+        for index, terms in zip((row, col), self.terms, strict=True):
             for term in terms:
                 total = total + term.of(index)
         return total

@@ -130,7 +130,7 @@ def _triple(values: Sequence[int] | int, name: str, minimum: int = 1) -> tuple[t
 def thread_total(global_size: tuple[int, int, int], local_size: tuple[int, int, int], simd: int) -> int:
     """Hardware threads of a dispatch, edge groups included, without listing the groups."""
     sizes = []  # per dimension: [(group size, how many groups have it)]
-    for total, local in zip(global_size, local_size):
+    for total, local in zip(global_size, local_size, strict=True):
         full, edge = divmod(total, local)
         sizes.append([(local, full)] + ([(edge, 1)] if edge else []))
     return sum(count_x * count_y * count_z * -(-(x * y * z) // simd)

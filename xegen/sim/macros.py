@@ -196,7 +196,7 @@ def _madm(inst: Instruction, m: Machine, mask):
             return
         a, b, c = ([_zero_as_exact(v) for v in r(threads, lanes)] for r in readers)
         results = []
-        for x, y, z in zip(a, b, c):
+        for x, y, z in zip(a, b, c, strict=True):
             if isinstance(x, float) or isinstance(y, float) or isinstance(z, float):
                 results.append(float(x) + float(y) * float(z))  # a NaN or infinity: IEEE arithmetic
                 continue

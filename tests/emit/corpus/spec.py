@@ -49,13 +49,13 @@ class Launch:
     local_size: tuple[int, int, int]
 
     def __post_init__(self) -> None:
-        for total, local in zip(self.global_size, self.local_size):
+        for total, local in zip(self.global_size, self.local_size, strict=True):
             if local <= 0 or total % local:
                 raise ValueError(f"global size {self.global_size} is not a multiple of local size {self.local_size}")
 
     @property
     def group_count(self) -> tuple[int, int, int]:
-        return tuple(total // local for total, local in zip(self.global_size, self.local_size))  # type: ignore[return-value]
+        return tuple(total // local for total, local in zip(self.global_size, self.local_size, strict=True))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ class Guards:
                 for derivation in self.derived[head]:
                     if len(derivation.params) != len(fact.args):
                         raise ValueError(f"the guard '{head}' takes {len(derivation.params)} arguments")
-                    binding = dict(zip(derivation.params, fact.args))
+                    binding = dict(zip(derivation.params, fact.args, strict=True))
                     body = [_instantiate(b, binding, inner) for b in derivation.body]
                     options += self._expand(body, inner, (*within, head))
             else:

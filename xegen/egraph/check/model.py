@@ -251,8 +251,8 @@ class _TypeSlots:
         types = [self.ty_slot(a) for a in args[:n_types]]
         children = [a for a in args[n_types:]]
         sig = self.sigs[head].inputs[n_types:]
-        child_slots = [self.expr_slot(c) if s == "Expr" else None for c, s in zip(children, sig)]
-        for c, s in zip(children, sig):
+        child_slots = [self.expr_slot(c) if s == "Expr" else None for c, s in zip(children, sig, strict=False)]
+        for c, s in zip(children, sig, strict=False):
             if s != "Expr":
                 self.value_pattern(c)
         result = self.fresh()
@@ -355,7 +355,7 @@ class _TypeSlots:
         if any(self.fixed.get(r, 0) is None for r in roots):
             return
         for combo in itertools.product(ALL_TYPES, repeat=len(free)):
-            chosen = dict(zip(free, combo))
+            chosen = dict(zip(free, combo, strict=True))
             yield {slot: chosen.get(self.find(slot), self.fixed.get(self.find(slot))) for slot in self.parent}
 
 

@@ -99,7 +99,7 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
     for symbol, kind, e in instance.lattice:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
         d = slack[symbol]
-        bound = [x - s if kind == "lo" else x + s for x, s in zip(exact, d)]
+        bound = [x - s if kind == "lo" else x + s for x, s in zip(exact, d, strict=True)]
         symbols[symbol] = [b if prims.I64_MIN <= b <= prims.I64_MAX else None for b in bound]
     for symbol in instance.free:
         symbols[symbol] = list(slack[symbol])
@@ -254,7 +254,7 @@ def draw_batch(instance: Instance, n: int, rng: np.random.Generator) -> tuple[di
         choice = rng.integers(0, 4, n)
         small = rng.integers(0, 8, n)
         large = rng.integers(0, 1 << 40, n)
-        slack[symbol] = [0 if c < 2 else int(s) if c == 2 else int(b) for c, s, b in zip(choice, small, large)]
+        slack[symbol] = [0 if c < 2 else int(s) if c == 2 else int(b) for c, s, b in zip(choice, small, large, strict=True)]
     for symbol in instance.free:
         slack[symbol] = [int(x) for x in rng.integers(-100, 100, n)]
     return values, slack

@@ -173,7 +173,7 @@ class Hdc:
                     data = lanes.select(payload.source_field(start + k * pitch, width, element))
                     space.write(who, address + c * element, data)
             else:
-                for field, c in zip(fields, channels):
+                for field, c in zip(fields, channels, strict=True):
                     lanes.place(field, space.read(who, address + c * element, element))
         return run
 

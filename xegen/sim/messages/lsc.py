@@ -174,7 +174,7 @@ def _load(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, ma
             return
         address = _simt_addresses(d, payload, lanes, exec_size)
         who = lanes.threads() if space.needs_threads else None
-        for field, c in zip(fields, components):
+        for field, c in zip(fields, components, strict=True):
             data = space.read(who, address + c * size, size)
             if slot > size:  # zero-extended into a dword slot (the high half for d16u32h)
                 data = as_unsigned(data, slot)
