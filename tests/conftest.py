@@ -1,4 +1,5 @@
-"""Shared test fixtures: access to Intel's tools, its OpenCL runtime and headless Chromium under the project's skip rule.
+"""Shared test fixtures: access to Intel's tools, its OpenCL runtime and headless Chromium under the
+project's skip rule, and the IGC kernel corpus.
 
 A test that needs iga64, ocloc or chromium may skip only when it cannot install them (not root
 on Debian), and then it says so.  As root on Debian a missing tool is a failure: scripts/test

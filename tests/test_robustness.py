@@ -159,7 +159,9 @@ def test_check_ir_refuses_a_grid_too_large_for_the_interpreter():
 
 
 def fake_compilation(thread_instructions: int):
-    compiled = SimpleNamespace(executions=lambda grid: (thread_instructions // 2, thread_instructions - thread_instructions // 2))
+    compiled = SimpleNamespace(
+        executions=lambda grid: (thread_instructions // 2, thread_instructions - thread_instructions // 2)
+    )
     return SimpleNamespace(compiled=compiled, kernel=SimpleNamespace(grid=(1, 1, 1)))
 
 

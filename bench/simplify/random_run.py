@@ -90,10 +90,15 @@ def run(count: int, seed: int) -> dict:
             peers["tinygrad"] = tinygrad_simplify(e, ranges)
         except Exception:
             peers["tinygrad"] = None
-        row = {"name": case.name, "input": case.text, "ranges": {k: [r.start, r.stop - 1] for k, r in case.ranges.items()},
-               "xegen": {m.name: str(r.result) for m, r in zip(models, results, strict=True)},
-               "xegen_ok": all(equivalent(e, r.result, env) for r in results),
-               "stop": results[0].saturation.stop, "ms": round(results[0].milliseconds, 1)}
+        row = {
+            "name": case.name,
+            "input": case.text,
+            "ranges": {k: [r.start, r.stop - 1] for k, r in case.ranges.items()},
+            "xegen": {m.name: str(r.result) for m, r in zip(models, results, strict=True)},
+            "xegen_ok": all(equivalent(e, r.result, env) for r in results),
+            "stop": results[0].saturation.stop,
+            "ms": round(results[0].milliseconds, 1),
+        }
         for peer, p in peers.items():
             row[peer] = str(p) if p is not None else halide_text if peer == "halide" else "error"
             row[f"{peer}_ok"] = p is not None and equivalent(e, p, env)

@@ -84,7 +84,9 @@ def test_the_listing_assembles_back_to_the_code_with_iga64(kernel, iga64):
 
 def test_the_launch_shape_and_arguments(kernel):
     problem = kernel.problem
-    assert kernel.global_size == tuple(groups * items for groups, items in zip(kernel.grid, kernel.local_size, strict=True))
+    assert kernel.global_size == tuple(
+        groups * items for groups, items in zip(kernel.grid, kernel.local_size, strict=True)
+    )
     names = [a.name for a in kernel.arguments]
     assert names == ["src", "wei", "dst", "bias"]
     zebin = xegen.read_zebin(kernel.zebin).kernels[0]

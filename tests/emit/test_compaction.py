@@ -106,7 +106,11 @@ def test_corpus_compacted_instructions_expand_like_iga64(iga64, corpus, build):
     native = iga64_native(code, platform)
     assert len(native) == len(instructions), "instruction counts of iga64 and of our splitter differ"
 
-    compacted = [(offset, word, expected) for (offset, word), expected in zip(instructions, native, strict=True) if len(word) == 8]
+    compacted = [
+        (offset, word, expected)
+        for (offset, word), expected in zip(instructions, native, strict=True)
+        if len(word) == 8
+    ]
     assert compacted, "IGC compacts most kernels heavily; none found"
     for offset, word, expected in compacted:
         assert compaction.expand_compacted(word, platform, offset).hex() == expected.hex(), f"at 0x{offset:x}"

@@ -73,7 +73,9 @@ def test_igc_kernels_decode_print_and_reencode_like_iga64(platform, ocloc, iga64
         with_pcs = oracles.iga64_disassemble(uncompacted, platform, extra=("-Xprint-pc",))
         assert_same_listing(disassemble(uncompacted, platform, pcs=True), with_pcs, f"{platform.name} {name} --pcs: ")
         assert encode_kernel(instructions, platform) == uncompacted, f"{name}: re-encoding differs"
-        assert same_code(assemble(listing, platform), code), f"{name}: assembling iga64's listing differs from IGC's bytes"
+        assert same_code(assemble(listing, platform), code), (
+            f"{name}: assembling iga64's listing differs from IGC's bytes"
+        )
         assert assemble(reference, platform) == uncompacted, f"{name}: assembling the uncompacted listing differs"
         if HAVE_COMPACTION:
             assert_same_listing(disassemble(code, platform), listing, f"{platform.name} {name} (compacted): ")

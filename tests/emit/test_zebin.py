@@ -161,8 +161,10 @@ def test_corpus_descriptions_match_what_igc_compiled(corpus, name):
 
 def test_lsc_variant_uses_lsc_messages(iga64, corpus):
     k = kernel("elementwise")
-    legacy, lsc = (oracles.iga64_disassemble(zebin.read_zebin(corpus.zebin(Build(k, k.variant(v)))).kernels[0].code, "dg2")
-                   for v in ("dg2", "dg2-lsc"))
+    legacy, lsc = (
+        oracles.iga64_disassemble(zebin.read_zebin(corpus.zebin(Build(k, k.variant(v)))).kernels[0].code, "dg2")
+        for v in ("dg2", "dg2-lsc")
+    )
     # Both fence through ugm; only the LSC build loads through it.
     assert "load.ugm" in lsc and "load.ugm" not in legacy
 

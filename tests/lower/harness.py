@@ -36,7 +36,9 @@ def check_static_counts(compiled: CompiledKernel, grid, executions, scalars=None
                  if e is not None for node in ir.walk(e) if isinstance(node, ir.Load)]
         assert loads, "static counting failed on a kernel whose branches read no memory"
         return
-    assert static == tuple(executions), [(i, a, b) for i, (a, b) in enumerate(zip(static, executions, strict=False)) if a != b][:8]
+    assert static == tuple(executions), [
+        (i, a, b) for i, (a, b) in enumerate(zip(static, executions, strict=False)) if a != b
+    ][:8]
 
 
 def run_conv_ir(kernel: Kernel, body: ir.Stmt, tensors) -> dict:

@@ -65,7 +65,10 @@ def test_corpus_kernel_with_other_local_sizes(corpus, build, launch):
     values, result = _run(corpus.zebin(build), build, case, global_size, local_size)
     _check(build, values, build.kernel.expected(case))
     # every group, edge groups included, ran ceil(items / SIMD) threads
-    edges = [[min(local, g - start) for start in range(0, g, local)] for g, local in zip(global_size, local_size, strict=True)]
+    edges = [
+        [min(local, g - start) for start in range(0, g, local)]
+        for g, local in zip(global_size, local_size, strict=True)
+    ]
     threads = sum(-(-(x * y * z) // result.simd) for x in edges[0] for y in edges[1] for z in edges[2])
     assert result.threads == threads
 

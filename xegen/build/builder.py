@@ -217,7 +217,9 @@ class _Builder:
                 origins.append(group)
             else:
                 base_tag = group.base_tag or group.tag
-                origins.append(Origin(name, group.start, name + "s", group.scope, group.align, index * extent, base_tag))
+                origins.append(
+                    Origin(name, group.start, name + "s", group.scope, group.align, index * extent, base_tag)
+                )
         return origins[0], origins[1]
 
     def _slm_store(self, op: OperandPlan) -> list[Stmt]:
@@ -272,7 +274,9 @@ class _Builder:
                     for offset in range(0, chunk, lanes * size):
                         count = min(lanes, (chunk - offset) // size)
                         vector = acc.type.with_lanes(count)
-                        total = Load(buffer, const(first + offset), vector) + Load(partial.buffer, const(offset), vector)
+                        total = Load(buffer, const(first + offset), vector) + Load(
+                            partial.buffer, const(offset), vector
+                        )
                         adds.append(store(buffer, first + offset, total))
         first_thread = self.k_thread.expr.eq(0)
         return [IfThenElse(self.k_thread.expr.ne(0), seq(*stores)), Call(Fence("slm")), Call(Barrier()),

@@ -68,7 +68,9 @@ def lanes_of(scope: Scope, lanes: int) -> Idx:
     return scope.memo[key]
 
 
-def components(gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope) -> tuple[dict[str, Idx], list[Expr]]:
+def components(
+    gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope
+) -> tuple[dict[str, Idx], list[Expr]]:
     """Component values of coordinate `origin.start + origin.shift + offset (+ lane ids)` and its
     bound condition.
 

@@ -238,7 +238,9 @@ def ilp_dag(snapshot: Snapshot, model: CostModel, max_nodes: int = 4000, seconds
                  if costs[cls][i] < INFINITE and all(c in reachable for c in node.children)
                  and cls not in node.children]
     if len(variables) > max_nodes:
-        return IlpOutcome(greedy, False, f"ILP skipped: {len(variables)} candidate nodes exceed {max_nodes}; greedy DAG used")
+        return IlpOutcome(
+            greedy, False, f"ILP skipped: {len(variables)} candidate nodes exceed {max_nodes}; greedy DAG used"
+        )
     classes = sorted(reachable)
     class_index = {cls: k for k, cls in enumerate(classes)}
     n_nodes, n_classes = len(variables), len(classes)

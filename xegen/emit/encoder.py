@@ -102,7 +102,9 @@ def _encode_common(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int
     cmod = inst.cond_modifier
     if cmod is not None:
         if flag is not None and flag != cmod.flag:
-            raise _fail(inst, "flag", f"predicate {pred.flag} and condition modifier {cmod.flag} must use the same flag")
+            raise _fail(
+                inst, "flag", f"predicate {pred.flag} and condition modifier {cmod.flag} must use the same flag"
+            )
         flag = cmod.flag
     if flag is not None:
         if not (0 <= flag.reg < layout.flag_registers and flag.subreg in (0, 1)):
@@ -192,7 +194,9 @@ def _indirect(inst: Instruction, where: str, reg: Reg, operand: Group, layout: L
     if not field.fits(offset):
         low, high = -field.limit // 2, field.limit // 2 - 1
         if low <= offset <= high:
-            raise _fail(inst, where, f"odd byte offset {offset} is not encodable here on {layout.platform.display_name}")
+            raise _fail(
+                inst, where, f"odd byte offset {offset} is not encodable here on {layout.platform.display_name}"
+            )
         raise _fail(inst, where, f"address offset {offset} is out of range ({low}..{high})")
     return operand.indirect.put(1) | field.put(offset) | operand.address_subreg.put(reg.addr_subreg)
 
@@ -240,7 +244,9 @@ def _encode_binary_src(inst: Instruction, info: T.OpcodeInfo, where: str, src: R
         if vs is None:
             raise _fail(inst, where, f"vertical stride {src.vstride} is not encodable")
     bits = S.hstride.put(hs) | S.width.put(width) | S.vstride.put(vs)
-    bits |= S.type.put(_type_code(inst, where, src.type, layout)) | S.modifiers.put(_source_mods(inst, info, where, src))
+    bits |= S.type.put(_type_code(inst, where, src.type, layout)) | S.modifiers.put(
+        _source_mods(inst, info, where, src)
+    )
     if src.indirect:
         return bits | _indirect(inst, where, src, S, layout)
     return bits | _direct(inst, where, src, S, layout)

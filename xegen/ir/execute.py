@@ -322,7 +322,11 @@ def _atomic(machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, re
             else:
                 with np.errstate(over="ignore", invalid="ignore"):
                     new = _ATOMIC_UFUNCS[f.atomic](old, operands[thread, slot])
-        new = semantics.round_array(np.asarray(new, np.float64), t) if t.kind == "bf16" else np.asarray(new, dtype=old.dtype)
+        new = (
+            semantics.round_array(np.asarray(new, np.float64), t)
+            if t.kind == "bf16"
+            else np.asarray(new, dtype=old.dtype)
+        )
         data[row, address:address + t.size] = to_bytes(np.asarray(new)[None], t)[0]
 
 

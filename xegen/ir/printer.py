@@ -279,7 +279,9 @@ def _stmt(s: Stmt, indent: str, names: _Names) -> list[str]:
     if isinstance(s, Store):
         stride = f", stride={s.stride}" if s.stride is not None else ""
         mask = f" if {format_expr(s.mask, names)}" if s.mask is not None else ""
-        return [f"{indent}{s.buffer.name}[{format_expr(s.offset, names)}{stride}] = {format_expr(s.value, names)}{mask};"]
+        return [
+            f"{indent}{s.buffer.name}[{format_expr(s.offset, names)}{stride}] = {format_expr(s.value, names)}{mask};"
+        ]
     if isinstance(s, Call):
         args = ", ".join("null" if a is None else format_expr(a, names) for a in s.args)
         return [f"{indent}{format_func(s.func)}({args});"]

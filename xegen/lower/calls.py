@@ -176,7 +176,9 @@ class Calls:
                 raise UnsupportedError(f"the reorder {what} runs outside its GRF buffer")
 
         def line(count, d_start, d_stride, s_start, s_stride):
-            dst = Region(dst_reg, dst_offset + d_start * f.dst_type.size, f.dst_type, count, d_stride if count > 1 else 1)
+            dst = Region(
+                dst_reg, dst_offset + d_start * f.dst_type.size, f.dst_type, count, d_stride if count > 1 else 1
+            )
             src = Region(src_reg, src_offset + s_start * f.src_type.size, f.src_type, count,
                          s_stride if count > 1 else 1)
             if s_stride == 0 and count > 1:

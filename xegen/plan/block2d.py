@@ -108,7 +108,10 @@ def _strides(view: View, gemm: Gemm) -> list[int] | None:
     result = []
     for dim in dims:
         strides = [view.access({c.name: Idx.const(1)})[0].lo - origin for c in dim.components]
-        if any(outer != inner * comp.size for outer, inner, comp in zip(strides, strides[1:], dim.components[1:], strict=False)):
+        if any(
+            outer != inner * comp.size
+            for outer, inner, comp in zip(strides, strides[1:], dim.components[1:], strict=False)
+        ):
             return None
         result.append(strides[-1])
     return result

@@ -105,7 +105,9 @@ def linear_stride(view: View, dim: GemmDim) -> int | None:
 
     Then x need not be unpacked into components: the innermost one can carry all of x."""
     names = [c.name for c in dim.components]
-    probe = {name: Idx.of(Var(f"probe_{name}"), 0, comp.size - 1) for name, comp in zip(names, dim.components, strict=True)}
+    probe = {
+        name: Idx.of(Var(f"probe_{name}"), 0, comp.size - 1) for name, comp in zip(names, dim.components, strict=True)
+    }
     # the innermost component will carry the whole coordinate: no bound may look at its range
     probe[names[-1]] = Idx.of(Var(f"probe_{names[-1]}"), 0, S32_MAX)
     offset, masks = view.access(probe)

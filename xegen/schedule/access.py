@@ -268,7 +268,10 @@ def _send_accesses(f: Send, args: tuple) -> list[Access]:
             return []
         # the block lies somewhere in its surface (x and y are values of the run): all of it
         surface = (f.height - 1) * f.pitch + f.width
-        return [Access(mem.buffer, False, mem.offset, 0, surface), _pointer(reg, f.register_bytes, True, args[4] is None)]
+        return [
+            Access(mem.buffer, False, mem.offset, 0, surface),
+            _pointer(reg, f.register_bytes, True, args[4] is None),
+        ]
     if f.kind == "block":
         mem, reg, mask = args
         offsets = None

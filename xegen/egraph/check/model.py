@@ -34,7 +34,9 @@ from .guards import FACT_RELATIONS, LATTICES, TYPE_RELATIONS, VALUE_RELATIONS, G
 from .patterns import PApp, Pattern, PInt, PVar, show, to_pattern
 
 #: the order instances are checked in (so a report names the common types first)
-ALL_TYPES: tuple[Type, ...] = tuple(sorted(INT_TYPES, key=lambda t: (t.bits != 32, t.bits != 64, -t.bits, not t.is_signed))) + (BOOL,)
+ALL_TYPES: tuple[Type, ...] = tuple(
+    sorted(INT_TYPES, key=lambda t: (t.bits != 32, t.bits != 64, -t.bits, not t.is_signed))
+) + (BOOL,)
 
 #: egglog i64 primitives the checker understands: name -> arity (None: any)
 PRIMITIVES = {

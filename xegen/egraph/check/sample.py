@@ -59,7 +59,9 @@ def _as_array(values: list[int], t: Type) -> np.ndarray:
         return np.array([bool(v) for v in values], dtype=np.bool_)
     mask = (1 << t.bits) - 1
     if t.is_signed:
-        return np.array([((v & mask) ^ (1 << (t.bits - 1))) - (1 << (t.bits - 1)) for v in values], dtype=numpy_dtype(t))
+        return np.array(
+            [((v & mask) ^ (1 << (t.bits - 1))) - (1 << (t.bits - 1)) for v in values], dtype=numpy_dtype(t)
+        )
     return np.array([v & mask for v in values], dtype=numpy_dtype(t))
 
 
@@ -202,7 +204,9 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
             return factor
         for i in range(n):
             if fires[i] and (factor[i] == 0 or exact[i] % factor[i] != 0):
-                return Violation(_assignment(values, symbols, instance, i), f"{exact[i]} is not a multiple of {factor[i]}")
+                return Violation(
+                    _assignment(values, symbols, instance, i), f"{exact[i]} is not a multiple of {factor[i]}"
+                )
     for kind, e, bound in instance.bounds:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
         limits = action_column(bound)
@@ -213,8 +217,10 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
                 continue
             ok = limits[i] <= exact[i] if kind == "lo" else exact[i] <= limits[i]
             if not ok:
-                return Violation(_assignment(values, symbols, instance, i),
-                                 f"the value {exact[i]} is {'below' if kind == 'lo' else 'above'} the bound {limits[i]}")
+                return Violation(
+                    _assignment(values, symbols, instance, i),
+                    f"the value {exact[i]} is {'below' if kind == 'lo' else 'above'} the bound {limits[i]}",
+                )
     return None
 
 
@@ -254,7 +260,9 @@ def draw_batch(instance: Instance, n: int, rng: np.random.Generator) -> tuple[di
         choice = rng.integers(0, 4, n)
         small = rng.integers(0, 8, n)
         large = rng.integers(0, 1 << 40, n)
-        slack[symbol] = [0 if c < 2 else int(s) if c == 2 else int(b) for c, s, b in zip(choice, small, large, strict=True)]
+        slack[symbol] = [
+            0 if c < 2 else int(s) if c == 2 else int(b) for c, s, b in zip(choice, small, large, strict=True)
+        ]
     for symbol in instance.free:
         slack[symbol] = [int(x) for x in rng.integers(-100, 100, n)]
     return values, slack
