@@ -129,6 +129,7 @@ class ExactProducts:
             facts.append(z3.Implies(y == 1, p == x))
             facts.append(z3.Implies(x == 1, p == y))
             facts.append(z3.Implies(z3.And(x >= 0, y >= 0), p >= 0))
+
         def low(v, w: int):  # the low w bits
             return z3.Extract(w - 1, 0, v)
 
