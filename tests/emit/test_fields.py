@@ -22,9 +22,19 @@ from xegen.emit import tables as T
 from xegen.emit.compaction import compact
 from xegen.emit.fields import Field, Group
 from xegen.emit.layout import layout_for
-from .xe_strategies import (BRANCH_OPS, basic_instructions, branch_instructions, dpas_instructions, madm_instructions,
-                            math_instructions, nullary_instructions, send_instructions, sync_instructions,
-                            ternary_instructions)
+
+from .xe_strategies import (
+    BRANCH_OPS,
+    basic_instructions,
+    branch_instructions,
+    dpas_instructions,
+    madm_instructions,
+    math_instructions,
+    nullary_instructions,
+    send_instructions,
+    sync_instructions,
+    ternary_instructions,
+)
 
 PLATFORMS = [hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC]
 _SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), max_examples=60)

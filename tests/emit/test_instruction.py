@@ -9,9 +9,28 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from xegen.emit import (
+    CondModifier,
+    Flag,
+    Imm,
+    Instruction,
+    Predicate,
+    Reg,
+    SendDescriptor,
+    Swsb,
+    a0,
+    acc,
+    arf,
+    decode,
+    encode,
+    format_instruction,
+    grf,
+    imm,
+    indirect,
+    null,
+    send_reg,
+)
 from xegen.emit import tables as T
-from xegen.emit import (CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor, Swsb, a0, acc, arf,
-                        decode, encode, format_instruction, grf, imm, indirect, null, send_reg)
 from xegen.errors import EncodeError, Error
 
 

@@ -16,9 +16,19 @@ from tests.sim.test_dispatch import expected_ids, ids_zebin
 from xegen import Error, UnsupportedError, sim
 from xegen import hw as hwlib
 from xegen.emit import assemble
-from xegen.emit.zebin import (R_PER_THREAD_PAYLOAD_OFFSET, R_ZE_SYM_ADDR, R_ZE_SYM_ADDR_32, R_ZE_SYM_ADDR_32_HI,
-                              ExecutionEnv, PayloadArgument, PerThreadPayloadArgument, Relocation, ZebinKernel,
-                              read_zebin, write_zebin)
+from xegen.emit.zebin import (
+    R_PER_THREAD_PAYLOAD_OFFSET,
+    R_ZE_SYM_ADDR,
+    R_ZE_SYM_ADDR_32,
+    R_ZE_SYM_ADDR_32_HI,
+    ExecutionEnv,
+    PayloadArgument,
+    PerThreadPayloadArgument,
+    Relocation,
+    ZebinKernel,
+    read_zebin,
+    write_zebin,
+)
 from xegen.sim import dispatch
 from xegen.sim.program import Program
 from xegen.sim.relocations import IMPLICIT_ARGS_SYMBOL, PER_THREAD_OFFSET_SYMBOL, relocate

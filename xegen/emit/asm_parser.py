@@ -19,7 +19,7 @@ from ..errors import EncodeError, ParseError
 from . import tables as T
 from .encoder import encode_kernel
 from .floats import float_to_bits, parse_nan
-from .instruction import (CondModifier, Flag, Imm, Instruction, NO_SWSB, Predicate, Reg, SendDescriptor, Swsb)
+from .instruction import NO_SWSB, CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor, Swsb
 from .layout import Layout, layout_for
 
 #: the most instructions a listing may have (1 MiB of code, a few times the largest kernels IGC or
@@ -51,7 +51,7 @@ def assemble(text: str, hw: str | hwlib.Platform) -> bytes:
     parser = _Assembler(layout_for(platform), text)
     instructions = parser.run()
     out = bytearray()
-    for inst, (line, column) in zip(instructions, parser.locations):
+    for inst, (line, column) in zip(instructions, parser.locations, strict=True):
         try:
             out += encode_kernel([inst], platform)
         except EncodeError as error:
@@ -723,7 +723,7 @@ class _Line:
         file, number, sub, indirect = self.register()
         if indirect is not None:
             raise self.error("branch registers are direct")
-        region = self.region()
+        self.region()  # accepted and ignored: a branch register's region is implied
         if self.accept(":"):
             self.ident("a type")
         return Reg(file, number, sub or 0, "d", 0, 1, 0)

@@ -8,14 +8,14 @@ reproduced.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import hw as hwlib
+from ..errors import EncodeError
 from . import tables as T
 from .bfn_table import BFN_EXPRESSIONS
-from .floats import format_float
-from ..errors import EncodeError
 from .decoder import decode_with_sizes
+from .floats import format_float
 from .instruction import Imm, Instruction, Operand, Reg, SendDescriptor
 from .layout import Layout, layout_for
 
@@ -77,7 +77,7 @@ def format_kernel(instructions: Iterable[Instruction], hw: str | hwlib.Platform,
     starts = block_starts(insts, addresses, size_list, end)
     printer = _Printer(layout_for(hwlib.platform(hw)))
     lines = []
-    for inst, address in zip(insts, addresses):
+    for inst, address in zip(insts, addresses, strict=True):
         if address in starts:
             lines.append(f"{label_name(address)}:")
         text = printer.instruction(inst, address)
@@ -91,7 +91,7 @@ def block_starts(insts: list[Instruction], addresses: list[int], sizes: list[int
     """Addresses IGA labels: the entry, every branch target inside the kernel, and the
     instruction after every branch or end-of-thread send."""
     starts = {0}
-    for inst, address, size in zip(insts, addresses, sizes):
+    for inst, address, size in zip(insts, addresses, sizes, strict=True):
         info = T.OPCODES[inst.opcode]
         if info.format in T.BRANCH_FORMATS or (info.format == T.SEND and "EOT" in inst.options):
             starts.add(address + size)

@@ -1,11 +1,11 @@
 """Compacted (8-byte) Xe instructions: expansion to the 16-byte native form, and the inverse.
 
-An instruction with bit 29 set is 8 bytes long.  Most of its fields are indices into
-per-platform tables whose entries hold a group of native bits (execution control, types,
-subregisters, source regions); the rest (opcode, SWSB, register numbers, a 12-bit
-immediate) are copied.  Where those native fields sit is the field table's (`fields.py`);
-this module holds the compacted word's own layout and the tables.  Expanding is a table lookup per index; compacting searches the
-tables for an entry equal to the native bits (the first one, as Intel's tools do).
+An instruction with bit 29 set is 8 bytes long.  Most of its fields are indices into per-platform
+tables whose entries hold a group of native bits (execution control, types, subregisters, source
+regions); the rest (opcode, SWSB, register numbers, a 12-bit immediate) are copied.  Where those
+native fields sit is the field table's (`fields.py`); this module holds the compacted word's own
+layout and the tables.  Expanding is a table lookup per index; compacting searches the tables for an
+entry equal to the native bits (the first one, as Intel's tools do).
 
 Which instructions have a compacted form: one-source and two-source ALU instructions,
 three-source ones (mad, add3, bfn, csel, bfe, bfi2, dp4a, dpas; madm on XeHPC only), and

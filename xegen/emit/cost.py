@@ -26,14 +26,14 @@ roofline fraction is roofline cycles / device cycles.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .. import hw as hwlib
+from ..launch import Occupancy, busiest_eu_threads, occupancy, stall
 from . import tables as T
 from .analysis import is_send, message_target, payload_bytes
 from .instruction import Instruction
-from ..launch import Occupancy, busiest_eu_threads, occupancy, stall
 from .latency import barriers_used, exposed_latency
 from .roofline import Roofline, Tiling, Traffic, Workload, roofline, traffic
 
@@ -123,7 +123,7 @@ def _operand_bytes(inst: Instruction) -> int:
 def requested_global_bytes(instructions: Sequence[Instruction], executions: Sequence[int],
                            hw: hwlib.Platform) -> int:
     """Bytes the kernel's global-memory messages move, over all their executions."""
-    return sum(n * payload_bytes(inst, hw.grf_bytes) for inst, n in zip(instructions, executions)
+    return sum(n * payload_bytes(inst, hw.grf_bytes) for inst, n in zip(instructions, executions, strict=False)
                if n and is_send(inst) and message_target(inst) == "global")
 
 
@@ -152,7 +152,7 @@ def kernel_cycles(instructions: Sequence[Instruction], executions: Sequence[int]
     if threads is None:
         threads = executions[0] if len(executions) else 0
     issue = alu = xmx = load_store = 0.0
-    for inst, n in zip(instructions, executions):
+    for inst, n in zip(instructions, executions, strict=False):
         if n == 0:
             continue
         a, x, m = instruction_cost(inst, platform)

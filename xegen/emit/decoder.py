@@ -15,9 +15,19 @@ from .. import hw as hwlib
 from ..errors import DecodeError, Error
 from . import tables as T
 from .compaction import expand_compacted
-from .instruction import (CondModifier, Flag, Imm, Instruction, NO_SWSB, Operand, Predicate, Reg, SendDescriptor,
-                          complete_instruction)
 from .fields import TernaryRegionSource
+from .instruction import (
+    NO_SWSB,
+    CondModifier,
+    Flag,
+    Imm,
+    Instruction,
+    Operand,
+    Predicate,
+    Reg,
+    SendDescriptor,
+    complete_instruction,
+)
 from .layout import Layout, layout_for
 from .swsb import decode_swsb
 
@@ -62,10 +72,10 @@ def _as_bytes(data) -> bytes | bytearray:
     return data if isinstance(data, (bytes, bytearray)) else bytes(data)
 
 
-_DECODERS: dict[str, "_Decoder"] = {}
+_DECODERS: dict[str, _Decoder] = {}
 
 
-def _decoder_for(layout: Layout) -> "_Decoder":
+def _decoder_for(layout: Layout) -> _Decoder:
     decoder = _DECODERS.get(layout.platform.name)
     if decoder is None:
         decoder = _DECODERS[layout.platform.name] = _Decoder(layout)
@@ -104,7 +114,7 @@ class _Decoder:
         # a 3-source operand's type reads the execution type; bfn's modifier bits are its function
         self.ternary_keys = tuple(S.positions | X.float.positions for S in (X.src0, X.src1, X.src2))
         self.bfn_ternary_keys = tuple(key & ~S.modifiers.positions
-                                      for key, S in zip(self.ternary_keys, (X.src0, X.src1, X.src2)))
+                                      for key, S in zip(self.ternary_keys, (X.src0, X.src1, X.src2), strict=True))
         self.header_cache: dict[int, tuple] = {}
         self.instruction_cache: dict[int, Instruction] = {}
         self.ternary_dst_alignment = T.ternary_dst_alignment(self.platform)
@@ -210,7 +220,7 @@ class _Decoder:
 
     # -- operands -----------------------------------------------------------------------
 
-    def _register(self, file_bit: int, number: int, st: "_State", where: str) -> tuple[str, int]:
+    def _register(self, file_bit: int, number: int, st: _State, where: str) -> tuple[str, int]:
         if file_bit:
             return "r", number
         decoded = T.arf_decode(number, self.platform)
@@ -224,13 +234,13 @@ class _Decoder:
         # bits below the type's size are not read (iga64 decodes r12 byte 13 as r12.3:d).
         return byte // T.type_bytes(type_name)
 
-    def _type(self, code: int, st: "_State", where: str) -> str:
+    def _type(self, code: int, st: _State, where: str) -> str:
         name = self.layout.type_by_code.get(code)
         if name is None:
             raise self.fail(f"{where}: invalid type code {code}", st.offset, st.info)
         return name
 
-    def _binary_dst(self, st: "_State") -> Reg:
+    def _binary_dst(self, st: _State) -> Reg:
         bits, D = st.bits, self.fields.binary.dst
         cache, key = self.dst_caches[st.macro], bits & D.positions
         reg = cache.get(key)
@@ -257,12 +267,12 @@ class _Decoder:
         cache[key] = reg
         return reg
 
-    def _mme(self, value: int, st: "_State", where: str) -> int:
+    def _mme(self, value: int, st: _State, where: str) -> int:
         if value > T.MME_NONE:
             raise self.fail(f"{where}: invalid math macro register {value}", st.offset, st.info)
         return value
 
-    def _binary_src(self, index: int, st: "_State") -> Reg:
+    def _binary_src(self, index: int, st: _State) -> Reg:
         """src0 or src1 (`index`) of the 1/2-source layout, a register."""
         bits, where = st.bits, _SOURCE_NAMES[index]
         S = self.fields.binary.src0 if index == 0 else self.fields.binary.src1
@@ -306,7 +316,7 @@ class _Decoder:
         cache[key] = reg
         return reg
 
-    def _immediate(self, type_code: int, payload: int, st: "_State", where: str) -> Imm:
+    def _immediate(self, type_code: int, payload: int, st: _State, where: str) -> Imm:
         type_name = self.layout.imm_type_by_code.get(type_code)
         if type_name is None:
             raise self.fail(f"{where}: invalid immediate type code {type_code}", st.offset, st.info)
@@ -315,7 +325,7 @@ class _Decoder:
 
     # -- formats ------------------------------------------------------------------------
 
-    def _cond_modifier(self, st: "_State", code: int) -> CondModifier | None:
+    def _cond_modifier(self, st: _State, code: int) -> CondModifier | None:
         if not code:
             return None
         cond = T.CONDITION_BY_CODE.get(code)
@@ -327,7 +337,7 @@ class _Decoder:
             raise self.fail("condition modifier names a flag register that does not exist", st.offset, st.info)
         return CondModifier(cond, st.flag)
 
-    def _unary_binary(self, st: "_State") -> Instruction:
+    def _unary_binary(self, st: _State) -> Instruction:
         bits, info, B = st.bits, st.info, self.fields.binary
         function = None
         cond = None
@@ -367,27 +377,27 @@ class _Decoder:
         return st.build(dst=dst, srcs=srcs, cond=cond, function=function,
                         saturate=self._saturate(st), options=self._accwren(st))
 
-    def _saturate(self, st: "_State") -> bool:
+    def _saturate(self, st: _State) -> bool:
         if self.fields.header.saturate.get(st.bits):
             if not st.info.saturate:
                 raise self.fail("this instruction does not saturate", st.offset, st.info)
             return True
         return False
 
-    def _accwren(self, st: "_State") -> list[str]:
+    def _accwren(self, st: _State) -> list[str]:
         """AccWrEn (XeLP, XeHPG; on XeHPC its bit belongs to the destination)."""
         if self.fields.header.acc_write_enable.get(st.bits):
             st.options.insert(0, "AccWrEn")
         return st.options
 
-    def _ternary_type(self, code: int, float_exec: int, st: "_State", where: str) -> str:
+    def _ternary_type(self, code: int, float_exec: int, st: _State, where: str) -> str:
         table = self.layout.ternary_float_by_code if float_exec else self.layout.ternary_int_by_code
         name = table.get(code)
         if name is None:
             raise self.fail(f"{where}: invalid type code {code}", st.offset, st.info)
         return name
 
-    def _ternary_reg(self, index: int, float_exec: int, mods: int, st: "_State", bfn: bool,
+    def _ternary_reg(self, index: int, float_exec: int, mods: int, st: _State, bfn: bool,
                      macro_region: tuple | None = None) -> Reg:
         """src0, src1 or src2 (`index`) of a 3-source instruction, a register."""
         bits, where = st.bits, _SOURCE_NAMES[index]
@@ -413,7 +423,7 @@ class _Decoder:
         cache[key] = reg
         return reg
 
-    def _ternary(self, st: "_State") -> Instruction:
+    def _ternary(self, st: _State) -> Instruction:
         bits, info, X = st.bits, st.info, self.fields.ternary
         float_exec = X.float.get(bits)
         macro = info.name == "madm"
@@ -470,13 +480,13 @@ class _Decoder:
         return st.build(dst=dst, srcs=(src0, src1, src2), cond=cond, function=function,
                         saturate=self._saturate(st), options=self._accwren(st))
 
-    def _ternary_imm(self, code: int, float_exec: int, value: int, st: "_State", where: str) -> Imm:
+    def _ternary_imm(self, code: int, float_exec: int, value: int, st: _State, where: str) -> Imm:
         type_name = self._ternary_type(code, float_exec, st, where)
         if T.TYPES[type_name].bits != 16 or type_name == "bf":
             raise self.fail(f"{where}: 3-source immediates are 16-bit, not :{type_name}", st.offset, st.info)
         return Imm(value, type_name)
 
-    def _dpas(self, st: "_State") -> Instruction:
+    def _dpas(self, st: _State) -> Instruction:
         bits, info = st.bits, st.info
         X, P = self.fields.ternary, self.fields.dpas
         if P.reserved.get(bits):
@@ -514,7 +524,7 @@ class _Decoder:
                 reg(X.src2, types[1], "src2", True))
         return st.build(dst=dst, srcs=srcs, systolic_depth=depth, repeat_count=repeat, options=self._accwren(st))
 
-    def _send(self, st: "_State") -> Instruction:
+    def _send(self, st: _State) -> Instruction:
         bits, info = st.bits, st.info
         S, B = self.fields.send, self.fields.binary
         sfid = self.layout.sfid_by_code.get(S.sfid.get(bits))
@@ -557,7 +567,7 @@ class _Decoder:
         msg = SendDescriptor(sfid, desc, exdesc, desc_in_a0, exdesc_a0, src1_length)
         return st.build(dst=dst, srcs=(src0, src1), send=msg, options=options)
 
-    def _sync(self, st: "_State") -> Instruction:
+    def _sync(self, st: _State) -> Instruction:
         bits, info, B, Y = st.bits, st.info, self.fields.binary, self.fields.sync
         code = Y.function.get(bits)
         function = T.SYNC_BY_CODE.get(code)
@@ -577,13 +587,13 @@ class _Decoder:
             raise self.fail("saturate bit set on sync", st.offset, info)
         return st.build(srcs=(src,), function=function, exec_size=1, channel_offset=0, options=self._accwren(st))
 
-    def _nullary(self, st: "_State") -> Instruction:
+    def _nullary(self, st: _State) -> Instruction:
         # iga64 prints no fields for these: the other bits are ignored
         if st.info.name == "illegal":
             return Instruction("illegal")
         return Instruction("nop", swsb=st.swsb)
 
-    def _branch_reg(self, operand, st: "_State", where: str) -> Reg:
+    def _branch_reg(self, operand, st: _State, where: str) -> Reg:
         """A branch register: `operand` is binary.src0 or, for call, binary.dst."""
         bits = st.bits
         if not operand.file.get(bits):
@@ -596,7 +606,7 @@ class _Decoder:
     def _signed(self, value: int) -> int:
         return value - (1 << 32) if value >> 31 else value
 
-    def _jump(self, st: "_State") -> Instruction:
+    def _jump(self, st: _State) -> Instruction:
         bits, B, R = st.bits, self.fields.binary, self.fields.branch
         self._branch_ctrl(st)
         if not st.no_mask:
@@ -607,7 +617,7 @@ class _Decoder:
         return st.build(srcs=(self._branch_reg(B.src0, st, "src0"),), exec_size=1, channel_offset=0,
                         options=st.options)
 
-    def _branch_ctrl(self, st: "_State") -> bool:
+    def _branch_ctrl(self, st: _State) -> bool:
         H, R = self.fields.header, self.fields.branch
         if H.saturate.get(st.bits):
             raise self.fail("saturate bit set on a branch", st.offset, st.info)
@@ -619,16 +629,16 @@ class _Decoder:
                 raise self.fail("bit 33 is set but has no meaning here", st.offset, st.info)  # (XeHPC: call dst)
         return False
 
-    def _jip_uip(self, st: "_State") -> Instruction:
+    def _jip_uip(self, st: _State) -> Instruction:
         bits, R = st.bits, self.fields.branch
         return st.build(jip=self._signed(R.jip.get(bits)), uip=self._signed(R.uip.get(bits)),
                         branch_control=self._branch_ctrl(st), options=st.options)
 
-    def _jip_only(self, st: "_State") -> Instruction:
+    def _jip_only(self, st: _State) -> Instruction:
         self._branch_ctrl(st)
         return st.build(jip=self._signed(self.fields.branch.jip.get(st.bits)), options=st.options)
 
-    def _call(self, st: "_State") -> Instruction:
+    def _call(self, st: _State) -> Instruction:
         bits, B, R = st.bits, self.fields.binary, self.fields.branch
         self._branch_ctrl(st)
         dst = self._branch_reg(B.dst, st, "dst")
@@ -638,7 +648,7 @@ class _Decoder:
             return st.build(dst=dst, jip=jip, options=st.options)
         return st.build(dst=dst, srcs=(self._branch_reg(B.src0, st, "src0"),), options=st.options)
 
-    def _ret(self, st: "_State") -> Instruction:
+    def _ret(self, st: _State) -> Instruction:
         self._branch_ctrl(st)
         return st.build(srcs=(self._branch_reg(self.fields.binary.src0, st, "src0"),), options=st.options)
 

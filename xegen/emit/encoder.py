@@ -11,7 +11,7 @@ Anything that cannot be encoded for the platform raises `EncodeError` naming the
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from .. import hw as hwlib
 from ..errors import EncodeError
@@ -192,7 +192,8 @@ def _indirect(inst: Instruction, where: str, reg: Reg, operand: BinaryDst, layou
     if not field.fits(offset):
         low, high = -field.limit // 2, field.limit // 2 - 1
         if low <= offset <= high:
-            raise _fail(inst, where, f"odd byte offset {offset} is not encodable here on {layout.platform.display_name}")
+            platform = layout.platform.display_name
+            raise _fail(inst, where, f"odd byte offset {offset} is not encodable here on {platform}")
         raise _fail(inst, where, f"address offset {offset} is out of range ({low}..{high})")
     return operand.indirect.put(1) | field.put(offset) | operand.address_subreg.put(reg.addr_subreg)
 
@@ -245,7 +246,8 @@ def _encode_binary_src(inst: Instruction, info: T.OpcodeInfo, where: str, src: R
     if vs is None:
         raise _fail(inst, where, f"vertical stride {src.vstride} is not encodable")
     bits = S.hstride.put(hs) | S.width.put(width) | S.vstride.put(vs)
-    bits |= S.type.put(_type_code(inst, where, src.type, layout)) | S.modifiers.put(_source_mods(inst, info, where, src))
+    bits |= S.type.put(_type_code(inst, where, src.type, layout))
+    bits |= S.modifiers.put(_source_mods(inst, info, where, src))
     if src.indirect:
         return bits | _indirect(inst, where, src, S, layout)
     return bits | _direct(inst, where, src, S, layout)

@@ -31,8 +31,9 @@ that a misspelt field is a type error; resolving checks the classes against the 
 from __future__ import annotations
 
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TypeVar, Union
+from typing import TypeVar, Union
 
 from .. import hw as hwlib
 

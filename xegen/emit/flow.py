@@ -16,8 +16,8 @@ must not rely on any edge.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping, Sequence
 
 from ..errors import Error
 from .instruction import Instruction

@@ -44,10 +44,10 @@ class Footprint(NamedTuple):
     units: int = 0
     bytes: int = 0
 
-    def __or__(self, other: "Footprint") -> "Footprint":
+    def __or__(self, other: Footprint) -> Footprint:
         return Footprint(self.units | other.units, self.bytes | other.bytes)
 
-    def overlaps(self, other: "Footprint") -> bool:
+    def overlaps(self, other: Footprint) -> bool:
         return bool(self.units & other.units) and bool(self.bytes & other.bytes)
 
     def __bool__(self) -> bool:

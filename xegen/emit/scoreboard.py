@@ -59,15 +59,15 @@ How (after IGA's SWSBSetter and nGEN's auto-SWSB, see docs/encoding.md, SWSB):
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Iterable, NamedTuple, Sequence, TypeGuard
+from typing import NamedTuple, TypeGuard
 
 from .. import hw as hwlib
 from ..errors import Error
 from . import flow
 from . import tables as T
-from .footprint import (ACC_AND_FLAGS, BRANCH, EMPTY, IN_ORDER, OUT_OF_ORDER, Facts, Footprint,
-                        instruction_facts)
+from .footprint import ACC_AND_FLAGS, BRANCH, EMPTY, IN_ORDER, OUT_OF_ORDER, Facts, Footprint, instruction_facts
 from .instruction import Imm, Instruction, Reg, Swsb
 from .layout import layout_for
 from .swsb import encode_table, instruction_class
@@ -157,10 +157,10 @@ class _Origin(NamedTuple):
     done_for: tuple = ()
     read_for: tuple = ()
 
-    def leave_block(self) -> "_Origin":
+    def leave_block(self) -> _Origin:
         return _Origin(False, self.no_mask, self.first_channel, self.end_channel)
 
-    def waited_by(self, consumer: Facts, reads_only: bool = False) -> "_Origin":
+    def waited_by(self, consumer: Facts, reads_only: bool = False) -> _Origin:
         spans = self.read_for if reads_only else self.done_for
         if _already_waited(consumer, spans):
             return self
@@ -198,7 +198,7 @@ class _Boundary:
     pending: dict = field(default_factory=dict)  # producer -> _Pending with stamp = -age
     flights: dict = field(default_factory=dict)  # (producer, token) -> _Flight
 
-    def join(self, other: "_Boundary") -> bool:
+    def join(self, other: _Boundary) -> bool:
         """Merge `other` into this boundary; True if anything changed."""
         changed = False
         for key, entry in other.pending.items():

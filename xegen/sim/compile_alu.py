@@ -9,7 +9,8 @@ flag bits for exactly those channels.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,7 +37,7 @@ NOT_MODELED = {
 }
 
 
-def exec_mask_function(inst: Instruction, m: "Machine") -> Callable[[], np.ndarray | None]:
+def exec_mask_function(inst: Instruction, m: Machine) -> Callable[[], np.ndarray | None]:
     """The channels an instruction writes before its predicate: (threads, exec) bool, or None
     for "all channels of all threads"."""
     off, size = inst.channel_offset, inst.exec_size
@@ -53,7 +54,7 @@ def exec_mask_function(inst: Instruction, m: "Machine") -> Callable[[], np.ndarr
     return mask
 
 
-def combined_mask(inst: Instruction, m: "Machine"):
+def combined_mask(inst: Instruction, m: Machine):
     """The channels an instruction writes: exec mask & predicate."""
     base = exec_mask_function(inst, m)
     if inst.predicate is None:
@@ -68,7 +69,7 @@ def combined_mask(inst: Instruction, m: "Machine"):
     return mask
 
 
-def _readers(inst: Instruction, m: "Machine", bitwise: bool):
+def _readers(inst: Instruction, m: Machine, bitwise: bool):
     fmt = T.OPCODES[inst.opcode].format
     readers, types = [], []
     for index, src in enumerate(inst.srcs):
@@ -81,7 +82,7 @@ def _readers(inst: Instruction, m: "Machine", bitwise: bool):
     return readers, types
 
 
-def compile_alu(inst: Instruction, m: "Machine") -> Op:
+def compile_alu(inst: Instruction, m: Machine) -> Op:
     op = inst.opcode
     if op == "nop":
         return lambda: None
@@ -102,9 +103,7 @@ def compile_alu(inst: Instruction, m: "Machine") -> Op:
     compute = _compute_function(inst, types, dst.etype, m)
     if inst.saturate and not alu.is_float_op(types):
         # saturation needs the exact result: no 32-bit wrap-around on the way
-        exact = compute
-        compute = lambda v: exact([x.astype(np.int64) if x.dtype.kind in "iu" and x.dtype.itemsize < 8 else x
-                                   for x in v])
+        compute = _widened(compute)
     # a move between equal types copies bits (no rounding, no denormal flush)
     raw = (op in RAW_MOVES and all(t == dst.etype for t in types) and dt.value_dtype(dst.etype) == dst.etype.storage
            and not inst.saturate and not any(isinstance(s, Reg) and (s.neg or s.abs) for s in inst.srcs))
@@ -118,7 +117,7 @@ def _destination(inst: Instruction) -> Reg:
     return inst.dst
 
 
-def _generic(inst: Instruction, m: "Machine", readers, dst: Destination, compute, raw: bool) -> Op:
+def _generic(inst: Instruction, m: Machine, readers, dst: Destination, compute, raw: bool) -> Op:
     mask_of = combined_mask(inst, m)
     accwr = _acc_write(inst, m)
     cond = inst.cond_modifier if inst.opcode != "csel" else None  # csel's condition only selects
@@ -154,7 +153,7 @@ def _generic(inst: Instruction, m: "Machine", readers, dst: Destination, compute
     return run
 
 
-def _acc_write(inst: Instruction, m: "Machine"):
+def _acc_write(inst: Instruction, m: Machine):
     """AccWrEn on an ordinary instruction also writes the result to acc0."""
     if "AccWrEn" not in inst.options or inst.dst is None or inst.opcode in ("mach", "addc", "subb"):
         return None
@@ -164,7 +163,14 @@ def _acc_write(inst: Instruction, m: "Machine"):
 
 # --- ordinary computations ------------------------------------------------------------------------
 
-def _compute_function(inst: Instruction, types: list[dt.ElementType], dst_type: dt.ElementType, m: "Machine"):
+def _widened(compute):
+    """`compute` on its integer operands widened to 64 bits."""
+    def widened(values):
+        return compute([x.astype(np.int64) if x.dtype.kind in "iu" and x.dtype.itemsize < 8 else x for x in values])
+    return widened
+
+
+def _compute_function(inst: Instruction, types: list[dt.ElementType], dst_type: dt.ElementType, m: Machine):
     op = inst.opcode
     all_types = types + [dst_type]
     floats = alu.is_float_op(types)
@@ -243,7 +249,7 @@ def _compute_function(inst: Instruction, types: list[dt.ElementType], dst_type: 
     raise SimulationError(f"'{op}' is not simulated")
 
 
-def _sel(inst: Instruction, m: "Machine", types):
+def _sel(inst: Instruction, m: Machine, types):
     if inst.cond_modifier is not None:
         cond = inst.cond_modifier.cond
 
@@ -289,7 +295,7 @@ def _acc_slots(dst: Reg, exec_size: int) -> np.ndarray:
     return first + np.arange(exec_size) * max(1, (dst.hstride or 1) * size // 4)
 
 
-def _integer_multiply(inst: Instruction, m: "Machine", ints):
+def _integer_multiply(inst: Instruction, m: Machine, ints):
     """Integer mul; when the destination is the accumulator, remember the exact product (its
     64 bits, two's complement) for a following mach/macl (IGC's 32x32 multiply: mul acc0:d a:d
     b:uw; mach, nGEN's division by constants: mul acc0 x:d M:uw; mach q:d x:d M:ud)."""
@@ -315,7 +321,7 @@ def _integer_multiply(inst: Instruction, m: "Machine", ints):
 
 # --- instructions with extra inputs or outputs ---------------------------------------------------
 
-def _cmp(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+def _cmp(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     if inst.cond_modifier is None:
         raise SimulationError("cmp without a condition modifier")
     cond = inst.cond_modifier.cond
@@ -339,7 +345,7 @@ def _cmp(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> O
     return run
 
 
-def _sel_special(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+def _sel_special(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     """sel: the predicate chooses the source, it does not disable channels."""
     compute = _sel(inst, m, types)
     mask_of = exec_mask_function(inst, m)
@@ -354,7 +360,7 @@ def _sel_special(inst: Instruction, m: "Machine", readers, types, dst: Destinati
     return run
 
 
-def _mach(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+def _mach(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     """mach/macl: the accumulator holds src0 x (src1's low 16 bits) from the mul before; adding
     src0 x (src1's high 16 bits) << 16 gives the exact 64-bit product of src0 and src1, each
     read in its own type (a :ud source is never sign-extended).  macl returns its low 32 bits,
@@ -388,7 +394,7 @@ def _mach(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> 
     return run
 
 
-def _mac(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+def _mac(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     """mac: dst = acc0 + src0 * src1, the accumulator read in the destination's type and region."""
     stride = dst.reg.hstride or 1
     acc_src, acc_type = source(Reg("acc", 0, dst.reg.subreg, dst.etype.name, stride, 1, 0), inst.exec_size, m.files)
@@ -401,7 +407,7 @@ def _mac(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> O
     return lambda: dst.store(alu.mad(acc_src(), r0(), r1(), ints, m.mode, fdtype), mask_of(), m.mode)
 
 
-def _carry(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+def _carry(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     """addc/subb: the 32-bit sum/difference to dst, the carry/borrow bit to acc0."""
     mask_of = combined_mask(inst, m)
     acc = Destination(Reg("acc", 0, 0, "ud", hstride=1), inst.exec_size, m.files)
@@ -428,7 +434,7 @@ def _carry(inst: Instruction, m: "Machine", readers, types, dst: Destination) ->
     return run
 
 
-def _srnd(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+def _srnd(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     """srnd: stochastic rounding of f to hf, or hf to bf8, with the random bits of src1."""
     if (types[0].name, dst.etype.name) not in (("f", "hf"), ("hf", "bf8")):
         raise SimulationError(f"srnd from :{types[0].name} to :{dst.etype.name} (only f -> hf and hf -> bf8)")

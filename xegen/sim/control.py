@@ -38,7 +38,7 @@ BRANCHES = frozenset({"jmpi", "if", "else", "endif", "while", "break", "cont", "
 class Branch:
     """A compiled branch: `targets(at)` -> [(channels (threads, 32) bool, target index)]."""
 
-    def __init__(self, inst: Instruction, index: int, m: "Machine"):
+    def __init__(self, inst: Instruction, index: int, m: Machine):
         self.inst = inst
         self.index = index
         self.next = index + 1

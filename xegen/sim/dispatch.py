@@ -32,8 +32,9 @@ What each thread finds at entry (see docs/dispatch.md):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -130,9 +131,9 @@ def _triple(values: Sequence[int] | int, name: str, minimum: int = 1) -> tuple[t
 def thread_total(global_size: tuple[int, int, int], local_size: tuple[int, int, int], simd: int) -> int:
     """Hardware threads of a dispatch, edge groups included, without listing the groups."""
     sizes = []  # per dimension: [(group size, how many groups have it)]
-    for g, l in zip(global_size, local_size):
-        full, edge = divmod(g, l)
-        sizes.append([(l, full)] + ([(edge, 1)] if edge else []))
+    for total, local in zip(global_size, local_size, strict=True):
+        full, edge = divmod(total, local)
+        sizes.append([(local, full)] + ([(edge, 1)] if edge else []))
     return sum(count_x * count_y * count_z * -(-(x * y * z) // simd)
                for x, count_x in sizes[0] for y, count_y in sizes[1] for z, count_z in sizes[2])
 
@@ -164,19 +165,19 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
     env = kernel.execution_env
     simd = env.simd_size
     g, dims = _triple(global_size, "global size")
-    l, local_dims = _triple(local_size, "local size")
+    local, local_dims = _triple(local_size, "local size")
     if local_dims != dims:
         raise Error(f"the local size has {local_dims} dimension(s) but the global size has {dims}")
-    if env.required_work_group_size and tuple(env.required_work_group_size) != l:
-        raise Error(f"kernel {kernel.name} requires local size {tuple(env.required_work_group_size)}, got {l}")
-    items = l[0] * l[1] * l[2]
+    if env.required_work_group_size and tuple(env.required_work_group_size) != local:
+        raise Error(f"kernel {kernel.name} requires local size {tuple(env.required_work_group_size)}, got {local}")
+    items = local[0] * local[1] * local[2]
     if items > platform.max_work_group_size:
-        raise Error(f"local size {l} has {items} work-items; {platform.display_name} allows at most "
+        raise Error(f"local size {local} has {items} work-items; {platform.display_name} allows at most "
                     f"{platform.max_work_group_size}")
     offset, _ = _triple(global_offset, "global offset", minimum=0)
-    threads = thread_total(g, l, simd)
+    threads = thread_total(g, local, simd)
     if threads > max_threads:
-        raise Error(f"global size {g} in groups of {l} needs {threads} SIMD{simd} threads; the simulator runs "
+        raise Error(f"global size {g} in groups of {local} needs {threads} SIMD{simd} threads; the simulator runs "
                     f"at most {max_threads} in one run")
 
     ctd_end = max((p.offset + p.size for p in kernel.payload_arguments), default=0)
@@ -196,16 +197,16 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
             raise UnsupportedError(f"local_id payload of {ptd_size} bytes for SIMD{simd} is not understood "
                                    f"(NEO takes 1 to 3 rows of {channel_bytes} bytes)")
 
-    counts = tuple(-(-g[d] // l[d]) for d in range(3))
+    counts = tuple(-(-g[d] // local[d]) for d in range(3))
     groups = []
     for gz in range(counts[2]):
         for gy in range(counts[1]):
             for gx in range(counts[0]):
                 gid = (gx, gy, gz)
-                x, y, z = (min(l[d], g[d] - gid[d] * l[d]) for d in range(3))
+                x, y, z = (min(local[d], g[d] - gid[d] * local[d]) for d in range(3))
                 groups.append(Group(gid, (x, y, z), max(1, -(-(x * y * z) // simd))))
     inline = min(WALKER_INLINE_BYTES, ctd_size) if platform.compute_walker and env.inline_data_payload_size else 0
-    launch = Launch(kernel, platform, simd, g, l, dims, offset, groups, ctd_size, inline, ptd_size, channel_bytes,
+    launch = Launch(kernel, platform, simd, g, local, dims, offset, groups, ctd_size, inline, ptd_size, channel_bytes,
                     packed, arg_info=dict(arg_info or {}))
     # a batch holds whole groups, so at least the largest (at most 1024 threads: fewer than the slots)
     launch.thread_slots = max(min(threads, batch_threads, thread_slot_count(platform)),

@@ -71,7 +71,7 @@ def fused_partner(group_of_thread: np.ndarray) -> np.ndarray:
     return index + 1 - 2 * (local % 2)
 
 
-def compile_dpas(inst: Instruction, m: "Machine"):
+def compile_dpas(inst: Instruction, m: Machine):
     files = m.files
     grf = files.grf
     n = inst.exec_size

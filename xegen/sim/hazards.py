@@ -367,7 +367,7 @@ class State:
     issued: int = 0  # instructions issued (sync excluded)
     last_index: int | None = None
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         return State(dict(self.counts), self.all_count, list(self.writers), dict(self.tokens), self.arch_pending,
                      self.issued, self.last_index)
 
@@ -402,7 +402,7 @@ class HazardChecker:
         self.hazards: list[Hazard] = []
         self._seen: set = set()
 
-    def start_batch(self, threads: int) -> "BatchChecker":
+    def start_batch(self, threads: int) -> BatchChecker:
         return BatchChecker(self, threads)
 
     # --- one instruction on one class state -------------------------------------------------------

@@ -15,7 +15,7 @@ lets a thread pass once its group's count has completed, otherwise the thread wa
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

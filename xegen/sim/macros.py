@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..emit.instruction import Instruction, Reg
+from ..emit.regions import three_source_region
 from . import fpround
 from .errors import SimulationError
 from .flags import FlagWriter
-from ..emit.regions import three_source_region
 from .operands import Destination, source
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ class MacroState:
         self.registers: dict[int, Extension] = {}
 
 
-def compile_macro(inst: Instruction, m: "Machine", mask_of):
+def compile_macro(inst: Instruction, m: Machine, mask_of):
     """`mask_of()` gives the instruction's channel mask (None: every channel), as the ALU computes it."""
     mask = _channel_mask(inst, m, mask_of)
     if inst.opcode == "madm":
@@ -98,7 +98,7 @@ def compile_macro(inst: Instruction, m: "Machine", mask_of):
     return _invm_rsqtm(inst, m, mask, divide=False)
 
 
-def _channel_mask(inst: Instruction, m: "Machine", mask_of):
+def _channel_mask(inst: Instruction, m: Machine, mask_of):
     threads, n = m.files.threads, inst.exec_size
 
     def mask() -> np.ndarray:
@@ -118,11 +118,11 @@ def _operands(inst: Instruction) -> tuple[Format, Reg, list[Reg]]:
     return FORMATS[next(iter(types))], registers[0], registers[1:]
 
 
-def _byte_offset(reg: Reg, m: "Machine", fmt: Format) -> tuple[str, int]:
+def _byte_offset(reg: Reg, m: Machine, fmt: Format) -> tuple[str, int]:
     return reg.file, m.files.register_base(reg.file, reg.number) + reg.subreg * np.dtype(fmt.dtype).itemsize
 
 
-def _extended_reader(reg: Reg, inst: Instruction, m: "Machine", index: int, fmt: Format):
+def _extended_reader(reg: Reg, inst: Instruction, m: Machine, index: int, fmt: Format):
     """Reads a source's channels as exact values (Fractions; NaN, infinities and zeros as floats)."""
     region = three_source_region(reg, index) if inst.opcode == "madm" else None
     plain = Reg(reg.file, reg.number, reg.subreg, fmt.name, reg.vstride, reg.width, reg.hstride)
@@ -151,7 +151,7 @@ def _extended_reader(reg: Reg, inst: Instruction, m: "Machine", index: int, fmt:
     return reader
 
 
-def _writer(dst: Reg, inst: Instruction, m: "Machine", fmt: Format):
+def _writer(dst: Reg, inst: Instruction, m: Machine, fmt: Format):
     """Stores exact per-channel values into dst (and its mme register)."""
     store = Destination(Reg(dst.file, dst.number, dst.subreg, fmt.name, hstride=dst.hstride or 1), inst.exec_size,
                         m.files)
@@ -186,7 +186,7 @@ def _writer(dst: Reg, inst: Instruction, m: "Machine", fmt: Format):
     return write
 
 
-def _madm(inst: Instruction, m: "Machine", mask):
+def _madm(inst: Instruction, m: Machine, mask):
     fmt, dst, srcs = _operands(inst)
     readers = [_extended_reader(src, inst, m, i, fmt) for i, src in enumerate(srcs)]
     write = _writer(dst, inst, m, fmt)
@@ -198,7 +198,7 @@ def _madm(inst: Instruction, m: "Machine", mask):
             return
         a, b, c = ([_zero_as_exact(v) for v in r(threads, lanes)] for r in readers)
         results: list[Fraction | float] = []
-        for x, y, z in zip(a, b, c):
+        for x, y, z in zip(a, b, c, strict=True):
             if isinstance(x, float) or isinstance(y, float) or isinstance(z, float):
                 results.append(float(x) + float(y) * float(z))  # a NaN or infinity: IEEE arithmetic
                 continue
@@ -208,7 +208,7 @@ def _madm(inst: Instruction, m: "Machine", mask):
     return run
 
 
-def _invm_rsqtm(inst: Instruction, m: "Machine", mask, divide: bool):
+def _invm_rsqtm(inst: Instruction, m: Machine, mask, divide: bool):
     fmt, dst, srcs = _operands(inst)
     readers = [_extended_reader(src, inst, m, i, fmt) for i, src in enumerate(srcs)]
     write = _writer(dst, inst, m, fmt)

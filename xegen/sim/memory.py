@@ -188,7 +188,9 @@ class SharedLocalMemory:
         bad = (offsets < 0) | (offsets + size > self.size)
         if np.any(bad):
             where = int(offsets[np.argmax(bad)])
-            raise MemoryFault(f"{size}-byte SLM access at offset {where} is outside the group's {self.size} bytes of SLM")
+            raise MemoryFault(
+                f"{size}-byte SLM access at offset {where} is outside the group's {self.size} bytes of SLM"
+            )
         return np.asarray(groups, dtype=np.int64) * self.stride + offsets
 
     def read(self, groups: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:

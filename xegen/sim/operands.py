@@ -13,7 +13,7 @@ an execution mask.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -73,7 +73,10 @@ def _apply_modifiers(reader: Reader, reg: Reg, etype: dt.ElementType, bitwise: b
         # (IGC computes (ulong)a - (ulong)b as `add r:q a:ud -b:ud`), and -(-2^31):d is 2^31 (so
         # `add.sat` saturates).  Results still wrap at the destination's width.
         narrow = reader
-        reader = lambda: narrow().astype(np.int64)
+
+        def reader():
+            return narrow().astype(np.int64)
+
     if reg.abs and reg.neg:
         return lambda: np.negative(np.abs(reader()))
     if reg.abs:
@@ -110,15 +113,15 @@ def source(op, exec_size: int, files: RegisterFiles, *, region: tuple[int, int, 
         offset = files.register_base(reg.file, reg.number) + reg.subreg * etype.size
         view, reshape = strided_view(base, offset, etype.storage, exec_size, vstride, width, hstride, where=where)
         threads = files.threads
+
+        def bits():  # reshaped at each read: a reshape of a strided view may be a copy
+            return view.reshape(threads, exec_size) if reshape else view
+
         if etype.name in ("bf", "tf32", "bf8"):
-            if reshape:
-                reader = lambda: dt.to_value(view.reshape(threads, exec_size), etype)
-            else:
-                reader = lambda: dt.to_value(view, etype)
-        elif reshape:
-            reader = lambda: view.reshape(threads, exec_size)
+            def reader():
+                return dt.to_value(bits(), etype)
         else:
-            reader = lambda: view
+            reader = bits
     return _apply_modifiers(reader, reg, etype, bitwise), etype
 
 

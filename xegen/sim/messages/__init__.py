@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 GATEWAY_BARRIER_SIGNAL = 0x4
 
 
-def compile_send(inst: Instruction, m: "Machine"):
+def compile_send(inst: Instruction, m: Machine):
     """A closure performing the message of a (non end-of-thread) send for every thread."""
     mask_of = combined_mask(inst, m)
     msg = message(inst)

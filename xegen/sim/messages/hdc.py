@@ -12,14 +12,15 @@ max(1, SIMD*slot/GRF) GRFs, one slot per lane.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...emit.instruction import Instruction
 from ..errors import MemoryFault, SimulationError
-from . import atomics
 from ..memory import UNSIGNED
+from . import atomics
 from .payload import Lanes, Payload, active, as_unsigned, gather, message, scatter
 from .spaces import FlatSpace, SlmSpace, Space, SurfaceSpace
 
@@ -33,7 +34,7 @@ SCRATCH_BLOCK_REGISTERS = {0: 1, 1: 2, 3: 4}  # desc[13:12] of a scratch block m
 SCRATCH_HEADER_DWORD = 5  # the header's r0.5: the thread's scratch pointer / scratch surface
 
 
-def _space(bti: int, m: "Machine", a64: bool) -> Space:
+def _space(bti: int, m: Machine, a64: bool) -> Space:
     if bti == SLM_BTI:
         return SlmSpace(m.slm, m.group_of_thread)
     if bti in STATELESS_BTIS:
@@ -45,7 +46,7 @@ def _space(bti: int, m: "Machine", a64: bool) -> Space:
     return SurfaceSpace(m.memory, m.surface(bti))
 
 
-def compile_hdc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
+def compile_hdc(inst: Instruction, m: Machine, mask_of) -> Callable[[], None]:
     msg = message(inst)
     desc = msg.desc
     bti = desc & 0xFF
@@ -107,7 +108,7 @@ def compile_hdc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
 class Hdc:
     """Builders of the HDC message closures of one send."""
 
-    def __init__(self, inst: Instruction, m: "Machine", payload: Payload, mask_of, header: bool):
+    def __init__(self, inst: Instruction, m: Machine, payload: Payload, mask_of, header: bool):
         self.inst = inst
         self.m = m
         self.payload = payload
@@ -173,7 +174,7 @@ class Hdc:
                     data = lanes.select(payload.source_field(start + k * pitch, width, element))
                     space.write(who, address + c * element, data)
             else:
-                for field, c in zip(fields, channels):
+                for field, c in zip(fields, channels, strict=True):
                     lanes.place(field, space.read(who, address + c * element, element))
         return run
 

@@ -13,17 +13,18 @@ memory and consecutive register bytes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...emit.instruction import Instruction
 from ..errors import SimulationError
+from ..memory import UNSIGNED
 from . import atomics
 from .block2d import LOAD_BLOCK2D, STORE_BLOCK2D, compile_block2d
 from .payload import Lanes, Payload, active, as_unsigned, gather, message, scatter
-from ..memory import UNSIGNED
 from .spaces import FlatSpace, ScratchSpace, SlmSpace, Space, SurfaceSpace
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class LscDescriptor:
     bti: int
 
     @staticmethod
-    def decode(desc: int, exdesc: int) -> "LscDescriptor":
+    def decode(desc: int, exdesc: int) -> LscDescriptor:
         size = ADDRESS_BYTES.get((desc >> 7) & 3)
         if size is None:
             raise SimulationError(f"LSC descriptor 0x{desc:08x}: invalid address size")
@@ -65,7 +66,7 @@ class LscDescriptor:
         return VECTOR_SIZES[self.vector_code]
 
 
-def space_for(inst: Instruction, d: LscDescriptor, m: "Machine") -> Space:
+def space_for(inst: Instruction, d: LscDescriptor, m: Machine) -> Space:
     sfid = message(inst).sfid
     if sfid == "slm":
         return SlmSpace(m.slm, m.group_of_thread)
@@ -80,7 +81,7 @@ def space_for(inst: Instruction, d: LscDescriptor, m: "Machine") -> Space:
     return _scratch_space(inst, m)
 
 
-def _scratch_space(inst: Instruction, m: "Machine") -> ScratchSpace:
+def _scratch_space(inst: Instruction, m: Machine) -> ScratchSpace:
     """Surface-state (SS/BSS) messages: the only surface state the runtime sets up for a
     kernel of ours is its scratch surface (r0.5 on XeHPG/XeHPC).  Each sending thread's
     extended descriptor (a0.N) must name it."""
@@ -103,7 +104,7 @@ def _scratch_space(inst: Instruction, m: "Machine") -> ScratchSpace:
     return ScratchSpace(m.memory, scratch, check)
 
 
-def compile_lsc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
+def compile_lsc(inst: Instruction, m: Machine, mask_of) -> Callable[[], None]:
     msg = message(inst)
     if msg.desc & 0x3F == FENCE:  # completes at once; a fence has no address size
         return lambda: None
@@ -135,7 +136,7 @@ def _components(d: LscDescriptor) -> list[int]:
     return list(range(d.vector))
 
 
-def _slot(d: LscDescriptor, m: "Machine", exec_size: int) -> tuple[int, int, bool]:
+def _slot(d: LscDescriptor, m: Machine, exec_size: int) -> tuple[int, int, bool]:
     """(slot bytes S, component pitch R, upper-half) of SIMT data."""
     size, slot, high = DATA_SIZES[d.data_code]
     grf = m.files.grf_bytes
@@ -157,7 +158,7 @@ def _thread_addresses(d: LscDescriptor, payload: Payload, t: np.ndarray) -> np.n
     return payload.source_field(0, 1, d.address_size)[t, 0].astype(np.int64)
 
 
-def _load(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, mask_of):
+def _load(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, mask_of):
     size, _, _ = DATA_SIZES[d.data_code]
     slot, pitch, high = _slot(d, m, inst.exec_size)
     components = _components(d)
@@ -171,7 +172,7 @@ def _load(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, 
             return
         address = _simt_addresses(d, payload, lanes, exec_size)
         who = lanes.threads() if space.needs_threads else None
-        for field, c in zip(fields, components):
+        for field, c in zip(fields, components, strict=True):
             data = space.read(who, address + c * size, size)
             if slot > size:  # zero-extended into a dword slot (the high half for d16u32h)
                 data = as_unsigned(data, slot)
@@ -181,7 +182,7 @@ def _load(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, 
     return run
 
 
-def _store(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, mask_of):
+def _store(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, mask_of):
     size, _, _ = DATA_SIZES[d.data_code]
     slot, pitch, high = _slot(d, m, inst.exec_size)
     components = _components(d)
@@ -203,7 +204,7 @@ def _store(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space,
     return run
 
 
-def _load_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, mask_of):
+def _load_transposed(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, mask_of):
     size = d.memory_bytes
     total = d.vector * size
     threads = m.files.threads
@@ -225,7 +226,7 @@ def _load_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, spa
     return run
 
 
-def _store_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, mask_of):
+def _store_transposed(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, mask_of):
     size = d.memory_bytes
     threads = m.files.threads
     offsets = np.arange(d.vector) * size
@@ -241,7 +242,7 @@ def _store_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, sp
     return run
 
 
-def _atomic(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, mask_of):
+def _atomic(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, mask_of):
     op = atomics.LSC_ATOMICS[d.opcode]
     size, slot, high = DATA_SIZES[d.data_code]
     if d.data_code not in (2, 3, 5):

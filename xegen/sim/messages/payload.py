@@ -170,7 +170,9 @@ def scatter(rows: np.ndarray, t: np.ndarray, offsets: np.ndarray, values: np.nda
     elif rows.shape[1] % size == 0 and not np.any(offsets % size):
         rows.view(values.dtype)[t, offsets // size] = values
     else:
-        rows[t[:, None], offsets[:, None] + np.arange(size)] = np.ascontiguousarray(values).view(np.uint8).reshape(-1, size)
+        rows[t[:, None], offsets[:, None] + np.arange(size)] = (
+            np.ascontiguousarray(values).view(np.uint8).reshape(-1, size)
+        )
 
 
 def as_unsigned(values: np.ndarray, size: int) -> np.ndarray:

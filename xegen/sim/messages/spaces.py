@@ -10,7 +10,7 @@ other's updates exactly as if the hardware had serialized them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
