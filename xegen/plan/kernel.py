@@ -82,7 +82,7 @@ class Placement:
 
     def base(self, row: Idx, col: Idx) -> Idx:
         total = Idx.const(0)
-        for index, terms in zip((row, col), self.terms):
+        for index, terms in zip((row, col), self.terms, strict=True):
             for term in terms:
                 total = total + term.of(index)
         return total
@@ -264,8 +264,11 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     buffers += [(post.tile.buffer, post.tile.bytes) for post in plan.post_loads + plan.quantization_loads
                 if post is not None]
     if plan.bias_sum is not None and plan.bias_store is not None:  # planned together
-        buffers += [(plan.bias_sum.buffer, plan.bias_sum.bytes), (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
-                    (Var("one", PTR), ONES * layouts.b.type.size if config.systolic else 4)]
+        buffers += [
+            (plan.bias_sum.buffer, plan.bias_sum.bytes),
+            (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
+            (Var("one", PTR), ONES * layouts.b.type.size if config.systolic else 4),
+        ]
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
     return plan
 
@@ -286,9 +289,11 @@ def check_budgets(plan: KernelPlan) -> KernelPlan:
     used = tiles + RESERVED_GRFS * grf
     if used > config.grf * grf:
         copies = f", gmem_bufs={config.gmem_bufs}" if config.gmem_bufs > 1 else ""
-        raise ConfigError(f"the kernel needs {used // grf} GRFs ({tiles // grf} for tiles{copies} + {RESERVED_GRFS} "
-                          f"reserved) but grf={config.grf}: use smaller m_tile/n_tile/k_block"
-                          + "".join(f" or {change}" for change in _grf_remedies(config, hw, used, plan.load_copy_bytes)))
+        raise ConfigError(
+            f"the kernel needs {used // grf} GRFs ({tiles // grf} for tiles{copies} + {RESERVED_GRFS} "
+            f"reserved) but grf={config.grf}: use smaller m_tile/n_tile/k_block"
+            + "".join(f" or {change}" for change in _grf_remedies(config, hw, used, plan.load_copy_bytes))
+        )
     return plan
 
 
