@@ -11,9 +11,9 @@ Numbers marked "modeled" are a cost model's estimates, not measurements.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from .errors import Error
 

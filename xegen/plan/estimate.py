@@ -26,8 +26,8 @@ The instruction counts per message and per component are approximations of what 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..conv.index import Idx
 from ..emit.cost import global_load_latency

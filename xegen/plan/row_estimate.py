@@ -28,11 +28,24 @@ import math
 
 from ..emit.roofline import Tiling, Workload
 from ..hw import Platform
-from .estimate import (COMPONENT_INSTRUCTIONS, FIXED_INSTRUCTIONS, GLOBAL_MESSAGE_INSTRUCTIONS, K_START_INSTRUCTIONS,
-                       LOOP_INSTRUCTIONS, MASK_INSTRUCTIONS, SLM_MESSAGE_INSTRUCTIONS, STORE_LINE_INSTRUCTIONS,
-                       SYNC_INSTRUCTIONS, Estimate, Launch, _scalar, _Work, device_estimate)
-from .first_layer import FirstLayerPlan
 from .depthwise import DepthwisePlan
+from .estimate import (
+    COMPONENT_INSTRUCTIONS,
+    FIXED_INSTRUCTIONS,
+    GLOBAL_MESSAGE_INSTRUCTIONS,
+    K_START_INSTRUCTIONS,
+    LOOP_INSTRUCTIONS,
+    MASK_INSTRUCTIONS,
+    SLM_MESSAGE_INSTRUCTIONS,
+    STORE_LINE_INSTRUCTIONS,
+    SYNC_INSTRUCTIONS,
+    Estimate,
+    Launch,
+    _scalar,
+    _Work,
+    device_estimate,
+)
+from .first_layer import FirstLayerPlan
 from .tiles import round_up
 
 ORIGIN_COMPONENTS = 4  # a thread's block index unpacked into the output row's w block, oh, od, mb
@@ -97,8 +110,8 @@ def _block_load(hw: Platform, start: int, nbytes: int, buffer_bytes: int) -> tup
     Lowering (`xegen.lower.messages`, `block`) splits the bytes into the message sizes below,
     largest first; on LSC platforms a message that does not start a GRF, or ends inside one
     before the buffer's end, loads into a temporary that is moved into place right after it."""
-    sizes = (256, 128, 64, 32, 16, 12, 8, 4) if hw.data_messages == "lsc" else (128, 64, 32, 16, 12, 8, 4)
-    sizes = tuple(s for s in sizes if s <= max(4, hw.max_block_message_bytes))
+    choices = (256, 128, 64, 32, 16, 12, 8, 4) if hw.data_messages == "lsc" else (128, 64, 32, 16, 12, 8, 4)
+    sizes = [s for s in choices if s <= max(4, hw.max_block_message_bytes)]
     work, serial, at = _Work(), 0, start
     while at < start + nbytes:
         size = next(s for s in sizes if s <= start + nbytes - at)
@@ -277,6 +290,6 @@ def _epilogue(plan) -> tuple[_Work, int]:
 def _workload(plan) -> Workload:
     """The problem's tensors as the model's traffic counts them (`xegen.modeling.workload`)."""
     problem = plan.problem
-    sizes = [math.prod(problem.dims_of(t)) * problem.type_of(t).size for t in ("src", "wei", "dst")]
+    src, wei, dst = (math.prod(problem.dims_of(t)) * problem.type_of(t).size for t in ("src", "wei", "dst"))
     bias = math.prod(problem.dims_of("bias")) * problem.type_of("bias").size if problem.has_bias else 0
-    return Workload(0, "f32", *sizes, other_read_bytes=bias)
+    return Workload(0, "f32", src, wei, dst, other_read_bytes=bias)
