@@ -364,8 +364,10 @@ def _check_keys(config: Config, gemm: Gemm, hw: Platform) -> None:
 
 
 def first_layer_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
-    """plan=first's configurations for `gemm`, best first (none where it does not apply): 16
-    output channels per thread, then 32; 16 outputs along w, then 8, 4; the given keys fixed."""
+    """plan=first's configurations for `gemm`, in the planner's order (none where it does not
+    apply; the heuristic ranks them by `row_estimate.py`): 16 output channels per thread, then 32
+    (dpas: 32, then 16); 16 outputs along w, then 8, 4 (dpas: 16, 8), then smaller blocks;
+    gmem_bufs 1, then 2; the given keys fixed."""
     problem = gemm.problem
     if unsuited(problem, hw) or given.get("plan", "first") != "first":
         return []

@@ -65,8 +65,9 @@ def row_estimate(plan: DepthwisePlan | FirstLayerPlan) -> Estimate:
     launch = Launch(threads, config.threads_per_group, config.grf, plan.slm_bytes, barriers=plan.slm_bytes > 0)
     requested = threads * (iterations * loop.global_bytes + loop.once_global_bytes + stored)
     memory = (_workload(plan), int(requested), Tiling(*plan.tiling))
-    depth = config.gmem_bufs - 1  # the scheduler's pipeline: loads run gmem_bufs - 1 rows ahead, no prefetch
-    written = iterations + depth if iterations - depth < config.gmem_bufs else config.gmem_bufs + 2 * depth
+    # the loop's bodies the kernel holds (`estimate.written_iterations`; the row loops prefetch nothing)
+    depth, unroll = config.gmem_bufs - 1, config.gmem_bufs
+    written = iterations + depth if iterations - depth < unroll else unroll + 2 * depth + (iterations - depth) % unroll
     written *= loop.versions
 
     def waits(latency: float) -> float:
