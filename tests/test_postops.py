@@ -4,7 +4,8 @@ the whole grid against numpy (`verify`), on XeLP, XeHPG and XeHPC.
 At scaled sizes (the default run): every eltwise algorithm, in chains of three, with f32, bf16
 and f16 destinations; every binary algorithm and broadcast policy; sum with scale, zero point and
 data type; prelu; int8 chains.  The platform rotates over the cases, so each platform sees each
-kind of post-op; int8 with scales and zero points on every platform.  At real sizes (`-m slow`,
+kind of post-op; int8 with scales and zero points (source ones at the extremes of the type, on a
+padded and a strided layer) on every platform.  At real sizes (`-m slow`,
 but for one representative layer): mobilenet_v2 layers with relu6 (clip:0:6), a resnet_50
 block's last conv with its residual sum + relu, yolov2's conv1 with leaky relu (relu:0.1).
 """
@@ -84,6 +85,33 @@ def test_sum_prelu_and_int8(hw, dt, chain):
 ])
 def test_int8_scales_and_zero_points(hw, dt, chain, scales, zero_points):
     check(make_problem(SMALL, "FWD_B", dt, chain, scales=scales, zero_points=zero_points), hw)
+
+
+STRIDED = "mb1ic16ih8oc32oh4kh3sh2ph1"
+# source zero points at the extremes of src's type, with scales and dst zero points: the default
+# run takes one case per platform, `-m slow` every data type on every platform
+SRC_ZERO_POINTS = {
+    "u8:s8:u8": (SMALL, "src:common:0.5+wei:per_oc+dst:common:2", "src:common:255+dst:common:7"),
+    "s8:s8:s8": (STRIDED, "wei:common:0.25", "src:common:-128+dst:per_oc"),
+    "u8:s8:f32": (STRIDED, "src:common:0.25+wei:per_oc", "src:common:0"),
+    "s8:s8:u8": (SMALL, "dst:common:4", "src:common:127+dst:common:100"),
+}
+
+
+@pytest.mark.parametrize("hw, dt", [("xelp", "u8:s8:u8"), ("xehpg", "s8:s8:s8"), ("xehpc", "s8:s8:u8")])
+def test_src_zero_points(hw, dt):
+    desc, scales, zero_points = SRC_ZERO_POINTS[dt]
+    check(make_problem(desc, "FWD_B", dt, "relu" if dt.endswith("u8") else "", scales=scales,
+                       zero_points=zero_points), hw)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hw", PLATFORMS)
+@pytest.mark.parametrize("dt", sorted(SRC_ZERO_POINTS))
+@pytest.mark.parametrize("layer", [SMALL, STRIDED])
+def test_src_zero_points_everywhere(layer, dt, hw):
+    _, scales, zero_points = SRC_ZERO_POINTS[dt]
+    check(make_problem(layer, "FWD_B", dt, scales=scales, zero_points=zero_points), hw)
 
 
 # -- real sizes ------------------------------------------------------------------------------

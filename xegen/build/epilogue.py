@@ -6,7 +6,10 @@ f32 on the values while they are in registers, each op reading its own tensor (s
 destination, a binary's second tensor, prelu's weights) from a tile loaded like the bias; the
 result is rounded to the destination type — to nearest even and saturated for integer
 destinations (`postops.round_half_even`).  With int8 scales and zero points: `dst =
-post_ops(scale * acc + bias) / dst_scale + zero_point` (`Scaling`).
+post_ops(scale * (acc - compensation) + bias) / dst_scale + zero_point` (`Scaling`), where with a
+source zero point the kernel read it in the padding and `compensation` is the zero point times
+the sum of the weights of each output channel (summed in the K loop, s32, so the difference is
+exact).
 """
 
 from __future__ import annotations
@@ -33,12 +36,14 @@ class Scaling:
     quantization: Quantization
     wei_scales: TileLayout | None = None
     dst_zero_points: TileLayout | None = None
+    compensation: TileLayout | None = None  # src zero point x column sums of the weights (s32)
 
     @staticmethod
-    def of(quantization: Quantization, tiles: dict[str, TileLayout]) -> Scaling | None:
+    def of(quantization: Quantization, tiles: dict[str, TileLayout],
+           compensation: TileLayout | None = None) -> Scaling | None:
         if not quantization:
             return None
-        return Scaling(quantization, tiles.get("wei_scales"), tiles.get("dst_zero_points"))
+        return Scaling(quantization, tiles.get("wei_scales"), tiles.get("dst_zero_points"), compensation)
 
     def lanes(self, cols) -> tuple[Expr | None, Expr | None]:
         """(the factor of the sums, the zero point) at columns `cols` as f32 lanes, or None."""
@@ -66,12 +71,15 @@ def _broadcast(value: float, lanes: int) -> Expr:
 
 def output_value(acc: Expr, acc_type: Type, out_type: Type, bias: Expr | None,
                  post_ops: Sequence[tuple[PostOp, Expr | None]] = (), scale: Expr | None = None,
-                 dst_scale: float = 1.0, zero_point: Expr | None = None, bind: Lets | None = None) -> Expr:
-    """The output value of accumulators `acc` (with an optional bias already in f32): times
-    `scale`, plus the bias, through the post-ops (each with its operand as f32 lanes, or None),
-    divided by `dst_scale` (times its reciprocal), plus `zero_point`; values used more than once
-    are bound with `bind`."""
+                 dst_scale: float = 1.0, zero_point: Expr | None = None, bind: Lets | None = None,
+                 compensation: Expr | None = None) -> Expr:
+    """The output value of accumulators `acc` (with an optional bias already in f32): minus
+    `compensation` (in the accumulators' type), times `scale`, plus the bias, through the
+    post-ops (each with its operand as f32 lanes, or None), divided by `dst_scale` (times its
+    reciprocal), plus `zero_point`; values used more than once are bound with `bind`."""
     bind = bind if bind is not None else Lets("v", share=False)
+    if compensation is not None:
+        acc = acc - compensation
     plain_relu = [op for op, _ in post_ops] == [Eltwise("relu")]
     scaled = scale is not None or dst_scale != 1.0 or zero_point is not None
     if acc_type == S32 and bias is None and out_type == S32 and (not post_ops or plain_relu) and not scaled:
@@ -129,8 +137,12 @@ def finish(acc: TileLayout, out: TileLayout, bias: TileLayout | None, post_ops: 
                         for post_op, tile in post_ops]
             scale, zero_point = scaling.lanes(cols) if scaling is not None else (None, None)
             dst_scale = scaling.quantization.dst_scale if scaling is not None else 1.0
+            compensation = None
+            if scaling is not None and scaling.compensation is not None:
+                compensation = _tile_values(scaling.compensation, 0, cols)
             bind = Lets(f"{out.buffer.name}_{len(stores)}_v", share=sharing)
-            result = output_value(value, acc.type, out.type, bias_value, operands, scale, dst_scale, zero_point, bind)
+            result = output_value(value, acc.type, out.type, bias_value, operands, scale, dst_scale, zero_point, bind,
+                                  compensation)
             stride = _lane_stride(op, cols)
             stores.append(bind.wrap(store(out.buffer, op.offset(r, cols.start) * out.type.size, result,
                                           stride=None if stride == 1 or lanes == 1 else stride * out.type.size)))
@@ -138,11 +150,19 @@ def finish(acc: TileLayout, out: TileLayout, bias: TileLayout | None, post_ops: 
 
 
 def _tile_lanes(tile: TileLayout, row: int, cols) -> Expr:
-    """Row `row` of `tile` at columns `cols` as f32 lanes: one load per evenly spaced run (the
-    tile's lines start on GRF boundaries), joined with a shuffle when there are several; a
-    one-column tile is broadcast."""
+    """Row `row` of `tile` at columns `cols` as f32 lanes (`_tile_values`)."""
     if tile.cols == 1:
         value = cast(F32, _load(tile, tile.offset(row, 0), 1, 1))
+        return value if cols.count == 1 else Broadcast(value, cols.count)
+    return cast(F32, _tile_values(tile, row, cols))
+
+
+def _tile_values(tile: TileLayout, row: int, cols) -> Expr:
+    """Row `row` of `tile` at columns `cols`: one load per evenly spaced run (the tile's lines
+    start on GRF boundaries), joined with a shuffle when there are several; a one-column tile
+    is broadcast."""
+    if tile.cols == 1:
+        value = _load(tile, tile.offset(row, 0), 1, 1)
         return value if cols.count == 1 else Broadcast(value, cols.count)
     offsets = [tile.offset(row, cols.start + j * cols.step) for j in range(cols.count)]
     runs: list[list[int]] = [[offsets[0]]]
@@ -153,5 +173,4 @@ def _tile_lanes(tile: TileLayout, row: int, cols) -> Expr:
         else:
             runs.append([offset])
     loads = [_load(tile, run[0], run[1] - run[0] if len(run) > 1 else 1, len(run)) for run in runs]
-    value = loads[0] if len(loads) == 1 else Shuffle(tuple(loads), tuple(range(cols.count)))
-    return cast(F32, value)
+    return loads[0] if len(loads) == 1 else Shuffle(tuple(loads), tuple(range(cols.count)))

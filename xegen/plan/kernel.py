@@ -156,7 +156,7 @@ class KernelPlan:
     layouts: MultiplyLayouts
     c: OutputPlan
     bias_load: OutputPlan | None = None  # FWD_B: the bias tile
-    bias_sum: TileLayout | None = None  # BWD_WB: f32 column sums of B
+    column_sums: TileLayout | None = None  # column sums of B (times a factor): BWD_WB's bias, a src zero point's
     bias_store: OutputPlan | None = None
     k_reduction: KReduction | None = None  # tg_k > 1: the partial sums added through SLM
     post_loads: list[OutputPlan | None] = field(default_factory=list)  # per post-op: the tile of its tensor
@@ -195,7 +195,9 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     return check_budgets(plan_layout(gemm, config, hw))
 
 
-ONES = 16  # BWD_WB with dpas: the row of ones (8 dwords of 16-bit values) whose product with B sums its columns
+#: bytes of the row a dpas multiplies B by to sum its columns (rows of A are 8 dwords): BWD_WB's
+#: ones, a source zero point repeated
+SUM_ROW_BYTES = 32
 
 REDUCTION_CHUNK_GRFS = 8  # registers through which the first K thread adds the others' partial sums
 
@@ -231,8 +233,9 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     plan = KernelPlan(gemm, config, hw, grid, k_iterations(config, gemm), a, b, layouts, c)
     if gemm.bias_mode == "add":
         plan.bias_load = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_load", gemm.bias.type, "")
-    elif gemm.bias_mode == "reduce":
-        plan.bias_sum = dense_layout(Var("bias_sum", PTR), F32, 1, config.n_tile)
+    if gemm.sums_b_columns:
+        plan.column_sums = dense_layout(Var("column_sums", PTR), gemm.acc_type, 1, config.n_tile)
+    if gemm.bias_mode == "reduce":
         out_type = F32 if atomic else gemm.bias.type
         plan.bias_store = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_store", out_type,
                                        "fadd" if atomic else "")
@@ -243,7 +246,7 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     if config.tg_k > 1:
         # the store tile is free until the epilogue: the partial sums pass through it
         chunk = min(round_up(c.tile.bytes, grf), REDUCTION_CHUNK_GRFS * grf)
-        sums = round_up(plan.bias_sum.bytes, grf) if plan.bias_sum is not None else 0
+        sums = round_up(plan.column_sums.bytes, grf) if plan.column_sums is not None else 0
         plan.k_reduction = KReduction(Var("c_slm", PTR), c.tile.buffer, round_up(layouts.c.bytes, grf),
                                       config.tg_m * config.tg_n, config.tg_k - 1, chunk, sums)
 
@@ -260,9 +263,11 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         buffers.append((plan.bias_load.tile.buffer, plan.bias_load.tile.bytes))
     buffers += [(post.tile.buffer, post.tile.bytes) for post in plan.post_loads + plan.quantization_loads
                 if post is not None]
-    if plan.bias_sum is not None:
-        buffers += [(plan.bias_sum.buffer, plan.bias_sum.bytes), (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
-                    (Var("one", PTR), ONES * layouts.b.type.size if config.systolic else 4)]
+    if plan.column_sums is not None:
+        buffers.append((plan.column_sums.buffer, plan.column_sums.bytes))
+        if plan.bias_store is not None:
+            buffers.append((plan.bias_store.tile.buffer, plan.bias_store.tile.bytes))
+        buffers.append((Var("sum_row", PTR), SUM_ROW_BYTES))
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
     return plan
 
