@@ -71,3 +71,11 @@ def test_row_plans_leave_it_to_the_gemm_plan():
     with pytest.raises(ConfigError, match="plan=first: .*zero points"):
         build_kernel(first, "xehpc", {"plan": "first"})
     check(build_kernel(first, "xehpc", {}))
+
+
+def test_blocked_layouts_with_padded_channels():
+    """24 channels in blocks of 16: the K rows of the padded channels read zeros from the
+    layouts' padding (A's are not the zero point there), which B's zeros make harmless."""
+    problem = make_problem("mb1ic24ih5oc24oh5kh3ph1", "FWD_B", "u8:s8:f32", zero_points="src:common:250",
+                           stag="nChw16c", wtag="OIhw16i16o")
+    check(build_kernel(problem, "xehpc", {}))

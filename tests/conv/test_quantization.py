@@ -80,7 +80,8 @@ def test_reference_follows_onednn_formula():
     assert convert(np.array([2.5, -2.5, 300.0]), "s8").tolist() == [2, -2, 127]
 
 
-@pytest.mark.parametrize("dt, zero_point", [("u8:s8:u8", 256), ("u8:s8:f32", -1), ("s8:s8:s8", 128), ("s8:s8:s8", -129)])
+@pytest.mark.parametrize("dt, zero_point", [("u8:s8:u8", 256), ("u8:s8:f32", -1), ("s8:s8:s8", 128),
+                                            ("s8:s8:s8", -129)])
 def test_src_zero_point_outside_the_src_type(dt, zero_point):
     with pytest.raises(UnsupportedError, match=f"'src:common:{zero_point}': a source zero point must be"):
         make_problem("mb1ic8ih4oc8oh4kh3ph1", dt=dt, zero_points=f"src:common:{zero_point}")
@@ -101,7 +102,8 @@ def _direct_forward(src, wei, stride, pad, zero_point):
     return out
 
 
-@pytest.mark.parametrize("dt, zero_point", [("u8:s8:s32", 255), ("u8:s8:s32", 1), ("s8:s8:s32", -128), ("s8:s8:s32", 127)])
+@pytest.mark.parametrize("dt, zero_point", [("u8:s8:s32", 255), ("u8:s8:s32", 1), ("s8:s8:s32", -128),
+                                            ("s8:s8:s32", 127)])
 def test_reference_subtracts_the_src_zero_point_inside_the_input_only(dt, zero_point):
     """The reference against the formula tap by tap, and against what the kernel computes
     instead: padding read as the zero point, then the zero point times the weights' sums
@@ -114,5 +116,6 @@ def test_reference_subtracts_the_src_zero_point_inside_the_input_only(dt, zero_p
     padded = np.pad(t["src"].astype(np.int64), ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=zero_point)
     unpadded = make_problem("mb2ic3ih7oc4oh3kh3sh2", "FWD_D", dt)
     weights = t["wei"].astype(np.int64)
-    kernel_trick = forward(unpadded.desc, padded, weights) - zero_point * weights.sum(axis=(1, 2, 3)).reshape(1, -1, 1, 1)
+    weight_sums = weights.sum(axis=(1, 2, 3)).reshape(1, -1, 1, 1)
+    kernel_trick = forward(unpadded.desc, padded, weights) - zero_point * weight_sums
     np.testing.assert_array_equal(kernel_trick, expected)

@@ -169,8 +169,9 @@ class _Builder:
         return self.gemm.problem.quantization.src_zero_point if self.gemm.problem.is_forward else 1
 
     def _sum_row_type(self) -> Type:
-        """The type `reduce_columns` reads its factor as: A's type where it multiplies like A
-        (dpas, dp4a; BWD_WB's dpas takes B's type, the same), else the sums' type (mad)."""
+        """The type `reduce_columns` reads its factor as: with dpas or dp4a, that of the A
+        operand it stands for (B's 16-bit type for BWD_WB, src's for a zero point); with mad,
+        the sums' type."""
         if self.config.systolic or self.config.fma == "dp4a":
             return self.plan.layouts.b.type if self.gemm.bias_mode == "reduce" else self.gemm.a.type
         return self.plan.column_sums.type

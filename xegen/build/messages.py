@@ -293,7 +293,7 @@ def zero_fill(buffer: Var, bytes_: int, grf_bytes: int, byte: int = 0) -> list[S
     GRFs per store: a move may write two registers.  With `byte`, every byte holds it instead
     (a source zero point, s8 or u8)."""
     lanes = 2 * grf_bytes // 4
-    dword = IntImm(int.from_bytes(bytes([byte & 0xFF]) * 4, "little", signed=True))
+    dword = repeated_byte(byte)
     stores: list[Stmt] = []
     for offset in range(0, bytes_, 2 * grf_bytes):
         count = min(lanes, (bytes_ - offset) // 4)
@@ -302,3 +302,8 @@ def zero_fill(buffer: Var, bytes_: int, grf_bytes: int, byte: int = 0) -> list[S
         value = dword if count == 1 else Broadcast(dword, count)
         stores.append(store(buffer, offset, value))
     return stores
+
+
+def repeated_byte(byte: int) -> IntImm:
+    """The s32 dword whose four bytes are `byte` (an s8 or u8 value)."""
+    return IntImm(int.from_bytes(bytes([byte & 0xFF]) * 4, "little", signed=True))

@@ -21,6 +21,7 @@ from ..plan.gemm import Gemm
 from ..plan.kernel import SUM_ROW_BYTES
 from ..plan.multiply import MultiplyLayouts
 from ..plan.tiles import TileLayout
+from .messages import repeated_byte
 
 
 def multiply(config: Config, gemm: Gemm, layouts: MultiplyLayouts, exec_size: int) -> list[Stmt]:
@@ -91,8 +92,7 @@ def sum_row(buffer: Var, config: Config, element: Type, factor: int) -> list[Stm
     """Stores filling `buffer` with what `reduce_columns` multiplies B by, `factor` as `element`
     values: for dpas a row of `SUM_ROW_BYTES` (BWD_WB's 16-bit ones, or the src type's zero
     point forward), for dp4a a dword of four, for mad one value."""
-    if element.size == 1:  # int8 dpas or dp4a: the factor's byte in every byte of the dwords
-        pattern = int.from_bytes(bytes([factor & 0xFF]) * 4, "little", signed=True)
-        return [store(buffer, 0, Broadcast(IntImm(pattern), SUM_ROW_BYTES // 4))]
+    if element.size == 1:  # int8 dpas or dp4a: the factor in every byte of the dwords
+        return [store(buffer, 0, Broadcast(repeated_byte(factor), SUM_ROW_BYTES // 4))]
     value = const(float(factor), element) if element.is_float else IntImm(factor)
     return [store(buffer, 0, Broadcast(value, SUM_ROW_BYTES // element.size) if config.systolic else value)]
