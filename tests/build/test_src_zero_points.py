@@ -11,7 +11,7 @@ import pytest
 from xegen.build import check_ir
 from xegen.conv import make_problem
 from xegen.errors import ConfigError
-from xegen.ir import Call, walk
+from xegen.ir import Alloc, Call, walk
 from xegen.ir.funcs import Dp4a, Dpas, Mad
 from xegen.pipeline import build_kernel
 
@@ -28,14 +28,18 @@ def check(kernel):
         assert comparison.ok, f"{kernel.problem}: {comparison}"
 
 
-@pytest.mark.parametrize("hw, desc, dt, zero_point, overrides, func_type", [
-    ("xehpg", PADDED, "u8:s8:u8", 255, {"fma": "dpas", "slm": 0}, Dpas),
-    ("xehpg", STRIDED, "s8:s8:s8", -128, {"fma": "dpasw", "slm": 1}, Dpas),
-    ("xehpc", PADDED, "s8:s8:f32", 127, {"tg_k": 2}, Dpas),
-    ("xelp", STRIDED, "u8:s8:s8", 1, {"fma": "dp4a"}, Dp4a),
-    ("xelp", PADDED, "u8:s8:f32", 200, {"fma": "mad"}, Mad),
+@pytest.mark.parametrize("hw, desc, dt, zero_point, overrides, func_type, in_store_tile", [
+    ("xehpg", PADDED, "u8:s8:u8", 255, {"fma": "dpas", "slm": 0}, Dpas, True),
+    ("xehpg", STRIDED, "s8:s8:s8", -128, {"fma": "dpasw", "slm": 1}, Dpas, True),
+    ("xehpc", PADDED, "s8:s8:f32", 127, {"tg_k": 2}, Dpas, False),  # the sums join the K threads' reduction
+    ("xelp", STRIDED, "u8:s8:s8", 1, {"fma": "dp4a", "tg_k": 1, "m_tile": 8}, Dp4a, True),
+    ("xelp", STRIDED, "u8:s8:s8", 2, {"fma": "dp4a", "tg_k": 1, "m_tile": 2, "n_tile": 16}, Dp4a, False),  # too small
+    ("xelp", PADDED, "u8:s8:f32", 200, {"fma": "mad", "tg_k": 1}, Mad, True),
+    ("xelp", PADDED, "u8:s8:f32", 0x80, {"fma": "mad", "tg_k": 2}, Mad, False),
 ])
-def test_every_multiply_kind(hw, desc, dt, zero_point, overrides, func_type):
+def test_every_multiply_kind(hw, desc, dt, zero_point, overrides, func_type, in_store_tile):
+    """... and the sums in registers of their own, or in the store tile (idle in the K loop)
+    when it has room and the K threads do not reduce through it."""
     problem = make_problem(desc, "FWD_B", dt, "relu", scales="src:common:0.5+wei:per_oc",
                            zero_points=f"src:common:{zero_point}+dst:common:-3")
     kernel = build_kernel(problem, hw, overrides)
@@ -43,6 +47,8 @@ def test_every_multiply_kind(hw, desc, dt, zero_point, overrides, func_type):
         assert any(f.rcount == 1 and not f.dpasw for f in loop_calls(kernel, Dpas))
     else:
         assert loop_calls(kernel, func_type)
+    own = {node.buffer.name for node in walk(kernel.body) if isinstance(node, Alloc)} & {"column_sums", "sum_row"}
+    assert own == (set() if in_store_tile else {"column_sums", "sum_row"})
     check(kernel)
 
 

@@ -120,7 +120,7 @@ class _Builder:
         prologue = zero_fill(plan.layouts.c.buffer, plan.layouts.c.bytes, self.hw.grf_bytes)
         if plan.column_sums is not None:
             prologue += zero_fill(plan.column_sums.buffer, plan.column_sums.bytes, self.hw.grf_bytes)
-            prologue += sum_row(Var("sum_row", PTR), config, self._sum_row_type(), self._sum_factor())
+            prologue += sum_row(ptr(*plan.sum_row), config, self._sum_row_type(), self._sum_factor())
         body = self._loop_body()
         loop = For(k_iter, const(0), const(plan.iterations), self.loop.wrap(seq(*body)))
         epilogue = self._reduce_over_k(self._epilogue())
@@ -159,7 +159,7 @@ class _Builder:
                 body += copy_tile(op.fma, op.load)
         body += multiply(self.config, self.gemm, plan.layouts, self.config.simd)
         if plan.column_sums is not None:
-            body += reduce_columns(self.config, self.gemm, plan.layouts.b, plan.column_sums, Var("sum_row", PTR),
+            body += reduce_columns(self.config, self.gemm, plan.layouts.b, plan.column_sums, ptr(*plan.sum_row),
                                    self._sum_row_type())
         return body
 

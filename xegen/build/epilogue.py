@@ -6,10 +6,10 @@ f32 on the values while they are in registers, each op reading its own tensor (s
 destination, a binary's second tensor, prelu's weights) from a tile loaded like the bias; the
 result is rounded to the destination type — to nearest even and saturated for integer
 destinations (`postops.round_half_even`).  With int8 scales and zero points: `dst =
-post_ops(scale * (acc - compensation) + bias) / dst_scale + zero_point` (`Scaling`), where with a
-source zero point the kernel read it in the padding and `compensation` is the zero point times
-the sum of the weights of each output channel (summed in the K loop, s32, so the difference is
-exact).
+post_ops(scale * acc + bias) / dst_scale + zero_point` (`Scaling`).  With a source zero point
+(which the loads put in the padding) the accumulators first lose its compensation, the zero point
+times the sum of each output channel's weights (summed in the K loop): in s32, exactly, and
+before the store tile is written, since the sums may live there (`plan.kernel`).
 """
 
 from __future__ import annotations
@@ -71,15 +71,12 @@ def _broadcast(value: float, lanes: int) -> Expr:
 
 def output_value(acc: Expr, acc_type: Type, out_type: Type, bias: Expr | None,
                  post_ops: Sequence[tuple[PostOp, Expr | None]] = (), scale: Expr | None = None,
-                 dst_scale: float = 1.0, zero_point: Expr | None = None, bind: Lets | None = None,
-                 compensation: Expr | None = None) -> Expr:
-    """The output value of accumulators `acc` (with an optional bias already in f32): minus
-    `compensation` (in the accumulators' type), times `scale`, plus the bias, through the
-    post-ops (each with its operand as f32 lanes, or None), divided by `dst_scale` (times its
-    reciprocal), plus `zero_point`; values used more than once are bound with `bind`."""
+                 dst_scale: float = 1.0, zero_point: Expr | None = None, bind: Lets | None = None) -> Expr:
+    """The output value of accumulators `acc` (with an optional bias already in f32): times
+    `scale`, plus the bias, through the post-ops (each with its operand as f32 lanes, or None),
+    divided by `dst_scale` (times its reciprocal), plus `zero_point`; values used more than once
+    are bound with `bind`."""
     bind = bind if bind is not None else Lets("v", share=False)
-    if compensation is not None:
-        acc = acc - compensation
     plain_relu = [op for op, _ in post_ops] == [Eltwise("relu")]
     scaled = scale is not None or dst_scale != 1.0 or zero_point is not None
     if acc_type == S32 and bias is None and out_type == S32 and (not post_ops or plain_relu) and not scaled:
@@ -119,6 +116,8 @@ def finish(acc: TileLayout, out: TileLayout, bias: TileLayout | None, post_ops: 
     when K is split across groups).  A post-op's tile has the rows of `out` or one row (then
     every row reads it)."""
     stores: list[Stmt] = []
+    if scaling is not None and scaling.compensation is not None:
+        stores += _compensate(acc, out, scaling.compensation)
     # values used more than once are bound to lets (the plain epilogue and a lone relu, which
     # read each value once but in rounding, keep the expression trees they always had)
     sharing = [op for op, _ in post_ops] not in ([], [Eltwise("relu")]) or scaling is not None
@@ -137,15 +136,24 @@ def finish(acc: TileLayout, out: TileLayout, bias: TileLayout | None, post_ops: 
                         for post_op, tile in post_ops]
             scale, zero_point = scaling.lanes(cols) if scaling is not None else (None, None)
             dst_scale = scaling.quantization.dst_scale if scaling is not None else 1.0
-            compensation = None
-            if scaling is not None and scaling.compensation is not None:
-                compensation = _tile_values(scaling.compensation, 0, cols)
             bind = Lets(f"{out.buffer.name}_{len(stores)}_v", share=sharing)
-            result = output_value(value, acc.type, out.type, bias_value, operands, scale, dst_scale, zero_point, bind,
-                                  compensation)
+            result = output_value(value, acc.type, out.type, bias_value, operands, scale, dst_scale, zero_point, bind)
             stride = _lane_stride(op, cols)
             stores.append(bind.wrap(store(out.buffer, op.offset(r, cols.start) * out.type.size, result,
                                           stride=None if stride == 1 or lanes == 1 else stride * out.type.size)))
+    return stores
+
+
+def _compensate(acc: TileLayout, out: TileLayout, sums: TileLayout) -> list[Stmt]:
+    """acc[r][c] -= sums[c] for every accumulator, in place, visiting them as `finish` does."""
+    stores: list[Stmt] = []
+    for rows, cols, _, ap in overlaps(out, acc):
+        stride = _lane_stride(ap, cols)
+        for i in range(rows.count):
+            offset = ap.offset(rows.start + i * rows.step, cols.start)
+            value = _load(acc, offset, stride, cols.count) - _tile_values(sums, 0, cols)
+            stores.append(store(acc.buffer, offset * acc.type.size, value,
+                                stride=None if stride == 1 or cols.count == 1 else stride * acc.type.size))
     return stores
 
 

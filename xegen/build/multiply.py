@@ -13,8 +13,8 @@
 
 from __future__ import annotations
 
-from ..ir import Call, Dp4a, Dpas, Mad, Stmt, Var, const, ptr, store
-from ..ir.expr import Broadcast, IntImm
+from ..ir import Call, Dp4a, Dpas, Mad, Stmt, const, store
+from ..ir.expr import Broadcast, IntImm, Ptr
 from ..ir.types import S32, Type
 from ..plan.config import Config, k_step
 from ..plan.gemm import Gemm
@@ -58,8 +58,8 @@ def multiply(config: Config, gemm: Gemm, layouts: MultiplyLayouts, exec_size: in
     return calls
 
 
-def reduce_columns(config: Config, gemm: Gemm, b: TileLayout, sums: TileLayout, row: Var, row_type: Type) -> list[Stmt]:
-    """sums[n] += f * B[k][n] for every k of the block, where `row` holds the factor f as
+def reduce_columns(config: Config, gemm: Gemm, b: TileLayout, sums: TileLayout, row: Ptr, row_type: Type) -> list[Stmt]:
+    """sums[n] += f * B[k][n] for every k of the block, where `row` points to the factor f as
     `sum_row` says: BWD_WB's bias gradient (f = 1) or forward's source zero-point compensation
     (f = the zero point).  With dpas, one dpas of repeat count 1 per K step and column block
     multiplies the row (`row_type` values) by B as it already lies in VNNI form: a K step of
@@ -68,12 +68,12 @@ def reduce_columns(config: Config, gemm: Gemm, b: TileLayout, sums: TileLayout, 
     if config.systolic:
         step = k_step(config, gemm)
         func = Dpas(config.simd, 8, 1, sums.type, b.type, row_type)
-        return [Call(func, (sums.pointer(0, n0), sums.pointer(0, n0), b.pointer(s, n0), ptr(row, 0)))
+        return [Call(func, (sums.pointer(0, n0), sums.pointer(0, n0), b.pointer(s, n0), row))
                 for s in range(0, config.k_block, step) for n0 in range(0, config.n_tile, config.simd)]
     simd = config.simd
     if config.fma == "dp4a":
         func = Dp4a(simd, sums.type, b.type, row_type, 1, 0)
-        return [Call(func, (sums.pointer(0, n0), sums.pointer(0, n0), b.pointer(s, n0), ptr(row, 0)))
+        return [Call(func, (sums.pointer(0, n0), sums.pointer(0, n0), b.pointer(s, n0), row))
                 for s in range(0, config.k_block, 4) for n0 in range(0, config.n_tile, simd)]
     calls: list[Stmt] = []
     for piece in b.pieces:
@@ -84,15 +84,20 @@ def reduce_columns(config: Config, gemm: Gemm, b: TileLayout, sums: TileLayout, 
                 n = piece.cols.start + first * piece.cols.step
                 func = Mad(count, sums.type, b.type, sums.type, piece.col_stride, 0)
                 target = sums.pointer(0, n)
-                calls.append(Call(func, (target, target, b.pointer(k, n), ptr(row, 0))))
+                calls.append(Call(func, (target, target, b.pointer(k, n), row)))
     return calls
 
 
-def sum_row(buffer: Var, config: Config, element: Type, factor: int) -> list[Stmt]:
-    """Stores filling `buffer` with what `reduce_columns` multiplies B by, `factor` as `element`
-    values: for dpas a row of `SUM_ROW_BYTES` (BWD_WB's 16-bit ones, or the src type's zero
-    point forward), for dp4a a dword of four, for mad one value."""
+def sum_row(row: Ptr, config: Config, element: Type, factor: int) -> list[Stmt]:
+    """Stores filling the registers at `row` with what `reduce_columns` multiplies B by,
+    `factor` as `element` values: for dpas a row of `SUM_ROW_BYTES` (BWD_WB's 16-bit ones, or
+    the src type's zero point forward), for dp4a a dword of four, for mad one value."""
     if element.size == 1:  # int8 dpas or dp4a: the factor in every byte of the dwords
-        return [store(buffer, 0, Broadcast(repeated_byte(factor), SUM_ROW_BYTES // 4))]
-    value = const(float(factor), element) if element.is_float else IntImm(factor)
-    return [store(buffer, 0, Broadcast(value, SUM_ROW_BYTES // element.size) if config.systolic else value)]
+        value = Broadcast(repeated_byte(factor), SUM_ROW_BYTES // 4)
+    elif element.is_float:
+        value = const(float(factor), element)
+    else:
+        value = IntImm(factor)
+    if config.systolic and element.size > 1:
+        value = Broadcast(value, SUM_ROW_BYTES // element.size)
+    return [store(row.buffer, row.offset, value)]

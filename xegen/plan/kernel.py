@@ -157,6 +157,7 @@ class KernelPlan:
     c: OutputPlan
     bias_load: OutputPlan | None = None  # FWD_B: the bias tile
     column_sums: TileLayout | None = None  # column sums of B (times a factor): BWD_WB's bias, a src zero point's
+    sum_row: tuple[Var, int] | None = None  # (buffer, byte offset) of the factor the column sums multiply B by
     bias_store: OutputPlan | None = None
     k_reduction: KReduction | None = None  # tg_k > 1: the partial sums added through SLM
     post_loads: list[OutputPlan | None] = field(default_factory=list)  # per post-op: the tile of its tensor
@@ -234,7 +235,15 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     if gemm.bias_mode == "add":
         plan.bias_load = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_load", gemm.bias.type, "")
     if gemm.sums_b_columns:
-        plan.column_sums = dense_layout(Var("column_sums", PTR), gemm.acc_type, 1, config.n_tile)
+        sums_bytes = round_up(config.n_tile * gemm.acc_type.size, grf)
+        if gemm.problem.is_forward and config.tg_k == 1 and c.tile.bytes >= sums_bytes + SUM_ROW_BYTES:
+            # the store tile is idle in the K loop, and a source zero point's sums are subtracted
+            # from the accumulators before the epilogue writes it: they live there
+            plan.column_sums = dense_layout(c.tile.buffer, gemm.acc_type, 1, config.n_tile)
+            plan.sum_row = (c.tile.buffer, sums_bytes)
+        else:
+            plan.column_sums = dense_layout(Var("column_sums", PTR), gemm.acc_type, 1, config.n_tile)
+            plan.sum_row = (Var("sum_row", PTR), 0)
     if gemm.bias_mode == "reduce":
         out_type = F32 if atomic else gemm.bias.type
         plan.bias_store = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_store", out_type,
@@ -263,11 +272,11 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         buffers.append((plan.bias_load.tile.buffer, plan.bias_load.tile.bytes))
     buffers += [(post.tile.buffer, post.tile.bytes) for post in plan.post_loads + plan.quantization_loads
                 if post is not None]
-    if plan.column_sums is not None:
+    if plan.column_sums is not None and plan.column_sums.buffer is not c.tile.buffer:
         buffers.append((plan.column_sums.buffer, plan.column_sums.bytes))
         if plan.bias_store is not None:
             buffers.append((plan.bias_store.tile.buffer, plan.bias_store.tile.bytes))
-        buffers.append((Var("sum_row", PTR), SUM_ROW_BYTES))
+        buffers.append((plan.sum_row[0], SUM_ROW_BYTES))
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
     return plan
 
