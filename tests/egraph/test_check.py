@@ -24,7 +24,9 @@ def test_z3_encoding_agrees_with_the_interpreter(data):
     z3_env = {name: variable(name, t) for name, t in types.items()}
     substitution = [(z3_env[name], z3.BitVecVal(value % (1 << types[name].bits), types[name].bits))
                     for name, value in env.items()]
-    got = z3.simplify(z3.substitute(encode(e, z3_env), *substitution)) if substitution else z3.simplify(encode(e, z3_env))
+    got = (
+        z3.simplify(z3.substitute(encode(e, z3_env), *substitution)) if substitution else z3.simplify(encode(e, z3_env))
+    )
     value = got.as_long()
     if e.type.is_signed and value >> (e.type.bits - 1):
         value -= 1 << e.type.bits

@@ -29,8 +29,24 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..conv.index import Idx
-from ..ir import (Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Load, Names, Reorder, Stmt, Var, const, ptr,
-                  seq, store)
+from ..ir import (
+    Alloc,
+    Barrier,
+    Call,
+    Fence,
+    For,
+    IfThenElse,
+    Let,
+    Load,
+    Names,
+    Reorder,
+    Stmt,
+    Var,
+    const,
+    ptr,
+    seq,
+    store,
+)
 from ..ir.types import PTR, Type
 from ..plan.block2d import Block2dPlan
 from ..plan.dpasw import pair_half
@@ -210,13 +226,15 @@ class _Builder:
 
     def _slice_origins(self, op: OperandPlan) -> tuple[Origin, Origin]:
         origins = []
-        for name, index, extent in zip(op.view.dims, self._slice_index(op), op.slm.slice_extents):
+        for name, index, extent in zip(op.view.dims, self._slice_index(op), op.slm.slice_extents, strict=True):
             group = self.group_origin[name]
             if index.is_const:
                 origins.append(group)
             else:
                 base_tag = group.base_tag or group.tag
-                origins.append(Origin(name, group.start, name + "s", group.scope, group.align, index * extent, base_tag))
+                origins.append(
+                    Origin(name, group.start, name + "s", group.scope, group.align, index * extent, base_tag)
+                )
         return origins[0], origins[1]
 
     def _slm_store(self, op: OperandPlan) -> list[Stmt]:
@@ -271,7 +289,9 @@ class _Builder:
                     for offset in range(0, chunk, lanes * size):
                         count = min(lanes, (chunk - offset) // size)
                         vector = acc.type.with_lanes(count)
-                        total = Load(buffer, const(first + offset), vector) + Load(partial.buffer, const(offset), vector)
+                        total = Load(buffer, const(first + offset), vector) + Load(
+                            partial.buffer, const(offset), vector
+                        )
                         adds.append(store(buffer, first + offset, total))
         first_thread = self.k_thread.expr.eq(0)
         return [IfThenElse(self.k_thread.expr.ne(0), seq(*stores)), Call(Fence("slm")), Call(Barrier()),
@@ -293,7 +313,7 @@ class _Builder:
             sends, masked = self._output_messages(load, "load")
             out += (zero_fill(load.tile.buffer, load.tile.bytes, self.hw.grf_bytes) if masked else []) + sends
         post_ops = [(op, None if load is None else load.tile)
-                    for op, load in zip(self.gemm.problem.post_ops, plan.post_loads)]
+                    for op, load in zip(self.gemm.problem.post_ops, plan.post_loads, strict=True)]
         quantization = {load.view.tensor: load.tile for load in plan.quantization_loads}
         out += finish(plan.layouts.c, plan.c.tile, bias_tile, post_ops, gate,
                       Scaling.of(self.gemm.problem.quantization, quantization,

@@ -14,8 +14,8 @@ before the store tile is written, since the sums may live there (`plan.kernel`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..conv.postops import Eltwise, PostOp
 from ..conv.quantization import Quantization

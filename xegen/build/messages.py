@@ -68,7 +68,9 @@ def lanes_of(scope: Scope, lanes: int) -> Idx:
     return scope.memo[key]
 
 
-def components(gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope) -> tuple[dict[str, Idx], list[Expr]]:
+def components(
+    gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope
+) -> tuple[dict[str, Idx], list[Expr]]:
     """Component values of coordinate `origin.start + origin.shift + offset (+ lane ids)` and its
     bound condition.
 
@@ -208,7 +210,7 @@ def emit_block2d(view: View, memory: Var, buffer: Var, plan: Block2dPlan, origin
     what lies outside the surface reads as zero."""
     sends: list[Stmt] = []
     for block in plan.blocks:
-        coords = [_coordinate(origin, offset) for origin, offset in zip(origins, (block.row, block.col))]
+        coords = [_coordinate(origin, offset) for origin, offset in zip(origins, (block.row, block.col), strict=True)]
         y, x = coords[plan.surface.row_dim], coords[1 - plan.surface.row_dim]
         x = x.div(plan.ops)  # transposed: columns of dwords, each `ops` elements of the view
         base = ptr(memory, plan.surface.base * view.type.size)

@@ -12,8 +12,8 @@ Nothing here compares platform names: everything comes from the platform record.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
 
 from .. import ir
 from ..hw import Platform, platform
@@ -187,7 +187,9 @@ class CostModel:
 
     def tree_cost(self, e: ir.Expr) -> int:
         """Cost with every occurrence computed separately (no sharing)."""
-        return saturating_sum([self.node(e) if isinstance(e, ir.Expr) else 0, *(self.tree_cost(c) for c in ir.children(e))])
+        return saturating_sum(
+            [self.node(e) if isinstance(e, ir.Expr) else 0, *(self.tree_cost(c) for c in ir.children(e))]
+        )
 
 
 def _operand(e: ir.Expr, bounds: Callable[[ir.Expr], Bounds] | None = None) -> Operand:

@@ -13,8 +13,8 @@ first node in that order.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 import numpy as np
 
@@ -62,7 +62,7 @@ class Snapshot:
         return Operand(self.class_type[cls], self.constant.get(cls))
 
     @staticmethod
-    def from_run(run: Run) -> "Snapshot":
+    def from_run(run: Run) -> Snapshot:
         graph = run.graph
         frozen = graph.freeze()
         functions = frozen.functions
@@ -238,7 +238,9 @@ def ilp_dag(snapshot: Snapshot, model: CostModel, max_nodes: int = 4000, seconds
                  if costs[cls][i] < INFINITE and all(c in reachable for c in node.children)
                  and cls not in node.children]
     if len(variables) > max_nodes:
-        return IlpOutcome(greedy, False, f"ILP skipped: {len(variables)} candidate nodes exceed {max_nodes}; greedy DAG used")
+        return IlpOutcome(
+            greedy, False, f"ILP skipped: {len(variables)} candidate nodes exceed {max_nodes}; greedy DAG used"
+        )
     classes = sorted(reachable)
     class_index = {cls: k for k, cls in enumerate(classes)}
     n_nodes, n_classes = len(variables), len(classes)
@@ -254,7 +256,7 @@ def ilp_dag(snapshot: Snapshot, model: CostModel, max_nodes: int = 4000, seconds
         upper.append(hi)
 
     by_class: dict[int, list[int]] = {}
-    for v, (cls, i) in enumerate(variables):
+    for v, (cls, _) in enumerate(variables):
         by_class.setdefault(cls, []).append(v)
     for root in snapshot.roots:
         add_row({v: 1.0 for v in by_class.get(root, [])}, 1.0, np.inf)

@@ -24,8 +24,8 @@ The result computes the same buffers (the tests run both through `xegen.ir.execu
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
 
 from .. import ir
 from ..hw import Platform

@@ -13,10 +13,10 @@ that code needing the list of term constructors derives it from `language.egg`.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from ..errors import Error, ParseError, RuleError
 from ..files import KiB, read_text

@@ -14,8 +14,8 @@ nothing better, the input comes back unchanged (`kept_input`).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from .. import ir
 from ..errors import Error
@@ -202,7 +202,7 @@ def simplify_each(expr: ir.Expr | str, models: Sequence[CostModel], ranges: Mapp
         for model in models:
             begin = time.perf_counter()
             roots, info = extract_roots(run, problem, model, extractor)
-            result = roots[root] if top is None else rebuild_opaque(top, lambda k: roots[k])
+            result = roots[root] if top is None else rebuild_opaque(top, roots.__getitem__)
             cost_before, cost_after = model.dag_cost(expr, ranges), model.dag_cost(result, ranges)
             # never costlier than the input, nor larger at the same cost
             kept = cost_after > cost_before or (cost_after == cost_before and result != expr

@@ -17,8 +17,8 @@ new operation needs no code here: declaring its constructor in language.egg is e
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 from .. import ir
 from ..errors import UnsupportedError

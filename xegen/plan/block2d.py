@@ -29,9 +29,9 @@ from ..conv.index import Idx
 from ..hw import Platform
 from ..ir import Var
 from ..ir.expr import Binary, IRTypeError
-from ..ir.visitor import walk
 from ..ir.funcs import Send, block2d_row_bytes
 from ..ir.types import PTR, U32
+from ..ir.visitor import walk
 from .config import Config, k_step
 from .gemm import Gemm, View
 from .multiply import operand_layout
@@ -108,7 +108,10 @@ def _strides(view: View, gemm: Gemm) -> list[int] | None:
     result = []
     for dim in dims:
         strides = [view.access({c.name: Idx.const(1)})[0].lo - origin for c in dim.components]
-        if any(outer != inner * comp.size for outer, inner, comp in zip(strides, strides[1:], dim.components[1:])):
+        if any(
+            outer != inner * comp.size
+            for outer, inner, comp in zip(strides, strides[1:], dim.components[1:], strict=False)
+        ):
             return None
         result.append(strides[-1])
     return result

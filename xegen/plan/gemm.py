@@ -22,8 +22,8 @@ forward source `ih = oh*SH + kh*(DH+1) - PH` with `0 <= ih && ih < IH`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
 
 from ..conv.index import Idx
 from ..conv.layout import Layout
@@ -105,7 +105,9 @@ def linear_stride(view: View, dim: GemmDim) -> int | None:
 
     Then x need not be unpacked into components: the innermost one can carry all of x."""
     names = [c.name for c in dim.components]
-    probe = {name: Idx.of(Var(f"probe_{name}"), 0, comp.size - 1) for name, comp in zip(names, dim.components)}
+    probe = {
+        name: Idx.of(Var(f"probe_{name}"), 0, comp.size - 1) for name, comp in zip(names, dim.components, strict=True)
+    }
     # the innermost component will carry the whole coordinate: no bound may look at its range
     probe[names[-1]] = Idx.of(Var(f"probe_{names[-1]}"), 0, S32_MAX)
     offset, masks = view.access(probe)
@@ -115,7 +117,7 @@ def linear_stride(view: View, dim: GemmDim) -> int | None:
         return None  # a blocked layout: not affine
     origin = view.access({})[0].lo
     strides = [view.access({name: Idx.const(1)})[0].lo - origin for name in names]
-    for outer, inner, comp in zip(strides, strides[1:], dim.components[1:]):
+    for outer, inner, comp in zip(strides, strides[1:], dim.components[1:], strict=False):
         if outer != inner * comp.size:
             return None
     return strides[-1]
@@ -207,7 +209,7 @@ def _source_of_output(desc):
     """src[mb][g*ICg + ic][o*S + k*(D+1) - P] with the input-bounds conditions."""
     def mapping(v):
         positions = [_input_position(desc, v, d) for d in desc.used]
-        masks = [m for d, pos in zip(desc.used, positions) for m in pos.in_range(0, desc.field("i", d))]
+        masks = [m for d, pos in zip(desc.used, positions, strict=True) for m in pos.in_range(0, desc.field("i", d))]
         return [v("mb"), v("g") * desc.icg + v("ic"), *positions], masks
     return mapping
 

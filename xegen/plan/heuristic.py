@@ -15,13 +15,22 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from typing import Iterator, Mapping
 
 from ..errors import ConfigError
 from ..hw import Platform
-from .config import (KEYS, MAD_OPERAND_BYTES, SYSTOLIC, Config, a_rows_per_grf, check_config, k_iterations,
-                     multiply_types, prefetches)
+from .config import (
+    KEYS,
+    MAD_OPERAND_BYTES,
+    SYSTOLIC,
+    Config,
+    a_rows_per_grf,
+    check_config,
+    k_iterations,
+    multiply_types,
+    prefetches,
+)
 from .dpasw import fused_pairs_fit
 from .estimate import Estimate, Estimator, pipeline_shape
 from .gemm import Gemm

@@ -81,7 +81,7 @@ class Placement:
 
     def base(self, row: Idx, col: Idx) -> Idx:
         total = Idx.const(0)
-        for index, terms in zip((row, col), self.terms):
+        for index, terms in zip((row, col), self.terms, strict=True):
             for term in terms:
                 total = total + term.of(index)
         return total
@@ -297,9 +297,11 @@ def check_budgets(plan: KernelPlan) -> KernelPlan:
     used = tiles + RESERVED_GRFS * grf
     if used > config.grf * grf:
         copies = f", gmem_bufs={config.gmem_bufs}" if config.gmem_bufs > 1 else ""
-        raise ConfigError(f"the kernel needs {used // grf} GRFs ({tiles // grf} for tiles{copies} + {RESERVED_GRFS} "
-                          f"reserved) but grf={config.grf}: use smaller m_tile/n_tile/k_block"
-                          + "".join(f" or {change}" for change in _grf_remedies(config, hw, used, plan.load_copy_bytes)))
+        raise ConfigError(
+            f"the kernel needs {used // grf} GRFs ({tiles // grf} for tiles{copies} + {RESERVED_GRFS} "
+            f"reserved) but grf={config.grf}: use smaller m_tile/n_tile/k_block"
+            + "".join(f" or {change}" for change in _grf_remedies(config, hw, used, plan.load_copy_bytes))
+        )
     return plan
 
 

@@ -25,7 +25,6 @@ from ..hw import Platform
 from .gemm import Gemm, View
 from .tiles import Line
 
-
 SCATTERED_COST = 2  # a scattered message costs about two block messages (an address per element)
 
 
@@ -138,7 +137,7 @@ def contiguous_runs(register_offsets: np.ndarray, slm_offsets: np.ndarray) -> li
     breaks = np.flatnonzero((np.diff(grf) != 1) | (np.diff(slm) != 1)) + 1
     starts = [0, *breaks.tolist()]
     ends = [*breaks.tolist(), len(grf)]
-    return [Run(int(grf[a]), int(slm[a]), b - a) for a, b in zip(starts, ends)]
+    return [Run(int(grf[a]), int(slm[a]), b - a) for a, b in zip(starts, ends, strict=True)]
 
 
 @dataclass(frozen=True)

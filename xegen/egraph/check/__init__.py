@@ -14,10 +14,10 @@ allow it).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from ..rules import RuleFile, check_unique_names, default_rules_directory, language_file, read_rule_file, rule_files
 from .cache import VerdictCache

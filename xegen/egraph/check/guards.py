@@ -11,8 +11,8 @@ same value).  So a guard whose definition is wrong makes the rules that use it f
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from ...errors import RuleError
 from .. import sexpr
@@ -62,7 +62,7 @@ class Guards:
                 for derivation in self.derived[head]:
                     if len(derivation.params) != len(fact.args):
                         raise ValueError(f"the guard '{head}' takes {len(derivation.params)} arguments")
-                    binding = dict(zip(derivation.params, fact.args))
+                    binding = dict(zip(derivation.params, fact.args, strict=True))
                     body = [_instantiate(b, binding, inner) for b in derivation.body]
                     options += self._expand(body, inner, (*within, head))
             else:

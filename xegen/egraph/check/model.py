@@ -21,8 +21,8 @@ The sampler (`sample.py`) and the prover (`prove.py`) interpret an Instance the 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 from ... import ir
 from ...errors import RuleError
@@ -31,10 +31,12 @@ from .. import rules, sexpr
 from ..rules import RuleFile, Signature, rule_name, signatures
 from ..terms import CATEGORY, OPERATIONS, TY_ARGUMENTS, TY_TYPES, build_node
 from .guards import FACT_RELATIONS, LATTICES, TYPE_RELATIONS, VALUE_RELATIONS, Guards, base_head, collect
-from .patterns import PApp, PInt, PVar, Pattern, show, to_pattern
+from .patterns import PApp, Pattern, PInt, PVar, show, to_pattern
 
 #: the order instances are checked in (so a report names the common types first)
-ALL_TYPES: tuple[Type, ...] = tuple(sorted(INT_TYPES, key=lambda t: (t.bits != 32, t.bits != 64, -t.bits, not t.is_signed))) + (BOOL,)
+ALL_TYPES: tuple[Type, ...] = tuple(
+    sorted(INT_TYPES, key=lambda t: (t.bits != 32, t.bits != 64, -t.bits, not t.is_signed))
+) + (BOOL,)
 
 #: egglog i64 primitives the checker understands: name -> arity (None: any)
 PRIMITIVES = {
@@ -251,8 +253,8 @@ class _TypeSlots:
         types = [self.ty_slot(a) for a in args[:n_types]]
         children = [a for a in args[n_types:]]
         sig = self.sigs[head].inputs[n_types:]
-        child_slots = [self.expr_slot(c) if s == "Expr" else None for c, s in zip(children, sig)]
-        for c, s in zip(children, sig):
+        child_slots = [self.expr_slot(c) if s == "Expr" else None for c, s in zip(children, sig, strict=False)]
+        for c, s in zip(children, sig, strict=False):
             if s != "Expr":
                 self.value_pattern(c)
         result = self.fresh()
@@ -355,7 +357,7 @@ class _TypeSlots:
         if any(self.fixed.get(r, 0) is None for r in roots):
             return
         for combo in itertools.product(ALL_TYPES, repeat=len(free)):
-            chosen = dict(zip(free, combo))
+            chosen = dict(zip(free, combo, strict=True))
             yield {slot: chosen.get(self.find(slot), self.fixed.get(self.find(slot))) for slot in self.parent}
 
 

@@ -59,7 +59,9 @@ def _as_array(values: list[int], t: Type) -> np.ndarray:
         return np.array([bool(v) for v in values], dtype=np.bool_)
     mask = (1 << t.bits) - 1
     if t.is_signed:
-        return np.array([((v & mask) ^ (1 << (t.bits - 1))) - (1 << (t.bits - 1)) for v in values], dtype=numpy_dtype(t))
+        return np.array(
+            [((v & mask) ^ (1 << (t.bits - 1))) - (1 << (t.bits - 1)) for v in values], dtype=numpy_dtype(t)
+        )
     return np.array([v & mask for v in values], dtype=numpy_dtype(t))
 
 
@@ -99,7 +101,7 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
     for symbol, kind, e in instance.lattice:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
         d = slack[symbol]
-        bound = [x - s if kind == "lo" else x + s for x, s in zip(exact, d)]
+        bound = [x - s if kind == "lo" else x + s for x, s in zip(exact, d, strict=True)]
         symbols[symbol] = [b if prims.I64_MIN <= b <= prims.I64_MAX else None for b in bound]
     for symbol in instance.free:
         symbols[symbol] = list(slack[symbol])
@@ -202,7 +204,9 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
             return factor
         for i in range(n):
             if fires[i] and (factor[i] == 0 or exact[i] % factor[i] != 0):
-                return Violation(_assignment(values, symbols, instance, i), f"{exact[i]} is not a multiple of {factor[i]}")
+                return Violation(
+                    _assignment(values, symbols, instance, i), f"{exact[i]} is not a multiple of {factor[i]}"
+                )
     for kind, e, bound in instance.bounds:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
         limits = action_column(bound)
@@ -213,8 +217,10 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
                 continue
             ok = limits[i] <= exact[i] if kind == "lo" else exact[i] <= limits[i]
             if not ok:
-                return Violation(_assignment(values, symbols, instance, i),
-                                 f"the value {exact[i]} is {'below' if kind == 'lo' else 'above'} the bound {limits[i]}")
+                return Violation(
+                    _assignment(values, symbols, instance, i),
+                    f"the value {exact[i]} is {'below' if kind == 'lo' else 'above'} the bound {limits[i]}",
+                )
     return None
 
 
@@ -254,7 +260,9 @@ def draw_batch(instance: Instance, n: int, rng: np.random.Generator) -> tuple[di
         choice = rng.integers(0, 4, n)
         small = rng.integers(0, 8, n)
         large = rng.integers(0, 1 << 40, n)
-        slack[symbol] = [0 if c < 2 else int(s) if c == 2 else int(l) for c, s, l in zip(choice, small, large)]
+        slack[symbol] = [
+            0 if c < 2 else int(s) if c == 2 else int(b) for c, s, b in zip(choice, small, large, strict=True)
+        ]
     for symbol in instance.free:
         slack[symbol] = [int(x) for x in rng.integers(-100, 100, n)]
     return values, slack
@@ -281,7 +289,8 @@ def sweep(instance: Instance, samples: int = 256, seed: int = 0) -> Violation | 
 def search(instance: Instance, examples: int = 20, batch: int = 8) -> Violation | None:
     """A hypothesis search (deterministic, derandomized) for an assignment that breaks the rule;
     hypothesis shrinks what it finds toward small values."""
-    from hypothesis import HealthCheck, Phase, given, settings, strategies as st  # seconds to import: only here
+    from hypothesis import HealthCheck, Phase, given, settings  # seconds to import: only here
+    from hypothesis import strategies as st
 
     found: list[Violation] = []
 
