@@ -28,20 +28,37 @@ def check(kernel):
         assert comparison.ok, f"{kernel.problem}: {comparison}"
 
 
-@pytest.mark.parametrize("hw, desc, dt, zero_point, overrides, func_type, in_store_tile", [
-    ("xehpg", PADDED, "u8:s8:u8", 255, {"fma": "dpas", "slm": 0}, Dpas, True),
-    ("xehpg", STRIDED, "s8:s8:s8", -128, {"fma": "dpasw", "slm": 1}, Dpas, True),
-    ("xehpc", PADDED, "s8:s8:f32", 127, {"tg_k": 2}, Dpas, False),  # the sums join the K threads' reduction
-    ("xelp", STRIDED, "u8:s8:s8", 1, {"fma": "dp4a", "tg_k": 1, "m_tile": 8}, Dp4a, True),
-    ("xelp", STRIDED, "u8:s8:s8", 2, {"fma": "dp4a", "tg_k": 1, "m_tile": 2, "n_tile": 16}, Dp4a, False),  # too small
-    ("xelp", PADDED, "u8:s8:f32", 200, {"fma": "mad", "tg_k": 1}, Mad, True),
-    ("xelp", PADDED, "u8:s8:f32", 0x80, {"fma": "mad", "tg_k": 2}, Mad, False),
-])
+@pytest.mark.parametrize(
+    "hw, desc, dt, zero_point, overrides, func_type, in_store_tile",
+    [
+        ("xehpg", PADDED, "u8:s8:u8", 255, {"fma": "dpas", "slm": 0}, Dpas, True),
+        ("xehpg", STRIDED, "s8:s8:s8", -128, {"fma": "dpasw", "slm": 1}, Dpas, True),
+        ("xehpc", PADDED, "s8:s8:f32", 127, {"tg_k": 2}, Dpas, False),  # the sums join the K threads' reduction
+        ("xelp", STRIDED, "u8:s8:s8", 1, {"fma": "dp4a", "tg_k": 1, "m_tile": 8}, Dp4a, True),
+        (
+            "xelp",
+            STRIDED,
+            "u8:s8:s8",
+            2,
+            {"fma": "dp4a", "tg_k": 1, "m_tile": 2, "n_tile": 16},
+            Dp4a,
+            False,
+        ),  # too small
+        ("xelp", PADDED, "u8:s8:f32", 200, {"fma": "mad", "tg_k": 1}, Mad, True),
+        ("xelp", PADDED, "u8:s8:f32", 0x80, {"fma": "mad", "tg_k": 2}, Mad, False),
+    ],
+)
 def test_every_multiply_kind(hw, desc, dt, zero_point, overrides, func_type, in_store_tile):
     """... and the sums in registers of their own, or in the store tile (idle in the K loop)
     when it has room and the K threads do not reduce through it."""
-    problem = make_problem(desc, "FWD_B", dt, "relu", scales="src:common:0.5+wei:per_oc",
-                           zero_points=f"src:common:{zero_point}+dst:common:-3")
+    problem = make_problem(
+        desc,
+        "FWD_B",
+        dt,
+        "relu",
+        scales="src:common:0.5+wei:per_oc",
+        zero_points=f"src:common:{zero_point}+dst:common:-3",
+    )
     kernel = build_kernel(problem, hw, overrides)
     if func_type is Dpas:  # the column sums: dpas calls of repeat count 1, besides the multiply's
         assert any(f.rcount == 1 and not f.dpasw for f in loop_calls(kernel, Dpas))
@@ -82,6 +99,7 @@ def test_row_plans_leave_it_to_the_gemm_plan():
 def test_blocked_layouts_with_padded_channels():
     """24 channels in blocks of 16: the K rows of the padded channels read zeros from the
     layouts' padding (A's are not the zero point there), which B's zeros make harmless."""
-    problem = make_problem("mb1ic24ih5oc24oh5kh3ph1", "FWD_B", "u8:s8:f32", zero_points="src:common:250",
-                           stag="nChw16c", wtag="OIhw16i16o")
+    problem = make_problem(
+        "mb1ic24ih5oc24oh5kh3ph1", "FWD_B", "u8:s8:f32", zero_points="src:common:250", stag="nChw16c", wtag="OIhw16i16o"
+    )
     check(build_kernel(problem, "xehpc", {}))
