@@ -7,7 +7,8 @@ data type; prelu; int8 chains.  The platform rotates over the cases, so each pla
 kind of post-op; int8 with scales and zero points (source ones at the extremes of the type, on a
 padded and a strided layer) on every platform.  At real sizes (`-m slow`,
 but for one representative layer): mobilenet_v2 layers with relu6 (clip:0:6), a resnet_50
-block's last conv with its residual sum + relu, yolov2's conv1 with leaky relu (relu:0.1).
+block's last conv with its residual sum + relu, yolov2's conv1 with leaky relu (relu:0.1), and a
+resnet_50 3x3 layer in u8 with a source zero point.
 """
 
 from __future__ import annotations
@@ -146,6 +147,14 @@ def test_resnet_residual_real_size(hw):
 @pytest.mark.parametrize("layer", sorted(MOBILENET_V2))
 def test_mobilenet_v2_real_size(layer, hw):
     check(make_problem(MOBILENET_V2[layer], "FWD_B", "f16" if hw != "xelp" else "f32", "clip:0:6"), hw)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hw", PLATFORMS)
+def test_resnet_3x3_with_src_zero_point_real_size(hw):
+    """res2a_branch2b (3x3, padding 1) in u8 with a source zero point, scales and a dst zero point."""
+    check(make_problem(RESNET[3], "FWD_B", "u8:s8:u8", "relu", scales="src:common:0.5+wei:per_oc",
+                       zero_points="src:common:128+dst:common:5", mb=1), hw)
 
 
 @pytest.mark.slow

@@ -5,7 +5,7 @@ contracted with einsum (no GEMM formulation, no layouts, no index unpacking).  F
 position only the outputs that read inside the input take part (padding contributes zero), so no
 padded copy is made and the padding may be as large as the index range allows:
 
-    forward:          dst[n,g,o,P]  = sum_{c,K} src[n,g,c, P*S + K*(D+1) - PAD] * wei[g,o,c,K]
+    forward:          dst[n,g,o,P]  = sum_{c,K} (src[n,g,c, P*S + K*(D+1) - PAD] - src_zp) * wei[g,o,c,K]
     backward data:    diff_src[n,g,c, P*S + K*(D+1) - PAD] += diff_dst[n,g,o,P] * wei[g,o,c,K]
     backward weights: diff_wei[g,o,c,K] = sum_{n,P} src[n,g,c, P*S + K*(D+1) - PAD] * diff_dst[n,g,o,P]
 
