@@ -75,6 +75,19 @@ def test_verdicts(tmp_path, rule, why):
     assert verdict.verdict == why, (verdict.verdict, verdict.counterexample, verdict.detail)
 
 
+@pytest.mark.parametrize("rule, detail", [
+    ('(rewrite (Add 5 x (Const t 0)) x :ruleset rewrite)', "expected a type, found 5"),
+    ('(rewrite (Add t 5 (Const t 0)) (Const t 5) :ruleset rewrite)', "expected an expression, found 5"),
+    # these two raised AttributeError and ValueError out of the checker (a traceback from `xegen rules check`)
+    ('(rewrite (Add t x (Const t "a")) x :ruleset rewrite)', 'expected a number, found "a"'),
+    ("(rewrite (Add t x (Const t c)) x :when ((= k c 1) (= c 0)) :ruleset rewrite)", "'=' takes two arguments"),
+])
+def test_a_rule_of_the_wrong_shape_is_an_error_verdict(tmp_path, rule, detail):
+    path = write(tmp_path, "r.egg", "; a rule of the wrong shape\n" + rule[:-1] + ' :name "r")\n')
+    (verdict,) = check_rules([path], examples=0)
+    assert (verdict.verdict, verdict.detail) == ("error", detail)
+
+
 def test_a_rule_without_a_comment_fails(tmp_path):
     path = write(tmp_path, "r.egg", '(rewrite (Add t x (Const t 0)) x :ruleset rewrite :name "add-0")\n')
     (verdict,) = check_rules([path], examples=0)

@@ -50,7 +50,7 @@ from ..ir import (
 from ..ir.types import PTR, Type
 from ..plan.block2d import Block2dPlan
 from ..plan.dpasw import pair_half
-from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement
+from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement, SlmPlan
 from ..plan.messages import Run
 from ..plan.tiles import TileLayout, dense_layout, tile_moves
 from .epilogue import Scaling, finish
@@ -134,9 +134,9 @@ class _Builder:
             self.a_tile_index = {**self.tile_index, "m": tid1 * (config.m_tile // config.a_rows) + self.a_half}
 
         prologue = zero_fill(plan.layouts.c.buffer, plan.layouts.c.bytes, self.hw.grf_bytes)
-        if plan.column_sums is not None:
+        if plan.column_sums is not None and plan.sum_row is not None:  # (planned together)
             prologue += zero_fill(plan.column_sums.buffer, plan.column_sums.bytes, self.hw.grf_bytes)
-            prologue += sum_row(ptr(*plan.sum_row), config, self._sum_row_type(), self._sum_factor())
+            prologue += sum_row(plan.sum_row, config, self._sum_row_type(plan.column_sums), self._sum_factor())
         body = self._loop_body()
         loop = For(k_iter, const(0), const(plan.iterations), self.loop.wrap(seq(*body)))
         epilogue = self._reduce_over_k(self._epilogue())
@@ -164,8 +164,9 @@ class _Builder:
         body = loads
         if self.config.slm:
             for op in (plan.a, plan.b):
-                if op.slm.needs_packing:
-                    body += copy_tile(op.slm.packed, op.slm.stage)
+                slm = _slm_of(op)
+                if slm.needs_packing:
+                    body += copy_tile(slm.packed, slm.stage)
             body += [s for op in (plan.a, plan.b) for s in self._slm_store(op)]
             body += [Call(Fence("slm")), Call(Barrier())]
             body += [s for op in (plan.a, plan.b) for s in self._slm_load(op)]
@@ -174,9 +175,9 @@ class _Builder:
             if op.needs_reorder:
                 body += copy_tile(op.fma, op.load)
         body += multiply(self.config, self.gemm, plan.layouts, self.config.simd)
-        if plan.column_sums is not None:
-            body += reduce_columns(self.config, self.gemm, plan.layouts.b, plan.column_sums, ptr(*plan.sum_row),
-                                   self._sum_row_type())
+        if plan.column_sums is not None and plan.sum_row is not None:
+            body += reduce_columns(self.config, self.gemm, plan.layouts.b, plan.column_sums, plan.sum_row,
+                                   self._sum_row_type(plan.column_sums))
         return body
 
     def _sum_factor(self) -> int:
@@ -184,13 +185,13 @@ class _Builder:
         BWD_WB's bias gradient."""
         return self.gemm.problem.quantization.src_zero_point if self.gemm.problem.is_forward else 1
 
-    def _sum_row_type(self) -> Type:
+    def _sum_row_type(self, sums: TileLayout) -> Type:
         """The type `reduce_columns` reads its factor as: with dpas or dp4a, that of the A
         operand it stands for (B's 16-bit type for BWD_WB, src's for a zero point); with mad,
         the sums' type."""
         if self.config.systolic or self.config.fma == "dp4a":
             return self.plan.layouts.b.type if self.gemm.bias_mode == "reduce" else self.gemm.a.type
-        return self.plan.column_sums.type
+        return sums.type
 
     def _global_load(self, op: OperandPlan) -> list[Stmt]:
         dims = op.view.dims
@@ -199,6 +200,7 @@ class _Builder:
             origins = (origin[dims[0]], origin[dims[1]])
             if isinstance(op.plan, Block2dPlan):
                 return emit_block2d(op.view, self.buffers[op.view.tensor], op.load.buffer, op.plan, origins)
+            assert op.plan is not None  # an operand not staged through SLM has its own plan
             target, lines, line_plan = op.load, op.lines, op.plan
         else:
             origins = self._slice_origins(op)
@@ -213,8 +215,9 @@ class _Builder:
 
     def _slice_index(self, op: OperandPlan) -> tuple[Idx, Idx]:
         """Which slice of the group tile the thread loads and stores: (row, column) of slices."""
-        across = op.slm.slices[1]
-        if op.slm.slices[0] == 1:
+        slices = _slm_of(op).slices
+        across = slices[1]
+        if slices[0] == 1:
             return Idx.const(0), self.thread_index
         if across == 1:
             return self.thread_index, Idx.const(0)
@@ -226,7 +229,7 @@ class _Builder:
 
     def _slice_origins(self, op: OperandPlan) -> tuple[Origin, Origin]:
         origins = []
-        for name, index, extent in zip(op.view.dims, self._slice_index(op), op.slm.slice_extents, strict=True):
+        for name, index, extent in zip(op.view.dims, self._slice_index(op), _slm_of(op).slice_extents, strict=True):
             group = self.group_origin[name]
             if index.is_const:
                 origins.append(group)
@@ -238,18 +241,18 @@ class _Builder:
         return origins[0], origins[1]
 
     def _slm_store(self, op: OperandPlan) -> list[Stmt]:
-        slm = op.slm
+        slm = _slm_of(op)
         row, col = self._slice_index(op)
         return self._slm_messages("store", op, slm.packed, slm.store, row, col)
 
     def _slm_load(self, op: OperandPlan) -> list[Stmt]:
         tile_index = self.a_tile_index if op.name == "a" else self.tile_index
         row, col = (tile_index[d] for d in op.view.dims)
-        return self._slm_messages("load", op, op.load, op.slm.load, row, col)
+        return self._slm_messages("load", op, op.load, _slm_of(op).load, row, col)
 
     def _slm_messages(self, kind: str, op: OperandPlan, grf: TileLayout, placement: Placement, row: Idx,
                       col: Idx) -> list[Stmt]:
-        return slm_run_messages(kind, op.slm.buffer, grf, placement.runs, placement.base(row, col),
+        return slm_run_messages(kind, _slm_of(op).buffer, grf, placement.runs, placement.base(row, col),
                                 placement.base_alignment(grf.type.size), self.hw, self.top)
 
     # -- after the loop ------------------------------------------------------------------------
@@ -271,6 +274,7 @@ class _Builder:
         # (register buffer, bytes, element of the copy where they go): the accumulators, then the bias sums
         parts = [(acc.buffer, reduction.tile_bytes, 0)]
         if reduction.sums_bytes:
+            assert self.plan.column_sums is not None  # the sums whose bytes these are
             parts.append((self.plan.column_sums.buffer, reduction.sums_bytes, reduction.tile_bytes // size))
         stores = [s for buffer, length, at in parts
                   for s in slm_run_messages("store", reduction.slm, dense_layout(buffer, acc.type, 1, length // size),
@@ -321,6 +325,7 @@ class _Builder:
         out += self._output_messages(plan.c, "atomic" if plan.c.atomic else "store")[0]
         if plan.bias_store is not None:
             # every row of threads sums the same columns: the first one writes them
+            assert plan.column_sums is not None  # planned with the bias store
             write = finish(plan.column_sums, plan.bias_store.tile, None)
             write += self._output_messages(plan.bias_store, "atomic" if plan.bias_store.atomic else "store")[0]
             out.append(IfThenElse(self.m_index.expr.eq(0), seq(*write)))
@@ -334,6 +339,12 @@ class _Builder:
             origins = (self.origin[dims[0]], self.origin[dims[1]])
         return emit_global(output.view, self.gemm, self.buffers[output.view.tensor], output.tile, output.lines,
                            output.plan, origins, self.group, self.top, op, output.atomic)
+
+
+def _slm_of(op: OperandPlan) -> SlmPlan:
+    """The SLM plan of an operand staged through SLM (both are when the configuration uses SLM)."""
+    assert op.slm is not None, f"operand {op.name} is not staged through SLM"
+    return op.slm
 
 
 def kernel_arguments(plan: KernelPlan) -> tuple[str, ...]:

@@ -13,8 +13,8 @@
 
 from __future__ import annotations
 
-from ..ir import Call, Dp4a, Dpas, Mad, Stmt, const, store
-from ..ir.expr import Broadcast, IntImm, Ptr
+from ..ir import Call, Dp4a, Dpas, Func, Mad, Stmt, const, store
+from ..ir.expr import Broadcast, Expr, IntImm, Ptr
 from ..ir.types import S32, Type
 from ..plan.config import Config, k_step
 from ..plan.gemm import Gemm
@@ -29,6 +29,7 @@ def multiply(config: Config, gemm: Gemm, layouts: MultiplyLayouts, exec_size: in
     a, b, c = layouts.a, layouts.b, layouts.c
     acc = gemm.acc_type
     calls: list[Stmt] = []
+    func: Func
     if config.systolic:
         step, rows = k_step(config, gemm), config.dpas_rows
         shared = config.fma == "dpasw"
@@ -65,6 +66,7 @@ def reduce_columns(config: Config, gemm: Gemm, b: TileLayout, sums: TileLayout, 
     multiplies the row (`row_type` values) by B as it already lies in VNNI form: a K step of
     simd columns in one instruction.  With dp4a, one dp4a per 4 K rows and column block by a
     dword of four factors; with mad, a mad per K row by the factor."""
+    func: Func
     if config.systolic:
         step = k_step(config, gemm)
         func = Dpas(config.simd, 8, 1, sums.type, b.type, row_type)
@@ -92,6 +94,7 @@ def sum_row(row: Ptr, config: Config, element: Type, factor: int) -> list[Stmt]:
     """Stores filling the registers at `row` with what `reduce_columns` multiplies B by,
     `factor` as `element` values: for dpas a row of `SUM_ROW_BYTES` (BWD_WB's 16-bit ones, or
     the src type's zero point forward), for dp4a a dword of four, for mad one value."""
+    value: Expr
     if element.size == 1:  # int8 dpas or dp4a: the factor in every byte of the dwords
         value = Broadcast(repeated_byte(factor), SUM_ROW_BYTES // 4)
     elif element.is_float:

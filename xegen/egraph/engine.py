@@ -229,8 +229,9 @@ def _run_bounded(loaded: _LoadedRules, limits: Limits) -> SaturationReport:
             report.stop = hit
             break
     for _ in range(LOWER_ROUNDS):
-        if bound_hit():
-            report.stop = bound_hit()
+        hit = bound_hit()
+        if hit:
+            report.stop = hit
             break
         step(loaded.lower)
     return report

@@ -115,6 +115,7 @@ class Snapshot:
         for cls, nodes in enumerate(classes):
             for node in nodes:
                 if node.op == "Const":
+                    assert isinstance(node.literal, int) and node.type is not None  # (Const Ty i64)
                     snapshot.constant[cls] = constant_value(node.literal, node.type)
         snapshot._infer_types()
         return snapshot
@@ -191,11 +192,12 @@ def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
         cls, i = heapq.heappop(queue)
         queued.discard((cls, i))
         node = snapshot.classes[cls][i]
-        if any(best_set[c] is None for c in node.children):
-            continue
+        below = [s for c in node.children if (s := best_set[c]) is not None]
+        if len(below) < len(node.children):
+            continue  # a child class has no form yet
         merged: dict[int, int] = {}
-        for child in node.children:
-            for k, v in best_set[child].items():
+        for child_set in below:
+            for k, v in child_set.items():
                 merged.setdefault(k, v)
         if cls in merged:
             continue  # the node would depend on its own class

@@ -117,7 +117,7 @@ def signatures(forms: Iterable[sexpr.SList]) -> dict[str, Signature]:
         if head == "datatype":
             sort = str(form[1])
             for variant in form.items[2:]:
-                if isinstance(variant, sexpr.SList):
+                if isinstance(variant, sexpr.SList) and variant.head is not None:
                     inputs = tuple(str(x) for x in variant.positional()[1:])
                     sigs[variant.head] = Signature(inputs, sort, constructor=True)
         elif head in ("function", "constructor"):

@@ -14,7 +14,7 @@ nothing better, the input comes back unchanged (`kept_input`).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .. import ir
@@ -151,16 +151,18 @@ def extract_roots(run, problem: Problem, model: CostModel, extractor: str) -> tu
         return opaque_built[index]
 
     reader = TermReader(builder.variables, opaque)
+    extract_one: Callable[[int], ir.Expr]
     if extractor == "tree":
         tree_one = tree_extractor(run, model, reader)
         fallback = choice_builder(snapshot, greedy_dag(snapshot, model), reader)
 
-        def extract_one(k: int) -> ir.Expr:
+        def tree_or_fallback(k: int) -> ir.Expr:
             try:
                 return tree_one(k)
             except Exception:  # e.g. a root whose only nodes are subsumed: egglog cannot extract it
                 info.note = "egglog's extractor could not extract a root; the greedy DAG extractor did"
                 return fallback(k)
+        extract_one = tree_or_fallback
     else:
         if extractor == "dag":
             choice = greedy_dag(snapshot, model)

@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
+from ..conv import postops
 from ..conv.index import Idx
 from ..conv.layout import Layout
 from ..conv.problem import Problem
@@ -258,13 +259,12 @@ def _post_op_views(problem: Problem, c: View) -> tuple[View | None, ...]:
     ndims = len(problem.desc.dst_dims())
     for index, op in enumerate(problem.post_ops):
         name = problem.post_op_tensor(index)
-        if name is None:
-            views.append(None)
-        elif name == "dst":
+        if isinstance(op, postops.Sum):  # its tensor is "dst"
             views.append(replace(c, type=problem.type_of("dst") if not op.dt else Type(op.dt)))
+        elif name is not None and isinstance(op, (postops.Binary, postops.Prelu)):
+            views.append(_broadcast_view(problem, name, op.mask(ndims)))
         else:
-            mask = op.mask(ndims)
-            views.append(_broadcast_view(problem, name, mask))
+            views.append(None)
     return tuple(views)
 
 

@@ -12,14 +12,16 @@ that differ only in their buffer counts.  `xegen.build` turns a plan into IR.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..conv.index import Idx
 from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
-from ..ir import Var
+from ..ir import Var, ptr
+from ..ir.expr import Ptr
 from ..ir.types import F32, PTR
 from .block2d import Block2dPlan, block2d_plan
 from .config import RESERVED_GRFS, Config, check_config, k_iterations, prefetches
@@ -76,7 +78,7 @@ class Placement:
     """Runs between a register tile and the SLM tile, for tiles placed at (i*rows, j*cols): their
     elements start at SLM element `sum of terms(i) + sum of terms(j) + run.slm`."""
 
-    runs: list[Run | LaneRun]
+    runs: Sequence[Run | LaneRun]
     terms: tuple[tuple[Term, ...], tuple[Term, ...]]  # per tile dimension
 
     def base(self, row: Idx, col: Idx) -> Idx:
@@ -157,7 +159,7 @@ class KernelPlan:
     c: OutputPlan
     bias_load: OutputPlan | None = None  # FWD_B: the bias tile
     column_sums: TileLayout | None = None  # column sums of B (times a factor): BWD_WB's bias, a src zero point's
-    sum_row: tuple[Var, int] | None = None  # (buffer, byte offset) of the factor the column sums multiply B by
+    sum_row: Ptr | None = None  # the factor the column sums multiply B by (`build.multiply.sum_row`)
     bias_store: OutputPlan | None = None
     k_reduction: KReduction | None = None  # tg_k > 1: the partial sums added through SLM
     post_loads: list[OutputPlan | None] = field(default_factory=list)  # per post-op: the tile of its tensor
@@ -202,14 +204,16 @@ SUM_ROW_BYTES = 32
 
 REDUCTION_CHUNK_GRFS = 8  # registers through which the first K thread adds the others' partial sums
 
-#: the config keys that scale the budgets a layout must fit; `plan_layout` reads them only
-#: through `prefetches` (whether messages are paid twice)
-BUDGET_KEYS = ("grf", "slm_bufs", "gmem_bufs")
+
+def layout_key(config: Config, hw: Platform) -> tuple[Config, bool]:
+    """What `plan_layout` reads of `config`: the keys that scale the budgets a layout must fit
+    (grf, slm_bufs, gmem_bufs) only through `prefetches` (whether messages are paid twice)."""
+    return replace(config, grf=0, slm_bufs=0, gmem_bufs=0), prefetches(config, hw)
 
 
 def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     """Lay out every buffer of the kernel, not yet checked against the GRF and SLM budgets
-    (the same for configs that differ only in BUDGET_KEYS and agree on `prefetches`)."""
+    (the same for configs with the same `layout_key`)."""
     check_index_range(gemm.problem)
     check_config(config, gemm, hw)
     _check_tiles_can_fit(gemm, config, hw)
@@ -232,7 +236,7 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         atomic = "fadd" if gemm.c.type.is_float else "add"
     c = _plan_output(gemm.c, gemm, hw, (config.m_tile, config.n_tile), "c_store", gemm.c.type, atomic)
     plan = KernelPlan(gemm, config, hw, grid, k_iterations(config, gemm), a, b, layouts, c)
-    if gemm.bias_mode == "add":
+    if gemm.bias is not None and gemm.bias_mode == "add":
         plan.bias_load = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_load", gemm.bias.type, "")
     if gemm.sums_b_columns:
         sums_bytes = round_up(config.n_tile * gemm.acc_type.size, grf)
@@ -240,11 +244,11 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
             # the store tile is idle in the K loop, and a source zero point's sums are subtracted
             # from the accumulators before the epilogue writes it: they live there
             plan.column_sums = dense_layout(c.tile.buffer, gemm.acc_type, 1, config.n_tile)
-            plan.sum_row = (c.tile.buffer, sums_bytes)
+            plan.sum_row = ptr(c.tile.buffer, sums_bytes)
         else:
             plan.column_sums = dense_layout(Var("column_sums", PTR), gemm.acc_type, 1, config.n_tile)
-            plan.sum_row = (Var("sum_row", PTR), 0)
-    if gemm.bias_mode == "reduce":
+            plan.sum_row = ptr(Var("sum_row", PTR), 0)
+    if gemm.bias is not None and gemm.bias_mode == "reduce":
         out_type = F32 if atomic else gemm.bias.type
         plan.bias_store = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_store", out_type,
                                        "fadd" if atomic else "")
@@ -272,11 +276,11 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         buffers.append((plan.bias_load.tile.buffer, plan.bias_load.tile.bytes))
     buffers += [(post.tile.buffer, post.tile.bytes) for post in plan.post_loads + plan.quantization_loads
                 if post is not None]
-    if plan.column_sums is not None and plan.column_sums.buffer is not c.tile.buffer:
+    if plan.column_sums is not None and plan.sum_row is not None and plan.column_sums.buffer is not c.tile.buffer:
         buffers.append((plan.column_sums.buffer, plan.column_sums.bytes))
         if plan.bias_store is not None:
             buffers.append((plan.bias_store.tile.buffer, plan.bias_store.tile.bytes))
-        buffers.append((plan.sum_row[0], SUM_ROW_BYTES))
+        buffers.append((plan.sum_row.buffer, SUM_ROW_BYTES))
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
     return plan
 
@@ -395,7 +399,7 @@ def _plan_direct(operand: str, buffer: Var, view: View, gemm: Gemm, config: Conf
     blocks = block2d_plan(view, gemm, config, hw, operand, fma)
     if blocks is not None:  # one message per block and no reorder: fewer instructions than any lines
         return blocks, fma, []
-    best = None
+    best: tuple[int, LinePlan, TileLayout, list[Line]] | None = None
     for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
         load, lines = line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes,
                                   plan.lanes)
@@ -403,6 +407,7 @@ def _plan_direct(operand: str, buffer: Var, view: View, gemm: Gemm, config: Conf
         total = _global_cost(cost, config, hw) + moves
         if best is None or total < best[0]:
             best = (total, plan, load, lines)
+    assert best is not None  # line_plans offers scattered messages at least
     return best[1], best[2], best[3]
 
 
@@ -488,10 +493,10 @@ def _placement(layout: TileLayout, extents: tuple[int, int], counts: tuple[int, 
             shifts[i, j] = delta[0, 0]
     if not np.array_equal(shifts, shifts[:, :1] + shifts[:1, :]):
         return None
-    terms = (_terms(shifts[:, 0]), _terms(shifts[0, :]))
-    if terms[0] is None or terms[1] is None:
+    row_terms, col_terms = _terms(shifts[:, 0]), _terms(shifts[0, :])
+    if row_terms is None or col_terms is None:
         return None
-    return first, terms
+    return first, (row_terms, col_terms)
 
 
 def _terms(shifts: np.ndarray) -> tuple[Term, ...] | None:
@@ -532,7 +537,8 @@ def _plan_slices(name: str, view: View, gemm: Gemm, config: Config, hw: Platform
             stage, lines = line_layout(Var(f"{name}_stage", PTR), view.type, extents[0], extents[1],
                                        line_plan.line_dim, line_plan.length, hw.grf_bytes, line_plan.lanes)
             runs = contiguous_runs(stage.offset_map, relative)
-            options = [(slm_message_cost(runs, size, alignment, hw), stage, runs)]
+            options: list[tuple[int, TileLayout, Sequence[Run | LaneRun]]] = [
+                (slm_message_cost(runs, size, alignment, hw), stage, runs)]
             if line_plan.vector:
                 vectors = lane_runs(lines, line_plan.line_dim, relative, size)
                 if vectors is not None:

@@ -17,6 +17,7 @@ messages chosen.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -181,7 +182,7 @@ def is_block(run: Run, size: int, base_alignment: int) -> bool:
 SLM_MESSAGE_COST = 2  # an SLM message and its address, in instructions (modeled)
 
 
-def slm_message_cost(runs: list[Run | LaneRun], size: int, base_alignment: int, hw: Platform) -> int:
+def slm_message_cost(runs: Sequence[Run | LaneRun], size: int, base_alignment: int, hw: Platform) -> int:
     """Modeled instructions of the messages moving `runs`: an address and a send per block
     message, SCATTERED_COST times that per scattered one, a vector of addresses and a send per 4
     dwords of each line per vector message."""

@@ -183,7 +183,8 @@ SPLITS = 2
 def _staged(formula: Formula, claims: list, assumed: list, budget: Budget, splits: int) -> Proof:
     """Proves the claims from the premises and the `assumed` facts (see prove_integers)."""
     base = [*formula.premises, *assumed]
-    facts, proven = [], []
+    facts: list = []  # z3 formulas (z3 ships no types)
+    proven = []
     for candidate in formula.candidates:
         lemma = [*base, *formula.definitions, *facts, z3.Not(candidate.fact)]
         if budget.check(lemma, min(LEMMA, budget.left // 2))[0] == z3.unsat:
@@ -325,7 +326,7 @@ def _prove(instance: Instance, units: int, abstract: bool) -> Proof:
             premises.append(v == e)
     for e, k in instance.multiples:
         premises.append(_multiple(encode(e, env, products), e.type, i64(k).i64))
-    claims = []
+    claims: list = []  # z3 formulas
     for hole in instance.holes:
         value = i64(hole.value, claims)
         env[hole.var.name] = _narrow(value, hole.var.type)

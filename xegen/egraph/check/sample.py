@@ -118,7 +118,7 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
         return prims.apply(x[1], [compute(a, i) for a in x[2]])
 
     def column(expression) -> list:
-        out = []
+        out: list[int | None] = []
         for i in range(n):
             if not fires[i]:
                 out.append(None)
@@ -132,7 +132,7 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
 
     def action_column(expression):
         """Values computed by an action: a failing primitive there makes egglog panic."""
-        out = []
+        out: list[int | None] = []
         for i in range(n):
             if not fires[i]:
                 out.append(None)
@@ -157,13 +157,13 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
                 fires[i] = False
     for kind, args in instance.facts:
         if kind == "InLoop":
-            v, init, bound = (_math(np.broadcast_to(ir.evaluate(a, env), (n,)), a.type) for a in args)
+            v, init, end = (_math(np.broadcast_to(ir.evaluate(a, env), (n,)), a.type) for a in args)
             for i in range(n):
-                fires[i] = fires[i] and init[i] <= v[i] < bound[i]
+                fires[i] = fires[i] and init[i] <= v[i] < end[i]
         elif kind == "LetValue":
-            v, e = (np.broadcast_to(ir.evaluate(a, env), (n,)) for a in args)
+            variable, value = (np.broadcast_to(ir.evaluate(a, env), (n,)) for a in args)
             for i in range(n):
-                fires[i] = fires[i] and bool(v[i] == e[i])
+                fires[i] = fires[i] and bool(variable[i] == value[i])
     for e, k in instance.multiples:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
         factor = column(k)
@@ -191,12 +191,12 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
     if not any(fires):
         return None
     for lhs, rhs in instance.equal:
-        left = np.broadcast_to(ir.evaluate(lhs, env), (n,))
-        right = np.broadcast_to(ir.evaluate(rhs, env), (n,))
+        left_side = np.broadcast_to(ir.evaluate(lhs, env), (n,))
+        right_side = np.broadcast_to(ir.evaluate(rhs, env), (n,))
         for i in range(n):
-            if fires[i] and left[i] != right[i]:
-                return Violation(_assignment(values, symbols, instance, i),
-                                 f"left side {_show(left[i], lhs.type)}, right side {_show(right[i], rhs.type)}")
+            if fires[i] and left_side[i] != right_side[i]:
+                sides = f"left side {_show(left_side[i], lhs.type)}, right side {_show(right_side[i], rhs.type)}"
+                return Violation(_assignment(values, symbols, instance, i), sides)
     for e, k in instance.claimed_multiples:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
         factor = action_column(k)
@@ -207,9 +207,9 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
                 return Violation(
                     _assignment(values, symbols, instance, i), f"{exact[i]} is not a multiple of {factor[i]}"
                 )
-    for kind, e, bound in instance.bounds:
+    for kind, e, limit in instance.bounds:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
-        limits = action_column(bound)
+        limits = action_column(limit)
         if isinstance(limits, Violation):
             return limits
         for i in range(n):
@@ -227,8 +227,9 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
 def _repair_facts(instance: Instance, values: dict[str, list[int]], types: dict[str, Type]) -> None:
     """Make drawn values satisfy InLoop / LetValue facts on plain variables (so they get tested)."""
     for kind, args in instance.facts:
-        if kind == "InLoop" and all(isinstance(a, ir.Var) for a in args):
-            v, init, bound = (values[a.name] for a in args)
+        names = [a.name for a in args if isinstance(a, ir.Var)]
+        if kind == "InLoop" and len(names) == len(args):
+            v, init, bound = (values[name] for name in names)
             t = args[0].type
             for i in range(len(v)):
                 if not init[i] <= v[i]:
