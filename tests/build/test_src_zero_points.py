@@ -103,3 +103,17 @@ def test_blocked_layouts_with_padded_channels():
         "mb1ic24ih5oc24oh5kh3ph1", "FWD_B", "u8:s8:f32", zero_points="src:common:250", stag="nChw16c", wtag="OIhw16i16o"
     )
     check(build_kernel(problem, "xehpc", {}))
+
+
+@pytest.mark.parametrize("hw", ["xelp", "xehpg", "xehpc"])
+def test_with_post_ops_that_read_tensors(hw):
+    """The sums in the store tile survive the loads of the old dst and a binary's tensor."""
+    problem = make_problem(
+        PADDED,
+        "FWD_B",
+        "u8:s8:u8",
+        "sum:0.5:3:s8+add:f32:per_oc+relu",
+        scales="wei:per_oc",
+        zero_points="src:common:200+dst:common:2",
+    )
+    check(build_kernel(problem, hw, {"tg_k": 1}))
