@@ -118,9 +118,11 @@ def finish(acc: TileLayout, out: TileLayout, bias: TileLayout | None, post_ops: 
     stores: list[Stmt] = []
     if scaling is not None and scaling.compensation is not None:
         stores += _compensate(acc, out, scaling.compensation)
-    # values used more than once are bound to lets (the plain epilogue and a lone relu, which
-    # read each value once but in rounding, keep the expression trees they always had)
-    sharing = [op for op, _ in post_ops] not in ([], [Eltwise("relu")]) or scaling is not None
+    # values used more than once are bound to lets; the plain float epilogue and a lone relu read
+    # each value once and keep their expression trees.  Rounding to an integer reads its value
+    # three times: unshared, the whole tree is lowered three times over.
+    rounds = out.type.is_int and not (acc.type == S32 and out.type == S32 and bias is None)
+    sharing = [op for op, _ in post_ops] not in ([], [Eltwise("relu")]) or scaling is not None or rounds
     for rows, cols, op, ap in overlaps(out, acc):
         lanes = cols.count
         for i in range(rows.count):
