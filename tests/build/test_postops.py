@@ -62,3 +62,12 @@ def test_sum_into_a_padded_blocked_dst():
 
 def test_blocked_layout_of_a_second_tensor():
     check(make_problem(DESC, "FWD_D", "f32", "add:f32:per_tensor:nchw+sub:f32:per_tensor:aBcd8b"), "xelp")
+
+
+@pytest.mark.parametrize("dt, rounds", [("u8:s8:u8", True), ("s8:s8:s32", True), ("f32", False)])
+def test_rounding_epilogue_reads_its_value_once(dt, rounds):
+    """Rounding to an integer reads the biased value three times: it is bound to a let once, not
+    rebuilt (and lowered) at each read; the plain float epilogue keeps its expression tree."""
+    kernel = build_kernel(make_problem(DESC, "FWD_B", dt), "xehpg", {})
+    assert ("let c_store_0_v0" in str(kernel.body)) == rounds
+    assert all(c.ok for c in check_ir(kernel))

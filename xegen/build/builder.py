@@ -47,16 +47,15 @@ from ..ir import (
     seq,
     store,
 )
-from ..ir.expr import Broadcast
 from ..ir.types import PTR, Type
 from ..plan.block2d import Block2dPlan
 from ..plan.dpasw import pair_half
-from ..plan.kernel import ONES, KernelPlan, OperandPlan, OutputPlan, Placement, SlmPlan
+from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement, SlmPlan
 from ..plan.messages import Run
 from ..plan.tiles import TileLayout, dense_layout, tile_moves
 from .epilogue import Scaling, finish
 from .messages import Origin, Scope, emit_block2d, emit_global, slm_run_messages, zero_fill
-from .multiply import multiply, reduce_columns
+from .multiply import multiply, reduce_columns, sum_row
 
 THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))
 GROUP_IDS = tuple(Var(f"group_id{i}") for i in range(3))
@@ -135,9 +134,9 @@ class _Builder:
             self.a_tile_index = {**self.tile_index, "m": tid1 * (config.m_tile // config.a_rows) + self.a_half}
 
         prologue = zero_fill(plan.layouts.c.buffer, plan.layouts.c.bytes, self.hw.grf_bytes)
-        if plan.bias_sum is not None:
-            prologue += zero_fill(plan.bias_sum.buffer, plan.bias_sum.bytes, self.hw.grf_bytes)
-            prologue += ones(Var("one", PTR), plan.layouts.b.type if config.systolic else None)
+        if plan.column_sums is not None and plan.sum_row is not None:  # (planned together)
+            prologue += zero_fill(plan.column_sums.buffer, plan.column_sums.bytes, self.hw.grf_bytes)
+            prologue += sum_row(plan.sum_row, config, self._sum_row_type(plan.column_sums), self._sum_factor())
         body = self._loop_body()
         loop = For(k_iter, const(0), const(plan.iterations), self.loop.wrap(seq(*body)))
         epilogue = self._reduce_over_k(self._epilogue())
@@ -176,9 +175,23 @@ class _Builder:
             if op.needs_reorder:
                 body += copy_tile(op.fma, op.load)
         body += multiply(self.config, self.gemm, plan.layouts, self.config.simd)
-        if plan.bias_sum is not None:
-            body += reduce_columns(self.config, self.gemm, plan.layouts.b, plan.bias_sum, Var("one", PTR))
+        if plan.column_sums is not None and plan.sum_row is not None:
+            body += reduce_columns(self.config, self.gemm, plan.layouts.b, plan.column_sums, plan.sum_row,
+                                   self._sum_row_type(plan.column_sums))
         return body
+
+    def _sum_factor(self) -> int:
+        """What the column sums of B are multiplied by: the source zero point forward, 1 for
+        BWD_WB's bias gradient."""
+        return self.gemm.problem.quantization.src_zero_point if self.gemm.problem.is_forward else 1
+
+    def _sum_row_type(self, sums: TileLayout) -> Type:
+        """The type `reduce_columns` reads its factor as: with dpas or dp4a, that of the A
+        operand it stands for (B's 16-bit type for BWD_WB, src's for a zero point); with mad,
+        the sums' type."""
+        if self.config.systolic or self.config.fma == "dp4a":
+            return self.plan.layouts.b.type if self.gemm.bias_mode == "reduce" else self.gemm.a.type
+        return sums.type
 
     def _global_load(self, op: OperandPlan) -> list[Stmt]:
         dims = op.view.dims
@@ -195,7 +208,9 @@ class _Builder:
         sends, masked = emit_global(op.view, self.gemm, self.buffers[op.view.tensor], target, lines, line_plan,
                                     origins, self.group, self.top, "load")
         if masked:
-            return zero_fill(target.buffer, target.bytes, self.hw.grf_bytes) + sends
+            # a source zero point fills what the masks drop: (src - zero point) is then 0 there
+            fill = self.gemm.problem.quantization.src_zero_point if op.view.tensor == "src" else 0
+            return zero_fill(target.buffer, target.bytes, self.hw.grf_bytes, fill) + sends
         return sends
 
     def _slice_index(self, op: OperandPlan) -> tuple[Idx, Idx]:
@@ -259,8 +274,8 @@ class _Builder:
         # (register buffer, bytes, element of the copy where they go): the accumulators, then the bias sums
         parts = [(acc.buffer, reduction.tile_bytes, 0)]
         if reduction.sums_bytes:
-            assert self.plan.bias_sum is not None  # the sums whose bytes these are
-            parts.append((self.plan.bias_sum.buffer, reduction.sums_bytes, reduction.tile_bytes // size))
+            assert self.plan.column_sums is not None  # the sums whose bytes these are
+            parts.append((self.plan.column_sums.buffer, reduction.sums_bytes, reduction.tile_bytes // size))
         stores = [s for buffer, length, at in parts
                   for s in slm_run_messages("store", reduction.slm, dense_layout(buffer, acc.type, 1, length // size),
                                             [Run(0, at, length // size)], copy_of(self.k_thread),
@@ -305,12 +320,13 @@ class _Builder:
                     for op, load in zip(self.gemm.problem.post_ops, plan.post_loads, strict=True)]
         quantization = {load.view.tensor: load.tile for load in plan.quantization_loads}
         out += finish(plan.layouts.c, plan.c.tile, bias_tile, post_ops, gate,
-                      Scaling.of(self.gemm.problem.quantization, quantization))
+                      Scaling.of(self.gemm.problem.quantization, quantization,
+                                 plan.column_sums if self.gemm.problem.is_forward else None))
         out += self._output_messages(plan.c, "atomic" if plan.c.atomic else "store")[0]
         if plan.bias_store is not None:
             # every row of threads sums the same columns: the first one writes them
-            assert plan.bias_sum is not None  # planned with the bias store
-            write = finish(plan.bias_sum, plan.bias_store.tile, None)
+            assert plan.column_sums is not None  # planned with the bias store
+            write = finish(plan.column_sums, plan.bias_store.tile, None)
             write += self._output_messages(plan.bias_store, "atomic" if plan.bias_store.atomic else "store")[0]
             out.append(IfThenElse(self.m_index.expr.eq(0), seq(*write)))
         return out
@@ -342,11 +358,3 @@ def kernel_arguments(plan: KernelPlan) -> tuple[str, ...]:
 
 def build_body(plan: KernelPlan) -> Stmt:
     return _Builder(plan).build()
-
-
-def ones(buffer: Var, type: Type | None) -> list[Stmt]:
-    """The constant 1 the bias gradient multiplies by: one f32 (mads), or a row of `ONES` of
-    B's 16-bit type (the A operand of a dpas)."""
-    if type is None:
-        return [store(buffer, 0, const(1.0))]
-    return [store(buffer, 0, Broadcast(const(1.0, type), ONES))]

@@ -294,15 +294,22 @@ def _lane_vector(values: tuple[int, ...], lane_scope: Scope) -> Idx:
     return Idx(Shuffle(tuple(IntImm(v) for v in values), tuple(range(count))), min(values), max(values))
 
 
-def zero_fill(buffer: Var, bytes_: int, grf_bytes: int) -> list[Stmt]:
+def zero_fill(buffer: Var, bytes_: int, grf_bytes: int, byte: int = 0) -> list[Stmt]:
     """Stores of zero dwords over a whole GRF buffer (masked loads leave their lanes alone), two
-    GRFs per store: a move may write two registers."""
+    GRFs per store: a move may write two registers.  With `byte`, every byte holds it instead
+    (a source zero point, s8 or u8)."""
     lanes = 2 * grf_bytes // 4
+    dword = repeated_byte(byte)
     stores: list[Stmt] = []
     for offset in range(0, bytes_, 2 * grf_bytes):
         count = min(lanes, (bytes_ - offset) // 4)
         if count <= 0:
             break
-        value = IntImm(0) if count == 1 else Broadcast(IntImm(0), count)
+        value = dword if count == 1 else Broadcast(dword, count)
         stores.append(store(buffer, offset, value))
     return stores
+
+
+def repeated_byte(byte: int) -> IntImm:
+    """The s32 dword whose four bytes are `byte` (an s8 or u8 value)."""
+    return IntImm(int.from_bytes(bytes([byte & 0xFF]) * 4, "little", signed=True))

@@ -617,7 +617,8 @@ def add_problem_options(parser) -> None:
                         help="int8 scales as benchdnn spells them, ARG:POLICY[:SCALE] joined by '+': "
                              "src:common:S, wei:common:S or wei:per_oc, dst:common:S")
     parser.add_argument("--attr-zero-points", default="", metavar="ZPS",
-                        help="int8 zero points as benchdnn spells them: dst:common:Z or dst:per_oc")
+                        help="int8 zero points as benchdnn spells them, joined by '+': src:common:Z (a value of "
+                             "src's type), dst:common:Z or dst:per_oc")
     parser.add_argument("--mb", type=int, default=None, metavar="N", help="override the descriptor's minibatch")
     parser.add_argument("--hw", default="xehpg", metavar="HW", help="platform: xehpg (default), xelp, xehpc")
     parser.add_argument(

@@ -99,6 +99,7 @@ class Problem:
         if self.quantization and not self.types.is_int8:
             raise UnsupportedError(f"scales and zero points ({self.quantization}) apply to int8 problems only, "
                                    f"not {self.types}")
+        _check_src_zero_point(self)
         # Resolving the layouts checks the tags against the tensor shapes.
         self.src_layout(), self.wei_layout(), self.dst_layout()
 
@@ -275,3 +276,13 @@ def make_problem(desc: str | Descriptor, direction: str = "FWD_B", dt: str = "f3
     ops = parse_post_ops(post_ops) if isinstance(post_ops, str) else tuple(post_ops)
     return Problem(d, parse_direction(direction), parse_data_types(dt), ops, parse_quantization(scales, zero_points),
                    stag, wtag, dtag)
+
+
+def _check_src_zero_point(problem: Problem) -> None:
+    """A source zero point must be a value of src's type: the kernel puts it where the window
+    reads padding, so that (src - zero point) is 0 there as oneDNN's padding contributes nothing."""
+    zero_point = problem.quantization.src_zero_point
+    low, high = {"u8": (0, 255), "s8": (-128, 127)}.get(problem.types.src, (0, 0))
+    if zero_point and not low <= zero_point <= high:
+        raise UnsupportedError(f"--attr-zero-points 'src:common:{zero_point}': a source zero point must be a "
+                               f"{problem.types.src} value ({low} to {high}); the kernel fills the padding with it")

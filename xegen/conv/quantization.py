@@ -1,20 +1,22 @@
 """int8 quantization attributes as benchdnn spells them: `--attr-scales` and `--attr-zero-points`.
 
     --attr-scales=ARG:POLICY[:SCALE[:DATA_TYPE]][+...]        ARG src, wei or dst
-    --attr-zero-points=ARG:POLICY[:ZEROPOINT[:DATA_TYPE]][+...]   ARG dst
+    --attr-zero-points=ARG:POLICY[:ZEROPOINT[:DATA_TYPE]][+...]   ARG src or dst
 
 POLICY is `common` (one value, given as SCALE or ZEROPOINT) or `per_oc` (one value per output
 channel, passed at run time as a tensor: `wei_scales`, f32, or `dst_zero_points`, s32; benchdnn
 refuses a value with it).  Weights take per_oc scales; dst takes per_oc zero points
-(benchdnn's `per_dim_1`, the same thing for dst).  DATA_TYPE, if given, must be the default
-(f32 for scales, s32 for zero points).
+(benchdnn's `per_dim_1`, the same thing for dst); src takes a common zero point, which must be a
+value of src's type (the kernel fills the padding with it).  DATA_TYPE, if given, must be the
+default (f32 for scales, s32 for zero points).
 
 oneDNN's formula (its quantization attributes documentation), all in f32:
 
-    dst = post_ops(src_scale * wei_scale[oc] * conv_s32(src, wei) + bias) / dst_scale + dst_zp[oc]
+    dst = post_ops(src_scale * wei_scale[oc] * conv_s32(src - src_zp, wei) + bias) / dst_scale + dst_zp[oc]
 
-then rounded to nearest even and saturated for an integer destination.  Source zero points,
-whose compensation depends on the padding each output sees, are not supported.
+then rounded to nearest even and saturated for an integer destination, where conv_s32 sums the
+products of the taps inside the input only (padding contributes nothing).  Weight zero points
+and per-channel source zero points are not supported.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Quantization:
     dst_scale: float = 1.0
     dst_zero_point: int = 0
     dst_zero_point_per_oc: bool = False
+    src_zero_point: int = 0
 
     def __bool__(self) -> bool:
         return self != Quantization()
@@ -66,9 +69,12 @@ class Quantization:
 
     @property
     def zero_points_text(self) -> str:
+        parts = [f"src:common:{self.src_zero_point}"] if self.src_zero_point else []
         if self.dst_zero_point_per_oc:
-            return "dst:per_oc"
-        return f"dst:common:{self.dst_zero_point}" if self.dst_zero_point else ""
+            parts.append("dst:per_oc")
+        elif self.dst_zero_point:
+            parts.append(f"dst:common:{self.dst_zero_point}")
+        return "+".join(parts)
 
     def __str__(self) -> str:
         options = [("--attr-scales", self.scales_text), ("--attr-zero-points", self.zero_points_text)]
@@ -148,14 +154,20 @@ def parse_quantization(scales: str = "", zero_points: str = "") -> Quantization:
     for fields in _entries("--attr-zero-points", zero_points):
         entry = ":".join(fields)
         arg = fields[0].lower()
-        if arg in ("src", "wei"):
-            raise UnsupportedError(f"--attr-zero-points '{entry}': {arg} zero points are not supported (only dst)")
-        if arg != "dst":
+        if arg == "src0":
+            arg = "src"
+        if arg == "wei":
+            raise UnsupportedError(f"--attr-zero-points '{entry}': weight zero points are not supported "
+                                   "(only src and dst)")
+        if arg not in ("src", "dst"):
             raise Error(f"--attr-zero-points '{entry}': unknown argument '{fields[0]}' (known: src, wei, dst)")
         if ("zp", arg) in seen:
             raise Error(f"--attr-zero-points: '{arg}' is given twice")
         seen.add(("zp", arg))
         policy = _policy("--attr-zero-points", entry, fields, {"per_dim_1": "per_oc"})
+        if policy == "per_oc" and arg == "src":
+            raise UnsupportedError(f"--attr-zero-points '{entry}': src zero points are common only (one per input "
+                                   "channel would need a per-channel padding fill and compensation)")
         value = _value("--attr-zero-points", entry, fields, policy, _INT, "s32", "zero point")
         if policy == "per_oc":
             values["dst_zero_point_per_oc"] = True
@@ -163,5 +175,5 @@ def parse_quantization(scales: str = "", zero_points: str = "") -> Quantization:
             assert value is not None  # _value demands one under the common policy
             if not -2**31 <= int(value) < 2**31:
                 raise Error(f"--attr-zero-points '{entry}': zero point {value} is beyond s32")
-            values["dst_zero_point"] = int(value)
+            values[f"{arg}_zero_point"] = int(value)
     return Quantization(**values)

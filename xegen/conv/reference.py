@@ -5,7 +5,7 @@ contracted with einsum (no GEMM formulation, no layouts, no index unpacking).  F
 position only the outputs that read inside the input take part (padding contributes zero), so no
 padded copy is made and the padding may be as large as the index range allows:
 
-    forward:          dst[n,g,o,P]  = sum_{c,K} src[n,g,c, P*S + K*(D+1) - PAD] * wei[g,o,c,K]
+    forward:          dst[n,g,o,P]  = sum_{c,K} (src[n,g,c, P*S + K*(D+1) - PAD] - src_zp) * wei[g,o,c,K]
     backward data:    diff_src[n,g,c, P*S + K*(D+1) - PAD] += diff_dst[n,g,o,P] * wei[g,o,c,K]
     backward weights: diff_wei[g,o,c,K] = sum_{n,P} src[n,g,c, P*S + K*(D+1) - PAD] * diff_dst[n,g,o,P]
 
@@ -113,11 +113,17 @@ def backward_weights(desc: Descriptor, src: np.ndarray, diff_dst: np.ndarray) ->
     return dw.reshape(desc.wei_dims()), bias
 
 
-def exact_outputs(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The convolution's results before any epilogue (float64 or int64)."""
+def exact_outputs(problem: Problem, tensors: dict[str, np.ndarray],
+                  src_zero_point: bool = True) -> dict[str, np.ndarray]:
+    """The convolution's results before any epilogue (float64 or int64); forward, the source
+    zero point is subtracted from every src element first (oneDNN's `src - zp_src`, over the
+    taps inside the input only) unless `src_zero_point` is False."""
     desc = problem.desc
     if problem.kind == "fwd":
-        return {"dst": forward(desc, tensors["src"], tensors["wei"])}
+        src = _wide(tensors["src"])
+        if src_zero_point:
+            src = src - problem.quantization.src_zero_point
+        return {"dst": forward(desc, src, tensors["wei"])}
     if problem.kind == "bwd_d":
         return {"src": backward_data(desc, tensors["dst"], tensors["wei"])}
     wei, bias = backward_weights(desc, tensors["src"], tensors["dst"])

@@ -29,7 +29,7 @@ work raises `ConfigError` naming the key and why.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from ..errors import ConfigError
@@ -228,6 +228,9 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
                               f"s32 output, not {c}")
         if gemm.problem.post_ops:
             raise ConfigError(f"k_split={config.k_split}: post-ops cannot be applied to partial sums")
+        if replace(gemm.problem.quantization, src_zero_point=0):
+            # (a source zero point's compensation is linear: each slice subtracts its own share)
+            raise ConfigError(f"k_split={config.k_split}: scales and dst zero points cannot be applied to partial sums")
         if is_int8 and (c.kind != "s32" or gemm.bias_mode):
             # f32 partial sums (or a rounded bias) would not add up to int8's exact result
             raise ConfigError(f"k_split={config.k_split}: int8 partial results add exactly only into an s32 "

@@ -235,15 +235,19 @@ def _multiply(config: Config, gemm: Gemm, hw: Platform) -> _Work:
 
 
 def _bias_sums(config: Config, gemm: Gemm, hw: Platform) -> _Work:
-    """BWD_WB's column sums of B for one K block (`build.multiply.reduce_columns`): a dpas of one
-    row per K step and column block, else a mad per K row and column block."""
-    if gemm.bias_mode != "reduce":
+    """The column sums of B for one K block (`build.multiply.reduce_columns`: BWD_WB's bias
+    gradient, a source zero point's compensation): a dpas of one row per K step and column
+    block, a dp4a per 4 K rows and column block, else a mad per K row and column block."""
+    if not gemm.sums_b_columns:
         return _Work()
     columns = config.n_tile // config.simd
     if config.systolic:
         count = config.k_block // k_step(config, gemm) * columns
-        kind = gemm.b.type.kind
+        kind = "int8" if gemm.b.type.size == 1 else gemm.b.type.kind
         return _Work(count, count, config.n_tile * config.k_block / hw.fma_per_clock_per_eu[kind])
+    if config.fma == "dp4a":
+        count = config.k_block // 4 * columns
+        return _Work(count, count * max(1.0, config.simd * 4 / hw.alu_bytes_per_clock))
     count = config.k_block * columns
     return _Work(count, count * max(1.0, config.simd * 4 / hw.alu_bytes_per_clock))
 
@@ -322,7 +326,7 @@ def _epilogue(config: Config, gemm: Gemm, hw: Platform) -> _Work:
     if config.tg_k > 1:
         messages = -(-tile * gemm.acc_type.size // hw.max_block_message_bytes)
         adds = registers / 2
-        if gemm.bias_mode == "reduce":  # the bias sums follow the accumulators
+        if gemm.sums_b_columns:  # the column sums follow the accumulators
             messages, adds = messages + 1, adds + 1
         reduce = (config.tg_k - 1) * (messages * SLM_MESSAGE_INSTRUCTIONS + adds) + 2 * SYNC_INSTRUCTIONS
         work += _Work(reduce, reduce, 0.0, config.tg_k * tile * gemm.acc_type.size)

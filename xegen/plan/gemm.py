@@ -147,6 +147,12 @@ class Gemm:
     def acc_type(self) -> Type:
         return self.problem.acc_type
 
+    @property
+    def sums_b_columns(self) -> bool:
+        """Whether the K loop also sums B's columns: BWD_WB's bias gradient, or forward with a
+        source zero point its compensation (the zero point times the sum of the weights)."""
+        return self.bias_mode == "reduce" or self.problem.quantization.src_zero_point != 0
+
 
 def formulate(problem: Problem) -> Gemm:
     """The GEMM and views of a convolution problem."""

@@ -20,7 +20,8 @@ import numpy as np
 from ..conv.index import Idx
 from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
-from ..ir import Var
+from ..ir import Var, ptr
+from ..ir.expr import Ptr
 from ..ir.types import F32, PTR
 from .block2d import Block2dPlan, block2d_plan
 from .config import RESERVED_GRFS, Config, check_config, k_iterations, prefetches
@@ -157,7 +158,8 @@ class KernelPlan:
     layouts: MultiplyLayouts
     c: OutputPlan
     bias_load: OutputPlan | None = None  # FWD_B: the bias tile
-    bias_sum: TileLayout | None = None  # BWD_WB: f32 column sums of B
+    column_sums: TileLayout | None = None  # column sums of B (times a factor): BWD_WB's bias, a src zero point's
+    sum_row: Ptr | None = None  # the factor the column sums multiply B by (`build.multiply.sum_row`)
     bias_store: OutputPlan | None = None
     k_reduction: KReduction | None = None  # tg_k > 1: the partial sums added through SLM
     post_loads: list[OutputPlan | None] = field(default_factory=list)  # per post-op: the tile of its tensor
@@ -196,7 +198,9 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     return check_budgets(plan_layout(gemm, config, hw))
 
 
-ONES = 16  # BWD_WB with dpas: the row of ones (8 dwords of 16-bit values) whose product with B sums its columns
+#: bytes of the row a dpas multiplies B by to sum its columns (rows of A are 8 dwords): BWD_WB's
+#: ones, a source zero point repeated
+SUM_ROW_BYTES = 32
 
 REDUCTION_CHUNK_GRFS = 8  # registers through which the first K thread adds the others' partial sums
 
@@ -234,8 +238,17 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     plan = KernelPlan(gemm, config, hw, grid, k_iterations(config, gemm), a, b, layouts, c)
     if gemm.bias is not None and gemm.bias_mode == "add":
         plan.bias_load = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_load", gemm.bias.type, "")
-    elif gemm.bias is not None and gemm.bias_mode == "reduce":
-        plan.bias_sum = dense_layout(Var("bias_sum", PTR), F32, 1, config.n_tile)
+    if gemm.sums_b_columns:
+        sums_bytes = round_up(config.n_tile * gemm.acc_type.size, grf)
+        if gemm.problem.is_forward and config.tg_k == 1 and c.tile.bytes >= sums_bytes + SUM_ROW_BYTES:
+            # the store tile is idle in the K loop, and a source zero point's sums are subtracted
+            # from the accumulators before the epilogue writes it: they live there
+            plan.column_sums = dense_layout(c.tile.buffer, gemm.acc_type, 1, config.n_tile)
+            plan.sum_row = ptr(c.tile.buffer, sums_bytes)
+        else:
+            plan.column_sums = dense_layout(Var("column_sums", PTR), gemm.acc_type, 1, config.n_tile)
+            plan.sum_row = ptr(Var("sum_row", PTR), 0)
+    if gemm.bias is not None and gemm.bias_mode == "reduce":
         out_type = F32 if atomic else gemm.bias.type
         plan.bias_store = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_store", out_type,
                                        "fadd" if atomic else "")
@@ -246,7 +259,7 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     if config.tg_k > 1:
         # the store tile is free until the epilogue: the partial sums pass through it
         chunk = min(round_up(c.tile.bytes, grf), REDUCTION_CHUNK_GRFS * grf)
-        sums = round_up(plan.bias_sum.bytes, grf) if plan.bias_sum is not None else 0
+        sums = round_up(plan.column_sums.bytes, grf) if plan.column_sums is not None else 0
         plan.k_reduction = KReduction(Var("c_slm", PTR), c.tile.buffer, round_up(layouts.c.bytes, grf),
                                       config.tg_m * config.tg_n, config.tg_k - 1, chunk, sums)
 
@@ -263,12 +276,11 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         buffers.append((plan.bias_load.tile.buffer, plan.bias_load.tile.bytes))
     buffers += [(post.tile.buffer, post.tile.bytes) for post in plan.post_loads + plan.quantization_loads
                 if post is not None]
-    if plan.bias_sum is not None and plan.bias_store is not None:  # planned together
-        buffers += [
-            (plan.bias_sum.buffer, plan.bias_sum.bytes),
-            (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
-            (Var("one", PTR), ONES * layouts.b.type.size if config.systolic else 4),
-        ]
+    if plan.column_sums is not None and plan.sum_row is not None and plan.column_sums.buffer is not c.tile.buffer:
+        buffers.append((plan.column_sums.buffer, plan.column_sums.bytes))
+        if plan.bias_store is not None:
+            buffers.append((plan.bias_store.tile.buffer, plan.bias_store.tile.bytes))
+        buffers.append((plan.sum_row.buffer, SUM_ROW_BYTES))
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
     return plan
 
