@@ -65,25 +65,31 @@ def test_binary_chains(index):
     check(make_problem(SMALL, "FWD_D", dt, BINARY_CHAINS[index]), PLATFORMS[index % 3])
 
 
-@pytest.mark.parametrize("hw, dt, chain", [
-    ("xelp", "f32", "sum:0.5+relu"),
-    ("xehpg", "bf16", "prelu:per_oc+sum:2"),
-    ("xehpc", "f16", "sum+prelu+linear:0.5:1"),
-    ("xehpg", "u8:s8:u8", "sum:0.5:3:s8+relu"),
-    ("xehpc", "s8:s8:s8", "relu:0.25+sum:1:-2"),
-    ("xelp", "u8:s8:f32", "prelu:per_tensor+sum:0.5+clip:0:6"),
-    ("xelp", "s8:s8:u8", "sum:1:1:s8+tanh+linear:100"),
-])
+@pytest.mark.parametrize(
+    "hw, dt, chain",
+    [
+        ("xelp", "f32", "sum:0.5+relu"),
+        ("xehpg", "bf16", "prelu:per_oc+sum:2"),
+        ("xehpc", "f16", "sum+prelu+linear:0.5:1"),
+        ("xehpg", "u8:s8:u8", "sum:0.5:3:s8+relu"),
+        ("xehpc", "s8:s8:s8", "relu:0.25+sum:1:-2"),
+        ("xelp", "u8:s8:f32", "prelu:per_tensor+sum:0.5+clip:0:6"),
+        ("xelp", "s8:s8:u8", "sum:1:1:s8+tanh+linear:100"),
+    ],
+)
 def test_sum_prelu_and_int8(hw, dt, chain):
     check(make_problem(SMALL, "FWD_B", dt, chain), hw)
 
 
 @pytest.mark.parametrize("hw", PLATFORMS)
-@pytest.mark.parametrize("dt, chain, scales, zero_points", [
-    ("u8:s8:u8", "relu", "src:common:0.5+wei:per_oc+dst:common:2", "dst:common:7"),
-    ("s8:s8:s8", "sum:0.5:1", "wei:common:0.25", "dst:per_oc"),
-    ("u8:s8:f32", "", "src:common:0.25+wei:per_oc", ""),
-])
+@pytest.mark.parametrize(
+    "dt, chain, scales, zero_points",
+    [
+        ("u8:s8:u8", "relu", "src:common:0.5+wei:per_oc+dst:common:2", "dst:common:7"),
+        ("s8:s8:s8", "sum:0.5:1", "wei:common:0.25", "dst:per_oc"),
+        ("u8:s8:f32", "", "src:common:0.25+wei:per_oc", ""),
+    ],
+)
 def test_int8_scales_and_zero_points(hw, dt, chain, scales, zero_points):
     check(make_problem(SMALL, "FWD_B", dt, chain, scales=scales, zero_points=zero_points), hw)
 
@@ -102,8 +108,9 @@ SRC_ZERO_POINTS = {
 @pytest.mark.parametrize("hw, dt", [("xelp", "u8:s8:u8"), ("xehpg", "s8:s8:s8"), ("xehpc", "s8:s8:u8")])
 def test_src_zero_points(hw, dt):
     desc, scales, zero_points = SRC_ZERO_POINTS[dt]
-    check(make_problem(desc, "FWD_B", dt, "relu" if dt.endswith("u8") else "", scales=scales,
-                       zero_points=zero_points), hw)
+    check(
+        make_problem(desc, "FWD_B", dt, "relu" if dt.endswith("u8") else "", scales=scales, zero_points=zero_points), hw
+    )
 
 
 @pytest.mark.slow
@@ -153,8 +160,18 @@ def test_mobilenet_v2_real_size(layer, hw):
 @pytest.mark.parametrize("hw", PLATFORMS)
 def test_resnet_3x3_with_src_zero_point_real_size(hw):
     """res2a_branch2b (3x3, padding 1) in u8 with a source zero point, scales and a dst zero point."""
-    check(make_problem(RESNET[3], "FWD_B", "u8:s8:u8", "relu", scales="src:common:0.5+wei:per_oc",
-                       zero_points="src:common:128+dst:common:5", mb=1), hw)
+    check(
+        make_problem(
+            RESNET[3],
+            "FWD_B",
+            "u8:s8:u8",
+            "relu",
+            scales="src:common:0.5+wei:per_oc",
+            zero_points="src:common:128+dst:common:5",
+            mb=1,
+        ),
+        hw,
+    )
 
 
 @pytest.mark.slow
@@ -163,12 +180,15 @@ def test_yolov2_conv1_leaky_relu_real_size(hw):
     check(make_problem(YOLOV2_CONV1, "FWD_B", "f32", "relu:0.1"), hw)
 
 
-@pytest.mark.parametrize("desc, chain, plan", [
-    ("mb1g32ic32ih6oc32oh6kh3ph1", "clip:0:6+swish", "depthwise"),  # eltwise chains: the row plan's epilogue
-    ("mb1g32ic32ih6oc32oh6kh3ph1", "sum:0.5+relu", "gemm"),  # a post-op reading dst: the GEMM plan's
-    ("mb1ic3ih12oc16oh6kh3sh2ph1", "relu:0.1", "first"),
-    ("mb1ic3ih12oc16oh6kh3sh2ph1", "add:f32:per_oc", "gemm"),
-])
+@pytest.mark.parametrize(
+    "desc, chain, plan",
+    [
+        ("mb1g32ic32ih6oc32oh6kh3ph1", "clip:0:6+swish", "depthwise"),  # eltwise chains: the row plan's epilogue
+        ("mb1g32ic32ih6oc32oh6kh3ph1", "sum:0.5+relu", "gemm"),  # a post-op reading dst: the GEMM plan's
+        ("mb1ic3ih12oc16oh6kh3sh2ph1", "relu:0.1", "first"),
+        ("mb1ic3ih12oc16oh6kh3sh2ph1", "add:f32:per_oc", "gemm"),
+    ],
+)
 def test_row_plans_take_eltwise_chains_and_leave_tensors_to_the_gemm_plan(desc, chain, plan):
     compilation = check(make_problem(desc, post_ops=chain), "xehpg")
     assert compilation.config.plan == plan

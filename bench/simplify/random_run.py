@@ -102,10 +102,14 @@ def run(count: int, seed: int) -> dict:
         for peer, p in peers.items():
             row[peer] = str(p) if p is not None else halide_text if peer == "halide" else "error"
             row[f"{peer}_ok"] = p is not None and equivalent(e, p, env)
-        row["cost"] = {m.name: {"input": m.dag_cost(e, case.ranges), "xegen": r.cost_after,
-                                **{peer: m.dag_cost(p, case.ranges) if row[f"{peer}_ok"] else None
-                                   for peer, p in peers.items()}}
-                       for m, r in zip(models, results, strict=True)}
+        row["cost"] = {
+            m.name: {
+                "input": m.dag_cost(e, case.ranges),
+                "xegen": r.cost_after,
+                **{peer: m.dag_cost(p, case.ranges) if row[f"{peer}_ok"] else None for peer, p in peers.items()},
+            }
+            for m, r in zip(models, results, strict=True)
+        }
         rows.append(row)
     return {"count": count, "seed": seed, "rows": rows}
 
@@ -130,8 +134,10 @@ def report(data: dict) -> int:
                     costlier.append((hw, peer, r))
             n = cheaper + same + worse
             share = 100.0 * (cheaper + same) / n if n else 100.0
-            print(f"{hw:6} vs {peer:8}: cheaper {cheaper:5}  same {same:5}  costlier {worse:4}  of {n:5} comparable "
-                  f"({share:.2f} % not costlier)")
+            print(
+                f"{hw:6} vs {peer:8}: cheaper {cheaper:5}  same {same:5}  costlier {worse:4}  of {n:5} comparable "
+                f"({share:.2f} % not costlier)"
+            )
     unusable = {peer: sum(not r[f"{peer}_ok"] for r in rows) for peer in ("halide", "tinygrad")}
     print(f"\npeer results not comparable (unreadable, failed, or not equivalent to the input): {unusable}")
     bound = sum(r["stop"] != "saturated" for r in rows)
@@ -144,8 +150,10 @@ def report(data: dict) -> int:
         print("\ncostlier cases:")
     for hw, peer, r in costlier:
         c = r["cost"][hw]
-        print(f"  {hw} vs {peer}: {r['name']} {r['ranges']}\n    input    {r['input']}\n"
-              f"    xegen    {r['xegen'][hw]}  ({c['xegen']})\n    {peer:8} {r[peer]}  ({c[peer]})")
+        print(
+            f"  {hw} vs {peer}: {r['name']} {r['ranges']}\n    input    {r['input']}\n"
+            f"    xegen    {r['xegen'][hw]}  ({c['xegen']})\n    {peer:8} {r[peer]}  ({c[peer]})"
+        )
     return 1 if wrong else 0
 
 

@@ -31,15 +31,18 @@ def fitting(gemm, platform):
     return result
 
 
-@pytest.mark.parametrize("platform, start, nbytes, buffer, messages, temporaries", [
-    # 108 bytes (27 dwords: a first layer's 3x3x3 row) go in messages of 64, 32 and 12 bytes
-    ("xehpc", 0, 108, 128, 3, 2),  # 64-byte GRFs: the 32 ends inside r1, the 12 starts inside it
-    ("xehpg", 0, 108, 128, 3, 1),  # 32-byte GRFs: only the 12 (bytes 96..108) ends inside a GRF
-    ("xelp", 0, 108, 128, 3, 0),  # HDC: oword reads and dword messages, no temporaries
-    ("xehpc", 0, 32, 64, 1, 1),  # a pixel of 16 bf16 channels fills half a 64-byte GRF
-    ("xehpc", 0, 64, 64, 1, 0),
-    ("xehpc", 0, 64, 192, 1, 0),  # ends on a GRF boundary: nothing after it is touched
-])
+@pytest.mark.parametrize(
+    "platform, start, nbytes, buffer, messages, temporaries",
+    [
+        # 108 bytes (27 dwords: a first layer's 3x3x3 row) go in messages of 64, 32 and 12 bytes
+        ("xehpc", 0, 108, 128, 3, 2),  # 64-byte GRFs: the 32 ends inside r1, the 12 starts inside it
+        ("xehpg", 0, 108, 128, 3, 1),  # 32-byte GRFs: only the 12 (bytes 96..108) ends inside a GRF
+        ("xelp", 0, 108, 128, 3, 0),  # HDC: oword reads and dword messages, no temporaries
+        ("xehpc", 0, 32, 64, 1, 1),  # a pixel of 16 bf16 channels fills half a 64-byte GRF
+        ("xehpc", 0, 64, 64, 1, 0),
+        ("xehpc", 0, 64, 192, 1, 0),  # ends on a GRF boundary: nothing after it is touched
+    ],
+)
 def test_block_loads_split_as_lowering_does(platform, start, nbytes, buffer, messages, temporaries):
     work, serial = _block_load(hw.platform(platform), start, nbytes, buffer)
     assert serial == temporaries
@@ -76,8 +79,9 @@ def test_the_estimates_choice_is_faster_under_the_model():
     assert chosen != planners_first
 
     def modeled(config) -> float:
-        return xegen.compile(problem, hw="xehpc", config=str(config).replace(" ", ","),
-                             tuned=False).summary.modeled.device_cycles
+        return xegen.compile(
+            problem, hw="xehpc", config=str(config).replace(" ", ","), tuned=False
+        ).summary.modeled.device_cycles
 
     assert modeled(chosen) < 0.8 * modeled(planners_first)
 

@@ -39,8 +39,9 @@ class Scaling:
     compensation: TileLayout | None = None  # src zero point x column sums of the weights (s32)
 
     @staticmethod
-    def of(quantization: Quantization, tiles: dict[str, TileLayout],
-           compensation: TileLayout | None = None) -> Scaling | None:
+    def of(
+        quantization: Quantization, tiles: dict[str, TileLayout], compensation: TileLayout | None = None
+    ) -> Scaling | None:
         if not quantization:
             return None
         return Scaling(quantization, tiles.get("wei_scales"), tiles.get("dst_zero_points"), compensation)
@@ -69,9 +70,17 @@ def _broadcast(value: float, lanes: int) -> Expr:
     return c if lanes == 1 else Broadcast(c, lanes)
 
 
-def output_value(acc: Expr, acc_type: Type, out_type: Type, bias: Expr | None,
-                 post_ops: Sequence[tuple[PostOp, Expr | None]] = (), scale: Expr | None = None,
-                 dst_scale: float = 1.0, zero_point: Expr | None = None, bind: Lets | None = None) -> Expr:
+def output_value(
+    acc: Expr,
+    acc_type: Type,
+    out_type: Type,
+    bias: Expr | None,
+    post_ops: Sequence[tuple[PostOp, Expr | None]] = (),
+    scale: Expr | None = None,
+    dst_scale: float = 1.0,
+    zero_point: Expr | None = None,
+    bind: Lets | None = None,
+) -> Expr:
     """The output value of accumulators `acc` (with an optional bias already in f32): times
     `scale`, plus the bias, through the post-ops (each with its operand as f32 lanes, or None),
     divided by `dst_scale` (times its reciprocal), plus `zero_point`; values used more than once
@@ -108,8 +117,14 @@ def _lane_stride(piece, cols) -> int:
     return piece.col_stride * cols.step // piece.cols.step
 
 
-def finish(acc: TileLayout, out: TileLayout, bias: TileLayout | None, post_ops: Sequence[PostOpTile] = (),
-           bias_gate: Expr | None = None, scaling: Scaling | None = None) -> list[Stmt]:
+def finish(
+    acc: TileLayout,
+    out: TileLayout,
+    bias: TileLayout | None,
+    post_ops: Sequence[PostOpTile] = (),
+    bias_gate: Expr | None = None,
+    scaling: Scaling | None = None,
+) -> list[Stmt]:
     """Stores of output values from `acc` into the store tile `out`, row by row.
 
     `bias` is a 1 x cols tile; `bias_gate` (a bool) adds it only where true (the first K slice
@@ -134,15 +149,25 @@ def finish(acc: TileLayout, out: TileLayout, bias: TileLayout | None, post_ops: 
                 if bias_gate is not None:
                     zero = const(0.0) if lanes == 1 else Broadcast(const(0.0), lanes)
                     bias_value = select(bias_gate, bias_value, zero)
-            operands = [(post_op, None if tile is None else _tile_lanes(tile, r if tile.rows > 1 else 0, cols))
-                        for post_op, tile in post_ops]
+            operands = [
+                (post_op, None if tile is None else _tile_lanes(tile, r if tile.rows > 1 else 0, cols))
+                for post_op, tile in post_ops
+            ]
             scale, zero_point = scaling.lanes(cols) if scaling is not None else (None, None)
             dst_scale = scaling.quantization.dst_scale if scaling is not None else 1.0
             bind = Lets(f"{out.buffer.name}_{len(stores)}_v", share=sharing)
             result = output_value(value, acc.type, out.type, bias_value, operands, scale, dst_scale, zero_point, bind)
             stride = _lane_stride(op, cols)
-            stores.append(bind.wrap(store(out.buffer, op.offset(r, cols.start) * out.type.size, result,
-                                          stride=None if stride == 1 or lanes == 1 else stride * out.type.size)))
+            stores.append(
+                bind.wrap(
+                    store(
+                        out.buffer,
+                        op.offset(r, cols.start) * out.type.size,
+                        result,
+                        stride=None if stride == 1 or lanes == 1 else stride * out.type.size,
+                    )
+                )
+            )
     return stores
 
 
@@ -154,8 +179,14 @@ def _compensate(acc: TileLayout, out: TileLayout, sums: TileLayout) -> list[Stmt
         for i in range(rows.count):
             offset = ap.offset(rows.start + i * rows.step, cols.start)
             value = _load(acc, offset, stride, cols.count) - _tile_values(sums, 0, cols)
-            stores.append(store(acc.buffer, offset * acc.type.size, value,
-                                stride=None if stride == 1 or cols.count == 1 else stride * acc.type.size))
+            stores.append(
+                store(
+                    acc.buffer,
+                    offset * acc.type.size,
+                    value,
+                    stride=None if stride == 1 or cols.count == 1 else stride * acc.type.size,
+                )
+            )
     return stores
 
 

@@ -70,13 +70,19 @@ def reduce_columns(config: Config, gemm: Gemm, b: TileLayout, sums: TileLayout, 
     if config.systolic:
         step = k_step(config, gemm)
         func = Dpas(config.simd, 8, 1, sums.type, b.type, row_type)
-        return [Call(func, (sums.pointer(0, n0), sums.pointer(0, n0), b.pointer(s, n0), row))
-                for s in range(0, config.k_block, step) for n0 in range(0, config.n_tile, config.simd)]
+        return [
+            Call(func, (sums.pointer(0, n0), sums.pointer(0, n0), b.pointer(s, n0), row))
+            for s in range(0, config.k_block, step)
+            for n0 in range(0, config.n_tile, config.simd)
+        ]
     simd = config.simd
     if config.fma == "dp4a":
         func = Dp4a(simd, sums.type, b.type, row_type, 1, 0)
-        return [Call(func, (sums.pointer(0, n0), sums.pointer(0, n0), b.pointer(s, n0), row))
-                for s in range(0, config.k_block, 4) for n0 in range(0, config.n_tile, simd)]
+        return [
+            Call(func, (sums.pointer(0, n0), sums.pointer(0, n0), b.pointer(s, n0), row))
+            for s in range(0, config.k_block, 4)
+            for n0 in range(0, config.n_tile, simd)
+        ]
     calls: list[Stmt] = []
     for piece in b.pieces:
         for i in range(piece.rows.count):

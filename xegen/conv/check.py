@@ -129,8 +129,10 @@ def _post_op_tolerance(problem: Problem, tensors: dict[str, np.ndarray], scale: 
 
     def step(op, before, after, operand):
         nonlocal bound
+
         def at(x):
             return postops.apply(op, x, operand)
+
         with np.errstate(invalid="ignore", over="ignore"):
             spread = np.maximum(np.abs(at(before + bound) - after), np.abs(at(before - bound) - after))
         involved = np.abs(before) + np.abs(after)

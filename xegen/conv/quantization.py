@@ -51,8 +51,9 @@ class Quantization:
     @property
     def tensors(self) -> tuple[str, ...]:
         """The run-time tensors it reads (one value per output channel each)."""
-        return (("wei_scales",) if self.wei_scale_per_oc else ()) + \
-            (("dst_zero_points",) if self.dst_zero_point_per_oc else ())
+        return (("wei_scales",) if self.wei_scale_per_oc else ()) + (
+            ("dst_zero_points",) if self.dst_zero_point_per_oc else ()
+        )
 
     @property
     def scales_text(self) -> str:
@@ -101,13 +102,16 @@ def _policy(option: str, entry: str, fields: list[str], allowed: dict[str, str])
     policy = fields[1].lower()
     policy = allowed.get(policy, policy)
     if policy not in ("common", "per_oc"):
-        raise Error(f"{option} '{entry}': unknown or unsupported policy '{fields[1]}' "
-                    f"(known: common, {', '.join(allowed) or 'per_oc'})")
+        raise Error(
+            f"{option} '{entry}': unknown or unsupported policy '{fields[1]}' "
+            f"(known: common, {', '.join(allowed) or 'per_oc'})"
+        )
     return policy
 
 
-def _value(option: str, entry: str, fields: list[str], policy: str, pattern: re.Pattern, default_type: str,
-           what: str) -> str | None:
+def _value(
+    option: str, entry: str, fields: list[str], policy: str, pattern: re.Pattern, default_type: str, what: str
+) -> str | None:
     value = fields[2] if len(fields) > 2 else None
     if policy != "common" and value is not None and value != "":
         raise Error(f"{option} '{entry}': a {policy} {what} takes its values at run time, not '{value}'")
@@ -117,8 +121,9 @@ def _value(option: str, entry: str, fields: list[str], policy: str, pattern: re.
         if not pattern.match(value):
             raise Error(f"{option} '{entry}': {what} '{value}' is not a{'n integer' if pattern is _INT else ' number'}")
     if len(fields) > 3 and fields[3].lower() != default_type:
-        raise UnsupportedError(f"{option} '{entry}': {what}s of type '{fields[3]}' are not supported "
-                               f"(only {default_type})")
+        raise UnsupportedError(
+            f"{option} '{entry}': {what}s of type '{fields[3]}' are not supported (only {default_type})"
+        )
     if len(fields) > 4:
         raise Error(f"{option} '{entry}': unexpected '{':'.join(fields[4:])}' after the data type")
     return value
@@ -157,8 +162,9 @@ def parse_quantization(scales: str = "", zero_points: str = "") -> Quantization:
         if arg == "src0":
             arg = "src"
         if arg == "wei":
-            raise UnsupportedError(f"--attr-zero-points '{entry}': weight zero points are not supported "
-                                   "(only src and dst)")
+            raise UnsupportedError(
+                f"--attr-zero-points '{entry}': weight zero points are not supported (only src and dst)"
+            )
         if arg not in ("src", "dst"):
             raise Error(f"--attr-zero-points '{entry}': unknown argument '{fields[0]}' (known: src, wei, dst)")
         if ("zp", arg) in seen:
@@ -166,14 +172,16 @@ def parse_quantization(scales: str = "", zero_points: str = "") -> Quantization:
         seen.add(("zp", arg))
         policy = _policy("--attr-zero-points", entry, fields, {"per_dim_1": "per_oc"})
         if policy == "per_oc" and arg == "src":
-            raise UnsupportedError(f"--attr-zero-points '{entry}': src zero points are common only (one per input "
-                                   "channel would need a per-channel padding fill and compensation)")
+            raise UnsupportedError(
+                f"--attr-zero-points '{entry}': src zero points are common only (one per input "
+                "channel would need a per-channel padding fill and compensation)"
+            )
         value = _value("--attr-zero-points", entry, fields, policy, _INT, "s32", "zero point")
         if policy == "per_oc":
             values["dst_zero_point_per_oc"] = True
         else:
             assert value is not None  # _value demands one under the common policy
-            if not -2**31 <= int(value) < 2**31:
+            if not -(2**31) <= int(value) < 2**31:
                 raise Error(f"--attr-zero-points '{entry}': zero point {value} is beyond s32")
             values[f"{arg}_zero_point"] = int(value)
     return Quantization(**values)

@@ -227,8 +227,14 @@ def _ranked(gemm: Gemm, hw: Platform, given: Given) -> list[tuple[int, Config, E
     plain order."""
     estimator = Estimator(gemm, hw)
     scored = [(index, config, estimator.estimate(config)) for index, config in enumerate(_plain_space(gemm, hw, given))]
-    return sorted(scored, key=lambda item: (not _estimated_well(item[1], gemm),
-                                            _bucket(item[2].device) if _estimated_well(item[1], gemm) else 0, item[0]))
+    return sorted(
+        scored,
+        key=lambda item: (
+            not _estimated_well(item[1], gemm),
+            _bucket(item[2].device) if _estimated_well(item[1], gemm) else 0,
+            item[0],
+        ),
+    )
 
 
 def _estimated_well(config: Config, gemm: Gemm) -> bool:
@@ -253,18 +259,30 @@ def _plain_space(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     def options(key: str, choices: list[int]) -> list[int]:
         return [given[key]] if key in given else list(dict.fromkeys(choices))
 
-    tiles: Iterable[tuple[int, int, int]] = itertools.product(options("k_block", k_blocks), options("n_tile", n_tiles),
-                                                              options("m_tile", m_tiles))
+    tiles: Iterable[tuple[int, int, int]] = itertools.product(
+        options("k_block", k_blocks), options("n_tile", n_tiles), options("m_tile", m_tiles)
+    )
     if fma in SYSTOLIC:
         # each K block's B is interleaved once per group; more rows per thread share that work
         tiles = sorted(tiles, key=lambda t: (-t[2], -t[1], -t[0]))
     configs: list[Config] = []
     for k_block, n_tile, m_tile in tiles:
         for tg_m, tg_n, tg_k in _thread_groups(gemm, hw, given, fma, simd, m_tile, n_tile, k_block):
-            base = Config(fma, simd, tg_m, tg_n, m_tile, n_tile, k_block, tg_k=tg_k,
-                          k_split=given.get("k_split", 1), slm=given.get("slm", 0),
-                          slm_bufs=given.get("slm_bufs", 1), gmem_bufs=given.get("gmem_bufs", 1),
-                          grf=given.get("grf", min(hw.grf_counts)))
+            base = Config(
+                fma,
+                simd,
+                tg_m,
+                tg_n,
+                m_tile,
+                n_tile,
+                k_block,
+                tg_k=tg_k,
+                k_split=given.get("k_split", 1),
+                slm=given.get("slm", 0),
+                slm_bufs=given.get("slm_bufs", 1),
+                gmem_bufs=given.get("gmem_bufs", 1),
+                grf=given.get("grf", min(hw.grf_counts)),
+            )
             if "k_split" not in given:
                 base = replace(base, k_split=_pick_k_split(base, gemm))
             staged = fma in SYSTOLIC and base.threads_per_group >= 4
@@ -273,17 +291,22 @@ def _plain_space(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
             grf_options = options("grf", sorted(hw.grf_counts))
             # on XeHPG a fused pair shares its A: half the A loads and registers (`dpasw.py`)
             fmas = ["dpasw", fma] if "fma" not in given and fma == "dpas" and fused_pairs_fit(base, hw) else [fma]
-            configs += [replace(base, fma=f, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
-                        for f in fmas for s in slm_options for g in grf_options
-                        for gmem_bufs, slm_bufs in _buffering_options(base, s, given, gemm, hw)]
+            configs += [
+                replace(base, fma=f, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
+                for f in fmas
+                for s in slm_options
+                for g in grf_options
+                for gmem_bufs, slm_bufs in _buffering_options(base, s, given, gemm, hw)
+            ]
     return list(dict.fromkeys(configs))
 
 
 K_THREADS = (1, 2, 4, 8)  # threads of a group along K (tg_k) the heuristic tries
 
 
-def _thread_groups(gemm: Gemm, hw: Platform, given: Given, fma: str, simd: int, m_tile: int,
-                   n_tile: int, k_block: int) -> list[tuple[int, int, int]]:
+def _thread_groups(
+    gemm: Gemm, hw: Platform, given: Given, fma: str, simd: int, m_tile: int, n_tile: int, k_block: int
+) -> list[tuple[int, int, int]]:
     """(tg_m, tg_n, tg_k) to try for one tile shape: as many threads along M and N as the
     problem has tiles, up to 4 each (the plain shape, first); then, to fill a device the plain
     shape would leave idle, fewer along M and N (more, smaller groups) and more along K (each a
@@ -301,8 +324,7 @@ def _thread_groups(gemm: Gemm, hw: Platform, given: Given, fma: str, simd: int, 
         n = given.get("tg_n") or (round_up(n, 2) if fma == "dpasw" else n)
         shapes.append((m, n))
     blocks = -(-gemm.k.size // k_block)
-    k_threads = [given["tg_k"]] if "tg_k" in given else \
-        [t for t in K_THREADS if t == 1 or blocks >= 2 * t]
+    k_threads = [given["tg_k"]] if "tg_k" in given else [t for t in K_THREADS if t == 1 or blocks >= 2 * t]
     groups = []
     for m, n in dict.fromkeys(shapes):
         for k in k_threads:
@@ -311,8 +333,7 @@ def _thread_groups(gemm: Gemm, hw: Platform, given: Given, fma: str, simd: int, 
     return groups or [(tg_m, tg_n, k_threads[0])]
 
 
-def _buffering_options(config: Config, slm: int, given: Given, gemm: Gemm, hw: Platform
-                       ) -> list[tuple[int, int]]:
+def _buffering_options(config: Config, slm: int, given: Given, gemm: Gemm, hw: Platform) -> list[tuple[int, int]]:
     """(gmem_bufs, slm_bufs) to try, best first (oneDNN's, docs/design.md): SLM double buffering with at
     most 8 threads per group, else triple; two register copies of the global loads for dpas.  When
     the registers do not fit, gmem_bufs drops to 1 first; when SLM does not, slm_bufs goes 3 -> 2 -> 1.
