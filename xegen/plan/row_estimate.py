@@ -41,9 +41,9 @@ from .estimate import (
     SYNC_INSTRUCTIONS,
     Estimate,
     Launch,
-    _scalar,
-    _Work,
+    Work,
     device_estimate,
+    scalar,
 )
 from .first_layer import FirstLayerPlan
 from .tiles import round_up
@@ -57,11 +57,16 @@ def row_estimate(plan: DepthwisePlan | FirstLayerPlan) -> Estimate:
     threads = math.prod(plan.grid) * config.threads_per_group
     iterations = plan.iterations
     loop = _FirstLayerLoop(plan) if isinstance(plan, FirstLayerPlan) else _DepthwiseLoop(plan)
-    per_row = loop.work + _scalar(LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS
-                                  * (_row_components(plan) - 1))
+    per_row = loop.work + scalar(
+        LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (_row_components(plan) - 1)
+    )
     epilogue, stored = _epilogue(plan)
-    once = _scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS) + _zero(plan.acc.bytes, hw) \
-        + loop.once + epilogue
+    once = (
+        scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS)
+        + _zero(plan.acc.bytes, hw)
+        + loop.once
+        + epilogue
+    )
     launch = Launch(threads, config.threads_per_group, config.grf, plan.slm_bytes, barriers=plan.slm_bytes > 0)
     requested = threads * (iterations * loop.global_bytes + loop.once_global_bytes + stored)
     memory = (_workload(plan), int(requested), Tiling(*plan.tiling))
@@ -77,8 +82,7 @@ def row_estimate(plan: DepthwisePlan | FirstLayerPlan) -> Estimate:
             return before + iterations * (latency + serial)
         return before + latency + (iterations - 1) * max(0.0, latency - per_row.issue) + iterations * serial
 
-    return device_estimate(hw, launch, memory, per_row * iterations + once, waits,
-                           once.issue + per_row.issue * written)
+    return device_estimate(hw, launch, memory, per_row * iterations + once, waits, once.issue + per_row.issue * written)
 
 
 def _row_components(plan) -> int:
@@ -88,24 +92,24 @@ def _row_components(plan) -> int:
     return max(1, (desc.kh > 1) + (desc.kd > 1) + (plan.rows.channels > 1))
 
 
-def _zero(nbytes: int, hw: Platform) -> _Work:
+def _zero(nbytes: int, hw: Platform) -> Work:
     """Zeroing registers: a move per two GRFs."""
     return _moves(-(-nbytes // (2 * hw.grf_bytes)), hw)
 
 
-def _moves(count: float, hw: Platform) -> _Work:
+def _moves(count: float, hw: Platform) -> Work:
     """`count` moves of two GRFs each (widening, replicating, copying)."""
-    return _Work(count, count * max(1.0, 2 * hw.grf_bytes / hw.alu_bytes_per_clock))
+    return Work(count, count * max(1.0, 2 * hw.grf_bytes / hw.alu_bytes_per_clock))
 
 
-def _message(hw: Platform, response: int) -> _Work:
+def _message(hw: Platform, response: int) -> Work:
     """A global load filling `response` bytes: its address (the row's base plus a constant, one
     add fewer than a GEMM line's) and the send."""
     instructions = GLOBAL_MESSAGE_INSTRUCTIONS[hw.data_messages] - 1
-    return _Work(instructions, instructions, 0.0, round_up(response, hw.grf_bytes))
+    return Work(instructions, instructions, 0.0, round_up(response, hw.grf_bytes))
 
 
-def _block_load(hw: Platform, start: int, nbytes: int, buffer_bytes: int) -> tuple[_Work, int]:
+def _block_load(hw: Platform, start: int, nbytes: int, buffer_bytes: int) -> tuple[Work, int]:
     """A block load of `nbytes` (whole dwords) into byte `start` of a register buffer of
     `buffer_bytes`: its messages, and how many of them wait for their result right away.
     Lowering (`xegen.lower.messages`, `block`) splits the bytes into the message sizes below,
@@ -113,7 +117,7 @@ def _block_load(hw: Platform, start: int, nbytes: int, buffer_bytes: int) -> tup
     before the buffer's end, loads into a temporary that is moved into place right after it."""
     choices = (256, 128, 64, 32, 16, 12, 8, 4) if hw.data_messages == "lsc" else (128, 64, 32, 16, 12, 8, 4)
     sizes = [s for s in choices if s <= max(4, hw.max_block_message_bytes)]
-    work, serial, at = _Work(), 0, start
+    work, serial, at = Work(), 0, start
     while at < start + nbytes:
         size = next(s for s in sizes if s <= start + nbytes - at)
         work += _message(hw, size)
@@ -125,33 +129,40 @@ def _block_load(hw: Platform, start: int, nbytes: int, buffer_bytes: int) -> tup
     return work, serial
 
 
-def _gather(hw: Platform, lanes: int, size: int) -> _Work:
+def _gather(hw: Platform, lanes: int, size: int) -> Work:
     """A gather of `lanes` values of `size` bytes (a dword slot each): the lanes' offsets, their
     64-bit addresses (two GRFs per instruction), the send, and for 8- and 16-bit values the move
     that packs them out of their slots."""
     addresses = -(-lanes * 8 // (2 * hw.grf_bytes))
-    work = _Work(2 + addresses, max(1.0, lanes * 4 / hw.alu_bytes_per_clock) + lanes * 8 / hw.alu_bytes_per_clock,
-                 0.0, round_up(4 * lanes, hw.grf_bytes))
+    work = Work(
+        2 + addresses,
+        max(1.0, lanes * 4 / hw.alu_bytes_per_clock) + lanes * 8 / hw.alu_bytes_per_clock,
+        0.0,
+        round_up(4 * lanes, hw.grf_bytes),
+    )
     if size < 4:
-        work += _Work(1, max(1.0, lanes * size / hw.alu_bytes_per_clock))
+        work += Work(1, max(1.0, lanes * size / hw.alu_bytes_per_clock))
     return work
 
 
-def _row_mask(masked: bool, messages: int) -> _Work:
+def _row_mask(masked: bool, messages: int) -> Work:
     """The row's in-bounds condition, and a flag set per masked message."""
-    return _scalar(MASK_INSTRUCTIONS + messages) if masked else _Work()
+    return scalar(MASK_INSTRUCTIONS + messages) if masked else Work()
 
 
-def _mads(count: int, simd: int, hw: Platform) -> _Work:
-    return _Work(count, count * max(1.0, simd * 4 / hw.alu_bytes_per_clock))
+def _mads(count: int, simd: int, hw: Platform) -> Work:
+    return Work(count, count * max(1.0, simd * 4 / hw.alu_bytes_per_clock))
 
 
 def _padded(plan) -> bool:
     """Whether some input pixel a thread reads is padding (its loads are then masked)."""
     desc = plan.problem.desc
-    return any(desc.field("p", dim) or (desc.field("o", dim) - 1) * desc.field("s", dim)
-               + (desc.field("k", dim) - 1) * (desc.field("d", dim) + 1) >= desc.field("i", dim)
-               for dim in desc.used)
+    return any(
+        desc.field("p", dim)
+        or (desc.field("o", dim) - 1) * desc.field("s", dim) + (desc.field("k", dim) - 1) * (desc.field("d", dim) + 1)
+        >= desc.field("i", dim)
+        for dim in desc.used
+    )
 
 
 class _DepthwiseLoop:
@@ -160,7 +171,7 @@ class _DepthwiseLoop:
 
     versions = 1
     slm_waits = 0
-    once = _Work()
+    once = Work()
     once_global_bytes = 0.0
     once_serial_loads = 0
     buffering_hides = True
@@ -230,7 +241,7 @@ class _FirstLayerLoop:
             weights += _moves(-(-lines * n * 4 // (2 * grf)), hw)
         self.global_bytes = work.bytes
         self.slm_waits = 0
-        self.once = _Work()
+        self.once = Work()
         self.once_global_bytes, self.once_serial_loads = 0.0, 0
         if plan.systolic is None:
             self.global_bytes += weights.bytes
@@ -242,19 +253,35 @@ class _FirstLayerLoop:
         slm_messages = -(-systolic.b.bytes // hw.max_block_message_bytes)
         dpas = -(-config.m_tile // config.dpas_rows) * (n // config.simd)
         kind = "int8" if size == 1 else plan.segment.type.kind
-        multiply = _Work(dpas, dpas, config.m_tile * n * config.k_block / hw.fma_per_clock_per_eu[kind])
+        multiply = Work(dpas, dpas, config.m_tile * n * config.k_block / hw.fma_per_clock_per_eu[kind])
         # A out of the segment: a run of K values per output, in moves of 16, 8, 4, 2 and 1 lanes
-        copies = _scalar(sum(bin(piece.cols.count).count("1") + piece.cols.count // 32
-                             for piece in systolic.a_source.pieces))
-        self.work = work + copies + multiply + _Work(slm_messages * SLM_MESSAGE_INSTRUCTIONS,
-                                                      slm_messages * SLM_MESSAGE_INSTRUCTIONS, 0.0,
-                                                      round_up(systolic.b.bytes, grf))
+        copies = scalar(
+            sum(bin(piece.cols.count).count("1") + piece.cols.count // 32 for piece in systolic.a_source.pieces)
+        )
+        self.work = (
+            work
+            + copies
+            + multiply
+            + Work(
+                slm_messages * SLM_MESSAGE_INSTRUCTIONS,
+                slm_messages * SLM_MESSAGE_INSTRUCTIONS,
+                0.0,
+                round_up(systolic.b.bytes, grf),
+            )
+        )
         self.slm_waits = 1  # the row's B, read from SLM just before its dpas
         packed = -(-systolic.w_pack.bytes // hw.max_block_message_bytes)
-        per_round = weights + _moves(-(-lines * n * weight_type.size // (2 * grf)), hw) \
-            + _Work(packed * SLM_MESSAGE_INSTRUCTIONS, packed * SLM_MESSAGE_INSTRUCTIONS, 0.0,
-                    round_up(systolic.w_pack.bytes, grf))
-        self.once = per_round * systolic.rounds + _scalar(2 * SYNC_INSTRUCTIONS)
+        per_round = (
+            weights
+            + _moves(-(-lines * n * weight_type.size // (2 * grf)), hw)
+            + Work(
+                packed * SLM_MESSAGE_INSTRUCTIONS,
+                packed * SLM_MESSAGE_INSTRUCTIONS,
+                0.0,
+                round_up(systolic.w_pack.bytes, grf),
+            )
+        )
+        self.once = per_round * systolic.rounds + scalar(2 * SYNC_INSTRUCTIONS)
         self.once_global_bytes = weights.bytes * systolic.rounds
         self.once_serial_loads = lines * line_serial * systolic.rounds
 
@@ -271,7 +298,7 @@ def _inside_share(plan: FirstLayerPlan) -> float:
     return sum(lo <= iw0 and iw0 + rows.span <= hi for iw0 in starts) / len(starts)
 
 
-def _epilogue(plan) -> tuple[_Work, int]:
+def _epilogue(plan) -> tuple[Work, int]:
     """The bias, the conversion and a store per output pixel; and the global bytes they move."""
     hw, config, problem = plan.hw, plan.config, plan.problem
     m, n = config.m_tile, config.n_tile
@@ -279,8 +306,9 @@ def _epilogue(plan) -> tuple[_Work, int]:
     out = problem.type_of("dst").size
     lines = m * -(-n * out // hw.max_block_message_bytes)
     stored = m * round_up(n * out, hw.grf_bytes)
-    work = _Work(registers + lines * STORE_LINE_INSTRUCTIONS, 2 * registers + lines * STORE_LINE_INSTRUCTIONS,
-                 0.0, stored)
+    work = Work(
+        registers + lines * STORE_LINE_INSTRUCTIONS, 2 * registers + lines * STORE_LINE_INSTRUCTIONS, 0.0, stored
+    )
     if problem.has_bias:
         bias = _message(hw, n * problem.bias_type.size)
         work += bias
