@@ -60,23 +60,7 @@ def layer_runs(desc, hw: hwlib.Platform, runs: int, sources: Path, tmp: Path) ->
     argv: dict[str, list[str]] = {}
     try:
         config = onednn.configure(problem, hw, "nhwc")
-        argv["onednn"] = [
-            oracles.find_tool("ocloc"),
-            "compile",
-            "-file",
-            str(onednn.source_file(config, sources)),
-            "-device",
-            hw.ocloc_device,
-            "--format",
-            "zebin",
-            "-options",
-            onednn.options(problem, config, sources),
-            "-output",
-            "onednn",
-            "-output_no_suffix",
-            "-out_dir",
-            str(tmp),
-        ]
+        argv["onednn"] = onednn.ocloc_argv(problem, hw, config, sources, "onednn", str(tmp))
     except Error as error:
         notes["onednn"] = str(error)
     (tmp / "peer.cl").write_text(peer.opencl_source(problem))

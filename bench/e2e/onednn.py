@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xegen import sim
+from xegen import oracles, sim
 from xegen.conv.postops import format_post_ops
 from xegen.conv.problem import Problem
 from xegen.emit.roofline import Tiling
@@ -349,6 +349,27 @@ def options(problem: Problem, config: Config, sources: Path) -> str:
 
 def source_file(config: Config, sources: Path) -> Path:
     return sources / "src" / "gpu" / "ocl" / SOURCES[config.kernel][0]
+
+
+def ocloc_argv(problem: Problem, hw: Platform, config: Config, sources: Path, output: str, out_dir: str) -> list[str]:
+    """The ocloc command that compiles the kernel into `out_dir`/`output` (a zebin)."""
+    return [
+        oracles.find_tool("ocloc"),
+        "compile",
+        "-file",
+        str(source_file(config, sources)),
+        "-device",
+        hw.ocloc_device,
+        "--format",
+        "zebin",
+        "-options",
+        options(problem, config, sources),
+        "-output",
+        output,
+        "-output_no_suffix",
+        "-out_dir",
+        out_dir,
+    ]
 
 
 # -- layouts ------------------------------------------------------------------------------------

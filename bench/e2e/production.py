@@ -28,7 +28,6 @@ import numpy as np
 from bench.e2e import onednn
 from bench.e2e.measure import SEED, Case, layer_name, modeled, peer_side, timed_process, xegen_side
 from xegen import hw as hwlib
-from xegen import oracles
 from xegen.conv import Descriptor
 from xegen.conv.check import compare, random_inputs
 from xegen.conv.problem import Problem
@@ -54,23 +53,7 @@ def select_cases(cases: list[Case]) -> list[Case]:
 def onednn_side(problem: Problem, hw: hwlib.Platform, config: onednn.Config, sources: Path, tmp: str) -> dict:
     """One oneDNN kernel, compiled by ocloc with oneDNN's macros, run and checked in the simulator."""
     name = f"onednn_{config.kernel}"
-    argv = [
-        oracles.find_tool("ocloc"),
-        "compile",
-        "-file",
-        str(onednn.source_file(config, sources)),
-        "-device",
-        hw.ocloc_device,
-        "--format",
-        "zebin",
-        "-options",
-        onednn.options(problem, config, sources),
-        "-output",
-        name,
-        "-output_no_suffix",
-        "-out_dir",
-        tmp,
-    ]
+    argv = onednn.ocloc_argv(problem, hw, config, sources, name, tmp)
     seconds = timed_process(f"ocloc compile of oneDNN's {config.kernel_name}", argv, tmp)
     zebin = Path(tmp, name).read_bytes()
     tensors = random_inputs(problem, SEED)

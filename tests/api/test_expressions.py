@@ -110,3 +110,12 @@ def test_assemble_and_disassemble_round_trip():
     assert len(data) == 16
     listing = xegen.disassemble(data, hw="xelp")
     assert "add (8|M0)" in listing and xegen.assemble(listing, hw="xelp") == data
+
+
+def test_the_package_lists_every_api_name():
+    """`xegen/__init__.py` names the API without importing it (loaded on first use): the two lists
+    must agree, and each name must resolve to the API's object."""
+    import xegen.api
+
+    assert set(xegen.api.__all__) <= set(xegen.__all__)
+    assert all(getattr(xegen, name) is getattr(xegen.api, name) for name in xegen.api.__all__)
