@@ -31,7 +31,7 @@ from xegen.ir import (
 )
 from xegen.schedule import BufferTable, LoopBody, build_graph, flatten_loop, innermost_loops
 from xegen.schedule.access import accesses, static_bytes
-from xegen.schedule.graph import give_copies, restructure
+from xegen.schedule.graph import _connect, _connect_lets, _let_index, give_copies, restructure
 
 from .bodies import loop_kernels, staged_kernels
 
@@ -219,3 +219,21 @@ def test_inserting_and_removing_statements_gives_the_graph_built_from_scratch(ke
     statements = tuple(flat.stmts[entry] if isinstance(entry, int) else entry for entry in order)
     rebuilt = build_graph(LoopBody(flat.var, flat.init, flat.bound, flat.lets, statements), hw.XEHPG, kinds)
     assert _comparable(edited) == _comparable(rebuilt)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(loop_kernels(), staged_kernels()))
+def test_graph_has_the_edges_of_comparing_every_pair_of_statements(kernel):
+    # build_graph rules out pairs of accesses in bulk; the plain definition compares every pair
+    # p <= q: the same edges, with the same reasons, made in the same order
+    flat = flatten_loop(innermost_loops(kernel.body)[0], Names(kernel.body))
+    graph = build_graph(flat, hw.XEHPG, BufferTable.of(kernel.body).kinds)
+    pairwise = graph.copy()
+    pairwise.remove_edges_from(list(graph.edges))
+    for p in range(len(flat.stmts)):
+        for q in range(p, len(flat.stmts)):
+            _connect(pairwise, p, q)
+    for n in pairwise.nodes:
+        _connect_lets(pairwise, n, _let_index(pairwise))
+    assert list(graph.edges(data=True)) == list(pairwise.edges(data=True))
+    assert [list(graph.pred[n]) for n in graph] == [list(pairwise.pred[n]) for n in pairwise]

@@ -44,6 +44,7 @@ from .loop import LoopBody
 
 SYNC_BUFFER = Var("sync", PTR)  # the pseudo-buffer that keeps synchronization in order
 SYNC_LABELS = ("barrier", "signal", "wait", "fence", "compound_sync")
+_INT64 = np.iinfo(np.int64)
 
 
 @dataclass(frozen=True)
@@ -115,9 +116,12 @@ def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> n
         graph.add_node(i, **_statement_node(graph, stmt))
     for j, (var, value) in enumerate(body.lets):
         graph.add_node(len(body.stmts) + j, kind="let", var=var, value=value, label="header")
-    for p in range(len(body.stmts)):
-        for q in range(p, len(body.stmts)):
-            _connect(graph, p, q)
+    reasons: dict[tuple[int, int], set[Reason]] = {}  # (edges in the order they first appear)
+    for p, q, name, x, y in _conflicts(graph, len(body.stmts)):
+        for u, v, reason in _conflict_reasons(graph, p, q, name, x, y):
+            reasons.setdefault((u, v), set()).add(reason)
+    for (u, v), found in reasons.items():
+        _set_reasons(graph, u, v, frozenset(found))
     lets = _let_index(graph)
     for n in graph.nodes:
         _connect_lets(graph, n, lets)
@@ -228,24 +232,74 @@ def _kind(first: Access, second: Access) -> str:
 
 def _connect(graph: nx.DiGraph, p: int, q: int) -> None:
     """The dependences between statements p and q through memory: p before q in program order,
-    or p == q (a statement and its own next run).  Within an iteration a conflict orders p before
-    q; from one iteration to the next (or to the one R later, when the buffer has R copies) it
-    orders q before the later p."""
+    or p == q (a statement and its own next run)."""
     first, second = graph.nodes[p]["footprint"], graph.nodes[q]["footprint"]
     shared = first.keys() & second.keys()
     for name in sorted(shared) if shared else ():
-        carried = graph.graph["copies"].get(name, 1)
         for x, (a, span_a) in enumerate(first[name]):
             for y, (b, span_b) in enumerate(second[name]):
                 if (p == q and y < x) or not (a.write or b.write) or not _overlap(a, span_a, b, span_b):
                     continue
-                if p == q:
-                    kind = _kind(a, b) if x == y else ("WAW" if a.write and b.write else "RAW")
-                    add_reason(graph, p, p, Reason(kind, name, carried, edge_latency(graph, p, p, kind)))
-                    continue
-                forward, backward = _kind(a, b), _kind(b, a)
-                add_reason(graph, p, q, Reason(forward, name, 0, edge_latency(graph, p, q, forward)))
-                add_reason(graph, q, p, Reason(backward, name, carried, edge_latency(graph, q, p, backward)))
+                for u, v, reason in _conflict_reasons(graph, p, q, name, x, y):
+                    add_reason(graph, u, v, reason)
+
+
+def _conflicts(graph: nx.DiGraph, count: int) -> list[tuple[int, int, str, int, int]]:
+    """Every (p, q, buffer, x, y) where access x of statement p and access y of statement q
+    conflict (p <= q, and x <= y when p == q), in the order `_connect` on each pair p <= q of the
+    first `count` statements would find them.  The same as those n^2/2 calls, but a buffer's
+    accesses whose constant byte spans cannot overlap (most register tiles) are ruled out in
+    bulk by comparing the spans as arrays."""
+    found: list[tuple[int, int, str, int, int]] = []
+    by_buffer: dict[str, list[tuple[int, int, Access, tuple[int, int] | None]]] = {}
+    for n in range(count):
+        for name, entries in graph.nodes[n]["footprint"].items():
+            by_buffer.setdefault(name, []).extend((n, x, a, span) for x, (a, span) in enumerate(entries))
+    for name, entries in by_buffer.items():
+        for i, j in _candidate_pairs(entries):
+            p, x, a, span_a = entries[i]
+            q, y, b, span_b = entries[j]
+            if _overlap(a, span_a, b, span_b):
+                found.append((p, q, name, x, y))
+    found.sort()
+    return found
+
+
+def _candidate_pairs(entries: list[tuple[int, int, Access, tuple[int, int] | None]]) -> list[tuple[int, int]]:
+    """The pairs i <= j of `entries` (ordered by statement, then access) where one access
+    writes and their spans may overlap (an unknown span overlaps everything)."""
+    spans = [span for _, _, _, span in entries]
+    if not all(_INT64.min < bound < _INT64.max for span in spans if span for bound in span):
+        spans = [None] * len(entries)  # (offsets beyond int64: every pair is a candidate)
+    low = np.array([span[0] if span else _INT64.min for span in spans], dtype=np.int64)
+    high = np.array([span[1] if span else _INT64.max for span in spans], dtype=np.int64)
+    write = np.array([a.write for _, _, a, _ in entries], dtype=bool)
+    pairs: list[tuple[int, int]] = []
+    rows = 256  # a block of rows at a time: memory stays O(rows * len(entries))
+    for start in range(0, len(entries), rows):
+        i = np.arange(start, min(start + rows, len(entries)))[:, None]
+        hit = (low[i] < high[None, :]) & (low[None, :] < high[i]) & (write[i] | write[None, :])
+        hit &= np.arange(len(entries))[None, :] >= i
+        first, second = np.nonzero(hit)
+        pairs.extend(zip((first + start).tolist(), second.tolist(), strict=True))
+    return pairs
+
+
+def _conflict_reasons(graph: nx.DiGraph, p: int, q: int, name: str, x: int, y: int) -> list[tuple[int, int, Reason]]:
+    """The edges (u, v, reason) a conflict between access x of statement p and access y of
+    statement q through buffer `name` implies.  Within an iteration it orders p before q; from
+    one iteration to the next (or to the one R later, when the buffer has R copies) it orders q
+    before the later p."""
+    carried = graph.graph["copies"].get(name, 1)
+    a, b = graph.nodes[p]["footprint"][name][x][0], graph.nodes[q]["footprint"][name][y][0]
+    if p == q:
+        kind = _kind(a, b) if x == y else ("WAW" if a.write and b.write else "RAW")
+        return [(p, p, Reason(kind, name, carried, edge_latency(graph, p, p, kind)))]
+    forward, backward = _kind(a, b), _kind(b, a)
+    return [
+        (p, q, Reason(forward, name, 0, edge_latency(graph, p, q, forward))),
+        (q, p, Reason(backward, name, carried, edge_latency(graph, q, p, backward))),
+    ]
 
 
 def _let_index(graph: nx.DiGraph) -> dict[Var, int]:

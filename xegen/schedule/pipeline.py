@@ -28,6 +28,7 @@ goes in front of the loop.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import networkx as nx
 
@@ -94,10 +95,10 @@ def check_pipeline(graph: nx.DiGraph) -> None:
 # Instances: a statement of one original iteration ----------------------------------------------
 
 
-@dataclass(frozen=True)
-class Instance:
+class Instance(NamedTuple):
     """Statement `node` in kernel iteration `kernel` (relative to the block in the steady loop,
-    absolute in ramp-up and ramp-down); it runs original iteration kernel + lookahead."""
+    absolute in ramp-up and ramp-down); it runs original iteration kernel + lookahead.  (A named
+    tuple: blocks have thousands of instances, hashed in every edge and schedule step.)"""
 
     node: int
     kernel: int
@@ -187,14 +188,16 @@ class _Emitter:
         """Instances with an edge wherever two of them conflict: v at least `distance` iterations
         after u (further apart they touch the same bytes too, so the order stays).  Edges go
         forward in original (iteration, statement) order, so this is a DAG."""
-        by_node: dict[int, list[Instance]] = {}
+        by_node: dict[int, list[tuple[Instance, int]]] = {}
         for inst in instances:
-            by_node.setdefault(inst.node, []).append(inst)
+            by_node.setdefault(inst.node, []).append((inst, self.iteration(inst)))
         latency_of: dict[tuple[Instance, Instance], int] = {}
         for u, v, distance, latency in self.edges:
-            for a in by_node.get(u, ()):
-                for b in by_node.get(v, ()):
-                    if a != b and self.iteration(b) - self.iteration(a) >= distance:
+            targets = by_node.get(v, ())
+            for a, first in by_node.get(u, ()):
+                for b, second in targets:
+                    # (instances of one node differ in their iteration)
+                    if second - first >= distance and (u != v or first != second):
                         key = (a, b)
                         latency_of[key] = max(latency_of.get(key, 0), latency)
         successors: dict[Instance, list[tuple[Instance, int]]] = {inst: [] for inst in instances}
@@ -205,10 +208,17 @@ class _Emitter:
     def _original_order(self, instances: list[Instance]) -> list[Instance]:
         return sorted(instances, key=lambda inst: (self.iteration(inst), inst.node))
 
-    def order(self, instances: list[Instance], following: list[Instance] | None = None) -> list[Instance]:
-        """List-schedule the instances; priorities also count the `following` block's work."""
+    def order(
+        self,
+        instances: list[Instance],
+        following: list[Instance] | None = None,
+        successors: dict[Instance, list[tuple[Instance, int]]] | None = None,
+    ) -> list[Instance]:
+        """List-schedule the instances; priorities also count the `following` block's work
+        (`successors`: their `instance_edges`, when the caller has them)."""
         extended = instances + (following or [])
-        successors = self.instance_edges(extended)
+        if successors is None:
+            successors = self.instance_edges(extended)
         costs = {inst: self.costs[inst.node] for inst in extended}
         priority = heights(successors, costs, self._original_order(extended))
         inside = set(instances)
@@ -303,7 +313,7 @@ def list_scheduling_helps(graph: nx.DiGraph) -> bool:
     second = [Instance(n, 1) for n in emitter.nodes]
     successors = emitter.instance_edges(first + second)
     costs = {inst: emitter.costs[inst.node] for inst in first + second}
-    listed = emitter.order(first, second)
+    listed = emitter.order(first, second, successors)
     listed_twice = listed + [Instance(inst.node, 1) for inst in listed]
     return issue_cycles(listed_twice, successors, costs) < issue_cycles(first + second, successors, costs)
 
