@@ -45,7 +45,7 @@ def bind_common_subexpressions(stmt: ir.Stmt, cost: Cost) -> tuple[ir.Stmt, int]
             taken.add(var.name)
             counter += 1
             mapping[expr] = var
-        stmt = ir.substitute(stmt, mapping)
+        stmt = _Substitute(mapping, candidates).mutate(stmt)
         bound = [(v, ir.substitute(value, mapping)) for v, value in bound]
         for expr, var in mapping.items():
             bound.append((var, expr))
@@ -62,6 +62,7 @@ class _Candidates:
     def __init__(self, cost: Cost):
         self.cost = cost
         self.known: dict = {}  # answers by expression and by id
+        self.within: dict[int, tuple[ir.Expr, dict[ir.Expr, int]]] = {}  # `counts` by id
 
     def __call__(self, e: ir.Expr) -> bool:
         # by identity first: the rounds of CSE revisit the same objects, and comparing equal trees
@@ -82,16 +83,25 @@ class _Candidates:
         self.known[id(e)] = (e, answer)
         return answer
 
-    def occurrences(self, e: ir.Expr, scope: Scope) -> dict[ir.Expr, list[Scope]]:
-        """The candidates among `e` and its subexpressions, each with `scope` once per use."""
-        found: dict[ir.Expr, list[Scope]] = {}
+    def counts(self, e: ir.Expr) -> dict[ir.Expr, int]:
+        """The candidates among `e` and its subexpressions, each with its number of uses.  By
+        identity: each round of CSE walks the expressions the last round left as they were."""
+        seen = self.within.get(id(e))
+        if seen is not None:
+            return seen[1]
+        found: dict[ir.Expr, int] = {}
         stack: list[ir.Node] = [e]
         while stack:
             x = stack.pop()
             if isinstance(x, ir.Expr) and self(x):
-                found.setdefault(x, []).append(scope)
+                found[x] = found.get(x, 0) + 1
             stack.extend(ir.children(x))
+        self.within[id(e)] = (e, found)  # (the entry keeps `e` alive, so its id is not reused)
         return found
+
+    def occurrences(self, e: ir.Expr, scope: Scope) -> dict[ir.Expr, list[Scope]]:
+        """The candidates among `e` and its subexpressions, each with `scope` once per use."""
+        return {sub: [scope] * count for sub, count in self.counts(e).items()}
 
 
 class _Occurrences(ir.StmtVisitor):
@@ -108,6 +118,19 @@ class _Occurrences(ir.StmtVisitor):
     def visit_expr(self, e: ir.Expr) -> None:
         for sub, scopes in self.candidates.occurrences(e, self.scope).items():
             self.found.setdefault(sub, []).extend(scopes)
+
+
+class _Substitute(ir.StmtMutator):
+    """`ir.substitute(stmt, mapping)` for keys that are candidates: only the expressions that
+    contain a key (their `counts` say so) are rewritten."""
+
+    def __init__(self, mapping: dict[ir.Expr, ir.Var], candidates: _Candidates):
+        self.mapping, self.candidates = mapping, candidates
+
+    def mutate_expr(self, e: ir.Expr) -> ir.Expr:
+        if any(sub in self.mapping for sub in self.candidates.counts(e)):
+            return ir.substitute(e, self.mapping)
+        return e
 
 
 def _real_variables(expr: ir.Expr, depends: dict[str, set[str]]) -> set[str]:
