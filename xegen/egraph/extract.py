@@ -200,9 +200,8 @@ def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
         if len(below) < len(node.children):
             continue  # a child class has no form yet
         merged: dict[int, int] = {}
-        for child_set in below:
-            for k, v in child_set.items():
-                merged.setdefault(k, v)
+        for child_set in reversed(below):  # (a class in several: its cost in the first child's set)
+            merged.update(child_set)
         if cls in merged:
             continue  # the node would depend on its own class
         merged[cls] = costs[cls][i]
