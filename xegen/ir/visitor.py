@@ -34,16 +34,18 @@ def _child_fields(node: Node) -> list[str]:
     return names
 
 
-def children(node: Node) -> Iterator[Node]:
-    """The IR nodes directly below `node`, in field order."""
+def children(node: Node) -> list[Node]:
+    """The IR nodes directly below `node`, in field order.  (A list, not a generator: most
+    nodes have one to three children, and every walk asks for them.)"""
+    found: list[Node] = []
     for name in _child_fields(node):
         value = getattr(node, name)
-        if isinstance(value, Node) and not isinstance(value, Func):
-            yield value
+        if isinstance(value, Node):
+            if not isinstance(value, Func):
+                found.append(value)
         elif isinstance(value, tuple):
-            for item in value:
-                if isinstance(item, Node):
-                    yield item
+            found.extend([item for item in value if isinstance(item, Node)])
+    return found
 
 
 class Visitor:
@@ -346,4 +348,4 @@ def walk(node: Node, skip: Node | None = None) -> Iterator[Node]:
         if node is skip:
             continue
         yield node
-        pending.extend(reversed(list(children(node))))
+        pending.extend(reversed(children(node)))
