@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from . import sim
 from .build.run import compare_buffers, device_buffers
 from .conv.check import Comparison, random_inputs
 from .errors import Error, UnsupportedError
 from .pipeline import Compilation
+
+if TYPE_CHECKING:
+    from . import sim
 
 #: the simulator's speed in thread-instructions a second: it runs the threads of a dispatch
 #: together, about 1.1 million a second on one core of the development machine (a 3x3 layer on
@@ -41,6 +44,8 @@ def run_in_simulator(compilation: Compilation, tensors, grid=None, check_hazards
     """Run the kernel on logical `tensors` over `grid` groups (default: the whole problem), the
     outputs pre-filled as `device_buffers` says; returns (the argument buffers after the run, the
     simulator's RunResult)."""
+    from . import sim  # (26 modules, 20-40 ms to import: a compile without a run needs none of them)
+
     kernel, compiled = compilation.kernel, compilation.compiled
     buffers = device_buffers(kernel, tensors)
     args = [buffers[v.name] for v in kernel.arguments]

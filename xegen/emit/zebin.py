@@ -18,8 +18,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
-import yaml
-
 from .. import hw as hwlib
 from ..errors import DecodeError, Error
 from . import elf
@@ -516,6 +514,9 @@ class _YamlDocument:
     MAX_NODES = 1_000_000  # aliases could otherwise make a tiny file expand without bound
 
     def __init__(self, section: elf.Section):
+        import yaml  # (18 modules, ~10 ms to import: writing a zebin needs none of them, only reading one)
+
+        self.yaml = yaml
         self.section = section
         try:
             self.text = section.data.decode("utf-8")
@@ -545,19 +546,19 @@ class _YamlDocument:
         return DecodeError(f"{ZEINFO_SECTION}: {message}", self.offset_of(node))
 
     def mapping(self, node: Any, path: str) -> dict[str, Any]:
-        if not isinstance(node, yaml.MappingNode):
+        if not isinstance(node, self.yaml.MappingNode):
             raise self.fail(node, f"{path} should be a mapping")
         out: dict[str, Any] = {}
         for key, value in node.value:
-            if not isinstance(key, yaml.ScalarNode):
+            if not isinstance(key, self.yaml.ScalarNode):
                 raise self.fail(key, f"{path} has a key that is not a plain string")
             out[key.value] = value
         return out
 
     def sequence(self, node: Any, path: str) -> list[Any]:
-        if isinstance(node, yaml.ScalarNode) and node.value == "":
+        if isinstance(node, self.yaml.ScalarNode) and node.value == "":
             return []
-        if not isinstance(node, yaml.SequenceNode):
+        if not isinstance(node, self.yaml.SequenceNode):
             raise self.fail(node, f"{path} should be a list")
         return list(node.value)
 
@@ -567,7 +568,7 @@ class _YamlDocument:
         return entries[key]
 
     def string(self, node: Any, path: str) -> str:
-        if not isinstance(node, yaml.ScalarNode):
+        if not isinstance(node, self.yaml.ScalarNode):
             raise self.fail(node, f"{path} should be a string")
         return node.value
 
@@ -626,9 +627,9 @@ class _YamlDocument:
         self.budget -= 1
         if self.budget < 0:
             raise self.fail(node, "too many YAML nodes (aliases expanding?)")
-        if isinstance(node, yaml.MappingNode):
+        if isinstance(node, self.yaml.MappingNode):
             return {self.string(k, "key"): self.plain(v) for k, v in node.value}
-        if isinstance(node, yaml.SequenceNode):
+        if isinstance(node, self.yaml.SequenceNode):
             return [self.plain(v) for v in node.value]
         return node.value
 
