@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from xegen import RuleError, ir
-from xegen.egraph import load_rules, simplify
+from xegen.egraph import load_rules, sexpr, simplify
+from xegen.egraph.engine import FORMS_PER_PROGRAM, programs
 from xegen.egraph.rules import default_rules_directory, language_file, read_rule_file, rule_files, rule_name
 from xegen.egraph.terms import TermBuilder
 
@@ -80,6 +81,28 @@ def test_malformed_rule_files_raise_rule_errors_naming_the_file(tmp_path, text, 
     with pytest.raises(RuleError) as info:
         simplify("x + 1", rules=[tmp_path])
     assert words in str(info.value) and "bad.egg" in str(info.value)
+
+
+def test_an_error_egglog_finds_names_its_line_in_a_long_file(tmp_path):
+    # the engine loads a file a few forms at a time (engine.programs): egglog still counts the
+    # file's lines
+    rules = [
+        f'; {k} + x\n(rewrite (Add t x (Const t {k})) (Add t (Const t {k}) x) :ruleset rewrite :name "r{k}")\n'
+        for k in range(3 * FORMS_PER_PROGRAM)
+    ]
+    text = "".join(rules) + '; bad\n(rewrite (Add t x (Const t 7))\n   (Nope t x) :ruleset rewrite :name "bad")\n'
+    (tmp_path / "bad.egg").write_text(text)
+    line = text.splitlines().index('   (Nope t x) :ruleset rewrite :name "bad")') + 1
+    with pytest.raises(RuleError, match=rf"bad.egg:{line}: Unbound function Nope"):
+        simplify("x + 1", rules=[tmp_path])
+
+
+def test_the_programs_of_a_rule_file_hold_its_forms_where_the_file_has_them():
+    for f in load_rules().files:
+        read = [sexpr.read(piece) for piece in programs(f)]
+        assert [len(forms) for forms in read[:-1]] == [FORMS_PER_PROGRAM] * (len(read) - 1)
+        located = [(form.line, form.column, str(form)) for forms in read for form in forms]
+        assert located == [(form.line, form.column, str(form)) for form in f.forms]
 
 
 def test_a_rule_name_the_language_or_another_file_uses_is_an_error(tmp_path):
