@@ -13,7 +13,7 @@ let's value, a loop's bounds, a condition, a store's offset, value and mask, a c
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import fields
 from typing import TypeVar
 
@@ -34,6 +34,13 @@ def _child_fields(node: Node) -> list[str]:
     return names
 
 
+#: (visitor or mutator class, node class) -> its `visit_<NodeClass>` / `mutate_<NodeClass>`
+#: function, or None: a walk meets every node, and looking the method up by name (a miss, for
+#: most nodes) cost as much as the rest of the visit
+_VISIT_METHODS: dict[tuple[type, type], Callable | None] = {}
+_MUTATE_METHODS: dict[tuple[type, type], Callable | None] = {}
+
+
 def children(node: Node) -> list[Node]:
     """The IR nodes directly below `node`, in field order.  (A list, not a generator: most
     nodes have one to three children, and every walk asks for them.)"""
@@ -50,9 +57,13 @@ def children(node: Node) -> list[Node]:
 
 class Visitor:
     def visit(self, node: Node) -> None:
-        method = getattr(self, "visit_" + type(node).__name__, None)
+        key = (type(self), type(node))
+        try:
+            method = _VISIT_METHODS[key]
+        except KeyError:
+            method = _VISIT_METHODS[key] = getattr(type(self), "visit_" + type(node).__name__, None)
         if method is not None:
-            method(node)
+            method(self, node)
         else:
             self.visit_children(node)
 
@@ -65,9 +76,13 @@ class Mutator:
     def mutate(self, node):
         if node is None:
             return None
-        method = getattr(self, "mutate_" + type(node).__name__, None)
+        key = (type(self), type(node))
+        try:
+            method = _MUTATE_METHODS[key]
+        except KeyError:
+            method = _MUTATE_METHODS[key] = getattr(type(self), "mutate_" + type(node).__name__, None)
         if method is not None:
-            return method(node)
+            return method(self, node)
         return self.mutate_children(node)
 
     def mutate_children(self, node):
