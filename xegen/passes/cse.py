@@ -70,16 +70,12 @@ class _Candidates:
         seen = self.known.get(id(e))
         if seen is not None:
             return seen[1]
-        answer = self.known.get(e)
-        if answer is None:
-            answer = (
-                e.type.is_int
-                and e.type.lanes == 1
-                and not isinstance(e, (ir.Var, ir.IntImm))
-                and is_pure(e)
-                and self.cost(e) > 0
-            )
-            self.known[e] = answer
+        if not (e.type.is_int and e.type.lanes == 1) or isinstance(e, (ir.Var, ir.IntImm)):
+            answer = False  # (the node itself says so: no structural lookup of a vector tree)
+        else:
+            answer = self.known.get(e)
+            if answer is None:
+                answer = self.known[e] = is_pure(e) and self.cost(e) > 0
         self.known[id(e)] = (e, answer)
         return answer
 
