@@ -70,12 +70,10 @@ class _Candidates:
         seen = self.known.get(id(e))
         if seen is not None:
             return seen[1]
-        if not (e.type.is_int and e.type.lanes == 1) or isinstance(e, (ir.Var, ir.IntImm)):
-            answer = False  # (the node itself says so: no structural lookup of a vector tree)
-        else:
-            answer = self.known.get(e)
-            if answer is None:
-                answer = self.known[e] = is_pure(e) and self.cost(e) > 0
+        answer: bool = False  # (when the node itself says so: no structural lookup of a vector tree)
+        if e.type.is_int and e.type.lanes == 1 and not isinstance(e, (ir.Var, ir.IntImm)):
+            known = self.known.get(e)
+            answer = self.known[e] = (is_pure(e) and self.cost(e) > 0) if known is None else known
         self.known[id(e)] = (e, answer)
         return answer
 

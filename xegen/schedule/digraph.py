@@ -14,11 +14,11 @@ object, and `add_edge` on an edge that exists updates it in place.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
-Node = Hashable
+Node = int  # the scheduler's nodes are statement and let ids
 Attributes = dict[str, Any]
 
 

@@ -120,8 +120,8 @@ def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> D
     for p, q, name, x, y in _conflicts(graph, len(body.stmts)):
         for u, v, reason in _conflict_reasons(graph, p, q, name, x, y):
             reasons.setdefault((u, v), set()).add(reason)
-    for (u, v), found in reasons.items():
-        _set_reasons(graph, u, v, frozenset(found))
+    for (u, v), edge_reasons in reasons.items():
+        _set_reasons(graph, u, v, frozenset(edge_reasons))
     lets = _let_index(graph)
     for n in graph.nodes:
         _connect_lets(graph, n, lets)
