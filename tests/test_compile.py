@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -360,3 +362,18 @@ def test_a_batch_output_that_is_a_file_is_refused_before_compiling(capsys, tmp_p
     status, out, err = run(capsys, "--batch", str(shapes), "-o", str(taken))
     assert status == 2 and out == "" and taken.read_bytes() == b"keep"
     assert err == f"xegen: error: -o {taken}: with --batch, -o names a directory, and this is a file\n"
+
+
+COMPILE_IMPORTS = """
+import sys
+from xegen.cli import main
+main(["conv", "--no-cache", sys.argv[1], "-o", sys.argv[2]])
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("networkx", "yaml") or m.startswith("xegen.sim")))
+"""
+
+
+def test_a_compile_imports_neither_networkx_nor_yaml_nor_the_simulator(tmp_path):
+    # start-up (issue 23): the scheduler's graphs are its own, yaml reads zebins, the simulator runs them
+    argv = [sys.executable, "-c", COMPILE_IMPORTS, SMALL, str(tmp_path / "k.zebin")]
+    lines = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.splitlines()
+    assert lines[-1] == "[]" and (tmp_path / "k.zebin").stat().st_size > 0
