@@ -98,9 +98,6 @@ class DiGraph:
         self._node: dict[Node, Attributes] = {}
         self._succ: dict[Node, dict[Node, Attributes]] = {}
         self._pred: dict[Node, dict[Node, Attributes]] = {}
-        # views of the dicts above (made once: the scheduler reads `graph.nodes[n]` constantly)
-        self.nodes = NodeView(self._node)
-        self.edges = EdgeView(self._succ)
 
     # nodes
     def add_node(self, n: Node, **attributes: Any) -> None:
@@ -114,6 +111,10 @@ class DiGraph:
                 self.add_node(entry[0], **entry[1])
             else:
                 self.add_node(entry)
+
+    @property
+    def nodes(self) -> NodeView:
+        return NodeView(self._node)
 
     def __iter__(self) -> Iterator[Node]:
         return iter(self._node)
@@ -155,6 +156,10 @@ class DiGraph:
     def get_edge_data(self, u: Node, v: Node, default: Attributes | None = None) -> Attributes | None:
         targets = self._succ.get(u)
         return targets.get(v, default) if targets is not None else default
+
+    @property
+    def edges(self) -> EdgeView:
+        return EdgeView(self._succ)
 
     def number_of_edges(self) -> int:
         return len(self.edges)
