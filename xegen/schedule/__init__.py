@@ -1,4 +1,4 @@
-"""Scheduling as dataflow-graph transforms (`digraph.DiGraph`): the compute loop's statements, their
+"""Scheduling as dataflow-graph transforms (networkx): the compute loop's statements, their
 dependences, and transforms that pipeline, multi-buffer, unroll and reorder it.
 
     from xegen.schedule import ScheduleOptions, schedule, model_cycles

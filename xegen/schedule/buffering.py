@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import networkx as nx
 import numpy as np
 
 from ..errors import ConfigError, UnsupportedError
@@ -40,7 +41,6 @@ from ..hw import platform as lookup_platform
 from ..ir import Call, Fence, Send, Signal, Stmt, Wait
 from .access import accesses, static_bytes
 from .context import allocated_bytes
-from .digraph import DiGraph
 from .dot import GraphDump, write_graph
 from .graph import Edge, add_edges, give_copies, restructure, state_order, stmt_nodes
 from .transforms import transform_loops
@@ -101,14 +101,14 @@ def check_budgets(stmt: Stmt, hw: Platform, slm_bufs: int, gmem_bufs: int, grf_b
 
 
 def multi_buffer_graph(
-    graph: DiGraph,
+    graph: nx.DiGraph,
     slm_bufs: int,
     gmem_bufs: int,
     prefetch: int,
     unroll: int,
     slm_rotation: str,
     dump: GraphDump | None = None,
-) -> DiGraph:
+) -> nx.DiGraph:
     """The loop's graph multi-buffered and pipelined (see the module docstring)."""
     var = graph.graph["var"].name
     write_graph(dump, "multi-buffer-before", graph, f"loop {var} single-buffered")
@@ -138,11 +138,11 @@ def multi_buffer_graph(
     return graph
 
 
-def _labels(graph: DiGraph) -> list[str]:
+def _labels(graph: nx.DiGraph) -> list[str]:
     return [graph.nodes[n]["label"] for n in stmt_nodes(graph)]
 
 
-def _with_ahead(graph: DiGraph, ahead: dict[int, int]) -> DiGraph:
+def _with_ahead(graph: nx.DiGraph, ahead: dict[int, int]) -> nx.DiGraph:
     """The graph with these statements' lookahead fixed (iterations ahead of the kernel iteration)."""
     result = graph.copy()
     for n, iterations in ahead.items():
@@ -153,7 +153,7 @@ def _with_ahead(graph: DiGraph, ahead: dict[int, int]) -> DiGraph:
 # SLM: split barriers ------------------------------------------------------------------------------
 
 
-def split_barriers(graph: DiGraph, bufs: int) -> DiGraph:
+def split_barriers(graph: nx.DiGraph, bufs: int) -> nx.DiGraph:
     """Replace the nodes `fence barrier ... barrier` by `fence signal wait`, with the edges,
     lookaheads and SLM copies of `bufs`-deep SLM buffering."""
     labels = _labels(graph)
@@ -219,13 +219,13 @@ def split_barriers(graph: DiGraph, bufs: int) -> DiGraph:
 # GRF: the registers the global loads fill ---------------------------------------------------------
 
 
-def _load_targets(graph: DiGraph, loads: list[int]) -> list[str]:
+def _load_targets(graph: nx.DiGraph, loads: list[int]) -> list[str]:
     kinds = graph.graph["buffer_kinds"]
     names = {a.buffer.name for n in loads for a in accesses(graph.nodes[n]["stmt"]) if a.write}
     return sorted(name for name in names if kinds.get(name) == "grf")
 
 
-def _require_private(graph: DiGraph, name: str) -> None:
+def _require_private(graph: nx.DiGraph, name: str) -> None:
     """A multi-buffered buffer must not carry values between iterations or out of the loop: every
     byte an iteration reads it has written first."""
     if name in graph.graph["outside"]:
@@ -256,7 +256,7 @@ def _require_private(graph: DiGraph, name: str) -> None:
 # Prefetch ---------------------------------------------------------------------------------------
 
 
-def add_prefetches(graph: DiGraph, ahead: int) -> DiGraph:
+def add_prefetches(graph: nx.DiGraph, ahead: int) -> nx.DiGraph:
     """A prefetch node before every global load node, running `ahead` iterations ahead."""
     order: list[int | Stmt] = []
     for n in stmt_nodes(graph):
@@ -284,7 +284,7 @@ def _prefetch_of(load: Stmt) -> Stmt:
 # The software pipeline ----------------------------------------------------------------------------
 
 
-def software_pipeline(graph: DiGraph, unroll: int) -> DiGraph:
+def software_pipeline(graph: nx.DiGraph, unroll: int) -> nx.DiGraph:
     """The graph to be linearized as a software pipeline unrolled `unroll` times.  Statements
     without a fixed lookahead run as far ahead as the earliest-needed statement they feed within
     the iteration (zeroing before a load goes with the load)."""

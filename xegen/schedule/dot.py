@@ -16,9 +16,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import networkx as nx
+
 from ..errors import Error
 from ..ir import format_expr, format_stmt
-from .digraph import DiGraph
 
 COLORS = {
     "g2r_load": "#9ecae1",
@@ -55,10 +56,8 @@ def node_text(data: dict) -> str:
     return _short(format_stmt(data["stmt"]))
 
 
-def shown_edges(graph: DiGraph) -> list[tuple]:
+def shown_edges(graph: nx.DiGraph) -> list[tuple]:
     """The edges a picture draws (see the module docstring), in id order."""
-    import networkx as nx  # ~0.1 s to import: only a picture needs an algorithm of it
-
     same_iteration = nx.DiGraph()
     same_iteration.add_nodes_from(graph.nodes)
     same_iteration.add_edges_from((u, v) for u, v, d in graph.edges(data=True) if d["distance"] == 0 and u != v)
@@ -69,7 +68,7 @@ def shown_edges(graph: DiGraph) -> list[tuple]:
     return sorted(kept)
 
 
-def to_dot(graph: DiGraph, title: str = "") -> str:
+def to_dot(graph: nx.DiGraph, title: str = "") -> str:
     """The graph as DOT text (deterministic: nodes and edges in id order)."""
     lines = [
         "digraph schedule {",
@@ -122,7 +121,7 @@ class GraphDump:
         except OSError as error:
             raise Error(f"--dump-graph: cannot create directory '{directory}': {error.strerror}") from None
 
-    def write(self, name: str, graph: DiGraph, title: str = "") -> Path:
+    def write(self, name: str, graph: nx.DiGraph, title: str = "") -> Path:
         stem = f"{self.prefix}{self.step:02d}-{name}"
         self.step += 1
         path = self.directory / f"{stem}.dot"
@@ -153,7 +152,7 @@ def render_svg(dot_path: Path) -> Path | None:
     return svg
 
 
-def write_graph(dump: GraphDump | None, name: str, graph: DiGraph, title: str) -> None:
+def write_graph(dump: GraphDump | None, name: str, graph: nx.DiGraph, title: str) -> None:
     """`dump.write(...)` when there is a dump."""
     if dump is not None:
         dump.write(name, graph, title)

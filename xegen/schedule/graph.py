@@ -1,4 +1,4 @@
-"""The dataflow graph of a loop body (a `digraph.DiGraph`), and the edits transforms make to it.
+"""The dataflow graph of a loop body (a networkx DiGraph), and the edits transforms make to it.
 
 Statement nodes have ids 0..n-1 in program order, then come the body's lets (kind "let",
 labelled "header", in dependency order).  A statement node carries its `stmt`, `label`, `cost`
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
 
 from ..hw import Platform
@@ -38,7 +39,6 @@ from ..ir.types import PTR
 from .access import Access, accesses, static_bytes, static_span, sync_kind
 from .context import addressed_buffers
 from .costs import statement_cost
-from .digraph import DiGraph
 from .labels import label
 from .loop import LoopBody
 
@@ -67,15 +67,15 @@ class Reason:
     latency: int
 
 
-def stmt_nodes(graph: DiGraph) -> list[int]:
+def stmt_nodes(graph: nx.DiGraph) -> list[int]:
     return sorted(n for n, data in graph.nodes(data=True) if data["kind"] == "stmt")
 
 
-def let_nodes(graph: DiGraph) -> list[int]:
+def let_nodes(graph: nx.DiGraph) -> list[int]:
     return sorted(n for n, data in graph.nodes(data=True) if data["kind"] == "let")
 
 
-def loop_body(graph: DiGraph) -> LoopBody:
+def loop_body(graph: nx.DiGraph) -> LoopBody:
     """The loop the graph describes, its statements in program order."""
     lets = tuple((graph.nodes[n]["var"], graph.nodes[n]["value"]) for n in let_nodes(graph))
     stmts = tuple(graph.nodes[n]["stmt"] for n in stmt_nodes(graph))
@@ -85,7 +85,7 @@ def loop_body(graph: DiGraph) -> LoopBody:
 # Building ---------------------------------------------------------------------------------------
 
 
-def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> DiGraph:
+def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> nx.DiGraph:
     """The dependence graph of `body`.
 
     Graph attributes: the loop (`var`, `init`, `bound`), `hw`, `buffer_kinds`, the buffers
@@ -93,7 +93,7 @@ def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> D
     (`stated`), and what transforms decided: `copies` (buffer -> copies), `unroll`, `order`
     ("program", or "latency": list scheduling), `outer_lets` and `preheader` (hoisted in front of
     the loop), and whether any of it `changed` the loop."""
-    graph = DiGraph(
+    graph = nx.DiGraph(
         var=body.var,
         init=body.init,
         bound=body.bound,
@@ -128,7 +128,7 @@ def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> D
     return graph
 
 
-def _statement_node(graph: DiGraph, stmt: Stmt) -> dict:
+def _statement_node(graph: nx.DiGraph, stmt: Stmt) -> dict:
     kinds = graph.graph["buffer_kinds"]
     what = "compound_sync" if sync_kind(stmt) == "compound" else label(stmt, kinds)
     node = {
@@ -144,7 +144,7 @@ def _statement_node(graph: DiGraph, stmt: Stmt) -> dict:
     return node
 
 
-def _footprint(graph: DiGraph, stmt: Stmt, what: str) -> dict[str, tuple[tuple[Access, tuple | None], ...]]:
+def _footprint(graph: nx.DiGraph, stmt: Stmt, what: str) -> dict[str, tuple[tuple[Access, tuple | None], ...]]:
     """The statement's accesses by buffer, with their constant byte spans (None: unknown)."""
     found = accesses(stmt)
     if what in SYNC_LABELS:
@@ -175,13 +175,13 @@ def _sync_footprint(stmt: Stmt, slm: tuple[str, ...], written_global: tuple[str,
 # Edges ------------------------------------------------------------------------------------------
 
 
-def add_reason(graph: DiGraph, u: int, v: int, reason: Reason) -> None:
+def add_reason(graph: nx.DiGraph, u: int, v: int, reason: Reason) -> None:
     """Record one more reason for u -> v."""
     data = graph.get_edge_data(u, v)
     _set_reasons(graph, u, v, (data["reasons"] if data else frozenset()) | {reason})
 
 
-def _set_reasons(graph: DiGraph, u: int, v: int, reasons: frozenset[Reason]) -> None:
+def _set_reasons(graph: nx.DiGraph, u: int, v: int, reasons: frozenset[Reason]) -> None:
     """Give u -> v these reasons (none: no edge) and the summary attributes they imply."""
     if not reasons:
         if graph.has_edge(u, v):
@@ -199,7 +199,7 @@ def _set_reasons(graph: DiGraph, u: int, v: int, reasons: frozenset[Reason]) -> 
     )
 
 
-def edge_latency(graph: DiGraph, u: int, v: int, kind: str) -> int:
+def edge_latency(graph: nx.DiGraph, u: int, v: int, kind: str) -> int:
     """Cycles after u's issue that v may issue."""
     source, target = graph.nodes[u], graph.nodes[v]
     what = source["label"]
@@ -230,7 +230,7 @@ def _kind(first: Access, second: Access) -> str:
     return "RAW" if first.write else "WAR"
 
 
-def _connect(graph: DiGraph, p: int, q: int) -> None:
+def _connect(graph: nx.DiGraph, p: int, q: int) -> None:
     """The dependences between statements p and q through memory: p before q in program order,
     or p == q (a statement and its own next run)."""
     first, second = graph.nodes[p]["footprint"], graph.nodes[q]["footprint"]
@@ -244,7 +244,7 @@ def _connect(graph: DiGraph, p: int, q: int) -> None:
                     add_reason(graph, u, v, reason)
 
 
-def _conflicts(graph: DiGraph, count: int) -> list[tuple[int, int, str, int, int]]:
+def _conflicts(graph: nx.DiGraph, count: int) -> list[tuple[int, int, str, int, int]]:
     """Every (p, q, buffer, x, y) where access x of statement p and access y of statement q
     conflict (p <= q, and x <= y when p == q), in the order `_connect` on each pair p <= q of the
     first `count` statements would find them.  The same as those n^2/2 calls, but a buffer's
@@ -285,7 +285,7 @@ def _candidate_pairs(entries: list[tuple[int, int, Access, tuple[int, int] | Non
     return pairs
 
 
-def _conflict_reasons(graph: DiGraph, p: int, q: int, name: str, x: int, y: int) -> list[tuple[int, int, Reason]]:
+def _conflict_reasons(graph: nx.DiGraph, p: int, q: int, name: str, x: int, y: int) -> list[tuple[int, int, Reason]]:
     """The edges (u, v, reason) a conflict between access x of statement p and access y of
     statement q through buffer `name` implies.  Within an iteration it orders p before q; from
     one iteration to the next (or to the one R later, when the buffer has R copies) it orders q
@@ -302,11 +302,11 @@ def _conflict_reasons(graph: DiGraph, p: int, q: int, name: str, x: int, y: int)
     ]
 
 
-def _let_index(graph: DiGraph) -> dict[Var, int]:
+def _let_index(graph: nx.DiGraph) -> dict[Var, int]:
     return {graph.nodes[m]["var"]: m for m in let_nodes(graph)}
 
 
-def _connect_lets(graph: DiGraph, n: int, lets: dict[Var, int]) -> None:
+def _connect_lets(graph: nx.DiGraph, n: int, lets: dict[Var, int]) -> None:
     """VAR edges from the lets (`lets`: variable -> node) that node n, a statement or a let, uses."""
     data = graph.nodes[n]
     used = free_vars(data["stmt"] if data["kind"] == "stmt" else data["value"])
@@ -317,12 +317,12 @@ def _connect_lets(graph: DiGraph, n: int, lets: dict[Var, int]) -> None:
 # Edits ------------------------------------------------------------------------------------------
 
 
-def restructure(graph: DiGraph, statements: list[int | Stmt], lets: list[int] | None = None) -> DiGraph:
+def restructure(graph: nx.DiGraph, statements: list[int | Stmt], lets: list[int] | None = None) -> nx.DiGraph:
     """A graph whose statements are `statements` in program order (node k is entry k): an id
     keeps that node with its edges, an IR statement becomes a new node connected by its footprint,
     and nodes not listed are removed.  `lets`: the let nodes to keep (default all)."""
     kept_lets = let_nodes(graph) if lets is None else sorted(lets)
-    result = DiGraph(**graph.graph)
+    result = nx.DiGraph(**graph.graph)
     new: list[int] = []
     old_to_new: dict[int, int] = {}
     for k, entry in enumerate(statements):
@@ -348,7 +348,7 @@ def restructure(graph: DiGraph, statements: list[int | Stmt], lets: list[int] | 
     return result
 
 
-def state_order(graph: DiGraph, buffers: set[str]) -> DiGraph:
+def state_order(graph: nx.DiGraph, buffers: set[str]) -> nx.DiGraph:
     """The graph without the dependences through `buffers`: a transform states their order
     itself with `add_edges` (footprints leave them out from now on)."""
     result = graph.copy()
@@ -361,7 +361,7 @@ def state_order(graph: DiGraph, buffers: set[str]) -> DiGraph:
     return result
 
 
-def add_edges(graph: DiGraph, edges: list[Edge]) -> DiGraph:
+def add_edges(graph: nx.DiGraph, edges: list[Edge]) -> nx.DiGraph:
     """The graph with these orders stated (SYNC edges, unless an edge says otherwise)."""
     result = graph.copy()
     for edge in edges:
@@ -370,7 +370,7 @@ def add_edges(graph: DiGraph, edges: list[Edge]) -> DiGraph:
     return result
 
 
-def give_copies(graph: DiGraph, name: str, count: int) -> DiGraph:
+def give_copies(graph: nx.DiGraph, name: str, count: int) -> nx.DiGraph:
     """Buffer `name` gets `count` copies, iteration i using copy i mod count: its loop-carried
     dependences now reach `count` iterations, and the statements that address it rotate (their
     `rotates` attribute; linearization offsets each address by the copy's place)."""

@@ -15,7 +15,7 @@ from typing import Generic, TypeVar
 from .costs import Cost
 
 # A DAG as adjacency lists: node -> [(successor, latency)], every node a key.  (The dependence
-# graph is a `digraph.DiGraph`; its instances in an unrolled block are many, and plain lists keep
+# graph is a networkx DiGraph; its instances in an unrolled block are many, and plain lists keep
 # their scheduling fast.)  Any hashable node type: statement ids, instances of an unrolled block.
 DagNode = TypeVar("DagNode", bound=Hashable)
 Successors = Mapping[DagNode, list[tuple[DagNode, int]]]

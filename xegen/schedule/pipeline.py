@@ -30,6 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import networkx as nx
+
 from ..errors import UnsupportedError
 from ..ir import (
     BoolImm,
@@ -52,7 +54,6 @@ from ..ir import (
 )
 from ..passes import fold_constants
 from .costs import Cost
-from .digraph import DiGraph
 from .graph import let_nodes, loop_body, stmt_nodes
 from .linearize import heights, issue_cycles, list_schedule
 
@@ -61,20 +62,20 @@ class ScheduleError(UnsupportedError):
     """A pipeline that would break a dependence: the loop cannot be transformed that way."""
 
 
-def ahead(graph: DiGraph, node: int) -> int:
+def ahead(graph: nx.DiGraph, node: int) -> int:
     """How many iterations ahead of the kernel iteration statement `node` runs."""
     return graph.nodes[node].get("ahead", 0)
 
 
-def pipeline_depth(graph: DiGraph) -> int:
+def pipeline_depth(graph: nx.DiGraph) -> int:
     return max((ahead(graph, n) for n in stmt_nodes(graph)), default=0)
 
 
-def is_pipelined(graph: DiGraph) -> bool:
+def is_pipelined(graph: nx.DiGraph) -> bool:
     return pipeline_depth(graph) > 0 or graph.graph["unroll"] > 1 or bool(graph.graph["copies"])
 
 
-def check_pipeline(graph: DiGraph) -> None:
+def check_pipeline(graph: nx.DiGraph) -> None:
     """ScheduleError if a dependence would run backwards."""
     for u, v, data in graph.edges(data=True):
         if graph.nodes[u]["kind"] != "stmt" or graph.nodes[v]["kind"] != "stmt":
@@ -142,7 +143,7 @@ class _Block:
 
 
 class _Emitter:
-    def __init__(self, graph: DiGraph, names: Names):
+    def __init__(self, graph: nx.DiGraph, names: Names):
         self.body, self.graph, self.names = loop_body(graph), graph, names
         self.nodes = stmt_nodes(graph)
         self.ahead = {n: ahead(graph, n) for n in self.nodes}
@@ -304,7 +305,7 @@ class _Emitter:
         return shifts
 
 
-def list_scheduling_helps(graph: DiGraph) -> bool:
+def list_scheduling_helps(graph: nx.DiGraph) -> bool:
     """Whether the body list-scheduled issues two consecutive iterations in fewer modeled cycles
     than in program order (the scheduler's cost model: `costs.py` and the edge latencies)."""
     emitter = _Emitter(graph, Names())
@@ -317,7 +318,7 @@ def list_scheduling_helps(graph: DiGraph) -> bool:
     return issue_cycles(listed_twice, successors, costs) < issue_cycles(first + second, successors, costs)
 
 
-def linearize(graph: DiGraph, names: Names) -> Stmt:
+def linearize(graph: nx.DiGraph, names: Names) -> Stmt:
     """The IR the graph stands for: what hoisting moved out, then the loop (pipelined, unrolled
     or list-scheduled as the graph says, else in program order)."""
     if is_pipelined(graph) or graph.graph["order"] == "latency":
@@ -330,7 +331,7 @@ def linearize(graph: DiGraph, names: Names) -> Stmt:
     return result
 
 
-def _emit_loop(graph: DiGraph, names: Names) -> Stmt:
+def _emit_loop(graph: nx.DiGraph, names: Names) -> Stmt:
     """The IR replacing the loop: ramp-up, the steady-state loop, ramp-down."""
     check_pipeline(graph)
     emitter = _Emitter(graph, names)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import networkx as nx
+
 from ..hw import Platform
 from ..hw import platform as lookup_platform
 from ..ir import For, IntImm, Names, Stmt, Var, free_vars
@@ -30,16 +32,15 @@ from .context import (
     innermost_loops,
     replace_loop,
 )
-from .digraph import DiGraph
 from .dot import GraphDump, write_graph
 from .graph import SYNC_LABELS, build_graph, let_nodes, restructure, stmt_nodes
 from .loop import flatten_loop
 from .pipeline import linearize
 
-Transform = Callable[[DiGraph], DiGraph]
+Transform = Callable[[nx.DiGraph], nx.DiGraph]
 
 
-def loop_graph(stmt: Stmt, loop: For, hw: Platform | str, names: Names) -> DiGraph:
+def loop_graph(stmt: Stmt, loop: For, hw: Platform | str, names: Names) -> nx.DiGraph:
     """The graph of `loop`, one of `stmt`'s loops, knowing the buffers around it: their `sizes`,
     and those used `outside` the loop (`names`: the names in use in `stmt`)."""
     table = BufferTable.of(stmt)
@@ -62,7 +63,7 @@ def transform_loops(stmt: Stmt, hw: Platform, transform: Transform) -> Stmt:
 # Hoisting -----------------------------------------------------------------------------------------
 
 
-def hoist_graph(graph: DiGraph, dump: GraphDump | None = None) -> DiGraph:
+def hoist_graph(graph: nx.DiGraph, dump: GraphDump | None = None) -> nx.DiGraph:
     """The graph without its loop-invariant lets, and without the statements whose effect is the
     same in every iteration: those go in front of the loop."""
     var = graph.graph["var"].name
@@ -109,7 +110,7 @@ def hoist_graph(graph: DiGraph, dump: GraphDump | None = None) -> DiGraph:
     return result
 
 
-def _invariant(graph: DiGraph, n: int, hoisted: list[int], variant: set[Var], written_global: set[str]) -> bool:
+def _invariant(graph: nx.DiGraph, n: int, hoisted: list[int], variant: set[Var], written_global: set[str]) -> bool:
     data = graph.nodes[n]
     if data["label"] in SYNC_LABELS or data["label"] in ("compound", "prefetch"):
         return False
@@ -132,7 +133,7 @@ def _invariant(graph: DiGraph, n: int, hoisted: list[int], variant: set[Var], wr
 # Unrolling and list scheduling --------------------------------------------------------------------
 
 
-def unroll_graph(graph: DiGraph, factor: int, dump: GraphDump | None = None) -> DiGraph:
+def unroll_graph(graph: nx.DiGraph, factor: int, dump: GraphDump | None = None) -> nx.DiGraph:
     """`factor` times as many iterations per trip of the linearized loop (constant bounds;
     leftover iterations are peeled after it), the copies interleaved by list scheduling."""
     if factor < 1:
@@ -150,7 +151,7 @@ def unroll_graph(graph: DiGraph, factor: int, dump: GraphDump | None = None) -> 
     return result
 
 
-def list_schedule_graph(graph: DiGraph, dump: GraphDump | None = None) -> DiGraph:
+def list_schedule_graph(graph: nx.DiGraph, dump: GraphDump | None = None) -> nx.DiGraph:
     """The body to be linearized by list scheduling with the platform's latencies."""
     var = graph.graph["var"].name
     write_graph(dump, "list-schedule-before", graph, f"loop {var} in program order")
