@@ -51,7 +51,7 @@ def main() -> int:
     todo = [job for job in jobs() if args.filter in " ".join(job)]
     hashes: dict[str, str] = {}
     with ProcessPoolExecutor(args.jobs) as pool:
-        for count, (job, digest) in enumerate(zip(todo, pool.map(kernel_hash, todo, chunksize=4)), 1):
+        for count, (job, digest) in enumerate(zip(todo, pool.map(kernel_hash, todo, chunksize=4), strict=True), 1):
             hashes[" ".join(job)] = digest
             print(f"\r{count}/{len(todo)}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)

@@ -91,7 +91,7 @@ def main() -> int:
     todo = [job for job in jobs() if args.filter in " ".join(job)]
     results: dict[str, dict] = {}
     with ProcessPoolExecutor(args.jobs) as pool:
-        for count, (job, result) in enumerate(zip(todo, pool.map(measure, todo)), 1):
+        for count, (job, result) in enumerate(zip(todo, pool.map(measure, todo), strict=True), 1):
             results[" ".join(job)] = result
             print(f"\r{count}/{len(todo)}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)

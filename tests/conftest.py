@@ -1,4 +1,5 @@
-"""Shared test fixtures: access to Intel's tools, its OpenCL runtime and headless Chromium under the project's skip rule.
+"""Shared test fixtures: access to Intel's tools, its OpenCL runtime and headless Chromium under the
+project's skip rule, and the IGC kernel corpus.
 
 A test that needs iga64, ocloc or chromium may skip only when it cannot install them (not root
 on Debian), and then it says so.  As root on Debian a missing tool is a failure: scripts/test
@@ -7,6 +8,7 @@ installs them.
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -75,3 +77,15 @@ def neo() -> None:
 def chromium() -> str:
     require_tool("chromium")
     return shutil.which("chromium")
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory: pytest.TempPathFactory):
+    """The IGC kernel corpus's compiler (tests/emit/corpus), one per session; requires ocloc."""
+    from tests.emit.corpus import Corpus
+
+    require_tool("ocloc")
+    base = tmp_path_factory.getbasetemp()
+    # Under pytest-xdist each worker has its own base directory inside the run's directory.
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return Corpus(shared / "xegen-corpus")

@@ -14,10 +14,10 @@ from bench.e2e import onednn, peer
 from bench.e2e.measure import modeled
 from xegen import hw as hwlib
 from xegen.conv import make_problem
-from xegen.plan import parse_overrides
 from xegen.emit.roofline import Tiling
 from xegen.modeling import modeled_cycles, tiling
 from xegen.pipeline import compile_problem
+from xegen.plan import parse_overrides
 from xegen.verify import verify
 
 

@@ -181,7 +181,9 @@ def test_batch_json_is_a_list(capsys, tmp_path):
     status, out, _ = run(capsys, "--batch", str(shapes), "--json", "--no-model")
     assert status == 0
     assert [entry["problem"] for entry in json.loads(out)] == [
-        "g1mb1_ic8ih4iw4_oc8oh4ow4_kh3kw3_sh1sw1_ph1pw1_dh0dw0", "g1mb1_ic8ih4iw4_oc8oh4ow4_kh1kw1_sh1sw1_ph0pw0_dh0dw0"]
+        "g1mb1_ic8ih4iw4_oc8oh4ow4_kh3kw3_sh1sw1_ph1pw1_dh0dw0",
+        "g1mb1_ic8ih4iw4_oc8oh4ow4_kh1kw1_sh1sw1_ph0pw0_dh0dw0",
+    ]
 
 
 def test_a_failing_verification_exits_1(capsys, monkeypatch):

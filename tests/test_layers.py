@@ -45,28 +45,32 @@ def module_name(path: Path, root: Path) -> str:
 def imports(root: Path, package: str = "xegen") -> tuple[set[str], list[Import]]:
     """Every module of `package` under `root`, and every import of one of them."""
     paths = {module_name(p, root): p for p in sorted((root / package).rglob("*.py"))}
-    found: list[Import] = []
-    for module, path in paths.items():
-        text = path.read_text()
-        lines = text.split("\n")
-        tree = ast.parse(text)
-        base = module if path.name == "__init__.py" else module.rpartition(".")[0]
-
-        def visit(node: ast.AST, where: str) -> None:
-            for child in ast.iter_child_nodes(node):
-                inner = where
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    inner = "function"
-                elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                    inner = "type"
-                if isinstance(child, (ast.Import, ast.ImportFrom)):
-                    commented = "#" in lines[child.lineno - 1] or lines[child.lineno - 2].strip().startswith("#")
-                    for target, names in targets(child, base, paths):
-                        found.append(Import(module, target, names, child.lineno, inner, commented))
-                visit(child, inner)
-
-        visit(tree, "module")
+    found = [i for module, path in paths.items() for i in module_imports(module, path, paths)]
     return set(paths), found
+
+
+def module_imports(module: str, path: Path, paths) -> list[Import]:
+    """The imports of one module of the package."""
+    text = path.read_text()
+    lines = text.split("\n")
+    base = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[Import] = []
+
+    def visit(node: ast.AST, where: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = where
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = "function"
+            elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                inner = "type"
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                commented = "#" in lines[child.lineno - 1] or lines[child.lineno - 2].strip().startswith("#")
+                for target, names in targets(child, base, paths):
+                    found.append(Import(module, target, names, child.lineno, inner, commented))
+            visit(child, inner)
+
+    visit(ast.parse(text), "module")
+    return found
 
 
 def targets(node: ast.Import | ast.ImportFrom, base: str, modules) -> list[tuple[str, tuple[str, ...]]]:

@@ -107,7 +107,12 @@ def test_layouts_place_each_element_where_onednn_reads_it():
     assert flat.size == 32 * 3 * 5 and flat[1 * 15 * 16 + h * 5 * 16 + w * 16 + 3] == src[n, c, h, w]
     assert flat[3] == src[0, 3, 0, 0] and flat[15 * 16 + 4] == 0  # channel 20 at (0, 0): padding
     weights = onednn.lay_out(wei, "OIhw16i16o", (32, 32))
-    o, i, kh, kw = 21, 17, 2, 1  # off_gOIdhw16i16o: ((o/16 * I/16 + i/16) * KH * KW + kh * KW + kw) * 256 + i%16 * 16 + o%16
+    o, i, kh, kw = (
+        21,
+        17,
+        2,
+        1,
+    )  # off_gOIdhw16i16o: ((o/16 * I/16 + i/16) * KH * KW + kh * KW + kw) * 256 + i%16 * 16 + o%16
     assert weights[((1 * 2 + 1) * 6 + kh * 2 + kw) * 256 + 1 * 16 + 5] == wei[o, i, kh, kw]
     first = onednn.lay_out(wei[:, :3], "Ohwi16o", (32,))
     o, i = 21, 2  # off_gOdhwi16o: o/16 * KH * KW * I * 16 + (kh * KW + kw) * I * 16 + i * 16 + o%16
@@ -137,7 +142,7 @@ def test_onednn_kernel_compiles_and_verifies_in_the_simulator(desc, kernel, hw, 
     comparisons = compare(problem, got, tensors)
     assert all(x.ok for x in comparisons), comparisons
     assert not padding.any()
-    groups = [-(-g // lw) for g, lw in zip(c.global_size, c.local_size)]
+    groups = [-(-g // lw) for g, lw in zip(c.global_size, c.local_size, strict=True)]
     assert result.groups == np.prod(groups)
 
 

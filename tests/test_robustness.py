@@ -14,8 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from xegen import Error
-from xegen import ir
+from xegen import Error, ir
 from xegen.build.run import MAX_CHECK_IR_REGISTER_BYTES, check_ir
 from xegen.cli import main
 from xegen.conv.descriptor import parse_descriptor
@@ -160,7 +159,9 @@ def test_check_ir_refuses_a_grid_too_large_for_the_interpreter():
 
 
 def fake_compilation(thread_instructions: int):
-    compiled = SimpleNamespace(executions=lambda grid: (thread_instructions // 2, thread_instructions - thread_instructions // 2))
+    compiled = SimpleNamespace(
+        executions=lambda grid: (thread_instructions // 2, thread_instructions - thread_instructions // 2)
+    )
     return SimpleNamespace(compiled=compiled, kernel=SimpleNamespace(grid=(1, 1, 1)))
 
 

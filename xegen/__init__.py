@@ -46,35 +46,25 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
 
 from .version import __version__
 
-API = ("Argument", "DeviceRun", "Graph", "Kernel", "PlatformComparison", "Simplification", "Summary", "autotune",
-       "assemble", "compile", "conv_problem", "disassemble", "evaluate", "extract_compare", "read_zebin",
-       "run_zebin", "simplify")
+__all__ = [
+    "ConfigError", "DecodeError", "EncodeError", "Error", "EvaluationError", "ParseError", "RuleError",
+    "UnsupportedError", "__version__",
+    # xegen.api's names and two subpackages: loaded on first use, by __getattr__ below
+    "Argument", "DeviceRun", "Graph", "Kernel", "PlatformComparison", "Simplification", "Summary", "assemble",
+    "autotune", "compile", "conv_problem", "disassemble", "evaluate", "extract_compare", "read_zebin", "run_zebin",
+    "simplify",
+    "rules", "runtime",
+]
 
 
-def __getattr__(name: str) -> Any:
-    if name in API:
-        api = importlib.import_module("xegen.api")  # the compiler: loaded on first use (see above)
-        return getattr(api, name)
+def __getattr__(name: str) -> Any:  # called only for names not defined above
     if name in ("rules", "runtime"):
         return importlib.import_module(f"xegen.{name}")  # the rule tools, the OpenCL launcher: on first use
+    if name in __all__:
+        api = importlib.import_module("xegen.api")  # the compiler: loaded on first use (see above)
+        return getattr(api, name)
     raise AttributeError(f"module 'xegen' has no attribute '{name}'")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(API) | {"rules", "runtime"})
-
-
-__all__ = [
-    "ConfigError",
-    "DecodeError",
-    "EncodeError",
-    "Error",
-    "EvaluationError",
-    "ParseError",
-    "RuleError",
-    "UnsupportedError",
-    "__version__",
-    *API,
-    "rules",
-    "runtime",
-]
+    return sorted(set(globals()) | set(__all__))

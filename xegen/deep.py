@@ -19,7 +19,8 @@ import atexit
 import queue
 import sys
 import threading
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from .errors import Error
 

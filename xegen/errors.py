@@ -16,7 +16,11 @@ class ParseError(Error):
         self.text = text
         self.line = line
         self.column = column
-        super().__init__(f"line {line}, column {column}: {message}" if line > 1 or text.count("\n") else f"column {column}: {message}")
+        super().__init__(
+            f"line {line}, column {column}: {message}"
+            if line > 1 or text.count("\n")
+            else f"column {column}: {message}"
+        )
 
 
 class DecodeError(Error):

@@ -11,9 +11,9 @@ Numbers marked "modeled" are a cost model's estimates, not measurements.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from .errors import Error
 
@@ -50,6 +50,7 @@ class Platform:
     aliases: tuple[str, ...]  # other names users know: codenames, iga64 and ocloc names
     iga_platform: str  # iga64 -p= value
     ocloc_device: str  # ocloc -device value
+    genx_ir_platform: str  # GenX_IR (IGC's vISA finalizer) -platform value
 
     # Register files.
     grf_bytes: int  # bytes per GRF
@@ -256,6 +257,7 @@ XELP = Platform(
     aliases=("gen12lp", "tgl", "tgllp", "dg1", "12p1"),
     iga_platform="12p1",
     ocloc_device="tgllp",
+    genx_ir_platform="TGLLP",
     grf_bytes=32,
     grf_counts=(128,),
     flag_registers=2,
@@ -334,6 +336,7 @@ XEHPG = Platform(
     aliases=("dg2", "acm", "arc", "12p71"),
     iga_platform="12p71",
     ocloc_device="dg2",
+    genx_ir_platform="DG2",
     grf_bytes=32,
     grf_counts=(128, 256),
     flag_registers=2,
@@ -410,6 +413,10 @@ XEHPC = Platform(
     aliases=("pvc", "12p72"),
     iga_platform="12p72",
     ocloc_device="pvc",
+    # PVCXT, not PVC: GenX_IR's "PVC" is XeHPC's A step, whose scoreboard sends every instruction with
+    # a 64-bit operand down the long pipe; the Max 1550 (PVC-XT, B step) this platform models sends only
+    # float64 results there (swsb_long_pipe_rule), as IGA's XE_HPC model ("XeHPC-Bstep (PVC-XT)") does.
+    genx_ir_platform="PVCXT",
     grf_bytes=64,
     grf_counts=(128, 256),
     flag_registers=4,

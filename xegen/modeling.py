@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import math
 
-from .plan import formulate
 from .conv.problem import Problem
 from .emit.cost import Cycles, kernel_cycles
 from .emit.roofline import Tiling, Workload
 from .pipeline import Compilation
+from .plan import formulate
 
 _FMA_KIND = {"f32": "f32", "f16": "f16", "bf16": "bf16", "s8": "int8", "u8": "int8"}
 

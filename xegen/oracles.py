@@ -105,8 +105,8 @@ class Finalized:
 
 
 def genx_ir_platform(hw: str | hwlib.Platform) -> str:
-    """GenX_IR's -platform name: the upper-case ocloc device (TGLLP, DG2, PVC)."""
-    return hwlib.platform(hw).ocloc_device.upper()
+    """GenX_IR's -platform name (TGLLP, DG2, PVCXT)."""
+    return hwlib.platform(hw).genx_ir_platform
 
 
 def genx_ir_finalize(text: str, hw: str | hwlib.Platform, grf_count: int, options: tuple[str, ...] = ()) -> Finalized:

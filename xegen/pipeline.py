@@ -25,13 +25,13 @@ Nothing here depends on time or on the order of a hash: the same problem gives t
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping
 
 from . import hw as hwlib
-from .build.strategies import build_plan
 from .build.kernel import Kernel, kernel_name, kernel_record
+from .build.strategies import build_plan
 from .conv.problem import Problem
 from .egraph.engine import Limits
 from .egraph.kernel import optimize_stmt_report
@@ -47,7 +47,6 @@ from .plan.kernel import CodeSizeError, check_code_size
 from .plan.strategies import AnyPlan, plan_for
 from .schedule import GraphDump, ScheduleOptions, schedule
 from .visa import compile_visa
-
 
 # Saturation stops on iterations and e-graph size only, so that the result does not depend on the
 # machine's speed; the time bound is a safety net far above what conv kernels take (about a second).
@@ -164,8 +163,8 @@ def schedule_body(plan: AnyPlan, body: Stmt, dump: GraphDump | None = None) -> S
 
 def index_ranges(kernel: Kernel) -> dict[str, range]:
     """Ranges of the id variables, for the e-graph optimizer (`xegen.egraph.kernel.optimize_stmt`)."""
-    ranges = {v.name: range(0, size) for v, size in zip(kernel.thread_ids, kernel.thread_group)}
-    ranges.update({v.name: range(0, size) for v, size in zip(kernel.group_ids, kernel.grid)})
+    ranges = {v.name: range(0, size) for v, size in zip(kernel.thread_ids, kernel.thread_group, strict=True)}
+    ranges.update({v.name: range(0, size) for v, size in zip(kernel.group_ids, kernel.grid, strict=True)})
     return ranges
 
 

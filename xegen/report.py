@@ -10,7 +10,6 @@ cycles.
 from __future__ import annotations
 
 from .conv.problem import Problem
-from .plan.gemm import formulate
 from .emit.cost import Cycles
 from .hw import Platform
 from .modeling import fma_kind, multiply_adds
@@ -64,7 +63,8 @@ def format_summary(s: dict) -> str:
              f"math density {s['inner_loop_math_density']:.2f})" if s["inner_loop_instructions"] else "no loop")
     lines = [
         f"native: {s['instructions']} instructions, {inner}; {s['sends']} sends, {s['fma_instructions']} FMA "
-        f"instructions, {s['syncs']} sync{'' if s['syncs'] == 1 else 's'}; {s['grfs_used']} of {s['grf_count']} GRFs, SLM {s['slm_bytes']} bytes, "
+        f"instructions, {s['syncs']} sync{'' if s['syncs'] == 1 else 's'}; {s['grfs_used']} of {s['grf_count']} GRFs, "
+        f"SLM {s['slm_bytes']} bytes, "
         f"{s['code_bytes']} bytes of code",
     ]
     for fallback in s["fallbacks"]:

@@ -1,16 +1,16 @@
 """Backward kernels against the forward kernel of the same layer: modeled cycles and roofline.
 
-For every layer of resnet_50 (tests/data/shapes_resnet_50) and of bench/e2e/classes/backward
-(a first layer, a depthwise, a 1x1 stride-2 and a dilated layer of other networks), minibatch 1,
-every platform and data type selected: this checkout's heuristic kernel for the forward pass
-(FWD_B), backward data (BWD_D) and backward weights with the bias gradient (BWD_WB), each
-compiled in-process and priced by the model (`xegen.modeling.modeled_cycles`, docs/model.md; the
-three directions do the same multiply-adds, so cycles compare directly), its zebin through
-`ocloc validate` (the configurations are in the JSON).  One Markdown table per backward direction: the forward and backward cycles,
-backward / forward (goal <= --ratio, 1.5), the backward kernel's roofline fraction (goal >=
---goal, 50 %), and where a goal is missed, why in the model's words (its bound and that term
-against the roofline's).  `--verify` also runs each backward kernel in the simulator over its
-whole grid against numpy (slow at real sizes: minutes per layer).
+For every layer of resnet_50 (tests/data/shapes_resnet_50) and of bench/e2e/classes/backward (a
+first layer, a depthwise, a 1x1 stride-2 and a dilated layer of other networks), minibatch 1, every
+platform and data type selected: this checkout's heuristic kernel for the forward pass (FWD_B),
+backward data (BWD_D) and backward weights with the bias gradient (BWD_WB), each compiled in-process
+and priced by the model (`xegen.modeling.modeled_cycles`, docs/model.md; the three directions do the
+same multiply-adds, so cycles compare directly), its zebin through `ocloc validate` (the
+configurations are in the JSON).  One Markdown table per backward direction: the forward and backward
+cycles, backward / forward (goal <= --ratio, 1.5), the backward kernel's roofline fraction (goal >=
+--goal, 50 %), and where a goal is missed, why in the model's words (its bound and that term against
+the roofline's).  `--verify` also runs each backward kernel in the simulator over its whole grid
+against numpy (slow at real sizes: minutes per layer).
 
     python bench/e2e/backward.py                                      # everything (hours on 2 cores)
     python bench/e2e/backward.py --hw xehpg --dt bf16 --layers res2a_branch2b,conv1,deeplab
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -175,7 +175,7 @@ def tiling(problem: Problem, config: Config) -> Tiling:
     0 is dispatched fastest, so a slice's N groups go first, then all of M, then the next slice:
     `n_outer` = OC / OCB slices.  The reduction runs inside a sub-group: one K slice."""
     d, c = problem.desc, config
-    grid = [-(-size // local) for size, local in zip(c.global_size, c.local_size)]
+    grid = [-(-size // local) for size, local in zip(c.global_size, c.local_size, strict=True)]
     slices = c.oc // c.ocb
     if grid[2] != slices * d.mb:
         raise Error(f"oneDNN {c.kernel}: grid {grid} does not hold {slices} channel slices x minibatch {d.mb}")

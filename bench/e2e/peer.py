@@ -275,7 +275,7 @@ def arguments(problem: Problem, tensors: dict[str, np.ndarray]) -> list[np.ndarr
 def outputs(problem: Problem, buffers: list[np.ndarray]) -> dict[str, np.ndarray]:
     """The output tensors in their logical shapes and numpy types, from the kernel's `buffers`."""
     result = {}
-    for (name, axes), buffer in zip(_buffers(problem), buffers):
+    for (name, axes), buffer in zip(_buffers(problem), buffers, strict=True):
         if name in problem.outputs:
             shape = [problem.dims_of(name)[axis] for axis in axes]
             laid_out = _from_storage(buffer, str(problem.type_of(name))).reshape(shape)

@@ -157,7 +157,9 @@ class Table:
             s = row[side]
             start = f"{name if side == 'xegen' else '':<{self.NAME}} {LABELS[side]:<15}"
             if "unsupported" in s or "error" in s:
-                out.append(f"{start} not run: {s['unsupported']}" if "unsupported" in s else f"{start} error: {s['error']}")
+                out.append(
+                    f"{start} not run: {s['unsupported']}" if "unsupported" in s else f"{start} error: {s['error']}"
+                )
                 continue
             ratio = row["ratios"].get("best_onednn" if side == "xegen" else side)
             mark = "*" if side == "xegen" and ratio is not None else " "

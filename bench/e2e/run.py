@@ -40,14 +40,15 @@ verify, 2 for bad arguments.
 
 --peer onednn
 
-For the f32 forward cases among those selected (default: XeLP and XeHPG), per layer: xegen,
-oneDNN's gen9_conv_nhwc_fwd (nhwc) and gen9_conv_fwd (nChw16c) compiled by ocloc with the macros
-oneDNN's C++ sets, and the naive IGC kernel; each run in the simulator over its whole grid, checked
-against numpy, and counted: instructions, inner-loop instructions, sends, FMA instructions,
-modeled cycles with their bound and roofline fraction (the same model for every kernel: the
-layer's workload, each kernel's tiling from its launch), xegen's cycles over each kernel's.  Summary per case: geometric mean and worst of xegen / the better oneDNN kernel.  A
-kernel oneDNN would not run for a layer is listed with the reason.  oneDNN's sources are read from
---onednn-dir, $XEGEN_ONEDNN_OCL or shared/peers/onednn-v3.2-ocl beside a parent of this checkout.
+For the f32 forward cases among those selected (default: XeLP and XeHPG), per layer: xegen, oneDNN's
+gen9_conv_nhwc_fwd (nhwc) and gen9_conv_fwd (nChw16c) compiled by ocloc with the macros oneDNN's C++
+sets, and the naive IGC kernel; each run in the simulator over its whole grid, checked against
+numpy, and counted: instructions, inner-loop instructions, sends, FMA instructions, modeled cycles
+with their bound and roofline fraction (the same model for every kernel: the layer's workload, each
+kernel's tiling from its launch), xegen's cycles over each kernel's.  Summary per case: geometric
+mean and worst of xegen / the better oneDNN kernel.  A kernel oneDNN would not run for a layer is
+listed with the reason.  oneDNN's sources are read from --onednn-dir, $XEGEN_ONEDNN_OCL or
+shared/peers/onednn-v3.2-ocl beside a parent of this checkout.
 
     python bench/e2e/run.py --peer onednn --layers all
     python bench/e2e/run.py --peer onednn --cases xelp/fwd_b/f32 --layers res2a_branch2b,res4a_branch2b
@@ -245,7 +246,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.peer == "onednn":
         results = [production.run_case(case, layers, args.scaled, sources) for case in cases]
         print(production.FOOTNOTE)
-        summaries, ok = production.format_summary, not any(production.failed(row) for r in results for row in r["layers"])
+        summaries, ok = (
+            production.format_summary,
+            not any(production.failed(row) for r in results for row in r["layers"]),
+        )
         report["onednn_sources"] = str(sources)
     else:
         results = [run_case(case, layers, args.scaled) for case in cases]

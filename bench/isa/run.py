@@ -15,23 +15,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-from dataclasses import replace
 import platform as host
+import resource
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "emit"))
 
+from iga_compare import IGC_KERNELS, kernel_code  # noqa: E402
+
 from xegen import hw as hwlib  # noqa: E402
 from xegen import oracles  # noqa: E402
 from xegen.emit import Reg, decode, encode_kernel, format_kernel, parse_asm  # noqa: E402
 from xegen.emit import decoder as decoder_module  # noqa: E402
-from iga_compare import IGC_KERNELS, kernel_code  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results.json"
 

@@ -60,12 +60,18 @@ def _cases(s: Shape) -> list[Case]:
         Case("gid_ow", f"gid % {ow}", {"gid": range(0, gid_n)}),
         Case("gid_oh", f"gid / {ow} % {s.oh}", {"gid": range(0, gid_n)}),
         Case("gid_mb", f"gid / {ow} / {s.oh}", {"gid": range(0, gid_n)}),
-        Case("gid_dst", f"((gid / {ow} / {s.oh})*{s.oc} + oc)*{s.oh * ow} + gid / {ow} % {s.oh} * {ow} + gid % {ow}",
-             {"gid": range(0, gid_n), "oc": r["oc"]}),
+        Case(
+            "gid_dst",
+            f"((gid / {ow} / {s.oh})*{s.oc} + oc)*{s.oh * ow} + gid / {ow} % {s.oh} * {ow} + gid % {ow}",
+            {"gid": range(0, gid_n), "oc": r["oc"]},
+        ),
         Case("gid_repack", f"(gid / {ow}) * {ow} + gid % {ow}", {"gid": range(0, gid_n)}),
-        Case("src_offset_diff", f"(((mb*{s.ih} + {ih_e})*{iw} + {iw_e})*{s.ic} + ic) - ((mb*{s.ih} + oh*{s.sh})*{iw} + ow*{sw})*{s.ic}", r),
-        Case("k_unroll", f"((kh*{kw} + kw)*{s.ic} + ic + 16)*4 - (kh*{kw} + kw)*{s.ic}*4",
-             r),
+        Case(
+            "src_offset_diff",
+            f"(((mb*{s.ih} + {ih_e})*{iw} + {iw_e})*{s.ic} + ic) - ((mb*{s.ih} + oh*{s.sh})*{iw} + ow*{sw})*{s.ic}",
+            r,
+        ),
+        Case("k_unroll", f"((kh*{kw} + kw)*{s.ic} + ic + 16)*4 - (kh*{kw} + kw)*{s.ic}*4", r),
     ]
     if icb:
         out += [
@@ -79,16 +85,36 @@ def _cases(s: Shape) -> list[Case]:
 # Expressions from the generator's other passes (SLM buffering, tiling, hoisting).
 OTHER = [
     Case("slm_ring", "(ithr*16 + k % 3 * 256) * 4 + (k / 3) * 0", {"ithr": range(0, 16), "k": range(0, 64)}),
-    Case("slm_double_buffer", "((k + 1) % 2) * 4096 + ithr * 256 + i * 4", {"k": range(0, 64), "ithr": range(0, 16), "i": range(0, 64)}),
-    Case("tile_offset", "((tg * 4 + ithr) * 8 + i) * 64 + j * 4", {"tg": range(0, 1024), "ithr": range(0, 4), "i": range(0, 8), "j": range(0, 16)}),
+    Case(
+        "slm_double_buffer",
+        "((k + 1) % 2) * 4096 + ithr * 256 + i * 4",
+        {"k": range(0, 64), "ithr": range(0, 16), "i": range(0, 64)},
+    ),
+    Case(
+        "tile_offset",
+        "((tg * 4 + ithr) * 8 + i) * 64 + j * 4",
+        {"tg": range(0, 1024), "ithr": range(0, 4), "i": range(0, 8), "j": range(0, 16)},
+    ),
     Case("strength_mul", "x * 65537 + y * 9", {"x": range(0, 1024), "y": range(0, 1024)}),
     Case("strength_div", "x / 12 + x % 12", {"x": range(0, 4096)}),
     Case("pow2_divmod", "(x / 32) * 32 + x % 32 + (y >> 2 << 2)", {"x": range(0, 100000), "y": range(0, 4096)}),
-    Case("sum_of_products", "2*(a+b) - a + 3*(b - c) + c*3", {"a": range(0, 1024), "b": range(0, 1024), "c": range(0, 1024)}),
+    Case(
+        "sum_of_products",
+        "2*(a+b) - a + 3*(b - c) + c*3",
+        {"a": range(0, 1024), "b": range(0, 1024), "c": range(0, 1024)},
+    ),
     Case("select_minmax", "(x < y ? x : y) + (x < y ? y : x) - min(x, 16)", {"x": range(0, 100), "y": range(0, 100)}),
     Case("nested_bounds", "min(max(x * 4 + 3, 0), 4095) / 4", {"x": range(0, 1024)}),
-    Case("loop_invariant", "(n * 7 + 3) * k + (n * 7 + 3) * 2 + i", {"n": range(0, 64), "k": range(0, 8), "i": range(0, 8)}),
-    Case("mad_chain", "a * 3 + b * 5 + c * 7 + d * 9 + 11", {"a": range(0, 64), "b": range(0, 64), "c": range(0, 64), "d": range(0, 64)}),
+    Case(
+        "loop_invariant",
+        "(n * 7 + 3) * k + (n * 7 + 3) * 2 + i",
+        {"n": range(0, 64), "k": range(0, 8), "i": range(0, 8)},
+    ),
+    Case(
+        "mad_chain",
+        "a * 3 + b * 5 + c * 7 + d * 9 + 11",
+        {"a": range(0, 64), "b": range(0, 64), "c": range(0, 64), "d": range(0, 64)},
+    ),
     Case("mod_of_sum", "(x * 24 + y * 8 + z) % 8", {"x": range(0, 64), "y": range(0, 64), "z": range(0, 8)}),
     Case("div_of_sum", "(x * 24 + y * 8 + z) / 8", {"x": range(0, 64), "y": range(0, 64), "z": range(0, 8)}),
     Case("compare_shift", "x * 4 + 3 < 64", {"x": range(0, 100)}),

@@ -147,7 +147,6 @@ def tinygrad_simplify(e: ir.Expr, ranges: dict) -> ir.Expr:
 
 
 def _to_uop(e: ir.Expr, variables):
-    from tinygrad.uop.ops import UOp
 
     if isinstance(e, ir.Var):
         return variables[e.name]
@@ -157,7 +156,9 @@ def _to_uop(e: ir.Expr, variables):
         a, b, c = (_to_uop(x, variables) for x in (e.a, e.b, e.c))
         return a + b + c if e.op == "add3" else a + b * c
     if isinstance(e, ir.Select):
-        return _lift(_to_uop(e.cond, variables)).where(_to_uop(e.true_value, variables), _to_uop(e.false_value, variables))
+        return _lift(_to_uop(e.cond, variables)).where(
+            _to_uop(e.true_value, variables), _to_uop(e.false_value, variables)
+        )
     if isinstance(e, ir.Cast):
         return _to_uop(e.value, variables)  # the corpus only casts bools to s32 and s32 to s32
     if isinstance(e, ir.Unary):

@@ -121,10 +121,10 @@ def run(count: int, seed: int) -> dict:
     models = [CostModel(hw) for hw in PLATFORMS]
     cases = random_corpus(count, seed)
     exprs = [ir.parse_expr(c.text) for c in cases]
-    full = [{v.name: c.ranges.get(v.name, FULL) for v in ir.free_vars(e)} for c, e in zip(cases, exprs)]
-    halide = halide_simplify(list(zip(exprs, full)))
+    full = [{v.name: c.ranges.get(v.name, FULL) for v in ir.free_vars(e)} for c, e in zip(cases, exprs, strict=True)]
+    halide = halide_simplify(list(zip(exprs, full, strict=True)))
     rows = []
-    for case, e, ranges, halide_text in zip(cases, exprs, full, halide):
+    for case, e, ranges, halide_text in zip(cases, exprs, full, halide, strict=True):
         env = sample_inputs(e, ranges)
         types = {v.name: v.type for v in ir.free_vars(e)}
         results = simplify_each(e, models, ranges=case.ranges, limits=LIMITS)
@@ -133,17 +133,22 @@ def run(count: int, seed: int) -> dict:
             peers["tinygrad"] = tinygrad_simplify(e, ranges)
         except Exception:
             peers["tinygrad"] = None
-        row = {"name": case.name, "input": case.text, "ranges": {k: [r.start, r.stop - 1] for k, r in case.ranges.items()},
-               "xegen": {m.name: str(r.result) for m, r in zip(models, results)},
-               "xegen_ok": all(equivalent(e, r.result, env) for r in results),
-               "stop": results[0].saturation.stop, "ms": round(results[0].milliseconds, 1)}
+        row = {
+            "name": case.name,
+            "input": case.text,
+            "ranges": {k: [r.start, r.stop - 1] for k, r in case.ranges.items()},
+            "xegen": {m.name: str(r.result) for m, r in zip(models, results, strict=True)},
+            "xegen_ok": all(equivalent(e, r.result, env) for r in results),
+            "stop": results[0].saturation.stop,
+            "ms": round(results[0].milliseconds, 1),
+        }
         for peer, p in peers.items():
             row[peer] = str(p) if p is not None else halide_text if peer == "halide" else "error"
             row[f"{peer}_ok"] = p is not None and equivalent(e, p, env)
         row["cost"] = {m.name: {"input": m.dag_cost(e, case.ranges), "xegen": r.cost_after,
                                 **{peer: m.dag_cost(p, case.ranges) if row[f"{peer}_ok"] else None
                                    for peer, p in peers.items()}}
-                       for m, r in zip(models, results)}
+                       for m, r in zip(models, results, strict=True)}
         rows.append(row)
     return {"count": count, "seed": seed, "rows": rows}
 

@@ -16,6 +16,7 @@ import json
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -67,10 +68,10 @@ def main() -> int:
     cases = corpus()
     exprs = [ir.parse_expr(c.text) for c in cases]
     simplify("x + 0", model)  # load the rules once
-    halide_out = halide_simplify([(e, c.ranges) for e, c in zip(exprs, cases)])
+    halide_out = halide_simplify([(e, c.ranges) for e, c in zip(exprs, cases, strict=True)])
     rows = []
-    for case, e, halide_text in zip(cases, exprs, halide_out):
-        result, ms = timed(lambda: simplify(e, model, ranges=case.ranges), args.repeat)
+    for case, e, halide_text in zip(cases, exprs, halide_out, strict=True):
+        result, ms = timed(partial(simplify, e, model, ranges=case.ranges), args.repeat)
         row = {"name": case.name, "input": case.text, "cost_input": model.dag_cost(e, case.ranges),
                "xegen": str(result.result), "xegen_cost": result.cost_after, "xegen_ms": round(ms, 2),
                "egraph_nodes": result.egraph_nodes, "stop": result.saturation.stop,
@@ -106,7 +107,9 @@ def print_table(rows, model) -> None:
         return "n/a" if x is None else format_cost(x)
 
     print(f"cost model: {model.hw.display_name}\n")
-    print(f"{'expression':<30} {'in':>4} {'xegen':>5} {'halide':>6} {'tinygrad':>8} {'ms':>6} {'nodes':>6}  xegen result")
+    print(
+        f"{'expression':<30} {'in':>4} {'xegen':>5} {'halide':>6} {'tinygrad':>8} {'ms':>6} {'nodes':>6}  xegen result"
+    )
     wins = ties = losses = 0
     for r in rows:
         peers = [x for x in (r["halide_cost"], r["tinygrad_cost"]) if x is not None]
@@ -124,7 +127,9 @@ def print_table(rows, model) -> None:
     print(f"\nxegen strictly cheaper than both peers on {wins}, tied on {ties}, costlier on {losses} of {len(rows)}")
     for r in rows:
         if r["verdict"] in ("worse", "WRONG"):
-            print(f"  {r['verdict']}: {r['name']}: xegen {r['xegen']} | halide {r['halide']} | tinygrad {r['tinygrad']}")
+            print(
+                f"  {r['verdict']}: {r['name']}: xegen {r['xegen']} | halide {r['halide']} | tinygrad {r['tinygrad']}"
+            )
     bad_peers = [r["name"] for r in rows if not (r["halide_ok"] and r["tinygrad_ok"])]
     if bad_peers:
         print(f"peer results not usable (unreadable or not equal to the input): {', '.join(bad_peers)}")

@@ -98,8 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     for r in rows:
         x, i, c = r["xegen"], r["iga64_auto_deps"], r["igc"]
-        print(f"{r['kernel']:28} {r['program_instructions']:5} | {x['syncs']:8}/{x['instructions']:<8} "
-              f"{1000 * x['seconds']:6.1f} | {i['syncs']:8}/{i['instructions']:<8} | {c['syncs']:6}/{c['instructions']:<8}")
+        print(
+            f"{r['kernel']:28} {r['program_instructions']:5} | {x['syncs']:8}/{x['instructions']:<8} "
+            f"{1000 * x['seconds']:6.1f} | {i['syncs']:8}/{i['instructions']:<8} | "
+            f"{c['syncs']:6}/{c['instructions']:<8}"
+        )
     totals = {name: sum(r[name]["syncs"] for r in rows) for name in ("xegen", "iga64_auto_deps", "igc")}
     worse = [r["kernel"] for r in rows if r["xegen"]["syncs"] > r["iga64_auto_deps"]["syncs"]
              or r["xegen"]["instructions"] > r["iga64_auto_deps"]["instructions"]]

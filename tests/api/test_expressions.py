@@ -34,8 +34,10 @@ def cli_json(*argv: str) -> dict:
 
 def same_values(a: str, b: str, names=("a", "b")) -> bool:
     left, right = parse_expr(a), parse_expr(b)
-    return all(evaluate(left, dict(zip(names, values))) == evaluate(right, dict(zip(names, values)))
-               for values in np.array(np.meshgrid(EDGES, EDGES)).T.reshape(-1, 2).tolist())
+    return all(
+        evaluate(left, dict(zip(names, values, strict=True))) == evaluate(right, dict(zip(names, values, strict=True)))
+        for values in np.array(np.meshgrid(EDGES, EDGES)).T.reshape(-1, 2).tolist()
+    )
 
 
 def test_simplify_is_the_commands_result_with_a_cost_breakdown():

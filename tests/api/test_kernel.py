@@ -38,7 +38,7 @@ def test_import_xegen_loads_no_compiler():
     assert "xegen.api" not in loaded and "xegen.pipeline" not in loaded and "egglog" not in loaded
     assert hasattr(xegen, "compile") and "compile" in dir(xegen)
     with pytest.raises(AttributeError):
-        xegen.no_such_name
+        _ = xegen.no_such_name
 
 
 def test_the_package_is_typed():
@@ -73,7 +73,7 @@ def test_the_summary_is_the_json_summary(kernel):
     assert kernel.summary.modeled.device_cycles == document["modeled"]["device_cycles"]
     assert kernel.summary.instructions == document["instructions"]
     with pytest.raises(AttributeError, match="no 'nonsense'"):
-        kernel.summary.nonsense
+        _ = kernel.summary.nonsense
 
 
 def test_the_listing_assembles_back_to_the_code_with_iga64(kernel, iga64):
@@ -84,7 +84,9 @@ def test_the_listing_assembles_back_to_the_code_with_iga64(kernel, iga64):
 
 def test_the_launch_shape_and_arguments(kernel):
     problem = kernel.problem
-    assert kernel.global_size == tuple(groups * items for groups, items in zip(kernel.grid, kernel.local_size))
+    assert kernel.global_size == tuple(
+        groups * items for groups, items in zip(kernel.grid, kernel.local_size, strict=True)
+    )
     names = [a.name for a in kernel.arguments]
     assert names == ["src", "wei", "dst", "bias"]
     zebin = xegen.read_zebin(kernel.zebin).kernels[0]

@@ -46,7 +46,7 @@ def test_dispatch_ids_enumerate_every_thread_of_every_group_once(tg_k):
     kernel = build_kernel(make_problem("mb1ic16ih9oc64oh9kh3ph1", "FWD_D", "f32"), "xehpg",
                           {"tg_m": 2, "tg_n": 2, "tg_k": tg_k})
     env, groups = dispatch_ids(kernel)
-    keys = set(zip(*(env[v.name].tolist() for v in kernel.index_variables)))
+    keys = set(zip(*(env[v.name].tolist() for v in kernel.index_variables), strict=True))
     assert len(keys) == kernel.threads == 2 * 2 * tg_k * int(np.prod(kernel.grid))
     group_linear = env["group_id0"] + kernel.grid[0] * (env["group_id1"] + kernel.grid[1] * env["group_id2"])
     np.testing.assert_array_equal(group_linear, groups)

@@ -64,9 +64,9 @@ def test_ir_offsets_match_numpy_reshape_and_transpose(tag, tensor, dims, grouped
     assert layout.elements == physical.size
     # the IR offset of every logical index points at that element of the numpy-built buffer
     index = [ir.var(f"i{d}") for d in range(len(dims))]
-    offset = layout.offset([Idx(v, 0, n - 1) for v, n in zip(index, dims)]).expr
+    offset = layout.offset([Idx(v, 0, n - 1) for v, n in zip(index, dims, strict=True)]).expr
     grid = np.indices(dims).reshape(len(dims), -1).astype(np.int32)
-    offsets = ir.evaluate(offset, {v.name: g for v, g in zip(index, grid)})
+    offsets = ir.evaluate(offset, {v.name: g for v, g in zip(index, grid, strict=True)})
     np.testing.assert_array_equal(physical[offsets], x.reshape(-1))
     # and the numpy conversion agrees, padding (zeros) included
     np.testing.assert_array_equal(layout.to_physical(x), physical)

@@ -27,8 +27,8 @@ def loops_forward(d, src, wei):
             for ic in range(d.icg):
                 for k in itertools.product(*(range(d.field("k", x)) for x in dims)):
                     i = [oo * d.field("s", x) - d.field("p", x) + kk * (d.field("d", x) + 1)
-                         for oo, kk, x in zip(o, k, dims)]
-                    if all(0 <= ii < d.field("i", x) for ii, x in zip(i, dims)):
+                         for oo, kk, x in zip(o, k, dims, strict=True)]
+                    if all(0 <= ii < d.field("i", x) for ii, x in zip(i, dims, strict=True)):
                         total += src[(n, g * d.icg + ic, *i)] * wei[(g, oc, ic, *k)]
             out[(n, g * d.ocg + oc, *o)] = total
     return out

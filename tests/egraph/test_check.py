@@ -24,7 +24,9 @@ def test_z3_encoding_agrees_with_the_interpreter(data):
     z3_env = {name: variable(name, t) for name, t in types.items()}
     substitution = [(z3_env[name], z3.BitVecVal(value % (1 << types[name].bits), types[name].bits))
                     for name, value in env.items()]
-    got = z3.simplify(z3.substitute(encode(e, z3_env), *substitution)) if substitution else z3.simplify(encode(e, z3_env))
+    got = (
+        z3.simplify(z3.substitute(encode(e, z3_env), *substitution)) if substitution else z3.simplify(encode(e, z3_env))
+    )
     value = got.as_long()
     if e.type.is_signed and value >> (e.type.bits - 1):
         value -= 1 << e.type.bits
@@ -71,6 +73,19 @@ def test_verdicts(tmp_path, rule, why):
     path = write(tmp_path, "r.egg", "; a rule under test\n" + rule[:-1] + ' :name "r")\n')
     (verdict,) = check_rules([path], examples=10)
     assert verdict.verdict == why, (verdict.verdict, verdict.counterexample, verdict.detail)
+
+
+@pytest.mark.parametrize("rule, detail", [
+    ('(rewrite (Add 5 x (Const t 0)) x :ruleset rewrite)', "expected a type, found 5"),
+    ('(rewrite (Add t 5 (Const t 0)) (Const t 5) :ruleset rewrite)', "expected an expression, found 5"),
+    # these two raised AttributeError and ValueError out of the checker (a traceback from `xegen rules check`)
+    ('(rewrite (Add t x (Const t "a")) x :ruleset rewrite)', 'expected a number, found "a"'),
+    ("(rewrite (Add t x (Const t c)) x :when ((= k c 1) (= c 0)) :ruleset rewrite)", "'=' takes two arguments"),
+])
+def test_a_rule_of_the_wrong_shape_is_an_error_verdict(tmp_path, rule, detail):
+    path = write(tmp_path, "r.egg", "; a rule of the wrong shape\n" + rule[:-1] + ' :name "r")\n')
+    (verdict,) = check_rules([path], examples=0)
+    assert (verdict.verdict, verdict.detail) == ("error", detail)
 
 
 def test_a_rule_without_a_comment_fails(tmp_path):

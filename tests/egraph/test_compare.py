@@ -8,8 +8,8 @@ import pytest
 from xegen import ir
 from xegen.egraph import simplify
 from xegen.egraph.compare import compare_expression
-from xegen.egraph.simplify import simplify_each
 from xegen.egraph.costs import CostModel
+from xegen.egraph.simplify import simplify_each
 from xegen.hw import platform
 
 PLATFORMS = ("xelp", "xehpg", "xehpc")
@@ -27,7 +27,7 @@ def test_one_saturation_gives_what_each_simplify_gives(text, ranges):
     expr = ir.parse_expr(text)
     models = [CostModel(platform(p)) for p in PLATFORMS]
     together = simplify_each(expr, models, ranges=ranges)
-    for model, got in zip(models, together):
+    for model, got in zip(models, together, strict=True):
         alone = simplify(expr, model, ranges=ranges)
         assert (got.result, got.cost_before, got.cost_after, got.kept_input) == \
             (alone.result, alone.cost_before, alone.cost_after, alone.kept_input), model.hw.name

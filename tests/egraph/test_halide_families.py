@@ -154,7 +154,7 @@ def test_families_are_sound_on_every_8_bit_value(text, t):
         if len(names) == 3:  # the ends and zero of each axis, every value of the others
             axes[2] = np.unique(np.concatenate([axes[2][:3], axes[2][-3:], [x for x in (0, 1) if x in axes[2]]]))
         values = [x.ravel() for x in np.meshgrid(*axes, indexing="ij")]
-        env = {n: v.astype(numpy_dtype(ty)) for n, v in zip(names, values)}
+        env = {n: v.astype(numpy_dtype(ty)) for n, v in zip(names, values, strict=True)}
         left = np.broadcast_to(ir.evaluate(e, env), values[0].shape)
         right = np.broadcast_to(ir.evaluate(r.result, env), values[0].shape)
         bad = np.nonzero(left.astype(np.int64) != right.astype(np.int64))[0]

@@ -21,7 +21,7 @@ def listing_tokens(text: str) -> list[list[str]]:
 
 def assert_same_listing(ours: str, theirs: str, context: str = "") -> None:
     mine, ref = listing_tokens(ours), listing_tokens(theirs)
-    for number, (a, b) in enumerate(zip(mine, ref), start=1):
+    for number, (a, b) in enumerate(zip(mine, ref, strict=False), start=1):
         assert a == b, f"{context}line {number} differs:\n  iga64: {' '.join(b)}\n  xegen: {' '.join(a)}"
     assert len(mine) == len(ref), f"{context}listing lengths differ: xegen {len(mine)} lines, iga64 {len(ref)}"
 

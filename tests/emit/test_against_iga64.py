@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from xegen import hw as hwlib
 from xegen import oracles
 from xegen.emit import decode, encode_kernel, format_kernel, parse_asm
-from .xe_strategies import kernels
+
 from .iga_compare import assert_same_bytes, assert_same_listing
+from .xe_strategies import kernels
 
 PLATFORMS = [hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC]
 _SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (corpus is a fixture)
+from tests.emit.corpus import BUILDS
 from xegen import hw as hwlib
 from xegen import oracles
 from xegen.emit import compaction, elf
@@ -68,7 +68,7 @@ def iga64_decodable(words: list[bytes], platform: hwlib.Platform) -> dict[int, s
             continue
         lines = instruction_lines(text)
         assert len(lines) == len(alive), text
-        return dict(zip(alive, lines))
+        return dict(zip(alive, lines, strict=True))
     return {}
 
 
@@ -86,7 +86,7 @@ def iga64_assemble_each(lines: dict[int, str], platform: hwlib.Platform, compact
             continue
         if not compact:
             return {k: native[16 * i:16 * i + 16] for i, k in enumerate(keys)}
-        return dict(zip(keys, (code for _, code in split_instructions(native))))
+        return dict(zip(keys, (code for _, code in split_instructions(native)), strict=True))
     return {}
 
 
@@ -106,12 +106,16 @@ def test_corpus_compacted_instructions_expand_like_iga64(iga64, corpus, build):
     native = iga64_native(code, platform)
     assert len(native) == len(instructions), "instruction counts of iga64 and of our splitter differ"
 
-    compacted = [(offset, word, expected) for (offset, word), expected in zip(instructions, native) if len(word) == 8]
+    compacted = [
+        (offset, word, expected)
+        for (offset, word), expected in zip(instructions, native, strict=True)
+        if len(word) == 8
+    ]
     assert compacted, "IGC compacts most kernels heavily; none found"
     for offset, word, expected in compacted:
         assert compaction.expand_compacted(word, platform, offset).hex() == expected.hex(), f"at 0x{offset:x}"
         assert compaction.compact(expected, platform) == word, f"compacting the expansion at 0x{offset:x}"
-    for offset, word in instructions:
+    for _, word in instructions:
         if len(word) == 16 and word != bytes(16):
             # IGC left it 16 bytes: either it has no compacted form or IGC chose not to; ours must
             # at least round-trip whatever compact() proposes.
@@ -169,7 +173,7 @@ def test_every_table_entry_expands_like_iga64(iga64, platform_name, form):
         # nothing either way: accept it only if iga64 prints our expansion exactly as it
         # printed the compacted word.
         ours_text = instruction_lines(oracles.iga64_disassemble(b"".join(ours[i] for i in differing), platform))
-        for i, text in zip(differing, ours_text):
+        for i, text in zip(differing, ours_text, strict=True):
             assert normalize(text) == normalize(texts[i]), (
                 f"{labels[i]}: iga64 prints the compacted word as\n  {texts[i]}\nand our expansion as\n  {text}")
     assert len(natives) - len(differing) >= len(words) // 2

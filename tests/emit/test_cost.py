@@ -13,8 +13,8 @@ from xegen import hw as hwlib
 from xegen.conv import make_problem
 from xegen.emit.asm_parser import parse_asm
 from xegen.emit.cost import busiest_eu_threads, kernel_cycles
-from xegen.pipeline import compile_problem
 from xegen.modeling import modeled_cycles
+from xegen.pipeline import compile_problem
 from xegen.verify import verify
 
 ADD_AND_LOAD = parse_asm("add (16|M0) r10.0<1>:f r12.0<1;1,0>:f r14.0<1;1,0>:f\n"

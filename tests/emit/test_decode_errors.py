@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from xegen import hw as hwlib
 from xegen.emit import decode, decode_one, encode_kernel, format_kernel, parse_asm
 from xegen.errors import DecodeError
+
 from .xe_strategies import kernels
 
 PLATFORMS = [hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC]

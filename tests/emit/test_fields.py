@@ -22,9 +22,19 @@ from xegen.emit import tables as T
 from xegen.emit.compaction import compact
 from xegen.emit.fields import Field, Group
 from xegen.emit.layout import layout_for
-from .xe_strategies import (BRANCH_OPS, basic_instructions, branch_instructions, dpas_instructions, madm_instructions,
-                            math_instructions, nullary_instructions, send_instructions, sync_instructions,
-                            ternary_instructions)
+
+from .xe_strategies import (
+    BRANCH_OPS,
+    basic_instructions,
+    branch_instructions,
+    dpas_instructions,
+    madm_instructions,
+    math_instructions,
+    nullary_instructions,
+    send_instructions,
+    sync_instructions,
+    ternary_instructions,
+)
 
 PLATFORMS = [hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC]
 _SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), max_examples=60)
@@ -128,3 +138,15 @@ def test_every_field_reads_back_what_it_writes(platform):
             assert not field.fits(value + 1)
 
     check()
+
+
+def test_a_table_must_name_the_fields_its_group_class_declares():
+    """The group classes give mypy the tables' names; resolving a table checks they agree."""
+    from xegen.emit.fields import BRANCH, Branch, _resolve_group
+
+    branch = _resolve_group("branch", BRANCH, Branch, hwlib.XEHPG)
+    assert (branch.jip.pieces, branch.uip.pieces) == (((127, 96),), ((95, 64),))
+    with pytest.raises(ValueError, match="are not Branch's"):
+        _resolve_group("branch", {**BRANCH, "spare": 40}, Branch, hwlib.XEHPG)
+    with pytest.raises(ValueError, match="branch.jip: a group of fields where Branch declares a Field"):
+        _resolve_group("branch", {**BRANCH, "jip": {"low": 96}}, Branch, hwlib.XEHPG)

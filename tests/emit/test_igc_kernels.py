@@ -10,7 +10,7 @@ original compacted bytes are checked too.
 from __future__ import annotations
 
 import importlib.util
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
@@ -18,14 +18,21 @@ from xegen import hw as hwlib
 from xegen import oracles
 from xegen.emit import assemble, decode, disassemble, encode_kernel
 from xegen.emit.zebin import read_zebin
-from .iga_compare import (IGC_DOUBLE_KERNEL, IGC_DPAS_KERNEL, IGC_DPAS_OPTIONS, IGC_KERNELS, assert_same_listing,
-                         kernel_code)
+
+from .iga_compare import (
+    IGC_DOUBLE_KERNEL,
+    IGC_DPAS_KERNEL,
+    IGC_DPAS_OPTIONS,
+    IGC_KERNELS,
+    assert_same_listing,
+    kernel_code,
+)
 
 HAVE_COMPACTION = importlib.util.find_spec("xegen.emit.compaction") is not None
 PLATFORMS = [hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC]
 
 
-@lru_cache(maxsize=None)
+@cache
 def compiled_kernels(platform_name: str) -> dict[str, bytes]:
     """Kernel name -> IGC's (compacted) instruction bytes for one platform, read by our zebin
     reader and checked against a plain ELF section walk."""
@@ -66,7 +73,9 @@ def test_igc_kernels_decode_print_and_reencode_like_iga64(platform, ocloc, iga64
         with_pcs = oracles.iga64_disassemble(uncompacted, platform, extra=("-Xprint-pc",))
         assert_same_listing(disassemble(uncompacted, platform, pcs=True), with_pcs, f"{platform.name} {name} --pcs: ")
         assert encode_kernel(instructions, platform) == uncompacted, f"{name}: re-encoding differs"
-        assert same_code(assemble(listing, platform), code), f"{name}: assembling iga64's listing differs from IGC's bytes"
+        assert same_code(assemble(listing, platform), code), (
+            f"{name}: assembling iga64's listing differs from IGC's bytes"
+        )
         assert assemble(reference, platform) == uncompacted, f"{name}: assembling the uncompacted listing differs"
         if HAVE_COMPACTION:
             assert_same_listing(disassemble(code, platform), listing, f"{platform.name} {name} (compacted): ")

@@ -9,9 +9,28 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from xegen.emit import (
+    CondModifier,
+    Flag,
+    Imm,
+    Instruction,
+    Predicate,
+    Reg,
+    SendDescriptor,
+    Swsb,
+    a0,
+    acc,
+    arf,
+    decode,
+    encode,
+    format_instruction,
+    grf,
+    imm,
+    indirect,
+    null,
+    send_reg,
+)
 from xegen.emit import tables as T
-from xegen.emit import (CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor, Swsb, a0, acc, arf,
-                        decode, encode, format_instruction, grf, imm, indirect, null, send_reg)
 from xegen.errors import EncodeError, Error
 
 
@@ -105,6 +124,9 @@ ERRORS = [
                           send=SendDescriptor("ugm", 0, 0x80, src1_length=None)), "exdesc: ExDesc[10:0] must be zero"),
     ("xelp", Instruction("send", 8, dst=send_reg(1), srcs=(send_reg(2), send_reg(3)), send=SendDescriptor("ugm")),
      "sfid: shared function 'ugm' does not exist on XeLP"),
+    # an immediate src0 was read as a register (AttributeError) before it was checked
+    ("xehpg", Instruction("send", 8, dst=send_reg(1), srcs=(imm(2, "ud"), send_reg(3)),
+                          send=SendDescriptor("ugm", src1_length=0)), "src0: send sources are registers"),
     ("xehpg", Instruction("sync", function="fence", srcs=(null(),)), "sync function: 'fence' does not exist"),
     ("xehpg", Instruction("mov", 8, dst=grf(1, 9, "d"), srcs=(grf(2, 0, "d"),)), "dst: subregister 9"),
 ]

@@ -15,8 +15,8 @@ from xegen import hw as hwlib
 from xegen.emit.asm_parser import parse_asm
 from xegen.emit.cost import kernel_cycles
 from xegen.emit.latency import exposed_latency
-from xegen.launch import occupancy, stall
 from xegen.emit.roofline import Tiling, Workload, roofline, traffic
+from xegen.launch import occupancy, stall
 
 XEHPG = hwlib.XEHPG
 LOAD = "send.ugm (16|M0) r22 r16 null:0 0x0 0x04280580 {$1}"  # d32 SIMD16: 2 GRFs back

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from xegen import hw as hwlib
 from xegen.emit import assemble, format_instruction, parse_asm
 from xegen.errors import Error, ParseError
+
 from .xe_strategies import instructions
 
 GOOD = "mov (8|M0) r1.0<1>:d r2.0<8;8,1>:d\n"

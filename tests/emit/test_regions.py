@@ -60,7 +60,7 @@ def test_three_source_regions_read_what_iga64_says(platform, iga64):
                                         extra=("-Xprint-deps",))
     deps = [dict(re.findall(r"(s\d):\{([^}]*)\}", line)) for line in listing.splitlines() if line.startswith("// s0:")]
     assert len(deps) == len(cases)
-    for (inst, region), sources in zip(cases, deps):
+    for (inst, region), sources in zip(cases, deps, strict=True):
         for index in range(3):
             ours = _our_bytes(inst, index, platform)
             theirs = _iga64_bytes(sources[f"s{index}"], platform.grf_bytes)

@@ -10,9 +10,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from xegen import hw as hwlib
-from xegen.emit import (decode, decode_one, disassemble, encode, encode_kernel, format_instruction, format_kernel,
-                        parse_asm, parse_instruction)
+from xegen.emit import (
+    decode,
+    decode_one,
+    disassemble,
+    encode,
+    encode_kernel,
+    format_instruction,
+    format_kernel,
+    parse_asm,
+    parse_instruction,
+)
 from xegen.emit import tables as T
+
 from .xe_strategies import branch_instructions, instructions, kernels
 
 PLATFORMS = [hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC]

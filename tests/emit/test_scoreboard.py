@@ -26,16 +26,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (session fixture)
+from tests.emit.corpus import BUILDS
 from tests.emit.iga_compare import assert_same_listing
 from tests.sim.harness import end_of_thread, execute
 from xegen import hw as hwlib
 from xegen import oracles, sim
 from xegen.emit import decode, disassemble, encode_kernel, format_kernel, parse_asm
 from xegen.emit.decoder import decode_with_sizes
+from xegen.emit.flow import build_control_flow, relayout
 from xegen.emit.footprint import FLAG_UNIT, UNIT_BYTES, Footprint, instruction_facts
 from xegen.emit.instruction import Instruction, Swsb
-from xegen.emit.flow import build_control_flow, relayout
 from xegen.emit.scoreboard import SWSB_SYNCS, assign_swsb, count_syncs, strip_swsb
 from xegen.emit.zebin import read_zebin, write_zebin
 from xegen.errors import Error
@@ -99,7 +99,7 @@ def _new_start(old_offset: int, sizes: list[int], original: list[Instruction], o
     IGC's instructions but its syncs, in order, so the k-th kept one is the k-th non-sync of
     ours; the entry lands on the syncs we put in front of it."""
     kept = pc = 0
-    for inst, size in zip(original, sizes):
+    for inst, size in zip(original, sizes, strict=True):
         if pc >= old_offset:
             break
         pc += size

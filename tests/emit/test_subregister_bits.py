@@ -17,6 +17,7 @@ from xegen import oracles
 from xegen.emit import decode, encode_kernel, format_kernel, parse_asm
 from xegen.emit import tables as T
 from xegen.emit.layout import layout_for
+
 from .iga_compare import assert_same_listing
 from .xe_strategies import kernels
 

@@ -15,6 +15,7 @@ from xegen.emit import Imm, Instruction, assemble, decode, disassemble, format_i
 from xegen.emit.asm_parser import _evaluate_bfn
 from xegen.emit.bfn_table import BFN_EXPRESSIONS
 from xegen.emit.floats import format_float
+
 from .iga_compare import assert_same_listing
 
 SPECIAL_F32 = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,

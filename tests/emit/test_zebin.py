@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.emit.corpus import BUILDS, KERNELS, Build, corpus, kernel  # noqa: F401  (corpus is a fixture)
+from tests.emit.corpus import BUILDS, KERNELS, Build, kernel
 from xegen import hw as hwlib
 from xegen import oracles
 from xegen.emit import elf, zebin
@@ -161,8 +161,10 @@ def test_corpus_descriptions_match_what_igc_compiled(corpus, name):
 
 def test_lsc_variant_uses_lsc_messages(iga64, corpus):
     k = kernel("elementwise")
-    legacy, lsc = (oracles.iga64_disassemble(zebin.read_zebin(corpus.zebin(Build(k, k.variant(v)))).kernels[0].code, "dg2")
-                   for v in ("dg2", "dg2-lsc"))
+    legacy, lsc = (
+        oracles.iga64_disassemble(zebin.read_zebin(corpus.zebin(Build(k, k.variant(v)))).kernels[0].code, "dg2")
+        for v in ("dg2", "dg2-lsc")
+    )
     # Both fence through ugm; only the LSC build loads through it.
     assert "load.ugm" in lsc and "load.ugm" not in legacy
 

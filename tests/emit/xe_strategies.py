@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from xegen import hw as hwlib
 from xegen.emit import fields
-from xegen.emit.instruction import (CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor, Swsb)
+from xegen.emit.instruction import CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor, Swsb
 
 XELP, XEHPG, XEHPC = hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC
 
@@ -88,9 +88,20 @@ def unary_type_rules(op: str, p: hwlib.Platform):
 
 
 def _unary_type_rules(op: str, p: hwlib.Platform):
-    mov = [(INT, INT), (("f",), INT), (INT, ("f",)), (("f",), ("f",)), (("hf",), INT), (("hf",), ("f",)),
-           (INT, ("hf",)), (("f",), ("hf",)), (("hf",), ("hf",)), (("df", "f", "uq", "q", "uw", "w", "ud", "d"), ("df",)),
-           (("df",), ("f", "uq", "q", "uw", "w", "ud", "d")), (("uq", "q", "f", "uw", "w", "ud", "d"), Q)]
+    mov = [
+        (INT, INT),
+        (("f",), INT),
+        (INT, ("f",)),
+        (("f",), ("f",)),
+        (("hf",), INT),
+        (("hf",), ("f",)),
+        (INT, ("hf",)),
+        (("f",), ("hf",)),
+        (("hf",), ("hf",)),
+        (("df", "f", "uq", "q", "uw", "w", "ud", "d"), ("df",)),
+        (("df",), ("f", "uq", "q", "uw", "w", "ud", "d")),
+        (("uq", "q", "f", "uw", "w", "ud", "d"), Q),
+    ]
     if _has_bf(p):
         mov.append((("bf",), ("f",)))
     if _is_xehpc(p):
@@ -320,10 +331,15 @@ def immediate(draw, type_name):
     if type_name in ("uv", "v", "vf"):
         return Imm(draw(st.integers(0, 0xFFFFFFFF)), type_name)
     bits = IMM_BITS[type_name]
-    value = draw(st.one_of(st.integers(0, (1 << bits) - 1), st.sampled_from([0, 1, 2, (1 << bits) - 1, 1 << (bits - 1)])))
+    value = draw(
+        st.one_of(st.integers(0, (1 << bits) - 1), st.sampled_from([0, 1, 2, (1 << bits) - 1, 1 << (bits - 1)]))
+    )
     if type_name in ("hf", "f", "df") and draw(st.booleans()):
         from xegen.emit.floats import float_to_bits
-        value = float_to_bits(draw(st.sampled_from([0.0, -0.0, 1.0, -1.5, 0.5, 2.0, 1e-7, 3.25, 65504.0, 1e30])), type_name)
+
+        value = float_to_bits(
+            draw(st.sampled_from([0.0, -0.0, 1.0, -1.5, 0.5, 2.0, 1e-7, 3.25, 65504.0, 1e30])), type_name
+        )
         if type_name == "hf" and value & 0x7C00 == 0x7C00:
             value = 0x3C00
     return Imm(value, type_name)
@@ -489,9 +505,17 @@ def madm_instructions(draw, p: hwlib.Platform):
                    index >= 0 and draw(st.booleans()), mme=draw(st.integers(0, 8)))
 
     dst = replace(operand(-1), vstride=None, hstride=1, neg=False, abs=False, mme=draw(st.integers(0, 8)))
-    return Instruction("madm", exec_size, draw(channel_offsets(p, exec_size)), dst, (operand(0), operand(1), operand(2)),
-                       draw(predicates(p)), draw(st.booleans()), swsb=draw(swsb_values(p, "inorder")),
-                       options=draw(common_options(p)))
+    return Instruction(
+        "madm",
+        exec_size,
+        draw(channel_offsets(p, exec_size)),
+        dst,
+        (operand(0), operand(1), operand(2)),
+        draw(predicates(p)),
+        draw(st.booleans()),
+        swsb=draw(swsb_values(p, "inorder")),
+        options=draw(common_options(p)),
+    )
 
 
 @st.composite
@@ -568,10 +592,18 @@ def send_instructions(draw, p: hwlib.Platform):
     if length is not None:
         length = 0 if src1.file == "null" else min(length, 256 - src1.number)
     msg = SendDescriptor(sfid, desc, exdesc, desc_in_a0, exdesc_a0, length)
-    return Instruction(draw(st.sampled_from(["send", "sendc"])), exec_size, draw(channel_offsets(p, exec_size)), reg(),
-                       (reg(), src1), draw(predicates(p)), draw(st.booleans()), swsb=draw(swsb_values(p, "send")),
-                       options=tuple(options + list(draw(st.lists(st.sampled_from(["Atomic", "Breakpoint"]), unique=True)))),
-                       send=msg)
+    return Instruction(
+        draw(st.sampled_from(["send", "sendc"])),
+        exec_size,
+        draw(channel_offsets(p, exec_size)),
+        reg(),
+        (reg(), src1),
+        draw(predicates(p)),
+        draw(st.booleans()),
+        swsb=draw(swsb_values(p, "send")),
+        options=tuple(options + list(draw(st.lists(st.sampled_from(["Atomic", "Breakpoint"]), unique=True)))),
+        send=msg,
+    )
 
 
 @st.composite

@@ -6,7 +6,6 @@ same recursion bound a user's would.  The first byte of binary inputs picks the 
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 

@@ -35,8 +35,14 @@ def fuzz(target: str, runs: int, tmp_path: Path) -> None:
         capture_output=True, text=True)
     crashes = sorted(tmp_path.glob("crash-*")) + sorted(tmp_path.glob("oom-*")) + sorted(tmp_path.glob("timeout-*"))
     assert result.returncode == 0 and not crashes, (
-        f"{target}: a finding, input {crashes[0].read_bytes()[:200]!r}" if crashes else f"{target}: exit {result.returncode}"
-    ) + "\n" + result.stderr[-4000:]
+        (
+            f"{target}: a finding, input {crashes[0].read_bytes()[:200]!r}"
+            if crashes
+            else f"{target}: exit {result.returncode}"
+        )
+        + "\n"
+        + result.stderr[-4000:]
+    )
     assert f"stat::number_of_executed_units: {runs}" in result.stderr
 
 

@@ -64,7 +64,9 @@ def check(e, expr: ir.Expr, env: dict, hex_literals: bool, how: str) -> None:
             expected = Oracle(row, hex_literals).typed_value(e)[1]
         except Unknowable:
             continue
-        assert same(got[i], expected, kind), f"{how}: {row}: got {got[i]}, C says {expected}: {c_oracle.text(e)} -> {expr}"
+        assert same(got[i], expected, kind), (
+            f"{how}: {row}: got {got[i]}, C says {expected}: {c_oracle.text(e)} -> {expr}"
+        )
 
 
 @settings(max_examples=250, deadline=None)

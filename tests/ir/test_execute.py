@@ -21,19 +21,25 @@ def test_grid_of_threads_computes_a_matrix_vector_product():
     a = RNG.standard_normal((6, 5, 8)).astype(np.float32)
     b = RNG.standard_normal(5).astype(np.float32)
     c = np.zeros((6, 8), np.float32)
-    run("""
+    run(
+        """
         let tid;
         alloc acc[32] grf;
         alloc row[32] grf;
-        mad<exec_size=8, dst_type=f32, src1_type=f32, src2_type=f32, src2_stride=0>(&acc[0], null, &row[0], &B[0]);
+        acc[0] = broadcast(0.0, 8);
         for (k = 0; k < 5) {
           send<op=load, kind=block, space=global, type=f32, count=8>(&A[(tid * 5 + k) * 32], &row[0], null);
-          mad<exec_size=8, dst_type=f32, src1_type=f32, src2_type=f32, src2_stride=0>(&acc[0], &acc[0], &row[0], &B[k * 4]);
+          mad<exec_size=8, dst_type=f32, src1_type=f32, src2_type=f32, src2_stride=0>(
+              &acc[0], &acc[0], &row[0], &B[k * 4]);
         }
         send<op=store, kind=block, space=global, type=f32, count=8>(&C[tid * 32], &acc[0], null);
-    """.replace("mad<exec_size=8, dst_type=f32, src1_type=f32, src2_type=f32, src2_stride=0>(&acc[0], null, &row[0], &B[0]);",
-                "acc[0] = broadcast(0.0, 8);"),
-        threads=6, tid=np.arange(6, dtype=np.int32), A=a, B=b, C=c)
+    """,
+        threads=6,
+        tid=np.arange(6, dtype=np.int32),
+        A=a,
+        B=b,
+        C=c,
+    )
     np.testing.assert_allclose(c, np.einsum("tkn,k->tn", a, b), rtol=1e-5)
 
 
@@ -68,7 +74,9 @@ def vnni(b: np.ndarray, ops: int) -> np.ndarray:
 def test_dpas_matches_numpy(src, dst, ops):
     m, n, k = 8, 8, 8 * ops
     if src in ("s8", "u8"):
-        a = RNG.integers(-128 if src == "s8" else 0, 128 if src == "s8" else 256, (m, k)).astype(src.replace("s8", "int8").replace("u8", "uint8"))
+        a = RNG.integers(-128 if src == "s8" else 0, 128 if src == "s8" else 256, (m, k)).astype(
+            src.replace("s8", "int8").replace("u8", "uint8")
+        )
         b = RNG.integers(-128 if src == "s8" else 0, 128 if src == "s8" else 256, (k, n)).astype(a.dtype)
         c = RNG.integers(-1000, 1000, (m, n)).astype(np.int32)
         expected = c + a.astype(np.int64) @ b.astype(np.int64)
@@ -84,16 +92,23 @@ def test_dpas_matches_numpy(src, dst, ops):
             memory_a = (a.reshape(-1).view(np.uint32) >> 16).astype(np.uint16)
             memory_b = (vnni(b, ops).view(np.uint32) >> 16).astype(np.uint16)
     out = np.zeros_like(c)
-    run(f"""
+    run(
+        f"""
         alloc ga[{memory_a.nbytes}] grf;
         alloc gb[{memory_b.nbytes}] grf;
         alloc gc[{c.nbytes}] grf;
         send<op=load, kind=block, space=global, type=u8, count={memory_a.nbytes}>(&A[0], &ga[0], null);
         send<op=load, kind=block, space=global, type=u8, count={memory_b.nbytes}>(&B[0], &gb[0], null);
         send<op=load, kind=block, space=global, type=u8, count={c.nbytes}>(&C[0], &gc[0], null);
-        dpas<exec_size=8, sdepth=8, rcount=8, dst_type={dst}, src1_type={src}, src2_type={src}>(&gc[0], &gc[0], &gb[0], &ga[0]);
+        dpas<exec_size=8, sdepth=8, rcount=8, dst_type={dst}, src1_type={src}, src2_type={src}>(
+            &gc[0], &gc[0], &gb[0], &ga[0]);
         send<op=store, kind=block, space=global, type=u8, count={c.nbytes}>(&OUT[0], &gc[0], null);
-    """, A=memory_a, B=memory_b, C=c, OUT=out)
+    """,
+        A=memory_a,
+        B=memory_b,
+        C=c,
+        OUT=out,
+    )
     if dst == "s32":
         np.testing.assert_array_equal(out, expected)
     else:
@@ -108,7 +123,8 @@ DPASW_TEXT = """
     send<op=load, kind=block, space=global, type=u8, count={a_bytes}>(&A[tid * {a_bytes}], &ga[0], null);
     send<op=load, kind=block, space=global, type=u8, count={b_bytes}>(&B[tid * {b_bytes}], &gb[0], null);
     send<op=load, kind=block, space=global, type=u8, count={c_bytes}>(&C[tid * {c_bytes}], &gc[0], null);
-    dpas<exec_size=8, sdepth=8, rcount={rows}, dst_type={dst}, src1_type={src}, src2_type={src}, dpasw=true>(&gc[0], &gc[0], &gb[0], &ga[0]);
+    dpas<exec_size=8, sdepth=8, rcount={rows}, dst_type={dst}, src1_type={src}, src2_type={src}, dpasw=true>(
+        &gc[0], &gc[0], &gb[0], &ga[0]);
     send<op=store, kind=block, space=global, type=u8, count={c_bytes}>(&OUT[tid * {c_bytes}], &gc[0], null);
 """
 
@@ -168,7 +184,8 @@ def test_dp4a_and_reorder_match_numpy():
     b = RNG.integers(0, 256, (8, 4)).astype(np.uint8)
     out = np.zeros(8, np.int32)
     transposed = np.zeros((4, 8), np.int32)
-    run("""
+    run(
+        """
         alloc ra[32] grf;
         alloc rb[32] grf;
         alloc rc[32] grf;
@@ -178,9 +195,15 @@ def test_dp4a_and_reorder_match_numpy():
         rc[0] = broadcast(5, 8);
         dp4a<exec_size=8, dst_type=s32, src1_type=s8, src2_type=u8>(&rc[0], &rc[0], &ra[0], &rb[0]);
         send<op=store, kind=block, space=global, type=s32, count=8>(&OUT[0], &rc[0], null);
-        reorder<src_type=s8, dst_type=s32, rows=8, cols=4, src_row_stride=4, src_col_stride=1, dst_row_stride=1, dst_col_stride=8>(&rt[0], &ra[0]);
+        reorder<src_type=s8, dst_type=s32, rows=8, cols=4, src_row_stride=4, src_col_stride=1, dst_row_stride=1,
+            dst_col_stride=8>(&rt[0], &ra[0]);
         send<op=store, kind=block, space=global, type=s32, count=32>(&T[0], &rt[0], null);
-    """, A=a, B=b, OUT=out, T=transposed)
+    """,
+        A=a,
+        B=b,
+        OUT=out,
+        T=transposed,
+    )
     np.testing.assert_array_equal(out, 5 + (a.astype(np.int64) * b.astype(np.int64)).sum(axis=1))
     np.testing.assert_array_equal(transposed, a.T)
 
@@ -189,17 +212,31 @@ def test_scattered_messages_masks_and_atomics():
     source = np.arange(32, dtype=np.float32)
     gathered = np.full(8, -1, np.float32)
     counter = np.zeros(2, np.int32)
-    run("""
+    run(
+        """
         let tid;
         alloc r[32] grf;
         alloc one[32] grf;
-        send<op=load, kind=scattered, space=global, type=f32, count=8>(&S[0], shuffle<7,6,5,4,3,2,1,0>(broadcast(0, 4), broadcast(0, 4)) + broadcast(tid, 8) * 16, &r[0], broadcast(tid == 1, 8));
-        send<op=store, kind=scattered, space=global, type=f32, count=8>(&G[0], shuffle<0,1,2,3,4,5,6,7>(broadcast(0, 4), broadcast(0, 4)) + shuffle<0,1,2,3,4,5,6,7>(broadcast(0, 4), broadcast(0, 4)), &r[0], broadcast(tid == 1, 8));
+        send<op=load, kind=scattered, space=global, type=f32, count=8>(
+            &S[0], shuffle<7,6,5,4,3,2,1,0>(broadcast(0, 4), broadcast(0, 4)) + broadcast(tid, 8) * 16, &r[0],
+            broadcast(tid == 1, 8));
+        send<op=store, kind=scattered, space=global, type=f32, count=8>(
+            &G[0],
+            shuffle<0,1,2,3,4,5,6,7>(broadcast(0, 4), broadcast(0, 4))
+              + shuffle<0,1,2,3,4,5,6,7>(broadcast(0, 4), broadcast(0, 4)),
+            &r[0], broadcast(tid == 1, 8));
         one[0] = broadcast(1, 8);
-        send<op=atomic, kind=scattered, space=global, type=s32, count=8, atomic=add>(&CNT[0], broadcast(0, 8), &one[0], null);
-        send<op=atomic, kind=scattered, space=global, type=s32, count=1, atomic=inc>(&CNT[4], broadcast(0, 1) + 0, null, null);
-    """.replace("broadcast(0, 1) + 0", "0"), threads=4, tid=np.arange(4, dtype=np.int32),
-        S=source, G=gathered, CNT=counter)
+        send<op=atomic, kind=scattered, space=global, type=s32, count=8, atomic=add>(
+            &CNT[0], broadcast(0, 8), &one[0], null);
+        send<op=atomic, kind=scattered, space=global, type=s32, count=1, atomic=inc>(
+            &CNT[4], broadcast(0, 1) + 0, null, null);
+    """.replace("broadcast(0, 1) + 0", "0"),
+        threads=4,
+        tid=np.arange(4, dtype=np.int32),
+        S=source,
+        G=gathered,
+        CNT=counter,
+    )
     assert gathered[0] == 4.0 and np.all(gathered[1:] == -1)  # only thread 1 stored, all 8 lanes to one address
     assert counter.tolist() == [4 * 8, 4]
 

@@ -15,24 +15,32 @@ from xegen import EvaluationError, ir
 def test_scattered_load_skips_bounds_checks_of_masked_lanes():
     a = np.arange(8, dtype=np.float32)
     out = np.zeros(4, np.float32)
-    ir.execute(ir.parse_stmt("""
+    ir.execute(
+        ir.parse_stmt("""
         alloc r[16] grf;
         r[0] = broadcast(-1.0, 4);
-        send<op=load, kind=scattered, space=global, type=f32, count=4>(&A[0], shuffle<0,1,2,3>(-8, 4, 400, 28), &r[0], shuffle<0,1,2,3>(false, true, false, true));
+        send<op=load, kind=scattered, space=global, type=f32, count=4>(
+            &A[0], shuffle<0,1,2,3>(-8, 4, 400, 28), &r[0], shuffle<0,1,2,3>(false, true, false, true));
         OUT[0] = r.f32x4[0];
-    """), buffers={"A": a, "OUT": out})
+    """),
+        buffers={"A": a, "OUT": out},
+    )
     np.testing.assert_array_equal(out, [-1.0, 1.0, -1.0, 7.0])
 
 
 def test_block_load_with_element_mask_skips_masked_elements():
     a = np.arange(4, dtype=np.int32)
     out = np.zeros(4, np.int32)
-    ir.execute(ir.parse_stmt("""
+    ir.execute(
+        ir.parse_stmt("""
         alloc r[16] grf;
         r[0] = broadcast(9, 4);
-        send<op=load, kind=block, space=global, type=s32, count=4>(&A[8], &r[0], shuffle<0,1,2,3>(true, true, false, false));
+        send<op=load, kind=block, space=global, type=s32, count=4>(
+            &A[8], &r[0], shuffle<0,1,2,3>(true, true, false, false));
         OUT[0] = r.s32x4[0];
-    """), buffers={"A": a, "OUT": out})
+    """),
+        buffers={"A": a, "OUT": out},
+    )
     np.testing.assert_array_equal(out, [2, 3, 9, 9])
 
 

@@ -32,7 +32,9 @@ def expression_and_samples(draw):
     env = {}
     for v in variables:
         edges = edge_values(v.type)
-        values = edges + draw(st.lists(int_values(v.type), min_size=samples - len(edges), max_size=samples - len(edges)))
+        values = edges + draw(
+            st.lists(int_values(v.type), min_size=samples - len(edges), max_size=samples - len(edges))
+        )
         values = draw(st.permutations(values))
         env[v.name] = values
     return e, env, samples
@@ -88,7 +90,7 @@ def test_every_operator_of_every_type_on_all_pairs_of_edge_values(t, data):
     values = edge_values(t) + data.draw(st.lists(int_values(t), min_size=6, max_size=6))
     x, y = ir.var("x", t), ir.var("y", t)
     cases = [(ir.Unary(op, x), {"x": values}) for op in ("neg", "bitnot")]
-    pairs = dict(zip("xy", every_pair(values)))
+    pairs = dict(zip("xy", every_pair(values), strict=True))
     cases += [(ir.Binary(op, x, y), pairs) for op in ir.expr.BINARY_OPS if op not in ("land", "lor")]
     for count_type in INT_TYPES:  # shift counts of every type: their low bits count
         counts = edge_values(count_type) + list(range(t.bits - 2, t.bits + 3))
@@ -96,8 +98,11 @@ def test_every_operator_of_every_type_on_all_pairs_of_edge_values(t, data):
         for op in ("shl", "shr"):
             cases.append((ir.Binary(op, x, ir.var("c", count_type)), {"x": xs, "c": cs}))
     small = values[:9]
-    triples = {"x": [a for a in small for _ in small for _ in small], "y": [b for _ in small for b in small for _ in small],
-               "z": [c for _ in small for _ in small for c in small]}
+    triples = {
+        "x": [a for a in small for _ in small for _ in small],
+        "y": [b for _ in small for b in small for _ in small],
+        "z": [c for _ in small for _ in small for c in small],
+    }
     cases += [(ir.Ternary(op, x, y, ir.var("z", t)), triples) for op in ir.expr.TERNARY_OPS]
     cases += [(ir.Cast(to, x, saturate), {"x": values}) for to in INT_TYPES for saturate in (False, True)]
     cases += [(ir.Select(ir.Binary("lt", x, y), x, y), pairs)]
@@ -110,15 +115,28 @@ def test_every_operator_of_every_type_on_all_pairs_of_edge_values(t, data):
         assert got == numpy_oracle.as_python(numpy_oracle.evaluate(e, patterns), e.type), str(e)
 
 
-@pytest.mark.parametrize("text, expected", [
-    # worked by hand from docs/ir.md, one per rule the bit-pattern oracle restates
-    ("(s8)-128:s8 / (s8)-1", 128), ("div.s8(-128:s8, -1:s8)", -128), ("mod.s8(-128:s8, -1:s8)", 0), ("div.u16(7:u16, 0:u16)", 65535),
-    ("mod.s64(-7:s64, 0:s64)", -7), ("div.s64(-9223372036854775808:s64, -1:s64)", -9223372036854775808),
-    ("shr.s16(-32768:s16, 17:s16)", -16384), ("shr.u16(32768:u16, 17:u16)", 16384),
-    ("shl.s8(1:s8, 7:s8)", -128), ("(sat u8)-1", 0), ("(sat s8)200:u8", 127),
-    ("(sat u32)-9223372036854775808:s64", 0), ("(sat s64)18446744073709551615:u64", 9223372036854775807),
-    ("(u16)-1:s8", 65535), ("min.u64(18446744073709551615:u64, 1:u64)", 1), ("mad.s8(1:s8, 16:s8, 8:s8)", -127),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # worked by hand from docs/ir.md, one per rule the bit-pattern oracle restates
+        ("(s8)-128:s8 / (s8)-1", 128),
+        ("div.s8(-128:s8, -1:s8)", -128),
+        ("mod.s8(-128:s8, -1:s8)", 0),
+        ("div.u16(7:u16, 0:u16)", 65535),
+        ("mod.s64(-7:s64, 0:s64)", -7),
+        ("div.s64(-9223372036854775808:s64, -1:s64)", -9223372036854775808),
+        ("shr.s16(-32768:s16, 17:s16)", -16384),
+        ("shr.u16(32768:u16, 17:u16)", 16384),
+        ("shl.s8(1:s8, 7:s8)", -128),
+        ("(sat u8)-1", 0),
+        ("(sat s8)200:u8", 127),
+        ("(sat u32)-9223372036854775808:s64", 0),
+        ("(sat s64)18446744073709551615:u64", 9223372036854775807),
+        ("(u16)-1:s8", 65535),
+        ("min.u64(18446744073709551615:u64, 1:u64)", 1),
+        ("mad.s8(1:s8, 16:s8, 8:s8)", -127),
+    ],
+)
 def test_the_numpy_oracle_knows_the_rules(text, expected):
     e = ir.parse_expr(text)
     assert numpy_oracle.as_python(numpy_oracle.evaluate(e, {}), e.type) == [expected]
@@ -185,7 +203,10 @@ def test_f16_and_bf16_arithmetic_round_once(a, b):
             continue
         got_add = ir.evaluate(ir.Binary("add", ir.FloatImm(x, t), ir.FloatImm(y, t))).item()
         got_mul = ir.evaluate(ir.Binary("mul", ir.FloatImm(x, t), ir.FloatImm(y, t))).item()
-        expected_add, expected_mul = rounder(float(Fraction(x) + Fraction(y))), rounder(float(Fraction(x) * Fraction(y)))
+        expected_add, expected_mul = (
+            rounder(float(Fraction(x) + Fraction(y))),
+            rounder(float(Fraction(x) * Fraction(y))),
+        )
         if expected_add is not None:
             assert got_add == expected_add
         if expected_mul is not None:
@@ -254,10 +275,13 @@ def test_float_mad_is_rounded_once(a, b, c, t, expected):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from((ir.F16, ir.BF16, ir.F32)), st.lists(st.floats(width=32, allow_nan=False), min_size=3, max_size=3),
-       st.lists(st.integers(-40, 40), min_size=3, max_size=3))
+@given(
+    st.sampled_from((ir.F16, ir.BF16, ir.F32)),
+    st.lists(st.floats(width=32, allow_nan=False), min_size=3, max_size=3),
+    st.lists(st.integers(-40, 40), min_size=3, max_size=3),
+)
 def test_float_mad_matches_exact_rounding(t, values, scales):
-    a, b, c = (semantics.round_float(v * 2.0**k, t) for v, k in zip(values, scales))
+    a, b, c = (semantics.round_float(v * 2.0**k, t) for v, k in zip(values, scales, strict=True))
     if not all(math.isfinite(v) for v in (a, b, c)):
         return
     expected = exact_mad(a, b, c, t)

@@ -36,7 +36,9 @@ def check_static_counts(compiled: CompiledKernel, grid, executions, scalars=None
                  if e is not None for node in ir.walk(e) if isinstance(node, ir.Load)]
         assert loads, "static counting failed on a kernel whose branches read no memory"
         return
-    assert static == tuple(executions), [(i, a, b) for i, (a, b) in enumerate(zip(static, executions)) if a != b][:8]
+    assert static == tuple(executions), [
+        (i, a, b) for i, (a, b) in enumerate(zip(static, executions, strict=False)) if a != b
+    ][:8]
 
 
 def run_conv_ir(kernel: Kernel, body: ir.Stmt, tensors) -> dict:
@@ -81,7 +83,7 @@ def thread_env(spec: KernelSpec, grid) -> tuple[dict, np.ndarray, int]:
     env = {}
     for names, value, shape in ((spec.thread_ids, local, spec.thread_group), (spec.group_ids, group, grid)):
         below = 1
-        for name, size in zip(names, shape):
+        for name, size in zip(names, shape, strict=True):
             env[name] = ((value // below) % size).astype(np.int32)
             below *= size
     return env, group, threads

@@ -117,7 +117,8 @@ send<op=load, kind=block, space=global, type=f32, count=16>(&x[0], &c[0], null);
 send<op=load, kind=block, space=global, type=f32, count=16>(&x[0], &d[0], null);
 send<op=load, kind=block, space=global, type=f32, count=16>(&x[64], &b[0], null);
 send<op=load, kind=block, space=global, type=f32, count=8>(&x[128], &a[0], null);
-mad<exec_size=16, dst_type=f32, src1_type=f32, src2_type=f32, src1_stride=1, src2_stride=0>(&c[0], &c[0], &b[0], &a[{k}]);
+mad<exec_size=16, dst_type=f32, src1_type=f32, src2_type=f32, src1_stride=1, src2_stride=0>(
+    &c[0], &c[0], &b[0], &a[{k}]);
 send<op=store, kind=block, space=global, type=f32, count=16>(&out[0], &c[0], null);
 send<op=store, kind=block, space=global, type=f32, count=16>(&out[64], &d[0], null);
 """

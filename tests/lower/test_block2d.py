@@ -23,7 +23,8 @@ SURFACE = 64  # byte offset of the surface in `x` (the simulator's buffers start
 
 KERNEL = """
 alloc r[{reg_bytes}] grf;
-send<op=load, kind=block2d, space=global, type={t}, count={width}, elems={rows}, width={sw}, height={sh}, pitch={pitch}, transform={transform}>(&x[{surface}], {x}, {y}, &r[0], {mask});
+send<op=load, kind=block2d, space=global, type={t}, count={width}, elems={rows}, width={sw}, height={sh},
+    pitch={pitch}, transform={transform}>(&x[{surface}], {x}, {y}, &r[0], {mask});
 send<op=store, kind=block, space=global, type=u8, count={reg_bytes}>(&out[group_id0 * {reg_bytes}], &r[0], null);
 """
 
@@ -98,9 +99,11 @@ def test_block2d_loads_match_numpy_and_the_simulator_matches_the_interpreter(cas
 
 RUN_TIME = """
 alloc r[512] grf;
-send<op=prefetch, kind=block2d, space=global, type=u16, count=16, elems=16, width=128, height=33, pitch=128, transform=vnni>(&x[64], group_id0 * 8 - 4, group_id0 * 16 - 8, null, null);
+send<op=prefetch, kind=block2d, space=global, type=u16, count=16, elems=16, width=128, height=33, pitch=128,
+    transform=vnni>(&x[64], group_id0 * 8 - 4, group_id0 * 16 - 8, null, null);
 r[0] = broadcast(-1, 128);
-send<op=load, kind=block2d, space=global, type=u16, count=16, elems=16, width=128, height=33, pitch=128, transform=vnni>(&x[64], group_id0 * 8 - 4, group_id0 * 16 - 8, &r[0], group_id0 != 2);
+send<op=load, kind=block2d, space=global, type=u16, count=16, elems=16, width=128, height=33, pitch=128,
+    transform=vnni>(&x[64], group_id0 * 8 - 4, group_id0 * 16 - 8, &r[0], group_id0 != 2);
 send<op=store, kind=block, space=global, type=u8, count=512>(&out[group_id0 * 512], &r[0], null);
 """
 

@@ -44,7 +44,9 @@ def check_layer(layer: int, direction: str, dt: str, hw: str, optimize: bool, to
     for name in got:
         assert np.array_equal(got[name], expected[name], equal_nan=True), f"{name} differs from the interpreter"
     assert compiled.stats.fma_instructions >= 1
-    assert compiled.stats.inner_loop_instructions == 0 or compiled.stats.inner_loop_fma >= 1  # ramps may unroll short loops
+    assert (
+        compiled.stats.inner_loop_instructions == 0 or compiled.stats.inner_loop_fma >= 1
+    )  # ramps may unroll short loops
     if tools:
         assert iga_report(compiled.code, hw) == ""
         valid, report = ocloc_validate(compiled.zebin())

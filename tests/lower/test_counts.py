@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from xegen import sim
-from xegen.lower import compile_kernel
 from xegen.errors import UnsupportedError
+from xegen.lower import compile_kernel
 
 from ..lower.harness import hand_spec
 

@@ -24,7 +24,7 @@ def run_expressions(hw: str, expressions, seed: int) -> None:
     with np.errstate(all="ignore"):
         simulated, interpreted, _ = run_both(spec, hw, {"inp": inputs, "out": out}, grid=(THREADS, 1, 1))
     for e, got, want in zip(expressions, X.results(simulated["out"], expressions, THREADS),
-                            X.results(interpreted["out"], expressions, THREADS)):
+                            X.results(interpreted["out"], expressions, THREADS), strict=True):
         assert X.same(got, want), f"{e}: simulator {got[:4].ravel()} vs interpreter {want[:4].ravel()}"
 
 

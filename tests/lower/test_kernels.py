@@ -13,8 +13,8 @@ import pytest
 
 from xegen import ir, sim
 from xegen.errors import UnsupportedError
-from xegen.lower import compile_kernel
 from xegen.ir.types import S32
+from xegen.lower import compile_kernel
 from xegen.oracles import ocloc_validate
 
 from .harness import hand_spec, iga_report, run_both
@@ -42,12 +42,14 @@ def check(spec, hw, buffers, scalars=None, grid=(1, 1, 1), expect_changed=("out"
 
 ARITHMETIC = """
 alloc r[256] grf;
-send<op=load, kind=block, space=global, type=f32, count=16>(&x[(group_id0 * 4 + thread_id1 * 2 + thread_id0) * 64], &r[0], null);
+send<op=load, kind=block, space=global, type=f32, count=16>(
+    &x[(group_id0 * 4 + thread_id1 * 2 + thread_id0) * 64], &r[0], null);
 let v = r.f32x16[0];
 r[64] = mad(v, broadcast(0.5, 16), v * v) - max(v, broadcast(1.0, 16));
 r[128] = (s32x16)(v * broadcast(3.0, 16)) / broadcast(3, 16) % broadcast(5, 16);
 r[192] = v < broadcast(0.0, 16) ? broadcast(-2.0, 16) : min(v, broadcast(2.5, 16));
-send<op=store, kind=block, space=global, type=f32, count=48>(&out[(group_id0 * 4 + thread_id1 * 2 + thread_id0) * 192], &r[64], null);
+send<op=store, kind=block, space=global, type=f32, count=48>(
+    &out[(group_id0 * 4 + thread_id1 * 2 + thread_id0) * 192], &r[64], null);
 """
 
 
@@ -157,7 +159,8 @@ send<op=load, kind=block, space=global, type={t}, count={count}>(&x[{start}], &r
 send<op=load, kind=block, space=global, type={t}, count={count}>(&x[{start} + 4], &r[{second}], group_id0 > 0);
 send<op=prefetch, kind=block, space=global, type={t}, count={count}>(&x[{start}], null, null);
 send<op=store, kind=block, space=global, type={t}, count={count}>(&out[group_id0 * {bytes}], &r[0], null);
-send<op=store, kind=block, space=global, type={t}, count={count}>(&out[(group_id0 + 2) * {bytes}], &r[{second}], group_id0 != 1);
+send<op=store, kind=block, space=global, type={t}, count={count}>(
+    &out[(group_id0 + 2) * {bytes}], &r[{second}], group_id0 != 1);
 """
 
 
@@ -179,7 +182,8 @@ alloc r[512] grf;
 r[0] = broadcast(-1, 128);
 let offsets = shuffle<{lanes}>(0) * broadcast({stride}, {count}) + broadcast(group_id0 * 8, {count});
 send<op=load, kind=scattered, space=global, type={t}, count={count}, elems={elems}>(&x[4], offsets, &r[0], {mask});
-send<op=store, kind=scattered, space=global, type={t}, count={count}, elems={elems}>(&out[group_id0 * 512], offsets, &r[0], {mask});
+send<op=store, kind=scattered, space=global, type={t}, count={count}, elems={elems}>(
+    &out[group_id0 * 512], offsets, &r[0], {mask});
 """
 
 
@@ -211,7 +215,8 @@ send<op=store, kind=block, space=slm, type=s32, count=8>(&tile[me * 32], &r[0], 
 fence<space=slm>();
 barrier();
 send<op=load, kind=block, space=slm, type=s32, count=8>(&tile[((me + 1) % 4) * 32], &r[32], null);
-send<op=load, kind=scattered, space=slm, type=s32, count=8>(&tile[0], shuffle<0,1,2,3,4,5,6,7>(0, 36, 72, 108, 4, 40, 76, 112), &r[64], null);
+send<op=load, kind=scattered, space=slm, type=s32, count=8>(
+    &tile[0], shuffle<0,1,2,3,4,5,6,7>(0, 36, 72, 108, 4, 40, 76, 112), &r[64], null);
 signal();
 r[96] = r.s32x8[32] + r.s32x8[64];
 wait();
@@ -231,11 +236,16 @@ let me = thread_id0;
 r[0] = broadcast(me + 1, 8) + shuffle<0,1,2,3,4,5,6,7>(0, 1, 2, 3, 4, 5, 6, 7);
 r[32] = broadcast(3, 8);
 r[64] = (f32x8)r.s32x8[0];
-send<op=atomic, kind=scattered, space=global, type=s32, count=8, atomic=add>(&counts[0], shuffle<0,1,2,3,4,5,6,7>(0, 4, 8, 12, 0, 4, 8, 12), &r[0], null);
-send<op=atomic, kind=scattered, space=global, type=s32, count=8, atomic=max>(&counts[16], shuffle<0,1,2,3,4,5,6,7>(0, 0, 0, 0, 0, 0, 0, 0), &r[0], null);
-send<op=atomic, kind=scattered, space=global, type=s32, count=4, atomic=inc>(&counts[20], shuffle<0,1,2,3>(0, 4, 8, 12), null, me != 1);
-send<op=atomic, kind=scattered, space=global, type=s32, count=8, atomic=cmpxchg>(&counts[36], shuffle<0,1,2,3,4,5,6,7>(0, 4, 8, 12, 16, 20, 24, 28), &r[32], null);
-send<op=atomic, kind=scattered, space=global, type=f32, count=8, atomic=fadd>(&sums[0], shuffle<0,1,2,3,4,5,6,7>(0, 4, 0, 4, 8, 8, 8, 12), &r[64], null);
+send<op=atomic, kind=scattered, space=global, type=s32, count=8, atomic=add>(
+    &counts[0], shuffle<0,1,2,3,4,5,6,7>(0, 4, 8, 12, 0, 4, 8, 12), &r[0], null);
+send<op=atomic, kind=scattered, space=global, type=s32, count=8, atomic=max>(
+    &counts[16], shuffle<0,1,2,3,4,5,6,7>(0, 0, 0, 0, 0, 0, 0, 0), &r[0], null);
+send<op=atomic, kind=scattered, space=global, type=s32, count=4, atomic=inc>(
+    &counts[20], shuffle<0,1,2,3>(0, 4, 8, 12), null, me != 1);
+send<op=atomic, kind=scattered, space=global, type=s32, count=8, atomic=cmpxchg>(
+    &counts[36], shuffle<0,1,2,3,4,5,6,7>(0, 4, 8, 12, 16, 20, 24, 28), &r[32], null);
+send<op=atomic, kind=scattered, space=global, type=f32, count=8, atomic=fadd>(
+    &sums[0], shuffle<0,1,2,3,4,5,6,7>(0, 4, 0, 4, 8, 8, 8, 12), &r[64], null);
 """
 
 
@@ -258,8 +268,10 @@ if (thread_id0 == 0) {
 fence<space=slm>();
 barrier();
 r[0] = broadcast(thread_id0 + 1, 8);
-send<op=atomic, kind=scattered, space=slm, type=s32, count=8, atomic=add>(&totals[0], shuffle<0,1,2,3,4,5,6,7>(0, 4, 8, 12, 0, 4, 8, 12), &r[0], null);
-send<op=atomic, kind=scattered, space=slm, type=u32, count=8, atomic=min>(&totals[16], shuffle<0,1,2,3,4,5,6,7>(0, 0, 4, 4, 8, 8, 12, 12), &r[0], null);
+send<op=atomic, kind=scattered, space=slm, type=s32, count=8, atomic=add>(
+    &totals[0], shuffle<0,1,2,3,4,5,6,7>(0, 4, 8, 12, 0, 4, 8, 12), &r[0], null);
+send<op=atomic, kind=scattered, space=slm, type=u32, count=8, atomic=min>(
+    &totals[16], shuffle<0,1,2,3,4,5,6,7>(0, 0, 4, 4, 8, 8, 12, 12), &r[0], null);
 barrier();
 send<op=load, kind=block, space=slm, type=s32, count=16>(&totals[0], &r[0], null);
 send<op=store, kind=block, space=global, type=s32, count=16>(&out[(group_id0 * 4 + thread_id0) * 64], &r[0], null);
@@ -303,8 +315,10 @@ alloc c[64] grf;
 send<op=load, kind=block, space=global, type=s32, count=16>(&x[0], &a[0], null);
 send<op=load, kind=block, space=global, type=s32, count=16>(&y[0], &b[0], null);
 c[0] = broadcast(100, 16);
-dp4a<exec_size=16, dst_type=s32, src1_type={s1}, src2_type={s2}, src1_stride=1, src2_stride=0>(&c[0], &c[0], &a[0], &b[8]);
-dp4a<exec_size=8, dst_type=s32, src1_type={s2}, src2_type={s1}, src1_stride=0, src2_stride=2>(&c[32], null, &b[0], &a[0]);
+dp4a<exec_size=16, dst_type=s32, src1_type={s1}, src2_type={s2}, src1_stride=1, src2_stride=0>(
+    &c[0], &c[0], &a[0], &b[8]);
+dp4a<exec_size=8, dst_type=s32, src1_type={s2}, src2_type={s1}, src1_stride=0, src2_stride=2>(
+    &c[32], null, &b[0], &a[0]);
 send<op=store, kind=block, space=global, type=s32, count=16>(&out[0], &c[0], null);
 """
 
@@ -345,7 +359,11 @@ def test_dpas(hw, t, dt, m):
     rng = np.random.default_rng(4)
     if t in ("f16", "bf16"):
         values = rng.integers(-4, 5, a_bytes // 2 + b_bytes // 2).astype(np.float32)
-        words = values.astype(np.float16).view(np.uint16) if t == "f16" else (values.view(np.uint32) >> 16).astype(np.uint16)
+        words = (
+            values.astype(np.float16).view(np.uint16)
+            if t == "f16"
+            else (values.view(np.uint32) >> 16).astype(np.uint16)
+        )
         raw = words.view(np.uint8)
     else:
         raw = rng.integers(0, 256, a_bytes + b_bytes, dtype=np.uint8)
@@ -363,7 +381,8 @@ alloc b[{b_bytes}] grf;
 send<op=load, kind=block, space=global, type=u8, count={a_bytes}>(&x[thread * {a_bytes}], &a[0], null);
 send<op=load, kind=block, space=global, type=u8, count={b_bytes}>(&y[thread * {b_bytes}], &b[0], null);
 send<op=load, kind=block, space=global, type={dt}, count={acc_count}>(&z[thread * {acc_bytes}], &acc[0], null);
-dpas<exec_size=8, sdepth=8, rcount={m}, dst_type={dt}, src1_type={t}, src2_type={t}, dpasw=true>(&acc[0], &acc[0], &b[0], &a[0]);
+dpas<exec_size=8, sdepth=8, rcount={m}, dst_type={dt}, src1_type={t}, src2_type={t}, dpasw=true>(
+    &acc[0], &acc[0], &b[0], &a[0]);
 send<op=store, kind=block, space=global, type={dt}, count={acc_count}>(&out[thread * {acc_bytes}], &acc[0], null);
 """
 
@@ -405,9 +424,12 @@ alloc s[256] grf;
 alloc d[1024] grf;
 send<op=load, kind=block, space=global, type=u8, count=256>(&x[0], &s[0], null);
 d[0] = broadcast(0, 256);
-reorder<src_type={st}, dst_type={dt}, rows=4, cols=8, src_row_stride=8, src_col_stride=1, dst_row_stride=16, dst_col_stride=1, saturate={sat}>(&d[0], &s[0]);
-reorder<src_type={st}, dst_type={dt}, rows=8, cols=4, src_row_stride=1, src_col_stride=8, dst_row_stride=4, dst_col_stride=1, saturate={sat}>(&d[256], &s[0]);
-reorder<src_type={st}, dst_type={dt}, rows=4, cols=4, src_row_stride=4, src_col_stride=1, dst_row_stride=16, dst_col_stride=2, saturate={sat}>(&d[384], &s[0]);
+reorder<src_type={st}, dst_type={dt}, rows=4, cols=8, src_row_stride=8, src_col_stride=1, dst_row_stride=16,
+    dst_col_stride=1, saturate={sat}>(&d[0], &s[0]);
+reorder<src_type={st}, dst_type={dt}, rows=8, cols=4, src_row_stride=1, src_col_stride=8, dst_row_stride=4,
+    dst_col_stride=1, saturate={sat}>(&d[256], &s[0]);
+reorder<src_type={st}, dst_type={dt}, rows=4, cols=4, src_row_stride=4, src_col_stride=1, dst_row_stride=16,
+    dst_col_stride=2, saturate={sat}>(&d[384], &s[0]);
 send<op=store, kind=block, space=global, type=u8, count=1024>(&out[0], &d[0], null);
 """
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from xegen import hw
+from xegen.build import check_ir
 from xegen.conv import make_problem
 from xegen.errors import ConfigError
-from xegen.build import check_ir
 from xegen.pipeline import build_kernel
 from xegen.plan import choose_config, formulate, parse_overrides
 from xegen.plan.heuristic import config_space

@@ -9,7 +9,13 @@ from xegen.build.builder import copy_tile
 from xegen.ir import Var
 from xegen.ir.types import BF16, F16, PTR, S8, U32
 from xegen.plan.tiles import (
-    dense_layout, dpas_a_layout, dword_groups, line_layout, packed_layout, vector_line_layout, vnni_layout,
+    dense_layout,
+    dpas_a_layout,
+    dword_groups,
+    line_layout,
+    packed_layout,
+    vector_line_layout,
+    vnni_layout,
 )
 
 GRF = 32

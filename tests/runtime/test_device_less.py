@@ -36,7 +36,7 @@ def compile_cases(layers, configs=CONFIGS) -> dict[str, list[xegen.Kernel]]:
 def check_accepted(hw: str, kernels: list[xegen.Kernel]) -> None:
     results = accept(hw, [kernel.launch for kernel in kernels])
     assert len(results) == len(kernels)
-    for kernel, result in zip(kernels, results):
+    for kernel, result in zip(kernels, results, strict=True):
         where = f"{kernel.problem} on {hw}"
         assert result.error == "", where
         facts = result.facts

@@ -26,7 +26,24 @@ from hypothesis import strategies as st
 
 from xegen import ir
 from xegen.ir import (
-    Alloc, Barrier, Call, Fence, For, Let, Mad, Reorder, S32, Send, Stmt, Var, buffer, const, load, ptr, seq, store,
+    S32,
+    Alloc,
+    Barrier,
+    Call,
+    Fence,
+    For,
+    Let,
+    Mad,
+    Reorder,
+    Send,
+    Stmt,
+    Var,
+    buffer,
+    const,
+    load,
+    ptr,
+    seq,
+    store,
 )
 
 INPUT_WORDS = 512
@@ -142,7 +159,7 @@ def _mad(draw, registers: tuple[str, ...], targets: tuple[str, ...] = ()) -> Stm
     stride1, stride2 = draw(st.sampled_from([0, 1, 2])), draw(st.sampled_from([0, 1]))
     func = Mad(exec_size, S32, S32, S32, stride1, stride2)
     words = [draw(st.sampled_from([0, 8, 16])) for _ in range(4)]
-    return Call(func, tuple(ptr(buffer(r), w * 4) for r, w in zip((dst, src0, src1, src2), words)))
+    return Call(func, tuple(ptr(buffer(r), w * 4) for r, w in zip((dst, src0, src1, src2), words, strict=True)))
 
 
 @st.composite

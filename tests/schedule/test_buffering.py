@@ -15,17 +15,32 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from xegen import ir
-from xegen import hw
+from xegen import hw, ir
 from xegen.build import check_ir, run_ir
 from xegen.conv import make_problem, random_inputs
 from xegen.errors import ConfigError, UnsupportedError
-from xegen.ir import Alloc, Barrier, Call, For, Names, Send, Signal, Wait, walk
+from xegen.ir import (
+    S32,
+    Alloc,
+    Barrier,
+    Call,
+    Fence,
+    For,
+    Mad,
+    Names,
+    Send,
+    Signal,
+    Var,
+    Wait,
+    buffer,
+    const,
+    ptr,
+    seq,
+    walk,
+)
+from xegen.ir.memory import UnfencedSlmWriteError
 from xegen.pipeline import build_kernel
 from xegen.schedule import innermost_loops, loop_graph, multi_buffer, multi_buffer_graph
-
-from xegen.ir import Fence, Mad, S32, Var, buffer, const, ptr, seq
-from xegen.ir.memory import UnfencedSlmWriteError
 from xegen.schedule import pipeline as linearization
 
 from .bodies import INP, TID, Kernel, _epilogue, _prologue, _wrap, run, staged_kernels

@@ -11,13 +11,13 @@ import pytest
 from xegen import cli, hw, pipeline
 from xegen.conv import make_problem
 from xegen.errors import Error
-from xegen.ir import Call, For, Names, S32, Send, Var, buffer, const, load, ptr, seq, store
+from xegen.ir import S32, Call, For, Names, Send, Var, buffer, const, load, ptr, seq, store
 from xegen.lower import RegisterAllocationError
 from xegen.pipeline import build_kernel
 from xegen.schedule import GraphDump, build_graph, flatten_loop, to_dot
 from xegen.schedule import dot as dot_module
 
-I = Var("i")
+IDX = Var("i")
 R0, R1, SRC = buffer("r0"), buffer("r1"), buffer("src")
 
 
@@ -28,7 +28,7 @@ def small_graph():
                store(R1, 32, load(R0, 0, "s32x8") + load(R1, 0, "s32x8")))
     from xegen.ir import Let
 
-    loop = For(I, const(0), const(4), Let(k, I * 8, body))
+    loop = For(IDX, const(0), const(4), Let(k, IDX * 8, body))
     return build_graph(flatten_loop(loop, Names(loop)), hw.XEHPG, {"r0": "grf", "r1": "grf"})
 
 

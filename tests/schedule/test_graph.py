@@ -11,15 +11,31 @@ from hypothesis import strategies as st
 from xegen import hw, ir
 from xegen.errors import UnsupportedError
 from xegen.ir import (
-    Barrier, Call, Fence, For, Let, Mad, Names, Reorder, S32, Send, Var, buffer, const, load, ptr, seq, store,
+    S32,
+    Barrier,
+    Call,
+    Fence,
+    For,
+    Let,
+    Mad,
+    Names,
+    Reorder,
+    Send,
+    Var,
+    buffer,
+    const,
+    load,
+    ptr,
+    seq,
+    store,
 )
 from xegen.schedule import BufferTable, LoopBody, build_graph, flatten_loop, innermost_loops
-from xegen.schedule.graph import give_copies, restructure
 from xegen.schedule.access import accesses, static_bytes
+from xegen.schedule.graph import give_copies, restructure
 
 from .bodies import loop_kernels, staged_kernels
 
-I = Var("i")
+IDX = Var("i")
 R0, R1, R2, R3, SH, SRC = (buffer(n) for n in ("r0", "r1", "r2", "r3", "sh", "src"))
 KINDS = {"r0": "grf", "r1": "grf", "r2": "grf", "r3": "grf", "sh": "slm", "src": "global"}
 
@@ -28,7 +44,7 @@ def graph_of(*stmts, lets=(), kinds=KINDS, copies=None):
     body = seq(*stmts)
     for var, value in reversed(lets):
         body = Let(var, value, body)
-    loop = For(I, const(0), const(4), body)
+    loop = For(IDX, const(0), const(4), body)
     flat = flatten_loop(loop, Names(loop))
     graph = build_graph(flat, hw.XEHPG, kinds)
     for name, count in (copies or {}).items():
@@ -43,7 +59,7 @@ def edges(graph):
 
 
 def load_global(target, offset, count=8):
-    return Call(Send("load", "block", "global", S32, count), (ptr(SRC, I * 32), ptr(target, offset), None))
+    return Call(Send("load", "block", "global", S32, count), (ptr(SRC, IDX * 32), ptr(target, offset), None))
 
 
 def test_byte_ranges_decide_dependences():
@@ -65,7 +81,7 @@ def test_byte_ranges_decide_dependences():
 def test_accumulation_is_a_loop_carried_dependence_of_distance_one():
     # mad r2[0:32) += r1[0:32) * r1[32] (broadcast): reads and writes its own accumulator
     mad = Call(Mad(8, S32, S32, S32, 1, 0), (ptr(R2, 0), ptr(R2, 0), ptr(R1, 0), ptr(R1, 32)))
-    fill = store(R1, 0, ir.Broadcast(I, 8))
+    fill = store(R1, 0, ir.Broadcast(IDX, 8))
     _, graph = graph_of(fill, mad)
     found = edges(graph)
     assert found[(1, 1)] == (("RAW", "WAW"), 1)  # acc: iteration i+1 reads and rewrites what i wrote
@@ -96,12 +112,12 @@ def test_dpas_reads_rcount_rows_of_a_and_dpasw_its_half(dpasw, a_bytes):
     dpas = Call(f, (ptr(R2, 0), ptr(R2, 0), ptr(R1, 0), ptr(R0, 0)))
     a = [x for x in accesses(dpas) if not x.write and x.buffer.name == "r0"][0]
     assert static_bytes(a).tolist() == list(range(a_bytes))
-    _, graph = graph_of(dpas, store(R0, 4 * 32, ir.Broadcast(I, 8)))
+    _, graph = graph_of(dpas, store(R0, 4 * 32, ir.Broadcast(IDX, 8)))
     assert ((1, 0) in edges(graph)) == (not dpasw)
 
 
 def test_barriers_keep_slm_accesses_on_their_side_but_let_registers_move():
-    slm_store = Call(Send("store", "block", "slm", S32, 8), (ptr(SH, I * 0), ptr(R0, 0), None))
+    slm_store = Call(Send("store", "block", "slm", S32, 8), (ptr(SH, IDX * 0), ptr(R0, 0), None))
     slm_load = Call(Send("load", "block", "slm", S32, 8), (ptr(SH, 32), ptr(R1, 0), None))
     compute = store(R2, 0, load(R3, 0, "s32x8"))
     _, graph = graph_of(slm_store, Call(Fence("slm")), Call(Barrier()), slm_load, Call(Barrier()), compute)
@@ -124,7 +140,7 @@ def test_multi_buffered_buffers_conflict_only_every_r_iterations():
 def test_lets_are_header_nodes_feeding_their_users():
     k_start, row = Var("k_start"), Var("row")
     s0 = Call(Send("load", "block", "global", S32, 8), (ptr(SRC, row * 4), ptr(R0, 0), None))
-    flat, graph = graph_of(s0, lets=[(k_start, I * 16), (row, k_start + 3)])
+    flat, graph = graph_of(s0, lets=[(k_start, IDX * 16), (row, k_start + 3)])
     header = [n for n, d in graph.nodes(data=True) if d["kind"] == "let"]
     assert [graph.nodes[n]["var"].name for n in header] == ["k_start", "row"]
     assert all(graph.nodes[n]["label"] == "header" for n in header)
@@ -134,15 +150,15 @@ def test_lets_are_header_nodes_feeding_their_users():
 
 def test_flattening_renames_a_let_that_would_capture_an_outer_variable():
     n = Var("n")
-    inner = Let(n, I * 2, store(R0, 0, n))  # shadows the outer n used by the loop bound
-    loop = For(I, const(0), n, seq(store(R1, 0, n), inner))
+    inner = Let(n, IDX * 2, store(R0, 0, n))  # shadows the outer n used by the loop bound
+    loop = For(IDX, const(0), n, seq(store(R1, 0, n), inner))
     flat = flatten_loop(loop, Names(loop))
     assert flat.lets[0][0].name != "n"
     assert flat.stmts[0] == store(R1, 0, n)  # still the outer n
 
 
 def test_compound_statements_are_opaque_but_sound():
-    inner = ir.IfThenElse(I < 2, store(R0, 0, const(1)))
+    inner = ir.IfThenElse(IDX < 2, store(R0, 0, const(1)))
     _, graph = graph_of(inner, store(R1, 0, load(R0, 0, "s32")))
     assert graph.nodes[0]["label"] == "compound"
     assert edges(graph)[(0, 1)] == (("RAW",), 0)

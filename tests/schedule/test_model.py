@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 
 from xegen import hw, ir
 from xegen.conv import make_problem
-from xegen.ir import Alloc, Call, For, Let, S32, Send, Signal, Var, Wait, buffer, const, load, ptr, seq, store
+from xegen.ir import S32, Alloc, Call, For, Let, Send, Signal, Var, Wait, buffer, const, load, ptr, seq, store
 from xegen.pipeline import build_kernel
 from xegen.schedule import model_cycles
 

@@ -12,19 +12,35 @@ from xegen.build import check_ir
 from xegen.build.builder import build_body
 from xegen.conv import make_problem
 from xegen.errors import UnsupportedError
-from xegen.ir import Alloc, Call, For, IfThenElse, Let, S32, Send, Var, buffer, const, load, ptr, seq, store, walk
+from xegen.ir import S32, Alloc, Call, For, IfThenElse, Let, Send, Var, buffer, const, load, ptr, seq, store, walk
 from xegen.ir.funcs import Barrier
 from xegen.ir.types import BOOL, PTR
 from xegen.pipeline import build_kernel
 from xegen.plan import formulate
 from xegen.plan.kernel import plan_kernel
-from xegen.schedule.context import allocated_bytes
 from xegen.schedule import (
-    ScheduleOptions, hoist_invariants, model_cycles, multi_buffer, schedule, schedule_by_latency, unroll,
+    ScheduleOptions,
+    hoist_invariants,
+    model_cycles,
+    multi_buffer,
+    schedule,
+    schedule_by_latency,
+    unroll,
 )
+from xegen.schedule.context import allocated_bytes
 
 from .bodies import (
-    INP, REGISTER_BYTES, REGISTERS, TID, Kernel, _epilogue, _prologue, _wrap, loop_kernels, private_load_kernels, run,
+    INP,
+    REGISTER_BYTES,
+    REGISTERS,
+    TID,
+    Kernel,
+    _epilogue,
+    _prologue,
+    _wrap,
+    loop_kernels,
+    private_load_kernels,
+    run,
     staged_kernels,
 )
 
@@ -64,7 +80,7 @@ def test_register_double_buffering_keeps_results_of_random_loops_whose_loads_are
 
 # Hand-made loops ---------------------------------------------------------------------------------
 
-I = Var("i")
+IDX = Var("i")
 R0, R1, R2, R3 = (buffer(name) for name in REGISTERS)
 
 
@@ -72,7 +88,7 @@ def kernel_with(loop_body, trips=5, start=0, lets=()):
     body = seq(*loop_body) if len(loop_body) > 1 else loop_body[0]
     for var, value in reversed(lets):
         body = Let(var, value, body)
-    loop = For(I, const(start), const(start + trips), body)
+    loop = For(IDX, const(start), const(start + trips), body)
     stmt = seq(*_prologue(REGISTERS), loop, *_epilogue(REGISTERS))
     return Kernel(_wrap(stmt, REGISTERS), 2, 1)
 
@@ -82,14 +98,14 @@ def loops(stmt):
 
 
 def load_input(target, offset_words=0):
-    return Call(Send("load", "block", "global", S32, 8), (ptr(INP, (I * 8 + TID) * 4), ptr(target, offset_words * 4),
+    return Call(Send("load", "block", "global", S32, 8), (ptr(INP, (IDX * 8 + TID) * 4), ptr(target, offset_words * 4),
                                                          None))
 
 
 def test_hoisting_moves_invariant_lets_and_statements_only():
     w = Var("w")
     invariant = store(R3, 0, ir.Broadcast(TID * 7 + w, 8))  # same value every iteration
-    uses = store(R1, 0, load(R3, 0, "s32x8") + ir.Broadcast(I, 8))  # reads it after it is written
+    uses = store(R1, 0, load(R3, 0, "s32x8") + ir.Broadcast(IDX, 8))  # reads it after it is written
     accumulate = store(R2, 0, load(R2, 0, "s32x8") + load(R1, 0, "s32x8"))  # carried: stays
     kernel = kernel_with([invariant, uses, accumulate], lets=[(w, TID + 1)])
     hoisted = hoist_invariants(kernel.body)
@@ -100,7 +116,7 @@ def test_hoisting_moves_invariant_lets_and_statements_only():
 
 
 def test_a_statement_read_before_it_is_written_stays_in_the_loop():
-    reads_first = store(R1, 0, load(R3, 0, "s32x8") + ir.Broadcast(I, 8))
+    reads_first = store(R1, 0, load(R3, 0, "s32x8") + ir.Broadcast(IDX, 8))
     rewrite = store(R3, 0, ir.Broadcast(TID * 7, 8))  # iteration 0 reads the prologue's value
     kernel = kernel_with([reads_first, rewrite])
     hoisted = hoist_invariants(kernel.body)
@@ -133,7 +149,7 @@ def test_unrolling_runs_blocks_and_peels_the_rest(trips, factor, blocks, peeled)
 
 def test_unrolling_needs_constant_bounds():
     n = Var("n")
-    loop = For(I, const(0), n, store(R0, 0, const(1)))
+    loop = For(IDX, const(0), n, store(R0, 0, const(1)))
     with pytest.raises(UnsupportedError, match="constant bounds"):
         unroll(Let(n, None, ir.Alloc(R0, 64, "grf", loop)), 2)
 
@@ -144,7 +160,7 @@ def test_list_scheduling_issues_the_long_latency_load_first():
     kernel = kernel_with(body)
     scheduled = schedule_by_latency(kernel.body)
     loop = loops(scheduled)[0]
-    assert loop.var == I and loop.bound == const(5)
+    assert loop.var == IDX and loop.bound == const(5)
     statements = loop.body.stmts
     assert isinstance(statements[0], Call)  # the global load, latency 300, goes first
     assert statements[-1] == body[-1]  # its consumer last
@@ -155,7 +171,7 @@ def test_list_scheduling_keeps_a_loop_whose_start_is_a_variable():
     start = Var("start")
     body = [store(R1, 0, load(R1, 0, "s32x8") * 3), load_input(R0),
             store(R2, 0, load(R2, 0, "s32x8") + load(R0, 0, "s32x8"))]
-    loop = For(I, start, const(5), seq(*body))
+    loop = For(IDX, start, const(5), seq(*body))
     kernel = Kernel(_wrap(Let(start, const(1), seq(*_prologue(REGISTERS), loop, *_epilogue(REGISTERS))), REGISTERS),
                     2, 1)
     scheduled = schedule_by_latency(kernel.body)

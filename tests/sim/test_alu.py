@@ -62,8 +62,11 @@ INTEGER_CASES = [
     ("add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:uw", "a + (s32)b", (np.int32, np.int32, np.uint16)),
     ("mul (16|M0) r10.0<1>:d r20.0<1;1,0>:w r30.0<1;1,0>:w", "(s32)a * (s32)b", (np.int32, np.int16, np.int16)),
     ("mul (16|M0) r10.0<1>:ud r20.0<1;1,0>:uw r30.0<1;1,0>:uw", "(u32)a * (u32)b", (np.uint32, np.uint16, np.uint16)),
-    ("mad (16|M0) r10.0<1>:d r20.0<1;0>:d r30.0<1;0>:w r40.0<1>:w", "a + (s32)b * (s32)c",
-     (np.int32, np.int32, np.int16, np.int16)),
+    (
+        "mad (16|M0) r10.0<1>:d r20.0<1;0>:d r30.0<1;0>:w r40.0<1>:w",
+        "a + (s32)b * (s32)c",
+        (np.int32, np.int32, np.int16, np.int16),
+    ),
     ("shl (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d", "a << b", (np.int32, np.int32, np.int32)),
     ("shr (16|M0) r10.0<1>:ud r20.0<1;1,0>:ud r30.0<1;1,0>:ud", "a >> b", (np.uint32, np.uint32, np.uint32)),
     ("asr (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d", "a >> b", (np.int32, np.int32, np.int32)),
@@ -72,7 +75,11 @@ INTEGER_CASES = [
     ("xor (16|M0) r10.0<1>:uw r20.0<1;1,0>:uw r30.0<1;1,0>:uw", "a ^ b", (np.uint16, np.uint16, np.uint16)),
     ("not (16|M0) r10.0<1>:d r20.0<1;1,0>:d", "~a", (np.int32, np.int32)),
     ("sel (16|M0) (ge)f0.0 r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d", "max(a, b)", (np.int32, np.int32, np.int32)),
-    ("sel (16|M0) (lt)f0.0 r10.0<1>:ud r20.0<1;1,0>:ud r30.0<1;1,0>:ud", "min(a, b)", (np.uint32, np.uint32, np.uint32)),
+    (
+        "sel (16|M0) (lt)f0.0 r10.0<1>:ud r20.0<1;1,0>:ud r30.0<1;1,0>:ud",
+        "min(a, b)",
+        (np.uint32, np.uint32, np.uint32),
+    ),
     ("mov (16|M0) r10.0<1>:b r20.0<1;1,0>:d", "(s8)a", (np.int8, np.int32)),
     ("mov (16|M0) r10.0<1>:d r20.0<1;1,0>:b", "(s32)a", (np.int32, np.int8)),
     ("mov (16|M0) r10.0<1>:ud r20.0<1;1,0>:w", "(u32)a", (np.uint32, np.int16)),
@@ -167,7 +174,9 @@ def test_mul_mach_gives_both_halves_of_the_product(hw, low_op, high_op, seed):
            f"mul ({lanes}|M0) acc0.0<1>:d r20.0{region}:d r30.0<2;1,0>:uw\n{high_op}")
     run = execute(asm, hw, inputs={20: a, 30: b}, simd=lanes)
     product = a.astype(np.int64) * b.astype(np.int64)
-    np.testing.assert_array_equal(run.read(10, np.int32, lanes), (product & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
+    np.testing.assert_array_equal(
+        run.read(10, np.int32, lanes), (product & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    )
     np.testing.assert_array_equal(run.read(11, np.int32, lanes), (product >> 32).astype(np.int32))
 
 
@@ -425,7 +434,9 @@ def test_condition_modifier_and_predicated_cmp_and_together():
         add (16|M0) (eq)f1.0 r10.0<1>:d r20.0<1;1,0>:d -5:w
     """, "dg2", inputs={20: a})
     both = (a > 0) & (a < 1000)
-    np.testing.assert_array_equal(run.flag(0) & 0xFFFF, (both.astype(np.uint32) << np.arange(16, dtype=np.uint32)).sum(1))
+    np.testing.assert_array_equal(
+        run.flag(0) & 0xFFFF, (both.astype(np.uint32) << np.arange(16, dtype=np.uint32)).sum(1)
+    )
     eq = (a.astype(np.int64) - 5) == 0
     np.testing.assert_array_equal(run.flag(1) & 0xFFFF, (eq.astype(np.uint32) << np.arange(16, dtype=np.uint32)).sum(1))
 

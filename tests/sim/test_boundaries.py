@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (session fixture)
+from tests.emit.corpus import BUILDS
 
 CHECK = """
 import sys

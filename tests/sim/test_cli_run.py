@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (session fixture)
+from tests.emit.corpus import BUILDS
 from xegen.cli import main
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (session fixture)
+from tests.emit.corpus import BUILDS
 from xegen import hw as hwlib
 from xegen import sim
 from xegen.emit.zebin import read_zebin
@@ -58,14 +58,17 @@ def test_corpus_kernel_matches_numpy(corpus, build):
 LAUNCH_CASES = [(b, launch) for b in BUILDS for launch in EXTRA_LAUNCHES.get(b.kernel.name, [])]
 
 
-@pytest.mark.parametrize("build, launch", LAUNCH_CASES, ids=[f"{b}-g{g}-l{l}" for b, (g, l) in LAUNCH_CASES])
+@pytest.mark.parametrize("build, launch", LAUNCH_CASES, ids=[f"{b}-g{gs}-l{ls}" for b, (gs, ls) in LAUNCH_CASES])
 def test_corpus_kernel_with_other_local_sizes(corpus, build, launch):
     global_size, local_size = launch
     case = build.kernel.make_case(np.random.default_rng(1))
     values, result = _run(corpus.zebin(build), build, case, global_size, local_size)
     _check(build, values, build.kernel.expected(case))
     # every group, edge groups included, ran ceil(items / SIMD) threads
-    edges = [[min(l, g - start) for start in range(0, g, l)] for g, l in zip(global_size, local_size)]
+    edges = [
+        [min(local, g - start) for start in range(0, g, local)]
+        for g, local in zip(global_size, local_size, strict=True)
+    ]
     threads = sum(-(-(x * y * z) // result.simd) for x in edges[0] for y in edges[1] for z in edges[2])
     assert result.threads == threads
 
@@ -90,7 +93,7 @@ def test_execution_profile_adds_up_to_the_instruction_counts(corpus, name):
     assert len(result.executions) == len(program.instructions)
     assert sum(result.executions) == result.instructions
     sizes = [getattr(i, "exec_size", 0) for i in program.instructions]
-    assert sum(n * s for n, s in zip(result.executions, sizes)) == result.lane_instructions
+    assert sum(n * s for n, s in zip(result.executions, sizes, strict=True)) == result.lane_instructions
     # the entry point runs once per thread: with hardware-generated local ids (NEO's choice for
     # these power-of-two groups) threads start past the kernel's loading of the ids
     entry = read_zebin(corpus.zebin(build)).kernel(build.kernel.kernel_name).execution_env \

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import require_tool
-from xegen import Error, oracles
-from xegen import sim
+from xegen import Error, oracles, sim
 
 IDS_SOURCE = """
 {attribute}
@@ -39,7 +38,7 @@ kernel void ids(global int* out, local int* scratch, int bias)
 VARIANTS = [("tgllp", None), ("tgllp", 8), ("dg2", None), ("dg2", 16), ("pvc", None), ("pvc", 16)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ids_zebin(device: str, sub_group: int | None) -> bytes:
     attribute = f"__attribute__((intel_reqd_sub_group_size({sub_group})))" if sub_group else ""
     return oracles.ocloc_compile(IDS_SOURCE.format(attribute=attribute), device, options="-cl-std=CL2.0")
@@ -58,16 +57,16 @@ def hardware_walk_order(device: str, size) -> tuple[int, int, int]:
 
 
 def expected_ids(global_size, local_size, bias: int, simd: int, device: str = "tgllp") -> np.ndarray:
-    g, l = np.array(global_size), np.array(local_size)
+    g, local = np.array(global_size), np.array(local_size)
     out = np.zeros((*global_size[::-1], 8), dtype=np.int32)
-    groups = -(-g // l)
+    groups = -(-g // local)
     for z in range(g[2]):
         for y in range(g[1]):
             for x in range(g[0]):
                 gid = np.array([x, y, z])
-                group = gid // l
-                lid = gid % l
-                size = np.minimum(l, g - group * l)
+                group = gid // local
+                lid = gid % local
+                size = np.minimum(local, g - group * local)
 
                 def pack(v):
                     return int(v[0] + 100 * v[1] + 10000 * v[2])
@@ -76,7 +75,7 @@ def expected_ids(global_size, local_size, bias: int, simd: int, device: str = "t
                 linear = lid[o[0]] + size[o[0]] * (lid[o[1]] + size[o[1]] * lid[o[2]])
                 items = int(np.prod(size))
                 sub_group = min(simd, items - (linear // simd) * simd)
-                out[z, y, x] = [pack(lid), pack(group), pack(size), pack(l), pack(groups), 3 + bias, pack(gid),
+                out[z, y, x] = [pack(lid), pack(group), pack(size), pack(local), pack(groups), 3 + bias, pack(gid),
                                 sub_group]
     return out
 

@@ -13,12 +13,22 @@ import pytest
 
 from tests.conftest import require_tool
 from tests.sim.test_dispatch import expected_ids, ids_zebin
-from xegen import UnsupportedError, sim
+from xegen import Error, UnsupportedError, sim
 from xegen import hw as hwlib
 from xegen.emit import assemble
-from xegen.emit.zebin import (R_PER_THREAD_PAYLOAD_OFFSET, R_ZE_SYM_ADDR, R_ZE_SYM_ADDR_32, R_ZE_SYM_ADDR_32_HI,
-                              ExecutionEnv, PayloadArgument, PerThreadPayloadArgument, Relocation, ZebinKernel,
-                              read_zebin, write_zebin)
+from xegen.emit.zebin import (
+    R_PER_THREAD_PAYLOAD_OFFSET,
+    R_ZE_SYM_ADDR,
+    R_ZE_SYM_ADDR_32,
+    R_ZE_SYM_ADDR_32_HI,
+    ExecutionEnv,
+    PayloadArgument,
+    PerThreadPayloadArgument,
+    Relocation,
+    ZebinKernel,
+    read_zebin,
+    write_zebin,
+)
 from xegen.sim import dispatch
 from xegen.sim.program import Program
 from xegen.sim.relocations import IMPLICIT_ARGS_SYMBOL, PER_THREAD_OFFSET_SYMBOL, relocate
@@ -102,6 +112,15 @@ def test_neo_patches_the_per_thread_offset_and_leaves_the_implicit_args_offset()
     patched = relocate(kernel)
     assert [_immediate(patched, i) for i in range(4)] == [64, 64, 0x12345678, 0]  # 96 - 32; untouched; 0 >> 32
     assert patched[:12] == code[:12] and len(patched) == len(code)
+
+
+def test_a_by_value_payload_argument_without_an_argument_index_is_an_error():
+    """A zebin's arg_byvalue payload argument must name its kernel argument (arg_index); one
+    without it was looked up as args[None], a TypeError, before this was checked."""
+    kernel = replace(_kernel(hwlib.XEHPG), payload_arguments=(PayloadArgument("arg_byvalue", 60, 4),))
+    launch = dispatch.prepare(kernel, hwlib.XEHPG, [], (16, 1, 1), (16, 1, 1), sim.memory.DeviceMemory())
+    with pytest.raises(Error, match="arg_byvalue at offset 60 names no argument"):
+        dispatch.cross_thread_data(launch, [], (16, 1, 1))
 
 
 def test_relocations_the_simulator_cannot_resolve_are_refused():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.emit.corpus import BUILDS, corpus  # noqa: F401  (session fixture)
+from tests.emit.corpus import BUILDS
 from xegen import hw as hwlib
 from xegen import oracles, sim
 from xegen.emit import assemble
@@ -30,7 +30,7 @@ def _first_token_wait(program: Program, entry: int) -> tuple[int, int]:
     """(pc, token) of the first instruction after the entry point that waits for a token's
     result ($n.dst), set after the entry point too, and for nothing else."""
     set_since_entry = set()
-    for inst, pc in zip(program.instructions, program.pcs):
+    for inst, pc in zip(program.instructions, program.pcs, strict=True):
         swsb = getattr(inst, "swsb", None)
         if pc < entry or swsb is None or swsb.token is None:
             continue

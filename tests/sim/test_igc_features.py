@@ -11,14 +11,14 @@ The kernels are tests/sim/kernels/<name>.cl; SWSB hazard checks are on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
 
-from tests.emit.corpus import Variant, corpus  # noqa: F401  (session fixture)
+from tests.emit.corpus import Variant
 from tests.sim.test_igc_kernels import Build, Source
 from xegen import sim
 from xegen.emit import disassemble
@@ -67,11 +67,11 @@ def local_atomics_check(args):
     np.testing.assert_array_equal(out[:8], np.bincount(x & 7, minlength=8))
     assert out[8] == int(x.astype(np.int64).sum())
     expected = np.zeros(n, np.int64)
-    for start in range(0, n, LOCAL_ATOMICS):  # slot s of a group: max of the items l with l*7 % size == s
+    for start in range(0, n, LOCAL_ATOMICS):  # slot s of a group: max of the items k with k*7 % size == s
         size = min(LOCAL_ATOMICS, 1024 - start)
         partial = np.zeros(size, np.int64)
-        for l in range(min(size, n - start)):
-            partial[l * 7 % size] = max(partial[l * 7 % size], x[start + l])
+        for k in range(min(size, n - start)):
+            partial[k * 7 % size] = max(partial[k * 7 % size], x[start + k])
         expected[start:start + size] = partial[:max(0, min(size, n - start))]
     np.testing.assert_array_equal(out[9:], expected)
 
@@ -95,7 +95,7 @@ def int64_launch(rng):
 def int64_check(args):
     out, a, b, c, n = args
     expected = []
-    for x, y, v in zip(a.tolist(), b.tolist(), c.tolist()):
+    for x, y, v in zip(a.tolist(), b.tolist(), c.tolist(), strict=True):
         u = v % 2**32
         div = _wrap64(_truncating_div(x, y)) if y else 0
         expected += [_wrap64(x * y), div, _wrap64(_c_rem(x, y)) if y else 0, _truncating_div(x, 7),
@@ -167,10 +167,10 @@ def ids3d_case(which: str) -> Case:
 
     def check(args):
         g = np.stack(np.meshgrid(*[np.arange(n) for n in global_size], indexing="ij"), axis=-1)
-        l, group = g % local_size, g // local_size
+        lid, group = g % local_size, g // local_size
         size = np.minimum(local_size, np.array(global_size) - group * local_size)  # edge groups are smaller
-        linear = l[..., 0] + size[..., 0] * (l[..., 1] + size[..., 1] * l[..., 2])
-        expected = np.concatenate([l + 1000 * group, linear[..., None]], axis=-1).transpose(2, 1, 0, 3)
+        linear = lid[..., 0] + size[..., 0] * (lid[..., 1] + size[..., 1] * lid[..., 2])
+        expected = np.concatenate([lid + 1000 * group, linear[..., None]], axis=-1).transpose(2, 1, 0, 3)
         np.testing.assert_array_equal(args[0].reshape(expected.shape), expected)
     return Case(launch, check)
 

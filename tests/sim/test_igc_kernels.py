@@ -10,14 +10,14 @@ and checks the buffers afterwards.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
 
-from tests.emit.corpus import LSC_OPTIONS, Variant, corpus  # noqa: F401  (session fixture)
+from tests.emit.corpus import LSC_OPTIONS, Variant
 from xegen import sim
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -232,9 +232,9 @@ def test_igc_kernel_matches_numpy_with_hazard_checks(corpus, name, variant):
 
 def test_uniform_atomics_are_simd1_messages(corpus):
     """The atomics kernel exercises what it is meant to: IGC's SIMD1 HDC A64 atomics."""
+    from xegen import hw as hwlib
     from xegen.emit.zebin import read_zebin
     from xegen.sim.program import Program
-    from xegen import hw as hwlib
 
     for device in ("tgllp", "dg2", "pvc"):
         variant = next(v for v in VARIANTS if v.device == device)

@@ -100,8 +100,13 @@ def test_igc_division_sequence_is_correctly_rounded(t, mode):
     b[0, :4] = [3, 4, -0.5, 3]
     run = execute(_program(DIVIDE, t, mode), "pvc", inputs={9: a, 5: b}, simd=LANES, threads=THREADS)
     got = run.read(116, dtype, LANES)
-    expected = np.array([[_rounded(Fraction(float(x)) / Fraction(float(y)), dtype, mode) for x, y in zip(ra, rb)]
-                         for ra, rb in zip(a, b)], dtype=dtype)
+    expected = np.array(
+        [
+            [_rounded(Fraction(float(x)) / Fraction(float(y)), dtype, mode) for x, y in zip(ra, rb, strict=True)]
+            for ra, rb in zip(a, b, strict=True)
+        ],
+        dtype=dtype,
+    )
     np.testing.assert_array_equal(got, expected)
     assert (run.flag(3) & 0xFFFF == 0).all()  # no early out
 

@@ -241,7 +241,7 @@ def test_hdc_byte_scattered_and_out_of_bounds():
     expected = np.where(inside, padded[offsets[0]] | padded[offsets[0] + 1] << 8, 0)
     np.testing.assert_array_equal(got, expected)
     written = np.zeros(40, np.uint8)
-    for o, value in zip(offsets[0], expected):
+    for o, value in zip(offsets[0], expected, strict=True):
         if o < 40:
             written[o] = value & 0xFF
     np.testing.assert_array_equal(out, written)

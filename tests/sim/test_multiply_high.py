@@ -38,7 +38,7 @@ def _operands(dtype, lanes: int, seed: int) -> np.ndarray:
 
 def _product(a: np.ndarray, b: np.ndarray) -> list[list[int]]:
     """Exact products as Python integers (each source read in its own type)."""
-    return [[int(x) * int(y) for x, y in zip(ra, rb)] for ra, rb in zip(a, b)]
+    return [[int(x) * int(y) for x, y in zip(ra, rb, strict=True)] for ra, rb in zip(a, b, strict=True)]
 
 
 def _bits(products, shift: int) -> np.ndarray:

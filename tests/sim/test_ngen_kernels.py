@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from tests.emit.iga_compare import assert_same_listing
-from xegen import hw as hwlib
 from xegen import Error, oracles, sim
+from xegen import hw as hwlib
 from xegen.cli import main
 from xegen.emit.zebin import read_zebin
 from xegen.sim.program import Program

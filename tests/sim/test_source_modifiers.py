@@ -62,7 +62,7 @@ kernel void wide(global const uint* a, global const uint* b, global ulong* diffe
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def wide_zebin(device: str) -> bytes:
     return oracles.ocloc_compile(WIDE_SUBTRACTION, device, options="-cl-std=CL2.0")
 

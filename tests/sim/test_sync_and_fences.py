@@ -208,9 +208,11 @@ def _barrier_kernel(hw: str, rounds: int) -> str:
         signal = "(W) send.gtwy (1|M0) null r61 null 0x0 0x02000004 {@2,$3}"
         wait, region, after_add = "(W) sync.bar null", "<8;8,1>", "@1,"
     else:  # XeHPC: LSC SLM, SIMD16 = one GRF of addresses and one of data
-        store = ("send.slm (16|M0) null r{own} r30:1 0x0 0x%08X {{{wait}$1}}"
+        # templates for str.format below: % fills in the descriptor and leaves their braces readable
+        store = ("send.slm (16|M0) null r{own} r30:1 0x0 0x%08X {{{wait}$1}}"  # noqa: UP031
                  % lsc_desc(4, address=2, mlen=1, rlen=0))
-        load = "send.slm (16|M0) r40 r{neighbour} null:0 0x0 0x%08X {{$4}}" % lsc_desc(0, address=2, mlen=1, rlen=1)
+        load = ("send.slm (16|M0) r40 r{neighbour} null:0 0x0 0x%08X {{$4}}"  # noqa: UP031
+                % lsc_desc(0, address=2, mlen=1, rlen=1))
         fence = "(W) send.slm (1|M0) r60 r0 null:0 0x0 0x0210011F {$2}"
         header = "(W) mov (2|M0) r61.10<1>:ub r0.11<0;1,0>:ub"
         signal = "(W) send.gtwy (1|M0) null r61 null:0 0x0 0x02000004 {I@2,$3}"

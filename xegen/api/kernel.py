@@ -304,7 +304,7 @@ class Kernel:
         buffers = self._buffers(tensors)
         names = [var.name for var in self.compilation.kernel.arguments]
         after = runtime.run(self.launch, [buffers[name] for name in names], device)
-        return output_tensors(self.compilation.kernel, dict(zip(names, after)))
+        return output_tensors(self.compilation.kernel, dict(zip(names, after, strict=True)))
 
     def verify_on_device(self, seed: int = 0, device: runtime.Device | None = None) -> DeviceRun:
         """`verify` on an Intel GPU: random inputs, the kernel through the OpenCL runtime, every
@@ -314,7 +314,7 @@ class Kernel:
         buffers = device_buffers(kernel, tensors)
         names = [var.name for var in kernel.arguments]
         target = device or runtime.first_intel_gpu()
-        after = dict(zip(names, runtime.run(self.launch, [buffers[name] for name in names], target)))
+        after = dict(zip(names, runtime.run(self.launch, [buffers[name] for name in names], target), strict=True))
         if runtime.without_hardware():
             return DeviceRun(target.name, executed=False)
         return DeviceRun(target.name, True, tuple(compare_buffers(kernel, after, tensors)))

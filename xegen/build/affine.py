@@ -51,7 +51,8 @@ def _combine(a: Terms, b: Terms, sign: int) -> Terms:
 
 def split(terms: Terms, variant: set[Var]) -> tuple[Terms, Terms]:
     """(terms fixed before the loop, terms that change in it)."""
-    fixed, changing = {}, {}
+    fixed: Terms = {}
+    changing: Terms = {}
     for atom, k in terms.items():
         (changing if variant.intersection(free_vars(atom)) else fixed)[atom] = k
     return fixed, changing

@@ -29,13 +29,29 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..conv.index import Idx
-from ..ir import (Alloc, Barrier, Call, Fence, For, IfThenElse, Let, Load, Names, Reorder, Stmt, Var, const, ptr,
-                  seq, store)
+from ..ir import (
+    Alloc,
+    Barrier,
+    Call,
+    Fence,
+    For,
+    IfThenElse,
+    Let,
+    Load,
+    Names,
+    Reorder,
+    Stmt,
+    Var,
+    const,
+    ptr,
+    seq,
+    store,
+)
 from ..ir.expr import Broadcast
 from ..ir.types import PTR, Type
 from ..plan.block2d import Block2dPlan
 from ..plan.dpasw import pair_half
-from ..plan.kernel import ONES, KernelPlan, OperandPlan, OutputPlan, Placement
+from ..plan.kernel import ONES, KernelPlan, OperandPlan, OutputPlan, Placement, SlmPlan
 from ..plan.messages import Run
 from ..plan.tiles import TileLayout, dense_layout, tile_moves
 from .epilogue import Scaling, finish
@@ -149,8 +165,9 @@ class _Builder:
         body = loads
         if self.config.slm:
             for op in (plan.a, plan.b):
-                if op.slm.needs_packing:
-                    body += copy_tile(op.slm.packed, op.slm.stage)
+                slm = _slm_of(op)
+                if slm.needs_packing:
+                    body += copy_tile(slm.packed, slm.stage)
             body += [s for op in (plan.a, plan.b) for s in self._slm_store(op)]
             body += [Call(Fence("slm")), Call(Barrier())]
             body += [s for op in (plan.a, plan.b) for s in self._slm_load(op)]
@@ -170,6 +187,7 @@ class _Builder:
             origins = (origin[dims[0]], origin[dims[1]])
             if isinstance(op.plan, Block2dPlan):
                 return emit_block2d(op.view, self.buffers[op.view.tensor], op.load.buffer, op.plan, origins)
+            assert op.plan is not None  # an operand not staged through SLM has its own plan
             target, lines, line_plan = op.load, op.lines, op.plan
         else:
             origins = self._slice_origins(op)
@@ -182,8 +200,9 @@ class _Builder:
 
     def _slice_index(self, op: OperandPlan) -> tuple[Idx, Idx]:
         """Which slice of the group tile the thread loads and stores: (row, column) of slices."""
-        across = op.slm.slices[1]
-        if op.slm.slices[0] == 1:
+        slices = _slm_of(op).slices
+        across = slices[1]
+        if slices[0] == 1:
             return Idx.const(0), self.thread_index
         if across == 1:
             return self.thread_index, Idx.const(0)
@@ -195,28 +214,30 @@ class _Builder:
 
     def _slice_origins(self, op: OperandPlan) -> tuple[Origin, Origin]:
         origins = []
-        for name, index, extent in zip(op.view.dims, self._slice_index(op), op.slm.slice_extents):
+        for name, index, extent in zip(op.view.dims, self._slice_index(op), _slm_of(op).slice_extents, strict=True):
             group = self.group_origin[name]
             if index.is_const:
                 origins.append(group)
             else:
                 base_tag = group.base_tag or group.tag
-                origins.append(Origin(name, group.start, name + "s", group.scope, group.align, index * extent, base_tag))
+                origins.append(
+                    Origin(name, group.start, name + "s", group.scope, group.align, index * extent, base_tag)
+                )
         return origins[0], origins[1]
 
     def _slm_store(self, op: OperandPlan) -> list[Stmt]:
-        slm = op.slm
+        slm = _slm_of(op)
         row, col = self._slice_index(op)
         return self._slm_messages("store", op, slm.packed, slm.store, row, col)
 
     def _slm_load(self, op: OperandPlan) -> list[Stmt]:
         tile_index = self.a_tile_index if op.name == "a" else self.tile_index
         row, col = (tile_index[d] for d in op.view.dims)
-        return self._slm_messages("load", op, op.load, op.slm.load, row, col)
+        return self._slm_messages("load", op, op.load, _slm_of(op).load, row, col)
 
     def _slm_messages(self, kind: str, op: OperandPlan, grf: TileLayout, placement: Placement, row: Idx,
                       col: Idx) -> list[Stmt]:
-        return slm_run_messages(kind, op.slm.buffer, grf, placement.runs, placement.base(row, col),
+        return slm_run_messages(kind, _slm_of(op).buffer, grf, placement.runs, placement.base(row, col),
                                 placement.base_alignment(grf.type.size), self.hw, self.top)
 
     # -- after the loop ------------------------------------------------------------------------
@@ -238,6 +259,7 @@ class _Builder:
         # (register buffer, bytes, element of the copy where they go): the accumulators, then the bias sums
         parts = [(acc.buffer, reduction.tile_bytes, 0)]
         if reduction.sums_bytes:
+            assert self.plan.bias_sum is not None  # the sums whose bytes these are
             parts.append((self.plan.bias_sum.buffer, reduction.sums_bytes, reduction.tile_bytes // size))
         stores = [s for buffer, length, at in parts
                   for s in slm_run_messages("store", reduction.slm, dense_layout(buffer, acc.type, 1, length // size),
@@ -256,7 +278,9 @@ class _Builder:
                     for offset in range(0, chunk, lanes * size):
                         count = min(lanes, (chunk - offset) // size)
                         vector = acc.type.with_lanes(count)
-                        total = Load(buffer, const(first + offset), vector) + Load(partial.buffer, const(offset), vector)
+                        total = Load(buffer, const(first + offset), vector) + Load(
+                            partial.buffer, const(offset), vector
+                        )
                         adds.append(store(buffer, first + offset, total))
         first_thread = self.k_thread.expr.eq(0)
         return [IfThenElse(self.k_thread.expr.ne(0), seq(*stores)), Call(Fence("slm")), Call(Barrier()),
@@ -278,13 +302,14 @@ class _Builder:
             sends, masked = self._output_messages(load, "load")
             out += (zero_fill(load.tile.buffer, load.tile.bytes, self.hw.grf_bytes) if masked else []) + sends
         post_ops = [(op, None if load is None else load.tile)
-                    for op, load in zip(self.gemm.problem.post_ops, plan.post_loads)]
+                    for op, load in zip(self.gemm.problem.post_ops, plan.post_loads, strict=True)]
         quantization = {load.view.tensor: load.tile for load in plan.quantization_loads}
         out += finish(plan.layouts.c, plan.c.tile, bias_tile, post_ops, gate,
                       Scaling.of(self.gemm.problem.quantization, quantization))
         out += self._output_messages(plan.c, "atomic" if plan.c.atomic else "store")[0]
         if plan.bias_store is not None:
             # every row of threads sums the same columns: the first one writes them
+            assert plan.bias_sum is not None  # planned with the bias store
             write = finish(plan.bias_sum, plan.bias_store.tile, None)
             write += self._output_messages(plan.bias_store, "atomic" if plan.bias_store.atomic else "store")[0]
             out.append(IfThenElse(self.m_index.expr.eq(0), seq(*write)))
@@ -298,6 +323,12 @@ class _Builder:
             origins = (self.origin[dims[0]], self.origin[dims[1]])
         return emit_global(output.view, self.gemm, self.buffers[output.view.tensor], output.tile, output.lines,
                            output.plan, origins, self.group, self.top, op, output.atomic)
+
+
+def _slm_of(op: OperandPlan) -> SlmPlan:
+    """The SLM plan of an operand staged through SLM (both are when the configuration uses SLM)."""
+    assert op.slm is not None, f"operand {op.name} is not staged through SLM"
+    return op.slm
 
 
 def kernel_arguments(plan: KernelPlan) -> tuple[str, ...]:

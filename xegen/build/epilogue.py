@@ -11,8 +11,8 @@ post_ops(scale * acc + bias) / dst_scale + zero_point` (`Scaling`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..conv.postops import Eltwise, PostOp
 from ..conv.quantization import Quantization

@@ -23,7 +23,7 @@ from dataclasses import replace
 from ..conv.index import Idx, all_of
 from ..ir import Alloc, Barrier, Call, Expr, Fence, For, IfThenElse, Mad, Send, Stmt, Var, const, ptr, seq
 from ..ir.types import F32, U32
-from ..plan.first_layer import FirstLayerPlan
+from ..plan.first_layer import FirstLayerPlan, Systolic
 from ..plan.messages import Run
 from ..plan.multiply import MultiplyLayouts
 from ..plan.tiles import TileLayout
@@ -49,10 +49,11 @@ class _FirstLayer(RowBuilder):
         self.inside = self._inside_the_row()
         prologue = self.zeroed(plan.acc)
         if plan.systolic is not None:
-            prologue += self._weights_to_slm()
+            prologue += self._weights_to_slm(plan.systolic)
         loops = [self._loop(Var("k_iter"), blocks=False)]
-        blocks_fit = self._blocks_fit() if plan.inside() is not None else None
-        if plan.inside() is not None:
+        inside = plan.inside()
+        blocks_fit = self._blocks_fit(inside) if inside is not None else None
+        if inside is not None:
             # threads whose segments are inside the input along w run a loop of block loads
             self.loop = Scope(self.names)
             fast = self._loop(Var("k_iter_blocks"), blocks=True)
@@ -73,7 +74,7 @@ class _FirstLayer(RowBuilder):
         if plan.systolic is None:
             body += self._weights(self.weights, ic, kd, kh) + self._multiply()
         else:
-            body += self._systolic_multiply(k_iter)
+            body += self._systolic_multiply(k_iter, plan.systolic)
         loop: Stmt = self.row_loop(k_iter, body)
         for var, size in reversed(plan.loop_buffers):
             loop = Alloc(own[var.name], size, "grf", loop)
@@ -100,10 +101,10 @@ class _FirstLayer(RowBuilder):
             masks.append(condition)
         return masks
 
-    def _blocks_fit(self) -> Expr | None:
+    def _blocks_fit(self, inside: tuple[int, int]) -> Expr | None:
         """Whether the thread's segments are inside the input along w, with the bytes the dword
-        blocks read around them (None: always), bound before the loop."""
-        lo, hi = self.plan.inside()
+        blocks read around them (`plan.inside()`; None: always), bound before the loop."""
+        lo, hi = inside
         condition = all_of(self.iw0.in_range(lo, hi - self.plan.rows.span + 1))
         if condition is None:
             return None
@@ -118,6 +119,7 @@ class _FirstLayer(RowBuilder):
         positions, row_masks = self.input_rows(self.origin, kd, kh)
         layout, t = self.problem.layout_of("src"), self.problem.type_of("src")
         start = self.spatial_index(layout, self.origin["mb"], ic, positions["id"], positions["ih"], self.iw0)
+        loads: list[Stmt]
         if blocks:
             masks = [all_of(row_masks)] * len(plan.blocks)
             loads = [Call(Send("load", "block", "global", U32, dwords),
@@ -167,10 +169,10 @@ class _FirstLayer(RowBuilder):
             loads += copy_tile(plan.wide_weights, target)
         return loads
 
-    def _weights_to_slm(self) -> list[Stmt]:
+    def _weights_to_slm(self, systolic: Systolic) -> list[Stmt]:
         """Before the loop: every row of the block's weights in VNNI form in SLM, each thread of
         the group packing the rows r = round*tg_m + thread_id1; then a barrier."""
-        plan, config, systolic = self.plan, self.config, self.plan.systolic
+        plan, config = self.plan, self.config
         rows = plan.rows
         round_var = Var("w_round")
         self.names.used.add(round_var.name)
@@ -191,9 +193,9 @@ class _FirstLayer(RowBuilder):
         loop = For(round_var, const(0), const(systolic.rounds), scope.wrap(seq(*body)))
         return self.zeroed(systolic.w_pack) + self.zeroed(systolic.a) + [loop, Call(Fence("slm")), Call(Barrier())]
 
-    def _systolic_multiply(self, k_iter: Var) -> list[Stmt]:
+    def _systolic_multiply(self, k_iter: Var, systolic: Systolic) -> list[Stmt]:
         """The row's B tile from SLM, each output's A row out of the segment, the dpas."""
-        plan, config, systolic = self.plan, self.config, self.plan.systolic
+        plan, config = self.plan, self.config
         size = systolic.b.type.size
         row = Idx(k_iter, 0, plan.rows.iterations - 1) * systolic.b.elements
         body = slm_run_messages("load", systolic.slm, systolic.b, [Run(0, 0, systolic.b.elements)], row,

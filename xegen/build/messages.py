@@ -7,7 +7,9 @@ loop body for K); view index arithmetic and masks stay inline for the optimizer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..conv.index import Idx, all_of, lane_ids, lane_var
 from ..hw import Platform
@@ -27,7 +29,9 @@ class Scope:
     def __init__(self, names: Names):
         self.names = names
         self.lets: list[tuple[Var, Expr]] = []
-        self.memo: dict[object, object] = {}
+        # values computed once per scope (Idx values, a coordinate's components with its conditions,
+        # ...) under keys that tell the kinds apart: each caller knows the type of what it stored
+        self.memo: dict[tuple, Any] = {}
 
     def bind(self, hint: str, value: Idx) -> Idx:
         if value.is_const or isinstance(value.expr, Var):
@@ -68,7 +72,9 @@ def lanes_of(scope: Scope, lanes: int) -> Idx:
     return scope.memo[key]
 
 
-def components(gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope) -> tuple[dict[str, Idx], list[Expr]]:
+def components(
+    gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope
+) -> tuple[dict[str, Idx], list[Expr]]:
     """Component values of coordinate `origin.start + origin.shift + offset (+ lane ids)` and its
     bound condition.
 
@@ -178,9 +184,9 @@ def emit_global(view: View, gemm: Gemm, memory: Var, layout: TileLayout, lines: 
             comps, bound = view_components(view, gemm, origin, offset, vector, lane_scope)
             values.update(comps)
             conditions += bound
-        offset, view_masks = view.access(values)
+        address, view_masks = view.access(values)
         conditions += view_masks
-        byte_offset = offset.expr * size
+        byte_offset = address.expr * size
         if byte_offset.type.lanes > 1:
             byte_offset, conditions = _hoisted(byte_offset, conditions, origins, lane_scope)
         mask = all_of(conditions)
@@ -208,7 +214,7 @@ def emit_block2d(view: View, memory: Var, buffer: Var, plan: Block2dPlan, origin
     what lies outside the surface reads as zero."""
     sends: list[Stmt] = []
     for block in plan.blocks:
-        coords = [_coordinate(origin, offset) for origin, offset in zip(origins, (block.row, block.col))]
+        coords = [_coordinate(origin, offset) for origin, offset in zip(origins, (block.row, block.col), strict=True)]
         y, x = coords[plan.surface.row_dim], coords[1 - plan.surface.row_dim]
         x = x.div(plan.ops)  # transposed: columns of dwords, each `ops` elements of the view
         base = ptr(memory, plan.surface.base * view.type.size)
@@ -244,7 +250,7 @@ def _vector(e: Expr, lanes: int) -> Expr:
     return e if e.type.lanes == lanes else Broadcast(e, lanes)
 
 
-def slm_run_messages(op: str, slm: Var, grf: TileLayout, runs: list[Run | LaneRun], base: Idx, base_alignment: int,
+def slm_run_messages(op: str, slm: Var, grf: TileLayout, runs: Sequence[Run | LaneRun], base: Idx, base_alignment: int,
                      hw: Platform, lane_scope: Scope) -> list[Stmt]:
     """Messages moving `runs` between the GRF buffer of `grf` and SLM: run elements start at SLM
     element `base + run.slm`.  Block messages of up to the platform's largest block where the

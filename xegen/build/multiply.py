@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from ..ir import Call, Dp4a, Dpas, Mad, Stmt, Var, ptr
+from ..ir import Call, Dp4a, Dpas, Func, Mad, Stmt, Var, ptr
 from ..ir.types import F32, S32
 from ..plan.config import Config, k_step
 from ..plan.gemm import Gemm
@@ -26,6 +26,7 @@ def multiply(config: Config, gemm: Gemm, layouts: MultiplyLayouts, exec_size: in
     a, b, c = layouts.a, layouts.b, layouts.c
     acc = gemm.acc_type
     calls: list[Stmt] = []
+    func: Func
     if config.systolic:
         step, rows = k_step(config, gemm), config.dpas_rows
         shared = config.fma == "dpasw"
@@ -60,6 +61,7 @@ def reduce_columns(config: Config, gemm: Gemm, b: TileLayout, sums: TileLayout, 
     repeat count 1 per K step and column block multiplies a row of ones (`plan.kernel.ONES`
     elements of B's type at `one`) by B as it already lies in VNNI form: a K step of simd
     columns in one instruction instead of a mad per K row.  Otherwise mads by a constant 1."""
+    func: Func
     if config.systolic:
         step = k_step(config, gemm)
         func = Dpas(config.simd, 8, 1, F32, b.type, b.type)

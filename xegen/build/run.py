@@ -11,7 +11,7 @@ uses the same buffers and comparisons.
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -52,7 +52,7 @@ def dispatch_ids(kernel: Kernel) -> tuple[dict[str, np.ndarray], np.ndarray]:
     env: dict[str, np.ndarray] = {}
     for ids, index, shape in ((THREAD_IDS, local, kernel.thread_group), (GROUP_IDS, group, kernel.grid)):
         below = 1
-        for var, size in zip(ids, shape):
+        for var, size in zip(ids, shape, strict=True):
             env[var.name] = ((index // below) % size).astype(np.int32)
             below *= size
     return env, group

@@ -620,9 +620,14 @@ def add_problem_options(parser) -> None:
                         help="int8 zero points as benchdnn spells them: dst:common:Z or dst:per_oc")
     parser.add_argument("--mb", type=int, default=None, metavar="N", help="override the descriptor's minibatch")
     parser.add_argument("--hw", default="xehpg", metavar="HW", help="platform: xehpg (default), xelp, xehpc")
-    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config key (repeatable): plan (gemm, depthwise, first), fma, simd, tg_m, tg_n, "
-                             "tg_k, m_tile, n_tile, k_block, k_split, slm, slm_bufs, gmem_bufs, grf")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key (repeatable): plan (gemm, depthwise, first), fma, simd, tg_m, tg_n, "
+        "tg_k, m_tile, n_tile, k_block, k_split, slm, slm_bufs, gmem_bufs, grf",
+    )
 
 
 def add_worker_options(group) -> None:
@@ -689,9 +694,12 @@ def register(subparsers) -> None:
     native.add_argument("--print-after", action="append", default=[], metavar="PASS",
                         help=f"print the output of a pass (repeatable or comma-separated): {', '.join(PASSES)}")
     native.add_argument("--print-after-all", action="store_true", help="print the output of every pass that runs")
-    native.add_argument("--report", metavar="DIR",
-                        help="write DIR/index.html and its PNG plots: each layer on the platform's roofline, sorted "
-                             "worst roofline fraction first, with its modeled terms (and its peers with --report-peers)")
+    native.add_argument(
+        "--report",
+        metavar="DIR",
+        help="write DIR/index.html and its PNG plots: each layer on the platform's roofline, sorted "
+        "worst roofline fraction first, with its modeled terms (and its peers with --report-peers)",
+    )
     native.add_argument("--report-peers", metavar="FILE",
                         help="the JSON python bench/e2e/run.py wrote: its peer kernels' numbers beside each layer of "
                              "--report that it measured (the same problem on the same platform)")

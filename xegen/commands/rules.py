@@ -33,7 +33,9 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"{v.rule.name:<{width}}  {v.verdict:<10}  {v.instances:>5}  {detail}")
         if v.verdict != "sound":
             print(f"{'':<{width}}  {v.rule.summary} (in {v.rule.file})")
-    counts = {k: sum(1 for v in verdicts if v.verdict == k) for k in ("sound", "unproven", "unsound", "error", "no comment")}
+    counts = {
+        k: sum(1 for v in verdicts if v.verdict == k) for k in ("sound", "unproven", "unsound", "error", "no comment")
+    }
     cached = sum(1 for v in verdicts if v.cached)
     print(", ".join(f"{n} {k}" for k, n in counts.items() if n) + f" ({len(verdicts)} rules"
           + (f", {cached} verdicts from the cache" if cached else "") + ")")

@@ -125,7 +125,7 @@ def _check_numeric(dtype: np.dtype, index: int, what: str) -> None:
 def _output_names(texts: list[str], names: list) -> None:
     """--out saves each buffer under its name: two buffers with one name would overwrite each other."""
     seen: dict[str, str] = {}
-    for text, name in zip(texts, names):
+    for text, name in zip(texts, names, strict=True):
         if name is None:
             continue
         if name in seen:
@@ -161,13 +161,13 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        for value, name in zip(values, names):
+        for value, name in zip(values, names, strict=True):
             if name is not None:
                 np.save(out / name, value)
                 sys.stdout.write(f"wrote {out / name}\n")
     else:
         with np.printoptions(threshold=20, edgeitems=4):
-            for index, (value, name) in enumerate(zip(values, names)):
+            for index, (value, name) in enumerate(zip(values, names, strict=True)):
                 if name is not None:
                     sys.stdout.write(f"arg {index} ({name}, {value.dtype}{list(value.shape)}): {value}\n")
     return 0

@@ -9,8 +9,8 @@ import math
 from ..egraph import EXTRACTORS, Limits, simplify
 from ..egraph.costs import format_cost
 from ..egraph.ranges import parse_var_spec
-from ..hw import PLATFORMS
 from ..errors import Error
+from ..hw import PLATFORMS
 from ..ir import parse_expr
 
 
@@ -19,11 +19,17 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--var", action="append", default=[], metavar="NAME[:TYPE][LO,HI)",
                         help="declare a variable's type and range, e.g. x:s32[0,1024) (repeatable); "
                              "variables are s32 unless typed")
-    parser.add_argument("--extractor", choices=EXTRACTORS, default="dag",
-                        help="tree: egglog's extractor; dag: greedy DAG (default); ilp: exact DAG by integer programming")
+    parser.add_argument(
+        "--extractor",
+        choices=EXTRACTORS,
+        default="dag",
+        help="tree: egglog's extractor; dag: greedy DAG (default); ilp: exact DAG by integer programming",
+    )
     parser.add_argument("--rules", action="append", metavar="DIR", default=None,
                         help="rule files or directories to use instead of rules/ (repeatable)")
-    parser.add_argument("--iterations", type=int, default=Limits.iterations, help="saturation bound: rewrite iterations")
+    parser.add_argument(
+        "--iterations", type=int, default=Limits.iterations, help="saturation bound: rewrite iterations"
+    )
     parser.add_argument("--nodes", type=int, default=Limits.nodes, help="saturation bound: e-graph nodes")
     parser.add_argument("--seconds", type=float, default=Limits.seconds, help="saturation bound: wall-clock seconds")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")

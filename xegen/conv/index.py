@@ -9,6 +9,7 @@ e-graph optimizer sees `ih = oh*2 + kh - 3` as written.  Operations with an iden
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..ir import Expr, IntImm, Var, const, logical_and
@@ -129,7 +130,7 @@ def trunc_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b > 0) else -q
 
 
-def all_of(conditions: list[Expr | None]) -> Expr | None:
+def all_of(conditions: Iterable[Expr | None]) -> Expr | None:
     """The conjunction of the conditions that are not None (None if there are none)."""
     present = [c for c in conditions if c is not None]
     if not present:

@@ -50,7 +50,7 @@ def _slices(desc: Descriptor, position: tuple[int, ...]) -> tuple[tuple[slice, .
     """For kernel position `position`: the outputs whose tap lands inside the input, and the
     input elements they read (one slice per spatial dimension); None if no output does."""
     outputs, inputs = [], []
-    for dim, k in zip(desc.used, position):
+    for dim, k in zip(desc.used, position, strict=True):
         o, i, s, p, d = (desc.field(x, dim) for x in ("o", "i", "s", "p", "d"))
         shift = k * (d + 1) - p  # input index = output * s + shift
         first = max(0, _ceil_div(-shift, s))

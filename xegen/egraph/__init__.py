@@ -7,8 +7,8 @@ guarded by an interval analysis, and extracted under a per-platform Xe cost mode
 from .costs import INFINITE, CostModel, cost_model
 from .engine import Limits, SaturationReport
 from .extract import EXTRACTORS
-from .rules import RuleSet, load_rules
 from .kernel import KernelResult, optimize_stmt, optimize_stmt_report
+from .rules import RuleSet, load_rules
 from .simplify import SimplifyResult, simplify
 
 

@@ -41,6 +41,7 @@ def _load_extension() -> ModuleType | None:
             if path.is_file():
                 loader = importlib.machinery.ExtensionFileLoader(NAME, str(path))
                 spec = importlib.util.spec_from_file_location(NAME, path, loader=loader)
+                assert spec is not None  # None only when no loader can be found, and one is given
                 module = importlib.util.module_from_spec(spec)
                 sys.modules[NAME] = module
                 try:

@@ -9,7 +9,7 @@ leave its type (wrap) gets its type's whole range.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from .. import ir
 from ..ir.expr import BINARY_OPS

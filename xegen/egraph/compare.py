@@ -8,8 +8,8 @@ goes through `optimize_stmt_report` once per platform: see `compare_statement`.)
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from .. import ir
 from ..hw import platform
@@ -68,7 +68,7 @@ def compare_expression(expr: ir.Expr, platforms: Sequence[str], ranges: Mapping[
                        extractor: str = "dag", rules=None, limits: Limits = Limits()) -> Comparison:
     models = [CostModel(platform(name)) for name in platforms]
     results = []
-    for model, r in zip(models, simplify_each(expr, models, ranges, extractor, rules, limits)):
+    for model, r in zip(models, simplify_each(expr, models, ranges, extractor, rules, limits), strict=True):
         note = "; ".join(x for x in (r.note, r.saturation.describe() if r.saturation.bound_hit else "") if x)
         results.append(PlatformResult(model.hw.display_name, ir.format_expr(r.result), r.cost_after, r.cost_before,
                                       breakdown(model, r.result), note))

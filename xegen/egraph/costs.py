@@ -12,8 +12,8 @@ Nothing here compares platform names: everything comes from the platform record.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
 
 from .. import ir
 from ..hw import Platform, platform
@@ -43,7 +43,7 @@ def saturating_sum(values: Iterable[int]) -> int:
 class Operand:
     """What the cost of an operation needs to know about an operand."""
 
-    type: Type
+    type: Type | None  # None where only the operation's Ty is known, and it has none (LAnd, LOr, Not)
     constant: int | None = None  # the IR value when the operand is an immediate
     non_negative: bool = False  # every value is >= 0 (from the ranges: no sign fix-up for / and %)
 
@@ -75,12 +75,14 @@ class CostModel:
             return 0
         if op == "Wrap":
             return INFINITE
-        wide = t is not None and t.bits == 64
-        immediates = self._immediate_penalty(t, operands) if wide else 0
-        if op in _ALU_OPS:
-            return (c["alu64"] if wide else c["alu"]) + immediates
         if op in ("Not", "LAnd", "LOr"):
             return c["alu"]
+        if t is None:
+            raise ValueError(f"term operation {op} without its type")
+        wide = t.bits == 64
+        immediates = self._immediate_penalty(operands) if wide else 0
+        if op in _ALU_OPS:
+            return (c["alu64"] if wide else c["alu"]) + immediates
         if op in ("Shl", "Shr"):
             return (c["shift64"] if wide else c["alu"]) + immediates
         if op in _COMPARE_OPS:
@@ -95,15 +97,17 @@ class CostModel:
             return self._add3(t, operands)
         if op == "Mad":
             return self._mad(t, operands)
-        if op == "Cast":
+        if op in ("Cast", "SatCast"):
+            if source is None:
+                raise ValueError(f"term operation {op} without its source type")
+            if op == "SatCast":
+                return c["alu64"] if wide or source.bits == 64 else c["alu"]
             if t.is_bool or source.is_bool:
                 return c["alu"]  # cmp, or sel from a flag
             return 0 if t.bits <= source.bits else c["convert"]
-        if op == "SatCast":
-            return c["alu64"] if wide or source.bits == 64 else c["alu"]
         raise ValueError(f"no cost for term operation {op}")
 
-    def _immediate_penalty(self, t: Type, operands: Sequence[Operand]) -> int:
+    def _immediate_penalty(self, operands: Sequence[Operand]) -> int:
         """64-bit operations take 32-bit immediates; a wider one is moved into a register first."""
         return sum(self.cost["imm64"] for o in operands if o.constant is not None and not fits_imm32(o.constant))
 
@@ -157,7 +161,7 @@ class CostModel:
         if not terms.supported(e) or isinstance(e, (ir.Var, ir.IntImm, ir.BoolImm)):
             return 0
         if isinstance(e, (ir.Unary, ir.Binary, ir.Ternary)):
-            return self.operation(terms.CONSTRUCTORS[e.op], e.a.type, [_operand(x, bounds) for x in ir.children(e)])
+            return self.operation(terms.CONSTRUCTORS[e.op], e.a.type, [_operand(x, bounds) for x in terms.operands(e)])
         if isinstance(e, ir.Select):
             return self.operation("Select", e.type, [_operand(e.true_value), _operand(e.false_value)])
         if isinstance(e, ir.Cast):
@@ -175,7 +179,7 @@ class CostModel:
         bounds = bounds_function(ranges) if ranges else None
         seen: set[ir.Node] = set()
         total = 0
-        stack = list(exprs)
+        stack: list[ir.Node] = list(exprs)
         while stack:
             e = stack.pop()
             if e in seen:
@@ -185,9 +189,11 @@ class CostModel:
             stack.extend(ir.children(e))
         return min(total, INFINITE)
 
-    def tree_cost(self, e: ir.Expr) -> int:
+    def tree_cost(self, e: ir.Node) -> int:
         """Cost with every occurrence computed separately (no sharing)."""
-        return saturating_sum([self.node(e) if isinstance(e, ir.Expr) else 0, *(self.tree_cost(c) for c in ir.children(e))])
+        return saturating_sum(
+            [self.node(e) if isinstance(e, ir.Expr) else 0, *(self.tree_cost(c) for c in ir.children(e))]
+        )
 
 
 def _operand(e: ir.Expr, bounds: Callable[[ir.Expr], Bounds] | None = None) -> Operand:

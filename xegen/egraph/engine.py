@@ -22,12 +22,11 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
-from ..errors import Error
-from ..errors import RuleError
+from ..errors import Error, RuleError
 from .bindings import bindings
 from .rules import LANGUAGE_FILE, RuleSet, constructors, egglog_message, language_text
 from .terms import TY_TYPES, quote
@@ -230,8 +229,9 @@ def _run_bounded(loaded: _LoadedRules, limits: Limits) -> SaturationReport:
             report.stop = hit
             break
     for _ in range(LOWER_ROUNDS):
-        if bound_hit():
-            report.stop = bound_hit()
+        hit = bound_hit()
+        if hit:
+            report.stop = hit
             break
         step(loaded.lower)
     return report

@@ -13,8 +13,8 @@ first node in that order.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 import numpy as np
 
@@ -62,7 +62,7 @@ class Snapshot:
         return Operand(self.class_type[cls], self.constant.get(cls))
 
     @staticmethod
-    def from_run(run: Run) -> "Snapshot":
+    def from_run(run: Run) -> Snapshot:
         graph = run.graph
         frozen = graph.freeze()
         functions = frozen.functions
@@ -115,6 +115,7 @@ class Snapshot:
         for cls, nodes in enumerate(classes):
             for node in nodes:
                 if node.op == "Const":
+                    assert isinstance(node.literal, int) and node.type is not None  # (Const Ty i64)
                     snapshot.constant[cls] = constant_value(node.literal, node.type)
         snapshot._infer_types()
         return snapshot
@@ -191,11 +192,12 @@ def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
         cls, i = heapq.heappop(queue)
         queued.discard((cls, i))
         node = snapshot.classes[cls][i]
-        if any(best_set[c] is None for c in node.children):
-            continue
+        below = [s for c in node.children if (s := best_set[c]) is not None]
+        if len(below) < len(node.children):
+            continue  # a child class has no form yet
         merged: dict[int, int] = {}
-        for child in node.children:
-            for k, v in best_set[child].items():
+        for child_set in below:
+            for k, v in child_set.items():
                 merged.setdefault(k, v)
         if cls in merged:
             continue  # the node would depend on its own class
@@ -238,7 +240,9 @@ def ilp_dag(snapshot: Snapshot, model: CostModel, max_nodes: int = 4000, seconds
                  if costs[cls][i] < INFINITE and all(c in reachable for c in node.children)
                  and cls not in node.children]
     if len(variables) > max_nodes:
-        return IlpOutcome(greedy, False, f"ILP skipped: {len(variables)} candidate nodes exceed {max_nodes}; greedy DAG used")
+        return IlpOutcome(
+            greedy, False, f"ILP skipped: {len(variables)} candidate nodes exceed {max_nodes}; greedy DAG used"
+        )
     classes = sorted(reachable)
     class_index = {cls: k for k, cls in enumerate(classes)}
     n_nodes, n_classes = len(variables), len(classes)
@@ -254,7 +258,7 @@ def ilp_dag(snapshot: Snapshot, model: CostModel, max_nodes: int = 4000, seconds
         upper.append(hi)
 
     by_class: dict[int, list[int]] = {}
-    for v, (cls, i) in enumerate(variables):
+    for v, (cls, _) in enumerate(variables):
         by_class.setdefault(cls, []).append(v)
     for root in snapshot.roots:
         add_row({v: 1.0 for v in by_class.get(root, [])}, 1.0, np.inf)

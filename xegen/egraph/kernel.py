@@ -24,8 +24,8 @@ The result computes the same buffers (the tests run both through `xegen.ir.execu
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
 
 from .. import ir
 from ..hw import Platform
@@ -34,7 +34,7 @@ from .costs import CostModel, cost_model
 from .engine import Limits, SaturationReport, prepare, saturate
 from .rules import RuleSet, load_rules
 from .simplify import Problem, RangeSpec, extract_roots, seed_variables
-from .terms import TermBuilder, is_term_type, quote, rebuild_opaque, ty
+from .terms import OpaqueLeaf, TermBuilder, is_term_type, quote, rebuild_opaque, ty
 
 
 @dataclass
@@ -58,7 +58,14 @@ class _Site:
 
     expr: ir.Expr
     root: int | None = None  # root index when the expression is a term
-    leaf: object = None  # OpaqueLeaf when it is not (a vector value with integer parts)
+    leaf: OpaqueLeaf | None = None  # when it is not (a vector value with integer parts)
+
+    def value(self, roots: Sequence[ir.Expr]) -> ir.Expr:
+        """The extracted expression: its root's, or its opaque leaf's with the holes filled."""
+        if self.leaf is not None:
+            return rebuild_opaque(self.leaf, lambda k: roots[k])
+        assert self.root is not None  # every site is one or the other
+        return roots[self.root]
 
 
 def _sites(stmt: ir.Stmt) -> list[tuple[ir.Stmt, list[_Site]]]:
@@ -143,7 +150,7 @@ def optimize_stmt_report(stmt: ir.Stmt, hw: Platform | str | CostModel = "xehpg"
     with saturate(rule_set, builder.roots, problem.seeds, limits, builder.pieces) as run:
         roots, info = extract_roots(run, problem, model, extractor)
         report = run.report
-    new_values = [roots[s.root] if s.root is not None else rebuild_opaque(s.leaf, lambda k: roots[k]) for s in sites]
+    new_values = [s.value(roots) for s in sites]
     result = drop_unused_lets(_Rebuilder(iter(new_values)).mutate(stmt))
     lets = 0
     if cse:

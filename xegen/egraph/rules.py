@@ -13,10 +13,10 @@ that code needing the list of term constructors derives it from `language.egg`.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from ..errors import Error, ParseError, RuleError
 from ..files import KiB, read_text
@@ -117,7 +117,7 @@ def signatures(forms: Iterable[sexpr.SList]) -> dict[str, Signature]:
         if head == "datatype":
             sort = str(form[1])
             for variant in form.items[2:]:
-                if isinstance(variant, sexpr.SList):
+                if isinstance(variant, sexpr.SList) and variant.head is not None:
                     inputs = tuple(str(x) for x in variant.positional()[1:])
                     sigs[variant.head] = Signature(inputs, sort, constructor=True)
         elif head in ("function", "constructor"):

@@ -14,8 +14,8 @@ nothing better, the input comes back unchanged (`kept_input`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from .. import ir
 from ..errors import Error
@@ -151,16 +151,18 @@ def extract_roots(run, problem: Problem, model: CostModel, extractor: str) -> tu
         return opaque_built[index]
 
     reader = TermReader(builder.variables, opaque)
+    extract_one: Callable[[int], ir.Expr]
     if extractor == "tree":
         tree_one = tree_extractor(run, model, reader)
         fallback = choice_builder(snapshot, greedy_dag(snapshot, model), reader)
 
-        def extract_one(k: int) -> ir.Expr:
+        def tree_or_fallback(k: int) -> ir.Expr:
             try:
                 return tree_one(k)
             except Exception:  # e.g. a root whose only nodes are subsumed: egglog cannot extract it
                 info.note = "egglog's extractor could not extract a root; the greedy DAG extractor did"
                 return fallback(k)
+        extract_one = tree_or_fallback
     else:
         if extractor == "dag":
             choice = greedy_dag(snapshot, model)
@@ -202,7 +204,7 @@ def simplify_each(expr: ir.Expr | str, models: Sequence[CostModel], ranges: Mapp
         for model in models:
             begin = time.perf_counter()
             roots, info = extract_roots(run, problem, model, extractor)
-            result = roots[root] if top is None else rebuild_opaque(top, lambda k: roots[k])
+            result = roots[root] if top is None else rebuild_opaque(top, roots.__getitem__)
             cost_before, cost_after = model.dag_cost(expr, ranges), model.dag_cost(result, ranges)
             # never costlier than the input, nor larger at the same cost
             kept = cost_after > cost_before or (cost_after == cost_before and result != expr

@@ -17,8 +17,8 @@ new operation needs no code here: declaring its constructor in language.egg is e
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 from .. import ir
 from ..errors import UnsupportedError
@@ -117,7 +117,12 @@ def _term_children(e: ir.Expr) -> list[ir.Expr]:
         return [e.cond, e.true_value, e.false_value]
     if isinstance(e, ir.Cast):
         return [e.value]
-    return list(ir.children(e))
+    return operands(e)
+
+
+def operands(e: ir.Expr) -> list[ir.Expr]:
+    """The direct subexpressions of `e` (every IR node below an expression is one)."""
+    return [c for c in ir.children(e) if isinstance(c, ir.Expr)]
 
 
 def quote(name: str) -> str:
@@ -267,6 +272,8 @@ def build_node(op: str, t: Type | None, args: list, types: list[Type] | None = N
     if op == "Select":
         return ir.Select(args[0], args[1], args[2])
     if op in ("Cast", "SatCast"):
+        if t is None:
+            raise ValueError(f"a {op} term without its target type")
         return ir.Cast(t, args[0], op == "SatCast")
     raise ValueError(f"no IR node for term constructor {op}")
 
@@ -279,10 +286,12 @@ class TermReader:
         self.variables = variables
         self.opaque = opaque
 
-    def leaf(self, op: str, t: Type, literal) -> ir.Expr:
+    def leaf(self, op: str, t: Type | None, literal) -> ir.Expr:
         if op == "Var":
             return self.variables[literal]
         if op == "Const":
+            if t is None:
+                raise ValueError("a Const term without its type")
             return make_constant(literal, t)
         if op == "Opaque":
             return self.opaque(literal)

@@ -48,8 +48,25 @@ import importlib
 
 from .asm_printer import disassemble, format_instruction, format_kernel
 from .decoder import decode, decode_one, decode_with_sizes
-from .instruction import (CondModifier, Flag, Imm, Instruction, Operand, Predicate, Reg, SendDescriptor, Swsb, a0,
-                          acc, arf, grf, imm, indirect, null, send_reg)
+from .instruction import (
+    CondModifier,
+    Flag,
+    Imm,
+    Instruction,
+    Operand,
+    Predicate,
+    Reg,
+    SendDescriptor,
+    Swsb,
+    a0,
+    acc,
+    arf,
+    grf,
+    imm,
+    indirect,
+    null,
+    send_reg,
+)
 
 __all__ = [
     "CondModifier", "Flag", "Imm", "Instruction", "Operand", "Predicate", "Reg", "SendDescriptor", "Swsb",

@@ -8,8 +8,8 @@ that contains a multiply-add (the compute loop of a GEMM or convolution).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from . import tables as T
 from .instruction import Instruction
@@ -74,7 +74,7 @@ class Loop:
     start: int  # index of the first instruction of the body (the branch target)
     end: int  # index of the backward branch (inclusive)
 
-    def __contains__(self, other: "Loop") -> bool:
+    def __contains__(self, other: Loop) -> bool:
         return self.start <= other.start and other.end <= self.end and other != self
 
     @property

@@ -19,7 +19,7 @@ from ..errors import EncodeError, ParseError
 from . import tables as T
 from .encoder import encode_kernel
 from .floats import float_to_bits, parse_nan
-from .instruction import (CondModifier, Flag, Imm, Instruction, NO_SWSB, Predicate, Reg, SendDescriptor, Swsb)
+from .instruction import NO_SWSB, CondModifier, Flag, Imm, Instruction, Predicate, Reg, SendDescriptor, Swsb
 from .layout import Layout, layout_for
 
 #: the most instructions a listing may have (1 MiB of code, a few times the largest kernels IGC or
@@ -51,7 +51,7 @@ def assemble(text: str, hw: str | hwlib.Platform) -> bytes:
     parser = _Assembler(layout_for(platform), text)
     instructions = parser.run()
     out = bytearray()
-    for inst, (line, column) in zip(instructions, parser.locations):
+    for inst, (line, column) in zip(instructions, parser.locations, strict=True):
         try:
             out += encode_kernel([inst], platform)
         except EncodeError as error:
@@ -194,7 +194,9 @@ class _Line:
     def skip(self) -> None:
         text, pos = self.text, self.pos
         if pos < len(text) and text[pos] in " \t\r":
-            self.pos = _SPACES.match(text, pos).end()
+            spaces = _SPACES.match(text, pos)
+            assert spaces is not None  # the pattern matches the empty string
+            self.pos = spaces.end()
 
     def peek(self, s: str) -> bool:
         self.skip()
@@ -449,9 +451,10 @@ class _Line:
     def operands(self, info: T.OpcodeInfo, fields: dict, exec_size: int):
         """(dst, srcs, saturate) of an ALU, math, 3-source or dpas instruction."""
         fmt = info.format
-        nsrc = {T.UNARY: 1, T.BINARY: 2, T.TERNARY: 3, T.DPAS: 3}.get(fmt)
         if fmt == T.MATH:
             nsrc = 2 if fields["function"] in T.MATH_TWO_SOURCES else 1
+        else:
+            nsrc = {T.UNARY: 1, T.BINARY: 2, T.TERNARY: 3, T.DPAS: 3}[fmt]
         saturate = self.accept("(sat)")
         dst = self.register_operand("dst", fmt, info, 0, exec_size)
         srcs = []
@@ -547,12 +550,12 @@ class _Line:
             if not self.text.startswith("a0.", self.pos):
                 raise self.error("expected a0.N inside r[...]")
             self.pos += 3
-            sub = self.integer("an address subregister")
+            address_subreg = self.integer("an address subregister")
             offset = 0
             if self.accept(","):
                 offset = self.integer("an address offset")
             self.expect("]")
-            return "r", 0, None, (sub, offset)
+            return "r", 0, None, (address_subreg, offset)
         name = self.ident("a register")
         m = _REGISTER_NAME.fullmatch(name)
         if not m:
@@ -720,7 +723,7 @@ class _Line:
         file, number, sub, indirect = self.register()
         if indirect is not None:
             raise self.error("branch registers are direct")
-        region = self.region()
+        self.region()  # accepted and ignored: a branch register's region is implied
         if self.accept(":"):
             self.ident("a type")
         return Reg(file, number, sub or 0, "d", 0, 1, 0)

@@ -8,15 +8,15 @@ reproduced.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import hw as hwlib
+from ..errors import EncodeError
 from . import tables as T
 from .bfn_table import BFN_EXPRESSIONS
-from .floats import format_float
-from ..errors import EncodeError
 from .decoder import decode_with_sizes
-from .instruction import Imm, Instruction, Reg, SendDescriptor
+from .floats import format_float
+from .instruction import Imm, Instruction, Operand, Reg, SendDescriptor
 from .layout import Layout, layout_for
 
 # Register file of virtual registers (v12.3:f): printed in lowering listings before allocation, never encoded.
@@ -77,7 +77,7 @@ def format_kernel(instructions: Iterable[Instruction], hw: str | hwlib.Platform,
     starts = block_starts(insts, addresses, size_list, end)
     printer = _Printer(layout_for(hwlib.platform(hw)))
     lines = []
-    for inst, address in zip(insts, addresses):
+    for inst, address in zip(insts, addresses, strict=True):
         if address in starts:
             lines.append(f"{label_name(address)}:")
         text = printer.instruction(inst, address)
@@ -91,7 +91,7 @@ def block_starts(insts: list[Instruction], addresses: list[int], sizes: list[int
     """Addresses IGA labels: the entry, every branch target inside the kernel, and the
     instruction after every branch or end-of-thread send."""
     starts = {0}
-    for inst, address, size in zip(insts, addresses, sizes):
+    for inst, address, size in zip(insts, addresses, sizes, strict=True):
         info = T.OPCODES[inst.opcode]
         if info.format in T.BRANCH_FORMATS or (info.format == T.SEND and "EOT" in inst.options):
             starts.add(address + size)
@@ -146,6 +146,7 @@ class _Printer:
         elif fmt == T.SEND:
             name += f".{inst.send.sfid}" if inst.send is not None else ""
         elif inst.opcode == "bfn":
+            assert isinstance(inst.function, int)  # _check_printable
             name += f".({BFN_EXPRESSIONS[inst.function]})"
         elif fmt == T.DPAS:
             name += f".{inst.systolic_depth}x{inst.repeat_count}"
@@ -253,25 +254,29 @@ class _Printer:
     def _branch_operands(self, inst: Instruction, fmt: str, pc: int) -> list[str]:
         out = []
         if fmt in (T.CALL, T.CALLA):
-            out.append(self._register_name(inst.dst, True).ljust(_DST_COLUMN))
+            out.append(self._register_name(_checked_register(inst.dst), True).ljust(_DST_COLUMN))
         if inst.srcs:
-            out.append(self._register_name(inst.srcs[0], True))
+            out.append(self._register_name(_checked_register(inst.srcs[0]), True))
             return out
+        jip = inst.jip
+        assert jip is not None  # _check_printable
         if fmt == T.CALLA:
-            out.append(label_name(inst.jip).ljust(_SRC_COLUMN))
+            out.append(label_name(jip).ljust(_SRC_COLUMN))
             return out
         if fmt not in (T.CALL,):
             out.append(" " * _DST_COLUMN)
-        out.append(label_name(pc + inst.jip).ljust(_SRC_COLUMN))
+        out.append(label_name(pc + jip).ljust(_SRC_COLUMN))
         if fmt == T.JIP_UIP:
+            assert inst.uip is not None  # _check_printable
             out.append(label_name(pc + inst.uip).ljust(_SRC_COLUMN))
         return out
 
     def _send_operands(self, inst: Instruction) -> list[str]:
         msg = inst.send
-        dst = self._register_name(inst.dst, False)
-        src0 = self._register_name(inst.srcs[0], False)
-        src1 = self._register_name(inst.srcs[1], False)
+        assert msg is not None  # _check_printable
+        dst = self._register_name(_checked_register(inst.dst), False)
+        src0 = self._register_name(_checked_register(inst.srcs[0]), False)
+        src1 = self._register_name(_checked_register(inst.srcs[1]), False)
         if msg.src1_length is not None:
             src1 += f":{msg.src1_length}"
         exdesc = f"a0.{msg.exdesc_a0}" if msg.exdesc_a0 is not None else f"0x{msg.exdesc:X}"
@@ -284,6 +289,12 @@ _SOURCE_COUNTS = {T.UNARY: (1,), T.BINARY: (2,), T.TERNARY: (3,), T.DPAS: (3,), 
                   T.NULLARY: (0,), T.JUMP: (0, 1), T.JIP_UIP: (0,), T.JIP_ONLY: (0,), T.CALL: (0, 1),
                   T.CALLA: (0, 1), T.RET: (1,)}
 _WITH_DESTINATION = frozenset({T.UNARY, T.BINARY, T.MATH, T.TERNARY, T.DPAS, T.SEND, T.CALL, T.CALLA})
+
+
+def _checked_register(operand: Operand | None) -> Reg:
+    """A send or branch operand, which `_check_printable` has checked is a register."""
+    assert type(operand) is Reg
+    return operand
 
 
 def _check_printable(inst: Instruction) -> T.OpcodeInfo:

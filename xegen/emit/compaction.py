@@ -1,11 +1,11 @@
 """Compacted (8-byte) Xe instructions: expansion to the 16-byte native form, and the inverse.
 
-An instruction with bit 29 set is 8 bytes long.  Most of its fields are indices into
-per-platform tables whose entries hold a group of native bits (execution control, types,
-subregisters, source regions); the rest (opcode, SWSB, register numbers, a 12-bit
-immediate) are copied.  Where those native fields sit is the field table's (`fields.py`);
-this module holds the compacted word's own layout and the tables.  Expanding is a table lookup per index; compacting searches the
-tables for an entry equal to the native bits (the first one, as Intel's tools do).
+An instruction with bit 29 set is 8 bytes long.  Most of its fields are indices into per-platform
+tables whose entries hold a group of native bits (execution control, types, subregisters, source
+regions); the rest (opcode, SWSB, register numbers, a 12-bit immediate) are copied.  Where those
+native fields sit is the field table's (`fields.py`); this module holds the compacted word's own
+layout and the tables.  Expanding is a table lookup per index; compacting searches the tables for an
+entry equal to the native bits (the first one, as Intel's tools do).
 
 Which instructions have a compacted form: one-source and two-source ALU instructions,
 three-source ones (mad, add3, bfn, csel, bfe, bfi2, dp4a, dpas; madm on XeHPC only), and
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 from .. import hw as hwlib
 from ..errors import DecodeError
-from .fields import HEADER, Field, Group, layout_fields
+from .fields import COMPACTED, Binary, Field, Formats, Ternary, layout_fields
 
 Fragment = tuple[int, int]  # (high bit, low bit), inclusive
 
-COMPACTED_BIT = HEADER["compacted"]  # CmptCtrl, the same bit in both forms
+COMPACTED_BIT = COMPACTED  # CmptCtrl, the same bit in both forms
 
 
 def field_bits(word: int, fragment: Fragment) -> int:
@@ -105,7 +105,7 @@ class CompactFormat:
 class CompactionScheme:
     """Everything about compaction on one platform."""
 
-    native: Group  # the platform's native fields (fields.py)
+    native: Formats  # the platform's native fields (fields.py)
     two_source: CompactFormat  # also one-source instructions and sync
     three_source: CompactFormat
     dpas: CompactFormat  # the three-source layout dpas uses (its own tables on XeHPC)
@@ -290,7 +290,7 @@ THREE_SOURCE_SUBREG_BITS = ((119, 115), (103, 99), (71, 67), (55, 51))
 COMPACT_OPCODE = (6, 0)
 
 
-def _copies(native: Group, operands: Group, swsb: Fragment, dst: Fragment, src0: Fragment, src1: Fragment,
+def _copies(native: Formats, operands: Binary | Ternary, swsb: Fragment, dst: Fragment, src0: Fragment, src1: Fragment,
             src2: Fragment | None = None) -> tuple[CopiedField, ...]:
     """The fields copied unchanged: where they sit in the compacted word (the arguments) and in
     the native one (the field table; `operands` is its binary or ternary format)."""
@@ -298,6 +298,7 @@ def _copies(native: Group, operands: Group, swsb: Fragment, dst: Fragment, src0:
               ("swsb", swsb, native.header.swsb), ("dst register", dst, operands.dst.number),
               ("src0 register", src0, operands.src0.number)]
     if src2 is not None:
+        assert isinstance(operands, Ternary), "only three-source formats have a src2"
         copies.append(("src2 register", src2, operands.src2.number))
     copies.append(("src1 register", src1, operands.src1.number))
     return tuple(CopiedField(name, compact, _one_piece(field)) for name, compact, field in copies)
@@ -308,7 +309,7 @@ def _one_piece(field: Field) -> Fragment:
     return piece
 
 
-def _gfx12_two_source(native: Group, src0_table: tuple[int, ...], src1_table: tuple[int, ...]) -> CompactFormat:
+def _gfx12_two_source(native: Formats, src0_table: tuple[int, ...], src1_table: tuple[int, ...]) -> CompactFormat:
     return CompactFormat(
         name="two-source",
         indexed=(
@@ -324,7 +325,7 @@ def _gfx12_two_source(native: Group, src0_table: tuple[int, ...], src1_table: tu
     )
 
 
-def _gfx12_three_source(native: Group, control_table: tuple[int, ...], control_bits: tuple[Fragment, ...],
+def _gfx12_three_source(native: Formats, control_table: tuple[int, ...], control_bits: tuple[Fragment, ...],
                         source_table: tuple[int, ...]) -> CompactFormat:
     return CompactFormat(
         name="three-source",
@@ -338,7 +339,8 @@ def _gfx12_three_source(native: Group, control_table: tuple[int, ...], control_b
     )
 
 
-def _xehpc_three_source(native: Group, control_table: tuple[int, ...], source_table: tuple[int, ...]) -> CompactFormat:
+def _xehpc_three_source(native: Formats, control_table: tuple[int, ...],
+                        source_table: tuple[int, ...]) -> CompactFormat:
     return CompactFormat(
         name="three-source",
         indexed=(
@@ -351,7 +353,7 @@ def _xehpc_three_source(native: Group, control_table: tuple[int, ...], source_ta
     )
 
 
-def _xehpc_two_source(native: Group) -> CompactFormat:
+def _xehpc_two_source(native: Formats) -> CompactFormat:
     return CompactFormat(
         name="two-source",
         indexed=(
@@ -471,7 +473,7 @@ def is_compacted(data: bytes) -> bool:
     return len(data) >= 4 and bool(int.from_bytes(data[:4], "little") >> COMPACTED_BIT & 1)
 
 
-def _immediate_type(native: int, fields: Group) -> int | None:
+def _immediate_type(native: int, fields: Formats) -> int | None:
     """The type code of the immediate operand of a two-source native word, if it has one."""
     binary = fields.binary
     if binary.src0_is_immediate.get(native):
@@ -569,6 +571,7 @@ def compact(data: bytes, hw: str | hwlib.Platform) -> bytes | None:
             return None
         word = place_bits(word, indexed.index, index)
     if immediate is not None:
+        assert type_code is not None and layout.immediate is not None  # what `immediate` was chosen on
         small = compact_immediate(type_code, immediate.get(native))
         if small is None:
             return None

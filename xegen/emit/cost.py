@@ -26,14 +26,14 @@ roofline fraction is roofline cycles / device cycles.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .. import hw as hwlib
+from ..launch import Occupancy, busiest_eu_threads, occupancy, stall
 from . import tables as T
 from .analysis import is_send, message_target, payload_bytes
 from .instruction import Instruction
-from ..launch import Occupancy, busiest_eu_threads, occupancy, stall
 from .latency import barriers_used, exposed_latency
 from .roofline import Roofline, Tiling, Traffic, Workload, roofline, traffic
 
@@ -90,9 +90,10 @@ class Cycles:
             result["occupancy"] = self.occupancy.as_dict()
         if self.traffic is not None:
             result["bytes"] = self.traffic.as_dict()
-        if self.roofline is not None:
+        fraction = self.roofline_fraction  # None exactly when there is no roofline
+        if self.roofline is not None and fraction is not None:
             result.update(roofline_cycles=self.roofline.cycles, roofline_bound=self.roofline.bound,
-                          roofline_fraction=round(self.roofline_fraction, 4),
+                          roofline_fraction=round(fraction, 4),
                           roofline_terms={"compute": self.roofline.compute, "memory": self.roofline.memory})
         return result
 
@@ -122,7 +123,7 @@ def _operand_bytes(inst: Instruction) -> int:
 def requested_global_bytes(instructions: Sequence[Instruction], executions: Sequence[int],
                            hw: hwlib.Platform) -> int:
     """Bytes the kernel's global-memory messages move, over all their executions."""
-    return sum(n * payload_bytes(inst, hw.grf_bytes) for inst, n in zip(instructions, executions)
+    return sum(n * payload_bytes(inst, hw.grf_bytes) for inst, n in zip(instructions, executions, strict=False)
                if n and is_send(inst) and message_target(inst) == "global")
 
 
@@ -151,7 +152,7 @@ def kernel_cycles(instructions: Sequence[Instruction], executions: Sequence[int]
     if threads is None:
         threads = executions[0] if len(executions) else 0
     issue = alu = xmx = load_store = 0.0
-    for inst, n in zip(instructions, executions):
+    for inst, n in zip(instructions, executions, strict=False):
         if n == 0:
             continue
         a, x, m = instruction_cost(inst, platform)
@@ -178,7 +179,7 @@ def kernel_cycles(instructions: Sequence[Instruction], executions: Sequence[int]
     def latency(inst: Instruction) -> float:
         target = message_target(inst)
         if target == "fence":
-            return slm_latency if inst.send.sfid == "slm" else load_latency
+            return slm_latency if inst.send is not None and inst.send.sfid == "slm" else load_latency
         return {"slm": slm_latency, "global": load_latency}.get(target, 0.0)
 
     waits = exposed_latency(instructions, executions, threads, latency)

@@ -15,8 +15,19 @@ from .. import hw as hwlib
 from ..errors import DecodeError, Error
 from . import tables as T
 from .compaction import expand_compacted
-from .instruction import (CondModifier, Flag, Imm, Instruction, NO_SWSB, Predicate, Reg, SendDescriptor,
-                          complete_instruction)
+from .fields import TernaryRegionSource
+from .instruction import (
+    NO_SWSB,
+    CondModifier,
+    Flag,
+    Imm,
+    Instruction,
+    Operand,
+    Predicate,
+    Reg,
+    SendDescriptor,
+    complete_instruction,
+)
 from .layout import Layout, layout_for
 from .swsb import decode_swsb
 
@@ -61,17 +72,17 @@ def _as_bytes(data) -> bytes | bytearray:
     return data if isinstance(data, (bytes, bytearray)) else bytes(data)
 
 
-_DECODERS: dict[str, "_Decoder"] = {}
+_DECODERS: dict[str, _Decoder] = {}
 
 
-def _decoder_for(layout: Layout) -> "_Decoder":
+def _decoder_for(layout: Layout) -> _Decoder:
     decoder = _DECODERS.get(layout.platform.name)
     if decoder is None:
         decoder = _DECODERS[layout.platform.name] = _Decoder(layout)
     return decoder
 
 
-def _expand_compacted(word: bytes, platform: hwlib.Platform, offset: int) -> bytes:
+def _expand_compacted(word: bytes | bytearray, platform: hwlib.Platform, offset: int) -> bytes:
     try:
         expanded = expand_compacted(bytes(word), platform)
     except (Error, ValueError, KeyError, IndexError) as error:
@@ -97,13 +108,13 @@ class _Decoder:
         # Operand caches, keyed by the operand's bits.  A math-macro operand reads the same bits
         # differently (its implicit region depends on SIMD1): caches [plain, macro, macro SIMD1].
         self.dst_caches: tuple[dict[int, Reg], ...] = ({}, {})
-        self.src_caches = tuple(({}, {}, {}) for _ in range(2))
+        self.src_caches: tuple[tuple[dict[int, Reg], ...], ...] = tuple(({}, {}, {}) for _ in range(2))
         self.ternary_caches: tuple[dict[int, Reg], ...] = ({}, {}, {})
         X = F.ternary
         # a 3-source operand's type reads the execution type; bfn's modifier bits are its function
         self.ternary_keys = tuple(S.positions | X.float.positions for S in (X.src0, X.src1, X.src2))
         self.bfn_ternary_keys = tuple(key & ~S.modifiers.positions
-                                      for key, S in zip(self.ternary_keys, (X.src0, X.src1, X.src2)))
+                                      for key, S in zip(self.ternary_keys, (X.src0, X.src1, X.src2), strict=True))
         self.header_cache: dict[int, tuple] = {}
         self.instruction_cache: dict[int, Instruction] = {}
         self.ternary_dst_alignment = T.ternary_dst_alignment(self.platform)
@@ -116,7 +127,7 @@ class _Decoder:
             T.JIP_ONLY: self._jip_only, T.CALL: self._call, T.CALLA: self._call, T.RET: self._ret,
         }
 
-    def decode_at(self, data: bytes, offset: int) -> tuple[Instruction, int]:
+    def decode_at(self, data: bytes | bytearray, offset: int) -> tuple[Instruction, int]:
         end = offset + 16
         compacted_bit = self.compacted_bit
         if offset >= 0 and end <= len(data):
@@ -209,7 +220,7 @@ class _Decoder:
 
     # -- operands -----------------------------------------------------------------------
 
-    def _register(self, file_bit: int, number: int, st: "_State", where: str) -> tuple[str, int]:
+    def _register(self, file_bit: int, number: int, st: _State, where: str) -> tuple[str, int]:
         if file_bit:
             return "r", number
         decoded = T.arf_decode(number, self.platform)
@@ -223,13 +234,13 @@ class _Decoder:
         # bits below the type's size are not read (iga64 decodes r12 byte 13 as r12.3:d).
         return byte // T.type_bytes(type_name)
 
-    def _type(self, code: int, st: "_State", where: str) -> str:
+    def _type(self, code: int, st: _State, where: str) -> str:
         name = self.layout.type_by_code.get(code)
         if name is None:
             raise self.fail(f"{where}: invalid type code {code}", st.offset, st.info)
         return name
 
-    def _binary_dst(self, st: "_State") -> Reg:
+    def _binary_dst(self, st: _State) -> Reg:
         bits, D = st.bits, self.fields.binary.dst
         cache, key = self.dst_caches[st.macro], bits & D.positions
         reg = cache.get(key)
@@ -256,12 +267,12 @@ class _Decoder:
         cache[key] = reg
         return reg
 
-    def _mme(self, value: int, st: "_State", where: str) -> int:
+    def _mme(self, value: int, st: _State, where: str) -> int:
         if value > T.MME_NONE:
             raise self.fail(f"{where}: invalid math macro register {value}", st.offset, st.info)
         return value
 
-    def _binary_src(self, index: int, st: "_State") -> Reg:
+    def _binary_src(self, index: int, st: _State) -> Reg:
         """src0 or src1 (`index`) of the 1/2-source layout, a register."""
         bits, where = st.bits, _SOURCE_NAMES[index]
         S = self.fields.binary.src0 if index == 0 else self.fields.binary.src1
@@ -305,7 +316,7 @@ class _Decoder:
         cache[key] = reg
         return reg
 
-    def _immediate(self, type_code: int, payload: int, st: "_State", where: str) -> Imm:
+    def _immediate(self, type_code: int, payload: int, st: _State, where: str) -> Imm:
         type_name = self.layout.imm_type_by_code.get(type_code)
         if type_name is None:
             raise self.fail(f"{where}: invalid immediate type code {type_code}", st.offset, st.info)
@@ -314,7 +325,7 @@ class _Decoder:
 
     # -- formats ------------------------------------------------------------------------
 
-    def _cond_modifier(self, st: "_State", code: int) -> CondModifier | None:
+    def _cond_modifier(self, st: _State, code: int) -> CondModifier | None:
         if not code:
             return None
         cond = T.CONDITION_BY_CODE.get(code)
@@ -326,7 +337,7 @@ class _Decoder:
             raise self.fail("condition modifier names a flag register that does not exist", st.offset, st.info)
         return CondModifier(cond, st.flag)
 
-    def _unary_binary(self, st: "_State") -> Instruction:
+    def _unary_binary(self, st: _State) -> Instruction:
         bits, info, B = st.bits, st.info, self.fields.binary
         function = None
         cond = None
@@ -352,7 +363,7 @@ class _Decoder:
                 payload |= B.immediate_high.get(bits) << 32
             elif info.format != T.MATH:
                 cond = self._cond_modifier(st, B.condition.get(bits))
-            srcs = (self._immediate(type_code, payload, st, "src0"),)
+            srcs: tuple[Operand, ...] = (self._immediate(type_code, payload, st, "src0"),)
         else:
             if info.format != T.MATH:
                 cond = self._cond_modifier(st, B.condition.get(bits))
@@ -366,27 +377,27 @@ class _Decoder:
         return st.build(dst=dst, srcs=srcs, cond=cond, function=function,
                         saturate=self._saturate(st), options=self._accwren(st))
 
-    def _saturate(self, st: "_State") -> bool:
+    def _saturate(self, st: _State) -> bool:
         if self.fields.header.saturate.get(st.bits):
             if not st.info.saturate:
                 raise self.fail("this instruction does not saturate", st.offset, st.info)
             return True
         return False
 
-    def _accwren(self, st: "_State") -> list[str]:
+    def _accwren(self, st: _State) -> list[str]:
         """AccWrEn (XeLP, XeHPG; on XeHPC its bit belongs to the destination)."""
         if self.fields.header.acc_write_enable.get(st.bits):
             st.options.insert(0, "AccWrEn")
         return st.options
 
-    def _ternary_type(self, code: int, float_exec: int, st: "_State", where: str) -> str:
+    def _ternary_type(self, code: int, float_exec: int, st: _State, where: str) -> str:
         table = self.layout.ternary_float_by_code if float_exec else self.layout.ternary_int_by_code
         name = table.get(code)
         if name is None:
             raise self.fail(f"{where}: invalid type code {code}", st.offset, st.info)
         return name
 
-    def _ternary_reg(self, index: int, float_exec: int, mods: int, st: "_State", bfn: bool,
+    def _ternary_reg(self, index: int, float_exec: int, mods: int, st: _State, bfn: bool,
                      macro_region: tuple | None = None) -> Reg:
         """src0, src1 or src2 (`index`) of a 3-source instruction, a register."""
         bits, where = st.bits, _SOURCE_NAMES[index]
@@ -404,7 +415,7 @@ class _Decoder:
             v, h = macro_region
             return Reg(file, number, 0, type_name, v, None, h, neg, abs_, mme=self._mme(S.mme.get(bits), st, where))
         hs = T.HSTRIDE_BY_CODE[S.hstride.get(bits)]
-        vs = T.TERNARY_VSTRIDE_BY_CODE[S.vstride.get(bits)] if index < 2 else None
+        vs = T.TERNARY_VSTRIDE_BY_CODE[S.vstride.get(bits)] if isinstance(S, TernaryRegionSource) else None  # src2: <h>
         reg = Reg(file, number, self._element(S.subreg.get(bits), type_name), type_name, vs, None, hs,
                   neg, abs_)
         if len(cache) > _CACHE_LIMIT:
@@ -412,7 +423,7 @@ class _Decoder:
         cache[key] = reg
         return reg
 
-    def _ternary(self, st: "_State") -> Instruction:
+    def _ternary(self, st: _State) -> Instruction:
         bits, info, X = st.bits, st.info, self.fields.ternary
         float_exec = X.float.get(bits)
         macro = info.name == "madm"
@@ -447,6 +458,7 @@ class _Decoder:
         macro_src = ((0 if scalar else 1), 0) if macro else None
         # src0: a register or a 16-bit immediate
         mods0 = 0 if bfn else X.src0.modifiers.get(bits)
+        src0: Operand
         if X.src0_is_immediate.get(bits):
             src0 = self._ternary_imm(X.src0.type.get(bits), float_exec, X.src0_immediate.get(bits), st, "src0")
         else:
@@ -458,6 +470,7 @@ class _Decoder:
         src1 = self._ternary_reg(1, float_exec, mods1, st, bfn, macro_src)
         # src2
         mods2 = 0 if bfn else X.src2.modifiers.get(bits)
+        src2: Operand
         if X.src2_is_immediate.get(bits):
             src2 = self._ternary_imm(X.src2.type.get(bits), float_exec, X.src2_immediate.get(bits), st, "src2")
         else:
@@ -467,13 +480,13 @@ class _Decoder:
         return st.build(dst=dst, srcs=(src0, src1, src2), cond=cond, function=function,
                         saturate=self._saturate(st), options=self._accwren(st))
 
-    def _ternary_imm(self, code: int, float_exec: int, value: int, st: "_State", where: str) -> Imm:
+    def _ternary_imm(self, code: int, float_exec: int, value: int, st: _State, where: str) -> Imm:
         type_name = self._ternary_type(code, float_exec, st, where)
         if T.TYPES[type_name].bits != 16 or type_name == "bf":
             raise self.fail(f"{where}: 3-source immediates are 16-bit, not :{type_name}", st.offset, st.info)
         return Imm(value, type_name)
 
-    def _dpas(self, st: "_State") -> Instruction:
+    def _dpas(self, st: _State) -> Instruction:
         bits, info = st.bits, st.info
         X, P = self.fields.ternary, self.fields.dpas
         if P.reserved.get(bits):
@@ -511,7 +524,7 @@ class _Decoder:
                 reg(X.src2, types[1], "src2", True))
         return st.build(dst=dst, srcs=srcs, systolic_depth=depth, repeat_count=repeat, options=self._accwren(st))
 
-    def _send(self, st: "_State") -> Instruction:
+    def _send(self, st: _State) -> Instruction:
         bits, info = st.bits, st.info
         S, B = self.fields.send, self.fields.binary
         sfid = self.layout.sfid_by_code.get(S.sfid.get(bits))
@@ -554,7 +567,7 @@ class _Decoder:
         msg = SendDescriptor(sfid, desc, exdesc, desc_in_a0, exdesc_a0, src1_length)
         return st.build(dst=dst, srcs=(src0, src1), send=msg, options=options)
 
-    def _sync(self, st: "_State") -> Instruction:
+    def _sync(self, st: _State) -> Instruction:
         bits, info, B, Y = st.bits, st.info, self.fields.binary, self.fields.sync
         code = Y.function.get(bits)
         function = T.SYNC_BY_CODE.get(code)
@@ -563,7 +576,7 @@ class _Decoder:
         if B.src0_is_immediate.get(bits):
             if function not in ("allrd", "allwr") and not (function == "bar" and self.xehpc):
                 raise self.fail(f"sync.{function} takes no immediate", st.offset, info)
-            src = Imm(B.immediate.get(bits), "ud")
+            src: Operand = Imm(B.immediate.get(bits), "ud")
         else:
             if Y.src0_register.get(bits):
                 raise self.fail("src0: only null or an immediate is supported", st.offset, info)
@@ -574,13 +587,13 @@ class _Decoder:
             raise self.fail("saturate bit set on sync", st.offset, info)
         return st.build(srcs=(src,), function=function, exec_size=1, channel_offset=0, options=self._accwren(st))
 
-    def _nullary(self, st: "_State") -> Instruction:
+    def _nullary(self, st: _State) -> Instruction:
         # iga64 prints no fields for these: the other bits are ignored
         if st.info.name == "illegal":
             return Instruction("illegal")
         return Instruction("nop", swsb=st.swsb)
 
-    def _branch_reg(self, operand, st: "_State", where: str) -> Reg:
+    def _branch_reg(self, operand, st: _State, where: str) -> Reg:
         """A branch register: `operand` is binary.src0 or, for call, binary.dst."""
         bits = st.bits
         if not operand.file.get(bits):
@@ -593,7 +606,7 @@ class _Decoder:
     def _signed(self, value: int) -> int:
         return value - (1 << 32) if value >> 31 else value
 
-    def _jump(self, st: "_State") -> Instruction:
+    def _jump(self, st: _State) -> Instruction:
         bits, B, R = st.bits, self.fields.binary, self.fields.branch
         self._branch_ctrl(st)
         if not st.no_mask:
@@ -604,7 +617,7 @@ class _Decoder:
         return st.build(srcs=(self._branch_reg(B.src0, st, "src0"),), exec_size=1, channel_offset=0,
                         options=st.options)
 
-    def _branch_ctrl(self, st: "_State") -> bool:
+    def _branch_ctrl(self, st: _State) -> bool:
         H, R = self.fields.header, self.fields.branch
         if H.saturate.get(st.bits):
             raise self.fail("saturate bit set on a branch", st.offset, st.info)
@@ -616,16 +629,16 @@ class _Decoder:
                 raise self.fail("bit 33 is set but has no meaning here", st.offset, st.info)  # (XeHPC: call dst)
         return False
 
-    def _jip_uip(self, st: "_State") -> Instruction:
+    def _jip_uip(self, st: _State) -> Instruction:
         bits, R = st.bits, self.fields.branch
         return st.build(jip=self._signed(R.jip.get(bits)), uip=self._signed(R.uip.get(bits)),
                         branch_control=self._branch_ctrl(st), options=st.options)
 
-    def _jip_only(self, st: "_State") -> Instruction:
+    def _jip_only(self, st: _State) -> Instruction:
         self._branch_ctrl(st)
         return st.build(jip=self._signed(self.fields.branch.jip.get(st.bits)), options=st.options)
 
-    def _call(self, st: "_State") -> Instruction:
+    def _call(self, st: _State) -> Instruction:
         bits, B, R = st.bits, self.fields.binary, self.fields.branch
         self._branch_ctrl(st)
         dst = self._branch_reg(B.dst, st, "dst")
@@ -635,7 +648,7 @@ class _Decoder:
             return st.build(dst=dst, jip=jip, options=st.options)
         return st.build(dst=dst, srcs=(self._branch_reg(B.src0, st, "src0"),), options=st.options)
 
-    def _ret(self, st: "_State") -> Instruction:
+    def _ret(self, st: _State) -> Instruction:
         self._branch_ctrl(st)
         return st.build(srcs=(self._branch_reg(self.fields.binary.src0, st, "src0"),), options=st.options)
 

@@ -270,7 +270,7 @@ def write_elf(elf: ElfFile) -> bytes:
         out += section.data
     out += bytes(_align(len(out), 8) - len(out))
     section_headers = len(out)
-    for section, offset in zip(elf.sections, offsets):
+    for section, offset in zip(elf.sections, offsets, strict=True):
         name_offset = _name_offset(names, section.name)
         size = len(section.data)
         out += SECTION_HEADER.pack(name_offset, section.type, section.flags, 0, offset, size, section.link,

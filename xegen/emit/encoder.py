@@ -11,13 +11,13 @@ Anything that cannot be encoded for the platform raises `EncodeError` naming the
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable, Mapping
 
 from .. import hw as hwlib
 from ..errors import EncodeError
 from . import tables as T
 from .compaction import compact
-from .fields import Field, Group
+from .fields import BinaryDst, BinarySource, Field, Register, TernaryRegionSource
 from .instruction import Imm, Instruction, Reg
 from .layout import Layout, layout_for
 from .swsb import encode_swsb
@@ -102,7 +102,7 @@ def _encode_common(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int
     cmod = inst.cond_modifier
     if cmod is not None:
         if flag is not None and flag != cmod.flag:
-            raise _fail(inst, "flag", f"predicate {pred.flag} and condition modifier {cmod.flag} must use the same flag")
+            raise _fail(inst, "flag", f"predicate {flag} and condition modifier {cmod.flag} must use the same flag")
         flag = cmod.flag
     if flag is not None:
         if not (0 <= flag.reg < layout.flag_registers and flag.subreg in (0, 1)):
@@ -164,7 +164,7 @@ def _reg_number(inst: Instruction, where: str, reg: Reg, layout: Layout) -> tupl
     return 0, T.arf_encode(reg.file, reg.number)
 
 
-def _direct(inst: Instruction, where: str, reg: Reg, operand: Group, layout: Layout) -> int:
+def _direct(inst: Instruction, where: str, reg: Reg, operand: Register, layout: Layout) -> int:
     """The file, number and subregister fields of a direct operand.  A math-macro operand's
     subregister field holds its mme register."""
     file_bit, number = _reg_number(inst, where, reg, layout)
@@ -184,7 +184,7 @@ def _direct(inst: Instruction, where: str, reg: Reg, operand: Group, layout: Lay
     return bits | field.put(byte)
 
 
-def _indirect(inst: Instruction, where: str, reg: Reg, operand: Group, layout: Layout) -> int:
+def _indirect(inst: Instruction, where: str, reg: Reg, operand: BinaryDst, layout: Layout) -> int:
     """The address fields of an indirect operand r[a0.n, offset]."""
     if not operand.address_subreg.fits(reg.addr_subreg):
         raise _fail(inst, where, f"a0.{reg.addr_subreg} is out of range")
@@ -192,7 +192,8 @@ def _indirect(inst: Instruction, where: str, reg: Reg, operand: Group, layout: L
     if not field.fits(offset):
         low, high = -field.limit // 2, field.limit // 2 - 1
         if low <= offset <= high:
-            raise _fail(inst, where, f"odd byte offset {offset} is not encodable here on {layout.platform.display_name}")
+            platform = layout.platform.display_name
+            raise _fail(inst, where, f"odd byte offset {offset} is not encodable here on {platform}")
         raise _fail(inst, where, f"address offset {offset} is out of range ({low}..{high})")
     return operand.indirect.put(1) | field.put(offset) | operand.address_subreg.put(reg.addr_subreg)
 
@@ -203,7 +204,7 @@ def _encode_binary_dst(inst: Instruction, dst: Reg, layout: Layout) -> int:
         if dst.indirect:
             raise _fail(inst, "dst", "math macro operands are direct registers")
         dst = _with_region(dst, None, None, 1)  # the implicit <1>
-    hs = T.HSTRIDE_CODES.get(dst.hstride)
+    hs = _code(T.HSTRIDE_CODES, dst.hstride)
     if hs is None or hs == 0:
         raise _fail(inst, "dst", f"region <{dst.hstride}> is not a destination stride (1, 2, 4)")
     bits = D.type.put(_type_code(inst, "dst", dst.type, layout)) | D.hstride.put(hs)
@@ -212,14 +213,19 @@ def _encode_binary_dst(inst: Instruction, dst: Reg, layout: Layout) -> int:
     return bits | _direct(inst, "dst", dst, D, layout)
 
 
-def _with_region(reg: Reg, vstride, width, hstride) -> Reg:
+def _code(codes: Mapping[int, int], value: int | None) -> int | None:
+    """The code of a region's stride or width, None if it has none (or the region leaves it out)."""
+    return None if value is None else codes.get(value)
+
+
+def _with_region(reg: Reg, vstride: int | None, width: int | None, hstride: int | None) -> Reg:
     if (reg.vstride, reg.width, reg.hstride) == (vstride, width, hstride):
         return reg
     return Reg(reg.file, reg.number, reg.subreg, reg.type, vstride, width, hstride, reg.neg, reg.abs, reg.mme,
                reg.indirect, reg.addr_subreg, reg.addr_offset)
 
 
-def _encode_binary_src(inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg, S: Group,
+def _encode_binary_src(inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg, S: BinarySource,
                        layout: Layout) -> int:
     """A register source of the 1/2-source layout, with its type and modifiers."""
     if src.mme is not None:
@@ -227,20 +233,21 @@ def _encode_binary_src(inst: Instruction, info: T.OpcodeInfo, where: str, src: R
             raise _fail(inst, where, "math macro operands are direct registers")
         scalar = inst.exec_size == 1
         src = _with_region(src, 0 if scalar else 1, 1, 0)  # the implicit region iga64 writes
-    hs = T.HSTRIDE_CODES.get(src.hstride)
-    width = T.WIDTH_CODES.get(src.width)
+    hs = _code(T.HSTRIDE_CODES, src.hstride)
+    width = _code(T.WIDTH_CODES, src.width)
     if hs is None or width is None:
         raise _fail(inst, where, f"region <{src.vstride};{src.width},{src.hstride}> is not encodable")
     if src.vstride is None:
         if not src.indirect:
             raise _fail(inst, where, "a VxH region <w,h> needs an indirect operand")
-        vs = S.vstride.limit - 1  # VxH: the all-ones vertical stride
+        vs: int | None = S.vstride.limit - 1  # VxH: the all-ones vertical stride
     else:
         vs = T.STRIDE_CODES.get(src.vstride)
-        if vs is None:
-            raise _fail(inst, where, f"vertical stride {src.vstride} is not encodable")
+    if vs is None:
+        raise _fail(inst, where, f"vertical stride {src.vstride} is not encodable")
     bits = S.hstride.put(hs) | S.width.put(width) | S.vstride.put(vs)
-    bits |= S.type.put(_type_code(inst, where, src.type, layout)) | S.modifiers.put(_source_mods(inst, info, where, src))
+    bits |= S.type.put(_type_code(inst, where, src.type, layout))
+    bits |= S.modifiers.put(_source_mods(inst, info, where, src))
     if src.indirect:
         return bits | _indirect(inst, where, src, S, layout)
     return bits | _direct(inst, where, src, S, layout)
@@ -317,7 +324,7 @@ def _math_sources(inst: Instruction, layout: Layout) -> int:
 
 def _math_function(inst: Instruction, layout: Layout) -> int:
     fn = inst.function
-    if fn not in T.MATH_FUNCTIONS or not T.math_available(fn, layout.platform):
+    if not isinstance(fn, str) or fn not in T.MATH_FUNCTIONS or not T.math_available(fn, layout.platform):
         raise _fail(inst, "math function", f"'{fn}' does not exist on {layout.platform.display_name}")
     cmod = inst.cond_modifier
     if fn in T.MATH_MACROS:
@@ -341,7 +348,7 @@ def _ternary_type(inst: Instruction, where: str, type_name: str, layout: Layout,
     return code
 
 
-def _ternary_operand(inst: Instruction, where: str, reg: Reg, operand: Group, layout: Layout, hs_code: int) -> int:
+def _ternary_operand(inst: Instruction, where: str, reg: Reg, operand: Register, layout: Layout, hs_code: int) -> int:
     """A 3-source register operand: horizontal stride, file, subregister, number."""
     if reg.indirect:
         raise _fail(inst, where, "3-source instructions take no indirect operands")
@@ -349,14 +356,14 @@ def _ternary_operand(inst: Instruction, where: str, reg: Reg, operand: Group, la
 
 
 def _ternary_src_hs(inst: Instruction, where: str, reg: Reg) -> int:
-    hs = T.HSTRIDE_CODES.get(reg.hstride)
+    hs = _code(T.HSTRIDE_CODES, reg.hstride)
     if hs is None:
         raise _fail(inst, where, f"horizontal stride {reg.hstride} is not encodable")
     return hs
 
 
 def _ternary_vstride(inst: Instruction, where: str, reg: Reg) -> int:
-    vs = T.TERNARY_VSTRIDE_CODES.get(reg.vstride)
+    vs = _code(T.TERNARY_VSTRIDE_CODES, reg.vstride)
     if vs is None or reg.width is not None:
         raise _fail(inst, where, f"3-source region <{reg.vstride};{reg.hstride}> is not encodable (vstride 0, 1, 4, 8)")
     return vs
@@ -370,7 +377,7 @@ def _ternary_imm(inst: Instruction, where: str, value: Imm, layout: Layout, floa
     return _ternary_type(inst, where, value.type, layout, float_exec), value.value
 
 
-def _ternary_source(inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg, S: Group, layout: Layout,
+def _ternary_source(inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg, S: TernaryRegionSource, layout: Layout,
                     float_exec: bool) -> int:
     """src0 or src1 of a 3-source instruction: a register with a <v;h> region."""
     bits = S.type.put(_ternary_type(inst, where, src.type, layout, float_exec))
@@ -405,7 +412,7 @@ def _encode_ternary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> in
             if cond is None:
                 raise _fail(inst, "condition modifier", f"unknown condition '{inst.cond_modifier.cond}'")
             bits |= X.condition.put(cond)
-    dst_hs = {1: 0, 2: 1}.get(dst.hstride) if dst.mme is None else 0
+    dst_hs = _code(_TERNARY_DST_HSTRIDE_CODES, dst.hstride) if dst.mme is None else 0
     if dst_hs is None:
         raise _fail(inst, "dst", f"3-source destination stride <{dst.hstride}> is not encodable (1, 2)")
     bits |= X.dst.type.put(_ternary_type(inst, "dst", dst.type, layout, float_exec)) | X.float.put(float_exec)
@@ -442,6 +449,7 @@ def _encode_ternary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> in
 
 
 _BFN_CONDITIONS = {"eq": 1, "gt": 2, "lt": 3}
+_TERNARY_DST_HSTRIDE_CODES = {1: 0, 2: 1}
 
 # Region bits iga64 writes for madm's src0/src1 whatever the execution size.
 _MACRO_VSTRIDE_CODE = 2
@@ -449,14 +457,15 @@ _MACRO_VSTRIDE_CODE = 2
 
 def _encode_dpas(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
     X, P = layout.fields.ternary, layout.fields.dpas
-    if inst.dst is None or len(inst.srcs) != 3 or any(type(s) is not Reg for s in inst.srcs):
+    registers = [src for src in inst.srcs if type(src) is Reg]
+    if inst.dst is None or len(inst.srcs) != 3 or len(registers) != 3:
         raise _fail(inst, "operands", "expected a destination and 3 register sources")
     depth = T.SYSTOLIC_DEPTH_CODES.get(inst.systolic_depth)
     if depth is None:
         raise _fail(inst, "systolic depth", f"{inst.systolic_depth} is not 1, 2, 4 or 8")
     if not 1 <= inst.repeat_count <= 8:
         raise _fail(inst, "repeat count", f"{inst.repeat_count} is not 1..8")
-    dst, src0, src1, src2 = inst.dst, *inst.srcs
+    dst, (src0, src1, src2) = inst.dst, registers
     float_exec = T.TYPES.get(dst.type, T.TYPES["ud"]).is_float
     bits = X.float.put(float_exec) | P.repeat_count.put(inst.repeat_count - 1) | P.systolic_depth.put(depth)
     bits |= X.dst.type.put(_ternary_type(inst, "dst", dst.type, layout, float_exec))
@@ -477,7 +486,7 @@ def _encode_dpas(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
     return bits
 
 
-def _direct_dpas(inst: Instruction, where: str, reg: Reg, operand: Group, layout: Layout) -> int:
+def _direct_dpas(inst: Instruction, where: str, reg: Reg, operand: Register, layout: Layout) -> int:
     """A dpas operand: the 3-source operand fields without a region."""
     if reg.indirect:
         raise _fail(inst, where, "3-source instructions take no indirect operands")
@@ -487,7 +496,7 @@ def _direct_dpas(inst: Instruction, where: str, reg: Reg, operand: Group, layout
 # Send
 
 
-def _send_register(inst: Instruction, where: str, reg: Reg, operand: Group) -> int:
+def _send_register(inst: Instruction, where: str, reg: Reg, operand: BinaryDst) -> int:
     if reg.indirect or reg.file not in ("r", "null") or reg.subreg:
         raise _fail(inst, where, "send operands are whole GRF registers or null")
     if reg.file == "null":
@@ -516,8 +525,10 @@ def _encode_send(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
             raise _fail(inst, "options", f"Serialize is not encodable on {layout.platform.display_name}")
         bits |= S.serialize.put(1)
     bits |= _send_register(inst, "dst", inst.dst, B.dst)
-    bits |= _send_register(inst, "src0", inst.srcs[0], B.src0)
-    src1 = inst.srcs[1]
+    src0, src1 = inst.srcs
+    if type(src0) is not Reg:
+        raise _fail(inst, "src0", "send sources are registers")
+    bits |= _send_register(inst, "src0", src0, B.src0)
     if type(src1) is not Reg:
         raise _fail(inst, "src1", "send sources are registers")
     bits |= _send_register(inst, "src1", src1, B.src1)
@@ -540,7 +551,7 @@ def _encode_send(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
         if exbso:
             if msg.src1_length is None:
                 raise _fail(inst, "src1", "ExBSO needs the src1 length (r10:4)")
-            bits |= S.src1_length.put(_src1_length(inst, msg.src1_length, S.src1_length))
+            bits |= S.src1_length.put(_src1_length(inst, src1, msg.src1_length, S.src1_length))
         elif msg.src1_length is not None:
             raise _fail(inst, "src1", "with the extended descriptor in a0, the src1 length comes from a0 (add {ExBSO})")
         return bits
@@ -554,7 +565,7 @@ def _encode_send(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
             raise _fail(inst, "exdesc", "ExDesc[10:0] must be zero (the src1 length is written r10:4)")
         if msg.src1_length is None:
             raise _fail(inst, "src1", f"{layout.platform.display_name} needs the src1 length (r10:4 or null:0)")
-        bits |= S.src1_length.put(_src1_length(inst, msg.src1_length, S.src1_length))
+        bits |= S.src1_length.put(_src1_length(inst, src1, msg.src1_length, S.src1_length))
     else:
         if exdesc & 0x3F:
             raise _fail(inst, "exdesc", "ExDesc[5:0] are not encodable (SFID and EOT have their own fields)")
@@ -564,10 +575,9 @@ def _encode_send(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
     return bits | S.exdesc.put(exdesc)
 
 
-def _src1_length(inst: Instruction, length: int, field: Field) -> int:
+def _src1_length(inst: Instruction, src1: Reg, length: int, field: Field) -> int:
     if not field.fits(length):
         raise _fail(inst, "src1", f"length {length} is out of range (0..{field.limit - 1})")
-    src1 = inst.srcs[1]
     if src1.file == "r" and src1.number + length > 256:
         raise _fail(inst, "src1", f"r{src1.number}:{length} extends past the last GRF")
     return length
@@ -579,7 +589,7 @@ def _src1_length(inst: Instruction, length: int, field: Field) -> int:
 def _encode_sync(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
     B = layout.fields.binary
     fn = inst.function
-    if fn not in T.SYNC_FUNCTIONS or not T.sync_available(fn, layout.platform):
+    if not isinstance(fn, str) or fn not in T.SYNC_FUNCTIONS or not T.sync_available(fn, layout.platform):
         raise _fail(inst, "sync function", f"'{fn}' does not exist on {layout.platform.display_name}")
     if inst.exec_size != 1 or inst.channel_offset:
         raise _fail(inst, "exec size", "sync has no execution size")
@@ -608,7 +618,7 @@ def _branch_offset(inst: Instruction, name: str, value: int | None) -> int:
     return value & _MASK32
 
 
-def _branch_register(inst: Instruction, where: str, reg: Reg, operand: Group, layout: Layout) -> int:
+def _branch_register(inst: Instruction, where: str, reg: Reg, operand: BinaryDst, layout: Layout) -> int:
     """A branch register (src0 <0;1,0> or the call destination): a GRF dword."""
     if reg.indirect or reg.file != "r" or (where == "src0" and (reg.neg or reg.abs)):
         raise _fail(inst, where, "branch registers are plain GRFs")

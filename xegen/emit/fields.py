@@ -23,13 +23,17 @@ The formats, after the reference tables of IGA and nGEN (see docs/isa.md):
 - `dpas`, `send`, `sync`, `branch`: the fields only those instructions have.
 
 `layout_fields(platform)` resolves the tables for one platform: a tree of `Group`s whose
-leaves are `Field`s with `get(bits)`, `put(value)` and `fits(value)`.
+leaves are `Field`s with `get(bits)`, `put(value)` and `fits(value)`.  Each kind of group
+(`Header`, `Binary`, `BinarySource`, ...) is a class naming its members with their types, so
+that a misspelt field is a type error; resolving checks the classes against the tables.
 """
 
 from __future__ import annotations
 
+import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import TypeVar, Union
 
 from .. import hw as hwlib
 
@@ -69,13 +73,18 @@ def varies(gen12=None, xehpc=None) -> Varies:
     return Varies(gen12, xehpc)
 
 
-Spec = Union[int, Piece, tuple, Bits, Varies, Callable, dict]
+# A table entry: a field's bits (given directly, per layout, or computed from the platform), or a
+# group of fields.
+Spec = Union[int, Piece, tuple[Piece, ...], Bits, Varies, Callable[[hwlib.Platform], Piece], "Table"]
+Table = dict[str, Spec]
 
 
 # ---------------------------------------------------------------------------------------
 # The tables
 
-HEADER = {
+COMPACTED = 29  # CmptCtrl: the same bit in both layouts and in the compacted form
+
+HEADER: Table = {
     "opcode": (6, 0),
     "opcode_reserved": 7,  # must be zero
     "swsb": lambda platform: (7 + platform.swsb_bits, 8),  # hw.Platform.swsb_bits wide
@@ -85,7 +94,7 @@ HEADER = {
     "flag_reg": varies(gen12=23, xehpc=(23, 22)),
     "predicate": varies(gen12=(27, 24), xehpc=(27, 26)),  # 0 none, 1 normal, then the any/all modes
     "predicate_invert": 28,
-    "compacted": 29,
+    "compacted": COMPACTED,
     "breakpoint": 30,
     "no_mask": 31,
     "atomic": 32,
@@ -96,7 +105,7 @@ HEADER = {
 # Subregisters are byte offsets.  XeHPC's 64-byte registers need six bits: the dst and src0
 # fields gain a low bit elsewhere, src1 and the three-source operands hold even offsets only.
 # A math-macro operand (math.invm/rsqtm, madm) holds its mme register in the subregister bits.
-BINARY = {
+BINARY: Table = {
     "condition": (95, 92),  # condition modifier; math: the function
     "src0_is_immediate": 46,
     "src1_is_immediate": 47,
@@ -144,7 +153,7 @@ BINARY = {
 }
 
 # Three-source types are 3-bit codes read as integer or float types by `float`.
-TERNARY = {
+TERNARY: Table = {
     "float": 39,  # the execution type: 1 float, 0 integer
     "condition": (95, 92),
     "bfn_condition": (45, 44),  # bfn: eq/gt/lt, where src0's modifiers would be
@@ -193,7 +202,7 @@ TERNARY = {
 }
 
 # dpas uses the three-source operand fields (no regions or modifiers) and these.
-DPAS = {
+DPAS: Table = {
     "repeat_count": (45, 43),  # the count - 1
     "systolic_depth": (49, 48),  # log2
     "src1_precision": (87, 86),  # sub-byte sources: 1 four-bit, 2 two-bit elements of a ub/b type
@@ -202,7 +211,7 @@ DPAS = {
 }
 
 # Send registers are whole GRFs in the `binary` operands' file and number fields.
-SEND = {
+SEND: Table = {
     "sfid": (95, 92),
     "serialize": varies(gen12=33),
     "reserved": varies(xehpc=33),  # XeHPC has no Serialize: must be zero
@@ -217,20 +226,20 @@ SEND = {
     "src1_length": (103, 99),  # XeLP: ExDesc[10:6]
 }
 
-SYNC = {
+SYNC: Table = {
     "function": (95, 92),
     "src0_register": (86, 66),  # src0's register, region and address bits: zero (null)
     "reserved": varies(xehpc=33),  # must be zero
 }
 
 # Branch registers, immediate flags and the jump immediate are the `binary` fields.
-BRANCH = {
+BRANCH: Table = {
     "jip": (127, 96),  # a byte offset from the branch, two's complement (calla: an absolute address)
     "uip": (95, 64),
     "branch_control": 33,  # if, else, goto: ".b"
 }
 
-FORMATS = {"header": HEADER, "binary": BINARY, "ternary": TERNARY, "dpas": DPAS, "send": SEND, "sync": SYNC,
+FORMATS: Table = {"header": HEADER, "binary": BINARY, "ternary": TERNARY, "dpas": DPAS, "send": SEND, "sync": SYNC,
            "branch": BRANCH}
 
 
@@ -333,9 +342,13 @@ class _ScaledField(Field):
 
 
 class Group:
-    """Fields under names: a format, or one operand of a format.  `positions` covers them all."""
+    """Fields under names: a format, or one operand of a format.  `positions` covers them all.
 
-    def __init__(self, name: str, members: dict):
+    Each kind of group is a subclass below that declares its members' names and types; the
+    tables above give their bits.  Resolving a table checks that the two name the same
+    members, so a field added to one and not the other fails at import."""
+
+    def __init__(self, name: str, members: dict[str, Field | Group]):
         self.name = name
         self.positions = 0
         self.members = members
@@ -345,6 +358,128 @@ class Group:
 
     def __repr__(self) -> str:
         return f"Group({self.name}, {list(self.members)})"
+
+
+class Register(Group):
+    """What every register operand has (a three-source destination has only this)."""
+
+    type: Field
+    hstride: Field
+    file: Field
+    subreg: Field
+    mme: Field
+    number: Field
+
+
+class BinaryDst(Register):
+    indirect: Field
+    address_offset: Field
+    address_subreg: Field
+
+
+class BinarySource(BinaryDst):
+    modifiers: Field
+    width: Field
+    vstride: Field
+
+
+class TernarySource(Register):
+    modifiers: Field
+
+
+class TernaryRegionSource(TernarySource):
+    vstride: Field
+
+
+class Header(Group):
+    opcode: Field
+    opcode_reserved: Field
+    swsb: Field
+    exec_size: Field
+    channel_offset: Field
+    flag_subreg: Field
+    flag_reg: Field
+    predicate: Field
+    predicate_invert: Field
+    compacted: Field
+    breakpoint: Field
+    no_mask: Field
+    atomic: Field
+    acc_write_enable: Field
+    saturate: Field
+
+
+class Binary(Group):
+    condition: Field
+    src0_is_immediate: Field
+    src1_is_immediate: Field
+    immediate: Field
+    immediate_high: Field
+    dst: BinaryDst
+    src0: BinarySource
+    src1: BinarySource
+
+
+class Ternary(Group):
+    float: Field
+    condition: Field
+    bfn_condition: Field
+    bfn_function: Field
+    src0_is_immediate: Field
+    src2_is_immediate: Field
+    src0_immediate: Field
+    src2_immediate: Field
+    dst: Register
+    src0: TernaryRegionSource
+    src1: TernaryRegionSource
+    src2: TernarySource
+
+
+class Dpas(Group):
+    repeat_count: Field
+    systolic_depth: Field
+    src1_precision: Field
+    src2_precision: Field
+    reserved: Field
+
+
+class Send(Group):
+    sfid: Field
+    serialize: Field
+    reserved: Field
+    eot: Field
+    desc: Field
+    desc_in_a0: Field
+    exdesc: Field
+    exdesc_in_a0: Field
+    exdesc_a0_subreg: Field
+    exbso: Field
+    cps: Field
+    src1_length: Field
+
+
+class Sync(Group):
+    function: Field
+    src0_register: Field
+    reserved: Field
+
+
+class Branch(Group):
+    jip: Field
+    uip: Field
+    branch_control: Field
+
+
+class Formats(Group):
+    """Every format of one platform: `layout_fields(platform)`."""
+
+    header: Header
+    binary: Binary
+    ternary: Ternary
+    dpas: Dpas
+    send: Send
+    sync: Sync
+    branch: Branch
 
 
 def _field(name: str, spec) -> Field:
@@ -361,9 +496,27 @@ def _field(name: str, spec) -> Field:
     return Field(name, pieces, unit, signed)
 
 
-def _resolve(name: str, spec: Spec, platform: hwlib.Platform):
-    if isinstance(spec, dict):
-        return Group(name, {key: _resolve(f"{name}.{key}", value, platform) for key, value in spec.items()})
+G = TypeVar("G", bound=Group)
+
+
+def _resolve_group(name: str, table: Table, kind: type[G], platform: hwlib.Platform) -> G:
+    declared = typing.get_type_hints(kind)
+    if set(table) != set(declared):
+        raise ValueError(f"{name}: the table's fields {sorted(table)} are not {kind.__name__}'s {sorted(declared)}")
+    members: dict[str, Field | Group] = {}
+    for key, spec in table.items():
+        member_name, member_kind = f"{name}.{key}", declared[key]
+        if isinstance(spec, dict) and issubclass(member_kind, Group):
+            members[key] = _resolve_group(member_name, spec, member_kind, platform)
+        elif not isinstance(spec, dict) and member_kind is Field:
+            members[key] = _resolve_field(member_name, spec, platform)
+        else:
+            what = "a group of fields" if isinstance(spec, dict) else "one field"
+            raise ValueError(f"{member_name}: {what} where {kind.__name__} declares a {member_kind.__name__}")
+    return kind(name, members)
+
+
+def _resolve_field(name: str, spec: Spec, platform: hwlib.Platform) -> Field:
     if callable(spec):
         spec = spec(platform)
     if isinstance(spec, Varies):
@@ -371,8 +524,8 @@ def _resolve(name: str, spec: Spec, platform: hwlib.Platform):
     return _field(name, spec)
 
 
-def layout_fields(platform: hwlib.Platform) -> Group:
+def layout_fields(platform: hwlib.Platform) -> Formats:
     """Every format's fields on `platform` (build once per platform: `layout.layout_for`)."""
     if platform.instruction_layout not in LAYOUTS:
         raise ValueError(f"{platform}: unknown instruction layout '{platform.instruction_layout}'")
-    return _resolve("instruction", FORMATS, platform)
+    return _resolve_group("instruction", FORMATS, Formats, platform)

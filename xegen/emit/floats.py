@@ -73,12 +73,12 @@ def format_float(bits: int, type_name: str) -> str:
     if math.isinf(value):
         return "-inf" if value < 0 else "inf"
     single = type_name != "df"  # halves are checked at float precision, as IGA does
-    text = "%g" % value
+    text = f"{value:g}"
     if _reads_back(text, value, single):
         if "." not in text and "e" not in text:
             text += ".0"
         return text
-    text = "%e" % value
+    text = f"{value:e}"
     if _reads_back(text, value, single):
         return text
     return f"0x{bits:X}"

@@ -16,8 +16,8 @@ must not rely on any edge.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
 
 from ..errors import Error
 from .instruction import Instruction
@@ -140,7 +140,7 @@ def _reverse_postorder(blocks: list[Block]) -> list[int]:
     return order
 
 
-def relayout(instructions: Sequence[Instruction], before: dict[int, Sequence[Instruction]] | None = None,
+def relayout(instructions: Sequence[Instruction], before: Mapping[int, Sequence[Instruction]] | None = None,
              keep: Callable[[int, Instruction], bool] | None = None) -> list[Instruction]:
     """The kernel with `before[i]` inserted in front of instruction `i` and the instructions
     for which `keep(i, inst)` is false removed, every branch offset fixed up.

@@ -25,7 +25,7 @@ from typing import NamedTuple
 from .. import hw as hwlib
 from . import pipes
 from . import tables as T
-from .instruction import Instruction, Reg
+from .instruction import Instruction, Operand, Reg
 from .regions import three_source_region
 
 UNIT_BYTES = 64  # byte bits per unit: the largest register (an XeHPC GRF)
@@ -44,10 +44,10 @@ class Footprint(NamedTuple):
     units: int = 0
     bytes: int = 0
 
-    def __or__(self, other: "Footprint") -> "Footprint":  # type: ignore[override]
+    def __or__(self, other: Footprint) -> Footprint:
         return Footprint(self.units | other.units, self.bytes | other.bytes)
 
-    def overlaps(self, other: "Footprint") -> bool:
+    def overlaps(self, other: Footprint) -> bool:
         return bool(self.units & other.units) and bool(self.bytes & other.bytes)
 
     def __bool__(self) -> bool:
@@ -283,6 +283,7 @@ def _rows(reg: Reg, count: int, grf: int) -> Footprint:
 
 def _send_footprints(inst: Instruction, platform: hwlib.Platform) -> tuple[Footprint, Footprint]:
     msg = inst.send
+    assert msg is not None, "a send carries its message descriptor"
     grf = platform.grf_bytes
     unknown = 31  # lengths in a0: assume the largest message (as IGA does)
     reads = EMPTY
@@ -313,7 +314,7 @@ def _dpas_footprints(inst: Instruction, grf: int) -> tuple[Footprint, Footprint]
     size, rows, depth = inst.exec_size, inst.repeat_count, inst.systolic_depth
     dst, src0, src1, src2 = inst.dst, *inst.srcs[:3]
 
-    def block(reg: Reg, nbytes: int) -> Footprint:
+    def block(reg: Operand | None, nbytes: int) -> Footprint:
         if type(reg) is not Reg or reg.file != "r":
             return EMPTY
         start = reg.number * grf + reg.subreg * T.TYPES[reg.type].bits // 8
@@ -321,7 +322,7 @@ def _dpas_footprints(inst: Instruction, grf: int) -> tuple[Footprint, Footprint]
 
     reads = block(src0, size * T.type_bytes(src0.type) * rows) if type(src0) is Reg else EMPTY
     reads = reads | block(src1, size * 4 * depth) | block(src2, (inst.own_a_rows - 1) * 32 + depth * 4)
-    return reads, block(dst, size * T.type_bytes(dst.type) * rows)
+    return reads, block(dst, size * T.type_bytes(dst.type) * rows) if dst is not None else EMPTY
 
 
 def _flag_bytes(flag, inst: Instruction, whole: bool) -> Footprint:

@@ -18,8 +18,9 @@ Branch targets are byte offsets relative to the branch's own address (`calla`: a
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
-from typing import Callable, ClassVar, Union
+from typing import ClassVar, final
 
 from . import tables as T
 from .floats import float_to_bits
@@ -28,6 +29,7 @@ from .floats import float_to_bits
 # Operands
 
 
+@final  # no subclasses: `type(op) is Reg`, the fast test hot paths use, then narrows an Operand
 @dataclass(frozen=True, slots=True)
 class Reg:
     """A register operand.
@@ -55,28 +57,28 @@ class Reg:
     addr_offset: int = 0
 
     # Small builders that return modified copies.
-    def region(self, vstride: int | None, width: int | None = None, hstride: int | None = None) -> "Reg":
+    def region(self, vstride: int | None, width: int | None = None, hstride: int | None = None) -> Reg:
         """`<v;w,h>` for a 1/2-source operand, `<v;h>` with width None for 3-source src0/src1."""
         return replace(self, vstride=vstride, width=width, hstride=hstride)
 
-    def stride(self, hstride: int) -> "Reg":
+    def stride(self, hstride: int) -> Reg:
         """A destination or 3-source src2 region `<h>`."""
         return replace(self, vstride=None, width=None, hstride=hstride)
 
-    def scalar(self) -> "Reg":
+    def scalar(self) -> Reg:
         """Broadcast one element: `<0;1,0>`."""
         return replace(self, vstride=0, width=1, hstride=0)
 
-    def retype(self, type: str) -> "Reg":
+    def retype(self, type: str) -> Reg:
         return replace(self, type=type)
 
-    def __neg__(self) -> "Reg":
+    def __neg__(self) -> Reg:
         return replace(self, neg=not self.neg)
 
-    def __invert__(self) -> "Reg":
+    def __invert__(self) -> Reg:
         return replace(self, neg=not self.neg)
 
-    def __abs__(self) -> "Reg":
+    def __abs__(self) -> Reg:
         return replace(self, abs=True, neg=False)
 
     @property
@@ -93,6 +95,7 @@ class Reg:
         return self.subreg * T.type_bytes(self.type) if self.type else self.subreg
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Imm:
     """An immediate: `value` is the raw bit pattern (zero-extended) of `type`."""
@@ -117,7 +120,7 @@ class Imm:
         raise TypeError(f"immediate of type {self.type} is not a float")
 
 
-Operand = Union[Reg, Imm]
+Operand = Reg | Imm
 
 
 def _imm_bits(type_name: str) -> int:
@@ -194,7 +197,7 @@ class Swsb:
         return ",".join(parts)
 
     @staticmethod
-    def parse(text: str) -> "Swsb":
+    def parse(text: str) -> Swsb:
         """`Swsb.parse("A@1,$2.dst")`; raises ValueError on malformed text.  A lone
         zero distance (`@0`) means no distance, as in iga64."""
         swsb = Swsb()
@@ -313,7 +316,7 @@ class Instruction:
     def eot(self) -> bool:
         return "EOT" in self.options
 
-    def with_swsb(self, swsb: Swsb) -> "Instruction":
+    def with_swsb(self, swsb: Swsb) -> Instruction:
         return replace(self, swsb=swsb)
 
     def __str__(self) -> str:

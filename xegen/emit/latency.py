@@ -12,11 +12,10 @@ second.  dpas and math results are not waited for (their pipes are in the resour
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from .analysis import Loop, is_send, loops
 from .instruction import Instruction
-
 
 # --- one thread's waits ------------------------------------------------------------------------
 

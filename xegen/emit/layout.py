@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .. import hw as hwlib
 from . import tables as T
-from .fields import Group, layout_fields
+from .fields import Formats, layout_fields
 
 
 @dataclass(frozen=True, eq=False)  # identity hash: one Layout per platform
@@ -17,21 +17,21 @@ class Layout:
     platform: hwlib.Platform
     xehpc: bool
     grf_bytes: int
-    fields: Group  # every format's fields (fields.py)
+    fields: Formats  # every format's fields (fields.py)
 
     # Code tables.
-    type_codes: dict  # 4-bit binary type codes
-    type_by_code: dict
-    imm_type_codes: dict  # immediate types (scalars and vectors)
-    imm_type_by_code: dict
-    ternary_int: dict
-    ternary_float: dict
-    ternary_int_by_code: dict
-    ternary_float_by_code: dict
-    pred_modes: dict
-    pred_by_code: dict
-    sfids: dict
-    sfid_by_code: dict
+    type_codes: dict[str, int]  # 4-bit binary type codes
+    type_by_code: dict[int, str]
+    imm_type_codes: dict[str, int]  # immediate types (scalars and vectors)
+    imm_type_by_code: dict[int, str]
+    ternary_int: dict[str, int]
+    ternary_float: dict[str, int]
+    ternary_int_by_code: dict[int, str]
+    ternary_float_by_code: dict[int, str]
+    pred_modes: dict[str, int]
+    pred_by_code: dict[int, str]
+    sfids: dict[str, int]
+    sfid_by_code: dict[int, str]
     flag_registers: int
 
 

@@ -59,15 +59,15 @@ How (after IGA's SWSBSetter and nGEN's auto-SWSB, see docs/encoding.md, SWSB):
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Iterable, NamedTuple, Sequence
+from typing import NamedTuple, TypeGuard
 
 from .. import hw as hwlib
 from ..errors import Error
 from . import flow
 from . import tables as T
-from .footprint import (ACC_AND_FLAGS, BRANCH, EMPTY, IN_ORDER, OUT_OF_ORDER, Facts, Footprint,
-                        instruction_facts)
+from .footprint import ACC_AND_FLAGS, BRANCH, EMPTY, IN_ORDER, OUT_OF_ORDER, Facts, Footprint, instruction_facts
 from .instruction import Imm, Instruction, Reg, Swsb
 from .layout import layout_for
 from .swsb import encode_table, instruction_class
@@ -157,10 +157,10 @@ class _Origin(NamedTuple):
     done_for: tuple = ()
     read_for: tuple = ()
 
-    def leave_block(self) -> "_Origin":
+    def leave_block(self) -> _Origin:
         return _Origin(False, self.no_mask, self.first_channel, self.end_channel)
 
-    def waited_by(self, consumer: Facts, reads_only: bool = False) -> "_Origin":
+    def waited_by(self, consumer: Facts, reads_only: bool = False) -> _Origin:
         spans = self.read_for if reads_only else self.done_for
         if _already_waited(consumer, spans):
             return self
@@ -198,7 +198,7 @@ class _Boundary:
     pending: dict = field(default_factory=dict)  # producer -> _Pending with stamp = -age
     flights: dict = field(default_factory=dict)  # (producer, token) -> _Flight
 
-    def join(self, other: "_Boundary") -> bool:
+    def join(self, other: _Boundary) -> bool:
         """Merge `other` into this boundary; True if anything changed."""
         changed = False
         for key, entry in other.pending.items():
@@ -268,7 +268,7 @@ def _covers(consumer: Facts | None, origin: _Origin) -> bool:
             and consumer.end_channel >= origin.end_channel)
 
 
-def _records_wait(consumer: Facts | None) -> bool:
+def _records_wait(consumer: Facts | None) -> TypeGuard[Facts]:
     """A wait that did not retire a dependency still serves later instructions inside the
     waiter's channels (see _Origin) when the waiter is unpredicated and obeys the channel mask."""
     return consumer is not None and not consumer.predicated and not consumer.no_mask
@@ -433,16 +433,19 @@ class _Scoreboard:
         while queue:
             _, number = heapq.heappop(queue)
             queued.discard(number)
-            exit_state = self._run_block(number, entries[number], before, annotations)
+            entry = entries[number]
+            assert entry is not None  # a block is queued once it has an entry state
+            exit_state = self._run_block(number, entry, before, annotations)
             if exit_state is None:
                 continue
             for successor in blocks[number].successors:
-                if entries[successor] is None:
-                    entries[successor] = _Boundary()
-                    entries[successor].join(exit_state)
+                successor_entry = entries[successor]
+                if successor_entry is None:
+                    successor_entry = entries[successor] = _Boundary()
+                    successor_entry.join(exit_state)
                     changed = True
                 else:
-                    changed = entries[successor].join(exit_state)
+                    changed = successor_entry.join(exit_state)
                 if changed and successor not in queued:
                     queued.add(successor)
                     heapq.heappush(queue, (rank[successor], successor))
@@ -642,8 +645,10 @@ class _Scoreboard:
             chained = first != last and facts.kind == OUT_OF_ORDER
             waits = [] if set_here or chained else (
                 [(t, m) for t, m in tokens] + [(t, "dst") for t, m in tokens if m == "src"])
-            carry_options = ([(form, wait) for wait in waits for form in forms] + [(None, wait) for wait in waits]
-                             + [(form, None) for form in forms] + [(None, None)])
+            carry_options = [(form, wait) for wait in waits for form in forms]
+            carry_options += [(None, wait) for wait in waits]
+            carry_options += [(form, None) for form in forms]
+            carry_options.append((None, None))
         best, best_cost = None, None
         for form, wait in carry_options:
             swsb = Swsb(token=set_token) if set_here else Swsb()
@@ -660,7 +665,7 @@ class _Scoreboard:
             # waiting for a send's result where only its sources were needed costs the send's
             # whole latency, a sync instruction one issue slot: fewer such waits first
             cost = (wait is not None and wait[1] != dict(tokens)[wait[0]], len(syncs))
-            if best is None or cost < best_cost:
+            if best_cost is None or cost < best_cost:
                 best, best_cost = _Plan(syncs, swsb, swsb if first == last else set_swsb, form[1] if form else ""), cost
         assert best is not None  # the last option, every wait on syncs, always fits
         return best

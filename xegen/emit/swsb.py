@@ -8,7 +8,7 @@ below list, per class, which `Swsb` each encodable value stands for.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from ..errors import DecodeError, EncodeError
 from . import tables as T
@@ -100,7 +100,7 @@ def _canonical_table(layout: Layout, cls: str) -> dict[int, Swsb]:
     return _TABLES[layout.platform.swsb_bits](layout, cls)
 
 
-@lru_cache(maxsize=None)
+@cache
 def decode_table(layout: Layout, cls: str) -> dict[int, Swsb]:
     table = _canonical_table(layout, cls)
     # A pipe with distance 0 and no token: iga64 prints nothing for these.
@@ -110,7 +110,7 @@ def decode_table(layout: Layout, cls: str) -> dict[int, Swsb]:
     return table
 
 
-@lru_cache(maxsize=None)
+@cache
 def encode_table(layout: Layout, cls: str) -> dict[Swsb, int]:
     return {swsb: code for code, swsb in _canonical_table(layout, cls).items()}
 

@@ -11,9 +11,9 @@ Sources: IGA's models and the `iga64` tool itself (the oracle), oneDNN nGEN's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from .. import hw as hwlib
 from .fields import XEHPC

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import yaml
 
@@ -428,7 +429,7 @@ def _read_compat_notes(parsed: elf.ElfFile) -> dict[int, Any]:
     return found
 
 
-def _read_kernel(doc: "_YamlDocument", node: Any, path: str, texts: dict[str, elf.Section]) -> ZebinKernel:
+def _read_kernel(doc: _YamlDocument, node: Any, path: str, texts: dict[str, elf.Section]) -> ZebinKernel:
     entries = doc.mapping(node, path)
     name = doc.string(doc.require(entries, "name", node, path), f"{path}.name")
     path = f"kernel {name!r}"

@@ -19,8 +19,7 @@ import numpy as np
 from ..errors import EvaluationError
 from . import semantics
 from .expr import Expr, Ptr, Var
-from .funcs import (Barrier, Dp4a, Dpas, EndOfThread, Fence, Func, Mad, Reorder, Send, Signal, Wait,
-                    block2d_row_bytes)
+from .funcs import Barrier, Dp4a, Dpas, EndOfThread, Fence, Func, Mad, Reorder, Send, Signal, Wait, block2d_row_bytes
 from .interpret import Evaluator, to_value
 from .memory import Buffer, GlobalBuffer, RegisterBuffer, SharedLocalBuffer, from_bytes, to_bytes
 from .stmt import Alloc, Call, For, IfThenElse, Let, Seq, Stmt, Store
@@ -305,7 +304,7 @@ def _atomic(machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, re
     rows = memory.rows
     flat_threads, flat_slots = np.nonzero(enabled)
     data = memory.data
-    for thread, slot in zip(flat_threads.tolist(), flat_slots.tolist()):
+    for thread, slot in zip(flat_threads.tolist(), flat_slots.tolist(), strict=True):
         row = 0 if rows is None else int(rows[thread])
         address = int(addresses[thread, slot])
         raw = data[row, address:address + t.size]
@@ -323,7 +322,11 @@ def _atomic(machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, re
             else:
                 with np.errstate(over="ignore", invalid="ignore"):
                     new = _ATOMIC_UFUNCS[f.atomic](old, operands[thread, slot])
-        new = semantics.round_array(np.asarray(new, np.float64), t) if t.kind == "bf16" else np.asarray(new, dtype=old.dtype)
+        new = (
+            semantics.round_array(np.asarray(new, np.float64), t)
+            if t.kind == "bf16"
+            else np.asarray(new, dtype=old.dtype)
+        )
         data[row, address:address + t.size] = to_bytes(np.asarray(new)[None], t)[0]
 
 

@@ -16,8 +16,9 @@ import math
 import numbers
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from ..errors import Error
 from .semantics import round_float, round_int
@@ -147,11 +148,11 @@ def _same_structure(a: Node, b: Node) -> bool:
                 return False
             if (id(x), id(y)) not in seen:  # (shared subtrees are compared once)
                 seen.add((id(x), id(y)))
-                pending.extend(zip(x._key(), y._key()))
+                pending.extend(zip(x._key(), y._key(), strict=True))
         elif isinstance(x, tuple) and isinstance(y, tuple):
             if len(x) != len(y):
                 return False
-            pending.extend(zip(x, y))
+            pending.extend(zip(x, y, strict=True))
         elif x != y:
             return False
     return True

@@ -41,7 +41,7 @@ class Func(Node):
         names = self.expected_args()
         if len(args) != len(names):
             raise IRTypeError(f"{self.name} takes {len(names)} arguments ({', '.join(names)}), not {len(args)}")
-        for name, arg in zip(names, args):
+        for name, arg in zip(names, args, strict=True):
             optional = name.endswith("?")
             if arg is None:
                 if not optional:
@@ -100,7 +100,9 @@ class Send(Func):
         _require(self.op in SEND_OPS, f"send op must be one of {', '.join(SEND_OPS)}")
         _require(self.kind in SEND_KINDS, f"send kind must be one of {', '.join(SEND_KINDS)}")
         _require(self.space in SEND_SPACES, f"send space must be one of {', '.join(SEND_SPACES)}")
-        _require(self.type.lanes == 1 and (self.type.is_int or self.type.is_float), "send type must be a scalar number type")
+        _require(
+            self.type.lanes == 1 and (self.type.is_int or self.type.is_float), "send type must be a scalar number type"
+        )
         _require(self.count >= 1 and self.elems >= 1, "send count and elems must be positive")
         _require((self.op == "atomic") == (self.atomic != ""), "an atomic send names its operation, and only it")
         _require(self.atomic in ("", *ATOMIC_OPS), f"atomic operation must be one of {', '.join(ATOMIC_OPS)}")
@@ -215,7 +217,9 @@ class Dpas(Func):
         _require(1 <= self.rcount <= 8, "dpas repeat count must be 1..8")
         _require(self.src1_type.bits == self.src2_type.bits and self.src1_type.bits in (8, 16, 32),
                  "dpas sources must both be 8- or 16-bit (or tf32)")
-        _require(self.dst_type.kind in ("f32", "s32", "u32", "f16", "bf16"), "dpas dst must be f32, s32, u32, f16 or bf16")
+        _require(
+            self.dst_type.kind in ("f32", "s32", "u32", "f16", "bf16"), "dpas dst must be f32, s32, u32, f16 or bf16"
+        )
 
     @property
     def ops_per_channel(self) -> int:

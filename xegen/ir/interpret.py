@@ -9,14 +9,28 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..errors import EvaluationError
 from . import semantics
 from .expr import (
-    Binary, BoolImm, Broadcast, Cast, Expr, FloatImm, IntImm, Load, Ptr, Select, Shuffle, Ternary, Unary, Var,
+    Binary,
+    BoolImm,
+    Broadcast,
+    Cast,
+    Expr,
+    FloatImm,
+    IntImm,
+    Load,
+    Ptr,
+    Select,
+    Shuffle,
+    Ternary,
+    Unary,
+    Var,
 )
 from .types import Type
 
@@ -171,7 +185,7 @@ class Evaluator:
         return np.broadcast_to(value[..., None], value.shape + (e.lanes,))
 
     def _Shuffle(self, e: Shuffle, *parts):
-        vectors = [p[..., None] if v.type.lanes == 1 else p for p, v in zip(parts, e.vectors)]
+        vectors = [p[..., None] if v.type.lanes == 1 else p for p, v in zip(parts, e.vectors, strict=True)]
         batch = np.broadcast_shapes(*(p.shape[:-1] for p in vectors))
         vectors = [np.broadcast_to(p, batch + p.shape[-1:]) for p in vectors]
         return np.concatenate(vectors, axis=-1)[..., list(e.indices)]

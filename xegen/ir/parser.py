@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 import typing
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Mapping
 
 from ..errors import Error, ParseError
 from . import expr as ir

@@ -24,8 +24,27 @@ from dataclasses import MISSING, fields
 import numpy as np
 
 from .expr import (
-    BINARY_OPS, UNARY_OPS, Binary, IRTypeError, binary, ternary, unary, BoolImm, Broadcast, Cast, Expr, FloatImm, IntImm, Load, Node, Ptr, Select,
-    Shuffle, Ternary, Unary, Var,
+    BINARY_OPS,
+    UNARY_OPS,
+    Binary,
+    BoolImm,
+    Broadcast,
+    Cast,
+    Expr,
+    FloatImm,
+    IntImm,
+    IRTypeError,
+    Load,
+    Node,
+    Ptr,
+    Select,
+    Shuffle,
+    Ternary,
+    Unary,
+    Var,
+    binary,
+    ternary,
+    unary,
 )
 from .funcs import Func
 from .stmt import Alloc, Call, For, IfThenElse, Let, Seq, Stmt, Store
@@ -260,7 +279,9 @@ def _stmt(s: Stmt, indent: str, names: _Names) -> list[str]:
     if isinstance(s, Store):
         stride = f", stride={s.stride}" if s.stride is not None else ""
         mask = f" if {format_expr(s.mask, names)}" if s.mask is not None else ""
-        return [f"{indent}{s.buffer.name}[{format_expr(s.offset, names)}{stride}] = {format_expr(s.value, names)}{mask};"]
+        return [
+            f"{indent}{s.buffer.name}[{format_expr(s.offset, names)}{stride}] = {format_expr(s.value, names)}{mask};"
+        ]
     if isinstance(s, Call):
         args = ", ".join("null" if a is None else format_expr(a, names) for a in s.args)
         return [f"{indent}{format_func(s.func)}({args});"]

@@ -13,8 +13,9 @@ let's value, a loop's bounds, a condition, a store's offset, value and mask, a c
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator, Mapping
 from dataclasses import fields
-from typing import Iterator, Mapping, TypeVar
+from typing import TypeVar
 
 from .expr import Expr, Node, Var
 from .funcs import Func
@@ -70,7 +71,7 @@ class Mutator:
     def mutate_children(self, node):
         if isinstance(node, Seq):
             items = [self.mutate(s) for s in node.stmts]
-            if all(a is b for a, b in zip(items, node.stmts)):
+            if all(a is b for a, b in zip(items, node.stmts, strict=True)):
                 return node
             return seq(*items) if items else Seq(())
         changed = False
@@ -81,7 +82,7 @@ class Mutator:
                 new = self.mutate(old)
             elif isinstance(old, tuple) and any(isinstance(x, Node) for x in old):
                 new = tuple(self.mutate(x) if isinstance(x, Node) else x for x in old)
-                new = old if all(a is b for a, b in zip(new, old)) else new
+                new = old if all(a is b for a, b in zip(new, old, strict=True)) else new
             else:
                 new = old
             changed |= new is not old
@@ -198,7 +199,7 @@ class StmtMutator(Mutator):
 
     def mutate_Call(self, s: Call) -> Stmt:
         args = tuple(self._expr(a) for a in s.args)
-        return s if all(a is b for a, b in zip(args, s.args)) else Call(s.func, args)
+        return s if all(a is b for a, b in zip(args, s.args, strict=True)) else Call(s.func, args)
 
 
 class _Substituter(Mutator):

@@ -25,19 +25,19 @@ Passes (docs/lowering.md):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from .. import hw as hwlib
-from ..errors import ConfigError, UnsupportedError
 from ..emit.analysis import Counts, kernel_counts
 from ..emit.asm_printer import format_kernel
-from .counts import ControlFlow
 from ..emit.encoder import encode_kernel
 from ..emit.instruction import Instruction
 from ..emit.scoreboard import assign_swsb, count_syncs
+from ..errors import ConfigError, UnsupportedError
 from .abi import Abi, plan_payload
 from .builder import Builder
+from .counts import ControlFlow
 from .deadcode import eliminate_dead_code
 from .flags import drop_repeated_flags
 from .isel import StatementLowering

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..emit.instruction import Instruction, Reg, imm
+from ..emit.zebin import BindingTableIndex, ExecutionEnv, PayloadArgument, PerThreadPayloadArgument, ZebinKernel
 from ..errors import ConfigError, UnsupportedError
 from ..ir import expr as E
 from ..ir.types import PTR, S32, U16, U32, Type
-from ..emit.instruction import Instruction, Reg, imm
-from ..emit.zebin import BindingTableIndex, ExecutionEnv, PayloadArgument, PerThreadPayloadArgument, ZebinKernel
 from .builder import Builder
 from .expressions import Binding, GlobalBuffer
 from .messages import LSC_A32, LSC_DATA, LSC_LOAD, lsc_descriptor

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import overload
 
-from ..errors import UnsupportedError
-from ..ir.types import S32, U16, U32, Type
 from ..emit import tables as T
 from ..emit.instruction import CondModifier, Flag, Predicate, Reg
+from ..errors import UnsupportedError
+from ..ir.types import S32, U16, U32, Type
 from .builder import Builder
 from .values import Constant, Region, Value
 

@@ -100,7 +100,7 @@ def read_groups(ops: list[Op], labels: dict[str, int], grf: int) -> list[Group]:
     """The reads of every dpas and three-source instruction that should not share a bank."""
     depths = loop_depths(ops, labels)
     groups: list[Group] = []
-    for op, depth in zip(ops, depths):
+    for op, depth in zip(ops, depths, strict=True):
         inst = op.inst
         if inst is None:
             continue

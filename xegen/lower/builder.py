@@ -19,12 +19,12 @@ from dataclasses import replace
 from typing import Protocol, TypeGuard
 
 from .. import hw as hwlib
-from ..errors import UnsupportedError
-from ..ir.types import F16, F32, Type
 from ..emit import tables as T
 from ..emit.instruction import CondModifier, Flag, Imm, Instruction, Operand, Predicate, Reg, SendDescriptor
+from ..errors import UnsupportedError
+from ..ir.types import F16, Type
 from .program import Program, Span
-from .values import VIRTUAL, Constant, Region, TYPE_BYTES, Value, VReg, VRegTable, xe_type
+from .values import TYPE_BYTES, VIRTUAL, Constant, Region, Value, VReg, VRegTable, xe_type
 
 XeTypes = tuple[str | None, ...]  # Xe types of dst and sources, in order (None: the operand's own)
 

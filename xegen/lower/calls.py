@@ -20,11 +20,11 @@ reorder, barriers and fences.  Operand layouts are the ones `xegen/ir/funcs.py` 
 
 from __future__ import annotations
 
+from ..emit import tables as T
+from ..emit.instruction import Instruction, Reg
 from ..errors import UnsupportedError
 from ..ir import funcs as F
 from ..ir.types import F32, S32, U32, Type
-from ..emit import tables as T
-from ..emit.instruction import Instruction, Reg
 from . import arith
 from .builder import Builder
 from .convert import convert
@@ -166,17 +166,19 @@ class Calls:
         rows, cols = f.rows, f.cols
         src_reg, src_offset, src_size = self.x.messages.register(src_ptr, "reorder source")
         dst_reg, dst_offset, dst_size = self.x.messages.register(dst_ptr, "reorder destination")
-        for reg, offset, size, t, rs, cs, what in ((src_reg, src_offset, src_size, f.src_type, f.src_row_stride,
-                                                     f.src_col_stride, "source"),
-                                                    (dst_reg, dst_offset, dst_size, f.dst_type, f.dst_row_stride,
-                                                     f.dst_col_stride, "destination")):
+        for offset, size, t, rs, cs, what in ((src_offset, src_size, f.src_type, f.src_row_stride, f.src_col_stride,
+                                                "source"),
+                                               (dst_offset, dst_size, f.dst_type, f.dst_row_stride, f.dst_col_stride,
+                                                "destination")):
             last = offset + ((rows - 1) * rs + (cols - 1) * cs) * t.size
             first = offset + min(0, (rows - 1) * rs) * t.size + min(0, (cols - 1) * cs) * t.size
             if first < 0 or last + t.size > size or rs < 0 or cs < 0:
                 raise UnsupportedError(f"the reorder {what} runs outside its GRF buffer")
 
         def line(count, d_start, d_stride, s_start, s_stride):
-            dst = Region(dst_reg, dst_offset + d_start * f.dst_type.size, f.dst_type, count, d_stride if count > 1 else 1)
+            dst = Region(
+                dst_reg, dst_offset + d_start * f.dst_type.size, f.dst_type, count, d_stride if count > 1 else 1
+            )
             src = Region(src_reg, src_offset + s_start * f.src_type.size, f.src_type, count,
                          s_stride if count > 1 else 1)
             if s_stride == 0 and count > 1:
@@ -233,7 +235,7 @@ def _check_dpas_overlap(spans, args) -> None:
     dst = spans[0]
     if dst is None:
         return
-    for index, (span, ptr) in enumerate(zip(spans[1:], args[1:])):
+    for index, (span, ptr) in enumerate(zip(spans[1:], args[1:], strict=True)):
         if span is None or span[0] != dst[0] or span[2] <= dst[1] or dst[2] <= span[1]:
             continue
         if index == 0 and span == dst:

@@ -16,11 +16,11 @@ flag's lane mask.
 
 from __future__ import annotations
 
-from ..errors import UnsupportedError
-from ..ir import expr as E
-from ..ir import evaluate
-from ..ir.types import BOOL, S32, U16, U32
 from ..emit.instruction import CondModifier, Flag, Predicate, Reg
+from ..errors import UnsupportedError
+from ..ir import evaluate
+from ..ir import expr as E
+from ..ir.types import BOOL, S32, U16, U32
 from .builder import Builder, PhysicalOperand
 from .values import Constant, Region, Value, xe_type
 
@@ -61,7 +61,9 @@ class Conditions:
         """Evaluate `e` (scalar, or `lanes` lanes) into a flag and return it; `width` is how
         many flag bits its users read (a whole register beyond 16)."""
         if lanes > 32 or (width or 0) > 32:
-            raise UnsupportedError(f"a mask of {max(lanes, width or 0)} lanes does not fit a flag register (at most 32)")
+            raise UnsupportedError(
+                f"a mask of {max(lanes, width or 0)} lanes does not fit a flag register (at most 32)"
+            )
         outer = self.compared, self.operands  # operands may hold conditions of their own
         self.compared, self.operands = {}, {}
         try:

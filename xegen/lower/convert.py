@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import struct
 
-from ..errors import UnsupportedError
-from ..ir import expr as E
-from ..ir import evaluate
-from ..ir.semantics import round_float
-from ..ir.types import BF16, F32, S32, U16, U32, Type
 from ..emit import tables as T
 from ..emit.instruction import CondModifier, Predicate, Reg
+from ..errors import UnsupportedError
+from ..ir import evaluate
+from ..ir import expr as E
+from ..ir.semantics import round_float
+from ..ir.types import BF16, F32, S32, U16, U32, Type
 from .builder import Builder
 from .values import Constant, Region, Value
 

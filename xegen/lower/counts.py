@@ -21,16 +21,16 @@ way: `static_executions` raises `UnsupportedError` and the caller runs the simul
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..emit.flow import branch_targets, is_terminating
+from ..emit.instruction import Instruction
 from ..errors import EvaluationError, UnsupportedError
 from ..ir import Evaluator, Expr, Var, free_vars
 from ..ir.semantics import numpy_dtype
-from ..emit.flow import branch_targets, is_terminating
-from ..emit.instruction import Instruction
 
 Lets = tuple[tuple[Var, Expr], ...]
 
@@ -90,8 +90,8 @@ def _regions(instructions: Sequence[Instruction], branches: Sequence[Branch]) ->
     if len(jumps) != len(branches):
         raise UnsupportedError(f"the kernel has {len(jumps)} branches but lowering recorded {len(branches)}")
     regions = []
-    kind_at = {i: b.kind for i, b in zip(jumps, branches)}
-    for i, branch in zip(jumps, branches):
+    kind_at = {i: b.kind for i, b in zip(jumps, branches, strict=True)}
+    for i, branch in zip(jumps, branches, strict=True):
         target = branch_targets(instructions[i], i, count)[0]
         if branch.kind == "loop":
             regions.append(_Region(target, i, branch))
@@ -213,7 +213,7 @@ def static_executions(instructions: Sequence[Instruction], control: ControlFlow,
     read = _names_read(tree)
     dims = [(name, size) for names, shape in ((control.thread_ids, control.thread_group),
                                               (control.group_ids, tuple(grid)))
-            for name, size in zip(names, shape)]
+            for name, size in zip(names, shape, strict=True)]
     enumerated = [(name, size) for name, size in dims if name in read]
     axes = np.indices([size for _, size in enumerated]).reshape(len(enumerated), -1) if enumerated else None
     env = {} if axes is None else {name: axes[k].astype(np.int32) for k, (name, _) in enumerate(enumerated)}

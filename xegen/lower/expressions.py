@@ -14,17 +14,17 @@ folded with the IR interpreter itself, so folding can never disagree with the se
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..emit.instruction import CondModifier, Imm, Predicate, Reg
 from ..errors import UnsupportedError
-from ..ir import expr as E
 from ..ir import evaluate
+from ..ir import expr as E
 from ..ir.types import BOOL, F32, S32, U16, U32, Type
 from ..ir.visitor import walk
-from ..emit.instruction import Imm, Reg
-from ..emit.instruction import CondModifier, Predicate
 from . import arith
 from .builder import Builder, PhysicalOperand, fits16
 from .conditions import Conditions
@@ -238,8 +238,8 @@ class Expressions:
         elif op == "mul":
             self.b.alu("mul", out, [a, c])
         elif op == "div":
-            raise UnsupportedError(f"floating-point division is not supported (Xe has no correctly rounded "
-                                   f"divide instruction); multiply by a reciprocal in the IR instead")
+            raise UnsupportedError("floating-point division is not supported (Xe has no correctly rounded "
+                                   "divide instruction); multiply by a reciprocal in the IR instead")
         elif op in ("min", "max"):
             a = self._register(a) if isinstance(a, Constant) else a
             cond = "lt" if op == "min" else "ge"
@@ -277,8 +277,8 @@ class Expressions:
         a, c = self._lanes(a, lanes), self._lanes(c, lanes)
         if op in ("div", "mod"):
             if not isinstance(c, Constant):
-                raise UnsupportedError(f"division by a value known only at run time is not supported "
-                                       f"(only by constants)")
+                raise UnsupportedError("division by a value known only at run time is not supported "
+                                       "(only by constants)")
             if isinstance(a, Constant):
                 a = self.b.scalar(a).broadcast(lanes) if lanes > 1 else self.b.scalar(a)
             result = arith.divide(self.b, a, int(c.value), scalar, "quotient" if op == "div" else "remainder")
@@ -470,7 +470,6 @@ class Expressions:
 
     def _Load(self, e: E.Load, dst):
         bound = self.buffer(e.buffer)
-        t = e.type
         if isinstance(bound, GrfBuffer):
             return self._grf_load(bound, e)
         assert self.messages is not None  # (set before any statement is lowered)
@@ -518,7 +517,7 @@ class Expressions:
         constants = [v for v in vectors if isinstance(v, Constant)]
         if len(constants) == len(vectors):
             lanes_values = []
-            for constant, expr in zip(constants, e.vectors):
+            for constant, expr in zip(constants, e.vectors, strict=True):
                 lanes_values.extend([constant.value] * expr.type.lanes)
             values = [lanes_values[i] for i in e.indices]
             if all(v == values[0] for v in values):
@@ -526,7 +525,7 @@ class Expressions:
             return self._vector_constant(np.asarray(values), t)
         # lanes of the concatenation: (vector index, lane) pairs
         sources = []
-        for v, expr in zip(vectors, e.vectors):
+        for v, expr in zip(vectors, e.vectors, strict=True):
             for lane in range(expr.type.lanes):
                 sources.append((v, lane))
         picked = [sources[i] for i in e.indices]
@@ -607,7 +606,7 @@ def _as_region(picked) -> Region | None:
     if len(addresses) == 1:
         return Region(first.reg, addresses[0], first.type, 1, 1, first.negate)
     step = addresses[1] - addresses[0]
-    if step <= 0 or step % size or any(b - a != step for a, b in zip(addresses, addresses[1:])):
+    if step <= 0 or step % size or any(b - a != step for a, b in pairwise(addresses)):
         return None
     return Region(first.reg, addresses[0], first.type, len(addresses), step // size, first.negate)
 
@@ -671,7 +670,7 @@ def add64(b: Builder, dst: Region, a: Value, c: Value, subtract: bool = False) -
         n = min(step, lanes - start)
         part_dst = dst.slice(start, n) if lanes > 1 else dst
 
-        def half_of(v, which):
+        def half_of(v, which, start=start, n=n):  # this part's lanes
             h = _half(b, v, which)
             if isinstance(h, Constant):
                 return h.broadcast(n) if n > 1 else h

@@ -21,17 +21,17 @@ that ends the liveness of whatever it held; SLM allocations get consecutive offs
 
 from __future__ import annotations
 
+from ..emit.instruction import CondModifier, Predicate, Reg
 from ..errors import UnsupportedError
 from ..ir import expr as E
 from ..ir import funcs as F
 from ..ir import stmt as S
 from ..ir.types import S32
 from ..ir.visitor import free_vars, substitute_stmt, walk
-from .counts import Branch
-from ..emit.instruction import CondModifier, Predicate, Reg
 from .abi import Abi, Deferred
 from .builder import Builder
 from .calls import Calls
+from .counts import Branch
 from .expressions import Binding, Expressions, GlobalBuffer, GrfBuffer, SlmBuffer, constant_lanes
 from .messages import Messages
 from .values import Constant, Region

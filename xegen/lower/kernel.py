@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import hw as hwlib
-from ..errors import UnsupportedError
-from ..ir import Stmt, Var
 from ..emit.asm_printer import format_kernel
-from .counts import ControlFlow, static_executions
 from ..emit.instruction import Instruction
 from ..emit.zebin import ZebinKernel, write_zebin
+from ..errors import UnsupportedError
+from ..ir import Stmt, Var
+from .counts import ControlFlow, static_executions
 
 
 @dataclass(frozen=True)

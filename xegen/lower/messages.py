@@ -25,12 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..emit.instruction import Flag, Predicate, Reg
 from ..errors import UnsupportedError
 from ..ir import expr as E
 from ..ir.funcs import Send
-from ..ir.types import S32, S64, U8, U16, U32, U64, Type
+from ..ir.types import S32, S64, U8, U32, U64, Type
 from ..ir.visitor import walk
-from ..emit.instruction import CondModifier, Flag, Predicate, Reg
 from .builder import Builder, PhysicalOperand
 from .convert import convert, halves
 from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer

@@ -7,12 +7,12 @@ writes, so liveness (`liveness.py`) never has to look at instruction formats aga
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from ..emit import tables as T
 from ..emit.asm_printer import format_instruction
 from ..emit.instruction import Instruction, Reg
 from ..emit.regions import three_source_region
-from ..emit import tables as T
 from .values import TYPE_BYTES, VIRTUAL
 
 

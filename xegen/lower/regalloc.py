@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from typing import NoReturn
 from dataclasses import replace
+from typing import NoReturn
 
-from ..errors import ConfigError
 from ..emit.instruction import Instruction, Reg
+from ..errors import ConfigError
 from .banks import Banks, avoid_conflicts, read_groups
 from .liveness import live_intervals
 from .program import Op
@@ -115,7 +115,7 @@ def allocate(ops: list[Op], labels: dict[str, int], vregs, grf_count: int, grf_b
                  if vregs[r].fixed is None and vregs[r].reserved >= BIG_GRFS * grf_bytes)
     for start, r in big:
         reg, end = vregs[r], intervals[r][1]
-        taken = [(s0, e0) for f, l, s0, e0 in reserved if f <= end and l >= start]
+        taken = [(s0, e0) for first, last, s0, e0 in reserved if first <= end and last >= start]
         at = _place(reg.reserved, reg.alignment, _free(taken, limit), grf_bytes, from_top=False)
         if at is None:
             _fail(kernel_name, grf_count, start, reg, taken, vregs, intervals, placed, limit)
@@ -130,7 +130,7 @@ def allocate(ops: list[Op], labels: dict[str, int], vregs, grf_count: int, grf_b
             occupancy.remove(gone)
         reg = vregs[r]
         end = intervals[r][1]
-        pinned = [(s0, e0) for f, l, s0, e0 in reserved if f <= end and l >= start]
+        pinned = [(s0, e0) for first, last, s0, e0 in reserved if first <= end and last >= start]
         gaps = occupancy.gaps(limit, pinned)
         at = _place(reg.reserved, reg.alignment, gaps, grf_bytes, from_top=reg.alignment < grf_bytes)
         if at is None:

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..emit.asm_printer import VIRTUAL_FILE
 from ..errors import UnsupportedError
 from ..ir.types import Type
-from ..emit.asm_printer import VIRTUAL_FILE as VIRTUAL  # register file name of virtual operands
 
+VIRTUAL = VIRTUAL_FILE  # the register file name of virtual operands, for the lowering's modules
 
 # IR scalar kind -> Xe type name.  bf16 is "bf" where the platform has it (see `xe_type`).
 _XE_TYPES = {
@@ -105,7 +106,7 @@ class Region:
     stride: int = 1
     negate: bool = False  # a source modifier: -x (integers, floats) or ~x (logic instructions)
 
-    def __neg__(self) -> "Region":
+    def __neg__(self) -> Region:
         return replace(self, negate=not self.negate)
 
     @property
@@ -121,22 +122,22 @@ class Region:
         """One past the last byte touched."""
         return self.offset + ((self.lanes - 1) * self.stride + 1) * self.size
 
-    def lane(self, i: int) -> "Region":
+    def lane(self, i: int) -> Region:
         return Region(self.reg, self.offset + i * self.stride * self.size, self.type, 1, 1, self.negate)
 
-    def slice(self, start: int, count: int) -> "Region":
+    def slice(self, start: int, count: int) -> Region:
         return Region(self.reg, self.offset + start * self.stride * self.size, self.type, count,
                       self.stride if count > 1 else 1, self.negate)
 
-    def broadcast(self, lanes: int) -> "Region":
+    def broadcast(self, lanes: int) -> Region:
         """This scalar seen by `lanes` lanes."""
         return Region(self.reg, self.offset, self.type, lanes, 0 if lanes > 1 else 1, self.negate)
 
-    def plain(self) -> "Region":
+    def plain(self) -> Region:
         """Without a source modifier."""
         return replace(self, negate=False)
 
-    def as_type(self, t: Type) -> "Region":
+    def as_type(self, t: Type) -> Region:
         """The same bytes read as `t` (lanes scale with the element size; dense regions only)."""
         if t.size == self.size:
             return replace(self, type=t)
@@ -158,7 +159,7 @@ class Constant:
     type: Type
     lanes: int = 1
 
-    def broadcast(self, lanes: int) -> "Constant":
+    def broadcast(self, lanes: int) -> Constant:
         return Constant(self.value, self.type, lanes)
 
 

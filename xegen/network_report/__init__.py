@@ -1,10 +1,11 @@
 """A network's layers on one page: `xegen conv --batch FILE --report DIR`.
 
 `write_report` takes the summaries `xegen conv` made of a batch (each with its `modeled` numbers)
-and writes DIR/index.html with the PNG plots it shows (replacing an earlier report's): every layer on the platform's roofline
-(network.png), the layers sorted by roofline fraction, the worst first, and per layer its point on
-the roofline beside its peers' (layer-NNN.png), its modeled terms, bytes and occupancy.  Peers come
-from the JSON that `python bench/e2e/run.py` writes (`load_peers`), matched by problem and platform.
+and writes DIR/index.html with the PNG plots it shows (replacing an earlier report's): every layer
+on the platform's roofline (network.png), the layers sorted by roofline fraction, the worst first,
+and per layer its point on the roofline beside its peers' (layer-NNN.png), its modeled terms, bytes
+and occupancy.  Peers come from the JSON that `python bench/e2e/run.py` writes (`load_peers`),
+matched by problem and platform.
 
 layers.py: the numbers of a layer; peers.py: the bench's JSON; page.py: the HTML; plots.py: the
 PNGs (the only module that imports matplotlib, and only when a report is written).
@@ -12,8 +13,8 @@ PNGs (the only module that imports matplotlib, and only when a report is written
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..conv import make_problem
 from ..errors import Error

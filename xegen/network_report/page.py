@@ -6,8 +6,8 @@ bench's kernel labels) is escaped.  No dates or times: the same layers give the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
-from typing import Sequence
 
 from ..hw import Platform
 from .layers import Layer
@@ -93,7 +93,9 @@ def _peer_table(layer: Layer) -> list[str]:
             values = [_cycles(m["device_cycles"]), escape(m["bound"]), _fraction(m["roofline_fraction"]),
                       str(layer.summary["instructions"]), ""]
         elif not peer.measured:
-            lines.append(f'<tr>{_cell(escape(label), True)}<td class="text" colspan="5">{escape(peer.why_not)}</td></tr>')
+            lines.append(
+                f'<tr>{_cell(escape(label), True)}<td class="text" colspan="5">{escape(peer.why_not)}</td></tr>'
+            )
             continue
         else:
             values = [_cycles(peer.device_cycles), escape(peer.bound or ""), _fraction(peer.roofline_fraction),
@@ -156,14 +158,27 @@ def render(ranked: Sequence[Layer], failed: Sequence[dict], hw: Platform, peers_
     title = f"xegen network report: {len(ranked)} layer{'' if len(ranked) == 1 else 's'} on {hw.display_name}"
     roofs = sorted({(layer.roofs.compute, layer.roofs.bandwidth) for layer in ranked})
     roof_text = "; ".join(f"compute {c:,.0f} G operations/s, DRAM {b:,.1f} GB/s" for c, b in roofs)
-    peers_text = (f" Peers from <code>{escape(peers_source)}</code> (bench/e2e/run.py), for the layers it measured: "
-                  "each kernel's modeled cycles and xegen's over them (&gt; 1: xegen is slower)." if peers_source else "")
-    lines = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">', f"<title>{escape(title)}</title>",
-             f"<style>\n{STYLE}</style>", "</head>", "<body>", f"<h1>{escape(title)}</h1>",
-             f"<p>{escape(hw.display_name)} ({escape(hw.memory.sku)}): {roof_text}. Modeled by xegen's cost model "
-             "(docs/model.md); the roofline is each problem's own lower bound: its multiply-adds at the peak rate or "
-             "its compulsory bytes at DRAM bandwidth, whichever takes longer. Sorted by roofline fraction, the worst "
-             f"first.{peers_text}</p>"]
+    peers_text = (
+        f" Peers from <code>{escape(peers_source)}</code> (bench/e2e/run.py), for the layers it measured: "
+        "each kernel's modeled cycles and xegen's over them (&gt; 1: xegen is slower)."
+        if peers_source
+        else ""
+    )
+    lines = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f"<title>{escape(title)}</title>",
+        f"<style>\n{STYLE}</style>",
+        "</head>",
+        "<body>",
+        f"<h1>{escape(title)}</h1>",
+        f"<p>{escape(hw.display_name)} ({escape(hw.memory.sku)}): {roof_text}. Modeled by xegen's cost model "
+        "(docs/model.md); the roofline is each problem's own lower bound: its multiply-adds at the peak rate or "
+        "its compulsory bytes at DRAM bandwidth, whichever takes longer. Sorted by roofline fraction, the worst "
+        f"first.{peers_text}</p>",
+    ]
     if ranked:
         lines += [f"<p>The whole network: {_cycles(device)} modeled cycles against {_cycles(roofline)} roofline "
                   f"cycles, {_fraction(roofline / device if device else 0.0)} of the roofline"

@@ -9,10 +9,10 @@ is imported only when a report is written.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -58,9 +58,15 @@ def roofline_png(path: Path, roofs: Sequence[Roofs], series: Sequence[Series], p
             axes.plot([left, roof.ridge, right], [roof.rate(left), roof.compute, roof.compute], color="0.25",
                       linewidth=1.5, label=f"roofs: {roof.compute:,.0f} G ops/s, {roof.bandwidth:,.1f} GB/s")
         for number, s in enumerate(series):
-            axes.scatter([x for x, _ in s.points], [max(y, bottom) for _, y in s.points], label=s.label.replace("$", r"\$"),
-                         marker=MARKERS[number % len(MARKERS)], s=36, zorder=3)
-            for (x, y), text in zip(s.points, s.numbers):
+            axes.scatter(
+                [x for x, _ in s.points],
+                [max(y, bottom) for _, y in s.points],
+                label=s.label.replace("$", r"\$"),
+                marker=MARKERS[number % len(MARKERS)],
+                s=36,
+                zorder=3,
+            )
+            for (x, y), text in zip(s.points, s.numbers, strict=False):
                 axes.annotate(text, (x, max(y, bottom)), textcoords="offset points", xytext=(4, 3), fontsize=7)
         axes.set_xlabel("arithmetic intensity (operations per compulsory byte)")
         axes.set_ylabel("modeled rate (G operations / s)")

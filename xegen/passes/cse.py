@@ -9,7 +9,7 @@ variables and constants is.  Binder names must be unique (`lets.unique_binders`)
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .. import ir
 from .lets import is_pure

@@ -29,9 +29,9 @@ from ..conv.index import Idx
 from ..hw import Platform
 from ..ir import Var
 from ..ir.expr import Binary, IRTypeError
-from ..ir.visitor import walk
 from ..ir.funcs import Send, block2d_row_bytes
-from ..ir.types import PTR, U32
+from ..ir.types import PTR, U32, Type
+from ..ir.visitor import walk
 from .config import Config, k_step
 from .gemm import Gemm, View
 from .multiply import operand_layout
@@ -108,7 +108,10 @@ def _strides(view: View, gemm: Gemm) -> list[int] | None:
     result = []
     for dim in dims:
         strides = [view.access({c.name: Idx.const(1)})[0].lo - origin for c in dim.components]
-        if any(outer != inner * comp.size for outer, inner, comp in zip(strides, strides[1:], dim.components[1:])):
+        if any(
+            outer != inner * comp.size
+            for outer, inner, comp in zip(strides, strides[1:], dim.components[1:], strict=False)
+        ):
             return None
         result.append(strides[-1])
     return result
@@ -128,19 +131,21 @@ def block2d_plan(view: View, gemm: Gemm, config: Config, hw: Platform, operand: 
     if operand == "a":
         if found.row_dim != 0 or fma.rows > 32:
             return None
-        shape = dict(type=view.type, count=step, elems=fma.rows, transform="none")
+        # (element type, count, elements, transform) of the message
+        shape: tuple[Type, int, int, str] = (view.type, step, fma.rows, "none")
         starts = [(0, s) for s in range(0, fma.cols, step)]
     elif found.row_dim == 0:  # K rows, N contiguous
-        shape = dict(type=view.type, count=simd, elems=step, transform="vnni")
+        shape = (view.type, simd, step, "vnni")
         starts = [(k, n) for k in range(0, fma.rows, step) for n in range(0, fma.cols, simd)]
     else:  # N rows, K contiguous: dwords of `ops` K values, transposed
         if found.width % 4:
             return None
-        shape = dict(type=U32, count=step // ops, elems=simd, transform="transpose")
+        shape = (U32, step // ops, simd, "transpose")
         starts = [(k, n) for k in range(0, fma.rows, step) for n in range(0, fma.cols, simd)]
+    elem_type, count, elems, transform = shape
     try:
-        message = Send("load", "block2d", "global", width=found.width, height=found.height, pitch=found.pitch,
-                       **shape)
+        message = Send("load", "block2d", "global", type=elem_type, count=count, elems=elems, transform=transform,
+                       width=found.width, height=found.height, pitch=found.pitch)
     except IRTypeError:
         return None
     blocks = tuple(Block(r, c, int(fma.offset(r, c)) * size) for r, c in starts)

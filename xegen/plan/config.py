@@ -28,7 +28,9 @@ work raises `ConfigError` naming the key and why.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from ..errors import ConfigError
 from ..hw import Platform
@@ -90,6 +92,10 @@ class Config:
 
 
 KEYS = tuple(f.name for f in fields(Config))
+
+#: the config keys a user fixed, as `parse_overrides` reads them: an int for every key but fma and
+#: plan (a str); the planners read each key as its type, which the values of a Mapping cannot say
+Given = Mapping[str, Any]
 
 
 def parse_overrides(items: list[str] | tuple[str, ...]) -> dict[str, object]:

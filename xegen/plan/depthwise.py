@@ -31,7 +31,6 @@ over kernel rows, not K blocks).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ..conv.problem import Problem
@@ -39,7 +38,7 @@ from ..errors import ConfigError
 from ..hw import Platform
 from ..ir import Var
 from ..ir.types import F16, F32, PTR, Type
-from .config import RESERVED_GRFS, Config, check_config
+from .config import RESERVED_GRFS, Config, Given, check_config
 from .gemm import Gemm, check_index_range
 from .rows import RowPlan, Rows, contiguous_channels, m_tile_options
 from .tiles import TileLayout, dense_layout, line_layout, round_up
@@ -221,7 +220,7 @@ def _check_keys(config: Config, desc) -> None:
         raise ConfigError(f"plan=depthwise: m_tile={config.m_tile} exceeds ow={desc.ow}")
 
 
-def depthwise_configs(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
+def depthwise_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     """plan=depthwise's configurations for `gemm`, best first (none where it does not apply):
     16 output channels per thread (or 32, or the exec size of smaller problems) and as many
     outputs along w as keep the device's threads busy (below), with the given keys fixed."""
@@ -255,7 +254,7 @@ def depthwise_configs(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> 
     return list(dict.fromkeys(configs))
 
 
-def _m_tiles(desc, hw: Platform, n_tile: int, given: Mapping[str, object]) -> list[int]:
+def _m_tiles(desc, hw: Platform, n_tile: int, given: Given) -> list[int]:
     """Outputs along w per thread, best first: the largest that still gives every EU two threads
     (a thread waits for its loads; a second one hides the wait), then the rest by thread count."""
     if "m_tile" in given:

@@ -43,7 +43,6 @@ and 0 with mad, k_split and slm_bufs stay 1.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ..conv.layout import Layout
@@ -52,7 +51,7 @@ from ..errors import ConfigError
 from ..hw import Platform
 from ..ir import Var
 from ..ir.types import F16, F32, PTR, Type
-from .config import RESERVED_GRFS, SYSTOLIC, Config, check_config, k_step
+from .config import RESERVED_GRFS, SYSTOLIC, Config, Given, check_config, k_step
 from .depthwise import int8_sums_are_exact
 from .gemm import Gemm, check_index_range
 from .rows import RowPlan, Rows, contiguous_channels, m_tile_options
@@ -136,7 +135,7 @@ class FirstLayerPlan(RowPlan):
     row_channels: int  # input channels a row folds: IC, or 1
     lanes: int  # values per gather message
     segment: TileLayout  # 1 x (span * row_channels) values, consecutive from byte `phase`
-    phase: int  # bytes between the dword the segment's first value is in and that value (None: varies)
+    phase: int | None  # bytes between the dword the segment's first value is in and that value (None: varies)
     blocks: tuple[tuple[int, int], ...]  # (byte, dwords) of the block messages of an inside segment
     wide_segment: TileLayout | None  # the segment in f32, when widened
     weights: TileLayout  # (KW*row_channels) x n_tile, a GRF-aligned line per (kw, ic)
@@ -205,6 +204,7 @@ def plan_first_layer(gemm: Gemm, config: Config, hw: Platform) -> FirstLayerPlan
         raise ConfigError("plan=first: fma=mad accumulates int8 products in f32, which could round here (a sum "
                           "may reach 2^24); use fma=dpas")
     order = segment_order(problem.layout_of("src"), desc.ic)
+    assert order is not None  # `unsuited` turned the other layouts down
     row_channels = desc.ic if order == "channels" else 1
     rows = Rows(desc, config.m_tile, channels=1 if order == "channels" else desc.ic)
     grf = hw.grf_bytes
@@ -363,7 +363,7 @@ def _check_keys(config: Config, gemm: Gemm, hw: Platform) -> None:
         raise ConfigError(f"plan=first: m_tile={config.m_tile} exceeds ow={desc.ow}")
 
 
-def first_layer_configs(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
+def first_layer_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     """plan=first's configurations for `gemm`, best first (none where it does not apply): 16
     output channels per thread, then 32; 16 outputs along w, then 8, 4; the given keys fixed."""
     problem = gemm.problem
@@ -377,6 +377,7 @@ def first_layer_configs(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -
     desc = problem.desc
     a_type = problem.type_of("src")
     fma = given.get("fma") or ("dpas" if hw.has_dpas and a_type.kind in ("f16", "bf16", "s8", "u8") else "mad")
+    m_choices: tuple[int, ...]
     if fma in SYSTOLIC:
         simd = given.get("simd") or hw.dpas_exec_size
         m_choices, tg_most = (16, 8), 16  # groups share the weights in SLM: many threads per group

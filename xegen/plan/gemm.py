@@ -22,9 +22,10 @@ forward source `ih = oh*SH + kh*(DH+1) - PH` with `0 <= ih && ih < IH`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
 
+from ..conv import postops
 from ..conv.index import Idx
 from ..conv.layout import Layout
 from ..conv.problem import Problem
@@ -105,7 +106,9 @@ def linear_stride(view: View, dim: GemmDim) -> int | None:
 
     Then x need not be unpacked into components: the innermost one can carry all of x."""
     names = [c.name for c in dim.components]
-    probe = {name: Idx.of(Var(f"probe_{name}"), 0, comp.size - 1) for name, comp in zip(names, dim.components)}
+    probe = {
+        name: Idx.of(Var(f"probe_{name}"), 0, comp.size - 1) for name, comp in zip(names, dim.components, strict=True)
+    }
     # the innermost component will carry the whole coordinate: no bound may look at its range
     probe[names[-1]] = Idx.of(Var(f"probe_{names[-1]}"), 0, S32_MAX)
     offset, masks = view.access(probe)
@@ -115,7 +118,7 @@ def linear_stride(view: View, dim: GemmDim) -> int | None:
         return None  # a blocked layout: not affine
     origin = view.access({})[0].lo
     strides = [view.access({name: Idx.const(1)})[0].lo - origin for name in names]
-    for outer, inner, comp in zip(strides, strides[1:], dim.components[1:]):
+    for outer, inner, comp in zip(strides, strides[1:], dim.components[1:], strict=False):
         if outer != inner * comp.size:
             return None
     return strides[-1]
@@ -201,7 +204,7 @@ def _source_of_output(desc):
     """src[mb][g*ICg + ic][o*S + k*(D+1) - P] with the input-bounds conditions."""
     def mapping(v):
         positions = [_input_position(desc, v, d) for d in desc.used]
-        masks = [m for d, pos in zip(desc.used, positions) for m in pos.in_range(0, desc.field("i", d))]
+        masks = [m for d, pos in zip(desc.used, positions, strict=True) for m in pos.in_range(0, desc.field("i", d))]
         return [v("mb"), v("g") * desc.icg + v("ic"), *positions], masks
     return mapping
 
@@ -250,13 +253,12 @@ def _post_op_views(problem: Problem, c: View) -> tuple[View | None, ...]:
     ndims = len(problem.desc.dst_dims())
     for index, op in enumerate(problem.post_ops):
         name = problem.post_op_tensor(index)
-        if name is None:
-            views.append(None)
-        elif name == "dst":
+        if isinstance(op, postops.Sum):  # its tensor is "dst"
             views.append(replace(c, type=problem.type_of("dst") if not op.dt else Type(op.dt)))
+        elif name is not None and isinstance(op, (postops.Binary, postops.Prelu)):
+            views.append(_broadcast_view(problem, name, op.mask(ndims)))
         else:
-            mask = op.mask(ndims)
-            views.append(_broadcast_view(problem, name, mask))
+            views.append(None)
     return tuple(views)
 
 

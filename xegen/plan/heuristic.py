@@ -15,17 +15,26 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import Iterator, Mapping
 
 from ..errors import ConfigError
 from ..hw import Platform
-from .config import (KEYS, MAD_OPERAND_BYTES, SYSTOLIC, Config, a_rows_per_grf, check_config, k_iterations,
-                     multiply_types, prefetches)
+from .config import (
+    KEYS,
+    MAD_OPERAND_BYTES,
+    SYSTOLIC,
+    Config,
+    Given,
+    a_rows_per_grf,
+    check_config,
+    k_iterations,
+    multiply_types,
+)
 from .dpasw import fused_pairs_fit
 from .estimate import Estimate, Estimator, pipeline_shape
 from .gemm import Gemm
-from .kernel import BUDGET_KEYS, KernelPlan, check_budgets, check_code_size, plan_layout
+from .kernel import KernelPlan, check_budgets, check_code_size, layout_key, plan_layout
 from .strategies import plan_for, strategy_configs
 from .tiles import round_up
 
@@ -85,7 +94,7 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
             yield item[1]
 
 
-def _fitting_strategies(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
+def _fitting_strategies(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     """The other strategies' configurations whose plans fit (their planners check them), first;
     when `given` asks for such a plan and none fits, the last planner's error."""
     fitting, last_error = [], None
@@ -133,7 +142,7 @@ class _Fits:
     def _check(self, candidate: Config, estimated: Estimate) -> None:
         gemm, hw = self.gemm, self.hw
         check_config(candidate, gemm, hw)
-        key = (replace(candidate, **{k: 0 for k in BUDGET_KEYS}), prefetches(candidate, hw))
+        key = layout_key(candidate, hw)
         if key not in self._layouts:
             try:
                 self._layouts[key] = plan_layout(gemm, candidate, hw)
@@ -184,7 +193,7 @@ def columns_gathered(gemm: Gemm) -> bool:
     return gemm.b.unit.get(gemm.n.inner.name) is None and gemm.b.unit.get(gemm.k.inner.name) is not None
 
 
-def config_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
+def config_space(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     """Every configuration the heuristic considers for `gemm` on `hw` with the keys of `given`
     fixed, before any check (`config_candidates` keeps those whose plan fits): the other
     strategies' configurations (`strategies.py`) first where they apply, then the GEMM plan's, best
@@ -195,7 +204,7 @@ def config_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[
     return strategies + [config for _, config, _ in _ranked(gemm, hw, given)]
 
 
-def _ranked(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[tuple[int, Config, Estimate]]:
+def _ranked(gemm: Gemm, hw: Platform, given: Given) -> list[tuple[int, Config, Estimate]]:
     """The space with each configuration's place in the plain order (largest tiles first, the
     heuristic's own group shape, no split of K, SLM on, more buffers first) and its estimate,
     ranked by the estimated cycles; configurations within RANK_TOLERANCE of each other keep the
@@ -220,7 +229,7 @@ def _bucket(cycles: float) -> int:
     return int(math.log(max(cycles, 1.0)) / math.log1p(RANK_TOLERANCE))
 
 
-def _plain_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
+def _plain_space(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     fma = given.get("fma") or _pick_fma(gemm, hw)
     simd = given.get("simd") or _pick_simd(fma, hw)
     m_tiles, n_tiles, k_blocks = _tile_options(fma, simd, gemm, hw)
@@ -228,7 +237,8 @@ def _plain_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[
     def options(key: str, choices: list[int]) -> list[int]:
         return [given[key]] if key in given else list(dict.fromkeys(choices))
 
-    tiles = itertools.product(options("k_block", k_blocks), options("n_tile", n_tiles), options("m_tile", m_tiles))
+    tiles: Iterable[tuple[int, int, int]] = itertools.product(options("k_block", k_blocks), options("n_tile", n_tiles),
+                                                              options("m_tile", m_tiles))
     if fma in SYSTOLIC:
         # each K block's B is interleaved once per group; more rows per thread share that work
         tiles = sorted(tiles, key=lambda t: (-t[2], -t[1], -t[0]))
@@ -256,7 +266,7 @@ def _plain_space(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[
 K_THREADS = (1, 2, 4, 8)  # threads of a group along K (tg_k) the heuristic tries
 
 
-def _thread_groups(gemm: Gemm, hw: Platform, given: Mapping[str, object], fma: str, simd: int, m_tile: int,
+def _thread_groups(gemm: Gemm, hw: Platform, given: Given, fma: str, simd: int, m_tile: int,
                    n_tile: int, k_block: int) -> list[tuple[int, int, int]]:
     """(tg_m, tg_n, tg_k) to try for one tile shape: as many threads along M and N as the
     problem has tiles, up to 4 each (the plain shape, first); then, to fill a device the plain
@@ -285,7 +295,7 @@ def _thread_groups(gemm: Gemm, hw: Platform, given: Mapping[str, object], fma: s
     return groups or [(tg_m, tg_n, k_threads[0])]
 
 
-def _buffering_options(config: Config, slm: int, given: Mapping[str, object], gemm: Gemm, hw: Platform
+def _buffering_options(config: Config, slm: int, given: Given, gemm: Gemm, hw: Platform
                        ) -> list[tuple[int, int]]:
     """(gmem_bufs, slm_bufs) to try, best first (oneDNN's, docs/design.md): SLM double buffering with at
     most 8 threads per group, else triple; two register copies of the global loads for dpas.  When
@@ -300,7 +310,7 @@ def _buffering_options(config: Config, slm: int, given: Mapping[str, object], ge
 
     def loops(g: int, s: int) -> bool:
         depth, unroll = pipeline_shape(replace(config, gmem_bufs=g, slm_bufs=s, slm=slm), hw)
-        return depth == 0 or iterations - depth >= 2 * unroll or {"gmem_bufs", "slm_bufs"} & set(given)
+        return depth == 0 or iterations - depth >= 2 * unroll or not {"gmem_bufs", "slm_bufs"}.isdisjoint(given)
 
     return [(g, s) for s in slm_choices for g in gmem_choices if loops(g, s)]
 

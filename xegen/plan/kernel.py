@@ -12,7 +12,8 @@ that differ only in their buffer counts.  `xegen.build` turns a plan into IR.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -76,12 +77,12 @@ class Placement:
     """Runs between a register tile and the SLM tile, for tiles placed at (i*rows, j*cols): their
     elements start at SLM element `sum of terms(i) + sum of terms(j) + run.slm`."""
 
-    runs: list[Run | LaneRun]
+    runs: Sequence[Run | LaneRun]
     terms: tuple[tuple[Term, ...], tuple[Term, ...]]  # per tile dimension
 
     def base(self, row: Idx, col: Idx) -> Idx:
         total = Idx.const(0)
-        for index, terms in zip((row, col), self.terms):
+        for index, terms in zip((row, col), self.terms, strict=True):
             for term in terms:
                 total = total + term.of(index)
         return total
@@ -199,14 +200,16 @@ ONES = 16  # BWD_WB with dpas: the row of ones (8 dwords of 16-bit values) whose
 
 REDUCTION_CHUNK_GRFS = 8  # registers through which the first K thread adds the others' partial sums
 
-#: the config keys that scale the budgets a layout must fit; `plan_layout` reads them only
-#: through `prefetches` (whether messages are paid twice)
-BUDGET_KEYS = ("grf", "slm_bufs", "gmem_bufs")
+
+def layout_key(config: Config, hw: Platform) -> tuple[Config, bool]:
+    """What `plan_layout` reads of `config`: the keys that scale the budgets a layout must fit
+    (grf, slm_bufs, gmem_bufs) only through `prefetches` (whether messages are paid twice)."""
+    return replace(config, grf=0, slm_bufs=0, gmem_bufs=0), prefetches(config, hw)
 
 
 def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     """Lay out every buffer of the kernel, not yet checked against the GRF and SLM budgets
-    (the same for configs that differ only in BUDGET_KEYS and agree on `prefetches`)."""
+    (the same for configs with the same `layout_key`)."""
     check_index_range(gemm.problem)
     check_config(config, gemm, hw)
     _check_tiles_can_fit(gemm, config, hw)
@@ -229,9 +232,9 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         atomic = "fadd" if gemm.c.type.is_float else "add"
     c = _plan_output(gemm.c, gemm, hw, (config.m_tile, config.n_tile), "c_store", gemm.c.type, atomic)
     plan = KernelPlan(gemm, config, hw, grid, k_iterations(config, gemm), a, b, layouts, c)
-    if gemm.bias_mode == "add":
+    if gemm.bias is not None and gemm.bias_mode == "add":
         plan.bias_load = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_load", gemm.bias.type, "")
-    elif gemm.bias_mode == "reduce":
+    elif gemm.bias is not None and gemm.bias_mode == "reduce":
         plan.bias_sum = dense_layout(Var("bias_sum", PTR), F32, 1, config.n_tile)
         out_type = F32 if atomic else gemm.bias.type
         plan.bias_store = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_store", out_type,
@@ -260,9 +263,12 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         buffers.append((plan.bias_load.tile.buffer, plan.bias_load.tile.bytes))
     buffers += [(post.tile.buffer, post.tile.bytes) for post in plan.post_loads + plan.quantization_loads
                 if post is not None]
-    if plan.bias_sum is not None:
-        buffers += [(plan.bias_sum.buffer, plan.bias_sum.bytes), (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
-                    (Var("one", PTR), ONES * layouts.b.type.size if config.systolic else 4)]
+    if plan.bias_sum is not None and plan.bias_store is not None:  # planned together
+        buffers += [
+            (plan.bias_sum.buffer, plan.bias_sum.bytes),
+            (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
+            (Var("one", PTR), ONES * layouts.b.type.size if config.systolic else 4),
+        ]
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
     return plan
 
@@ -283,9 +289,11 @@ def check_budgets(plan: KernelPlan) -> KernelPlan:
     used = tiles + RESERVED_GRFS * grf
     if used > config.grf * grf:
         copies = f", gmem_bufs={config.gmem_bufs}" if config.gmem_bufs > 1 else ""
-        raise ConfigError(f"the kernel needs {used // grf} GRFs ({tiles // grf} for tiles{copies} + {RESERVED_GRFS} "
-                          f"reserved) but grf={config.grf}: use smaller m_tile/n_tile/k_block"
-                          + "".join(f" or {change}" for change in _grf_remedies(config, hw, used, plan.load_copy_bytes)))
+        raise ConfigError(
+            f"the kernel needs {used // grf} GRFs ({tiles // grf} for tiles{copies} + {RESERVED_GRFS} "
+            f"reserved) but grf={config.grf}: use smaller m_tile/n_tile/k_block"
+            + "".join(f" or {change}" for change in _grf_remedies(config, hw, used, plan.load_copy_bytes))
+        )
     return plan
 
 
@@ -379,7 +387,7 @@ def _plan_direct(operand: str, buffer: Var, view: View, gemm: Gemm, config: Conf
     blocks = block2d_plan(view, gemm, config, hw, operand, fma)
     if blocks is not None:  # one message per block and no reorder: fewer instructions than any lines
         return blocks, fma, []
-    best = None
+    best: tuple[int, LinePlan, TileLayout, list[Line]] | None = None
     for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
         load, lines = line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes,
                                   plan.lanes)
@@ -387,6 +395,7 @@ def _plan_direct(operand: str, buffer: Var, view: View, gemm: Gemm, config: Conf
         total = _global_cost(cost, config, hw) + moves
         if best is None or total < best[0]:
             best = (total, plan, load, lines)
+    assert best is not None  # line_plans offers scattered messages at least
     return best[1], best[2], best[3]
 
 
@@ -472,10 +481,10 @@ def _placement(layout: TileLayout, extents: tuple[int, int], counts: tuple[int, 
             shifts[i, j] = delta[0, 0]
     if not np.array_equal(shifts, shifts[:, :1] + shifts[:1, :]):
         return None
-    terms = (_terms(shifts[:, 0]), _terms(shifts[0, :]))
-    if terms[0] is None or terms[1] is None:
+    row_terms, col_terms = _terms(shifts[:, 0]), _terms(shifts[0, :])
+    if row_terms is None or col_terms is None:
         return None
-    return first, terms
+    return first, (row_terms, col_terms)
 
 
 def _terms(shifts: np.ndarray) -> tuple[Term, ...] | None:
@@ -516,7 +525,8 @@ def _plan_slices(name: str, view: View, gemm: Gemm, config: Config, hw: Platform
             stage, lines = line_layout(Var(f"{name}_stage", PTR), view.type, extents[0], extents[1],
                                        line_plan.line_dim, line_plan.length, hw.grf_bytes, line_plan.lanes)
             runs = contiguous_runs(stage.offset_map, relative)
-            options = [(slm_message_cost(runs, size, alignment, hw), stage, runs)]
+            options: list[tuple[int, TileLayout, Sequence[Run | LaneRun]]] = [
+                (slm_message_cost(runs, size, alignment, hw), stage, runs)]
             if line_plan.vector:
                 vectors = lane_runs(lines, line_plan.line_dim, relative, size)
                 if vectors is not None:

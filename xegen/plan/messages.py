@@ -17,6 +17,7 @@ messages chosen.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,6 @@ import numpy as np
 from ..hw import Platform
 from .gemm import Gemm, View
 from .tiles import Line
-
 
 SCATTERED_COST = 2  # a scattered message costs about two block messages (an address per element)
 
@@ -138,7 +138,7 @@ def contiguous_runs(register_offsets: np.ndarray, slm_offsets: np.ndarray) -> li
     breaks = np.flatnonzero((np.diff(grf) != 1) | (np.diff(slm) != 1)) + 1
     starts = [0, *breaks.tolist()]
     ends = [*breaks.tolist(), len(grf)]
-    return [Run(int(grf[a]), int(slm[a]), b - a) for a, b in zip(starts, ends)]
+    return [Run(int(grf[a]), int(slm[a]), b - a) for a, b in zip(starts, ends, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def is_block(run: Run, size: int, base_alignment: int) -> bool:
 SLM_MESSAGE_COST = 2  # an SLM message and its address, in instructions (modeled)
 
 
-def slm_message_cost(runs: list[Run | LaneRun], size: int, base_alignment: int, hw: Platform) -> int:
+def slm_message_cost(runs: Sequence[Run | LaneRun], size: int, base_alignment: int, hw: Platform) -> int:
     """Modeled instructions of the messages moving `runs`: an address and a send per block
     message, SCATTERED_COST times that per scattered one, a vector of addresses and a send per 4
     dwords of each line per vector message."""

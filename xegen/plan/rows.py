@@ -24,7 +24,10 @@ from functools import cached_property
 
 from ..conv.descriptor import Descriptor
 from ..conv.layout import Layout
+from ..conv.problem import Problem
 from ..hw import Platform
+from .config import Config
+from .gemm import Gemm
 
 
 @dataclass(frozen=True)
@@ -70,8 +73,12 @@ class RowPlan:
     """What the row plans (depthwise, first layer) share: their problem, K loop trips and group
     shape, read from the `gemm`, `rows` and `config` fields each declares."""
 
+    gemm: Gemm
+    rows: Rows
+    config: Config
+
     @property
-    def problem(self):
+    def problem(self) -> Problem:
         return self.gemm.problem
 
     @property

@@ -25,10 +25,10 @@ from dataclasses import replace
 
 from ..errors import ConfigError
 from ..hw import Platform
-from .config import FMA_KINDS, KEYS, Config, check_config, prefetches
+from .config import FMA_KINDS, KEYS, Config, check_config
 from .gemm import Gemm
 from .heuristic import config_space
-from .kernel import BUDGET_KEYS, KernelPlan, check_budgets, plan_layout
+from .kernel import KernelPlan, check_budgets, layout_key, plan_layout
 
 GROUP_SIDES = (1, 2, 4, 8)  # threads along M or N in a group (the heuristic stops at 4)
 K_SPLITS = (1, 2, 4, 8, 16)
@@ -83,7 +83,7 @@ class TuningSpace:
         knobs: dict[str, tuple] = {}
         candidates: list[Config] = []
         self.considered = 0
-        kinds = itertools.product(*(given.get(k) and (given[k],) or KIND_VALUES[k](gemm, hw) for k in KIND_KEYS))
+        kinds = itertools.product(*((given[k],) if given.get(k) else KIND_VALUES[k](gemm, hw) for k in KIND_KEYS))
         for kind in kinds:
             fixed = {**given, **dict(zip(KIND_KEYS, kind, strict=True))}
             try:
@@ -126,7 +126,7 @@ class TuningSpace:
         return ok
 
     def _fits(self, config: Config) -> bool:
-        key = (replace(config, **{k: 0 for k in BUDGET_KEYS}), prefetches(config, self.hw))
+        key = layout_key(config, self.hw)
         if key not in self._layouts:
             try:
                 self._layouts[key] = plan_layout(self.gemm, config, self.hw)

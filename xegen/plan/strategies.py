@@ -12,12 +12,10 @@ problem, best first; the heuristic (`heuristic.py`) tries them before the GEMM p
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from ..errors import ConfigError
 from ..hw import Platform
 from . import depthwise, first_layer
-from .config import Config
+from .config import Config, Given
 from .depthwise import DepthwisePlan, depthwise_configs, plan_depthwise
 from .first_layer import FirstLayerPlan, first_layer_configs, plan_first_layer
 from .gemm import Gemm
@@ -35,11 +33,11 @@ def plan_for(gemm: Gemm, config: Config, hw: Platform) -> AnyPlan:
     return plan_kernel(gemm, config, hw)
 
 
-def strategy_configs(gemm: Gemm, hw: Platform, given: Mapping[str, object]) -> list[Config]:
+def strategy_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     """Configurations of the strategies besides `gemm` that apply to `gemm`'s problem, best
     first, with the keys of `given` fixed (none when `given` asks for another plan); ConfigError
     when `given` asks for one that does not apply, saying why."""
-    asked = given.get("plan")
+    asked = given.get("plan", "")
     reason = {"depthwise": depthwise.unsuited, "first": first_layer.unsuited}.get(asked, lambda *_: None)(
         gemm.problem, hw)
     if reason:

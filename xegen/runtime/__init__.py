@@ -48,7 +48,7 @@ def run(launch: Launch, buffers: Sequence[np.ndarray], device: Device | None = N
     (`without_hardware`) the launch is submitted and the buffers come back as they were given."""
     if len(buffers) != len(launch.buffer_bytes):
         raise Error(f"kernel {launch.kernel} takes {len(launch.buffer_bytes)} buffers, not {len(buffers)}")
-    for index, (array, size) in enumerate(zip(buffers, launch.buffer_bytes)):
+    for index, (array, size) in enumerate(zip(buffers, launch.buffer_bytes, strict=True)):
         if np.asarray(array).nbytes != size:
             raise Error(f"kernel {launch.kernel}: buffer {index} has {np.asarray(array).nbytes} bytes, "
                         f"the kernel reads {size}")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..hw import Platform
 from ..hw import platform as lookup_platform
 from ..ir import Stmt
-from .buffering import check_options, check_budgets, multi_buffer, multi_buffer_graph
+from .buffering import check_budgets, check_options, multi_buffer, multi_buffer_graph
 from .context import BufferTable, innermost_loops
 from .dot import GraphDump, to_dot
 from .graph import Edge, build_graph
@@ -29,7 +29,13 @@ from .loop import LoopBody, flatten_loop
 from .model import CycleReport, model_cycles
 from .pipeline import ScheduleError, linearize, list_scheduling_helps
 from .transforms import (
-    hoist_graph, hoist_invariants, list_schedule_graph, loop_graph, schedule_by_latency, transform_loops, unroll,
+    hoist_graph,
+    hoist_invariants,
+    list_schedule_graph,
+    loop_graph,
+    schedule_by_latency,
+    transform_loops,
+    unroll,
     unroll_graph,
 )
 

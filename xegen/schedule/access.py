@@ -21,8 +21,33 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..ir import (
-    Alloc, Barrier, Broadcast, Call, Dp4a, Dpas, EndOfThread, Expr, Fence, For, IfThenElse, IntImm, Let, Load,
-    Mad, Ptr, Reorder, Send, Seq, Shuffle, Signal, Stmt, Store, Var, Wait, pointer_arg, walk,
+    Alloc,
+    Barrier,
+    Broadcast,
+    Call,
+    Dp4a,
+    Dpas,
+    EndOfThread,
+    Expr,
+    Fence,
+    For,
+    IfThenElse,
+    IntImm,
+    Let,
+    Load,
+    Mad,
+    Ptr,
+    Reorder,
+    Send,
+    Seq,
+    Shuffle,
+    Signal,
+    Stmt,
+    Store,
+    Var,
+    Wait,
+    pointer_arg,
+    walk,
 )
 
 
@@ -38,7 +63,7 @@ class Access:
     definite: bool = False  # a write of every byte it touches (no mask)
     elements: tuple[int, ...] | None = None  # byte offsets of the elements of a region with gaps
 
-    def with_write(self, write: bool, definite: bool | None = None) -> "Access":
+    def with_write(self, write: bool, definite: bool | None = None) -> Access:
         return Access(self.buffer, write, self.offset, self.low, self.size, self.lanes, self.lane_bytes,
                       self.definite if definite is None else definite, self.elements)
 
@@ -243,7 +268,10 @@ def _send_accesses(f: Send, args: tuple) -> list[Access]:
             return []
         # the block lies somewhere in its surface (x and y are values of the run): all of it
         surface = (f.height - 1) * f.pitch + f.width
-        return [Access(mem.buffer, False, mem.offset, 0, surface), _pointer(reg, f.register_bytes, True, args[4] is None)]
+        return [
+            Access(mem.buffer, False, mem.offset, 0, surface),
+            _pointer(reg, f.register_bytes, True, args[4] is None),
+        ]
     if f.kind == "block":
         mem, reg, mask = args
         offsets = None

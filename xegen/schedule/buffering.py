@@ -148,7 +148,9 @@ def split_barriers(graph: nx.DiGraph, bufs: int) -> nx.DiGraph:
     if fences and fences[-1] < max(stores):
         raise UnsupportedError(f"slm_bufs={bufs}: an SLM store follows the last SLM fence before the barrier")
     kinds = graph.graph["buffer_kinds"]
-    slm = sorted({a.buffer.name for i in stores + loads for a in accesses(stmts[i]) if kinds.get(a.buffer.name) == "slm"})
+    slm = sorted(
+        {a.buffer.name for i in stores + loads for a in accesses(stmts[i]) if kinds.get(a.buffer.name) == "slm"}
+    )
     for i, stmt in enumerate(stmts):
         if i not in stores and i not in loads and labels[i] not in ("barrier", "fence") and \
                 any(a.buffer.name in slm for a in accesses(stmt)):

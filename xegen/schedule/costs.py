@@ -2,16 +2,16 @@
 
 Every number comes from `xegen/hw.py` (all of them modeled, none measured):
 
-| statement              | unit      | busy cycles                                         | latency                     |
-|------------------------|-----------|-----------------------------------------------------|-----------------------------|
-| send (global, SLM)     | send      | payload bytes / `message_bytes_per_cycle`           | `send_global` / `send_slm`  |
-| prefetch               | send      | as a load                                           | `send_global` (lines arrive)|
-| dpas                   | systolic  | multiply-adds / `fma_per_clock_per_eu[type]`        | `dpas` + busy cycles        |
-| mad, dp4a              | fpu       | lanes / f32 (or int8) multiply-adds per clock       | `alu` + busy cycles         |
-| reorder, register store| fpu       | bytes moved / (f32 lanes per clock x 4 bytes)       | `alu` + busy cycles         |
-| barrier                | sync      | 1                                                   | `barrier`                   |
-| signal, wait           | sync      | 1                                                   | `barrier` (signal to wait)  |
-| fence                  | send      | 1                                                   | waits for earlier SLM writes|
+| statement               | unit     | busy cycles                                   | latency                      |
+|-------------------------|----------|-----------------------------------------------|------------------------------|
+| send (global, SLM)      | send     | payload bytes / `message_bytes_per_cycle`     | `send_global` / `send_slm`   |
+| prefetch                | send     | as a load                                     | `send_global` (lines arrive) |
+| dpas                    | systolic | multiply-adds / `fma_per_clock_per_eu[type]`  | `dpas` + busy cycles         |
+| mad, dp4a               | fpu      | lanes / f32 (or int8) multiply-adds per clock | `alu` + busy cycles          |
+| reorder, register store | fpu      | bytes moved / (f32 lanes per clock x 4 bytes) | `alu` + busy cycles          |
+| barrier                 | sync     | 1                                             | `barrier`                    |
+| signal, wait            | sync     | 1                                             | `barrier` (signal to wait)   |
+| fence                   | send     | 1                                             | waits for earlier SLM writes |
 
 Index arithmetic (`let`s) is left out: the e-graph optimizer hoists and shares it.
 """

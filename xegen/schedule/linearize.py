@@ -9,7 +9,8 @@ program order.  The result is a topological order, so every dependence is kept.
 
 from __future__ import annotations
 
-from typing import Generic, Hashable, Mapping, Sequence, TypeVar
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Generic, TypeVar
 
 from .costs import Cost
 

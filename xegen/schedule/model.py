@@ -20,8 +20,8 @@ run alike (as the interpreter runs them), and contention between threads is not 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 
@@ -236,7 +236,7 @@ class _Walker:
         report = CycleReport(statements=len(events))
         if not events:
             return report
-        for what, unit, busy, _ in events:
+        for _, unit, busy, _ in events:
             report.busy[unit] = report.busy.get(unit, 0) + busy
         spans = []
         for clock in range(2):

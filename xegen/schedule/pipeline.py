@@ -33,7 +33,23 @@ import networkx as nx
 
 from ..errors import UnsupportedError
 from ..ir import (
-    BoolImm, Expr, For, IntImm, Let, Load, Mutator, Names, Ptr, Seq, Stmt, Store, Var, binary, const, seq, substitute,
+    BoolImm,
+    Expr,
+    For,
+    IntImm,
+    Let,
+    Load,
+    Mutator,
+    Names,
+    Ptr,
+    Seq,
+    Stmt,
+    Store,
+    Var,
+    binary,
+    const,
+    seq,
+    substitute,
 )
 from ..passes import fold_constants
 from .costs import Cost

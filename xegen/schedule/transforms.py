@@ -16,7 +16,7 @@ transform each.  With `dump`, each transform writes the graph before and after i
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import networkx as nx
 
@@ -25,7 +25,12 @@ from ..hw import platform as lookup_platform
 from ..ir import For, IntImm, Names, Stmt, Var, free_vars
 from .access import accesses
 from .context import (
-    BufferTable, addressed_buffers, buffers_used_outside, grow_allocations, innermost_loops, replace_loop,
+    BufferTable,
+    addressed_buffers,
+    buffers_used_outside,
+    grow_allocations,
+    innermost_loops,
+    replace_loop,
 )
 from .dot import GraphDump, write_graph
 from .graph import SYNC_LABELS, build_graph, let_nodes, restructure, stmt_nodes

@@ -15,5 +15,14 @@ from .errors import HazardError, MemoryFault, SimulationError, UnsupportedInstru
 from .hazards import Hazard
 from .run import RunResult, run
 
-__all__ = ["Hazard", "HazardError", "LocalBuffer", "MemoryFault", "RunResult", "SimulationError", "UnsupportedInstruction",
-           "local", "run"]
+__all__ = [
+    "Hazard",
+    "HazardError",
+    "LocalBuffer",
+    "MemoryFault",
+    "RunResult",
+    "SimulationError",
+    "UnsupportedInstruction",
+    "local",
+    "run",
+]

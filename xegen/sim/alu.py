@@ -251,7 +251,7 @@ def dp4a(acc, a, b, a_type: dt.ElementType, b_type: dt.ElementType):
         return parts
     pa, pb = lanes(a, a_type.is_signed), lanes(b, b_type.is_signed)
     total = acc.astype(np.int64)
-    for x, y in zip(pa, pb):
+    for x, y in zip(pa, pb, strict=True):
         total = total + x * y
     return total
 

@@ -9,7 +9,8 @@ flag bits for exactly those channels.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,7 +37,7 @@ NOT_MODELED = {
 }
 
 
-def exec_mask_function(inst: Instruction, m: "Machine") -> Callable[[], np.ndarray | None]:
+def exec_mask_function(inst: Instruction, m: Machine) -> Callable[[], np.ndarray | None]:
     """The channels an instruction writes before its predicate: (threads, exec) bool, or None
     for "all channels of all threads"."""
     off, size = inst.channel_offset, inst.exec_size
@@ -53,7 +54,7 @@ def exec_mask_function(inst: Instruction, m: "Machine") -> Callable[[], np.ndarr
     return mask
 
 
-def combined_mask(inst: Instruction, m: "Machine"):
+def combined_mask(inst: Instruction, m: Machine):
     """The channels an instruction writes: exec mask & predicate."""
     base = exec_mask_function(inst, m)
     if inst.predicate is None:
@@ -68,7 +69,7 @@ def combined_mask(inst: Instruction, m: "Machine"):
     return mask
 
 
-def _readers(inst: Instruction, m: "Machine", bitwise: bool):
+def _readers(inst: Instruction, m: Machine, bitwise: bool):
     fmt = T.OPCODES[inst.opcode].format
     readers, types = [], []
     for index, src in enumerate(inst.srcs):
@@ -81,7 +82,7 @@ def _readers(inst: Instruction, m: "Machine", bitwise: bool):
     return readers, types
 
 
-def compile_alu(inst: Instruction, m: "Machine") -> Op:
+def compile_alu(inst: Instruction, m: Machine) -> Op:
     op = inst.opcode
     if op == "nop":
         return lambda: None
@@ -95,23 +96,28 @@ def compile_alu(inst: Instruction, m: "Machine") -> Op:
         return compile_macro(inst, m, combined_mask(inst, m))
     info = T.OPCODES[op]
     readers, types = _readers(inst, m, info.bitwise)
-    dst = Destination(inst.dst, inst.exec_size, m.files, saturate=inst.saturate)
+    dst = Destination(_destination(inst), inst.exec_size, m.files, saturate=inst.saturate)
     builder = _SPECIAL.get(op)
     if builder is not None:
         return builder(inst, m, readers, types, dst)
     compute = _compute_function(inst, types, dst.etype, m)
     if inst.saturate and not alu.is_float_op(types):
         # saturation needs the exact result: no 32-bit wrap-around on the way
-        exact = compute
-        compute = lambda v: exact([x.astype(np.int64) if x.dtype.kind in "iu" and x.dtype.itemsize < 8 else x
-                                   for x in v])
+        compute = _widened(compute)
     # a move between equal types copies bits (no rounding, no denormal flush)
     raw = (op in RAW_MOVES and all(t == dst.etype for t in types) and dt.value_dtype(dst.etype) == dst.etype.storage
            and not inst.saturate and not any(isinstance(s, Reg) and (s.neg or s.abs) for s in inst.srcs))
     return _generic(inst, m, readers, dst, compute, raw)
 
 
-def _generic(inst: Instruction, m: "Machine", readers, dst: Destination, compute, raw: bool) -> Op:
+def _destination(inst: Instruction) -> Reg:
+    """An ALU instruction's destination register (the decoder gives each one)."""
+    if inst.dst is None:
+        raise SimulationError(f"{inst.opcode} without a destination")
+    return inst.dst
+
+
+def _generic(inst: Instruction, m: Machine, readers, dst: Destination, compute, raw: bool) -> Op:
     mask_of = combined_mask(inst, m)
     accwr = _acc_write(inst, m)
     cond = inst.cond_modifier if inst.opcode != "csel" else None  # csel's condition only selects
@@ -120,7 +126,7 @@ def _generic(inst: Instruction, m: "Machine", readers, dst: Destination, compute
         flag = FlagWriter(m.files.flags, cond.flag, inst.exec_size, inst.channel_offset)
         cname = cond.cond
 
-        def run():
+        def run_and_flag():
             mask = mask_of()
             result = compute([r() for r in readers])
             converted = dst.convert(result, m.mode)
@@ -129,7 +135,7 @@ def _generic(inst: Instruction, m: "Machine", readers, dst: Destination, compute
             dst.store_raw(converted, mask)
             if accwr is not None:
                 accwr(result, mask)
-        return run
+        return run_and_flag
 
     if raw and accwr is None:
         store = dst.store_raw
@@ -147,7 +153,7 @@ def _generic(inst: Instruction, m: "Machine", readers, dst: Destination, compute
     return run
 
 
-def _acc_write(inst: Instruction, m: "Machine"):
+def _acc_write(inst: Instruction, m: Machine):
     """AccWrEn on an ordinary instruction also writes the result to acc0."""
     if "AccWrEn" not in inst.options or inst.dst is None or inst.opcode in ("mach", "addc", "subb"):
         return None
@@ -157,7 +163,14 @@ def _acc_write(inst: Instruction, m: "Machine"):
 
 # --- ordinary computations ------------------------------------------------------------------------
 
-def _compute_function(inst: Instruction, types: list[dt.ElementType], dst_type: dt.ElementType, m: "Machine"):
+def _widened(compute):
+    """`compute` on its integer operands widened to 64 bits."""
+    def widened(values):
+        return compute([x.astype(np.int64) if x.dtype.kind in "iu" and x.dtype.itemsize < 8 else x for x in values])
+    return widened
+
+
+def _compute_function(inst: Instruction, types: list[dt.ElementType], dst_type: dt.ElementType, m: Machine):
     op = inst.opcode
     all_types = types + [dst_type]
     floats = alu.is_float_op(types)
@@ -222,7 +235,9 @@ def _compute_function(inst: Instruction, types: list[dt.ElementType], dst_type: 
     if op == "bfi2":
         return lambda v: alu.bfi2(v[0], v[1], v[2])
     if op == "bfn":
-        table = int(inst.function)
+        table = inst.function
+        if not isinstance(table, int):
+            raise SimulationError(f"bfn with the function {table!r}, not a truth table")
         return lambda v: alu.bfn(v[0], v[1], v[2], table)
     if op == "dp4a":
         return lambda v: alu.dp4a(v[0], v[1], v[2], types[1], types[2])
@@ -234,7 +249,7 @@ def _compute_function(inst: Instruction, types: list[dt.ElementType], dst_type: 
     raise SimulationError(f"'{op}' is not simulated")
 
 
-def _sel(inst: Instruction, m: "Machine", types):
+def _sel(inst: Instruction, m: Machine, types):
     if inst.cond_modifier is not None:
         cond = inst.cond_modifier.cond
 
@@ -257,6 +272,8 @@ def _sel(inst: Instruction, m: "Machine", types):
 
 def _math(inst: Instruction, types, dst_type: dt.ElementType):
     function = inst.function
+    if not isinstance(function, str):
+        raise SimulationError(f"math with the function {function!r}")
     if function in ("idiv", "iqot", "irem"):
         signed = types[0].is_signed or types[1].is_signed
 
@@ -278,13 +295,13 @@ def _acc_slots(dst: Reg, exec_size: int) -> np.ndarray:
     return first + np.arange(exec_size) * max(1, (dst.hstride or 1) * size // 4)
 
 
-def _integer_multiply(inst: Instruction, m: "Machine", ints):
+def _integer_multiply(inst: Instruction, m: Machine, ints):
     """Integer mul; when the destination is the accumulator, remember the exact product (its
     64 bits, two's complement) for a following mach/macl (IGC's 32x32 multiply: mul acc0:d a:d
     b:uw; mach, nGEN's division by constants: mul acc0 x:d M:uw; mach q:d x:d M:ud)."""
-    dst = inst.dst
+    dst = _destination(inst)
     if dst.file != "acc":
-        return lambda v: alu.mul(v[0], v[1], ints, m.mode, None, dst.type and dt.TYPES[dst.type].size)
+        return lambda v: alu.mul(v[0], v[1], ints, m.mode, None, dt.TYPES[dst.type].size)
     slots = _acc_slots(dst, inst.exec_size) + m.files.register_base("acc", dst.number) // 4
     mask_of = combined_mask(inst, m)
     wide = m.files.acc_wide
@@ -304,7 +321,7 @@ def _integer_multiply(inst: Instruction, m: "Machine", ints):
 
 # --- instructions with extra inputs or outputs ---------------------------------------------------
 
-def _cmp(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+def _cmp(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     if inst.cond_modifier is None:
         raise SimulationError("cmp without a condition modifier")
     cond = inst.cond_modifier.cond
@@ -328,7 +345,7 @@ def _cmp(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> O
     return run
 
 
-def _sel_special(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+def _sel_special(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     """sel: the predicate chooses the source, it does not disable channels."""
     compute = _sel(inst, m, types)
     mask_of = exec_mask_function(inst, m)
@@ -343,7 +360,7 @@ def _sel_special(inst: Instruction, m: "Machine", readers, types, dst: Destinati
     return run
 
 
-def _mach(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+def _mach(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     """mach/macl: the accumulator holds src0 x (src1's low 16 bits) from the mul before; adding
     src0 x (src1's high 16 bits) << 16 gives the exact 64-bit product of src0 and src1, each
     read in its own type (a :ud source is never sign-extended).  macl returns its low 32 bits,
@@ -353,10 +370,10 @@ def _mach(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> 
     files = m.files
     has_macl = T.opcode_available(T.OPCODES["macl"], files.platform)
     low = inst.opcode == "macl" or (not has_macl and "AccWrEn" not in inst.options)
-    slots = _acc_slots(inst.dst, inst.exec_size)
+    slots = _acc_slots(dst.reg, inst.exec_size)
     mask_of = combined_mask(inst, m)
     accwr = "AccWrEn" in inst.options
-    acc = Destination(Reg("acc", 0, inst.dst.subreg, "ud", hstride=inst.dst.hstride or 1), inst.exec_size,
+    acc = Destination(Reg("acc", 0, dst.reg.subreg, "ud", hstride=dst.reg.hstride or 1), inst.exec_size,
                       files) if accwr else None
     high_half = alu.high_half_of_multiplier(types[1])
     r0, r1 = readers
@@ -377,10 +394,10 @@ def _mach(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> 
     return run
 
 
-def _mac(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+def _mac(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     """mac: dst = acc0 + src0 * src1, the accumulator read in the destination's type and region."""
-    stride = inst.dst.hstride or 1
-    acc_src, acc_type = source(Reg("acc", 0, inst.dst.subreg, dst.etype.name, stride, 1, 0), inst.exec_size, m.files)
+    stride = dst.reg.hstride or 1
+    acc_src, acc_type = source(Reg("acc", 0, dst.reg.subreg, dst.etype.name, stride, 1, 0), inst.exec_size, m.files)
     compute_types = types + [acc_type, dst.etype]
     floats = alu.is_float_op(compute_types)
     ints = None if floats else alu.int_compute_dtype(compute_types)
@@ -390,15 +407,16 @@ def _mac(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> O
     return lambda: dst.store(alu.mad(acc_src(), r0(), r1(), ints, m.mode, fdtype), mask_of(), m.mode)
 
 
-def _carry(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+def _carry(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     """addc/subb: the 32-bit sum/difference to dst, the carry/borrow bit to acc0."""
     mask_of = combined_mask(inst, m)
     acc = Destination(Reg("acc", 0, 0, "ud", hstride=1), inst.exec_size, m.files)
     subtract = inst.opcode == "subb"
     r0, r1 = readers
-    flag = None
+    flag, cname = None, ""
     if inst.cond_modifier is not None:
         flag = FlagWriter(m.files.flags, inst.cond_modifier.flag, inst.exec_size, inst.channel_offset)
+        cname = inst.cond_modifier.cond
 
     def run():
         mask = mask_of()
@@ -410,13 +428,13 @@ def _carry(inst: Instruction, m: "Machine", readers, types, dst: Destination) ->
         converted = dst.convert(result, m.mode)
         if flag is not None:
             values = dt.to_value(converted, dst.etype)
-            flag(alu.condition_on_result(inst.cond_modifier.cond, values, result), mask)
+            flag(alu.condition_on_result(cname, values, result), mask)
         dst.store_raw(converted, mask)
         acc.store(carry.astype(np.uint32), mask, m.mode)
     return run
 
 
-def _srnd(inst: Instruction, m: "Machine", readers, types, dst: Destination) -> Op:
+def _srnd(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     """srnd: stochastic rounding of f to hf, or hf to bf8, with the random bits of src1."""
     if (types[0].name, dst.etype.name) not in (("f", "hf"), ("hf", "bf8")):
         raise SimulationError(f"srnd from :{types[0].name} to :{dst.etype.name} (only f -> hf and hf -> bf8)")

@@ -20,11 +20,11 @@ documentation does not specify: they raise `UnsupportedInstruction`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from ..emit.instruction import Instruction
+from ..emit.instruction import Instruction, Reg
 from .errors import SimulationError, UnsupportedInstruction
 from .flags import FlagReader
 
@@ -38,7 +38,7 @@ BRANCHES = frozenset({"jmpi", "if", "else", "endif", "while", "break", "cont", "
 class Branch:
     """A compiled branch: `targets(at)` -> [(channels (threads, 32) bool, target index)]."""
 
-    def __init__(self, inst: Instruction, index: int, m: "Machine"):
+    def __init__(self, inst: Instruction, index: int, m: Machine):
         self.inst = inst
         self.index = index
         self.next = index + 1
@@ -56,13 +56,15 @@ class Branch:
         self.program = program
         self.files = m.files
         if op == "calla":
+            if inst.jip is None:
+                raise SimulationError("calla without a target")
             self.jip = program.index_of.get(inst.jip)
             if self.jip is None:
                 raise SimulationError(f"calla target 0x{inst.jip:x} is not an instruction of the kernel")
         else:
             self.jip = program.target(index, inst.jip) if inst.jip is not None else None
         self.uip = program.target(index, inst.uip) if inst.uip is not None else None
-        if op == "break":
+        if op == "break" and self.uip is not None:
             # break leaves the loop: past the while its UIP names
             self.uip = self.uip + 1
         self.predicate = None
@@ -91,7 +93,7 @@ class Branch:
     def _return_ip(self, threads: np.ndarray) -> None:
         """call: the return IP into dword 0 of the destination of the calling threads."""
         dst = self.inst.dst
-        if dst.file != "r":
+        if dst is None or dst.file != "r":
             return
         offset = dst.number * self.files.grf_bytes + dst.subreg * 4
         words = self.files.grf[:, offset:offset + 4].view(np.uint32)
@@ -100,6 +102,8 @@ class Branch:
     def _returns(self, move: np.ndarray) -> list[tuple[np.ndarray, int]]:
         """ret: each moving thread goes to the IP in dword 0 of its source register."""
         src = self.inst.srcs[0]
+        if type(src) is not Reg:
+            raise SimulationError("ret takes the register holding the return address")
         offset = src.number * self.files.grf_bytes + src.subreg * 4
         ips = self.files.grf[:, offset:offset + 4].view(np.uint32)[:, 0]
         moves = []
@@ -110,6 +114,11 @@ class Branch:
             moves.append((move & (ips == ip)[:, None], target))
         return moves
 
+    def _target(self, index: int | None, name: str) -> int:
+        if index is None:
+            raise SimulationError(f"{self.op} without its {name}")
+        return index
+
     def targets(self, at: np.ndarray) -> list[tuple[np.ndarray, int]]:
         op = self.op
         if op in ("jmpi", "call", "calla", "ret"):
@@ -118,18 +127,18 @@ class Branch:
             if op == "ret":
                 return self._returns(move) + [stay]
             if op != "jmpi":
-                self._return_ip(move.any(axis=1))
-            return [(move, self.jip), stay]
+                self._return_ip(cast(np.ndarray, move.any(axis=1)))  # a 2-D array reduced along one axis
+            return [(move, self._target(self.jip, "JIP")), stay]
         if op in ("endif", "join"):
             return [(at, self.next)]
         if op == "else":
-            return [(at, self.jip)]
+            return [(at, self._target(self.jip, "JIP"))]
         taken = self._taken(at)
         stay = at & ~taken
         if op == "if":  # channels whose condition fails wait at JIP (after the else, or the endif)
-            return [(taken, self.next), (stay, self.jip)]
+            return [(taken, self.next), (stay, self._target(self.jip, "JIP"))]
         if op == "while":
-            return [(taken, self.jip), (stay, self.next)]
+            return [(taken, self._target(self.jip, "JIP")), (stay, self.next)]
         if op in ("goto", "halt", "cont", "break"):
-            return [(taken, self.uip), (stay, self.next)]
+            return [(taken, self._target(self.uip, "UIP")), (stay, self.next)]
         raise SimulationError(f"'{op}' is not simulated")

@@ -32,8 +32,9 @@ What each thread finds at entry (see docs/dispatch.md):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -123,22 +124,23 @@ def _triple(values: Sequence[int] | int, name: str, minimum: int = 1) -> tuple[t
         raise Error(f"{name} {values} must be {'positive' if minimum else 'zero or more'} in every dimension")
     if any(v >= SIZE_LIMIT for v in values):
         raise Error(f"{name} {values} is too large: each dimension must be below 2^32")
-    return values + (1,) * (3 - len(values)), len(values)
+    x, y, z = values + (1,) * (3 - len(values))
+    return (x, y, z), len(values)
 
 
 def thread_total(global_size: tuple[int, int, int], local_size: tuple[int, int, int], simd: int) -> int:
     """Hardware threads of a dispatch, edge groups included, without listing the groups."""
     sizes = []  # per dimension: [(group size, how many groups have it)]
-    for g, l in zip(global_size, local_size):
-        full, edge = divmod(g, l)
-        sizes.append([(l, full)] + ([(edge, 1)] if edge else []))
+    for total, local in zip(global_size, local_size, strict=True):
+        full, edge = divmod(total, local)
+        sizes.append([(local, full)] + ([(edge, 1)] if edge else []))
     return sum(count_x * count_y * count_z * -(-(x * y * z) // simd)
                for x, count_x in sizes[0] for y, count_y in sizes[1] for z, count_z in sizes[2])
 
 
 def walk_order(kernel: ZebinKernel) -> tuple[int, int, int]:
     order = kernel.execution_env.work_group_walk_order_dimensions
-    return tuple(order) if order else (0, 1, 2)
+    return order if order else (0, 1, 2)
 
 
 def local_ids(local_size: tuple[int, int, int], simd: int, threads: int,
@@ -163,19 +165,19 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
     env = kernel.execution_env
     simd = env.simd_size
     g, dims = _triple(global_size, "global size")
-    l, local_dims = _triple(local_size, "local size")
+    local, local_dims = _triple(local_size, "local size")
     if local_dims != dims:
         raise Error(f"the local size has {local_dims} dimension(s) but the global size has {dims}")
-    if env.required_work_group_size and tuple(env.required_work_group_size) != l:
-        raise Error(f"kernel {kernel.name} requires local size {tuple(env.required_work_group_size)}, got {l}")
-    items = l[0] * l[1] * l[2]
+    if env.required_work_group_size and tuple(env.required_work_group_size) != local:
+        raise Error(f"kernel {kernel.name} requires local size {tuple(env.required_work_group_size)}, got {local}")
+    items = local[0] * local[1] * local[2]
     if items > platform.max_work_group_size:
-        raise Error(f"local size {l} has {items} work-items; {platform.display_name} allows at most "
+        raise Error(f"local size {local} has {items} work-items; {platform.display_name} allows at most "
                     f"{platform.max_work_group_size}")
     offset, _ = _triple(global_offset, "global offset", minimum=0)
-    threads = thread_total(g, l, simd)
+    threads = thread_total(g, local, simd)
     if threads > max_threads:
-        raise Error(f"global size {g} in groups of {l} needs {threads} SIMD{simd} threads; the simulator runs "
+        raise Error(f"global size {g} in groups of {local} needs {threads} SIMD{simd} threads; the simulator runs "
                     f"at most {max_threads} in one run")
 
     ctd_end = max((p.offset + p.size for p in kernel.payload_arguments), default=0)
@@ -195,17 +197,16 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
             raise UnsupportedError(f"local_id payload of {ptd_size} bytes for SIMD{simd} is not understood "
                                    f"(NEO takes 1 to 3 rows of {channel_bytes} bytes)")
 
-    counts = tuple(-(-g[d] // l[d]) for d in range(3))
+    counts = tuple(-(-g[d] // local[d]) for d in range(3))
     groups = []
     for gz in range(counts[2]):
         for gy in range(counts[1]):
             for gx in range(counts[0]):
                 gid = (gx, gy, gz)
-                size = tuple(min(l[d], g[d] - gid[d] * l[d]) for d in range(3))
-                n = size[0] * size[1] * size[2]
-                groups.append(Group(gid, size, max(1, -(-n // simd))))
+                x, y, z = (min(local[d], g[d] - gid[d] * local[d]) for d in range(3))
+                groups.append(Group(gid, (x, y, z), max(1, -(-(x * y * z) // simd))))
     inline = min(WALKER_INLINE_BYTES, ctd_size) if platform.compute_walker and env.inline_data_payload_size else 0
-    launch = Launch(kernel, platform, simd, g, l, dims, offset, groups, ctd_size, inline, ptd_size, channel_bytes,
+    launch = Launch(kernel, platform, simd, g, local, dims, offset, groups, ctd_size, inline, ptd_size, channel_bytes,
                     packed, arg_info=dict(arg_info or {}))
     # a batch holds whole groups, so at least the largest (at most 1024 threads: fewer than the slots)
     launch.thread_slots = max(min(threads, batch_threads, thread_slot_count(platform)),
@@ -299,7 +300,7 @@ def _map_arguments(launch: Launch, args: Sequence[Any], memory: DeviceMemory) ->
         raise Error(f"kernel {kernel.name} takes {count} argument(s), got {len(args)}")
     slm_static = kernel.execution_env.slm_size
     slm_next = slm_static
-    kinds = {}
+    kinds: dict[int, set[str | None]] = {}
     for p in kernel.payload_arguments:
         if p.arg_type == "arg_bypointer" and p.arg_index is not None:
             kinds.setdefault(p.arg_index, set()).add(p.addrmode)
@@ -415,7 +416,7 @@ def _value_bytes(value: Any, size: int, index: int, declared: tuple[str, str] | 
         return bytes(value)
     if isinstance(value, np.ndarray) and value.ndim > 0:
         return np.ascontiguousarray(value).tobytes()
-    dtype = np.dtype(SCALAR_TYPES[declared[1]]) if declared and declared[1] in SCALAR_TYPES else None
+    dtype: np.dtype | None = np.dtype(SCALAR_TYPES[declared[1]]) if declared and declared[1] in SCALAR_TYPES else None
     if isinstance(value, (np.generic, np.ndarray)):
         value = value.item()
     if not isinstance(value, (bool, int, float)):
@@ -478,6 +479,8 @@ def cross_thread_data(launch: Launch, args: Sequence[Any], group_local_size: tup
         elif kind == "buffer_offset":
             put(p.offset, p.size, bytes(4))  # buffers are mapped 4-byte aligned: no offset
         elif kind == "arg_byvalue":
+            if p.arg_index is None:
+                raise Error(f"payload argument arg_byvalue at offset {p.offset} names no argument (arg_index)")
             declared = launch.arg_info.get(p.arg_index)
             value = _value_bytes(args[p.arg_index], p.size, p.arg_index, declared)
             start = p.source_offset or 0
@@ -560,7 +563,9 @@ def thread_count(launch: Launch) -> int:
 def group_batches(launch: Launch, max_threads: int) -> list[list[int]]:
     """Indices of groups, in batches of whole groups with at most `max_threads` threads that
     all start at the same instruction (edge groups may leave the ids to the runtime)."""
-    batches, current, count, start = [], [], 0, None
+    batches: list[list[int]] = []
+    current: list[int] = []
+    count, start = 0, None
     for index, grp in enumerate(launch.groups):
         begins = start_offset(launch, grp.local_size)
         if current and (count + grp.threads > max_threads or begins != start):

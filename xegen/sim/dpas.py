@@ -29,7 +29,7 @@ from ..emit.instruction import Instruction
 from . import datatypes as dt
 from .compile_alu import exec_mask_function
 from .errors import SimulationError
-from .operands import convert
+from .operands import convert, registers
 
 if TYPE_CHECKING:
     from .machine import Machine
@@ -71,13 +71,13 @@ def fused_partner(group_of_thread: np.ndarray) -> np.ndarray:
     return index + 1 - 2 * (local % 2)
 
 
-def compile_dpas(inst: Instruction, m: "Machine"):
+def compile_dpas(inst: Instruction, m: Machine):
     files = m.files
     grf = files.grf
     n = inst.exec_size
     rows = inst.repeat_count
     depth = inst.systolic_depth
-    dst_reg, src0, src1, src2 = inst.dst, *inst.srcs
+    dst_reg, src0, src1, src2 = registers(inst, 3)
     a_type, b_type = src2.type, src1.type
     if a_type not in ELEMENT_BITS or b_type not in ELEMENT_BITS:
         raise SimulationError(f"dpas with :{b_type} x :{a_type} operands is not simulated")
@@ -130,7 +130,7 @@ def compile_dpas(inst: Instruction, m: "Machine"):
         b_matrix = b_values.transpose(0, 1, 3, 2).reshape(threads, depth * ops, n)
         a_matrix = unpack(np.ascontiguousarray(a_rows()), a_type).reshape(threads, rows, depth * ops)
         product = np.matmul(a_matrix, b_matrix)  # (T, rows, n)
-        if c_start is not None:
+        if c_start is not None and acc_type is not None:
             c_raw = grf[:, c_start:c_start + rows * n * acc_type.size].view(acc_type.storage).reshape(threads, rows, n)
             product = product + dt.to_value(c_raw, acc_type).astype(product.dtype)
         if not float_math:

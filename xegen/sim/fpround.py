@@ -34,7 +34,7 @@ class FloatMode:
     keep_denormals_f64: bool = False
 
     @staticmethod
-    def from_cr0(value: int) -> "FloatMode":
+    def from_cr0(value: int) -> FloatMode:
         return FloatMode((value >> 4) & 3, bool(value >> 10 & 1), bool(value >> 7 & 1), bool(value >> 6 & 1))
 
     def keeps(self, dtype: np.dtype) -> bool:

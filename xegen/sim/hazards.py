@@ -41,10 +41,10 @@ import numpy as np
 from .. import hw as hwlib
 from ..emit import pipes
 from ..emit import tables as T
-from ..emit.instruction import Imm, Instruction, Reg
+from ..emit.instruction import Imm, Instruction, Reg, Swsb
 from ..emit.regions import three_source_region
 from .errors import SimulationError
-from .operands import indirect_addresses, region_elements
+from .operands import indirect_addresses, region_elements, registers
 from .program import Program, Undecodable
 
 ARCH_FILES = ("cr", "sr", "ce")
@@ -136,7 +136,7 @@ class Facts:
     pipe: str  # counting pipe ("" on XeLP)
     dep_pipe: str  # XeLP: short/long/control; else the pipe
     arch: bool  # touches cr/sr/ce
-    swsb: object
+    swsb: Swsb
     source_pipes: frozenset = frozenset()
     sync: str | None = None
     sync_tokens: int | None = None  # bit mask of tokens named by sync.allrd/allwr, None = all
@@ -226,7 +226,7 @@ class FootprintBuilder:
         info = T.OPCODES[inst.opcode]
         reads = writes = 0
         fmt = info.format
-        sync = inst.function if inst.opcode == "sync" else None
+        sync = inst.function if inst.opcode == "sync" and isinstance(inst.function, str) else None
         sync_tokens = None
         if sync is not None and inst.srcs and isinstance(inst.srcs[0], Imm):
             sync_tokens = inst.srcs[0].value
@@ -236,13 +236,14 @@ class FootprintBuilder:
                 reads |= _span(self.map.a0, 32)
             mlen = msg.message_length if msg.message_length is not None else 31
             src1_len = msg.src1_length if msg.src1_length is not None else (msg.exdesc >> 6) & 0x1F
-            if inst.srcs[0].file == "r":
-                reads |= self.grf_rows(inst.srcs[0].number, mlen)
-            if inst.srcs[1].file == "r":
-                reads |= self.grf_rows(inst.srcs[1].number, src1_len)
-            if inst.dst.file == "r":
+            dst, src0, src1 = registers(inst, 2)
+            if src0.file == "r":
+                reads |= self.grf_rows(src0.number, mlen)
+            if src1.file == "r":
+                reads |= self.grf_rows(src1.number, src1_len)
+            if dst.file == "r":
                 rlen = msg.response_length if msg.response_length is not None else 31
-                writes |= self.grf_rows(inst.dst.number, rlen)
+                writes |= self.grf_rows(dst.number, rlen)
         elif fmt == T.DPAS:
             reads, writes = self.dpas_masks(inst)
         elif fmt not in (T.SYNC, T.NULLARY):
@@ -313,12 +314,12 @@ class FootprintBuilder:
     def dpas_masks(self, inst: Instruction) -> tuple[int, int]:
         b = self.map.grf_bytes
         n, rows, depth = inst.exec_size, inst.repeat_count, inst.systolic_depth
-        dst, src0, src1, src2 = inst.dst, *inst.srcs
+        dst, src0, src1, src2 = registers(inst, 3)
 
-        def size_of(t):
+        def size_of(t: str) -> float:
             return T.TYPES[t].bits / 8
 
-        def rows_mask(reg, nbytes):
+        def rows_mask(reg: Reg, nbytes: float) -> int:
             if reg.file == "null":
                 return 0
             start = reg.number * b + (reg.subreg * int(size_of(reg.type)) if size_of(reg.type) >= 1 else 0)
@@ -366,7 +367,7 @@ class State:
     issued: int = 0  # instructions issued (sync excluded)
     last_index: int | None = None
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         return State(dict(self.counts), self.all_count, list(self.writers), dict(self.tokens), self.arch_pending,
                      self.issued, self.last_index)
 
@@ -401,7 +402,7 @@ class HazardChecker:
         self.hazards: list[Hazard] = []
         self._seen: set = set()
 
-    def start_batch(self, threads: int) -> "BatchChecker":
+    def start_batch(self, threads: int) -> BatchChecker:
         return BatchChecker(self, threads)
 
     # --- one instruction on one class state -------------------------------------------------------

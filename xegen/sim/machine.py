@@ -15,7 +15,7 @@ lets a thread pass once its group's count has completed, otherwise the thread wa
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -89,7 +89,7 @@ class Machine:
     def _compile(self) -> None:
         program = self.program
         n = program.end
-        self.ops: list[Callable[[], None] | None] = [None] * (n + 1)
+        self.ops: list[Callable[[], None]] = [_not_compiled] * (n + 1)
         self.straight = np.zeros(n + 1, dtype=bool)
         self.branches: dict[int, Branch] = {}
         self.control_kind: list[str] = ["end"] * (n + 1)
@@ -267,8 +267,13 @@ class Machine:
         self.chan_pc = np.where(self.live & ~self.done[:, None], np.int32(self.pc), np.int32(DEAD)).astype(np.int32)
         self.uniform = False
 
+    def _divergent_pcs(self) -> np.ndarray:
+        """`chan_pc`, which exists while the threads diverge (after `_materialize`)."""
+        assert self.chan_pc is not None
+        return self.chan_pc
+
     def _step_divergent(self) -> None:
-        chan_pc = self.chan_pc
+        chan_pc = self._divergent_pcs()
         runnable = ~self.done & ~self.blocked
         if not runnable.any():
             stuck = np.nonzero(self.blocked & ~self.done)[0]
@@ -298,7 +303,7 @@ class Machine:
         alive = self.live & ~self.done[:, None]
         if not alive.any():
             return
-        pcs = self.chan_pc[alive]
+        pcs = self._divergent_pcs()[alive]
         if pcs.min() == pcs.max():
             self.uniform = True
             self.pc = int(pcs[0])
@@ -312,8 +317,9 @@ class Machine:
         kind = self.control_kind[pc]
         if kind == "end":
             raise SimulationError("ran past the end of the kernel without an end-of-thread send")
-        if kind == "undecodable":
-            raise self.program.instructions[pc].error
+        inst = self.program.instructions[pc]
+        if isinstance(inst, Undecodable):
+            raise inst.error
         if kind == "error":
             self.ops[pc]()
         if self.hazards is not None:
@@ -323,7 +329,6 @@ class Machine:
         self.lane_instructions += self.exec_sizes[pc] * participants
         self._execution_steps[pc] += participants
         self._execution_steps[pc + 1] -= participants
-        inst = self.program.instructions[pc]
         if kind == "eot":
             if inst.predicate is not None:
                 raise SimulationError("a predicated end-of-thread send is not simulated")
@@ -338,7 +343,7 @@ class Machine:
         if self.uniform:
             self._set_uniform_masks()
         else:
-            self.chan_pc[threads] = DEAD
+            self._divergent_pcs()[threads] = DEAD
         self.blocked &= ~self.done
 
     def _barrier_wait(self, pc: int, at: np.ndarray, threads: np.ndarray) -> None:
@@ -349,7 +354,7 @@ class Machine:
             return
         if self.uniform:
             self._materialize()
-        self.chan_pc[at & passed[:, None]] = pc + 1
+        self._divergent_pcs()[at & passed[:, None]] = pc + 1
         self.blocked |= waiting
 
     def _branch(self, pc: int, at: np.ndarray) -> None:
@@ -367,17 +372,22 @@ class Machine:
                 self.pc = pc + 1
                 return
             self._materialize()
+        chan_pc = self._divergent_pcs()
         for channels, target in moves:
-            self.chan_pc[channels] = target
+            chan_pc[channels] = target
         # channels at the branch outside its exec size continue with the next instruction
         covered = np.zeros_like(at)
         for channels, _ in moves:
             covered |= channels
-        self.chan_pc[at & ~covered] = pc + 1
+        chan_pc[at & ~covered] = pc + 1
 
 
 def _no_op() -> None:
     return None
+
+
+def _not_compiled() -> None:
+    raise AssertionError("only straight-line instructions and errors have an operation")
 
 
 def _raiser(error: Error) -> Callable[[], None]:

@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..emit.instruction import Instruction, Reg
+from ..emit.regions import three_source_region
 from . import fpround
 from .errors import SimulationError
 from .flags import FlagWriter
-from ..emit.regions import three_source_region
 from .operands import Destination, source
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class Format:
     mantissa_bits: int  # with the implicit bit
     min_exponent: int  # of the smallest normal number
     max_exponent: int
-    dtype: type
+    dtype: type[np.floating]
 
     @property
     def min_normal(self) -> Fraction:
@@ -88,7 +88,7 @@ class MacroState:
         self.registers: dict[int, Extension] = {}
 
 
-def compile_macro(inst: Instruction, m: "Machine", mask_of):
+def compile_macro(inst: Instruction, m: Machine, mask_of):
     """`mask_of()` gives the instruction's channel mask (None: every channel), as the ALU computes it."""
     mask = _channel_mask(inst, m, mask_of)
     if inst.opcode == "madm":
@@ -98,7 +98,7 @@ def compile_macro(inst: Instruction, m: "Machine", mask_of):
     return _invm_rsqtm(inst, m, mask, divide=False)
 
 
-def _channel_mask(inst: Instruction, m: "Machine", mask_of):
+def _channel_mask(inst: Instruction, m: Machine, mask_of):
     threads, n = m.files.threads, inst.exec_size
 
     def mask() -> np.ndarray:
@@ -107,19 +107,22 @@ def _channel_mask(inst: Instruction, m: "Machine", mask_of):
     return mask
 
 
-def _format_of(inst: Instruction) -> Format:
-    types = {op.type if isinstance(op, Reg) else None for op in (inst.dst, *inst.srcs)}
-    if len(types) != 1 or next(iter(types)) not in FORMATS:
-        raise SimulationError(f"{inst.opcode}{'.' + inst.function if inst.function else ''} operands must be "
+def _operands(inst: Instruction) -> tuple[Format, Reg, list[Reg]]:
+    """The format, destination and sources of a macro, all registers of one type."""
+    operands = (inst.dst, *inst.srcs)
+    registers = [op for op in operands if isinstance(op, Reg)]
+    types = {reg.type for reg in registers}
+    if len(registers) != len(operands) or len(types) != 1 or next(iter(types)) not in FORMATS:
+        raise SimulationError(f"{inst.opcode}{f'.{inst.function}' if inst.function else ''} operands must be "
                               "registers of one type, :f or :df")
-    return FORMATS[next(iter(types))]
+    return FORMATS[next(iter(types))], registers[0], registers[1:]
 
 
-def _byte_offset(reg: Reg, m: "Machine", fmt: Format) -> tuple[str, int]:
+def _byte_offset(reg: Reg, m: Machine, fmt: Format) -> tuple[str, int]:
     return reg.file, m.files.register_base(reg.file, reg.number) + reg.subreg * np.dtype(fmt.dtype).itemsize
 
 
-def _extended_reader(reg: Reg, inst: Instruction, m: "Machine", index: int, fmt: Format):
+def _extended_reader(reg: Reg, inst: Instruction, m: Machine, index: int, fmt: Format):
     """Reads a source's channels as exact values (Fractions; NaN, infinities and zeros as floats)."""
     region = three_source_region(reg, index) if inst.opcode == "madm" else None
     plain = Reg(reg.file, reg.number, reg.subreg, fmt.name, reg.vstride, reg.width, reg.hstride)
@@ -148,9 +151,8 @@ def _extended_reader(reg: Reg, inst: Instruction, m: "Machine", index: int, fmt:
     return reader
 
 
-def _writer(inst: Instruction, m: "Machine", fmt: Format):
+def _writer(dst: Reg, inst: Instruction, m: Machine, fmt: Format):
     """Stores exact per-channel values into dst (and its mme register)."""
-    dst = inst.dst
     store = Destination(Reg(dst.file, dst.number, dst.subreg, fmt.name, hstride=dst.hstride or 1), inst.exec_size,
                         m.files)
     mme = dst.mme if dst.mme is not None and dst.mme < MME_REGISTERS else None
@@ -184,19 +186,19 @@ def _writer(inst: Instruction, m: "Machine", fmt: Format):
     return write
 
 
-def _madm(inst: Instruction, m: "Machine", mask):
-    fmt = _format_of(inst)
-    readers = [_extended_reader(src, inst, m, i, fmt) for i, src in enumerate(inst.srcs)]
-    write = _writer(inst, m, fmt)
-    final = inst.dst.mme is None or inst.dst.mme >= MME_REGISTERS
+def _madm(inst: Instruction, m: Machine, mask):
+    fmt, dst, srcs = _operands(inst)
+    readers = [_extended_reader(src, inst, m, i, fmt) for i, src in enumerate(srcs)]
+    write = _writer(dst, inst, m, fmt)
+    final = dst.mme is None or dst.mme >= MME_REGISTERS
 
     def run():
         threads, lanes = np.nonzero(mask())
         if threads.size == 0:
             return
         a, b, c = ([_zero_as_exact(v) for v in r(threads, lanes)] for r in readers)
-        results = []
-        for x, y, z in zip(a, b, c):
+        results: list[Fraction | float] = []
+        for x, y, z in zip(a, b, c, strict=True):
             if isinstance(x, float) or isinstance(y, float) or isinstance(z, float):
                 results.append(float(x) + float(y) * float(z))  # a NaN or infinity: IEEE arithmetic
                 continue
@@ -206,10 +208,10 @@ def _madm(inst: Instruction, m: "Machine", mask):
     return run
 
 
-def _invm_rsqtm(inst: Instruction, m: "Machine", mask, divide: bool):
-    fmt = _format_of(inst)
-    readers = [_extended_reader(src, inst, m, i, fmt) for i, src in enumerate(inst.srcs)]
-    write = _writer(inst, m, fmt)
+def _invm_rsqtm(inst: Instruction, m: Machine, mask, divide: bool):
+    fmt, dst, srcs = _operands(inst)
+    readers = [_extended_reader(src, inst, m, i, fmt) for i, src in enumerate(srcs)]
+    write = _writer(dst, inst, m, fmt)
     flag = None
     if inst.cond_modifier is not None:
         if inst.cond_modifier.cond != "eo":

@@ -73,7 +73,7 @@ class DeviceMemory:
 
     # --- access --------------------------------------------------------------------------------
 
-    def _locate(self, addresses: np.ndarray, size: int) -> list[tuple[Region, np.ndarray, np.ndarray]]:
+    def _locate(self, addresses: np.ndarray, size: int) -> list[tuple[Region, np.ndarray | slice, np.ndarray]]:
         """(region, access indices, offsets) groups; faults on an address outside every buffer."""
         addresses = np.asarray(addresses, dtype=np.uint64)
         if addresses.size == 0:
@@ -87,7 +87,7 @@ class DeviceMemory:
         first, last = int(index.min()), int(index.max())
         if first < 0:
             self._fault(int(addresses[np.argmin(index)]), size)
-        groups = []
+        groups: list[tuple[Region, np.ndarray | slice, np.ndarray]] = []
         for r in range(first, last + 1):
             which = np.arange(addresses.size) if first == last else np.nonzero(index == r)[0]
             if which.size == 0:
@@ -119,7 +119,8 @@ class DeviceMemory:
             element_write(region.data, offsets, values[which])
 
 
-UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+UNSIGNED: dict[int, np.dtype] = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+                                 8: np.dtype(np.uint64)}
 
 
 def element_read(data: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
@@ -187,7 +188,9 @@ class SharedLocalMemory:
         bad = (offsets < 0) | (offsets + size > self.size)
         if np.any(bad):
             where = int(offsets[np.argmax(bad)])
-            raise MemoryFault(f"{size}-byte SLM access at offset {where} is outside the group's {self.size} bytes of SLM")
+            raise MemoryFault(
+                f"{size}-byte SLM access at offset {where} is outside the group's {self.size} bytes of SLM"
+            )
         return np.asarray(groups, dtype=np.int64) * self.stride + offsets
 
     def read(self, groups: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:

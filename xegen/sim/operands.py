@@ -13,17 +13,27 @@ an execution mask.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-from ..emit.instruction import Imm, Reg
+from ..emit.instruction import Imm, Instruction, Operand, Reg
 from . import datatypes as dt
 from . import fpround
 from .errors import SimulationError
 from .state import RegisterFiles
 
 Reader = Callable[[], np.ndarray]
+
+
+def registers(inst: Instruction, sources: int) -> list[Reg]:
+    """The destination and the `sources` sources of a send or dpas, which are registers (or null)
+    in every such instruction the decoder reads."""
+    operands: tuple[Operand | None, ...] = (inst.dst, *inst.srcs)
+    found = [operand for operand in operands if type(operand) is Reg]
+    if len(operands) != sources + 1 or len(found) != sources + 1:
+        raise SimulationError(f"{inst.opcode} needs a destination register and {sources} register sources")
+    return found
 
 
 def region_elements(exec_size: int, vstride: int, width: int, hstride: int) -> np.ndarray:
@@ -63,7 +73,10 @@ def _apply_modifiers(reader: Reader, reg: Reg, etype: dt.ElementType, bitwise: b
         # (IGC computes (ulong)a - (ulong)b as `add r:q a:ud -b:ud`), and -(-2^31):d is 2^31 (so
         # `add.sat` saturates).  Results still wrap at the destination's width.
         narrow = reader
-        reader = lambda: narrow().astype(np.int64)
+
+        def reader():
+            return narrow().astype(np.int64)
+
     if reg.abs and reg.neg:
         return lambda: np.negative(np.abs(reader()))
     if reg.abs:
@@ -91,27 +104,24 @@ def source(op, exec_size: int, files: RegisterFiles, *, region: tuple[int, int, 
     if reg.file == "null":
         zeros = np.zeros((1, 1), dtype=etype.storage)
         return (lambda: zeros), etype
-    if region is None:
-        if reg.vstride is None and reg.indirect:
-            region = (None, reg.width or 1, reg.hstride or 0)
-        else:
-            region = (reg.vstride or 0, reg.width or 1, reg.hstride or 0)
-    if reg.indirect:
-        reader = _indirect_reader(reg, exec_size, files, etype, region, where)
+    if reg.indirect:  # a None vertical stride is the VxH form
+        indirect_region = region if region is not None else (reg.vstride, reg.width or 1, reg.hstride or 0)
+        reader = _indirect_reader(reg, exec_size, files, etype, indirect_region, where)
     else:
+        vstride, width, hstride = region if region is not None else (reg.vstride or 0, reg.width or 1, reg.hstride or 0)
         base, _ = files.file(reg.file)
         offset = files.register_base(reg.file, reg.number) + reg.subreg * etype.size
-        view, reshape = strided_view(base, offset, etype.storage, exec_size, *region, where=where)
+        view, reshape = strided_view(base, offset, etype.storage, exec_size, vstride, width, hstride, where=where)
         threads = files.threads
+
+        def bits():  # reshaped at each read: a reshape of a strided view may be a copy
+            return view.reshape(threads, exec_size) if reshape else view
+
         if etype.name in ("bf", "tf32", "bf8"):
-            if reshape:
-                reader = lambda: dt.to_value(view.reshape(threads, exec_size), etype)
-            else:
-                reader = lambda: dt.to_value(view, etype)
-        elif reshape:
-            reader = lambda: view.reshape(threads, exec_size)
+            def reader():
+                return dt.to_value(bits(), etype)
         else:
-            reader = lambda: view
+            reader = bits
     return _apply_modifiers(reader, reg, etype, bitwise), etype
 
 

@@ -22,10 +22,10 @@ from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..version import __version__
 from ..conv.problem import Problem
 from ..egraph.rules import default_rules_directory, language_text, rule_files
 from ..errors import Error
+from ..version import __version__
 from .paths import default_path  # noqa: F401 (its callers' name for it)
 
 BUSY_SECONDS = 60.0  # how long a writer waits for another's transaction

@@ -2,7 +2,7 @@
 
 Tests of the decoder, the zebin reader and the simulator share it:
 
-    from tests.emit.corpus import BUILDS, corpus  # `corpus` is a session fixture
+    from tests.emit.corpus import BUILDS  # and the session fixture `corpus` (tests/conftest.py)
 
     @pytest.mark.parametrize("build", BUILDS, ids=str)
     def test_something(corpus, build):
@@ -23,8 +23,6 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 from xegen import oracles
 
@@ -110,15 +108,3 @@ class Corpus:
             out.write(data)
         os.replace(temporary, path)
         return data
-
-
-@pytest.fixture(scope="session")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
-    """The session's corpus compiler (requires ocloc under the project's skip rule)."""
-    from tests.conftest import require_tool
-
-    require_tool("ocloc")
-    base = tmp_path_factory.getbasetemp()
-    # Under pytest-xdist each worker has its own base directory inside the run's directory.
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    return Corpus(shared / "xegen-corpus")

@@ -8,9 +8,9 @@ the argument list in order, the launch geometry, numpy inputs for one run
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
 
 import numpy as np
 
@@ -49,13 +49,13 @@ class Launch:
     local_size: tuple[int, int, int]
 
     def __post_init__(self) -> None:
-        for g, l in zip(self.global_size, self.local_size):
-            if l <= 0 or g % l:
+        for total, local in zip(self.global_size, self.local_size, strict=True):
+            if local <= 0 or total % local:
                 raise ValueError(f"global size {self.global_size} is not a multiple of local size {self.local_size}")
 
     @property
     def group_count(self) -> tuple[int, int, int]:
-        return tuple(g // l for g, l in zip(self.global_size, self.local_size))  # type: ignore[return-value]
+        return tuple(total // local for total, local in zip(self.global_size, self.local_size, strict=True))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ allow it).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from ..rules import RuleFile, check_unique_names, default_rules_directory, language_file, read_rule_file, rule_files
 from .cache import VerdictCache
@@ -81,7 +81,7 @@ def check_rule(rule: Rule, signatures, examples: int = 10, effort: int = EFFORT)
             verdict.detail = f"interpreter: {violation.message}"
             break
         proof = prove(instance, effort)
-        if proof.verdict == "counterexample":
+        if proof.counterexample is not None:  # the verdict is "counterexample"
             verdict.verdict = "unsound"
             verdict.counterexample = _format_assignment(instance, proof.counterexample)
             verdict.detail = "z3 found this assignment"
@@ -123,13 +123,13 @@ def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
     files = rule_sources(paths)
     signatures = language_signatures(files)
     rules = read_all_rules(files)
-    verdicts: list[RuleVerdict | None] = [None] * len(rules)
+    verdicts: dict[int, RuleVerdict] = {}  # rule index -> its verdict
     keys = [cache.key(rule, signatures, examples) for rule in rules] if cache else []
     for i, rule in enumerate(rules):
         entry = cache.get(keys[i]) if cache else None
         if entry is not None:
             verdicts[i] = RuleVerdict(rule, **entry, cached=True)
-    todo = [i for i, v in enumerate(verdicts) if v is None]
+    todo = [i for i in range(len(rules)) if i not in verdicts]
     if jobs <= 1 or len(todo) < 2:
         for i in todo:
             verdicts[i] = check_rule(rules[i], signatures, examples, effort)
@@ -143,7 +143,7 @@ def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
     if cache:
         for i in todo:
             cache.put(keys[i], verdicts[i])
-    return verdicts
+    return [verdicts[i] for i in range(len(rules))]
 
 
 def _instance_count(rule: Rule, signatures) -> int:

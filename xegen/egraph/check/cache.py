@@ -34,7 +34,7 @@ def default_directory() -> Path:
     return Path(base) / "xegen" / "rules-check"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def checker_version() -> str:
     import hypothesis  # seconds to import: only when a cache is consulted
 

@@ -11,8 +11,8 @@ same value).  So a guard whose definition is wrong makes the rules that use it f
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from ...errors import RuleError
 from .. import sexpr
@@ -53,8 +53,8 @@ class Guards:
     def _expand(self, facts: list[Pattern], scope: str, within: tuple[str, ...]) -> list[list[Pattern]]:
         variants: list[list[Pattern]] = [[]]
         for position, fact in enumerate(facts):
-            head = fact.head if isinstance(fact, PApp) else None
-            if head in self.derived:
+            if isinstance(fact, PApp) and fact.head in self.derived:
+                head = fact.head
                 if head in within:
                     raise ValueError(f"the guard '{head}' is defined in terms of itself")
                 inner = f"{scope}.{position}" if scope else str(position)
@@ -62,7 +62,7 @@ class Guards:
                 for derivation in self.derived[head]:
                     if len(derivation.params) != len(fact.args):
                         raise ValueError(f"the guard '{head}' takes {len(derivation.params)} arguments")
-                    binding = dict(zip(derivation.params, fact.args))
+                    binding = dict(zip(derivation.params, fact.args, strict=True))
                     body = [_instantiate(b, binding, inner) for b in derivation.body]
                     options += self._expand(body, inner, (*within, head))
             else:
@@ -123,10 +123,10 @@ def _derivation(form: sexpr.SList, relations: set[str], where: str) -> tuple[str
     if not guards:
         return None
     params = [to_pattern(x) for x in actions[0].items[1:]] if len(actions) == 1 else []
-    names = {x.name for x in params if isinstance(x, PVar)}
-    if len(actions) != 1 or len(names) != len(params):
+    names = tuple(x.name for x in params if isinstance(x, PVar))
+    if len(actions) != 1 or len(set(names)) != len(params):
         raise RuleError(f"{where}: a rule that derives the guard '{guards[0]}' does only that, "
                         f"with distinct variables: (({guards[0]} x y ...))")
     body = tuple(to_pattern(x) for x in positional[1].items)
-    return guards[0], Derivation(tuple(x.name for x in params), body)
+    return guards[0], Derivation(names, body)
 

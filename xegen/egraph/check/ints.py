@@ -20,8 +20,8 @@ solver sees the claim over plain integers, which is what those rules say.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import z3
 
@@ -405,5 +405,9 @@ class Formula:
     def goal(self):
         """Premises and the negated claim: unsatisfiable exactly when the instance holds."""
         claims = self.side + self.claims
-        return [*self.premises, *self.definitions, *self.exact, z3.Not(z3.And(*claims)) if claims else z3.BoolVal(False)]
-
+        return [
+            *self.premises,
+            *self.definitions,
+            *self.exact,
+            z3.Not(z3.And(*claims)) if claims else z3.BoolVal(False),
+        ]

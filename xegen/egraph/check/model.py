@@ -21,8 +21,8 @@ The sampler (`sample.py`) and the prover (`prove.py`) interpret an Instance the 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 from ... import ir
 from ...errors import RuleError
@@ -31,10 +31,12 @@ from .. import rules, sexpr
 from ..rules import RuleFile, Signature, rule_name, signatures
 from ..terms import CATEGORY, OPERATIONS, TY_ARGUMENTS, TY_TYPES, build_node
 from .guards import FACT_RELATIONS, LATTICES, TYPE_RELATIONS, VALUE_RELATIONS, Guards, base_head, collect
-from .patterns import PApp, PInt, PVar, Pattern, show, to_pattern
+from .patterns import PApp, Pattern, PInt, PVar, show, to_pattern
 
 #: the order instances are checked in (so a report names the common types first)
-ALL_TYPES: tuple[Type, ...] = tuple(sorted(INT_TYPES, key=lambda t: (t.bits != 32, t.bits != 64, -t.bits, not t.is_signed))) + (BOOL,)
+ALL_TYPES: tuple[Type, ...] = tuple(
+    sorted(INT_TYPES, key=lambda t: (t.bits != 32, t.bits != 64, -t.bits, not t.is_signed))
+) + (BOOL,)
 
 #: egglog i64 primitives the checker understands: name -> arity (None: any)
 PRIMITIVES = {
@@ -84,12 +86,19 @@ class Rule:
         """The definitions of the guards the rule asks for (a cached verdict depends on them)."""
         return self.guards.definition_text(self.conditions)
 
+    def sides(self) -> tuple[Pattern, Pattern]:
+        """A rewrite's left and right sides."""
+        if self.lhs is None or self.rhs is None:
+            raise ValueError(f"{self.name} is a {self.kind}, which has no sides")
+        return self.lhs, self.rhs
+
     @property
     def summary(self) -> str:
         if self.kind == "rule":
             return f"rule {' '.join(show(a) for a in self.actions)}"
         arrow = "<->" if self.kind == "birewrite" else "->"
-        return f"{show(self.lhs)} {arrow} {show(self.rhs)}"
+        lhs, rhs = self.sides()
+        return f"{show(lhs)} {arrow} {show(rhs)}"
 
 
 def read_rules(rule_file: RuleFile, guards: Guards | None = None) -> list[Rule]:
@@ -103,18 +112,21 @@ def read_rules(rule_file: RuleFile, guards: Guards | None = None) -> list[Rule]:
         positional = form.positional()
         when = form.option("when")
         conditions = tuple(to_pattern(c) for c in (when.items if isinstance(when, sexpr.SList) else []))
-        common = dict(name=rule_name(form), file=str(rule_file.path), line=form.line, comment=form.comment,
-                      text=str(form), ruleset=str(form.option("ruleset", "")), guards=guards)
+        lhs = rhs = None
+        actions: tuple[Pattern, ...] = ()
         if head in ("rewrite", "birewrite"):
             if len(positional) != 3:
                 raise RuleError(f"{rule_file.path}:{form.line}: {head} needs a left and a right side")
-            found.append(Rule(head, lhs=to_pattern(positional[1]), rhs=to_pattern(positional[2]),
-                              conditions=conditions, **common))
+            kind, lhs, rhs = head, to_pattern(positional[1]), to_pattern(positional[2])
         else:
             if len(positional) != 3 or not all(isinstance(p, sexpr.SList) for p in positional[1:]):
                 raise RuleError(f"{rule_file.path}:{form.line}: rule needs (facts) and (actions)")
-            found.append(Rule("rule", conditions=tuple(to_pattern(f) for f in positional[1]),
-                              actions=tuple(to_pattern(a) for a in positional[2]), **common))
+            kind = "rule"
+            conditions = tuple(to_pattern(f) for f in positional[1])
+            actions = tuple(to_pattern(a) for a in positional[2])
+        found.append(Rule(kind, name=rule_name(form), file=str(rule_file.path), line=form.line, comment=form.comment,
+                          text=str(form), ruleset=str(form.option("ruleset", "")), lhs=lhs, rhs=rhs,
+                          conditions=conditions, actions=actions, guards=guards))
     return found
 
 
@@ -203,6 +215,7 @@ class _TypeSlots:
         self.sigs = sigs
         self.parent: dict[str, str] = {}
         self.fixed: dict[str, Type] = {}
+        self.conflict = False  # two literal types met in one slot: the rule never applies
         self.counter = itertools.count()
         self.var_slot: dict[str, str] = {}  # pattern variable -> its type slot (Expr variables)
         self.ty_vars: set[str] = set()
@@ -218,7 +231,7 @@ class _TypeSlots:
             self.parent[b] = a
             if b in self.fixed:
                 if a in self.fixed and self.fixed[a] != self.fixed[b]:
-                    self.fixed[a] = None  # conflicting literal types: never applies
+                    self.conflict = True
                 else:
                     self.fixed.setdefault(a, self.fixed[b])
 
@@ -251,8 +264,9 @@ class _TypeSlots:
         types = [self.ty_slot(a) for a in args[:n_types]]
         children = [a for a in args[n_types:]]
         sig = self.sigs[head].inputs[n_types:]
-        child_slots = [self.expr_slot(c) if s == "Expr" else None for c, s in zip(children, sig)]
-        for c, s in zip(children, sig):
+        # (constructors with i64 or String children are leaves, which use no child slot)
+        child_slots = [self.expr_slot(c) for c, s in zip(children, sig, strict=False) if s == "Expr"]
+        for c, s in zip(children, sig, strict=False):
             if s != "Expr":
                 self.value_pattern(c)
         result = self.fresh()
@@ -331,7 +345,8 @@ class _TypeSlots:
 
     def collect(self, rule: Rule, conditions: tuple[Pattern, ...]) -> None:
         if rule.kind != "rule":
-            self.union(self.expr_slot(rule.lhs), self.expr_slot(rule.rhs))
+            lhs, rhs = rule.sides()
+            self.union(self.expr_slot(lhs), self.expr_slot(rhs))
         for c in conditions:
             self.fact(c)
         for a in rule.actions:
@@ -350,13 +365,13 @@ class _TypeSlots:
                 self.value_pattern(a.args[1])
 
     def assignments(self) -> Iterator[dict[str, Type]]:
+        if self.conflict:
+            return
         roots = sorted({self.find(s) for s in self.parent})
         free = [r for r in roots if r not in self.fixed]
-        if any(self.fixed.get(r, 0) is None for r in roots):
-            return
         for combo in itertools.product(ALL_TYPES, repeat=len(free)):
-            chosen = dict(zip(free, combo))
-            yield {slot: chosen.get(self.find(slot), self.fixed.get(self.find(slot))) for slot in self.parent}
+            chosen = {**self.fixed, **dict(zip(free, combo, strict=True))}
+            yield {slot: chosen[self.find(slot)] for slot in self.parent}
 
 
 class _Builder:
@@ -381,6 +396,8 @@ class _Builder:
     def type_of(self, p: Pattern) -> Type:
         if isinstance(p, PVar):
             return self.assignment[p.name]
+        if not isinstance(p, PApp):
+            raise RuleShapeError(f"expected a type, found {show(p)}")
         return TY_TYPES[p.head]
 
     def type_fact(self, head: str, t: Type) -> int:
@@ -418,6 +435,8 @@ class _Builder:
                 self.instance.variables.append(v)
                 self.expr_vars[p.name] = v
             return self.expr_vars[p.name]
+        if not isinstance(p, PApp):
+            raise RuleShapeError(f"expected an expression, found {show(p)}")
         head, args = p.head, p.args
         n_types = TY_ARGUMENTS[head]
         types = [self.type_of(a) for a in args[:n_types]]
@@ -479,6 +498,8 @@ class _Builder:
             if p.name not in self.i64_vars:
                 raise RuleShapeError(f"'{p.name}' is used before it is bound")
             return self.i64_vars[p.name]
+        if not isinstance(p, PApp):
+            raise RuleShapeError(f"expected a number, found {show(p)}")
         head = p.head
         if head in PRIMITIVES:
             arity = PRIMITIVES[head]
@@ -532,13 +553,14 @@ class _Builder:
             return True
         if head == "=" and isinstance(args[0], PVar) and args[0].name not in self.i64_vars \
                 and args[0].name not in self.expr_vars:
-            left, right = args
+            if len(args) != 2:
+                raise RuleShapeError("'=' takes two arguments")
+            symbol, right = args[0].name, args[1]
             if isinstance(right, PApp) and right.head in self.sigs and self.sigs[right.head].output == "Expr":
-                self.expr_vars[left.name] = self.expr(right, lhs=True)
+                self.expr_vars[symbol] = self.expr(right, lhs=True)
                 return True
             if not self._ready(right):
                 return False
-            symbol = left.name
             self.instance.definitions.append((symbol, self.i64(right, lhs=True)))
             self.i64_vars[symbol] = ("sym", symbol)
             return True
@@ -579,7 +601,7 @@ class _Builder:
         if rule.kind == "rule":
             pending = list(self.conditions)
         else:
-            lhs = self.expr(rule.lhs, lhs=True)
+            lhs = self.expr(rule.sides()[0], lhs=True)
             pending = list(self.conditions)
         # facts naming a term first, so that a variable is bound to its term before other facts use it
         pending.sort(key=lambda c: not (isinstance(c, PApp) and c.head == "=" and len(c.args) == 2
@@ -591,7 +613,7 @@ class _Builder:
                 raise RuleShapeError(f"cannot order the conditions {', '.join(show(c) for c in pending)}")
             pending = [c for c in pending if c not in progress]
         if rule.kind != "rule":
-            rhs = self.expr(rule.rhs, lhs=False)
+            rhs = self.expr(rule.sides()[1], lhs=False)
             if rhs.type != lhs.type:
                 raise RuleShapeError(f"the sides have different types: {lhs.type} and {rhs.type}")
             self.instance.equal.append((lhs, rhs))

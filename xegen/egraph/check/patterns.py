@@ -26,7 +26,7 @@ class PStr:
 @dataclass(frozen=True)
 class PApp:
     head: str
-    args: tuple
+    args: tuple[Pattern, ...]
 
 
 Pattern = PVar | PInt | PStr | PApp

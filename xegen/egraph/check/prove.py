@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import z3
 
+from ... import ir
 from ...ir.types import Type
 from . import prims
 from .ints import Formula
 from .model import Instance
-from ... import ir
 from .smt import WIDE, ExactProducts, encode, variable
 
 
@@ -132,10 +132,10 @@ class Budget:
     """z3 effort left for a proof, in resource units: a check takes at most what is left, and
     what it used is taken from this budget and the budgets it was shared from."""
 
-    def __init__(self, units: int, parent: "Budget | None" = None):
+    def __init__(self, units: int, parent: Budget | None = None):
         self.left, self.parent = units, parent
 
-    def share(self, units: int) -> "Budget":
+    def share(self, units: int) -> Budget:
         """A part of this budget (at most `units`) for one step."""
         return Budget(min(units, self.left), self)
 
@@ -151,14 +151,15 @@ class Budget:
 
 def prove_integers(instance: Instance, effort: int) -> Proof:
     """The claim over mathematical integers (an exact translation, see ints.py): first in one
-    piece for a moment, then staged.  The side claims (the rule's computations are defined, its constants fit their types) are proven
-    first; then, assuming them, each fact the premises may imply (an operation does not wrap
-    around, a division is of a non-negative or a non-positive number by a positive one, a
-    divisor is not zero) is proven on its own, and the proven facts simplify the formulas (a
-    value that does not wrap is its exact value, ...); then the claim: without the case-by-case
-    definitions of powers of two and logarithms (a proof without them is a proof), then with
-    them.  If z3 cannot decide it, the proof splits on the sign of a dividend whose sign is
-    open, and proves each case the same way.  Range-guarded rules are easy for z3 split this way
+    piece for a moment, then staged.  The side claims (the rule's computations are defined, its
+    constants fit their types) are proven first; then, assuming them, each fact the premises may
+    imply (an operation does not wrap around, a division is of a non-negative or a non-positive
+    number by a positive one, a divisor is not zero) is proven on its own, and the proven facts
+    simplify the formulas (a value that does not wrap is its exact value, ...); then the claim:
+    without the case-by-case definitions of powers of two and logarithms (a proof without them is a
+    proof), then with them.  If z3 cannot decide it, the proof splits on the sign of a dividend whose
+    sign is open, and proves each case the same way.  Range-guarded rules are easy for z3 split this
+    way
     and hard in one piece.  A model is reported only when the interpreter confirms it."""
     formula = Formula(instance)
     budget = Budget(effort)
@@ -182,7 +183,8 @@ SPLITS = 2
 def _staged(formula: Formula, claims: list, assumed: list, budget: Budget, splits: int) -> Proof:
     """Proves the claims from the premises and the `assumed` facts (see prove_integers)."""
     base = [*formula.premises, *assumed]
-    facts, proven = [], []
+    facts: list = []  # z3 formulas (z3 ships no types)
+    proven = []
     for candidate in formula.candidates:
         lemma = [*base, *formula.definitions, *facts, z3.Not(candidate.fact)]
         if budget.check(lemma, min(LEMMA, budget.left // 2))[0] == z3.unsat:
@@ -324,7 +326,7 @@ def _prove(instance: Instance, units: int, abstract: bool) -> Proof:
             premises.append(v == e)
     for e, k in instance.multiples:
         premises.append(_multiple(encode(e, env, products), e.type, i64(k).i64))
-    claims = []
+    claims: list = []  # z3 formulas
     for hole in instance.holes:
         value = i64(hole.value, claims)
         env[hole.var.name] = _narrow(value, hole.var.type)

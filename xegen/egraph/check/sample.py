@@ -59,7 +59,9 @@ def _as_array(values: list[int], t: Type) -> np.ndarray:
         return np.array([bool(v) for v in values], dtype=np.bool_)
     mask = (1 << t.bits) - 1
     if t.is_signed:
-        return np.array([((v & mask) ^ (1 << (t.bits - 1))) - (1 << (t.bits - 1)) for v in values], dtype=numpy_dtype(t))
+        return np.array(
+            [((v & mask) ^ (1 << (t.bits - 1))) - (1 << (t.bits - 1)) for v in values], dtype=numpy_dtype(t)
+        )
     return np.array([v & mask for v in values], dtype=numpy_dtype(t))
 
 
@@ -99,7 +101,7 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
     for symbol, kind, e in instance.lattice:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
         d = slack[symbol]
-        bound = [x - s if kind == "lo" else x + s for x, s in zip(exact, d)]
+        bound = [x - s if kind == "lo" else x + s for x, s in zip(exact, d, strict=True)]
         symbols[symbol] = [b if prims.I64_MIN <= b <= prims.I64_MAX else None for b in bound]
     for symbol in instance.free:
         symbols[symbol] = list(slack[symbol])
@@ -116,7 +118,7 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
         return prims.apply(x[1], [compute(a, i) for a in x[2]])
 
     def column(expression) -> list:
-        out = []
+        out: list[int | None] = []
         for i in range(n):
             if not fires[i]:
                 out.append(None)
@@ -130,7 +132,7 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
 
     def action_column(expression):
         """Values computed by an action: a failing primitive there makes egglog panic."""
-        out = []
+        out: list[int | None] = []
         for i in range(n):
             if not fires[i]:
                 out.append(None)
@@ -155,13 +157,13 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
                 fires[i] = False
     for kind, args in instance.facts:
         if kind == "InLoop":
-            v, init, bound = (_math(np.broadcast_to(ir.evaluate(a, env), (n,)), a.type) for a in args)
+            v, init, end = (_math(np.broadcast_to(ir.evaluate(a, env), (n,)), a.type) for a in args)
             for i in range(n):
-                fires[i] = fires[i] and init[i] <= v[i] < bound[i]
+                fires[i] = fires[i] and init[i] <= v[i] < end[i]
         elif kind == "LetValue":
-            v, e = (np.broadcast_to(ir.evaluate(a, env), (n,)) for a in args)
+            variable, value = (np.broadcast_to(ir.evaluate(a, env), (n,)) for a in args)
             for i in range(n):
-                fires[i] = fires[i] and bool(v[i] == e[i])
+                fires[i] = fires[i] and bool(variable[i] == value[i])
     for e, k in instance.multiples:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
         factor = column(k)
@@ -189,12 +191,12 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
     if not any(fires):
         return None
     for lhs, rhs in instance.equal:
-        left = np.broadcast_to(ir.evaluate(lhs, env), (n,))
-        right = np.broadcast_to(ir.evaluate(rhs, env), (n,))
+        left_side = np.broadcast_to(ir.evaluate(lhs, env), (n,))
+        right_side = np.broadcast_to(ir.evaluate(rhs, env), (n,))
         for i in range(n):
-            if fires[i] and left[i] != right[i]:
-                return Violation(_assignment(values, symbols, instance, i),
-                                 f"left side {_show(left[i], lhs.type)}, right side {_show(right[i], rhs.type)}")
+            if fires[i] and left_side[i] != right_side[i]:
+                sides = f"left side {_show(left_side[i], lhs.type)}, right side {_show(right_side[i], rhs.type)}"
+                return Violation(_assignment(values, symbols, instance, i), sides)
     for e, k in instance.claimed_multiples:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
         factor = action_column(k)
@@ -202,10 +204,12 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
             return factor
         for i in range(n):
             if fires[i] and (factor[i] == 0 or exact[i] % factor[i] != 0):
-                return Violation(_assignment(values, symbols, instance, i), f"{exact[i]} is not a multiple of {factor[i]}")
-    for kind, e, bound in instance.bounds:
+                return Violation(
+                    _assignment(values, symbols, instance, i), f"{exact[i]} is not a multiple of {factor[i]}"
+                )
+    for kind, e, limit in instance.bounds:
         exact = _math(np.broadcast_to(ir.evaluate(e, env), (n,)), e.type)
-        limits = action_column(bound)
+        limits = action_column(limit)
         if isinstance(limits, Violation):
             return limits
         for i in range(n):
@@ -213,16 +217,19 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
                 continue
             ok = limits[i] <= exact[i] if kind == "lo" else exact[i] <= limits[i]
             if not ok:
-                return Violation(_assignment(values, symbols, instance, i),
-                                 f"the value {exact[i]} is {'below' if kind == 'lo' else 'above'} the bound {limits[i]}")
+                return Violation(
+                    _assignment(values, symbols, instance, i),
+                    f"the value {exact[i]} is {'below' if kind == 'lo' else 'above'} the bound {limits[i]}",
+                )
     return None
 
 
 def _repair_facts(instance: Instance, values: dict[str, list[int]], types: dict[str, Type]) -> None:
     """Make drawn values satisfy InLoop / LetValue facts on plain variables (so they get tested)."""
     for kind, args in instance.facts:
-        if kind == "InLoop" and all(isinstance(a, ir.Var) for a in args):
-            v, init, bound = (values[a.name] for a in args)
+        names = [a.name for a in args if isinstance(a, ir.Var)]
+        if kind == "InLoop" and len(names) == len(args):
+            v, init, bound = (values[name] for name in names)
             t = args[0].type
             for i in range(len(v)):
                 if not init[i] <= v[i]:
@@ -254,7 +261,9 @@ def draw_batch(instance: Instance, n: int, rng: np.random.Generator) -> tuple[di
         choice = rng.integers(0, 4, n)
         small = rng.integers(0, 8, n)
         large = rng.integers(0, 1 << 40, n)
-        slack[symbol] = [0 if c < 2 else int(s) if c == 2 else int(l) for c, s, l in zip(choice, small, large)]
+        slack[symbol] = [
+            0 if c < 2 else int(s) if c == 2 else int(b) for c, s, b in zip(choice, small, large, strict=True)
+        ]
     for symbol in instance.free:
         slack[symbol] = [int(x) for x in rng.integers(-100, 100, n)]
     return values, slack
@@ -281,7 +290,8 @@ def sweep(instance: Instance, samples: int = 256, seed: int = 0) -> Violation | 
 def search(instance: Instance, examples: int = 20, batch: int = 8) -> Violation | None:
     """A hypothesis search (deterministic, derandomized) for an assignment that breaks the rule;
     hypothesis shrinks what it finds toward small values."""
-    from hypothesis import HealthCheck, Phase, given, settings, strategies as st  # seconds to import: only here
+    from hypothesis import HealthCheck, Phase, given, settings  # seconds to import: only here
+    from hypothesis import strategies as st
 
     found: list[Violation] = []
 

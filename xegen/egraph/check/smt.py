@@ -9,7 +9,7 @@ MIN / -1 = MIN, shift counts masked to their low log2(width) bits, casts that wr
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import z3
 
@@ -119,7 +119,7 @@ class ExactProducts:
     def lemmas(self) -> list:
         facts = []
         zero = z3.BitVecVal(0, WIDE)
-        for n, d, q, r, qd in self.divisions:  # what truncating division is
+        for n, d, _q, r, qd in self.divisions:  # what truncating division is
             magnitude = z3.If(d < 0, -d, d)
             facts.append(z3.Implies(d != zero, n == qd + r))
             facts.append(z3.Implies(z3.And(d != zero, n >= zero), z3.And(r >= zero, r < magnitude)))
@@ -129,6 +129,10 @@ class ExactProducts:
             facts.append(z3.Implies(y == 1, p == x))
             facts.append(z3.Implies(x == 1, p == y))
             facts.append(z3.Implies(z3.And(x >= 0, y >= 0), p >= 0))
+
+        def low(v, w: int):  # the low w bits
+            return z3.Extract(w - 1, 0, v)
+
         apps = self.applications
         if len(apps) <= 12:  # distributivity over a sum of factors (cubic: only for small problems)
             for (x1, y1, p1), (x2, y2, p2), (x3, y3, p3) in itertools.permutations(apps, 3):
@@ -141,8 +145,8 @@ class ExactProducts:
             facts.append(z3.Implies(z3.And(x1 == y2, y1 == x2), p1 == p2))
             # products of factors equal modulo 2^w are equal modulo 2^w (wrap-around agrees)
             for w in self.widths:
-                low = lambda v: z3.Extract(w - 1, 0, v)  # noqa: E731
-                facts.append(z3.Implies(z3.And(low(x1) == low(x2), low(y1) == low(y2)), low(p1) == low(p2)))
+                facts.append(z3.Implies(z3.And(low(x1, w) == low(x2, w), low(y1, w) == low(y2, w)),
+                                        low(p1, w) == low(p2, w)))
             # strictly: a larger factor adds at least one more of the other (positive) factor
             facts.append(z3.Implies(z3.And(y1 == y2, y1 > 0, x1 < x2), p1 + y1 <= p2))
             facts.append(z3.Implies(z3.And(x1 == x2, x1 > 0, y1 < y2), p1 + x1 <= p2))
@@ -165,7 +169,7 @@ def encode(e: ir.Expr, env: Mapping[str, object], products: ExactProducts | None
     return go(e)
 
 
-def _encode_node(e: ir.Expr, go: Callable, env: Mapping[str, object], products: "ExactProducts | None" = None):
+def _encode_node(e: ir.Expr, go: Callable, env: Mapping[str, object], products: ExactProducts | None = None):
     t = e.type
     if t.lanes != 1 or not (t.is_int or t.is_bool):
         raise UnsupportedError(f"no bit-vector meaning for {t} expression {e}")

@@ -13,9 +13,9 @@ import numpy as np
 
 from ..errors import SimulationError
 
-_UNSIGNED = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-_SIGNED = {2: np.int16, 4: np.int32, 8: np.int64}
-_FLOAT = {2: np.float16, 4: np.float32, 8: np.float64}
+_UNSIGNED: dict[int, type[np.unsignedinteger]] = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_SIGNED: dict[int, type[np.signedinteger]] = {2: np.int16, 4: np.int32, 8: np.int64}
+_FLOAT: dict[int, type[np.floating]] = {2: np.float16, 4: np.float32, 8: np.float64}
 
 OPERAND_COUNT = {
     "inc": 0, "dec": 0, "predec": 0, "load": 0, "store": 1, "add": 1, "sub": 1, "rsub": 1,

@@ -31,7 +31,7 @@ import numpy as np
 from ...emit.instruction import Instruction
 from ..errors import SimulationError
 from ..memory import UNSIGNED
-from .payload import Payload, gather
+from .payload import Payload, gather, message
 
 if TYPE_CHECKING:
     from ..machine import Machine
@@ -44,8 +44,8 @@ def _power_of_two_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def compile_block2d(inst: Instruction, m: "Machine", mask_of):
-    desc = inst.send.desc
+def compile_block2d(inst: Instruction, m: Machine, mask_of):
+    desc = message(inst).desc
     opcode = desc & 0x3F
     size = ELEMENT_BYTES.get((desc >> 9) & 7)
     if size is None:
@@ -88,7 +88,7 @@ class Header:
         self.block_width, self.block_height, self.count = block_width, block_height, count
 
     @staticmethod
-    def read(rows: np.ndarray, t: int) -> "Header":
+    def read(rows: np.ndarray, t: int) -> Header:
         words = np.ascontiguousarray(rows[t, :32]).view(np.uint32)
         signed = words.view(np.int32)
         shape = int(words[7])
@@ -111,7 +111,7 @@ def _block_bytes(rows: int, row_bytes: int, grf: int) -> int:
     return -(-rows * row_bytes // grf) * grf
 
 
-def _load(m: "Machine", payload: Payload, t: int, h: Header, size: int, vnni: bool, transpose: bool, grf: int):
+def _load(m: Machine, payload: Payload, t: int, h: Header, size: int, vnni: bool, transpose: bool, grf: int):
     out = bytearray()
     for block in range(h.count):
         rows, columns, inside = h.elements(size, block)
@@ -141,7 +141,7 @@ def _load(m: "Machine", payload: Payload, t: int, h: Header, size: int, vnni: bo
     destination[t, :len(out)] = np.frombuffer(bytes(out), dtype=np.uint8)
 
 
-def _store(m: "Machine", payload: Payload, t: int, h: Header, size: int, grf: int):
+def _store(m: Machine, payload: Payload, t: int, h: Header, size: int, grf: int):
     if h.count != 1:
         raise SimulationError("store_block2d with an array length above 1")
     rows, columns, inside = h.elements(size, 0)

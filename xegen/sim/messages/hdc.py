@@ -12,15 +12,16 @@ max(1, SIMD*slot/GRF) GRFs, one slot per lane.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...emit.instruction import Instruction
 from ..errors import MemoryFault, SimulationError
-from . import atomics
 from ..memory import UNSIGNED
-from .payload import Lanes, Payload, active, as_unsigned, gather, scatter
+from . import atomics
+from .payload import Lanes, Payload, active, as_unsigned, gather, message, scatter
 from .spaces import FlatSpace, SlmSpace, Space, SurfaceSpace
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ SCRATCH_BLOCK_REGISTERS = {0: 1, 1: 2, 3: 4}  # desc[13:12] of a scratch block m
 SCRATCH_HEADER_DWORD = 5  # the header's r0.5: the thread's scratch pointer / scratch surface
 
 
-def _space(bti: int, m: "Machine", a64: bool) -> Space:
+def _space(bti: int, m: Machine, a64: bool) -> Space:
     if bti == SLM_BTI:
         return SlmSpace(m.slm, m.group_of_thread)
     if bti in STATELESS_BTIS:
@@ -45,13 +46,14 @@ def _space(bti: int, m: "Machine", a64: bool) -> Space:
     return SurfaceSpace(m.memory, m.surface(bti))
 
 
-def compile_hdc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
-    desc = inst.send.desc
+def compile_hdc(inst: Instruction, m: Machine, mask_of) -> Callable[[], None]:
+    msg = message(inst)
+    desc = msg.desc
     bti = desc & 0xFF
     control = (desc >> 8) & 0x3F
     kind = (desc >> 14) & 0x1F
     header = bool(desc >> 19 & 1)
-    sfid = inst.send.sfid
+    sfid = msg.sfid
     payload = Payload(inst, m.files)
     h = Hdc(inst, m, payload, mask_of, header)
     if sfid == "dc0" and desc >> 18 & 1:
@@ -72,12 +74,12 @@ def compile_hdc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
             return h.scattered(_space(bti, m, False), simd, size, write=kind == 0x0C)
     elif sfid == "dc1":
         if kind in (0x01, 0x09, 0x11, 0x19):
-            simd = {1: 16, 2: 8}.get((control >> 4) & 3)
-            if simd is None:
+            untyped_simd = {1: 16, 2: 8}.get((control >> 4) & 3)
+            if untyped_simd is None:
                 raise SimulationError("untyped surface message in SIMD4x2 mode is not simulated")
             channels = [c for c in range(4) if not (control >> c) & 1]
             a64 = kind in (0x11, 0x19)
-            return h.untyped(_space(bti, m, a64), simd, channels, a64, write=kind in (0x09, 0x19))
+            return h.untyped(_space(bti, m, a64), untyped_simd, channels, a64, write=kind in (0x09, 0x19))
         if kind in (0x10, 0x1A):
             subtype = control & 3
             count_code = (control >> 2) & 3
@@ -106,7 +108,7 @@ def compile_hdc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
 class Hdc:
     """Builders of the HDC message closures of one send."""
 
-    def __init__(self, inst: Instruction, m: "Machine", payload: Payload, mask_of, header: bool):
+    def __init__(self, inst: Instruction, m: Machine, payload: Payload, mask_of, header: bool):
         self.inst = inst
         self.m = m
         self.payload = payload
@@ -172,7 +174,7 @@ class Hdc:
                     data = lanes.select(payload.source_field(start + k * pitch, width, element))
                     space.write(who, address + c * element, data)
             else:
-                for field, c in zip(fields, channels):
+                for field, c in zip(fields, channels, strict=True):
                     lanes.place(field, space.read(who, address + c * element, element))
         return run
 
@@ -188,7 +190,7 @@ class Hdc:
                 return
             address = self._addresses(lanes, simd, a64)
             who = self._who(lanes, space)
-            if write:
+            if field is None:  # a write
                 data = lanes.select(payload.source_field(self._data_start(simd, a64), width, 4))
                 space.write(who, address, data.astype(UNSIGNED[size]))
             else:

@@ -13,17 +13,18 @@ memory and consecutive register bytes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...emit.instruction import Instruction
 from ..errors import SimulationError
+from ..memory import UNSIGNED
 from . import atomics
 from .block2d import LOAD_BLOCK2D, STORE_BLOCK2D, compile_block2d
-from .payload import Lanes, Payload, active, as_unsigned, gather, scatter
-from ..memory import UNSIGNED
+from .payload import Lanes, Payload, active, as_unsigned, gather, message, scatter
 from .spaces import FlatSpace, ScratchSpace, SlmSpace, Space, SurfaceSpace
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class LscDescriptor:
     bti: int
 
     @staticmethod
-    def decode(desc: int, exdesc: int) -> "LscDescriptor":
+    def decode(desc: int, exdesc: int) -> LscDescriptor:
         size = ADDRESS_BYTES.get((desc >> 7) & 3)
         if size is None:
             raise SimulationError(f"LSC descriptor 0x{desc:08x}: invalid address size")
@@ -65,8 +66,8 @@ class LscDescriptor:
         return VECTOR_SIZES[self.vector_code]
 
 
-def space_for(inst: Instruction, d: LscDescriptor, m: "Machine") -> Space:
-    sfid = inst.send.sfid
+def space_for(inst: Instruction, d: LscDescriptor, m: Machine) -> Space:
+    sfid = message(inst).sfid
     if sfid == "slm":
         return SlmSpace(m.slm, m.group_of_thread)
     if sfid not in ("ugm", "ugml"):
@@ -77,25 +78,22 @@ def space_for(inst: Instruction, d: LscDescriptor, m: "Machine") -> Space:
         if d.bti == 0xFF:  # stateless A32: relative to General State Base
             return FlatSpace(m.memory, m.general_state_base)
         return SurfaceSpace(m.memory, m.surface(d.bti))
-    return ScratchSpace(m.memory, _scratch_of(inst, m), _surface_state_check(inst, m))
+    return _scratch_space(inst, m)
 
 
-def _scratch_of(inst: Instruction, m: "Machine"):
+def _scratch_space(inst: Instruction, m: Machine) -> ScratchSpace:
     """Surface-state (SS/BSS) messages: the only surface state the runtime sets up for a
-    kernel of ours is its scratch surface (r0.5 on XeHPG/XeHPC)."""
-    if m.scratch is None or m.scratch.surface_state is None:
+    kernel of ours is its scratch surface (r0.5 on XeHPG/XeHPC).  Each sending thread's
+    extended descriptor (a0.N) must name it."""
+    scratch = m.scratch
+    if scratch is None or scratch.surface_state is None:
         raise SimulationError("surface-state (SS/BSS) addressing without a scratch space: bindless surfaces are "
                               "not simulated")
-    if inst.send.exdesc_a0 is None:
+    register = message(inst).exdesc_a0
+    if register is None:
         raise SimulationError("surface-state message with an immediate extended descriptor: only scratch "
                               "messages (surface state offset in a0, ExBSO) are simulated")
-    return m.scratch
-
-
-def _surface_state_check(inst: Instruction, m: "Machine"):
-    """Each sending thread's extended descriptor (a0.N) must name the scratch surface."""
-    register = inst.send.exdesc_a0
-    expected = m.scratch.surface_state & ~0x3F
+    expected = scratch.surface_state & ~0x3F
 
     def check(threads: np.ndarray) -> None:
         named = m.files.a0.view(np.uint32)[threads, register] & ~np.uint32(0x3F)
@@ -103,17 +101,18 @@ def _surface_state_check(inst: Instruction, m: "Machine"):
             bad = int(named[np.argmax(named != expected)])
             raise SimulationError(f"surface-state offset 0x{bad:x} in a0.{register} is not the scratch surface "
                                   f"(0x{expected:x}); bindless surfaces are not simulated")
-    return check
+    return ScratchSpace(m.memory, scratch, check)
 
 
-def compile_lsc(inst: Instruction, m: "Machine", mask_of) -> Callable[[], None]:
-    if inst.send.desc & 0x3F == FENCE:  # completes at once; a fence has no address size
+def compile_lsc(inst: Instruction, m: Machine, mask_of) -> Callable[[], None]:
+    msg = message(inst)
+    if msg.desc & 0x3F == FENCE:  # completes at once; a fence has no address size
         return lambda: None
-    if inst.send.desc & 0x3F in (LOAD_BLOCK2D, STORE_BLOCK2D):  # their descriptors have no address size
-        if inst.send.sfid != "ugm":
-            raise SimulationError(f"2D block messages to '{inst.send.sfid}' (ugm only)")
+    if msg.desc & 0x3F in (LOAD_BLOCK2D, STORE_BLOCK2D):  # their descriptors have no address size
+        if msg.sfid != "ugm":
+            raise SimulationError(f"2D block messages to '{msg.sfid}' (ugm only)")
         return compile_block2d(inst, m, mask_of)
-    d = LscDescriptor.decode(inst.send.desc, inst.send.exdesc)
+    d = LscDescriptor.decode(msg.desc, msg.exdesc)
     payload = Payload(inst, m.files)
     space = space_for(inst, d, m)
     if d.opcode in atomics.LSC_ATOMICS:
@@ -137,7 +136,7 @@ def _components(d: LscDescriptor) -> list[int]:
     return list(range(d.vector))
 
 
-def _slot(d: LscDescriptor, m: "Machine", exec_size: int) -> tuple[int, int, bool]:
+def _slot(d: LscDescriptor, m: Machine, exec_size: int) -> tuple[int, int, bool]:
     """(slot bytes S, component pitch R, upper-half) of SIMT data."""
     size, slot, high = DATA_SIZES[d.data_code]
     grf = m.files.grf_bytes
@@ -159,7 +158,7 @@ def _thread_addresses(d: LscDescriptor, payload: Payload, t: np.ndarray) -> np.n
     return payload.source_field(0, 1, d.address_size)[t, 0].astype(np.int64)
 
 
-def _load(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, mask_of):
+def _load(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, mask_of):
     size, _, _ = DATA_SIZES[d.data_code]
     slot, pitch, high = _slot(d, m, inst.exec_size)
     components = _components(d)
@@ -173,7 +172,7 @@ def _load(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, 
             return
         address = _simt_addresses(d, payload, lanes, exec_size)
         who = lanes.threads() if space.needs_threads else None
-        for field, c in zip(fields, components):
+        for field, c in zip(fields, components, strict=True):
             data = space.read(who, address + c * size, size)
             if slot > size:  # zero-extended into a dword slot (the high half for d16u32h)
                 data = as_unsigned(data, slot)
@@ -183,7 +182,7 @@ def _load(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, 
     return run
 
 
-def _store(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, mask_of):
+def _store(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, mask_of):
     size, _, _ = DATA_SIZES[d.data_code]
     slot, pitch, high = _slot(d, m, inst.exec_size)
     components = _components(d)
@@ -205,7 +204,7 @@ def _store(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space,
     return run
 
 
-def _load_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, mask_of):
+def _load_transposed(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, mask_of):
     size = d.memory_bytes
     total = d.vector * size
     threads = m.files.threads
@@ -227,7 +226,7 @@ def _load_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, spa
     return run
 
 
-def _store_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, mask_of):
+def _store_transposed(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, mask_of):
     size = d.memory_bytes
     threads = m.files.threads
     offsets = np.arange(d.vector) * size
@@ -243,7 +242,7 @@ def _store_transposed(inst, d: LscDescriptor, m: "Machine", payload: Payload, sp
     return run
 
 
-def _atomic(inst, d: LscDescriptor, m: "Machine", payload: Payload, space: Space, mask_of):
+def _atomic(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, mask_of):
     op = atomics.LSC_ATOMICS[d.opcode]
     size, slot, high = DATA_SIZES[d.data_code]
     if d.data_code not in (2, 3, 5):

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...emit.instruction import Instruction
+from ...emit.instruction import Instruction, SendDescriptor
 from ..errors import SimulationError
 from ..memory import UNSIGNED
+from ..operands import registers
 from ..state import RegisterFiles
 
 
@@ -25,18 +26,26 @@ class Lengths:
     dst: int  # GRFs written (rlen)
 
 
+def message(inst: Instruction) -> SendDescriptor:
+    """The message descriptor of a send (the decoder gives every send one)."""
+    if inst.send is None:
+        raise SimulationError(f"{inst.opcode} without a message descriptor")
+    return inst.send
+
+
 def lengths(inst: Instruction, files: RegisterFiles) -> Lengths:
-    msg = inst.send
-    if msg.desc_in_a0:
+    msg = message(inst)
+    mlen, rlen = msg.message_length, msg.response_length
+    if mlen is None or rlen is None:  # they are the descriptor's fields
         raise SimulationError("send with its descriptor in a0 is not simulated")
+    dst, _, src1_reg = registers(inst, 2)
     if msg.src1_length is not None:
         src1 = msg.src1_length
     else:
         src1 = (msg.exdesc >> 6) & 0x1F
-    if inst.srcs[1].file != "r":
+    if src1_reg.file != "r":
         src1 = 0
-    dst = msg.response_length if inst.dst.file == "r" else 0
-    return Lengths(msg.message_length, src1, dst)
+    return Lengths(mlen, src1, rlen if dst.file == "r" else 0)
 
 
 class Payload:
@@ -46,9 +55,10 @@ class Payload:
         self.files = files
         self.grf_bytes = files.grf_bytes
         self.lengths = lengths(inst, files)
-        self.src0 = inst.srcs[0].number if inst.srcs[0].file == "r" else None
-        self.src1 = inst.srcs[1].number if inst.srcs[1].file == "r" else None
-        self.dst = inst.dst.number if inst.dst.file == "r" else None
+        dst, src0, src1 = registers(inst, 2)
+        self.src0 = src0.number if src0.file == "r" else None
+        self.src1 = src1.number if src1.file == "r" else None
+        self.dst = dst.number if dst.file == "r" else None
         for name, start, count in (("src0", self.src0, self.lengths.src0), ("src1", self.src1, self.lengths.src1),
                                    ("dst", self.dst, self.lengths.dst)):
             if start is not None and start + count > files.grf_count:
@@ -139,8 +149,8 @@ def active(mask: np.ndarray | None, threads: int, lanes: int) -> tuple[np.ndarra
     if mask is None:
         t = np.repeat(np.arange(threads), lanes)
         return t, np.tile(np.arange(lanes), threads)
-    full = np.broadcast_to(mask, (threads, lanes))
-    return np.nonzero(full)
+    t, lane = np.nonzero(np.broadcast_to(mask, (threads, lanes)))
+    return t, lane
 
 
 def gather(rows: np.ndarray, t: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
@@ -160,7 +170,9 @@ def scatter(rows: np.ndarray, t: np.ndarray, offsets: np.ndarray, values: np.nda
     elif rows.shape[1] % size == 0 and not np.any(offsets % size):
         rows.view(values.dtype)[t, offsets // size] = values
     else:
-        rows[t[:, None], offsets[:, None] + np.arange(size)] = np.ascontiguousarray(values).view(np.uint8).reshape(-1, size)
+        rows[t[:, None], offsets[:, None] + np.arange(size)] = (
+            np.ascontiguousarray(values).view(np.uint8).reshape(-1, size)
+        )
 
 
 def as_unsigned(values: np.ndarray, size: int) -> np.ndarray:

@@ -10,7 +10,7 @@ other's updates exactly as if the hardware had serialized them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -34,7 +34,7 @@ class Space(ABC):
         """A number that is equal exactly when two accesses touch the same location."""
         return np.asarray(addresses, dtype=np.int64)
 
-    def atomic(self, threads: np.ndarray, addresses: np.ndarray, size: int,
+    def atomic(self, threads: np.ndarray | None, addresses: np.ndarray, size: int,
                update: Callable[[np.ndarray, np.ndarray], np.ndarray],
                increments: np.ndarray | None = None) -> np.ndarray:
         """Read-modify-write: update(old values, access indices) -> new values.  Returns the
