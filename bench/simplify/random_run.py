@@ -59,6 +59,10 @@ def sample_inputs(e: ir.Expr, ranges: dict, samples: int = 600) -> dict:
     return {k: np.resize(x, n).astype(np.int32) for k, x in env.items()}
 
 
+#: values where sums and products of the corpus's operands overflow or change sign
+SPECIAL = (0, 1, -1, 2, -2, 1 << 30, -(1 << 30), (1 << 16) - 1, 1 << 16, -(1 << 16))
+
+
 def wide_inputs(e: ir.Expr, ranges: dict, samples: int = 20000) -> dict:
     """A wider search than sample_inputs: every combination of each variable's edge values (the
     ends of its range, zero, one, minus one, and values near where a sum or product wraps) and
@@ -69,12 +73,11 @@ def wide_inputs(e: ir.Expr, ranges: dict, samples: int = 20000) -> dict:
     for name in names:
         r = ranges.get(name, FULL)
         lo, hi = r.start, r.stop - 1
-        near = (lo, lo + 1, lo + 2, hi - 2, hi - 1, hi, 0, 1, -1, 2, -2, (lo + hi) // 2, 1 << 30, -(1 << 30),
-                (1 << 16) - 1, 1 << 16, -(1 << 16))
-        edges.append(sorted({x for x in near if lo <= x <= hi}))
+        near = {lo, lo + 1, lo + 2, hi - 2, hi - 1, hi, (lo + hi) // 2, *SPECIAL}
+        edges.append(sorted(x for x in near if lo <= x <= hi))
     grid = [g.ravel() for g in np.meshgrid(*edges, indexing="ij")] if names else []
     env = {}
-    for name, column in zip(names, grid):
+    for name, column in zip(names, grid, strict=True):
         r = ranges.get(name, FULL)
         small = rng.integers(max(r.start, -2000), min(r.stop - 1, 2000) + 1, samples // 2)
         wide = rng.integers(r.start, r.stop, samples // 2, dtype=np.int64)
@@ -188,7 +191,7 @@ def report(data: dict) -> int:
     # a costlier case whose peer result is wrong somewhere (found by the wider search): the peer
     # assumed that nothing overflows, or divided by flooring, where xegen's IR wraps and truncates
     refuted = {}
-    for hw, peer, r in costlier:
+    for _hw, peer, r in costlier:
         if (peer, r["name"]) not in refuted:
             refuted[peer, r["name"]] = counterexample(ir.parse_expr(r["input"]), ir.parse_expr(r[peer]), _ranges(r))
     for hw in PLATFORMS:
