@@ -43,11 +43,16 @@ def measure(job: tuple[str, str, str, str]) -> dict:
         return {"error": f"{type(error).__name__}: {error}"}
     cycles = modeled_cycles(compilation)
     stats = compilation.compiled.stats
-    return {"config": str(compilation.config), "threads": compilation.kernel.threads,
-            "instructions": stats.instructions, "inner_loop_instructions": stats.inner_loop_instructions,
-            "code_bytes": len(compilation.compiled.code),
-            "device_cycles": round(cycles.device, 1), "bound": cycles.bound,
-            "roofline_fraction": round(cycles.roofline_fraction, 4)}
+    return {
+        "config": str(compilation.config),
+        "threads": compilation.kernel.threads,
+        "instructions": stats.instructions,
+        "inner_loop_instructions": stats.inner_loop_instructions,
+        "code_bytes": len(compilation.compiled.code),
+        "device_cycles": round(cycles.device, 1),
+        "bound": cycles.bound,
+        "roofline_fraction": round(cycles.roofline_fraction, 4),
+    }
 
 
 def _short(key: str) -> str:
@@ -64,15 +69,19 @@ def compare(before: dict, after: dict) -> int:
         old = before.get(key)
         if "error" in now or old is None or "error" in old:
             failed.append(key) if "error" in now else None
-            print(f"{_short(key):<42} {old and old.get('device_cycles', old.get('error'))!s:>10} "
-                  f"{now.get('device_cycles', now.get('error'))!s:>10}")
+            print(
+                f"{_short(key):<42} {old and old.get('device_cycles', old.get('error'))!s:>10} "
+                f"{now.get('device_cycles', now.get('error'))!s:>10}"
+            )
             continue
         ratio = now["device_cycles"] / old["device_cycles"]
         by_case.setdefault(" ".join(key.split(" ")[1:]), []).append(ratio)
         if ratio > 1:
             slower.append(key)
-        print(f"{_short(key):<42} {old['device_cycles']:>10.0f} {now['device_cycles']:>10.0f} {ratio:>6.3f}  "
-              f"{old['bound']} -> {now['bound']}, {now['roofline_fraction']:.1%}")
+        print(
+            f"{_short(key):<42} {old['device_cycles']:>10.0f} {now['device_cycles']:>10.0f} {ratio:>6.3f}  "
+            f"{old['bound']} -> {now['bound']}, {now['roofline_fraction']:.1%}"
+        )
     for case, ratios in by_case.items():
         geomean = math.exp(sum(map(math.log, ratios)) / len(ratios))
         print(f"{case:<24} geomean after / before {geomean:.3f}, best {min(ratios):.3f}, worst {max(ratios):.3f}")

@@ -68,8 +68,9 @@ def neo() -> None:
     if device_less.installed():
         return
     if oracles.environment_can_install_tools():
-        pytest.fail("Intel's OpenCL runtime is missing although this is root on Debian: run scripts/test, which "
-                    "installs it")
+        pytest.fail(
+            "Intel's OpenCL runtime is missing although this is root on Debian: run scripts/test, which installs it"
+        )
     pytest.skip("Intel's OpenCL runtime is not installed and this is not root on Debian, so it cannot be installed")
 
 

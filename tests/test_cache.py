@@ -34,6 +34,7 @@ def conv(capsys, *args: str) -> tuple[int, str]:
 
 # --- the store ----------------------------------------------------------------------------------
 
+
 def test_an_entry_reads_back_as_written(tmp_path):
     store = KernelCache(tmp_path)
     assert store.get("k" * 64) is None
@@ -111,8 +112,7 @@ for n in range(60):
 
 def test_concurrent_writers_leave_whole_entries(tmp_path):
     bound = 40 * 20_200  # about 40 entries: the writers also evict each other's
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(bound), me])
-               for me in ("a", "b")]
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(bound), me]) for me in ("a", "b")]
     assert [w.wait(timeout=600) for w in writers] == [0, 0]
     store = KernelCache(tmp_path, max_bytes=bound)
     found = entries(tmp_path)
@@ -125,11 +125,21 @@ def test_concurrent_writers_leave_whole_entries(tmp_path):
 
 # --- the key ------------------------------------------------------------------------------------
 
+
 def test_the_key_names_every_field():
     base = {"descriptor": LAYER, "hw": "xehpg", "config": []}
     assert make_key(base) == make_key(dict(reversed(base.items())))
-    assert len({make_key(base), make_key({**base, "hw": "xelp"}), make_key({**base, "config": ["m_tile=8"]}),
-                make_key({**base, "descriptor": LAYER + "n'x'"})}) == 4
+    assert (
+        len(
+            {
+                make_key(base),
+                make_key({**base, "hw": "xelp"}),
+                make_key({**base, "config": ["m_tile=8"]}),
+                make_key({**base, "descriptor": LAYER + "n'x'"}),
+            }
+        )
+        == 4
+    )
 
 
 def test_the_key_changes_when_a_rule_changes(tmp_path, monkeypatch):
@@ -156,8 +166,11 @@ def test_the_key_changes_with_the_versions_of_egglog_networkx_and_numpy(monkeypa
     import numpy
 
     found = cache.dependency_versions()
-    assert found == (f"egglog-{_version('egglog')}.dist-info", f"networkx-{networkx.__version__}.dist-info",
-                     f"numpy-{numpy.__version__}.dist-info")
+    assert found == (
+        f"egglog-{_version('egglog')}.dist-info",
+        f"networkx-{networkx.__version__}.dist-info",
+        f"numpy-{numpy.__version__}.dist-info",
+    )
     before = make_key({"descriptor": LAYER})
     monkeypatch.setattr(cache, "dependency_versions", lambda: (*found[:2], "numpy-0.0.1.dist-info"))
     assert make_key({"descriptor": LAYER}) != before
@@ -184,6 +197,7 @@ def test_the_tests_do_not_use_the_users_cache():
 
 # --- xegen conv ---------------------------------------------------------------------------------
 
+
 def test_a_hit_writes_the_same_bytes_and_summary_as_a_compile(capsys, tmp_path):
     directory = Path(os.environ["XEGEN_CACHE_DIR"])
     library = compile_problem(make_problem(LAYER, "FWD_B", "f32"), "xehpg").zebin()  # without the command
@@ -195,8 +209,11 @@ def test_a_hit_writes_the_same_bytes_and_summary_as_a_compile(capsys, tmp_path):
     assert (tmp_path / "warm.zebin").read_bytes() == library
     assert (tmp_path / "uncached.zebin").read_bytes() == library
     assert cold[0] == warm[0] == uncached[0] == 0
-    assert cold[1].replace("cold.zebin", "X") == warm[1].replace("warm.zebin", "X") == \
-        uncached[1].replace("uncached.zebin", "X")
+    assert (
+        cold[1].replace("cold.zebin", "X")
+        == warm[1].replace("warm.zebin", "X")
+        == uncached[1].replace("uncached.zebin", "X")
+    )
     assert "modeled: " in warm[1] and "wrote " in warm[1]
 
 

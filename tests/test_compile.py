@@ -46,8 +46,10 @@ def test_every_pass_prints_in_order_and_the_ir_passes_parse(capsys):
 def test_print_after_takes_lists_and_rejects_unknown_passes(capsys):
     status, out, _ = run(capsys, SMALL, "--print-after=build,swsb", "--no-model")
     assert status == 0
-    assert [line for line in out.splitlines() if line.startswith("// -----")] == \
-        ["// ----- after build -----", "// ----- after swsb -----"]
+    assert [line for line in out.splitlines() if line.startswith("// -----")] == [
+        "// ----- after build -----",
+        "// ----- after swsb -----",
+    ]
     status, _, err = run(capsys, SMALL, "--print-after=regalloc,scheduling")
     assert status == 2 and err.startswith("xegen: error: unknown pass 'scheduling'")
 
@@ -138,8 +140,7 @@ def test_same_problem_same_bytes():
 
 
 def test_first_group_executions_scale_to_the_whole_grid():
-    compilation = compile_problem(make_problem("mb1ic8ih8oc16oh8kh3ph1"), "xehpg",
-                                  {"tg_m": 1, "tg_n": 1, "m_tile": 8})
+    compilation = compile_problem(make_problem("mb1ic8ih8oc16oh8kh3ph1"), "xehpg", {"tg_m": 1, "tg_n": 1, "m_tile": 8})
     assert compilation.kernel.grid[1] > 1  # several groups, so the scaling is tested
     assert first_group_executions(compilation) == verify(compilation).run.executions
 
@@ -158,8 +159,9 @@ def test_register_overflow_falls_back_to_the_next_config(monkeypatch):
     compilation = compile_problem(make_problem(SMALL), "xehpg")
     assert len(calls) == 2 and len(compilation.fallbacks) == 1
     assert "130 GRFs" in compilation.fallbacks[0]
-    assert compilation.fallbacks[0].startswith(str(compile_problem(make_problem(SMALL), "xehpg",
-                                                                   optimize=False).config))
+    assert compilation.fallbacks[0].startswith(
+        str(compile_problem(make_problem(SMALL), "xehpg", optimize=False).config)
+    )
     assert verify(compilation).ok
 
 
@@ -171,8 +173,10 @@ def test_batch_prints_one_row_per_layer_and_writes_a_directory(capsys, tmp_path)
     rows = out.splitlines()
     assert len(rows) == 2 and all(row.endswith("verify ok") for row in rows)
     assert rows[0].startswith('g1mb1_ic8ih4iw4_oc8oh4ow4_kh3kw3_sh1sw1_ph1pw1_dh0dw0_n"a": ')
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == \
-        ["000-conv_fwd_b_f32_xehpg.zebin", "001-conv_fwd_b_f32_xehpg.zebin"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "000-conv_fwd_b_f32_xehpg.zebin",
+        "001-conv_fwd_b_f32_xehpg.zebin",
+    ]
 
 
 def test_batch_json_is_a_list(capsys, tmp_path):
@@ -200,11 +204,14 @@ def test_a_failing_verification_exits_1(capsys, monkeypatch):
     assert status == 1 and "verify: dst: max error 2 (80 of tolerance) MISMATCH in 5 of 1152" in out
 
 
-@pytest.mark.parametrize("args, message", [
-    ((SMALL, "--config", "grf=96"), "grf"),
-    ((SMALL, "--hw=xe3"), "unknown hardware"),
-    (("--batch", "/nonexistent/shapes", "--verify"), "No such file"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((SMALL, "--config", "grf=96"), "grf"),
+        ((SMALL, "--hw=xe3"), "unknown hardware"),
+        (("--batch", "/nonexistent/shapes", "--verify"), "No such file"),
+    ],
+)
 def test_mistakes_are_one_line_errors(capsys, args, message):
     status, _, err = run(capsys, *args)
     assert status == 2
@@ -255,12 +262,16 @@ def test_batch_json_is_valid_with_failures_which_go_to_stderr_and_into_the_list(
     entries = json.loads(out)  # stdout is one JSON document
     assert status == 1
     # tiny's K is 8 channels in 2 blocks of 4: too few to split 4 ways; ic3ih5oc4kh9 does not parse
-    assert [sorted(e) for e in entries[:2]] == [["descriptor", "error", "problem", "source"],
-                                                 ["descriptor", "error", "source"]]
+    assert [sorted(e) for e in entries[:2]] == [
+        ["descriptor", "error", "problem", "source"],
+        ["descriptor", "error", "source"],
+    ]
     assert entries[1]["source"] == f"{shapes}:2" and "output size would be" in entries[1]["error"]
     assert entries[2]["problem"].startswith("g1mb1_ic16ih6") and "instructions" in entries[2]
-    assert err.splitlines() == [f"{shapes}:1: tiny: error: {entries[0]['error']}",
-                                f"{shapes}:2: error: {entries[1]['error']}"]
+    assert err.splitlines() == [
+        f"{shapes}:1: tiny: error: {entries[0]['error']}",
+        f"{shapes}:2: error: {entries[1]['error']}",
+    ]
 
 
 def test_asm_and_print_after_go_into_the_json(capsys):
@@ -283,6 +294,7 @@ def test_the_progress_bar_is_erased_before_every_row(capsys, tmp_path, monkeypat
     class Terminal(io.StringIO):
         def isatty(self):
             return True
+
     terminal = Terminal()
     monkeypatch.setattr(progress.sys, "stderr", terminal)
     shapes = tmp_path / "shapes"
@@ -294,21 +306,24 @@ def test_the_progress_bar_is_erased_before_every_row(capsys, tmp_path, monkeypat
     assert all(screen.endswith("\r\x1b[K") for screen in writes)  # the bar was erased just before
 
 
-@pytest.mark.parametrize("args, message", [
-    ((SMALL, "--seed=-1", "--check-ir"), "argument --seed: -1: the seed must be at least 0"),
-    ((SMALL, "--seed", "-5", "--verify"), "argument --seed: -5: the seed must be at least 0"),
-    ((SMALL, "-o", ""), "-o needs a name"),
-    ((SMALL, "--dump-graph", ""), "--dump-graph needs a name"),
-    ((SMALL, "--print-after="), "--print-after needs pass names"),
-    ((SMALL, "--print-after=build,,swsb"), "--print-after needs pass names"),
-    ((SMALL, "--print-after=optimize", "--no-optimize"), "does not run with --no-optimize"),
-    ((SMALL, "--json", "--print-ir"), "--print-ir prints text"),
-    ((SMALL, "--config", "k_block=2147483648"), "k_block=2147483648: the A, B and C tiles need at least"),
-    ((SMALL, "--config", "n_tile=1000000"), "n_tile=1000000, k_block=16: the A, B and C tiles need at least"),
-    ((SMALL, "--mb", "0"), "xegen: error: minibatch must be at least 1, not 0"),  # no column: not the descriptor
-    ((SMALL, "-o", "/nonexistent/dir/k.zebin"), "-o /nonexistent/dir/k.zebin: directory /nonexistent/dir does not"),
-    ((SMALL, "-o", "/"), "-o /: is a directory, not a file name"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((SMALL, "--seed=-1", "--check-ir"), "argument --seed: -1: the seed must be at least 0"),
+        ((SMALL, "--seed", "-5", "--verify"), "argument --seed: -5: the seed must be at least 0"),
+        ((SMALL, "-o", ""), "-o needs a name"),
+        ((SMALL, "--dump-graph", ""), "--dump-graph needs a name"),
+        ((SMALL, "--print-after="), "--print-after needs pass names"),
+        ((SMALL, "--print-after=build,,swsb"), "--print-after needs pass names"),
+        ((SMALL, "--print-after=optimize", "--no-optimize"), "does not run with --no-optimize"),
+        ((SMALL, "--json", "--print-ir"), "--print-ir prints text"),
+        ((SMALL, "--config", "k_block=2147483648"), "k_block=2147483648: the A, B and C tiles need at least"),
+        ((SMALL, "--config", "n_tile=1000000"), "n_tile=1000000, k_block=16: the A, B and C tiles need at least"),
+        ((SMALL, "--mb", "0"), "xegen: error: minibatch must be at least 1, not 0"),  # no column: not the descriptor
+        ((SMALL, "-o", "/nonexistent/dir/k.zebin"), "-o /nonexistent/dir/k.zebin: directory /nonexistent/dir does not"),
+        ((SMALL, "-o", "/"), "-o /: is a directory, not a file name"),
+    ],
+)
 def test_arguments_that_would_do_nothing_or_break_are_errors(capsys, args, message):
     try:
         status = main(["conv", *args])
@@ -327,8 +342,13 @@ def test_batch_files_that_are_empty_or_not_text_are_errors(capsys, tmp_path):
     for path, message in ((empty, "no descriptors"), (binary, "line 2 is not UTF-8 text (byte 0xff)")):
         for extra in ((), ("--json",)):
             status, out, err = run(capsys, "--batch", str(path), *extra)
-            assert status == 2 and out == "" and err == f"xegen: error: {path}: {message}" + (
-                " (only blank lines and # comments)\n" if path == empty else "\n")
+            assert (
+                status == 2
+                and out == ""
+                and err
+                == f"xegen: error: {path}: {message}"
+                + (" (only blank lines and # comments)\n" if path == empty else "\n")
+            )
 
 
 def test_a_batch_output_that_is_a_file_is_refused_before_compiling(capsys, tmp_path, monkeypatch):

@@ -20,8 +20,14 @@ def repository_files() -> list[Path]:
         listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
         names = [ROOT / name for name in listed.decode().split("\0") if name]
     except (OSError, subprocess.CalledProcessError):
-        names = [p for p in ROOT.rglob("*") if not any(part.startswith(".") or part.endswith(".egg-info")
-                                                       or part == "__pycache__" for part in p.relative_to(ROOT).parts)]
+        names = [
+            p
+            for p in ROOT.rglob("*")
+            if not any(
+                part.startswith(".") or part.endswith(".egg-info") or part == "__pycache__"
+                for part in p.relative_to(ROOT).parts
+            )
+        ]
     return sorted(p for p in names if p.is_file())
 
 
@@ -45,8 +51,11 @@ def anchors(page: str) -> set[str]:
 
 
 def test_nothing_points_outside_the_repository():
-    found = [f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}"
-             for path, text in texts().items() for m in OUTSIDE.finditer(text)]
+    found = [
+        f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}"
+        for path, text in texts().items()
+        for m in OUTSIDE.finditer(text)
+    ]
     assert found == [], "pointers outside the repository (write the facts into docs/):\n" + "\n".join(found)
 
 

@@ -38,11 +38,18 @@ from .lower.harness import check_static_counts, iga_report
 
 # (platform, direction, data types)
 CONFIGS = [
-    ("xehpg", "FWD_B", "f32"), ("xehpg", "FWD_B", "f16"), ("xehpg", "FWD_B", "bf16"),
-    ("xehpg", "FWD_B", "u8:s8:f32"), ("xehpg", "FWD_B", "s8:s8:s32"),
-    ("xehpg", "BWD_D", "f32"), ("xehpg", "BWD_D", "bf16"),
-    ("xehpg", "BWD_WB", "f32"), ("xehpg", "BWD_WB", "bf16"),
-    ("xelp", "FWD_B", "f32"), ("xelp", "FWD_B", "u8:s8:f32"), ("xelp", "FWD_B", "s8:s8:s32"),
+    ("xehpg", "FWD_B", "f32"),
+    ("xehpg", "FWD_B", "f16"),
+    ("xehpg", "FWD_B", "bf16"),
+    ("xehpg", "FWD_B", "u8:s8:f32"),
+    ("xehpg", "FWD_B", "s8:s8:s32"),
+    ("xehpg", "BWD_D", "f32"),
+    ("xehpg", "BWD_D", "bf16"),
+    ("xehpg", "BWD_WB", "f32"),
+    ("xehpg", "BWD_WB", "bf16"),
+    ("xelp", "FWD_B", "f32"),
+    ("xelp", "FWD_B", "u8:s8:f32"),
+    ("xelp", "FWD_B", "s8:s8:s32"),
     ("xehpc", "FWD_B", "bf16"),
 ]
 SCALED_LAYERS = (3, 5)  # res2a_branch2b (3x3 with padding), res3a_branch1 (1x1 with stride 2)
@@ -53,14 +60,22 @@ def case_id(layer: int, hw: str, direction: str, dt: str) -> str:
     return f"{short_name(RESNET[layer])}-{hw}-{direction}-{dt}"
 
 
-def check_end_to_end(desc: Descriptor, hw: str, direction: str, dt: str, seed: int,
-                     overrides: dict | None = None, tags: dict | None = None) -> Compilation:
+def check_end_to_end(
+    desc: Descriptor,
+    hw: str,
+    direction: str,
+    dt: str,
+    seed: int,
+    overrides: dict | None = None,
+    tags: dict | None = None,
+) -> Compilation:
     """Compile twice (same bytes), verify in the simulator, and ask Intel's tools; returns the
     compilation (`tags`: layout tags, stag= etc., as make_problem takes them)."""
     problem = make_problem(desc, direction, dt, mb=1, **(tags or {}))
     compilation = compile_problem(problem, hw, overrides)
-    assert compile_problem(problem, hw, overrides).zebin() == compilation.zebin(), \
+    assert compile_problem(problem, hw, overrides).zebin() == compilation.zebin(), (
         "a second compilation gave other bytes"
+    )
 
     result = verify(compilation, seed)
     assert not result.run.hazards, f"{len(result.run.hazards)} SWSB hazards, the first: {result.run.hazards[0]}"
@@ -108,8 +123,14 @@ DPASW_CASES = [
 
 def dpasw_cases():
     for layer, direction, dt, overrides, *slow in DPASW_CASES:
-        yield pytest.param(layer, direction, dt, overrides, id=case_id(layer, "xehpg", direction, dt) + "-dpasw",
-                           marks=[pytest.mark.slow] if slow else [])
+        yield pytest.param(
+            layer,
+            direction,
+            dt,
+            overrides,
+            id=case_id(layer, "xehpg", direction, dt) + "-dpasw",
+            marks=[pytest.mark.slow] if slow else [],
+        )
 
 
 @pytest.mark.parametrize("layer, direction, dt, overrides", list(dpasw_cases()))
@@ -148,12 +169,21 @@ def test_same_bytes_in_another_process_with_another_hash_seed():
     PYTHONHASHSEED: every configuration on the cheaper scaled layer, here and in a child process."""
     desc = scaled(RESNET[SCALED_LAYERS[1]])
     jobs = [(str(desc), hw, direction, dt) for hw, direction, dt in CONFIGS]
-    here = [hashlib.sha256(compile_problem(make_problem(desc, direction, dt, mb=1), hw).zebin()).hexdigest()
-            for _, hw, direction, dt in jobs]
+    here = [
+        hashlib.sha256(compile_problem(make_problem(desc, direction, dt, mb=1), hw).zebin()).hexdigest()
+        for _, hw, direction, dt in jobs
+    ]
     seed = "4242" if os.environ.get("PYTHONHASHSEED") != "4242" else "17"
     environment = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, "-c", HASH_SCRIPT], input=json.dumps(jobs), capture_output=True,
-                            text=True, env=environment, cwd=ROOT, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-c", HASH_SCRIPT],
+        input=json.dumps(jobs),
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == here, f"PYTHONHASHSEED={seed} changes the bytes"
 
@@ -162,4 +192,3 @@ def test_same_bytes_in_another_process_with_another_hash_seed():
 @pytest.mark.parametrize("layer, hw, direction, dt", list(cases(range(len(RESNET)))))
 def test_resnet_layer_at_minibatch_1_end_to_end(layer, hw, direction, dt, iga64, ocloc):
     check_end_to_end(RESNET[layer], hw, direction, dt, seed=layer)
-

@@ -26,8 +26,7 @@ def test_the_repository_rules_directory_is_the_package_one():
 @pytest.mark.slow  # builds a wheel and installs it and its dependencies into a new environment: minutes
 def test_a_wheel_installed_into_a_fresh_venv_simplifies(tmp_path):
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
-                   check=True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)], check=True)
     (wheel,) = wheels.glob("xegen-*.whl")
     env_dir = tmp_path / "env"
     venv.create(env_dir, with_pip=True)
@@ -38,12 +37,19 @@ def test_a_wheel_installed_into_a_fresh_venv_simplifies(tmp_path):
     subprocess.run([python, "-m", "pip", "install", "-q", str(wheel)], check=True, env=env)
     work = tmp_path / "elsewhere"  # run from an empty directory, for the same reason
     work.mkdir()
-    result = subprocess.run([env_dir / "bin" / "xegen", "simplify", "x*8 + 0", "--json"], cwd=work, env=env,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [env_dir / "bin" / "xegen", "simplify", "x*8 + 0", "--json"], cwd=work, env=env, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["result"] == "x * 8"  # rules/identities.egg's x + 0 = x fired
-    located = subprocess.run([python, "-c", "import xegen; print(xegen.__file__)"], cwd=work, env=env,
-                             capture_output=True, text=True, check=True)
+    located = subprocess.run(
+        [python, "-c", "import xegen; print(xegen.__file__)"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert str(env_dir) in located.stdout
     # the Python API: docs/python.md's whole session, its rules and runtime from the installed package
     session = work / "session.py"

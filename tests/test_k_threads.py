@@ -18,13 +18,16 @@ from .test_end_to_end import check_end_to_end
 SMALL = "mb1ic32ih6oc32oh6kh3ph1"  # K = 288: 36 blocks of 8, 18 of 16, 9 of 32
 
 
-@pytest.mark.parametrize("platform, direction, dt, overrides", [
-    ("xelp", "FWD_B", "f32", {"tg_k": 4, "tg_m": 1, "tg_n": 1}),  # mad, bias added after the sums
-    ("xehpg", "BWD_D", "f32", {"tg_k": 2, "tg_m": 2, "tg_n": 1}),
-    ("xehpg", "FWD_B", "bf16", {"tg_k": 2, "tg_m": 2, "tg_n": 2, "slm": 1}),  # dpas from SLM, bf16 output
-    ("xehpg", "FWD_B", "s8:s8:s32", {"tg_k": 2, "fma": "dpas"}),  # 9 K blocks: shares of 5 and 4
-    ("xehpc", "FWD_B", "bf16", {"tg_k": 4, "tg_m": 1, "tg_n": 1}),
-])
+@pytest.mark.parametrize(
+    "platform, direction, dt, overrides",
+    [
+        ("xelp", "FWD_B", "f32", {"tg_k": 4, "tg_m": 1, "tg_n": 1}),  # mad, bias added after the sums
+        ("xehpg", "BWD_D", "f32", {"tg_k": 2, "tg_m": 2, "tg_n": 1}),
+        ("xehpg", "FWD_B", "bf16", {"tg_k": 2, "tg_m": 2, "tg_n": 2, "slm": 1}),  # dpas from SLM, bf16 output
+        ("xehpg", "FWD_B", "s8:s8:s32", {"tg_k": 2, "fma": "dpas"}),  # 9 K blocks: shares of 5 and 4
+        ("xehpc", "FWD_B", "bf16", {"tg_k": 4, "tg_m": 1, "tg_n": 1}),
+    ],
+)
 def test_threads_along_k_add_their_partial_sums(platform, direction, dt, overrides, iga64, ocloc):
     compilation = check_end_to_end(parse_descriptor(SMALL), platform, direction, dt, seed=7, overrides=overrides)
     config = compilation.config
@@ -32,11 +35,14 @@ def test_threads_along_k_add_their_partial_sums(platform, direction, dt, overrid
     assert compilation.kernel.threads % config.tg_k == 0 and compilation.kernel.uses_barriers
 
 
-@pytest.mark.parametrize("platform, dt, overrides", [
-    ("xehpg", "f32", {"tg_k": 2, "tg_m": 2, "tg_n": 1}),  # mad sums; 2 tiles along M share the bias columns
-    ("xehpg", "bf16", {"tg_k": 2, "tg_m": 1, "tg_n": 2, "fma": "dpasw", "k_block": 16}),  # dpas sums, from SLM
-    ("xehpc", "bf16", {"tg_k": 2, "tg_m": 1, "tg_n": 1, "slm": 0}),
-])
+@pytest.mark.parametrize(
+    "platform, dt, overrides",
+    [
+        ("xehpg", "f32", {"tg_k": 2, "tg_m": 2, "tg_n": 1}),  # mad sums; 2 tiles along M share the bias columns
+        ("xehpg", "bf16", {"tg_k": 2, "tg_m": 1, "tg_n": 2, "fma": "dpasw", "k_block": 16}),  # dpas sums, from SLM
+        ("xehpc", "bf16", {"tg_k": 2, "tg_m": 1, "tg_n": 1, "slm": 0}),
+    ],
+)
 def test_threads_along_k_add_their_bias_gradient_sums_too(platform, dt, overrides, iga64, ocloc):
     """BWD_WB with tg_k: each K thread sums the bias gradient over its own K blocks, and the
     first adds the others' sums (stored in SLM after their accumulators) before writing diff_bias;
@@ -64,8 +70,9 @@ def test_a_layer_that_would_leave_the_device_idle_gets_threads_for_every_eu():
     assert threads / busiest_eu_threads(threads, config.threads_per_group, hw.XEHPG) >= hw.XEHPG.eu_count / 2
 
 
-@pytest.mark.parametrize("platform, limit", [("xelp", 48 * 1024 // 16), ("xehpg", 96 * 1024 // 16),
-                                             ("xehpc", 80 * 1024 // 16)])
+@pytest.mark.parametrize(
+    "platform, limit", [("xelp", 48 * 1024 // 16), ("xehpg", 96 * 1024 // 16), ("xehpc", 80 * 1024 // 16)]
+)
 def test_code_larger_than_the_instruction_cache_is_refused(platform, limit):
     # 16-byte instructions in oneDNN's cache sizes (hw.icache_bytes)
     check_code_size(limit, hw.platform(platform))

@@ -28,16 +28,21 @@ LAYERS = [
     ("3d-depthwise", "g16mb1ic16id4ih5iw5oc16od4oh5ow5kd3kh3kw3pd1ph1pw1", "depthwise", {}),
     ("3d-first", "mb1ic3id3ih6iw6oc16od3oh6ow6kd3kh3kw3pd1ph1pw1", "first", {}),
 ]
-CASES = [(hw, dt) for hw in ("xelp", "xehpg", "xehpc") for dt in ("f32", "bf16", "f16", "u8:s8:f32")
-         if not (hw == "xelp" and dt == "f16")]
+CASES = [
+    (hw, dt)
+    for hw in ("xelp", "xehpg", "xehpc")
+    for dt in ("f32", "bf16", "f16", "u8:s8:f32")
+    if not (hw == "xelp" and dt == "f16")
+]
 
 
 def cases():
     for index, (name, desc, plan, tags) in enumerate(LAYERS):
         for number, (hw, dt) in enumerate(CASES):
             fast = number == index % len(CASES) or number == (index + 5) % len(CASES)
-            yield pytest.param(desc, plan, tags, hw, dt, id=f"{name}-{hw}-{dt}",
-                               marks=[] if fast else [pytest.mark.slow])
+            yield pytest.param(
+                desc, plan, tags, hw, dt, id=f"{name}-{hw}-{dt}", marks=[] if fast else [pytest.mark.slow]
+            )
 
 
 @pytest.mark.parametrize("desc, plan, tags, hw, dt", list(cases()))

@@ -79,7 +79,7 @@ def targets(node: ast.Import | ast.ImportFrom, base: str, modules) -> list[tuple
         return [(alias.name, ()) for alias in node.names if alias.name.partition(".")[0] == "xegen"]
     if node.level:
         parts = base.split(".")
-        source = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+        source = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
     else:
         source = node.module or ""
     if source.partition(".")[0] != "xegen":
@@ -106,14 +106,25 @@ def layer_table(text: str) -> list[tuple[tuple[str, ...], tuple[str, ...] | None
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if len(cells) < 3 or not cells[0].startswith("`"):
             continue
-        parts = tuple(part_of(module_name(ROOT / path.rstrip("/") / ("__init__.py" if path.endswith("/") else ""),
-                                          ROOT) if path.endswith("/") else module_name(ROOT / path, ROOT))
-                      for path in re.findall(r"`(xegen/[^`]*)`", cells[0]))
+        parts = tuple(
+            part_of(
+                module_name(ROOT / path.rstrip("/") / ("__init__.py" if path.endswith("/") else ""), ROOT)
+                if path.endswith("/")
+                else module_name(ROOT / path, ROOT)
+            )
+            for path in re.findall(r"`(xegen/[^`]*)`", cells[0])
+        )
         if not parts:
             continue  # rows outside the package (rules/, bench/)
         allowed = cells[-1]
-        rows.append((parts, None if allowed == EVERYTHING_ABOVE else
-                     tuple(name.strip() for name in allowed.split(",") if name.strip() not in ("", "—"))))
+        rows.append(
+            (
+                parts,
+                None
+                if allowed == EVERYTHING_ABOVE
+                else tuple(name.strip() for name in allowed.split(",") if name.strip() not in ("", "—")),
+            )
+        )
     return rows
 
 
@@ -137,15 +148,18 @@ def violations(modules: set[str], found: list[Import], allowed: dict[str, set[st
     for imp in found:
         source, target = part_of(imp.module), part_of(imp.target)
         if source != target and source in allowed and target not in allowed[source]:
-            problems.append(f"{imp.module}:{imp.line} imports {imp.target}: {source} may import only "
-                            f"{', '.join(sorted(allowed[source])) or 'nothing'}")
+            problems.append(
+                f"{imp.module}:{imp.line} imports {imp.target}: {source} may import only "
+                f"{', '.join(sorted(allowed[source])) or 'nothing'}"
+            )
         if imp.target != imp.module:
             private = [n for n in imp.names if n.startswith("_") and not n.startswith("__")]
             if private:
                 problems.append(f"{imp.module}:{imp.line} imports the private {', '.join(private)} from {imp.target}")
         if imp.where == "function" and not imp.commented:
-            problems.append(f"{imp.module}:{imp.line} imports {imp.target} inside a function without a comment "
-                            "saying why")
+            problems.append(
+                f"{imp.module}:{imp.line} imports {imp.target} inside a function without a comment saying why"
+            )
     graph = nx.DiGraph((imp.module, imp.target) for imp in found if imp.where != "type" and imp.module != imp.target)
     for cycle in sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1):
         problems.append(f"import cycle: {', '.join(cycle)}")
@@ -186,15 +200,19 @@ def check(root: Path) -> list[str]:
 
 
 def test_the_check_finds_back_edges_cycles_private_names_and_silent_function_imports(tmp_path):
-    root = fake_package(tmp_path, {
-        "xegen/low/__init__.py": "",
-        "xegen/low/a.py": "from . import b\nfrom ..high import run  # a back edge\n",
-        "xegen/low/b.py": "def f():\n    from .a import _helper\n",
-        "xegen/high.py": "from .low.a import value\n\ndef g():\n    # numpy is heavy\n    from .low import b\n",
-    })
+    root = fake_package(
+        tmp_path,
+        {
+            "xegen/low/__init__.py": "",
+            "xegen/low/a.py": "from . import b\nfrom ..high import run  # a back edge\n",
+            "xegen/low/b.py": "def f():\n    from .a import _helper\n",
+            "xegen/high.py": "from .low.a import value\n\ndef g():\n    # numpy is heavy\n    from .low import b\n",
+        },
+    )
     problems = check(root)
     assert [p for p in problems if "high" in p and "may import only" in p] == [
-        "xegen.low.a:2 imports xegen.high: low may import only errors"]
+        "xegen.low.a:2 imports xegen.high: low may import only errors"
+    ]
     assert "xegen.low.b:2 imports the private _helper from xegen.low.a" in problems
     assert "xegen.low.b:2 imports xegen.low.a inside a function without a comment saying why" in problems
     assert "import cycle: xegen.high, xegen.low.a, xegen.low.b" in problems  # b's import in a function counts
@@ -202,12 +220,15 @@ def test_the_check_finds_back_edges_cycles_private_names_and_silent_function_imp
 
 
 def test_the_check_passes_a_package_that_follows_its_table_and_flags_a_missing_row(tmp_path):
-    root = fake_package(tmp_path, {
-        "xegen/low/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import A\n",
-        "xegen/low/a.py": "from .. import errors\nfrom . import b\n",
-        "xegen/low/b.py": "",
-        "xegen/high.py": "import xegen.low.a\nfrom xegen.low import b\n",
-    })
+    root = fake_package(
+        tmp_path,
+        {
+            "xegen/low/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import A\n",
+            "xegen/low/a.py": "from .. import errors\nfrom . import b\n",
+            "xegen/low/b.py": "",
+            "xegen/high.py": "import xegen.low.a\nfrom xegen.low import b\n",
+        },
+    )
     assert check(root) == []
     (root / "xegen" / "extra.py").write_text("")
     assert check(root) == ["xegen.extra has no row in DEVELOPERS.md's layer table"]

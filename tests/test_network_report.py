@@ -85,9 +85,19 @@ class Dom(HTMLParser):
 def dump_dom(chromium: str, page: Path, profile: Path) -> Dom:
     checked = page.with_name("checked.html")
     checked.write_text(page.read_text(encoding="utf-8").replace("</body>", LOADED), encoding="utf-8")
-    argv = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-            "--dump-dom", checked.as_uri()]
+    argv = [
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--dump-dom",
+        checked.as_uri(),
+    ]
     # the timeout only guards against a hang; the verdicts come from the DOM
     result = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -101,19 +111,58 @@ def report(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("report")
     shapes = tmp / "shapes"
     odd = f'mb1ic16ih4oc16oh4kh1n"{ODD_NAME}"'
-    shapes.write_text(f"# three scaled layers\n{layer('res2a_branch2b')}\n{odd}\nnot-a-descriptor\n"
-                      f"{layer('res4a_branch2b')}\n", encoding="utf-8")
+    shapes.write_text(
+        f"# three scaled layers\n{layer('res2a_branch2b')}\n{odd}\nnot-a-descriptor\n{layer('res4a_branch2b')}\n",
+        encoding="utf-8",
+    )
     peers = tmp / "peers.json"
-    peers.write_text(json.dumps({"cases": [{
-        "hw": "xelp", "direction": "FWD_B", "dt": "f32",
-        "kernels": {"xegen": "xegen", "fast": "Peer <A>", "absent": "Peer B"},
-        "layers": [{"problem": str(layer("res2a_branch2b")),
-                    "fast": {"verified": True, "device_cycles": 1000.0, "bound": "memory",
-                             "roofline_fraction": 0.5, "instructions": 123},
-                    "absent": {"unsupported": "not this layer"}}]}]}), encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "xegen", "conv", "--batch", str(shapes), "--hw", "xelp", "--json",
-                             "--report", str(tmp / "out"), "--report-peers", str(peers)],
-                            capture_output=True, text=True)
+    peers.write_text(
+        json.dumps(
+            {
+                "cases": [
+                    {
+                        "hw": "xelp",
+                        "direction": "FWD_B",
+                        "dt": "f32",
+                        "kernels": {"xegen": "xegen", "fast": "Peer <A>", "absent": "Peer B"},
+                        "layers": [
+                            {
+                                "problem": str(layer("res2a_branch2b")),
+                                "fast": {
+                                    "verified": True,
+                                    "device_cycles": 1000.0,
+                                    "bound": "memory",
+                                    "roofline_fraction": 0.5,
+                                    "instructions": 123,
+                                },
+                                "absent": {"unsupported": "not this layer"},
+                            }
+                        ],
+                    }
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "xegen",
+            "conv",
+            "--batch",
+            str(shapes),
+            "--hw",
+            "xelp",
+            "--json",
+            "--report",
+            str(tmp / "out"),
+            "--report-peers",
+            str(peers),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 1, result.stderr  # the failing line
     assert "shapes:4: error:" in result.stderr and "wrote" in result.stderr
     return tmp, json.loads(result.stdout), peers
@@ -139,8 +188,12 @@ def test_the_page_renders_its_table_and_images_in_chromium(report, chromium, tmp
     assert row[-3:] == [f"1,000 ({ratio:.2f})", "not run", f"{ratio:.2f}"]
     assert dict(dom.rows)["4"][-3:] == ["", "", "-"]
     # every image decoded at the size the page gives it: the network and one per layer
-    assert sorted(image["src"] for image in dom.images) == ["layer-001.png", "layer-002.png", "layer-004.png",
-                                                           "network.png"]
+    assert sorted(image["src"] for image in dom.images) == [
+        "layer-001.png",
+        "layer-002.png",
+        "layer-004.png",
+        "network.png",
+    ]
     for image in dom.images:
         assert int(image["data-natural-width"]) == int(image["width"]) > 0
 
@@ -174,29 +227,37 @@ def test_a_layer_sits_at_its_roofline_fraction_of_the_roof(report):
         point = make_layer(index, summary, hwlib.XELP)
         modeled = summary["modeled"]
         assert point.attained / point.roofs.rate(point.intensity) == pytest.approx(
-            modeled["roofline_cycles"] / modeled["device_cycles"], rel=1e-9)
+            modeled["roofline_cycles"] / modeled["device_cycles"], rel=1e-9
+        )
         # the compute roof is XeLP's f32 peak: 8 FMAs x 96 EUs x 2 operations x 1.35 GHz
         assert point.roofs.compute == pytest.approx(8 * 96 * 2 * 1.35)
 
 
 def test_matplotlib_is_imported_only_for_a_report():
-    code = ("import sys; from xegen.cli import main; "
-            "status = main(['conv', 'mb1ic8ih4oc8oh4kh1', '--hw', 'xelp']); "
-            "print(status, 'matplotlib' in sys.modules)")
+    code = (
+        "import sys; from xegen.cli import main; "
+        "status = main(['conv', 'mb1ic8ih4oc8oh4kh1', '--hw', 'xelp']); "
+        "print(status, 'matplotlib' in sys.modules)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.splitlines()[-1] == "0 False", result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (["--report-peers", "peers.json"], "--report-peers gives peers to --report: add --report DIR"),
-    (["--report", "a_file"], "--report a_file: is a file, not a directory"),
-    (["--report", ""], "--report needs a directory name"),
-    (["--report", "out", "--no-model"], "--report shows the modeled cycles: drop --no-model"),
-    (["--report", "out", "--report-peers", "a_file"], "--report-peers a_file: not JSON"),
-    (["--report", "out", "--report-peers", "peers.json"], "--report-peers peers.json: not the JSON of python "
-                                                          "bench/e2e/run.py"),
-    (["--report", "out", "--report-peers", "missing.json"], "--report-peers missing.json: No such file"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--report-peers", "peers.json"], "--report-peers gives peers to --report: add --report DIR"),
+        (["--report", "a_file"], "--report a_file: is a file, not a directory"),
+        (["--report", ""], "--report needs a directory name"),
+        (["--report", "out", "--no-model"], "--report shows the modeled cycles: drop --no-model"),
+        (["--report", "out", "--report-peers", "a_file"], "--report-peers a_file: not JSON"),
+        (
+            ["--report", "out", "--report-peers", "peers.json"],
+            "--report-peers peers.json: not the JSON of python bench/e2e/run.py",
+        ),
+        (["--report", "out", "--report-peers", "missing.json"], "--report-peers missing.json: No such file"),
+    ],
+)
 def test_report_arguments_are_checked_before_compiling(arguments, message, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     Path("a_file").write_text("text\n")

@@ -84,14 +84,17 @@ def test_layouts_and_macros_of_the_first_layer():
     assert (m["PH_R"], m["OWB"], m["OW_LAST"]) == (2, 14, 112)
 
 
-@pytest.mark.parametrize("direction, dt, post_ops, desc, kernel, reason", [
-    ("BWD_D", "f32", "", "mb1ic16ih8oc16oh8kh3ph1", "nhwc", "forward only"),
-    ("FWD_B", "bf16", "", "mb1ic16ih8oc16oh8kh3ph1", "nhwc", "f32 only"),
-    ("FWD_B", "f32", "", "g2mb1ic32ih8oc32oh8kh3ph1", "blocked", "no groups"),
-    ("FWD_B", "f32", "", "mb1ic16id4oc16od4kd3pd1", "nhwc", "2-D only"),
-    ("FWD_B", "f32", "relu", "mb1ic16ih8oc16oh8kh3ph1", "nhwc", "no post-ops"),
-    ("FWD_B", "f32", "", "mb32ic16ih8oc16oh8kh3ph1", "blocked", "minibatch 32 is a multiple of 16"),
-])
+@pytest.mark.parametrize(
+    "direction, dt, post_ops, desc, kernel, reason",
+    [
+        ("BWD_D", "f32", "", "mb1ic16ih8oc16oh8kh3ph1", "nhwc", "forward only"),
+        ("FWD_B", "bf16", "", "mb1ic16ih8oc16oh8kh3ph1", "nhwc", "f32 only"),
+        ("FWD_B", "f32", "", "g2mb1ic32ih8oc32oh8kh3ph1", "blocked", "no groups"),
+        ("FWD_B", "f32", "", "mb1ic16id4oc16od4kd3pd1", "nhwc", "2-D only"),
+        ("FWD_B", "f32", "relu", "mb1ic16ih8oc16oh8kh3ph1", "nhwc", "no post-ops"),
+        ("FWD_B", "f32", "", "mb32ic16ih8oc16oh8kh3ph1", "blocked", "minibatch 32 is a multiple of 16"),
+    ],
+)
 def test_what_the_kernels_do_not_cover_says_why(direction, dt, post_ops, desc, kernel, reason):
     problem = make_problem(desc, direction, dt, post_ops)
     with pytest.raises(UnsupportedError, match=reason):
@@ -135,8 +138,9 @@ def test_onednn_kernel_compiles_and_verifies_in_the_simulator(desc, kernel, hw, 
     problem = make_problem(desc, "FWD_B", "f32", mb=1)
     platform = hwlib.platform(hw)
     c = onednn.configure(problem, platform, kernel)
-    zebin = oracles.ocloc_compile(onednn.source_file(c, sources).read_text(), platform,
-                                  options=onednn.options(problem, c, sources))
+    zebin = oracles.ocloc_compile(
+        onednn.source_file(c, sources).read_text(), platform, options=onednn.options(problem, c, sources)
+    )
     tensors = random_inputs(problem, seed=5)
     got, padding, result = onednn.simulate(problem, c, zebin, platform, tensors)
     comparisons = compare(problem, got, tensors)
@@ -151,8 +155,9 @@ def test_weights_in_another_layout_fail_verification(sources, ocloc):
     problem = make_problem("mb1ic32ih6oc16oh6kh3ph1", "FWD_B", "f32", mb=1)
     platform = hwlib.platform("xelp")
     c = onednn.configure(problem, platform, "nhwc")
-    zebin = oracles.ocloc_compile(onednn.source_file(c, sources).read_text(), platform,
-                                  options=onednn.options(problem, c, sources))
+    zebin = oracles.ocloc_compile(
+        onednn.source_file(c, sources).read_text(), platform, options=onednn.options(problem, c, sources)
+    )
     tensors = random_inputs(problem, seed=5)
     got, _, _ = onednn.simulate(problem, replace(c, wei_layout="Ohwi16o"), zebin, platform, tensors)
     (comparison,) = compare(problem, got, tensors)
@@ -161,8 +166,23 @@ def test_weights_in_another_layout_fail_verification(sources, ocloc):
 
 def test_bench_table_on_one_scaled_layer(sources, ocloc, tmp_path):
     output = tmp_path / "e2e.json"
-    result = subprocess.run([sys.executable, str(RUN), "--peer", "onednn", "--cases", "xelp/fwd_b/f32", "--scaled",
-                             "--layers", "res2a_branch2b", "--json", str(output)], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(RUN),
+            "--peer",
+            "onednn",
+            "--cases",
+            "xelp/fwd_b/f32",
+            "--scaled",
+            "--layers",
+            "res2a_branch2b",
+            "--json",
+            str(output),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     kernels = [line for line in lines if "ok" in line.split()[-1:]]
@@ -171,16 +191,32 @@ def test_bench_table_on_one_scaled_layer(sources, ocloc, tmp_path):
     (row,) = case["layers"]
     cycles = {side: row[side]["device_cycles"] for side in ("xegen", "onednn_nhwc", "onednn_blocked", "igc")}
     assert row["ratios"]["best_onednn"] == pytest.approx(
-        cycles["xegen"] / min(cycles["onednn_nhwc"], cycles["onednn_blocked"]))
+        cycles["xegen"] / min(cycles["onednn_nhwc"], cycles["onednn_blocked"])
+    )
     assert case["summary"]["best_onednn"]["geomean"] == pytest.approx(row["ratios"]["best_onednn"])
     assert f"worst {row['ratios']['best_onednn']:.2f} (res2a_branch2b" in result.stdout
     for side in ("xegen", "onednn_nhwc", "onednn_blocked", "igc"):
         assert row[side]["bound"] in result.stdout and 0 < row[side]["roofline_fraction"] <= 1
     # the same layer's network report takes the bench's peers: xegen conv prices its kernel as the
     # bench did (static counts, the same model), and divides by the best of them
-    report = subprocess.run([sys.executable, "-m", "xegen", "conv", row["problem"], "--hw", "xelp", "--json",
-                             "--report", str(tmp_path / "report"), "--report-peers", str(output)],
-                            capture_output=True, text=True)
+    report = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "xegen",
+            "conv",
+            row["problem"],
+            "--hw",
+            "xelp",
+            "--json",
+            "--report",
+            str(tmp_path / "report"),
+            "--report-peers",
+            str(output),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert report.returncode == 0, report.stderr
     ours = json.loads(report.stdout)["modeled"]["device_cycles"]
     assert ours == pytest.approx(cycles["xegen"], rel=1e-12)
@@ -193,6 +229,7 @@ def test_bench_table_on_one_scaled_layer(sources, ocloc, tmp_path):
 
 def test_layers_by_name_descriptor_or_all():
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("bench_e2e_run", RUN)
     run = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(run)

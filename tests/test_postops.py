@@ -4,9 +4,11 @@ the whole grid against numpy (`verify`), on XeLP, XeHPG and XeHPC.
 At scaled sizes (the default run): every eltwise algorithm, in chains of three, with f32, bf16
 and f16 destinations; every binary algorithm and broadcast policy; sum with scale, zero point and
 data type; prelu; int8 chains.  The platform rotates over the cases, so each platform sees each
-kind of post-op; int8 with scales and zero points on every platform.  At real sizes (`-m slow`,
+kind of post-op; int8 with scales and zero points (source ones at the extremes of the type, on a
+padded and a strided layer) on every platform.  At real sizes (`-m slow`,
 but for one representative layer): mobilenet_v2 layers with relu6 (clip:0:6), a resnet_50
-block's last conv with its residual sum + relu, yolov2's conv1 with leaky relu (relu:0.1).
+block's last conv with its residual sum + relu, yolov2's conv1 with leaky relu (relu:0.1), and a
+resnet_50 3x3 layer in u8 with a source zero point.
 """
 
 from __future__ import annotations
@@ -63,27 +65,61 @@ def test_binary_chains(index):
     check(make_problem(SMALL, "FWD_D", dt, BINARY_CHAINS[index]), PLATFORMS[index % 3])
 
 
-@pytest.mark.parametrize("hw, dt, chain", [
-    ("xelp", "f32", "sum:0.5+relu"),
-    ("xehpg", "bf16", "prelu:per_oc+sum:2"),
-    ("xehpc", "f16", "sum+prelu+linear:0.5:1"),
-    ("xehpg", "u8:s8:u8", "sum:0.5:3:s8+relu"),
-    ("xehpc", "s8:s8:s8", "relu:0.25+sum:1:-2"),
-    ("xelp", "u8:s8:f32", "prelu:per_tensor+sum:0.5+clip:0:6"),
-    ("xelp", "s8:s8:u8", "sum:1:1:s8+tanh+linear:100"),
-])
+@pytest.mark.parametrize(
+    "hw, dt, chain",
+    [
+        ("xelp", "f32", "sum:0.5+relu"),
+        ("xehpg", "bf16", "prelu:per_oc+sum:2"),
+        ("xehpc", "f16", "sum+prelu+linear:0.5:1"),
+        ("xehpg", "u8:s8:u8", "sum:0.5:3:s8+relu"),
+        ("xehpc", "s8:s8:s8", "relu:0.25+sum:1:-2"),
+        ("xelp", "u8:s8:f32", "prelu:per_tensor+sum:0.5+clip:0:6"),
+        ("xelp", "s8:s8:u8", "sum:1:1:s8+tanh+linear:100"),
+    ],
+)
 def test_sum_prelu_and_int8(hw, dt, chain):
     check(make_problem(SMALL, "FWD_B", dt, chain), hw)
 
 
 @pytest.mark.parametrize("hw", PLATFORMS)
-@pytest.mark.parametrize("dt, chain, scales, zero_points", [
-    ("u8:s8:u8", "relu", "src:common:0.5+wei:per_oc+dst:common:2", "dst:common:7"),
-    ("s8:s8:s8", "sum:0.5:1", "wei:common:0.25", "dst:per_oc"),
-    ("u8:s8:f32", "", "src:common:0.25+wei:per_oc", ""),
-])
+@pytest.mark.parametrize(
+    "dt, chain, scales, zero_points",
+    [
+        ("u8:s8:u8", "relu", "src:common:0.5+wei:per_oc+dst:common:2", "dst:common:7"),
+        ("s8:s8:s8", "sum:0.5:1", "wei:common:0.25", "dst:per_oc"),
+        ("u8:s8:f32", "", "src:common:0.25+wei:per_oc", ""),
+    ],
+)
 def test_int8_scales_and_zero_points(hw, dt, chain, scales, zero_points):
     check(make_problem(SMALL, "FWD_B", dt, chain, scales=scales, zero_points=zero_points), hw)
+
+
+STRIDED = "mb1ic16ih8oc32oh4kh3sh2ph1"
+# source zero points at the extremes of src's type, with scales and dst zero points: the default
+# run takes one case per platform, `-m slow` every data type on every platform
+SRC_ZERO_POINTS = {
+    "u8:s8:u8": (SMALL, "src:common:0.5+wei:per_oc+dst:common:2", "src:common:255+dst:common:7"),
+    "s8:s8:s8": (STRIDED, "wei:common:0.25", "src:common:-128+dst:per_oc"),
+    "u8:s8:f32": (STRIDED, "src:common:0.25+wei:per_oc", "src:common:0"),
+    "s8:s8:u8": (SMALL, "dst:common:4", "src:common:127+dst:common:100"),
+}
+
+
+@pytest.mark.parametrize("hw, dt", [("xelp", "u8:s8:u8"), ("xehpg", "s8:s8:s8"), ("xehpc", "s8:s8:u8")])
+def test_src_zero_points(hw, dt):
+    desc, scales, zero_points = SRC_ZERO_POINTS[dt]
+    check(
+        make_problem(desc, "FWD_B", dt, "relu" if dt.endswith("u8") else "", scales=scales, zero_points=zero_points), hw
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hw", PLATFORMS)
+@pytest.mark.parametrize("dt", sorted(SRC_ZERO_POINTS))
+@pytest.mark.parametrize("layer", [SMALL, STRIDED])
+def test_src_zero_points_everywhere(layer, dt, hw):
+    _, scales, zero_points = SRC_ZERO_POINTS[dt]
+    check(make_problem(layer, "FWD_B", dt, scales=scales, zero_points=zero_points), hw)
 
 
 # -- real sizes ------------------------------------------------------------------------------
@@ -122,16 +158,37 @@ def test_mobilenet_v2_real_size(layer, hw):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("hw", PLATFORMS)
+def test_resnet_3x3_with_src_zero_point_real_size(hw):
+    """res2a_branch2b (3x3, padding 1) in u8 with a source zero point, scales and a dst zero point."""
+    check(
+        make_problem(
+            RESNET[3],
+            "FWD_B",
+            "u8:s8:u8",
+            "relu",
+            scales="src:common:0.5+wei:per_oc",
+            zero_points="src:common:128+dst:common:5",
+            mb=1,
+        ),
+        hw,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hw", PLATFORMS)
 def test_yolov2_conv1_leaky_relu_real_size(hw):
     check(make_problem(YOLOV2_CONV1, "FWD_B", "f32", "relu:0.1"), hw)
 
 
-@pytest.mark.parametrize("desc, chain, plan", [
-    ("mb1g32ic32ih6oc32oh6kh3ph1", "clip:0:6+swish", "depthwise"),  # eltwise chains: the row plan's epilogue
-    ("mb1g32ic32ih6oc32oh6kh3ph1", "sum:0.5+relu", "gemm"),  # a post-op reading dst: the GEMM plan's
-    ("mb1ic3ih12oc16oh6kh3sh2ph1", "relu:0.1", "first"),
-    ("mb1ic3ih12oc16oh6kh3sh2ph1", "add:f32:per_oc", "gemm"),
-])
+@pytest.mark.parametrize(
+    "desc, chain, plan",
+    [
+        ("mb1g32ic32ih6oc32oh6kh3ph1", "clip:0:6+swish", "depthwise"),  # eltwise chains: the row plan's epilogue
+        ("mb1g32ic32ih6oc32oh6kh3ph1", "sum:0.5+relu", "gemm"),  # a post-op reading dst: the GEMM plan's
+        ("mb1ic3ih12oc16oh6kh3sh2ph1", "relu:0.1", "first"),
+        ("mb1ic3ih12oc16oh6kh3sh2ph1", "add:f32:per_oc", "gemm"),
+    ],
+)
 def test_row_plans_take_eltwise_chains_and_leave_tensors_to_the_gemm_plan(desc, chain, plan):
     compilation = check(make_problem(desc, post_ops=chain), "xehpg")
     assert compilation.config.plan == plan

@@ -42,8 +42,10 @@ def one_error(capsys, *args: str) -> str:
 
 # Deep inputs ------------------------------------------------------------------------------
 
+
 def test_a_sum_1200_terms_deep_simplifies_to_its_value(capsys):
     from xegen.egraph import Limits, simplify
+
     text = "a+" * 1200 + "a"
     status, _, err = run(capsys, "simplify", text, "--iterations", "2")
     assert status == 0, err
@@ -54,6 +56,7 @@ def test_a_sum_1200_terms_deep_simplifies_to_its_value(capsys):
 
 def test_a_term_deeper_than_the_optimizer_takes_is_one_error_line(capsys):
     from xegen.egraph.terms import MAX_TERM_DEPTH
+
     line = one_error(capsys, "simplify", "a+" * (MAX_TERM_DEPTH + 1) + "a")
     assert f"more than {MAX_TERM_DEPTH} levels" in line
 
@@ -61,6 +64,7 @@ def test_a_term_deeper_than_the_optimizer_takes_is_one_error_line(capsys):
 def test_deep_terms_reach_egglog_in_pieces():
     """egglog's parse of one term is quadratic in its depth: deep terms are cut into `let`s."""
     from xegen.egraph.terms import PIECE_DEPTH, TermBuilder
+
     builder = TermBuilder()
     text = deeply(builder.term, deeply(ir.parse_expr, "a+" * 1000 + "a"))
     assert len(builder.pieces) >= 1000 // PIECE_DEPTH
@@ -79,8 +83,10 @@ def test_nested_ternaries_twenty_thousand_deep_evaluate(capsys):
 def test_a_deeply_nested_rule_term_is_checked(capsys, tmp_path):
     depth = 1500
     path = tmp_path / "deep.egg"
-    path.write_text(";; -(-(...x)) with an even count of negations is x\n"
-                    f'(rewrite {"(Neg t " * depth}x{")" * depth} x :ruleset rewrite :name "deep")\n')
+    path.write_text(
+        ";; -(-(...x)) with an even count of negations is x\n"
+        f'(rewrite {"(Neg t " * depth}x{")" * depth} x :ruleset rewrite :name "deep")\n'
+    )
     status, out, err = run(capsys, "rules", "check", str(path), "--no-cache", "--jobs", "1", "--examples", "2")
     assert status == 0, err
     assert "deep  sound" in out.replace("  ", " ").replace(" sound", "  sound")
@@ -119,12 +125,16 @@ def test_a_let_chain_deeper_than_the_default_limit_goes_through_a_mutator():
 
 # Unbounded reads --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args", [
-    ["asm", "/dev/zero", "-o", "never-written.bin"],
-    ["disasm", "/dev/zero"],
-    ["run", "/dev/zero", "-k", "k", "--global", "1", "--local", "1"],
-    ["conv", "--batch", "/dev/zero"],
-])
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["asm", "/dev/zero", "-o", "never-written.bin"],
+        ["disasm", "/dev/zero"],
+        ["run", "/dev/zero", "-k", "k", "--global", "1", "--local", "1"],
+        ["conv", "--batch", "/dev/zero"],
+    ],
+)
 def test_an_endless_file_is_refused_at_its_size_limit(capsys, args):
     assert "(the limit for" in one_error(capsys, *args)
     assert not os.path.exists("never-written.bin")
@@ -176,15 +186,22 @@ def test_verify_of_hours_is_refused_up_front_unless_forced():
 
 # numpy array files ------------------------------------------------------------------------
 
+
 def npy_bytes(array: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, array)
     return buffer.getvalue()
 
 
-@pytest.mark.parametrize("array", [np.arange(12, dtype=np.int16).reshape(3, 4),
-                                   np.asfortranarray(np.linspace(-1, 1, 6).reshape(2, 3)),
-                                   np.zeros((0, 5), np.float32), np.array(7, np.uint8)])
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(12, dtype=np.int16).reshape(3, 4),
+        np.asfortranarray(np.linspace(-1, 1, 6).reshape(2, 3)),
+        np.zeros((0, 5), np.float32),
+        np.array(7, np.uint8),
+    ],
+)
 def test_npy_files_read_as_numpy_writes_them(array):
     read = read_npy(npy_bytes(array), "x.npy")
     assert read.dtype == array.dtype and read.shape == array.shape and np.array_equal(read, array)
@@ -197,6 +214,7 @@ def test_an_npy_header_claiming_more_data_than_the_file_has_is_refused_before_al
 
 
 # Wrong acceptance -------------------------------------------------------------------------
+
 
 def test_a_long_expression_is_not_taken_for_a_file_name(capsys):
     status, out, err = run(capsys, "extract", "--compare", "xehpg", "a+" * 200 + "a")
@@ -227,11 +245,14 @@ def test_an_unterminated_name_is_a_parse_error(text):
     assert parse_descriptor('mb1ic16ih8oc32oh8kh3ph1n"ab"').name == "ab"
 
 
-@pytest.mark.parametrize("spec, x, expected", [
-    ("x:u64[9223372036854775808,9223372036854775810)", 9223372036854775809, 9223372036854775810),
-    ("x:u64[0,18446744073709551615]", 18446744073709551615, 0),
-    ("x:s64[-9223372036854775808,9223372036854775807]", -9223372036854775808, -9223372036854775807),
-])
+@pytest.mark.parametrize(
+    "spec, x, expected",
+    [
+        ("x:u64[9223372036854775808,9223372036854775810)", 9223372036854775809, 9223372036854775810),
+        ("x:u64[0,18446744073709551615]", 18446744073709551615, 0),
+        ("x:s64[-9223372036854775808,9223372036854775807]", -9223372036854775808, -9223372036854775807),
+    ],
+)
 def test_64_bit_ranges_of_any_size_simplify(capsys, spec, x, expected):
     status, out, err = run(capsys, "simplify", "x+1", "--var", spec)
     assert status == 0, err
@@ -255,6 +276,7 @@ def test_a_rule_file_that_is_not_utf8_is_one_error_line(capsys, tmp_path):
 
 def test_a_rule_file_over_its_size_limit_is_refused(capsys, tmp_path):
     from xegen.egraph.rules import MAX_RULE_FILE_BYTES
+
     path = tmp_path / "huge.egg"
     path.write_text(";" * (MAX_RULE_FILE_BYTES + 1))
     assert "(the limit for rule files is 256 KiB)" in one_error(capsys, "simplify", "a", "--rules", str(path))

@@ -47,13 +47,35 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
 from .version import __version__
 
 __all__ = [
-    "ConfigError", "DecodeError", "EncodeError", "Error", "EvaluationError", "ParseError", "RuleError",
-    "UnsupportedError", "__version__",
+    "ConfigError",
+    "DecodeError",
+    "EncodeError",
+    "Error",
+    "EvaluationError",
+    "ParseError",
+    "RuleError",
+    "UnsupportedError",
+    "__version__",
     # xegen.api's names and two subpackages: loaded on first use, by __getattr__ below
-    "Argument", "DeviceRun", "Graph", "Kernel", "PlatformComparison", "Simplification", "Summary", "assemble",
-    "autotune", "compile", "conv_problem", "disassemble", "evaluate", "extract_compare", "read_zebin", "run_zebin",
+    "Argument",
+    "DeviceRun",
+    "Graph",
+    "Kernel",
+    "PlatformComparison",
+    "Simplification",
+    "Summary",
+    "assemble",
+    "autotune",
+    "compile",
+    "conv_problem",
+    "disassemble",
+    "evaluate",
+    "extract_compare",
+    "read_zebin",
+    "run_zebin",
     "simplify",
-    "rules", "runtime",
+    "rules",
+    "runtime",
 ]
 
 

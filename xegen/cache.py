@@ -72,8 +72,9 @@ def code_digest() -> str:
 @functools.cache
 def rules_digest() -> str:
     """The shipped rule files and the term language (egraph/language.egg)."""
-    return hashlib.sha256((tree_digest(PACKAGE / "rules", (".egg",)) +
-                           tree_digest(PACKAGE / "egraph", (".egg",))).encode()).hexdigest()
+    return hashlib.sha256(
+        (tree_digest(PACKAGE / "rules", (".egg",)) + tree_digest(PACKAGE / "egraph", (".egg",))).encode()
+    ).hexdigest()
 
 
 #: the packages whose algorithms shape the kernel (extraction, graph orders, arithmetic)
@@ -100,8 +101,16 @@ def dependency_versions() -> tuple[str, ...]:
 def make_key(fields: dict) -> str:
     """The key of a kernel named by `fields` (JSON values) under this xegen, its rules and the
     versions of the packages it computes with."""
-    text = json.dumps({"fields": fields, "version": __version__, "code": code_digest(), "rules": rules_digest(),
-                       "dependencies": dependency_versions()}, sort_keys=True)
+    text = json.dumps(
+        {
+            "fields": fields,
+            "version": __version__,
+            "code": code_digest(),
+            "rules": rules_digest(),
+            "dependencies": dependency_versions(),
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -179,8 +188,9 @@ class KernelCache:
 
 
 def _encode(key: str, zebin: bytes, data: dict) -> bytes:
-    header = json.dumps({"key": key, "zebin_bytes": len(zebin), "zebin_sha256": hashlib.sha256(zebin).hexdigest(),
-                         "data": data})  # (keys in their order: --json prints the summary's)
+    header = json.dumps(
+        {"key": key, "zebin_bytes": len(zebin), "zebin_sha256": hashlib.sha256(zebin).hexdigest(), "data": data}
+    )  # (keys in their order: --json prints the summary's)
     return MAGIC + header.encode() + b"\n" + zebin
 
 
@@ -188,14 +198,18 @@ def _decode(content: bytes, key: str) -> Hit | None:
     """The entry in `content`, or None unless it is whole and belongs to `key`."""
     if not content.startswith(MAGIC):
         return None
-    header, newline, zebin = content[len(MAGIC):].partition(b"\n")
+    header, newline, zebin = content[len(MAGIC) :].partition(b"\n")
     try:
         fields = json.loads(header) if newline else None
     except ValueError:
         return None
-    if (not isinstance(fields, dict) or fields.get("key") != key or fields.get("zebin_bytes") != len(zebin)
-            or fields.get("zebin_sha256") != hashlib.sha256(zebin).hexdigest()
-            or not isinstance(fields.get("data"), dict)):
+    if (
+        not isinstance(fields, dict)
+        or fields.get("key") != key
+        or fields.get("zebin_bytes") != len(zebin)
+        or fields.get("zebin_sha256") != hashlib.sha256(zebin).hexdigest()
+        or not isinstance(fields.get("data"), dict)
+    ):
         return None
     return Hit(zebin, fields["data"])
 

@@ -103,5 +103,7 @@ def _call(function, args, kwargs):
     try:
         return function(*args, **kwargs)
     except RecursionError:
-        raise NestingError(f"the input nests deeper than xegen handles ({MAX_DEPTH:,} levels of "
-                           "recursion); split it into smaller pieces") from None
+        raise NestingError(
+            f"the input nests deeper than xegen handles ({MAX_DEPTH:,} levels of "
+            "recursion); split it into smaller pieces"
+        ) from None

@@ -29,6 +29,7 @@ class TooLargeError(Error):
 def read_bytes(path: str, limit: int, what: str = "files") -> bytes:
     """The bytes of `path` ('-': standard input), at most `limit` of them; `what` names the
     kind of file in the plural for the error message ("assembly files")."""
+
     def too_large(size: str) -> TooLargeError:
         return TooLargeError(f"{path}: {size} (the limit for {what} is {_size(limit)})")
 
@@ -53,7 +54,7 @@ def read_text(path: str, limit: int, what: str = "files") -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = data[:error.start].count(b"\n") + 1
+        line = data[: error.start].count(b"\n") + 1
         raise Error(f"{path}: line {line} is not UTF-8 text (byte 0x{data[error.start]:02x})") from None
 
 
@@ -98,8 +99,12 @@ def read_npy(data: bytes, what: str) -> np.ndarray:
         dtype = np.lib.format.descr_to_dtype(descr)
     except (ValueError, SyntaxError, TypeError, KeyError, UnicodeDecodeError, MemoryError, RecursionError):
         raise bad("malformed header") from None
-    if not (isinstance(header, dict) and isinstance(fortran, bool) and isinstance(shape, tuple)
-            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)):
+    if not (
+        isinstance(header, dict)
+        and isinstance(fortran, bool)
+        and isinstance(shape, tuple)
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
+    ):
         raise bad("malformed header")
     if dtype.hasobject or dtype.itemsize == 0:
         raise bad(f"it holds {dtype}, not numbers")
@@ -107,7 +112,6 @@ def read_npy(data: bytes, what: str) -> np.ndarray:
     for n in shape:
         count *= n
     if count * dtype.itemsize != len(data) - header_end:
-        raise bad(f"the header describes {count * dtype.itemsize} bytes of data, the file has "
-                  f"{len(data) - header_end}")
+        raise bad(f"the header describes {count * dtype.itemsize} bytes of data, the file has {len(data) - header_end}")
     flat = np.frombuffer(data, dtype=dtype, count=count, offset=header_end)
     return flat.reshape(shape, order="F" if fortran else "C").copy()

@@ -48,13 +48,19 @@ class Occupancy:
     last_wave_threads: int  # ... and in the last wave
 
     def as_dict(self) -> dict:
-        return {"threads_per_eu": self.threads_per_eu, "groups_per_subslice": self.groups_per_subslice,
-                "limit": self.limit, "waves": self.waves, "wave_threads_per_eu": self.wave_threads,
-                "last_wave_threads_per_eu": self.last_wave_threads}
+        return {
+            "threads_per_eu": self.threads_per_eu,
+            "groups_per_subslice": self.groups_per_subslice,
+            "limit": self.limit,
+            "waves": self.waves,
+            "wave_threads_per_eu": self.wave_threads,
+            "last_wave_threads_per_eu": self.last_wave_threads,
+        }
 
 
-def occupancy(threads: int, group_threads: int, hw: hwlib.Platform, grf_count: int, slm_bytes: int = 0,
-              barriers: bool = False) -> Occupancy:
+def occupancy(
+    threads: int, group_threads: int, hw: hwlib.Platform, grf_count: int, slm_bytes: int = 0, barriers: bool = False
+) -> Occupancy:
     group_threads = max(1, min(group_threads, threads))
     eus = hw.eus_per_subslice
     per_eu = hw.threads_per_eu(grf_count)
@@ -79,6 +85,7 @@ def occupancy(threads: int, group_threads: int, hw: hwlib.Platform, grf_count: i
 def stall(occupancy: Occupancy, busy: float, exposed: float) -> float:
     """Cycles the busiest EU waits in all: per wave, what one thread's busy time plus its exposed
     latency exceeds the busy time of the wave's threads."""
+
     def wave(threads: int) -> float:
         return max(0.0, busy + exposed - threads * busy)
 

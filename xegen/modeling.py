@@ -46,9 +46,15 @@ def workload(problem: Problem) -> Workload:
     # forward: the bias and what the post-ops and scales read (a sum reads dst too)
     extra = sum(tensor_bytes(problem, name) for name in problem.inputs if name not in ("src", "wei"))
     a_bytes, b_bytes, c_bytes = (tensor_bytes(problem, view.tensor) for view in (gemm.a, gemm.b, gemm.c))
-    return Workload(multiply_adds(problem), fma_kind(problem), a_bytes, b_bytes, c_bytes,
-                    other_read_bytes=extra if problem.is_forward else 0,
-                    other_written_bytes=0 if problem.is_forward else bias)
+    return Workload(
+        multiply_adds(problem),
+        fma_kind(problem),
+        a_bytes,
+        b_bytes,
+        c_bytes,
+        other_read_bytes=extra if problem.is_forward else 0,
+        other_written_bytes=0 if problem.is_forward else bias,
+    )
 
 
 def tiling(compilation: Compilation) -> Tiling:
@@ -65,7 +71,14 @@ def modeled_cycles(compilation: Compilation, executions=None) -> Cycles:
     kernel, compiled = compilation.kernel, compilation.compiled
     if executions is None:
         executions = compiled.executions(kernel.grid)
-    return kernel_cycles(compiled.instructions, executions, compiled.hw, kernel.threads,
-                         math.prod(kernel.thread_group), grf_count=kernel.grf_count,
-                         slm_bytes=compiled.stats.slm_bytes, workload=workload(compilation.problem),
-                         tiling=tiling(compilation))
+    return kernel_cycles(
+        compiled.instructions,
+        executions,
+        compiled.hw,
+        kernel.threads,
+        math.prod(kernel.thread_group),
+        grf_count=kernel.grf_count,
+        slm_bytes=compiled.stats.slm_bytes,
+        workload=workload(compilation.problem),
+        tiling=tiling(compilation),
+    )

@@ -73,8 +73,19 @@ def ocloc_compile(source: str, hw: str | hwlib.Platform, *, options: str = "", i
     platform = hwlib.platform(hw)
     with tempfile.TemporaryDirectory(prefix="xegen-ocloc-") as tmp:
         Path(tmp, "kernel.cl").write_text(source)
-        argv = [find_tool("ocloc"), "compile", "-file", "kernel.cl", "-device", platform.ocloc_device,
-                "-output", "kernel", "-output_no_suffix", "--format", "zebin"]
+        argv = [
+            find_tool("ocloc"),
+            "compile",
+            "-file",
+            "kernel.cl",
+            "-device",
+            platform.ocloc_device,
+            "-output",
+            "kernel",
+            "-output_no_suffix",
+            "--format",
+            "zebin",
+        ]
         if options:
             argv += ["-options", options]
         if internal_options:
@@ -114,8 +125,17 @@ def genx_ir_finalize(text: str, hw: str | hwlib.Platform, grf_count: int, option
     (`options`: more of GenX_IR's, e.g. -keepScalarJmp)."""
     with tempfile.TemporaryDirectory(prefix="xegen-genx-") as tmp:
         Path(tmp, "kernel.visaasm").write_text(text)
-        argv = [find_tool("GenX_IR"), "kernel.visaasm", "-platform", genx_ir_platform(hw), "-output", "-binary",
-                "-TotalGRFNum", str(grf_count), *options]
+        argv = [
+            find_tool("GenX_IR"),
+            "kernel.visaasm",
+            "-platform",
+            genx_ir_platform(hw),
+            "-output",
+            "-binary",
+            "-TotalGRFNum",
+            str(grf_count),
+            *options,
+        ]
         result = _run(argv, tmp)
         code, listing = Path(tmp, "kernel.dat"), Path(tmp, "kernel.asm")
         if result.returncode != 0 or not code.exists() or not listing.exists():

@@ -68,10 +68,16 @@ class Compilation:
         return self.compiled.zebin()
 
 
-def compile_problem(problem: Problem, hw: str | hwlib.Platform = "xehpg",
-                    overrides: Mapping[str, object] | None = None, *, optimize: bool = True,
-                    show: Show | None = None, dump_graph: str | Path | None = None,
-                    backend: str = "native") -> Compilation:
+def compile_problem(
+    problem: Problem,
+    hw: str | hwlib.Platform = "xehpg",
+    overrides: Mapping[str, object] | None = None,
+    *,
+    optimize: bool = True,
+    show: Show | None = None,
+    dump_graph: str | Path | None = None,
+    backend: str = "native",
+) -> Compilation:
     """Compile `problem` for `hw` with the heuristic configuration (`overrides` fix keys of it);
     `backend` "visa" finalizes xegen's instruction selection with IGC's GenX_IR."""
     if backend not in BACKENDS:
@@ -86,8 +92,10 @@ def compile_problem(problem: Problem, hw: str | hwlib.Platform = "xehpg",
             fallbacks.append(f"{config}: {error}")
             continue
         return replace(result, fallbacks=tuple(fallbacks))
-    raise ConfigError(f"no configuration of {problem.desc} fits {platform.display_name}'s registers and "
-                      f"instruction cache; the last: {fallbacks[-1] if fallbacks else 'none'}")
+    raise ConfigError(
+        f"no configuration of {problem.desc} fits {platform.display_name}'s registers and "
+        f"instruction cache; the last: {fallbacks[-1] if fallbacks else 'none'}"
+    )
 
 
 def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph, backend) -> Compilation:
@@ -113,8 +121,13 @@ def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph,
         report = optimize_stmt_report(body, platform, ranges=index_ranges(kernel), limits=OPTIMIZE_LIMITS)
         body = report.stmt
         kernel = replace(kernel, body=body)
-        done("optimize", lambda: f"// e-graph: {report.saturation.describe()}, cost {report.cost_before} -> "
-                                 f"{report.cost_after}, {report.lets} shared lets\n" + format_stmt(body))
+        done(
+            "optimize",
+            lambda: (
+                f"// e-graph: {report.saturation.describe()}, cost {report.cost_before} -> "
+                f"{report.cost_after}, {report.lets} shared lets\n" + format_stmt(body)
+            ),
+        )
     try:
         lower = compile_visa if backend == "visa" else compile_kernel
         compiled = lower(kernel_spec(kernel), platform, trace=done)
@@ -128,8 +141,13 @@ def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph,
 
 # Where the stages meet -------------------------------------------------------------------------
 
-def build_kernel(problem: Problem, hw: str | hwlib.Platform = "xehpg",
-                 overrides: Mapping[str, object] | None = None, dump_graph: str | Path | None = None) -> Kernel:
+
+def build_kernel(
+    problem: Problem,
+    hw: str | hwlib.Platform = "xehpg",
+    overrides: Mapping[str, object] | None = None,
+    dump_graph: str | Path | None = None,
+) -> Kernel:
     """The kernel IR of `problem` on `hw` as built and scheduled (the passes before `optimize`),
     configured by the heuristic and `overrides`.  With `dump_graph`, the K loop's dataflow graph
     before and after each scheduling transform is written there as DOT (and SVG when Graphviz is
@@ -146,9 +164,12 @@ def schedule_options(plan: AnyPlan) -> ScheduleOptions:
     one iteration ahead of the global loads where the platform has LSC prefetch and the loop is
     multi-buffered, and the register budget left after the reserved GRFs."""
     config, hw = plan.config, plan.hw
-    return ScheduleOptions(slm_bufs=config.slm_bufs, gmem_bufs=config.gmem_bufs,
-                           prefetch=1 if prefetches(config, hw) and getattr(plan, "prefetch", True) else 0,
-                           grf_budget=(config.grf - RESERVED_GRFS) * hw.grf_bytes)
+    return ScheduleOptions(
+        slm_bufs=config.slm_bufs,
+        gmem_bufs=config.gmem_bufs,
+        prefetch=1 if prefetches(config, hw) and getattr(plan, "prefetch", True) else 0,
+        grf_budget=(config.grf - RESERVED_GRFS) * hw.grf_bytes,
+    )
 
 
 def graph_dump(plan: AnyPlan, directory: str | Path | None) -> GraphDump | None:

@@ -45,8 +45,15 @@ def run_in_simulator(compilation: Compilation, tensors, grid=None, check_hazards
     buffers = device_buffers(kernel, tensors)
     args = [buffers[v.name] for v in kernel.arguments]
     global_size = compiled.global_size(grid or kernel.grid)
-    result = sim.run(compiled.zebin(), compiled.name, args, global_size, compiled.local_size,
-                     hw=compiled.hw, check_hazards=check_hazards)
+    result = sim.run(
+        compiled.zebin(),
+        compiled.name,
+        args,
+        global_size,
+        compiled.local_size,
+        hw=compiled.hw,
+        check_hazards=check_hazards,
+    )
     return buffers, result
 
 
@@ -74,8 +81,10 @@ def check_verify_time(compilation: Compilation, force: bool) -> float:
     and not `force`d, so a run of hours does not start without a word."""
     seconds = verify_seconds(compilation)
     if seconds > LONG_VERIFY_SECONDS and not force:
-        raise Error(f"--verify would simulate about {seconds / 60:,.0f} minutes ({seconds * SIMULATED_PER_SECOND:,.0f} "
-                    f"thread-instructions): use a smaller --mb, or add --verify-long to run it anyway")
+        raise Error(
+            f"--verify would simulate about {seconds / 60:,.0f} minutes ({seconds * SIMULATED_PER_SECOND:,.0f} "
+            f"thread-instructions): use a smaller --mb, or add --verify-long to run it anyway"
+        )
     return seconds
 
 

@@ -41,8 +41,12 @@ def finalize_for(text: str, platform: str) -> tuple[bytes, str]:
     """GenX_IR's code and messages for `platform` (a GenX_IR name: MTL has no xegen Platform)."""
     with tempfile.TemporaryDirectory(prefix="xegen-mtl-") as tmp:
         Path(tmp, "k.visaasm").write_text(text)
-        result = subprocess.run([find_tool("GenX_IR"), "k.visaasm", "-platform", platform, "-output", "-binary",
-                                 *FINALIZER_OPTIONS], cwd=tmp, capture_output=True, text=True)
+        result = subprocess.run(
+            [find_tool("GenX_IR"), "k.visaasm", "-platform", platform, "-output", "-binary", *FINALIZER_OPTIONS],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+        )
         code = Path(tmp, "k.dat")
         if not code.exists():
             raise SystemExit(f"GenX_IR -platform {platform} wrote no code: {result.stdout}{result.stderr}")
@@ -64,13 +68,16 @@ def main(argv=None) -> int:
     dg2 = compilation.compiled
     code, messages = finalize_for(dg2.visa, "MTL")
     mtl = decode(code, "xehpg")
-    print(f"{short_name(desc)} {args.dt}: DG2 {len(dg2.instructions)} instructions, {annotated(dg2.instructions)} "
-          f"with SWSB; MTL {len(mtl)} instructions, {annotated(mtl)} with SWSB; same bytes: {code == dg2.code}")
+    print(
+        f"{short_name(desc)} {args.dt}: DG2 {len(dg2.instructions)} instructions, {annotated(dg2.instructions)} "
+        f"with SWSB; MTL {len(mtl)} instructions, {annotated(mtl)} with SWSB; same bytes: {code == dg2.code}"
+    )
     undecodable = sum("invalid encoding mode" in line for line in messages.splitlines())
     print(f"GenX_IR's own disassembly of its MTL code: {undecodable} 'invalid encoding mode' errors")
     kernel = dataclasses.replace(dg2.zebin_kernel, code=code)
-    swapped = dataclasses.replace(compilation, compiled=dataclasses.replace(dg2, code=code, instructions=tuple(mtl),
-                                                                           zebin_kernel=kernel))
+    swapped = dataclasses.replace(
+        compilation, compiled=dataclasses.replace(dg2, code=code, instructions=tuple(mtl), zebin_kernel=kernel)
+    )
     tensors = random_inputs(problem, 0)
     buffers, _ = run_in_simulator(swapped, tensors, check_hazards=False)
     comparisons = compare_buffers(swapped.kernel, buffers, tensors)

@@ -57,11 +57,18 @@ def measure(problem, hw: str, backend: str, check: bool) -> dict:
     stats = compilation.compiled.stats
     finalizer = getattr(compilation.compiled, "finalizer", None)
     cycles = modeled_cycles(compilation, first_group_executions(compilation))
-    row = {"instructions": stats.instructions, "inner": stats.inner_loop_instructions, "sends": stats.sends,
-           "syncs": stats.syncs, "grfs": stats.grfs_used, "spill": finalizer.spill_bytes if finalizer else 0,
-           "cycles": round(cycles.device),
-           "lower_s": round(seconds - sum(compilation.seconds.get(p, 0.0) for p in FRONT_PASSES), 3),
-           "compile_s": round(seconds, 3), "config": str(compilation.config)}
+    row = {
+        "instructions": stats.instructions,
+        "inner": stats.inner_loop_instructions,
+        "sends": stats.sends,
+        "syncs": stats.syncs,
+        "grfs": stats.grfs_used,
+        "spill": finalizer.spill_bytes if finalizer else 0,
+        "cycles": round(cycles.device),
+        "lower_s": round(seconds - sum(compilation.seconds.get(p, 0.0) for p in FRONT_PASSES), 3),
+        "compile_s": round(seconds, 3),
+        "config": str(compilation.config),
+    }
     if check:
         result = verify(compilation, 0)
         row["verified"] = result.ok and not result.run.hazards
@@ -74,14 +81,16 @@ def geomean(values) -> float:
 
 
 def parse_arguments(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--hw", default="xehpg", help="platform (default xehpg)")
     parser.add_argument("--dts", default="f32,f16", help="comma-separated data types (default f32,f16)")
     parser.add_argument("--layers", default="", help="comma-separated substrings of layer names (default: all)")
     parser.add_argument("--scaled", action="store_true", help="the layers scaled down as the tests scale them")
-    parser.add_argument("--verify", action="store_true", help="also verify both kernels against numpy "
-                                                              "(whole grid: use with --scaled)")
+    parser.add_argument(
+        "--verify", action="store_true", help="also verify both kernels against numpy (whole grid: use with --scaled)"
+    )
     parser.add_argument("--json", default=str(ROOT / "bench" / "backends" / "results.json"), help="where to write JSON")
     parser.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown (docs/visa.md's form)")
     return parser.parse_args(argv)
@@ -92,13 +101,23 @@ def markdown(rows) -> str:
     out = []
     for dt in dict.fromkeys(r["dt"] for r in rows):
         done = [r for r in rows if r["dt"] == dt and "error" not in r]
-        out += [f"{rows[0]['hw']} forward {dt}, native → visa:", "",
-                "| layer | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
-        out += [f"| {r['layer']} | " + " | ".join(f"{r['native'][c]} → {r['visa'][c]}" for c in COLUMNS) + " |"
-                for r in done]
+        out += [
+            f"{rows[0]['hw']} forward {dt}, native → visa:",
+            "",
+            "| layer | " + " | ".join(COLUMNS) + " |",
+            "|---" * (len(COLUMNS) + 1) + "|",
+        ]
+        out += [
+            f"| {r['layer']} | " + " | ".join(f"{r['native'][c]} → {r['visa'][c]}" for c in COLUMNS) + " |"
+            for r in done
+        ]
         out += [f"| {r['layer']} | error: {r['error']} |" for r in rows if r["dt"] == dt and "error" in r]
-        means = [f"{geomean([r['visa'][c] / r['native'][c] for r in done if r['native'][c]]):.2f}"
-                 if c != "spill" else str(sum(r["visa"][c] for r in done)) for c in COLUMNS]
+        means = [
+            f"{geomean([r['visa'][c] / r['native'][c] for r in done if r['native'][c]]):.2f}"
+            if c != "spill"
+            else str(sum(r["visa"][c] for r in done))
+            for c in COLUMNS
+        ]
         out += ["| geomean visa/native (spill: total bytes) | " + " | ".join(means) + " |", ""]
     return "\n".join(out)
 
@@ -128,8 +147,10 @@ def main(argv=None) -> int:
             print(f"{row['layer']:<18}{cells}")
             rows.append(row)
         done = [r for r in rows if r["dt"] == dt and "error" not in r]
-        ratios = {c: geomean([r["visa"][c] / r["native"][c] for r in done if r["native"][c]])
-                  for c in ("instructions", "inner", "sends", "syncs", "grfs", "cycles", "lower_s")}
+        ratios = {
+            c: geomean([r["visa"][c] / r["native"][c] for r in done if r["native"][c]])
+            for c in ("instructions", "inner", "sends", "syncs", "grfs", "cycles", "lower_s")
+        }
         print("geomean visa/native: " + ", ".join(f"{c} {v:.2f}" for c, v in ratios.items()))
     Path(args.json).write_text(json.dumps(rows, indent=1))
     print(f"\nwrote {args.json}")

@@ -60,15 +60,23 @@ def layer_runs(desc, hw: hwlib.Platform, runs: int, sources: Path, tmp: Path) ->
     argv: dict[str, list[str]] = {}
     try:
         config = onednn.configure(problem, hw, "nhwc")
-        argv["onednn"] = [oracles.find_tool("ocloc"), "compile", "-file", str(onednn.source_file(config, sources)),
-                          "-device", hw.ocloc_device, "--format", "zebin", "-options",
-                          onednn.options(problem, config, sources), "-output", "onednn", "-output_no_suffix",
-                          "-out_dir", str(tmp)]
+        argv["onednn"] = onednn.ocloc_argv(problem, hw, config, sources, "onednn", str(tmp))
     except Error as error:
         notes["onednn"] = str(error)
     (tmp / "peer.cl").write_text(peer.opencl_source(problem))
-    argv["naive"] = [oracles.find_tool("ocloc"), "compile", "-file", "peer.cl", "-device", hw.ocloc_device,
-                     "-output", "naive", "-output_no_suffix", "--format", "zebin"]
+    argv["naive"] = [
+        oracles.find_tool("ocloc"),
+        "compile",
+        "-file",
+        "peer.cl",
+        "-device",
+        hw.ocloc_device,
+        "-output",
+        "naive",
+        "-output_no_suffix",
+        "--format",
+        "zebin",
+    ]
     for run in range(runs):
         cache = tmp / f"cache{run}"  # empty: the cold run compiles, the warm one reads what it stored
         command = xegen_argv(str(desc), "--hw", hw.name, "-o", "xegen.zebin", "--cache-dir", str(cache))
@@ -80,9 +88,13 @@ def layer_runs(desc, hw: hwlib.Platform, runs: int, sources: Path, tmp: Path) ->
         for side in ("onednn", "naive"):
             if side in argv:
                 seconds[side].append(timed_process(f"ocloc ({side})", argv[side], str(tmp)))
-    return {"layer": layer_name(desc), "descriptor": str(desc), "seconds": seconds,
-            "median": {side: statistics.median(values) for side, values in seconds.items() if values},
-            "notes": notes}
+    return {
+        "layer": layer_name(desc),
+        "descriptor": str(desc),
+        "seconds": seconds,
+        "median": {side: statistics.median(values) for side, values in seconds.items() if values},
+        "notes": notes,
+    }
 
 
 def batch_runs(layers, hw: hwlib.Platform, runs: int, tmp: Path) -> dict:
@@ -91,8 +103,16 @@ def batch_runs(layers, hw: hwlib.Platform, runs: int, tmp: Path) -> dict:
     shapes.write_text("".join(f"{desc}\n" for desc in layers))
     seconds: dict[str, list[float]] = {"cold": [], "warm": []}
     for run in range(runs):
-        command = xegen_argv("--batch", str(shapes), "--hw", hw.name, "-o", str(tmp / f"batch{run}"),
-                             "--cache-dir", str(tmp / f"batch-cache{run}"))
+        command = xegen_argv(
+            "--batch",
+            str(shapes),
+            "--hw",
+            hw.name,
+            "-o",
+            str(tmp / f"batch{run}"),
+            "--cache-dir",
+            str(tmp / f"batch-cache{run}"),
+        )
         seconds["cold"].append(timed_process("xegen conv --batch", command, str(tmp)))
         seconds["warm"].append(timed_process("xegen conv --batch (warm)", command, str(tmp)))
     return {"seconds": seconds, "median": {name: statistics.median(values) for name, values in seconds.items()}}
@@ -107,16 +127,22 @@ def summarize(rows: list[dict], batch: dict) -> dict:
     onednn_total = sum(row["median"]["onednn"] for row in rows if "onednn" in row["median"])
     complete = len(ratios) == len(rows)  # the batch compares with ocloc's total only over the same layers
     warm = [row["median"]["xegen_warm"] for row in rows]
-    return {"median_cold_ratio": statistics.median(ratios) if ratios else None,
-            "layers_with_onednn": len(ratios), "layers": len(rows),
-            "median_cold_seconds": statistics.median(row["median"]["xegen_cold"] for row in rows),
-            "median_onednn_seconds": statistics.median(row["median"]["onednn"] for row in rows
-                                                       if "onednn" in row["median"]) if ratios else None,
-            "median_warm_seconds": statistics.median(warm), "max_warm_seconds": max(warm),
-            "onednn_total_seconds": onednn_total,
-            "batch_cold_seconds": batch["median"]["cold"], "batch_warm_seconds": batch["median"]["warm"],
-            "batch_ratio": batch["median"]["cold"] / onednn_total if complete and onednn_total else None,
-            "goals": GOALS}
+    return {
+        "median_cold_ratio": statistics.median(ratios) if ratios else None,
+        "layers_with_onednn": len(ratios),
+        "layers": len(rows),
+        "median_cold_seconds": statistics.median(row["median"]["xegen_cold"] for row in rows),
+        "median_onednn_seconds": statistics.median(row["median"]["onednn"] for row in rows if "onednn" in row["median"])
+        if ratios
+        else None,
+        "median_warm_seconds": statistics.median(warm),
+        "max_warm_seconds": max(warm),
+        "onednn_total_seconds": onednn_total,
+        "batch_cold_seconds": batch["median"]["cold"],
+        "batch_warm_seconds": batch["median"]["warm"],
+        "batch_ratio": batch["median"]["cold"] / onednn_total if complete and onednn_total else None,
+        "goals": GOALS,
+    }
 
 
 def number(value: float | None, digits: int = 2) -> str:
@@ -128,9 +154,11 @@ def format_table(rows: list[dict], summary: dict, runs: int) -> str:
     for row in rows:
         m = row["median"]
         ratio = m["xegen_cold"] / m["onednn"] if "onednn" in m else None
-        lines.append(f"{row['layer']:<16} {number(m['xegen_cold']):>10} {number(m['xegen_warm']):>6} "
-                     f"{number(m.get('onednn')):>7} {number(m.get('naive')):>6} {number(ratio):>11}"
-                     + "".join(f"  ({side}: {note})" for side, note in row["notes"].items()))
+        lines.append(
+            f"{row['layer']:<16} {number(m['xegen_cold']):>10} {number(m['xegen_warm']):>6} "
+            f"{number(m.get('onednn')):>7} {number(m.get('naive')):>6} {number(ratio):>11}"
+            + "".join(f"  ({side}: {note})" for side, note in row["notes"].items())
+        )
     s = summary
     lines += [
         f"seconds, medians of {runs} alternating runs, whole processes",
@@ -167,16 +195,24 @@ def main(argv: list[str] | None = None) -> int:
     except Error as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    layers = RESNET[:args.layers]
-    report = {"host": host.node(), "python": sys.version.split()[0], "cpus": os.cpu_count(), "hw": hw.name,
-              "runs": args.runs, "load_before": load_average()}
+    layers = RESNET[: args.layers]
+    report = {
+        "host": host.node(),
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+        "hw": hw.name,
+        "runs": args.runs,
+        "load_before": load_average(),
+    }
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         rows = []
         for desc in layers:
             rows.append(layer_runs(desc, hw, args.runs, sources, tmp))
-            print(f"{rows[-1]['layer']}: {json.dumps({k: round(v, 3) for k, v in rows[-1]['median'].items()})}",
-                  file=sys.stderr)
+            print(
+                f"{rows[-1]['layer']}: {json.dumps({k: round(v, 3) for k, v in rows[-1]['median'].items()})}",
+                file=sys.stderr,
+            )
         batch = batch_runs(layers, hw, args.runs, tmp)
     report.update(layers=rows, batch=batch, summary=summarize(rows, batch), load_after=load_average())
     print(format_table(rows, report["summary"], args.runs))

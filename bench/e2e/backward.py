@@ -54,14 +54,22 @@ def side(desc, direction: str, hw: str, dt: str, verify: bool) -> dict:
         compilation = compile_problem(problem, hw)
         cycles = modeled_cycles(compilation)
         valid, report = ocloc_validate(compilation.zebin())
-        row = {"cycles": cycles.device, "bound": cycles.bound, "roofline": cycles.roofline_fraction,
-               "roofline_bound": cycles.roofline.bound, "roofline_cycles": cycles.roofline.cycles,
-               "terms": cycles.terms, "occupancy": cycles.as_dict()["occupancy"],
-               "config": str(compilation.config), "ocloc_valid": valid}
+        row = {
+            "cycles": cycles.device,
+            "bound": cycles.bound,
+            "roofline": cycles.roofline_fraction,
+            "roofline_bound": cycles.roofline.bound,
+            "roofline_cycles": cycles.roofline.cycles,
+            "terms": cycles.terms,
+            "occupancy": cycles.as_dict()["occupancy"],
+            "config": str(compilation.config),
+            "ocloc_valid": valid,
+        }
         if not valid:
             row["ocloc_report"] = report
         if verify:
             from xegen.verify import verify as run_verify
+
             row["verified"] = run_verify(compilation, 0).ok
         return row
     except Error as error:
@@ -75,27 +83,35 @@ def passed(kernel: dict) -> bool:
 def why(forward: dict, backward: dict, ratio: float, goal: float) -> str:
     parts = []
     if "error" not in forward and backward["cycles"] > ratio * forward["cycles"]:
-        parts.append(f"{backward['cycles'] / forward['cycles']:.1f}x forward (forward {forward['bound']}-bound, "
-                     f"backward {backward['bound']}-bound)")
+        parts.append(
+            f"{backward['cycles'] / forward['cycles']:.1f}x forward (forward {forward['bound']}-bound, "
+            f"backward {backward['bound']}-bound)"
+        )
     if backward["roofline"] < goal:
         parts.append(reason(backward))
     return "; ".join(parts)
 
 
 def format_table(rows: list[dict], direction: str, ratio: float, goal: float) -> list[str]:
-    lines = [f"| layer | hw | dt | forward cycles | {direction} cycles | {direction}/forward | roofline | "
-             "check | why (goal missed) |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"| layer | hw | dt | forward cycles | {direction} cycles | {direction}/forward | roofline | "
+        "check | why (goal missed) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         forward, backward = row["FWD_B"], row[direction]
         if "error" in backward:
-            lines.append(f"| {row['layer']} | {row['hw']} | {row['dt']} | - | error: {backward['error']} "
-                         "| - | - | FAILED | |")
+            lines.append(
+                f"| {row['layer']} | {row['hw']} | {row['dt']} | - | error: {backward['error']} | - | - | FAILED | |"
+            )
             continue
         fwd = f"{forward['cycles']:.0f}" if "error" not in forward else "error"
         times = f"{backward['cycles'] / forward['cycles']:.2f}" if "error" not in forward else "-"
-        lines.append(f"| {row['layer']} | {row['hw']} | {row['dt']} | {fwd} | {backward['cycles']:.0f} | {times} | "
-                     f"{backward['roofline']:.1%} | "
-                     f"{'ok' if passed(backward) else 'FAILED'} | {why(forward, backward, ratio, goal)} |")
+        lines.append(
+            f"| {row['layer']} | {row['hw']} | {row['dt']} | {fwd} | {backward['cycles']:.0f} | {times} | "
+            f"{backward['roofline']:.1%} | "
+            f"{'ok' if passed(backward) else 'FAILED'} | {why(forward, backward, ratio, goal)} |"
+        )
     return lines
 
 
@@ -103,25 +119,33 @@ def format_summary(rows: list[dict], direction: str, ratio: float, goal: float) 
     """Per platform and data type: how many kernels meet each goal."""
     lines = []
     for key in dict.fromkeys((row["hw"], row["dt"]) for row in rows):
-        mine = [row for row in rows if (row["hw"], row["dt"]) == key and "error" not in row[direction]
-                and "error" not in row["FWD_B"]]
+        mine = [
+            row
+            for row in rows
+            if (row["hw"], row["dt"]) == key and "error" not in row[direction] and "error" not in row["FWD_B"]
+        ]
         fast = sum(row[direction]["cycles"] <= ratio * row["FWD_B"]["cycles"] for row in mine)
         full = sum(row[direction]["roofline"] >= goal for row in mine)
-        lines.append(f"- {key[0]} {key[1]}: {fast} of {len(mine)} within {ratio}x forward, "
-                     f"{full} of {len(mine)} at {goal:.0%} of the roofline or more")
+        lines.append(
+            f"- {key[0]} {key[1]}: {fast} of {len(mine)} within {ratio}x forward, "
+            f"{full} of {len(mine)} at {goal:.0%} of the roofline or more"
+        )
     return lines
 
 
 def print_tables(rows: list[dict], ratio: float, goal: float) -> None:
     for direction in BACKWARD:
         print(f"\n### {direction} against FWD_B\n")
-        print("\n".join(format_table(rows, direction, ratio, goal) + [""]
-                        + format_summary(rows, direction, ratio, goal)), flush=True)
+        print(
+            "\n".join(format_table(rows, direction, ratio, goal) + [""] + format_summary(rows, direction, ratio, goal)),
+            flush=True,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = ArgumentParser(prog="backward.py", description=__doc__.split("\n\n")[0],
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(
+        prog="backward.py", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--hw", default="xelp,xehpg,xehpc", help="comma-separated platforms")
     parser.add_argument("--dt", default="f32,bf16", help="comma-separated data types (as xegen conv --dt)")
     parser.add_argument("--layers", default="", help="comma-separated substrings of layer names (default: all)")
@@ -142,8 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     for hw in args.hw.split(","):
         for dt in args.dt.split(","):
             for desc in chosen:
-                row = {"layer": short_name(desc) if desc.name.startswith("resnet_50") else desc.name,
-                       "descriptor": str(desc), "hw": hw, "dt": dt}
+                row = {
+                    "layer": short_name(desc) if desc.name.startswith("resnet_50") else desc.name,
+                    "descriptor": str(desc),
+                    "hw": hw,
+                    "dt": dt,
+                }
                 for direction in ("FWD_B", *BACKWARD):
                     row[direction] = side(desc, direction, hw, dt, args.verify and direction != "FWD_B")
                 rows.append(row)

@@ -43,8 +43,7 @@ SHAPES = Path(__file__).resolve().parent / "classes"
 def run_xegen(source: Path, batch: Path, hw: str, dt: str, verify: bool, zebins: Path | None) -> list[dict]:
     """`xegen conv --batch` of the checkout at `source`: one JSON row per layer (an error row for a
     layer that failed)."""
-    argv = [sys.executable, "-m", "xegen", "conv", "--batch", str(batch), "--mb", "1", "--hw", hw, "--dt", dt,
-            "--json"]
+    argv = [sys.executable, "-m", "xegen", "conv", "--batch", str(batch), "--mb", "1", "--hw", hw, "--dt", dt, "--json"]
     if verify:
         argv.append("--verify")
     if zebins is not None:
@@ -83,17 +82,27 @@ def summary(row: dict) -> dict:
     model = row["modeled"]
     first = row["config"].split()[0]
     plan = first.split("=")[1] if first.startswith("plan=") else "gemm"
-    return {"cycles": model["device_cycles"], "bound": model["bound"], "roofline": model["roofline_fraction"],
-            "roofline_bound": model["roofline_bound"], "plan": plan,
-            "config": row["config"], "terms": model["terms"], "roofline_cycles": model["roofline_cycles"],
-            "occupancy": model["occupancy"], "verified": row.get("verify", {}).get("ok")}
+    return {
+        "cycles": model["device_cycles"],
+        "bound": model["bound"],
+        "roofline": model["roofline_fraction"],
+        "roofline_bound": model["roofline_bound"],
+        "plan": plan,
+        "config": row["config"],
+        "terms": model["terms"],
+        "roofline_cycles": model["roofline_cycles"],
+        "occupancy": model["occupancy"],
+        "verified": row.get("verify", {}).get("ok"),
+    }
 
 
 def reason(after: dict) -> str:
     """Why a layer stays below its roofline, in the model's words."""
     term = after["terms"][after["bound"]]
-    why = (f"{after['bound']}-bound: {term:.0f} cycles against the {after['roofline_bound']} roofline's "
-           f"{after['roofline_cycles']:.0f}")
+    why = (
+        f"{after['bound']}-bound: {term:.0f} cycles against the {after['roofline_bound']} roofline's "
+        f"{after['roofline_cycles']:.0f}"
+    )
     if after["bound"] == "latency":
         occupancy = after["occupancy"]
         why += f" ({occupancy['wave_threads_per_eu']} of {occupancy['threads_per_eu']} threads per EU to hide it)"
@@ -107,8 +116,14 @@ def measure(klass: str, hw: str, dt: str, before: Path | None, tmp: Path) -> lis
     before_rows = run_xegen(before, batch, hw, dt, verify=False, zebins=None) if before else [{}] * len(after_rows)
     rows = []
     for index, (name, after, previous) in enumerate(zip(layer_names(batch), after_rows, before_rows, strict=True)):
-        row = {"class": klass, "hw": hw, "dt": dt, "layer": name, "after": summary(after),
-               "before": summary(previous) if previous else None}
+        row = {
+            "class": klass,
+            "hw": hw,
+            "dt": dt,
+            "layer": name,
+            "after": summary(after),
+            "before": summary(previous) if previous else None,
+        }
         if "error" not in row["after"]:
             kernels = sorted(zebins.glob(f"{index:03d}-*.zebin"))
             valid, report = ocloc_validate(kernels[0].read_bytes()) if kernels else (False, "no zebin written")
@@ -133,8 +148,11 @@ def format_side(side: dict | None) -> str:
 
 
 def format_table(rows: list[dict], goal: float) -> list[str]:
-    lines = ["| layer | hw | dt | before: cycles, bound, roofline (plan) | after | after/before | check | "
-             f"below {goal:.0%}: why |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| layer | hw | dt | before: cycles, bound, roofline (plan) | after | after/before | check | "
+        f"below {goal:.0%}: why |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         before, after = row["before"], row["after"]
         ratio = "-"
@@ -142,8 +160,10 @@ def format_table(rows: list[dict], goal: float) -> list[str]:
             ratio = f"{after['cycles'] / before['cycles']:.2f}"
         check = "ok" if passed(row) else "FAILED"
         why = reason(after) if "error" not in after and after["roofline"] < goal else ""
-        lines.append(f"| {row['layer']} | {row['hw']} | {row['dt']} | {format_side(before)} | {format_side(after)} "
-                     f"| {ratio} | {check} | {why} |")
+        lines.append(
+            f"| {row['layer']} | {row['hw']} | {row['dt']} | {format_side(before)} | {format_side(after)} "
+            f"| {ratio} | {check} | {why} |"
+        )
     return lines
 
 
@@ -164,13 +184,15 @@ def format_geomeans(rows: list[dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = ArgumentParser(prog="classes.py", description=__doc__.split("\n\n")[0],
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(
+        prog="classes.py", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--classes", default=",".join(CLASSES), help=f"comma-separated: {', '.join(CLASSES)}")
     parser.add_argument("--hw", default="xelp,xehpg,xehpc", help="comma-separated platforms")
     parser.add_argument("--dt", default="f32,bf16", help="comma-separated data types (as xegen conv --dt)")
-    parser.add_argument("--before", default="integ",
-                        help="git revision to compare against (default integ; 'none': this checkout alone)")
+    parser.add_argument(
+        "--before", default="integ", help="git revision to compare against (default integ; 'none': this checkout alone)"
+    )
     parser.add_argument("--goal", type=float, default=0.5, help="roofline fraction a layer should reach (0.5)")
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)

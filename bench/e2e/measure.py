@@ -96,8 +96,15 @@ def binary_counts(instructions: list, sizes: list) -> dict:
     return {**counts.as_dict(), "math_density": density, "unrolled": unrolled}
 
 
-def modeled(problem: Problem, zebin: bytes, kernel: str, hw: hwlib.Platform, executions,
-            local_size: tuple[int, ...], kernel_tiling: Tiling | None) -> dict:
+def modeled(
+    problem: Problem,
+    zebin: bytes,
+    kernel: str,
+    hw: hwlib.Platform,
+    executions,
+    local_size: tuple[int, ...],
+    kernel_tiling: Tiling | None,
+) -> dict:
     """Counts, modeled cycles, bound, roofline fraction and fraction of peak of a binary run in the
     simulator with work-groups of `local_size` work-items (a group's threads share one subslice),
     priced with the problem's workload and the kernel's tiling (None: no reuse credited)."""
@@ -105,17 +112,46 @@ def modeled(problem: Problem, zebin: bytes, kernel: str, hw: hwlib.Platform, exe
     env = binary.execution_env
     instructions, sizes = decode_with_sizes(binary.code, hw)
     group_threads = -(-math.prod(local_size) // env.simd_size)
-    cycles = kernel_cycles(instructions, executions, hw, group_threads=group_threads, grf_count=env.grf_count,
-                           slm_bytes=env.slm_size, workload=workload(problem), tiling=kernel_tiling)
-    return {**binary_counts(instructions, sizes), "modeled": cycles.as_dict(), "device_cycles": cycles.device,
-            "bound": cycles.bound, "roofline_fraction": cycles.roofline_fraction,
-            "peak_fraction": peak_fraction(problem, hw, cycles),
-            "tiling": None if kernel_tiling is None else dataclasses.asdict(kernel_tiling)}
+    cycles = kernel_cycles(
+        instructions,
+        executions,
+        hw,
+        group_threads=group_threads,
+        grf_count=env.grf_count,
+        slm_bytes=env.slm_size,
+        workload=workload(problem),
+        tiling=kernel_tiling,
+    )
+    return {
+        **binary_counts(instructions, sizes),
+        "modeled": cycles.as_dict(),
+        "device_cycles": cycles.device,
+        "bound": cycles.bound,
+        "roofline_fraction": cycles.roofline_fraction,
+        "peak_fraction": peak_fraction(problem, hw, cycles),
+        "tiling": None if kernel_tiling is None else dataclasses.asdict(kernel_tiling),
+    }
 
 
 def xegen_side(problem: Problem, case: Case, tmp: str) -> dict:
-    argv = [sys.executable, "-m", "xegen", "conv", str(problem.desc), "--mb", "1", "--dir", case.direction,
-            "--dt", case.dt, "--hw", case.hw, "-o", "xegen.zebin", "--no-model"]
+    argv = [
+        sys.executable,
+        "-m",
+        "xegen",
+        "conv",
+        str(problem.desc),
+        "--mb",
+        "1",
+        "--dir",
+        case.direction,
+        "--dt",
+        case.dt,
+        "--hw",
+        case.hw,
+        "-o",
+        "xegen.zebin",
+        "--no-model",
+    ]
     seconds = timed_process("xegen conv", argv, tmp)
     compilation = compile_problem(problem, case.hw)
     zebin = compilation.zebin()
@@ -123,26 +159,51 @@ def xegen_side(problem: Problem, case: Case, tmp: str) -> dict:
         raise Error(f"{problem.desc}: the command and the library compiled different bytes")
     checked = verify(compilation, seed=SEED)
     compiled = compilation.compiled
-    return {"compile_seconds": seconds, "grfs": compiled.stats.grfs_used,
-            "config": str(compilation.config),
-            **modeled(problem, zebin, compiled.name, compiled.hw, checked.run.executions, compiled.local_size,
-                      tiling(compilation)),
-            "hazards": len(checked.run.hazards), "verify": [str(c) for c in checked.comparisons],
-            "verified": checked.ok}
+    return {
+        "compile_seconds": seconds,
+        "grfs": compiled.stats.grfs_used,
+        "config": str(compilation.config),
+        **modeled(
+            problem, zebin, compiled.name, compiled.hw, checked.run.executions, compiled.local_size, tiling(compilation)
+        ),
+        "hazards": len(checked.run.hazards),
+        "verify": [str(c) for c in checked.comparisons],
+        "verified": checked.ok,
+    }
 
 
 def peer_side(problem: Problem, case: Case, tmp: str) -> dict:
     hw = hwlib.platform(case.hw)
     Path(tmp, "peer.cl").write_text(peer.opencl_source(problem))
-    argv = [oracles.find_tool("ocloc"), "compile", "-file", "peer.cl", "-device", hw.ocloc_device,
-            "-output", "peer", "-output_no_suffix", "--format", "zebin"]
+    argv = [
+        oracles.find_tool("ocloc"),
+        "compile",
+        "-file",
+        "peer.cl",
+        "-device",
+        hw.ocloc_device,
+        "-output",
+        "peer",
+        "-output_no_suffix",
+        "--format",
+        "zebin",
+    ]
     seconds = timed_process("ocloc compile", argv, tmp)
     zebin = Path(tmp, "peer").read_bytes()
     tensors = random_inputs(problem, SEED)
     got, result = peer.simulate(problem, zebin, hw, tensors)
     comparisons = compare(problem, got, tensors)
-    return {"compile_seconds": seconds,
-            **modeled(problem, zebin, peer.kernel_name(problem), hw, result.executions, peer.launch(problem)[1],
-                      peer.tiling(problem)),
-            "verify": [str(c) for c in comparisons], "verified": all(c.ok for c in comparisons)}
-
+    return {
+        "compile_seconds": seconds,
+        **modeled(
+            problem,
+            zebin,
+            peer.kernel_name(problem),
+            hw,
+            result.executions,
+            peer.launch(problem)[1],
+            peer.tiling(problem),
+        ),
+        "verify": [str(c) for c in comparisons],
+        "verified": all(c.ok for c in comparisons),
+    }

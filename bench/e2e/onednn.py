@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xegen import sim
+from xegen import oracles, sim
 from xegen.conv.postops import format_post_ops
 from xegen.conv.problem import Problem
 from xegen.emit.roofline import Tiling
@@ -38,8 +38,10 @@ from xegen.hw import Platform
 
 KERNELS = ("nhwc", "blocked")
 # kernel -> (source file under src/gpu/ocl, kernel name)
-SOURCES = {"nhwc": ("gen9_conv_nhwc_fwd_data.cl", "gen9_conv_nhwc_fwd"),
-           "blocked": ("gen9_conv_fwd_data.cl", "gen9_conv_fwd")}
+SOURCES = {
+    "nhwc": ("gen9_conv_nhwc_fwd_data.cl", "gen9_conv_nhwc_fwd"),
+    "blocked": ("gen9_conv_fwd_data.cl", "gen9_conv_fwd"),
+}
 PEER_FOLDER = Path("shared", "peers", "onednn-v3.2-ocl")
 ENVIRONMENT = "XEGEN_ONEDNN_OCL"
 SUB_GROUP = 16
@@ -55,8 +57,11 @@ def find_sources(explicit: str | None = None) -> Path:
     for folder in candidates:
         if all((folder / "src" / "gpu" / "ocl" / name).is_file() for name, _ in SOURCES.values()):
             return folder
-    missing = (f"{given} has no src/gpu/ocl/{SOURCES['nhwc'][0]} and {SOURCES['blocked'][0]}" if given
-               else f"no {PEER_FOLDER} beside a parent directory of {here}")
+    missing = (
+        f"{given} has no src/gpu/ocl/{SOURCES['nhwc'][0]} and {SOURCES['blocked'][0]}"
+        if given
+        else f"no {PEER_FOLDER} beside a parent directory of {here}"
+    )
     raise Error(f"oneDNN's OpenCL sources not found: {missing}; pass --onednn-dir or set {ENVIRONMENT}")
 
 
@@ -96,8 +101,10 @@ class Config:
         return SOURCES[self.kernel][1]
 
     def describe(self) -> str:
-        return (f"{self.version}, ow_block {self.ow_block}, oc_block {self.oc_block}, ocb {self.ocb}, "
-                f"gws {self.global_size}, lws {self.local_size}")
+        return (
+            f"{self.version}, ow_block {self.ow_block}, oc_block {self.oc_block}, ocb {self.ocb}, "
+            f"gws {self.global_size}, lws {self.local_size}"
+        )
 
 
 def _check_supported(problem: Problem, kernel: str) -> None:
@@ -115,8 +122,10 @@ def _check_supported(problem: Problem, kernel: str) -> None:
     if problem.post_ops:
         reasons.append(f"no post-ops (the macros of '{format_post_ops(problem.post_ops)}' are not derived here)")
     if kernel == "blocked" and d.mb % 16 == 0:
-        reasons.append(f"minibatch {d.mb} is a multiple of 16: oneDNN then blocks the minibatch too "
-                       f"(NChw16n16c layouts), not laid out here")
+        reasons.append(
+            f"minibatch {d.mb} is a multiple of 16: oneDNN then blocks the minibatch too "
+            f"(NChw16n16c layouts), not laid out here"
+        )
     if reasons:
         raise UnsupportedError(f"oneDNN {kernel}: " + "; ".join(reasons))
 
@@ -142,11 +151,21 @@ def configure(problem: Problem, hw: Platform, kernel: str) -> Config:
         if ow_block <= 8 or d.ow <= 8 or oc <= 32:
             ow_block = 8
         ocb = 16 * _max_div(_div_up(oc, 16), 8)
-        return Config(kernel, "nhwc", ic, oc, ic_block=1 if first_layer else 16, oc_block=16, ow_block=ow_block,
-                      ocb=ocb,
-                      global_size=(ocb, d.oh * _div_up(d.ow, ow_block), d.mb * _div_up(oc, ocb)),
-                      local_size=(16, 1, 1), src_layout="nhwc", wei_layout="Ohwi16o" if first_layer else "OIhw16i16o",
-                      dst_layout="nhwc")
+        return Config(
+            kernel,
+            "nhwc",
+            ic,
+            oc,
+            ic_block=1 if first_layer else 16,
+            oc_block=16,
+            ow_block=ow_block,
+            ocb=ocb,
+            global_size=(ocb, d.oh * _div_up(d.ow, ow_block), d.mb * _div_up(oc, ocb)),
+            local_size=(16, 1, 1),
+            src_layout="nhwc",
+            wei_layout="Ohwi16o" if first_layer else "OIhw16i16o",
+            dst_layout="nhwc",
+        )
     widest = min(d.ow, 8 if first_layer else 16)
     ow_block = _max_div(d.ow, widest)
     if ow_block < widest // 2:  # the block in 8..widest wasting the least of its last block
@@ -159,11 +178,21 @@ def configure(problem: Problem, hw: Platform, kernel: str) -> Config:
     oc_block = 32 if first_layer and oc % 32 == 0 else 16
     ocb = 16 * _max_div(oc // 16, 8)
     # one minibatch per work-group (oneDNN's omb and mb_block are 1 when mb % 16 != 0)
-    return Config(kernel, "1stconv" if first_layer else "8ow16c", ic, oc, ic_block=min(ic, 16), oc_block=oc_block,
-                  ow_block=ow_block, ocb=ocb,
-                  global_size=(ocb // (oc_block // 16), d.oh * _div_up(d.ow, ow_block), (oc // ocb) * d.mb),
-                  local_size=(blocked_group, 1, 1), src_layout="nchw" if first_layer else "nChw16c",
-                  wei_layout="Ohwi16o" if first_layer else "OIhw16i16o", dst_layout="nChw16c")
+    return Config(
+        kernel,
+        "1stconv" if first_layer else "8ow16c",
+        ic,
+        oc,
+        ic_block=min(ic, 16),
+        oc_block=oc_block,
+        ow_block=ow_block,
+        ocb=ocb,
+        global_size=(ocb // (oc_block // 16), d.oh * _div_up(d.ow, ow_block), (oc // ocb) * d.mb),
+        local_size=(blocked_group, 1, 1),
+        src_layout="nchw" if first_layer else "nChw16c",
+        wei_layout="Ohwi16o" if first_layer else "OIhw16i16o",
+        dst_layout="nChw16c",
+    )
 
 
 def tiling(problem: Problem, config: Config) -> Tiling:
@@ -192,25 +221,73 @@ def macros(problem: Problem, config: Config) -> dict[str, int | str]:
     right_w = (d.ow - 1) * d.sw + (d.kw - 1) * (d.dw + 1) + 1 - d.iw - d.pw
     version = c.version
     values: dict[str, int | str] = {
-        "IS_DW": 0, "G": 1, "MB": d.mb, "IC": c.ic, "ID": 1, "IH": d.ih, "IW": d.iw, "OC": c.oc, "OD": 1,
-        "OH": d.oh, "OW": d.ow, "KD": 1, "KH": d.kh, "KW": d.kw, "SD": 1, "SH": d.sh, "SW": d.sw,
-        "PD": 0, "PH": d.ph, "PW": d.pw, "PD_R": 0, "PH_R": right_h, "PW_R": right_w, "DD": 0, "DH": d.dh, "DW": d.dw,
-        "OW_PADDED": _round_up(d.ow, 4), "OC_PADDED": c.oc, "OMB": 1, "OCB": c.ocb, "MB_BLOCK": 1,
-        "OH_BLOCK": 1, "OW_BLOCK": c.ow_block, "OW_LAST": d.ow // c.ow_block * c.ow_block,
-        "OWB": _div_up(d.ow, c.ow_block), "OHB": d.oh, "WITH_BIAS": int(problem.has_bias),
-        "SUB_GROUP_SIZE": SUB_GROUP, "OC_BLOCK": c.oc_block, "IC_BLOCK": c.ic_block, "G_WO_PADDING": 1,
-        "IC_WO_PADDING": d.ic, "OC_WO_PADDING": d.oc, "OC_GROUP": c.local_size[0] // 8, "MB_GROUP": 1,
+        "IS_DW": 0,
+        "G": 1,
+        "MB": d.mb,
+        "IC": c.ic,
+        "ID": 1,
+        "IH": d.ih,
+        "IW": d.iw,
+        "OC": c.oc,
+        "OD": 1,
+        "OH": d.oh,
+        "OW": d.ow,
+        "KD": 1,
+        "KH": d.kh,
+        "KW": d.kw,
+        "SD": 1,
+        "SH": d.sh,
+        "SW": d.sw,
+        "PD": 0,
+        "PH": d.ph,
+        "PW": d.pw,
+        "PD_R": 0,
+        "PH_R": right_h,
+        "PW_R": right_w,
+        "DD": 0,
+        "DH": d.dh,
+        "DW": d.dw,
+        "OW_PADDED": _round_up(d.ow, 4),
+        "OC_PADDED": c.oc,
+        "OMB": 1,
+        "OCB": c.ocb,
+        "MB_BLOCK": 1,
+        "OH_BLOCK": 1,
+        "OW_BLOCK": c.ow_block,
+        "OW_LAST": d.ow // c.ow_block * c.ow_block,
+        "OWB": _div_up(d.ow, c.ow_block),
+        "OHB": d.oh,
+        "WITH_BIAS": int(problem.has_bias),
+        "SUB_GROUP_SIZE": SUB_GROUP,
+        "OC_BLOCK": c.oc_block,
+        "IC_BLOCK": c.ic_block,
+        "G_WO_PADDING": 1,
+        "IC_WO_PADDING": d.ic,
+        "OC_WO_PADDING": d.oc,
+        "OC_GROUP": c.local_size[0] // 8,
+        "MB_GROUP": 1,
         "SP_GROUP": c.local_size[1],
         "SRC_SP_GROUP": c.local_size[1] if d.kw == 1 else d.sw * (c.local_size[1] - 1) + d.kw,
-        "DT_F32": 1, "DST_DATA_T": "float", "DST_DT_F32": 1,
-        "VER_1STCONV": int(version == "1stconv"), "VER_8OW16C": int(version == "8ow16c"), "VER_16MB16C": 0,
+        "DT_F32": 1,
+        "DST_DATA_T": "float",
+        "DST_DT_F32": 1,
+        "VER_1STCONV": int(version == "1stconv"),
+        "VER_8OW16C": int(version == "8ow16c"),
+        "VER_16MB16C": 0,
         "VER_32MB16C": 0,
-        "SRC_NCHW": int(c.src_layout == "nchw"), "SRC_NHWC": int(c.src_layout == "nhwc"), "SRC_16N16C": 0,
+        "SRC_NCHW": int(c.src_layout == "nchw"),
+        "SRC_NHWC": int(c.src_layout == "nhwc"),
+        "SRC_16N16C": 0,
         "SRC_W16C": int(c.src_layout == "nChw16c"),
-        "WEI_I16O": int(c.wei_layout == "Ohwi16o"), "WEI_16I16O": int(c.wei_layout == "OIhw16i16o"),
+        "WEI_I16O": int(c.wei_layout == "Ohwi16o"),
+        "WEI_16I16O": int(c.wei_layout == "OIhw16i16o"),
         "WEI_16I16O_FLIPPED": 0,
-        "DST_W16C": int(c.dst_layout == "nChw16c"), "DST_16N16C": 0, "DST_32N16C": 0, "DST_32N32C": 0,
-        "DST_W32C": 0, "DST_NCHW": 0,
+        "DST_W16C": int(c.dst_layout == "nChw16c"),
+        "DST_16N16C": 0,
+        "DST_32N16C": 0,
+        "DST_32N32C": 0,
+        "DST_W32C": 0,
+        "DST_NCHW": 0,
     }
     for axis in range(3):
         values[f"GWS_{axis}"] = c.global_size[axis]
@@ -218,14 +295,38 @@ def macros(problem: Problem, config: Config) -> dict[str, int | str]:
         values[f"GWS_ORIG_{axis}"] = c.global_size[axis]
     for axis in range(3):
         values[f"LWS_{axis}"] = c.local_size[axis]
-    values.update({  # def_attr_info with no post-ops
-        "WITH_POST_OP": 0, "WITH_ELTWISE": 0, "ELTWISE_IDX": -1, "ELTWISE_ALG": 0, "WITH_SUM": 0, "SUM_IDX": -1,
-        "SUM_SCALE": 1, "SUM_SCALE1": 1, "WITH_SRC0_SCALE": 0, "WITH_SRC1_SCALE": 0, "WITH_SCALES": 0,
-        "WITH_RUNTIME_SCALES": 0, "SCALES_PER_OC": 0, "SCALES_COMMON": 0, "WITH_SRC_SCALES": 0,
-        "WITH_WEI_SCALES": 0, "WITH_DST_SCALES": 0, "WEI_SCALES_MASK": 0, "WITH_SRC_ZPOINTS": 0,
-        "WITH_WEI_ZPOINTS": 0, "WITH_DST_ZPOINTS": 0, "WITH_SRC_ZPOINTS_PER_IC": 0, "WITH_DST_ZPOINTS_PER_OC": 0,
-        "PO_BINARY": 1, "PO_ELTWISE": 2, "PO_SUM": 3, "POST_OP_CHAIN_LENGTH": 0, "POST_OP_ARGS": "",
-    })
+    values.update(
+        {  # def_attr_info with no post-ops
+            "WITH_POST_OP": 0,
+            "WITH_ELTWISE": 0,
+            "ELTWISE_IDX": -1,
+            "ELTWISE_ALG": 0,
+            "WITH_SUM": 0,
+            "SUM_IDX": -1,
+            "SUM_SCALE": 1,
+            "SUM_SCALE1": 1,
+            "WITH_SRC0_SCALE": 0,
+            "WITH_SRC1_SCALE": 0,
+            "WITH_SCALES": 0,
+            "WITH_RUNTIME_SCALES": 0,
+            "SCALES_PER_OC": 0,
+            "SCALES_COMMON": 0,
+            "WITH_SRC_SCALES": 0,
+            "WITH_WEI_SCALES": 0,
+            "WITH_DST_SCALES": 0,
+            "WEI_SCALES_MASK": 0,
+            "WITH_SRC_ZPOINTS": 0,
+            "WITH_WEI_ZPOINTS": 0,
+            "WITH_DST_ZPOINTS": 0,
+            "WITH_SRC_ZPOINTS_PER_IC": 0,
+            "WITH_DST_ZPOINTS_PER_OC": 0,
+            "PO_BINARY": 1,
+            "PO_ELTWISE": 2,
+            "PO_SUM": 3,
+            "POST_OP_CHAIN_LENGTH": 0,
+            "POST_OP_ARGS": "",
+        }
+    )
     return values
 
 
@@ -235,15 +336,44 @@ def options(problem: Problem, config: Config, sources: Path) -> str:
     float compare-and-swap helper of ocl_math_utils.h that neither kernel calls; the macro picks
     the header's other, equally unused, helper)."""
     defines = [f"-D{name}={value}" for name, value in macros(problem, config).items()]
-    return " ".join(defines + ["-cl-std=CL2.0", "-cl-fp32-correctly-rounded-divide-sqrt",
-                               "-Dcl_intel_global_float_atomics", f"-I{sources / 'src'}"])
+    return " ".join(
+        defines
+        + [
+            "-cl-std=CL2.0",
+            "-cl-fp32-correctly-rounded-divide-sqrt",
+            "-Dcl_intel_global_float_atomics",
+            f"-I{sources / 'src'}",
+        ]
+    )
 
 
 def source_file(config: Config, sources: Path) -> Path:
     return sources / "src" / "gpu" / "ocl" / SOURCES[config.kernel][0]
 
 
+def ocloc_argv(problem: Problem, hw: Platform, config: Config, sources: Path, output: str, out_dir: str) -> list[str]:
+    """The ocloc command that compiles the kernel into `out_dir`/`output` (a zebin)."""
+    return [
+        oracles.find_tool("ocloc"),
+        "compile",
+        "-file",
+        str(source_file(config, sources)),
+        "-device",
+        hw.ocloc_device,
+        "--format",
+        "zebin",
+        "-options",
+        options(problem, config, sources),
+        "-output",
+        output,
+        "-output_no_suffix",
+        "-out_dir",
+        out_dir,
+    ]
+
+
 # -- layouts ------------------------------------------------------------------------------------
+
 
 def _pad(values: np.ndarray, axis: int, size: int) -> np.ndarray:
     widths = [(0, 0)] * values.ndim
@@ -304,7 +434,8 @@ def simulate(problem: Problem, config: Config, zebin: bytes, hw: Platform, tenso
     ({"dst": the logical output}, the values in dst's channel padding, the simulator's RunResult).
     No SWSB hazard checks: IGC's scoreboarding is IGC's business."""
     buffers = arguments(problem, config, tensors)
-    result = sim.run(zebin, config.kernel_name, buffers, config.global_size, config.local_size, hw=hw,
-                     check_hazards=False)
+    result = sim.run(
+        zebin, config.kernel_name, buffers, config.global_size, config.local_size, hw=hw, check_hazards=False
+    )
     dst, padding = read_back(buffers[3], config.dst_layout, problem.dims_of("dst"), config.oc)
     return {"dst": dst}, padding, result

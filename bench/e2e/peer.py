@@ -38,8 +38,7 @@ SUB_GROUP = 16
 
 # OpenCL element type and numpy storage type of each data type
 _C_TYPES = {"f32": "float", "f16": "half", "bf16": "ushort", "s8": "char", "u8": "uchar", "s32": "int"}
-_NUMPY_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "s8": np.int8, "u8": np.uint8,
-                "s32": np.int32}
+_NUMPY_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "s8": np.int8, "u8": np.uint8, "s32": np.int32}
 _SATURATING = {"s8": "convert_char_sat_rte", "u8": "convert_uchar_sat_rte", "s32": "convert_int_sat_rte"}
 
 # Memory order of each buffer as axes of the logical tensor: activations (n c h w) channels-last,
@@ -72,8 +71,12 @@ ushort float_to_bf16(float x) {
 
 def supports(problem: Problem) -> bool:
     """2-D, no groups, no post-op but a plain relu (the peer spells only that one)."""
-    return (problem.desc.g == 1 and problem.desc.spatial_dims == 2 and (not problem.post_ops or problem.relu)
-            and all(str(problem.type_of(name)) in _C_TYPES for name in problem.inputs + problem.outputs))
+    return (
+        problem.desc.g == 1
+        and problem.desc.spatial_dims == 2
+        and (not problem.post_ops or problem.relu)
+        and all(str(problem.type_of(name)) in _C_TYPES for name in problem.inputs + problem.outputs)
+    )
 
 
 def kernel_name(problem: Problem) -> str:
@@ -107,10 +110,15 @@ def _store(problem: Problem, tensor: str, value: str, value_is_float: bool = Tru
 
 def _signature(problem: Problem) -> str:
     outputs = set(problem.outputs)
-    parameters = [f"__global {'' if name in outputs else 'const '}{_C_TYPES[str(problem.type_of(name))]}* "
-                  f"{_PARAMETERS[problem.kind][name]}" for name, _ in _buffers(problem)]
-    return (f"__attribute__((intel_reqd_sub_group_size({SUB_GROUP})))\n"
-            f"__kernel void {kernel_name(problem)}({', '.join(parameters)})")
+    parameters = [
+        f"__global {'' if name in outputs else 'const '}{_C_TYPES[str(problem.type_of(name))]}* "
+        f"{_PARAMETERS[problem.kind][name]}"
+        for name, _ in _buffers(problem)
+    ]
+    return (
+        f"__attribute__((intel_reqd_sub_group_size({SUB_GROUP})))\n"
+        f"__kernel void {kernel_name(problem)}({', '.join(parameters)})"
+    )
 
 
 def _forward(problem: Problem) -> str:
@@ -173,13 +181,17 @@ def _backward_data(problem: Problem) -> str:
 
 
 def _backward_weights(problem: Problem) -> str:
-    bias = f"""
+    bias = (
+        f"""
     if (ic == 0 && kh == 0 && kw == 0) {{  // the same for every work-item of a sub-group
         float sum = 0;
         for (int p = 0; p < MB * OH * OW; ++p)
             sum += {_load(problem, 'dst', 'diff_dst[p * OC + oc]')};
         diff_bias[oc] = {_store(problem, 'bias', 'sum')};
-    }}""" if problem.has_bias else ""
+    }}"""
+        if problem.has_bias
+        else ""
+    )
     return f"""{{
     const int oc = get_global_id(0);
     const int ic = get_global_id(1);
@@ -211,8 +223,10 @@ _BODIES = {"fwd": _forward, "bwd_d": _backward_data, "bwd_w": _backward_weights}
 def opencl_source(problem: Problem) -> str:
     """The direct convolution of `problem` (2-D, no groups) in OpenCL C."""
     if not supports(problem):
-        raise UnsupportedError(f"the OpenCL peer covers 2-D convolutions without groups in f32, f16, bf16 and "
-                               f"int8, with no post-op but relu, not {problem}")
+        raise UnsupportedError(
+            f"the OpenCL peer covers 2-D convolutions without groups in f32, f16, bf16 and "
+            f"int8, with no post-op but relu, not {problem}"
+        )
     d = problem.desc
     kinds = {str(problem.type_of(name)) for name, _ in _buffers(problem)}
     pragma = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if "f16" in kinds else ""
@@ -230,9 +244,11 @@ def launch(problem: Problem) -> tuple[tuple[int, int, int], tuple[int, int, int]
     def channels(count: int) -> int:
         return -(-count // SUB_GROUP) * SUB_GROUP
 
-    global_size = {"fwd": (channels(d.oc), d.ow, d.mb * d.oh),
-                   "bwd_d": (channels(d.ic), d.iw, d.mb * d.ih),
-                   "bwd_w": (channels(d.oc), d.ic, d.kh * d.kw)}[problem.kind]
+    global_size = {
+        "fwd": (channels(d.oc), d.ow, d.mb * d.oh),
+        "bwd_d": (channels(d.ic), d.iw, d.mb * d.ih),
+        "bwd_w": (channels(d.oc), d.ic, d.kh * d.kw),
+    }[problem.kind]
     return global_size, (SUB_GROUP, 1, 1)
 
 

@@ -52,8 +52,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:28} {'(memory-bound: skipped)':28}")
             continue
         for chain in args.chains.split(","):
-            fused = modeled_cycles(compile_problem(make_problem(line, "FWD_B", args.dt, chain, mb=args.mb),
-                                                   args.hw, None))
+            fused = modeled_cycles(
+                compile_problem(make_problem(line, "FWD_B", args.dt, chain, mb=args.mb), args.hw, None)
+            )
             ratio = fused.device / plain.device
             worst = max(worst, ratio)
             print(f"{name:28} {chain:28} {plain.device:12.0f} {fused.device:12.0f} {ratio:7.3f}", flush=True)

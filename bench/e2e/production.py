@@ -28,7 +28,6 @@ import numpy as np
 from bench.e2e import onednn
 from bench.e2e.measure import SEED, Case, layer_name, modeled, peer_side, timed_process, xegen_side
 from xegen import hw as hwlib
-from xegen import oracles
 from xegen.conv import Descriptor
 from xegen.conv.check import compare, random_inputs
 from xegen.conv.problem import Problem
@@ -45,17 +44,16 @@ def select_cases(cases: list[Case]) -> list[Case]:
     """The cases oneDNN's kernels run: f32 forward with bias."""
     chosen = [c for c in cases if c.direction == "FWD_B" and c.dt == "f32"]
     if not chosen:
-        raise Error(f"--peer onednn runs f32 forward cases ({DEFAULT_CASES}); none of "
-                    f"{', '.join(c.name for c in cases)} is one")
+        raise Error(
+            f"--peer onednn runs f32 forward cases ({DEFAULT_CASES}); none of {', '.join(c.name for c in cases)} is one"
+        )
     return chosen
 
 
 def onednn_side(problem: Problem, hw: hwlib.Platform, config: onednn.Config, sources: Path, tmp: str) -> dict:
     """One oneDNN kernel, compiled by ocloc with oneDNN's macros, run and checked in the simulator."""
     name = f"onednn_{config.kernel}"
-    argv = [oracles.find_tool("ocloc"), "compile", "-file", str(onednn.source_file(config, sources)),
-            "-device", hw.ocloc_device, "--format", "zebin", "-options", onednn.options(problem, config, sources),
-            "-output", name, "-output_no_suffix", "-out_dir", tmp]
+    argv = onednn.ocloc_argv(problem, hw, config, sources, name, tmp)
     seconds = timed_process(f"ocloc compile of oneDNN's {config.kernel_name}", argv, tmp)
     zebin = Path(tmp, name).read_bytes()
     tensors = random_inputs(problem, SEED)
@@ -65,12 +63,16 @@ def onednn_side(problem: Problem, hw: hwlib.Platform, config: onednn.Config, sou
         raise Error(f"xegen's simulator: {error}") from None
     comparisons = compare(problem, got, tensors)
     padding_zero = bool(np.all(padding == 0))  # oneDNN's blocked layouts keep their padding zero
-    return {"compile_seconds": seconds, "config": config.describe(),
-            "macros": onednn.macros(problem, config),
-            **modeled(problem, zebin, config.kernel_name, hw, result.executions, config.local_size,
-                      onednn.tiling(problem, config)),
-            "verify": [str(c) for c in comparisons] + ([] if padding_zero else ["dst channel padding not zero"]),
-            "verified": all(c.ok for c in comparisons) and padding_zero}
+    return {
+        "compile_seconds": seconds,
+        "config": config.describe(),
+        "macros": onednn.macros(problem, config),
+        **modeled(
+            problem, zebin, config.kernel_name, hw, result.executions, config.local_size, onednn.tiling(problem, config)
+        ),
+        "verify": [str(c) for c in comparisons] + ([] if padding_zero else ["dst channel padding not zero"]),
+        "verified": all(c.ok for c in comparisons) and padding_zero,
+    }
 
 
 def _measure_side(side: str, desc: Descriptor, case: Case, sources: Path, tmp: str) -> dict:
@@ -144,8 +146,10 @@ class Table:
     NAME = 24
 
     def header(self) -> str:
-        return (f"{'layer':<{self.NAME}} {'kernel':<15} {'insts':>6} {'inner':>6} {'sends':>6} {'FMAs':>6} "
-                f"{'modeled cycles':>14} {'bound':<10} {'roofline':>8} {'ratio':>6} {'check':>6}")
+        return (
+            f"{'layer':<{self.NAME}} {'kernel':<15} {'insts':>6} {'inner':>6} {'sends':>6} {'FMAs':>6} "
+            f"{'modeled cycles':>14} {'bound':<10} {'roofline':>8} {'ratio':>6} {'check':>6}"
+        )
 
     def lines(self, row: dict) -> list[str]:
         out = []
@@ -163,10 +167,12 @@ class Table:
                 continue
             ratio = row["ratios"].get("best_onednn" if side == "xegen" else side)
             mark = "*" if side == "xegen" and ratio is not None else " "
-            out.append(f"{start} {s['instructions']:>6} {_number(s['inner_loop_instructions'], 'd'):>6} "
-                       f"{s['sends']:>6} {s['fmas']:>6} {s['device_cycles']:>14.0f} {s['bound']:<10} "
-                       f"{_number(s['roofline_fraction'], '.1%'):>8} {_number(ratio, '.2f'):>5}{mark} "
-                       f"{'ok' if verified(s) else 'FAILED':>6}")
+            out.append(
+                f"{start} {s['instructions']:>6} {_number(s['inner_loop_instructions'], 'd'):>6} "
+                f"{s['sends']:>6} {s['fmas']:>6} {s['device_cycles']:>14.0f} {s['bound']:<10} "
+                f"{_number(s['roofline_fraction'], '.1%'):>8} {_number(ratio, '.2f'):>5}{mark} "
+                f"{'ok' if verified(s) else 'FAILED':>6}"
+            )
         return out
 
 
@@ -177,14 +183,21 @@ def _geomean(values: list[float]) -> float | None:
 def summarize(case: Case, rows: list[dict]) -> dict:
     """Per case: how many layers ran each kernel and verified; geometric mean and worst of xegen's
     cycles over each peer's (and over the better oneDNN kernel's)."""
-    result = {"case": case.name, "layers": len(rows),
-              "verified": {side: sum(verified(r[side]) for r in rows) for side in SIDES},
-              "unsupported": {side: sum("unsupported" in r[side] for r in rows) for side in SIDES}}
+    result = {
+        "case": case.name,
+        "layers": len(rows),
+        "verified": {side: sum(verified(r[side]) for r in rows) for side in SIDES},
+        "unsupported": {side: sum("unsupported" in r[side] for r in rows) for side in SIDES},
+    }
     for key in ("best_onednn", *SIDES[1:]):
         measured = [(r["ratios"][key], r["layer"]) for r in rows if key in r["ratios"]]
         worst = max(measured, default=None)
-        result[key] = {"layers": len(measured), "geomean": _geomean([v for v, _ in measured]),
-                       "worst": worst[0] if worst else None, "worst_layer": worst[1] if worst else None}
+        result[key] = {
+            "layers": len(measured),
+            "geomean": _geomean([v for v, _ in measured]),
+            "worst": worst[0] if worst else None,
+            "worst_layer": worst[1] if worst else None,
+        }
     return result
 
 
@@ -195,10 +208,13 @@ def format_summary(summary: dict) -> str:
     if best["geomean"] is None:
         lines.append("  xegen / best oneDNN: no layer with xegen and a oneDNN kernel verified")
     else:
-        lines.append(f"  xegen / best oneDNN: geomean {best['geomean']:.2f}, worst {best['worst']:.2f} "
-                     f"({best['worst_layer']}), over {best['layers']} layers")
-    others = ", ".join(f"{LABELS[side]} {summary[side]['geomean']:.2f}" for side in SIDES[1:]
-                       if summary[side]["geomean"] is not None)
+        lines.append(
+            f"  xegen / best oneDNN: geomean {best['geomean']:.2f}, worst {best['worst']:.2f} "
+            f"({best['worst_layer']}), over {best['layers']} layers"
+        )
+    others = ", ".join(
+        f"{LABELS[side]} {summary[side]['geomean']:.2f}" for side in SIDES[1:] if summary[side]["geomean"] is not None
+    )
     if others:
         lines.append(f"  geomeans of xegen / {others}")
     return "\n".join(lines)
@@ -207,8 +223,11 @@ def format_summary(summary: dict) -> str:
 def run_case(case: Case, layers: list[Descriptor], scale: bool, sources: Path) -> dict:
     hw = hwlib.platform(case.hw)
     size = "scaled (as in the tests)" if scale else "at minibatch 1"
-    print(f"resnet_50 forward f32 with bias {size} on {hw.display_name}: xegen vs oneDNN v3.2's OpenCL kernels "
-          f"vs the naive IGC peer  [{case.name}]", flush=True)
+    print(
+        f"resnet_50 forward f32 with bias {size} on {hw.display_name}: xegen vs oneDNN v3.2's OpenCL kernels "
+        f"vs the naive IGC peer  [{case.name}]",
+        flush=True,
+    )
     table, progress, rows = Table(), Progress(len(layers) * len(SIDES)), []
     print(table.header(), flush=True)
     for desc in layers:
@@ -217,9 +236,15 @@ def run_case(case: Case, layers: list[Descriptor], scale: bool, sources: Path) -
         print("\n".join(table.lines(rows[-1])), flush=True)
     summary = summarize(case, rows)
     print(format_summary(summary) + "\n", flush=True)
-    return {"case": case.name, "hw": hw.name, "direction": case.direction, "dt": case.dt, "kernels": LABELS,
-            "layers": rows,
-            "summary": summary}
+    return {
+        "case": case.name,
+        "hw": hw.name,
+        "direction": case.direction,
+        "dt": case.dt,
+        "kernels": LABELS,
+        "layers": rows,
+        "summary": summary,
+    }
 
 
 FOOTNOTE = """\

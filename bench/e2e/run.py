@@ -116,8 +116,13 @@ def select_layers(items: str, scale: bool) -> list[Descriptor]:
         except ParseError:
             names.append(item)
     every = "all" in names or not (names or own)
-    chosen = _selected("" if every else ",".join(names), [short_name(d) for d in RESNET],
-                       lambda name, part: part in name, "layer") if every or names else set()
+    chosen = (
+        _selected(
+            "" if every else ",".join(names), [short_name(d) for d in RESNET], lambda name, part: part in name, "layer"
+        )
+        if every or names
+        else set()
+    )
     return [scaled(d) if scale else d for d in [*(d for d in RESNET if short_name(d) in chosen), *own]]
 
 
@@ -153,15 +158,21 @@ def format_row(row: dict) -> str:
                 return "-"
             marked = key == "math_density" and side["unrolled"]
             return format(value, form) + ("*" if marked else "")
+
         return f"{show(ours):>8} {show(theirs):>8}"
+
     verified = "ok" if passed(row) else "FAILED"
-    return (f"{row['layer']:<28} {pair('compile_seconds', '.2f')} {pair('inner_loop_instructions', 'd')} "
-            f"{pair('math_density', '.3f')} {pair('device_cycles', '.0f')} "
-            f"{pair('peak_fraction', '.1%')} {verified:>6}")
+    return (
+        f"{row['layer']:<28} {pair('compile_seconds', '.2f')} {pair('inner_loop_instructions', 'd')} "
+        f"{pair('math_density', '.3f')} {pair('device_cycles', '.0f')} "
+        f"{pair('peak_fraction', '.1%')} {verified:>6}"
+    )
 
 
-HEADER = (f"{'layer':<28} {'compile s':>17} {'inner-loop insts':>17} {'math density':>17} {'modeled cycles':>17} "
-          f"{'of peak':>17} {'check':>6}\n{'':<28} " + " ".join(["   xegen      IGC"] * 5))
+HEADER = (
+    f"{'layer':<28} {'compile s':>17} {'inner-loop insts':>17} {'math density':>17} {'modeled cycles':>17} "
+    f"{'of peak':>17} {'check':>6}\n{'':<28} " + " ".join(["   xegen      IGC"] * 5)
+)
 
 
 def _median_ratio(rows: list[dict], key: str) -> float | None:
@@ -170,24 +181,33 @@ def _median_ratio(rows: list[dict], key: str) -> float | None:
 
 
 def summarize(case: Case, rows: list[dict]) -> dict:
-    return {"case": case.name, "layers": len(rows), "passed": sum(passed(r) for r in rows),
-            "median_density_ratio": _median_ratio(rows, "math_density"),
-            "median_compile_time_ratio": _median_ratio(rows, "compile_seconds")}
+    return {
+        "case": case.name,
+        "layers": len(rows),
+        "passed": sum(passed(r) for r in rows),
+        "median_density_ratio": _median_ratio(rows, "math_density"),
+        "median_compile_time_ratio": _median_ratio(rows, "compile_seconds"),
+    }
 
 
 def format_summary(summary: dict) -> str:
     def ratio(value: float | None) -> str:
         return "-" if value is None else f"{value:.2f}x"
-    return (f"{summary['case']:<22} {summary['passed']:>3}/{summary['layers']:<3} verified   "
-            f"density xegen/IGC {ratio(summary['median_density_ratio']):>7}   "
-            f"compile time xegen/ocloc {ratio(summary['median_compile_time_ratio']):>7}")
+
+    return (
+        f"{summary['case']:<22} {summary['passed']:>3}/{summary['layers']:<3} verified   "
+        f"density xegen/IGC {ratio(summary['median_density_ratio']):>7}   "
+        f"compile time xegen/ocloc {ratio(summary['median_compile_time_ratio']):>7}"
+    )
 
 
 def run_case(case: Case, layers: list[Descriptor], scale: bool) -> dict:
     hw = hwlib.platform(case.hw)
     size = "scaled (as in the tests)" if scale else "at minibatch 1"
-    print(f"resnet_50 {DIRECTION_WORDS[case.direction]} {case.dt} {size} on {hw.display_name}: "
-          f"xegen vs IGC (ocloc, OpenCL C peer)  [{case.name}]")
+    print(
+        f"resnet_50 {DIRECTION_WORDS[case.direction]} {case.dt} {size} on {hw.display_name}: "
+        f"xegen vs IGC (ocloc, OpenCL C peer)  [{case.name}]"
+    )
     print(HEADER)
     rows = []
     for desc in layers:
@@ -195,27 +215,52 @@ def run_case(case: Case, layers: list[Descriptor], scale: bool) -> dict:
         print(format_row(rows[-1]), flush=True)
     summary = summarize(case, rows)
     print(format_summary(summary) + "\n", flush=True)
-    return {"case": case.name, "hw": hw.name, "direction": case.direction, "dt": case.dt,
-            "kernels": {"xegen": "xegen", "igc": "IGC naive"}, "layers": rows,
-            "summary": summary}
+    return {
+        "case": case.name,
+        "hw": hw.name,
+        "direction": case.direction,
+        "dt": case.dt,
+        "kernels": {"xegen": "xegen", "igc": "IGC naive"},
+        "layers": rows,
+        "summary": summary,
+    }
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = ArgumentParser(prog="bench/e2e/run.py", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--peer", choices=("igc", "onednn"), default="igc",
-                        help="igc: the naive OpenCL C kernel (default); onednn: oneDNN v3.2's production OpenCL "
-                        "kernels, the naive one beside them")
-    parser.add_argument("--cases", default="", help="comma-separated shell patterns of case names hw/direction/dt, "
-                        "e.g. 'xehpg/fwd_b/f32', 'xelp/*', '*/bwd_*/bf16' (default: all 13; with --peer onednn "
-                        f"the f32 forward ones among them, default {production.DEFAULT_CASES})")
-    parser.add_argument("--layers", default="", help="comma-separated substrings of layer names, benchdnn "
-                        "descriptors of layers of your own, or 'all' (default: all 20)")
-    parser.add_argument("--scaled", action="store_true",
-                        help="layers scaled down as in the tests (at most 4x4 outputs, channels / 8): a quick run")
-    parser.add_argument("--onednn-dir", metavar="DIR",
-                        help="oneDNN's OpenCL sources for --peer onednn (the folder with src/gpu/ocl/; default "
-                        f"${onednn.ENVIRONMENT}, else {onednn.PEER_FOLDER} beside a parent of this checkout)")
+    parser = ArgumentParser(
+        prog="bench/e2e/run.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--peer",
+        choices=("igc", "onednn"),
+        default="igc",
+        help="igc: the naive OpenCL C kernel (default); onednn: oneDNN v3.2's production OpenCL "
+        "kernels, the naive one beside them",
+    )
+    parser.add_argument(
+        "--cases",
+        default="",
+        help="comma-separated shell patterns of case names hw/direction/dt, "
+        "e.g. 'xehpg/fwd_b/f32', 'xelp/*', '*/bwd_*/bf16' (default: all 13; with --peer onednn "
+        f"the f32 forward ones among them, default {production.DEFAULT_CASES})",
+    )
+    parser.add_argument(
+        "--layers",
+        default="",
+        help="comma-separated substrings of layer names, benchdnn "
+        "descriptors of layers of your own, or 'all' (default: all 20)",
+    )
+    parser.add_argument(
+        "--scaled",
+        action="store_true",
+        help="layers scaled down as in the tests (at most 4x4 outputs, channels / 8): a quick run",
+    )
+    parser.add_argument(
+        "--onednn-dir",
+        metavar="DIR",
+        help="oneDNN's OpenCL sources for --peer onednn (the folder with src/gpu/ocl/; default "
+        f"${onednn.ENVIRONMENT}, else {onednn.PEER_FOLDER} beside a parent of this checkout)",
+    )
     parser.add_argument("--json", default=str(ROOT / "bench" / "e2e" / "results.json"), help="where to write JSON")
     return parser.parse_args(argv)
 
@@ -241,8 +286,13 @@ def main(argv: list[str] | None = None) -> int:
     except Error as error:
         sys.stderr.write(f"xegen: error: {error}\n")
         return 2
-    report = {"host": host.node(), "python": sys.version.split()[0], "ocloc": ocloc, "scaled": args.scaled,
-              "peer": args.peer}
+    report = {
+        "host": host.node(),
+        "python": sys.version.split()[0],
+        "ocloc": ocloc,
+        "scaled": args.scaled,
+        "peer": args.peer,
+    }
     if args.peer == "onednn":
         results = [production.run_case(case, layers, args.scaled, sources) for case in cases]
         print(production.FOOTNOTE)

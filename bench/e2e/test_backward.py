@@ -6,16 +6,36 @@ from bench.e2e.backward import format_summary, format_table, why
 
 
 def kernel(cycles, roofline, bound="compute"):
-    return {"cycles": cycles, "bound": bound, "roofline": roofline, "roofline_bound": "compute",
-            "roofline_cycles": cycles * roofline, "terms": {bound: cycles}, "occupancy": {},
-            "config": "fma=mad", "ocloc_valid": True}
+    return {
+        "cycles": cycles,
+        "bound": bound,
+        "roofline": roofline,
+        "roofline_bound": "compute",
+        "roofline_cycles": cycles * roofline,
+        "terms": {bound: cycles},
+        "occupancy": {},
+        "config": "fma=mad",
+        "ocloc_valid": True,
+    }
 
 
 ROWS = [
-    {"layer": "fast", "hw": "xehpg", "dt": "f32", "FWD_B": kernel(100, 0.8), "BWD_D": kernel(140, 0.6),
-     "BWD_WB": kernel(100, 0.8)},
-    {"layer": "slow", "hw": "xehpg", "dt": "f32", "FWD_B": kernel(100, 0.8, "latency"), "BWD_D": kernel(300, 0.2),
-     "BWD_WB": {"error": "no configuration fits"}},
+    {
+        "layer": "fast",
+        "hw": "xehpg",
+        "dt": "f32",
+        "FWD_B": kernel(100, 0.8),
+        "BWD_D": kernel(140, 0.6),
+        "BWD_WB": kernel(100, 0.8),
+    },
+    {
+        "layer": "slow",
+        "hw": "xehpg",
+        "dt": "f32",
+        "FWD_B": kernel(100, 0.8, "latency"),
+        "BWD_D": kernel(300, 0.2),
+        "BWD_WB": {"error": "no configuration fits"},
+    },
 ]
 
 
@@ -34,4 +54,5 @@ def test_tables_count_the_goals_and_show_failures():
     assert "| slow | xehpg | f32 | - | error: no configuration fits | - | - | FAILED | |" in table
     assert all(line.count("|") == table[0].count("|") for line in table)
     assert format_summary(ROWS, "BWD_D", 1.5, 0.5) == [
-        "- xehpg f32: 1 of 2 within 1.5x forward, 1 of 2 at 50% of the roofline or more"]
+        "- xehpg f32: 1 of 2 within 1.5x forward, 1 of 2 at 50% of the roofline or more"
+    ]

@@ -42,7 +42,10 @@ def extremes(problem, seed: int) -> dict[str, np.ndarray]:
 
 # every case of the benchmark, and the peer's other epilogues: relu, int8 without bias, saturation
 PROBLEMS = [(c.hw, c.direction, c.dt, "") for c in CASES] + [
-    ("xehpg", "FWD_D", "s8:s8:s32", "relu"), ("xelp", "FWD_B", "u8:s8:s8", ""), ("xehpg", "FWD_B", "f16", "relu")]
+    ("xehpg", "FWD_D", "s8:s8:s32", "relu"),
+    ("xelp", "FWD_B", "u8:s8:s8", ""),
+    ("xehpg", "FWD_B", "f16", "relu"),
+]
 
 
 @pytest.mark.parametrize("hw, direction, dt, post_ops", PROBLEMS, ids=["-".join(filter(None, p)) for p in PROBLEMS])
@@ -72,9 +75,28 @@ __kernel void conversions(__global const float* x, __global ushort* narrowed, __
 def special_floats() -> np.ndarray:
     """Ties (to even, up and down), the largest values (round to infinity), zeros, denormals,
     infinities and NaNs, including the NaN whose rounding would carry into the sign bit."""
-    bits = [0x3F808000, 0x3F818000, 0x3F808001, 0x3F807FFF, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F7F7FFF, 0x00000000,
-            0x80000000, 0x00000001, 0x807FFFFF, 0x00008000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001,
-            0x7FFFFFFF, 0xFFFFFFFF, 0x3F800000, 0xBF818000]
+    bits = [
+        0x3F808000,
+        0x3F818000,
+        0x3F808001,
+        0x3F807FFF,
+        0x7F7FFFFF,
+        0xFF7FFFFF,
+        0x7F7F7FFF,
+        0x00000000,
+        0x80000000,
+        0x00000001,
+        0x807FFFFF,
+        0x00008000,
+        0x7F800000,
+        0xFF800000,
+        0x7FC00000,
+        0x7F800001,
+        0x7FFFFFFF,
+        0xFFFFFFFF,
+        0x3F800000,
+        0xBF818000,
+    ]
     rng = np.random.default_rng(3)
     return np.concatenate([np.array(bits, np.uint32), rng.integers(0, 2**32, 44, np.uint32)])
 
@@ -87,8 +109,15 @@ def test_bf16_conversions_round_to_nearest_even_and_keep_nans():
     narrowed = np.zeros(values.size, np.uint16)
     all_bf16 = np.arange(values.size, dtype=np.uint16) * 1021  # spread over every exponent
     widened = np.zeros(values.size, np.float32)
-    sim.run(zebin, "conversions", [values, narrowed, all_bf16, widened], (values.size, 1, 1), (16, 1, 1),
-            hw=platform, check_hazards=False)
+    sim.run(
+        zebin,
+        "conversions",
+        [values, narrowed, all_bf16, widened],
+        (values.size, 1, 1),
+        (16, 1, 1),
+        hw=platform,
+        check_hazards=False,
+    )
 
     back = (narrowed.astype(np.uint32) << 16).view(np.float32)
     nan = np.isnan(values)
@@ -98,16 +127,22 @@ def test_bf16_conversions_round_to_nearest_even_and_keep_nans():
     assert (widened.view(np.uint32) == all_bf16.astype(np.uint32) << 16).all()
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (["--layers", "nomatch"], "no layer matches 'nomatch'"),
-    (["--cases", "xehpg/fwd_b/f32,xehpg/fwd_b/f64"], "no case matches 'xehpg/fwd_b/f64'"),
-    (["--scaled", "--bogus"], "unrecognized arguments: --bogus"),
-    (["--json", "/nonexistent-directory/e2e.json"], "--json /nonexistent-directory/e2e.json:"),
-    (["--layers", "res2a,nomatch"], "no layer matches 'nomatch'"),
-    (["--peer", "mkl"], "argument --peer: invalid choice: 'mkl'"),
-    (["--peer", "onednn", "--cases", "xehpg/fwd_b/f16"], "--peer onednn runs f32 forward cases"),
-    (["--peer", "onednn", "--onednn-dir", "/nonexistent"], "oneDNN's OpenCL sources not found: /nonexistent has no"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--layers", "nomatch"], "no layer matches 'nomatch'"),
+        (["--cases", "xehpg/fwd_b/f32,xehpg/fwd_b/f64"], "no case matches 'xehpg/fwd_b/f64'"),
+        (["--scaled", "--bogus"], "unrecognized arguments: --bogus"),
+        (["--json", "/nonexistent-directory/e2e.json"], "--json /nonexistent-directory/e2e.json:"),
+        (["--layers", "res2a,nomatch"], "no layer matches 'nomatch'"),
+        (["--peer", "mkl"], "argument --peer: invalid choice: 'mkl'"),
+        (["--peer", "onednn", "--cases", "xehpg/fwd_b/f16"], "--peer onednn runs f32 forward cases"),
+        (
+            ["--peer", "onednn", "--onednn-dir", "/nonexistent"],
+            "oneDNN's OpenCL sources not found: /nonexistent has no",
+        ),
+    ],
+)
 def test_bad_arguments_give_one_line_and_status_2(arguments, message, tmp_path):
     result = subprocess.run([sys.executable, str(RUN), *arguments], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 2

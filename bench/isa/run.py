@@ -56,12 +56,13 @@ def instruction_stream(platform: hwlib.Platform, minimum: int) -> bytes:
 
 def _renumber(inst, shift: int):
     """The instruction with every GRF operand moved by `shift` registers (mod 128)."""
+
     def move(operand):
         if isinstance(operand, Reg) and operand.file == "r" and not operand.indirect:
             return replace(operand, number=(operand.number + shift) % 128)
         return operand
-    return replace(inst, dst=move(inst.dst) if inst.dst is not None else None,
-                   srcs=tuple(move(s) for s in inst.srcs))
+
+    return replace(inst, dst=move(inst.dst) if inst.dst is not None else None, srcs=tuple(move(s) for s in inst.srcs))
 
 
 def _cpu_seconds() -> float:
@@ -95,17 +96,21 @@ def measure(platform: hwlib.Platform, repeat: int, minimum: int) -> dict:
         "encode": median_seconds(lambda: encode_kernel(instructions, platform), repeat),
         "decode": median_seconds(lambda: decode(data, platform), repeat, clear_decoder_caches),
         "disassemble (decode + print)": median_seconds(
-            lambda: format_kernel(decode(data, platform), platform), repeat, clear_decoder_caches),
+            lambda: format_kernel(decode(data, platform), platform), repeat, clear_decoder_caches
+        ),
         "assemble (parse + encode)": median_seconds(
-            lambda: encode_kernel(parse_asm(listing, platform), platform), repeat),
+            lambda: encode_kernel(parse_asm(listing, platform), platform), repeat
+        ),
         "iga64 -a -Xforce-no-compact": median_seconds(lambda: oracles.iga64_assemble(listing, platform), repeat),
         "iga64 -d": median_seconds(lambda: oracles.iga64_disassemble(data, platform), repeat),
     }
-    return {"instructions": count,
-            "wall_seconds": {name: wall for name, (wall, cpu) in rows.items()},
-            "cpu_seconds": {name: cpu for name, (wall, cpu) in rows.items()},
-            "instructions_per_cpu_second": {name: count / max(cpu, 1e-9) for name, (wall, cpu) in rows.items()},
-            "instructions_per_wall_second": {name: count / wall for name, (wall, cpu) in rows.items()}}
+    return {
+        "instructions": count,
+        "wall_seconds": {name: wall for name, (wall, cpu) in rows.items()},
+        "cpu_seconds": {name: cpu for name, (wall, cpu) in rows.items()},
+        "instructions_per_cpu_second": {name: count / max(cpu, 1e-9) for name, (wall, cpu) in rows.items()},
+        "instructions_per_wall_second": {name: count / wall for name, (wall, cpu) in rows.items()},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,17 +120,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-instructions", type=int, default=20000, help="length of the instruction stream")
     args = parser.parse_args(argv)
     results = {"python": sys.version.split()[0], "machine": host.machine(), "platforms": {}}
-    print(f"{'platform':8} {'operation':30} {'instructions':>12} {'wall s':>8} {'cpu s':>8} "
-          f"{'instr/cpu s':>12} {'instr/wall s':>13}")
+    print(
+        f"{'platform':8} {'operation':30} {'instructions':>12} {'wall s':>8} {'cpu s':>8} "
+        f"{'instr/cpu s':>12} {'instr/wall s':>13}"
+    )
     for name in args.hw:
         platform = hwlib.platform(name)
         result = measure(platform, args.repeat, args.min_instructions)
         results["platforms"][platform.name] = result
         for operation, wall in result["wall_seconds"].items():
             cpu = result["cpu_seconds"][operation]
-            print(f"{platform.name:8} {operation:30} {result['instructions']:>12} {wall:>8.4f} {cpu:>8.4f} "
-                  f"{result['instructions_per_cpu_second'][operation]:>12,.0f} "
-                  f"{result['instructions_per_wall_second'][operation]:>13,.0f}")
+            print(
+                f"{platform.name:8} {operation:30} {result['instructions']:>12} {wall:>8.4f} {cpu:>8.4f} "
+                f"{result['instructions_per_cpu_second'][operation]:>12,.0f} "
+                f"{result['instructions_per_wall_second'][operation]:>13,.0f}"
+            )
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {RESULTS}")
     return 0

@@ -78,8 +78,13 @@ def measure(problem, platform: str, config: dict, slm_bufs: int, gmem_bufs: int 
         return {"slm_bufs": slm_bufs, "error": str(error)}
     built = time.perf_counter()
     report = model_cycles(kernel.body, platform)
-    return {"slm_bufs": slm_bufs, "gmem_bufs": kernel.config.gmem_bufs, **report.as_dict(),
-            "build_seconds": round(built - started, 3), "model_seconds": round(time.perf_counter() - built, 3)}
+    return {
+        "slm_bufs": slm_bufs,
+        "gmem_bufs": kernel.config.gmem_bufs,
+        **report.as_dict(),
+        "build_seconds": round(built - started, 3),
+        "model_seconds": round(time.perf_counter() - built, 3),
+    }
 
 
 def cell(result: dict) -> str:
@@ -115,8 +120,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--dir", default="FWD_D", help="direction (default FWD_D)")
     parser.add_argument("--real", action="store_true", help="real layer sizes at minibatch 1 instead of scaled")
     parser.add_argument("--layers", type=positive, default=None, help="only the first N layers (N >= 1)")
-    parser.add_argument("--gmem-bufs", type=int, default=None, choices=(1, 2),
-                        help="force gmem_bufs (1 or 2) for every variant")
+    parser.add_argument(
+        "--gmem-bufs", type=int, default=None, choices=(1, 2), help="force gmem_bufs (1 or 2) for every variant"
+    )
     parser.add_argument("--json", default=str(Path(__file__).with_name("results.json")), help="output JSON file")
     args = parser.parse_args(argv)
     try:  # the data types and direction, checked once on the first layer
@@ -129,10 +135,15 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
     rows = []
-    header = (f"{'layer':<22} {'M':>5} {'N':>4} {'K':>5} {'iters':>5} | "
-              + " | ".join(f"{'slm_bufs=' + str(b):>9} {'cp':>7} {'res':>7}" for b in BUFFERS) + " | speedup 2, 3")
-    print(f"K loop of one thread, modeled on {args.hw} ({args.dir}, {args.dt}, "
-          f"{'real sizes, mb1' if args.real else 'scaled'}): cycles, critical path (cp), resource bound (res)")
+    header = (
+        f"{'layer':<22} {'M':>5} {'N':>4} {'K':>5} {'iters':>5} | "
+        + " | ".join(f"{'slm_bufs=' + str(b):>9} {'cp':>7} {'res':>7}" for b in BUFFERS)
+        + " | speedup 2, 3"
+    )
+    print(
+        f"K loop of one thread, modeled on {args.hw} ({args.dir}, {args.dt}, "
+        f"{'real sizes, mb1' if args.real else 'scaled'}): cycles, critical path (cp), resource bound (res)"
+    )
     print(header)
     print("-" * len(header))
     for desc in RESNET[: args.layers]:
@@ -146,15 +157,29 @@ def main(argv: list[str] | None = None) -> int:
         iterations = -(-sizes.k.size // config["k_block"])
         cells = " | ".join(cell(r) for r in results)
         speedups = ", ".join(speedup(results[0], r) for r in results[1:])
-        print(f"{short_name(desc):<22} {sizes.m.size:>5} {sizes.n.size:>4} {sizes.k.size:>5} {iterations:>5} | "
-              f"{cells} | {speedups}")
+        print(
+            f"{short_name(desc):<22} {sizes.m.size:>5} {sizes.n.size:>4} {sizes.k.size:>5} {iterations:>5} | "
+            f"{cells} | {speedups}"
+        )
         for result in results:
             if "error" in result:
                 print(f"{'':<22} slm_bufs={result['slm_bufs']}: {result['error']}")
-        rows.append({"layer": desc.name, "problem": str(problem.desc), "config": config, "M": sizes.m.size,
-                     "N": sizes.n.size, "K": sizes.k.size, "iterations": iterations, "results": results})
-    Path(args.json).write_text(json.dumps({"hw": args.hw, "dt": args.dt, "direction": args.dir, "real": args.real,
-                                           "layers": rows}, indent=1) + "\n")
+        rows.append(
+            {
+                "layer": desc.name,
+                "problem": str(problem.desc),
+                "config": config,
+                "M": sizes.m.size,
+                "N": sizes.n.size,
+                "K": sizes.k.size,
+                "iterations": iterations,
+                "results": results,
+            }
+        )
+    Path(args.json).write_text(
+        json.dumps({"hw": args.hw, "dt": args.dt, "direction": args.dir, "real": args.real, "layers": rows}, indent=1)
+        + "\n"
+    )
     print(f"wrote {args.json}")
     return 0
 

@@ -39,7 +39,7 @@ def reference(src: np.ndarray, weights: np.ndarray, stride: int, pad: int, out_h
     out = np.zeros((src.shape[0], weights.shape[0], out_h, out_w))
     for kh in range(weights.shape[2]):
         for kw in range(weights.shape[3]):
-            window = padded[:, :, kh:kh + stride * out_h:stride, kw:kw + stride * out_w:stride]
+            window = padded[:, :, kh : kh + stride * out_h : stride, kw : kw + stride * out_w : stride]
             out += np.einsum("nchw,kc->nkhw", window, weights[:, :, kh, kw].astype(np.float64))
     return out.astype(np.float32)
 
@@ -75,34 +75,67 @@ def main(argv: list[str] | None = None) -> int:
             best = None
             for _ in range(args.repeat):
                 dst = np.zeros((args.mb, args.oc, out, out), dtype=np.float32)
-                values = [src, weights, dst, args.ic, args.size, args.size, args.oc, args.kernel, args.kernel,
-                          stride, pad, out, out]
+                values = [
+                    src,
+                    weights,
+                    dst,
+                    args.ic,
+                    args.size,
+                    args.size,
+                    args.oc,
+                    args.kernel,
+                    args.kernel,
+                    stride,
+                    pad,
+                    out,
+                    out,
+                ]
                 started = time.perf_counter()
-                result = sim.run(zebin, "conv2d_nchw", values, (-(-out * out // 32) * 32, args.oc, args.mb),
-                                 (32, 1, 1), name, check_hazards=hazards)
+                result = sim.run(
+                    zebin,
+                    "conv2d_nchw",
+                    values,
+                    (-(-out * out // 32) * 32, args.oc, args.mb),
+                    (32, 1, 1),
+                    name,
+                    check_hazards=hazards,
+                )
                 seconds = time.perf_counter() - started
                 error = float(np.abs(dst - expected).max())
                 if best is None or seconds < best[0]:
                     best = (seconds, result, error)
             seconds, result, error = best
-            rows.append({
-                "platform": name, "hazard_checks": hazards, "simd": result.simd, "threads": result.threads,
-                "instructions": result.instructions, "lane_instructions": result.lane_instructions,
-                "seconds": round(seconds, 4), "lane_instructions_per_second": result.lane_instructions / seconds,
-                "max_abs_error_vs_numpy": error,
-            })
+            rows.append(
+                {
+                    "platform": name,
+                    "hazard_checks": hazards,
+                    "simd": result.simd,
+                    "threads": result.threads,
+                    "instructions": result.instructions,
+                    "lane_instructions": result.lane_instructions,
+                    "seconds": round(seconds, 4),
+                    "lane_instructions_per_second": result.lane_instructions / seconds,
+                    "max_abs_error_vs_numpy": error,
+                }
+            )
 
     problem = f"mb{args.mb} ic{args.ic} {args.size}x{args.size} oc{args.oc} {args.kernel}x{args.kernel} s1 p{pad}"
     print(f"direct convolution {problem}: {macs / 1e6:.1f} M multiply-adds; numpy einsum peer {numpy_seconds:.3f} s")
-    print(f"{'platform':8} {'hazards':8} {'SIMD':>4} {'threads':>8} {'instructions':>13} {'lane-instr':>12} "
-          f"{'seconds':>8} {'M lane-instr/s':>15} {'max |err|':>10}")
+    print(
+        f"{'platform':8} {'hazards':8} {'SIMD':>4} {'threads':>8} {'instructions':>13} {'lane-instr':>12} "
+        f"{'seconds':>8} {'M lane-instr/s':>15} {'max |err|':>10}"
+    )
     for r in rows:
-        print(f"{r['platform']:8} {'on' if r['hazard_checks'] else 'off':8} {r['simd']:>4} {r['threads']:>8} "
-              f"{r['instructions']:>13} {r['lane_instructions']:>12} {r['seconds']:>8.3f} "
-              f"{r['lane_instructions_per_second'] / 1e6:>15.1f} {r['max_abs_error_vs_numpy']:>10.2e}")
+        print(
+            f"{r['platform']:8} {'on' if r['hazard_checks'] else 'off':8} {r['simd']:>4} {r['threads']:>8} "
+            f"{r['instructions']:>13} {r['lane_instructions']:>12} {r['seconds']:>8.3f} "
+            f"{r['lane_instructions_per_second'] / 1e6:>15.1f} {r['max_abs_error_vs_numpy']:>10.2e}"
+        )
     report = {
         "benchmark": "xegen.sim lane-instructions per second, corpus direct convolution",
-        "problem": problem, "multiply_adds": macs, "numpy_peer_seconds": numpy_seconds,
+        "problem": problem,
+        "multiply_adds": macs,
+        "numpy_peer_seconds": numpy_seconds,
         "host": {"python": host.python_version(), "machine": host.machine(), "numpy": np.__version__},
         "results": rows,
     }

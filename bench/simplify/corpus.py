@@ -42,8 +42,14 @@ class Case:
 def _cases(s: Shape) -> list[Case]:
     iw, ow, kw, sw, pw, dw = s.ih, s.oh, s.kh, s.sh, s.ph, s.dh
     r = {
-        "mb": range(0, s.mb), "ic": range(0, s.ic), "oc": range(0, s.oc), "oh": range(0, s.oh),
-        "ow": range(0, s.oh), "kh": range(0, s.kh), "kw": range(0, s.kh), "ih": range(0, s.ih),
+        "mb": range(0, s.mb),
+        "ic": range(0, s.ic),
+        "oc": range(0, s.oc),
+        "oh": range(0, s.oh),
+        "ow": range(0, s.oh),
+        "kh": range(0, s.kh),
+        "kw": range(0, s.kh),
+        "ih": range(0, s.ih),
         "iw": range(0, s.ih),
     }
     ih_e = f"(oh*{s.sh} + kh*({s.dh}+1) - {s.ph})"
@@ -76,8 +82,11 @@ def _cases(s: Shape) -> list[Case]:
     if icb:
         out += [
             Case("src_nChw16c", f"(((mb*{icb} + ic/16)*{s.ih} + {ih_e})*{iw} + {iw_e})*16 + ic%16", r),
-            Case("icb_split", f"((icb*16 + ici)/16)*{s.ih * iw * 16} + (icb*16 + ici)%16",
-                 {"icb": range(0, icb), "ici": range(0, 16)}),
+            Case(
+                "icb_split",
+                f"((icb*16 + ici)/16)*{s.ih * iw * 16} + (icb*16 + ici)%16",
+                {"icb": range(0, icb), "ici": range(0, 16)},
+            ),
         ]
     return [Case(f"{s.name}.{c.name}", c.text, c.ranges) for c in out]
 

@@ -28,6 +28,7 @@ def ensure_package(module: str, package: str) -> None:
 
 # Halide ------------------------------------------------------------------------------------
 
+
 def halide_harness() -> Path:
     """Build bench/simplify/build/halide_simplify against the halide wheel (once)."""
     ensure_package("halide", "halide")
@@ -42,14 +43,46 @@ def halide_harness() -> Path:
         raise RuntimeError("g++ is needed to build the Halide harness")
     BUILD.mkdir(exist_ok=True)
     print("bench: building the Halide harness", file=sys.stderr)
-    subprocess.run(["g++", "-std=c++17", "-O1", f"-I{root / 'include'}", str(source), f"-L{root / 'lib64'}",
-                    "-lHalide", f"-Wl,-rpath,{root / 'lib64'}", "-o", str(binary)], check=True)
+    subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-O1",
+            f"-I{root / 'include'}",
+            str(source),
+            f"-L{root / 'lib64'}",
+            "-lHalide",
+            f"-Wl,-rpath,{root / 'lib64'}",
+            "-o",
+            str(binary),
+        ],
+        check=True,
+    )
     return binary
 
 
-_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "shl": "<<", "shr": ">>", "and": "&",
-            "or": "|", "xor": "^", "min": "min", "max": "max", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-            "eq": "==", "ne": "!=", "land": "&&", "lor": "||"}
+_SYMBOLS = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "mod": "%",
+    "shl": "<<",
+    "shr": ">>",
+    "and": "&",
+    "or": "|",
+    "xor": "^",
+    "min": "min",
+    "max": "max",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "eq": "==",
+    "ne": "!=",
+    "land": "&&",
+    "lor": "||",
+}
 _HALIDE_TYPES = {"s32": "int32", "u32": "uint32", "s64": "int64", "u64": "uint64", "bool": "bool"}
 _SUFFIX = {"s32": "i32", "u32": "u32", "s64": "i64", "u64": "u64"}
 
@@ -127,14 +160,17 @@ def halide_simplify(cases: list[tuple[ir.Expr, dict]]) -> list[str]:
     binary = halide_harness()
     lines = []
     for e, ranges in cases:
-        decls = " ".join(f"{v.name}:{_HALIDE_TYPES[v.type.kind]}:{ranges[v.name].start}:{ranges[v.name].stop - 1}"
-                         for v in ir.free_vars(e))
+        decls = " ".join(
+            f"{v.name}:{_HALIDE_TYPES[v.type.kind]}:{ranges[v.name].start}:{ranges[v.name].stop - 1}"
+            for v in ir.free_vars(e)
+        )
         lines.append(f"{decls} | {to_sexpr(e)}")
     out = subprocess.run([str(binary)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
     return out.stdout.splitlines()
 
 
 # tinygrad ----------------------------------------------------------------------------------
+
 
 def tinygrad_simplify(e: ir.Expr, ranges: dict) -> ir.Expr:
     ensure_package("tinygrad", "tinygrad")
@@ -182,9 +218,18 @@ def _to_uop(e: ir.Expr, variables):
         return _lift(a) & b
     if op == "lor":
         return _lift(a) | b
-    return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a // b,
-            "mod": lambda: a % b, "shl": lambda: a << b, "shr": lambda: a >> b, "and": lambda: a & b,
-            "or": lambda: a | b, "xor": lambda: a ^ b}[op]()
+    return {
+        "add": lambda: a + b,
+        "sub": lambda: a - b,
+        "mul": lambda: a * b,
+        "div": lambda: a // b,
+        "mod": lambda: a % b,
+        "shl": lambda: a << b,
+        "shr": lambda: a >> b,
+        "and": lambda: a & b,
+        "or": lambda: a | b,
+        "xor": lambda: a ^ b,
+    }[op]()
 
 
 def _lift(x):
@@ -217,9 +262,25 @@ def _from_uop(u, variables):
             s = [go(c) for c in x.src]
             # floor division and modulus equal C's on the non-negative dividends of the corpus (the
             # bench checks every peer result by evaluation anyway)
-            table = {"ADD": "add", "SUB": "sub", "MUL": "mul", "FLOORDIV": "div", "CDIV": "div", "FLOORMOD": "mod",
-                     "CMOD": "mod", "MOD": "mod", "SHL": "shl", "SHR": "shr", "AND": "and", "OR": "or", "XOR": "xor",
-                     "MAX": "max", "CMPLT": "lt", "CMPNE": "ne", "CMPEQ": "eq"}
+            table = {
+                "ADD": "add",
+                "SUB": "sub",
+                "MUL": "mul",
+                "FLOORDIV": "div",
+                "CDIV": "div",
+                "FLOORMOD": "mod",
+                "CMOD": "mod",
+                "MOD": "mod",
+                "SHL": "shl",
+                "SHR": "shr",
+                "AND": "and",
+                "OR": "or",
+                "XOR": "xor",
+                "MAX": "max",
+                "CMPLT": "lt",
+                "CMPNE": "ne",
+                "CMPEQ": "eq",
+            }
             if op.name in table:
                 name = table[op.name]
                 if name in ("and", "or") and s[0].type.is_bool:

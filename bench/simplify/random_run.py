@@ -148,10 +148,14 @@ def run(count: int, seed: int) -> dict:
         for peer, p in peers.items():
             row[peer] = str(p) if p is not None else halide_text if peer == "halide" else "error"
             row[f"{peer}_ok"] = p is not None and equivalent(e, p, env)
-        row["cost"] = {m.name: {"input": m.dag_cost(e, case.ranges), "xegen": r.cost_after,
-                                **{peer: m.dag_cost(p, case.ranges) if row[f"{peer}_ok"] else None
-                                   for peer, p in peers.items()}}
-                       for m, r in zip(models, results, strict=True)}
+        row["cost"] = {
+            m.name: {
+                "input": m.dag_cost(e, case.ranges),
+                "xegen": r.cost_after,
+                **{peer: m.dag_cost(p, case.ranges) if row[f"{peer}_ok"] else None for peer, p in peers.items()},
+            }
+            for m, r in zip(models, results, strict=True)
+        }
         rows.append(row)
     return {"count": count, "seed": seed, "rows": rows}
 
@@ -176,15 +180,23 @@ def report(data: dict) -> int:
                     costlier.append((hw, peer, r))
             n = cheaper + same + worse
             share = 100.0 * (cheaper + same) / n if n else 100.0
-            print(f"{hw:6} vs {peer:8}: cheaper {cheaper:5}  same {same:5}  costlier {worse:4}  of {n:5} comparable "
-                  f"({share:.2f} % not costlier)")
+            print(
+                f"{hw:6} vs {peer:8}: cheaper {cheaper:5}  same {same:5}  costlier {worse:4}  of {n:5} comparable "
+                f"({share:.2f} % not costlier)"
+            )
     unusable = {peer: sum(not r[f"{peer}_ok"] for r in rows) for peer in ("halide", "tinygrad")}
     print(f"\npeer results not comparable (unreadable, failed, or not equivalent to the input): {unusable}")
     bound = sum(r["stop"] != "saturated" for r in rows)
     print(f"xegen saturation stopped by a bound on {bound}; median {np.median([r['ms'] for r in rows]):.1f} ms")
-    wrong = [r for r in rows if not r["xegen_ok"] or any(
-        counterexample(ir.parse_expr(r["input"]), ir.parse_expr(x), _ranges(r)) is not None
-        for x in sorted(set(r["xegen"].values())))]
+    wrong = [
+        r
+        for r in rows
+        if not r["xegen_ok"]
+        or any(
+            counterexample(ir.parse_expr(r["input"]), ir.parse_expr(x), _ranges(r)) is not None
+            for x in sorted(set(r["xegen"].values()))
+        )
+    ]
     print(f"xegen results not equivalent to their input (sampled, and by the wider search): {len(wrong)}")
     for r in wrong:
         print(f"  WRONG {r['name']}: {r['input']}  ->  {r['xegen']}")
@@ -201,14 +213,18 @@ def report(data: dict) -> int:
             kept = [r for r in cases if refuted[peer, r["name"]] is None]
             wrong_peer = len(cases) - len(kept)
             share = 100.0 * (n - wrong_peer - len(kept)) / (n - wrong_peer) if n - wrong_peer else 100.0
-            print(f"{hw:6} vs {peer:8}: of the {len(cases)} costlier, the peer's result is not equivalent to the "
-                  f"input on {wrong_peer} (wider search); without those {share:.2f} % not costlier")
+            print(
+                f"{hw:6} vs {peer:8}: of the {len(cases)} costlier, the peer's result is not equivalent to the "
+                f"input on {wrong_peer} (wider search); without those {share:.2f} % not costlier"
+            )
     if costlier:
         print("\ncostlier cases:")
     for hw, peer, r in costlier:
         c = r["cost"][hw]
-        print(f"  {hw} vs {peer}: {r['name']} {r['ranges']}\n    input    {r['input']}\n"
-              f"    xegen    {r['xegen'][hw]}  ({c['xegen']})\n    {peer:8} {r[peer]}  ({c[peer]})")
+        print(
+            f"  {hw} vs {peer}: {r['name']} {r['ranges']}\n    input    {r['input']}\n"
+            f"    xegen    {r['xegen'][hw]}  ({c['xegen']})\n    {peer:8} {r[peer]}  ({c[peer]})"
+        )
         found = refuted[peer, r["name"]]
         if found is not None:
             print(f"    the {peer} result is not the input's value at {found}")

@@ -72,10 +72,17 @@ def main() -> int:
     rows = []
     for case, e, halide_text in zip(cases, exprs, halide_out, strict=True):
         result, ms = timed(partial(simplify, e, model, ranges=case.ranges), args.repeat)
-        row = {"name": case.name, "input": case.text, "cost_input": model.dag_cost(e, case.ranges),
-               "xegen": str(result.result), "xegen_cost": result.cost_after, "xegen_ms": round(ms, 2),
-               "egraph_nodes": result.egraph_nodes, "stop": result.saturation.stop,
-               "xegen_ok": same_values(e, result.result, case.ranges)}
+        row = {
+            "name": case.name,
+            "input": case.text,
+            "cost_input": model.dag_cost(e, case.ranges),
+            "xegen": str(result.result),
+            "xegen_cost": result.cost_after,
+            "xegen_ms": round(ms, 2),
+            "egraph_nodes": result.egraph_nodes,
+            "stop": result.saturation.stop,
+            "xegen_ok": same_values(e, result.result, case.ranges),
+        }
         types = {v.name: v.type for v in ir.free_vars(e)}
         try:
             h = from_sexpr(halide_text, types) if not halide_text.startswith("error") else None
@@ -95,8 +102,10 @@ def main() -> int:
     print_table(rows, model)
     speed = speed_goals(model, cases)
     print(f"\nspeed: one {speed['single_nodes']}-node expression: median {speed['single_ms']:.1f} ms (goal < 50 ms)")
-    print(f"speed: a kernel of {speed['kernel_expressions']} expressions in one e-graph: {speed['kernel_ms']:.0f} ms "
-          f"(goal < 2000 ms), {speed['kernel_nodes']} e-graph nodes, {speed['kernel_stop']}")
+    print(
+        f"speed: a kernel of {speed['kernel_expressions']} expressions in one e-graph: {speed['kernel_ms']:.0f} ms "
+        f"(goal < 2000 ms), {speed['kernel_nodes']} e-graph nodes, {speed['kernel_stop']}"
+    )
     if args.json:
         args.json.write_text(json.dumps({"hw": args.hw, "rows": rows, "speed": speed}, indent=2))
     return 0
@@ -122,8 +131,10 @@ def print_table(rows, model) -> None:
         else:
             verdict, ties = "tie", ties + 1
         r["verdict"] = verdict
-        print(f"{r['name']:<30} {r['cost_input']:>4} {c(r['xegen_cost']):>5} {c(r['halide_cost']):>6} "
-              f"{c(r['tinygrad_cost']):>8} {r['xegen_ms']:>6.1f} {r['egraph_nodes']:>6}  {r['xegen']}  [{verdict}]")
+        print(
+            f"{r['name']:<30} {r['cost_input']:>4} {c(r['xegen_cost']):>5} {c(r['halide_cost']):>6} "
+            f"{c(r['tinygrad_cost']):>8} {r['xegen_ms']:>6.1f} {r['egraph_nodes']:>6}  {r['xegen']}  [{verdict}]"
+        )
     print(f"\nxegen strictly cheaper than both peers on {wins}, tied on {ties}, costlier on {losses} of {len(rows)}")
     for r in rows:
         if r["verdict"] in ("worse", "WRONG"):
@@ -151,9 +162,15 @@ def speed_goals(model, cases) -> dict:
         stores.append(f"OUT[{4 * k}] = ({value}) + {64 * (k // len(cases))};")
     stmt = ir.parse_stmt("\n".join(stores))
     report, kernel_ms = timed(lambda: optimize_stmt_report(stmt, model, ranges=ranges), 1)
-    return {"single_case": big.name, "single_nodes": ir.node_count(e), "single_ms": round(single, 2),
-            "kernel_expressions": len(stores), "kernel_ms": round(kernel_ms, 1), "kernel_nodes": report.egraph_nodes,
-            "kernel_stop": report.saturation.describe()}
+    return {
+        "single_case": big.name,
+        "single_nodes": ir.node_count(e),
+        "single_ms": round(single, 2),
+        "kernel_expressions": len(stores),
+        "kernel_ms": round(kernel_ms, 1),
+        "kernel_nodes": report.egraph_nodes,
+        "kernel_stop": report.saturation.describe(),
+    }
 
 
 if __name__ == "__main__":

@@ -57,10 +57,11 @@ def measure(build, corpus: Corpus, repeat: int) -> dict:
     original, sizes = decode_with_sizes(kernel.code, platform)
     stripped = strip_swsb(original, sizes)
     seconds, ours = best_time(lambda: assign_swsb(stripped, platform), repeat)
-    iga = decode(oracles.iga64_assemble(format_kernel(stripped, platform), platform, extra=("-Xauto-deps",)),
-                 platform)
+    iga = decode(oracles.iga64_assemble(format_kernel(stripped, platform), platform, extra=("-Xauto-deps",)), platform)
     return {
-        "kernel": str(build), "platform": platform.name, "program_instructions": len(stripped),
+        "kernel": str(build),
+        "platform": platform.name,
+        "program_instructions": len(stripped),
         "xegen": {"syncs": count_syncs(ours), "instructions": len(ours), "seconds": seconds},
         "iga64_auto_deps": {"syncs": count_syncs(iga), "instructions": len(iga)},
         "igc": {"syncs": count_syncs(original), "instructions": len(original)},
@@ -79,8 +80,13 @@ def throughput(rows: list[dict], corpus: Corpus, scale: int, repeat: int) -> dic
     end = next(i for i, inst in enumerate(stripped) if inst.eot)
     big = stripped[:end] * (scale - 1) + stripped
     seconds, ours = best_time(lambda: assign_swsb(big, platform), repeat)
-    return {"kernel": f"{build} x{scale}", "instructions": len(big), "seconds": seconds,
-            "instructions_per_second": len(big) / seconds, "syncs": count_syncs(ours)}
+    return {
+        "kernel": f"{build} x{scale}",
+        "instructions": len(big),
+        "seconds": seconds,
+        "instructions_per_second": len(big) / seconds,
+        "syncs": count_syncs(ours),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,8 +98,10 @@ def main(argv: list[str] | None = None) -> int:
 
     corpus = Corpus(Path(tempfile.gettempdir()) / "xegen-corpus-bench")
     rows = [measure(build, corpus, max(1, args.repeat)) for build in BUILDS]
-    header = (f"{'kernel':28} {'insts':>5} | {'xegen syncs/insts':>17} {'ms':>6} | {'iga64 -Xauto-deps':>17} | "
-              f"{'IGC syncs/insts':>15}")
+    header = (
+        f"{'kernel':28} {'insts':>5} | {'xegen syncs/insts':>17} {'ms':>6} | {'iga64 -Xauto-deps':>17} | "
+        f"{'IGC syncs/insts':>15}"
+    )
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -104,17 +112,34 @@ def main(argv: list[str] | None = None) -> int:
             f"{c['syncs']:6}/{c['instructions']:<8}"
         )
     totals = {name: sum(r[name]["syncs"] for r in rows) for name in ("xegen", "iga64_auto_deps", "igc")}
-    worse = [r["kernel"] for r in rows if r["xegen"]["syncs"] > r["iga64_auto_deps"]["syncs"]
-             or r["xegen"]["instructions"] > r["iga64_auto_deps"]["instructions"]]
-    print(f"total syncs: xegen {totals['xegen']}, iga64 -Xauto-deps {totals['iga64_auto_deps']}, IGC {totals['igc']}; "
-          f"kernels where xegen is worse than iga64: {worse or 'none'}")
+    worse = [
+        r["kernel"]
+        for r in rows
+        if r["xegen"]["syncs"] > r["iga64_auto_deps"]["syncs"]
+        or r["xegen"]["instructions"] > r["iga64_auto_deps"]["instructions"]
+    ]
+    print(
+        f"total syncs: xegen {totals['xegen']}, iga64 -Xauto-deps {totals['iga64_auto_deps']}, IGC {totals['igc']}; "
+        f"kernels where xegen is worse than iga64: {worse or 'none'}"
+    )
     big = throughput(rows, corpus, max(1, args.scale), max(1, args.repeat))
-    print(f"throughput: {big['instructions']} instructions ({big['kernel']}) in {big['seconds']:.3f} s = "
-          f"{big['instructions_per_second']:.0f} instructions/s")
-    args.json.write_text(json.dumps({
-        "host": {"python": host.python_version(), "machine": host.machine()},
-        "kernels": rows, "totals": totals, "worse_than_iga64": worse, "throughput": big,
-    }, indent=2) + "\n")
+    print(
+        f"throughput: {big['instructions']} instructions ({big['kernel']}) in {big['seconds']:.3f} s = "
+        f"{big['instructions_per_second']:.0f} instructions/s"
+    )
+    args.json.write_text(
+        json.dumps(
+            {
+                "host": {"python": host.python_version(), "machine": host.machine()},
+                "kernels": rows,
+                "totals": totals,
+                "worse_than_iga64": worse,
+                "throughput": big,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"wrote {args.json}")
     return 1 if worse else 0
 

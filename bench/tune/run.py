@@ -79,6 +79,7 @@ def run_tuning(layers: list[Layer], backend, budget: int, label: str) -> tuple[l
 
 # gains ----------------------------------------------------------------------------------------
 
+
 def gains(case: str, descs: list[Descriptor], budget: int, workers: int) -> dict:
     print(f"[{case}] tuning {len(descs)} layers, budget {budget}, {workers} worker(s)", flush=True)
     backend = make_backend(workers)
@@ -89,24 +90,48 @@ def gains(case: str, descs: list[Descriptor], budget: int, workers: int) -> dict
     rows = []
     print(f"{'layer':<24} {'heuristic':>10} {'tuned':>10} {'gain':>6}  method / tuned config")
     for r in results:
-        row = {"layer": r.layer.name, "problem": str(r.layer.problem), "heuristic_cycles": r.heuristic_cycles,
-               "tuned_cycles": r.winner_cycles, "gain": r.gain, "method": r.method, "evaluated": r.evaluated,
-               "space": r.space, "heuristic": str(r.heuristic), "tuned": str(r.winner), "verified_on": r.verified_on,
-               "failed": len(r.failed), "rejected": [f"{c}: {why}" for c, why in r.rejected], "error": r.error}
+        row = {
+            "layer": r.layer.name,
+            "problem": str(r.layer.problem),
+            "heuristic_cycles": r.heuristic_cycles,
+            "tuned_cycles": r.winner_cycles,
+            "gain": r.gain,
+            "method": r.method,
+            "evaluated": r.evaluated,
+            "space": r.space,
+            "heuristic": str(r.heuristic),
+            "tuned": str(r.winner),
+            "verified_on": r.verified_on,
+            "failed": len(r.failed),
+            "rejected": [f"{c}: {why}" for c, why in r.rejected],
+            "error": r.error,
+        }
         rows.append(row)
         if r.error:
             print(f"{r.layer.name:<24} error: {r.error}")
             continue
-        print(f"{r.layer.name:<24} {r.heuristic_cycles:>10.0f} {r.winner_cycles:>10.0f} {r.gain:>5.2f}x  "
-              f"{r.method}, {r.evaluated}/{r.space}: {r.winner}", flush=True)
+        print(
+            f"{r.layer.name:<24} {r.heuristic_cycles:>10.0f} {r.winner_cycles:>10.0f} {r.gain:>5.2f}x  "
+            f"{r.method}, {r.evaluated}/{r.space}: {r.winner}",
+            flush=True,
+        )
     mean = geomean([row["gain"] for row in rows if row["gain"]])
-    print(f"[{case}] geomean gain {mean:.3f}x over {sum(1 for r in rows if r['gain'])} layers, "
-          f"{seconds:.0f} s\n", flush=True)
-    return {"case": case, "budget": budget, "workers": workers, "seconds": seconds, "geomean_gain": mean,
-            "layers": rows}
+    print(
+        f"[{case}] geomean gain {mean:.3f}x over {sum(1 for r in rows if r['gain'])} layers, {seconds:.0f} s\n",
+        flush=True,
+    )
+    return {
+        "case": case,
+        "budget": budget,
+        "workers": workers,
+        "seconds": seconds,
+        "geomean_gain": mean,
+        "layers": rows,
+    }
 
 
 # onednn ---------------------------------------------------------------------------------------
+
 
 def _onednn_from_json(path: str | None) -> dict[tuple[str, str], dict]:
     """(case, layer) -> the e2e row of a `bench/e2e/run.py --peer onednn` JSON file."""
@@ -119,8 +144,10 @@ def _onednn_from_json(path: str | None) -> dict[tuple[str, str], dict]:
 def _best_onednn(row: dict) -> tuple[float | None, str]:
     verified = [(row[side]["device_cycles"], side) for side in production.ONEDNN if row.get(side, {}).get("verified")]
     if not verified:
-        reasons = [row.get(side, {}).get("unsupported") or row.get(side, {}).get("error") or "not run"
-                   for side in production.ONEDNN]
+        reasons = [
+            row.get(side, {}).get("unsupported") or row.get(side, {}).get("error") or "not run"
+            for side in production.ONEDNN
+        ]
         return None, "; ".join(dict.fromkeys(reasons))
     cycles, side = min(verified)
     return cycles, side.removeprefix("onednn_")
@@ -147,8 +174,9 @@ def priced(problem, hw: str, config: str) -> float:
     compilation = compile_problem(problem, hw, {k: v if k == "fma" else int(v) for k, v in overrides.items()})
     compiled = compilation.compiled
     executions = compiled.executions(compilation.kernel.grid)
-    return modeled(problem, compilation.zebin(), compiled.name, compiled.hw, executions, compiled.local_size,
-                   tiling(compilation))["device_cycles"]
+    return modeled(
+        problem, compilation.zebin(), compiled.name, compiled.hw, executions, compiled.local_size, tiling(compilation)
+    )["device_cycles"]
 
 
 def against_onednn(gained: dict, peers: dict, sources: Path | None) -> dict:
@@ -175,27 +203,53 @@ def against_onednn(gained: dict, peers: dict, sources: Path | None) -> dict:
             continue
         heuristic = priced(problem, hw_name, layer["heuristic"])
         tuned = priced(problem, hw_name, layer["tuned"])
-        rows.append({"layer": layer["layer"], "heuristic_cycles": heuristic, "tuned_cycles": tuned, "onednn": best,
-                     "onednn_kernel": kernel, "heuristic_ratio": heuristic / best, "tuned_ratio": tuned / best})
+        rows.append(
+            {
+                "layer": layer["layer"],
+                "heuristic_cycles": heuristic,
+                "tuned_cycles": tuned,
+                "onednn": best,
+                "onednn_kernel": kernel,
+                "heuristic_ratio": heuristic / best,
+                "tuned_ratio": tuned / best,
+            }
+        )
         mark = "" if tuned / best <= GOAL_ONEDNN else "  > goal"
-        print(f"{layer['layer']:<24} {heuristic:>10.0f} {tuned:>10.0f} {best:>10.0f} {kernel:>8} "
-              f"{heuristic / best:>8.2f} {tuned / best:>8.2f}{mark}", flush=True)
+        print(
+            f"{layer['layer']:<24} {heuristic:>10.0f} {tuned:>10.0f} {best:>10.0f} {kernel:>8} "
+            f"{heuristic / best:>8.2f} {tuned / best:>8.2f}{mark}",
+            flush=True,
+        )
     ratios = [r["tuned_ratio"] for r in rows if r.get("onednn")]
     met = sum(1 for v in ratios if v <= GOAL_ONEDNN)
-    print(f"[{case}] tuned / best oneDNN: geomean {geomean(ratios) or float('nan'):.2f}, worst "
-          f"{max(ratios, default=float('nan')):.2f}; <= {GOAL_ONEDNN} on {met} of {len(ratios)} layers\n", flush=True)
-    return {"case": case, "layers": rows, "geomean": geomean(ratios), "worst": max(ratios, default=None),
-            "met": met, "supported": len(ratios)}
+    print(
+        f"[{case}] tuned / best oneDNN: geomean {geomean(ratios) or float('nan'):.2f}, worst "
+        f"{max(ratios, default=float('nan')):.2f}; <= {GOAL_ONEDNN} on {met} of {len(ratios)} layers\n",
+        flush=True,
+    )
+    return {
+        "case": case,
+        "layers": rows,
+        "geomean": geomean(ratios),
+        "worst": max(ratios, default=None),
+        "met": met,
+        "supported": len(ratios),
+    }
 
 
 # timing ---------------------------------------------------------------------------------------
+
 
 def timing(descs: list[Descriptor], budget: int) -> dict:
     layers = layers_of("xehpg/f32", descs)
     print(f"[timing] tuning {len(layers)} XeHPG f32 layers, budget {budget}, on 1 and 2 workers", flush=True)
     runs = {}
-    for label, make in (("1 worker (this process)", lambda: Serial()), ("pool of 2", lambda: Pool(2)),
-                        ("Ray, 1 CPU", lambda: Ray("local", 1)), ("Ray, 2 CPUs", lambda: Ray("local", 2))):
+    for label, make in (
+        ("1 worker (this process)", lambda: Serial()),
+        ("pool of 2", lambda: Pool(2)),
+        ("Ray, 1 CPU", lambda: Ray("local", 1)),
+        ("Ray, 2 CPUs", lambda: Ray("local", 2)),
+    ):
         try:
             backend = make()
         except Error as error:
@@ -205,8 +259,7 @@ def timing(descs: list[Descriptor], budget: int) -> dict:
             results, seconds = run_tuning(layers, backend, budget, label)
         finally:
             backend.close()
-        runs[label] = {"seconds": seconds,
-                       "winners": [(r.layer.name, str(r.winner), r.winner_cycles) for r in results]}
+        runs[label] = {"seconds": seconds, "winners": [(r.layer.name, str(r.winner), r.winner_cycles) for r in results]}
         print(f"  {label:<24} {seconds:>8.1f} s", flush=True)
     base = runs.get("1 worker (this process)")
     summary = {"layers": [layer.name for layer in layers], "budget": budget, "runs": runs}
@@ -216,15 +269,15 @@ def timing(descs: list[Descriptor], budget: int) -> dict:
         for two, one in (("pool of 2", "1 worker (this process)"), ("Ray, 2 CPUs", "Ray, 1 CPU")):
             if two in runs and one in runs:
                 summary[f"speedup {two} / {one}"] = runs[one]["seconds"] / runs[two]["seconds"]
-                print(f"  speed-up {two} over {one}: {summary[f'speedup {two} / {one}']:.2f}x "
-                      f"(goal >= {GOAL_SPEEDUP})")
+                print(f"  speed-up {two} over {one}: {summary[f'speedup {two} / {one}']:.2f}x (goal >= {GOAL_SPEEDUP})")
         print(f"  same winners in every run: {'yes' if same else 'NO'}\n", flush=True)
     return summary
 
 
 def parse_arguments(argv):
-    parser = ArgumentParser(prog="bench/tune/run.py", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(
+        prog="bench/tune/run.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--parts", default="gains,onednn,timing", help="comma-separated: gains, onednn, timing")
     parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated of {', '.join(CASES)}")
     parser.add_argument("--layers", default="", help="substrings of resnet_50 layer names, descriptors, or all")
@@ -235,8 +288,11 @@ def parse_arguments(argv):
     parser.add_argument("--onednn-dir", metavar="DIR", help="oneDNN's sources, to measure oneDNN here")
     parser.add_argument("--timing-layers", default=TIMING_LAYERS, help=f"default {TIMING_LAYERS}")
     parser.add_argument("--timing-budget", type=int, default=16, help="configurations per layer when timing")
-    parser.add_argument("--gains-from", metavar="FILE",
-                        help="the onednn part without the gains part: take the tuned layers from an earlier --json")
+    parser.add_argument(
+        "--gains-from",
+        metavar="FILE",
+        help="the onednn part without the gains part: take the tuned layers from an earlier --json",
+    )
     parser.add_argument("--json", default=str(ROOT / "bench" / "tune" / "results.json"), help="where to write JSON")
     return parser.parse_args(argv)
 

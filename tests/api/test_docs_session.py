@@ -20,8 +20,17 @@ def test_the_page_has_the_session():
     found = blocks(PAGE.read_text())
     assert len(found) >= 10
     joined = "\n".join(found)
-    for step in ("xegen.compile(", ".summary", ".ir_after(", ".run(", "xegen.rules.load(", "xegen.simplify(",
-                 "xegen.extract_compare(", "run_on_device(", "device_less.accept("):
+    for step in (
+        "xegen.compile(",
+        ".summary",
+        ".ir_after(",
+        ".run(",
+        "xegen.rules.load(",
+        "xegen.simplify(",
+        "xegen.extract_compare(",
+        "run_on_device(",
+        "device_less.accept(",
+    ):
         assert step in joined, step
 
 

@@ -22,7 +22,7 @@ WRONG = """\
 ; (x | y) & y is x: not true (x = 1, y = 0 gives 0)
 (rewrite (And t (Or t x y) y) x :ruleset rewrite :name "and-or-wrong")
 """
-EDGES = [-2**31, -7, -1, 0, 1, 5, 2**31 - 1]
+EDGES = [-(2**31), -7, -1, 0, 1, 5, 2**31 - 1]
 
 
 def cli_json(*argv: str) -> dict:
@@ -43,8 +43,11 @@ def same_values(a: str, b: str, names=("a", "b")) -> bool:
 def test_simplify_is_the_commands_result_with_a_cost_breakdown():
     result = xegen.simplify("2*(a+b) - a", hw="xelp")
     command = cli_json("simplify", "2*(a+b) - a", "--hw", "xelp", "--json")
-    assert (result.result, result.cost_before, result.cost_after) == \
-        (command["result"], command["cost_before"], command["cost_after"])
+    assert (result.result, result.cost_before, result.cost_after) == (
+        command["result"],
+        command["cost_before"],
+        command["cost_after"],
+    )
     assert result.cost_after < result.cost_before  # 2*(a+b) - a is a + 2*b: one operation fewer
     assert same_values("2*(a+b) - a", result.result)
     # every costed operation of the result is listed once: the costs add up to the total
@@ -94,8 +97,9 @@ def test_extract_compare_is_the_commands_comparison():
 
 
 def test_extract_compare_takes_a_statement():
-    comparison = xegen.extract_compare("let tid;\nfor (k = 0; k < 8) { OUT[(tid * 8 + k) * 4] = k / 8 + k % 8; }",
-                                       platforms=("xehpg",))
+    comparison = xegen.extract_compare(
+        "let tid;\nfor (k = 0; k < 8) { OUT[(tid * 8 + k) * 4] = k / 8 + k % 8; }", platforms=("xehpg",)
+    )
     [result] = comparison.results
     assert result.cost < result.cost_before and "for" in result.program
 
@@ -106,3 +110,12 @@ def test_assemble_and_disassemble_round_trip():
     assert len(data) == 16
     listing = xegen.disassemble(data, hw="xelp")
     assert "add (8|M0)" in listing and xegen.assemble(listing, hw="xelp") == data
+
+
+def test_the_package_lists_every_api_name():
+    """`xegen/__init__.py` names the API without importing it (loaded on first use): the two lists
+    must agree, and each name must resolve to the API's object."""
+    import xegen.api
+
+    assert set(xegen.api.__all__) <= set(xegen.__all__)
+    assert all(getattr(xegen, name) is getattr(xegen.api, name) for name in xegen.api.__all__)

@@ -43,12 +43,14 @@ def test_import_xegen_loads_no_compiler():
 
 def test_the_package_is_typed():
     from pathlib import Path
+
     assert (Path(xegen.__file__).parent / "py.typed").is_file()
 
 
 def test_conv_problem_takes_tags_post_ops_and_minibatch():
-    problem = xegen.conv_problem("mb4ic16ih8oc32oh8kh3ph1", dir="FWD_D", dt="bf16",
-                                 tags={"src": "nchw", "wei": "oihw"}, post_ops="relu", mb=2)
+    problem = xegen.conv_problem(
+        "mb4ic16ih8oc32oh8kh3ph1", dir="FWD_D", dt="bf16", tags={"src": "nchw", "wei": "oihw"}, post_ops="relu", mb=2
+    )
     assert problem.desc.mb == 2 and problem.direction == "FWD_D" and problem.relu
     assert (problem.stag, problem.wtag, problem.dtag) == ("nchw", "oihw", "any")
     assert problem.layout_of("src").tag == "abcd"  # nchw in oneDNN's positional form
@@ -90,8 +92,9 @@ def test_the_launch_shape_and_arguments(kernel):
     names = [a.name for a in kernel.arguments]
     assert names == ["src", "wei", "dst", "bias"]
     zebin = xegen.read_zebin(kernel.zebin).kernels[0]
-    assert [(p.arg_index, p.offset, p.size) for p in zebin.payload_arguments] == \
-        [(i, a.payload_offset, a.payload_size) for i, a in enumerate(kernel.arguments)]
+    assert [(p.arg_index, p.offset, p.size) for p in zebin.payload_arguments] == [
+        (i, a.payload_offset, a.payload_size) for i, a in enumerate(kernel.arguments)
+    ]
     assert zebin.execution_env.required_work_group_size == kernel.local_size
     by_name = {a.name: a for a in kernel.arguments}
     # f32 tensors: 4 bytes per element of the logical shape (channels-last layouts have no padding)
@@ -108,8 +111,10 @@ def test_run_matches_numpy_and_checks_its_inputs(kernel):
     wei = rng.standard_normal((32, 16, 1, 1)).astype(np.float32)
     bias = rng.standard_normal(32).astype(np.float32)
     dst = kernel.run(src=src, wei=wei, bias=bias)["dst"]
-    expected = np.einsum("nchw,oc->nohw", src.astype(np.float64), wei[:, :, 0, 0].astype(np.float64)) \
+    expected = (
+        np.einsum("nchw,oc->nohw", src.astype(np.float64), wei[:, :, 0, 0].astype(np.float64))
         + bias[None, :, None, None]
+    )
     assert dst.shape == (1, 32, 6, 6)
     assert np.max(np.abs(dst - expected)) < 1e-4
     with pytest.raises(xegen.Error, match="'dst' is not one of them"):
@@ -159,9 +164,12 @@ def test_run_zebin_is_xegen_run_on_buffers_laid_out_by_hand(kernel):
     wei = rng.standard_normal((32, 16, 1, 1)).astype(np.float32)
     bias = rng.standard_normal(32).astype(np.float32)
     assert [a.layout for a in kernel.arguments[:3]] == ["acdb", "cdba", "acdb"]  # nhwc, hwio, nhwc
-    buffers = [np.ascontiguousarray(src.transpose(0, 2, 3, 1)).ravel(),
-               np.ascontiguousarray(wei.transpose(2, 3, 1, 0)).ravel(),
-               np.full(32 * 36, np.nan, np.float32), bias]
+    buffers = [
+        np.ascontiguousarray(src.transpose(0, 2, 3, 1)).ravel(),
+        np.ascontiguousarray(wei.transpose(2, 3, 1, 0)).ravel(),
+        np.full(32 * 36, np.nan, np.float32),
+        bias,
+    ]
     result = xegen.run_zebin(kernel.zebin, kernel.name, buffers, kernel.global_size, kernel.local_size)
     assert result.hazards == [] and result.groups == int(np.prod(kernel.grid))
     dst = buffers[2].reshape(1, 6, 6, 32).transpose(0, 3, 1, 2)
@@ -185,6 +193,6 @@ def test_graphs_are_the_dump_graph_files(kernel, tmp_path):
 
 def test_evaluate_is_xegen_eval():
     assert xegen.evaluate("x * 3", x=5) == 15
-    assert xegen.evaluate("x + 1", x=2**31 - 1) == -2**31  # s32 wraps
+    assert xegen.evaluate("x + 1", x=2**31 - 1) == -(2**31)  # s32 wraps
     assert xegen.evaluate("x / 2", types={"x": "u8"}, x=255) == 127
     assert cli("eval", "-7 / 2").strip() == str(xegen.evaluate("-7 / 2")) == "-3"  # truncating division

@@ -27,9 +27,23 @@ def database(kernels, tmp_path):
     assert heuristic.zebin != other.zebin
     path = tmp_path / "tuning.sqlite"
     with Database(path) as db:
-        db.record(Entry(problem_key(problem), "xehpg", version_key(), asdict(other.compilation.config),
-                        other.summary.modeled.device_cycles, asdict(heuristic.compilation.config),
-                        heuristic.summary.modeled.device_cycles, "exhaustive", 2, 2, 0, "", "2026-11-28"))
+        db.record(
+            Entry(
+                problem_key(problem),
+                "xehpg",
+                version_key(),
+                asdict(other.compilation.config),
+                other.summary.modeled.device_cycles,
+                asdict(heuristic.compilation.config),
+                heuristic.summary.modeled.device_cycles,
+                "exhaustive",
+                2,
+                2,
+                0,
+                "",
+                "2026-11-28",
+            )
+        )
     return path
 
 
@@ -72,8 +86,24 @@ def test_autotune_finds_what_xegen_tune_finds_and_compile_takes_it(tmp_path, cap
     assert result.error is None and result.evaluated == 4
     assert result.winner_cycles <= result.heuristic_cycles
     # the command line's search (same seed) picks the same winner
-    assert main(["tune", DESC, "--budget", "4", "--verify-top", "1", "--config", "simd=16",
-                 "--db", str(tmp_path / "cli.sqlite"), "--json"]) == 0
+    assert (
+        main(
+            [
+                "tune",
+                DESC,
+                "--budget",
+                "4",
+                "--verify-top",
+                "1",
+                "--config",
+                "simd=16",
+                "--db",
+                str(tmp_path / "cli.sqlite"),
+                "--json",
+            ]
+        )
+        == 0
+    )
     with Database(path) as ours, Database(tmp_path / "cli.sqlite") as theirs:
         [a], [b] = ours.entries(), theirs.entries()
     assert a.config == b.config == asdict(result.winner)

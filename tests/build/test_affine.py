@@ -35,9 +35,13 @@ def _source_offset():
 def _envs(seed=0, count=20):
     rng = np.random.default_rng(seed)
     for _ in range(count):
-        yield {"oh": rng.integers(-7, 8, LANES, dtype=np.int32), "ow": rng.integers(-7, 8, LANES, dtype=np.int32),
-               "kh": np.int32(rng.integers(-3, 3)), "kw": np.int32(rng.integers(-3, 3)),
-               "ic": np.int32(rng.integers(-512, 512))}
+        yield {
+            "oh": rng.integers(-7, 8, LANES, dtype=np.int32),
+            "ow": rng.integers(-7, 8, LANES, dtype=np.int32),
+            "kh": np.int32(rng.integers(-3, 3)),
+            "kw": np.int32(rng.integers(-3, 3)),
+            "ic": np.int32(rng.integers(-512, 512)),
+        }
 
 
 def test_affine_form_of_the_source_offset():
@@ -84,13 +88,16 @@ def test_a_bound_without_per_iteration_terms_stays():
     assert split_bound(condition, VARIANT, lambda e: e) is condition
 
 
-@pytest.mark.parametrize("desc, view, dim, stride", [
-    ("mb1ic512ih7oc512oh7kh3ph1", "b", "k", 512),  # weights hwio: kh, kw, ic nested as in K
-    ("mb1ic512ih7oc512oh7kh3ph1", "c", "m", 512),  # dst nhwc: oh, ow nested as in M
-    ("mb1ic512ih7oc512oh7kh3ph1", "a", "m", None),  # source with padding: ih, iw are bounds-checked
-    ("mb1ic8ih4oc32oh4kh1ph0", "a", "m", None),  # unpadded: iw < IW still bounds the innermost
-    ("mb1ic512ih7oc512oh7kh3ph1", "a", "k", None),  # kh, kw move the input position
-])
+@pytest.mark.parametrize(
+    "desc, view, dim, stride",
+    [
+        ("mb1ic512ih7oc512oh7kh3ph1", "b", "k", 512),  # weights hwio: kh, kw, ic nested as in K
+        ("mb1ic512ih7oc512oh7kh3ph1", "c", "m", 512),  # dst nhwc: oh, ow nested as in M
+        ("mb1ic512ih7oc512oh7kh3ph1", "a", "m", None),  # source with padding: ih, iw are bounds-checked
+        ("mb1ic8ih4oc32oh4kh1ph0", "a", "m", None),  # unpadded: iw < IW still bounds the innermost
+        ("mb1ic512ih7oc512oh7kh3ph1", "a", "k", None),  # kh, kw move the input position
+    ],
+)
 def test_linear_stride(desc, view, dim, stride):
     gemm = formulate(make_problem(desc, "FWD_D", "f16"))
     assert linear_stride(getattr(gemm, view), gemm.dim(dim)) == stride

@@ -19,11 +19,14 @@ def loop_calls(kernel, func_type):
     return [node.func for node in walk(kernel.body) if isinstance(node, Call) and isinstance(node.func, func_type)]
 
 
-@pytest.mark.parametrize("hw, dt, overrides", [
-    ("xehpg", "bf16", {"fma": "dpas", "slm": 0}),
-    ("xehpg", "f16", {"fma": "dpasw"}),
-    ("xehpc", "bf16", {}),
-])
+@pytest.mark.parametrize(
+    "hw, dt, overrides",
+    [
+        ("xehpg", "bf16", {"fma": "dpas", "slm": 0}),
+        ("xehpg", "f16", {"fma": "dpasw"}),
+        ("xehpc", "bf16", {}),
+    ],
+)
 def test_systolic_bias_sums_are_one_row_dpas_calls(hw, dt, overrides):
     kernel = build_kernel(make_problem(LAYER, "BWD_WB", dt), hw, overrides)
     rows = [f for f in loop_calls(kernel, Dpas) if f.rcount == 1]

@@ -27,8 +27,11 @@ def calls(kernel, kind):
 
 
 def test_kernel_record():
-    kernel = build_kernel(make_problem(FWD, "FWD_B", "f16"), "xehpg", {"tg_m": 2, "tg_n": 1, "tg_k": 1, "m_tile": 8,
-                                                                         "n_tile": 32, "k_block": 16, "slm": 1})
+    kernel = build_kernel(
+        make_problem(FWD, "FWD_B", "f16"),
+        "xehpg",
+        {"tg_m": 2, "tg_n": 1, "tg_k": 1, "m_tile": 8, "n_tile": 32, "k_block": 16, "slm": 1},
+    )
     assert [v.name for v in kernel.arguments] == ["src", "wei", "dst", "bias"]
     assert kernel.thread_group == (1, 2, 1) and kernel.simd == 8
     assert kernel.grid == (1, 3, 1)  # M = 36 rows in groups of 2 x 8
@@ -36,15 +39,26 @@ def test_kernel_record():
     assert kernel.config.slm_bufs == 2  # double buffering: at most 8 threads per group
     assert kernel.slm_bytes == 2 * (16 * 16 + 16 * 32) * 2
     externals = [s.var.name for s in walk(kernel.body) if isinstance(s, Let) and s.value is None]
-    assert externals == ["src", "wei", "dst", "bias", "thread_id0", "thread_id1", "thread_id2",
-                         "group_id0", "group_id1", "group_id2"]
+    assert externals == [
+        "src",
+        "wei",
+        "dst",
+        "bias",
+        "thread_id0",
+        "thread_id1",
+        "thread_id2",
+        "group_id0",
+        "group_id1",
+        "group_id2",
+    ]
     assert all(v.type == ir.S32 for v in kernel.index_variables)
 
 
 @pytest.mark.parametrize("tg_k", [1, 2])
 def test_dispatch_ids_enumerate_every_thread_of_every_group_once(tg_k):
-    kernel = build_kernel(make_problem("mb1ic16ih9oc64oh9kh3ph1", "FWD_D", "f32"), "xehpg",
-                          {"tg_m": 2, "tg_n": 2, "tg_k": tg_k})
+    kernel = build_kernel(
+        make_problem("mb1ic16ih9oc64oh9kh3ph1", "FWD_D", "f32"), "xehpg", {"tg_m": 2, "tg_n": 2, "tg_k": tg_k}
+    )
     env, groups = dispatch_ids(kernel)
     keys = set(zip(*(env[v.name].tolist() for v in kernel.index_variables), strict=True))
     assert len(keys) == kernel.threads == 2 * 2 * tg_k * int(np.prod(kernel.grid))
@@ -52,10 +66,25 @@ def test_dispatch_ids_enumerate_every_thread_of_every_group_once(tg_k):
     np.testing.assert_array_equal(group_linear, groups)
 
 
-@pytest.mark.parametrize("platform, dt", [("xehpg", "f16"), ("xehpg", "f32"), ("xelp", "bf16"), ("xelp", "s8:s8:s8"),
-                                          ("xehpc", "bf16"), ("xehpg", "u8:s8:s32")])
-@pytest.mark.parametrize("tags", [{}, {"stag": "nchw", "wtag": "oihw", "dtag": "nchw"},
-                                  {"stag": "nChw16c", "wtag": "OIhw16i16o", "dtag": "nChw16c"}])
+@pytest.mark.parametrize(
+    "platform, dt",
+    [
+        ("xehpg", "f16"),
+        ("xehpg", "f32"),
+        ("xelp", "bf16"),
+        ("xelp", "s8:s8:s8"),
+        ("xehpc", "bf16"),
+        ("xehpg", "u8:s8:s32"),
+    ],
+)
+@pytest.mark.parametrize(
+    "tags",
+    [
+        {},
+        {"stag": "nchw", "wtag": "oihw", "dtag": "nchw"},
+        {"stag": "nChw16c", "wtag": "OIhw16i16o", "dtag": "nChw16c"},
+    ],
+)
 def test_messages_and_registers_fit_the_hardware(platform, dt, tags):
     p = hw.platform(platform)
     kernel = build_kernel(make_problem(FWD, "FWD_B", dt, **tags), platform)
@@ -105,15 +134,19 @@ def _stage(stmt) -> str:
 def test_loop_body_is_loads_then_slm_then_reorders_then_multiplies(slm, fma):
     """With SLM, dpas operands are reordered into dpas's layout before they are stored (once per
     group), mad operands after they are read back (f32 copies of bf16, per thread)."""
-    kernel = build_kernel(make_problem(FWD, "FWD_B", "bf16", stag="nchw"), "xehpg",
-                          {"slm": slm, "tg_m": 2, "tg_n": 2, "n_tile": 16, "slm_bufs": 1, "gmem_bufs": 1,
-                           "fma": fma})
+    kernel = build_kernel(
+        make_problem(FWD, "FWD_B", "bf16", stag="nchw"),
+        "xehpg",
+        {"slm": slm, "tg_m": 2, "tg_n": 2, "n_tile": 16, "slm_bufs": 1, "gmem_bufs": 1, "fma": fma},
+    )
     built = build_body(plan_kernel(formulate(kernel.problem), kernel.config, kernel.hw))  # before scheduling
     stages = [_stage(s) for s in _loop_body(kernel, built)]
     collapsed = [s for i, s in enumerate(stages) if i == 0 or s != stages[i - 1]]
-    expected = {(0, "dpas"): ["g2r", "reorder", "multiply"],
-                (1, "dpas"): ["g2r", "reorder", "g2s", "barrier", "s2r", "barrier", "multiply"],
-                (1, "mad"): ["g2r", "g2s", "barrier", "s2r", "barrier", "reorder", "multiply"]}[slm, fma]
+    expected = {
+        (0, "dpas"): ["g2r", "reorder", "multiply"],
+        (1, "dpas"): ["g2r", "reorder", "g2s", "barrier", "s2r", "barrier", "multiply"],
+        (1, "mad"): ["g2r", "g2s", "barrier", "s2r", "barrier", "reorder", "multiply"],
+    }[slm, fma]
     assert collapsed == expected
 
 
@@ -125,16 +158,20 @@ def _without_last_barrier(stmt):
             if len(barriers) == 2:
                 del items[barriers[1]]
             return ir.seq(*items)
+
     return Drop().mutate(stmt)
 
 
 def test_slm_barriers_are_needed_the_race_checker_sees_a_missing_one():
-    kernel = build_kernel(make_problem(FWD, "FWD_D", "f16"), "xehpg", {"slm": 1, "tg_m": 2, "tg_n": 2,
-                                                                         "n_tile": 16, "slm_bufs": 1,
-                                                                         "gmem_bufs": 1})
+    kernel = build_kernel(
+        make_problem(FWD, "FWD_D", "f16"),
+        "xehpg",
+        {"slm": 1, "tg_m": 2, "tg_n": 2, "n_tile": 16, "slm_bufs": 1, "gmem_bufs": 1},
+    )
     tensors = random_inputs(kernel.problem)
     run_ir(kernel, tensors)  # with both barriers: no race
     from dataclasses import replace
+
     broken = replace(kernel, body=_without_last_barrier(kernel.body))
     with pytest.raises(ir.SlmRaceError):
         run_ir(broken, tensors)
@@ -153,7 +190,9 @@ def test_the_check_catches_a_wrong_kernel():
                 self.dropped = True
                 return ir.seq()  # an empty sequence: the first multiply-add is gone
             return node
+
     from dataclasses import replace
+
     broken = replace(kernel, body=DropOneMad().mutate(kernel.body))
     results = compare(kernel.problem, run_ir(broken, tensors), tensors)
     assert not results[0].ok and results[0].mismatches > 0
@@ -170,10 +209,24 @@ VARIANTS = [
     ("mb1ic4id4ih5iw3oc8kd2kh3kw1pd1ph1", "FWD_B", "f16", "relu", {"stag": "ndhwc"}, "xehpg", {}),
     ("mb1ic8id3ih4iw4oc4kd3kh2kw2pd1sd2", "BWD_D", "f32", "", {"stag": "ncdhw"}, "xehpc", {}),
     ("mb1ic8id3oc8kd3pd1", "BWD_WB", "bf16", "", {}, "xelp", {}),
-    ("mb1ic16ih7oc16oh7kh3ph2dh1", "FWD_D", "f32", "", {"stag": "nChw16c", "wtag": "OIhw16i16o",
-                                                           "dtag": "nChw16c"}, "xehpg", {}),
-    ("mb16ic20ih3oc24oh3kh3ph1", "FWD_B", "bf16", "", {"stag": "NChw16n16c", "dtag": "NChw16n16c"}, "xehpg",
-     {"slm": 1}),
+    (
+        "mb1ic16ih7oc16oh7kh3ph2dh1",
+        "FWD_D",
+        "f32",
+        "",
+        {"stag": "nChw16c", "wtag": "OIhw16i16o", "dtag": "nChw16c"},
+        "xehpg",
+        {},
+    ),
+    (
+        "mb16ic20ih3oc24oh3kh3ph1",
+        "FWD_B",
+        "bf16",
+        "",
+        {"stag": "NChw16n16c", "dtag": "NChw16n16c"},
+        "xehpg",
+        {"slm": 1},
+    ),
     ("mb1ic24ih5oc20oh5kh3ph1", "BWD_D", "f16", "", {"wtag": "OIhw8i16o2i"}, "xehpg", {"slm": 0}),
     ("g2mb1ic32ih4oc32oh4kh3ph1", "FWD_B", "u8:s8:s8", "relu", {"wtag": "gOIhw16i16o"}, "xehpg", {"slm": 1}),
     ("mb1ic17ih5oc9oh5kh3ph1", "FWD_B", "s8:s8:f32", "", {"stag": "nchw"}, "xelp", {}),
@@ -183,8 +236,15 @@ VARIANTS = [
     # SLM staging on XeLP (mad) and XeHPG, odd tile splits
     ("mb1ic16ih8oc32oh8kh3ph1", "FWD_B", "f32", "", {}, "xelp", {"slm": 1, "tg_m": 2, "tg_n": 2}),
     ("mb1ic16ih8oc32oh8kh3ph1", "BWD_WB", "f16", "", {}, "xehpg", {"slm": 1, "tg_m": 4, "tg_n": 2}),
-    ("mb1ic16ih8oc32oh8kh3ph1", "BWD_D", "bf16", "", {"stag": "nchw"}, "xehpg",
-     {"slm": 1, "tg_m": 2, "tg_n": 1, "m_tile": 16}),
+    (
+        "mb1ic16ih8oc32oh8kh3ph1",
+        "BWD_D",
+        "bf16",
+        "",
+        {"stag": "nchw"},
+        "xehpg",
+        {"slm": 1, "tg_m": 2, "tg_n": 1, "m_tile": 16},
+    ),
     # oh = (2-3)/2 + 1 = 1 with C's truncating division: right padding 1
     ("mb2ic4ih2oc8kh3sh2", "BWD_WB", "f32", "", {}, "xehpg", {}),
     ("mb2ic4ih2oc8kh3sh2", "FWD_B", "f16", "", {"dtag": "aBcd16b"}, "xelp", {}),
@@ -199,15 +259,19 @@ VARIANTS = [
 ]
 
 
-@pytest.mark.parametrize("desc, direction, dt, post, tags, platform, overrides", VARIANTS,
-                         ids=[f"{v[0]}-{v[1]}-{v[2]}-{v[5]}" for v in VARIANTS])
+@pytest.mark.parametrize(
+    "desc, direction, dt, post, tags, platform, overrides",
+    VARIANTS,
+    ids=[f"{v[0]}-{v[1]}-{v[2]}-{v[5]}" for v in VARIANTS],
+)
 def test_variants_match_numpy(desc, direction, dt, post, tags, platform, overrides):
     kernel = build_kernel(make_problem(desc, direction, dt, post, **tags), platform, overrides)
     for key, value in overrides.items():
         assert getattr(kernel.config, key) == value
     assert kernel.uses_atomics == (kernel.config.k_split > 1)
-    assert (len(calls(kernel, Send)) > 0 and any(c.func.op == "atomic" for c in calls(kernel, Send))) \
-        == kernel.uses_atomics
+    assert (
+        len(calls(kernel, Send)) > 0 and any(c.func.op == "atomic" for c in calls(kernel, Send))
+    ) == kernel.uses_atomics
     for result in check_ir(kernel, seed=3):
         assert result.ok, f"{kernel.problem} {kernel.config}: {result}"
 
@@ -227,13 +291,16 @@ def test_int8_backward_is_unsupported(direction, dt):
         make_problem(FWD, direction, dt)
 
 
-@pytest.mark.parametrize("direction, dt, post, message", [
-    ("FWD_B", "f16:f32:f16", "", "must have one type"),
-    ("FWD_B", "f16:f16:bf16", "", "as f16 or f32"),
-    ("BWD_D", "f32", "relu", "forward problems only"),
-    ("FWD_B", "s32", "", "int8"),
-    ("FWD_B", "u8:u8:s32", "", "wei s8"),
-])
+@pytest.mark.parametrize(
+    "direction, dt, post, message",
+    [
+        ("FWD_B", "f16:f32:f16", "", "must have one type"),
+        ("FWD_B", "f16:f16:bf16", "", "as f16 or f32"),
+        ("BWD_D", "f32", "relu", "forward problems only"),
+        ("FWD_B", "s32", "", "int8"),
+        ("FWD_B", "u8:u8:s32", "", "wei s8"),
+    ],
+)
 def test_unsupported_problems(direction, dt, post, message):
     with pytest.raises(UnsupportedError, match=message):
         make_problem(FWD, direction, dt, post)
@@ -295,14 +362,17 @@ def test_indices_up_to_the_largest_s32_value_are_computed_right(direction, platf
         assert result.ok, result
 
 
-@pytest.mark.parametrize("text, fields", [
-    # one more in the stride: the last tap is at 2^31
-    (f"mb1ic2iw3oc2kw2dw{2**30 - 1}pw{2**30 - 1}sw{2**30}", "ow=2, sw=1073741824, kw=2, dw=1073741823"),
-    # the audit's case: (2-1)*(2^31-1) + 2*2^30 wraps to a wrong result without the check
-    ("mb1ic2iw4oc2kw3dw1073741823pw2147483647sw2147483647", "ow=2, sw=2147483647, kw=3, dw=1073741823"),
-    # input plus padding: 2^31-3 + 3 = 2^31 (the backward-data view adds them)
-    (f"mb1ic2iw{2**31 - 3}oc2ow1kw4sw{2**31 - 3}pw3", "iw=2147483645, pw=3"),
-])
+@pytest.mark.parametrize(
+    "text, fields",
+    [
+        # one more in the stride: the last tap is at 2^31
+        (f"mb1ic2iw3oc2kw2dw{2**30 - 1}pw{2**30 - 1}sw{2**30}", "ow=2, sw=1073741824, kw=2, dw=1073741823"),
+        # the audit's case: (2-1)*(2^31-1) + 2*2^30 wraps to a wrong result without the check
+        ("mb1ic2iw4oc2kw3dw1073741823pw2147483647sw2147483647", "ow=2, sw=2147483647, kw=3, dw=1073741823"),
+        # input plus padding: 2^31-3 + 3 = 2^31 (the backward-data view adds them)
+        (f"mb1ic2iw{2**31 - 3}oc2ow1kw4sw{2**31 - 3}pw3", "iw=2147483645, pw=3"),
+    ],
+)
 def test_indices_beyond_s32_are_unsupported_and_name_the_fields(text, fields):
     with pytest.raises(UnsupportedError, match=f"^{fields}: .*s32 index arithmetic"):
         build_kernel(make_problem(text, "BWD_D", "f32"), "xehpg")
@@ -317,13 +387,17 @@ def test_tile_coordinates_beyond_s32_are_a_config_error():
 
 # What the launcher zeroes, and the padding of blocked outputs ----------------------------------
 
-@pytest.mark.parametrize("direction, tags, overrides, zeroed", [
-    ("FWD_B", {}, {}, ()),
-    ("FWD_B", {"dtag": "aBcd16b"}, {}, ("dst",)),             # 24 channels padded to 32
-    ("BWD_D", {"stag": "aBcd16b"}, {}, ("src",)),             # 20 channels padded to 32
-    ("BWD_WB", {"wtag": "OIhw16i16o"}, {}, ("wei",)),         # bias has no padding
-    ("BWD_WB", {}, {"k_split": 2}, ("wei", "bias")),          # atomics add into both
-])
+
+@pytest.mark.parametrize(
+    "direction, tags, overrides, zeroed",
+    [
+        ("FWD_B", {}, {}, ()),
+        ("FWD_B", {"dtag": "aBcd16b"}, {}, ("dst",)),  # 24 channels padded to 32
+        ("BWD_D", {"stag": "aBcd16b"}, {}, ("src",)),  # 20 channels padded to 32
+        ("BWD_WB", {"wtag": "OIhw16i16o"}, {}, ("wei",)),  # bias has no padding
+        ("BWD_WB", {}, {"k_split": 2}, ("wei", "bias")),  # atomics add into both
+    ],
+)
 def test_zero_outputs_names_every_output_the_kernel_relies_on_being_zero(direction, tags, overrides, zeroed):
     kernel = build_kernel(make_problem("mb1ic20ih4oc24oh4kh3ph1", direction, "f32", **tags), "xehpg", overrides)
     assert kernel.zero_outputs == zeroed
@@ -355,6 +429,7 @@ def test_an_output_the_kernel_never_writes_fails_even_where_zero_is_expected():
             if isinstance(node.func, Send) and node.func.op == "store":
                 return ir.seq()
             return node
+
     results = check_ir(replace(kernel, body=DropStores().mutate(kernel.body)))
     assert results[0].mismatches == results[0].elements == 32 * 36
 
@@ -362,8 +437,11 @@ def test_an_output_the_kernel_never_writes_fails_even_where_zero_is_expected():
 @pytest.mark.parametrize("platform", ["xehpg", "xelp"])
 def test_s32_output_saturates_a_large_bias_like_the_reference(platform):
     problem = make_problem("mb1ic4ih1oc4kh1", "FWD_B", "u8:s8:s32")
-    tensors = {"src": np.ones((1, 4, 1, 1), np.uint8), "wei": np.zeros((4, 4, 1, 1), np.int8),
-               "bias": np.array([3e9, -3e9, 2147483520.0, 2.5], np.float32)}
+    tensors = {
+        "src": np.ones((1, 4, 1, 1), np.uint8),
+        "wei": np.zeros((4, 4, 1, 1), np.int8),
+        "bias": np.array([3e9, -3e9, 2147483520.0, 2.5], np.float32),
+    }
     got = run_ir(build_kernel(problem, platform), tensors)
     # f32 -> s32 saturates; 2147483520 is the largest float32 below 2^31; 2.5 rounds to even
     np.testing.assert_array_equal(got["dst"].reshape(-1), [2147483647, -2147483648, 2147483520, 2])

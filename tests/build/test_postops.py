@@ -12,10 +12,37 @@ from xegen.pipeline import build_kernel
 
 DESC = "mb2ic8ih4oc16oh4kh3ph1"
 # every algorithm, with parameters that exercise each branch
-ELTWISE = ["relu", "relu:0.1", "clip:-0.5:0.5", "clip_v2:-0.5:0.5", "hardsigmoid:0.2:0.5", "hardswish:0.3:0.5",
-           "linear:0.5:-0.25", "abs", "square", "round", "relu:0:0:2.5",
-           "exp", "log", "sqrt", "logistic", "tanh", "elu:0.5", "swish:1.5", "soft_relu:2", "soft_relu:-1", "mish",
-           "gelu_tanh", "gelu_erf", "pow:2:3", "pow:1.5:0.5", "pow:1:-2", "pow:0.5:2.5", "pow:1:7", "pow:3:0"]
+ELTWISE = [
+    "relu",
+    "relu:0.1",
+    "clip:-0.5:0.5",
+    "clip_v2:-0.5:0.5",
+    "hardsigmoid:0.2:0.5",
+    "hardswish:0.3:0.5",
+    "linear:0.5:-0.25",
+    "abs",
+    "square",
+    "round",
+    "relu:0:0:2.5",
+    "exp",
+    "log",
+    "sqrt",
+    "logistic",
+    "tanh",
+    "elu:0.5",
+    "swish:1.5",
+    "soft_relu:2",
+    "soft_relu:-1",
+    "mish",
+    "gelu_tanh",
+    "gelu_erf",
+    "pow:2:3",
+    "pow:1.5:0.5",
+    "pow:1:-2",
+    "pow:0.5:2.5",
+    "pow:1:7",
+    "pow:3:0",
+]
 
 
 def check(problem, hw="xehpg"):
@@ -44,8 +71,16 @@ def test_binary_mask_as_digits():
     check(make_problem(DESC, "FWD_D", "f32", "add:f32:5+max:f32:12"))
 
 
-@pytest.mark.parametrize("dt, chain", [("f32", "sum"), ("f32", "sum:0.5+relu"), ("u8:s8:u8", "sum:1:2:u8"),
-                                       ("s8:s8:s8", "sum:0.5:-1:u8+relu"), ("u8:s8:f32", "relu:0.5+sum:2")])
+@pytest.mark.parametrize(
+    "dt, chain",
+    [
+        ("f32", "sum"),
+        ("f32", "sum:0.5+relu"),
+        ("u8:s8:u8", "sum:1:2:u8"),
+        ("s8:s8:s8", "sum:0.5:-1:u8+relu"),
+        ("u8:s8:f32", "relu:0.5+sum:2"),
+    ],
+)
 def test_sum(dt, chain):
     check(make_problem(DESC, "FWD_B", dt, chain))
 
@@ -62,3 +97,12 @@ def test_sum_into_a_padded_blocked_dst():
 
 def test_blocked_layout_of_a_second_tensor():
     check(make_problem(DESC, "FWD_D", "f32", "add:f32:per_tensor:nchw+sub:f32:per_tensor:aBcd8b"), "xelp")
+
+
+@pytest.mark.parametrize("dt, rounds", [("u8:s8:u8", True), ("s8:s8:s32", True), ("f32", False)])
+def test_rounding_epilogue_reads_its_value_once(dt, rounds):
+    """Rounding to an integer reads the biased value three times: it is bound to a let once, not
+    rebuilt (and lowered) at each read; the plain float epilogue keeps its expression tree."""
+    kernel = build_kernel(make_problem(DESC, "FWD_B", dt), "xehpg", {})
+    assert ("let c_store_0_v0" in str(kernel.body)) == rounds
+    assert all(c.ok for c in check_ir(kernel))

@@ -27,12 +27,24 @@ def cases():
         for platform in ("xehpg", "xelp"):
             for kind in FLOAT_DIRECTIONS:
                 for dt in ("f32", "f16", "bf16"):
-                    yield pytest.param(layer, direction(kind, layer), dt, "", platform,
-                                       id=f"{short_name(desc)}-{direction(kind, layer)}-{dt}-{platform}")
+                    yield pytest.param(
+                        layer,
+                        direction(kind, layer),
+                        dt,
+                        "",
+                        platform,
+                        id=f"{short_name(desc)}-{direction(kind, layer)}-{dt}-{platform}",
+                    )
             dt = INT8[layer % len(INT8)]
             post = "relu" if layer % 3 == 0 else ""
-            yield pytest.param(layer, ("FWD_B", "FWD_I")[layer % 2], dt, post, platform,
-                               id=f"{short_name(desc)}-int8-{dt}{'-relu' if post else ''}-{platform}")
+            yield pytest.param(
+                layer,
+                ("FWD_B", "FWD_I")[layer % 2],
+                dt,
+                post,
+                platform,
+                id=f"{short_name(desc)}-int8-{dt}{'-relu' if post else ''}-{platform}",
+            )
 
 
 @pytest.mark.parametrize("layer, direction, dt, post, platform", list(cases()))
@@ -40,8 +52,10 @@ def test_scaled_resnet_layer_matches_numpy(layer, direction, dt, post, platform)
     problem = make_problem(scaled(RESNET[layer]), direction, dt, post)
     kernel = build_kernel(problem, platform)
     # on XeHPG the estimate chooses between dpas and the fused pairs of dpasw
-    expected_fma = {"xelp": ("dp4a",) if problem.types.is_int8 else ("mad",),
-                    "xehpg": ("mad",) if dt == "f32" else ("dpas", "dpasw")}[platform]
+    expected_fma = {
+        "xelp": ("dp4a",) if problem.types.is_int8 else ("mad",),
+        "xehpg": ("mad",) if dt == "f32" else ("dpas", "dpasw"),
+    }[platform]
     assert kernel.config.fma in expected_fma
     results = check_ir(kernel, seed=layer)
     assert [r.name for r in results] == list(problem.outputs)
@@ -52,8 +66,12 @@ def test_scaled_resnet_layer_matches_numpy(layer, direction, dt, post, platform)
 def real_cases():
     for layer, desc in enumerate(RESNET):
         # the dpas and dp4a paths; the mad paths (f32) take several times longer in the interpreter
-        for direction, dt, platform in (("FWD_B", "f16", "xehpg"), ("BWD_D", "bf16", "xehpg"),
-                                        ("BWD_WB", "bf16", "xehpg"), ("FWD_B", "u8:s8:s8", "xelp")):
+        for direction, dt, platform in (
+            ("FWD_B", "f16", "xehpg"),
+            ("BWD_D", "bf16", "xehpg"),
+            ("BWD_WB", "bf16", "xehpg"),
+            ("FWD_B", "u8:s8:s8", "xelp"),
+        ):
             yield pytest.param(layer, direction, dt, platform, id=f"{short_name(desc)}-{direction}-{dt}-{platform}")
 
 

@@ -84,11 +84,14 @@ def test_user_mistakes_are_one_line_errors_with_status_2(capsys):
 
 
 def test_the_installed_command_reports_errors_without_a_traceback():
-    result = subprocess.run([sys.executable, "-m", "xegen", "conv", "ic3ih5oc4kh3qq", "--check-ir"],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "xegen", "conv", "ic3ih5oc4kh3qq", "--check-ir"], capture_output=True, text=True
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr == "xegen: error: column 13: unknown descriptor field at 'qq' (fields: g, mb, ic, id, ih, " \
+    assert (
+        result.stderr == "xegen: error: column 13: unknown descriptor field at 'qq' (fields: g, mb, ic, id, ih, "
         "iw, oc, od, oh, ow, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, then n and the name)\n"
+    )
 
 
 def test_batch_canonical_reports_each_bad_line_and_goes_on(capsys, tmp_path):
@@ -117,11 +120,14 @@ def test_a_failing_check_in_a_batch_is_reported_and_the_batch_goes_on(capsys, tm
 def test_batch_lines_carry_their_own_attributes(capsys, tmp_path, monkeypatch):
     """As in benchdnn, an --attr-* option in a batch file holds for the lines after it, until --reset."""
     import xegen.build  # (the command imports check_ir from here when it runs)
+
     seen = []
     monkeypatch.setattr(xegen.build, "check_ir", lambda kernel, seed=0: seen.append(kernel.problem) or [])
     shapes = tmp_path / "shapes"
-    shapes.write_text("--attr-post-ops=sum+relu mb1ic8ih4oc8oh4kh1\n--attr-scales=wei:per_oc\n"
-                      "--attr-post-ops=clip:0:6 mb1ic8ih4oc8oh4kh1\n--reset\nmb1ic8ih4oc8oh4kh1\n")
+    shapes.write_text(
+        "--attr-post-ops=sum+relu mb1ic8ih4oc8oh4kh1\n--attr-scales=wei:per_oc\n"
+        "--attr-post-ops=clip:0:6 mb1ic8ih4oc8oh4kh1\n--reset\nmb1ic8ih4oc8oh4kh1\n"
+    )
     status, _, _ = run(capsys, "--batch", str(shapes), "--check-ir", "--dt=u8:s8:u8", "--attr-post-ops=relu")
     assert status == 0
     assert [str(p).split(" g1")[0] for p in seen] == [

@@ -58,16 +58,19 @@ def test_padding_is_derived_from_a_given_output():
     assert d.ph == 1 and d.pw == 1
 
 
-@pytest.mark.parametrize("text, oh, ph, right", [
-    # (2 - 3)/2 + 1: C truncates -1/2 to 0, so oh = 1 (floor division would give 0)
-    ("ic1ih2oc1kh3sh2", 1, 0, (1 - 1) * 2 - 2 + 3 - 0),
-    # (2 - 4)/3 + 1 = 0 + 1 = 1
-    ("ic1ih2oc1kh4sh3", 1, 0, (1 - 1) * 3 - 2 + 4 - 0),
-    # resnet's res3a_branch1 without ph0: ph = ((28-1)*2 - 56 + 1)/2 = -1/2, truncated to 0
-    ("ic256ih56oc512oh28kh1sh2", 28, 0, 27 * 2 - 56 + 1 - 0),
-    # ph = ((1-1)*2 - 4 + 3)/2 = -1/2 = 0; the same shape as ic1ih4oc1kh3sh2
-    ("ic1ih4oc1oh1kh3sh2", 1, 0, -1),
-])
+@pytest.mark.parametrize(
+    "text, oh, ph, right",
+    [
+        # (2 - 3)/2 + 1: C truncates -1/2 to 0, so oh = 1 (floor division would give 0)
+        ("ic1ih2oc1kh3sh2", 1, 0, (1 - 1) * 2 - 2 + 3 - 0),
+        # (2 - 4)/3 + 1 = 0 + 1 = 1
+        ("ic1ih2oc1kh4sh3", 1, 0, (1 - 1) * 3 - 2 + 4 - 0),
+        # resnet's res3a_branch1 without ph0: ph = ((28-1)*2 - 56 + 1)/2 = -1/2, truncated to 0
+        ("ic256ih56oc512oh28kh1sh2", 28, 0, 27 * 2 - 56 + 1 - 0),
+        # ph = ((1-1)*2 - 4 + 3)/2 = -1/2 = 0; the same shape as ic1ih4oc1kh3sh2
+        ("ic1ih4oc1oh1kh3sh2", 1, 0, -1),
+    ],
+)
 def test_defaults_divide_as_c_does_truncating_toward_zero(text, oh, ph, right):
     d = parse_descriptor(text)
     assert (d.oh, d.ph, d.right_padding("h")) == (oh, ph, right)
@@ -108,25 +111,28 @@ def test_grouped_weight_dims():
     assert parse_descriptor("mb1ic8ih5oc12kh3").wei_dims() == (12, 8, 3, 3)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("ic3ih5oc4kh7", "output size would be"),            # (5-7)/1+1 = -1
-    ("ic3ih5oc4kh3ph3", "not smaller than the effective kernel"),
-    ("ic3ih5oc4oh9kh3ph1", "too large"),                 # right padding 8-5+3-1 = 5 >= 3
-    ("ic3ih5oc4kh3xx2", "unknown descriptor field"),
-    ("ic3ih5oc4kh3ic4", "given twice"),
-    ("ih5oc4kh3", "'ic' is required"),
-    ("ic3oc4", "at least one spatial dimension"),
-    ("ic3ih5oc4", "'kh' is required"),
-    ("g2ic3ih5oc4kh3", "not divisible by the 2 groups"),
-    ("ic3id4ih5oc4kd1kh3", "all of d, h and w"),
-    ("ic3ih5oc4kh3sh0", "stride 'sh' must be at least 1"),
-    ("mb0ic3ih5oc4kh3", "minibatch"),
-    ("ic3ih5oc4kh", "needs a non-negative integer"),
-    ("ic3ih-5oc4kh3", "needs a non-negative integer"),
-    ("ic3ih9oc4oh2kh1", "negative padding ph=-3"),         # ((2-1)*1 - 9 + 1)/2 = -7/2 = -3
-    ("ic1ih2oc1kh4sh2", "output size would be 0"),        # (2-4)/2 + 1 = -1 + 1
-    ("ic3ih4oc4oh9kh1", "not smaller than the effective kernel"),  # p = (8 - 4 + 1)/2 = 2 >= 1
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("ic3ih5oc4kh7", "output size would be"),  # (5-7)/1+1 = -1
+        ("ic3ih5oc4kh3ph3", "not smaller than the effective kernel"),
+        ("ic3ih5oc4oh9kh3ph1", "too large"),  # right padding 8-5+3-1 = 5 >= 3
+        ("ic3ih5oc4kh3xx2", "unknown descriptor field"),
+        ("ic3ih5oc4kh3ic4", "given twice"),
+        ("ih5oc4kh3", "'ic' is required"),
+        ("ic3oc4", "at least one spatial dimension"),
+        ("ic3ih5oc4", "'kh' is required"),
+        ("g2ic3ih5oc4kh3", "not divisible by the 2 groups"),
+        ("ic3id4ih5oc4kd1kh3", "all of d, h and w"),
+        ("ic3ih5oc4kh3sh0", "stride 'sh' must be at least 1"),
+        ("mb0ic3ih5oc4kh3", "minibatch"),
+        ("ic3ih5oc4kh", "needs a non-negative integer"),
+        ("ic3ih-5oc4kh3", "needs a non-negative integer"),
+        ("ic3ih9oc4oh2kh1", "negative padding ph=-3"),  # ((2-1)*1 - 9 + 1)/2 = -7/2 = -3
+        ("ic1ih2oc1kh4sh2", "output size would be 0"),  # (2-4)/2 + 1 = -1 + 1
+        ("ic3ih4oc4oh9kh1", "not smaller than the effective kernel"),  # p = (8 - 4 + 1)/2 = 2 >= 1
+    ],
+)
 def test_impossible_descriptors_raise_one_clear_error(text, message):
     with pytest.raises(ParseError, match=message):
         parse_descriptor(text)
@@ -140,15 +146,20 @@ def test_errors_name_the_column():
 
 # Hypothesis ----------------------------------------------------------------------------------
 
+
 @st.composite
 def descriptors(draw) -> Descriptor:
     """Random valid descriptors, built field by field with the output computed as benchdnn does."""
     spatial_dims = draw(st.integers(1, 3))
     g = draw(st.integers(1, 4))
-    fields = {"g": g, "mb": draw(st.integers(1, 64)), "ic": g * draw(st.integers(1, 64)),
-              "oc": g * draw(st.integers(1, 64))}
+    fields = {
+        "g": g,
+        "mb": draw(st.integers(1, 64)),
+        "ic": g * draw(st.integers(1, 64)),
+        "oc": g * draw(st.integers(1, 64)),
+    }
     for dim in SPATIAL:
-        if dim not in SPATIAL[3 - spatial_dims:]:
+        if dim not in SPATIAL[3 - spatial_dims :]:
             fields.update({f"i{dim}": 1, f"o{dim}": 1, f"k{dim}": 1, f"s{dim}": 1, f"p{dim}": 0, f"d{dim}": 0})
             continue
         k, s, d = draw(st.integers(1, 7)), draw(st.integers(1, 4)), draw(st.integers(0, 3))

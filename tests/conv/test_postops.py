@@ -81,22 +81,25 @@ def test_aliases_and_dst_variants():
     assert parse_post_ops("  'sum:2e-1+prelu:per_dim_01'  ") == (Sum(float(np.float32(0.2))), Prelu("per_dim_01"))
 
 
-@pytest.mark.parametrize("text, message", [
-    ("foo", "unknown post-op 'foo'"),
-    ("relu:x", "relu alpha 'x' is not a number"),
-    ("relu:1:2:3:4", "unexpected '4'"),
-    ("relu:", "empty relu alpha"),
-    ("relu:1e39", "beyond f32"),
-    ("sum:1:0.5", "sum zero point '0.5' is not an integer"),
-    ("sum:1:0:f64", "unknown sum data type 'f64'"),
-    ("sum:1:0:s8:x", "unexpected 'x'"),
-    ("add", "needs the second tensor's data type"),
-    ("add:f64", "unknown add data type 'f64'"),
-    ("mul:f32:per_foo", "unknown mul policy 'per_foo'"),
-    ("prelu:per_bar", "unknown prelu policy 'per_bar'"),
-    ("relu+", "empty post-op"),
-    ("relu,sum", "lists of post-op chains"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("foo", "unknown post-op 'foo'"),
+        ("relu:x", "relu alpha 'x' is not a number"),
+        ("relu:1:2:3:4", "unexpected '4'"),
+        ("relu:", "empty relu alpha"),
+        ("relu:1e39", "beyond f32"),
+        ("sum:1:0.5", "sum zero point '0.5' is not an integer"),
+        ("sum:1:0:f64", "unknown sum data type 'f64'"),
+        ("sum:1:0:s8:x", "unexpected 'x'"),
+        ("add", "needs the second tensor's data type"),
+        ("add:f64", "unknown add data type 'f64'"),
+        ("mul:f32:per_foo", "unknown mul policy 'per_foo'"),
+        ("prelu:per_bar", "unknown prelu policy 'per_bar'"),
+        ("relu+", "empty post-op"),
+        ("relu,sum", "lists of post-op chains"),
+    ],
+)
 def test_malformed_chains_name_the_token(text, message):
     with pytest.raises(Error, match="--attr-post-ops") as raised:
         parse_post_ops(text)
@@ -138,28 +141,40 @@ def test_sum_type_must_match_dst():
 X = np.array([-3.0, -0.5, 0.0, 0.5, 2.5, 7.0])
 
 
-@pytest.mark.parametrize("op, expected", [
-    (Eltwise("relu"), [0, 0, 0, 0.5, 2.5, 7]),
-    (Eltwise("relu", 0.1), [-0.3, -0.05, 0, 0.5, 2.5, 7]),
-    (Eltwise("clip", 0, 6), [0, 0, 0, 0.5, 2.5, 6]),
-    (Eltwise("clip", 1, -1), [1, -1, -1, -1, -1, -1]),  # beta < alpha: s > beta gives beta
-    (Eltwise("clip_v2", -0.5, 2.5), [-0.5, -0.5, 0, 0.5, 2.5, 2.5]),
-    (Eltwise("linear", 2, 1), [-5, 0, 1, 2, 6, 15]),
-    (Eltwise("hardsigmoid", 0.25, 0.5), [0, 0.375, 0.5, 0.625, 1, 1]),
-    (Eltwise("hardswish", 0.25, 0.5), [0, -0.1875, 0, 0.3125, 2.5, 7]),
-    (Eltwise("abs"), [3, 0.5, 0, 0.5, 2.5, 7]),
-    (Eltwise("square"), [9, 0.25, 0, 0.25, 6.25, 49]),
-    (Eltwise("round"), [-3, -0, 0, 0, 2, 7]),  # ties to even
-    (Eltwise("relu", 0, 0, 2), [0, 0, 0, 1, 5, 14]),
-    (Eltwise("elu", 2), [2 * (math.exp(-3) - 1), 2 * (math.exp(-0.5) - 1), 0, 0.5, 2.5, 7]),
-    (Eltwise("logistic"), [1 / (1 + math.exp(3)), 1 / (1 + math.exp(0.5)), 0.5, 1 / (1 + math.exp(-0.5)),
-                           1 / (1 + math.exp(-2.5)), 1 / (1 + math.exp(-7))]),
-    (Eltwise("gelu_erf"), [0.5 * x * (1 + math.erf(x / math.sqrt(2))) for x in X]),
-    (Eltwise("soft_relu", 2), [math.log1p(math.exp(2 * x)) / 2 for x in X]),
-    (Eltwise("swish", 1), [x / (1 + math.exp(-x)) for x in X]),
-    (Eltwise("mish"), [x * math.tanh(math.log1p(math.exp(x))) for x in X]),
-    (Eltwise("pow", 2, 2), [18, 0.5, 0, 0.5, 12.5, 98]),
-])
+@pytest.mark.parametrize(
+    "op, expected",
+    [
+        (Eltwise("relu"), [0, 0, 0, 0.5, 2.5, 7]),
+        (Eltwise("relu", 0.1), [-0.3, -0.05, 0, 0.5, 2.5, 7]),
+        (Eltwise("clip", 0, 6), [0, 0, 0, 0.5, 2.5, 6]),
+        (Eltwise("clip", 1, -1), [1, -1, -1, -1, -1, -1]),  # beta < alpha: s > beta gives beta
+        (Eltwise("clip_v2", -0.5, 2.5), [-0.5, -0.5, 0, 0.5, 2.5, 2.5]),
+        (Eltwise("linear", 2, 1), [-5, 0, 1, 2, 6, 15]),
+        (Eltwise("hardsigmoid", 0.25, 0.5), [0, 0.375, 0.5, 0.625, 1, 1]),
+        (Eltwise("hardswish", 0.25, 0.5), [0, -0.1875, 0, 0.3125, 2.5, 7]),
+        (Eltwise("abs"), [3, 0.5, 0, 0.5, 2.5, 7]),
+        (Eltwise("square"), [9, 0.25, 0, 0.25, 6.25, 49]),
+        (Eltwise("round"), [-3, -0, 0, 0, 2, 7]),  # ties to even
+        (Eltwise("relu", 0, 0, 2), [0, 0, 0, 1, 5, 14]),
+        (Eltwise("elu", 2), [2 * (math.exp(-3) - 1), 2 * (math.exp(-0.5) - 1), 0, 0.5, 2.5, 7]),
+        (
+            Eltwise("logistic"),
+            [
+                1 / (1 + math.exp(3)),
+                1 / (1 + math.exp(0.5)),
+                0.5,
+                1 / (1 + math.exp(-0.5)),
+                1 / (1 + math.exp(-2.5)),
+                1 / (1 + math.exp(-7)),
+            ],
+        ),
+        (Eltwise("gelu_erf"), [0.5 * x * (1 + math.erf(x / math.sqrt(2))) for x in X]),
+        (Eltwise("soft_relu", 2), [math.log1p(math.exp(2 * x)) / 2 for x in X]),
+        (Eltwise("swish", 1), [x / (1 + math.exp(-x)) for x in X]),
+        (Eltwise("mish"), [x * math.tanh(math.log1p(math.exp(x))) for x in X]),
+        (Eltwise("pow", 2, 2), [18, 0.5, 0, 0.5, 12.5, 98]),
+    ],
+)
 def test_eltwise_formulas(op, expected):
     np.testing.assert_allclose(eltwise(op, X), expected, rtol=1e-12, atol=1e-15)
 

@@ -19,15 +19,17 @@ RNG = np.random.default_rng(11)
 def loops_forward(d, src, wei):
     """dst by the definition, one output element at a time (Python integers/floats)."""
     dims = d.used
-    wei = wei.reshape(d.g, d.ocg, d.icg, *wei.shape[-d.spatial_dims:])
+    wei = wei.reshape(d.g, d.ocg, d.icg, *wei.shape[-d.spatial_dims :])
     out = np.zeros(d.dst_dims())
     for n, g, oc in itertools.product(range(d.mb), range(d.g), range(d.ocg)):
         for o in itertools.product(*(range(d.field("o", x)) for x in dims)):
             total = 0.0
             for ic in range(d.icg):
                 for k in itertools.product(*(range(d.field("k", x)) for x in dims)):
-                    i = [oo * d.field("s", x) - d.field("p", x) + kk * (d.field("d", x) + 1)
-                         for oo, kk, x in zip(o, k, dims, strict=True)]
+                    i = [
+                        oo * d.field("s", x) - d.field("p", x) + kk * (d.field("d", x) + 1)
+                        for oo, kk, x in zip(o, k, dims, strict=True)
+                    ]
                     if all(0 <= ii < d.field("i", x) for ii, x in zip(i, dims, strict=True)):
                         total += src[(n, g * d.icg + ic, *i)] * wei[(g, oc, ic, *k)]
             out[(n, g * d.ocg + oc, *o)] = total
@@ -89,8 +91,9 @@ def test_int8_epilogue_rounds_half_to_even_and_saturates():
 
 def test_relu_and_f16_output():
     p = make_problem("mb1ic1ih1oc2kh1", "FWD_D", "f16", "relu")
-    out = expected_outputs(p, {"src": np.ones((1, 1, 1, 1), np.float16),
-                               "wei": np.array([-1.0, 1 / 3], np.float16).reshape(2, 1, 1, 1)})["dst"]
+    out = expected_outputs(
+        p, {"src": np.ones((1, 1, 1, 1), np.float16), "wei": np.array([-1.0, 1 / 3], np.float16).reshape(2, 1, 1, 1)}
+    )["dst"]
     assert out.dtype == np.float16
     np.testing.assert_array_equal(out.reshape(-1), [0.0, np.float16(1 / 3)])
 
@@ -108,8 +111,7 @@ def test_bf16_rounding_is_nearest_even(value):
 
 
 def test_convert_saturates_integers():
-    np.testing.assert_array_equal(convert(np.array([-1e10, 1e10, 3.5, -2.5]), "s32"),
-                                  [-2147483648, 2147483647, 4, -2])
+    np.testing.assert_array_equal(convert(np.array([-1e10, 1e10, 3.5, -2.5]), "s32"), [-2147483648, 2147483647, 4, -2])
     np.testing.assert_array_equal(convert(np.array([-3.0, 300.0, 0.5, 1.5]), "u8"), [0, 255, 0, 2])
 
 
@@ -124,8 +126,14 @@ def test_convert_saturates_float32_values_at_the_s32_bounds():
 
 def test_int8_bias_saturates_an_s32_output():
     p = make_problem("mb1ic4ih1oc4kh1", "FWD_B", "u8:s8:s32")
-    out = expected_outputs(p, {"src": np.ones((1, 4, 1, 1), np.uint8), "wei": np.zeros((4, 4, 1, 1), np.int8),
-                               "bias": np.array([3e9, -3e9, 2147483520.0, 2.5], np.float32)})["dst"]
+    out = expected_outputs(
+        p,
+        {
+            "src": np.ones((1, 4, 1, 1), np.uint8),
+            "wei": np.zeros((4, 4, 1, 1), np.int8),
+            "bias": np.array([3e9, -3e9, 2147483520.0, 2.5], np.float32),
+        },
+    )["dst"]
     np.testing.assert_array_equal(out.reshape(-1), [2147483647, -2147483648, 2147483520, 2])
 
 

@@ -34,7 +34,7 @@ def sample_env(variables, ranges: dict, n: int = 64, seed: int = 0) -> dict:
             values = [r.start, r.stop - 1] + [int(x) for x in rng.integers(r.start, r.stop, n - 2)]
         else:
             t = v.type
-            values = [0, 1, -1, t.min, t.max, 2, -2, 7] + [int(x) for x in rng.integers(-2**62, 2**62, n - 8)]
+            values = [0, 1, -1, t.min, t.max, 2, -2, 7] + [int(x) for x in rng.integers(-(2**62), 2**62, n - 8)]
         env[v.name] = wrap_values(values, v.type)
     return env
 

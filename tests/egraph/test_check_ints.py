@@ -69,8 +69,24 @@ def test_division_and_wrap_around_at_the_extremes(t):
                 assert got == int(np.asarray(ir.evaluate(e, {"a": x, "b": y})).astype(object)), (op, x, y)
 
 
-PRIMITIVE_VALUES = [prims.I64_MIN, prims.I64_MIN + 1, -(1 << 32), -7, -2, -1, 0, 1, 2, 3, 7, 63, 64,
-                    1 << 32, prims.I64_MAX - 1, prims.I64_MAX]
+PRIMITIVE_VALUES = [
+    prims.I64_MIN,
+    prims.I64_MIN + 1,
+    -(1 << 32),
+    -7,
+    -2,
+    -1,
+    0,
+    1,
+    2,
+    3,
+    7,
+    63,
+    64,
+    1 << 32,
+    prims.I64_MAX - 1,
+    prims.I64_MAX,
+]
 
 
 @pytest.mark.parametrize("op", ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "min", "max"])

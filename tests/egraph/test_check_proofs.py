@@ -29,12 +29,15 @@ def shipped_instances(name: str, types: set[str]):
 
 # rules that z3 timed out on at these types (10 s) before the integer encoding; proven within the
 # default effort, a count of z3's work, so the verdict does not depend on the machine's load
-@pytest.mark.parametrize("name, types", [
-    ("le-divide-factor", {"t=s32", "t=u32"}),                  # x * c <= d  ->  x <= d / c
-    ("mod-of-block", {"t=u32", "t=u64"}),                      # (x * a + y) % b, blocks
-    ("mods-combine", {"t=s32"}),                               # (x % a) % b: both signs of x
-    ("div-magic-wide", {"t=s32"}),                             # magic-number division
-])
+@pytest.mark.parametrize(
+    "name, types",
+    [
+        ("le-divide-factor", {"t=s32", "t=u32"}),  # x * c <= d  ->  x <= d / c
+        ("mod-of-block", {"t=u32", "t=u64"}),  # (x * a + y) % b, blocks
+        ("mods-combine", {"t=s32"}),  # (x % a) % b: both signs of x
+        ("div-magic-wide", {"t=s32"}),  # magic-number division
+    ],
+)
 def test_range_guarded_rules_are_proven_by_z3(name, types):
     for instance in shipped_instances(name, types):
         proof = prove_module.prove(instance)
@@ -55,9 +58,11 @@ def test_an_integer_model_is_a_counterexample_the_interpreter_confirms(tmp_path)
     """x * c <= d is x <= d / c only when x * c cannot wrap: without that guard, the integer
     encoding finds a wrapping x."""
     path = tmp_path / "r.egg"
-    path.write_text("; x * c <= d is x <= d / c (not when x * c wraps)\n"
-                    "(rewrite (Le t (Mul t x (Const t c)) (Const t d)) (Le t x (Const t v1))\n"
-                    "  :when ((narrow t) (> c 0) (>= d 0) (= v1 (/ d c))) :ruleset rewrite :name \"le\")\n")
+    path.write_text(
+        "; x * c <= d is x <= d / c (not when x * c wraps)\n"
+        "(rewrite (Le t (Mul t x (Const t c)) (Const t d)) (Le t x (Const t v1))\n"
+        "  :when ((narrow t) (> c 0) (>= d 0) (= v1 (/ d c))) :ruleset rewrite :name \"le\")\n"
+    )
     files = rule_sources([path])
     signatures = language_signatures(files)
     (rule,) = read_rules(files[0])
@@ -70,8 +75,10 @@ def test_an_integer_model_is_a_counterexample_the_interpreter_confirms(tmp_path)
 
 
 # a true rule (z3 proves it); the tests below make z3 give up on it, as it does on hard rules
-UNDECIDED = ("; (x * y) * z is x * (y * z): multiplication is associative, wrapping or not\n"
-             "(rewrite (Mul t (Mul t x y) z) (Mul t x (Mul t y z)) :ruleset rewrite :name \"mul-assoc\")\n")
+UNDECIDED = (
+    "; (x * y) * z is x * (y * z): multiplication is associative, wrapping or not\n"
+    "(rewrite (Mul t (Mul t x y) z) (Mul t x (Mul t y z)) :ruleset rewrite :name \"mul-assoc\")\n"
+)
 
 
 @pytest.fixture
@@ -80,13 +87,15 @@ def z3_gives_up(monkeypatch):
     effort and z3's version: too fragile for a test)."""
     import xegen.egraph.check as check
 
-    monkeypatch.setattr(check, "prove", lambda instance, effort: prove_module.Proof(
-        "unknown", detail="z3 (integers): out of effort"))
+    monkeypatch.setattr(
+        check, "prove", lambda instance, effort: prove_module.Proof("unknown", detail="z3 (integers): out of effort")
+    )
 
 
 def xegen(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "xegen", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "xegen", *args], capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
 
 
 def test_an_undecided_rule_is_unproven_and_fails_unless_allowed(tmp_path, z3_gives_up, capsys):
@@ -106,17 +115,22 @@ def test_an_undecided_rule_is_unproven_and_fails_unless_allowed(tmp_path, z3_giv
 
 def test_final_verdicts_are_cached_and_an_edit_invalidates_them(tmp_path):
     path = tmp_path / "r.egg"
-    path.write_text("; x + 0 is x\n(rewrite (Add t x (Const t 0)) x :ruleset rewrite :name \"add-0\")\n"
-                    "; x - x is 0\n"
-                    "(rewrite (Sub t x x) (Const t 0) :ruleset rewrite :name \"sub-self\")\n")
+    path.write_text(
+        "; x + 0 is x\n(rewrite (Add t x (Const t 0)) x :ruleset rewrite :name \"add-0\")\n"
+        "; x - x is 0\n"
+        "(rewrite (Sub t x x) (Const t 0) :ruleset rewrite :name \"sub-self\")\n"
+    )
     cache = VerdictCache(tmp_path / "cache")
     first = check_rules([path], examples=2, cache=cache)
     assert [v.verdict for v in first] == ["sound", "sound"] and not any(v.cached for v in first)
     assert len(list((tmp_path / "cache").glob("*.json"))) == 2
     again = check_rules([path], examples=2, cache=cache)
     assert [(v.verdict, v.instances, v.cached) for v in again] == [("sound", v.instances, True) for v in first]
-    path.write_text(path.read_text().replace("(Const t 0) :ruleset rewrite :name \"sub-self\")",
-                                             "(Const t 1) :ruleset rewrite :name \"sub-self\")"))
+    path.write_text(
+        path.read_text().replace(
+            "(Const t 0) :ruleset rewrite :name \"sub-self\")", "(Const t 1) :ruleset rewrite :name \"sub-self\")"
+        )
+    )
     edited = check_rules([path], examples=2, cache=cache)
     assert [(v.verdict, v.cached) for v in edited] == [("sound", True), ("unsound", False)]
     assert check_rules([path], examples=2, cache=cache)[1].cached  # unsound is final too

@@ -62,29 +62,35 @@ def test_extract_reads_a_statement_file(tmp_path):
 
 def test_rules_check_rejects_an_unsound_rule_and_accepts_a_guarded_one(tmp_path):
     bad = tmp_path / "bad.egg"
-    bad.write_text("; x / 8 is x >> 3\n"
-                   "(rewrite (Div t x (Const t 8)) (Shr t x (Const t 3)) :ruleset rewrite :name \"div8\")\n")
+    bad.write_text(
+        "; x / 8 is x >> 3\n(rewrite (Div t x (Const t 8)) (Shr t x (Const t 3)) :ruleset rewrite :name \"div8\")\n"
+    )
     r = xegen("rules", "check", str(bad), "--jobs", "1")
     assert r.returncode == 1
     assert "unsound" in r.stdout and "x = -" in r.stdout
     good = tmp_path / "good.egg"
-    good.write_text("; x / 8 is x >> 3 for x >= 0\n"
-                    "(rewrite (Div t x (Const t 8)) (Shr t x (Const t 3)) :when ((>= (lo x) 0)) :ruleset rewrite"
-                    " :name \"div8\")\n")
+    good.write_text(
+        "; x / 8 is x >> 3 for x >= 0\n"
+        "(rewrite (Div t x (Const t 8)) (Shr t x (Const t 3)) :when ((>= (lo x) 0)) :ruleset rewrite"
+        " :name \"div8\")\n"
+    )
     r = xegen("rules", "check", str(good), "--jobs", "1")
     assert r.returncode == 0 and "1 sound" in r.stdout
 
 
-@pytest.mark.parametrize("args, words", [
-    (["simplify", "x +", "--hw", "xehpg"], "column"),
-    (["simplify", "x", "--hw", "gen9"], "unknown hardware 'gen9'"),
-    (["simplify", "x", "--var", "x:s32[5,1)"], "the range is empty"),
-    (["simplify", "x", "--var", "x:f32[0,1)"], "scalar integer type"),
-    (["simplify", "x", "--rules", "/nonexistent"], "no such rule file or directory"),
-    (["extract", "--compare", "", "x"], "at least one platform"),
-    (["extract", "no/such/file.ir"], "not a file, and not an expression"),
-    (["rules"], "missing COMMAND"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["simplify", "x +", "--hw", "xehpg"], "column"),
+        (["simplify", "x", "--hw", "gen9"], "unknown hardware 'gen9'"),
+        (["simplify", "x", "--var", "x:s32[5,1)"], "the range is empty"),
+        (["simplify", "x", "--var", "x:f32[0,1)"], "scalar integer type"),
+        (["simplify", "x", "--rules", "/nonexistent"], "no such rule file or directory"),
+        (["extract", "--compare", "", "x"], "at least one platform"),
+        (["extract", "no/such/file.ir"], "not a file, and not an expression"),
+        (["rules"], "missing COMMAND"),
+    ],
+)
 def test_user_mistakes_are_one_line_errors(args, words):
     r = xegen(*args)
     assert r.returncode == 2 and r.stdout == ""
@@ -92,10 +98,13 @@ def test_user_mistakes_are_one_line_errors(args, words):
     assert len(lines) == 1 and lines[0].startswith("xegen: error:") and words in lines[0]
 
 
-@pytest.mark.parametrize("content, words", [
-    (bytes([0xB9, 0x00, 0xFF, 0x10]), "line 1 is not UTF-8 text"),
-    (b"x + (\n", "neither an expression (line 2, column 1"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (bytes([0xB9, 0x00, 0xFF, 0x10]), "line 1 is not UTF-8 text"),
+        (b"x + (\n", "neither an expression (line 2, column 1"),
+    ],
+)
 def test_an_unreadable_extract_file_is_a_one_line_error(tmp_path, content, words):
     path = tmp_path / "input.ir"
     path.write_bytes(content)

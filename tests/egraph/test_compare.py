@@ -29,8 +29,12 @@ def test_one_saturation_gives_what_each_simplify_gives(text, ranges):
     together = simplify_each(expr, models, ranges=ranges)
     for model, got in zip(models, together, strict=True):
         alone = simplify(expr, model, ranges=ranges)
-        assert (got.result, got.cost_before, got.cost_after, got.kept_input) == \
-            (alone.result, alone.cost_before, alone.cost_after, alone.kept_input), model.hw.name
+        assert (got.result, got.cost_before, got.cost_after, got.kept_input) == (
+            alone.result,
+            alone.cost_before,
+            alone.cost_after,
+            alone.kept_input,
+        ), model.hw.name
         assert got.egraph_nodes == alone.egraph_nodes  # the same e-graph
 
 

@@ -15,20 +15,23 @@ def cost(text: str, platform: str | hw.Platform) -> int:
     return CostModel(platform).dag_cost(ir.parse_expr(text))
 
 
-@pytest.mark.parametrize("text, xelp, xehpg, xehpc", [
-    ("a + b", 1, 1, 1),
-    ("a * b", 1, 3, 3),  # 32x32 multiply: native on XeLP, emulated on XeHP+
-    ("a * 3", 1, 1, 1),  # a 16-bit multiplier is native everywhere
-    ("a * 100000", 1, 3, 3),  # a 32-bit immediate is not
-    ("add3(a, b, c)", INFINITE, 1, 1),  # add3 does not exist on XeLP
-    ("mad(a, b, 3)", INFINITE, 1, 1),
-    ("add3(a, b, 7)", INFINITE, 1, 1),  # the last operand may be a 16-bit immediate
-    ("add3(a, b, 100000)", INFINITE, 2, 2),  # a 32-bit one does not fit: two adds
-    ("mad(a, b, 100000)", INFINITE, 4, 4),  # the multiplier must fit 16 bits: mul + add
-    ("mad(a, b, c)", INFINITE, 4, 4),
-    ("a / b", 20, 20, 20),  # division by a variable is emulated
-    ("(s64)a + (s64)b", 4, 4, 3),  # 64-bit add emulated except on XeHPC; two sign extensions
-])
+@pytest.mark.parametrize(
+    "text, xelp, xehpg, xehpc",
+    [
+        ("a + b", 1, 1, 1),
+        ("a * b", 1, 3, 3),  # 32x32 multiply: native on XeLP, emulated on XeHP+
+        ("a * 3", 1, 1, 1),  # a 16-bit multiplier is native everywhere
+        ("a * 100000", 1, 3, 3),  # a 32-bit immediate is not
+        ("add3(a, b, c)", INFINITE, 1, 1),  # add3 does not exist on XeLP
+        ("mad(a, b, 3)", INFINITE, 1, 1),
+        ("add3(a, b, 7)", INFINITE, 1, 1),  # the last operand may be a 16-bit immediate
+        ("add3(a, b, 100000)", INFINITE, 2, 2),  # a 32-bit one does not fit: two adds
+        ("mad(a, b, 100000)", INFINITE, 4, 4),  # the multiplier must fit 16 bits: mul + add
+        ("mad(a, b, c)", INFINITE, 4, 4),
+        ("a / b", 20, 20, 20),  # division by a variable is emulated
+        ("(s64)a + (s64)b", 4, 4, 3),  # 64-bit add emulated except on XeHPC; two sign extensions
+    ],
+)
 def test_costs_per_platform(text, xelp, xehpg, xehpc):
     assert [cost(text, p) for p in ("xelp", "xehpg", "xehpc")] == [xelp, xehpg, xehpc]
 

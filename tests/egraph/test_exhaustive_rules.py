@@ -49,17 +49,25 @@ def test_blocks_divide_and_leave_remainders_like_the_rules_say(t):
     for a, b, x, y in cases(t):
         c = lambda v: f"(({t}){v})"  # noqa: E731  a constant of type t
         rows = f"ADD(MUL({{x}}, {c(a)}), {{y}})"
-        np.testing.assert_array_equal(evaluate(f"DIV({rows}, {c(b)})", t, x=x, y=y),
-                                      evaluate(f"DIV({{x}}, {c(b // a)})", t, x=x), err_msg=f"{t} a={a} b={b}")
-        np.testing.assert_array_equal(evaluate(f"MOD({rows}, {c(b)})", t, x=x, y=y),
-                                      evaluate(f"ADD(MUL(MOD({{x}}, {c(b // a)}), {c(a)}), {{y}})", t, x=x, y=y),
-                                      err_msg=f"{t} a={a} b={b}")
+        np.testing.assert_array_equal(
+            evaluate(f"DIV({rows}, {c(b)})", t, x=x, y=y),
+            evaluate(f"DIV({{x}}, {c(b // a)})", t, x=x),
+            err_msg=f"{t} a={a} b={b}",
+        )
+        np.testing.assert_array_equal(
+            evaluate(f"MOD({rows}, {c(b)})", t, x=x, y=y),
+            evaluate(f"ADD(MUL(MOD({{x}}, {c(b // a)}), {c(a)}), {{y}})", t, x=x, y=y),
+            err_msg=f"{t} a={a} b={b}",
+        )
         # the aligned-sum forms, with p = x * a a multiple of d = a
         p = (x.astype(np.int64) * a).astype(x.dtype)
-        np.testing.assert_array_equal(evaluate(f"DIV(ADD({{p}}, {{q}}), {c(b)})", t, p=p, q=y),
-                                      evaluate(f"DIV({{p}}, {c(b)})", t, p=p))
-        np.testing.assert_array_equal(evaluate(f"MOD(ADD({{p}}, {{q}}), {c(b)})", t, p=p, q=y),
-                                      evaluate(f"ADD(MOD({{p}}, {c(b)}), {{q}})", t, p=p, q=y))
+        np.testing.assert_array_equal(
+            evaluate(f"DIV(ADD({{p}}, {{q}}), {c(b)})", t, p=p, q=y), evaluate(f"DIV({{p}}, {c(b)})", t, p=p)
+        )
+        np.testing.assert_array_equal(
+            evaluate(f"MOD(ADD({{p}}, {{q}}), {c(b)})", t, p=p, q=y),
+            evaluate(f"ADD(MOD({{p}}, {c(b)}), {{q}})", t, p=p, q=y),
+        )
         checked += x.size
     assert checked > 1000
 
@@ -69,14 +77,19 @@ def test_a_shift_of_a_non_negative_value_is_a_division(t):
     dtype, limit = TYPES[t]
     x = np.arange(0, limit + 1, dtype=dtype)
     for s in range(np.dtype(dtype).itemsize * 8 - 1):
-        np.testing.assert_array_equal(evaluate(f"SHR({{x}}, (({t}){s}))", t, x=x),
-                                      evaluate(f"DIV({{x}}, (({t}){1 << s}))", t, x=x), err_msg=f"{t} >> {s}")
+        np.testing.assert_array_equal(
+            evaluate(f"SHR({{x}}, (({t}){s}))", t, x=x),
+            evaluate(f"DIV({{x}}, (({t}){1 << s}))", t, x=x),
+            err_msg=f"{t} >> {s}",
+        )
 
 
 def test_a_range_check_is_one_unsigned_comparison():
     rng = np.random.default_rng(0)
-    extremes = [-2**31, -2**31 + 1, -57, -1, 0, 1, 55, 56, 57, 2**31 - 2, 2**31 - 1]
-    x = np.concatenate([np.array(extremes), rng.integers(-2**31, 2**31, 20000), np.arange(-300, 300)]).astype(np.int32)
+    extremes = [-(2**31), -(2**31) + 1, -57, -1, 0, 1, 55, 56, 57, 2**31 - 2, 2**31 - 1]
+    x = np.concatenate([np.array(extremes), rng.integers(-(2**31), 2**31, 20000), np.arange(-300, 300)]).astype(
+        np.int32
+    )
     for c in (0, 1, 56, 65536, 2**31 - 1):
         both = ir.evaluate(ir.parse_expr(f"x >= 0 && x < {c}"), {"x": x})
         one = ir.evaluate(ir.parse_expr(f"(u32)x < (u32){c}"), {"x": x})

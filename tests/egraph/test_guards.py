@@ -24,6 +24,7 @@ def shipped_rule(name: str) -> str:
 @pytest.fixture
 def language(monkeypatch):
     """Replace text in language.egg for the test (the checker reads the guards from it)."""
+
     def clear():
         rules.language_file.cache_clear()
         rules.language_signatures.cache_clear()
@@ -39,16 +40,19 @@ def language(monkeypatch):
     clear()
 
 
-@pytest.mark.parametrize("rule, old, new", [
-    # AddFits without its lower bound: x + z can wrap below the type's minimum
-    ("lt-cancel-addend", "(>= (+ (lo a) (lo b)) (ty-min t)) ", ""),
-    # MulFits without its upper bound: x * c can wrap above the maximum
-    ("div-cancels-mul", "(<= (* (hi a) c) (ty-limit t))", "(<= (* (hi a) c) (* 2 (ty-limit t)))"),
-    # PowerOfTwo without its bit test: 6 would be 2^2
-    ("mul-power-of-two", "(> c 1) (= (& c (- c 1)) 0)", "(> c 1)"),
-    # NonNeg that lets -1 through: -1 / 2 = 0 but -1 >> 1 = -1
-    ("div-power-of-two", "(>= l 0)", "(>= l -1)"),
-])
+@pytest.mark.parametrize(
+    "rule, old, new",
+    [
+        # AddFits without its lower bound: x + z can wrap below the type's minimum
+        ("lt-cancel-addend", "(>= (+ (lo a) (lo b)) (ty-min t)) ", ""),
+        # MulFits without its upper bound: x * c can wrap above the maximum
+        ("div-cancels-mul", "(<= (* (hi a) c) (ty-limit t))", "(<= (* (hi a) c) (* 2 (ty-limit t)))"),
+        # PowerOfTwo without its bit test: 6 would be 2^2
+        ("mul-power-of-two", "(> c 1) (= (& c (- c 1)) 0)", "(> c 1)"),
+        # NonNeg that lets -1 through: -1 / 2 = 0 but -1 >> 1 = -1
+        ("div-power-of-two", "(>= l 0)", "(>= l -1)"),
+    ],
+)
 def test_a_wrong_guard_definition_makes_the_rules_that_use_it_unsound(tmp_path, language, rule, old, new):
     path = tmp_path / "rule.egg"
     path.write_text(shipped_rule(rule))
@@ -95,22 +99,27 @@ def test_a_guards_own_type_variables_do_not_multiply_the_checks():
     files = rule_sources(None)
     (rule,) = [r for r in read_all_rules(files) if r.name == "mul-power-of-two"]
     found = list(instances(rule, language_signatures(files)))
-    assert sorted(i.type_text for i in found) == sorted(f"t={t}" for t in ("s8", "u8", "s16", "u16", "s32", "u32",
-                                                                          "s64", "u64"))
+    assert sorted(i.type_text for i in found) == sorted(
+        f"t={t}" for t in ("s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64")
+    )
 
 
 def test_a_rule_that_derives_a_guard_does_nothing_else(tmp_path):
     """Whatever else it did would escape the guard's meaning."""
     path = tmp_path / "r.egg"
-    path.write_text("(relation Small (Expr))\n; small, and at least 0\n"
-                    "(rule ((= h (hi e)) (<= h 3)) ((Small e) (set (lo e) 0)) :ruleset analysis :name \"small\")\n")
+    path.write_text(
+        "(relation Small (Expr))\n; small, and at least 0\n"
+        "(rule ((= h (hi e)) (<= h 3)) ((Small e) (set (lo e) 0)) :ruleset analysis :name \"small\")\n"
+    )
     with pytest.raises(RuleError, match=r"r.egg:3: a rule that derives the guard 'Small' does only that"):
         check_rules([path])
 
 
 def test_a_guard_that_is_never_derived_is_an_error(tmp_path):
     path = tmp_path / "r.egg"
-    path.write_text("(relation Never (Expr))\n; never fires\n"
-                    "(rewrite (Add t x y) x :when ((Never y)) :ruleset rewrite :name \"never\")\n")
+    path.write_text(
+        "(relation Never (Expr))\n; never fires\n"
+        "(rewrite (Add t x y) x :when ((Never y)) :ruleset rewrite :name \"never\")\n"
+    )
     (verdict,) = check_rules([path], examples=0)
     assert verdict.verdict == "error" and "Never" in verdict.detail

@@ -45,8 +45,11 @@ for (k = 0; k < 2) {
 
 
 def kernel_inputs():
-    return ({"OUT": 8 * 4 * 3 * 4, "OUT2": 16 * 4}, {"IN": np.arange(8 * 4 * 3, dtype=np.int32) * 5 - 17},
-            {"tid": np.arange(THREADS, dtype=np.int32), "n": 37})
+    return (
+        {"OUT": 8 * 4 * 3 * 4, "OUT2": 16 * 4},
+        {"IN": np.arange(8 * 4 * 3, dtype=np.int32) * 5 - 17},
+        {"tid": np.arange(THREADS, dtype=np.int32), "n": 37},
+    )
 
 
 @pytest.mark.parametrize("hw", ["xelp", "xehpg", "xehpc"])
@@ -66,7 +69,7 @@ def test_loop_invariants_are_hoisted_and_shared_offsets_bound_once():
     first_loop = text.index("for (k")
     assert "n * 7 + 3" in text[:first_loop]
     # the load and the store share one offset expression: a let inside the inner loop
-    inner = text[text.index("for (j"):]
+    inner = text[text.index("for (j") :]
     assert inner.count("let ") >= 1
     # the load stays where it was (never hoisted or shared)
     loads = [n for n in ir.walk(out) if isinstance(n, ir.Load)]
@@ -134,9 +137,12 @@ def test_blocks_of_k_share_their_decomposition_and_equal_lets_go():
     # of 8 and 64 channels a multiple of the block, so all 8 have the same kw and kh
     lines = ["let tid;", "for (k_iter = 0; k_iter < 72) {", "  let k_start = k_iter * 8;"]
     for j in range(8):
-        lines += [f"  let ic{j} = (k_start + {j}) % 64;", f"  let kw{j} = (k_start + {j}) / 64 % 3;",
-                  f"  let row{j} = kw{j} + tid;",
-                  f"  OUT[((tid * 72 + k_iter) * 8 + {j}) * 4] = (row{j} * 64 + ic{j}) * 3 + kw{j};"]
+        lines += [
+            f"  let ic{j} = (k_start + {j}) % 64;",
+            f"  let kw{j} = (k_start + {j}) / 64 % 3;",
+            f"  let row{j} = kw{j} + tid;",
+            f"  OUT[((tid * 72 + k_iter) * 8 + {j}) * 4] = (row{j} * 64 + ic{j}) * 3 + kw{j};",
+        ]
     lines.append("}")
     stmt = ir.parse_stmt("\n".join(lines))
     out = optimize_stmt(stmt, "xehpg", ranges={"tid": range(0, THREADS)})
@@ -151,8 +157,10 @@ def test_uses_see_through_lets_and_lets_nothing_reads_go():
     """`mad(b, k1, 256)` with `let k1 = k + 1`: the e-graph sees `k + 1`, so the two offsets share
     `mad(b, k, 256)` and differ by a constant; `k1` is then read by nothing and its let goes.  A
     let whose value is still needed keeps its name."""
-    stmt = ir.parse_stmt("let tid;\nfor (k = 0; k < 8) {\n  let k1 = k + 1;\n  let kw = k / 3 % 3;\n"
-                         "  OUT[mad(tid * 64, k, 256)] = kw;\n  OUT[mad(tid * 64, k1, 256)] = kw * 5;\n}")
+    stmt = ir.parse_stmt(
+        "let tid;\nfor (k = 0; k < 8) {\n  let k1 = k + 1;\n  let kw = k / 3 % 3;\n"
+        "  OUT[mad(tid * 64, k, 256)] = kw;\n  OUT[mad(tid * 64, k1, 256)] = kw * 5;\n}"
+    )
     result = optimize_stmt_report(stmt, "xehpg", ranges={"tid": range(0, THREADS)})
     lets = {s.var.name: s.value for s in ir.walk(result.stmt) if isinstance(s, ir.Let) and s.value is not None}
     assert "k1" not in lets and "kw" in lets

@@ -45,15 +45,18 @@ def test_a_mad_written_in_the_input_is_expanded_on_xelp():
     assert ternaries(r.result) == [] and r.cost_after == 2
 
 
-@pytest.mark.parametrize("text, ranges, expected", [
-    ("x / 8", {"x": range(0, 1024)}, "x >> 3"),
-    ("x % 8", {"x": range(0, 1024)}, "x & 7"),
-    ("(x / 64) * 64 + x % 64", {}, "x"),  # the remainder's definition holds for every x
-    ("(x * 8 + 3) / 8", {"x": range(0, 1000)}, "x"),
-    ("(x * 8 + y) % 8", {"x": range(0, 1000), "y": range(0, 8)}, "y"),
-    ("x < 16", {"x": range(0, 10)}, "true"),
-    ("min(x, 100)", {"x": range(0, 10)}, "x"),
-])
+@pytest.mark.parametrize(
+    "text, ranges, expected",
+    [
+        ("x / 8", {"x": range(0, 1024)}, "x >> 3"),
+        ("x % 8", {"x": range(0, 1024)}, "x & 7"),
+        ("(x / 64) * 64 + x % 64", {}, "x"),  # the remainder's definition holds for every x
+        ("(x * 8 + 3) / 8", {"x": range(0, 1000)}, "x"),
+        ("(x * 8 + y) % 8", {"x": range(0, 1000), "y": range(0, 8)}, "y"),
+        ("x < 16", {"x": range(0, 10)}, "true"),
+        ("min(x, 100)", {"x": range(0, 10)}, "x"),
+    ],
+)
 def test_range_guarded_rules(text, ranges, expected):
     r = simplify(text, "xehpg", ranges=ranges)
     assert str(r.result) == expected
@@ -101,7 +104,8 @@ def test_a_new_rule_file_changes_the_result(tmp_path: Path):
     shutil.copytree(default_rules_directory(), rules)
     (rules / "bitwise_sum.egg").write_text(
         "; (x & y) + (x | y) is x + y: the and counts the bits both have, the or the rest once\n"
-        "(rewrite (Add t (And t x y) (Or t x y)) (Add t x y) :ruleset rewrite :name \"and-plus-or\")\n")
+        "(rewrite (Add t (And t x y) (Or t x y)) (Add t x y) :ruleset rewrite :name \"and-plus-or\")\n"
+    )
     r = simplify("(x & y) + (x | y)", "xehpg", rules=[rules])
     assert str(r.result) == "x + y" and r.cost_after == 1
 

@@ -55,18 +55,26 @@ def test_a_load_is_an_opaque_leaf_whose_offset_is_optimized():
     assert len(loads) == 1 and str(loads[0].offset) in ("i * 4", "i << 2")
 
 
-@pytest.mark.parametrize("text, words", [
-    ("(rewrite (Add t x (Const t 0)) x)", "without ':ruleset NAME'"),
-    ("(rewrite (Add t x (Const t 0)) x :ruleset nosuch)", "unknown ruleset 'nosuch'"),
-    ("(rewrite (Add t x) x :ruleset rewrite :name \"r\")", "bad.egg:1: Add takes 3 argument(s) (Ty Expr Expr), not 2"),
-    ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite)", "bad.egg:1: rewrite without ':name \"NAME\"'"),
-    ("; one\n(rewrite (Add t x (Const t 0)) x :ruleset rewrite :name \"r\")\n"
-     "; two\n(rewrite (Sub t x (Const t 0)) x :ruleset rewrite :name \"r\")",
-     'bad.egg:4: the rule name "r" is already used at'),
-    ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite", "bad.egg:1:1: '(' is never closed"),
-    ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite))", "bad.egg:1:51: unbalanced ')'"),
-    ("(check (Add (S32) (Var (S32) \"x\") (Var (S32) \"x\")))", "not 'check'"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("(rewrite (Add t x (Const t 0)) x)", "without ':ruleset NAME'"),
+        ("(rewrite (Add t x (Const t 0)) x :ruleset nosuch)", "unknown ruleset 'nosuch'"),
+        (
+            "(rewrite (Add t x) x :ruleset rewrite :name \"r\")",
+            "bad.egg:1: Add takes 3 argument(s) (Ty Expr Expr), not 2",
+        ),
+        ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite)", "bad.egg:1: rewrite without ':name \"NAME\"'"),
+        (
+            "; one\n(rewrite (Add t x (Const t 0)) x :ruleset rewrite :name \"r\")\n"
+            "; two\n(rewrite (Sub t x (Const t 0)) x :ruleset rewrite :name \"r\")",
+            'bad.egg:4: the rule name "r" is already used at',
+        ),
+        ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite", "bad.egg:1:1: '(' is never closed"),
+        ("(rewrite (Add t x (Const t 0)) x :ruleset rewrite))", "bad.egg:1:51: unbalanced ')'"),
+        ("(check (Add (S32) (Var (S32) \"x\") (Var (S32) \"x\")))", "not 'check'"),
+    ],
+)
 def test_malformed_rule_files_raise_rule_errors_naming_the_file(tmp_path, text, words):
     (tmp_path / "bad.egg").write_text(text + "\n")
     with pytest.raises(RuleError) as info:

@@ -28,34 +28,37 @@ def assert_same_listing(ours: str, theirs: str, context: str = "") -> None:
 
 def assert_same_bytes(instructions: list[Instruction], ours: bytes, theirs: bytes, hw) -> None:
     for index in range(min(len(ours), len(theirs)) // 16):
-        a, b = ours[16 * index:16 * index + 16], theirs[16 * index:16 * index + 16]
+        a, b = ours[16 * index : 16 * index + 16], theirs[16 * index : 16 * index + 16]
         if a != b:
             text = format_instruction(instructions[index], hw, 16 * index) if index < len(instructions) else "?"
             diff = int.from_bytes(a, "little") ^ int.from_bytes(b, "little")
             bits = [i for i in range(128) if diff >> i & 1]
-            raise AssertionError(f"instruction {index} encodes differently: {text.strip()}\n"
-                                 f"  iga64: {b[::-1].hex()}\n  xegen: {a[::-1].hex()}\n  differing bits: {bits}")
+            raise AssertionError(
+                f"instruction {index} encodes differently: {text.strip()}\n"
+                f"  iga64: {b[::-1].hex()}\n  xegen: {a[::-1].hex()}\n  differing bits: {bits}"
+            )
     assert len(ours) == len(theirs), f"byte lengths differ: xegen {len(ours)}, iga64 {len(theirs)}"
 
 
 def elf_sections(data: bytes) -> dict[str, bytes]:
     """Section name -> contents of a little-endian ELF64 file (a zebin)."""
     assert data[:4] == b"\x7fELF" and data[4] == 2, "not an ELF64 file"
-    shoff, = struct.unpack_from("<Q", data, 0x28)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
     headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
     names_offset = headers[shstrndx][4]
     sections = {}
     for name, _type, _flags, _addr, offset, size in headers:
         end = data.index(b"\0", names_offset + name)
-        sections[data[names_offset + name:end].decode()] = data[offset:offset + size]
+        sections[data[names_offset + name : end].decode()] = data[offset : offset + size]
     return sections
 
 
 def kernel_code(zebin: bytes) -> dict[str, bytes]:
     """Kernel name -> instruction bytes (the `.text.<kernel>` sections)."""
-    return {name[len(".text."):]: body for name, body in elf_sections(zebin).items()
-            if name.startswith(".text.") and body}
+    return {
+        name[len(".text.") :]: body for name, body in elf_sections(zebin).items() if name.startswith(".text.") and body
+    }
 
 
 # OpenCL C kernels that exercise what IGC emits: sends (HDC and LSC), barriers and SLM,

@@ -39,8 +39,11 @@ def test_loops_and_the_inner_loop():
 
 
 def test_integer_mad_is_not_an_fma_and_unrolled_code_has_no_inner_loop():
-    instructions = parse_asm("mad (8|M0) r10.0<1>:d r10.0<1;0>:d r11.0<1;0>:d r12.0<1>:d\n"
-                             "mad (8|M0) r10.0<1>:f r10.0<1;0>:f r11.0<1;0>:f r12.0<1>:f", "xehpg")
+    instructions = parse_asm(
+        "mad (8|M0) r10.0<1>:d r10.0<1;0>:d r11.0<1;0>:d r12.0<1>:d\n"
+        "mad (8|M0) r10.0<1>:f r10.0<1;0>:f r11.0<1;0>:f r12.0<1>:f",
+        "xehpg",
+    )
     counts = kernel_counts(instructions)
     assert counts.total.fmas == 1 and counts.inner is None
 
@@ -53,12 +56,15 @@ def test_sizes_of_compacted_code_place_loop_targets():
 
 def test_instruction_costs_follow_the_hardware_rates():
     xehpg = hwlib.XEHPG
-    add16, dpas, load, math = parse_asm("""
+    add16, dpas, load, math = parse_asm(
+        """
         add (16|M0) r10.0<1>:f r12.0<1;1,0>:f r14.0<1;1,0>:f
         dpas.8x8 (8|M0) r80:f null:f r30:hf r40.0:hf
         send.ugm (16|M0) r22 r16 null:0 0x0 0x04280580
         math.inv (16|M0) r10.0<1>:f r12.0<1;1,0>:f
-    """, xehpg)
+    """,
+        xehpg,
+    )
     assert instruction_cost(add16, xehpg) == (16 * 4 / 32, 0, 0)  # 2 clocks of SIMD8 f32
     # 8 rows x 8 columns x depth 8 x 2 f16 per dword = 1024 FMAs at 64 per clock
     assert instruction_cost(dpas, xehpg) == (0, 16, 0)
@@ -68,8 +74,9 @@ def test_instruction_costs_follow_the_hardware_rates():
 
 
 def test_kernel_cycles_take_the_busiest_resource_over_all_eus():
-    instructions = parse_asm("add (16|M0) r10.0<1>:f r12.0<1;1,0>:f r14.0<1;1,0>:f\n"
-                             "send.ugm (16|M0) r22 r16 null:0 0x0 0x04280580", "xehpg")
+    instructions = parse_asm(
+        "add (16|M0) r10.0<1>:f r12.0<1;1,0>:f r14.0<1;1,0>:f\nsend.ugm (16|M0) r22 r16 null:0 0x0 0x04280580", "xehpg"
+    )
     cycles = kernel_cycles(instructions, [1024, 512], "xehpg")
     assert (cycles.issue, cycles.alu, cycles.load_store) == (1536, 2048, 4096)
     assert cycles.bound == "load/store" and cycles.device == 4096 / hwlib.XEHPG.eu_count

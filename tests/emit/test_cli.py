@@ -80,11 +80,14 @@ def _status(argv: list[str]) -> int:
         return int(exit.code)
 
 
-@pytest.mark.parametrize("argv, fragment", [
-    (["disasm", "/nonexistent/kernel.bin"], "No such file"),
-    (["asm", "x.asm", "--hw", "gen5", "-o", "y.bin"], "unknown hardware 'gen5'"),
-    (["asm", "x.asm"], "required: -o"),
-])
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["disasm", "/nonexistent/kernel.bin"], "No such file"),
+        (["asm", "x.asm", "--hw", "gen5", "-o", "y.bin"], "unknown hardware 'gen5'"),
+        (["asm", "x.asm"], "required: -o"),
+    ],
+)
 def test_usage_errors_exit_2_with_one_error_line(argv, fragment, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "x.asm").write_text("nop\n")

@@ -25,14 +25,15 @@ PLATFORMS = [p.name for p in hwlib.PLATFORMS]
 
 # --- Helpers around iga64 ----------------------------------------------------------------
 
+
 def split_instructions(code: bytes) -> list[tuple[int, bytes]]:
     """(offset, bytes) of each instruction; a trailing partial instruction is left out (as iga64 does)."""
     out, offset = [], 0
     while offset < len(code):
-        size = 8 if compaction.is_compacted(code[offset:offset + 4]) else 16
+        size = 8 if compaction.is_compacted(code[offset : offset + 4]) else 16
         if offset + size > len(code):
             break
-        out.append((offset, code[offset:offset + size]))
+        out.append((offset, code[offset : offset + size]))
         offset += size
     return out
 
@@ -51,7 +52,7 @@ def normalize(line: str) -> str:
 def iga64_native(code: bytes, platform: hwlib.Platform) -> list[bytes]:
     """Disassemble, then assemble with -Xforce-no-compact: one 16-byte word per instruction."""
     native = oracles.iga64_assemble(oracles.iga64_disassemble(code, platform), platform)
-    return [native[i:i + 16] for i in range(0, len(native), 16)]
+    return [native[i : i + 16] for i in range(0, len(native), 16)]
 
 
 def iga64_decodable(words: list[bytes], platform: hwlib.Platform) -> dict[int, str]:
@@ -85,12 +86,13 @@ def iga64_assemble_each(lines: dict[int, str], platform: hwlib.Platform, compact
             del keys[int(match.group(1)) - 1]
             continue
         if not compact:
-            return {k: native[16 * i:16 * i + 16] for i, k in enumerate(keys)}
+            return {k: native[16 * i : 16 * i + 16] for i, k in enumerate(keys)}
         return dict(zip(keys, (code for _, code in split_instructions(native)), strict=True))
     return {}
 
 
 # --- The corpus: every compacted instruction IGC emitted -----------------------------------
+
 
 def kernel_code(zebin: bytes, kernel_name: str) -> bytes:
     section = elf.read_elf(zebin).section(f".text.{kernel_name}")
@@ -175,7 +177,8 @@ def test_every_table_entry_expands_like_iga64(iga64, platform_name, form):
         ours_text = instruction_lines(oracles.iga64_disassemble(b"".join(ours[i] for i in differing), platform))
         for i, text in zip(differing, ours_text, strict=True):
             assert normalize(text) == normalize(texts[i]), (
-                f"{labels[i]}: iga64 prints the compacted word as\n  {texts[i]}\nand our expansion as\n  {text}")
+                f"{labels[i]}: iga64 prints the compacted word as\n  {texts[i]}\nand our expansion as\n  {text}"
+            )
     assert len(natives) - len(differing) >= len(words) // 2
 
 
@@ -183,12 +186,26 @@ def test_every_table_entry_expands_like_iga64(iga64, platform_name, form):
 
 # Operation: (number of sources, element types it takes).
 OPERATIONS = {
-    "mov": (1, ("f", "d", "ud")), "not": (1, ("d", "ud")), "frc": (1, ("f",)), "rndd": (1, ("f",)),
-    "rnde": (1, ("f",)), "lzd": (1, ("ud",)), "cbit": (1, ("ud",)), "fbl": (1, ("ud",)), "fbh": (1, ("ud",)),
+    "mov": (1, ("f", "d", "ud")),
+    "not": (1, ("d", "ud")),
+    "frc": (1, ("f",)),
+    "rndd": (1, ("f",)),
+    "rnde": (1, ("f",)),
+    "lzd": (1, ("ud",)),
+    "cbit": (1, ("ud",)),
+    "fbl": (1, ("ud",)),
+    "fbh": (1, ("ud",)),
     "bfrev": (1, ("ud",)),
-    "add": (2, ("f", "d", "ud")), "mul": (2, ("f", "d", "ud")), "sel": (2, ("f", "d", "ud")),
-    "and": (2, ("d", "ud")), "or": (2, ("d", "ud")), "xor": (2, ("d", "ud")), "shl": (2, ("d", "ud")),
-    "shr": (2, ("ud",)), "asr": (2, ("d",)), "avg": (2, ("d", "ud")),
+    "add": (2, ("f", "d", "ud")),
+    "mul": (2, ("f", "d", "ud")),
+    "sel": (2, ("f", "d", "ud")),
+    "and": (2, ("d", "ud")),
+    "or": (2, ("d", "ud")),
+    "xor": (2, ("d", "ud")),
+    "shl": (2, ("d", "ud")),
+    "shr": (2, ("ud",)),
+    "asr": (2, ("d",)),
+    "avg": (2, ("d", "ud")),
     "mad": (3, ("f",)),
 }
 SWSB = {"xelp": ["", "", "{@1}", "{@3}"], "xehpg": ["", "", "{I@1}", "{F@2}", "{A@1}", "{$3.dst}"]}
@@ -223,17 +240,25 @@ def simple_instruction(draw, platform: hwlib.Platform) -> str:
         scalar = exec_size == 1 or draw(st.integers(0, 3)) == 0
         subregister = draw(st.integers(0, elements_per_grf - 1)) if scalar else 0
         if sources == 3:  # three-source regions: <v;h> for src0/src1, <h> for src2
-            region = ("<0>" if scalar else "<1>") if position == 2 else \
-                ("<0;0>" if scalar else ("<8;1>" if platform.name == "xelp" else "<1;0>"))
+            region = (
+                ("<0>" if scalar else "<1>")
+                if position == 2
+                else ("<0;0>" if scalar else ("<8;1>" if platform.name == "xelp" else "<1;0>"))
+            )
         elif scalar:
             region = "<0;1,0>"
         elif platform.name != "xelp" and draw(st.booleans()):
             region = "<1;1,0>"
         else:
-            region = f"<{min(exec_size, 8) if platform.grf_bytes == 32 else exec_size};" \
-                     f"{min(exec_size, 8) if platform.grf_bytes == 32 else exec_size},1>"
-        negate = "-" if type_ in ("f", "d") and op in ("add", "mul", "mad", "mov", "sel") \
-            and draw(st.integers(0, 5)) == 0 else ""
+            region = (
+                f"<{min(exec_size, 8) if platform.grf_bytes == 32 else exec_size};"
+                f"{min(exec_size, 8) if platform.grf_bytes == 32 else exec_size},1>"
+            )
+        negate = (
+            "-"
+            if type_ in ("f", "d") and op in ("add", "mul", "mad", "mov", "sel") and draw(st.integers(0, 5)) == 0
+            else ""
+        )
         return f"{negate}r{draw(st.integers(1, 120))}.{subregister}{region}:{type_}"
 
     def immediate() -> str:
@@ -242,7 +267,7 @@ def simple_instruction(draw, platform: hwlib.Platform) -> str:
         if type_ == "f":
             return f"{draw(st.sampled_from([0.0, 1.0, -2.0, 0.5, 3.25, 1e-3, 65504.0]))!r}:f"
         if type_ == "d":
-            return f"{draw(st.one_of(st.integers(-2048, 2047), st.integers(-2**31, 2**31 - 1)))}:d"
+            return f"{draw(st.one_of(st.integers(-2048, 2047), st.integers(-(2**31), 2**31 - 1)))}:d"
         return f"0x{draw(st.one_of(st.integers(0, 4095), st.integers(0, 2**32 - 1))):X}:ud"
 
     operands = [register(i) for i in range(sources)]
@@ -273,8 +298,11 @@ BATCH = 40
 
 
 @pytest.mark.parametrize("platform_name", PLATFORMS)
-@settings(max_examples=25, deadline=None, suppress_health_check=[
-    HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
 def test_random_instructions_compact_like_iga64(iga64, platform_name, data):
     platform = hwlib.platform(platform_name)
@@ -283,8 +311,11 @@ def test_random_instructions_compact_like_iga64(iga64, platform_name, data):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("platform_name", PLATFORMS)
-@settings(max_examples=500, deadline=None, suppress_health_check=[
-    HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
 def test_random_instructions_compact_like_iga64_exhaustive(iga64, platform_name, data):
     platform = hwlib.platform(platform_name)
@@ -292,6 +323,7 @@ def test_random_instructions_compact_like_iga64_exhaustive(iga64, platform_name,
 
 
 # --- Malformed compacted words ---------------------------------------------------------------
+
 
 @pytest.mark.parametrize("platform_name", PLATFORMS)
 def test_rejects_opcodes_without_a_compacted_form(platform_name):
@@ -316,8 +348,11 @@ def test_immediates_of_64_bit_types_are_rejected(platform_name):
     scheme = compaction.scheme(platform_name)
     layout, binary = scheme.two_source, scheme.native.binary
     datatype = next(f for f in layout.indexed if f.name == "datatype index")
-    with_immediate = [i for i, entry in enumerate(datatype.table)
-                      if binary.src1_is_immediate.get(compaction.place_bits(0, datatype.native, entry))]
+    with_immediate = [
+        i
+        for i, entry in enumerate(datatype.table)
+        if binary.src1_is_immediate.get(compaction.place_bits(0, datatype.native, entry))
+    ]
     assert with_immediate
     word = compaction.place_bits((1 << 29) | 0x40, datatype.index, with_immediate[0])
     native = int.from_bytes(compaction.expand_compacted(word.to_bytes(8, "little"), platform_name), "little")
@@ -326,15 +361,18 @@ def test_immediates_of_64_bit_types_are_rejected(platform_name):
     assert compaction.compact(forced.to_bytes(16, "little"), platform_name) is None
 
 
-@pytest.mark.parametrize("type_code, compact_value, expanded", [
-    (10, 0x3F8, 0x3F800000),  # f 1.0: the top 12 bits
-    (9, 0x3C0, 0x3C003C00),  # hf 1.0, replicated into both halves
-    (6, 0xFFF, 0xFFFFFFFF),  # d -1: sign-extended
-    (6, 0x7FF, 0x000007FF),  # d 2047
-    (2, 0xFFF, 0x00000FFF),  # ud 4095: zero-extended
-    (5, 0x800, 0xF800F800),  # w -2048, replicated
-    (1, 0x123, 0x01230123),  # uw, replicated
-])
+@pytest.mark.parametrize(
+    "type_code, compact_value, expanded",
+    [
+        (10, 0x3F8, 0x3F800000),  # f 1.0: the top 12 bits
+        (9, 0x3C0, 0x3C003C00),  # hf 1.0, replicated into both halves
+        (6, 0xFFF, 0xFFFFFFFF),  # d -1: sign-extended
+        (6, 0x7FF, 0x000007FF),  # d 2047
+        (2, 0xFFF, 0x00000FFF),  # ud 4095: zero-extended
+        (5, 0x800, 0xF800F800),  # w -2048, replicated
+        (1, 0x123, 0x01230123),  # uw, replicated
+    ],
+)
 def test_immediate_expansion_by_type(type_code, compact_value, expanded):
     # Hand-computed from the rules: floats keep their high bits, integers their low bits.
     assert compaction.expand_immediate(type_code, compact_value) == expanded

@@ -17,8 +17,9 @@ from xegen.modeling import modeled_cycles
 from xegen.pipeline import compile_problem
 from xegen.verify import verify
 
-ADD_AND_LOAD = parse_asm("add (16|M0) r10.0<1>:f r12.0<1;1,0>:f r14.0<1;1,0>:f\n"
-                         "send.ugm (16|M0) r22 r16 null:0 0x0 0x04280580", "xehpg")
+ADD_AND_LOAD = parse_asm(
+    "add (16|M0) r10.0<1>:f r12.0<1;1,0>:f r14.0<1;1,0>:f\nsend.ugm (16|M0) r22 r16 null:0 0x0 0x04280580", "xehpg"
+)
 
 
 def test_two_threads_take_as_long_as_one_threads_work():
@@ -26,15 +27,18 @@ def test_two_threads_take_as_long_as_one_threads_work():
     assert cycles.device == 8
 
 
-@pytest.mark.parametrize("threads, group_threads, hw, per_eu", [
-    (1024, 1, "xehpg", 2),  # 1024 threads on 512 EUs
-    (513, 1, "xehpg", 2),  # one EU runs a second thread
-    (32, 32, "xehpg", 2),  # one group: 32 threads on one Xe-core's 16 EUs
-    (32, 32, "xehpc", 4),  # 8 EUs to an Xe-core
-    (16 * 64, 16, "xehpg", 2),  # 64 groups on 32 Xe-cores, two each
-    (16 * 65, 16, "xehpg", 3),  # 65 groups: one Xe-core takes three
-    (7, 7, "xelp", 1),
-])
+@pytest.mark.parametrize(
+    "threads, group_threads, hw, per_eu",
+    [
+        (1024, 1, "xehpg", 2),  # 1024 threads on 512 EUs
+        (513, 1, "xehpg", 2),  # one EU runs a second thread
+        (32, 32, "xehpg", 2),  # one group: 32 threads on one Xe-core's 16 EUs
+        (32, 32, "xehpc", 4),  # 8 EUs to an Xe-core
+        (16 * 64, 16, "xehpg", 2),  # 64 groups on 32 Xe-cores, two each
+        (16 * 65, 16, "xehpg", 3),  # 65 groups: one Xe-core takes three
+        (7, 7, "xelp", 1),
+    ],
+)
 def test_the_busiest_eu(threads, group_threads, hw, per_eu):
     assert busiest_eu_threads(threads, group_threads, hwlib.platform(hw)) == per_eu
 

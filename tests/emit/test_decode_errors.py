@@ -44,16 +44,17 @@ def test_random_bytes_decode_or_raise_decode_error(platform):
 def test_mutated_instructions_decode_consistently_or_raise(platform):
     """Valid encodings with random bits flipped: the decoder either rejects them or gives
     instructions that print, read back and re-encode consistently."""
+
     @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
     @given(kernels(platform, 1, 8), st.lists(st.integers(0, 127), min_size=1, max_size=6), st.data())
     def check(instructions, flips, data):
         code = bytearray(encode_kernel(instructions, platform))
         index = data.draw(st.integers(0, len(instructions) - 1))
-        word = int.from_bytes(code[16 * index:16 * index + 16], "little")
+        word = int.from_bytes(code[16 * index : 16 * index + 16], "little")
         for bit in flips:
             if bit != 29:  # keep the 16-byte form
                 word ^= 1 << bit
-        code[16 * index:16 * index + 16] = word.to_bytes(16, "little")
+        code[16 * index : 16 * index + 16] = word.to_bytes(16, "little")
         try:
             decoded = decode(bytes(code), platform)
         except DecodeError as error:
@@ -72,7 +73,7 @@ def test_truncated_kernels_name_the_cut_instruction(platform):
     def check(instructions, data):
         code = encode_kernel(instructions, platform)
         cut = data.draw(st.integers(1, len(code) - 1).filter(lambda n: n % 16))
-        if not any(code[cut // 16 * 16:cut]):
+        if not any(code[cut // 16 * 16 : cut]):
             return  # a zero tail reads as padding
         with pytest.raises(DecodeError) as info:
             decode(code[:cut], platform)
@@ -115,6 +116,7 @@ def test_decode_one_offsets():
 
 def test_large_random_input_terminates():
     import random
+
     rng = random.Random(7)
     data = bytes(rng.getrandbits(8) for _ in range(1 << 16))
     for platform in PLATFORMS:

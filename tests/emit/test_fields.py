@@ -45,13 +45,19 @@ def _strategy(platform: hwlib.Platform, fmt: str):
     if fmt in (T.UNARY, T.BINARY):
         classes = basic_instructions(platform)
     elif fmt == T.TERNARY:
-        classes = st.one_of(ternary_instructions(platform), *([madm_instructions(platform)] if platform.has_madm
-                                                              else []))
+        classes = st.one_of(
+            ternary_instructions(platform), *([madm_instructions(platform)] if platform.has_madm else [])
+        )
     elif fmt in T.BRANCH_FORMATS:
         classes = branch_instructions(platform, [op for op in BRANCH_OPS if T.OPCODES[op].format == fmt])
     else:
-        classes = {T.MATH: math_instructions, T.DPAS: dpas_instructions, T.SEND: send_instructions,
-                   T.SYNC: sync_instructions, T.NULLARY: nullary_instructions}[fmt](platform)
+        classes = {
+            T.MATH: math_instructions,
+            T.DPAS: dpas_instructions,
+            T.SEND: send_instructions,
+            T.SYNC: sync_instructions,
+            T.NULLARY: nullary_instructions,
+        }[fmt](platform)
     return classes.filter(lambda inst: T.OPCODES[inst.opcode].format == fmt).map(_with_byte_targets)
 
 
@@ -94,6 +100,7 @@ def test_decode_of_encode_and_encode_of_decode(platform, fmt):
 
 # --- the table itself ------------------------------------------------------------------------------
 
+
 def _fields(group: Group):
     for member in group.members.values():
         if isinstance(member, Group):
@@ -126,8 +133,11 @@ def test_every_field_reads_back_what_it_writes(platform):
     @settings(max_examples=300, deadline=None)
     @given(st.sampled_from(fields), st.data())
     def check(field: Field, data):
-        raw = data.draw(st.integers(-(1 << (field.width - 1)), (1 << (field.width - 1)) - 1) if field.signed
-                        else st.integers(0, (1 << field.width) - 1))
+        raw = data.draw(
+            st.integers(-(1 << (field.width - 1)), (1 << (field.width - 1)) - 1)
+            if field.signed
+            else st.integers(0, (1 << field.width) - 1)
+        )
         value = raw * field.unit
         assert field.fits(value)
         bits = field.put(value)

@@ -53,7 +53,7 @@ def compiled_kernels(platform_name: str) -> dict[str, bytes]:
 def same_code(ours: bytes, igc: bytes) -> bool:
     """Equal up to the zero padding IGC puts after a kernel (a trailing 8-byte fragment is not
     an instruction, so neither iga64 nor our decoder lists it)."""
-    return igc.startswith(ours) and not igc[len(ours):].strip(b"\0")
+    return igc.startswith(ours) and not igc[len(ours) :].strip(b"\0")
 
 
 @pytest.mark.parametrize("platform", PLATFORMS, ids=lambda p: p.name)

@@ -78,55 +78,133 @@ def test_operator_sugar():
 
 def test_a_hand_built_kernel_round_trips():
     insts = [
-        Instruction("mov", 8, dst=acc(0, 0, "f"), srcs=(grf(2, 0, "f"),), predicate=Predicate(Flag(1, 0), True, "anyv"),
-                    swsb=Swsb(1, "F")),
-        Instruction("cmp", 16, dst=null("d"), srcs=(grf(4, 0, "d"), imm(7, "d")),
-                    cond_modifier=CondModifier("lt", Flag(0, 1))),
+        Instruction(
+            "mov",
+            8,
+            dst=acc(0, 0, "f"),
+            srcs=(grf(2, 0, "f"),),
+            predicate=Predicate(Flag(1, 0), True, "anyv"),
+            swsb=Swsb(1, "F"),
+        ),
+        Instruction(
+            "cmp", 16, dst=null("d"), srcs=(grf(4, 0, "d"), imm(7, "d")), cond_modifier=CondModifier("lt", Flag(0, 1))
+        ),
         Instruction("mov", 8, dst=indirect(2, 16, "ud"), srcs=(arf("sr", 0, 1, "ud").scalar(),), no_mask=True),
         Instruction("mov", 1, dst=a0(1), srcs=(imm(0x40, "uw"),)),
-        Instruction("send", 16, dst=send_reg(22), srcs=(send_reg(16), send_reg(None)),
-                    send=SendDescriptor("ugm", 0x64280900, 0, src1_length=0), swsb=Swsb(2, "A", 4)),
+        Instruction(
+            "send",
+            16,
+            dst=send_reg(22),
+            srcs=(send_reg(16), send_reg(None)),
+            send=SendDescriptor("ugm", 0x64280900, 0, src1_length=0),
+            swsb=Swsb(2, "A", 4),
+        ),
         Instruction("sync", function="allwr", srcs=(Imm(0b1010, "ud"),)),
         Instruction("math", 8, dst=grf(10, 0, "f"), srcs=(grf(11, 0, "f"),), function="inv", swsb=Swsb(token=3)),
-        Instruction("bfn", 8, dst=grf(1, 0, "ud"), srcs=(grf(2, 0, "ud"), grf(3, 0, "ud"), grf(4, 0, "ud")),
-                    function=0xCA),
-        Instruction("dpas", 8, dst=grf(80, 0, "f"), srcs=(null("f"), grf(80, 0, "bf"), grf(30, 0, "bf")),
-                    systolic_depth=8, repeat_count=8, options=("Atomic",)),
+        Instruction(
+            "bfn", 8, dst=grf(1, 0, "ud"), srcs=(grf(2, 0, "ud"), grf(3, 0, "ud"), grf(4, 0, "ud")), function=0xCA
+        ),
+        Instruction(
+            "dpas",
+            8,
+            dst=grf(80, 0, "f"),
+            srcs=(null("f"), grf(80, 0, "bf"), grf(30, 0, "bf")),
+            systolic_depth=8,
+            repeat_count=8,
+            options=("Atomic",),
+        ),
     ]
     for inst in insts:
         assert decode(encode(inst, "xehpg"), "xehpg") == [inst]
 
 
 ERRORS = [
-    ("xelp", Instruction("add3", 8, dst=grf(1, 0, "d"), srcs=(grf(2, 0, "d"), grf(3, 0, "d"), grf(4, 0, "d"))),
-     "add3: opcode does not exist on XeLP"),
-    ("xelp", Instruction("dpas", 8, dst=grf(1, 0, "f"), srcs=(null("f"), grf(2, 0, "hf"), grf(3, 0, "hf")),
-                         systolic_depth=8, repeat_count=8), "dpas: opcode does not exist on XeLP"),
-    ("xehpg", Instruction("mov", 8, dst=grf(1, 0, "d"), srcs=(grf(2, 0, "d"),), swsb=Swsb(token=17)),
-     "tokens are $0..$15"),
+    (
+        "xelp",
+        Instruction("add3", 8, dst=grf(1, 0, "d"), srcs=(grf(2, 0, "d"), grf(3, 0, "d"), grf(4, 0, "d"))),
+        "add3: opcode does not exist on XeLP",
+    ),
+    (
+        "xelp",
+        Instruction(
+            "dpas",
+            8,
+            dst=grf(1, 0, "f"),
+            srcs=(null("f"), grf(2, 0, "hf"), grf(3, 0, "hf")),
+            systolic_depth=8,
+            repeat_count=8,
+        ),
+        "dpas: opcode does not exist on XeLP",
+    ),
+    (
+        "xehpg",
+        Instruction("mov", 8, dst=grf(1, 0, "d"), srcs=(grf(2, 0, "d"),), swsb=Swsb(token=17)),
+        "tokens are $0..$15",
+    ),
     ("xehpg", Instruction("mov", 8, dst=grf(1, 0, "d"), srcs=(arf("f", 3, 0, "uw"),)), "src0: f3 does not exist"),
-    ("xehpg", Instruction("mov", 8, dst=grf(1, 0, "tf32"), srcs=(grf(2, 0, "f"),)),
-     "dst: type ':tf32' is not encodable on XeHPG"),
+    (
+        "xehpg",
+        Instruction("mov", 8, dst=grf(1, 0, "tf32"), srcs=(grf(2, 0, "f"),)),
+        "dst: type ':tf32' is not encodable on XeHPG",
+    ),
     ("xehpg", Instruction("mov", 12, dst=grf(1, 0, "d"), srcs=(grf(2, 0, "d"),)), "exec size: 12"),
     ("xehpc", Instruction("mov", 8, 4, dst=grf(1, 0, "d"), srcs=(grf(2, 0, "d"),)), "channel offset: M4"),
-    ("xehpg", Instruction("add", 8, dst=grf(1, 0, "d"), srcs=(grf(2, 0, "d"), grf(3, 0, "d")),
-                          predicate=Predicate(Flag(0, 0)), cond_modifier=CondModifier("eq", Flag(1, 0))),
-     "flag: predicate f0.0 and condition modifier f1.0 must use the same flag"),
-    ("xehpg", Instruction("and", 8, dst=grf(1, 0, "d"), srcs=(grf(2, 0, "d"), grf(3, 0, "d")), saturate=True),
-     "saturate: this instruction does not saturate"),
-    ("xehpg", Instruction("math", 8, dst=grf(1, 0, "ud"), srcs=(grf(2, 0, "ud"), grf(3, 0, "ud")), function="idiv"),
-     "math function: 'idiv' does not exist on XeHPG"),
-    ("xehpg", Instruction("bfrev", 8, dst=grf(1, 0, "ud"), srcs=(-grf(2, 0, "ud"),)),
-     "src0: source modifiers are not supported"),
-    ("xehpc", Instruction("add", 8, dst=grf(1, 0, "d"), srcs=(grf(2, 0, "d"), grf(3, 0, "d")), options=("AccWrEn",)),
-     "options: AccWrEn is not available"),
-    ("xehpg", Instruction("send", 8, dst=send_reg(1), srcs=(send_reg(2), send_reg(3)),
-                          send=SendDescriptor("ugm", 0, 0x80, src1_length=None)), "exdesc: ExDesc[10:0] must be zero"),
-    ("xelp", Instruction("send", 8, dst=send_reg(1), srcs=(send_reg(2), send_reg(3)), send=SendDescriptor("ugm")),
-     "sfid: shared function 'ugm' does not exist on XeLP"),
+    (
+        "xehpg",
+        Instruction(
+            "add",
+            8,
+            dst=grf(1, 0, "d"),
+            srcs=(grf(2, 0, "d"), grf(3, 0, "d")),
+            predicate=Predicate(Flag(0, 0)),
+            cond_modifier=CondModifier("eq", Flag(1, 0)),
+        ),
+        "flag: predicate f0.0 and condition modifier f1.0 must use the same flag",
+    ),
+    (
+        "xehpg",
+        Instruction("and", 8, dst=grf(1, 0, "d"), srcs=(grf(2, 0, "d"), grf(3, 0, "d")), saturate=True),
+        "saturate: this instruction does not saturate",
+    ),
+    (
+        "xehpg",
+        Instruction("math", 8, dst=grf(1, 0, "ud"), srcs=(grf(2, 0, "ud"), grf(3, 0, "ud")), function="idiv"),
+        "math function: 'idiv' does not exist on XeHPG",
+    ),
+    (
+        "xehpg",
+        Instruction("bfrev", 8, dst=grf(1, 0, "ud"), srcs=(-grf(2, 0, "ud"),)),
+        "src0: source modifiers are not supported",
+    ),
+    (
+        "xehpc",
+        Instruction("add", 8, dst=grf(1, 0, "d"), srcs=(grf(2, 0, "d"), grf(3, 0, "d")), options=("AccWrEn",)),
+        "options: AccWrEn is not available",
+    ),
+    (
+        "xehpg",
+        Instruction(
+            "send",
+            8,
+            dst=send_reg(1),
+            srcs=(send_reg(2), send_reg(3)),
+            send=SendDescriptor("ugm", 0, 0x80, src1_length=None),
+        ),
+        "exdesc: ExDesc[10:0] must be zero",
+    ),
+    (
+        "xelp",
+        Instruction("send", 8, dst=send_reg(1), srcs=(send_reg(2), send_reg(3)), send=SendDescriptor("ugm")),
+        "sfid: shared function 'ugm' does not exist on XeLP",
+    ),
     # an immediate src0 was read as a register (AttributeError) before it was checked
-    ("xehpg", Instruction("send", 8, dst=send_reg(1), srcs=(imm(2, "ud"), send_reg(3)),
-                          send=SendDescriptor("ugm", src1_length=0)), "src0: send sources are registers"),
+    (
+        "xehpg",
+        Instruction(
+            "send", 8, dst=send_reg(1), srcs=(imm(2, "ud"), send_reg(3)), send=SendDescriptor("ugm", src1_length=0)
+        ),
+        "src0: send sources are registers",
+    ),
     ("xehpg", Instruction("sync", function="fence", srcs=(null(),)), "sync function: 'fence' does not exist"),
     ("xehpg", Instruction("mov", 8, dst=grf(1, 9, "d"), srcs=(grf(2, 0, "d"),)), "dst: subregister 9"),
 ]
@@ -143,27 +221,64 @@ def test_unencodable_instructions_raise_encode_error_naming_the_field(hw, inst, 
 # a xegen.Error, never another exception.
 _ANY_TYPE = st.sampled_from(sorted(T.TYPES) + ["zz"])
 _ANY_REG = st.builds(
-    Reg, st.sampled_from(["r", "null", "acc", "a", "f", "sr", "cr", "ce", "n", "ip", "tm", "mme", "msg", "sp", "q"]),
-    st.integers(-2, 300), st.integers(-1, 70), _ANY_TYPE, st.sampled_from([None, 0, 1, 3, 4, 8, 64]),
-    st.sampled_from([None, 0, 1, 3, 8, 32]), st.sampled_from([None, 0, 1, 3, 4, 8]), st.booleans(), st.booleans(),
-    st.sampled_from([None, 0, 8, 9]), st.booleans(), st.integers(-1, 20), st.integers(-2000, 2000))
+    Reg,
+    st.sampled_from(["r", "null", "acc", "a", "f", "sr", "cr", "ce", "n", "ip", "tm", "mme", "msg", "sp", "q"]),
+    st.integers(-2, 300),
+    st.integers(-1, 70),
+    _ANY_TYPE,
+    st.sampled_from([None, 0, 1, 3, 4, 8, 64]),
+    st.sampled_from([None, 0, 1, 3, 8, 32]),
+    st.sampled_from([None, 0, 1, 3, 4, 8]),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([None, 0, 8, 9]),
+    st.booleans(),
+    st.integers(-1, 20),
+    st.integers(-2000, 2000),
+)
 _ANY_OPERAND = st.one_of(_ANY_REG, st.builds(Imm, st.integers(-5, 1 << 65), _ANY_TYPE))
 _ANY_INSTRUCTION = st.builds(
-    Instruction, st.sampled_from(sorted(T.OPCODES) + ["bogus"]), st.sampled_from([1, 3, 8, 16, 64]),
-    st.sampled_from([0, 4, 8, 30]), st.one_of(st.none(), _ANY_REG), st.lists(_ANY_OPERAND, max_size=3).map(tuple),
-    st.one_of(st.none(), st.builds(Predicate, st.builds(Flag, st.integers(0, 4), st.integers(0, 2)), st.booleans(),
-                                   st.sampled_from(["", "anyv", "any", "xx"]))),
-    st.booleans(), st.one_of(st.none(), st.builds(CondModifier, st.sampled_from(["lt", "eo", "zz"]))),
-    st.booleans(), st.sampled_from([None, "inv", "nop", "allrd", 5, 300, 0xCA]),
-    st.builds(Swsb, st.sampled_from([None, 0, 1, 9]), st.sampled_from(["", "A", "Q"]),
-              st.sampled_from([None, 1, 40])),
-    st.lists(st.sampled_from(["Atomic", "EOT", "Compacted", "AccWrEn", "Serialize", "ExBSO", "Foo"]),
-             max_size=2).map(tuple),
-    st.sampled_from([None, 16, -16, 1 << 40]), st.sampled_from([None, 32]),
-    st.one_of(st.none(), st.builds(SendDescriptor, st.sampled_from(["ugm", "dc1", "zz"]), st.integers(0, 1 << 33),
-                                   st.integers(0, 1 << 33), st.booleans(), st.sampled_from([None, 2, 9]),
-                                   st.sampled_from([None, 0, 4, 40]))),
-    st.sampled_from([0, 1, 8]), st.sampled_from([0, 1, 9]), st.booleans())
+    Instruction,
+    st.sampled_from(sorted(T.OPCODES) + ["bogus"]),
+    st.sampled_from([1, 3, 8, 16, 64]),
+    st.sampled_from([0, 4, 8, 30]),
+    st.one_of(st.none(), _ANY_REG),
+    st.lists(_ANY_OPERAND, max_size=3).map(tuple),
+    st.one_of(
+        st.none(),
+        st.builds(
+            Predicate,
+            st.builds(Flag, st.integers(0, 4), st.integers(0, 2)),
+            st.booleans(),
+            st.sampled_from(["", "anyv", "any", "xx"]),
+        ),
+    ),
+    st.booleans(),
+    st.one_of(st.none(), st.builds(CondModifier, st.sampled_from(["lt", "eo", "zz"]))),
+    st.booleans(),
+    st.sampled_from([None, "inv", "nop", "allrd", 5, 300, 0xCA]),
+    st.builds(Swsb, st.sampled_from([None, 0, 1, 9]), st.sampled_from(["", "A", "Q"]), st.sampled_from([None, 1, 40])),
+    st.lists(st.sampled_from(["Atomic", "EOT", "Compacted", "AccWrEn", "Serialize", "ExBSO", "Foo"]), max_size=2).map(
+        tuple
+    ),
+    st.sampled_from([None, 16, -16, 1 << 40]),
+    st.sampled_from([None, 32]),
+    st.one_of(
+        st.none(),
+        st.builds(
+            SendDescriptor,
+            st.sampled_from(["ugm", "dc1", "zz"]),
+            st.integers(0, 1 << 33),
+            st.integers(0, 1 << 33),
+            st.booleans(),
+            st.sampled_from([None, 2, 9]),
+            st.sampled_from([None, 0, 4, 40]),
+        ),
+    ),
+    st.sampled_from([0, 1, 8]),
+    st.sampled_from([0, 1, 9]),
+    st.booleans(),
+)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))

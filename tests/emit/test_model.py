@@ -55,8 +55,9 @@ def test_the_hand_calculated_tiny_case():
 
 def test_a_kernel_of_only_sends_is_load_store_or_memory_bound():
     loads = [LOAD.replace(" {$1}", "")] * 8  # nothing waits for them
-    cycles = kernel_cycles(kernel(*loads), [4096] * 8, "xehpg", group_threads=16,
-                           workload=Workload(0, "f32", 4096 * 8 * 64, 0, 0))
+    cycles = kernel_cycles(
+        kernel(*loads), [4096] * 8, "xehpg", group_threads=16, workload=Workload(0, "f32", 4096 * 8 * 64, 0, 0)
+    )
     assert cycles.bound in ("load/store", "memory")
     assert cycles.terms["load/store"] == 8 * 8 * 4096 / 512  # 8 loads of 8 clocks, 8 threads an EU
 
@@ -94,7 +95,8 @@ def test_a_loop_repeats_its_second_iteration():
     """A loop of 10 trips whose load is used in the next iteration: the first iteration waits
     nothing, each later one for the load of the one before, which issued 3 instructions earlier
     (cmp, jmpi, the counter's add)."""
-    instructions = parse_asm("""
+    instructions = parse_asm(
+        """
         mov (1|M0) r2.0<1>:d 0:d
     TOP:
         (W) add (1|M0) r2.0<1>:d r2.0<0;1,0>:d 1:d
@@ -103,18 +105,23 @@ def test_a_loop_repeats_its_second_iteration():
         (W) cmp (1|M0) (lt)f0.0 null<1>:d r2.0<0;1,0>:d 10:d
         (W&f0.0) jmpi (1|M0) TOP
         mov (1|M0) r3.0<1>:d 0:d
-    """, "xehpg")
+    """,
+        "xehpg",
+    )
     executions = [1, 10, 10, 10, 10, 10, 1]
     waited = exposed_latency(instructions, executions, 1, lambda inst: 100.0)
     assert waited == 9 * (100 - 3)
 
 
-@pytest.mark.parametrize("grf, slm, group_threads, per_eu, groups, limit", [
-    (128, 0, 16, 8, 8, "threads"),  # 8 threads x 16 EUs / 16
-    (256, 0, 16, 4, 4, "threads"),  # large GRF mode: half the threads
-    (128, 48 * 1024, 4, 8, 2, "slm"),  # 128 KB of SLM / 48 KB per group
-    (128, 0, 2, 8, 32, "barriers"),  # groups that synchronize: 32 barriers an Xe-core
-])
+@pytest.mark.parametrize(
+    "grf, slm, group_threads, per_eu, groups, limit",
+    [
+        (128, 0, 16, 8, 8, "threads"),  # 8 threads x 16 EUs / 16
+        (256, 0, 16, 4, 4, "threads"),  # large GRF mode: half the threads
+        (128, 48 * 1024, 4, 8, 2, "slm"),  # 128 KB of SLM / 48 KB per group
+        (128, 0, 2, 8, 32, "barriers"),  # groups that synchronize: 32 barriers an Xe-core
+    ],
+)
 def test_occupancy_limits(grf, slm, group_threads, per_eu, groups, limit):
     resident = occupancy(512 * 8 * group_threads, group_threads, XEHPG, grf, slm, barriers=limit == "barriers")
     assert (resident.threads_per_eu, resident.groups_per_subslice, resident.limit) == (per_eu, groups, limit)
@@ -143,8 +150,7 @@ def test_weights_that_do_not_stay_in_the_cache_come_again_for_each_pass():
     4 columns) over the 10 rows of groups reads them again: 5 passes."""
     mb = 1 << 20
     work = Workload(0, "f32", a_bytes=mb, b_bytes=8 * mb, c_bytes=mb)
-    moved = traffic(work, requested=200 * mb, hw=hwlib.XELP, tiling=Tiling(m_groups=10, n_groups=4),
-                    resident_groups=8)
+    moved = traffic(work, requested=200 * mb, hw=hwlib.XELP, tiling=Tiling(m_groups=10, n_groups=4), resident_groups=8)
     assert moved.dram == mb + 5 * 8 * mb + mb
     assert moved.l3 == 4 * mb + 10 * 8 * mb + mb
 

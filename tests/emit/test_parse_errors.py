@@ -77,9 +77,12 @@ _NOISE = st.sampled_from(list(" \t()[]<>;,.:|&~-+{}$@0123456789abcdefxXlrWMnulmq
 def test_mangled_assembly_raises_parse_errors_only(platform):
     """Valid lines with characters deleted, inserted or replaced either still assemble or
     raise ParseError with a position; nothing else escapes."""
+
     @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(instructions(platform), st.lists(st.tuples(st.integers(0, 200), st.integers(0, 2), _NOISE), min_size=1,
-                                            max_size=4))
+    @given(
+        instructions(platform),
+        st.lists(st.tuples(st.integers(0, 200), st.integers(0, 2), _NOISE), min_size=1, max_size=4),
+    )
     def check(inst, edits):
         if inst.jip is not None:
             return  # branch targets are kernel indices in this strategy

@@ -27,9 +27,16 @@ SOURCES = ((20, 2), (40, 0), (60, 1))  # (register, subregister) of src0, src1, 
 
 def _mad(exec_size: int, type_name: str, v: int, h: int) -> Instruction:
     (r0, s0), (r1, s1), (r2, s2) = SOURCES
-    return Instruction("mad", exec_size, dst=grf(10, 0, type_name),
-                       srcs=(grf(r0, s0, type_name).region(v, None, h), grf(r1, s1, type_name).region(v, None, h),
-                             grf(r2, s2, type_name).stride(h)))
+    return Instruction(
+        "mad",
+        exec_size,
+        dst=grf(10, 0, type_name),
+        srcs=(
+            grf(r0, s0, type_name).region(v, None, h),
+            grf(r1, s1, type_name).region(v, None, h),
+            grf(r2, s2, type_name).stride(h),
+        ),
+    )
 
 
 def _our_bytes(inst: Instruction, index: int, platform: hwlib.Platform) -> set[tuple[int, int]]:
@@ -56,8 +63,9 @@ def _iga64_bytes(text: str, grf_bytes: int) -> set[tuple[int, int]]:
 @pytest.mark.parametrize("platform", PLATFORMS, ids=lambda p: p.name)
 def test_three_source_regions_read_what_iga64_says(platform, iga64):
     cases = [(_mad(n, t, v, h), (v, h)) for (v, h) in REGIONS for n in EXEC_SIZES for t in TYPES]
-    listing = oracles.iga64_disassemble(encode_kernel([inst for inst, _ in cases], platform), platform,
-                                        extra=("-Xprint-deps",))
+    listing = oracles.iga64_disassemble(
+        encode_kernel([inst for inst, _ in cases], platform), platform, extra=("-Xprint-deps",)
+    )
     deps = [dict(re.findall(r"(s\d):\{([^}]*)\}", line)) for line in listing.splitlines() if line.startswith("// s0:")]
     assert len(deps) == len(cases)
     for (inst, region), sources in zip(cases, deps, strict=True):

@@ -79,8 +79,11 @@ def test_branch_labels_outside_the_kernel_round_trip(platform):
         if inst.jip is None:
             return
         fmt = T.OPCODES[inst.opcode].format
-        inst = replace(inst, jip=abs(target) * 16 if fmt == T.CALLA else target * 16,
-                       uip=None if inst.uip is None else -target * 16)
+        inst = replace(
+            inst,
+            jip=abs(target) * 16 if fmt == T.CALLA else target * 16,
+            uip=None if inst.uip is None else -target * 16,
+        )
         listing = format_kernel([inst], platform)
         assert parse_asm(listing, platform) == [inst]
         assert decode(encode(inst, platform), platform) == [inst]

@@ -45,6 +45,7 @@ XELP, XEHPG, XEHPC = hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC
 
 # --- helpers ---------------------------------------------------------------------------------------
 
+
 def annotate(asm: str, platform: hwlib.Platform, eot: bool = True) -> list[Instruction]:
     text = asm + ("\n" + end_of_thread(platform) if eot else "")
     return assign_swsb(parse_asm(text, platform), platform)
@@ -68,8 +69,10 @@ def _is_sync(inst: Instruction) -> bool:
 def without_waits(instructions: list[Instruction]) -> list[Instruction]:
     """The kernel with every wait removed (distances, token waits, syncs) but the tokens still
     set, so that the simulator sees the producers and reports the consumers."""
-    kept = [inst.with_swsb(Swsb(token=inst.swsb.token) if inst.swsb.token_mode == "set" else Swsb())
-            for inst in instructions]
+    kept = [
+        inst.with_swsb(Swsb(token=inst.swsb.token) if inst.swsb.token_mode == "set" else Swsb())
+        for inst in instructions
+    ]
     return relayout(kept, keep=lambda i, inst: not _is_sync(inst))
 
 
@@ -78,13 +81,18 @@ def iga64_wall_clean(code: bytes, platform: hwlib.Platform) -> str:
     with tempfile.TemporaryDirectory(prefix="xegen-swsb-") as tmp:
         path = Path(tmp, "kernel.bin")
         path.write_bytes(code)
-        result = subprocess.run([oracles.find_tool("iga64"), "-d", "-Wall", f"-p={platform.iga_platform}", str(path)],
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [oracles.find_tool("iga64"), "-d", "-Wall", f"-p={platform.iga_platform}", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert result.returncode == 0 and not result.stderr.strip(), result.stderr
     return result.stdout
 
 
 # --- IGC's kernels, re-annotated by us ----------------------------------------------------------
+
 
 def _stripped(corpus, build):
     platform = hwlib.platform(build.variant.device)
@@ -121,8 +129,9 @@ def _run_case(zebin: bytes, build, check):
     case = build.kernel.make_case(np.random.default_rng(0))
     values = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v) for k, v in case.values.items()}
     args = [values[a.name] for a in build.kernel.arguments]
-    result = sim.run(zebin, build.kernel.kernel_name, args, case.launch.global_size, case.launch.local_size,
-                     check_hazards=check)
+    result = sim.run(
+        zebin, build.kernel.kernel_name, args, case.launch.global_size, case.launch.local_size, check_hazards=check
+    )
     return values, result, build.kernel.expected(case)
 
 
@@ -146,8 +155,9 @@ def test_igc_kernel_with_our_swsb_runs_clean_and_right(corpus, build, iga64):
 
     # our kernel with its waits removed (tokens still set) is reported: the check has teeth
     unsynced = without_waits(ours)
-    bare_zebin = _rebuilt_zebin(parsed, kernel, encode_kernel(unsynced, platform), platform, instructions, sizes,
-                                unsynced)
+    bare_zebin = _rebuilt_zebin(
+        parsed, kernel, encode_kernel(unsynced, platform), platform, instructions, sizes, unsynced
+    )
     assert _run_case(bare_zebin, build, check="report")[1].hazards
 
 
@@ -155,8 +165,9 @@ def test_igc_kernel_with_our_swsb_runs_clean_and_right(corpus, build, iga64):
 def test_no_more_syncs_or_instructions_than_iga64_auto_deps(corpus, build, iga64):
     platform, _, _, instructions, _, stripped = _stripped(corpus, build)
     ours = assign_swsb(stripped, platform)
-    theirs = decode(oracles.iga64_assemble(format_kernel(stripped, platform), platform, extra=("-Xauto-deps",)),
-                    platform)
+    theirs = decode(
+        oracles.iga64_assemble(format_kernel(stripped, platform), platform, extra=("-Xauto-deps",)), platform
+    )
     assert count_syncs(ours) <= count_syncs(theirs), f"ours {count_syncs(ours)}, iga64 {count_syncs(theirs)}"
     assert len(ours) <= len(theirs)
     # every instruction of the program is still there, in order
@@ -173,35 +184,45 @@ def test_output_is_deterministic_and_a_second_pass_changes_nothing(corpus):
 
 # --- in-order distances -----------------------------------------------------------------------------
 
+
 def test_distance_counts_the_producers_own_pipe():
-    ours = annotate("""
+    ours = annotate(
+        """
         add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         mov (16|M0) r40.0<1>:f r50.0<1;1,0>:f
         add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     assert str(ours[2].swsb) == "I@1"  # the float mov went down the F pipe
     assert hazards(ours, XEHPG) == []
     assert hazards(without_waits(ours), XEHPG)
 
 
 def test_xelp_has_one_pipe():
-    ours = annotate("""
+    ours = annotate(
+        """
         add (16|M0) r10.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d
         mov (16|M0) r40.0<1>:f r50.0<8;8,1>:f
         add (16|M0) r12.0<1>:d r10.0<8;8,1>:d 1:w
-    """, XELP)
+    """,
+        XELP,
+    )
     assert str(ours[2].swsb) == "@2"
     assert hazards(ours, XELP) == [] and hazards(without_waits(ours), XELP)
 
 
 def test_dependencies_in_two_pipes_wait_on_all_pipes_at_the_smaller_distance():
-    ours = annotate("""
+    ours = annotate(
+        """
         add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         add (16|M0) r14.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         mov (16|M0) r40.0<1>:f r50.0<1;1,0>:f
         mov (16|M0) r44.0<1>:f r50.0<1;1,0>:f
         add (16|M0) r60.0<1>:f r10.0<1;1,0>:f r44.0<1;1,0>:f
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     # r10 is 2 back in the I pipe, r44 1 back in the F pipe: A@1
     assert str(ours[4].swsb) == "A@1"
     assert hazards(ours, XEHPG) == []
@@ -209,32 +230,42 @@ def test_dependencies_in_two_pipes_wait_on_all_pipes_at_the_smaller_distance():
 
 def test_a_dependency_more_than_seven_back_waits_at_seven_and_one_past_the_timeout_not_at_all():
     filler = "\n".join(f"add (16|M0) r{60 + 2 * i}.0<1>:d r20.0<1;1,0>:d 1:w" for i in range(8))
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         {filler}
         add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     assert str(ours[9].swsb) == "I@7"  # 9 back in the I pipe
     assert hazards(ours, XEHPG) == []
     far = "\n".join(f"add (16|M0) r{60 + 2 * i}.0<1>:d r20.0<1;1,0>:d 1:w" for i in range(11))
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         {far}
         add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     assert ours[12].swsb.empty  # 12 back: landed (hw.swsb_pipe_timeout)
     # instructions of another pipe do not age it
     other = "\n".join(f"mov (16|M0) r{60 + 2 * i}.0<1>:f r20.0<1;1,0>:f" for i in range(12))
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         {other}
         add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     assert str(ours[13].swsb) == "I@1"
 
 
 def test_write_after_read_and_write_after_write_across_pipes():
-    ours = annotate("""
+    ours = annotate(
+        """
         add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w
         mov (16|M0) r10.0<1>:f r50.0<1;1,0>:f
         add (16|M0) r14.0<1>:d r20.0<1;1,0>:d 1:w
@@ -242,7 +273,9 @@ def test_write_after_read_and_write_after_write_across_pipes():
         add (16|M0) r16.0<1>:d r18.0<1;1,0>:d 1:w
         add (16|M0) r16.0<1>:d r22.0<1;1,0>:d 1:w
         add (16|M0) r18.0<1>:d r24.0<1;1,0>:d 1:w
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     # write-after-read and write-after-write from the F pipe on I results wait; inside one pipe not
     assert [str(i.swsb) for i in ours[:7]] == ["", "I@1", "", "I@1", "", "", ""]
     assert hazards(ours, XEHPG) == []
@@ -250,13 +283,16 @@ def test_write_after_read_and_write_after_write_across_pipes():
 
 
 def test_flag_and_accumulator_dependencies_inside_one_pipe_need_nothing():
-    ours = annotate("""
+    ours = annotate(
+        """
         cmp (16|M0) (lt)f0.0 null<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         (f0.0) sel (16|M0) r12.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         (W) mul (1|M0) acc0.0<1>:d r20.0<0;1,0>:d r30.0<0;1,0>:uw
         (W) mach (1|M0) r14.0<1>:d r20.0<0;1,0>:d r30.0<0;1,0>:d
         (f0.0) sel (16|M0) r40.0<1>:f r50.0<1;1,0>:f r52.0<1;1,0>:f
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     assert [str(i.swsb) for i in ours[:4]] == ["", "", "", ""]
     assert str(ours[4].swsb) == "I@4"  # the float pipe reading the flag waits for the cmp
     assert hazards(ours, XEHPG) == []
@@ -264,12 +300,16 @@ def test_flag_and_accumulator_dependencies_inside_one_pipe_need_nothing():
 
 # --- tokens -----------------------------------------------------------------------------------------
 
-_SLM_LOADS = {"xehpg": "send.slm (16|M0) r{dst} r10 null:0 0x0 0x04200500",
-              "xehpc": "send.slm (16|M0) r{dst} r10 null:0 0x0 0x02100500",
-              "xelp": "send.dc1 (16|M0) r{dst} r10 null 0x0 0x04205EFE"}
-_SLM_STORES = {"xehpg": "send.slm (16|M0) null r10 r{src}:2 0x0 0x04000504",
-               "xehpc": "send.slm (16|M0) null r10 r{src}:1 0x0 0x02000504",
-               "xelp": "send.dc1 (16|M0) null r10 r{src} 0x80 0x04025EFE"}
+_SLM_LOADS = {
+    "xehpg": "send.slm (16|M0) r{dst} r10 null:0 0x0 0x04200500",
+    "xehpc": "send.slm (16|M0) r{dst} r10 null:0 0x0 0x02100500",
+    "xelp": "send.dc1 (16|M0) r{dst} r10 null 0x0 0x04205EFE",
+}
+_SLM_STORES = {
+    "xehpg": "send.slm (16|M0) null r10 r{src}:2 0x0 0x04000504",
+    "xehpc": "send.slm (16|M0) null r10 r{src}:1 0x0 0x02000504",
+    "xelp": "send.dc1 (16|M0) null r10 r{src} 0x80 0x04025EFE",
+}
 
 
 def slm_load(platform: hwlib.Platform, dst: int) -> str:
@@ -287,11 +327,14 @@ def slm_hazards(instructions, platform, **kwargs):
 
 @pytest.mark.parametrize("platform", [XELP, XEHPG, XEHPC], ids=str)
 def test_read_after_write_and_write_after_read_on_a_send(platform):
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         {slm_load(platform, 40)}
         mov (16|M0) r10.0<1>:d 0:w
         add (16|M0) r12.0<1>:d r40.0<1;1,0>:d 1:w
-    """, platform)
+    """,
+        platform,
+    )
     token = ours[0].swsb.token
     assert ours[0].swsb.token_mode == "set"
     assert ours[1].swsb == Swsb(token=token, token_mode="src")  # overwrites the address being read
@@ -301,23 +344,29 @@ def test_read_after_write_and_write_after_read_on_a_send(platform):
 
 
 def test_two_and_three_tokens_on_one_consumer():
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         {slm_load(XEHPG, 40)}
         {slm_load(XEHPG, 44)}
         add (16|M0) r50.0<1>:d r40.0<1;1,0>:d r44.0<1;1,0>:d
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     sync, add = ours[2], ours[3]
     assert (sync.opcode, sync.function) == ("sync", "nop")
     assert {sync.swsb.token, add.swsb.token} == {ours[0].swsb.token, ours[1].swsb.token}
     assert sync.swsb.token_mode == add.swsb.token_mode == "dst"
     assert slm_hazards(ours, XEHPG) == []
 
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         {slm_load(XEHPG, 40)}
         {slm_load(XEHPG, 44)}
         {slm_load(XEHPG, 48)}
         add3 (16|M0) r50.0<1>:d r40.0<1;0>:d r44.0<1;0>:d r48.0<1>:d
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     sync, add = ours[3], ours[4]
     tokens = {i.swsb.token for i in ours[:3]}
     assert (sync.opcode, sync.function) == ("sync", "allwr")
@@ -327,10 +376,13 @@ def test_two_and_three_tokens_on_one_consumer():
 
 
 def test_a_send_that_depends_on_a_token_takes_that_token():
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         {slm_load(XEHPG, 40)}
         {slm_store(XEHPG, 40)}
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     # the store reads the load's result: re-setting the load's token waits for it, no sync
     assert count_syncs(ours) == 0
     assert ours[1].swsb.token == ours[0].swsb.token and ours[1].swsb.token_mode == "set"
@@ -340,7 +392,8 @@ def test_a_send_that_depends_on_a_token_takes_that_token():
 
 
 def test_a_wait_retires_a_dependency_only_where_it_surely_happened():
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         {slm_load(XEHPG, 40)}
         (f0.0) add (16|M0) r50.0<1>:d r40.0<1;1,0>:d 1:w
         add (8|M0) r52.0<1>:d r40.0<1;1,0>:d 1:w
@@ -348,7 +401,9 @@ def test_a_wait_retires_a_dependency_only_where_it_surely_happened():
         add (8|M0) r54.0<1>:d r40.0<1;1,0>:d 1:w
         (W) add (1|M0) r55.0<1>:d r40.0<0;1,0>:d 1:w
         add (16|M0) r56.0<1>:d r40.0<1;1,0>:d 1:w
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     token = f"${ours[0].swsb.token}.dst"
     # predicated: may be shot down; channels 0-7: may be off while 8-15 ran the load; channels 8-15
     # are not inside 0-7; channels 0-7 again: only run if the earlier 0-7 wait ran; NoMask: always
@@ -362,27 +417,32 @@ def test_tokens_are_reused_least_recently_used_first_once_all_are_taken(platform
     count = platform.swsb_tokens + 1
     step = 64 // platform.grf_bytes
     loads = "\n".join(slm_load(platform, 20 + step * i) for i in range(count))
-    reads = "\n".join(f"add (16|M0) r{120 + step * (i % 2)}.0<1>:d r{20 + step * i}.0<1;1,0>:d 1:w"
-                      for i in range(count))
+    reads = "\n".join(
+        f"add (16|M0) r{120 + step * (i % 2)}.0<1>:d r{20 + step * i}.0<1;1,0>:d 1:w" for i in range(count)
+    )
     ours = annotate(f"{loads}\n{reads}", platform)
     tokens = [i.swsb.token for i in ours[:count]]
     assert tokens == list(range(platform.swsb_tokens)) + [0]  # the last load takes the least recently used
     # setting $0 again waited for the first load: its reader needs nothing, the others their token
-    assert [str(i.swsb) for i in ours[count:2 * count]] == [""] + [f"${t}.dst" for t in tokens[1:]]
+    assert [str(i.swsb) for i in ours[count : 2 * count]] == [""] + [f"${t}.dst" for t in tokens[1:]]
     assert slm_hazards(ours, platform) == []
 
 
 # --- control registers, math, dpas, end of thread ------------------------------------------------------
 
+
 @pytest.mark.parametrize("platform", [XELP, XEHPG, XEHPC], ids=str)
 def test_control_register_access_waits_on_all_pipes_and_so_does_the_next_instruction(platform):
-    ours = annotate("""
+    ours = annotate(
+        """
         add (16|M0) r12.0<1>:d r20.0<1;1,0>:d 1:w
         (W) and (1|M0) cr0.0<1>:ud cr0.0<0;1,0>:ud 0xFFFFFFFF:ud
         mov (16|M0) r40.0<1>:f r50.0<1;1,0>:f
         (W) mov (1|M0) r14.0<1>:ud sr0.1<0;1,0>:ud
         mov (16|M0) r44.0<1>:f r50.0<1;1,0>:f
-    """, platform)
+    """,
+        platform,
+    )
     everything = "@1" if platform is XELP else "A@1"
     assert [str(i.swsb) for i in ours[1:5]] == [everything] * 4
     assert hazards(ours, platform) == []
@@ -390,11 +450,14 @@ def test_control_register_access_waits_on_all_pipes_and_so_does_the_next_instruc
 
 
 def test_after_a_control_register_write_a_needed_sync_carries_the_all_pipes_wait():
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         {slm_load(XEHPG, 40)}
         (W) and (1|M0) cr0.0<1>:ud cr0.0<0;1,0>:ud 0xFFFFFFFF:ud
         add (16|M0) r12.0<1>:d r40.0<1;1,0>:d 1:w
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     # XeHPG cannot write A@1 and a token wait on one instruction: A@1 goes on the sync right after
     assert lines(ours, XEHPG)[2] == "sync.nop null {A@1}"
     assert ours[3].swsb.token_mode == "dst"
@@ -416,17 +479,20 @@ def test_math_is_token_tracked_on_xelp_and_xehpg_and_an_in_order_pipe_on_xehpc()
 
 
 def test_dpas_atomic_chain_keeps_together_and_sets_one_token():
-    ours = annotate("""
+    ours = annotate(
+        """
         mov (8|M0) r30.0<1>:ud r31.0<1;1,0>:ud
         dpas.8x8 (8|M0) r80:f r80:f r30:hf r40.0:hf {Atomic}
         dpas.8x8 (8|M0) r88:f r88:f r30:hf r48.0:hf
         mov (8|M0) r100.0<1>:f r88.0<1;1,0>:f
         dpas.8x8 (8|M0) r80:f r80:f r30:hf r40.0:hf
         dpas.8x8 (8|M0) r80:f r80:f r30:hf r40.0:hf
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     names = lines(ours, XEHPG)
     first = names.index(next(n for n in names if n.startswith("dpas")))
-    chain = ours[first:first + 2]
+    chain = ours[first : first + 2]
     assert chain[0].options == ("Atomic",) and chain[0].swsb.token is None
     assert chain[1].swsb.token_mode == "set"
     assert str(chain[0].swsb) == "I@1" and count_syncs(ours) == 0  # the mov's result, waited for by the chain
@@ -440,9 +506,12 @@ def test_dpas_atomic_chain_keeps_together_and_sets_one_token():
 
 
 def test_end_of_thread_sets_no_token_and_nothing_follows_it():
-    ours = annotate("""
+    ours = annotate(
+        """
         (W) mov (8|M0) r127.0<1>:ud r0.0<1;1,0>:ud
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     eot = ours[-1]
     assert eot.eot and eot.swsb.token is None and str(eot.swsb) == "I@1"
     assert count_syncs(ours) == 0
@@ -451,12 +520,16 @@ def test_end_of_thread_sets_no_token_and_nothing_follows_it():
 @pytest.mark.parametrize("platform", [XELP, XEHPG, XEHPC], ids=str)
 def test_the_syncs_we_write_are_what_iga64_reads(platform, iga64):
     region = "<8;8,1>" if platform is XELP else "<1;1,0>"
-    ours = annotate("\n".join(slm_load(platform, r) for r in (40, 44, 48)) + f"""
+    ours = annotate(
+        "\n".join(slm_load(platform, r) for r in (40, 44, 48))
+        + f"""
         (W) and (1|M0) cr0.0<1>:ud cr0.0<0;1,0>:ud 0xFFFFFFFF:ud
         add (16|M0) r50.0<1>:d r40.0{region}:d r44.0{region}:d
         add (16|M0) r52.0<1>:d r48.0{region}:d r50.0{region}:d
         (W) jmpi r12.0
-    """, platform)
+    """,
+        platform,
+    )
     syncs = [i for i in ours if i.opcode == "sync"]
     # the sync right after the control-register write carries the all-pipes wait and a token wait:
     # on one sync.nop where the encoding allows it (XeLP @1,$n.dst; XeHPC A@1,$n.dst), else a
@@ -470,8 +543,10 @@ def test_the_syncs_we_write_are_what_iga64_reads(platform, iga64):
 
 # --- control flow -------------------------------------------------------------------------------------
 
+
 def test_a_loop_carries_its_tokens_around_the_back_edge():
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         (W) mov (1|M0) r2.0<1>:d 0:w
     LOOP:
         {slm_load(XEHPG, 40)}
@@ -480,19 +555,21 @@ def test_a_loop_carries_its_tokens_around_the_back_edge():
         (W) add (1|M0) r2.0<1>:d r2.0<0;1,0>:d 1:w
         (W) cmp (16|M0) (lt)f1.0 null<1>:d r2.0<0;1,0>:d 4:w
         (W&f1.0) jmpi LOOP
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     load, store = ours[1], next(i for i in ours if i.opcode == "send" and i.dst.file == "null" and not i.eot)
     add_index = next(n for n, i in enumerate(ours) if i.opcode == "add" and i.exec_size == 16)
-    waits = {(i.swsb.token, i.swsb.token_mode) for i in ours[2:add_index + 1] if i.swsb.token is not None}
+    waits = {(i.swsb.token, i.swsb.token_mode) for i in ours[2 : add_index + 1] if i.swsb.token is not None}
     # the add reads the load's result and overwrites what the previous iteration's store reads
-    assert (load.swsb.token, "dst") in waits and (store.swsb.token, "src") in waits | {
-        (t, "dst") for t, _ in waits}
+    assert (load.swsb.token, "dst") in waits and (store.swsb.token, "src") in waits | {(t, "dst") for t, _ in waits}
     assert slm_hazards(ours, XEHPG) == []
     assert {h.kind for h in slm_hazards(without_waits(ours), XEHPG)} >= {"RAW", "WAR"}
 
 
 def test_branches_land_on_the_syncs_inserted_before_their_target():
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         (W) mov (1|M0) r2.0<1>:d 0:w
         {slm_load(XEHPG, 40)}
         {slm_load(XEHPG, 44)}
@@ -501,7 +578,9 @@ def test_branches_land_on_the_syncs_inserted_before_their_target():
         (W) add (1|M0) r2.0<1>:d r2.0<0;1,0>:d 1:w
         (W) cmp (16|M0) (lt)f1.0 null<1>:d r2.0<0;1,0>:d 3:w
         (W&f1.0) jmpi LOOP
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     jump = next(n for n, i in enumerate(ours) if i.opcode == "jmpi")
     target = jump + ours[jump].jip // 16
     assert (ours[target].opcode, ours[target].function) == ("sync", "nop")
@@ -510,7 +589,8 @@ def test_branches_land_on_the_syncs_inserted_before_their_target():
 
 
 def test_dependencies_cross_if_else_endif():
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         cmp (16|M0) (lt)f0.0 null<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         (f0.0) if (16|M0) ELSE ENDIF
         {slm_load(XEHPG, 40)}
@@ -521,7 +601,9 @@ def test_dependencies_cross_if_else_endif():
         endif (16|M0) NEXT
     NEXT:
         add (16|M0) r50.0<1>:d r40.0<1;1,0>:d 1:w
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     load = next(i for i in ours if i.opcode == "send" and not i.eot)
     mov = next(i for i in ours if i.opcode == "mov")
     add = next(i for i in ours if i.opcode == "add")
@@ -579,7 +661,8 @@ def test_divergent_while_break_cont_loop_runs_clean(platform, seed):
 
 
 def test_goto_join_loop_runs_clean():
-    ours = annotate(f"""
+    ours = annotate(
+        f"""
         mov (16|M0) r12.0<1>:d 0:w
         cmp (16|M0) (lt)f0.0 null<1>:d r20.0<1;1,0>:d 0:w
         (f0.0) goto (16|M0) JOIN JOIN
@@ -594,13 +677,16 @@ def test_goto_join_loop_runs_clean():
         join (16|M0) AFTER
     AFTER:
         add (16|M0) r14.0<1>:d r12.0<1;1,0>:d r40.0<1;1,0>:d
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     x = np.random.default_rng(3).integers(-3, 6, (4, 16)).astype(np.int32)
     assert slm_hazards(ours, XEHPG, threads=4, inputs={20: x}) == []
 
 
 def test_control_flow_successors():
-    program = parse_asm("""
+    program = parse_asm(
+        """
         (W) mov (1|M0) r2.0<1>:d 0:w
         call (16|M0) r4.0 SUB
         (W) jmpi END
@@ -609,7 +695,9 @@ def test_control_flow_successors():
         ret (16|M0) r4.0
     END:
         nop
-    """, XEHPG)
+    """,
+        XEHPG,
+    )
     control = build_control_flow(program)
 
     def successors(index: int) -> list[int]:  # first instructions of the blocks after instruction `index`
@@ -621,13 +709,16 @@ def test_control_flow_successors():
     ours = assign_swsb(program, XEHPG)
     assert [i.opcode for i in ours if i.opcode != "sync"] == [i.opcode for i in program]
     # a branch through a register: nothing may be left in flight before it
-    ours = assign_swsb(parse_asm(f"{slm_load(XEHPG, 40)}\nadd (16|M0) r10.0<1>:d r20.0<1;1,0>:d 1:w\n"
-                                 "(W) jmpi r12.0", XEHPG), XEHPG)
+    ours = assign_swsb(
+        parse_asm(f"{slm_load(XEHPG, 40)}\nadd (16|M0) r10.0<1>:d r20.0<1;1,0>:d 1:w\n(W) jmpi r12.0", XEHPG), XEHPG
+    )
     assert [" ".join(line.split()) for line in format_kernel(ours[2:3], XEHPG).splitlines()[1:]] == [
-        "sync.allwr ($0) {A@1}"]
+        "sync.allwr ($0) {A@1}"
+    ]
 
 
 # --- bad input ------------------------------------------------------------------------------------------
+
 
 def test_bad_input_is_an_error_naming_the_instruction():
     compacted = replace(parse_asm("add (16|M0) r10.0<1>:d r20.0<1;1,0>:d 1:w", XEHPG)[0], options=("Compacted",))
@@ -651,14 +742,17 @@ def test_bad_input_is_an_error_naming_the_instruction():
 
 # --- random programs ----------------------------------------------------------------------------------
 
+
 def _random_op(draw, platform: hwlib.Platform, slot: int) -> str:
     """One instruction on 64-byte slots (16 dwords) of r20..; r10/r11 hold SLM addresses (0)."""
+
     def reg(s: int) -> int:
         return 20 + s * (64 // platform.grf_bytes)
 
     dst, a, b = (reg(draw(st.integers(0, slot - 1))) for _ in range(3))
-    kind = draw(st.sampled_from(["addd", "addf", "cvt", "half", "upper", "math", "load", "store", "cmp", "sel",
-                                 "nomask"]))
+    kind = draw(
+        st.sampled_from(["addd", "addf", "cvt", "half", "upper", "math", "load", "store", "cmp", "sel", "nomask"])
+    )
     if kind == "addd":
         return f"add (16|M0) r{dst}.0<1>:d r{a}.0<1;1,0>:d r{b}.0<1;1,0>:d"
     if kind == "addf":
@@ -668,8 +762,10 @@ def _random_op(draw, platform: hwlib.Platform, slot: int) -> str:
     if kind == "half":
         return f"mov (8|M0) r{dst}.0<1>:d r{a}.0<1;1,0>:d"
     if kind == "upper":  # channels 8..15: the second 32 bytes of each slot
+
         def upper(r: int) -> str:
             return f"r{r + 32 // platform.grf_bytes}.{32 % platform.grf_bytes // 4}"
+
         return f"add (8|M8) {upper(dst)}<1>:d {upper(a)}<1;1,0>:d {upper(b)}<1;1,0>:d"
     if kind == "math":
         return f"math.inv (16|M0) r{dst}.0<1>:f r{a}.0<1;1,0>:f"
@@ -689,9 +785,15 @@ def random_programs(draw, platform: hwlib.Platform) -> str:
     slots = draw(st.integers(2, 6))
     body = [_random_op(draw, platform, slots) for _ in range(draw(st.integers(1, 40)))]
     if draw(st.booleans()):  # run the body three times around a back edge
-        body = (["(W) mov (1|M0) r2.0<1>:d 0:w", "LOOP:"] + body +
-                ["(W) add (1|M0) r2.0<1>:d r2.0<0;1,0>:d 1:w",
-                 "(W) cmp (16|M0) (lt)f1.0 null<1>:d r2.0<0;1,0>:d 3:w", "(W&f1.0) jmpi LOOP"])
+        body = (
+            ["(W) mov (1|M0) r2.0<1>:d 0:w", "LOOP:"]
+            + body
+            + [
+                "(W) add (1|M0) r2.0<1>:d r2.0<0;1,0>:d 1:w",
+                "(W) cmp (16|M0) (lt)f1.0 null<1>:d r2.0<0;1,0>:d 3:w",
+                "(W&f1.0) jmpi LOOP",
+            ]
+        )
     return "\n".join(body)
 
 
@@ -721,6 +823,7 @@ def test_many_random_programs_run_clean(platform, data):
 
 # --- footprints -------------------------------------------------------------------------------------
 
+
 def grf_bytes(footprint: Footprint, platform: hwlib.Platform) -> set[tuple[int, int]]:
     """(register, byte) pairs of the GRF part of a footprint."""
     out = set()
@@ -742,8 +845,9 @@ def test_region_footprints_are_byte_exact():
     f = facts_of("add (8|M0) r10.2<1>:d r20.1<2;1,0>:w r30.0<0;1,0>:d", XEHPG)
     assert grf_bytes(f.writes, XEHPG) == {(10, b) for b in range(8, 32)} | {(11, b) for b in range(0, 8)}
     # eight words two apart from byte 2: bytes 2,3, 6,7, ..., 30,31; and one dword of r30
-    assert grf_bytes(f.reads, XEHPG) == ({(20, 2 + 4 * i) for i in range(8)} | {(20, 3 + 4 * i) for i in range(8)}
-                                         | {(30, b) for b in range(4)})
+    assert grf_bytes(f.reads, XEHPG) == (
+        {(20, 2 + 4 * i) for i in range(8)} | {(20, 3 + 4 * i) for i in range(8)} | {(30, b) for b in range(4)}
+    )
     f = facts_of("mov (16|M0) r10.0<1>:d r20.0<8;4,2>:d", XEHPG)  # four rows (one GRF apart) of 4 dwords two apart
     assert grf_bytes(f.reads, XEHPG) == {(20 + row, 8 * i + b) for row in range(4) for i in range(4) for b in range(4)}
 
@@ -767,7 +871,8 @@ def test_dpas_footprints_follow_repeat_count_depth_and_types():
     assert grf_bytes(f.reads, XEHPC) == rows(30, 8, XEHPC) | rows(40, 2, XEHPC)
     f = facts_of("dpas.8x2 (8|M0) r80:d r80:d r30:b r40.0:b", XEHPG)
     assert grf_bytes(f.reads, XEHPG) == rows(80, 2, XEHPG) | rows(30, 8, XEHPG) | {(40, b) for b in range(32)} | {
-        (41, b) for b in range(32)}
+        (41, b) for b in range(32)
+    }
     # dpasw: this thread's src2 gives ceil(RC/2) rows of A (the fused partner the rest)
     f = facts_of("dpasw.8x8 (8|M0) r80:f r80:f r30:hf r40.0:hf", XEHPG)
     assert grf_bytes(f.reads, XEHPG) == rows(80, 8, XEHPG) | rows(30, 8, XEHPG) | rows(40, 4, XEHPG)

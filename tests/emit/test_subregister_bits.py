@@ -39,13 +39,13 @@ def _scrambled(instructions, platform, draw) -> bytes:
         layout = LAYOUT_OF_FORMAT.get(T.OPCODES[inst.opcode].format)
         if layout is None:
             continue
-        word = int.from_bytes(code[16 * index:16 * index + 16], "little")
+        word = int.from_bytes(code[16 * index : 16 * index + 16], "little")
         for name, operand in _operands(inst):
             direct_grf = getattr(operand, "file", None) == T.GRF and not operand.indirect and operand.mme is None
             if direct_grf:
                 positions = getattr(getattr(fields, layout), name).subreg.positions
                 word = word & ~positions | draw(st.integers(0, (1 << 128) - 1)) & positions
-        code[16 * index:16 * index + 16] = word.to_bytes(16, "little")
+        code[16 * index : 16 * index + 16] = word.to_bytes(16, "little")
     return bytes(code)
 
 

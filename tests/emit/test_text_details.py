@@ -18,8 +18,24 @@ from xegen.emit.floats import format_float
 
 from .iga_compare import assert_same_listing
 
-SPECIAL_F32 = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
-               0x7F800001, 0x00000001, 0x007FFFFF, 0x7F7FFFFF, 0x4F800000, 0x3DCCCCCD, 0x2F800000, 0x33D6BF95]
+SPECIAL_F32 = [
+    0x00000000,
+    0x80000000,
+    0x3F800000,
+    0xBF800000,
+    0x7F800000,
+    0xFF800000,
+    0x7FC00000,
+    0xFFC00001,
+    0x7F800001,
+    0x00000001,
+    0x007FFFFF,
+    0x7F7FFFFF,
+    0x4F800000,
+    0x3DCCCCCD,
+    0x2F800000,
+    0x33D6BF95,
+]
 
 
 def _float_listing(values_by_type: dict[str, list[int]]) -> str:
@@ -32,12 +48,19 @@ def _float_listing(values_by_type: dict[str, list[int]]) -> str:
 
 def test_float_immediates_print_like_iga64(iga64):
     @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(st.lists(st.integers(0, 0xFFFFFFFF), min_size=300, max_size=300),
-           st.lists(st.integers(0, 0xFFFF), min_size=300, max_size=300),
-           st.lists(st.integers(0, (1 << 64) - 1), min_size=300, max_size=300))
+    @given(
+        st.lists(st.integers(0, 0xFFFFFFFF), min_size=300, max_size=300),
+        st.lists(st.integers(0, 0xFFFF), min_size=300, max_size=300),
+        st.lists(st.integers(0, (1 << 64) - 1), min_size=300, max_size=300),
+    )
     def check(f32, f16, f64):
-        text = _float_listing({"f": SPECIAL_F32 + f32, "hf": [0x3C00, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x1234] + f16,
-                               "df": [0x3FF0000000004000, 0x7FF0000000000001, 1 << 63] + f64})
+        text = _float_listing(
+            {
+                "f": SPECIAL_F32 + f32,
+                "hf": [0x3C00, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x1234] + f16,
+                "df": [0x3FF0000000004000, 0x7FF0000000000001, 1 << 63] + f64,
+            }
+        )
         data = oracles.iga64_assemble(text, "xehpg")
         reference = oracles.iga64_disassemble(data, "xehpg")
         assert_same_listing(disassemble(data, "xehpg"), reference)
@@ -64,8 +87,9 @@ def test_bfn_table_is_consistent():
 
 
 def test_bfn_functions_print_like_iga64(iga64):
-    text = "".join(f"bfn.0x{value:02X} (8|M0) r10.0<1>:ud r11.0<1;0>:ud r12.0<1;0>:ud r13.0<1>:ud\n"
-                   for value in range(256))
+    text = "".join(
+        f"bfn.0x{value:02X} (8|M0) r10.0<1>:ud r11.0<1;0>:ud r12.0<1;0>:ud r13.0<1>:ud\n" for value in range(256)
+    )
     data = oracles.iga64_assemble(text, "xehpg")
     assert assemble(text, "xehpg") == data
     listing = oracles.iga64_disassemble(data, "xehpg")
@@ -75,12 +99,62 @@ def test_bfn_functions_print_like_iga64(iga64):
 
 # Every ARF class iga64 knows on each platform, read as a source and (where writable) written.
 ARF_SOURCES = {
-    "xelp": ["acc0.0", "acc7.1", "a0.3", "f1.1", "ce", "msg3.0", "sp.1", "sr0.3", "sr1.0", "cr0.2", "n0.2", "ip",
-             "tdr0.1", "tm0.4", "fc1.0", "dbg0.1", "null", "mme7.0"],
-    "xehpg": ["acc0.0", "acc7.1", "a0.3", "f1.1", "ce", "msg3.0", "sr0.3", "cr0.2", "n0.2", "ip", "tdr0.1",
-              "tm0.4", "fc3.0", "dbg0.1", "null", "mme0.0"],
-    "xehpc": ["acc0.0", "acc15.1", "a0.3", "f3.1", "ce", "msg7.0", "sr1.3", "cr0.2", "n0.2", "ip", "tdr0.1",
-              "tm0.4", "fc2.0", "dbg0.1", "null", "mme4.0"],
+    "xelp": [
+        "acc0.0",
+        "acc7.1",
+        "a0.3",
+        "f1.1",
+        "ce",
+        "msg3.0",
+        "sp.1",
+        "sr0.3",
+        "sr1.0",
+        "cr0.2",
+        "n0.2",
+        "ip",
+        "tdr0.1",
+        "tm0.4",
+        "fc1.0",
+        "dbg0.1",
+        "null",
+        "mme7.0",
+    ],
+    "xehpg": [
+        "acc0.0",
+        "acc7.1",
+        "a0.3",
+        "f1.1",
+        "ce",
+        "msg3.0",
+        "sr0.3",
+        "cr0.2",
+        "n0.2",
+        "ip",
+        "tdr0.1",
+        "tm0.4",
+        "fc3.0",
+        "dbg0.1",
+        "null",
+        "mme0.0",
+    ],
+    "xehpc": [
+        "acc0.0",
+        "acc15.1",
+        "a0.3",
+        "f3.1",
+        "ce",
+        "msg7.0",
+        "sr1.3",
+        "cr0.2",
+        "n0.2",
+        "ip",
+        "tdr0.1",
+        "tm0.4",
+        "fc2.0",
+        "dbg0.1",
+        "null",
+        "mme4.0",
+    ],
 }
 
 

@@ -35,8 +35,13 @@ def ocloc_dump(data: bytes, device: str, directory: Path) -> dict[str, str]:
     (directory / "in.bin").write_bytes(data)
     dump = directory / "dump"
     dump.mkdir(exist_ok=True)
-    result = subprocess.run([oracles.find_tool("ocloc"), "disasm", "-file", "in.bin", "-device", device,
-                             "-dump", str(dump)], cwd=directory, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [oracles.find_tool("ocloc"), "disasm", "-file", "in.bin", "-device", device, "-dump", str(dump)],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return {p.name: p.read_text(errors="replace") for p in dump.iterdir() if p.is_file()}
 
@@ -53,6 +58,7 @@ def assert_valid(data: bytes) -> str:
 
 # --- IGC's zebins ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("build", BUILDS, ids=str)
 def test_reads_igc_zebins_like_ocloc_dump(iga64, corpus, build, tmp_path):
     data = corpus.zebin(build)
@@ -64,8 +70,9 @@ def test_reads_igc_zebins_like_ocloc_dump(iga64, corpus, build, tmp_path):
     dump = ocloc_dump(data, build.variant.device, tmp_path)
     # Code: iga64 on the bytes we extracted prints what ocloc printed from the ELF itself.
     # (ocloc prints bfn functions as hex; ask iga64 for the same.)
-    assert instruction_lines(oracles.iga64_disassemble(ours.code, platform, extra=("-Xno-print-bfnexprs",))) == \
-        instruction_lines(dump[f".text.{ours.name}.asm"])
+    assert instruction_lines(
+        oracles.iga64_disassemble(ours.code, platform, extra=("-Xno-print-bfnexprs",))
+    ) == instruction_lines(dump[f".text.{ours.name}.asm"])
     # .ze_info: ocloc's copy, parsed by PyYAML alone, against our typed model.
     theirs = yaml.safe_load(dump[".ze_info"])["kernels"][0]
     env = theirs["execution_env"]
@@ -76,16 +83,30 @@ def test_reads_igc_zebins_like_ocloc_dump(iga64, corpus, build, tmp_path):
     assert ours.execution_env.has_dpas == env.get("has_dpas", False)
     assert ours.execution_env.inline_data_payload_size == env.get("inline_data_payload_size", 0)
     assert ours.execution_env.offset_to_skip_per_thread_data_load == env.get("offset_to_skip_per_thread_data_load", 0)
-    assert ours.execution_env.required_work_group_size == (tuple(env["required_work_group_size"])
-                                                           if "required_work_group_size" in env else None)
-    assert [(a.arg_type, a.offset, a.size, a.arg_index, a.addrmode, a.addrspace, a.access_type)
-            for a in ours.payload_arguments] == [
-        (a["arg_type"], a["offset"], a["size"], a.get("arg_index"), a.get("addrmode"), a.get("addrspace"),
-         a.get("access_type")) for a in theirs.get("payload_arguments", [])]
+    assert ours.execution_env.required_work_group_size == (
+        tuple(env["required_work_group_size"]) if "required_work_group_size" in env else None
+    )
+    assert [
+        (a.arg_type, a.offset, a.size, a.arg_index, a.addrmode, a.addrspace, a.access_type)
+        for a in ours.payload_arguments
+    ] == [
+        (
+            a["arg_type"],
+            a["offset"],
+            a["size"],
+            a.get("arg_index"),
+            a.get("addrmode"),
+            a.get("addrspace"),
+            a.get("access_type"),
+        )
+        for a in theirs.get("payload_arguments", [])
+    ]
     assert [(a.arg_type, a.offset, a.size) for a in ours.per_thread_payload_arguments] == [
-        (a["arg_type"], a["offset"], a["size"]) for a in theirs.get("per_thread_payload_arguments", [])]
+        (a["arg_type"], a["offset"], a["size"]) for a in theirs.get("per_thread_payload_arguments", [])
+    ]
     assert [(b.bti_value, b.arg_index) for b in ours.binding_table_indices] == [
-        (b["bti_value"], b["arg_index"]) for b in theirs.get("binding_table_indices", [])]
+        (b["bti_value"], b["arg_index"]) for b in theirs.get("binding_table_indices", [])
+    ]
     # The notes: IGC names the product family, leaves the GFX core 0 and marks itself as generator 1.
     assert parsed.gfx_core == 0
     assert parsed.target_metadata is not None and parsed.target_metadata >> 21 & 7 == 1
@@ -116,8 +137,11 @@ def test_igc_dpas_kernels_keep_dpas(iga64, corpus, name):
 @pytest.mark.parametrize("build", [b for b in BUILDS if b.kernel.required_mnemonics], ids=str)
 def test_corpus_builds_contain_their_required_instructions(iga64, corpus, build):
     code = zebin.read_zebin(corpus.zebin(build)).kernels[0].code
-    mnemonics = {line.split()[0].split(".")[0] for line in instruction_lines(
-        oracles.iga64_disassemble(code, build.variant.device)) if not line.startswith(("(", "L"))}
+    mnemonics = {
+        line.split()[0].split(".")[0]
+        for line in instruction_lines(oracles.iga64_disassemble(code, build.variant.device))
+        if not line.startswith(("(", "L"))
+    }
     for required in build.kernel.required_mnemonics:
         assert required in mnemonics, f"{build}: IGC dropped {required}"
 
@@ -171,6 +195,7 @@ def test_lsc_variant_uses_lsc_messages(iga64, corpus):
 
 # --- Writing: IGC's kernels rewrapped by our writer ----------------------------------------------
 
+
 @pytest.mark.parametrize("build", BUILDS, ids=str)
 def test_rewrapped_igc_kernels_validate_and_read_back(ocloc, corpus, build):
     original = zebin.read_zebin(corpus.zebin(build))
@@ -186,12 +211,11 @@ def test_rewrapped_igc_kernels_validate_and_read_back(ocloc, corpus, build):
 
 # End of thread: copy r0 to r127 and send it to the thread spawner / gateway.
 EOT = {
-    "xelp": "(W) mov (8|M0) r127.0<1>:ud r0.0<8;8,1>:ud\n"
-            "(W) send.ts (8|M0) null r127 null 0x0 0x02000010 {EOT,@1}\n",
+    "xelp": "(W) mov (8|M0) r127.0<1>:ud r0.0<8;8,1>:ud\n(W) send.ts (8|M0) null r127 null 0x0 0x02000010 {EOT,@1}\n",
     "xehpg": "(W) mov (8|M0) r127.0<1>:ud r0.0<1;1,0>:ud\n"
-             "(W) send.gtwy (8|M0) null r127 null:0 0x0 0x02000010 {EOT,A@1}\n",
+    "(W) send.gtwy (8|M0) null r127 null:0 0x0 0x02000010 {EOT,A@1}\n",
     "xehpc": "(W) mov (16|M0) r127.0<1>:ud r0.0<1;1,0>:ud\n"
-             "(W) send.gtwy (8|M0) null r127 null:0 0x0 0x02000010 {EOT,A@1}\n",
+    "(W) send.gtwy (8|M0) null r127 null:0 0x0 0x02000010 {EOT,A@1}\n",
 }
 
 
@@ -208,39 +232,96 @@ def synthetic_kernels(platform: str) -> list[ZebinKernel]:
     local_ids = PerThreadPayloadArgument("local_id", 0, 3 * max(simd * 2, 32))
     base = (PayloadArgument("global_id_offset", 0, 12), PayloadArgument("local_size", 12, 12))
     return [
-        ZebinKernel("pointers_and_values", code, ExecutionEnv(grf_count=128, simd_size=simd),
-                    payload_arguments=base + (
-                        PayloadArgument("arg_bypointer", 24, 8, arg_index=0, addrmode="stateless", addrspace="global",
-                                        access_type="readwrite"),
-                        PayloadArgument("arg_bypointer", 32, 8, arg_index=1, addrmode="stateless", addrspace="constant",
-                                        access_type="readonly"),
-                        PayloadArgument("arg_byvalue", 40, 4, arg_index=2),
-                        PayloadArgument("arg_byvalue", 44, 4, arg_index=3),
-                        PayloadArgument("group_count", 48, 12),
-                        PayloadArgument("global_size", 64, 12),
-                        PayloadArgument("enqueued_local_size", 76, 12),
-                        PayloadArgument("work_dimensions", 88, 4)),
-                    per_thread_payload_arguments=(local_ids,)),
-        ZebinKernel("slm_and_barrier", code,
-                    ExecutionEnv(grf_count=128, simd_size=simd, barrier_count=1, slm_size=4096,
-                                 required_work_group_size=(64, 1, 1)),
-                    payload_arguments=base + (
-                        PayloadArgument("arg_bypointer", 24, 8, arg_index=0, addrmode="stateless", addrspace="global",
-                                        access_type="writeonly"),
-                        PayloadArgument("arg_bypointer", 32, 4, arg_index=1, addrmode="slm", addrspace="local",
-                                        access_type="readwrite", slm_alignment=16)),
-                    per_thread_payload_arguments=(local_ids,)),
-        ZebinKernel("stateful_buffers", code, ExecutionEnv(grf_count=128, simd_size=simd),
-                    payload_arguments=base + (
-                        PayloadArgument("arg_bypointer", 0, 0, arg_index=0, addrmode="stateful", addrspace="global",
-                                        access_type="readonly"),
-                        PayloadArgument("buffer_address", 24, 8, arg_index=0),
-                        PayloadArgument("buffer_offset", 32, 4, arg_index=0)),
-                    binding_table_indices=(BindingTableIndex(0, 0),)),
+        ZebinKernel(
+            "pointers_and_values",
+            code,
+            ExecutionEnv(grf_count=128, simd_size=simd),
+            payload_arguments=base
+            + (
+                PayloadArgument(
+                    "arg_bypointer",
+                    24,
+                    8,
+                    arg_index=0,
+                    addrmode="stateless",
+                    addrspace="global",
+                    access_type="readwrite",
+                ),
+                PayloadArgument(
+                    "arg_bypointer",
+                    32,
+                    8,
+                    arg_index=1,
+                    addrmode="stateless",
+                    addrspace="constant",
+                    access_type="readonly",
+                ),
+                PayloadArgument("arg_byvalue", 40, 4, arg_index=2),
+                PayloadArgument("arg_byvalue", 44, 4, arg_index=3),
+                PayloadArgument("group_count", 48, 12),
+                PayloadArgument("global_size", 64, 12),
+                PayloadArgument("enqueued_local_size", 76, 12),
+                PayloadArgument("work_dimensions", 88, 4),
+            ),
+            per_thread_payload_arguments=(local_ids,),
+        ),
+        ZebinKernel(
+            "slm_and_barrier",
+            code,
+            ExecutionEnv(
+                grf_count=128, simd_size=simd, barrier_count=1, slm_size=4096, required_work_group_size=(64, 1, 1)
+            ),
+            payload_arguments=base
+            + (
+                PayloadArgument(
+                    "arg_bypointer",
+                    24,
+                    8,
+                    arg_index=0,
+                    addrmode="stateless",
+                    addrspace="global",
+                    access_type="writeonly",
+                ),
+                PayloadArgument(
+                    "arg_bypointer",
+                    32,
+                    4,
+                    arg_index=1,
+                    addrmode="slm",
+                    addrspace="local",
+                    access_type="readwrite",
+                    slm_alignment=16,
+                ),
+            ),
+            per_thread_payload_arguments=(local_ids,),
+        ),
+        ZebinKernel(
+            "stateful_buffers",
+            code,
+            ExecutionEnv(grf_count=128, simd_size=simd),
+            payload_arguments=base
+            + (
+                PayloadArgument(
+                    "arg_bypointer", 0, 0, arg_index=0, addrmode="stateful", addrspace="global", access_type="readonly"
+                ),
+                PayloadArgument("buffer_address", 24, 8, arg_index=0),
+                PayloadArgument("buffer_offset", 32, 4, arg_index=0),
+            ),
+            binding_table_indices=(BindingTableIndex(0, 0),),
+        ),
         ZebinKernel("no_arguments", code, ExecutionEnv(grf_count=128, simd_size=1)),
-    ] + ([ZebinKernel("dpas_user", code,
-                      ExecutionEnv(grf_count=256, simd_size=simd, required_sub_group_size=simd, has_dpas=True),
-                      payload_arguments=base)] if p.has_dpas else [])
+    ] + (
+        [
+            ZebinKernel(
+                "dpas_user",
+                code,
+                ExecutionEnv(grf_count=256, simd_size=simd, required_sub_group_size=simd, has_dpas=True),
+                payload_arguments=base,
+            )
+        ]
+        if p.has_dpas
+        else []
+    )
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
@@ -272,22 +353,32 @@ def test_elf_layout(iga64, platform):
     assert (e_type, e_machine) == (1, 205)  # ET_REL, EM_INTELGT
     parsed = elf.read_elf(data)
     assert [(s.name, s.type) for s in parsed.sections] == [
-        ("", 0), (".text.pointers_and_values", 1), (".text.slm_and_barrier", 1), (".ze_info", 0xFF000011),
-        (".note.intelgt.compat", 7), (".symtab", 2), (".strtab", 3), (".shstrtab", 3)]
+        ("", 0),
+        (".text.pointers_and_values", 1),
+        (".text.slm_and_barrier", 1),
+        (".ze_info", 0xFF000011),
+        (".note.intelgt.compat", 7),
+        (".symtab", 2),
+        (".strtab", 3),
+        (".shstrtab", 3),
+    ]
     assert parsed.sections[1].flags == elf.SHF_ALLOC | elf.SHF_EXECINSTR
     assert parsed.sections[1].offset % 64 == 0
     symbols = elf.read_symbols(parsed, parsed.section(".symtab"))
     assert [(s.name, s.section_index, s.type) for s in symbols[1:]] == [
-        ("pointers_and_values", 1, elf.STT_FUNC), ("slm_and_barrier", 2, elf.STT_FUNC)]
+        ("pointers_and_values", 1, elf.STT_FUNC),
+        ("slm_and_barrier", 2, elf.STT_FUNC),
+    ]
     notes = elf.read_notes(parsed.section(".note.intelgt.compat"))
     p = hwlib.platform(platform)
     assert [(n.owner, n.type, n.descriptor) for n in notes] == [
-        ("IntelGT", 1, struct.pack("<I", p.product_family)), ("IntelGT", 2, struct.pack("<I", p.gfx_core)),
-        ("IntelGT", 4, b"1.15\0")]
+        ("IntelGT", 1, struct.pack("<I", p.product_family)),
+        ("IntelGT", 2, struct.pack("<I", p.gfx_core)),
+        ("IntelGT", 4, b"1.15\0"),
+    ]
 
 
-@pytest.mark.parametrize("device", [
-    "tgllp", "dg2", "pvc"])
+@pytest.mark.parametrize("device", ["tgllp", "dg2", "pvc"])
 def test_product_family_matches_igc(corpus, device):
     k = kernel("transpose")
     igc = zebin.read_zebin(corpus.zebin(Build(k, k.variant(device))))
@@ -302,10 +393,28 @@ def test_output_is_deterministic(iga64):
 
 
 def test_yaml_emitter_quotes_what_must_stay_a_string():
-    text = zebin.emit_yaml({"version": zebin.Quoted("1.15"), "a": "true", "b": "x: y", "c": "it's",
-                            "d": [1, 2, 3], "e": [{"k": 1}, {"k": 2}], "f": False, "g": "plain_name"})
-    assert yaml.safe_load(text) == {"version": "1.15", "a": "true", "b": "x: y", "c": "it's", "d": [1, 2, 3],
-                                    "e": [{"k": 1}, {"k": 2}], "f": False, "g": "plain_name"}
+    text = zebin.emit_yaml(
+        {
+            "version": zebin.Quoted("1.15"),
+            "a": "true",
+            "b": "x: y",
+            "c": "it's",
+            "d": [1, 2, 3],
+            "e": [{"k": 1}, {"k": 2}],
+            "f": False,
+            "g": "plain_name",
+        }
+    )
+    assert yaml.safe_load(text) == {
+        "version": "1.15",
+        "a": "true",
+        "b": "x: y",
+        "c": "it's",
+        "d": [1, 2, 3],
+        "e": [{"k": 1}, {"k": 2}],
+        "f": False,
+        "g": "plain_name",
+    }
     assert "version: '1.15'" in text and "d: [ 1, 2, 3 ]" in text and "g: plain_name" in text
 
 
@@ -321,17 +430,27 @@ def test_writer_rejects_bad_kernel_lists(iga64):
 
 # --- Reading bad input -------------------------------------------------------------------------
 
+
 def small_zebin() -> bytes:
     code = bytes(range(32))
-    return zebin.write_zebin([ZebinKernel("k", code, ExecutionEnv(grf_count=128, simd_size=16),
-                                          payload_arguments=(PayloadArgument("arg_byvalue", 0, 4, arg_index=0),))],
-                             "xehpg")
+    return zebin.write_zebin(
+        [
+            ZebinKernel(
+                "k",
+                code,
+                ExecutionEnv(grf_count=128, simd_size=16),
+                payload_arguments=(PayloadArgument("arg_byvalue", 0, 4, arg_index=0),),
+            )
+        ],
+        "xehpg",
+    )
 
 
 def with_zeinfo(data: bytes, text: str) -> bytes:
     parsed = elf.read_elf(data)
-    sections = [replace(s, data=text.encode()) if s.name == ".ze_info" else s
-                for s in parsed.sections if s.name != ".shstrtab"]
+    sections = [
+        replace(s, data=text.encode()) if s.name == ".ze_info" else s for s in parsed.sections if s.name != ".shstrtab"
+    ]
     sections, names = elf.with_section_names(sections)
     return elf.write_elf(replace(parsed, sections=sections, section_names_index=names))
 
@@ -377,12 +496,15 @@ def test_rejects_a_kernel_without_its_text_section():
         zebin.read_zebin(with_zeinfo(data, zeinfo_text(data).replace("name: k", "name: other")))
 
 
-@pytest.mark.parametrize("edit, message", [
-    (("simd_size: 16", "simd_size: sixteen"), "simd_size should be an integer, not 'sixteen'"),
-    (("      simd_size: 16\n", ""), "execution_env has no simd_size"),
-    (("    execution_env:", "    environment:"), "has no execution_env"),
-    (("arg_index: 0", "arg_index: [ 0 ]"), "arg_index should be a string"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (("simd_size: 16", "simd_size: sixteen"), "simd_size should be an integer, not 'sixteen'"),
+        (("      simd_size: 16\n", ""), "execution_env has no simd_size"),
+        (("    execution_env:", "    environment:"), "has no execution_env"),
+        (("arg_index: 0", "arg_index: [ 0 ]"), "arg_index should be a string"),
+    ],
+)
 def test_rejects_ill_typed_ze_info(edit, message):
     data = small_zebin()
     text = zeinfo_text(data)
@@ -406,8 +528,11 @@ def test_random_bytes_raise_decode_error(data):
 
 
 @settings(max_examples=300, deadline=None)
-@given(cut=st.integers(0, 10_000), flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 7)), max_size=4),
-       which=st.sampled_from(["small", "elf-header"]))
+@given(
+    cut=st.integers(0, 10_000),
+    flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 7)), max_size=4),
+    which=st.sampled_from(["small", "elf-header"]),
+)
 def test_truncated_and_bit_flipped_zebins_never_crash(cut, flips, which):
     data = bytearray(small_zebin())
     for position, bit in flips:
@@ -421,8 +546,11 @@ def test_truncated_and_bit_flipped_zebins_never_crash(cut, flips, which):
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(build=st.sampled_from(BUILDS), cut=st.integers(0, 1 << 20),
-       flips=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 7)), min_size=1, max_size=6))
+@given(
+    build=st.sampled_from(BUILDS),
+    cut=st.integers(0, 1 << 20),
+    flips=st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 7)), min_size=1, max_size=6),
+)
 def test_damaged_igc_zebins_never_crash(corpus, build, cut, flips):
     data = bytearray(corpus.zebin(build))
     for position, bit in flips:

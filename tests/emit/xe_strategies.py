@@ -22,8 +22,22 @@ XELP, XEHPG, XEHPC = hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC
 INT = ("ub", "b", "uw", "w", "ud", "d")
 INT_NO_BYTE = ("uw", "w", "ud", "d")
 Q = ("uq", "q")
-SIZE = {"ub": 1, "b": 1, "uw": 2, "w": 2, "ud": 4, "d": 4, "uq": 8, "q": 8, "hf": 2, "f": 4, "df": 8,
-        "bf": 2, "tf32": 4, "bf8": 1}
+SIZE = {
+    "ub": 1,
+    "b": 1,
+    "uw": 2,
+    "w": 2,
+    "ud": 4,
+    "d": 4,
+    "uq": 8,
+    "q": 8,
+    "hf": 2,
+    "f": 4,
+    "df": 8,
+    "bf": 2,
+    "tf32": 4,
+    "bf8": 1,
+}
 
 
 def _is_xehpc(p: hwlib.Platform) -> bool:
@@ -36,6 +50,7 @@ def _has_bf(p: hwlib.Platform) -> bool:
 
 # ---------------------------------------------------------------------------------------
 # Type rules: (destination types, source types) pairs per opcode, after IGA's models.
+
 
 def _float_pairs(p):
     pairs = [(("f",), ("f",)), (("hf",), ("hf",)), (("df",), ("df",))]
@@ -65,16 +80,26 @@ def _binary_type_rules(op: str, p: hwlib.Platform) -> list[tuple[tuple[str, ...]
     arith = [(INT, INT), (Q, INT_NO_BYTE + Q), (INT_NO_BYTE, Q)] + _float_pairs(p)
     logic = [(INT, INT), (Q, INT_NO_BYTE + Q), (INT_NO_BYTE, Q)]
     rules = {
-        "add": arith, "sel": arith, "cmp": arith, "avg": [(INT, INT)],
+        "add": arith,
+        "sel": arith,
+        "cmp": arith,
+        "avg": [(INT, INT)],
         "mul": ([(("ub", "b", "uw", "w", "ud", "d"), ("ub", "b"))] if not _is_xehpc(p) else [])
         + [(("uw", "w", "ud", "d"), ("uw", "w")), (("ud", "d"), ("uw", "w", "ud", "d")), (Q, ("ud", "d"))]
         + _float_pairs(p),
         "cmpn": [(INT, INT), (("f",), ("f",)), (("hf",), ("hf",)), (("df",), ("df",))],
-        "and": logic, "or": logic, "xor": logic, "shl": logic, "asr": logic,
+        "and": logic,
+        "or": logic,
+        "xor": logic,
+        "shl": logic,
+        "asr": logic,
         "shr": [(("ub", "uw", "ud"), ("ub", "uw", "ud")), (("uq",), ("uw", "ud", "uq"))],
-        "rol": [(("uw", "ud"), ("uw", "ud"))], "ror": [(("uw", "ud"), ("uw", "ud"))],
-        "addc": [(("ud",), ("ud",))], "subb": [(("ud",), ("ud",))],
-        "mach": [(("d",), ("d",)), (("ud",), ("ud",))], "macl": [(("d",), ("d",)), (("ud",), ("ud",))],
+        "rol": [(("uw", "ud"), ("uw", "ud"))],
+        "ror": [(("uw", "ud"), ("uw", "ud"))],
+        "addc": [(("ud",), ("ud",))],
+        "subb": [(("ud",), ("ud",))],
+        "mach": [(("d",), ("d",)), (("ud",), ("ud",))],
+        "macl": [(("d",), ("d",)), (("ud",), ("ud",))],
         "mac": [(INT_NO_BYTE, ("ub", "b", "uw", "w")), (("f",), ("f",)), (("hf",), ("hf",))],
         "movi": [(("d",), ("d",)), (("ud",), ("ud",))],
         "bfi1": [(("ud",), ("ud",)), (("d",), ("d",))],
@@ -109,11 +134,18 @@ def _unary_type_rules(op: str, p: hwlib.Platform):
         mov.append((("bf8",), ("hf",)))
         mov.append((("hf",), ("bf8",)))
     rules = {
-        "mov": mov, "not": [(INT, INT), (Q, INT_NO_BYTE + Q)],
-        "frc": [(("f",), ("f",))], "rndu": [(("f",), ("f",))], "rndd": [(("f",), ("f",))],
-        "rnde": [(("f",), ("f",))], "rndz": [(("f",), ("f",))],
-        "lzd": [(("ud",), INT)], "fbh": [(("ud",), ("ud", "d"))], "fbl": [(("ud",), ("ud",))],
-        "cbit": [(("ud",), ("ub", "uw", "ud"))], "bfrev": [(("ud",), ("ud",))],
+        "mov": mov,
+        "not": [(INT, INT), (Q, INT_NO_BYTE + Q)],
+        "frc": [(("f",), ("f",))],
+        "rndu": [(("f",), ("f",))],
+        "rndd": [(("f",), ("f",))],
+        "rnde": [(("f",), ("f",))],
+        "rndz": [(("f",), ("f",))],
+        "lzd": [(("ud",), INT)],
+        "fbh": [(("ud",), ("ud", "d"))],
+        "fbl": [(("ud",), ("ud",))],
+        "cbit": [(("ud",), ("ub", "uw", "ud"))],
+        "bfrev": [(("ud",), ("ud",))],
     }
     return rules[op]
 
@@ -149,8 +181,21 @@ def flags(p: hwlib.Platform):
 def predicate_modes(p: hwlib.Platform):
     if _is_xehpc(p):
         return ("", "any", "all")
-    return ("", "anyv", "allv", "any2h", "all2h", "any4h", "all4h", "any8h", "all8h", "any16h", "all16h",
-            "any32h", "all32h")
+    return (
+        "",
+        "anyv",
+        "allv",
+        "any2h",
+        "all2h",
+        "any4h",
+        "all4h",
+        "any8h",
+        "all8h",
+        "any16h",
+        "all16h",
+        "any32h",
+        "all32h",
+    )
 
 
 @st.composite
@@ -189,9 +234,11 @@ def swsb_values(p: hwlib.Platform, kind: str):
         st.builds(lambda t, m: Swsb(token=t, token_mode=m), tokens, st.sampled_from(["set", "dst", "src"])),
     ]
     if _is_xehpc(p):
-        combined = {"send": [("A", "set"), ("F", "set"), ("I", "set")],
-                    "ooo": [("", "set"), ("", "src"), ("", "dst")],
-                    "inorder": [("", "dst"), ("", "src"), ("A", "dst")]}[kind]
+        combined = {
+            "send": [("A", "set"), ("F", "set"), ("I", "set")],
+            "ooo": [("", "set"), ("", "src"), ("", "dst")],
+            "inorder": [("", "dst"), ("", "src"), ("A", "dst")],
+        }[kind]
         options.append(st.just(Swsb(no_acc_sb_set=True)))
     else:
         pipe = "A" if kind == "send" and p.swsb_named_pipes else ""
@@ -239,8 +286,16 @@ def arf_operand(draw, p, type_name):
     acc_bytes = 64 if _is_xehpc(p) else 32
     choices = [("acc", acc_count, acc_bytes), ("null", 1, 0)]
     if 2 <= size <= 4:  # the control registers are accessed at least 16 bits at a time
-        choices += [("a", 1, 32), ("f", p.flag_registers, 4), ("sr", 2, 16), ("cr", 1, 12), ("n", 1, 12),
-                    ("tm", 1, 20), ("tdr", 1, 16), ("dbg", 1, 8)]
+        choices += [
+            ("a", 1, 32),
+            ("f", p.flag_registers, 4),
+            ("sr", 2, 16),
+            ("cr", 1, 12),
+            ("n", 1, 12),
+            ("tm", 1, 20),
+            ("tdr", 1, 16),
+            ("dbg", 1, 8),
+        ]
         if not p.has_dpas:  # the stack pointer exists on XeLP only
             choices += [("sp", 1, 16)]
         if size == 4:  # whole 32-bit registers (iga64 mis-encodes sub-dword msg subregisters)
@@ -288,8 +343,18 @@ def dst_operand(draw, p, type_name, allow_arf=True, allow_indirect=True):
     hs = draw(_hstrides_for_dst())
     if kind == "ind":
         lo, hi = (-1024, 1023) if _is_xehpc(p) else (-512, 511)
-        return Reg("r", 0, 0, type_name, None, None, hs, indirect=True, addr_subreg=draw(st.integers(0, 15)),
-                   addr_offset=draw(st.integers(lo, hi)))
+        return Reg(
+            "r",
+            0,
+            0,
+            type_name,
+            None,
+            None,
+            hs,
+            indirect=True,
+            addr_subreg=draw(st.integers(0, 15)),
+            addr_offset=draw(st.integers(lo, hi)),
+        )
     reg = draw(arf_operand(p, type_name)) if kind == "arf" else draw(grf_operand(p, type_name))
     return replace(reg, hstride=hs)
 
@@ -316,8 +381,20 @@ def _src_operand(draw, p, type_name, exec_size, info_mods: bool, bitwise: bool, 
         v, w, h = draw(legal_region(p, exec_size, type_name, 0))
         lo, hi = (-1024, 1023) if _is_xehpc(p) else (-512, 511)
         vxh = draw(st.booleans())
-        return Reg("r", 0, 0, type_name, None if vxh else v, w, h, neg, abs_, indirect=True,
-                   addr_subreg=draw(st.integers(0, 15)), addr_offset=draw(st.integers(lo, hi)))
+        return Reg(
+            "r",
+            0,
+            0,
+            type_name,
+            None if vxh else v,
+            w,
+            h,
+            neg,
+            abs_,
+            indirect=True,
+            addr_subreg=draw(st.integers(0, 15)),
+            addr_offset=draw(st.integers(lo, hi)),
+        )
     reg = draw(arf_operand(p, type_name)) if kind == "arf" else draw(grf_operand(p, type_name))
     v, w, h = draw(legal_region(p, exec_size, type_name, reg.subreg))
     return replace(reg, vstride=v, width=w, hstride=h, neg=neg, abs=abs_)
@@ -351,11 +428,34 @@ def immediate(draw, type_name):
 
 def _ops_on(p: hwlib.Platform, ops: list[str]) -> list[str]:
     from xegen.emit import tables as T
+
     return [o for o in ops if T.opcode_available(T.OPCODES[o], p)]
 
 
-BINARY_OPS = ["add", "mul", "avg", "sel", "cmp", "cmpn", "and", "or", "xor", "shl", "shr", "asr", "rol", "ror",
-              "addc", "subb", "mach", "mac", "macl", "movi", "bfi1", "srnd"]
+BINARY_OPS = [
+    "add",
+    "mul",
+    "avg",
+    "sel",
+    "cmp",
+    "cmpn",
+    "and",
+    "or",
+    "xor",
+    "shl",
+    "shr",
+    "asr",
+    "rol",
+    "ror",
+    "addc",
+    "subb",
+    "mach",
+    "mac",
+    "macl",
+    "movi",
+    "bfi1",
+    "srnd",
+]
 UNARY_OPS = ["mov", "not", "frc", "rndu", "rndd", "rnde", "rndz", "lzd", "fbh", "fbl", "cbit", "bfrev"]
 TERNARY_OPS = ["mad", "add3", "bfn", "csel", "bfe", "bfi2", "dp4a"]
 
@@ -363,6 +463,7 @@ TERNARY_OPS = ["mad", "add3", "bfn", "csel", "bfe", "bfi2", "dp4a"]
 @st.composite
 def basic_instructions(draw, p: hwlib.Platform):
     from xegen.emit import tables as T
+
     op = draw(st.sampled_from(_ops_on(p, UNARY_OPS + BINARY_OPS)))
     info = T.OPCODES[op]
     unary = info.format == T.UNARY
@@ -380,8 +481,12 @@ def basic_instructions(draw, p: hwlib.Platform):
     for i in range(nsrc):
         t = types[i]
         last = i == nsrc - 1
-        if last and draw(st.integers(0, 3)) == 0 and t not in ("ub", "b", "bf", "bf8", "tf32") \
-                and not (nsrc == 2 and SIZE[t] == 8):
+        if (
+            last
+            and draw(st.integers(0, 3)) == 0
+            and t not in ("ub", "b", "bf", "bf8", "tf32")
+            and not (nsrc == 2 and SIZE[t] == 8)
+        ):
             if unary and op == "mov" and dst_t in INT_NO_BYTE + ("f",) and draw(st.integers(0, 4)) == 0:
                 vector_types = ["uv", "v"] if dst_t in INT_NO_BYTE else ["vf"]
                 srcs.append(draw(immediate(draw(st.sampled_from(vector_types)))))
@@ -393,14 +498,25 @@ def basic_instructions(draw, p: hwlib.Platform):
     if info.cond_modifier and not last_imm64 and draw(st.booleans()):
         cond = CondModifier(draw(st.sampled_from(["eq", "ne", "gt", "ge", "lt", "le", "ov", "un"])), flag)
     dst = draw(dst_operand(p, dst_t))
-    return Instruction(op, exec_size, draw(channel_offsets(p, exec_size)), dst, tuple(srcs), pred,
-                       draw(st.booleans()), cond, info.saturate and draw(st.booleans()),
-                       swsb=draw(swsb_values(p, "inorder")), options=draw(common_options(p)))
+    return Instruction(
+        op,
+        exec_size,
+        draw(channel_offsets(p, exec_size)),
+        dst,
+        tuple(srcs),
+        pred,
+        draw(st.booleans()),
+        cond,
+        info.saturate and draw(st.booleans()),
+        swsb=draw(swsb_values(p, "inorder")),
+        options=draw(common_options(p)),
+    )
 
 
 @st.composite
 def math_instructions(draw, p: hwlib.Platform):
     from xegen.emit import tables as T
+
     functions = [f for f in T.MATH_FUNCTIONS if T.math_available(f, p)]
     fn = draw(st.sampled_from(functions))
     exec_size = draw(exec_sizes(p, 16, widest_type="df"))
@@ -410,13 +526,36 @@ def math_instructions(draw, p: hwlib.Platform):
         t = draw(st.sampled_from(["f", "df"] if p.has_dpas else ["f"]))
         v = 0 if exec_size == 1 else 1
         dst = Reg("r", draw(st.integers(0, 255)), 0, t, None, None, 1, mme=draw(st.integers(0, 7)))
-        srcs = tuple(Reg("r", draw(st.integers(0, 255)), 0, t, v, 1, 0, draw(st.booleans()), draw(st.booleans()),
-                         mme=draw(st.integers(0, 8)))
-                     for _ in range(2 if fn == "invm" else 1))
+        srcs = tuple(
+            Reg(
+                "r",
+                draw(st.integers(0, 255)),
+                0,
+                t,
+                v,
+                1,
+                0,
+                draw(st.booleans()),
+                draw(st.booleans()),
+                mme=draw(st.integers(0, 8)),
+            )
+            for _ in range(2 if fn == "invm" else 1)
+        )
         pred = draw(predicates(p, flag))
-        return Instruction("math", exec_size, draw(channel_offsets(p, exec_size)), dst, srcs, pred,
-                           draw(st.booleans()), CondModifier("eo", flag), draw(st.booleans()), fn,
-                           swsb=draw(swsb_values(p, kind)), options=draw(common_options(p)))
+        return Instruction(
+            "math",
+            exec_size,
+            draw(channel_offsets(p, exec_size)),
+            dst,
+            srcs,
+            pred,
+            draw(st.booleans()),
+            CondModifier("eo", flag),
+            draw(st.booleans()),
+            fn,
+            swsb=draw(swsb_values(p, kind)),
+            options=draw(common_options(p)),
+        )
     t = "ud" if fn in ("idiv", "iqot", "irem") else draw(st.sampled_from(["f", "hf"] + (["df"] if p.has_dpas else [])))
     nsrc = 2 if fn in T.MATH_TWO_SOURCES else 1
     srcs = []
@@ -427,9 +566,20 @@ def math_instructions(draw, p: hwlib.Platform):
         else:
             srcs.append(draw(src_operand(p, t, exec_size, not integer, False, allow_indirect=False, index=i)))
     dst = draw(dst_operand(p, t, allow_indirect=False))
-    return Instruction("math", exec_size, draw(channel_offsets(p, exec_size)), dst, tuple(srcs),
-                       draw(predicates(p, flag)), draw(st.booleans()), None, not integer and draw(st.booleans()), fn,
-                       swsb=draw(swsb_values(p, kind)), options=draw(common_options(p)))
+    return Instruction(
+        "math",
+        exec_size,
+        draw(channel_offsets(p, exec_size)),
+        dst,
+        tuple(srcs),
+        draw(predicates(p, flag)),
+        draw(st.booleans()),
+        None,
+        not integer and draw(st.booleans()),
+        fn,
+        swsb=draw(swsb_values(p, kind)),
+        options=draw(common_options(p)),
+    )
 
 
 TERNARY_SRC_REGIONS = [(0, 0), (1, 0), (4, 1), (8, 1), (8, 2), (4, 2), (0, 1), (1, 0)]
@@ -446,8 +596,7 @@ def ternary_operand(draw, p, t, index, exec_size, mods: bool):
     neg = mods and draw(st.booleans())
     abs_ = mods and draw(st.booleans())
     if index == 2:
-        return replace(reg, vstride=None, width=None, hstride=draw(st.sampled_from([0, 1, 1, 2, 4])), neg=neg,
-                       abs=abs_)
+        return replace(reg, vstride=None, width=None, hstride=draw(st.sampled_from([0, 1, 1, 2, 4])), neg=neg, abs=abs_)
     v, h = draw(st.sampled_from(TERNARY_SRC_REGIONS))
     return replace(reg, vstride=v, width=None, hstride=h, neg=neg, abs=abs_)
 
@@ -455,6 +604,7 @@ def ternary_operand(draw, p, t, index, exec_size, mods: bool):
 @st.composite
 def ternary_instructions(draw, p: hwlib.Platform):
     from xegen.emit import tables as T
+
     op = draw(st.sampled_from(_ops_on(p, TERNARY_OPS)))
     info = T.OPCODES[op]
     dst_types, src_types = draw(st.sampled_from(ternary_type_rules(op, p)))
@@ -482,10 +632,20 @@ def ternary_instructions(draw, p: hwlib.Platform):
         conds = ["eq", "gt", "lt"] if op == "bfn" else ["eq", "ne", "gt", "ge", "lt", "le", "ov", "un"]
         cond = CondModifier(draw(st.sampled_from(conds)), flag)
     function = draw(st.integers(0, 255)) if op == "bfn" else None
-    return Instruction(op, exec_size, draw(channel_offsets(p, exec_size)), dst, tuple(srcs),
-                       draw(predicates(p, flag)) if info.predication else None, draw(st.booleans()), cond,
-                       info.saturate and draw(st.booleans()), function, swsb=draw(swsb_values(p, "inorder")),
-                       options=draw(common_options(p)))
+    return Instruction(
+        op,
+        exec_size,
+        draw(channel_offsets(p, exec_size)),
+        dst,
+        tuple(srcs),
+        draw(predicates(p, flag)) if info.predication else None,
+        draw(st.booleans()),
+        cond,
+        info.saturate and draw(st.booleans()),
+        function,
+        swsb=draw(swsb_values(p, "inorder")),
+        options=draw(common_options(p)),
+    )
 
 
 @st.composite
@@ -501,8 +661,18 @@ def madm_instructions(draw, p: hwlib.Platform):
             v, h = None, 1
         else:
             v, h = (0 if scalar else 1), 0
-        return Reg(file, number, 0, t, v, None, h, index >= 0 and draw(st.booleans()),
-                   index >= 0 and draw(st.booleans()), mme=draw(st.integers(0, 8)))
+        return Reg(
+            file,
+            number,
+            0,
+            t,
+            v,
+            None,
+            h,
+            index >= 0 and draw(st.booleans()),
+            index >= 0 and draw(st.booleans()),
+            mme=draw(st.integers(0, 8)),
+        )
 
     dst = replace(operand(-1), vstride=None, hstride=1, neg=False, abs=False, mme=draw(st.integers(0, 8)))
     return Instruction(
@@ -549,17 +719,30 @@ def dpas_instructions(draw, p: hwlib.Platform):
     # dst, src0 and src1 start on a register (iga64 warns otherwise); src2 may not
     src0 = reg(src0_t, False) if draw(st.integers(0, 4)) else Reg("null", 0, 0, src0_t)
     dst = replace(reg(dst_t, False), hstride=1)
-    srcs = (replace(src0, vstride=1, hstride=0), replace(reg(t1, False), vstride=1, hstride=0),
-            replace(reg(t2, True), hstride=1))
-    return Instruction(op, p.dpas_exec_size, 0, dst, srcs, None, draw(st.booleans()),
-                       systolic_depth=draw(st.sampled_from(depths)), repeat_count=draw(st.integers(1, 8)),
-                       swsb=draw(swsb_values(p, "ooo")),
-                       options=draw(st.lists(st.sampled_from(["Atomic", "Breakpoint"]), unique=True).map(tuple)))
+    srcs = (
+        replace(src0, vstride=1, hstride=0),
+        replace(reg(t1, False), vstride=1, hstride=0),
+        replace(reg(t2, True), hstride=1),
+    )
+    return Instruction(
+        op,
+        p.dpas_exec_size,
+        0,
+        dst,
+        srcs,
+        None,
+        draw(st.booleans()),
+        systolic_depth=draw(st.sampled_from(depths)),
+        repeat_count=draw(st.integers(1, 8)),
+        swsb=draw(swsb_values(p, "ooo")),
+        options=draw(st.lists(st.sampled_from(["Atomic", "Breakpoint"]), unique=True).map(tuple)),
+    )
 
 
 @st.composite
 def send_instructions(draw, p: hwlib.Platform):
     from xegen.emit import tables as T
+
     sfid = draw(st.sampled_from(sorted(T.sfids(p))))
     exec_size = draw(exec_sizes(p))
 
@@ -615,19 +798,44 @@ def sync_instructions(draw, p: hwlib.Platform):
         src = Imm(draw(st.integers(0, 0xFFFFFFFF)), "ud")
     else:
         src = Reg("null", 0, 0, "ud", 0, 1, 0)
-    return Instruction("sync", 1, 0, None, (src,), None, draw(st.booleans()), function=fn,
-                       swsb=draw(swsb_values(p, "inorder")),
-                       options=draw(st.lists(st.sampled_from(["Atomic", "Breakpoint"]), unique=True).map(tuple)))
+    return Instruction(
+        "sync",
+        1,
+        0,
+        None,
+        (src,),
+        None,
+        draw(st.booleans()),
+        function=fn,
+        swsb=draw(swsb_values(p, "inorder")),
+        options=draw(st.lists(st.sampled_from(["Atomic", "Breakpoint"]), unique=True).map(tuple)),
+    )
 
 
-BRANCH_OPS = ["jmpi", "if", "else", "endif", "while", "break", "cont", "goto", "join", "halt", "call", "calla",
-              "ret", "brd", "brc"]
+BRANCH_OPS = [
+    "jmpi",
+    "if",
+    "else",
+    "endif",
+    "while",
+    "break",
+    "cont",
+    "goto",
+    "join",
+    "halt",
+    "call",
+    "calla",
+    "ret",
+    "brd",
+    "brc",
+]
 
 
 @st.composite
 def branch_instructions(draw, p: hwlib.Platform, ops: list[str] = BRANCH_OPS):
     """Branches with targets given as instruction indices (resolved by `kernels`)."""
     from xegen.emit import tables as T
+
     op = draw(st.sampled_from(ops))
     info = T.OPCODES[op]
     exec_size = 1 if op == "jmpi" else draw(exec_sizes(p))
@@ -635,8 +843,8 @@ def branch_instructions(draw, p: hwlib.Platform, ops: list[str] = BRANCH_OPS):
     pred = draw(predicates(p)) if info.predication else None
     no_mask = True if op == "jmpi" else draw(st.booleans())
     branch_control = info.branch_control and draw(st.booleans())
-    jip = draw(st.integers(0, 10 ** 6))  # target index, resolved later
-    uip = draw(st.integers(0, 10 ** 6)) if info.format == T.JIP_UIP else None
+    jip = draw(st.integers(0, 10**6))  # target index, resolved later
+    uip = draw(st.integers(0, 10**6)) if info.format == T.JIP_UIP else None
     dst = None
     srcs = ()
 
@@ -648,10 +856,21 @@ def branch_instructions(draw, p: hwlib.Platform, ops: list[str] = BRANCH_OPS):
     if info.format == T.RET or (info.format in (T.JUMP, T.CALL) and draw(st.integers(0, 3)) == 0):
         srcs = (breg(),)
         jip = uip = None
-    return Instruction(op, exec_size, offset, dst, srcs, pred, no_mask, function=None,
-                       swsb=draw(swsb_values(p, "inorder")),
-                       options=draw(st.lists(st.sampled_from(["Atomic", "Breakpoint"]), unique=True).map(tuple)),
-                       jip=jip, uip=uip, branch_control=branch_control)
+    return Instruction(
+        op,
+        exec_size,
+        offset,
+        dst,
+        srcs,
+        pred,
+        no_mask,
+        function=None,
+        swsb=draw(swsb_values(p, "inorder")),
+        options=draw(st.lists(st.sampled_from(["Atomic", "Breakpoint"]), unique=True).map(tuple)),
+        jip=jip,
+        uip=uip,
+        branch_control=branch_control,
+    )
 
 
 def nullary_instructions(p: hwlib.Platform):
@@ -663,9 +882,18 @@ def nullary_instructions(p: hwlib.Platform):
 
 def instructions(p: hwlib.Platform):
     """Any valid instruction of the platform (branch targets are indices, see `kernels`)."""
-    classes = [basic_instructions(p), basic_instructions(p), basic_instructions(p), math_instructions(p),
-               ternary_instructions(p), ternary_instructions(p), send_instructions(p), sync_instructions(p),
-               branch_instructions(p), nullary_instructions(p)]
+    classes = [
+        basic_instructions(p),
+        basic_instructions(p),
+        basic_instructions(p),
+        math_instructions(p),
+        ternary_instructions(p),
+        ternary_instructions(p),
+        send_instructions(p),
+        sync_instructions(p),
+        branch_instructions(p),
+        nullary_instructions(p),
+    ]
     if p.has_madm:
         classes.append(madm_instructions(p))
     if p.has_dpas:
@@ -677,6 +905,7 @@ def instructions(p: hwlib.Platform):
 def kernels(draw, p: hwlib.Platform, min_size: int = 1, max_size: int = 200):
     """A list of instructions whose branch targets land on instructions of the list."""
     from xegen.emit import tables as T
+
     insts = draw(st.lists(instructions(p), min_size=min_size, max_size=max_size))
     n = len(insts)
     out = []
@@ -686,7 +915,10 @@ def kernels(draw, p: hwlib.Platform, min_size: int = 1, max_size: int = 200):
             if fmt == T.CALLA:
                 inst = replace(inst, jip=16 * (inst.jip % (n + 1)))
             else:
-                inst = replace(inst, jip=16 * (inst.jip % (n + 1)) - 16 * i,
-                               uip=None if inst.uip is None else 16 * (inst.uip % (n + 1)) - 16 * i)
+                inst = replace(
+                    inst,
+                    jip=16 * (inst.jip % (n + 1)) - 16 * i,
+                    uip=None if inst.uip is None else 16 * (inst.uip % (n + 1)) - 16 * i,
+                )
         out.append(inst)
     return out

@@ -22,12 +22,27 @@ SEEDS = HERE / "seeds"
 ROOT = HERE.parent.parent
 PLATFORMS = ("xelp", "xehpg", "xehpc")  # as targets.py numbers them
 
-EXPRESSIONS = ["2*(a+b) - a", "x:u16 * 3", "(u32)x >> 3", "a ? b : c - 1", "min(a, b) + add3(a, b, c)",
-               "(sat u8)(x:f32 * 0.5)", "-x % 7 == 3 && y != 0", "mad(a, b, 2) << (n & 31)",
-               "let t = a + 1 in t * t", "for (i, 0, 8) { out[i] = i * 2 }", "0xffffffff:u32 + 1e-3:f32"]
-DESCRIPTORS = ['mb1ic16ih8oc32oh8kh3ph1', 'g1mb1ic64ih56oc64oh56kh3ph1n"res2a"',
-               'mb2ic32id8ih8iw8oc32od8oh8ow8kd3kh3kw3pd1ph1pw1', 'g32mb1ic32ih112oc32oh112kh3ph1n"dw"',
-               'mb1ic3ih224iw224oc64oh112ow112kh7kw7sh2sw2ph3pw3', 'mb1_ic16oc16_iw32ow16kw3sw2pw0dw1']
+EXPRESSIONS = [
+    "2*(a+b) - a",
+    "x:u16 * 3",
+    "(u32)x >> 3",
+    "a ? b : c - 1",
+    "min(a, b) + add3(a, b, c)",
+    "(sat u8)(x:f32 * 0.5)",
+    "-x % 7 == 3 && y != 0",
+    "mad(a, b, 2) << (n & 31)",
+    "let t = a + 1 in t * t",
+    "for (i, 0, 8) { out[i] = i * 2 }",
+    "0xffffffff:u32 + 1e-3:f32",
+]
+DESCRIPTORS = [
+    'mb1ic16ih8oc32oh8kh3ph1',
+    'g1mb1ic64ih56oc64oh56kh3ph1n"res2a"',
+    'mb2ic32id8ih8iw8oc32od8oh8ow8kd3kh3kw3pd1ph1pw1',
+    'g32mb1ic32ih112oc32oh112kh3ph1n"dw"',
+    'mb1ic3ih224iw224oc64oh112ow112kh7kw7sh2sw2ph3pw3',
+    'mb1_ic16oc16_iw32ow16kw3sw2pw0dw1',
+]
 
 
 def write(target: str, name: str, data: bytes) -> None:
@@ -59,10 +74,16 @@ def main() -> None:
         code, binary = compilation.compiled.code, compilation.zebin()
         listing = disassemble(code, platform).splitlines()
         write("assembler", platform, bytes([index]) + "\n".join(listing[:60]).encode())
-        write("decoder", platform, bytes([index]) + code[:16 * 256])
+        write("decoder", platform, bytes([index]) + code[: 16 * 256])
         write("zebin", platform, binary)
-    for i, array in enumerate([np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, -2, 3], np.int8),
-                               np.zeros((2, 2), np.uint16), np.asfortranarray(np.eye(3))]):
+    for i, array in enumerate(
+        [
+            np.arange(6, dtype=np.float32).reshape(2, 3),
+            np.array([1, -2, 3], np.int8),
+            np.zeros((2, 2), np.uint16),
+            np.asfortranarray(np.eye(3)),
+        ]
+    ):
         write("npy", f"{i:02d}", npy(array))
 
 

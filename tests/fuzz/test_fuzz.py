@@ -28,11 +28,24 @@ def fuzz(target: str, runs: int, tmp_path: Path) -> None:
     found = tmp_path / "corpus"  # new inputs go here, not into the committed seeds
     found.mkdir()
     result = subprocess.run(
-        [sys.executable, str(HERE / "run.py"), target, f"-runs={runs}", "-seed=1", "-len_control=0",
-         f"-max_len={MAX_LEN.get(target, DEFAULT_MAX_LEN)}", f"-rss_limit_mb={RSS_LIMIT_MB}",
-         f"-timeout={HANG_SECONDS}", f"-artifact_prefix={tmp_path}/", "-print_final_stats=1",
-         str(found), str(HERE / "seeds" / target)],
-        capture_output=True, text=True)
+        [
+            sys.executable,
+            str(HERE / "run.py"),
+            target,
+            f"-runs={runs}",
+            "-seed=1",
+            "-len_control=0",
+            f"-max_len={MAX_LEN.get(target, DEFAULT_MAX_LEN)}",
+            f"-rss_limit_mb={RSS_LIMIT_MB}",
+            f"-timeout={HANG_SECONDS}",
+            f"-artifact_prefix={tmp_path}/",
+            "-print_final_stats=1",
+            str(found),
+            str(HERE / "seeds" / target),
+        ],
+        capture_output=True,
+        text=True,
+    )
     crashes = sorted(tmp_path.glob("crash-*")) + sorted(tmp_path.glob("oom-*")) + sorted(tmp_path.glob("timeout-*"))
     assert result.returncode == 0 and not crashes, (
         (

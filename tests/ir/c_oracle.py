@@ -30,6 +30,7 @@ class Unknowable(Exception):
 
 # Syntax trees ---------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Literal:
     value: int | float | bool
@@ -61,9 +62,26 @@ class Conversion:
 
 
 UNARY = {"neg": "-", "bitnot": "~", "not": "!"}
-BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "shl": "<<", "shr": ">>", "and": "&",
-          "or": "|", "xor": "^", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=",
-          "land": "&&", "lor": "||"}
+BINARY = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "mod": "%",
+    "shl": "<<",
+    "shr": ">>",
+    "and": "&",
+    "or": "|",
+    "xor": "^",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "eq": "==",
+    "ne": "!=",
+    "land": "&&",
+    "lor": "||",
+}
 INTEGER_ONLY = ("mod", "shl", "shr", "and", "or", "xor", "bitnot", "add3")
 COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
 
@@ -109,6 +127,7 @@ def build(e):
 
 
 # Types ----------------------------------------------------------------------------------------
+
 
 def is_float(kind: str) -> bool:
     return kind in FLOAT_BITS
@@ -161,6 +180,7 @@ def int_max(kind: str) -> int:
 
 
 # Values ---------------------------------------------------------------------------------------
+
 
 def wrap(value: int, kind: str) -> int:
     bits = INT_BITS[kind]
@@ -262,8 +282,19 @@ def arithmetic(op: str, a, b, kind: str):
         return float_min_max(op, a, b)
     if op in ("div", "mod"):
         return integer_divide(a, b, kind)[op == "mod"]
-    return wrap({"add": a + b, "sub": a - b, "mul": a * b, "and": a & b, "or": a | b, "xor": a ^ b,
-                 "min": min(a, b), "max": max(a, b)}[op], kind)
+    return wrap(
+        {
+            "add": a + b,
+            "sub": a - b,
+            "mul": a * b,
+            "and": a & b,
+            "or": a | b,
+            "xor": a ^ b,
+            "min": min(a, b),
+            "max": max(a, b),
+        }[op],
+        kind,
+    )
 
 
 def compare(op: str, a, b) -> bool:
@@ -355,8 +386,11 @@ class Oracle:
 
     def ternary(self, op: str, a, b, c):
         """add3/mad compute in the type C gives `a + b + c` / `a + b * c`."""
-        shape = Operation("add", (Operation("add", (a, b)), c)) if op == "add3" else \
-            Operation("add", (a, Operation("mul", (b, c))))
+        shape = (
+            Operation("add", (Operation("add", (a, b)), c))
+            if op == "add3"
+            else Operation("add", (a, Operation("mul", (b, c))))
+        )
         kind = self.typed_value(shape)[0]
         x, y, z = (self.value_as(e, kind) for e in (a, b, c))
         if op == "add3":
@@ -382,9 +416,23 @@ def literal_as(value, kind: str):
 
 # Random expressions ---------------------------------------------------------------------------
 
-INT_LITERALS = (0, 1, -1, 7, -300, 2**31 - 1, 2**31, -2**31, 2**32 - 1, 2**32, 2**63 - 1, 2**63, -2**63, 2**64 - 1)
-FLOAT_LITERALS = (0.0, -0.0, 1.5, -2.5, 0.1, 1e10, -1e-10, 65504.0, 65520.0, 3.0e38, 1e-45, 2.0**-149,
-                  16777217.0, 1.7976931348623157e308)
+INT_LITERALS = (0, 1, -1, 7, -300, 2**31 - 1, 2**31, -(2**31), 2**32 - 1, 2**32, 2**63 - 1, 2**63, -(2**63), 2**64 - 1)
+FLOAT_LITERALS = (
+    0.0,
+    -0.0,
+    1.5,
+    -2.5,
+    0.1,
+    1e10,
+    -1e-10,
+    65504.0,
+    65520.0,
+    3.0e38,
+    1e-45,
+    2.0**-149,
+    16777217.0,
+    1.7976931348623157e308,
+)
 
 
 def edge_values(kind: str) -> list:
@@ -396,7 +444,7 @@ def edge_values(kind: str) -> list:
     precision, min_exponent, max_exponent = FLOAT_FORMATS[kind]
     largest = float((2 - Fraction(2) ** (1 - precision)) * Fraction(2) ** max_exponent)
     tiny = 2.0 ** (min_exponent - precision + 1)
-    return [0.0, -0.0, 1.0, -1.0, largest, -largest, tiny, 2.0 ** min_exponent, math.inf, -math.inf, math.nan]
+    return [0.0, -0.0, 1.0, -1.0, largest, -largest, tiny, 2.0**min_exponent, math.inf, -math.inf, math.nan]
 
 
 def values(kind: str):
@@ -406,20 +454,23 @@ def values(kind: str):
     if kind in INT_BITS:
         return st.integers(int_min(kind), int_max(kind))
     return st.floats(allow_nan=True, allow_infinity=True, width=64 if kind == "f64" else 32).map(
-        lambda v: v if not math.isfinite(v) or v == 0 else round_exact(Fraction(v), kind))
+        lambda v: v if not math.isfinite(v) or v == 0 else round_exact(Fraction(v), kind)
+    )
 
 
 @st.composite
 def literal(draw) -> Literal:
     choice = draw(st.sampled_from(("int", "int", "hex", "float", "bool")))
     if choice == "int":
-        return Literal(draw(st.one_of(st.sampled_from(INT_LITERALS), st.integers(-2**63, 2**64 - 1))))
+        return Literal(draw(st.one_of(st.sampled_from(INT_LITERALS), st.integers(-(2**63), 2**64 - 1))))
     if choice == "hex":
-        return Literal(draw(st.one_of(st.sampled_from([v for v in INT_LITERALS if v >= 0]),
-                                      st.integers(0, 2**64 - 1))), hex=True)
+        return Literal(
+            draw(st.one_of(st.sampled_from([v for v in INT_LITERALS if v >= 0]), st.integers(0, 2**64 - 1))), hex=True
+        )
     if choice == "float":
-        return Literal(draw(st.one_of(st.sampled_from(FLOAT_LITERALS),
-                                      st.floats(allow_nan=False, allow_infinity=False))))
+        return Literal(
+            draw(st.one_of(st.sampled_from(FLOAT_LITERALS), st.floats(allow_nan=False, allow_infinity=False)))
+        )
     return Literal(draw(st.booleans()))
 
 

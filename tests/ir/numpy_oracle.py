@@ -135,9 +135,12 @@ def _evaluate(e: ir.Expr, env: dict[str, np.ndarray]) -> np.ndarray:
     if op in ("div", "mod"):
         return _divide(a, b, t, op)
     compare = {
-        "lt": lambda: _less(a, b, t), "gt": lambda: _less(b, a, t),
-        "le": lambda: ~_less(b, a, t), "ge": lambda: ~_less(a, b, t),
-        "eq": lambda: a == b, "ne": lambda: a != b,
+        "lt": lambda: _less(a, b, t),
+        "gt": lambda: _less(b, a, t),
+        "le": lambda: ~_less(b, a, t),
+        "ge": lambda: ~_less(a, b, t),
+        "eq": lambda: a == b,
+        "ne": lambda: a != b,
     }
     if op in compare:
         return compare[op]()
@@ -145,6 +148,12 @@ def _evaluate(e: ir.Expr, env: dict[str, np.ndarray]) -> np.ndarray:
         return np.where(_less(b, a, t), b, a)
     if op == "max":
         return np.where(_less(a, b, t), b, a)
-    bitwise = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "and": np.bitwise_and,
-               "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+    bitwise = {
+        "add": np.add,
+        "sub": np.subtract,
+        "mul": np.multiply,
+        "and": np.bitwise_and,
+        "or": np.bitwise_or,
+        "xor": np.bitwise_xor,
+    }[op]
     return bitwise(a, b) & mask_of(t.bits)  # uint64 arithmetic is modulo 2^64, so modulo 2^bits too

@@ -58,8 +58,16 @@ def evaluate(e: ir.Expr, env: dict[str, int]):
             return wrap(a >> count, t)  # Python >> is arithmetic on negative numbers, logical otherwise
         if op in ("div", "mod"):
             return truncating_divide(a, b, t)[0 if op == "div" else 1]
-        result = {"add": a + b, "sub": a - b, "mul": a * b, "and": a & b, "or": a | b, "xor": a ^ b,
-                  "min": min(a, b), "max": max(a, b)}[op]
+        result = {
+            "add": a + b,
+            "sub": a - b,
+            "mul": a * b,
+            "and": a & b,
+            "or": a | b,
+            "xor": a ^ b,
+            "min": min(a, b),
+            "max": max(a, b),
+        }[op]
         return wrap(result, t)
     if isinstance(e, ir.Ternary):
         a, b, c = (evaluate(x, env) for x in (e.a, e.b, e.c))

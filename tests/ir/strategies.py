@@ -104,9 +104,14 @@ SCALARS = (BOOL, *INT_TYPES, *FLOAT_TYPES)
 
 @st.composite
 def float_literal(draw, t: Type) -> ir.Expr:
-    value = draw(st.one_of(
-        st.sampled_from([0.0, -0.0, 1.0, -1.5, 0.1, 65504.0, 1e-8, 3.0e38, float("inf"), float("-inf"), float("nan")]),
-        st.floats(allow_nan=True, allow_infinity=True, width=32)))
+    value = draw(
+        st.one_of(
+            st.sampled_from(
+                [0.0, -0.0, 1.0, -1.5, 0.1, 65504.0, 1e-8, 3.0e38, float("inf"), float("-inf"), float("nan")]
+            ),
+            st.floats(allow_nan=True, allow_infinity=True, width=32),
+        )
+    )
     return ir.FloatImm(value, t)
 
 
@@ -176,8 +181,16 @@ def any_expr(draw, t: Type | None = None, depth: int = 3, scope: tuple[ir.Var, .
     if kind == "select":
         return ir.Select(sub(BOOL, d), sub(t, d), sub(t, d))
     if kind == "load":
-        return ir.Load(ir.Var("buf", PTR), sub(ir.S64, d), t if not t.is_bool else ir.U8,
-                       draw(st.one_of(st.none(), st.integers(1, 8)))) if not t.is_bool else ir.BoolImm(True)
+        return (
+            ir.Load(
+                ir.Var("buf", PTR),
+                sub(ir.S64, d),
+                t if not t.is_bool else ir.U8,
+                draw(st.one_of(st.none(), st.integers(1, 8))),
+            )
+            if not t.is_bool
+            else ir.BoolImm(True)
+        )
     if kind == "compare":
         u = draw(st.sampled_from(SCALARS))
         return ir.Binary(draw(st.sampled_from(COMPARE)), sub(u, d), sub(u, d))
@@ -188,8 +201,7 @@ def any_expr(draw, t: Type | None = None, depth: int = 3, scope: tuple[ir.Var, .
     if kind == "int_binary":
         return ir.Binary(draw(st.sampled_from(INT_BINARY)), sub(t, d), sub(t, d))
     if kind == "shift":
-        return ir.Binary(draw(st.sampled_from(("shl", "shr"))), sub(t, d),
-                         sub(draw(st.sampled_from(INT_TYPES)), d))
+        return ir.Binary(draw(st.sampled_from(("shl", "shr"))), sub(t, d), sub(draw(st.sampled_from(INT_TYPES)), d))
     if kind in ("neg", "bitnot"):
         return ir.Unary(kind, sub(t, d))
     if kind == "ternary":
@@ -221,23 +233,42 @@ def send(draw) -> funcs.Send:
     kind = "scattered" if op == "atomic" else draw(st.sampled_from(funcs.SEND_KINDS))
     if kind == "block2d":  # global loads and prefetches of whole 16-bit rows (the IR checks the limits)
         transform = draw(st.sampled_from(("none", "vnni")))
-        return funcs.Send(draw(st.sampled_from(("load", "prefetch"))), kind, "global",
-                          draw(st.sampled_from([t for t in NUMBER_TYPES if t.bits == 16])),
-                          draw(st.sampled_from((2, 4, 8, 16))), 2 * draw(st.integers(1, 16)),
-                          width=64 * draw(st.integers(1, 4)), height=draw(st.integers(1, 64)),
-                          pitch=256, transform=transform)
-    return funcs.Send(op, kind, draw(st.sampled_from(funcs.SEND_SPACES)), draw(st.sampled_from(NUMBER_TYPES)),
-                      draw(st.integers(1, 16)), draw(st.integers(1, 4)) if kind == "scattered" else 1,
-                      draw(st.sampled_from(funcs.ATOMIC_OPS)) if op == "atomic" else "")
+        return funcs.Send(
+            draw(st.sampled_from(("load", "prefetch"))),
+            kind,
+            "global",
+            draw(st.sampled_from([t for t in NUMBER_TYPES if t.bits == 16])),
+            draw(st.sampled_from((2, 4, 8, 16))),
+            2 * draw(st.integers(1, 16)),
+            width=64 * draw(st.integers(1, 4)),
+            height=draw(st.integers(1, 64)),
+            pitch=256,
+            transform=transform,
+        )
+    return funcs.Send(
+        op,
+        kind,
+        draw(st.sampled_from(funcs.SEND_SPACES)),
+        draw(st.sampled_from(NUMBER_TYPES)),
+        draw(st.integers(1, 16)),
+        draw(st.integers(1, 4)) if kind == "scattered" else 1,
+        draw(st.sampled_from(funcs.ATOMIC_OPS)) if op == "atomic" else "",
+    )
 
 
 @st.composite
 def dpas(draw) -> funcs.Dpas:
     bits = draw(st.sampled_from((8, 16, 32)))
     sources = st.sampled_from([t for t in NUMBER_TYPES if t.bits == bits])
-    return funcs.Dpas(draw(st.sampled_from((8, 16))), 8, draw(st.integers(1, 8)),
-                      draw(st.sampled_from((ir.F32, ir.S32, ir.U32, ir.F16, ir.BF16))), draw(sources), draw(sources),
-                      draw(st.booleans()))
+    return funcs.Dpas(
+        draw(st.sampled_from((8, 16))),
+        8,
+        draw(st.integers(1, 8)),
+        draw(st.sampled_from((ir.F32, ir.S32, ir.U32, ir.F16, ir.BF16))),
+        draw(sources),
+        draw(sources),
+        draw(st.booleans()),
+    )
 
 
 def call_functions():
@@ -246,16 +277,43 @@ def call_functions():
     stride = st.integers(0, 4)
     byte = st.sampled_from((ir.S8, ir.U8))
     return st.one_of(
-        send(), dpas(),
-        st.builds(funcs.Mad, exec_size=st.integers(1, 32), dst_type=number, src1_type=number, src2_type=number,
-                  src1_stride=stride, src2_stride=stride),
-        st.builds(funcs.Dp4a, exec_size=st.integers(1, 32), dst_type=st.sampled_from((ir.S32, ir.U32)),
-                  src1_type=byte, src2_type=byte, src1_stride=stride, src2_stride=stride),
-        st.builds(funcs.Reorder, src_type=number, dst_type=number, rows=st.integers(1, 8), cols=st.integers(1, 8),
-                  src_row_stride=st.integers(0, 16), src_col_stride=stride, dst_row_stride=st.integers(0, 16),
-                  dst_col_stride=stride, saturate=st.booleans()),
-        st.builds(funcs.Barrier), st.builds(funcs.Signal), st.builds(funcs.Wait),
-        st.builds(funcs.Fence, space=st.sampled_from(funcs.FENCE_SPACES)), st.builds(funcs.EndOfThread),
+        send(),
+        dpas(),
+        st.builds(
+            funcs.Mad,
+            exec_size=st.integers(1, 32),
+            dst_type=number,
+            src1_type=number,
+            src2_type=number,
+            src1_stride=stride,
+            src2_stride=stride,
+        ),
+        st.builds(
+            funcs.Dp4a,
+            exec_size=st.integers(1, 32),
+            dst_type=st.sampled_from((ir.S32, ir.U32)),
+            src1_type=byte,
+            src2_type=byte,
+            src1_stride=stride,
+            src2_stride=stride,
+        ),
+        st.builds(
+            funcs.Reorder,
+            src_type=number,
+            dst_type=number,
+            rows=st.integers(1, 8),
+            cols=st.integers(1, 8),
+            src_row_stride=st.integers(0, 16),
+            src_col_stride=stride,
+            dst_row_stride=st.integers(0, 16),
+            dst_col_stride=stride,
+            saturate=st.booleans(),
+        ),
+        st.builds(funcs.Barrier),
+        st.builds(funcs.Signal),
+        st.builds(funcs.Wait),
+        st.builds(funcs.Fence, space=st.sampled_from(funcs.FENCE_SPACES)),
+        st.builds(funcs.EndOfThread),
     )
 
 
@@ -306,8 +364,9 @@ def any_stmt(draw, depth: int = 2, scope: tuple[ir.Var, ...] = ()) -> ir.Stmt:
         mask = draw(st.one_of(st.none(), any_expr(BOOL.with_lanes(t.lanes), 1, scope)))
         if t.lanes > 1 and draw(st.booleans()):  # a scatter: one offset per lane, no stride
             return ir.Store(ir.Var("a_grf", PTR), expression(ir.S32.with_lanes(t.lanes)), value, None, mask)
-        return ir.Store(ir.Var("a_grf", PTR), expression(ir.S32), value,
-                        draw(st.one_of(st.none(), st.integers(1, 16))), mask)
+        return ir.Store(
+            ir.Var("a_grf", PTR), expression(ir.S32), value, draw(st.one_of(st.none(), st.integers(1, 16))), mask
+        )
     if kind == "call":
         return draw(call_stmt(scope))
     if kind == "let":
@@ -319,10 +378,15 @@ def any_stmt(draw, depth: int = 2, scope: tuple[ir.Var, ...] = ()) -> ir.Stmt:
         var = ir.Var(draw(st.sampled_from(BINDER_NAMES)), t)
         return ir.For(var, expression(t), expression(t), body(var), draw(st.sampled_from((1, 0, 2, 4))))
     if kind == "if":
-        return ir.IfThenElse(expression(BOOL), draw(any_stmt(sub, scope)),
-                             draw(st.one_of(st.none(), any_stmt(sub, scope))))
+        return ir.IfThenElse(
+            expression(BOOL), draw(any_stmt(sub, scope)), draw(st.one_of(st.none(), any_stmt(sub, scope)))
+        )
     if kind == "alloc":
-        return ir.Alloc(ir.Var(draw(st.sampled_from(("a_grf", "b_grf"))), PTR), draw(st.integers(1, 4096)),
-                        draw(st.sampled_from(("grf", "slm", "global"))), draw(any_stmt(sub, scope)))
+        return ir.Alloc(
+            ir.Var(draw(st.sampled_from(("a_grf", "b_grf"))), PTR),
+            draw(st.integers(1, 4096)),
+            draw(st.sampled_from(("grf", "slm", "global"))),
+            draw(any_stmt(sub, scope)),
+        )
     items = draw(st.lists(any_stmt(sub, scope), min_size=0, max_size=4))
     return ir.seq(*items) if items else ir.Seq(())

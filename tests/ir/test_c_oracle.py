@@ -29,8 +29,9 @@ def expression_and_samples(draw):
     for v in c_oracle.variables(e):
         edges = c_oracle.edge_values(v.kind)
         picked = draw(st.lists(st.sampled_from(edges), min_size=SAMPLES // 2, max_size=SAMPLES // 2))
-        env[v.name] = picked + draw(st.lists(c_oracle.values(v.kind), min_size=SAMPLES - len(picked),
-                                             max_size=SAMPLES - len(picked)))
+        env[v.name] = picked + draw(
+            st.lists(c_oracle.values(v.kind), min_size=SAMPLES - len(picked), max_size=SAMPLES - len(picked))
+        )
     return e, env
 
 
@@ -38,8 +39,10 @@ def arrays(env: dict) -> dict:
     def dtype(name):
         return semantics.numpy_dtype(ir.Type.parse(name.removeprefix("v_")))
 
-    return {name: np.array(values, dtype=object if dtype(name).kind == "u" else None).astype(dtype(name))
-            for name, values in env.items()}
+    return {
+        name: np.array(values, dtype=object if dtype(name).kind == "u" else None).astype(dtype(name))
+        for name, values in env.items()
+    }
 
 
 def same(got, expected, kind: str) -> bool:
@@ -88,7 +91,9 @@ def test_the_oracle_knows_the_c_rules():
 
     assert typed(Operation("mad", (x, x, Literal(1.5))), s32=3) == ("f32", 7.5)  # 3 + 3 * 1.5
     assert typed(Operation("add3", (x, Literal(0), Literal(3000000000))), s32=0) == ("s64", 3000000000)
-    assert typed(Operation("add", (Literal(0xFFFFFFFF, hex=True), Literal(1))), ) == ("u32", 0)
+    assert typed(
+        Operation("add", (Literal(0xFFFFFFFF, hex=True), Literal(1))),
+    ) == ("u32", 0)
     assert typed(Operation("add", (Literal(4294967295), Literal(1)))) == ("s64", 4294967296)
     assert typed(Operation("select", (x, y, y)), s32=1, u8=200) == ("u8", 200)
     assert typed(Operation("shl", (y, Literal(33))), u8=1) == ("s32", 2)

@@ -45,7 +45,8 @@ def test_grid_of_threads_computes_a_matrix_vector_product():
 
 def test_divergent_loops_and_branches_run_under_masks():
     out = np.zeros(8, np.int32)
-    run("""
+    run(
+        """
         let tid;
         alloc s[4] grf;
         s[0] = 0;
@@ -58,7 +59,11 @@ def test_divergent_loops_and_branches_run_under_masks():
           s[0] = -s.s32[0];
         }
         OUT[tid * 4] = s.s32[0];
-    """, threads=8, tid=np.arange(8, dtype=np.int32), OUT=out)
+    """,
+        threads=8,
+        tid=np.arange(8, dtype=np.int32),
+        OUT=out,
+    )
     expected = np.array([sum(range(t, 6)) for t in range(8)])
     expected = np.where(np.arange(8) % 2 == 0, expected * 10, -expected)
     np.testing.assert_array_equal(out, expected)
@@ -129,8 +134,9 @@ DPASW_TEXT = """
 """
 
 
-@pytest.mark.parametrize("src, dst, ops, rows", [("f16", "f32", 2, 8), ("s8", "s32", 4, 8), ("s8", "s32", 4, 5),
-                                                 ("f16", "f32", 2, 2)])
+@pytest.mark.parametrize(
+    "src, dst, ops, rows", [("f16", "f32", 2, 8), ("s8", "s32", 4, 8), ("s8", "s32", 4, 5), ("f16", "f32", 2, 2)]
+)
 def test_dpasw_multiplies_the_fused_pairs_shared_a(src, dst, ops, rows):
     """Two groups of two threads (fused pairs): each thread's src2 holds ceil(rows/2) rows of its
     own; thread t computes its own C and B with A = [rows of the even thread; rows of the odd]."""
@@ -139,7 +145,7 @@ def test_dpasw_multiplies_the_fused_pairs_shared_a(src, dst, ops, rows):
     if src == "s8":  # type extremes, zero and negatives
         a = RNG.choice(np.array([-128, -1, 0, 1, 127], np.int8), (threads, own, k))
         b = RNG.choice(np.array([-128, -1, 0, 3, 127], np.int8), (threads, k, n))
-        c = RNG.integers(-2**31, 2**31, (threads, rows, n)).astype(np.int32)
+        c = RNG.integers(-(2**31), 2**31, (threads, rows, n)).astype(np.int32)
         memory_a, memory_b = a, np.stack([vnni(b[t], ops) for t in range(threads)])
     else:
         a = RNG.integers(-8, 8, (threads, own, k)).astype(np.float16) / 4
@@ -147,14 +153,23 @@ def test_dpasw_multiplies_the_fused_pairs_shared_a(src, dst, ops, rows):
         c = RNG.standard_normal((threads, rows, n)).astype(np.float32)
         memory_a, memory_b = a, np.stack([vnni(b[t], ops) for t in range(threads)])
     out = np.zeros_like(c)
-    text = DPASW_TEXT.format(a_bytes=memory_a[0].nbytes, b_bytes=memory_b[0].nbytes, c_bytes=c[0].nbytes, rows=rows,
-                             src=src, dst=dst)
-    run(text, threads=threads, groups=np.array([0, 0, 1, 1]), tid=np.arange(threads, dtype=np.int32),
-        A=memory_a.reshape(-1), B=memory_b.reshape(-1), C=c.reshape(-1), OUT=out.reshape(-1))
+    text = DPASW_TEXT.format(
+        a_bytes=memory_a[0].nbytes, b_bytes=memory_b[0].nbytes, c_bytes=c[0].nbytes, rows=rows, src=src, dst=dst
+    )
+    run(
+        text,
+        threads=threads,
+        groups=np.array([0, 0, 1, 1]),
+        tid=np.arange(threads, dtype=np.int32),
+        A=memory_a.reshape(-1),
+        B=memory_b.reshape(-1),
+        C=c.reshape(-1),
+        OUT=out.reshape(-1),
+    )
     wide = np.int64 if src == "s8" else np.float64
     for t in range(threads):
         even = t - t % 2
-        shared = np.concatenate([a[even], a[even + 1][:rows - own]]).astype(wide)
+        shared = np.concatenate([a[even], a[even + 1][: rows - own]]).astype(wide)
         expected = c[t].astype(wide) + shared @ b[t].astype(wide)
         if src == "s8":  # wraps at 32 bits, as the hardware's s32 accumulator does
             np.testing.assert_array_equal(out[t], expected.astype(np.int64).astype(np.int32))
@@ -164,14 +179,19 @@ def test_dpasw_multiplies_the_fused_pairs_shared_a(src, dst, ops, rows):
     assert not np.array_equal(a[0], a[1])
 
 
-@pytest.mark.parametrize("threads, groups, active, message", [
-    (3, [0, 0, 0], None, "even number of threads in every group.*group 0 has 3"),
-    (4, [0, 1, 1, 0], None, "consecutive"),
-    (4, [0, 0, 0, 0], "tid != 1", "only one thread of the fused pair 0, 1"),
-])
+@pytest.mark.parametrize(
+    "threads, groups, active, message",
+    [
+        (3, [0, 0, 0], None, "even number of threads in every group.*group 0 has 3"),
+        (4, [0, 1, 1, 0], None, "consecutive"),
+        (4, [0, 0, 0, 0], "tid != 1", "only one thread of the fused pair 0, 1"),
+    ],
+)
 def test_dpasw_refuses_odd_groups_and_lone_threads(threads, groups, active, message):
-    body = ("dpas<exec_size=8, sdepth=8, rcount=8, dst_type=f32, src1_type=f16, src2_type=f16, dpasw=true>"
-            "(&gc[0], null, &gb[0], &ga[0]);")
+    body = (
+        "dpas<exec_size=8, sdepth=8, rcount=8, dst_type=f32, src1_type=f16, src2_type=f16, dpasw=true>"
+        "(&gc[0], null, &gb[0], &ga[0]);"
+    )
     if active:
         body = f"if ({active}) {{ {body} }}"
     text = f"let tid; alloc ga[128] grf; alloc gb[256] grf; alloc gc[256] grf; {body}"
@@ -243,10 +263,15 @@ def test_scattered_messages_masks_and_atomics():
 
 def test_masked_store_and_masked_off_lanes_are_not_bounds_checked():
     out = np.zeros(4, np.int32)
-    run("""
+    run(
+        """
         let tid;
         OUT[(tid - 1) * 4] = tid * 100 if tid > 0;
-    """, threads=5, tid=np.arange(5, dtype=np.int32), OUT=out)
+    """,
+        threads=5,
+        tid=np.arange(5, dtype=np.int32),
+        OUT=out,
+    )
     assert out.tolist() == [100, 200, 300, 400]
 
 
@@ -275,32 +300,52 @@ SLM_EXCHANGE = """
 @pytest.mark.parametrize("sync", ["fence<space=slm>();\nbarrier();", "fence<space=slm>();\nsignal();\nwait();"])
 def test_slm_is_shared_within_a_group_after_a_barrier(sync):
     out = np.zeros(8, np.int32)
-    run(SLM_EXCHANGE.replace("{sync}", sync), threads=8, groups=np.arange(8) // 4,
-        tid=np.arange(8, dtype=np.int32), OUT=out)
+    run(
+        SLM_EXCHANGE.replace("{sync}", sync),
+        threads=8,
+        groups=np.arange(8) // 4,
+        tid=np.arange(8, dtype=np.int32),
+        OUT=out,
+    )
     assert out.tolist() == [1, 2, 3, 0, 5, 6, 7, 4]
 
 
-@pytest.mark.parametrize("sync", ["barrier();", "fence<space=global>();\nbarrier();",
-                                  "signal();\nfence<space=slm>();\nwait();"])
+@pytest.mark.parametrize(
+    "sync", ["barrier();", "fence<space=global>();\nbarrier();", "signal();\nfence<space=slm>();\nwait();"]
+)
 def test_an_slm_write_not_fenced_before_the_signal_that_publishes_it_is_reported(sync):
     message = "thread 0 reads byte 4 of 'buf'.*thread 1 wrote without an SLM fence"
     with pytest.raises(UnfencedSlmWriteError, match=message):
-        run(SLM_EXCHANGE.replace("{sync}", sync), threads=8, groups=np.arange(8) // 4,
-            tid=np.arange(8, dtype=np.int32), OUT=np.zeros(8, np.int32))
+        run(
+            SLM_EXCHANGE.replace("{sync}", sync),
+            threads=8,
+            groups=np.arange(8) // 4,
+            tid=np.arange(8, dtype=np.int32),
+            OUT=np.zeros(8, np.int32),
+        )
 
 
 def test_missing_barrier_is_reported_as_an_slm_race():
     with pytest.raises(ir.SlmRaceError, match="thread 0 reads byte 4 of 'buf'.*written by thread 1"):
-        run(SLM_EXCHANGE.replace("{sync}", ""), threads=8, groups=np.arange(8) // 4,
-            tid=np.arange(8, dtype=np.int32), OUT=np.zeros(8, np.int32))
+        run(
+            SLM_EXCHANGE.replace("{sync}", ""),
+            threads=8,
+            groups=np.arange(8) // 4,
+            tid=np.arange(8, dtype=np.int32),
+            OUT=np.zeros(8, np.int32),
+        )
 
 
 def test_write_after_read_without_barrier_is_a_race():
     text = SLM_EXCHANGE.replace("{sync}", "fence<space=slm>();\nbarrier();") + "buf[tid % 4 * 4] = 0;"
     with pytest.raises(ir.SlmRaceError, match="writes byte"):
         run(text, threads=4, tid=np.arange(4, dtype=np.int32), OUT=np.zeros(4, np.int32))
-    run(text.replace("buf[tid % 4 * 4] = 0;", "barrier();\nbuf[tid % 4 * 4] = 0;"),
-        threads=4, tid=np.arange(4, dtype=np.int32), OUT=np.zeros(4, np.int32))
+    run(
+        text.replace("buf[tid % 4 * 4] = 0;", "barrier();\nbuf[tid % 4 * 4] = 0;"),
+        threads=4,
+        tid=np.arange(4, dtype=np.int32),
+        OUT=np.zeros(4, np.int32),
+    )
 
 
 def test_barrier_in_divergent_code_and_unmatched_wait_are_errors():
@@ -312,11 +357,16 @@ def test_barrier_in_divergent_code_and_unmatched_wait_are_errors():
 
 def test_end_of_thread_stops_only_the_threads_that_reach_it():
     out = np.zeros(4, np.int32)
-    run("""
+    run(
+        """
         let tid;
         if (tid >= 2) {
           eot();
         }
         OUT[tid * 4] = 7;
-    """, threads=4, tid=np.arange(4, dtype=np.int32), OUT=out)
+    """,
+        threads=4,
+        tid=np.arange(4, dtype=np.int32),
+        OUT=out,
+    )
     assert out.tolist() == [7, 7, 0, 0]

@@ -47,7 +47,10 @@ def test_block_load_with_element_mask_skips_masked_elements():
 def test_enabled_lane_out_of_bounds_still_raises():
     a = np.arange(4, dtype=np.int32)
     with pytest.raises(EvaluationError, match="out of bounds"):
-        ir.execute(ir.parse_stmt("""
+        ir.execute(
+            ir.parse_stmt("""
             alloc r[16] grf;
             send<op=load, kind=scattered, space=global, type=s32, count=2>(&A[0], shuffle<0,1>(0, 16), &r[0], null);
-        """), buffers={"A": a})
+        """),
+            buffers={"A": a},
+        )

@@ -11,12 +11,15 @@ from xegen.ir.expr import IRTypeError
 X = np.array([-2.0, -0.0, 0.0, 0.25, 1.0, 3.0, 1e30, np.inf], dtype=np.float32)
 
 
-@pytest.mark.parametrize("op, expected", [
-    ("exp2", [0.25, 1, 1, 2 ** 0.25, 2, 8, np.inf, np.inf]),
-    ("log2", [np.nan, -np.inf, -np.inf, -2, 0, np.log2(3.0), np.log2(1e30), np.inf]),
-    ("sqrt", [np.nan, -0.0, 0, 0.5, 1, np.sqrt(3.0), np.sqrt(1e30), np.inf]),
-    ("inv", [-0.5, -np.inf, np.inf, 4, 1, 1 / 3, 1e-30, 0]),
-])
+@pytest.mark.parametrize(
+    "op, expected",
+    [
+        ("exp2", [0.25, 1, 1, 2**0.25, 2, 8, np.inf, np.inf]),
+        ("log2", [np.nan, -np.inf, -np.inf, -2, 0, np.log2(3.0), np.log2(1e30), np.inf]),
+        ("sqrt", [np.nan, -0.0, 0, 0.5, 1, np.sqrt(3.0), np.sqrt(1e30), np.inf]),
+        ("inv", [-0.5, -np.inf, np.inf, 4, 1, 1 / 3, 1e-30, 0]),
+    ],
+)
 def test_values_are_rounded_once_to_f32(op, expected):
     x = ir.var("x", "f32x8")
     got = ir.evaluate(ir.unary(op, x), {"x": X})

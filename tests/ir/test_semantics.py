@@ -45,8 +45,12 @@ def expression_and_samples(draw):
 def test_interpreter_matches_python_integer_oracle(case):
     e, env, samples = case
     assert max_depth(e) >= 7  # the root plus six levels of operators
-    arrays = {name: np.array(values, dtype=semantics.numpy_dtype(v.type))
-              for v in ir.free_vars(e) for name, values in env.items() if name == v.name}
+    arrays = {
+        name: np.array(values, dtype=semantics.numpy_dtype(v.type))
+        for v in ir.free_vars(e)
+        for name, values in env.items()
+        if name == v.name
+    }
     got = ir.evaluate(e, arrays) if arrays else ir.evaluate(e)
     got = np.broadcast_to(got, (samples,))
     for i in range(samples):
@@ -108,8 +112,10 @@ def test_every_operator_of_every_type_on_all_pairs_of_edge_values(t, data):
     cases += [(ir.Select(ir.Binary("lt", x, y), x, y), pairs)]
     for e, env in cases:
         types = {v.name: v.type for v in ir.free_vars(e)}
-        arrays = {n: np.array([int(v) for v in vs], dtype=object).astype(semantics.numpy_dtype(types[n]))
-                  for n, vs in env.items()}
+        arrays = {
+            n: np.array([int(v) for v in vs], dtype=object).astype(semantics.numpy_dtype(types[n]))
+            for n, vs in env.items()
+        }
         got = [int(v) for v in ir.evaluate(e, arrays)]
         patterns = {n: numpy_oracle.pattern(vs, types[n]) for n, vs in env.items()}
         assert got == numpy_oracle.as_python(numpy_oracle.evaluate(e, patterns), e.type), str(e)
@@ -146,18 +152,42 @@ def scalar(text: str, **env):
     return ir.evaluate(ir.parse_expr(text), env).item()
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("-7 / 2", -3), ("-7 % 2", -1), ("7 / -2", -3), ("7 % -2", 1),  # truncation toward zero
-    ("5 / 0", -1), ("5 % 0", 5), ("-5 % 0", -5),  # division by zero is defined
-    ("5:u32 / 0:u32", 4294967295), ("(s32)-2147483648 / -1", -2147483648), ("(s32)-2147483648 % -1", 0),
-    ("1 << 33", 2), ("-8 >> 1", -4), ("4294967288:u32 >> 1:u32", 2147483644), ("1 << -1", -2147483648),
-    ("2147483647 + 1", -2147483648), ("(u8)300", 44), ("(sat u8)300", 255), ("(sat s8)-300", -128),
-    ("(s32)3.9", 3), ("(s32)-3.9", -3), ("(s32)1e20", 2147483647), ("(u32)-1.5", 0), ("(s32)nan", 0),
-    ("(u64)-1", 18446744073709551615), ("(s8)(u64)18446744073709551615", -1),
-    ("(sat s64)18446744073709551615:u64", 9223372036854775807), ("(s64)1e30", 9223372036854775807),
-    ("(u64)1e30", 18446744073709551615), ("min(-1, 1:u32)", 1), ("-1 < 1:u32", False),
-    ("(s16)32767 + (s16)1", 32768),  # s16 operands promote to s32
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("-7 / 2", -3),
+        ("-7 % 2", -1),
+        ("7 / -2", -3),
+        ("7 % -2", 1),  # truncation toward zero
+        ("5 / 0", -1),
+        ("5 % 0", 5),
+        ("-5 % 0", -5),  # division by zero is defined
+        ("5:u32 / 0:u32", 4294967295),
+        ("(s32)-2147483648 / -1", -2147483648),
+        ("(s32)-2147483648 % -1", 0),
+        ("1 << 33", 2),
+        ("-8 >> 1", -4),
+        ("4294967288:u32 >> 1:u32", 2147483644),
+        ("1 << -1", -2147483648),
+        ("2147483647 + 1", -2147483648),
+        ("(u8)300", 44),
+        ("(sat u8)300", 255),
+        ("(sat s8)-300", -128),
+        ("(s32)3.9", 3),
+        ("(s32)-3.9", -3),
+        ("(s32)1e20", 2147483647),
+        ("(u32)-1.5", 0),
+        ("(s32)nan", 0),
+        ("(u64)-1", 18446744073709551615),
+        ("(s8)(u64)18446744073709551615", -1),
+        ("(sat s64)18446744073709551615:u64", 9223372036854775807),
+        ("(s64)1e30", 9223372036854775807),
+        ("(u64)1e30", 18446744073709551615),
+        ("min(-1, 1:u32)", 1),
+        ("-1 < 1:u32", False),
+        ("(s16)32767 + (s16)1", 32768),  # s16 operands promote to s32
+    ],
+)
 def test_documented_edge_cases(text, expected):
     assert scalar(text) == expected
 
@@ -318,17 +348,20 @@ def test_unbound_and_out_of_range_variables_are_errors():
         ir.evaluate(ir.parse_expr("a:u32 + 1:u32"), {"a": -1})
 
 
-@pytest.mark.parametrize("binding, t, words", [
-    (np.array([3, 300]), "u8", r"x = 300 does not fit u8 \[0, 255\]"),
-    (np.array([-129, 5], np.int64), "s8", r"x = -129 does not fit s8"),
-    (np.array([1.0, 1.7]), "u8", r"x = 1.7 is not an integer \(u8\)"),
-    (np.array([np.nan]), "s32", "is not an integer"),
-    (np.array([2**63], np.uint64), "s64", "does not fit s64"),
-    (np.array([0, 1, 5]), "bool", r"x = 5 is not a bool"),
-    (5, "bool", r"x = 5 is not a bool"),
-    (np.array([1, 2]), "s32x4", r"needs 4 lanes"),
-    (1, "ptr", r"'x' is a buffer \(ptr\)"),
-])
+@pytest.mark.parametrize(
+    "binding, t, words",
+    [
+        (np.array([3, 300]), "u8", r"x = 300 does not fit u8 \[0, 255\]"),
+        (np.array([-129, 5], np.int64), "s8", r"x = -129 does not fit s8"),
+        (np.array([1.0, 1.7]), "u8", r"x = 1.7 is not an integer \(u8\)"),
+        (np.array([np.nan]), "s32", "is not an integer"),
+        (np.array([2**63], np.uint64), "s64", "does not fit s64"),
+        (np.array([0, 1, 5]), "bool", r"x = 5 is not a bool"),
+        (5, "bool", r"x = 5 is not a bool"),
+        (np.array([1, 2]), "s32x4", r"needs 4 lanes"),
+        (1, "ptr", r"'x' is a buffer \(ptr\)"),
+    ],
+)
 def test_bad_bindings_are_errors_for_arrays_as_for_numbers(binding, t, words):
     with pytest.raises(EvaluationError, match=words):
         ir.evaluate(ir.var("x", t), {"x": binding})

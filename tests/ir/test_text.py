@@ -52,13 +52,28 @@ def test_operator_overloading_builds_the_parsed_ir():
     assert (ir.var("h", "f16") + ir.var("g", "bf16")).type == ir.F32
 
 
-@pytest.mark.parametrize("text, printed", [
-    ("a - (b - c)", "a - (b - c)"), ("(a - b) - c", "a - b - c"), ("a * (b + c)", "a * (b + c)"),
-    ("a ? b : c ? d : e", "a != 0 ? b : c != 0 ? d : e"), ("(a ? b : c) ? d : e", "(a != 0 ? b : c) != 0 ? d : e"),
-    ("-(-a)", "-(-a)"), ("- -a", "-(-a)"), ("-(3)", "-(3)"), ("-3", "-3"), ("x - -3", "x - -3"),
-    ("1 << 2 + 3", "1 << 2 + 3"), ("(1 << 2) + 3", "(1 << 2) + 3"), ("a & b == c", "a & (s32)(b == c)"),
-    ("3000000000", "3000000000"), ("0x10", "16"), ("2.0", "2.0"), ("1e-9", "1.0e-09"),
-])
+@pytest.mark.parametrize(
+    "text, printed",
+    [
+        ("a - (b - c)", "a - (b - c)"),
+        ("(a - b) - c", "a - b - c"),
+        ("a * (b + c)", "a * (b + c)"),
+        ("a ? b : c ? d : e", "a != 0 ? b : c != 0 ? d : e"),
+        ("(a ? b : c) ? d : e", "(a != 0 ? b : c) != 0 ? d : e"),
+        ("-(-a)", "-(-a)"),
+        ("- -a", "-(-a)"),
+        ("-(3)", "-(3)"),
+        ("-3", "-3"),
+        ("x - -3", "x - -3"),
+        ("1 << 2 + 3", "1 << 2 + 3"),
+        ("(1 << 2) + 3", "(1 << 2) + 3"),
+        ("a & b == c", "a & (s32)(b == c)"),
+        ("3000000000", "3000000000"),
+        ("0x10", "16"),
+        ("2.0", "2.0"),
+        ("1e-9", "1.0e-09"),
+    ],
+)
 def test_precedence_and_literals(text, printed):
     e = ir.parse_expr(text)
     assert str(e) == printed
@@ -71,18 +86,21 @@ def error_of(text: str, parse=ir.parse_expr) -> ParseError:
     return info.value
 
 
-@pytest.mark.parametrize("text, column, words", [
-    ("2*(a+ - b", 10, "expected ')'"),
-    ("a + $", 5, "unexpected character"),
-    ("a +", 4, "expected an expression"),
-    ("1.5 % 2", 5, "does not apply"),
-    ("~1.5", 1, "does not apply"),
-    ("x:u99", 2, "unknown type"),
-    ("a b", 3, "unexpected text"),
-    ("min(a)", 1, "takes 2 arguments"),
-    ("300:u8", 1, "does not fit u8"),
-    ("x:u8 + x:s8", 8, "u8 elsewhere"),
-])
+@pytest.mark.parametrize(
+    "text, column, words",
+    [
+        ("2*(a+ - b", 10, "expected ')'"),
+        ("a + $", 5, "unexpected character"),
+        ("a +", 4, "expected an expression"),
+        ("1.5 % 2", 5, "does not apply"),
+        ("~1.5", 1, "does not apply"),
+        ("x:u99", 2, "unknown type"),
+        ("a b", 3, "unexpected text"),
+        ("min(a)", 1, "takes 2 arguments"),
+        ("300:u8", 1, "does not fit u8"),
+        ("x:u8 + x:s8", 8, "u8 elsewhere"),
+    ],
+)
 def test_syntax_errors_name_the_column(text, column, words):
     error = error_of(text)
     assert error.column == column
@@ -111,15 +129,27 @@ def test_scoped_statements_print_flat_and_nest_when_needed():
 
 # C's `?:` ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, c, expected", [
-    ("c ? 1:2", 1, 1), ("c ? 1:2", 0, 2), ("c?1:2", 0, 2), ("c ? a:b", 1, 10), ("c ? a:b", 0, 20),
-    ("c?a:s32:b", 0, 20), ("c ? 1:c ? 2:3", 0, 3), ("c ? c ? 1:2:3", 1, 1), ("(c ? a:b) + 1", 0, 21),
-])
+
+@pytest.mark.parametrize(
+    "text, c, expected",
+    [
+        ("c ? 1:2", 1, 1),
+        ("c ? 1:2", 0, 2),
+        ("c?1:2", 0, 2),
+        ("c ? a:b", 1, 10),
+        ("c ? a:b", 0, 20),
+        ("c?a:s32:b", 0, 20),
+        ("c ? 1:c ? 2:3", 0, 3),
+        ("c ? c ? 1:2:3", 1, 1),
+        ("(c ? a:b) + 1", 0, 21),
+    ],
+)
 def test_a_colon_is_a_type_annotation_only_before_a_type(text, c, expected):
     assert ir.evaluate(ir.parse_expr(text), {"c": c, "a": 10, "b": 20}).item() == expected
 
 
 # Deep input --------------------------------------------------------------------------------------
+
 
 def test_deep_nesting_parses_prints_and_evaluates():
     cases = {
@@ -155,18 +185,22 @@ def test_long_runs_of_lets_parse():
     assert str(s) == text
 
 
-@pytest.mark.parametrize("text, words", [
-    ("broadcast(1, 100000000000)", "2 to 1024 lanes"),
-    ("x:s32x5000", "1 to 1024 lanes"),
-    ("(s32x2000)x", "1 to 1024 lanes"),
-    ("buf.f32x4096[0]", "1 to 1024 lanes"),
-    ("shuffle<" + ",".join(["0"] * 2000) + ">(x)", "1 to 1024 indices"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("broadcast(1, 100000000000)", "2 to 1024 lanes"),
+        ("x:s32x5000", "1 to 1024 lanes"),
+        ("(s32x2000)x", "1 to 1024 lanes"),
+        ("buf.f32x4096[0]", "1 to 1024 lanes"),
+        ("shuffle<" + ",".join(["0"] * 2000) + ">(x)", "1 to 1024 indices"),
+    ],
+)
 def test_lane_counts_are_limited(text, words):
     assert words in str(error_of(text))
 
 
 # Names with different types in different scopes ----------------------------------------------------
+
 
 def _store(value):
     return ir.Store(ir.Var("buf", ir.PTR), ir.IntImm(0), value)
@@ -174,17 +208,20 @@ def _store(value):
 
 X_U8, X_S32, I_U32, I_S32 = ir.Var("x", ir.U8), ir.Var("x"), ir.Var("i", ir.U32), ir.Var("i")
 SCOPED = {
-    "a name with two types in sibling scopes": ir.seq(ir.Let(X_U8, ir.IntImm(1, ir.U8), _store(X_U8)),
-                                                      ir.Let(X_S32, ir.IntImm(5), _store(X_S32))),
+    "a name with two types in sibling scopes": ir.seq(
+        ir.Let(X_U8, ir.IntImm(1, ir.U8), _store(X_U8)), ir.Let(X_S32, ir.IntImm(5), _store(X_S32))
+    ),
     "a loop variable, then the same name free": ir.seq(
-        ir.For(I_U32, ir.IntImm(0, ir.U32), ir.IntImm(4, ir.U32), _store(I_U32)), _store(I_S32)),
-    "a free name, then a let of it with another type": ir.seq(
-        _store(X_U8), ir.Let(X_S32, ir.IntImm(5), _store(X_S32))),
+        ir.For(I_U32, ir.IntImm(0, ir.U32), ir.IntImm(4, ir.U32), _store(I_U32)), _store(I_S32)
+    ),
+    "a free name, then a let of it with another type": ir.seq(_store(X_U8), ir.Let(X_S32, ir.IntImm(5), _store(X_S32))),
     "a shadowed variable of another type": ir.Let(X_U8, ir.IntImm(1, ir.U8), _store(X_S32)),
-    "shadowing with another type": ir.Let(X_U8, ir.IntImm(1, ir.U8), ir.Let(
-        X_S32, ir.Binary("add", ir.Cast(ir.S32, X_U8), ir.IntImm(1)), _store(X_S32))),
-    "a loop bound naming the outer variable": ir.Let(I_S32, None, ir.For(
-        I_U32, ir.IntImm(0, ir.U32), ir.Cast(ir.U32, I_S32), _store(I_U32))),
+    "shadowing with another type": ir.Let(
+        X_U8, ir.IntImm(1, ir.U8), ir.Let(X_S32, ir.Binary("add", ir.Cast(ir.S32, X_U8), ir.IntImm(1)), _store(X_S32))
+    ),
+    "a loop bound naming the outer variable": ir.Let(
+        I_S32, None, ir.For(I_U32, ir.IntImm(0, ir.U32), ir.Cast(ir.U32, I_S32), _store(I_U32))
+    ),
 }
 
 
@@ -202,14 +239,25 @@ def test_two_types_of_one_free_name_are_an_error_not_a_silent_change():
 
 # Literals -----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, t, value", [
-    ("0x7FFFFFFF", "s32", 2**31 - 1), ("0x80000000", "u32", 2**31), ("0xFFFFFFFF", "u32", 2**32 - 1),
-    ("0x100000000", "s64", 2**32), ("0xFFFFFFFFFFFFFFFF", "u64", 2**64 - 1),
-    ("2147483648", "s64", 2**31), ("4294967295", "s64", 2**32 - 1), ("18446744073709551615", "u64", 2**64 - 1),
-    ("-2147483648", "s32", -2**31),  # a minus sign before a decimal literal belongs to it
-    ("-0xFFFFFFFF", "u32", 1),  # C: the negation of unsigned 0xFFFFFFFF
-    ("-0x10", "s32", -16), ("x + 0xFFFFFFFF", "u32", 2), ("x:s64 + 0xFFFFFFFF", "s64", 2**32 + 2),
-])
+
+@pytest.mark.parametrize(
+    "text, t, value",
+    [
+        ("0x7FFFFFFF", "s32", 2**31 - 1),
+        ("0x80000000", "u32", 2**31),
+        ("0xFFFFFFFF", "u32", 2**32 - 1),
+        ("0x100000000", "s64", 2**32),
+        ("0xFFFFFFFFFFFFFFFF", "u64", 2**64 - 1),
+        ("2147483648", "s64", 2**31),
+        ("4294967295", "s64", 2**32 - 1),
+        ("18446744073709551615", "u64", 2**64 - 1),
+        ("-2147483648", "s32", -(2**31)),  # a minus sign before a decimal literal belongs to it
+        ("-0xFFFFFFFF", "u32", 1),  # C: the negation of unsigned 0xFFFFFFFF
+        ("-0x10", "s32", -16),
+        ("x + 0xFFFFFFFF", "u32", 2),
+        ("x:s64 + 0xFFFFFFFF", "s64", 2**32 + 2),
+    ],
+)
 def test_integer_literals_have_c_types(text, t, value):
     e = ir.parse_expr(text)
     assert (str(e.type), ir.evaluate(e, {"x": 3}).item()) == (t, value)
@@ -221,8 +269,9 @@ def test_malformed_numbers_are_errors(text):
     error_of(text)
 
 
-@pytest.mark.parametrize("name", sorted(ir.expr.RESERVED_WORDS) + ["s32", "f16x8", "bool", "ptr", "u8x0",
-                                                                    "1x", "a-b", "", "é", "x y"])
+@pytest.mark.parametrize(
+    "name", sorted(ir.expr.RESERVED_WORDS) + ["s32", "f16x8", "bool", "ptr", "u8x0", "1x", "a-b", "", "é", "x y"]
+)
 def test_names_the_text_form_cannot_hold_are_not_variables(name):
     with pytest.raises(ir.IRTypeError):
         ir.Var(name)

@@ -113,9 +113,17 @@ def test_stmt_visitor_sees_each_expression_whole_with_its_binders_in_scope():
     recorder = Recorder()
     recorder.visit(ir.parse_stmt(ORDERED))
     assert recorder.seen == [
-        ("0", ["n"]), ("n + 1", ["n"]), ("i * 2", ["n", "i"]), ("x < 5", ["n", "i", "x"]),
-        ("x * 4", ["n", "i", "x"]), ("x + 7", ["n", "i", "x"]), ("n > 0", ["n", "i", "x"]),
-        ("0", ["n", "i", "x"]), ("3", ["n", "i", "x"]), ("0", ["n", "i", "x"]), ("n - 1", ["n", "i", "x"]),
+        ("0", ["n"]),
+        ("n + 1", ["n"]),
+        ("i * 2", ["n", "i"]),
+        ("x < 5", ["n", "i", "x"]),
+        ("x * 4", ["n", "i", "x"]),
+        ("x + 7", ["n", "i", "x"]),
+        ("n > 0", ["n", "i", "x"]),
+        ("0", ["n", "i", "x"]),
+        ("3", ["n", "i", "x"]),
+        ("0", ["n", "i", "x"]),
+        ("n - 1", ["n", "i", "x"]),
     ]
 
 
@@ -129,7 +137,8 @@ class Negate(ir.StmtMutator):
 def test_stmt_mutator_rewrites_whole_expressions_and_keeps_binders():
     s = ir.parse_stmt("let n;\nfor (i = 0; i < n) {\n  let x = i * 2;\n  out[x] = x;\n}")
     assert Negate().mutate(s) == ir.parse_stmt(
-        "let n;\nfor (i = 0 - 0; i < 0 - n) {\n  let x = 0 - i * 2;\n  out[0 - x] = 0 - x;\n}")
+        "let n;\nfor (i = 0 - 0; i < 0 - n) {\n  let x = 0 - i * 2;\n  out[0 - x] = 0 - x;\n}"
+    )
 
 
 @settings(max_examples=100, deadline=None)
@@ -144,7 +153,8 @@ def test_identity_stmt_mutation_returns_the_same_object_and_visits_every_express
 def test_substitute_stmt_keeps_binders_and_handles_deep_let_chains():
     s = ir.parse_stmt("for (i = 0; i < n) {\n  let n = i + n;\n  out[n] = n;\n}")
     assert ir.substitute_stmt(s, {ir.var("n"): ir.var("m")}) == ir.parse_stmt(
-        "for (i = 0; i < m) {\n  let n = i + m;\n  out[m] = m;\n}")
+        "for (i = 0; i < m) {\n  let n = i + m;\n  out[m] = m;\n}"
+    )
     deep = ir.parse_stmt("\n".join(f"let v{i} = v{i - 1} + x;" for i in range(1, 3000)) + "\nbuf[0] = v2999;")
     replaced = ir.substitute_stmt(deep, {ir.var("x"): ir.var("y")})
     assert [v.name for v in ir.free_vars(replaced)] == ["v0", "y", "buf"]

@@ -43,8 +43,12 @@ def int_constant(draw, t: Type) -> ir.Expr:
 
 
 def float_constant(draw, t: Type) -> ir.Expr:
-    value = draw(st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 1e-3, 65504.0]),
-                           st.floats(-1e4, 1e4, allow_nan=False, width=32)))
+    value = draw(
+        st.one_of(
+            st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 1e-3, 65504.0]),
+            st.floats(-1e4, 1e4, allow_nan=False, width=32),
+        )
+    )
     return ir.FloatImm(value, t)
 
 
@@ -156,14 +160,24 @@ def vector_expr(draw, t: Type, depth: int) -> ir.Expr:
         kinds.append("ternary")
     kind = draw(st.sampled_from(kinds))
     if kind == "binary":
-        ops = ("add", "sub", "mul", "min", "max") if scalar.is_float else (
-            "add", "sub", "mul", "and", "or", "xor", "min", "max", "shl", "shr", "div", "mod")
+        ops = (
+            ("add", "sub", "mul", "min", "max")
+            if scalar.is_float
+            else ("add", "sub", "mul", "and", "or", "xor", "min", "max", "shl", "shr", "div", "mod")
+        )
         op = draw(st.sampled_from(ops))
         a = sub()
         if op in ("div", "mod"):
             d = draw(st.sampled_from(DIVISORS))
-            b = ir.Broadcast(ir.IntImm(((d - scalar.min) % (1 << scalar.bits)) + scalar.min if scalar.is_signed
-                                       else d % (1 << scalar.bits), scalar), t.lanes)
+            b = ir.Broadcast(
+                ir.IntImm(
+                    ((d - scalar.min) % (1 << scalar.bits)) + scalar.min
+                    if scalar.is_signed
+                    else d % (1 << scalar.bits),
+                    scalar,
+                ),
+                t.lanes,
+            )
             return ir.Binary(op, a, b)
         b = sub(d=draw(st.integers(0, depth - 1)))
         return ir.Binary(op, *((a, b) if draw(st.booleans()) else (b, a)))
@@ -176,8 +190,11 @@ def vector_expr(draw, t: Type, depth: int) -> ir.Expr:
         u = draw(st.sampled_from(VECTORS)).with_lanes(t.lanes)
         cond = ir.Binary(draw(st.sampled_from(COMPARE)), draw(vector_expr(u, depth - 1)), draw(vector_expr(u, 0)))
         if draw(st.booleans()):
-            cond = ir.Binary("land", cond, ir.Binary(draw(st.sampled_from(COMPARE)), draw(vector_expr(u, 0)),
-                                                     draw(vector_expr(u, 0))))
+            cond = ir.Binary(
+                "land",
+                cond,
+                ir.Binary(draw(st.sampled_from(COMPARE)), draw(vector_expr(u, 0)), draw(vector_expr(u, 0))),
+            )
         return ir.Select(cond, sub(), sub(d=0))
     if kind == "shuffle":
         indices = draw(st.sampled_from(("reverse", "even", "rotate")))
@@ -202,15 +219,16 @@ def any_vector_expr(depth: int = 2):
 
 
 def any_scalar_expr(depth: int = 3):
-    return st.sampled_from(SCALARS).flatmap(
-        lambda t: float_expr(t, depth) if t.is_float else int_expr(t, depth))
+    return st.sampled_from(SCALARS).flatmap(lambda t: float_expr(t, depth) if t.is_float else int_expr(t, depth))
 
 
 # --- the kernel -----------------------------------------------------------------------------------
 
+
 def expression_kernel(exprs: list[ir.Expr]) -> str:
     """IR text: load this thread's scalar variables and the vectors used, store every expression."""
     from xegen.ir.visitor import walk
+
     used = {n.name for e in exprs for n in walk(e) if isinstance(n, ir.Var)}
     lines = []
     for slot, var in enumerate(variables()):
@@ -231,13 +249,17 @@ def random_inputs(rng: np.random.Generator, threads: int) -> np.ndarray:
         count = threads * lanes
         if t.is_int:
             edges = np.array([0, 1, -1, t.min, t.max, t.max - 1, t.min + 1], dtype=np.int64)
-            values = np.where(rng.random(count) < 0.3, rng.choice(edges, count),
-                              rng.integers(t.min, t.max + 1, count, dtype=np.int64))
+            values = np.where(
+                rng.random(count) < 0.3, rng.choice(edges, count), rng.integers(t.min, t.max + 1, count, dtype=np.int64)
+            )
             raw = values.astype(np.dtype(t.kind.replace("s", "int").replace("u", "uint")))
         else:
             special = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 65504.0, 1e-7, 3e38])
-            values = np.where(rng.random(count) < 0.3, rng.choice(special, count),
-                              rng.standard_normal(count) * 10.0 ** rng.integers(-3, 4, count))
+            values = np.where(
+                rng.random(count) < 0.3,
+                rng.choice(special, count),
+                rng.standard_normal(count) * 10.0 ** rng.integers(-3, 4, count),
+            )
             with np.errstate(over="ignore"):
                 if t == BF16:
                     raw = (values.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
@@ -254,11 +276,12 @@ def results(buffer: np.ndarray, exprs: list[ir.Expr], threads: int) -> list[np.n
     out = []
     for i, e in enumerate(exprs):
         t = e.type
-        raw = np.ascontiguousarray(rows[:, i, :t.size * t.lanes])
+        raw = np.ascontiguousarray(rows[:, i, : t.size * t.lanes])
         if t.kind == "bf16":
             values = (raw.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32).reshape(threads, -1)
         else:
             from xegen.ir.semantics import numpy_dtype
+
             values = raw.view(numpy_dtype(t.scalar))
         out.append(values.reshape(threads, -1))
     return out
@@ -266,6 +289,8 @@ def results(buffer: np.ndarray, exprs: list[ir.Expr], threads: int) -> list[np.n
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
     if a.dtype.kind == "f":
-        return bool(np.array_equal(a, b, equal_nan=True) and np.array_equal(np.signbit(a[~np.isnan(a)]),
-                                                                            np.signbit(b[~np.isnan(b)])))
+        return bool(
+            np.array_equal(a, b, equal_nan=True)
+            and np.array_equal(np.signbit(a[~np.isnan(a)]), np.signbit(b[~np.isnan(b)]))
+        )
     return bool(np.array_equal(a, b))

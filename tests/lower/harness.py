@@ -19,8 +19,9 @@ def run_conv(kernel: Kernel, compiled: CompiledKernel, tensors, check_hazards=Tr
     buffers = device_buffers(kernel, tensors)
     args = [buffers[v.name] for v in kernel.arguments]
     global_size = compiled.global_size(kernel.grid)
-    result = sim.run(compiled.zebin(), compiled.name, args, global_size, compiled.local_size,
-                     check_hazards=check_hazards)
+    result = sim.run(
+        compiled.zebin(), compiled.name, args, global_size, compiled.local_size, check_hazards=check_hazards
+    )
     check_static_counts(compiled, kernel.grid, result.executions)
     return output_tensors(kernel, buffers), result
 
@@ -31,9 +32,14 @@ def check_static_counts(compiled: CompiledKernel, grid, executions, scalars=None
     try:
         static = compiled.executions(tuple(grid), scalars)
     except UnsupportedError:
-        loads = [node for branch in compiled.control.branches
-                 for e in (branch.cond, branch.init, branch.bound, *(value for _, value in branch.lets))
-                 if e is not None for node in ir.walk(e) if isinstance(node, ir.Load)]
+        loads = [
+            node
+            for branch in compiled.control.branches
+            for e in (branch.cond, branch.init, branch.bound, *(value for _, value in branch.lets))
+            if e is not None
+            for node in ir.walk(e)
+            if isinstance(node, ir.Load)
+        ]
         assert loads, "static counting failed on a kernel whose branches read no memory"
         return
     assert static == tuple(executions), [
@@ -51,6 +57,7 @@ def run_conv_ir(kernel: Kernel, body: ir.Stmt, tensors) -> dict:
 
 def optimized_body(kernel: Kernel, hw) -> ir.Stmt:
     from xegen.egraph.kernel import optimize_stmt
+
     return optimize_stmt(kernel.body, hw, ranges=index_ranges(kernel))
 
 
@@ -66,8 +73,15 @@ GROUP_IDS = ("group_id0", "group_id1", "group_id2")
 PRELUDE = "".join(f"let {name};\n" for name in THREAD_IDS + GROUP_IDS)
 
 
-def hand_spec(name: str, text: str, arguments: list[tuple[str, str]], thread_group=(1, 1, 1), simd: int = 8,
-              slm_bytes: int = 0, grf_count: int = 128) -> KernelSpec:
+def hand_spec(
+    name: str,
+    text: str,
+    arguments: list[tuple[str, str]],
+    thread_group=(1, 1, 1),
+    simd: int = 8,
+    slm_bytes: int = 0,
+    grf_count: int = 128,
+) -> KernelSpec:
     """A kernel from IR text; `arguments` are (name, type) in order ("ptr" for buffers)."""
     header = "".join(f"let {n}:{t};\n" for n, t in arguments)
     body = ir.parse_stmt(header + PRELUDE + text)
@@ -89,8 +103,14 @@ def thread_env(spec: KernelSpec, grid) -> tuple[dict, np.ndarray, int]:
     return env, group, threads
 
 
-def run_both(spec: KernelSpec, hw, buffers: dict[str, np.ndarray], scalars: dict | None = None, grid=(1, 1, 1),
-             check_hazards=True):
+def run_both(
+    spec: KernelSpec,
+    hw,
+    buffers: dict[str, np.ndarray],
+    scalars: dict | None = None,
+    grid=(1, 1, 1),
+    check_hazards=True,
+):
     """Compile and run `spec` in the simulator and in the interpreter on copies of `buffers`;
     returns (simulated buffers, interpreted buffers, compiled kernel)."""
     compiled = compile_kernel(spec, hw)
@@ -98,8 +118,9 @@ def run_both(spec: KernelSpec, hw, buffers: dict[str, np.ndarray], scalars: dict
     simulated = {k: v.copy() for k, v in buffers.items()}
     interpreted = {k: v.copy() for k, v in buffers.items()}
     args = [simulated[v.name] if v.type.is_ptr else scalars[v.name] for v in spec.arguments]
-    result = sim.run(compiled.zebin(), spec.name, args, compiled.global_size(grid), compiled.local_size,
-                     check_hazards=check_hazards)
+    result = sim.run(
+        compiled.zebin(), spec.name, args, compiled.global_size(grid), compiled.local_size, check_hazards=check_hazards
+    )
     check_static_counts(compiled, grid, result.executions, scalars)
     env, groups, threads = thread_env(spec, grid)
     env.update(scalars)
@@ -108,6 +129,7 @@ def run_both(spec: KernelSpec, hw, buffers: dict[str, np.ndarray], scalars: dict
 
 
 # --- Intel's tools -------------------------------------------------------------------------------
+
 
 def iga_report(code: bytes, hw) -> str:
     """What Intel's assembler says about a kernel: `iga64 -d -Wall` decodes it, then
@@ -119,18 +141,29 @@ def iga_report(code: bytes, hw) -> str:
 
     from xegen import hw as hwlib
     from xegen.oracles import find_tool
+
     platform = hwlib.platform(hw)
     iga = find_tool("iga64")
     with tempfile.TemporaryDirectory(prefix="xegen-lower-") as tmp:
         Path(tmp, "k.bin").write_bytes(code)
-        decoded = subprocess.run([iga, "-d", "-Wall", f"-p={platform.iga_platform}", "k.bin"],
-                                 capture_output=True, text=True, cwd=tmp, timeout=60)
+        decoded = subprocess.run(
+            [iga, "-d", "-Wall", f"-p={platform.iga_platform}", "k.bin"],
+            capture_output=True,
+            text=True,
+            cwd=tmp,
+            timeout=60,
+        )
         report = decoded.stderr.strip()
         if decoded.returncode != 0:
             return f"iga64 -d exit status {decoded.returncode}: {report}"
         Path(tmp, "k.asm").write_text(decoded.stdout)
-        encoded = subprocess.run([iga, "-a", "-Wall", "-Xforce-no-compact", f"-p={platform.iga_platform}", "k.asm",
-                                  "-o", "again.bin"], capture_output=True, text=True, cwd=tmp, timeout=60)
+        encoded = subprocess.run(
+            [iga, "-a", "-Wall", "-Xforce-no-compact", f"-p={platform.iga_platform}", "k.asm", "-o", "again.bin"],
+            capture_output=True,
+            text=True,
+            cwd=tmp,
+            timeout=60,
+        )
         report = (report + "\n" + encoded.stderr.strip()).strip()
         if encoded.returncode != 0:
             return f"iga64 -a exit status {encoded.returncode}: {report}"

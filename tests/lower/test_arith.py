@@ -52,8 +52,29 @@ def samples(rng: random.Random):
     return edge + [rng.randint(INT_MIN, INT_MAX) for _ in range(300)] + [rng.randint(-1000, 1000) for _ in range(100)]
 
 
-DIVISORS = [3, 5, 6, 7, 9, 10, 11, 12, 25, 125, 641, 1000, 6700417, 65537, 1000000007, INT_MAX, -3, -7, -10,
-            -1000, INT_MIN + 1]
+DIVISORS = [
+    3,
+    5,
+    6,
+    7,
+    9,
+    10,
+    11,
+    12,
+    25,
+    125,
+    641,
+    1000,
+    6700417,
+    65537,
+    1000000007,
+    INT_MAX,
+    -3,
+    -7,
+    -10,
+    -1000,
+    INT_MIN + 1,
+]
 
 
 @pytest.mark.parametrize("d", DIVISORS)

@@ -24,8 +24,7 @@ from .harness import hand_spec, run_both
 
 BANK = {"xelp": lambda n: n & 1, "xehpg": lambda n: (n >> 1) & 1, "xehpc": lambda n: n & 1}
 GRF_BYTES = {"xelp": 32, "xehpg": 32, "xehpc": 64}
-TYPE_BYTES = {"b": 1, "ub": 1, "w": 2, "uw": 2, "hf": 2, "bf": 2, "d": 4, "ud": 4, "f": 4, "q": 8, "uq": 8,
-              "df": 8}
+TYPE_BYTES = {"b": 1, "ub": 1, "w": 2, "uw": 2, "hf": 2, "bf": 2, "d": 4, "ud": 4, "f": 4, "q": 8, "uq": 8, "df": 8}
 THREE_SOURCE = ("mad", "dp4a", "add3", "bfn", "csel")
 
 
@@ -52,15 +51,21 @@ def bank_report(instructions, hw: str) -> dict:
         if inst.opcode in ("dpas", "dpasw"):
             report["dpas"] += 1
             dst, src0, src1, src2 = inst.dst, *inst.srcs
-            operands = [(name, op) for name, op in (("dst", dst), ("src0", src0), ("src1", src1), ("src2", src2))
-                        if op.file == "r"]
+            operands = [
+                (name, op)
+                for name, op in (("dst", dst), ("src0", src0), ("src1", src1), ("src2", src2))
+                if op.file == "r"
+            ]
             if any(op.subreg for _, op in operands):
                 report["illegal"].append(("misaligned", inst))
             rows = inst.repeat_count
             a_rows = -(-rows // 2) if inst.opcode == "dpasw" else rows  # dpasw: the fused partner has the rest
-            sizes = {"dst": rows * inst.exec_size * TYPE_BYTES[dst.type],
-                     "src0": rows * inst.exec_size * TYPE_BYTES[src0.type],
-                     "src1": inst.systolic_depth * inst.exec_size * 4, "src2": a_rows * inst.systolic_depth * 4}
+            sizes = {
+                "dst": rows * inst.exec_size * TYPE_BYTES[dst.type],
+                "src0": rows * inst.exec_size * TYPE_BYTES[src0.type],
+                "src1": inst.systolic_depth * inst.exec_size * 4,
+                "src2": a_rows * inst.systolic_depth * 4,
+            }
             if dst.file == "r":
                 d0, d1 = dst.number * grf, dst.number * grf + sizes["dst"]
                 for name, op in operands[1:]:
@@ -86,15 +91,22 @@ def bank_report(instructions, hw: str) -> dict:
 # reduction of backward weights, a constant 1.0 against four consecutive accumulator GRFs,
 # likewise).  Everywhere else every conflict can be, and must be, avoided.
 CASES = [
-    ("xehpg", "FWD_B", "f16", 0, {}), ("xehpg", "BWD_D", "bf16", 0, {}), ("xehpg", "BWD_WB", "bf16", 4, {}),
-    ("xehpg", "FWD_B", "f32", 4, {}), ("xehpg", "BWD_WB", "f32", 4, {}), ("xelp", "FWD_B", "f32", 0, {}),
-    ("xelp", "FWD_B", "u8:s8:f32", 0, {}), ("xehpc", "FWD_B", "bf16", 0, {}),
+    ("xehpg", "FWD_B", "f16", 0, {}),
+    ("xehpg", "BWD_D", "bf16", 0, {}),
+    ("xehpg", "BWD_WB", "bf16", 4, {}),
+    ("xehpg", "FWD_B", "f32", 4, {}),
+    ("xehpg", "BWD_WB", "f32", 4, {}),
+    ("xelp", "FWD_B", "f32", 0, {}),
+    ("xelp", "FWD_B", "u8:s8:f32", 0, {}),
+    ("xehpc", "FWD_B", "bf16", 0, {}),
     ("xehpg", "FWD_B", "f16", 0, {"fma": "dpasw", "m_tile": 16, "n_tile": 16}),
 ]
 
 
-@pytest.mark.parametrize("hw, direction, dt, quarter, overrides",
-                         [pytest.param(*c, id="-".join(c[:3] + tuple(str(v) for v in c[4].values()))) for c in CASES])
+@pytest.mark.parametrize(
+    "hw, direction, dt, quarter, overrides",
+    [pytest.param(*c, id="-".join(c[:3] + tuple(str(v) for v in c[4].values()))) for c in CASES],
+)
 def test_conv_kernels_keep_the_bank_rules(hw, direction, dt, quarter, overrides):
     """`quarter` 4: at most a quarter of the three-source passes may conflict (see above)."""
     compilation = compile_problem(make_problem(scaled(RESNET[5]), direction, dt, mb=1), hw, overrides)
@@ -165,8 +177,14 @@ def test_a_dpas_reads_src0_and_src2_from_different_banks():
     assert simulated["out"].tolist() == interpreted["out"].tolist() == expected.reshape(-1).tolist()
 
 
-@pytest.mark.parametrize("operands", ["(&acc[0], &acc[32], &b[0], &a[0])", "(&acc[0], &acc[0], &acc[128], &a[0])",
-                                      "(&acc[256], null, &b[0], &acc[256])"])
+@pytest.mark.parametrize(
+    "operands",
+    [
+        "(&acc[0], &acc[32], &b[0], &a[0])",
+        "(&acc[0], &acc[0], &acc[128], &a[0])",
+        "(&acc[256], null, &b[0], &acc[256])",
+    ],
+)
 def test_a_dpas_destination_overlapping_a_source_is_rejected(operands):
     spec = hand_spec("dpas", DPAS_KERNEL.format(operands=operands), DPAS_ARGS)
     with pytest.raises(UnsupportedError, match="overlaps"):

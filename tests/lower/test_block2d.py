@@ -29,8 +29,9 @@ send<op=store, kind=block, space=global, type=u8, count={reg_bytes}>(&out[group_
 """
 
 
-def expected(memory: np.ndarray, t: str, width: int, rows: int, sw: int, sh: int, pitch: int, transform: str,
-             x: int, y: int) -> bytes:
+def expected(
+    memory: np.ndarray, t: str, width: int, rows: int, sw: int, sh: int, pitch: int, transform: str, x: int, y: int
+) -> bytes:
     """The register bytes by hand: element (r, c) of the block is memory row y + r, column x + c
     of the surface (0 outside); then the transform; rows padded to a power of two bytes."""
     size = {"u8": 1, "u16": 2, "bf16": 2, "u32": 4, "u64": 8}[t]
@@ -40,13 +41,15 @@ def expected(memory: np.ndarray, t: str, width: int, rows: int, sw: int, sh: int
         row, col = y + r, x + c
         if 0 <= row < sh and 0 <= col and (col + 1) * size <= sw:
             at = SURFACE + row * pitch + col * size
-            return int(memory[at:at + size].view(raw)[0])
+            return int(memory[at : at + size].view(raw)[0])
         return 0
 
     if transform == "vnni":
         group = 4 // size
-        lines = [[sum(element(k * group + j, c) << (8 * size * j) for j in range(group)) for c in range(width)]
-                 for k in range(rows // group)]
+        lines = [
+            [sum(element(k * group + j, c) << (8 * size * j) for j in range(group)) for c in range(width)]
+            for k in range(rows // group)
+        ]
         cell = np.dtype("u4")
     elif transform == "transpose":
         lines = [[element(r, c) for r in range(rows)] for c in range(width)]
@@ -63,22 +66,51 @@ def expected(memory: np.ndarray, t: str, width: int, rows: int, sw: int, sh: int
 
 
 CASES = [  # type, block width, rows, surface width bytes, height, pitch, transform, x, y
-    ("u16", 16, 8, 96, 20, 128, "none", 2, 3),      # dpas A of bf16: rows of 16 elements
-    ("u16", 16, 8, 96, 20, 128, "none", 40, -2),    # partly outside: right and above
-    ("bf16", 16, 16, 128, 12, 192, "vnni", 8, 4),   # dpas B of 16-bit data, rows beyond the bottom
-    ("u8", 16, 32, 64, 40, 64, "vnni", -4, 10),     # dpas B of int8 (groups of four rows), left edge
+    ("u16", 16, 8, 96, 20, 128, "none", 2, 3),  # dpas A of bf16: rows of 16 elements
+    ("u16", 16, 8, 96, 20, 128, "none", 40, -2),  # partly outside: right and above
+    ("bf16", 16, 16, 128, 12, 192, "vnni", 8, 4),  # dpas B of 16-bit data, rows beyond the bottom
+    ("u8", 16, 32, 64, 40, 64, "vnni", -4, 10),  # dpas B of int8 (groups of four rows), left edge
     ("u32", 8, 16, 80, 30, 96, "transpose", 17, 5),  # 16 rows of 8 dwords, column 20 on out of bounds
     ("u64", 4, 8, 64, 16, 64, "transpose", 6, 1),
     ("u32", 16, 4, 64, 6, 64, "none", -3, 4),
-    ("u8", 64, 2, 128, 4, 128, "none", 96, 3),     # half outside on the right, the last row below
+    ("u8", 64, 2, 128, 4, 128, "none", 96, 3),  # half outside on the right, the last row below
 ]
 
 
 def _kernel(t, width, rows, sw, sh, pitch, transform, x, y, mask="null"):
-    reg_bytes = max(64, -(-ir.Send("load", "block2d", "global", ir.parse_type(t), width, rows, width=sw, height=sh,
-                                   pitch=pitch, transform=transform).register_bytes // 64) * 64)
-    text = KERNEL.format(t=t, width=width, rows=rows, sw=sw, sh=sh, pitch=pitch, transform=transform, x=x, y=y,
-                         surface=SURFACE, reg_bytes=reg_bytes, mask=mask)
+    reg_bytes = max(
+        64,
+        -(
+            -ir.Send(
+                "load",
+                "block2d",
+                "global",
+                ir.parse_type(t),
+                width,
+                rows,
+                width=sw,
+                height=sh,
+                pitch=pitch,
+                transform=transform,
+            ).register_bytes
+            // 64
+        )
+        * 64,
+    )
+    text = KERNEL.format(
+        t=t,
+        width=width,
+        rows=rows,
+        sw=sw,
+        sh=sh,
+        pitch=pitch,
+        transform=transform,
+        x=x,
+        y=y,
+        surface=SURFACE,
+        reg_bytes=reg_bytes,
+        mask=mask,
+    )
     return hand_spec("block2d", text, [("x", "ptr"), ("out", "ptr")], simd=16), reg_bytes
 
 
@@ -93,7 +125,7 @@ def test_block2d_loads_match_numpy_and_the_simulator_matches_the_interpreter(cas
     memory = _memory()
     simulated, interpreted, _ = run_both(spec, "xehpc", {"x": memory, "out": np.full(reg_bytes, 0xAB, np.uint8)})
     want = expected(memory, t, width, rows, sw, sh, pitch, transform, x, y)
-    assert interpreted["out"].tobytes()[:len(want)] == want
+    assert interpreted["out"].tobytes()[: len(want)] == want
     assert simulated["out"].tobytes() == interpreted["out"].tobytes()
 
 
@@ -112,20 +144,26 @@ def test_block2d_coordinates_of_the_run_a_mask_and_a_prefetch():
     """x and y from the group id, a prefetch first; the masked-off group keeps its registers."""
     spec = hand_spec("block2d_run", RUN_TIME, [("x", "ptr"), ("out", "ptr")], simd=16)
     memory = _memory()
-    simulated, interpreted, _ = run_both(spec, "xehpc", {"x": memory, "out": np.zeros(4 * 512, np.uint8)},
-                                         grid=(4, 1, 1))
+    simulated, interpreted, _ = run_both(
+        spec, "xehpc", {"x": memory, "out": np.zeros(4 * 512, np.uint8)}, grid=(4, 1, 1)
+    )
     assert simulated["out"].tobytes() == interpreted["out"].tobytes()
     for g in range(4):
-        got = interpreted["out"][g * 512:(g + 1) * 512].tobytes()
+        got = interpreted["out"][g * 512 : (g + 1) * 512].tobytes()
         if g == 2:
             assert got == b"\xff" * 512
         else:
             assert got == expected(memory, "u16", 16, 16, 128, 33, 128, "vnni", g * 8 - 4, g * 16 - 8)
 
 
-@pytest.mark.parametrize("transform, t, name", [("none", "u16", "load_block2d.ugm.d16.a64"),
-                                                ("vnni", "u16", "load_block2d.ugm.d16v.a64"),
-                                                ("transpose", "u32", "load_block2d.ugm.d32t.a64")])
+@pytest.mark.parametrize(
+    "transform, t, name",
+    [
+        ("none", "u16", "load_block2d.ugm.d16.a64"),
+        ("vnni", "u16", "load_block2d.ugm.d16v.a64"),
+        ("transpose", "u32", "load_block2d.ugm.d32t.a64"),
+    ],
+)
 def test_intel_tools_decode_block2d_loads_as_meant(transform, t, name, iga64, ocloc):
     width, rows = (8, 8) if transform == "transpose" else (16, 8)
     spec, _ = _kernel(t, width, rows, 64, 8, 64, transform, 0, 0)
@@ -135,8 +173,9 @@ def test_intel_tools_decode_block2d_loads_as_meant(transform, t, name, iga64, oc
     assert valid, report
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "k.bin").write_bytes(compiled.code)
-        text = subprocess.run([find_tool("iga64"), "-d", "-p=12p72", "k.bin"], capture_output=True, text=True,
-                              cwd=tmp, check=True).stdout
+        text = subprocess.run(
+            [find_tool("iga64"), "-d", "-p=12p72", "k.bin"], capture_output=True, text=True, cwd=tmp, check=True
+        ).stdout
     # iga64 names each send's message after its descriptor: `// wr:1+0, rd:4; load_block2d.ugm.d16v.a64`
     blocks = [line.rsplit(";", 1)[-1].strip() for line in text.splitlines() if "load_block2d" in line]
     assert blocks == [name], text
@@ -149,18 +188,21 @@ def test_block2d_only_where_the_platform_has_it(hw):
         compile_kernel(spec, hw)
 
 
-@pytest.mark.parametrize("attributes, message", [
-    (dict(type="u16", count=16, elems=8, width=32, height=4, pitch=64), "surface width 32"),
-    (dict(type="u16", count=16, elems=8, width=64, height=4, pitch=60), "pitch 60"),
-    (dict(type="u16", count=16, elems=8, width=128, height=4, pitch=64), "pitch 64"),
-    (dict(type="u16", count=12, elems=8, width=64, height=4, pitch=64), "power of two"),
-    (dict(type="u16", count=16, elems=33, width=64, height=4, pitch=64), "1 to 32 rows"),
-    (dict(type="u16", count=16, elems=7, width=64, height=4, pitch=64, transform="vnni"), "multiple of 2"),
-    (dict(type="u32", count=16, elems=8, width=64, height=4, pitch=64, transform="vnni"), "d8 or d16"),
-    (dict(type="u16", count=8, elems=8, width=64, height=4, pitch=64, transform="transpose"), "d32 or d64"),
-    (dict(type="u32", count=16, elems=8, width=64, height=4, pitch=64, transform="transpose"), "up to 8 columns"),
-    (dict(type="u32", count=8, elems=6, width=64, height=4, pitch=64, transform="transpose"), "power-of-two rows"),
-])
+@pytest.mark.parametrize(
+    "attributes, message",
+    [
+        (dict(type="u16", count=16, elems=8, width=32, height=4, pitch=64), "surface width 32"),
+        (dict(type="u16", count=16, elems=8, width=64, height=4, pitch=60), "pitch 60"),
+        (dict(type="u16", count=16, elems=8, width=128, height=4, pitch=64), "pitch 64"),
+        (dict(type="u16", count=12, elems=8, width=64, height=4, pitch=64), "power of two"),
+        (dict(type="u16", count=16, elems=33, width=64, height=4, pitch=64), "1 to 32 rows"),
+        (dict(type="u16", count=16, elems=7, width=64, height=4, pitch=64, transform="vnni"), "multiple of 2"),
+        (dict(type="u32", count=16, elems=8, width=64, height=4, pitch=64, transform="vnni"), "d8 or d16"),
+        (dict(type="u16", count=8, elems=8, width=64, height=4, pitch=64, transform="transpose"), "d32 or d64"),
+        (dict(type="u32", count=16, elems=8, width=64, height=4, pitch=64, transform="transpose"), "up to 8 columns"),
+        (dict(type="u32", count=8, elems=6, width=64, height=4, pitch=64, transform="transpose"), "power-of-two rows"),
+    ],
+)
 def test_block2d_limits_are_checked_in_the_ir(attributes, message):
     t = ir.parse_type(attributes.pop("type"))
     with pytest.raises(IRTypeError, match=message):
@@ -182,8 +224,20 @@ def test_interpreter_refuses_a_misaligned_surface_or_column():
     buffers = {"x": _memory(), "out": np.zeros(reg_bytes, np.uint8)}
     with pytest.raises(EvaluationError, match="multiple of 2"):
         ir.execute(spec.body, buffers=buffers, env=env, threads=1)
-    text = KERNEL.format(t="u16", width=16, rows=8, sw=96, sh=20, pitch=128, transform="none", x=0, y=0, surface=32,
-                         reg_bytes=reg_bytes, mask="null")
+    text = KERNEL.format(
+        t="u16",
+        width=16,
+        rows=8,
+        sw=96,
+        sh=20,
+        pitch=128,
+        transform="none",
+        x=0,
+        y=0,
+        surface=32,
+        reg_bytes=reg_bytes,
+        mask="null",
+    )
     body = hand_spec("b", text, [("x", "ptr"), ("out", "ptr")]).body
     with pytest.raises(EvaluationError, match="64-byte boundary"):
         ir.execute(body, buffers=buffers, env=env, threads=1)

@@ -20,9 +20,17 @@ from ..conv.shapes import RESNET, scaled, short_name
 from .harness import compile_conv, iga_report, run_conv, run_conv_ir
 
 CONFIGS = [
-    ("FWD_B", "f32", "xehpg"), ("FWD_D", "f16", "xehpg"), ("FWD_B", "bf16", "xehpg"), ("FWD_B", "u8:s8:s8", "xehpg"),
-    ("FWD_I", "s8:s8:s32", "xehpg"), ("BWD_D", "f32", "xehpg"), ("BWD_D", "bf16", "xehpg"),
-    ("BWD_WB", "f32", "xehpg"), ("BWD_W", "bf16", "xehpg"), ("FWD_B", "f32", "xelp"), ("FWD_B", "u8:s8:f32", "xelp"),
+    ("FWD_B", "f32", "xehpg"),
+    ("FWD_D", "f16", "xehpg"),
+    ("FWD_B", "bf16", "xehpg"),
+    ("FWD_B", "u8:s8:s8", "xehpg"),
+    ("FWD_I", "s8:s8:s32", "xehpg"),
+    ("BWD_D", "f32", "xehpg"),
+    ("BWD_D", "bf16", "xehpg"),
+    ("BWD_WB", "f32", "xehpg"),
+    ("BWD_W", "bf16", "xehpg"),
+    ("FWD_B", "f32", "xelp"),
+    ("FWD_B", "u8:s8:f32", "xelp"),
     ("FWD_B", "bf16", "xehpc"),
 ]
 DEFAULT_LAYERS = (3, 5)  # res2a_branch2b (3x3, padding) and res3a_branch1 (strided 1x1)
@@ -56,7 +64,7 @@ def check_layer(layer: int, direction: str, dt: str, hw: str, optimize: bool, to
 def cases(layers, both: bool):
     for layer in layers:
         for direction, dt, hw in CONFIGS:
-            for optimize in ((False, True) if both else ((layer + len(dt)) % 2 == 1,)):
+            for optimize in (False, True) if both else ((layer + len(dt)) % 2 == 1,):
                 name = f"{short_name(RESNET[layer])}-{direction}-{dt}-{hw}-{'opt' if optimize else 'raw'}"
                 yield pytest.param(layer, direction, dt, hw, optimize, id=name)
 

@@ -29,8 +29,9 @@ def test_values_nobody_reads_cost_no_instructions(hw):
     padded = compile_kernel(hand_spec("k", KERNEL.format(extra=extra), ARGS), hw)
     assert padded.stats.instructions == plain.stats.instructions
     x = np.arange(-4, 4, dtype=np.int32)
-    simulated, interpreted, _ = run_both(hand_spec("k", KERNEL.format(extra=extra), ARGS), hw,
-                                         {"x": x, "out": np.zeros(8, np.int32)})
+    simulated, interpreted, _ = run_both(
+        hand_spec("k", KERNEL.format(extra=extra), ARGS), hw, {"x": x, "out": np.zeros(8, np.int32)}
+    )
     assert simulated["out"].tolist() == interpreted["out"].tolist() == (x * 3).tolist()
 
 
@@ -66,19 +67,24 @@ IOTA = f"shuffle<{LANES}>({', '.join(map(str, range(32)))})"
 
 
 @pytest.mark.parametrize("hw", ["xelp", "xehpg", "xehpc"])
-@pytest.mark.parametrize("kind, count, mask, overwritten", [
-    ("block", 32, "null", True),  # the response fills all 128 bytes
-    ("block", 3, "null", False),  # 12 bytes: the zeros after them are read by the store
-    ("block", 32, "group_id0 > 0", False),  # a masked-off load leaves the zeros
-    ("scattered", 32, "null", True),  # every lane's dword
-    ("scattered", 32, f"{IOTA} < broadcast(group_id0 * 9 + 5, 32)", False),  # masked lanes keep their zeros
-])
+@pytest.mark.parametrize(
+    "kind, count, mask, overwritten",
+    [
+        ("block", 32, "null", True),  # the response fills all 128 bytes
+        ("block", 3, "null", False),  # 12 bytes: the zeros after them are read by the store
+        ("block", 32, "group_id0 > 0", False),  # a masked-off load leaves the zeros
+        ("scattered", 32, "null", True),  # every lane's dword
+        ("scattered", 32, f"{IOTA} < broadcast(group_id0 * 9 + 5, 32)", False),  # masked lanes keep their zeros
+    ],
+)
 def test_a_zero_fill_the_load_overwrites_is_dropped(hw, kind, count, mask, overwritten):
     """Message responses end the life of exactly the bytes they write: only unpredicated sends
     (every lane on), and only the bytes of the response, not the rest of its last GRF."""
+
     def spec(fill: str):
         text = FILLED.format(fill=fill, kind=kind, count=count, mask=mask, slots="" if kind == "block" else OFFSETS)
         return hand_spec("filled", text, ARGS)
+
     filled = spec("r[0] = broadcast(0, 32);")
     plain = compile_kernel(spec(""), hw).stats.instructions
     assert (compile_kernel(filled, hw).stats.instructions == plain) == overwritten

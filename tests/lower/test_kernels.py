@@ -31,8 +31,9 @@ def f32(n, seed=0, scale=4.0):
 def check(spec, hw, buffers, scalars=None, grid=(1, 1, 1), expect_changed=("out",)):
     simulated, interpreted, compiled = run_both(spec, hw, buffers, scalars, grid)
     for name in buffers:
-        assert simulated[name].tobytes() == interpreted[name].tobytes(), \
+        assert simulated[name].tobytes() == interpreted[name].tobytes(), (
             f"{name}: simulator {simulated[name][:16]} vs interpreter {interpreted[name][:16]}"
+        )
     for name in expect_changed:  # the kernel did something observable
         assert simulated[name].tobytes() != buffers[name].tobytes(), f"{name} was not written"
     return compiled
@@ -142,8 +143,9 @@ def test_let_chain_deeper_than_the_recursion_limit_in_an_unrolled_loop():
     compiled = compile_kernel(spec, "xehpg")
     out = np.full(16 * 2, -1, np.int32)
     grid = (2, 1, 1)
-    result = sim.run(compiled.zebin(), spec.name, [out, 40], compiled.global_size(grid), compiled.local_size,
-                     check_hazards=True)
+    result = sim.run(
+        compiled.zebin(), spec.name, [out, 40], compiled.global_size(grid), compiled.local_size, check_hazards=True
+    )
     assert not result.hazards
     expected = np.zeros((2, 16), np.int32)
     expected[:, 0], expected[:, 1] = 40 + depth - 1, 40 + 1 + depth - 1  # r[j * 4]: byte offsets
@@ -165,8 +167,10 @@ send<op=store, kind=block, space=global, type={t}, count={count}>(
 
 
 @pytest.mark.parametrize("hw", PLATFORMS)
-@pytest.mark.parametrize("t, count", [("f32", 1), ("f32", 3), ("f32", 12), ("s32", 64), ("f16", 8), ("f16", 3),
-                                      ("s8", 16), ("u8", 7), ("bf16", 32)])
+@pytest.mark.parametrize(
+    "t, count",
+    [("f32", 1), ("f32", 3), ("f32", 12), ("s32", 64), ("f16", 8), ("f16", 3), ("s8", 16), ("u8", 7), ("bf16", 32)],
+)
 def test_block_loads_and_stores_with_scalar_masks(hw, t, count):
     size = {"f32": 4, "s32": 4, "f16": 2, "bf16": 2, "s8": 1, "u8": 1}[t]
     nbytes = size * count
@@ -192,13 +196,23 @@ def scattered(t: str, count: int, elems: int, stride: int, masked: bool) -> str:
     iota = f"shuffle<{lanes}>(" + ", ".join(str(i) for i in range(count)) + ")"
     mask = f"{iota} % broadcast(3, {count}) != broadcast(1, {count})" if masked else "null"
     return SCATTERED.format(t=t, count=count, elems=elems, stride=stride, mask=mask, lanes=lanes).replace(
-        f"shuffle<{lanes}>(0)", iota)
+        f"shuffle<{lanes}>(0)", iota
+    )
 
 
 @pytest.mark.parametrize("hw", PLATFORMS)
-@pytest.mark.parametrize("t, count, elems, stride", [("f32", 8, 1, 12), ("s32", 16, 2, 8), ("f32", 16, 4, 24),
-                                                     ("s8", 16, 1, 3), ("u16", 8, 2, 6), ("s32", 5, 1, 4),
-                                                     ("f32", 32, 1, 4)])
+@pytest.mark.parametrize(
+    "t, count, elems, stride",
+    [
+        ("f32", 8, 1, 12),
+        ("s32", 16, 2, 8),
+        ("f32", 16, 4, 24),
+        ("s8", 16, 1, 3),
+        ("u16", 8, 2, 6),
+        ("s32", 5, 1, 4),
+        ("f32", 32, 1, 4),
+    ],
+)
 @pytest.mark.parametrize("masked", [False, True])
 def test_scattered_loads_and_stores(hw, t, count, elems, stride, masked):
     spec = hand_spec("scattered", scattered(t, count, elems, stride, masked), [("x", "ptr"), ("out", "ptr")])
@@ -254,8 +268,9 @@ def test_global_atomics_from_many_threads(hw):
     spec = hand_spec("atomics", ATOMICS, [("counts", "ptr"), ("sums", "ptr")], thread_group=(4, 1, 1))
     counts = np.zeros(32, np.int32)
     counts[9:17] = [3, 0, 3, 1, 3, 5, 3, 2]  # cmpxchg compares with 3
-    check(spec, hw, {"counts": counts, "sums": np.zeros(4, np.float32)}, grid=(2, 1, 1),
-          expect_changed=("counts", "sums"))
+    check(
+        spec, hw, {"counts": counts, "sums": np.zeros(4, np.float32)}, grid=(2, 1, 1), expect_changed=("counts", "sums")
+    )
 
 
 SLM_ATOMICS = """
@@ -303,8 +318,11 @@ send<op=store, kind=block, space=global, type=f32, count=16>(&out[0], &c[0], nul
 @pytest.mark.parametrize("t", ["f32", "f16", "bf16"])
 def test_mad_with_strides_broadcasts_and_mixed_types(hw, t):
     spec = hand_spec("mad", MAD.format(t=t), [("x", "ptr"), ("y", "ptr"), ("out", "ptr")])
-    raw = {"f32": f32(32, 1), "f16": f32(32, 1).astype(np.float16),
-           "bf16": (f32(32, 1).view(np.uint32) >> 16).astype(np.uint16)}[t]
+    raw = {
+        "f32": f32(32, 1),
+        "f16": f32(32, 1).astype(np.float16),
+        "bf16": (f32(32, 1).view(np.uint32) >> 16).astype(np.uint16),
+    }[t]
     check(spec, hw, {"x": f32(32, 2), "y": raw, "out": np.zeros(16, np.float32)})
 
 
@@ -328,8 +346,15 @@ send<op=store, kind=block, space=global, type=s32, count=16>(&out[0], &c[0], nul
 def test_dp4a(hw, s1, s2):
     spec = hand_spec("dp4a", DP4A.format(s1=s1, s2=s2), [("x", "ptr"), ("y", "ptr"), ("out", "ptr")])
     rng = np.random.default_rng(3)
-    check(spec, hw, {"x": rng.integers(0, 256, 64, dtype=np.uint8), "y": rng.integers(0, 256, 64, dtype=np.uint8),
-                     "out": np.zeros(16, np.int32)})
+    check(
+        spec,
+        hw,
+        {
+            "x": rng.integers(0, 256, 64, dtype=np.uint8),
+            "y": rng.integers(0, 256, 64, dtype=np.uint8),
+            "out": np.zeros(16, np.int32),
+        },
+    )
 
 
 DPAS = """
@@ -353,8 +378,9 @@ send<op=store, kind=block, space=global, type={dt}, count={acc_count}>(&out[{acc
 def test_dpas(hw, t, dt, m):
     n = 8 if hw == "xehpg" else 16
     a_bytes, b_bytes, acc_count = m * 32, 8 * n * 4, m * n
-    text = DPAS.format(acc_bytes=acc_count * 4, a_bytes=a_bytes, b_bytes=b_bytes, dt=dt, acc_count=acc_count,
-                       n=n, m=m, t=t)
+    text = DPAS.format(
+        acc_bytes=acc_count * 4, a_bytes=a_bytes, b_bytes=b_bytes, dt=dt, acc_count=acc_count, n=n, m=m, t=t
+    )
     spec = hand_spec("dpas", text, [("x", "ptr"), ("y", "ptr"), ("z", "ptr"), ("out", "ptr")], simd=n)
     rng = np.random.default_rng(4)
     if t in ("f16", "bf16"):
@@ -368,8 +394,11 @@ def test_dpas(hw, t, dt, m):
     else:
         raw = rng.integers(0, 256, a_bytes + b_bytes, dtype=np.uint8)
     z = (rng.integers(-3, 4, acc_count)).astype(np.float32 if dt == "f32" else np.int32)
-    compiled = check(spec, hw, {"x": raw[:a_bytes].copy(), "y": raw[a_bytes:].copy(), "z": z,
-                                "out": np.zeros(2 * acc_count, z.dtype)})
+    compiled = check(
+        spec,
+        hw,
+        {"x": raw[:a_bytes].copy(), "y": raw[a_bytes:].copy(), "z": z, "out": np.zeros(2 * acc_count, z.dtype)},
+    )
     assert compiled.stats.fma_instructions == 2  # the accumulating form and the one without src0
 
 
@@ -394,10 +423,10 @@ def test_dpasw_shares_a_between_fused_threads_as_the_interpreter_says(t, dt, m):
     the simulator's dpasw (the fused pair's A) and the interpreter's agree byte for byte."""
     threads, own = 8, -(-m // 2)
     a_bytes, b_bytes, acc_count = own * 32, 8 * 8 * 4, m * 8
-    text = DPASW.format(acc_bytes=acc_count * 4, a_bytes=a_bytes, b_bytes=b_bytes, dt=dt, acc_count=acc_count,
-                        m=m, t=t)
-    spec = hand_spec("dpasw", text, [("x", "ptr"), ("y", "ptr"), ("z", "ptr"), ("out", "ptr")],
-                     thread_group=(2, 2, 1), simd=8)
+    text = DPASW.format(acc_bytes=acc_count * 4, a_bytes=a_bytes, b_bytes=b_bytes, dt=dt, acc_count=acc_count, m=m, t=t)
+    spec = hand_spec(
+        "dpasw", text, [("x", "ptr"), ("y", "ptr"), ("z", "ptr"), ("out", "ptr")], thread_group=(2, 2, 1), simd=8
+    )
     rng = np.random.default_rng(m)
     if t == "f16":
         values = rng.integers(-4, 5, threads * (a_bytes + b_bytes) // 2).astype(np.float16)
@@ -405,16 +434,25 @@ def test_dpasw_shares_a_between_fused_threads_as_the_interpreter_says(t, dt, m):
     else:
         raw = rng.choice(np.array([0x80, 0xFF, 0, 1, 0x7F], np.uint8), threads * (a_bytes + b_bytes))
     z = rng.integers(-3, 4, threads * acc_count).astype(np.float32 if dt == "f32" else np.int32)
-    compiled = check(spec, "xehpg", {"x": raw[:threads * a_bytes].copy(), "y": raw[threads * a_bytes:].copy(),
-                                     "z": z, "out": np.zeros_like(z)}, grid=(2, 1, 1))
+    compiled = check(
+        spec,
+        "xehpg",
+        {"x": raw[: threads * a_bytes].copy(), "y": raw[threads * a_bytes :].copy(), "z": z, "out": np.zeros_like(z)},
+        grid=(2, 1, 1),
+    )
     assert [inst.opcode for inst in compiled.instructions if inst.opcode.startswith("dpas")] == ["dpasw"]
 
 
 @pytest.mark.parametrize("hw", ["xelp", "xehpc"])
 def test_dpasw_only_on_xehpg(hw):
     text = DPASW.format(acc_bytes=256, a_bytes=128, b_bytes=256, dt="f32", acc_count=64, m=8, t="f16")
-    spec = hand_spec("dpasw", text, [("x", "ptr"), ("y", "ptr"), ("z", "ptr"), ("out", "ptr")],
-                     thread_group=(2, 2, 1), simd=8 if hw == "xelp" else 16)
+    spec = hand_spec(
+        "dpasw",
+        text,
+        [("x", "ptr"), ("y", "ptr"), ("z", "ptr"), ("out", "ptr")],
+        thread_group=(2, 2, 1),
+        simd=8 if hw == "xelp" else 16,
+    )
     with pytest.raises(UnsupportedError, match="no dpas"):
         compile_kernel(spec, hw)
 
@@ -435,18 +473,33 @@ send<op=store, kind=block, space=global, type=u8, count=1024>(&out[0], &d[0], nu
 
 
 @pytest.mark.parametrize("hw", PLATFORMS)
-@pytest.mark.parametrize("st, dt, sat", [("f32", "f16", "false"), ("f32", "bf16", "false"), ("bf16", "f32", "false"),
-                                         ("f32", "s8", "true"), ("s32", "u8", "true"), ("s32", "f32", "false"),
-                                         ("f16", "f16", "false"), ("s8", "s8", "false")])
+@pytest.mark.parametrize(
+    "st, dt, sat",
+    [
+        ("f32", "f16", "false"),
+        ("f32", "bf16", "false"),
+        ("bf16", "f32", "false"),
+        ("f32", "s8", "true"),
+        ("s32", "u8", "true"),
+        ("s32", "f32", "false"),
+        ("f16", "f16", "false"),
+        ("s8", "s8", "false"),
+    ],
+)
 def test_reorder_transposes_and_converts(hw, st, dt, sat):
     spec = hand_spec("reorder", REORDER.format(st=st, dt=dt, sat=sat), [("x", "ptr"), ("out", "ptr")])
     rng = np.random.default_rng(5)
     values = rng.standard_normal(64).astype(np.float32) * 100
-    source = {"f32": values, "s32": values.astype(np.int32), "f16": values.astype(np.float16),
-              "bf16": (values.view(np.uint32) >> 16).astype(np.uint16), "s8": values.astype(np.int8)}[st]
+    source = {
+        "f32": values,
+        "s32": values.astype(np.int32),
+        "f16": values.astype(np.float16),
+        "bf16": (values.view(np.uint32) >> 16).astype(np.uint16),
+        "s8": values.astype(np.int8),
+    }[st]
     raw = np.zeros(256, np.uint8)
     data = np.ascontiguousarray(source).view(np.uint8)[:256]
-    raw[:data.size] = data
+    raw[: data.size] = data
     check(spec, hw, {"x": raw, "out": np.zeros(1024, np.uint8)})
 
 
@@ -460,10 +513,20 @@ TOOL_KERNELS = [
     ("atomics", ATOMICS, [("counts", "ptr"), ("sums", "ptr")], (4, 1, 1), 8),
     ("mad", MAD.format(t="f16"), [("x", "ptr"), ("y", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
     ("reorder", REORDER.format(st="f32", dt="bf16", sat="false"), [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
-    ("blocks", BLOCKS.format(t="u8", count=7, start=8, bytes=7, second=64), [("x", "ptr"), ("out", "ptr")],
-     (1, 1, 1), 8),
-    ("blocks", BLOCKS.format(t="s32", count=64, start=8, bytes=256, second=288), [("x", "ptr"), ("out", "ptr")],
-     (1, 1, 1), 8),
+    (
+        "blocks",
+        BLOCKS.format(t="u8", count=7, start=8, bytes=7, second=64),
+        [("x", "ptr"), ("out", "ptr")],
+        (1, 1, 1),
+        8,
+    ),
+    (
+        "blocks",
+        BLOCKS.format(t="s32", count=64, start=8, bytes=256, second=288),
+        [("x", "ptr"), ("out", "ptr")],
+        (1, 1, 1),
+        8,
+    ),
     ("scattered", scattered("u16", 8, 2, 6, masked=True), [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
     ("scattered", scattered("f32", 16, 4, 24, masked=False), [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
     ("scattered", scattered("s8", 16, 1, 3, masked=True), [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
@@ -471,7 +534,10 @@ TOOL_KERNELS = [
     ("dp4a", DP4A.format(s1="u8", s2="s8"), [("x", "ptr"), ("y", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
 ]
 DPAS_TOOL_KERNELS = [  # (source type, destination type, repeat count)
-    ("f16", "f32", 8), ("bf16", "f32", 1), ("s8", "s32", 8), ("u8", "s32", 1),
+    ("f16", "f32", 8),
+    ("bf16", "f32", 1),
+    ("s8", "s32", 8),
+    ("u8", "s32", 1),
 ]
 
 
@@ -483,8 +549,9 @@ def test_intel_tools_accept_every_hand_written_kernel(hw, iga64, ocloc):
     if hw in DPAS_PLATFORMS:
         n = 8 if hw == "xehpg" else 16
         for t, dt, m in DPAS_TOOL_KERNELS:
-            text = DPAS.format(acc_bytes=m * n * 4, a_bytes=m * 32, b_bytes=8 * n * 4, dt=dt, acc_count=m * n, n=n,
-                               m=m, t=t)
+            text = DPAS.format(
+                acc_bytes=m * n * 4, a_bytes=m * 32, b_bytes=8 * n * 4, dt=dt, acc_count=m * n, n=n, m=m, t=t
+            )
             kernels.append(("dpas", text, [("x", "ptr"), ("y", "ptr"), ("z", "ptr"), ("out", "ptr")], (1, 1, 1), n))
     for name, text, args, group, simd in kernels:
         compiled = compile_kernel(hand_spec(name, text, args, thread_group=group, simd=simd), hw)

@@ -34,15 +34,16 @@ def kernel(text: str = KERNEL):
 @pytest.mark.parametrize("hw", PLATFORMS)
 def test_shared_pointer_messages_match_the_interpreter(hw):
     groups = 4
-    x = np.random.default_rng(1).integers(-2**31, 2**31, groups * 3 * 64, dtype=np.int64).astype(np.int32)
+    x = np.random.default_rng(1).integers(-(2**31), 2**31, groups * 3 * 64, dtype=np.int64).astype(np.int32)
     out = np.zeros(groups * 3 * 64, np.int32)
     simulated, interpreted, compiled = run_both(kernel(), hw, {"x": x, "out": out}, grid=(groups, 1, 1))
     assert simulated["out"].tobytes() == interpreted["out"].tobytes()
     assert simulated["out"].any()
     # the same kernel with offsets the lowering does not split (v - c): every message builds its
     # own 64-bit address from v
-    apart = compile_kernel(kernel(KERNEL.replace("v + -128", "v - 128").replace("v + 64", "v - -64")
-                                  .replace("v + 32", "v - -32")), hw)
+    apart = compile_kernel(
+        kernel(KERNEL.replace("v + -128", "v - 128").replace("v + 64", "v - -64").replace("v + 32", "v - -32")), hw
+    )
     assert len(compiled.instructions) < len(apart.instructions)
     if compiled.hw.has_lsc and not compiled.hw.has_int64_arithmetic:  # block messages: one sign
         # extension per pointer, not per message

@@ -25,13 +25,20 @@ def cmps(compiled) -> int:
 
 
 @pytest.mark.parametrize("hw", ["xelp", "xehpg", "xehpc"])
-@pytest.mark.parametrize("first, between, second, expected", [
-    ("group_id0 > 0", "", "group_id0 > 0", 1),  # the flag still holds the mask
-    ("r.s32[0] > 5", "", "r.s32[0] > 5", 2),  # the first load may change r[0]
-    ("group_id0 > 0", "r[4] = group_id0 * 3;", "group_id0 > 0", 1),  # r[4] is no source of the mask
-    ("group_id0 > 0", "send<op=load, kind=block, space=global, type=s32, count=1>(&x[4], &r[4], group_id0 < 1);",
-     "group_id0 > 0", 3),  # another mask took the flag
-])
+@pytest.mark.parametrize(
+    "first, between, second, expected",
+    [
+        ("group_id0 > 0", "", "group_id0 > 0", 1),  # the flag still holds the mask
+        ("r.s32[0] > 5", "", "r.s32[0] > 5", 2),  # the first load may change r[0]
+        ("group_id0 > 0", "r[4] = group_id0 * 3;", "group_id0 > 0", 1),  # r[4] is no source of the mask
+        (
+            "group_id0 > 0",
+            "send<op=load, kind=block, space=global, type=s32, count=1>(&x[4], &r[4], group_id0 < 1);",
+            "group_id0 > 0",
+            3,
+        ),  # another mask took the flag
+    ],
+)
 def test_a_mask_the_flag_still_holds_is_not_computed_again(hw, first, between, second, expected):
     spec = hand_spec("masks", MASKED_LOADS.format(first=first, between=between, second=second), ARGS)
     assert cmps(compile_kernel(spec, hw)) == expected
@@ -56,10 +63,13 @@ PREFETCH = "send<op=prefetch, kind=block, space=global, type=s32, count=8>(&x[r.
 def test_a_load_reuses_the_address_its_prefetch_built(hw, which, rebuilt):
     """The byte offset is r's dword at byte `which`: at 64 no load writes it, at 0 the first
     load does, and then the address is built again from the new value."""
+
     def spec(prefetch: str):
         return hand_spec("prefetch", PREFETCH_THEN_LOAD.format(prefetch=prefetch, which=which), ARGS)
+
     def work(compiled) -> int:  # instructions other than SWSB syncs
         return sum(inst.opcode != "sync" for inst in compiled.instructions)
+
     fetched = spec(PREFETCH.format(which=which))
     extra = work(compile_kernel(fetched, hw)) - work(compile_kernel(spec(""), hw))
     assert (extra > 1) == rebuilt and extra >= 1  # the prefetch, and when rebuilt a 64-bit address
@@ -73,10 +83,13 @@ def test_payloads_are_built_again_when_keeping_them_does_not_fit():
     payloads for the loads needs 140 GRFs of 128, so they are built again instead."""
     count = 40
     offsets = "\n".join(f"let o{i} = group_id0 * 4 + {32 * i};" for i in range(count))
-    prefetches = "\n".join(f"send<op=prefetch, kind=block, space=global, type=s32, count=8>(&x[o{i}], null, null);"
-                           for i in range(count))
-    loads = "\n".join(f"send<op=load, kind=block, space=global, type=s32, count=8>(&x[o{i}], &r[{32 * i}], null);"
-                      for i in range(count))
+    prefetches = "\n".join(
+        f"send<op=prefetch, kind=block, space=global, type=s32, count=8>(&x[o{i}], null, null);" for i in range(count)
+    )
+    loads = "\n".join(
+        f"send<op=load, kind=block, space=global, type=s32, count=8>(&x[o{i}], &r[{32 * i}], null);"
+        for i in range(count)
+    )
     text = f"""{offsets}
 alloc r[{32 * count}] grf;
 alloc big[3200] grf;

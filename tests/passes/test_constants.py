@@ -10,19 +10,23 @@ from xegen import ir
 from xegen.passes import fold_constants
 
 
-@pytest.mark.parametrize("text, folded", [
-    ("(s32)2147483647 + 1", "-2147483648"),  # wraps at the type's width
-    ("-7 / 2", "-3"),  # truncates toward zero
-    ("-7 % 2", "-1"),
-    ("1 << 33", "2"),  # the count's low bits
-    ("3 < 4 && x", "x"),  # only the constant part folds; `true && x` is not rewritten
-])
+@pytest.mark.parametrize(
+    "text, folded",
+    [
+        ("(s32)2147483647 + 1", "-2147483648"),  # wraps at the type's width
+        ("-7 / 2", "-3"),  # truncates toward zero
+        ("-7 % 2", "-1"),
+        ("1 << 33", "2"),  # the count's low bits
+        ("3 < 4 && x", "x"),  # only the constant part folds; `true && x` is not rewritten
+    ],
+)
 def test_folded_constants(text, folded):
     result = fold_constants(ir.parse_expr(text))
     expected = ir.parse_expr(folded)
     assert ir.evaluate(result, {"x": True}) == ir.evaluate(expected, {"x": True})
-    assert not any(isinstance(n, ir.Binary) and all(isinstance(c, ir.IntImm) for c in (n.a, n.b))
-                   for n in ir.walk(result))
+    assert not any(
+        isinstance(n, ir.Binary) and all(isinstance(c, ir.IntImm) for c in (n.a, n.b)) for n in ir.walk(result)
+    )
 
 
 @st.composite

@@ -29,15 +29,18 @@ def test_a_shared_subexpression_is_bound_once_before_its_uses():
 
 
 def test_a_loop_invariant_is_hoisted_to_where_its_variables_are_defined():
-    stmt = ir.parse_stmt("let n;\nfor (i = 0; i < 4) {\n  for (j = 0; j < 2) {\n"
-                         "    out[(i * 2 + j) * 4] = n * 7 + i * 3 + j;\n  }\n}")
+    stmt = ir.parse_stmt(
+        "let n;\nfor (i = 0; i < 4) {\n  for (j = 0; j < 2) {\n    out[(i * 2 + j) * 4] = n * 7 + i * 3 + j;\n  }\n}"
+    )
     result, lets = bind_common_subexpressions(stmt, nodes_cost)
     # n * 7 + i * 3 and i * 2 do not change in the j loop, n * 7 not in the i loop either; the
     # largest is chosen first (t0), then the others by their text
     assert lets == 3
-    assert result == ir.parse_stmt("let n;\nlet t2 = n * 7;\nfor (i = 0; i < 4) {\n  let t1 = i * 2;\n"
-                                   "  let t0 = t2 + i * 3;\n  for (j = 0; j < 2) {\n    out[(t1 + j) * 4] = t0 + j;\n"
-                                   "  }\n}")
+    assert result == ir.parse_stmt(
+        "let n;\nlet t2 = n * 7;\nfor (i = 0; i < 4) {\n  let t1 = i * 2;\n"
+        "  let t0 = t2 + i * 3;\n  for (j = 0; j < 2) {\n    out[(t1 + j) * 4] = t0 + j;\n"
+        "  }\n}"
+    )
     np.testing.assert_array_equal(run(stmt), run(result))
 
 

@@ -45,24 +45,29 @@ for (i = 1; i < 3) {
 
 def test_unique_binders_renames_the_second_binder_of_a_name_and_its_uses_only():
     renamed = unique_binders(ir.parse_stmt(SHADOWED))
-    assert renamed == ir.parse_stmt(SHADOWED.replace("for (i = 1; i < 3) {", "for (i_2 = 1; i_2 < 3) {")
-                                    .replace("let i_1 = i + 1", "let i_1 = i_2 + 1")
-                                    .replace("(tid * 2 + i - 1)", "(tid * 2 + i_2 - 1)"))
+    assert renamed == ir.parse_stmt(
+        SHADOWED.replace("for (i = 1; i < 3) {", "for (i_2 = 1; i_2 < 3) {")
+        .replace("let i_1 = i + 1", "let i_1 = i_2 + 1")
+        .replace("(tid * 2 + i - 1)", "(tid * 2 + i_2 - 1)")
+    )
     assert_same_buffers(ir.parse_stmt(SHADOWED), renamed)
 
 
 def test_see_through_lets_substitutes_pure_values_and_keeps_the_lets():
     stmt = ir.parse_stmt("let tid;\nlet k = tid + 1;\nlet v = out.s32[k];\nout2[k * 4] = v + k;")
     seen = see_through_lets(stmt)
-    assert seen == ir.parse_stmt("let tid;\nlet k = tid + 1;\nlet v = out.s32[tid + 1];\n"
-                                 "out2[(tid + 1) * 4] = v + (tid + 1);")  # v reads memory: not seen through
+    assert seen == ir.parse_stmt(
+        "let tid;\nlet k = tid + 1;\nlet v = out.s32[tid + 1];\nout2[(tid + 1) * 4] = v + (tid + 1);"
+    )  # v reads memory: not seen through
     assert_same_buffers(stmt, seen)
 
 
 def test_drop_unused_lets_also_drops_lets_read_only_by_dropped_ones():
-    stmt = ir.parse_stmt("let tid;\nlet a = tid * 2;\nlet b = a + 1;\nlet c = tid + 3;\nlet m = out.s32[0];\n"
-                         "out2[c * 4] = c;")
-    assert drop_unused_lets(stmt) == ir.parse_stmt("let tid;\nlet c = tid + 3;\nlet m = out.s32[0];\n"
-                                                   "out2[c * 4] = c;")  # m loads: kept
+    stmt = ir.parse_stmt(
+        "let tid;\nlet a = tid * 2;\nlet b = a + 1;\nlet c = tid + 3;\nlet m = out.s32[0];\nout2[c * 4] = c;"
+    )
+    assert drop_unused_lets(stmt) == ir.parse_stmt(
+        "let tid;\nlet c = tid + 3;\nlet m = out.s32[0];\nout2[c * 4] = c;"
+    )  # m loads: kept
     kept = ir.parse_stmt("let tid;\nout2[tid * 4] = tid;")
     assert drop_unused_lets(kept) is kept

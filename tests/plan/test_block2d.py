@@ -42,9 +42,14 @@ def test_surfaces_of_a_one_by_one_forward_convolution():
     assert (b.row_dim, b.base, b.width, b.height, b.pitch) == (0, 0, 128, 256, 128)
 
 
-@pytest.mark.parametrize("desc", ["mb1ic64ih56oc64oh56kh3ph1",  # padding: rows of A have holes
-                                  "g1mb1ic256ih56iw56oc128oh28ow28kh1kw1sh2sw2ph0pw0",  # stride 2
-                                  "mb1ic128ih28oc128oh28kh3ph0"])  # 3x3 windows overlap
+@pytest.mark.parametrize(
+    "desc",
+    [
+        "mb1ic64ih56oc64oh56kh3ph1",  # padding: rows of A have holes
+        "g1mb1ic256ih56iw56oc128oh28ow28kh1kw1sh2sw2ph0pw0",  # stride 2
+        "mb1ic128ih28oc128oh28kh3ph0",
+    ],
+)  # 3x3 windows overlap
 def test_a_of_padded_strided_or_windowed_convolutions_is_no_surface(desc):
     gemm = gemm_of(desc)
     assert surface(gemm.a, gemm) is None
@@ -106,8 +111,9 @@ def test_block2d_kernels_verify_in_the_simulator(desc, direction, dt, overrides,
     kernel = build_kernel(problem, "xehpc", overrides)
     compiled = compile_conv(kernel, "xehpc", optimize=True)
     sends = [node.func for node in walk(kernel.body) if isinstance(node, Call) and isinstance(node.func, Send)]
-    assert {f.transform for f in sends if f.kind == "block2d"} == ({"none", "transpose"} if direction == "BWD_D"
-                                                                   else {"none", "vnni"})
+    assert {f.transform for f in sends if f.kind == "block2d"} == (
+        {"none", "transpose"} if direction == "BWD_D" else {"none", "vnni"}
+    )
     tensors = random_inputs(problem, 3)
     got, _ = run_conv(kernel, compiled, tensors)
     for result in compare(problem, got, tensors):

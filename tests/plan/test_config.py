@@ -25,15 +25,18 @@ def config_for(dt="f32", direction="FWD_B", platform="xehpg", desc=PROBLEM, **ov
 SYSTOLIC_XEHPG = ("dpas", "dpasw")  # the estimate chooses between them (test_dpasw.py: when pairs may share A)
 
 
-@pytest.mark.parametrize("dt, platform, fmas, simd", [
-    ("f16", "xehpg", SYSTOLIC_XEHPG, 8),
-    ("bf16", "xehpg", SYSTOLIC_XEHPG, 8),
-    ("u8:s8:f32", "xehpg", SYSTOLIC_XEHPG, 8),
-    ("f32", "xehpg", ("mad",), 16),
-    ("f16", "xelp", ("mad",), 16),
-    ("s8:s8:s32", "xelp", ("dp4a",), 16),
-    ("bf16", "xehpc", ("dpas",), 16),
-])
+@pytest.mark.parametrize(
+    "dt, platform, fmas, simd",
+    [
+        ("f16", "xehpg", SYSTOLIC_XEHPG, 8),
+        ("bf16", "xehpg", SYSTOLIC_XEHPG, 8),
+        ("u8:s8:f32", "xehpg", SYSTOLIC_XEHPG, 8),
+        ("f32", "xehpg", ("mad",), 16),
+        ("f16", "xelp", ("mad",), 16),
+        ("s8:s8:s32", "xelp", ("dp4a",), 16),
+        ("bf16", "xehpc", ("dpas",), 16),
+    ],
+)
 def test_heuristic_picks_the_multiply_from_platform_facts(dt, platform, fmas, simd):
     config = config_for(dt, platform=platform)
     assert config.fma in fmas and config.simd == simd
@@ -53,13 +56,16 @@ def test_dpas_k_block_is_two_k_steps_where_the_registers_allow():
     assert config_for("u8:s8:f32", desc=desc, fma="dpasw", m_tile=32, n_tile=16, k_block=64).k_block == 64
 
 
-@pytest.mark.parametrize("platform, desc, tiles", [
-    # M = 28*28: 32 rows per thread; N = 128 allows 4 blocks of the exec size, the registers 2 (XeHPG)
-    ("xehpg", "mb1ic128ih28oc128oh28kh3ph1", (32, 16)),
-    ("xehpc", "mb1ic128ih28oc128oh28kh3ph1", (32, 32)),
-    # M = 7*7: 16 rows per thread
-    ("xehpg", "mb1ic512ih7oc512oh7kh3ph1", (16, 32)),
-])
+@pytest.mark.parametrize(
+    "platform, desc, tiles",
+    [
+        # M = 28*28: 32 rows per thread; N = 128 allows 4 blocks of the exec size, the registers 2 (XeHPG)
+        ("xehpg", "mb1ic128ih28oc128oh28kh3ph1", (32, 16)),
+        ("xehpc", "mb1ic128ih28oc128oh28kh3ph1", (32, 32)),
+        # M = 7*7: 16 rows per thread
+        ("xehpg", "mb1ic512ih7oc512oh7kh3ph1", (16, 32)),
+    ],
+)
 def test_dpas_tiles_go_up_to_as_big_as_the_registers_allow(platform, desc, tiles):
     """The space holds the largest tiles that fit (the estimate then ranks them against smaller
     ones): the largest m_tile and n_tile of the space are those."""
@@ -86,46 +92,56 @@ def test_parse_overrides():
     assert parse_overrides(["slm=off", "grf=0x100"]) == {"slm": 0, "grf": 256}
 
 
-@pytest.mark.parametrize("text, message", [
-    (["tile=4"], "unknown config key 'tile'"),
-    (["tg_m"], "is not key=value"),
-    (["tg_m=two"], "expected an integer"),
-    (["tg_m=0"], "must be at least 1"),
-    (["fma=fmac"], "expected one of dpas, dpasw, mad, dp4a"),
-    (["slm=2"], "expected 0 .off. or 1 .on."),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (["tile=4"], "unknown config key 'tile'"),
+        (["tg_m"], "is not key=value"),
+        (["tg_m=two"], "expected an integer"),
+        (["tg_m=0"], "must be at least 1"),
+        (["fma=fmac"], "expected one of dpas, dpasw, mad, dp4a"),
+        (["slm=2"], "expected 0 .off. or 1 .on."),
+    ],
+)
 def test_bad_override_text(text, message):
     with pytest.raises(ConfigError, match=message):
         parse_overrides(text)
 
 
-@pytest.mark.parametrize("dt, platform, overrides, message", [
-    ("f16", "xelp", {"fma": "dpas"}, "XeLP has no dpas"),
-    ("f32", "xehpg", {"fma": "dpas"}, "16-bit float or int8"),
-    ("f32", "xehpg", {"fma": "dp4a"}, "dp4a multiplies int8"),
-    ("f16", "xehpg", {"fma": "dpas", "simd": 16}, "exec size 8"),
-    ("f32", "xehpg", {"simd": 32}, "exceed 64 bytes"),
-    ("f32", "xehpg", {"simd": 4}, "runs SIMD 8, 16, 32"),
-    ("f32", "xehpg", {"n_tile": 24}, "not a multiple of simd"),
-    ("f16", "xehpg", {"k_block": 24}, "not a multiple of 16"),
-    ("f16", "xehpg", {"m_tile": 12}, "multiple of 8"),
-    # XeHPC's 64-byte GRF holds two 32-byte rows of A; a dpas's A starts on a GRF boundary
-    ("bf16", "xehpc", {"m_tile": 3}, "whole GRFs, 2 rows each on XeHPC: use a multiple of 2"),
-    ("f32", "xehpg", {"slm_bufs": 2, "slm": 0}, "slm_bufs=2 buffers the SLM copies .* needs slm=1"),
-    ("f32", "xehpg", {"gmem_bufs": 3}, "gmem_bufs=3: expected 1 or 2"),
-    ("f32", "xelp", {"grf": 256}, "use 128 GRFs"),
-    ("f32", "xehpg", {"tg_m": 64, "tg_n": 2}, "work items per group"),
-    ("f16", "xehpg", {"k_split": 2}, "f32 or s32 output"),
-    ("f32", "xehpg", {"k_split": 1000}, "slices of K exceed the"),
-    ("u8:s8:f32", "xehpg", {"k_split": 2}, "int8 partial results"),
-    # A 32x16, B 16x64, C 32x64 as f32 accumulator and f32 output, in 32-byte GRFs:
-    # 2048/32 + 4096/32 + 8192/32 + 8192/32 = 704, plus 16 reserved
-    ("f32", "xelp", {"m_tile": 32, "n_tile": 64, "k_block": 16}, "need at least 720 GRFs .* more than XeLP's 128"),
-    # fits the lower bound, not the plan: bf16 mad needs f32 copies of A and B
-    ("bf16", "xelp", {"m_tile": 8, "n_tile": 32, "k_block": 16}, "needs 186 GRFs .* but grf=128: use smaller "
-                                                                 "m_tile/n_tile/k_block$"),
-    ("f16", "xehpg", {"slm": 1, "tg_m": 3, "tg_n": 1, "m_tile": 8, "k_block": 16}, "cannot be shared evenly"),
-])
+@pytest.mark.parametrize(
+    "dt, platform, overrides, message",
+    [
+        ("f16", "xelp", {"fma": "dpas"}, "XeLP has no dpas"),
+        ("f32", "xehpg", {"fma": "dpas"}, "16-bit float or int8"),
+        ("f32", "xehpg", {"fma": "dp4a"}, "dp4a multiplies int8"),
+        ("f16", "xehpg", {"fma": "dpas", "simd": 16}, "exec size 8"),
+        ("f32", "xehpg", {"simd": 32}, "exceed 64 bytes"),
+        ("f32", "xehpg", {"simd": 4}, "runs SIMD 8, 16, 32"),
+        ("f32", "xehpg", {"n_tile": 24}, "not a multiple of simd"),
+        ("f16", "xehpg", {"k_block": 24}, "not a multiple of 16"),
+        ("f16", "xehpg", {"m_tile": 12}, "multiple of 8"),
+        # XeHPC's 64-byte GRF holds two 32-byte rows of A; a dpas's A starts on a GRF boundary
+        ("bf16", "xehpc", {"m_tile": 3}, "whole GRFs, 2 rows each on XeHPC: use a multiple of 2"),
+        ("f32", "xehpg", {"slm_bufs": 2, "slm": 0}, "slm_bufs=2 buffers the SLM copies .* needs slm=1"),
+        ("f32", "xehpg", {"gmem_bufs": 3}, "gmem_bufs=3: expected 1 or 2"),
+        ("f32", "xelp", {"grf": 256}, "use 128 GRFs"),
+        ("f32", "xehpg", {"tg_m": 64, "tg_n": 2}, "work items per group"),
+        ("f16", "xehpg", {"k_split": 2}, "f32 or s32 output"),
+        ("f32", "xehpg", {"k_split": 1000}, "slices of K exceed the"),
+        ("u8:s8:f32", "xehpg", {"k_split": 2}, "int8 partial results"),
+        # A 32x16, B 16x64, C 32x64 as f32 accumulator and f32 output, in 32-byte GRFs:
+        # 2048/32 + 4096/32 + 8192/32 + 8192/32 = 704, plus 16 reserved
+        ("f32", "xelp", {"m_tile": 32, "n_tile": 64, "k_block": 16}, "need at least 720 GRFs .* more than XeLP's 128"),
+        # fits the lower bound, not the plan: bf16 mad needs f32 copies of A and B
+        (
+            "bf16",
+            "xelp",
+            {"m_tile": 8, "n_tile": 32, "k_block": 16},
+            "needs 186 GRFs .* but grf=128: use smaller m_tile/n_tile/k_block$",
+        ),
+        ("f16", "xehpg", {"slm": 1, "tg_m": 3, "tg_n": 1, "m_tile": 8, "k_block": 16}, "cannot be shared evenly"),
+    ],
+)
 def test_configs_that_cannot_work_raise_config_error(dt, platform, overrides, message):
     with pytest.raises(ConfigError, match=message):
         config_for(dt, platform=platform, **overrides)
@@ -141,8 +157,9 @@ def test_post_ops_cannot_be_split(post_ops):
 def test_slm_budget_is_checked():
     # 32x2 threads share a 256 x 128 f16 A tile: 64 KiB, plus B, is more than XeHPG's 64 KiB
     with pytest.raises(ConfigError, match="bytes of SLM per group"):
-        config_for("f16", desc="mb1ic128ih16oc16oh16kh1", slm=1, tg_m=32, tg_n=2, m_tile=8, n_tile=8, k_block=128,
-                   grf=256)
+        config_for(
+            "f16", desc="mb1ic128ih16oc16oh16kh1", slm=1, tg_m=32, tg_n=2, m_tile=8, n_tile=8, k_block=128, grf=256
+        )
 
 
 def test_grf_budget_counts_every_tile():
@@ -173,16 +190,25 @@ def test_huge_tiles_are_rejected_before_any_tile_is_laid_out(monkeypatch, key):
         config_for("f16", **{key: 2**31})
 
 
-@pytest.mark.parametrize("dt, overrides, remedy", [
-    # 129 GRFs with the second copy of the loads: one copy fits 128, both fit 256
-    ("f16", {"fma": "dpas", "m_tile": 8, "n_tile": 8, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0},
-     " or gmem_bufs=1 or grf=256"),
-    # 169 GRFs of tiles with the second copy: even one copy is too much for 128, so only grf=256
-    ("f16", {"fma": "dpas", "m_tile": 8, "n_tile": 16, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0},
-     " or grf=256"),
-    # 276 GRFs of tiles (with the SLM stage): not even 256 GRFs hold them
-    ("f32", {"m_tile": 8, "n_tile": 32, "k_block": 32, "grf": 128, "gmem_bufs": 1, "slm": 1}, ""),
-])
+@pytest.mark.parametrize(
+    "dt, overrides, remedy",
+    [
+        # 129 GRFs with the second copy of the loads: one copy fits 128, both fit 256
+        (
+            "f16",
+            {"fma": "dpas", "m_tile": 8, "n_tile": 8, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0},
+            " or gmem_bufs=1 or grf=256",
+        ),
+        # 169 GRFs of tiles with the second copy: even one copy is too much for 128, so only grf=256
+        (
+            "f16",
+            {"fma": "dpas", "m_tile": 8, "n_tile": 16, "k_block": 32, "grf": 128, "gmem_bufs": 2, "slm": 0},
+            " or grf=256",
+        ),
+        # 276 GRFs of tiles (with the SLM stage): not even 256 GRFs hold them
+        ("f32", {"m_tile": 8, "n_tile": 32, "k_block": 32, "grf": 128, "gmem_bufs": 1, "slm": 1}, ""),
+    ],
+)
 def test_grf_overflow_suggests_only_changes_that_fit(dt, overrides, remedy):
     with pytest.raises(ConfigError, match="but grf=128") as error:
         config_for(dt, **overrides)
@@ -196,17 +222,19 @@ def test_when_nothing_fits_the_error_is_the_least_demanding_candidates():
     """Forced triple SLM buffering and 32x32 tiles on 256 GRFs: the heuristic also tries
     gmem_bufs=1, which does not fit either, so the error must not suggest it."""
     with pytest.raises(ConfigError) as error:
-        config_for("f16", desc="mb1ic256ih8oc256oh8kh3ph1", slm_bufs=3, tg_m=4, tg_n=4, m_tile=32, n_tile=32,
-                   grf=256)
+        config_for("f16", desc="mb1ic256ih8oc256oh8kh3ph1", slm_bufs=3, tg_m=4, tg_n=4, m_tile=32, n_tile=32, grf=256)
     assert "gmem_bufs" not in str(error.value) and "grf=256" not in str(error.value).split(":")[-1]
 
 
-@pytest.mark.parametrize("layer, dt, platform, overrides", [
-    (3, "u8:s8:f32", "xehpg", {"fma": "dpasw", "m_tile": 16}),  # prefetching changes this layout's GRFs
-    (5, "f16", "xehpg", {"n_tile": 16}),
-    (5, "bf16", "xehpc", {"m_tile": 16}),
-    (3, "u8:s8:f32", "xelp", {}),
-])
+@pytest.mark.parametrize(
+    "layer, dt, platform, overrides",
+    [
+        (3, "u8:s8:f32", "xehpg", {"fma": "dpasw", "m_tile": 16}),  # prefetching changes this layout's GRFs
+        (5, "f16", "xehpg", {"n_tile": 16}),
+        (5, "bf16", "xehpc", {"m_tile": 16}),
+        (3, "u8:s8:f32", "xelp", {}),
+    ],
+)
 def test_candidates_are_those_whose_own_plan_fits(layer, dt, platform, overrides):
     """The heuristic plans each layout once for the candidates that differ only in budgets
     (grf, slm_bufs, gmem_bufs): it must accept exactly the candidates a plan of their own fits."""

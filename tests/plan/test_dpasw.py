@@ -35,6 +35,7 @@ def config_for(dt="f16", direction="FWD_B", platform="xehpg", desc=PROBLEM, **ov
 
 # Layout -----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("m_tile, rows", [(32, 8), (16, 8), (8, 8), (4, 4), (2, 2)])
 def test_paired_c_layout_holds_what_each_dpasw_computes(m_tile, rows):
     """The j-th dpasw of a column block reads A-register rows j*rows/2.. of both threads of the pair:
@@ -57,6 +58,7 @@ def test_paired_c_layout_holds_what_each_dpasw_computes(m_tile, rows):
 
 # Heuristic and overrides ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dt", ["f16", "bf16", "u8:s8:f32", "s8:s8:s32"])
 def test_heuristic_offers_dpasw_on_xehpg_when_pairs_share_a(dt):
     """With N = 64 the plain group has tg_n = 2, so the fused thread pairs may share A: the space
@@ -66,11 +68,14 @@ def test_heuristic_offers_dpasw_on_xehpg_when_pairs_share_a(dt):
     assert fused and all(c.tg_n % 2 == 0 and c.m_tile % 2 == 0 and c.a_rows == c.m_tile // 2 for c in fused)
 
 
-@pytest.mark.parametrize("platform, desc, overrides", [
-    ("xehpc", PROBLEM, {}),  # no dpasw
-    ("xehpg", "mb1ic32ih8oc8oh8kh3ph1", {}),  # N = 8: one thread along N, no partner
-    ("xehpg", PROBLEM, {"tg_n": 3}),  # an odd row of threads pairs threads of two M tiles
-])
+@pytest.mark.parametrize(
+    "platform, desc, overrides",
+    [
+        ("xehpc", PROBLEM, {}),  # no dpasw
+        ("xehpg", "mb1ic32ih8oc8oh8kh3ph1", {}),  # N = 8: one thread along N, no partner
+        ("xehpg", PROBLEM, {"tg_n": 3}),  # an odd row of threads pairs threads of two M tiles
+    ],
+)
 def test_heuristic_keeps_dpas_where_pairs_cannot_share_a(platform, desc, overrides):
     assert config_for("bf16", platform=platform, desc=desc, **overrides).fma == "dpas"
 
@@ -80,13 +85,16 @@ def test_forced_dpasw_rounds_the_thread_group_and_tile_up_to_pairs():
     assert (config.fma, config.tg_n % 2, config.m_tile % 2) == ("dpasw", 0, 0)
 
 
-@pytest.mark.parametrize("dt, platform, overrides, message", [
-    ("f16", "xehpc", {"fma": "dpasw"}, "fma=dpasw: XeHPC has no dpasw"),
-    ("f16", "xelp", {"fma": "dpasw"}, "fma=dpasw: XeLP has no dpas"),
-    ("f16", "xehpg", {"fma": "dpasw", "tg_n": 3}, "tg_n=3 is odd"),
-    ("bf16", "xehpg", {"fma": "dpasw", "m_tile": 5}, "m_tile=5 is odd"),
-    ("f32", "xehpg", {"fma": "dpasw"}, "fma=dpasw needs 16-bit float or int8"),
-])
+@pytest.mark.parametrize(
+    "dt, platform, overrides, message",
+    [
+        ("f16", "xehpc", {"fma": "dpasw"}, "fma=dpasw: XeHPC has no dpasw"),
+        ("f16", "xelp", {"fma": "dpasw"}, "fma=dpasw: XeLP has no dpas"),
+        ("f16", "xehpg", {"fma": "dpasw", "tg_n": 3}, "tg_n=3 is odd"),
+        ("bf16", "xehpg", {"fma": "dpasw", "m_tile": 5}, "m_tile=5 is odd"),
+        ("f32", "xehpg", {"fma": "dpasw"}, "fma=dpasw needs 16-bit float or int8"),
+    ],
+)
 def test_forced_dpasw_where_it_cannot_work_is_a_config_error(dt, platform, overrides, message):
     with pytest.raises(ConfigError, match=message):
         config_for(dt, platform=platform, **overrides)
@@ -101,6 +109,7 @@ def test_forced_dpasw_on_xehpc_is_one_line_on_the_command_line(capsys):
 
 # The kernel IR --------------------------------------------------------------------------------
 
+
 def _a_register_bytes(overrides: dict, dt: str = "f16") -> int:
     """Bytes of A that one thread's loads bring into registers per K iteration (from global memory
     with slm=0, from SLM with slm=1), in the builder's body."""
@@ -108,15 +117,20 @@ def _a_register_bytes(overrides: dict, dt: str = "f16") -> int:
     gemm = formulate(problem)
     plan = plan_kernel(gemm, choose_config(gemm, hw.XEHPG, overrides), hw.XEHPG)
     space = "slm" if plan.config.slm else "global"
-    return sum(node.func.register_bytes for node in walk(build_body(plan))
-               if isinstance(node, Call) and isinstance(node.func, Send) and node.func.op == "load"
-               and node.func.space == space and node.args[-2].buffer.name == "a_load")
+    return sum(
+        node.func.register_bytes
+        for node in walk(build_body(plan))
+        if isinstance(node, Call)
+        and isinstance(node.func, Send)
+        and node.func.op == "load"
+        and node.func.space == space
+        and node.args[-2].buffer.name == "a_load"
+    )
 
 
 @pytest.mark.parametrize("slm", [0, 1])
 def test_each_thread_of_a_pair_loads_half_of_a(slm):
-    same = {"tg_m": 2, "tg_n": 2, "m_tile": 16, "n_tile": 16, "k_block": 32, "slm": slm, "slm_bufs": 1,
-            "gmem_bufs": 1}
+    same = {"tg_m": 2, "tg_n": 2, "m_tile": 16, "n_tile": 16, "k_block": 32, "slm": slm, "slm_bufs": 1, "gmem_bufs": 1}
     dpas, dpasw = _a_register_bytes({**same, "fma": "dpas"}), _a_register_bytes({**same, "fma": "dpasw"})
     assert dpas == 16 * 32 * 2 and dpasw == dpas // 2
 
@@ -135,8 +149,11 @@ CASES = [  # (layer, direction, data types, overrides): direct and SLM loads, pa
 ]
 
 
-@pytest.mark.parametrize("layer, direction, dt, overrides", CASES,
-                         ids=[f"{layer}-{direction}-{dt}-{len(o)}" for layer, direction, dt, o in CASES])
+@pytest.mark.parametrize(
+    "layer, direction, dt, overrides",
+    CASES,
+    ids=[f"{layer}-{direction}-{dt}-{len(o)}" for layer, direction, dt, o in CASES],
+)
 def test_scaled_resnet_layers_with_dpasw_match_numpy_in_the_interpreter(layer, direction, dt, overrides):
     problem = make_problem(scaled(RESNET[layer]), direction, dt, mb=1)
     kernel = build_kernel(problem, "xehpg", {"fma": "dpasw", **overrides})

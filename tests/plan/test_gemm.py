@@ -31,10 +31,13 @@ def test_gemm_k_is_the_problems_reduction_size(desc, direction):
         assert k == problem.reduction_size
 
 
-@pytest.mark.parametrize("direction, expected", [
-    ("FWD_B", 3 * 3 * 4),  # taps x input channels per group
-    ("BWD_D", 3 * 3 * 2),  # taps x output channels per group
-    ("BWD_WB", 2 * 5 * 5),  # minibatch x output positions
-])
+@pytest.mark.parametrize(
+    "direction, expected",
+    [
+        ("FWD_B", 3 * 3 * 4),  # taps x input channels per group
+        ("BWD_D", 3 * 3 * 2),  # taps x output channels per group
+        ("BWD_WB", 2 * 5 * 5),  # minibatch x output positions
+    ],
+)
 def test_reduction_size_by_hand(direction, expected):
     assert make_problem("g2mb2ic8ih5oc4oh5kh3ph1", direction, "f32").reduction_size == expected

@@ -33,12 +33,16 @@ def test_rows_with_gaps_stay_apart():
 
 
 def test_a_dpas_kernel_stores_each_threads_a_slice_with_one_message():
-    kernel = build_kernel(make_problem("mb1ic64ih56oc64oh56kh3ph1", dt="f16"), "xehpg", {"slm_bufs": 1,
-                                                                                       "gmem_bufs": 1, "tg_k": 1})
+    kernel = build_kernel(
+        make_problem("mb1ic64ih56oc64oh56kh3ph1", dt="f16"), "xehpg", {"slm_bufs": 1, "gmem_bufs": 1, "tg_k": 1}
+    )
     config = kernel.config
     slice_bytes = config.tg_m * config.m_tile * config.k_block * 2 // config.threads_per_group
-    a_stores = [s for s in _loop_calls(kernel, Send) if s.func.space == "slm" and s.func.op == "store"
-                and s.args[-2].buffer.name.startswith("a_")]
+    a_stores = [
+        s
+        for s in _loop_calls(kernel, Send)
+        if s.func.space == "slm" and s.func.op == "store" and s.args[-2].buffer.name.startswith("a_")
+    ]
     # the rows of A once went as a message each (32 bytes with one K step)
     assert len(a_stores) == 1 and a_stores[0].func.register_bytes == slice_bytes
 
@@ -48,10 +52,15 @@ def _loop_calls(kernel, kind):
     return [n for n in walk(loop.body) if isinstance(n, Call) and isinstance(n.func, kind)]
 
 
-@pytest.mark.parametrize("hw, dt, direction", [
-    ("xehpg", "f16", "FWD_B"), ("xehpg", "s8:s8:s32", "FWD_B"), ("xehpg", "bf16", "BWD_D"),
-    ("xehpc", "bf16", "FWD_B"),
-])
+@pytest.mark.parametrize(
+    "hw, dt, direction",
+    [
+        ("xehpg", "f16", "FWD_B"),
+        ("xehpg", "s8:s8:s32", "FWD_B"),
+        ("xehpg", "bf16", "BWD_D"),
+        ("xehpc", "bf16", "FWD_B"),
+    ],
+)
 def test_dpas_reads_its_operands_from_slm_without_reordering(hw, dt, direction):
     """Each thread's A and B come out of SLM in the layout dpas reads: the only reorders left
     pack the slice a thread stores, so each element of a group tile is moved once per group
@@ -68,8 +77,11 @@ def test_dpas_reads_its_operands_from_slm_without_reordering(hw, dt, direction):
     assert moved <= group_elements // config.threads_per_group
     # the thread's B tile comes out of SLM in whole block messages of the platform's largest size
     plan = plan_kernel(gemm, config, platform(hw))
-    b_loads = [s for s in _loop_calls(kernel, Send) if s.func.space == "slm" and s.func.op == "load"
-               and s.args[1].buffer.name == plan.b.load.buffer.name]
+    b_loads = [
+        s
+        for s in _loop_calls(kernel, Send)
+        if s.func.space == "slm" and s.func.op == "load" and s.args[1].buffer.name == plan.b.load.buffer.name
+    ]
     largest = platform(hw).max_block_message_bytes
     b_bytes = config.k_block * config.n_tile * gemm.b.type.size
     assert len(b_loads) == -(-b_bytes // largest)

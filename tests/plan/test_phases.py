@@ -17,14 +17,25 @@ from xegen.plan.gemm import StridePhases
 
 def reaching_taps(ph: StridePhases, i: int) -> list[tuple[int, int]]:
     """(k, o) of every kernel position k through which output o reaches input i, by enumeration."""
-    return [(k, o) for k in range(ph.kernel) for o in range(ph.outputs)
-            if o * ph.stride + k * ph.dilation - ph.padding == i]
+    return [
+        (k, o) for k in range(ph.kernel) for o in range(ph.outputs) if o * ph.stride + k * ph.dilation - ph.padding == i
+    ]
 
 
 PHASES = [
     StridePhases(stride=s, dilation=e, padding=p, kernel=k, inputs=i, outputs=(i + 2 * p - (k - 1) * e - 1) // s + 1)
-    for s, e, p, k, i in [(2, 1, 3, 7, 15), (2, 1, 1, 3, 8), (2, 1, 0, 1, 10), (3, 1, 1, 3, 11), (2, 2, 2, 3, 12),
-                          (3, 2, 1, 3, 11), (4, 6, 3, 4, 23), (3, 3, 0, 2, 9), (5, 1, 2, 3, 7), (2, 3, 0, 5, 13)]
+    for s, e, p, k, i in [
+        (2, 1, 3, 7, 15),
+        (2, 1, 1, 3, 8),
+        (2, 1, 0, 1, 10),
+        (3, 1, 1, 3, 11),
+        (2, 2, 2, 3, 12),
+        (3, 2, 1, 3, 11),
+        (4, 6, 3, 4, 23),
+        (3, 3, 0, 2, 9),
+        (5, 1, 2, 3, 7),
+        (2, 3, 0, 5, 13),
+    ]
 ]
 
 
@@ -40,8 +51,12 @@ def test_phase_taps_are_exactly_the_reaching_taps(ph):
             assert expected == []  # no phase: the launcher's zero fill is the gradient
             continue
         k0 = residues[r]
-        listed = [(k, q + (r + ph.padding - k0 * ph.dilation) // ph.stride - t * ph.output_step)
-                  for t in range(ph.taps) for k in [k0 + t * ph.tap_step] if k < ph.kernel]
+        listed = [
+            (k, q + (r + ph.padding - k0 * ph.dilation) // ph.stride - t * ph.output_step)
+            for t in range(ph.taps)
+            for k in [k0 + t * ph.tap_step]
+            if k < ph.kernel
+        ]
         assert [(k, o) for k, o in listed if 0 <= o < ph.outputs] == expected
 
 

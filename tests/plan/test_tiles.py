@@ -29,7 +29,7 @@ def _run_copies(dst, src) -> np.ndarray:
     for r in range(src.rows):
         for c in range(src.cols):
             at = src.offset(r, c) * size
-            source[at:at + size] = r * src.cols + c
+            source[at : at + size] = r * src.cols + c
     target = np.full(dst.elements * size, -1, dtype=np.int64)
     for call in copy_tile(dst, src):
         f = call.func
@@ -40,7 +40,7 @@ def _run_copies(dst, src) -> np.ndarray:
             for j in range(f.cols):
                 d = d0 + (i * f.dst_row_stride + j * f.dst_col_stride) * width
                 s = s0 + (i * f.src_row_stride + j * f.src_col_stride) * width
-                target[d:d + width] = source[s:s + width]
+                target[d : d + width] = source[s : s + width]
     return target[::size]
 
 
@@ -98,8 +98,9 @@ def test_packed_slice_follows_the_source_order_each_run_on_a_grf():
     offsets = source.offset_map[2:6, :]
     order = np.argsort(offsets, axis=None)
     assert np.array_equal(np.sort(packed.offset_map, axis=None), packed.offset_map.ravel()[order])
-    starts = sorted({int(packed.offset_map[r, c]) for r in range(4) for c in range(32)
-                     if packed.offset_map[r, c] % (GRF // 2) == 0})
+    starts = sorted(
+        {int(packed.offset_map[r, c]) for r in range(4) for c in range(32) if packed.offset_map[r, c] % (GRF // 2) == 0}
+    )
     assert starts == [0, 16, 32, 48, 64, 80, 96, 112]
     assert packed.elements == 4 * 32
 
@@ -116,6 +117,8 @@ def test_a_row_interleaved_into_vnni_is_one_reorder():
     src, _ = line_layout(Var("s", PTR), F16, 2, 128, 1, 128, GRF)
     dst = vnni_layout(Var("d", PTR), F16, 2, 128, 2, 8)
     calls = copy_tile(dst, src)
-    assert [(c.func.rows, c.func.cols, c.func.src_col_stride, c.func.dst_col_stride) for c in calls] == \
-        [(1, 128, 1, 2), (1, 128, 1, 2)]
+    assert [(c.func.rows, c.func.cols, c.func.src_col_stride, c.func.dst_col_stride) for c in calls] == [
+        (1, 128, 1, 2),
+        (1, 128, 1, 2),
+    ]
     assert np.array_equal(_run_copies(dst, src), _positions(dst))

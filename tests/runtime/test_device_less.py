@@ -72,9 +72,13 @@ def dg2_kernel() -> xegen.Kernel:
 def test_neo_refuses_what_it_should(dg2_kernel, neo):
     launch = dg2_kernel.launch
     half = (launch.local_size[0] // 2, *launch.local_size[1:])
-    wrong_group, wrong_name = accept("xehpg", [
-        Launch(launch.zebin, launch.kernel, launch.buffer_bytes, launch.global_size, half),
-        Launch(launch.zebin, "no_such_kernel", launch.buffer_bytes, launch.global_size, launch.local_size)])
+    wrong_group, wrong_name = accept(
+        "xehpg",
+        [
+            Launch(launch.zebin, launch.kernel, launch.buffer_bytes, launch.global_size, half),
+            Launch(launch.zebin, "no_such_kernel", launch.buffer_bytes, launch.global_size, launch.local_size),
+        ],
+    )
     assert "CL_INVALID_WORK_GROUP_SIZE" in wrong_group.error and not wrong_group.enqueued
     assert wrong_group.facts is not None  # built and created: only the launch was refused
     assert "CL_INVALID_KERNEL_NAME" in wrong_name.error

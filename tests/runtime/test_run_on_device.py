@@ -19,8 +19,12 @@ DESC = "mb1ic16ih6oc32oh6kh1"
 
 
 def conv(*options: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "xegen", "conv", DESC, *options], capture_output=True, text=True,
-                          env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "xegen", "conv", DESC, *options],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+    )
 
 
 @pytest.mark.parametrize("hw, dt", [("xelp", "f32"), ("xehpc", "bf16")])

@@ -69,8 +69,13 @@ def run(kernel: Kernel, body: Stmt | None = None, seed: int = 0) -> bytes:
     out = np.zeros(OUT_WORDS_PER_THREAD * 8 * kernel.groups, dtype=np.int32)  # thread gid*8 + tid
     thread = np.arange(total)
     env = {"tid": (thread % kernel.threads).astype(np.int32), "gid": (thread // kernel.threads).astype(np.int32)}
-    ir.execute(kernel.body if body is None else body, buffers={"inp": inp, "out": out}, env=env, threads=total,
-               groups=thread // kernel.threads)
+    ir.execute(
+        kernel.body if body is None else body,
+        buffers={"inp": inp, "out": out},
+        env=env,
+        threads=total,
+        groups=thread // kernel.threads,
+    )
     return out.tobytes()
 
 
@@ -206,8 +211,13 @@ def loop_kernels(draw) -> Kernel:
         elif kind == "store":
             stmts.append(draw(_global_store(i, registers)))
         else:  # the same value every iteration
-            stmts.append(store(buffer(draw(st.sampled_from(registers))), draw(WORD_OFFSETS) * 4,
-                               ir.Broadcast(TID * 7 + draw(st.integers(0, 99)), 8)))
+            stmts.append(
+                store(
+                    buffer(draw(st.sampled_from(registers))),
+                    draw(WORD_OFFSETS) * 4,
+                    ir.Broadcast(TID * 7 + draw(st.integers(0, 99)), 8),
+                )
+            )
     return _loop_kernel(draw, For(i, const(start), const(start + trips), _with_lets(lets, stmts)), registers)
 
 
@@ -260,14 +270,20 @@ def _loop_kernel(draw, loop: For, kept: tuple[str, ...]) -> Kernel:
 @st.composite
 def _filling_load(draw, i: Var, let: Var, target: str, word: int) -> Stmt:
     """Eight words from global memory into `target` at `word` (i >= -3, so the index is >= 0)."""
-    index = ((i + 3) * draw(st.integers(1, 40)) + TID * 3 + GID * 5 + draw(st.integers(0, 30))
-             + (let if draw(st.booleans()) else 0)) % 400
+    index = (
+        (i + 3) * draw(st.integers(1, 40))
+        + TID * 3
+        + GID * 5
+        + draw(st.integers(0, 30))
+        + (let if draw(st.booleans()) else 0)
+    ) % 400
     mask = draw(st.sampled_from([None, None, (i % 2).eq(0), TID < 2, i < 1]))
     func = Send("load", "block", "global", S32, 8)
     return Call(func, (ptr(INP, ir.cast("s32", index) * 4), ptr(buffer(target), word * 4), mask))
 
 
 # The convolution builder's loop shape --------------------------------------------------------------
+
 
 @st.composite
 def staged_kernels(draw, slm: bool | None = None) -> Kernel:
@@ -308,13 +324,16 @@ def staged_kernels(draw, slm: bool | None = None) -> Kernel:
         stmts.append(Call(Reorder(S32, S32, 2, 4, 4, 1, 1, 2), (ptr(buffer(other), 0), ptr(buffer(source), 0))))
     for w in range(0, words, 8):
         func = Mad(8, S32, S32, S32, 1, draw(st.sampled_from([0, 1])))
-        stmts.append(Call(func, (ptr(buffer(acc), w * 4), ptr(buffer(acc), w * 4), ptr(buffer(source), w * 4),
-                                 ptr(buffer(other), 0))))
+        stmts.append(
+            Call(
+                func,
+                (ptr(buffer(acc), w * 4), ptr(buffer(acc), w * 4), ptr(buffer(source), w * 4), ptr(buffer(other), 0)),
+            )
+        )
     body: Stmt = seq(*stmts)
     for var, value in reversed(lets):
         body = Let(var, value, body)
     loop = For(i, const(start), const(start + trips), body)
     registers = REGISTERS
     kernel = seq(*_prologue((acc, other)), loop, *_epilogue((acc, other)))
-    return Kernel(_wrap(kernel, registers, threads * slice_bytes if slm else 0), threads,
-                  draw(st.sampled_from([1, 2])))
+    return Kernel(_wrap(kernel, registers, threads * slice_bytes if slm else 0), threads, draw(st.sampled_from([1, 2])))

@@ -21,14 +21,17 @@ def bench():
     return module
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--hw", "foo"], "argument --hw: unknown hardware 'foo'"),
-    (["--gmem-bufs", "3"], "argument --gmem-bufs: invalid choice: 3"),
-    (["--dt", "f64"], "unknown data type 'f64'"),
-    (["--dir", "SIDEWAYS"], "unknown direction 'SIDEWAYS'"),
-    (["--layers", "-1"], "expected a positive number of layers, not -1"),
-    (["--layers", "0"], "expected a positive number of layers, not 0"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--hw", "foo"], "argument --hw: unknown hardware 'foo'"),
+        (["--gmem-bufs", "3"], "argument --gmem-bufs: invalid choice: 3"),
+        (["--dt", "f64"], "unknown data type 'f64'"),
+        (["--dir", "SIDEWAYS"], "unknown direction 'SIDEWAYS'"),
+        (["--layers", "-1"], "expected a positive number of layers, not -1"),
+        (["--layers", "0"], "expected a positive number of layers, not 0"),
+    ],
+)
 def test_bad_arguments_are_one_line_errors(bench, argv, message, capsys, tmp_path):
     with pytest.raises(SystemExit) as stopped:
         bench.main(argv + ["--json", str(tmp_path / "out.json")])
@@ -42,8 +45,9 @@ def test_a_variant_that_does_not_fit_shows_its_error_in_its_row(bench, capsys, t
     # 8 x 8 threads with 8 x 16 f16 tiles, k_block 64: (64 + 128) x 64 x 2 = 24 KB of SLM per buffer,
     # so two buffers fit XeHPG's 64 KB and three do not
     monkeypatch.setattr(bench, "RESNET", [parse_descriptor("mb1ic256ih8oc256oh8kh3ph1n:big")])
-    monkeypatch.setattr(bench, "STAGED", ({"slm": 1, "tg_m": 8, "tg_n": 8, "m_tile": 8, "n_tile": 16, "k_block": 64,
-                                            "grf": 256},))
+    monkeypatch.setattr(
+        bench, "STAGED", ({"slm": 1, "tg_m": 8, "tg_n": 8, "m_tile": 8, "n_tile": 16, "k_block": 64, "grf": 256},)
+    )
     assert bench.main(["--real", "--json", str(tmp_path / "out.json")]) == 0
     lines = capsys.readouterr().out.splitlines()
     row = lines.index(next(line for line in lines if line.startswith("big")))

@@ -53,8 +53,14 @@ def calls(stmt, kind):
 
 
 @SETTINGS
-@given(staged_kernels(slm=True), st.sampled_from([2, 3]), st.sampled_from([1, 2]), st.sampled_from([0, 1, 2]),
-       st.sampled_from([1, 2]), st.sampled_from(["unroll", "index"]))
+@given(
+    staged_kernels(slm=True),
+    st.sampled_from([2, 3]),
+    st.sampled_from([1, 2]),
+    st.sampled_from([0, 1, 2]),
+    st.sampled_from([1, 2]),
+    st.sampled_from(["unroll", "index"]),
+)
 def test_slm_buffering_keeps_results_and_is_race_free(kernel, slm_bufs, gmem_bufs, prefetch, unroll, rotation):
     transformed = multi_buffer(kernel.body, "xehpg", slm_bufs, gmem_bufs, prefetch, unroll, slm_rotation=rotation)
     assert not calls(transformed, Barrier)  # the two barriers became one split barrier per iteration
@@ -63,6 +69,7 @@ def test_slm_buffering_keeps_results_and_is_race_free(kernel, slm_bufs, gmem_buf
 
 def any_topological_order(rng):
     """A stand-in for list scheduling: a random order that keeps only the graph's edges."""
+
     def order(successors, costs, priority, position):
         waiting = {node: 0 for node in successors}
         for node in successors:
@@ -78,12 +85,18 @@ def any_topological_order(rng):
                 if waiting[succ] == 0:
                     ready.append(succ)
         return result
+
     return order
 
 
 @SETTINGS
-@given(staged_kernels(slm=True), st.sampled_from([2, 3]), st.sampled_from([1, 2]), st.sampled_from([0, 1]),
-       st.randoms(use_true_random=False))
+@given(
+    staged_kernels(slm=True),
+    st.sampled_from([2, 3]),
+    st.sampled_from([1, 2]),
+    st.sampled_from([0, 1]),
+    st.randoms(use_true_random=False),
+)
 def test_slm_buffering_is_race_free_in_any_order_its_graph_allows(kernel, slm_bufs, gmem_bufs, prefetch, rng):
     # the edges the transform states, not the list scheduler's preferences, must keep the threads apart
     with mock.patch.object(linearization, "list_schedule", any_topological_order(rng)):
@@ -101,15 +114,19 @@ def test_register_buffering_of_global_loads_keeps_results(kernel, gmem_bufs, pre
 def _staged(slm_bufs: int, gmem_bufs: int, trips: int = 6) -> tuple[Kernel, ir.Stmt]:
     i, sh = Var("i"), buffer("sh")
     stage, loaded, acc, other = (buffer(n) for n in ("r0", "r1", "r2", "r3"))
-    body = [Call(Send("load", "block", "global", S32, 8), (ptr(INP, (i * 8 + TID) * 4), ptr(stage, 0), None)),
-            Call(Send("store", "block", "slm", S32, 8), (ptr(sh, TID * 32), ptr(stage, 0), None)),
-            Call(Fence("slm")), Call(Barrier()),
-            Call(Send("load", "block", "slm", S32, 8), (ptr(sh, (TID + 1) % 2 * 32), ptr(loaded, 0), None)),
-            Call(Barrier()),
-            Call(Mad(8, S32, S32, S32, 1, 1), (ptr(acc, 0), ptr(acc, 0), ptr(loaded, 0), ptr(other, 0)))]
+    body = [
+        Call(Send("load", "block", "global", S32, 8), (ptr(INP, (i * 8 + TID) * 4), ptr(stage, 0), None)),
+        Call(Send("store", "block", "slm", S32, 8), (ptr(sh, TID * 32), ptr(stage, 0), None)),
+        Call(Fence("slm")),
+        Call(Barrier()),
+        Call(Send("load", "block", "slm", S32, 8), (ptr(sh, (TID + 1) % 2 * 32), ptr(loaded, 0), None)),
+        Call(Barrier()),
+        Call(Mad(8, S32, S32, S32, 1, 1), (ptr(acc, 0), ptr(acc, 0), ptr(loaded, 0), ptr(other, 0))),
+    ]
     loop = For(i, const(0), const(trips), seq(*body))
-    kernel = Kernel(_wrap(seq(*_prologue(("r2", "r3")), loop, *_epilogue(("r2", "r3"))), ("r0", "r1", "r2", "r3"),
-                          64), 2, 1)
+    kernel = Kernel(
+        _wrap(seq(*_prologue(("r2", "r3")), loop, *_epilogue(("r2", "r3"))), ("r0", "r1", "r2", "r3"), 64), 2, 1
+    )
     return kernel, multi_buffer(kernel.body, "xehpg", slm_bufs, gmem_bufs)
 
 
@@ -160,8 +177,9 @@ def test_slm_copies_can_rotate_by_index_arithmetic_instead_of_unrolling():
 @pytest.mark.parametrize("slm_bufs", [2, 3])
 def test_removing_any_one_barrier_wait_makes_the_interpreter_report_a_race(slm_bufs):
     problem = make_problem("mb1ic16ih6oc32oh6kh3ph1", "FWD_D", "f16")
-    kernel = build_kernel(problem, "xehpg", {"slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1, "n_tile": 16,
-                                             "slm_bufs": slm_bufs})
+    kernel = build_kernel(
+        problem, "xehpg", {"slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1, "n_tile": 16, "slm_bufs": slm_bufs}
+    )
     assert kernel.config.slm_bufs == slm_bufs and not calls(kernel.body, Barrier)
     tensors = random_inputs(problem)
     run_ir(kernel, tensors)  # as scheduled: no race
@@ -209,6 +227,7 @@ class _DropAll(ir.Mutator):
 
 def _without(stmt, kind, victim: int):
     """`stmt` without the `victim`-th call of `kind` (in the text)."""
+
     class Drop(ir.Mutator):
         seen = 0
 
@@ -270,14 +289,17 @@ def test_prefetch_needs_lsc_and_runs_ahead_of_the_loads():
     assert run(kernel, transformed) == run(kernel)
 
 
-@pytest.mark.parametrize("platform, dt, overrides, slm_bufs, gmem_bufs", [
-    # (one thread along K, so each thread's K loop is long enough to buffer)
-    ("xehpg", "f16", {"slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1}, 2, 2),  # 4 threads: double buffering
-    ("xehpg", "f16", {"slm": 1, "tg_m": 4, "tg_n": 4, "tg_k": 1, "m_tile": 8, "n_tile": 8, "gmem_bufs": 2}, 3, 2),
-    # (16 threads: triple)
-    ("xehpg", "f32", {"tg_k": 1}, 1, 1),  # mad without SLM
-    ("xelp", "f16", {"slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1}, 2, 1),  # mad through SLM
-])
+@pytest.mark.parametrize(
+    "platform, dt, overrides, slm_bufs, gmem_bufs",
+    [
+        # (one thread along K, so each thread's K loop is long enough to buffer)
+        ("xehpg", "f16", {"slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1}, 2, 2),  # 4 threads: double buffering
+        ("xehpg", "f16", {"slm": 1, "tg_m": 4, "tg_n": 4, "tg_k": 1, "m_tile": 8, "n_tile": 8, "gmem_bufs": 2}, 3, 2),
+        # (16 threads: triple)
+        ("xehpg", "f32", {"tg_k": 1}, 1, 1),  # mad without SLM
+        ("xelp", "f16", {"slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1}, 2, 1),  # mad through SLM
+    ],
+)
 def test_the_heuristic_picks_buffer_counts(platform, dt, overrides, slm_bufs, gmem_bufs):
     kernel = build_kernel(make_problem("mb1ic32ih8oc32oh8kh3ph1", "FWD_D", dt), platform, overrides)
     assert (kernel.config.slm_bufs, kernel.config.gmem_bufs) == (slm_bufs, gmem_bufs)

@@ -23,9 +23,11 @@ R0, R1, SRC = buffer("r0"), buffer("r1"), buffer("src")
 
 def small_graph():
     k = Var("k")
-    body = seq(Call(Send("load", "block", "global", S32, 8), (ptr(SRC, k * 4), ptr(R0, 0), None)),
-               store(R1, 0, load(R1, 0, "s32x8") + load(R0, 0, "s32x8")),
-               store(R1, 32, load(R0, 0, "s32x8") + load(R1, 0, "s32x8")))
+    body = seq(
+        Call(Send("load", "block", "global", S32, 8), (ptr(SRC, k * 4), ptr(R0, 0), None)),
+        store(R1, 0, load(R1, 0, "s32x8") + load(R0, 0, "s32x8")),
+        store(R1, 32, load(R0, 0, "s32x8") + load(R1, 0, "s32x8")),
+    )
     from xegen.ir import Let
 
     loop = For(IDX, const(0), const(4), Let(k, IDX * 8, body))
@@ -72,12 +74,23 @@ def test_an_unwritable_directory_is_a_clear_error(tmp_path):
 
 
 def test_conv_dump_graph_writes_before_and_after_each_transform(tmp_path, capsys):
-    status = cli.main(["conv", "mb1ic16ih6oc32oh6kh3ph1", "--dt=f16", "--config", "slm=1,tg_m=2,tg_n=2,tg_k=1",
-                       "--dump-graph", str(tmp_path)])
+    status = cli.main(
+        [
+            "conv",
+            "mb1ic16ih6oc32oh6kh3ph1",
+            "--dt=f16",
+            "--config",
+            "slm=1,tg_m=2,tg_n=2,tg_k=1",
+            "--dump-graph",
+            str(tmp_path),
+        ]
+    )
     assert status == 0
     names = sorted(p.name for p in tmp_path.glob("*.dot"))
-    assert names == [f"conv_fwd_b_f16_xehpg-{i:02d}-{step}.dot" for i, step in
-                     enumerate(["hoist-before", "hoist-after", "multi-buffer-before", "multi-buffer-after"])]
+    assert names == [
+        f"conv_fwd_b_f16_xehpg-{i:02d}-{step}.dot"
+        for i, step in enumerate(["hoist-before", "hoist-after", "multi-buffer-before", "multi-buffer-after"])
+    ]
     after = (tmp_path / names[-1]).read_text()
     assert "signal" in after and "wait" in after and "prefetch" in after and "barrier" not in after
     before = (tmp_path / names[2]).read_text()
@@ -112,8 +125,9 @@ def test_a_configuration_given_up_for_the_registers_leaves_no_graphs(tmp_path, m
 
     monkeypatch.setattr(pipeline, "compile_kernel", fits_the_fourth_time)
     problem = make_problem("mb1ic16ih6oc32oh6kh3ph1", "FWD_B", "f16")
-    compilation = pipeline.compile_problem(problem, "xehpg", {"slm": 1, "tg_m": 2, "tg_n": 2}, optimize=False,
-                                           dump_graph=tmp_path / "compiled")
+    compilation = pipeline.compile_problem(
+        problem, "xehpg", {"slm": 1, "tg_m": 2, "tg_n": 2}, optimize=False, dump_graph=tmp_path / "compiled"
+    )
     assert len(compilation.fallbacks) == 3
     build_kernel(problem, "xehpg", asdict(compilation.config), dump_graph=tmp_path / "alone")
     alone = {p.name: p.read_text() for p in (tmp_path / "alone").iterdir()}

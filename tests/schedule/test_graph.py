@@ -54,8 +54,11 @@ def graph_of(*stmts, lets=(), kinds=KINDS, copies=None):
 
 def edges(graph):
     """{(u, v): (kinds, distance)} between statements."""
-    return {(u, v): (d["kinds"], d["distance"]) for u, v, d in graph.edges(data=True)
-            if graph.nodes[u]["kind"] == "stmt" and graph.nodes[v]["kind"] == "stmt"}
+    return {
+        (u, v): (d["kinds"], d["distance"])
+        for u, v, d in graph.edges(data=True)
+        if graph.nodes[u]["kind"] == "stmt" and graph.nodes[v]["kind"] == "stmt"
+    }
 
 
 def load_global(target, offset, count=8):
@@ -183,6 +186,7 @@ def test_graph_is_deterministic():
 
 # Edits ------------------------------------------------------------------------------------------
 
+
 def _comparable(graph):
     """Nodes and edges with every attribute that matters (the footprints follow from the statements)."""
     nodes = {n: (d["kind"], d["label"], d.get("stmt"), d.get("var")) for n, d in graph.nodes(data=True)}
@@ -192,8 +196,10 @@ def _comparable(graph):
 def _removable(stmt, kinds):
     """Whether removing `stmt` keeps what synchronization orders: it writes no global buffer and
     touches no SLM (a transform removes statements of neither kind)."""
-    return not any(kinds.get(a.buffer.name, "global") == "slm" or
-                   (a.write and kinds.get(a.buffer.name, "global") == "global") for a in accesses(stmt))
+    return not any(
+        kinds.get(a.buffer.name, "global") == "slm" or (a.write and kinds.get(a.buffer.name, "global") == "global")
+        for a in accesses(stmt)
+    )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

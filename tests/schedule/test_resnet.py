@@ -23,14 +23,24 @@ from xegen.plan.strategies import plan_for
 from xegen.schedule import hoist_invariants, multi_buffer, schedule_by_latency, unroll
 
 COMBINATIONS = [  # (direction, data types, platform)
-    ("FWD_B", "f16", "xehpg"), ("BWD_D", "bf16", "xehpg"), ("BWD_WB", "f16", "xehpg"),
-    ("FWD_D", "u8:s8:s32", "xehpg"), ("FWD_B", "bf16", "xehpc"), ("BWD_W", "f32", "xelp"),
-    ("FWD_I", "s8:s8:f32", "xelp"), ("BWD_D", "f16", "xehpc"),
+    ("FWD_B", "f16", "xehpg"),
+    ("BWD_D", "bf16", "xehpg"),
+    ("BWD_WB", "f16", "xehpg"),
+    ("FWD_D", "u8:s8:s32", "xehpg"),
+    ("FWD_B", "bf16", "xehpc"),
+    ("BWD_W", "f32", "xelp"),
+    ("FWD_I", "s8:s8:f32", "xelp"),
+    ("BWD_D", "f16", "xehpc"),
 ]
 # multi-buffered SLM first: the heuristic leaves it out where the model says it does not pay (short
 # K loops of scaled layers), but these tests are about the transforms that build it
-STAGED = ({"slm": 1, "tg_m": 2, "tg_n": 2, "slm_bufs": 2}, {"slm": 1, "tg_m": 2, "tg_n": 2},
-          {"slm": 1, "tg_m": 2, "tg_n": 1}, {"slm": 1}, {})
+STAGED = (
+    {"slm": 1, "tg_m": 2, "tg_n": 2, "slm_bufs": 2},
+    {"slm": 1, "tg_m": 2, "tg_n": 2},
+    {"slm": 1, "tg_m": 2, "tg_n": 1},
+    {"slm": 1},
+    {},
+)
 
 
 def single_buffered(problem, platform):
@@ -61,8 +71,10 @@ def variants(kernel, platform):
     for slm_bufs, gmem_bufs, prefetch in ((1, 2, 0), (2, 1, 0), (3, 2, 1), (2, 2, 2)):
         if slm_bufs > 1 and not kernel.config.slm:
             continue
-        yield f"slm{slm_bufs}-gmem{gmem_bufs}-prefetch{prefetch * lsc}", \
-            multi_buffer(body, platform, slm_bufs, gmem_bufs, prefetch * lsc)
+        yield (
+            f"slm{slm_bufs}-gmem{gmem_bufs}-prefetch{prefetch * lsc}",
+            multi_buffer(body, platform, slm_bufs, gmem_bufs, prefetch * lsc),
+        )
 
 
 def check_layer(layer: int, direction: str, dt: str, platform: str) -> list[str]:
@@ -74,8 +86,9 @@ def check_layer(layer: int, direction: str, dt: str, platform: str) -> list[str]
     for name, body in [("heuristic", scheduled.body), *variants(reference, platform)]:
         got = run_ir(replace(reference, body=body), tensors)
         for output in problem.outputs:
-            assert np.asarray(got[output]).tobytes() == np.asarray(expected[output]).tobytes(), \
+            assert np.asarray(got[output]).tobytes() == np.asarray(expected[output]).tobytes(), (
                 f"{name} changed {output} of {problem} on {platform} ({reference.config})"
+            )
         checked.append(name)
     return checked
 

@@ -51,8 +51,12 @@ SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[Heal
 @given(loop_kernels(), st.integers(1, 4))
 def test_transforms_keep_results_of_random_loops(kernel, factor):
     expected = run(kernel)
-    for transformed in (hoist_invariants(kernel.body), unroll(kernel.body, factor), schedule_by_latency(kernel.body),
-                        schedule_by_latency(unroll(hoist_invariants(kernel.body), factor))):
+    for transformed in (
+        hoist_invariants(kernel.body),
+        unroll(kernel.body, factor),
+        schedule_by_latency(kernel.body),
+        schedule_by_latency(unroll(hoist_invariants(kernel.body), factor)),
+    ):
         assert run(kernel, transformed) == expected
 
 
@@ -62,8 +66,12 @@ def test_transforms_keep_results_of_random_loops_that_share_slm_between_barriers
     # threads exchange data through SLM: no statement may cross a barrier with its SLM access,
     # or the interpreter reports a race (or reads another thread's stale slice)
     expected = run(kernel)
-    for transformed in (hoist_invariants(kernel.body), unroll(kernel.body, factor), schedule_by_latency(kernel.body),
-                        schedule_by_latency(unroll(hoist_invariants(kernel.body), factor))):
+    for transformed in (
+        hoist_invariants(kernel.body),
+        unroll(kernel.body, factor),
+        schedule_by_latency(kernel.body),
+        schedule_by_latency(unroll(hoist_invariants(kernel.body), factor)),
+    ):
         assert run(kernel, transformed) == expected
 
 
@@ -72,8 +80,11 @@ def test_transforms_keep_results_of_random_loops_that_share_slm_between_barriers
 def test_register_double_buffering_keeps_results_of_random_loops_whose_loads_are_private(kernel, prefetch, factor):
     transformed = multi_buffer(kernel.body, "xehpg", gmem_bufs=2, prefetch=prefetch, unroll=factor)
     sizes = {n.buffer.name: n.size for n in walk(transformed) if isinstance(n, ir.Alloc)}
-    loaded = {c.args[1].buffer.name for c in walk(kernel.body) if isinstance(c, Call) and isinstance(c.func, Send)
-              and c.func.op == "load"}
+    loaded = {
+        c.args[1].buffer.name
+        for c in walk(kernel.body)
+        if isinstance(c, Call) and isinstance(c.func, Send) and c.func.op == "load"
+    }
     assert all(sizes[name] == 2 * REGISTER_BYTES for name in loaded)  # it applied: two copies of each
     assert run(kernel, transformed) == run(kernel)
 
@@ -98,8 +109,9 @@ def loops(stmt):
 
 
 def load_input(target, offset_words=0):
-    return Call(Send("load", "block", "global", S32, 8), (ptr(INP, (IDX * 8 + TID) * 4), ptr(target, offset_words * 4),
-                                                         None))
+    return Call(
+        Send("load", "block", "global", S32, 8), (ptr(INP, (IDX * 8 + TID) * 4), ptr(target, offset_words * 4), None)
+    )
 
 
 def test_hoisting_moves_invariant_lets_and_statements_only():
@@ -155,8 +167,12 @@ def test_unrolling_needs_constant_bounds():
 
 
 def test_list_scheduling_issues_the_long_latency_load_first():
-    body = [store(R1, 0, load(R1, 0, "s32x8") * 3), store(R1, 32, load(R1, 32, "s32x8") * 5), load_input(R0),
-            store(R2, 0, load(R2, 0, "s32x8") + load(R0, 0, "s32x8"))]
+    body = [
+        store(R1, 0, load(R1, 0, "s32x8") * 3),
+        store(R1, 32, load(R1, 32, "s32x8") * 5),
+        load_input(R0),
+        store(R2, 0, load(R2, 0, "s32x8") + load(R0, 0, "s32x8")),
+    ]
     kernel = kernel_with(body)
     scheduled = schedule_by_latency(kernel.body)
     loop = loops(scheduled)[0]
@@ -169,11 +185,15 @@ def test_list_scheduling_issues_the_long_latency_load_first():
 
 def test_list_scheduling_keeps_a_loop_whose_start_is_a_variable():
     start = Var("start")
-    body = [store(R1, 0, load(R1, 0, "s32x8") * 3), load_input(R0),
-            store(R2, 0, load(R2, 0, "s32x8") + load(R0, 0, "s32x8"))]
+    body = [
+        store(R1, 0, load(R1, 0, "s32x8") * 3),
+        load_input(R0),
+        store(R2, 0, load(R2, 0, "s32x8") + load(R0, 0, "s32x8")),
+    ]
     loop = For(IDX, start, const(5), seq(*body))
-    kernel = Kernel(_wrap(Let(start, const(1), seq(*_prologue(REGISTERS), loop, *_epilogue(REGISTERS))), REGISTERS),
-                    2, 1)
+    kernel = Kernel(
+        _wrap(Let(start, const(1), seq(*_prologue(REGISTERS), loop, *_epilogue(REGISTERS))), REGISTERS), 2, 1
+    )
     scheduled = schedule_by_latency(kernel.body)
     assert loops(scheduled)[0].init == start
     assert isinstance(loops(scheduled)[0].body.stmts[0], Call)  # it was reordered: the global load first
@@ -190,10 +210,15 @@ def test_transforms_are_deterministic():
 
 # The scheduling pass with one buffer of each kind -------------------------------------------------
 
+
 def test_the_pass_hoists_and_list_schedules_a_single_buffered_loop_when_that_helps():
     invariant = store(R3, 0, ir.Broadcast(TID * 7, 8))
-    body = [store(R1, 0, load(R1, 0, "s32x8") * 3), invariant, load_input(R0),
-            store(R2, 0, load(R2, 0, "s32x8") + load(R0, 0, "s32x8"))]
+    body = [
+        store(R1, 0, load(R1, 0, "s32x8") * 3),
+        invariant,
+        load_input(R0),
+        store(R2, 0, load(R2, 0, "s32x8") + load(R0, 0, "s32x8")),
+    ]
     kernel = kernel_with(body)
     scheduled = schedule(kernel.body, "xehpg", ScheduleOptions())
     loop = loops(scheduled)[0]
@@ -219,6 +244,7 @@ def test_single_buffered_conv_kernels_are_list_scheduled_where_the_model_says_it
 def test_allocated_bytes_add_nested_buffers_and_take_the_larger_branch_of_an_if():
     """Buffers nested inside each other all live at once (64 + 32 + the larger branch, 256, by
     hand: 352); the two branches of an if never do; other kinds are not counted."""
+
     def alloc(name, size, body, kind="grf"):
         return Alloc(Var(name, PTR), size, kind, body)
 

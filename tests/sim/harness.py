@@ -43,7 +43,7 @@ class Run:
         """(threads, count) elements of `dtype` starting at register `register` (+ byte_offset)."""
         dtype = np.dtype(dtype)
         start = register * self.files.grf_bytes + byte_offset
-        raw = self.files.grf[:, start:start + count * dtype.itemsize]
+        raw = self.files.grf[:, start : start + count * dtype.itemsize]
         return np.ascontiguousarray(raw).view(dtype)
 
     def flag(self, number: int) -> np.ndarray:
@@ -57,14 +57,28 @@ def write_registers(files, register: int, values: np.ndarray, byte_offset: int =
         values = np.broadcast_to(values, (files.threads, values.size))
     raw = np.ascontiguousarray(values).view(np.uint8).reshape(files.threads, -1)
     start = register * files.grf_bytes + byte_offset
-    files.grf[:, start:start + raw.shape[1]] = raw
+    files.grf[:, start : start + raw.shape[1]] = raw
 
 
-def execute(asm: str, hw: str, *, threads: int = 4, simd: int = 16, inputs: dict | None = None,
-            live: np.ndarray | None = None, memory: DeviceMemory | None = None,
-            surfaces: dict[int, Surface] | None = None, slm_bytes: int = 0, group_of_thread=None,
-            general_state_base: int = 0, check_hazards: bool = False, flags: dict | None = None,
-            add_eot: bool = True, grf_count: int = 128, code: bytes | None = None) -> Run:
+def execute(
+    asm: str,
+    hw: str,
+    *,
+    threads: int = 4,
+    simd: int = 16,
+    inputs: dict | None = None,
+    live: np.ndarray | None = None,
+    memory: DeviceMemory | None = None,
+    surfaces: dict[int, Surface] | None = None,
+    slm_bytes: int = 0,
+    group_of_thread=None,
+    general_state_base: int = 0,
+    check_hazards: bool = False,
+    flags: dict | None = None,
+    add_eot: bool = True,
+    grf_count: int = 128,
+    code: bytes | None = None,
+) -> Run:
     platform = hwlib.platform(hw)
     if code is None:
         code = assemble(asm + ("\n" + end_of_thread(platform) if add_eot else ""), platform)
@@ -75,10 +89,18 @@ def execute(asm: str, hw: str, *, threads: int = 4, simd: int = 16, inputs: dict
         group_of_thread = np.zeros(threads, dtype=np.int64)
     group_of_thread = np.asarray(group_of_thread, dtype=np.int64)
     checker = HazardChecker(program, platform) if check_hazards else None
-    machine = Machine(program, platform, grf_count, live, memory=memory or DeviceMemory(), surfaces=surfaces or {},
-                      general_state_base=general_state_base,
-                      slm=SharedLocalMemory(int(group_of_thread.max()) + 1, slm_bytes, platform.max_slm_bytes),
-                      group_of_thread=group_of_thread, hazards=checker.start_batch(threads) if checker else None)
+    machine = Machine(
+        program,
+        platform,
+        grf_count,
+        live,
+        memory=memory or DeviceMemory(),
+        surfaces=surfaces or {},
+        general_state_base=general_state_base,
+        slm=SharedLocalMemory(int(group_of_thread.max()) + 1, slm_bytes, platform.max_slm_bytes),
+        group_of_thread=group_of_thread,
+        hazards=checker.start_batch(threads) if checker else None,
+    )
     for register, values in (inputs or {}).items():
         if isinstance(register, tuple):
             write_registers(machine.files, register[0], values, register[1])

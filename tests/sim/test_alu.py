@@ -18,9 +18,9 @@ from .harness import execute
 THREADS = 4
 LANES = 16
 EDGES = {
-    np.int32: [0, 1, -1, 2**31 - 1, -2**31, 7, -7],
+    np.int32: [0, 1, -1, 2**31 - 1, -(2**31), 7, -7],
     np.uint32: [0, 1, 2**32 - 1, 2**31, 7],
-    np.int16: [0, 1, -1, 2**15 - 1, -2**15],
+    np.int16: [0, 1, -1, 2**15 - 1, -(2**15)],
     np.uint16: [0, 1, 2**16 - 1, 2**15],
     np.int8: [0, 1, -1, 127, -128],
     np.uint8: [0, 1, 255, 128],
@@ -46,6 +46,7 @@ def ir(expression: str, **env) -> np.ndarray:
 
 def parse_type_of(array: np.ndarray):
     from xegen.ir import parse_type
+
     return parse_type(IR_TYPE[array.dtype.type])
 
 
@@ -114,17 +115,19 @@ def test_add3(hw, seed):
 
 
 @pytest.mark.parametrize("hw", ["dg2", "pvc"])
-@pytest.mark.parametrize("src0, src1, src2, elements0, elements1, elements2", [
-    # <v;0> repeats each element v times (width v); <v;h> has width v/h; src2 <h> strides by h
-    ("<4;0>", "<4;2>", "<2>", [0, 0, 0, 0, 4, 4, 4, 4], [0, 2, 4, 6, 8, 10, 12, 14], [0, 2, 4, 6, 8, 10, 12, 14]),
-    ("<8;0>", "<8;2>", "<0>", [0] * 8, [0, 2, 4, 6, 8, 10, 12, 14], [0] * 8),
-    ("<1;0>", "<4;4>", "<1>", [0, 1, 2, 3, 4, 5, 6, 7], [0, 4, 8, 12, 16, 20, 24, 28], [0, 1, 2, 3, 4, 5, 6, 7]),
-])
+@pytest.mark.parametrize(
+    "src0, src1, src2, elements0, elements1, elements2",
+    [
+        # <v;0> repeats each element v times (width v); <v;h> has width v/h; src2 <h> strides by h
+        ("<4;0>", "<4;2>", "<2>", [0, 0, 0, 0, 4, 4, 4, 4], [0, 2, 4, 6, 8, 10, 12, 14], [0, 2, 4, 6, 8, 10, 12, 14]),
+        ("<8;0>", "<8;2>", "<0>", [0] * 8, [0, 2, 4, 6, 8, 10, 12, 14], [0] * 8),
+        ("<1;0>", "<4;4>", "<1>", [0, 1, 2, 3, 4, 5, 6, 7], [0, 4, 8, 12, 16, 20, 24, 28], [0, 1, 2, 3, 4, 5, 6, 7]),
+    ],
+)
 def test_three_source_regions(hw, src0, src1, src2, elements0, elements1, elements2):
     """The elements each channel reads, by hand from the region rules (xegen.emit.regions)."""
     a, b, c = (np.arange(32, dtype=np.int32) * 1000 + i for i in (1, 2, 3))
-    run = execute(f"add3 (8|M0) r10.0<1>:d r20.0{src0}:d r30.0{src1}:d r40.0{src2}:d", hw,
-                  inputs={20: a, 30: b, 40: c})
+    run = execute(f"add3 (8|M0) r10.0<1>:d r20.0{src0}:d r30.0{src1}:d r40.0{src2}:d", hw, inputs={20: a, 30: b, 40: c})
     expected = a[elements0] + b[elements1] + c[elements2]
     np.testing.assert_array_equal(run.read(10, np.int32, 8), np.broadcast_to(expected, (THREADS, 8)))
 
@@ -134,35 +137,56 @@ def test_three_source_regions(hw, src0, src1, src2, elements0, elements1, elemen
 def test_integer_division_math_on_xelp(seed):
     a, b = values(seed, np.int32), values(seed + 1, np.int32)
     b[0, :4] = 0  # x / 0 and x % 0 have defined results
-    run = execute("math.iqot (16|M0) r10.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d {$1}\n"
-                  "math.irem (16|M0) r12.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d {$2}\n"
-                  "sync.allwr null", "tgllp", inputs={20: a, 30: b})
+    run = execute(
+        "math.iqot (16|M0) r10.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d {$1}\n"
+        "math.irem (16|M0) r12.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d {$2}\n"
+        "sync.allwr null",
+        "tgllp",
+        inputs={20: a, 30: b},
+    )
     np.testing.assert_array_equal(run.read(10, np.int32, 16), ir("a / b", a=a, b=b))
     np.testing.assert_array_equal(run.read(12, np.int32, 16), ir("a % b", a=a, b=b))
 
 
 def test_avg_and_saturation():
-    a = np.array([[7, -8, 2**31 - 1, -2**31] * 4] * THREADS, dtype=np.int32)
+    a = np.array([[7, -8, 2**31 - 1, -(2**31)] * 4] * THREADS, dtype=np.int32)
     b = np.array([[2, -1, 2**31 - 1, -1] * 4] * THREADS, dtype=np.int32)
-    run = execute("avg (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d\n"
-                  "add (16|M0) (sat)r12.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d\n"
-                  "mov (16|M0) (sat)r14.0<1>:ub r20.0<1;1,0>:d", "dg2", inputs={20: a, 30: b})
+    run = execute(
+        "avg (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d\n"
+        "add (16|M0) (sat)r12.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d\n"
+        "mov (16|M0) (sat)r14.0<1>:ub r20.0<1;1,0>:d",
+        "dg2",
+        inputs={20: a, 30: b},
+    )
     wide_a, wide_b = a.astype(np.int64), b.astype(np.int64)
     np.testing.assert_array_equal(run.read(10, np.int32, 16), (wide_a + wide_b + 1) >> 1)
-    np.testing.assert_array_equal(run.read(12, np.int32, 16), np.clip(wide_a + wide_b, -2**31, 2**31 - 1))
+    np.testing.assert_array_equal(run.read(12, np.int32, 16), np.clip(wide_a + wide_b, -(2**31), 2**31 - 1))
     np.testing.assert_array_equal(run.read(14, np.uint8, 16), np.clip(wide_a, 0, 255))
 
 
 # --- multiply emulation through the accumulator ------------------------------------------------------
 
-@pytest.mark.parametrize("hw, low_op, high_op", [
-    ("tgllp", "mach (8|M0) r10.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d",
-     "mach (8|M0) r11.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d {AccWrEn}"),
-    ("dg2", "mach (8|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d",
-     "mach (8|M0) r11.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d {AccWrEn}"),
-    ("pvc", "macl (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d",
-     "mach (16|M0) r11.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d"),
-])
+
+@pytest.mark.parametrize(
+    "hw, low_op, high_op",
+    [
+        (
+            "tgllp",
+            "mach (8|M0) r10.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d",
+            "mach (8|M0) r11.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d {AccWrEn}",
+        ),
+        (
+            "dg2",
+            "mach (8|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d",
+            "mach (8|M0) r11.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d {AccWrEn}",
+        ),
+        (
+            "pvc",
+            "macl (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d",
+            "mach (16|M0) r11.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d",
+        ),
+    ],
+)
 @settings(max_examples=10, deadline=None)
 @given(seed=seeds)
 def test_mul_mach_gives_both_halves_of_the_product(hw, low_op, high_op, seed):
@@ -170,8 +194,10 @@ def test_mul_mach_gives_both_halves_of_the_product(hw, low_op, high_op, seed):
     lanes = 16 if hw == "pvc" else 8
     region = "<1;1,0>" if hw != "tgllp" else "<8;8,1>"
     a, b = values(seed, np.int32, (THREADS, lanes)), values(seed + 1, np.int32, (THREADS, lanes))
-    asm = (f"mul ({lanes}|M0) acc0.0<1>:d r20.0{region}:d r30.0<2;1,0>:uw\n{low_op}\n"
-           f"mul ({lanes}|M0) acc0.0<1>:d r20.0{region}:d r30.0<2;1,0>:uw\n{high_op}")
+    asm = (
+        f"mul ({lanes}|M0) acc0.0<1>:d r20.0{region}:d r30.0<2;1,0>:uw\n{low_op}\n"
+        f"mul ({lanes}|M0) acc0.0<1>:d r20.0{region}:d r30.0<2;1,0>:uw\n{high_op}"
+    )
     run = execute(asm, hw, inputs={20: a, 30: b}, simd=lanes)
     product = a.astype(np.int64) * b.astype(np.int64)
     np.testing.assert_array_equal(
@@ -183,10 +209,15 @@ def test_mul_mach_gives_both_halves_of_the_product(hw, low_op, high_op, seed):
 def test_addc_and_subb_put_carry_and_borrow_in_acc0():
     a = np.array([[0xFFFFFFFF, 5, 0x80000000, 0] * 2] * THREADS, dtype=np.uint32)
     b = np.array([[1, 7, 0x80000000, 0] * 2] * THREADS, dtype=np.uint32)
-    run = execute("addc (8|M0) r10.0<1>:ud r20.0<1;1,0>:ud r30.0<1;1,0>:ud {AccWrEn}\n"
-                  "mov (8|M0) r11.0<1>:ud acc0.0<1;1,0>:ud\n"
-                  "subb (8|M0) r12.0<1>:ud r20.0<1;1,0>:ud r30.0<1;1,0>:ud {AccWrEn}\n"
-                  "mov (8|M0) r13.0<1>:ud acc0.0<1;1,0>:ud", "dg2", inputs={20: a, 30: b}, simd=8)
+    run = execute(
+        "addc (8|M0) r10.0<1>:ud r20.0<1;1,0>:ud r30.0<1;1,0>:ud {AccWrEn}\n"
+        "mov (8|M0) r11.0<1>:ud acc0.0<1;1,0>:ud\n"
+        "subb (8|M0) r12.0<1>:ud r20.0<1;1,0>:ud r30.0<1;1,0>:ud {AccWrEn}\n"
+        "mov (8|M0) r13.0<1>:ud acc0.0<1;1,0>:ud",
+        "dg2",
+        inputs={20: a, 30: b},
+        simd=8,
+    )
     wa, wb = a.astype(np.int64), b.astype(np.int64)
     np.testing.assert_array_equal(run.read(10, np.uint32, 8), (wa + wb) & 0xFFFFFFFF)
     np.testing.assert_array_equal(run.read(11, np.uint32, 8), (wa + wb) >> 32)
@@ -195,6 +226,7 @@ def test_addc_and_subb_put_carry_and_borrow_in_acc0():
 
 
 # --- bit operations against plain Python -----------------------------------------------------------
+
 
 def _py_fbh(v: int, signed: bool) -> int:
     if signed and v & 0x80000000:
@@ -262,8 +294,9 @@ def test_bit_operations(seed, table):
 def test_dp4a(hw, seed):
     acc, a, b = values(seed, np.int32), values(seed + 1, np.int32), values(seed + 2, np.uint32)
     region = "<8;1>" if hw == "tgllp" else "<1;0>"
-    run = execute(f"dp4a (16|M0) r10.0<1>:d r20.0{region}:d r30.0{region}:d r40.0<1>:ud", hw,
-                  inputs={20: acc, 30: a, 40: b})
+    run = execute(
+        f"dp4a (16|M0) r10.0<1>:d r20.0{region}:d r30.0{region}:d r40.0<1>:ud", hw, inputs={20: acc, 30: a, 40: b}
+    )
     sa = a.view(np.int8).reshape(THREADS, LANES, 4).astype(np.int64)
     ub = b.view(np.uint8).reshape(THREADS, LANES, 4).astype(np.int64)
     expected = (acc.astype(np.int64) + (sa * ub).sum(axis=2)).astype(np.uint64).astype(np.uint32).view(np.int32)
@@ -271,6 +304,7 @@ def test_dp4a(hw, seed):
 
 
 # --- floats ----------------------------------------------------------------------------------------
+
 
 def floats(seed: int, shape=(THREADS, LANES), dtype=np.float32) -> np.ndarray:
     rng = np.random.default_rng(seed)
@@ -308,7 +342,9 @@ def test_float_arithmetic_rounds_like_ieee_single(hw, seed):
     np.testing.assert_array_equal(run.read(18, np.float32, 16), a - np.floor(a))
     np.testing.assert_array_equal(run.read(50, np.float32, 16), np.floor(a))
     np.testing.assert_array_equal(run.read(52, np.float32, 16), np.rint(a))
-    np.testing.assert_array_equal(run.read(54, np.int32, 16), np.clip(np.trunc(a), -2**31, 2**31 - 1).astype(np.int32))
+    np.testing.assert_array_equal(
+        run.read(54, np.int32, 16), np.clip(np.trunc(a), -(2**31), 2**31 - 1).astype(np.int32)
+    )
     np.testing.assert_array_equal(run.read(56, np.float16, 16), a.astype(np.float16))
     np.testing.assert_array_equal(run.read(58, np.float32, 16), np.clip(a, 0, 1))
 
@@ -350,12 +386,16 @@ def test_rounding_modes_from_cr0(mode, bits):
 
 def test_denormals_flush_until_cr0_keeps_them():
     tiny = np.full((THREADS, LANES), 1e-40, dtype=np.float32)
-    run = execute("""
+    run = execute(
+        """
         add (16|M0) r10.0<1>:f r20.0<1;1,0>:f r20.0<1;1,0>:f
         (W) or (1|M0) cr0.0<1>:ud cr0.0<0;1,0>:ud 0x4C0:uw
         sync.nop null {A@1}
         add (16|M0) r12.0<1>:f r20.0<1;1,0>:f r20.0<1;1,0>:f
-    """, "dg2", inputs={20: tiny})
+    """,
+        "dg2",
+        inputs={20: tiny},
+    )
     np.testing.assert_array_equal(run.read(10, np.float32, 16), 0)
     np.testing.assert_array_equal(run.read(12, np.float32, 16), tiny + tiny)
 
@@ -363,12 +403,16 @@ def test_denormals_flush_until_cr0_keeps_them():
 def test_half_and_bfloat_conversions():
     a = floats(7)
     halves = a.astype(np.float16)
-    run = execute("""
+    run = execute(
+        """
         mov (16|M0) r10.0<1>:bf r20.0<1;1,0>:f
         mov (16|M0) r12.0<1>:f r10.0<1;1,0>:bf
         mov (16|M0) r14.0<1>:f r30.0<1;1,0>:hf
         add (16|M0) r16.0<1>:hf r30.0<1;1,0>:hf r30.0<1;1,0>:hf
-    """, "dg2", inputs={20: a, 30: halves})
+    """,
+        "dg2",
+        inputs={20: a, 30: halves},
+    )
     bits = a.view(np.uint32)
     bf = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
     np.testing.assert_array_equal(run.read(10, np.uint16, 16), bf)
@@ -381,30 +425,54 @@ def test_half_and_bfloat_conversions():
 def test_math_functions(hw):
     a = np.abs(floats(9)) + np.float32(0.5)
     token = "{$1}" if hw == "dg2" else ""
-    asm = "\n".join(f"math.{f} (16|M0) r{r}.0<1>:f r20.0<1;1,0>:f {token}" for f, r in
-                    (("inv", 10), ("sqt", 12), ("rsqt", 14), ("exp", 16), ("log", 18), ("sin", 50), ("cos", 52)))
+    asm = "\n".join(
+        f"math.{f} (16|M0) r{r}.0<1>:f r20.0<1;1,0>:f {token}"
+        for f, r in (("inv", 10), ("sqt", 12), ("rsqt", 14), ("exp", 16), ("log", 18), ("sin", 50), ("cos", 52))
+    )
     run = execute(asm + "\nsync.allwr null", hw, inputs={20: a})
     x = a.astype(np.float64)
     with np.errstate(over="ignore"):  # exp2 of the large inputs is inf in f32, as the hardware gives
-        for register, expected in ((10, 1 / x), (12, np.sqrt(x)), (14, 1 / np.sqrt(x)), (16, np.exp2(x)),
-                                   (18, np.log2(x)), (50, np.sin(x)), (52, np.cos(x))):
-            np.testing.assert_allclose(run.read(register, np.float32, 16), expected.astype(np.float32),
-                                       rtol=2e-7, atol=0)
+        for register, expected in (
+            (10, 1 / x),
+            (12, np.sqrt(x)),
+            (14, 1 / np.sqrt(x)),
+            (16, np.exp2(x)),
+            (18, np.log2(x)),
+            (50, np.sin(x)),
+            (52, np.cos(x)),
+        ):
+            np.testing.assert_allclose(
+                run.read(register, np.float32, 16), expected.astype(np.float32), rtol=2e-7, atol=0
+            )
 
 
 # --- comparisons, flags, predication, masks ------------------------------------------------------------
 
-@pytest.mark.parametrize("cond, op", [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
-                                      ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)])
+
+@pytest.mark.parametrize(
+    "cond, op",
+    [
+        ("lt", np.less),
+        ("le", np.less_equal),
+        ("gt", np.greater),
+        ("ge", np.greater_equal),
+        ("eq", np.equal),
+        ("ne", np.not_equal),
+    ],
+)
 def test_cmp_writes_flags_and_destination(cond, op):
     a = values(11, np.int32)
     b = a.copy()
     b[:, ::3] = values(12, np.int32)[:, ::3]
-    run = execute(f"""
+    run = execute(
+        f"""
         cmp (16|M0) ({cond})f1.0 r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         (f1.0) mov (16|M0) r12.0<1>:d 7:w
         (~f1.0) mov (16|M0) r12.0<1>:d -7:w
-    """, "dg2", inputs={20: a, 30: b})
+    """,
+        "dg2",
+        inputs={20: a, 30: b},
+    )
     truth = op(a, b)
     np.testing.assert_array_equal(run.read(10, np.int32, 16), np.where(truth, -1, 0))
     np.testing.assert_array_equal(run.read(12, np.int32, 16), np.where(truth, 7, -7))
@@ -415,11 +483,15 @@ def test_cmp_writes_flags_and_destination(cond, op):
 def test_float_compare_with_nan():
     a = np.array([[np.nan, 1.0, 2.0, np.nan] * 4] * THREADS, dtype=np.float32)
     b = np.array([[1.0, np.nan, 2.0, np.nan] * 4] * THREADS, dtype=np.float32)
-    run = execute("""
+    run = execute(
+        """
         cmp (16|M0) (lt)f0.0 r10.0<1>:f r20.0<1;1,0>:f r30.0<1;1,0>:f
         cmp (16|M0) (ne)f0.1 r12.0<1>:f r20.0<1;1,0>:f r30.0<1;1,0>:f
         sel (16|M0) (ge)f0.0 r14.0<1>:f r20.0<1;1,0>:f r30.0<1;1,0>:f
-    """, "dg2", inputs={20: a, 30: b})
+    """,
+        "dg2",
+        inputs={20: a, 30: b},
+    )
     np.testing.assert_array_equal(run.read(10, np.int32, 16), np.where(a < b, -1, 0))
     np.testing.assert_array_equal(run.read(12, np.int32, 16), np.where(a != b, -1, 0))
     np.testing.assert_array_equal(run.read(14, np.float32, 16), np.fmax(a, b))
@@ -428,11 +500,15 @@ def test_float_compare_with_nan():
 def test_condition_modifier_and_predicated_cmp_and_together():
     """IGC ANDs conditions with a predicated cmp writing the same flag (disabled channels keep it)."""
     a = values(21, np.int32)
-    run = execute("""
+    run = execute(
+        """
         cmp (16|M0) (gt)f0.0 null<1>:d r20.0<1;1,0>:d 0:w
         (f0.0) cmp (16|M0) (lt)f0.0 null<1>:d r20.0<1;1,0>:d 1000:w
         add (16|M0) (eq)f1.0 r10.0<1>:d r20.0<1;1,0>:d -5:w
-    """, "dg2", inputs={20: a})
+    """,
+        "dg2",
+        inputs={20: a},
+    )
     both = (a > 0) & (a < 1000)
     np.testing.assert_array_equal(
         run.flag(0) & 0xFFFF, (both.astype(np.uint32) << np.arange(16, dtype=np.uint32)).sum(1)
@@ -443,13 +519,18 @@ def test_condition_modifier_and_predicated_cmp_and_together():
 
 def test_predicate_any_all_and_channel_groups():
     flags = np.array([0x0000_0001, 0x0000_FFFF, 0xFFFF_0000, 0x00FF_00FF], dtype=np.uint32)
-    run = execute("""
+    run = execute(
+        """
         mov (32|M0) r10.0<1>:d 0:w
         (f0.0.anyv) mov (16|M0) r10.0<1>:d 1:w
         (f0.0.allv) mov (16|M16) r12.0<1>:d 2:w
         mov (32|M0) r14.0<1>:d 0:w
         (f0.0.any8h) mov (32|M0) r14.0<1>:d 3:w
-    """, "tgllp", flags={0: flags}, simd=32)
+    """,
+        "tgllp",
+        flags={0: flags},
+        simd=32,
+    )
     got = run.read(10, np.int32, 32)
     for t, word in enumerate(flags):
         assert (got[t, :16] == (1 if word & 0xFFFF else 0)).all()
@@ -457,18 +538,23 @@ def test_predicate_any_all_and_channel_groups():
         groups = run.read(14, np.int32, 32)[t]
         for g in range(4):
             expect = 3 if (int(word) >> (8 * g)) & 0xFF else 0
-            assert (groups[8 * g:8 * g + 8] == expect).all()
+            assert (groups[8 * g : 8 * g + 8] == expect).all()
 
 
 def test_partial_dispatch_mask_and_nomask():
     """Channels outside the dispatch mask keep their old values unless the instruction is NoMask."""
     live = np.zeros((THREADS, 16), dtype=bool)
     live[:, :5] = True
-    run = execute("""
+    run = execute(
+        """
         mov (16|M0) r10.0<1>:d 1:w
         (W) mov (16|M0) r12.0<1>:d 2:w
         cmp (16|M0) (eq)f0.0 null<1>:d r10.0<1;1,0>:d 1:w
-    """, "dg2", live=live, inputs={10: np.full(16, 9, np.int32), 12: np.full(16, 9, np.int32)})
+    """,
+        "dg2",
+        live=live,
+        inputs={10: np.full(16, 9, np.int32), 12: np.full(16, 9, np.int32)},
+    )
     assert (run.read(10, np.int32, 16)[:, :5] == 1).all() and (run.read(10, np.int32, 16)[:, 5:] == 9).all()
     assert (run.read(12, np.int32, 16) == 2).all()
     assert (run.flag(0) & 0xFFFF == 0x1F).all()
@@ -476,16 +562,21 @@ def test_partial_dispatch_mask_and_nomask():
 
 # --- regions and addressing ----------------------------------------------------------------------------
 
+
 def test_regions_strides_and_scalars():
     data = np.arange(64, dtype=np.int32).reshape(1, 64) * np.ones((THREADS, 1), np.int32)
     data += np.arange(THREADS, dtype=np.int32)[:, None] * 1000
-    run = execute("""
+    run = execute(
+        """
         mov (16|M0) r30.0<1>:d r20.1<8;4,2>:d
         mov (8|M0) r32.0<1>:d r20.3<0;1,0>:d
         mov (8|M0) r33.0<2>:w r20.0<1;1,0>:w
         mov (8|M0) r34.0<1>:d r20.4<2;2,1>:d
         add (8|M0) r35.0<1>:d r20.0<4;1,0>:d r21.0<16;8,2>:d
-    """, "dg2", inputs={20: data})
+    """,
+        "dg2",
+        inputs={20: data},
+    )
     i = np.arange(16)
     np.testing.assert_array_equal(run.read(30, np.int32, 16), data[:, 1 + (i // 4) * 8 + (i % 4) * 2])
     np.testing.assert_array_equal(run.read(32, np.int32, 8), np.repeat(data[:, 3:4], 8, axis=1))
@@ -500,24 +591,31 @@ def test_regions_strides_and_scalars():
 def test_indirect_addressing_through_a0():
     data = (np.arange(64, dtype=np.int32) * 3)[None, :] * np.ones((THREADS, 1), np.int32)
     base = np.array([20 * 32 + 4 * t for t in range(THREADS)], dtype=np.uint16)  # per-thread byte address
-    run = execute("""
+    run = execute(
+        """
         (W) mov (1|M0) a0.0<1>:uw r40.0<0;1,0>:uw
         sync.nop null {A@1}
         mov (8|M0) r10.0<1>:d r[a0.0, 8]<1;1,0>:d
         mov (8|M0) r[a0.0, 256]<1>:d r10.0<1;1,0>:d
-    """, "dg2", inputs={20: data, 40: base[:, None]})
+    """,
+        "dg2",
+        inputs={20: data, 40: base[:, None]},
+    )
     for t in range(THREADS):
         start = t + 2
-        np.testing.assert_array_equal(run.read(10, np.int32, 8)[t], data[t, start:start + 8])
-        np.testing.assert_array_equal(run.read(28, np.int32, 8, byte_offset=4 * t)[t], data[t, start:start + 8])
+        np.testing.assert_array_equal(run.read(10, np.int32, 8)[t], data[t, start : start + 8])
+        np.testing.assert_array_equal(run.read(28, np.int32, 8, byte_offset=4 * t)[t], data[t, start : start + 8])
 
 
 def test_vector_immediates():
-    run = execute("""
+    run = execute(
+        """
         mov (8|M0) r10.0<1>:w 0x76543210:v
         mov (8|M0) r11.0<1>:uw 0xFEDCBA98:uv
         mov (4|M0) r12.0<1>:f 0x38302010:vf
-    """, "tgllp")
+    """,
+        "tgllp",
+    )
     np.testing.assert_array_equal(run.read(10, np.int16, 8)[0], [0, 1, 2, 3, 4, 5, 6, 7])
     np.testing.assert_array_equal(run.read(11, np.uint16, 8)[0], [8, 9, 10, 11, 12, 13, 14, 15])
     # :vf bytes are sign, 3-bit exponent (bias 3), 4-bit mantissa: 0x10 = 2^-2, 0x38 = 1.5
@@ -526,14 +624,17 @@ def test_vector_immediates():
 
 # --- dpas ---------------------------------------------------------------------------------------------
 
+
 def _vnni(b: np.ndarray, ops: int) -> np.ndarray:
     """B (K x N) -> dwords (K/ops x N): dword (s, n) packs B[s*ops .. s*ops+ops-1, n], lowest first."""
     k, n = b.shape
     return np.ascontiguousarray(b.reshape(k // ops, ops, n).transpose(0, 2, 1)).view(np.uint32).reshape(k // ops, n)
 
 
-@pytest.mark.parametrize("hw, a_type, dtype", [("dg2", "hf", np.float16), ("dg2", "b", np.int8),
-                                               ("pvc", "bf", None), ("pvc", "ub", np.uint8)])
+@pytest.mark.parametrize(
+    "hw, a_type, dtype",
+    [("dg2", "hf", np.float16), ("dg2", "b", np.int8), ("pvc", "bf", None), ("pvc", "ub", np.uint8)],
+)
 @pytest.mark.parametrize("repeat", [8, 3])
 def test_dpas_matches_numpy(hw, a_type, dtype, repeat):
     n = 8 if hw == "dg2" else 16
@@ -564,9 +665,12 @@ def test_dpas_matches_numpy(hw, a_type, dtype, repeat):
     a_rows[:] = np.ascontiguousarray(a_raw).view(np.uint32).reshape(repeat, 8)
     a_bytes = np.zeros(repeat * 32, dtype=np.uint8)  # A rows are 32 bytes apart
     a_bytes.reshape(repeat, 32)[:] = a_rows.view(np.uint8)
-    run = execute(f"dpas.8x{repeat} ({n}|M0) r10:{acc_type} r20:{acc_type} r40:{a_type} r60.0:{a_type} {{$1}}\n"
-                  "sync.allwr null", hw,
-                  inputs={20: acc.reshape(-1), 40: b_words.reshape(-1), 60: a_bytes}, simd=n)
+    run = execute(
+        f"dpas.8x{repeat} ({n}|M0) r10:{acc_type} r20:{acc_type} r40:{a_type} r60.0:{a_type} {{$1}}\nsync.allwr null",
+        hw,
+        inputs={20: acc.reshape(-1), 40: b_words.reshape(-1), 60: a_bytes},
+        simd=n,
+    )
     expected = acc.astype(np.float64 if acc_type == "f" else np.int64) + a_vals @ b_vals
     got = run.read(10, acc_dtype, repeat * n).reshape(THREADS, repeat, n)
     for t in range(THREADS):
@@ -580,11 +684,16 @@ def test_csel_and_cmpn():
     a = np.array([[1.0, np.nan, 3.0, -4.0] * 4] * THREADS, dtype=np.float32)
     b = np.array([[2.0, 5.0, np.nan, -4.0] * 4] * THREADS, dtype=np.float32)
     c = np.array([[0.0, -1.0, 2.0, np.nan] * 4] * THREADS, dtype=np.float32)
-    run = execute("""
+    run = execute(
+        """
         csel (16|M0) (lt)f0.0 r10.0<1>:f r20.0<1;0>:f r30.0<1;0>:f r40.0<1>:f
         cmpn (16|M0) (lt)f1.0 null<1>:f r20.0<1;1,0>:f r30.0<1;1,0>:f
         (f1.0) sel (16|M0) r12.0<1>:f r20.0<1;1,0>:f r30.0<1;1,0>:f
-    """, "dg2", inputs={20: a, 30: b, 40: c}, flags={0: 0xABCD, 1: 0})
+    """,
+        "dg2",
+        inputs={20: a, 30: b, 40: c},
+        flags={0: 0xABCD, 1: 0},
+    )
     # csel picks src0 where src2 < 0 and leaves the flag alone
     np.testing.assert_array_equal(run.read(10, np.float32, 16), np.where(c < 0, a, b))
     assert (run.flag(0) == 0xABCD).all()
@@ -613,16 +722,20 @@ def test_dpasw_shares_a_between_the_threads_of_a_fused_pair(a_type, repeat):
     own = -(-repeat // 2)  # rows EU0 provides; EU1 provides the rest from its own r60
     a_regs = np.zeros((THREADS, own * 32), np.uint8)
     for t in range(THREADS):
-        rows = a_raw[t, :own] if t % 2 == 0 else a_raw[t, :repeat - own]
-        a_regs[t, :rows.size * rows.itemsize] = np.ascontiguousarray(rows).view(np.uint8).reshape(-1)
+        rows = a_raw[t, :own] if t % 2 == 0 else a_raw[t, : repeat - own]
+        a_regs[t, : rows.size * rows.itemsize] = np.ascontiguousarray(rows).view(np.uint8).reshape(-1)
     b_words = np.stack([_vnni(b_raw[t], ops).reshape(-1) for t in range(THREADS)])
-    run = execute(f"dpasw.8x{repeat} (8|M0) r10:{acc_type} r20:{acc_type} r40:{a_type} r60.0:{a_type} {{$1}}\n"
-                  "sync.allwr null", "dg2", inputs={20: acc.reshape(THREADS, -1), 40: b_words, 60: a_regs}, simd=n)
+    run = execute(
+        f"dpasw.8x{repeat} (8|M0) r10:{acc_type} r20:{acc_type} r40:{a_type} r60.0:{a_type} {{$1}}\nsync.allwr null",
+        "dg2",
+        inputs={20: acc.reshape(THREADS, -1), 40: b_words, 60: a_regs},
+        simd=n,
+    )
     got = run.read(10, acc.dtype, repeat * n).reshape(THREADS, repeat, n)
     wide = np.float64 if a_type == "hf" else np.int64
     for t in range(THREADS):
         eu0, eu1 = t - t % 2, t - t % 2 + 1
-        shared_a = np.concatenate([a_raw[eu0, :own], a_raw[eu1, :repeat - own]]).astype(wide)
+        shared_a = np.concatenate([a_raw[eu0, :own], a_raw[eu1, : repeat - own]]).astype(wide)
         expected = acc[t].astype(wide) + shared_a @ b_raw[t].astype(wide)
         if a_type == "hf":
             np.testing.assert_allclose(got[t], expected, rtol=1e-6, atol=1e-5)
@@ -642,18 +755,70 @@ def _bits(values, dtype) -> np.ndarray:
 def test_srnd_adds_the_random_bits_then_truncates():
     """XeHPC srnd (IGC's vISA SRND): src1's low 13 bits (f -> hf) or 8 bits (hf -> bf8) are added
     to the magnitude's low mantissa bits, then the result is truncated.  Expected bits by hand."""
-    f32 = [0x3F800000, 0x3F801000, 0x3F801000, 0x3FFFF000, 0xBFC00000, 0x477FE000, 0x501502F9, 0x35800000,
-           0x7F800000, 0xFF800000, 0x7FC00000, 0x00000000, 0x80000000, 0x3F800000, 0xBF801000, 0x3F801000]
-    noise = [0x1FFF, 0x1000, 0x0FFF, 0x1000, 0x0000, 0x1FFF, 0x1FFF, 0x0000,
-             0x1FFF, 0x1FFF, 0x0000, 0x1FFF, 0x0000, 0xE000, 0x1000, 0xFFFFE000]
+    f32 = [
+        0x3F800000,
+        0x3F801000,
+        0x3F801000,
+        0x3FFFF000,
+        0xBFC00000,
+        0x477FE000,
+        0x501502F9,
+        0x35800000,
+        0x7F800000,
+        0xFF800000,
+        0x7FC00000,
+        0x00000000,
+        0x80000000,
+        0x3F800000,
+        0xBF801000,
+        0x3F801000,
+    ]
+    noise = [
+        0x1FFF,
+        0x1000,
+        0x0FFF,
+        0x1000,
+        0x0000,
+        0x1FFF,
+        0x1FFF,
+        0x0000,
+        0x1FFF,
+        0x1FFF,
+        0x0000,
+        0x1FFF,
+        0x0000,
+        0xE000,
+        0x1000,
+        0xFFFFE000,
+    ]
     # 1.0 + (2^13 - 1) * 2^-23 truncates to 1.0; 1 + 2^-11 with 0x1000 reaches 1 + 2^-10; with 0xFFF it
     # does not; 2 - 2^-11 carries into the exponent (2.0); -1.5 exact; 65504 + noise stays 65504 and so
     # does 1e10 (truncation never reaches inf); 2^-20 is an hf denormal (16 * 2^-24); inf, -inf, NaN;
     # +-0; only bits 12:0 of the noise count (0xE000 and 0xFFFFE000 add nothing); the sign is kept
-    hf = [0x3C00, 0x3C01, 0x3C00, 0x4000, 0xBE00, 0x7BFF, 0x7BFF, 0x0010,
-          0x7C00, 0xFC00, 0x7E00, 0x0000, 0x8000, 0x3C00, 0xBC01, 0x3C00]
-    run = execute("srnd (16|M0) r10.0<1>:hf r20.0<1;1,0>:f r30.0<1;1,0>:f", "pvc",
-                  inputs={20: _bits(f32, np.uint32), 30: _bits(noise, np.uint32)}, simd=16)
+    hf = [
+        0x3C00,
+        0x3C01,
+        0x3C00,
+        0x4000,
+        0xBE00,
+        0x7BFF,
+        0x7BFF,
+        0x0010,
+        0x7C00,
+        0xFC00,
+        0x7E00,
+        0x0000,
+        0x8000,
+        0x3C00,
+        0xBC01,
+        0x3C00,
+    ]
+    run = execute(
+        "srnd (16|M0) r10.0<1>:hf r20.0<1;1,0>:f r30.0<1;1,0>:f",
+        "pvc",
+        inputs={20: _bits(f32, np.uint32), 30: _bits(noise, np.uint32)},
+        simd=16,
+    )
     np.testing.assert_array_equal(run.read(10, np.uint16, 16), np.broadcast_to(_bits(hf, np.uint16), (THREADS, 16)))
 
     f16 = [0x3C00, 0x3C80, 0x3C80, 0xBC80, 0x7BFF, 0x7C00, 0x7E00, 0x0001, 0x03FF, 0x3C00]
@@ -662,6 +827,10 @@ def test_srnd_adds_the_random_bits_then_truncates():
     # not; the sign is kept; the largest finite hf stays the largest finite bf8; inf; NaN; denormals
     # truncate alike (0x0001 + 0xFF = 0x0100 -> 0x01; 0x03FF + 1 = 0x0400 -> 0x04); bits 15:8 do nothing
     bf8 = [0x3C, 0x3D, 0x3C, 0xBD, 0x7B, 0x7C, 0x7E, 0x01, 0x04, 0x3C]
-    run = execute("srnd (16|M0) r10.0<1>:bf8 r20.0<1;1,0>:hf r30.0<1;1,0>:hf", "pvc",
-                  inputs={20: _bits(f16 + [0] * 6, np.uint16), 30: _bits(small + [0] * 6, np.uint16)}, simd=16)
+    run = execute(
+        "srnd (16|M0) r10.0<1>:bf8 r20.0<1;1,0>:hf r30.0<1;1,0>:hf",
+        "pvc",
+        inputs={20: _bits(f16 + [0] * 6, np.uint16), 30: _bits(small + [0] * 6, np.uint16)},
+        simd=16,
+    )
     np.testing.assert_array_equal(run.read(10, np.uint8, 10), np.broadcast_to(_bits(bf8, np.uint8), (THREADS, 10)))

@@ -23,8 +23,11 @@ CASES = [
     ("dg2", "calla (16|M0) r4.0:d 0x20", "calla (16) is not simulated"),
     ("dg2", "(W) jmpi r10.0<0;1,0>:d", "jmpi through a register is not simulated"),
     ("dg2", "movi (8|M0) r10.0<1>:ud r[a0.0]<1,0>:ud null<0;1,0>:ud", "movi is not simulated: what its second"),
-    ("pvc", "madm (16|M0) r10.mme0:hf r20.mme1:hf r30.mme2:hf r40.nomme:hf",
-     "madm operands must be registers of one type, :f or :df"),
+    (
+        "pvc",
+        "madm (16|M0) r10.mme0:hf r20.mme1:hf r30.mme2:hf r40.nomme:hf",
+        "madm operands must be registers of one type, :f or :df",
+    ),
     ("tgllp", "illegal", "(illegal): executed an illegal instruction"),
     ("pvc", "illegal", "executed an illegal instruction"),
 ]
@@ -62,7 +65,11 @@ def test_unmodeled_instruction_is_one_error_line(capsys, tmp_path, hw, asm, word
 
 
 def test_unmodeled_instruction_the_kernel_jumps_over_is_harmless(capsys, tmp_path):
-    code, out, err = run_cli(capsys, tmp_path, "(W) jmpi END\nbrd (16|M0) END\nmadm (16|M0) r10.mme0:f r20.mme1:f "
-                             "r30.mme2:f r40.nomme:f\nillegal", "dg2")
+    code, out, err = run_cli(
+        capsys,
+        tmp_path,
+        "(W) jmpi END\nbrd (16|M0) END\nmadm (16|M0) r10.mme0:f r20.mme1:f r30.mme2:f r40.nomme:f\nillegal",
+        "dg2",
+    )
     assert code == 0, err
     assert "k on XeHPG: SIMD16, 2 group(s), 2 thread(s)" in out

@@ -21,8 +21,12 @@ from xegen.sim.program import Program
 
 # (global, local) launches per corpus kernel, beyond its own; each covers the kernel's data.
 EXTRA_LAUNCHES = {
-    "elementwise": [((1000, 1, 1), (20, 1, 1)), ((1003, 1, 1), (7, 1, 1)), ((1000, 1, 1), (1, 1, 1)),
-                    ((1024, 1, 1), (100, 1, 1))],
+    "elementwise": [
+        ((1000, 1, 1), (20, 1, 1)),
+        ((1003, 1, 1), (7, 1, 1)),
+        ((1000, 1, 1), (1, 1, 1)),
+        ((1024, 1, 1), (100, 1, 1)),
+    ],
     "convolution": [((20, 4, 2), (7, 3, 1)), ((20, 4, 2), (5, 2, 1)), ((22, 5, 2), (3, 4, 2))],
     "transpose": [((50, 37, 1), (16, 4, 1)), ((64, 40, 1), (5, 3, 1)), ((55, 41, 1), (8, 8, 1))],
     "dot_int8": [((100, 1, 1), (17, 1, 1)), ((128, 1, 1), (100, 1, 1))],
@@ -79,8 +83,14 @@ def test_small_batches_give_the_same_result(corpus):
     case = build.kernel.make_case(np.random.default_rng(2))
     z = corpus.zebin(build)
     values = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v) for k, v in case.values.items()}
-    sim.run(z, build.kernel.kernel_name, [values[a.name] for a in build.kernel.arguments],
-            case.launch.global_size, case.launch.local_size, batch_threads=2)
+    sim.run(
+        z,
+        build.kernel.kernel_name,
+        [values[a.name] for a in build.kernel.arguments],
+        case.launch.global_size,
+        case.launch.local_size,
+        batch_threads=2,
+    )
     _check(build, values, build.kernel.expected(case))
 
 
@@ -96,10 +106,13 @@ def test_execution_profile_adds_up_to_the_instruction_counts(corpus, name):
     assert sum(n * s for n, s in zip(result.executions, sizes, strict=True)) == result.lane_instructions
     # the entry point runs once per thread: with hardware-generated local ids (NEO's choice for
     # these power-of-two groups) threads start past the kernel's loading of the ids
-    entry = read_zebin(corpus.zebin(build)).kernel(build.kernel.kernel_name).execution_env \
-        .offset_to_skip_per_thread_data_load
+    entry = (
+        read_zebin(corpus.zebin(build))
+        .kernel(build.kernel.kernel_name)
+        .execution_env.offset_to_skip_per_thread_data_load
+    )
     assert result.executions[program.index_of[entry]] == result.threads
-    assert not any(result.executions[:program.index_of[entry]])
+    assert not any(result.executions[: program.index_of[entry]])
 
 
 def zebin_code(zebin: bytes, build) -> bytes:

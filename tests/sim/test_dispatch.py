@@ -70,19 +70,29 @@ def expected_ids(global_size, local_size, bias: int, simd: int, device: str = "t
 
                 def pack(v):
                     return int(v[0] + 100 * v[1] + 10000 * v[2])
+
                 # sub-groups are consecutive SIMD-wide runs of the walk order; the last may be short
                 o = hardware_walk_order(device, size)
                 linear = lid[o[0]] + size[o[0]] * (lid[o[1]] + size[o[1]] * lid[o[2]])
                 items = int(np.prod(size))
                 sub_group = min(simd, items - (linear // simd) * simd)
-                out[z, y, x] = [pack(lid), pack(group), pack(size), pack(local), pack(groups), 3 + bias, pack(gid),
-                                sub_group]
+                out[z, y, x] = [
+                    pack(lid),
+                    pack(group),
+                    pack(size),
+                    pack(local),
+                    pack(groups),
+                    3 + bias,
+                    pack(gid),
+                    sub_group,
+                ]
     return out
 
 
 @pytest.mark.parametrize("device, sub_group", VARIANTS)
-@pytest.mark.parametrize("global_size, local_size", [((20, 6, 2), (8, 3, 2)), ((13, 5, 3), (4, 4, 1)),
-                                                     ((9, 7, 2), (9, 7, 1))])
+@pytest.mark.parametrize(
+    "global_size, local_size", [((20, 6, 2), (8, 3, 2)), ((13, 5, 3), (4, 4, 1)), ((9, 7, 2), (9, 7, 1))]
+)
 def test_every_work_item_sees_its_ids_and_sizes(device, sub_group, global_size, local_size):
     require_tool("ocloc")
     zebin = ids_zebin(device, sub_group)
@@ -97,10 +107,13 @@ def test_every_work_item_sees_its_ids_and_sizes(device, sub_group, global_size, 
 @pytest.fixture(scope="module")
 def saxpy() -> bytes:
     require_tool("ocloc")
-    return oracles.ocloc_compile("""
+    return oracles.ocloc_compile(
+        """
         kernel void saxpy(global float* y, global const float* x, float a) {
             y[get_global_id(0)] += a * x[get_global_id(0)];
-        }""", "dg2")
+        }""",
+        "dg2",
+    )
 
 
 def test_argument_mistakes_are_errors(saxpy):
@@ -134,12 +147,15 @@ def test_out_of_bounds_stateful_access_reads_zero(saxpy):
 def typed() -> bytes:
     """A kernel with by-value arguments of several types and a __local buffer."""
     require_tool("ocloc")
-    return oracles.ocloc_compile("""
+    return oracles.ocloc_compile(
+        """
         kernel void typed(global int* out, local int* scratch, char c, uint u, short s, float f) {
             scratch[get_local_id(0)] = c + (int)u + s + (int)f;
             barrier(CLK_LOCAL_MEM_FENCE);
             out[get_global_id(0)] = scratch[get_local_id(0)];
-        }""", "dg2")
+        }""",
+        "dg2",
+    )
 
 
 def test_sizes_offsets_and_limits_are_checked(saxpy, typed):
@@ -161,13 +177,16 @@ def test_sizes_offsets_and_limits_are_checked(saxpy, typed):
         sim.run(typed, "typed", [y, sim.local(256), 1, 2, 3, 4.0], 64, 64)
 
 
-@pytest.mark.parametrize("c, u, s, f, words", [
-    (128, 0, 0, 0.0, r"128 is outside the range of char \(-128 to 127\)"),
-    (0, -1, 0, 0.0, r"-1 is outside the range of uint \(0 to 4294967295\)"),
-    (0, 0, 40000, 0.0, "outside the range of short"),
-    (0, 0, 0, 1e39, "1e\\+39 is too large for float"),
-    (0, 1.5, 0, 0.0, "is an integer"),
-])
+@pytest.mark.parametrize(
+    "c, u, s, f, words",
+    [
+        (128, 0, 0, 0.0, r"128 is outside the range of char \(-128 to 127\)"),
+        (0, -1, 0, 0.0, r"-1 is outside the range of uint \(0 to 4294967295\)"),
+        (0, 0, 40000, 0.0, "outside the range of short"),
+        (0, 0, 0, 1e39, "1e\\+39 is too large for float"),
+        (0, 1.5, 0, 0.0, "is an integer"),
+    ],
+)
 def test_by_value_arguments_must_fit_their_declared_type(typed, c, u, s, f, words):
     with pytest.raises(Error, match=words):
         sim.run(typed, "typed", [np.zeros(64, np.int32), sim.local(256), c, u, s, f], 64, 64)

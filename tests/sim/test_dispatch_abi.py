@@ -34,10 +34,25 @@ from xegen.sim.program import Program
 from xegen.sim.relocations import IMPLICIT_ARGS_SYMBOL, PER_THREAD_OFFSET_SYMBOL, relocate
 
 
-def _kernel(platform, *, ptd: int = 0, inline: int = 0, walk=None, simd: int = 16, ctd_end: int = 64,
-            code: bytes = b"", relocations=(), stack_calls: bool = False) -> ZebinKernel:
-    env = ExecutionEnv(grf_count=128, simd_size=simd, inline_data_payload_size=inline,
-                       work_group_walk_order_dimensions=walk, has_stack_calls=stack_calls)
+def _kernel(
+    platform,
+    *,
+    ptd: int = 0,
+    inline: int = 0,
+    walk=None,
+    simd: int = 16,
+    ctd_end: int = 64,
+    code: bytes = b"",
+    relocations=(),
+    stack_calls: bool = False,
+) -> ZebinKernel:
+    env = ExecutionEnv(
+        grf_count=128,
+        simd_size=simd,
+        inline_data_payload_size=inline,
+        work_group_walk_order_dimensions=walk,
+        has_stack_calls=stack_calls,
+    )
     payload = (PayloadArgument("arg_byvalue", ctd_end - 4, 4, arg_index=0),)
     per_thread = (PerThreadPayloadArgument("local_id", 0, ptd),) if ptd else ()
     return ZebinKernel("k", code, env, payload, per_thread, relocations=tuple(relocations))
@@ -93,8 +108,11 @@ ADD = "(W) add (1|M0) r10.0<1>:ud r10.0<0;1,0>:ud 0x12345678:ud"
 
 
 def test_relocations_round_trip_through_the_zebin_writer_and_reader():
-    relocations = (Relocation(12, R_PER_THREAD_PAYLOAD_OFFSET), Relocation(28, R_ZE_SYM_ADDR_32, IMPLICIT_ARGS_SYMBOL),
-                   Relocation(16, R_ZE_SYM_ADDR, "global_table", 8))
+    relocations = (
+        Relocation(12, R_PER_THREAD_PAYLOAD_OFFSET),
+        Relocation(28, R_ZE_SYM_ADDR_32, IMPLICIT_ARGS_SYMBOL),
+        Relocation(16, R_ZE_SYM_ADDR, "global_table", 8),
+    )
     code = assemble(f"{ADD}\n{ADD}\n{ADD}", hwlib.XEHPG)
     data = write_zebin([_kernel(hwlib.XEHPG, code=code, relocations=relocations)], "dg2")
     assert read_zebin(data).kernel("k").relocations == relocations
@@ -106,9 +124,18 @@ def _immediate(code: bytes, index: int) -> int:
 
 def test_neo_patches_the_per_thread_offset_and_leaves_the_implicit_args_offset():
     code = assemble(f"{ADD}\n{ADD}\n{ADD}\n{ADD}", hwlib.XEHPG)
-    kernel = _kernel(hwlib.XEHPG, inline=32, ctd_end=96, code=code, relocations=(
-        Relocation(12, R_PER_THREAD_PAYLOAD_OFFSET), Relocation(28, R_ZE_SYM_ADDR_32, PER_THREAD_OFFSET_SYMBOL),
-        Relocation(44, R_ZE_SYM_ADDR_32, IMPLICIT_ARGS_SYMBOL), Relocation(60, R_ZE_SYM_ADDR_32_HI, "")))
+    kernel = _kernel(
+        hwlib.XEHPG,
+        inline=32,
+        ctd_end=96,
+        code=code,
+        relocations=(
+            Relocation(12, R_PER_THREAD_PAYLOAD_OFFSET),
+            Relocation(28, R_ZE_SYM_ADDR_32, PER_THREAD_OFFSET_SYMBOL),
+            Relocation(44, R_ZE_SYM_ADDR_32, IMPLICIT_ARGS_SYMBOL),
+            Relocation(60, R_ZE_SYM_ADDR_32_HI, ""),
+        ),
+    )
     patched = relocate(kernel)
     assert [_immediate(patched, i) for i in range(4)] == [64, 64, 0x12345678, 0]  # 96 - 32; untouched; 0 >> 32
     assert patched[:12] == code[:12] and len(patched) == len(code)
@@ -128,8 +155,14 @@ def test_relocations_the_simulator_cannot_resolve_are_refused():
     with pytest.raises(UnsupportedError, match="symbol 'some_global'"):
         relocate(_kernel(hwlib.XEHPG, code=code, relocations=(Relocation(12, R_ZE_SYM_ADDR_32, "some_global"),)))
     with pytest.raises(UnsupportedError, match="implicit-arguments"):
-        relocate(_kernel(hwlib.XEHPG, code=code, stack_calls=True,
-                         relocations=(Relocation(12, R_ZE_SYM_ADDR_32, IMPLICIT_ARGS_SYMBOL),)))
+        relocate(
+            _kernel(
+                hwlib.XEHPG,
+                code=code,
+                stack_calls=True,
+                relocations=(Relocation(12, R_ZE_SYM_ADDR_32, IMPLICIT_ARGS_SYMBOL),),
+            )
+        )
     with pytest.raises(UnsupportedError, match="outside the code"):
         relocate(_kernel(hwlib.XEHPG, code=code, relocations=(Relocation(14, R_PER_THREAD_PAYLOAD_OFFSET),)))
 
@@ -144,12 +177,15 @@ def test_igc_prologue_reaches_its_local_ids_through_a_patched_relocation():
     kernel = zebin.kernel("ids")
     offset = dispatch.per_thread_data_offset(kernel)
     program = Program(kernel.code, hwlib.XEHPC)
-    index = next(i for i, inst in enumerate(program.instructions)
-                 if inst.opcode == "add" and inst.dst.number == 127 and getattr(inst.srcs[1], "value", None) == offset)
+    index = next(
+        i
+        for i, inst in enumerate(program.instructions)
+        if inst.opcode == "add" and inst.dst.number == 127 and getattr(inst.srcs[1], "value", None) == offset
+    )
     at = program.pcs[index] + 12
     assert struct.unpack_from("<H", kernel.code, at)[0] == offset  # a 16-byte add with the offset as immediate
     code = bytearray(kernel.code)
-    code[at:at + 2] = b"\0\0"
+    code[at : at + 2] = b"\0\0"
     global_size, local_size = (9, 7, 2), (9, 7, 1)
 
     simd = kernel.execution_env.simd_size
@@ -168,11 +204,14 @@ def test_igc_prologue_reaches_its_local_ids_through_a_patched_relocation():
 
 # --- hardware thread ids ----------------------------------------------------------------------------
 
+
 def _igc_hardware_thread_id(platform: hwlib.Platform, sr0: int) -> int:
     """IGC's CShader::GetHWTID, by hand: XeHPG keeps sr0.0[13:0] and removes bits 6 and 3;
     XeHPC keeps [14:0] and removes bits 7:6 and 3."""
+
     def remove(value, bit, count):
         return (value & ((1 << bit) - 1)) | ((value >> (bit + count)) << bit)
+
     if platform is hwlib.XEHPG:
         return remove(remove(sr0 & 0x3FFF, 6, 1), 3, 1)
     return remove(remove(sr0 & 0x7FFF, 6, 2), 3, 1)

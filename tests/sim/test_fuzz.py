@@ -23,14 +23,16 @@ PLATFORMS = [hwlib.XELP, hwlib.XEHPG, hwlib.XEHPC]
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_random_instructions_run_or_fail_cleanly(platform, data, seed):
-    inst = data.draw(st.one_of(basic_instructions(platform), ternary_instructions(platform),
-                               math_instructions(platform)))
+    inst = data.draw(
+        st.one_of(basic_instructions(platform), ternary_instructions(platform), math_instructions(platform))
+    )
     code = encode(inst, platform) + assemble(end_of_thread(platform), platform)
     rng = np.random.default_rng(seed)
     registers = rng.integers(0, 256, size=256 * platform.grf_bytes, dtype=np.uint8)
     try:
-        run = execute("", platform.name, threads=2, simd=32, code=code, grf_count=256,
-                      inputs={0: np.tile(registers, (2, 1))})
+        run = execute(
+            "", platform.name, threads=2, simd=32, code=code, grf_count=256, inputs={0: np.tile(registers, (2, 1))}
+        )
     except Error as error:
         assert "pc 0x0000" in str(error)  # names the instruction
         return

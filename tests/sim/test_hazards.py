@@ -22,8 +22,8 @@ def _without_swsb(code: bytes, pc: int, platform: hwlib.Platform) -> bytes:
     """The kernel with the SWSB field of the instruction at `pc` cleared (the same bits of the
     compacted and the 16-byte form, inside the first 8 bytes)."""
     swsb = layout_for(platform).fields.header.swsb
-    word = int.from_bytes(code[pc:pc + 8], "little") & ~swsb.positions
-    return code[:pc] + word.to_bytes(8, "little") + code[pc + 8:]
+    word = int.from_bytes(code[pc : pc + 8], "little") & ~swsb.positions
+    return code[:pc] + word.to_bytes(8, "little") + code[pc + 8 :]
 
 
 def _first_token_wait(program: Program, entry: int) -> tuple[int, int]:
@@ -52,12 +52,14 @@ def test_igc_kernel_with_a_missing_token_wait_is_reported(corpus, build):
     pc, token = _first_token_wait(program, kernel.execution_env.offset_to_skip_per_thread_data_load)
     broken_code = _without_swsb(kernel.code, pc, platform)
     start = zebin.find(kernel.code)
-    broken = zebin[:start] + broken_code + zebin[start + len(kernel.code):]
+    broken = zebin[:start] + broken_code + zebin[start + len(kernel.code) :]
     case = build.kernel.make_case(np.random.default_rng(0))
 
     def arguments():
-        return [np.array(case.values[a.name], copy=True) if a.kind == "buffer" else case.values[a.name]
-                for a in build.kernel.arguments]
+        return [
+            np.array(case.values[a.name], copy=True) if a.kind == "buffer" else case.values[a.name]
+            for a in build.kernel.arguments
+        ]
 
     launch = (case.launch.global_size, case.launch.local_size)
     with pytest.raises(sim.HazardError) as error:
@@ -88,48 +90,82 @@ def test_in_order_read_needs_a_distance():
     """)
     assert len(missing) == 1 and missing[0].kind == "RAW" and missing[0].register == "r10"
     assert "I@1" in missing[0].detail
-    assert _hazards("""
+    assert (
+        _hazards("""
         add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w {I@1}
-    """) == []
+    """)
+        == []
+    )
     # another pipe's wait does not cover it; waiting on all pipes does
-    assert len(_hazards("""
+    assert (
+        len(
+            _hazards("""
         add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w {F@1}
-    """)) == 1
-    assert _hazards("""
+    """)
+        )
+        == 1
+    )
+    assert (
+        _hazards("""
         add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         mov (16|M0) r40.0<1>:f r20.0<1;1,0>:f
         add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w {A@2}
-    """) == []
+    """)
+        == []
+    )
 
 
 def test_distant_results_have_landed():
     filler = "\n".join(f"add (16|M0) r{60 + 2 * i}.0<1>:d r20.0<1;1,0>:d 1:w" for i in range(11))
-    assert _hazards(f"""
+    assert (
+        _hazards(f"""
         add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         {filler}
         add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w
-    """) == []
+    """)
+        == []
+    )
 
 
 def test_xelp_single_pipe_distance():
     """XeLP has one in-order pipe: waiting for the instruction d back waits for all before it."""
-    assert len(_hazards("""
+    assert (
+        len(
+            _hazards(
+                """
         add (16|M0) r10.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d
         mov (16|M0) r40.0<1>:f r20.0<8;8,1>:f
         add (16|M0) r12.0<1>:d r10.0<8;8,1>:d 1:w
-    """, "tgllp")) == 1
-    assert _hazards("""
+    """,
+                "tgllp",
+            )
+        )
+        == 1
+    )
+    assert (
+        _hazards(
+            """
         add (16|M0) r10.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d
         mov (16|M0) r40.0<1>:f r20.0<8;8,1>:f
         add (16|M0) r12.0<1>:d r10.0<8;8,1>:d 1:w {@1}
-    """, "tgllp") == []
-    assert _hazards("""
+    """,
+            "tgllp",
+        )
+        == []
+    )
+    assert (
+        _hazards(
+            """
         add (16|M0) r10.0<1>:d r20.0<8;8,1>:d r30.0<8;8,1>:d
         mov (16|M0) r40.0<1>:f r20.0<8;8,1>:f
         add (16|M0) r12.0<1>:d r10.0<8;8,1>:d 1:w {@2}
-    """, "tgllp") == []
+    """,
+            "tgllp",
+        )
+        == []
+    )
 
 
 def test_send_results_need_a_token_wait():
@@ -140,15 +176,22 @@ def test_send_results_need_a_token_wait():
     missing = _hazards(memory_free.replace("WAIT", ""), slm_bytes=4096)
     assert len(missing) == 1 and missing[0].kind == "RAW" and "$3.dst" in missing[0].detail
     assert _hazards(memory_free.replace("WAIT", "{$3.dst}"), slm_bytes=4096) == []
-    assert _hazards(memory_free.replace("add", "sync.allwr null\n        add").replace("WAIT", ""),
-                    slm_bytes=4096) == []
+    assert (
+        _hazards(memory_free.replace("add", "sync.allwr null\n        add").replace("WAIT", ""), slm_bytes=4096) == []
+    )
     # re-using the token waits for its previous owner
-    assert _hazards("""
+    assert (
+        _hazards(
+            """
         send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$3}
         send.slm (16|M0) r44 r10 null:0 0x0 0x04200500 {$3}
         add (16|M0) r12.0<1>:d r40.0<1;1,0>:d 1:w
         sync.allwr null
-    """, slm_bytes=4096) == []
+    """,
+            slm_bytes=4096,
+        )
+        == []
+    )
 
 
 def test_overwriting_a_send_source_needs_the_src_token():
@@ -165,65 +208,100 @@ def test_overwriting_a_send_source_needs_the_src_token():
 def test_a_later_send_may_write_an_earlier_send_payload():
     """Messages leave the EU in order: a send's response cannot land before an earlier send read
     its payload (IGC's direct convolution reuses payload registers this way)."""
-    assert _hazards("""
+    assert (
+        _hazards(
+            """
         send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$2}
         send.slm (16|M0) r10 r12 null:0 0x0 0x04200500 {$3}
         sync.allwr null
-    """, slm_bytes=4096) == []
+    """,
+            slm_bytes=4096,
+        )
+        == []
+    )
 
 
 def test_out_of_order_math_on_xehpg():
-    assert len(_hazards("""
+    assert (
+        len(
+            _hazards("""
         math.inv (16|M0) r10.0<1>:f r20.0<1;1,0>:f {$1}
         add (16|M0) r12.0<1>:f r10.0<1;1,0>:f 1.0:f
-    """)) == 1
+    """)
+        )
+        == 1
+    )
     # on XeHPC math is an in-order pipe: a distance orders it
-    assert _hazards("""
+    assert (
+        _hazards(
+            """
         math.inv (16|M0) r10.0<1>:f r20.0<1;1,0>:f
         add (16|M0) r12.0<1>:f r10.0<1;1,0>:f 1.0:f {M@1}
-    """, "pvc") == []
+    """,
+            "pvc",
+        )
+        == []
+    )
 
 
 def test_control_register_access_needs_all_pipes_next():
-    assert [h.kind for h in _hazards("""
+    assert [
+        h.kind
+        for h in _hazards("""
         (W) or (1|M0) cr0.0<1>:ud cr0.0<0;1,0>:ud 0x4C0:uw
         add (16|M0) r12.0<1>:d r20.0<1;1,0>:d 1:w
-    """)] == ["arch"]
-    assert _hazards("""
+    """)
+    ] == ["arch"]
+    assert (
+        _hazards("""
         (W) or (1|M0) cr0.0<1>:ud cr0.0<0;1,0>:ud 0x4C0:uw
         sync.nop null {A@1}
         add (16|M0) r12.0<1>:d r20.0<1;1,0>:d 1:w
-    """) == []
+    """)
+        == []
+    )
 
 
 def test_cross_pipe_overwrite_is_a_hazard_and_taken_branches_drain_the_pipes():
-    assert [h.kind for h in _hazards("""
+    assert [
+        h.kind
+        for h in _hazards("""
         mov (16|M0) r10.0<1>:f r20.0<1;1,0>:f
         mov (16|M0) r10.0<1>:d 1:w
-    """)] == ["WAW"]
-    assert _hazards("""
+    """)
+    ] == ["WAW"]
+    assert (
+        _hazards("""
         add (16|M0) r10.0<1>:d r20.0<1;1,0>:d r30.0<1;1,0>:d
         (W) jmpi NEXT
         nop
     NEXT:
         add (16|M0) r12.0<1>:d r10.0<1;1,0>:d 1:w
-    """) == []
+    """)
+        == []
+    )
 
 
 def test_threads_taking_different_branches_are_checked_separately():
     """Only the threads whose path misses the wait are reported."""
-    hazards = _hazards("""
+    hazards = _hazards(
+        """
         send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$3}
         (W) cmp (16|M0) (eq)f0.0 null<1>:d r20.0<0;1,0>:d 0:w
         (W&f0.0) jmpi READ
         sync.nop null {$3.dst}
     READ:
         add (16|M0) r12.0<1>:d r40.0<1;1,0>:d 1:w
-    """, threads=4, slm_bytes=4096, inputs={20: np.array([[0], [1], [1], [0]], dtype=np.int32)})
+    """,
+        threads=4,
+        slm_bytes=4096,
+        inputs={20: np.array([[0], [1], [1], [0]], dtype=np.int32)},
+    )
     assert len(hazards) == 1 and hazards[0].threads == 2
 
 
 # --- what IGC's code relies on, and the checks that stay strict ----------------------------------
+
 
 def test_a_send_reads_its_predicate_at_issue():
     """The flag of a predicated send is not one of the sources its token protects: IGC rewrites it
@@ -263,26 +341,35 @@ INDIRECT = """
 """
 
 
-@pytest.mark.parametrize("register, wait, expected", [
-    (40, "", [("RAW", "r40")]),  # reads the send's result through a0 without waiting
-    (40, "{$3.dst}", []),
-    (50, "", []),  # a register nobody writes
-    (39, "", []),  # next to the add's r35..r36 and the send's r40..r41: IGC's private arrays
-    (35, "", [("RAW", "r35")]),  # the add's result, one instruction later
-    (35, "{I@1}", []),
-])
+@pytest.mark.parametrize(
+    "register, wait, expected",
+    [
+        (40, "", [("RAW", "r40")]),  # reads the send's result through a0 without waiting
+        (40, "{$3.dst}", []),
+        (50, "", []),  # a register nobody writes
+        (39, "", []),  # next to the add's r35..r36 and the send's r40..r41: IGC's private arrays
+        (35, "", [("RAW", "r35")]),  # the add's result, one instruction later
+        (35, "{I@1}", []),
+    ],
+)
 def test_indirect_operands_touch_what_a0_addresses(register, wait, expected):
     asm = INDIRECT.replace("ADDRESS", hex(register * 32)).replace("WAIT", wait)
     assert [(h.kind, h.register) for h in _hazards(asm, slm_bytes=4096)] == expected
 
 
 def test_an_indirect_destination_is_checked_too():
-    assert [(h.kind, h.register) for h in _hazards("""
+    assert [
+        (h.kind, h.register)
+        for h in _hazards(
+            """
         (W) mov (1|M0) a0.0<1>:uw 0x500:uw
         send.slm (16|M0) r40 r10 null:0 0x0 0x04200500 {$3}
         mov (8|M0) r[a0.0, 0]<1>:d r20.0<1;1,0>:d
         sync.allwr null
-    """, slm_bytes=4096)] == [("WAW", "r40")]
+    """,
+            slm_bytes=4096,
+        )
+    ] == [("WAW", "r40")]
 
 
 def test_xehpc_64_bit_integers_time_out_like_the_i_pipe():
@@ -294,11 +381,13 @@ def test_xehpc_64_bit_integers_time_out_like_the_i_pipe():
         {filler}
         CONSUMER
     """
-    integer = template.replace("PRODUCER", "shl (16|M0) r20.0<1>:q r10.0<1;1,0>:q 2:w") \
-        .replace("CONSUMER", "add (16|M0) r30.0<1>:q r20.0<1;1,0>:q 1:w")
+    integer = template.replace("PRODUCER", "shl (16|M0) r20.0<1>:q r10.0<1;1,0>:q 2:w").replace(
+        "CONSUMER", "add (16|M0) r30.0<1>:q r20.0<1;1,0>:q 1:w"
+    )
     assert _hazards(integer, "pvc") == []
-    double = template.replace("PRODUCER", "add (16|M0) r20.0<1>:df r10.0<1;1,0>:df r12.0<1;1,0>:df") \
-        .replace("CONSUMER", "add (16|M0) r30.0<1>:df r20.0<1;1,0>:df r12.0<1;1,0>:df")
+    double = template.replace("PRODUCER", "add (16|M0) r20.0<1>:df r10.0<1;1,0>:df r12.0<1;1,0>:df").replace(
+        "CONSUMER", "add (16|M0) r30.0<1>:df r20.0<1;1,0>:df r12.0<1;1,0>:df"
+    )
     assert [h.kind for h in _hazards(double, "pvc")] == ["RAW"]
 
 
@@ -341,8 +430,7 @@ def test_a_later_dpas_may_overwrite_an_earlier_dpas_source():
     by_mov = _hazards_xehpc(_DPAS_WAR.replace("LATER", "mov (16|M0) r64.0<1>:f 0.0:f"))
     assert [(h.kind, h.register) for h in by_mov] == [("WAR", "r64")] and "$1.src" in by_mov[0].detail
     assert _hazards_xehpc(_DPAS_WAR.replace("LATER", "mov (16|M0) r64.0<1>:f 0.0:f {$1.src}")) == []
-    by_send = _hazards_xehpc(_DPAS_WAR.replace(
-        "LATER", "send.slm (16|M0) r64 r10 null:0 0x0 0x04200500 {$2}"))
+    by_send = _hazards_xehpc(_DPAS_WAR.replace("LATER", "send.slm (16|M0) r64 r10 null:0 0x0 0x04200500 {$2}"))
     assert [(h.kind, h.register) for h in by_send] == [("WAR", "r64")]
     # reading the earlier dpas's result still needs its token
     reads = _hazards_xehpc(_DPAS_WAR.replace("LATER", "dpas.8x8 (16|M0) r64:f r104:f r96:hf r80.0:hf {$2}"))
@@ -354,8 +442,7 @@ def test_a_read_whose_value_goes_nowhere_is_not_a_hazard():
     written: nothing depends on the value read."""
     assert _hazards_xehpc(_DISCARDED_READ.replace("READER", "mov (1|M0) null<1>:ud r41.0<0;1,0>:ud")) == []
     # a result, or a flag written from the value, makes the read count
-    for reader in ("mov (1|M0) r50.0<1>:ud r41.0<0;1,0>:ud",
-                   "mov (1|M0) (ne)f0.0 null<1>:ud r41.0<0;1,0>:ud"):
+    for reader in ("mov (1|M0) r50.0<1>:ud r41.0<0;1,0>:ud", "mov (1|M0) (ne)f0.0 null<1>:ud r41.0<0;1,0>:ud"):
         missing = _hazards_xehpc(_DISCARDED_READ.replace("READER", reader))
         assert [(h.kind, h.register) for h in missing] == [("RAW", "r41")] and "I@1" in missing[0].detail
     # reading a message's result is how a thread waits for it (IGC's `mov null r40 {$2.dst}` after a
@@ -366,11 +453,15 @@ def test_a_read_whose_value_goes_nowhere_is_not_a_hazard():
     assert _hazards_xehpc(fence_wait + " {$3.dst}") == []
 
 
-@pytest.mark.parametrize("asm", [
-    _DPAS_WAR.replace("LATER", "dpas.8x8 (16|M0) r64:f r72:f r96:hf r80.0:hf {$2}"),
-    _DPAS_WAR.replace("LATER", "send.slm (16|M0) r64 r10 null:0 0x0 0x04200500 {$2}"),
-    _DISCARDED_READ.replace("READER", "mov (1|M0) null<1>:ud r41.0<0;1,0>:ud"),
-    _DISCARDED_READ.replace("READER", "mov (1|M0) (ne)f0.0 null<1>:ud r41.0<0;1,0>:ud"),
-], ids=["dpas-war", "send-war", "discarded", "flag"])
+@pytest.mark.parametrize(
+    "asm",
+    [
+        _DPAS_WAR.replace("LATER", "dpas.8x8 (16|M0) r64:f r72:f r96:hf r80.0:hf {$2}"),
+        _DPAS_WAR.replace("LATER", "send.slm (16|M0) r64 r10 null:0 0x0 0x04200500 {$2}"),
+        _DISCARDED_READ.replace("READER", "mov (1|M0) null<1>:ud r41.0<0;1,0>:ud"),
+        _DISCARDED_READ.replace("READER", "mov (1|M0) (ne)f0.0 null<1>:ud r41.0<0;1,0>:ud"),
+    ],
+    ids=["dpas-war", "send-war", "discarded", "flag"],
+)
 def test_the_xehpc_rule_kernels_encode_as_iga64_does(asm, iga64):
     assert assemble(asm, hwlib.XEHPC) == oracles.iga64_assemble(asm, hwlib.XEHPC)

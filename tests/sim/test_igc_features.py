@@ -72,7 +72,7 @@ def local_atomics_check(args):
         partial = np.zeros(size, np.int64)
         for k in range(min(size, n - start)):
             partial[k * 7 % size] = max(partial[k * 7 % size], x[start + k])
-        expected[start:start + size] = partial[:max(0, min(size, n - start))]
+        expected[start : start + size] = partial[: max(0, min(size, n - start))]
     np.testing.assert_array_equal(out[9:], expected)
 
 
@@ -82,13 +82,13 @@ N_INT64 = 300
 
 
 def int64_launch(rng):
-    a = rng.integers(-2**63, 2**63, N_INT64, dtype=np.int64)
-    b = rng.integers(-2**31, 2**31, N_INT64, dtype=np.int64)
-    b[::7] = rng.integers(-2**63, 2**63, b[::7].size, dtype=np.int64)
-    c = rng.integers(-2**31, 2**31, N_INT64, dtype=np.int64).astype(np.int32)
-    a[:6] = [2**63 - 1, -2**63, 0, -1, 56, 1000003]
-    b[:6] = [-1, 7, 0, 3, -2**63, 1]
-    c[:6] = [56, -56, 2**31 - 1, -2**31, 0, 55]
+    a = rng.integers(-(2**63), 2**63, N_INT64, dtype=np.int64)
+    b = rng.integers(-(2**31), 2**31, N_INT64, dtype=np.int64)
+    b[::7] = rng.integers(-(2**63), 2**63, b[::7].size, dtype=np.int64)
+    c = rng.integers(-(2**31), 2**31, N_INT64, dtype=np.int64).astype(np.int32)
+    a[:6] = [2**63 - 1, -(2**63), 0, -1, 56, 1000003]
+    b[:6] = [-1, 7, 0, 3, -(2**63), 1]
+    c[:6] = [56, -56, 2**31 - 1, -(2**31), 0, 55]
     return [np.zeros(10 * N_INT64, np.int64), a, b, c, N_INT64], (N_INT64,), (32,)
 
 
@@ -98,20 +98,69 @@ def int64_check(args):
     for x, y, v in zip(a.tolist(), b.tolist(), c.tolist(), strict=True):
         u = v % 2**32
         div = _wrap64(_truncating_div(x, y)) if y else 0
-        expected += [_wrap64(x * y), div, _wrap64(_c_rem(x, y)) if y else 0, _truncating_div(x, 7),
-                     _wrap64((x % 2**64) // 1000003), (x * y) >> 64,
-                     _truncating_div(v, 56) + _c_rem(v, 13) * 1000, u // 56 + (u % 10) * 100000000000,
-                     _wrap64((x >> (y & 63)) ^ _wrap64(x << (v & 63))), _wrap64(((x % 2**64) * (y % 2**64)) >> 64)]
+        expected += [
+            _wrap64(x * y),
+            div,
+            _wrap64(_c_rem(x, y)) if y else 0,
+            _truncating_div(x, 7),
+            _wrap64((x % 2**64) // 1000003),
+            (x * y) >> 64,
+            _truncating_div(v, 56) + _c_rem(v, 13) * 1000,
+            u // 56 + (u % 10) * 100000000000,
+            _wrap64((x >> (y & 63)) ^ _wrap64(x << (v & 63))),
+            _wrap64(((x % 2**64) * (y % 2**64)) >> 64),
+        ]
     np.testing.assert_array_equal(out.reshape(n, 10), np.array(expected, dtype=np.int64).reshape(n, 10))
 
 
 # --- fp64 division and square root --------------------------------------------------------------------
 
+
 def fp64_launch(rng):
-    special_a = [1.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 1e308, 3.0, 2.0, 9.0, 1e-310, -4.0, 0.1, 7.0,
-                 1.0, 2.0**-1074, 1.5e-300, 1e300, 6.0]
-    special_b = [3.0, 5.0, 0.0, 2.0, np.inf, 1.0, 2.0, 1e-10, 0.0, 4.0, 3.0, 1e10, 2.0, 3.0, 7.0, -0.0, 0.5,
-                 1e300, 1e-300, 3.0]
+    special_a = [
+        1.0,
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        5e-324,
+        1e308,
+        3.0,
+        2.0,
+        9.0,
+        1e-310,
+        -4.0,
+        0.1,
+        7.0,
+        1.0,
+        2.0**-1074,
+        1.5e-300,
+        1e300,
+        6.0,
+    ]
+    special_b = [
+        3.0,
+        5.0,
+        0.0,
+        2.0,
+        np.inf,
+        1.0,
+        2.0,
+        1e-10,
+        0.0,
+        4.0,
+        3.0,
+        1e10,
+        2.0,
+        3.0,
+        7.0,
+        -0.0,
+        0.5,
+        1e300,
+        1e-300,
+        3.0,
+    ]
     count = 300
     scale = 10.0 ** rng.integers(-300, 300, (2, count))
     a = np.concatenate([special_a, rng.standard_normal(count) * scale[0]])
@@ -172,6 +221,7 @@ def ids3d_case(which: str) -> Case:
         linear = lid[..., 0] + size[..., 0] * (lid[..., 1] + size[..., 1] * lid[..., 2])
         expected = np.concatenate([lid + 1000 * group, linear[..., None]], axis=-1).transpose(2, 1, 0, 3)
         np.testing.assert_array_equal(args[0].reshape(expected.shape), expected)
+
     return Case(launch, check)
 
 
@@ -185,8 +235,20 @@ def block2d_launch(rng):
     in16 = rng.integers(0, 1 << 16, BLOCK_W * BLOCK_H).astype(np.uint16)
     in32 = rng.integers(0, 1 << 32, BLOCK_W * BLOCK_H, dtype=np.uint64).astype(np.uint32)
     g = len(BLOCK_COORDS)
-    return ([np.zeros(256 * g, np.uint16), np.zeros(128 * g, np.uint32), np.zeros(128 * g, np.uint32), in16, in32,
-             BLOCK_COORDS.reshape(-1), BLOCK_W, BLOCK_H], (16 * g,), (16,))
+    return (
+        [
+            np.zeros(256 * g, np.uint16),
+            np.zeros(128 * g, np.uint32),
+            np.zeros(128 * g, np.uint32),
+            in16,
+            in32,
+            BLOCK_COORDS.reshape(-1),
+            BLOCK_W,
+            BLOCK_H,
+        ],
+        (16 * g,),
+        (16,),
+    )
 
 
 def block2d_check(args):
@@ -245,9 +307,11 @@ def test_igc_feature_kernel_matches_numpy_with_hazard_checks(corpus, name, devic
 def test_the_features_use_the_instructions_and_memory_they_are_meant_to(corpus):
     """The corpus reaches what it claims: macros on XeHPC, scratch or private memory for spills,
     2D block messages, bit 28 in SLM addresses."""
+
     def build(name, device):
-        kernel = read_zebin(corpus.zebin(Build(Source((KERNELS / f"{name}.cl").read_text()),
-                                               _variant(name, device)))).kernel(name)
+        kernel = read_zebin(
+            corpus.zebin(Build(Source((KERNELS / f"{name}.cl").read_text()), _variant(name, device)))
+        ).kernel(name)
         return kernel, disassemble(kernel.code, device)
 
     _, text = build("fp64_div_sqrt", "pvc")
@@ -258,7 +322,9 @@ def test_the_features_use_the_instructions_and_memory_they_are_meant_to(corpus):
     assert any(b.type == "scratch" for b in build("spill", "pvc")[0].per_thread_memory_buffers)
     assert any(b.type == "scratch" for b in build("fp64_div_sqrt", "dg2")[0].per_thread_memory_buffers)
     _, text = build("block2d", "pvc")
-    assert sum(" 0x02800203 " in line or " 0x02800283 " in line or " 0x02808403 " in line
-               for line in text.splitlines()) == 3
+    assert (
+        sum(" 0x02800203 " in line or " 0x02800283 " in line or " 0x02808403 " in line for line in text.splitlines())
+        == 3
+    )
     _, text = build("local_atomics", "pvc")
     assert "268435456" in text or "0x10000000" in text

@@ -53,7 +53,7 @@ def _values(rng: np.random.Generator, n: int, low: int = -3000, high: int = 3000
     """n int32 values in [low, high) with INT32_MAX, INT32_MIN, 0, -1 and 1 first."""
     x = rng.integers(low, high, n).astype(np.int32)
     special = np.array([INT32_MAX, INT32_MIN, 0, -1, 1], dtype=np.int32)[:n]
-    x[:special.size] = special
+    x[: special.size] = special
     return x
 
 
@@ -75,19 +75,40 @@ def _or_of_bits(positions: np.ndarray) -> int:
 
 # --- atomics ---------------------------------------------------------------------------------------
 
+
 def atomics_arguments(rng, n, local):
     counters = np.array([0, 0, INT32_MIN, INT32_MAX, 0, 7, 0, 0, 0, -1, 0], np.int32)
     unsigned = np.array([0, 0xFFFFFFFF], np.uint32)
     untouched = np.full(n, -5, np.int32)
-    return [counters, unsigned, _values(rng, n), untouched.copy(), untouched.copy(), np.zeros(8, np.int32),
-            rng.integers(0, 2, n).astype(np.int32), untouched.copy(), n]
+    return [
+        counters,
+        unsigned,
+        _values(rng, n),
+        untouched.copy(),
+        untouched.copy(),
+        np.zeros(8, np.int32),
+        rng.integers(0, 2, n).astype(np.int32),
+        untouched.copy(),
+        n,
+    ]
 
 
 def atomics_check(args, n, local):
     counters, unsigned, x, swapped, ticket, hist, slots, slot_old, _ = args
     total = int(x.astype(np.int64).sum())
-    expected = [n, total, x.max(), x.min(), np.bitwise_xor.reduce(x), 9, -total, -n, _or_of_bits(x & 31),
-                ~_or_of_bits(x & 15), n]
+    expected = [
+        n,
+        total,
+        x.max(),
+        x.min(),
+        np.bitwise_xor.reduce(x),
+        9,
+        -total,
+        -n,
+        _or_of_bits(x & 31),
+        ~_or_of_bits(x & 15),
+        n,
+    ]
     np.testing.assert_array_equal(counters, _as_int32(expected))
     np.testing.assert_array_equal(unsigned, [x.view(np.uint32).max(), x.view(np.uint32).min()])
     # cmpxchg(7 -> 9) succeeds once whatever the order; inc hands out every ticket once
@@ -99,6 +120,7 @@ def atomics_check(args, n, local):
 
 
 # --- private array ---------------------------------------------------------------------------------
+
 
 def private_array_arguments(rng, n, local):
     return [_values(rng, 64, -1000, 1000), _values(rng, n, -500, 500), np.full(2 * n, -5, np.int32), 3]
@@ -113,17 +135,19 @@ def private_array_check(args, n, local):
 
 # --- local-memory scan -----------------------------------------------------------------------------
 
+
 def scan_arguments(rng, n, local):
     return [_values(rng, n), np.full(n, -5, np.int32), sim.local(4 * local), n]
 
 
 def scan_check(args, n, local):
     data, out, _, _ = args
-    sums = [np.cumsum(data[start:start + local].astype(np.int64)) for start in range(0, n, local)]
+    sums = [np.cumsum(data[start : start + local].astype(np.int64)) for start in range(0, n, local)]
     np.testing.assert_array_equal(out, _as_int32(np.concatenate(sums)))
 
 
 # --- divergent loops -------------------------------------------------------------------------------
+
 
 def divergent_arguments(rng, n, local):
     counters = np.array([0, 0, INT32_MIN, INT32_MAX, 0], np.int32)
@@ -151,24 +175,61 @@ def divergent_check(args, n, local):
     x, out, counters, hist, _ = args
     values = [int(v) for v in x]
     np.testing.assert_array_equal(out, [_divergent_item(v) for v in values])
-    expected = [sum(v < 0 for v in values), sum(v & 0xFF for v in values if v > 1000), max(values), min(values),
-                np.bitwise_xor.reduce(x)]
+    expected = [
+        sum(v < 0 for v in values),
+        sum(v & 0xFF for v in values if v > 1000),
+        max(values),
+        min(values),
+        np.bitwise_xor.reduce(x),
+    ]
     np.testing.assert_array_equal(counters, _as_int32(expected))
     np.testing.assert_array_equal(hist, np.bincount(x.view(np.uint32) % 8, minlength=8))
 
 
 # --- conversions -----------------------------------------------------------------------------------
 
-SPECIAL_FLOATS = [0.0, -0.0, 0.5, 1.5, 2.5, -2.5, 3.5, -0.5, 255.5, 256.0, -1.0, 32767.5, -32768.7, 40000.0,
-                  2.5e9, -2.5e9, 1e30, -1e30, np.inf, -np.inf, np.nan, 1e-40, -7.25, 123456.78]
+SPECIAL_FLOATS = [
+    0.0,
+    -0.0,
+    0.5,
+    1.5,
+    2.5,
+    -2.5,
+    3.5,
+    -0.5,
+    255.5,
+    256.0,
+    -1.0,
+    32767.5,
+    -32768.7,
+    40000.0,
+    2.5e9,
+    -2.5e9,
+    1e30,
+    -1e30,
+    np.inf,
+    -np.inf,
+    np.nan,
+    1e-40,
+    -7.25,
+    123456.78,
+]
 
 
 def conversions_arguments(rng, n, local):
     f = (rng.standard_normal(n) * 10.0 ** rng.integers(0, 6, n)).astype(np.float32)
     special = np.array(SPECIAL_FLOATS, np.float32)[:n]
-    f[:special.size] = special
-    return [f, _values(rng, n, INT32_MIN, INT32_MAX), np.zeros(n, np.uint8), np.zeros(4 * n, np.int16),
-            np.zeros(4 * n, np.int32), np.zeros(4 * n, np.float32), np.zeros(n, np.uint32), n]
+    f[: special.size] = special
+    return [
+        f,
+        _values(rng, n, INT32_MIN, INT32_MAX),
+        np.zeros(n, np.uint8),
+        np.zeros(4 * n, np.int16),
+        np.zeros(4 * n, np.int32),
+        np.zeros(4 * n, np.float32),
+        np.zeros(n, np.uint32),
+        n,
+    ]
 
 
 def _saturate(values: np.ndarray, rounding, dtype) -> np.ndarray:
@@ -198,8 +259,10 @@ def conversions_check(args, n, local):
         fused = (x * x - 1.0).astype(np.float32)
     np.testing.assert_allclose(m[3::4], fused, rtol=2e-7, atol=0)  # fma rounds once
     ua = [int(v) for v in a.view(np.uint32)]
-    expected = [((v * 0x9E3779B9) >> 32) + bin(v).count("1") + (32 - v.bit_length())
-                + (((v << 7) | (v >> 25)) & 0xFFFFFFFF) for v in ua]
+    expected = [
+        ((v * 0x9E3779B9) >> 32) + bin(v).count("1") + (32 - v.bit_length()) + (((v << 7) | (v >> 25)) & 0xFFFFFFFF)
+        for v in ua
+    ]
     np.testing.assert_array_equal(hi, np.array(expected, np.uint64) & np.uint64(0xFFFFFFFF))
 
 
@@ -239,6 +302,9 @@ def test_uniform_atomics_are_simd1_messages(corpus):
     for device in ("tgllp", "dg2", "pvc"):
         variant = next(v for v in VARIANTS if v.device == device)
         code = read_zebin(zebin(corpus, "atomics", variant)).kernel("atomics").code
-        sends = [i for i in Program(code, hwlib.platform(device)).instructions
-                 if getattr(i, "send", None) is not None and i.send.sfid == "dc1" and i.exec_size == 1]
+        sends = [
+            i
+            for i in Program(code, hwlib.platform(device)).instructions
+            if getattr(i, "send", None) is not None and i.send.sfid == "dc1" and i.exec_size == 1
+        ]
         assert len(sends) >= 8, device

@@ -65,8 +65,9 @@ def _rounded(exact: Fraction, dtype, mode: str) -> float:
     nearest = dtype(float(exact)) if dtype == np.float64 else dtype(np.float64(float(exact)))
     if dtype == np.float32:  # float(exact) rounded twice could be off: fix up by comparison
         candidates = [np.nextafter(nearest, -np.inf), nearest, np.nextafter(nearest, np.inf)]
-        nearest = min(candidates, key=lambda c: (abs(Fraction(float(c)) - exact),
-                                                 int(np.float32(c).view(np.int32)) & 1))
+        nearest = min(
+            candidates, key=lambda c: (abs(Fraction(float(c)) - exact), int(np.float32(c).view(np.int32)) & 1)
+        )
     if mode == "rne" or Fraction(float(nearest)) == exact:
         return nearest
     below = nearest if Fraction(float(nearest)) < exact else np.nextafter(nearest, dtype(-np.inf))
@@ -130,7 +131,7 @@ def test_igc_square_root_sequence_is_correctly_rounded(t, mode):
         low = max(c for c in (np.nextafter(guess, dtype(-np.inf)), guess) if Fraction(float(c)) ** 2 < target)
         high = np.nextafter(low, dtype(np.inf))
         middle = (Fraction(float(low)) + Fraction(float(high))) / 2
-        above_middle = middle ** 2 < target
+        above_middle = middle**2 < target
         # a point on the same side of the midpoint as sqrt(x), strictly inside (low, high)
         return (middle + Fraction(float(high))) / 2 if above_middle else (Fraction(float(low)) + middle) / 2
 
@@ -139,13 +140,19 @@ def test_igc_square_root_sequence_is_correctly_rounded(t, mode):
 
 
 def test_early_out_operands_set_the_flag_and_give_the_ieee_result():
-    a = np.array([[1.0, 0.0, -0.0, np.inf, np.nan, 5.0, -3.0, 0.0, 2.0, 1.0, np.inf, 7.0, 1.0, 1.0, 4.0, 9.0]]
-                 * THREADS)
+    a = np.array(
+        [[1.0, 0.0, -0.0, np.inf, np.nan, 5.0, -3.0, 0.0, 2.0, 1.0, np.inf, 7.0, 1.0, 1.0, 4.0, 9.0]] * THREADS
+    )
     b = np.array([[0.0, 5.0, 2.0, 2.0, 1.0, np.inf, -0.0, 0.0, 4.0, 3.0, np.inf, np.nan, 1.0, 2.0, 2.0, 3.0]] * THREADS)
-    run = execute("(W) mov (1|M0) f3.0<1>:ud 0x0:ud\n(W) mov (1|M0) f2.0<1>:ud 0x0:ud\n"
-                  "math.invm (16|M0) (eo)f3.0 r116.mme0:df r9.nomme:df r5.nomme:df\n"
-                  "math.rsqtm (16|M0) (eo)f2.0 r88.mme0:df r9.nomme:df", "pvc", inputs={9: a, 5: b},
-                  simd=LANES, threads=THREADS)
+    run = execute(
+        "(W) mov (1|M0) f3.0<1>:ud 0x0:ud\n(W) mov (1|M0) f2.0<1>:ud 0x0:ud\n"
+        "math.invm (16|M0) (eo)f3.0 r116.mme0:df r9.nomme:df r5.nomme:df\n"
+        "math.rsqtm (16|M0) (eo)f2.0 r88.mme0:df r9.nomme:df",
+        "pvc",
+        inputs={9: a, 5: b},
+        simd=LANES,
+        threads=THREADS,
+    )
     with np.errstate(all="ignore"):
         quotient, root = a / b, np.sqrt(a)
     divide_early = ~(np.isfinite(a) & np.isfinite(b) & (a != 0) & (b != 0))
@@ -171,11 +178,16 @@ def test_denormal_operands_and_results_follow_cr0():
     np.testing.assert_array_equal(kept.read(116, np.float64, LANES), quotient)
     flushed = execute(_program(DIVIDE, "df", cr0=0), "pvc", inputs={9: a, 5: b}, simd=LANES, threads=THREADS)
     regular = (np.abs(a) >= tiny) & (np.abs(b) >= tiny)  # lanes the refinement is meant for
-    np.testing.assert_array_equal(flushed.read(116, np.float64, LANES)[regular],
-                                  np.where(np.abs(quotient) < tiny, 0.0, quotient)[regular])
-    early = execute("(W) mov (1|M0) f3.0<1>:ud 0x0:ud\n"
-                    "math.invm (16|M0) (eo)f3.0 r116.mme0:df r9.nomme:df r5.nomme:df", "pvc",
-                    inputs={9: a, 5: b}, simd=LANES, threads=THREADS)
+    np.testing.assert_array_equal(
+        flushed.read(116, np.float64, LANES)[regular], np.where(np.abs(quotient) < tiny, 0.0, quotient)[regular]
+    )
+    early = execute(
+        "(W) mov (1|M0) f3.0<1>:ud 0x0:ud\nmath.invm (16|M0) (eo)f3.0 r116.mme0:df r9.nomme:df r5.nomme:df",
+        "pvc",
+        inputs={9: a, 5: b},
+        simd=LANES,
+        threads=THREADS,
+    )
     assert [bool(early.flag(3)[0] >> i & 1) for i in range(LANES)] == (~regular[0]).tolist()
     got = early.read(116, np.float64, LANES)
     assert np.all(got[np.abs(b) < tiny] == np.inf) and np.all(got[np.abs(a) < tiny] == 0.0)

@@ -52,8 +52,15 @@ def test_ngen_dpas_gemm_runs_clean(variant):
         last = slice(16 * (KBLOCKS - 2), 16 * (KBLOCKS - 1))
         expected += np.einsum("gmk,gkn->gmn", A[:, :, last].astype(np.float64), B[:, last].astype(np.float64))
     c = np.zeros(GROUPS * 8 * 32, np.float16 if variant == 2 else np.float32)
-    sim.run(_zebin(f"gemm{variant}"), f"gemm{variant}", [a, b, c, KBLOCKS, np.float32(alpha)],
-            (16 * GROUPS,), (16,), hw="pvc", check_hazards=True)
+    sim.run(
+        _zebin(f"gemm{variant}"),
+        f"gemm{variant}",
+        [a, b, c, KBLOCKS, np.float32(alpha)],
+        (16 * GROUPS,),
+        (16,),
+        hw="pvc",
+        check_hazards=True,
+    )
     if variant == 2:  # row-major f16 tiles
         got = c.reshape(GROUPS, 8, 32)
     else:  # two 8x16 f32 halves per tile
@@ -81,8 +88,15 @@ def test_ngen_2d_block_gemm_with_local_ids_and_mach_division_runs_clean():
     B = rng.integers(-3, 4, size=(16 * KBLOCKS, 32)).astype(np.float16)
     c = np.zeros((8 * groups, 32), np.float32)
     d = np.zeros(16 * groups, np.int32)
-    sim.run(_zebin("gemm4"), "gemm4", [A.reshape(-1), B.reshape(-1), c.reshape(-1), d, KBLOCKS, 8 * groups],
-            (16 * groups,), (16,), hw="pvc", check_hazards=True)
+    sim.run(
+        _zebin("gemm4"),
+        "gemm4",
+        [A.reshape(-1), B.reshape(-1), c.reshape(-1), d, KBLOCKS, 8 * groups],
+        (16 * groups,),
+        (16,),
+        hw="pvc",
+        check_hazards=True,
+    )
     np.testing.assert_array_equal(c.astype(np.float64), A.astype(np.float64) @ B.astype(np.float64))
     np.testing.assert_array_equal(d, np.tile(2 * np.arange(16), groups))  # 2 * local id
 

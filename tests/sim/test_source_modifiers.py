@@ -18,7 +18,7 @@ from xegen import oracles, sim
 
 from .harness import execute
 
-INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 @pytest.mark.parametrize("hw", ["tgllp", "dg2", "pvc"])
@@ -30,25 +30,34 @@ def test_integer_negation_and_abs_are_exact(hw):
     signed = np.array([[INT32_MIN, 1, -1, 0, 2, 7, -5, INT32_MAX] * 2] * 2, np.int32)
     region = "<8;8,1>" if hw == "tgllp" else "<1;1,0>"
     # inputs in r20-r50, results from r60 on (a :q result of 16 channels takes 4 GRFs on XeLP/XeHPG)
-    run = execute(f"""
+    run = execute(
+        f"""
         add (16|M0) r60.0<1>:d r20.0{region}:d -r30.0{region}:uw
         add (16|M0) r64.0<1>:q r20.0{region}:d -r40.0{region}:ud
         add (16|M0) (sat)r70.0<1>:d r20.0{region}:d -r50.0{region}:d
         mov (16|M0) r72.0<1>:q -r40.0{region}:ud
         mov (16|M0) r80.0<1>:q (abs)r50.0{region}:d
         add (16|M0) r90.0<1>:d r20.0{region}:d -r40.0{region}:ud
-    """, hw, threads=2, inputs={20: a, 30: words, 40: dwords, 50: signed})
+    """,
+        hw,
+        threads=2,
+        inputs={20: a, 30: words, 40: dwords, 50: signed},
+    )
     wide = a.astype(np.int64)
-    np.testing.assert_array_equal(run.read(60, np.int32, 16),  # wraps at the destination's 32 bits
-                                  (wide - words[:, :16].astype(np.int64)).astype(np.int32))
+    np.testing.assert_array_equal(
+        run.read(60, np.int32, 16),  # wraps at the destination's 32 bits
+        (wide - words[:, :16].astype(np.int64)).astype(np.int32),
+    )
     np.testing.assert_array_equal(run.read(64, np.int64, 16), wide - dwords.astype(np.int64))
-    np.testing.assert_array_equal(run.read(70, np.int32, 16),
-                                  np.clip(wide - signed.astype(np.int64), INT32_MIN, INT32_MAX))
+    np.testing.assert_array_equal(
+        run.read(70, np.int32, 16), np.clip(wide - signed.astype(np.int64), INT32_MIN, INT32_MAX)
+    )
     np.testing.assert_array_equal(run.read(72, np.int64, 16), -dwords.astype(np.int64))
     np.testing.assert_array_equal(run.read(80, np.int64, 16), np.abs(signed.astype(np.int64)))
     # a 32-bit destination keeps the low 32 bits, as before
-    np.testing.assert_array_equal(run.read(90, np.uint32, 16),
-                                  ((wide - dwords.astype(np.int64)) & 0xFFFFFFFF).astype(np.uint32))
+    np.testing.assert_array_equal(
+        run.read(90, np.uint32, 16), ((wide - dwords.astype(np.int64)) & 0xFFFFFFFF).astype(np.uint32)
+    )
 
 
 WIDE_SUBTRACTION = """
@@ -104,7 +113,7 @@ def test_igc_differences_of_narrow_unsigned_values(device):
     n = 100
     rng = np.random.default_rng(2)
     a, b = (rng.integers(0, 256, n).astype(np.uint8) for _ in range(2))
-    c = rng.integers(-2**15, 2**15, n).astype(np.int16)
+    c = rng.integers(-(2**15), 2**15, n).astype(np.int16)
     d = rng.integers(0, 2**16, n).astype(np.uint16)
     a[:3], b[:3], c[:3], d[:3] = [0, 255, 3], [255, 0, 3], [-32768, 32767, 0], [65535, 0, 1]
     out = np.zeros(4 * n, np.int32)

@@ -28,8 +28,9 @@ def xegen(capsys, *args: str) -> tuple[int, str, str]:
 def tuned_db(tmp_path_factory):
     """A database holding DESC tuned on XeHPG (budget 4), and the command's JSON result."""
     path = tmp_path_factory.mktemp("db") / "tuning.sqlite"
-    status = main(["tune", DESC, "--budget", "4", "--verify-top", "1", "--db", str(path), "--json",
-                   "--config", "simd=16"])
+    status = main(
+        ["tune", DESC, "--budget", "4", "--verify-top", "1", "--db", str(path), "--json", "--config", "simd=16"]
+    )
     assert status == 0
     return path
 
@@ -81,14 +82,17 @@ def test_export_and_import_through_json_lines(tuned_db, capsys, tmp_path):
     assert json.loads(out) == rows[0].as_json()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["tune"], "give a descriptor"),
-    (["tune", DESC, "--budget", "0"], "must be at least 1"),
-    (["tune", DESC, "-j", "0"], "at least one worker"),
-    (["tune", DESC, "--export", "x.jsonl"], "give no descriptor"),
-    (["tune", DESC, "--config", "fma=dpas", "--hw", "xelp"], "has no dpas"),
-    (["conv", "--batch", "FILE", "--ray", "local", "--dump-graph", "d"], "not with --ray"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["tune"], "give a descriptor"),
+        (["tune", DESC, "--budget", "0"], "must be at least 1"),
+        (["tune", DESC, "-j", "0"], "at least one worker"),
+        (["tune", DESC, "--export", "x.jsonl"], "give no descriptor"),
+        (["tune", DESC, "--config", "fma=dpas", "--hw", "xelp"], "has no dpas"),
+        (["conv", "--batch", "FILE", "--ray", "local", "--dump-graph", "d"], "not with --ray"),
+    ],
+)
 def test_mistakes_are_one_line_errors(capsys, tmp_path, args, message):
     status, out, err = xegen(capsys, *args, "--db", str(tmp_path / "t.sqlite"))
     assert status == 2
@@ -111,7 +115,7 @@ def test_print_space_lists_the_knobs_and_the_legal_configurations(capsys):
     assert lines[1] == "space on XeHPG: 1920 combinations of the knobs"
     assert "  tg_m       1 2 4 8" in lines and "  simd       16" in lines
     legal = lines.index(next(line for line in lines if line.endswith("legal configurations (the heuristic's first):")))
-    configs = lines[legal + 1:]
+    configs = lines[legal + 1 :]
     assert lines[legal].startswith(f"{len(configs)} legal")
     heuristic = compile_problem(make_problem(DESC), "xehpg", {"simd": 16, "grf": 128}).config
     assert configs[0] == f"  {heuristic}"
@@ -121,12 +125,12 @@ def test_a_batch_on_two_workers_prints_what_one_prints(capsys, tmp_path):
     shapes = tmp_path / "shapes"
     shapes.write_text(f"{DESC}\nmb1ic16ih4oc16oh4kh1ph0\nnot-a-descriptor\n")
     one = xegen(capsys, "conv", "--batch", str(shapes), "--json", "-o", str(tmp_path / "one"))
-    two = xegen(capsys, "conv", "--batch", str(shapes), "--json", "-j", "2", "-o", str(tmp_path / "two"),
-                "--no-cache")  # the workers compile, rather than the cache answer
+    two = xegen(
+        capsys, "conv", "--batch", str(shapes), "--json", "-j", "2", "-o", str(tmp_path / "two"), "--no-cache"
+    )  # the workers compile, rather than the cache answer
     assert one[0] == two[0] == 1  # the bad line
     assert one[2] == two[2]
     strip = [{k: v for k, v in r.items() if k not in ("compile_seconds", "zebin")} for r in json.loads(one[1])]
-    assert strip == [{k: v for k, v in r.items() if k not in ("compile_seconds", "zebin")}
-                     for r in json.loads(two[1])]
+    assert strip == [{k: v for k, v in r.items() if k not in ("compile_seconds", "zebin")} for r in json.loads(two[1])]
     for name in ("000-conv_fwd_b_f32_xehpg.zebin", "001-conv_fwd_b_f32_xehpg.zebin"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()

@@ -12,13 +12,38 @@ from xegen.conv import make_problem
 from xegen.errors import Error
 from xegen.tune.database import Database, Entry, default_path, problem_key, version_key
 
-CONFIG = {"fma": "mad", "simd": 16, "tg_m": 2, "tg_n": 1, "m_tile": 4, "n_tile": 16, "k_block": 8, "k_split": 1,
-          "slm": 0, "slm_bufs": 1, "gmem_bufs": 1, "grf": 128}
+CONFIG = {
+    "fma": "mad",
+    "simd": 16,
+    "tg_m": 2,
+    "tg_n": 1,
+    "m_tile": 4,
+    "n_tile": 16,
+    "k_block": 8,
+    "k_split": 1,
+    "slm": 0,
+    "slm_bufs": 1,
+    "gmem_bufs": 1,
+    "grf": 128,
+}
 
 
 def entry(problem="--dir=FWD_B --dt=f32 p", platform="xehpg", version="v1", cycles=100.0, tg_m=2) -> Entry:
-    return Entry(problem, platform, version, {**CONFIG, "tg_m": tg_m}, cycles, CONFIG, 150.0, "evolutionary",
-                 64, 180, 0, "g1mb1_ic8ih3", "2026-01-01T00:00:00+00:00")
+    return Entry(
+        problem,
+        platform,
+        version,
+        {**CONFIG, "tg_m": tg_m},
+        cycles,
+        CONFIG,
+        150.0,
+        "evolutionary",
+        64,
+        180,
+        0,
+        "g1mb1_ic8ih3",
+        "2026-01-01T00:00:00+00:00",
+    )
 
 
 def test_a_row_comes_back_as_it_went_in(tmp_path):
@@ -68,11 +93,14 @@ def test_json_lines_round_trip(tmp_path):
         assert other.import_lines(lines, "team.jsonl") == (3, 0)  # nothing better
 
 
-@pytest.mark.parametrize("line, message", [
-    ("{", "team.jsonl:2: not JSON"),
-    ("[1]", "team.jsonl:2: expected a JSON object"),
-    ('{"problem": "p"}', "team.jsonl:2: missing field 'platform'"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{", "team.jsonl:2: not JSON"),
+        ("[1]", "team.jsonl:2: expected a JSON object"),
+        ('{"problem": "p"}', "team.jsonl:2: missing field 'platform'"),
+    ],
+)
 def test_a_bad_line_names_its_place_and_nothing_is_stored(tmp_path, line, message):
     good = json.dumps(entry().as_json())
     with Database(tmp_path / "t.sqlite") as db:

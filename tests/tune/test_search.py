@@ -24,12 +24,14 @@ def make_space(given=None):
 
 def objective(space):
     """A made-up cost with one best configuration: a different preferred value per knob."""
+
     def cost(config):
         total = 1000
         for i, (key, value) in enumerate(zip(KEYS, values(config), strict=True)):
             position = space.knobs[key].index(value)
             total += (position * (i + 1) * 7919 % 13 - 5) ** 2 * (i % 3 + 1)
         return total
+
     return cost
 
 

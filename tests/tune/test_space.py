@@ -52,8 +52,9 @@ def test_every_legal_configuration_plans_and_every_candidate_passes_the_key_rule
 def test_pruning_counts_add_up_to_the_combinations():
     _, _, s = space()
     legal = s.legal_configs()
-    assert s.considered == len(s.candidates) + s.pruned.get("config rules (check_config)", 0) + \
-        s.pruned.get("idle threads in a group", 0)
+    assert s.considered == len(s.candidates) + s.pruned.get("config rules (check_config)", 0) + s.pruned.get(
+        "idle threads in a group", 0
+    )
     rejected = len(s.candidates) - len(legal)
     assert rejected == sum(n for reason, n in s.pruned.items() if "plan_layout" in reason or "check_budgets" in reason)
 

@@ -48,8 +48,20 @@ def kill_once(job):
 
 def summary(results):
     """What must not depend on the backend."""
-    return [(r.layer.name, r.winner, r.winner_cycles, r.heuristic, r.heuristic_cycles, r.evaluated, r.ranking,
-             r.verified_on, r.method) for r in results]
+    return [
+        (
+            r.layer.name,
+            r.winner,
+            r.winner_cycles,
+            r.heuristic,
+            r.heuristic_cycles,
+            r.evaluated,
+            r.ranking,
+            r.verified_on,
+            r.method,
+        )
+        for r in results
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +94,9 @@ def test_a_process_pool_with_a_killed_worker_finds_the_same(reference, tmp_path,
 def test_a_local_ray_instance_with_a_killed_worker_finds_the_same(reference, tmp_path):
     pytest.importorskip("ray")
     marker = tmp_path / "killed"
-    ray = Ray("local", 2, function=kill_once,
-              runtime_env={"env_vars": {KILL_MARKER: str(marker), "PYTHONPATH": str(ROOT)}})
+    ray = Ray(
+        "local", 2, function=kill_once, runtime_env={"env_vars": {KILL_MARKER: str(marker), "PYTHONPATH": str(ROOT)}}
+    )
     try:
         results = tune(layers(), ray, BUDGET, seed=0, verify_top=VERIFY_TOP)
     finally:

@@ -26,21 +26,30 @@ from ..test_end_to_end import CONFIGS, case_id
 
 # (layer, platform, direction, data types): 3 = res2a_branch2b (3x3, padding), 5 = res3a_branch1
 DEFAULT_CASES = [
-    (3, "xehpg", "FWD_B", "f32"), (5, "xelp", "FWD_B", "f32"), (3, "xehpc", "FWD_B", "f32"),
-    (5, "xehpg", "FWD_B", "f16"), (3, "xehpc", "FWD_B", "bf16"), (3, "xehpg", "BWD_WB", "bf16"),
+    (3, "xehpg", "FWD_B", "f32"),
+    (5, "xelp", "FWD_B", "f32"),
+    (3, "xehpc", "FWD_B", "f32"),
+    (5, "xehpg", "FWD_B", "f16"),
+    (3, "xehpc", "FWD_B", "bf16"),
+    (3, "xehpg", "BWD_WB", "bf16"),
 ]
+
 
 def check_visa(layer: int, hw: str, direction: str, dt: str) -> Compilation:
     """Compiled twice (same bytes), the native kernel's .ze_info, right values, no hazard,
     accepted by ocloc."""
     problem = make_problem(scaled(RESNET[layer]), direction, dt, mb=1)
     compilation = compile_problem(problem, hw, backend="visa")
-    assert compile_problem(problem, hw, backend="visa").zebin() == compilation.zebin(), \
+    assert compile_problem(problem, hw, backend="visa").zebin() == compilation.zebin(), (
         "a second compilation gave other bytes"
+    )
     native = compile_problem(problem, hw)
     ours, theirs = compilation.compiled.zebin_kernel, native.compiled.zebin_kernel
-    assert (ours.execution_env, ours.payload_arguments, ours.per_thread_payload_arguments) == \
-        (theirs.execution_env, theirs.payload_arguments, theirs.per_thread_payload_arguments)
+    assert (ours.execution_env, ours.payload_arguments, ours.per_thread_payload_arguments) == (
+        theirs.execution_env,
+        theirs.payload_arguments,
+        theirs.per_thread_payload_arguments,
+    )
 
     comparisons = verify(compilation, layer).comparisons
     assert sorted(c.name for c in comparisons) == sorted(problem.outputs)
@@ -51,8 +60,7 @@ def check_visa(layer: int, hw: str, direction: str, dt: str) -> Compilation:
     return compilation
 
 
-@pytest.mark.parametrize("layer, hw, direction, dt",
-                         [pytest.param(*case, id=case_id(*case)) for case in DEFAULT_CASES])
+@pytest.mark.parametrize("layer, hw, direction, dt", [pytest.param(*case, id=case_id(*case)) for case in DEFAULT_CASES])
 def test_scaled_layer_through_visa(layer, hw, direction, dt, genx_ir, ocloc):
     compilation = check_visa(layer, hw, direction, dt)
     assert compilation.compiled.stats.fma_instructions >= 1
@@ -77,8 +85,9 @@ def test_unoptimized_kernel_through_visa(hw, genx_ir):
     `mach`), which the vISA back end writes as vISA's `mulh`."""
     problem = make_problem(parse_descriptor("g1mb1ic8ih4oc8oh4kh3ph1"), "FWD_B", "f32", mb=1)
     shown: dict[str, str] = {}
-    compilation = compile_problem(problem, hw, optimize=False, backend="visa",
-                                  show=lambda name, text: shown.__setitem__(name, text))
+    compilation = compile_problem(
+        problem, hw, optimize=False, backend="visa", show=lambda name, text: shown.__setitem__(name, text)
+    )
     assert "mach" in shown["isel"] and "mulh (M1_NM" in shown["visa"]
     result = verify(compilation, 1)
     assert result.ok and not result.run.hazards
@@ -95,9 +104,14 @@ def test_xehpc_64bit_integer_adds_wait_on_the_integer_pipe(genx_ir):
     lines = compilation.compiled.assembly().splitlines()
     assert not any("L@" in line for line in lines)
     # (W) send.ugm (16|M0)  r11  r9  null:0 ... right after (W) add (16|M0)  r9.0<1>:q ...
-    waits = [send for add, send in itertools.pairwise(lines)
-             if add.split()[1:2] == ["add"] and ">:q" in add and " send" in send
-             and send.split()[4] == add.split()[3].split(".")[0]]
+    waits = [
+        send
+        for add, send in itertools.pairwise(lines)
+        if add.split()[1:2] == ["add"]
+        and ">:q" in add
+        and " send" in send
+        and send.split()[4] == add.split()[3].split(".")[0]
+    ]
     assert waits, "expected a message reading the finalizer's fused 64-bit add"
     assert all("I@1" in send for send in waits), waits
     result = run_in_simulator(compilation, random_inputs(problem, 5))

@@ -39,20 +39,23 @@ def program_of(*instructions, registers: int = 4, size: int = 64) -> Program:
 def body(program: Program) -> list[str]:
     text = translate(program, "k", XEHPG, 16)
     lines = text.splitlines()
-    return [line.strip() for line in lines[lines.index("k_0:") + 1:]]
+    return [line.strip() for line in lines[lines.index("k_0:") + 1 :]]
 
 
 def v(number: int, subreg: int = 0, type_: str = "f") -> Reg:
     return Reg(VIRTUAL, number, subreg, type_)
 
 
-@pytest.mark.parametrize("imm, text", [
-    (Imm(0xFFFF, "w"), "-1:w"),  # signed types as their value
-    (Imm(0x8000_0000, "d"), "-2147483648:d"),
-    (Imm(0xFFFF_FFC0, "ud"), "0xffffffc0:ud"),
-    (Imm(0x3F80_0000, "f"), "0x3f800000:f"),  # floats as their bits
-    (Imm(0x3C00, "hf"), "0x3c00:hf"),
-])
+@pytest.mark.parametrize(
+    "imm, text",
+    [
+        (Imm(0xFFFF, "w"), "-1:w"),  # signed types as their value
+        (Imm(0x8000_0000, "d"), "-2147483648:d"),
+        (Imm(0xFFFF_FFC0, "ud"), "0xffffffc0:ud"),
+        (Imm(0x3F80_0000, "f"), "0x3f800000:f"),  # floats as their bits
+        (Imm(0x3C00, "hf"), "0x3c00:hf"),
+    ],
+)
 def test_immediates(imm, text):
     assert immediate(imm) == text
 
@@ -61,7 +64,8 @@ def test_mad_puts_the_addend_last():
     # native mad: dst = src0 + src1 * src2; vISA mad: dst = src0 * src1 + src2
     mad = Instruction("mad", 16, dst=v(0), srcs=(v(0), v(1), v(2, 3).region(0, None, 0)), no_mask=True)
     assert body(program_of(mad)) == [
-        "mad (M1_NM, 16) VR0_f(0,0)<1> VR1_f(0,0)<1;1,0> VR2_f(0,3)<0;1,0> VR0_f(0,0)<1;1,0>"]
+        "mad (M1_NM, 16) VR0_f(0,0)<1> VR1_f(0,0)<1;1,0> VR2_f(0,3)<0;1,0> VR0_f(0,0)<1;1,0>"
+    ]
 
 
 def test_operands_past_the_first_grf_name_their_row():
@@ -72,18 +76,33 @@ def test_operands_past_the_first_grf_name_their_row():
 
 def test_a_vector_immediate_of_fewer_than_eight_lanes_goes_through_eight():
     lanes = Instruction("mov", 4, dst=v(0, 0, "uw"), srcs=(Imm(0x76543210, "uv"),), no_mask=True)
-    assert body(program_of(lanes)) == ["mov (M1_NM, 8) VECTOR_uw(0,0)<1> 0x76543210:uv",
-                                       "mov (M1_NM, 4) VR0_uw(0,0)<1> VECTOR_uw(0,0)<4;4,1>"]
+    assert body(program_of(lanes)) == [
+        "mov (M1_NM, 8) VECTOR_uw(0,0)<1> 0x76543210:uv",
+        "mov (M1_NM, 4) VR0_uw(0,0)<1> VECTOR_uw(0,0)<4;4,1>",
+    ]
     whole = Instruction("mov", 8, dst=v(0, 0, "w"), srcs=(Imm(0xF1, "v"),), no_mask=True)
     assert body(program_of(whole)) == ["mov (M1_NM, 8) VR0_w(0,0)<1> 0xf1:v"]
 
 
 def test_a_chain_of_predicated_compares_is_an_and_of_predicates():
     f0 = Flag(0, 0)
-    first = Instruction("cmp", 1, dst=Reg("null", 0, 0, "d"), srcs=(v(0, 0, "d"), Imm(3, "d")),
-                        cond_modifier=CondModifier("lt", f0), no_mask=True)
-    second = Instruction("cmp", 1, dst=Reg("null", 0, 0, "d"), srcs=(v(1, 0, "d"), Imm(1, "d")),
-                         cond_modifier=CondModifier("ge", f0), predicate=Predicate(f0), no_mask=True)
+    first = Instruction(
+        "cmp",
+        1,
+        dst=Reg("null", 0, 0, "d"),
+        srcs=(v(0, 0, "d"), Imm(3, "d")),
+        cond_modifier=CondModifier("lt", f0),
+        no_mask=True,
+    )
+    second = Instruction(
+        "cmp",
+        1,
+        dst=Reg("null", 0, 0, "d"),
+        srcs=(v(1, 0, "d"), Imm(1, "d")),
+        cond_modifier=CondModifier("ge", f0),
+        predicate=Predicate(f0),
+        no_mask=True,
+    )
     jump = Instruction("jmpi", 1, predicate=Predicate(f0, invert=True), no_mask=True)
     assert body(program_of("top", first, second, (jump, "top"))) == [
         "top:",
@@ -96,32 +115,57 @@ def test_a_chain_of_predicated_compares_is_an_and_of_predicates():
 
 def test_one_flag_at_two_widths_is_two_predicates():
     f0 = Flag(0, 0)
-    wide = Instruction("cmp", 16, dst=Reg("null", 0, 0, "d"), srcs=(v(0, 0, "d"), Imm(3, "d")),
-                       cond_modifier=CondModifier("lt", f0), no_mask=True)
-    narrow = Instruction("cmp", 1, dst=Reg("null", 0, 0, "d"), srcs=(v(1, 0, "d"), Imm(3, "d")),
-                         cond_modifier=CondModifier("lt", f0), no_mask=True)
+    wide = Instruction(
+        "cmp",
+        16,
+        dst=Reg("null", 0, 0, "d"),
+        srcs=(v(0, 0, "d"), Imm(3, "d")),
+        cond_modifier=CondModifier("lt", f0),
+        no_mask=True,
+    )
+    narrow = Instruction(
+        "cmp",
+        1,
+        dst=Reg("null", 0, 0, "d"),
+        srcs=(v(1, 0, "d"), Imm(3, "d")),
+        cond_modifier=CondModifier("lt", f0),
+        no_mask=True,
+    )
     text = translate(program_of(wide, narrow), "k", XEHPG, 16)
     assert ".decl P0_0_16 v_type=P num_elts=16" in text and ".decl P0_0_1 v_type=P num_elts=1" in text
 
 
 def test_sends_keep_their_descriptors_and_lengths():
-    load = Instruction("send", 1, dst=v(0, 0, "ud"), srcs=(v(1, 0, "ud"), Reg("null", 0, 0, "ud")),
-                       send=SendDescriptor("ugm", 0x0220C580, 0, src1_length=0), no_mask=True)
+    load = Instruction(
+        "send",
+        1,
+        dst=v(0, 0, "ud"),
+        srcs=(v(1, 0, "ud"), Reg("null", 0, 0, "ud")),
+        send=SendDescriptor("ugm", 0x0220C580, 0, src1_length=0),
+        no_mask=True,
+    )
     # LSC load: mlen desc[28:25] = 1, rlen desc[24:20] = 2; ugm is SFID 0xF
     assert body(program_of(load)) == ["raw_sends.15.1.0.2 (M1_NM, 1) 0x0:ud 0x220c580:ud VR1.0 %null.0 VR0.0"]
 
 
 def test_end_of_thread_is_ret():
-    eot = Instruction("send", 1, srcs=(v(3, 0, "ud"), Reg("null", 0, 0, "ud")),
-                      send=SendDescriptor("gtwy", 0x02000010, 0, src1_length=0), options=("EOT",), no_mask=True)
+    eot = Instruction(
+        "send",
+        1,
+        srcs=(v(3, 0, "ud"), Reg("null", 0, 0, "ud")),
+        send=SendDescriptor("gtwy", 0x02000010, 0, src1_length=0),
+        options=("EOT",),
+        no_mask=True,
+    )
     copy = Instruction("mov", 8, dst=v(3, 0, "ud"), srcs=(v(0, 0, "ud").region(8, 8, 1),), no_mask=True)
     assert body(program_of(copy, eot)) == ["ret (M1_NM, 1)"]
 
 
 def test_an_instruction_without_a_visa_form_is_a_clear_error():
     with pytest.raises(Exception, match="has no vISA form"):
-        body(program_of(Instruction("bfn", 8, dst=v(0, 0, "ud"), srcs=(v(1, 0, "ud"),) * 3, function=0x96,
-                                    no_mask=True)))
+        body(
+            program_of(Instruction("bfn", 8, dst=v(0, 0, "ud"), srcs=(v(1, 0, "ud"),) * 3, function=0x96, no_mask=True))
+        )
 
 
 def test_finalizer_report_reads_the_listing_header():
@@ -162,8 +206,7 @@ def test_the_pipeline_falls_back_from_a_configuration_the_finalizer_spills(monke
     from xegen.pipeline import compile_problem
 
     calls = fake_spills(monkeypatch, 64, times=2)
-    compilation = compile_problem(make_problem(parse_descriptor(DESC), "FWD_B", "f32", mb=1), "xehpg",
-                                  backend="visa")
+    compilation = compile_problem(make_problem(parse_descriptor(DESC), "FWD_B", "f32", mb=1), "xehpg", backend="visa")
     assert len(calls) == 3 and len(compilation.fallbacks) == 1 and "spilled 64 bytes" in compilation.fallbacks[0]
     assert str(compilation.config) not in compilation.fallbacks[0].split(":")[0]
 
@@ -180,12 +223,17 @@ def test_cli_asm_shows_the_visa(capsys, genx_ir):
     assert ".version 4.1" in out and 'kernel "conv_fwd_b_f32_xehpg"' in out and "raw_sends" in out
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--backend", "visa", "--print-after", "regalloc"], "--print-after=regalloc: that pass does not run with "
-                                                          "--backend visa"),
-    (["--print-after", "visa"], "--print-after=visa: that pass does not run with --backend native"),
-    (["--backend", "llvm"], "invalid choice: 'llvm'"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (
+            ["--backend", "visa", "--print-after", "regalloc"],
+            "--print-after=regalloc: that pass does not run with --backend visa",
+        ),
+        (["--print-after", "visa"], "--print-after=visa: that pass does not run with --backend native"),
+        (["--backend", "llvm"], "invalid choice: 'llvm'"),
+    ],
+)
 def test_cli_backend_mistakes(capsys, args, words):
     with pytest.raises(SystemExit) as exit_:
         raise SystemExit(main(["conv", DESC, *args]))
@@ -201,15 +249,18 @@ def test_cli_without_genx_ir_is_one_error_naming_the_package(capsys, monkeypatch
         raise SystemExit(main(["conv", DESC, "--backend", "visa", "--no-model"]))
     assert exit_.value.code == 2
     err = capsys.readouterr().err.splitlines()
-    assert err == ["xegen: error: 'GenX_IR' is not installed: install Debian's libigc-tools and intel-opencl-icd "
-                   "(scripts/test does this when run as root)"]
+    assert err == [
+        "xegen: error: 'GenX_IR' is not installed: install Debian's libigc-tools and intel-opencl-icd "
+        "(scripts/test does this when run as root)"
+    ]
 
 
 def test_cli_print_after_all_shows_the_visa_passes_in_order(capsys, genx_ir):
     assert main(["conv", DESC, "--backend", "visa", "--print-after-all", "--no-model"]) == 0
     headers = [line for line in capsys.readouterr().out.splitlines() if line.startswith("// ----- after ")]
-    assert headers == [f"// ----- after {name} -----"
-                       for name in ("build", "schedule", "optimize", "isel", "visa", "finalize")]
+    assert headers == [
+        f"// ----- after {name} -----" for name in ("build", "schedule", "optimize", "isel", "visa", "finalize")
+    ]
 
 
 def test_the_kernel_cache_keeps_the_back_ends_apart(capsys, tmp_path, genx_ir):

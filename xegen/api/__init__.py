@@ -20,7 +20,21 @@ from .kernel import Argument, DeviceRun, Graph, Kernel, Summary, compile, conv_p
 from .tuning import autotune
 
 __all__ = [
-    "Argument", "DeviceRun", "Graph", "Kernel", "PlatformComparison", "Simplification", "Summary",
-    "assemble", "autotune", "compile", "conv_problem", "disassemble", "evaluate", "extract_compare", "read_zebin",
-    "run_zebin", "simplify",
+    "Argument",
+    "DeviceRun",
+    "Graph",
+    "Kernel",
+    "PlatformComparison",
+    "Simplification",
+    "Summary",
+    "assemble",
+    "autotune",
+    "compile",
+    "conv_problem",
+    "disassemble",
+    "evaluate",
+    "extract_compare",
+    "read_zebin",
+    "run_zebin",
+    "simplify",
 ]

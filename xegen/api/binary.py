@@ -1,9 +1,9 @@
 """Xe machine code from Python: assemble IGA text, disassemble bytes, read a zebin, run one.
 
-    data = xegen.assemble("add (8|M0) r10.0<1>:d r11.0<8;8,1>:d 1:d", hw="xehpg")
-    print(xegen.disassemble(data, hw="xehpg"))
-    zebin = xegen.read_zebin(kernel.zebin)          # kernels, their code and .ze_info records
-    xegen.run_zebin(data, "saxpy", [y, x, 1.5, 1000], (1024,), (64,))   # `xegen run`: in the simulator
+data = xegen.assemble("add (8|M0) r10.0<1>:d r11.0<8;8,1>:d 1:d", hw="xehpg")
+print(xegen.disassemble(data, hw="xehpg"))
+zebin = xegen.read_zebin(kernel.zebin)          # kernels, their code and .ze_info records
+xegen.run_zebin(data, "saxpy", [y, x, 1.5, 1000], (1024,), (64,))   # `xegen run`: in the simulator
 """
 
 from __future__ import annotations
@@ -36,13 +36,20 @@ def read_zebin(data: bytes | str | Path) -> Zebin:
     return read_zebin_bytes(data if isinstance(data, bytes) else Path(data).read_bytes())
 
 
-def run_zebin(zebin: bytes | str | Path, kernel: str, arguments: Sequence[Any], global_size: Sequence[int],
-              local_size: Sequence[int], hw: str | hwlib.Platform | None = None,
-              check_hazards: bool | str = True) -> sim.RunResult:
+def run_zebin(
+    zebin: bytes | str | Path,
+    kernel: str,
+    arguments: Sequence[Any],
+    global_size: Sequence[int],
+    local_size: Sequence[int],
+    hw: str | hwlib.Platform | None = None,
+    check_hazards: bool | str = True,
+) -> sim.RunResult:
     """Run kernel `kernel` of a zebin in xegen's simulator, as `xegen run` does: `arguments` in
     order (numpy arrays for buffers, changed in place; numbers by value; `xegen.sim.local(bytes)`
     for __local pointers).  SWSB hazards raise `xegen.sim.HazardError` (`check_hazards="report"`
     lists them in the result instead, False skips the checks)."""
     data = zebin if isinstance(zebin, bytes) else Path(zebin).read_bytes()
-    return sim.run(data, kernel, list(arguments), tuple(global_size), tuple(local_size), hw,
-                   check_hazards=check_hazards)
+    return sim.run(
+        data, kernel, list(arguments), tuple(global_size), tuple(local_size), hw, check_hazards=check_hazards
+    )

@@ -50,20 +50,27 @@ class Simplification:
         return {**self.details.to_json(), "breakdown": [{"operation": op, "cost": c} for op, c in self.breakdown]}
 
     def __str__(self) -> str:
-        return f"{self.result}  (cost {format_cost(self.cost_before)} -> {format_cost(self.cost_after)} " \
-               f"on {self.hw.display_name})"
+        return (
+            f"{self.result}  (cost {format_cost(self.cost_before)} -> {format_cost(self.cost_after)} "
+            f"on {self.hw.display_name})"
+        )
 
     def _repr_html_(self) -> str:
         def costs(pairs) -> str:
             return ", ".join(f"{op} {format_cost(c)}" for op, c in pairs) or "nothing"
 
         saturation = self.details.saturation
-        return table(f"simplify on {self.hw.display_name} ({self.details.extractor} extraction)", [
-            ("input", self.input), ("result", self.result),
-            ("cost", f"{format_cost(self.cost_before)} -> {format_cost(self.cost_after)}"),
-            ("input costs", costs(self.breakdown_before)), ("result costs", costs(self.breakdown)),
-            ("e-graph", f"{self.details.egraph_nodes} nodes, {saturation.describe()}"),
-        ])
+        return table(
+            f"simplify on {self.hw.display_name} ({self.details.extractor} extraction)",
+            [
+                ("input", self.input),
+                ("result", self.result),
+                ("cost", f"{format_cost(self.cost_before)} -> {format_cost(self.cost_after)}"),
+                ("input costs", costs(self.breakdown_before)),
+                ("result costs", costs(self.breakdown)),
+                ("e-graph", f"{self.details.egraph_nodes} nodes, {saturation.describe()}"),
+            ],
+        )
 
 
 def evaluate(expr: ir.Expr | str, types: Types | None = None, **values: int | float | bool):
@@ -81,19 +88,32 @@ def _limits(limits: Limits | None) -> Limits:
     return Limits() if limits is None else limits
 
 
-def simplify(expr: ir.Expr | str, hw: str | hwlib.Platform = "xehpg", ranges: Ranges | None = None,
-             rules: RuleSet | Sequence[str] | None = None, extractor: str = "dag", types: Types | None = None,
-             limits: Limits | None = None) -> Simplification:
+def simplify(
+    expr: ir.Expr | str,
+    hw: str | hwlib.Platform = "xehpg",
+    ranges: Ranges | None = None,
+    rules: RuleSet | Sequence[str] | None = None,
+    extractor: str = "dag",
+    types: Types | None = None,
+    limits: Limits | None = None,
+) -> Simplification:
     """The cheapest form of `expr` under `hw`'s cost model.  `ranges` bounds variables
     ({"i": range(0, 64)} or {"i": (0, 63)}, inclusive), which guards the div/mod and comparison
     rules; `extractor` is "dag" (greedy), "tree" (egglog's) or "ilp" (exact)."""
     expression = _parse(expr, types)
-    details = simplify_expression(expression, hw, ranges=dict(ranges or {}), extractor=extractor, rules=rules,
-                                  limits=_limits(limits))
+    details = simplify_expression(
+        expression, hw, ranges=dict(ranges or {}), extractor=extractor, rules=rules, limits=_limits(limits)
+    )
     model = CostModel(details.hw)
-    return Simplification(ir.format_expr(details.input), ir.format_expr(details.result), details.cost_before,
-                          details.cost_after, tuple(breakdown(model, details.input)),
-                          tuple(breakdown(model, details.result)), details)
+    return Simplification(
+        ir.format_expr(details.input),
+        ir.format_expr(details.result),
+        details.cost_before,
+        details.cost_after,
+        tuple(breakdown(model, details.input)),
+        tuple(breakdown(model, details.result)),
+        details,
+    )
 
 
 class PlatformComparison:
@@ -123,15 +143,22 @@ class PlatformComparison:
         return self.comparison.text()
 
     def _repr_html_(self) -> str:
-        rows = [(r.platform, f"cost {format_cost(r.cost_before)} -> {format_cost(r.cost)}: {r.program}")
-                for r in self.results]
+        rows = [
+            (r.platform, f"cost {format_cost(r.cost_before)} -> {format_cost(r.cost)}: {r.program}")
+            for r in self.results
+        ]
         return table(f"extracted per platform: {self.input}", rows)
 
 
-def extract_compare(expr_or_stmt: ir.Expr | ir.Stmt | str, platforms: Sequence[str] = ("xelp", "xehpg", "xehpc"),
-                    ranges: Ranges | None = None, rules: RuleSet | Sequence[str] | None = None,
-                    extractor: str = "dag", types: Types | None = None,
-                    limits: Limits | None = None) -> PlatformComparison:
+def extract_compare(
+    expr_or_stmt: ir.Expr | ir.Stmt | str,
+    platforms: Sequence[str] = ("xelp", "xehpg", "xehpc"),
+    ranges: Ranges | None = None,
+    rules: RuleSet | Sequence[str] | None = None,
+    extractor: str = "dag",
+    types: Types | None = None,
+    limits: Limits | None = None,
+) -> PlatformComparison:
     """`expr_or_stmt` optimized under each platform's cost model, side by side.  Text is read as
     an expression, else as a statement (a kernel body in xegen's statement language)."""
     ranges = dict(ranges or {})

@@ -38,8 +38,14 @@ from ..verify import Verification, first_group_executions, run_in_simulator, ver
 from .html import table
 
 
-def conv_problem(desc: str, dir: str = "FWD_B", dt: str = "f32", tags: Mapping[str, str] | None = None,
-                 post_ops: str = "", mb: int | None = None) -> Problem:
+def conv_problem(
+    desc: str,
+    dir: str = "FWD_B",
+    dt: str = "f32",
+    tags: Mapping[str, str] | None = None,
+    post_ops: str = "",
+    mb: int | None = None,
+) -> Problem:
     """A convolution problem from a benchdnn descriptor (e.g. "mb1ic64ih56oc64oh56kh3ph1").
 
     `dir` is the direction (FWD_B, FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB), `dt` the data types
@@ -50,8 +56,9 @@ def conv_problem(desc: str, dir: str = "FWD_B", dt: str = "f32", tags: Mapping[s
     unknown = sorted(set(tags) - {"src", "wei", "dst"})
     if unknown:
         raise Error(f"tags: '{unknown[0]}' is not a tensor (src, wei, dst)")
-    return make_problem(desc, dir, dt, post_ops, tags.get("src", "any"), tags.get("wei", "any"),
-                        tags.get("dst", "any"), mb)
+    return make_problem(
+        desc, dir, dt, post_ops, tags.get("src", "any"), tags.get("wei", "any"), tags.get("dst", "any"), mb
+    )
 
 
 class Summary:
@@ -129,23 +136,35 @@ class DeviceRun:
         return all(c.ok for c in self.comparisons)
 
     def to_json(self) -> dict:
-        return {"device": self.device, "executed": self.executed, "ok": self.ok,
-                "outputs": [{"name": c.name, "max_error": c.max_error, "mismatches": c.mismatches,
-                             "elements": c.elements} for c in self.comparisons]}
+        return {
+            "device": self.device,
+            "executed": self.executed,
+            "ok": self.ok,
+            "outputs": [
+                {"name": c.name, "max_error": c.max_error, "mismatches": c.mismatches, "elements": c.elements}
+                for c in self.comparisons
+            ],
+        }
 
     def describe(self) -> str:
         if not self.executed:
-            return f"device: {self.device}: launch enqueued; the runtime has no hardware behind it, so nothing " \
-                   "executed and the outputs were not compared"
-        return "\n".join(f"device: {self.device}: {c.name}: max error {c.max_error:.3g} " +
-                         ("ok" if c.ok else f"MISMATCH in {c.mismatches} of {c.elements}") for c in self.comparisons)
+            return (
+                f"device: {self.device}: launch enqueued; the runtime has no hardware behind it, so nothing "
+                "executed and the outputs were not compared"
+            )
+        return "\n".join(
+            f"device: {self.device}: {c.name}: max error {c.max_error:.3g} "
+            + ("ok" if c.ok else f"MISMATCH in {c.mismatches} of {c.elements}")
+            for c in self.comparisons
+        )
 
 
 class Kernel:
     """A compiled convolution kernel (make one with `xegen.compile`)."""
 
-    def __init__(self, compilation: Compilation, optimize: bool = True, tuned: dict | None = None,
-                 backend: str = "native"):
+    def __init__(
+        self, compilation: Compilation, optimize: bool = True, tuned: dict | None = None, backend: str = "native"
+    ):
         self.compilation = compilation
         self._optimize = optimize
         self.backend = backend
@@ -224,10 +243,18 @@ class Kernel:
             name = var.name
             role = "input" if name in problem.inputs else "output" if name in problem.outputs else "unused"
             used = role != "unused"
-            result.append(Argument(name, role, str(problem.type_of(name)) if used else "",
-                                   problem.layout_of(name).tag if used else "",
-                                   tuple(problem.dims_of(name)) if used else (), buffers[name].nbytes,
-                                   slots[index].offset, slots[index].size))
+            result.append(
+                Argument(
+                    name,
+                    role,
+                    str(problem.type_of(name)) if used else "",
+                    problem.layout_of(name).tag if used else "",
+                    tuple(problem.dims_of(name)) if used else (),
+                    buffers[name].nbytes,
+                    slots[index].offset,
+                    slots[index].size,
+                )
+            )
         return tuple(result)
 
     def ir_after(self, pass_name: str) -> str:
@@ -238,9 +265,14 @@ class Kernel:
         check_pass_names([pass_name])
         if self._passes is None:
             passes: dict[str, str] = {}
-            again = compile_problem(self.problem, self.hw, _config_overrides(self.compilation),
-                                    optimize=self._optimize, backend=self.backend,
-                                    show=lambda name, text: passes.__setitem__(name, text))
+            again = compile_problem(
+                self.problem,
+                self.hw,
+                _config_overrides(self.compilation),
+                optimize=self._optimize,
+                backend=self.backend,
+                show=lambda name, text: passes.__setitem__(name, text),
+            )
             if again.zebin() != self.zebin:
                 raise Error(f"{self.name}: compiling again gave other bytes (compilation must be deterministic)")
             self._passes = passes
@@ -252,8 +284,14 @@ class Kernel:
         """The K loop's dataflow graph before and after each scheduling transform, written to
         `directory` as DOT (and SVG where Graphviz's `dot` is installed, which a notebook then
         shows as a picture), as `xegen conv --dump-graph` writes them."""
-        again = compile_problem(self.problem, self.hw, _config_overrides(self.compilation), optimize=self._optimize,
-                                backend=self.backend, dump_graph=directory)
+        again = compile_problem(
+            self.problem,
+            self.hw,
+            _config_overrides(self.compilation),
+            optimize=self._optimize,
+            backend=self.backend,
+            dump_graph=directory,
+        )
         drawn = sorted(Path(directory).glob(f"{again.compiled.name}-*.dot"))
         return [Graph(dot, dot.with_suffix(".svg") if dot.with_suffix(".svg").is_file() else None) for dot in drawn]
 
@@ -295,8 +333,9 @@ class Kernel:
     @property
     def launch(self) -> runtime.Launch:
         """What Intel's runtime needs to launch the kernel (`xegen.runtime`)."""
-        return runtime.Launch(self.zebin, self.name, tuple(a.bytes for a in self.arguments),
-                              self.global_size, self.local_size)
+        return runtime.Launch(
+            self.zebin, self.name, tuple(a.bytes for a in self.arguments), self.global_size, self.local_size
+        )
 
     def run_on_device(self, device: runtime.Device | None = None, **tensors: np.ndarray) -> dict[str, np.ndarray]:
         """Run the kernel on an Intel GPU through the OpenCL runtime (default: the first one);
@@ -325,23 +364,34 @@ class Kernel:
         return f"<xegen.Kernel {self.name} on {self.hw.display_name}: {self.problem}>"
 
     def __str__(self) -> str:
-        return f"{self.problem}\nconfig: {self.config}\n{self.compilation.kernel.summary()}\n" \
-               f"{format_summary(self.summary.to_dict())}"
+        return (
+            f"{self.problem}\nconfig: {self.config}\n{self.compilation.kernel.summary()}\n"
+            f"{format_summary(self.summary.to_dict())}"
+        )
 
     def _repr_html_(self) -> str:
         s = self.summary
         rows: list[tuple[str, object]] = [
-            ("problem", s.problem), ("platform", self.hw.display_name), ("config", s.config),
-            ("grid", " x ".join(map(str, self.grid)) + f" groups of {' x '.join(map(str, self.local_size))} "
-                                                       "work-items"),
+            ("problem", s.problem),
+            ("platform", self.hw.display_name),
+            ("config", s.config),
+            (
+                "grid",
+                " x ".join(map(str, self.grid)) + f" groups of {' x '.join(map(str, self.local_size))} work-items",
+            ),
             ("instructions", f"{s.instructions} ({s.sends} sends, {s.fma_instructions} FMA)"),
             ("inner loop", f"{s.inner_loop_instructions} instructions, math density {s.inner_loop_math_density}"),
             ("registers", f"{s.grfs_used} of {s.grf_count} GRFs, SLM {s.slm_bytes} bytes"),
             ("arguments", ", ".join(f"{a.name}: {a.type or '-'} {a.layout}" for a in self.arguments)),
         ]
         m = s.modeled
-        rows.append(("modeled", f"{m.device_cycles:.0f} cycles ({m.bound} bound), {100 * m.roofline_fraction:.1f}% "
-                                f"of the roofline, {100 * m.peak_fraction:.1f}% of peak"))
+        rows.append(
+            (
+                "modeled",
+                f"{m.device_cycles:.0f} cycles ({m.bound} bound), {100 * m.roofline_fraction:.1f}% "
+                f"of the roofline, {100 * m.peak_fraction:.1f}% of peak",
+            )
+        )
         return table(f"kernel {self.name}", rows)
 
 
@@ -350,9 +400,14 @@ def _config_overrides(compilation: Compilation) -> dict[str, object]:
     return parse_overrides([str(compilation.config)])
 
 
-def compile(problem: Problem | str, hw: str | hwlib.Platform = "xehpg",
-            config: Mapping[str, object] | str | None = None, optimize: bool = True,
-            tuned: bool | str | Path = True, backend: str = "native") -> Kernel:
+def compile(
+    problem: Problem | str,
+    hw: str | hwlib.Platform = "xehpg",
+    config: Mapping[str, object] | str | None = None,
+    optimize: bool = True,
+    tuned: bool | str | Path = True,
+    backend: str = "native",
+) -> Kernel:
     """Compile `problem` (or a descriptor, with the default direction and types) for `hw`
     (xelp, xehpg, xehpc or an alias such as tgllp, dg2, pvc).  `config` fixes keys of the
     heuristic's configuration: {"m_tile": 16} or "m_tile=16,k_block=32" (the keys of

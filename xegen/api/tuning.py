@@ -22,10 +22,18 @@ from ..tune.tuner import VERIFY_TOP, Layer, Result, tune
 from .kernel import conv_problem
 
 
-def autotune(problems: Sequence[Problem | str] | Problem | str, hw: str | hwlib.Platform = "xehpg",
-             budget: int = 64, seconds: float | None = None, seed: int = 0, verify_top: int = VERIFY_TOP,
-             config: Mapping[str, object] | None = None, jobs: int = 1, ray: str | None = None,
-             db: bool | str | Path = True) -> list[Result]:
+def autotune(
+    problems: Sequence[Problem | str] | Problem | str,
+    hw: str | hwlib.Platform = "xehpg",
+    budget: int = 64,
+    seconds: float | None = None,
+    seed: int = 0,
+    verify_top: int = VERIFY_TOP,
+    config: Mapping[str, object] | None = None,
+    jobs: int = 1,
+    ray: str | None = None,
+    db: bool | str | Path = True,
+) -> list[Result]:
     """Search each problem's configurations under the model (`budget` candidates each, or until
     `seconds`), verify the best `verify_top` in the simulator at a reduced size, and record each
     winner in the tuning database (`db=True`: the default one `xegen.compile` reads, a path:
@@ -36,8 +44,10 @@ def autotune(problems: Sequence[Problem | str] | Problem | str, hw: str | hwlib.
     if isinstance(problems, (str, Problem)):
         problems = [problems]
     if budget < 1 or jobs < 1 or verify_top < 0:
-        raise Error(f"budget={budget}, jobs={jobs}, verify_top={verify_top}: budget and jobs are at least 1, "
-                    "verify_top at least 0")
+        raise Error(
+            f"budget={budget}, jobs={jobs}, verify_top={verify_top}: budget and jobs are at least 1, "
+            "verify_top at least 0"
+        )
     platform = hwlib.platform(hw)
     given = tuple(parse_overrides([f"{key}={value}" for key, value in (config or {}).items()]).items())
     layers = [Layer(p if isinstance(p, Problem) else conv_problem(p), platform, given) for p in problems]

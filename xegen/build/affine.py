@@ -111,8 +111,12 @@ def split_bound(condition: Expr, variant: set[Var], bind) -> Expr:
     """A vector comparison with loop-invariant vector terms on one side only, rewritten so that
     side holds just those terms (bound before the loop with `bind` unless a single variable) and
     everything else moves to the other side."""
-    if not (isinstance(condition, Binary) and condition.op in COMPARISONS
-            and condition.a.type.lanes > 1 and condition.a.type.with_lanes(1) == S32):
+    if not (
+        isinstance(condition, Binary)
+        and condition.op in COMPARISONS
+        and condition.a.type.lanes > 1
+        and condition.a.type.with_lanes(1) == S32
+    ):
         return condition
     lanes = condition.a.type.lanes
     (ta, ca), (tb, cb) = affine(condition.a), affine(condition.b)

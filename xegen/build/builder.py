@@ -47,16 +47,15 @@ from ..ir import (
     seq,
     store,
 )
-from ..ir.expr import Broadcast
 from ..ir.types import PTR, Type
 from ..plan.block2d import Block2dPlan
 from ..plan.dpasw import pair_half
-from ..plan.kernel import ONES, KernelPlan, OperandPlan, OutputPlan, Placement, SlmPlan
+from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement, SlmPlan
 from ..plan.messages import Run
 from ..plan.tiles import TileLayout, dense_layout, tile_moves
 from .epilogue import Scaling, finish
 from .messages import Origin, Scope, emit_block2d, emit_global, slm_run_messages, zero_fill
-from .multiply import multiply, reduce_columns
+from .multiply import multiply, reduce_columns, sum_row
 
 THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))
 GROUP_IDS = tuple(Var(f"group_id{i}") for i in range(3))
@@ -107,8 +106,9 @@ class _Builder:
         k_iter = Var("k_iter")
         # the group's K blocks of this iteration, one per thread along K
         k_group = config.tg_k * config.k_block
-        k_start = self.loop.bind("k_start", (self.k_slice * plan.iterations + self.idx(k_iter, plan.iterations))
-                                 * k_group)
+        k_start = self.loop.bind(
+            "k_start", (self.k_slice * plan.iterations + self.idx(k_iter, plan.iterations)) * k_group
+        )
         k_origin = Origin("k", k_start, "k", self.loop, k_group)
         self.origin = {
             "m": Origin("m", m_start, "m", top, config.m_tile),
@@ -135,9 +135,9 @@ class _Builder:
             self.a_tile_index = {**self.tile_index, "m": tid1 * (config.m_tile // config.a_rows) + self.a_half}
 
         prologue = zero_fill(plan.layouts.c.buffer, plan.layouts.c.bytes, self.hw.grf_bytes)
-        if plan.bias_sum is not None:
-            prologue += zero_fill(plan.bias_sum.buffer, plan.bias_sum.bytes, self.hw.grf_bytes)
-            prologue += ones(Var("one", PTR), plan.layouts.b.type if config.systolic else None)
+        if plan.column_sums is not None and plan.sum_row is not None:  # (planned together)
+            prologue += zero_fill(plan.column_sums.buffer, plan.column_sums.bytes, self.hw.grf_bytes)
+            prologue += sum_row(plan.sum_row, config, self._sum_row_type(plan.column_sums), self._sum_factor())
         body = self._loop_body()
         loop = For(k_iter, const(0), const(plan.iterations), self.loop.wrap(seq(*body)))
         epilogue = self._reduce_over_k(self._epilogue())
@@ -176,9 +176,29 @@ class _Builder:
             if op.needs_reorder:
                 body += copy_tile(op.fma, op.load)
         body += multiply(self.config, self.gemm, plan.layouts, self.config.simd)
-        if plan.bias_sum is not None:
-            body += reduce_columns(self.config, self.gemm, plan.layouts.b, plan.bias_sum, Var("one", PTR))
+        if plan.column_sums is not None and plan.sum_row is not None:
+            body += reduce_columns(
+                self.config,
+                self.gemm,
+                plan.layouts.b,
+                plan.column_sums,
+                plan.sum_row,
+                self._sum_row_type(plan.column_sums),
+            )
         return body
+
+    def _sum_factor(self) -> int:
+        """What the column sums of B are multiplied by: the source zero point forward, 1 for
+        BWD_WB's bias gradient."""
+        return self.gemm.problem.quantization.src_zero_point if self.gemm.problem.is_forward else 1
+
+    def _sum_row_type(self, sums: TileLayout) -> Type:
+        """The type `reduce_columns` reads its factor as: with dpas or dp4a, that of the A
+        operand it stands for (B's 16-bit type for BWD_WB, src's for a zero point); with mad,
+        the sums' type."""
+        if self.config.systolic or self.config.fma == "dp4a":
+            return self.plan.layouts.b.type if self.gemm.bias_mode == "reduce" else self.gemm.a.type
+        return sums.type
 
     def _global_load(self, op: OperandPlan) -> list[Stmt]:
         dims = op.view.dims
@@ -192,10 +212,22 @@ class _Builder:
         else:
             origins = self._slice_origins(op)
             target, lines, line_plan = op.slm.stage, op.slm.stage_lines, op.slm.slice_plan
-        sends, masked = emit_global(op.view, self.gemm, self.buffers[op.view.tensor], target, lines, line_plan,
-                                    origins, self.group, self.top, "load")
+        sends, masked = emit_global(
+            op.view,
+            self.gemm,
+            self.buffers[op.view.tensor],
+            target,
+            lines,
+            line_plan,
+            origins,
+            self.group,
+            self.top,
+            "load",
+        )
         if masked:
-            return zero_fill(target.buffer, target.bytes, self.hw.grf_bytes) + sends
+            # a source zero point fills what the masks drop: (src - zero point) is then 0 there
+            fill = self.gemm.problem.quantization.src_zero_point if op.view.tensor == "src" else 0
+            return zero_fill(target.buffer, target.bytes, self.hw.grf_bytes, fill) + sends
         return sends
 
     def _slice_index(self, op: OperandPlan) -> tuple[Idx, Idx]:
@@ -208,8 +240,10 @@ class _Builder:
             return self.thread_index, Idx.const(0)
         key = ("slice", op.name)
         if key not in self.top.memo:
-            self.top.memo[key] = (self.top.bind(f"{op.name}_slice_row", self.thread_index.div(across)),
-                                  self.top.bind(f"{op.name}_slice_col", self.thread_index.mod(across)))
+            self.top.memo[key] = (
+                self.top.bind(f"{op.name}_slice_row", self.thread_index.div(across)),
+                self.top.bind(f"{op.name}_slice_col", self.thread_index.mod(across)),
+            )
         return self.top.memo[key]
 
     def _slice_origins(self, op: OperandPlan) -> tuple[Origin, Origin]:
@@ -235,10 +269,19 @@ class _Builder:
         row, col = (tile_index[d] for d in op.view.dims)
         return self._slm_messages("load", op, op.load, _slm_of(op).load, row, col)
 
-    def _slm_messages(self, kind: str, op: OperandPlan, grf: TileLayout, placement: Placement, row: Idx,
-                      col: Idx) -> list[Stmt]:
-        return slm_run_messages(kind, _slm_of(op).buffer, grf, placement.runs, placement.base(row, col),
-                                placement.base_alignment(grf.type.size), self.hw, self.top)
+    def _slm_messages(
+        self, kind: str, op: OperandPlan, grf: TileLayout, placement: Placement, row: Idx, col: Idx
+    ) -> list[Stmt]:
+        return slm_run_messages(
+            kind,
+            _slm_of(op).buffer,
+            grf,
+            placement.runs,
+            placement.base(row, col),
+            placement.base_alignment(grf.type.size),
+            self.hw,
+            self.top,
+        )
 
     # -- after the loop ------------------------------------------------------------------------
     def _reduce_over_k(self, epilogue: list[Stmt]) -> list[Stmt]:
@@ -259,12 +302,22 @@ class _Builder:
         # (register buffer, bytes, element of the copy where they go): the accumulators, then the bias sums
         parts = [(acc.buffer, reduction.tile_bytes, 0)]
         if reduction.sums_bytes:
-            assert self.plan.bias_sum is not None  # the sums whose bytes these are
-            parts.append((self.plan.bias_sum.buffer, reduction.sums_bytes, reduction.tile_bytes // size))
-        stores = [s for buffer, length, at in parts
-                  for s in slm_run_messages("store", reduction.slm, dense_layout(buffer, acc.type, 1, length // size),
-                                            [Run(0, at, length // size)], copy_of(self.k_thread),
-                                            reduction.copy_bytes, hw, self.top)]
+            assert self.plan.column_sums is not None  # the sums whose bytes these are
+            parts.append((self.plan.column_sums.buffer, reduction.sums_bytes, reduction.tile_bytes // size))
+        stores = [
+            s
+            for buffer, length, at in parts
+            for s in slm_run_messages(
+                "store",
+                reduction.slm,
+                dense_layout(buffer, acc.type, 1, length // size),
+                [Run(0, at, length // size)],
+                copy_of(self.k_thread),
+                reduction.copy_bytes,
+                hw,
+                self.top,
+            )
+        ]
         partial = dense_layout(reduction.partial, acc.type, 1, reduction.chunk // size)
         lanes = 2 * hw.grf_bytes // size  # an add writes at most two registers
         adds: list[Stmt] = []
@@ -272,9 +325,16 @@ class _Builder:
             for buffer, length, at in parts:
                 for first in range(0, length, reduction.chunk):
                     chunk = min(reduction.chunk, length - first)
-                    adds += slm_run_messages("load", reduction.slm, partial,
-                                             [Run(0, at + first // size, chunk // size)],
-                                             copy_of(Idx.const(k_thread)), reduction.copy_bytes, hw, self.top)
+                    adds += slm_run_messages(
+                        "load",
+                        reduction.slm,
+                        partial,
+                        [Run(0, at + first // size, chunk // size)],
+                        copy_of(Idx.const(k_thread)),
+                        reduction.copy_bytes,
+                        hw,
+                        self.top,
+                    )
                     for offset in range(0, chunk, lanes * size):
                         count = min(lanes, (chunk - offset) // size)
                         vector = acc.type.with_lanes(count)
@@ -283,8 +343,12 @@ class _Builder:
                         )
                         adds.append(store(buffer, first + offset, total))
         first_thread = self.k_thread.expr.eq(0)
-        return [IfThenElse(self.k_thread.expr.ne(0), seq(*stores)), Call(Fence("slm")), Call(Barrier()),
-                IfThenElse(first_thread, seq(*adds, *epilogue))]
+        return [
+            IfThenElse(self.k_thread.expr.ne(0), seq(*stores)),
+            Call(Fence("slm")),
+            Call(Barrier()),
+            IfThenElse(first_thread, seq(*adds, *epilogue)),
+        ]
 
     def _epilogue(self) -> list[Stmt]:
         plan, config = self.plan, self.config
@@ -301,16 +365,26 @@ class _Builder:
         for load in [load for load in plan.post_loads if load is not None] + plan.quantization_loads:
             sends, masked = self._output_messages(load, "load")
             out += (zero_fill(load.tile.buffer, load.tile.bytes, self.hw.grf_bytes) if masked else []) + sends
-        post_ops = [(op, None if load is None else load.tile)
-                    for op, load in zip(self.gemm.problem.post_ops, plan.post_loads, strict=True)]
+        post_ops = [
+            (op, None if load is None else load.tile)
+            for op, load in zip(self.gemm.problem.post_ops, plan.post_loads, strict=True)
+        ]
         quantization = {load.view.tensor: load.tile for load in plan.quantization_loads}
-        out += finish(plan.layouts.c, plan.c.tile, bias_tile, post_ops, gate,
-                      Scaling.of(self.gemm.problem.quantization, quantization))
+        out += finish(
+            plan.layouts.c,
+            plan.c.tile,
+            bias_tile,
+            post_ops,
+            gate,
+            Scaling.of(
+                self.gemm.problem.quantization, quantization, plan.column_sums if self.gemm.problem.is_forward else None
+            ),
+        )
         out += self._output_messages(plan.c, "atomic" if plan.c.atomic else "store")[0]
         if plan.bias_store is not None:
             # every row of threads sums the same columns: the first one writes them
-            assert plan.bias_sum is not None  # planned with the bias store
-            write = finish(plan.bias_sum, plan.bias_store.tile, None)
+            assert plan.column_sums is not None  # planned with the bias store
+            write = finish(plan.column_sums, plan.bias_store.tile, None)
             write += self._output_messages(plan.bias_store, "atomic" if plan.bias_store.atomic else "store")[0]
             out.append(IfThenElse(self.m_index.expr.eq(0), seq(*write)))
         return out
@@ -321,8 +395,19 @@ class _Builder:
             origins = (Origin("", Idx.const(0), "", self.top), self.origin[dims[0]])
         else:
             origins = (self.origin[dims[0]], self.origin[dims[1]])
-        return emit_global(output.view, self.gemm, self.buffers[output.view.tensor], output.tile, output.lines,
-                           output.plan, origins, self.group, self.top, op, output.atomic)
+        return emit_global(
+            output.view,
+            self.gemm,
+            self.buffers[output.view.tensor],
+            output.tile,
+            output.lines,
+            output.plan,
+            origins,
+            self.group,
+            self.top,
+            op,
+            output.atomic,
+        )
 
 
 def _slm_of(op: OperandPlan) -> SlmPlan:
@@ -342,11 +427,3 @@ def kernel_arguments(plan: KernelPlan) -> tuple[str, ...]:
 
 def build_body(plan: KernelPlan) -> Stmt:
     return _Builder(plan).build()
-
-
-def ones(buffer: Var, type: Type | None) -> list[Stmt]:
-    """The constant 1 the bias gradient multiplies by: one f32 (mads), or a row of `ONES` of
-    B's 16-bit type (the A operand of a dpas)."""
-    if type is None:
-        return [store(buffer, 0, const(1.0))]
-    return [store(buffer, 0, Broadcast(const(1.0, type), ONES))]

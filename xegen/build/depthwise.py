@@ -45,8 +45,10 @@ class _Depthwise(RowBuilder):
         k_iter = Var("k_iter")
         _, kd, kh = self.row_loop_indices(k_iter, rows)
         body = self._segment(kd, kh) + self._weights(kd, kh) + self._multiply()
-        return self.kernel(self.zeroed(plan.acc) + [self.row_loop(k_iter, body)],
-                           self.epilogue(plan.acc, plan.store, plan.bias, c0, origin, plan.store_block))
+        return self.kernel(
+            self.zeroed(plan.acc) + [self.row_loop(k_iter, body)],
+            self.epilogue(plan.acc, plan.store, plan.bias, c0, origin, plan.store_block),
+        )
 
     def _segment(self, kd: Idx, kh: Idx) -> list[Stmt]:
         """The row's input pixels, each a block of the block's input channels (masked where padding)."""
@@ -59,8 +61,11 @@ class _Depthwise(RowBuilder):
             mask = all_of(row_masks + iw.in_range(0, desc.iw))
             masked |= mask is not None
             element = self.spatial_index(layout, self.origin["mb"], self.cin0, positions["id"], positions["ih"], iw)
-            loads.append(self.block_message("load", "src", t, plan.in_channels, element, plan.segment,
-                                            plan.segment.offset(q, 0), mask))
+            loads.append(
+                self.block_message(
+                    "load", "src", t, plan.in_channels, element, plan.segment, plan.segment.offset(q, 0), mask
+                )
+            )
         return (self.zeroed(plan.segment) if masked else []) + loads
 
     def _weights(self, kd: Idx, kh: Idx) -> list[Stmt]:
@@ -78,8 +83,12 @@ class _Depthwise(RowBuilder):
                 offset = layout.offset([group, channel, Idx.const(i), *taps])
                 offsets = split_offset(offset.expr * t.size, variant, self._bind_fixed)
                 line = kw * desc.icg + i
-                loads.append(Call(Send("load", "scattered", "global", t, n),
-                                  (ptr(self.buffers["wei"], 0), offsets, plan.weights.pointer(line, 0), None)))
+                loads.append(
+                    Call(
+                        Send("load", "scattered", "global", t, n),
+                        (ptr(self.buffers["wei"], 0), offsets, plan.weights.pointer(line, 0), None),
+                    )
+                )
         if plan.wide_weights is not None:
             loads += copy_tile(plan.wide_weights, plan.weights)
         return loads
@@ -109,8 +118,11 @@ class _Depthwise(RowBuilder):
                     for n0 in range(0, config.n_tile, simd):
                         func = Mad(simd, F32, weights.type, plan.operand, 1, 1)
                         target = plan.acc.pointer(p, n0)
-                        body.append(Call(func, (target, target, weights.pointer(kw * desc.icg + i, n0),
-                                                operands.pointer(i, n0))))
+                        body.append(
+                            Call(
+                                func, (target, target, weights.pointer(kw * desc.icg + i, n0), operands.pointer(i, n0))
+                            )
+                        )
         return body
 
     def _operands(self, q: int) -> _Operands:
@@ -133,4 +145,3 @@ class _Operands:
     def __init__(self, prepare: list[Stmt], pointer):
         self.prepare = prepare
         self.pointer = pointer
-

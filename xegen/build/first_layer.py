@@ -122,17 +122,32 @@ class _FirstLayer(RowBuilder):
         loads: list[Stmt]
         if blocks:
             masks = [all_of(row_masks)] * len(plan.blocks)
-            loads = [Call(Send("load", "block", "global", U32, dwords),
-                          (ptr(self.buffers["src"], start.expr * t.size - plan.phase + byte),
-                           ptr(self.segment.buffer, byte), mask))
-                     for (byte, dwords), mask in zip(plan.blocks, masks, strict=True)]
+            loads = [
+                Call(
+                    Send("load", "block", "global", U32, dwords),
+                    (
+                        ptr(self.buffers["src"], start.expr * t.size - plan.phase + byte),
+                        ptr(self.segment.buffer, byte),
+                        mask,
+                    ),
+                )
+                for (byte, dwords), mask in zip(plan.blocks, masks, strict=True)
+            ]
         else:
             variant = {var for var, _ in self.loop.lets}
             masks = [all_of(row_masks + [inside]) for inside in self.inside]
-            loads = [self.gather("load", "src", t, split_offset((start + first + self.lanes(count)).expr, variant,
-                                                                 self._bind_fixed),
-                                 self.segment, self.segment.offset(0, first), mask)
-                     for (first, count), mask in zip(self._messages(), masks, strict=True)]
+            loads = [
+                self.gather(
+                    "load",
+                    "src",
+                    t,
+                    split_offset((start + first + self.lanes(count)).expr, variant, self._bind_fixed),
+                    self.segment,
+                    self.segment.offset(0, first),
+                    mask,
+                )
+                for (first, count), mask in zip(self._messages(), masks, strict=True)
+            ]
         masked = any(mask is not None for mask in masks)
         body = (self.zeroed(self.segment) if masked else []) + loads
         if plan.wide_segment is not None:
@@ -143,8 +158,9 @@ class _FirstLayer(RowBuilder):
         """A loop-invariant vector, bound before the loop."""
         return self.top.bind("lanes_fixed", Idx(e, 0, 0)).expr
 
-    def _weights(self, target: TileLayout, ic: Idx, kd: Idx, kh: Idx, mask: Expr | None = None,
-                 variant: set[Var] | None = None) -> list[Stmt]:
+    def _weights(
+        self, target: TileLayout, ic: Idx, kd: Idx, kh: Idx, mask: Expr | None = None, variant: set[Var] | None = None
+    ) -> list[Stmt]:
         """A line per (kw, c) into `target`: the thread's output channels of weights
         [oc][ic][kd][kh][kw] (masked by `mask`), widened where the mads read f32."""
         plan, desc, n = self.plan, self.desc, self.config.n_tile
@@ -177,8 +193,9 @@ class _FirstLayer(RowBuilder):
         round_var = Var("w_round")
         self.names.used.add(round_var.name)
         scope = Scope(self.names)
-        r = scope.bind("w_row", Idx(round_var, 0, systolic.rounds - 1) * config.tg_m
-                       + Idx(THREAD_IDS[1], 0, config.tg_m - 1))
+        r = scope.bind(
+            "w_row", Idx(round_var, 0, systolic.rounds - 1) * config.tg_m + Idx(THREAD_IDS[1], 0, config.tg_m - 1)
+        )
         real = r.below(rows.iterations)  # the last round may run past the rows
         desc = self.desc
         kh = scope.bind("w_kh", r.mod(desc.kh)) if desc.kh > 1 else Idx.const(0)
@@ -188,8 +205,16 @@ class _FirstLayer(RowBuilder):
         body += self._weights(systolic.w_rows, ic, kd, kh, real, {round_var} | {v for v, _ in scope.lets})
         body += copy_tile(systolic.w_pack_rows, systolic.w_rows)
         size = systolic.b.type.size
-        body += slm_run_messages("store", systolic.slm, systolic.w_pack, [Run(0, 0, systolic.b.elements)],
-                                 r * systolic.b.elements, systolic.b.elements * size, self.hw, self.top)
+        body += slm_run_messages(
+            "store",
+            systolic.slm,
+            systolic.w_pack,
+            [Run(0, 0, systolic.b.elements)],
+            r * systolic.b.elements,
+            systolic.b.elements * size,
+            self.hw,
+            self.top,
+        )
         loop = For(round_var, const(0), const(systolic.rounds), scope.wrap(seq(*body)))
         return self.zeroed(systolic.w_pack) + self.zeroed(systolic.a) + [loop, Call(Fence("slm")), Call(Barrier())]
 
@@ -198,8 +223,16 @@ class _FirstLayer(RowBuilder):
         plan, config = self.plan, self.config
         size = systolic.b.type.size
         row = Idx(k_iter, 0, plan.rows.iterations - 1) * systolic.b.elements
-        body = slm_run_messages("load", systolic.slm, systolic.b, [Run(0, 0, systolic.b.elements)], row,
-                                systolic.b.elements * size, self.hw, self.top)
+        body = slm_run_messages(
+            "load",
+            systolic.slm,
+            systolic.b,
+            [Run(0, 0, systolic.b.elements)],
+            row,
+            systolic.b.elements * size,
+            self.hw,
+            self.top,
+        )
         body += copy_tile(systolic.a_rows, replace(systolic.a_source, buffer=self.segment.buffer))
         body += multiply(config, self.plan.gemm, MultiplyLayouts(systolic.a, systolic.b, plan.acc), config.simd)
         return body
@@ -216,6 +249,7 @@ class _FirstLayer(RowBuilder):
                     for n0 in range(0, config.n_tile, config.simd):
                         func = Mad(config.simd, F32, weights.type, segment.type, 1, 0)
                         target = plan.acc.pointer(p, n0)
-                        calls.append(Call(func, (target, target, weights.pointer(kw * plan.row_channels + c, n0),
-                                                 value)))
+                        calls.append(
+                            Call(func, (target, target, weights.pointer(kw * plan.row_channels + c, n0), value))
+                        )
         return calls

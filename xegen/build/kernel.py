@@ -52,11 +52,20 @@ class Kernel:
         return math.prod(self.thread_group) * math.prod(self.grid)
 
     def summary(self) -> str:
-        flags = [name for name, on in (("barriers", self.uses_barriers), ("atomics", self.uses_atomics),
-                                       (self.config.fma, self.uses_dpas)) if on]
-        return (f"kernel {self.name}: grid {'x'.join(map(str, self.grid))} groups of "
-                f"{'x'.join(map(str, self.thread_group))} threads, SIMD {self.simd}, {self.grf_count} GRFs, "
-                f"SLM {self.slm_bytes} bytes{', uses ' + ', '.join(flags) if flags else ''}")
+        flags = [
+            name
+            for name, on in (
+                ("barriers", self.uses_barriers),
+                ("atomics", self.uses_atomics),
+                (self.config.fma, self.uses_dpas),
+            )
+            if on
+        ]
+        return (
+            f"kernel {self.name}: grid {'x'.join(map(str, self.grid))} groups of "
+            f"{'x'.join(map(str, self.thread_group))} threads, SIMD {self.simd}, {self.grf_count} GRFs, "
+            f"SLM {self.slm_bytes} bytes{', uses ' + ', '.join(flags) if flags else ''}"
+        )
 
     def __str__(self) -> str:
         return format_stmt(self.body)
@@ -99,5 +108,8 @@ def outputs_to_zero(problem: Problem, partial: bool) -> tuple[str, ...]:
     blocked layout with padding, which the kernel never writes but oneDNN expects to hold zeros.
     An output the kernel also reads (dst under a sum post-op) holds its old values instead, with
     its padding zero as oneDNN keeps it."""
-    return tuple(name for name in problem.outputs
-                 if name not in problem.inputs and (partial or problem.layout_of(name).has_padding))
+    return tuple(
+        name
+        for name in problem.outputs
+        if name not in problem.inputs and (partial or problem.layout_of(name).has_padding)
+    )

@@ -92,13 +92,20 @@ def components(
         if origin.align > 1 and inner.size % origin.align == 0 and origin.shift.lo >= 0 and last < origin.align:
             memo[key] = _moved_inner(gemm, origin, offset, lanes, lane_scope)
         else:
-            memo[key] = _unpacked(gemm, origin, origin.start + origin.shift + offset, lanes, lane_scope,
-                                  f"{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else ""))
+            memo[key] = _unpacked(
+                gemm,
+                origin,
+                origin.start + origin.shift + offset,
+                lanes,
+                lane_scope,
+                f"{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else ""),
+            )
     return memo[key]
 
 
-def view_components(view: View, gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope
-                    ) -> tuple[dict[str, Idx], list[Expr]]:
+def view_components(
+    view: View, gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope
+) -> tuple[dict[str, Idx], list[Expr]]:
     """`components`, or, where `view` addresses the origin's dimension linearly (`linear_stride`),
     the whole coordinate as its innermost component: no division into components."""
     if origin.dim == "" or len(gemm.dim(origin.dim).components) == 1 or not _is_linear(view, gemm, origin):
@@ -124,8 +131,9 @@ def _is_linear(view: View, gemm: Gemm, origin: Origin) -> bool:
     return memo[key]
 
 
-def _unpacked(gemm: Gemm, origin: Origin, coord: Idx, lanes: int, lane_scope: Scope,
-              suffix: str) -> tuple[dict[str, Idx], list[Expr]]:
+def _unpacked(
+    gemm: Gemm, origin: Origin, coord: Idx, lanes: int, lane_scope: Scope, suffix: str
+) -> tuple[dict[str, Idx], list[Expr]]:
     """Every component of `coord` (+ lane ids), each bound to a let named `<component>_<suffix>`."""
     if lanes > 1:
         coord = coord + lanes_of(lane_scope, lanes)
@@ -137,8 +145,9 @@ def _unpacked(gemm: Gemm, origin: Origin, coord: Idx, lanes: int, lane_scope: Sc
     return bound, [condition] if condition is not None else []
 
 
-def _moved_inner(gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope
-                 ) -> tuple[dict[str, Idx], list[Expr]]:
+def _moved_inner(
+    gemm: Gemm, origin: Origin, offset: int, lanes: int, lane_scope: Scope
+) -> tuple[dict[str, Idx], list[Expr]]:
     """The components of `start`, with `shift + offset (+ lane ids)` added to the innermost."""
     base_key = ("start", origin.dim, origin.start.expr)
     memo = origin.scope.memo
@@ -165,9 +174,19 @@ def _line_coordinates(line: Line, plan: LinePlan) -> tuple[int, int, int, int]:
     return line.start, line.other, along, across
 
 
-def emit_global(view: View, gemm: Gemm, memory: Var, layout: TileLayout, lines: list[Line], plan: LinePlan,
-                origins: tuple[Origin, Origin], group: Idx, lane_scope: Scope, op: str,
-                atomic: str = "") -> tuple[list[Stmt], bool]:
+def emit_global(
+    view: View,
+    gemm: Gemm,
+    memory: Var,
+    layout: TileLayout,
+    lines: list[Line],
+    plan: LinePlan,
+    origins: tuple[Origin, Origin],
+    group: Idx,
+    lane_scope: Scope,
+    op: str,
+    atomic: str = "",
+) -> tuple[list[Stmt], bool]:
     """Messages moving `lines` of the GRF tile `layout` to or from `view` in global memory.
 
     Returns the sends and whether any has a mask (so the caller zeroes the registers first)."""
@@ -207,8 +226,7 @@ def emit_global(view: View, gemm: Gemm, memory: Var, layout: TileLayout, lines: 
     return sends, masked
 
 
-def emit_block2d(view: View, memory: Var, buffer: Var, plan: Block2dPlan, origins: tuple[Origin, Origin]
-                 ) -> list[Stmt]:
+def emit_block2d(view: View, memory: Var, buffer: Var, plan: Block2dPlan, origins: tuple[Origin, Origin]) -> list[Stmt]:
     """The 2D block messages of `plan` (`xegen.plan.block2d`): each block's first column and row
     are the tile origin's coordinates (plus the block's place in the tile); no mask, since
     what lies outside the surface reads as zero."""
@@ -231,8 +249,9 @@ def _coordinate(origin: Origin, offset: int) -> Idx:
     return memo[key]
 
 
-def _hoisted(byte_offset: Expr, conditions: list[Expr], origins: tuple[Origin, Origin], lane_scope: Scope
-             ) -> tuple[Expr, list[Expr]]:
+def _hoisted(
+    byte_offset: Expr, conditions: list[Expr], origins: tuple[Origin, Origin], lane_scope: Scope
+) -> tuple[Expr, list[Expr]]:
     """A vector message's address and bounds with their loop-invariant vector parts bound
     before the loop (`affine`): values of lets in the origins' other scopes (the K loop body)
     change per iteration, the rest does not."""
@@ -250,8 +269,16 @@ def _vector(e: Expr, lanes: int) -> Expr:
     return e if e.type.lanes == lanes else Broadcast(e, lanes)
 
 
-def slm_run_messages(op: str, slm: Var, grf: TileLayout, runs: Sequence[Run | LaneRun], base: Idx, base_alignment: int,
-                     hw: Platform, lane_scope: Scope) -> list[Stmt]:
+def slm_run_messages(
+    op: str,
+    slm: Var,
+    grf: TileLayout,
+    runs: Sequence[Run | LaneRun],
+    base: Idx,
+    base_alignment: int,
+    hw: Platform,
+    lane_scope: Scope,
+) -> list[Stmt]:
     """Messages moving `runs` between the GRF buffer of `grf` and SLM: run elements start at SLM
     element `base + run.slm`.  Block messages of up to the platform's largest block where the
     address is dword aligned, else scattered messages with one element per lane; a vector
@@ -294,15 +321,22 @@ def _lane_vector(values: tuple[int, ...], lane_scope: Scope) -> Idx:
     return Idx(Shuffle(tuple(IntImm(v) for v in values), tuple(range(count))), min(values), max(values))
 
 
-def zero_fill(buffer: Var, bytes_: int, grf_bytes: int) -> list[Stmt]:
+def zero_fill(buffer: Var, bytes_: int, grf_bytes: int, byte: int = 0) -> list[Stmt]:
     """Stores of zero dwords over a whole GRF buffer (masked loads leave their lanes alone), two
-    GRFs per store: a move may write two registers."""
+    GRFs per store: a move may write two registers.  With `byte`, every byte holds it instead
+    (a source zero point, s8 or u8)."""
     lanes = 2 * grf_bytes // 4
+    dword = repeated_byte(byte)
     stores: list[Stmt] = []
     for offset in range(0, bytes_, 2 * grf_bytes):
         count = min(lanes, (bytes_ - offset) // 4)
         if count <= 0:
             break
-        value = IntImm(0) if count == 1 else Broadcast(IntImm(0), count)
+        value = dword if count == 1 else Broadcast(dword, count)
         stores.append(store(buffer, offset, value))
     return stores
+
+
+def repeated_byte(byte: int) -> IntImm:
+    """The s32 dword whose four bytes are `byte` (an s8 or u8 value)."""
+    return IntImm(int.from_bytes(bytes([byte & 0xFF]) * 4, "little", signed=True))

@@ -13,12 +13,15 @@
 
 from __future__ import annotations
 
-from ..ir import Call, Dp4a, Dpas, Func, Mad, Stmt, Var, ptr
-from ..ir.types import F32, S32
+from ..ir import Call, Dp4a, Dpas, Func, Mad, Stmt, const, store
+from ..ir.expr import Broadcast, Expr, IntImm, Ptr
+from ..ir.types import S32, Type
 from ..plan.config import Config, k_step
 from ..plan.gemm import Gemm
+from ..plan.kernel import SUM_ROW_BYTES
 from ..plan.multiply import MultiplyLayouts
 from ..plan.tiles import TileLayout
+from .messages import repeated_byte
 
 
 def multiply(config: Config, gemm: Gemm, layouts: MultiplyLayouts, exec_size: int) -> list[Stmt]:
@@ -56,18 +59,30 @@ def multiply(config: Config, gemm: Gemm, layouts: MultiplyLayouts, exec_size: in
     return calls
 
 
-def reduce_columns(config: Config, gemm: Gemm, b: TileLayout, sums: TileLayout, one: Var) -> list[Stmt]:
-    """sums[n] += B[k][n] for every k of the block (the bias gradient).  With dpas, one dpas of
-    repeat count 1 per K step and column block multiplies a row of ones (`plan.kernel.ONES`
-    elements of B's type at `one`) by B as it already lies in VNNI form: a K step of simd
-    columns in one instruction instead of a mad per K row.  Otherwise mads by a constant 1."""
+def reduce_columns(config: Config, gemm: Gemm, b: TileLayout, sums: TileLayout, row: Ptr, row_type: Type) -> list[Stmt]:
+    """sums[n] += f * B[k][n] for every k of the block, where `row` points to the factor f as
+    `sum_row` says: BWD_WB's bias gradient (f = 1) or forward's source zero-point compensation
+    (f = the zero point).  With dpas, one dpas of repeat count 1 per K step and column block
+    multiplies the row (`row_type` values) by B as it already lies in VNNI form: a K step of
+    simd columns in one instruction.  With dp4a, one dp4a per 4 K rows and column block by a
+    dword of four factors; with mad, a mad per K row by the factor."""
     func: Func
     if config.systolic:
         step = k_step(config, gemm)
-        func = Dpas(config.simd, 8, 1, F32, b.type, b.type)
-        return [Call(func, (sums.pointer(0, n0), sums.pointer(0, n0), b.pointer(s, n0), ptr(one, 0)))
-                for s in range(0, config.k_block, step) for n0 in range(0, config.n_tile, config.simd)]
+        func = Dpas(config.simd, 8, 1, sums.type, b.type, row_type)
+        return [
+            Call(func, (sums.pointer(0, n0), sums.pointer(0, n0), b.pointer(s, n0), row))
+            for s in range(0, config.k_block, step)
+            for n0 in range(0, config.n_tile, config.simd)
+        ]
     simd = config.simd
+    if config.fma == "dp4a":
+        func = Dp4a(simd, sums.type, b.type, row_type, 1, 0)
+        return [
+            Call(func, (sums.pointer(0, n0), sums.pointer(0, n0), b.pointer(s, n0), row))
+            for s in range(0, config.k_block, 4)
+            for n0 in range(0, config.n_tile, simd)
+        ]
     calls: list[Stmt] = []
     for piece in b.pieces:
         for i in range(piece.rows.count):
@@ -75,8 +90,23 @@ def reduce_columns(config: Config, gemm: Gemm, b: TileLayout, sums: TileLayout, 
             for first in range(0, piece.cols.count, simd):
                 count = min(simd, piece.cols.count - first)
                 n = piece.cols.start + first * piece.cols.step
-                func = Mad(count, F32, b.type, F32, piece.col_stride, 0)
+                func = Mad(count, sums.type, b.type, sums.type, piece.col_stride, 0)
                 target = sums.pointer(0, n)
-                calls.append(Call(func, (target, target, b.pointer(k, n), ptr(one, 0))))
+                calls.append(Call(func, (target, target, b.pointer(k, n), row)))
     return calls
 
+
+def sum_row(row: Ptr, config: Config, element: Type, factor: int) -> list[Stmt]:
+    """Stores filling the registers at `row` with what `reduce_columns` multiplies B by,
+    `factor` as `element` values: for dpas a row of `SUM_ROW_BYTES` (BWD_WB's 16-bit ones, or
+    the src type's zero point forward), for dp4a a dword of four, for mad one value."""
+    value: Expr
+    if element.size == 1:  # int8 dpas or dp4a: the factor in every byte of the dwords
+        value = Broadcast(repeated_byte(factor), SUM_ROW_BYTES // 4)
+    elif element.is_float:
+        value = const(float(factor), element)
+    else:
+        value = IntImm(factor)
+    if config.systolic and element.size > 1:
+        value = Broadcast(value, SUM_ROW_BYTES // element.size)
+    return [store(row.buffer, row.offset, value)]

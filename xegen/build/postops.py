@@ -42,8 +42,11 @@ class Lets:
 
     def __call__(self, e: Expr) -> Expr:
         """`e`, or a variable bound to it when computing it costs something."""
-        if not self.share or isinstance(e, (Var, Load, FloatImm)) or (
-                isinstance(e, Broadcast) and isinstance(e.value, (Var, FloatImm))):
+        if (
+            not self.share
+            or isinstance(e, (Var, Load, FloatImm))
+            or (isinstance(e, Broadcast) and isinstance(e.value, (Var, FloatImm)))
+        ):
             return e
         var = Var(f"{self.prefix}{len(self.bound)}", e.type)
         self.bound.append((var, e))
@@ -151,8 +154,11 @@ def eltwise_value(op: Eltwise, v: Expr, bind: Lets) -> Expr:
         "swish": lambda: v * logistic(a * v),
         "soft_relu": lambda: soft_plus(a * v, bind) * _lanes_of(1.0 / op.alpha, v),
         "mish": lambda: v * tanh(soft_plus(v, bind), bind),
-        "gelu_tanh": lambda: half * v * (one + tanh(_lanes_of(math.sqrt(2 / math.pi), v)
-                                                    * mad(v, v * v * v, _lanes_of(0.044715, v)), bind)),
+        "gelu_tanh": lambda: (
+            half
+            * v
+            * (one + tanh(_lanes_of(math.sqrt(2 / math.pi), v) * mad(v, v * v * v, _lanes_of(0.044715, v)), bind))
+        ),
         "gelu_erf": lambda: half * v * (one + erf(v * _lanes_of(1 / math.sqrt(2), v), bind)),
         "pow": lambda: a * power(v, op.beta, bind) if op.beta != 0 else a,
     }
@@ -177,10 +183,21 @@ def post_op_value(op: PostOp, v: Expr, operand: Expr | None, bind: Lets) -> Expr
         return select(v > _lanes_of(0.0, v), v, v * operand)
     alg = op.alg
     if alg in _COMPARISONS:
-        cond = {"ge": v >= operand, "gt": v > operand, "le": v <= operand, "lt": v < operand,
-                "eq": v.eq(operand), "ne": v.ne(operand)}[alg]
+        cond = {
+            "ge": v >= operand,
+            "gt": v > operand,
+            "le": v <= operand,
+            "lt": v < operand,
+            "eq": v.eq(operand),
+            "ne": v.ne(operand),
+        }[alg]
         return select(cond, _lanes_of(1.0, v), _lanes_of(0.0, v))
     if alg == "div":
         return v * unary("inv", operand)
-    return {"add": lambda: v + operand, "sub": lambda: v - operand, "mul": lambda: v * operand,
-            "min": lambda: min_(v, operand), "max": lambda: max_(v, operand)}[alg]()
+    return {
+        "add": lambda: v + operand,
+        "sub": lambda: v - operand,
+        "mul": lambda: v * operand,
+        "min": lambda: min_(v, operand),
+        "max": lambda: max_(v, operand),
+    }[alg]()

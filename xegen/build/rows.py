@@ -96,16 +96,28 @@ class RowBuilder:
         return layout.offset([mb, channel, *(spatial[dim] for dim in self.desc.used)])
 
     # -- messages ---------------------------------------------------------------------------------
-    def block_message(self, op: str, tensor: str, t: Type, count: int, element: Idx, register: TileLayout,
-                      base: int, mask: Expr | None = None) -> Stmt:
+    def block_message(
+        self,
+        op: str,
+        tensor: str,
+        t: Type,
+        count: int,
+        element: Idx,
+        register: TileLayout,
+        base: int,
+        mask: Expr | None = None,
+    ) -> Stmt:
         """A block message of `count` elements at element offset `element` of `tensor`, to or
         from `register`'s buffer at element `base`."""
         func = Send(op, "block", "global", t, count)
-        return Call(func, (ptr(self.buffers[tensor], element.expr * t.size),
-                           ptr(register.buffer, base * register.type.size), mask))
+        return Call(
+            func,
+            (ptr(self.buffers[tensor], element.expr * t.size), ptr(register.buffer, base * register.type.size), mask),
+        )
 
-    def gather(self, op: str, tensor: str, t: Type, offsets: Expr, register: TileLayout, base: int,
-               mask: Expr | None = None) -> Stmt:
+    def gather(
+        self, op: str, tensor: str, t: Type, offsets: Expr, register: TileLayout, base: int, mask: Expr | None = None
+    ) -> Stmt:
         """A gather (or scatter) of one value per lane at element `offsets` of `tensor`."""
         lanes = offsets.type.lanes
         func = Send(op, "scattered", "global", t, lanes)
@@ -117,8 +129,9 @@ class RowBuilder:
         return lanes_of(self.top, count)
 
     # -- after the loop -----------------------------------------------------------------------------
-    def epilogue(self, acc: TileLayout, store: TileLayout, bias: TileLayout | None, c0: Idx,
-                 origin: dict[str, Idx], block: bool) -> list[Stmt]:
+    def epilogue(
+        self, acc: TileLayout, store: TileLayout, bias: TileLayout | None, c0: Idx, origin: dict[str, Idx], block: bool
+    ) -> list[Stmt]:
         """Bias, the eltwise post-ops and conversion of the accumulators, then per output pixel a
         block store of its channels (`block`) or a scatter.  (Post-ops that read a tensor, and
         int8 scales, are the GEMM plan's: the row plans' `unsuited` refuses them.)"""

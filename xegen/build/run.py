@@ -109,23 +109,28 @@ def _garbage_byte(t: Type) -> int:
 def output_tensors(kernel: Kernel, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The output buffers as logical tensors."""
     problem = kernel.problem
-    return {name: problem.layout_of(name).from_physical(from_memory(buffers[name], problem.type_of(name)))
-            for name in problem.outputs}
+    return {
+        name: problem.layout_of(name).from_physical(from_memory(buffers[name], problem.type_of(name)))
+        for name in problem.outputs
+    }
 
 
 def output_padding(kernel: Kernel, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The padding elements of every output in a blocked layout (which must hold zeros)."""
     problem = kernel.problem
-    return {name: problem.layout_of(name).padding(from_memory(buffers[name], problem.type_of(name)))
-            for name in problem.outputs if problem.layout_of(name).has_padding}
+    return {
+        name: problem.layout_of(name).padding(from_memory(buffers[name], problem.type_of(name)))
+        for name in problem.outputs
+        if problem.layout_of(name).has_padding
+    }
 
 
-def compare_buffers(kernel: Kernel, buffers: dict[str, np.ndarray], tensors: dict[str, np.ndarray]
-                    ) -> list[Comparison]:
+def compare_buffers(kernel: Kernel, buffers: dict[str, np.ndarray], tensors: dict[str, np.ndarray]) -> list[Comparison]:
     """The kernel's buffers after a run on `tensors`: every output against the reference, then the
     padding of every blocked output against zero."""
-    return (compare(kernel.problem, output_tensors(kernel, buffers), tensors)
-            + compare_padding(output_padding(kernel, buffers)))
+    return compare(kernel.problem, output_tensors(kernel, buffers), tensors) + compare_padding(
+        output_padding(kernel, buffers)
+    )
 
 
 #: the interpreter runs every thread of the grid at once, holding each thread's values side by
@@ -139,9 +144,11 @@ def check_ir(kernel: Kernel, seed: int = 0) -> list[Comparison]:
     its buffers (`compare_buffers`); a grid too large for the interpreter is refused first."""
     registers = kernel.threads * kernel.grf_count * kernel.hw.grf_bytes
     if registers > MAX_CHECK_IR_REGISTER_BYTES:
-        raise UnsupportedError(f"--check-ir runs all {kernel.threads:,} threads at once: their {registers >> 20:,} MiB "
-                               f"of registers are over the interpreter's {MAX_CHECK_IR_REGISTER_BYTES >> 20} MiB "
-                               "(about 13 times that in memory); use a smaller --mb, or --verify")
+        raise UnsupportedError(
+            f"--check-ir runs all {kernel.threads:,} threads at once: their {registers >> 20:,} MiB "
+            f"of registers are over the interpreter's {MAX_CHECK_IR_REGISTER_BYTES >> 20} MiB "
+            "(about 13 times that in memory); use a smaller --mb, or --verify"
+        )
     tensors = random_inputs(kernel.problem, seed)
     buffers = device_buffers(kernel, tensors)
     execute_kernel(kernel, buffers)

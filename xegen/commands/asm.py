@@ -18,15 +18,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "asm",
         help="assemble IGA-syntax Xe assembly into native 16-byte instructions",
         description="Assemble a file of Xe instructions in IGA's syntax (what `iga64 -d` prints) into "
-                    "native instructions, like `iga64 -a -Xforce-no-compact`.  Labels are NAME: lines; "
-                    "comments are // and /* */.",
+        "native instructions, like `iga64 -a -Xforce-no-compact`.  Labels are NAME: lines; "
+        "comments are // and /* */.",
     )
     parser.add_argument("file", metavar="FILE.asm", help="assembly source to read ('-' for standard input)")
-    parser.add_argument("--hw", default=hwlib.DEFAULT.name,
-                        help="target platform: xelp, xehpg or xehpc (or an alias such as tgllp, dg2, pvc);"
-                             f" default {hwlib.DEFAULT.name}")
-    parser.add_argument("-o", "--output", metavar="FILE.bin", required=True,
-                        help="where to write the instruction bytes")
+    parser.add_argument(
+        "--hw",
+        default=hwlib.DEFAULT.name,
+        help="target platform: xelp, xehpg or xehpc (or an alias such as tgllp, dg2, pvc);"
+        f" default {hwlib.DEFAULT.name}",
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="FILE.bin", required=True, help="where to write the instruction bytes"
+    )
     parser.set_defaults(run=run)
 
 

@@ -33,8 +33,11 @@ MAX_BATCH_BYTES = 4 * MiB  # ~60,000 descriptors
 
 
 #: the benchdnn options a batch file may set for the descriptors after them (until `--reset`)
-BATCH_OPTIONS = {"--attr-post-ops": "attr_post_ops", "--attr-scales": "attr_scales",
-                 "--attr-zero-points": "attr_zero_points"}
+BATCH_OPTIONS = {
+    "--attr-post-ops": "attr_post_ops",
+    "--attr-scales": "attr_scales",
+    "--attr-zero-points": "attr_zero_points",
+}
 
 
 @dataclass(frozen=True)
@@ -53,8 +56,18 @@ class Entry:
         """The problem this descriptor names under the command line's options and its own."""
         from ..conv import make_problem  # (slow to import: see the top)
 
-        return make_problem(self.text, args.dir, args.dt, self.option(args, "attr_post_ops"), args.stag, args.wtag,
-                            args.dtag, args.mb, self.option(args, "attr_scales"), self.option(args, "attr_zero_points"))
+        return make_problem(
+            self.text,
+            args.dir,
+            args.dt,
+            self.option(args, "attr_post_ops"),
+            args.stag,
+            args.wtag,
+            args.dtag,
+            args.mb,
+            self.option(args, "attr_scales"),
+            self.option(args, "attr_zero_points"),
+        )
 
 
 def read_batch(path: str) -> list[Entry]:
@@ -80,8 +93,9 @@ def _batch_option(word: str, options: dict[str, str], source: str) -> dict[str, 
     if name == "--reset" and not value:
         return {}
     if name not in BATCH_OPTIONS:
-        raise Error(f"{source}: '{word}' is not an option a batch line may set "
-                    f"(known: {', '.join(BATCH_OPTIONS)}, --reset)")
+        raise Error(
+            f"{source}: '{word}' is not an option a batch line may set (known: {', '.join(BATCH_OPTIONS)}, --reset)"
+        )
     return {**options, BATCH_OPTIONS[name]: value}
 
 
@@ -96,8 +110,16 @@ def entries(args: argparse.Namespace) -> list[Entry]:
 
 def _wants_native(args: argparse.Namespace) -> bool:
     """Compile to a native kernel: asked for, or no IR-level action given (the default job)."""
-    native = (args.output is not None or args.verify or args.run_on_device or args.asm or args.json or args.print_after
-              or args.print_after_all or args.report is not None)
+    native = (
+        args.output is not None
+        or args.verify
+        or args.run_on_device
+        or args.asm
+        or args.json
+        or args.print_after
+        or args.print_after_all
+        or args.report is not None
+    )
     ir_only = any(getattr(args, name) for name in IR_OPTIONS) or args.dump_graph is not None
     return bool(native or not ir_only)
 
@@ -140,8 +162,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
 def _passes_to_print(args: argparse.Namespace) -> frozenset[str]:
     other = {name for backend, names in BACKEND_PASSES.items() if backend != args.backend for name in names}
     if args.print_after_all:
-        return frozenset(name for name in PASSES
-                         if not (args.no_optimize and name == "optimize") and name not in other)
+        return frozenset(name for name in PASSES if not (args.no_optimize and name == "optimize") and name not in other)
     names = [name.strip() for item in args.print_after for name in item.split(",")]
     if any(not name for name in names):
         raise Error(f"--print-after needs pass names (passes: {', '.join(PASSES)})")
@@ -261,8 +282,10 @@ def run(args: argparse.Namespace) -> int:
 
         peers = load_peers(args.report_peers)
     database = _tuning_database(args) if native and not all(hits) else None
-    tasks = [Task(args, index, entry, batch, native, None if hit else _tuned(database, args, entry), key, hit)
-             for index, (entry, key, hit) in enumerate(zip(layers, keys, hits, strict=True))]
+    tasks = [
+        Task(args, index, entry, batch, native, None if hit else _tuned(database, args, entry), key, hit)
+        for index, (entry, key, hit) in enumerate(zip(layers, keys, hits, strict=True))
+    ]
     progress = Progress(len(tasks), enabled=batch and native and not args.json)
     reports, status = [], 0
     for output in _outputs(args, tasks, batch, progress):
@@ -376,10 +399,16 @@ def _cache_key(args: argparse.Namespace, entry: Entry) -> str:
     by the request rather than the canonical problem, which takes the compiler's imports."""
     problem_options = ("dir", "dt", "stag", "wtag", "dtag", "mb", "attr_post_ops", "attr_scales", "attr_zero_points")
     tuning = _tuning_path(args)
-    fields = {"command": "conv", "descriptor": entry.text,
-              **{name: entry.option(args, name) for name in problem_options},
-              "hw": args.hw, "config": args.config, "optimize": not args.no_optimize, "model": not args.no_model,
-              "tuning": None if tuning is None else [_file_state(tuning), _file_state(Path(f"{tuning}-wal"))]}
+    fields = {
+        "command": "conv",
+        "descriptor": entry.text,
+        **{name: entry.option(args, name) for name in problem_options},
+        "hw": args.hw,
+        "config": args.config,
+        "optimize": not args.no_optimize,
+        "model": not args.no_model,
+        "tuning": None if tuning is None else [_file_state(tuning), _file_state(Path(f"{tuning}-wal"))],
+    }
     if args.backend != "native":  # another back end's kernel, and the finalizer installed (native keys unchanged)
         finalizer = shutil.which("GenX_IR")
         fields.update(backend=args.backend, finalizer=None if finalizer is None else _file_state(Path(finalizer)))
@@ -391,8 +420,11 @@ def _answer(hit: Hit | None) -> Hit | None:
     if hit is None:
         return None
     data = hit.data
-    usable = (isinstance(data.get("report"), dict) and isinstance(data.get("text"), str)
-              and isinstance(data.get("kernel"), str))
+    usable = (
+        isinstance(data.get("report"), dict)
+        and isinstance(data.get("text"), str)
+        and isinstance(data.get("kernel"), str)
+    )
     return hit if usable else None
 
 
@@ -483,10 +515,16 @@ def _compile(state: _Run, problem, dump, index) -> dict:
             else:
                 state.say(f"// ----- after {name} -----\n{text.rstrip(chr(10))}")
 
-    compilation, tuned = compile_tuned(problem, args.hw, state.overrides, state.task.tuned,
-                                       optimize=not args.no_optimize,
-                                       show=show if state.printed else None,  # (rendering a pass's output costs)
-                                       dump_graph=dump, backend=args.backend)
+    compilation, tuned = compile_tuned(
+        problem,
+        args.hw,
+        state.overrides,
+        state.task.tuned,
+        optimize=not args.no_optimize,
+        show=show if state.printed else None,  # (rendering a pass's output costs)
+        dump_graph=dump,
+        backend=args.backend,
+    )
     path = _output_path(args, index, compilation.compiled.name, state.batch)
     if path is not None:
         state.output.files.append((str(path), compilation.zebin()))
@@ -500,8 +538,10 @@ def _compile(state: _Run, problem, dump, index) -> dict:
         try:
             executions = compilation.compiled.executions(compilation.kernel.grid)
         except UnsupportedError:  # a branch on loaded data, or the vISA back end's branches: a run counts
-            executions, counts = (verification.run.executions if verification is not None
-                                  else first_group_executions(compilation)), "simulator"
+            executions, counts = (
+                (verification.run.executions if verification is not None else first_group_executions(compilation)),
+                "simulator",
+            )
         cycles = modeled_cycles(compilation, executions)
     report = summary(compilation, cycles, verification, counts)
     if args.backend != "native":  # (the native back end's summaries stay as they were)
@@ -516,8 +556,11 @@ def _compile(state: _Run, problem, dump, index) -> dict:
     about = f"\n{describe(tuned)}" if tuned is not None else ""
     text = f"{problem}\nconfig: {compilation.config}{about}\n{compilation.kernel.summary()}\n{format_summary(report)}"
     if state.task.cache_key is not None:  # (only what the cache can answer gets a key: no run, no listing)
-        KernelCache(args.cache_dir).put(state.task.cache_key, compilation.zebin(),
-                                        {"kernel": compilation.compiled.name, "report": report, "text": text})
+        KernelCache(args.cache_dir).put(
+            state.task.cache_key,
+            compilation.zebin(),
+            {"kernel": compilation.compiled.name, "report": report, "text": text},
+        )
     if path is not None:
         report["zebin"] = str(path)
     if args.run_on_device:
@@ -530,8 +573,11 @@ def _compile(state: _Run, problem, dump, index) -> dict:
     listing = None
     if args.asm:  # the vISA back end shows the vISA it handed to the finalizer
         compiled = compilation.compiled
-        listing = (compiled.visa if isinstance(compiled, VisaCompiledKernel) else
-                   disassemble(compiled.code, compiled.hw, pcs=True)).rstrip("\n")
+        listing = (
+            compiled.visa
+            if isinstance(compiled, VisaCompiledKernel)
+            else disassemble(compiled.code, compiled.hw, pcs=True)
+        ).rstrip("\n")
     if verification is not None and not verification.ok:
         state.fail()
     if args.json:
@@ -570,13 +616,18 @@ def _summary(state: _Run, report: dict, text: str, path: Path | None, zebin_byte
 
 def _batch_row(s: dict) -> str:
     density = s["inner_loop_math_density"]
-    parts = [f"{s['instructions']} insts",
-             f"inner loop {s['inner_loop_instructions']} (density {density if density is not None else '-'})",
-             f"{s['grfs_used']} GRFs"]
+    parts = [
+        f"{s['instructions']} insts",
+        f"inner loop {s['inner_loop_instructions']} (density {density if density is not None else '-'})",
+        f"{s['grfs_used']} GRFs",
+    ]
     if "modeled" in s:
         m = s["modeled"]
-        parts += [f"{m['device_cycles']:.0f} cycles ({m['bound']})", f"{100 * m['roofline_fraction']:.1f}% of roofline",
-                  f"{100 * m['peak_fraction']:.1f}% of peak"]
+        parts += [
+            f"{m['device_cycles']:.0f} cycles ({m['bound']})",
+            f"{100 * m['roofline_fraction']:.1f}% of roofline",
+            f"{100 * m['peak_fraction']:.1f}% of peak",
+        ]
     if "verify" in s:
         parts.append("verify ok" if s["verify"]["ok"] else "verify FAILED")
     if "tuned" in s:
@@ -586,6 +637,7 @@ def _batch_row(s: dict) -> str:
 
 def integer_at_least(minimum: int, subject: str = ""):
     """An argparse type: an integer of at least `minimum` (`subject` names it in the error)."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -594,6 +646,7 @@ def integer_at_least(minimum: int, subject: str = ""):
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{value}: {subject}must be at least {minimum}")
         return value
+
     return parse
 
 
@@ -602,22 +655,43 @@ seed_argument = integer_at_least(0, "the seed ")  # numpy's generators take no n
 
 def add_problem_options(parser) -> None:
     """The options that make a descriptor a problem on a platform (`xegen conv` and `xegen tune`)."""
-    parser.add_argument("--dir", default="FWD_B", metavar="DIR",
-                        help="direction: FWD_B (default, with bias), FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB")
-    parser.add_argument("--dt", default="f32", metavar="DT",
-                        help="data types: f32 (default), f16, bf16, or SRC:WEI:DST such as u8:s8:f32, s8:s8:s8")
+    parser.add_argument(
+        "--dir",
+        default="FWD_B",
+        metavar="DIR",
+        help="direction: FWD_B (default, with bias), FWD_D, FWD_I, BWD_D, BWD_W, BWD_WB",
+    )
+    parser.add_argument(
+        "--dt",
+        default="f32",
+        metavar="DT",
+        help="data types: f32 (default), f16, bf16, or SRC:WEI:DST such as u8:s8:f32, s8:s8:s8",
+    )
     parser.add_argument("--stag", default="any", help="src layout tag, e.g. nhwc, nchw, nChw16c (default any)")
     parser.add_argument("--wtag", default="any", help="weights layout tag, e.g. hwio, oihw, OIhw16i16o (default any)")
     parser.add_argument("--dtag", default="any", help="dst layout tag (default any: channels last)")
-    parser.add_argument("--attr-post-ops", default="", metavar="OPS",
-                        help="post-op chain as benchdnn spells it, ops joined by '+' (forward only): "
-                             "sum[:SCALE[:ZERO_POINT[:DT]]], ELTWISE[:ALPHA[:BETA[:SCALE]]] (relu, clip, linear, ...), "
-                             "BINARY:DT[:POLICY[:TAG]] (add, sub, mul, min, max, ge, ...), prelu[:POLICY]")
-    parser.add_argument("--attr-scales", default="", metavar="SCALES",
-                        help="int8 scales as benchdnn spells them, ARG:POLICY[:SCALE] joined by '+': "
-                             "src:common:S, wei:common:S or wei:per_oc, dst:common:S")
-    parser.add_argument("--attr-zero-points", default="", metavar="ZPS",
-                        help="int8 zero points as benchdnn spells them: dst:common:Z or dst:per_oc")
+    parser.add_argument(
+        "--attr-post-ops",
+        default="",
+        metavar="OPS",
+        help="post-op chain as benchdnn spells it, ops joined by '+' (forward only): "
+        "sum[:SCALE[:ZERO_POINT[:DT]]], ELTWISE[:ALPHA[:BETA[:SCALE]]] (relu, clip, linear, ...), "
+        "BINARY:DT[:POLICY[:TAG]] (add, sub, mul, min, max, ge, ...), prelu[:POLICY]",
+    )
+    parser.add_argument(
+        "--attr-scales",
+        default="",
+        metavar="SCALES",
+        help="int8 scales as benchdnn spells them, ARG:POLICY[:SCALE] joined by '+': "
+        "src:common:S, wei:common:S or wei:per_oc, dst:common:S",
+    )
+    parser.add_argument(
+        "--attr-zero-points",
+        default="",
+        metavar="ZPS",
+        help="int8 zero points as benchdnn spells them, joined by '+': src:common:Z (a value of "
+        "src's type), dst:common:Z or dst:per_oc",
+    )
     parser.add_argument("--mb", type=int, default=None, metavar="N", help="override the descriptor's minibatch")
     parser.add_argument("--hw", default="xehpg", metavar="HW", help="platform: xehpg (default), xelp, xehpc")
     parser.add_argument(
@@ -632,12 +706,21 @@ def add_problem_options(parser) -> None:
 
 def add_worker_options(group) -> None:
     """-j and --ray (`xegen conv --batch` and `xegen tune`)."""
-    group.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                       help="worker processes on this machine (default 1: in this process)")
-    group.add_argument("--ray", metavar="auto|local|ADDRESS",
-                       help="run on Ray instead (pip install 'xegen[ray]'): 'auto' joins the cluster this machine "
-                            "belongs to (ray start), 'local' starts a private instance with -j CPUs, or a cluster's "
-                            "address such as ray://head:10001")
+    group.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes on this machine (default 1: in this process)",
+    )
+    group.add_argument(
+        "--ray",
+        metavar="auto|local|ADDRESS",
+        help="run on Ray instead (pip install 'xegen[ray]'): 'auto' joins the cluster this machine "
+        "belongs to (ray start), 'local' starts a private instance with -j CPUs, or a cluster's "
+        "address such as ray://head:10001",
+    )
 
 
 def register(subparsers) -> None:
@@ -650,49 +733,86 @@ def register(subparsers) -> None:
             "(instructions, inner loop, sends, FMAs, GRFs, SLM, modeled cycles). -o writes the zebin, "
             "--verify runs it in the simulator against numpy, --asm disassembles it, --print-after "
             "shows a pass's output. --canonical/--print-ir/--check-ir/--print-config work on the IR "
-            "alone and skip the native compile unless one of the native options is given too.", 100),
+            "alone and skip the native compile unless one of the native options is given too.",
+            100,
+        ),
         epilog="examples:\n"
-               "  xegen conv mb1ic64ih56oc64oh56kh3ph1 --hw=xehpg -o res2a.zebin --verify\n"
-               "  xegen conv mb1ic16ih8oc32oh8kh3ph1 --dt=f16 --print-after=optimize,swsb\n"
-               "  xegen conv --batch shapes_resnet_50 --mb=1 --dt=bf16 --json > resnet.json\n"
-               "  xegen conv --batch shapes_resnet_50 --mb=1 --hw=xelp --report resnet50-xelp\n"
-               "  xegen conv mb1ic16ih8oc32oh8kh3ph1 --dir=BWD_D --dt=bf16 --hw=xelp --check-ir",
+        "  xegen conv mb1ic64ih56oc64oh56kh3ph1 --hw=xehpg -o res2a.zebin --verify\n"
+        "  xegen conv mb1ic16ih8oc32oh8kh3ph1 --dt=f16 --print-after=optimize,swsb\n"
+        "  xegen conv --batch shapes_resnet_50 --mb=1 --dt=bf16 --json > resnet.json\n"
+        "  xegen conv --batch shapes_resnet_50 --mb=1 --hw=xelp --report resnet50-xelp\n"
+        "  xegen conv mb1ic16ih8oc32oh8kh3ph1 --dir=BWD_D --dt=bf16 --hw=xelp --check-ir",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("desc", nargs="?", metavar="DESC",
-                        help='descriptor, e.g. g1mb1ic64ih56oc64oh56kh3ph1n"res2a" (defaults as in benchdnn)')
-    parser.add_argument("--batch", metavar="FILE",
-                        help="also take descriptors from FILE, one per line ('#' comments); one row each, a "
-                             "progress bar on a terminal; a bad line or failing layer is reported in its row "
-                             "(FILE:LINE) and the run goes on, exit status 1; as in benchdnn, --attr-post-ops=, "
-                             "--attr-scales= and --attr-zero-points= before a descriptor set it for the lines "
-                             "after (--reset: back to the command line's)")
+    parser.add_argument(
+        "desc",
+        nargs="?",
+        metavar="DESC",
+        help='descriptor, e.g. g1mb1ic64ih56oc64oh56kh3ph1n"res2a" (defaults as in benchdnn)',
+    )
+    parser.add_argument(
+        "--batch",
+        metavar="FILE",
+        help="also take descriptors from FILE, one per line ('#' comments); one row each, a "
+        "progress bar on a terminal; a bad line or failing layer is reported in its row "
+        "(FILE:LINE) and the run goes on, exit status 1; as in benchdnn, --attr-post-ops=, "
+        "--attr-scales= and --attr-zero-points= before a descriptor set it for the lines "
+        "after (--reset: back to the command line's)",
+    )
     add_problem_options(parser)
     native = parser.add_argument_group("native kernel")
-    native.add_argument("-o", "--output", metavar="FILE",
-                        help="write the zebin to FILE (with --batch: a directory, one NNN-kernel.zebin per layer)")
-    native.add_argument("--verify", action="store_true",
-                        help="run the kernel in the simulator (SWSB hazard checks on) on random data and compare "
-                             "with numpy; exit status 1 on a mismatch or hazard")
-    native.add_argument("--verify-long", action="store_true",
-                        help="run --verify even when it is estimated to take over 10 minutes of simulation "
-                             "(without it, such a run is refused, naming the estimate)")
-    native.add_argument("--run-on-device", action="store_true",
-                        help="run the kernel on the first Intel GPU through Intel's OpenCL runtime on random data and "
-                             "compare with numpy; exit status 1 on a mismatch (see docs/python.md for a runtime "
-                             "without hardware, where the launch is only enqueued)")
-    native.add_argument("--backend", choices=BACKENDS, default="native",
-                        help="code generator after instruction selection: native (default: xegen's register "
-                             "allocation, SWSB and encoder) or visa (the selected instructions as vISA assembly, "
-                             "finalized by IGC's GenX_IR from libigc-tools; same .ze_info and dispatch ABI)")
-    native.add_argument("--asm", action="store_true",
-                        help="print the kernel's disassembly (with byte addresses); with --backend visa, the vISA "
-                             "assembly given to GenX_IR")
-    native.add_argument("--json", action="store_true",
-                        help="print the summary as one JSON document on standard output (a list with --batch; "
-                             "--asm and --print-after go in it as 'asm' and 'after'); errors go to standard error")
-    native.add_argument("--print-after", action="append", default=[], metavar="PASS",
-                        help=f"print the output of a pass (repeatable or comma-separated): {', '.join(PASSES)}")
+    native.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the zebin to FILE (with --batch: a directory, one NNN-kernel.zebin per layer)",
+    )
+    native.add_argument(
+        "--verify",
+        action="store_true",
+        help="run the kernel in the simulator (SWSB hazard checks on) on random data and compare "
+        "with numpy; exit status 1 on a mismatch or hazard",
+    )
+    native.add_argument(
+        "--verify-long",
+        action="store_true",
+        help="run --verify even when it is estimated to take over 10 minutes of simulation "
+        "(without it, such a run is refused, naming the estimate)",
+    )
+    native.add_argument(
+        "--run-on-device",
+        action="store_true",
+        help="run the kernel on the first Intel GPU through Intel's OpenCL runtime on random data and "
+        "compare with numpy; exit status 1 on a mismatch (see docs/python.md for a runtime "
+        "without hardware, where the launch is only enqueued)",
+    )
+    native.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="native",
+        help="code generator after instruction selection: native (default: xegen's register "
+        "allocation, SWSB and encoder) or visa (the selected instructions as vISA assembly, "
+        "finalized by IGC's GenX_IR from libigc-tools; same .ze_info and dispatch ABI)",
+    )
+    native.add_argument(
+        "--asm",
+        action="store_true",
+        help="print the kernel's disassembly (with byte addresses); with --backend visa, the vISA "
+        "assembly given to GenX_IR",
+    )
+    native.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as one JSON document on standard output (a list with --batch; "
+        "--asm and --print-after go in it as 'asm' and 'after'); errors go to standard error",
+    )
+    native.add_argument(
+        "--print-after",
+        action="append",
+        default=[],
+        metavar="PASS",
+        help=f"print the output of a pass (repeatable or comma-separated): {', '.join(PASSES)}",
+    )
     native.add_argument("--print-after-all", action="store_true", help="print the output of every pass that runs")
     native.add_argument(
         "--report",
@@ -700,40 +820,69 @@ def register(subparsers) -> None:
         help="write DIR/index.html and its PNG plots: each layer on the platform's roofline, sorted "
         "worst roofline fraction first, with its modeled terms (and its peers with --report-peers)",
     )
-    native.add_argument("--report-peers", metavar="FILE",
-                        help="the JSON python bench/e2e/run.py wrote: its peer kernels' numbers beside each layer of "
-                             "--report that it measured (the same problem on the same platform)")
-    native.add_argument("--no-model", action="store_true",
-                        help="skip the modeled cycles (counted from the kernel's loops, no simulator run)")
+    native.add_argument(
+        "--report-peers",
+        metavar="FILE",
+        help="the JSON python bench/e2e/run.py wrote: its peer kernels' numbers beside each layer of "
+        "--report that it measured (the same problem on the same platform)",
+    )
+    native.add_argument(
+        "--no-model",
+        action="store_true",
+        help="skip the modeled cycles (counted from the kernel's loops, no simulator run)",
+    )
     native.add_argument("--no-optimize", action="store_true", help="skip the e-graph optimizer (for comparison)")
-    native.add_argument("--no-cache", action="store_true",
-                        help="compile even when the kernel cache holds the kernel, and do not store it (the cache is "
-                             "not used with --verify, --run-on-device, --asm, --print-after, --dump-graph or the IR "
-                             "options either)")
-    native.add_argument("--cache-dir", metavar="DIR",
-                        help="the kernel cache's directory (default $XEGEN_CACHE_DIR, else "
-                             "$XDG_CACHE_HOME/xegen/kernels, i.e. ~/.cache/xegen/kernels)")
+    native.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile even when the kernel cache holds the kernel, and do not store it (the cache is "
+        "not used with --verify, --run-on-device, --asm, --print-after, --dump-graph or the IR "
+        "options either)",
+    )
+    native.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="the kernel cache's directory (default $XEGEN_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/xegen/kernels, i.e. ~/.cache/xegen/kernels)",
+    )
     ir_level = parser.add_argument_group("IR level")
     ir_level.add_argument("--canonical", action="store_true", help="print the canonical descriptor")
     ir_level.add_argument("--print-config", action="store_true", help="print the problem, config and kernel summary")
     ir_level.add_argument("--print-ir", action="store_true", help="print the kernel IR (built and scheduled)")
-    ir_level.add_argument("--check-ir", action="store_true",
-                          help="run the kernel IR in the interpreter on random data and compare with numpy; "
-                               "prints the max error, exit status 1 on a mismatch")
-    ir_level.add_argument("--print-space", action="store_true",
-                          help="print the configuration space a tuner searches (xegen tune): every knob's values, "
-                               "what the legality checks prune, the legal configurations (the heuristic's first)")
-    ir_level.add_argument("--dump-graph", metavar="DIR",
-                          help="write the K loop's dataflow graph before and after each scheduling transform to DIR "
-                               "as Graphviz DOT (and SVG when Graphviz's dot is installed); with --batch, one "
-                               "numbered subdirectory per descriptor")
+    ir_level.add_argument(
+        "--check-ir",
+        action="store_true",
+        help="run the kernel IR in the interpreter on random data and compare with numpy; "
+        "prints the max error, exit status 1 on a mismatch",
+    )
+    ir_level.add_argument(
+        "--print-space",
+        action="store_true",
+        help="print the configuration space a tuner searches (xegen tune): every knob's values, "
+        "what the legality checks prune, the legal configurations (the heuristic's first)",
+    )
+    ir_level.add_argument(
+        "--dump-graph",
+        metavar="DIR",
+        help="write the K loop's dataflow graph before and after each scheduling transform to DIR "
+        "as Graphviz DOT (and SVG when Graphviz's dot is installed); with --batch, one "
+        "numbered subdirectory per descriptor",
+    )
     tuning = parser.add_argument_group("tuning and workers")
-    tuning.add_argument("--db", metavar="PATH",
-                        help="tuning database to take tuned configurations from (default $XEGEN_TUNING_DB, else "
-                             "~/.cache/xegen/tuning.sqlite); see xegen tune")
-    tuning.add_argument("--no-tuned", action="store_true",
-                        help="ignore the tuning database: compile the heuristic's configuration")
+    tuning.add_argument(
+        "--db",
+        metavar="PATH",
+        help="tuning database to take tuned configurations from (default $XEGEN_TUNING_DB, else "
+        "~/.cache/xegen/tuning.sqlite); see xegen tune",
+    )
+    tuning.add_argument(
+        "--no-tuned", action="store_true", help="ignore the tuning database: compile the heuristic's configuration"
+    )
     add_worker_options(tuning)
-    parser.add_argument("--seed", type=seed_argument, default=0,
-                        help="random data seed (at least 0) for --verify and --check-ir (default 0)")
+    parser.add_argument(
+        "--seed",
+        type=seed_argument,
+        default=0,
+        help="random data seed (at least 0) for --verify and --check-ir (default 0)",
+    )
     parser.set_defaults(run=run)

@@ -21,15 +21,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "disasm",
         help="disassemble Xe instructions (raw bytes or a zebin) into IGA syntax",
         description="Print the instructions of FILE in IGA's syntax, as `iga64 -d` does.  FILE is either raw "
-                    "kernel bytes or a zebin (an ELF file, detected by its magic number), in which case "
-                    "every kernel is printed under a '// kernel NAME' heading.",
+        "kernel bytes or a zebin (an ELF file, detected by its magic number), in which case "
+        "every kernel is printed under a '// kernel NAME' heading.",
     )
     parser.add_argument("file", metavar="FILE", help="raw kernel bytes (FILE.bin) or a zebin (FILE.zebin)")
-    parser.add_argument("--hw",
-                        help="platform the bytes were compiled for: xelp, xehpg or xehpc (or tgllp, dg2, pvc);"
-                             f" default: the one a zebin names, else {hwlib.DEFAULT.name}")
-    parser.add_argument("--pcs", action="store_true",
-                        help="prefix each instruction with its byte address, like iga64 -Xprint-pc")
+    parser.add_argument(
+        "--hw",
+        help="platform the bytes were compiled for: xelp, xehpg or xehpc (or tgllp, dg2, pvc);"
+        f" default: the one a zebin names, else {hwlib.DEFAULT.name}",
+    )
+    parser.add_argument(
+        "--pcs", action="store_true", help="prefix each instruction with its byte address, like iga64 -Xprint-pc"
+    )
     parser.add_argument("-o", "--output", metavar="FILE.asm", help="write the listing here instead of stdout")
     parser.set_defaults(run=run)
 
@@ -42,8 +45,10 @@ def kernels_of(data: bytes, requested: hwlib.Platform | None) -> tuple[hwlib.Pla
     parsed = read_zebin(data)
     named = parsed.platform
     if requested and named and requested != named:
-        raise Error(f"the zebin is for {named.display_name}, "
-                    f"not {requested.display_name}: use --hw {named.name} or leave --hw out")
+        raise Error(
+            f"the zebin is for {named.display_name}, "
+            f"not {requested.display_name}: use --hw {named.name} or leave --hw out"
+        )
     return requested or named or hwlib.DEFAULT, [(kernel.name, kernel.code) for kernel in parsed.kernels]
 
 

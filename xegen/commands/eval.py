@@ -78,16 +78,21 @@ def register(subparsers) -> None:
         "eval",
         help="evaluate an expression with xegen's reference semantics",
         description="Evaluate a C expression with Xe integer semantics (wrap-around at the type width,\n"
-                    "truncating / and %, masked shift counts). Variables are s32 unless typed.",
+        "truncating / and %, masked shift counts). Variables are s32 unless typed.",
         epilog='example: xegen eval "2*(a+b) - a" --var a=3 --var b=4\n\n'
-               "An EXPR that starts with '-' and has no space (-x, -(a+b)) looks like an option:\n"
-               "put it last, after --:  xegen eval --var x=1 -- -x",
+        "An EXPR that starts with '-' and has no space (-x, -(a+b)) looks like an option:\n"
+        "put it last, after --:  xegen eval --var x=1 -- -x",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("expr", metavar="EXPR", help="the expression, e.g. '(u32)x >> 3' or 'x:u16 * 3'")
-    parser.add_argument("--var", action="append", default=[], metavar="NAME[:TYPE]=VALUE",
-                        help="bind a variable (once per name; repeat for more names); TYPE is s32 unless "
-                             "given, e.g. --var x:u8=200; a bool takes true, false, 0 or 1, and a vector "
-                             "variable gets VALUE in every lane")
+    parser.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME[:TYPE]=VALUE",
+        help="bind a variable (once per name; repeat for more names); TYPE is s32 unless "
+        "given, e.g. --var x:u8=200; a bool takes true, false, 0 or 1, and a vector "
+        "variable gets VALUE in every lane",
+    )
     parser.add_argument("--show-ir", action="store_true", help="also print the parsed IR and its type")
     parser.set_defaults(run=run)

@@ -42,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
             try:
                 statement = parse_stmt(text, types)
             except ParseError as not_statement:
-                raise Error(f"{path}: neither an expression ({not_expression}) "
-                            f"nor a statement ({not_statement})") from None
+                raise Error(
+                    f"{path}: neither an expression ({not_expression}) nor a statement ({not_statement})"
+                ) from None
             comparison = compare_statement(statement, platforms, ranges, args.extractor, args.rules, limits(args))
         else:
             comparison = compare_expression(expression, platforms, ranges, args.extractor, args.rules, limits(args))
@@ -67,13 +68,17 @@ def register(subparsers) -> None:
         "extract",
         help="extract an expression or kernel under several platform cost models, side by side",
         description="Saturate the e-graph of EXPR (or of the expression or statement in FILE) and print "
-                    "the program extracted under each platform's cost model, its cost, and the instructions "
-                    "the cost is made of. An expression is saturated once (the rules do not depend on the "
-                    "platform) and extracted per platform; a statement is optimized once per platform.",
+        "the program extracted under each platform's cost model, its cost, and the instructions "
+        "the cost is made of. An expression is saturated once (the rules do not depend on the "
+        "platform) and extracted per platform; a statement is optimized once per platform.",
         epilog='example: xegen extract --compare xelp,xehpg "2*(a+b) - a"',
     )
     parser.add_argument("input", metavar="EXPR|FILE", help="an expression, or a file with an expression or statement")
-    parser.add_argument("--compare", default="xelp,xehpg,xehpc", metavar="P1,P2,...",
-                        help="comma-separated platforms (default xelp,xehpg,xehpc)")
+    parser.add_argument(
+        "--compare",
+        default="xelp,xehpg,xehpc",
+        metavar="P1,P2,...",
+        help="comma-separated platforms (default xelp,xehpg,xehpc)",
+    )
     add_common_options(parser)
     parser.set_defaults(run=run)

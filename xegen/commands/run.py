@@ -14,11 +14,13 @@ from ..errors import Error
 from ..files import MiB, read_bytes, read_npy
 from ..sim import local
 
-ARG_HELP = ("a kernel argument, in order: FILE.npy (a buffer; the kernel works on a copy, so the file is not "
-            "changed: use --out to save the result), a number (int or float, by value, converted to the "
-            "argument's type; write --arg=-1e-3 for a negative number with an exponent, which argparse would "
-            "take for an option), zeros:SHAPE:DTYPE (a new zero-filled buffer, e.g. zeros:64x3:float32), or "
-            "local:BYTES (a __local pointer)")
+ARG_HELP = (
+    "a kernel argument, in order: FILE.npy (a buffer; the kernel works on a copy, so the file is not "
+    "changed: use --out to save the result), a number (int or float, by value, converted to the "
+    "argument's type; write --arg=-1e-3 for a negative number with an exponent, which argparse would "
+    "take for an option), zeros:SHAPE:DTYPE (a new zero-filled buffer, e.g. zeros:64x3:float32), or "
+    "local:BYTES (a __local pointer)"
+)
 NUMERIC_KINDS = "biuf"  # numpy dtype kinds a buffer may have: bool, signed, unsigned, float
 MAX_NEW_BUFFER_BYTES = 1 << 32  # zeros:SHAPE:DTYPE (or a .npy file) larger than this is surely a typo
 MAX_ZEBIN_BYTES = 64 * MiB
@@ -29,26 +31,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "run",
         help="run a zebin kernel in the functional simulator",
         description="Dispatch kernel K of FILE.zebin over the given NDRange in xegen's simulator of the Xe "
-                    "execution model, as Intel's runtime would, and print or save the buffers afterwards.  "
-                    "SWSB hazards (missing scoreboard waits) are errors unless --hazards says otherwise.",
+        "execution model, as Intel's runtime would, and print or save the buffers afterwards.  "
+        "SWSB hazards (missing scoreboard waits) are errors unless --hazards says otherwise.",
         epilog="example: xegen run saxpy.zebin --kernel saxpy --global 1024 --local 64 "
-               "--arg y.npy --arg x.npy --arg 1.75 --arg 1000 --out results/",
+        "--arg y.npy --arg x.npy --arg 1.75 --arg 1000 --out results/",
     )
     parser.add_argument("file", metavar="FILE.zebin", help="the zebin (from ocloc or xegen)")
     parser.add_argument("--kernel", "-k", required=True, metavar="K", help="name of the kernel to run")
-    parser.add_argument("--global", dest="global_size", required=True, metavar="X[,Y,Z]",
-                        help="global size in work-items, 1 to 3 dimensions")
-    parser.add_argument("--local", dest="local_size", required=True, metavar="X[,Y,Z]",
-                        help="work-group size, 1 to 3 dimensions")
+    parser.add_argument(
+        "--global",
+        dest="global_size",
+        required=True,
+        metavar="X[,Y,Z]",
+        help="global size in work-items, 1 to 3 dimensions",
+    )
+    parser.add_argument(
+        "--local", dest="local_size", required=True, metavar="X[,Y,Z]", help="work-group size, 1 to 3 dimensions"
+    )
     parser.add_argument("--arg", "-a", action="append", default=[], metavar="ARG", help=ARG_HELP)
-    parser.add_argument("--hw", default=None,
-                        help="platform: xelp, xehpg or xehpc (or tgllp, dg2, pvc); default: what the zebin names")
-    parser.add_argument("--out", metavar="DIR",
-                        help="save every buffer argument here after the run (FILE.npy keeps its name, "
-                             "zeros:... buffers are saved as argN.npy; two buffers with one name are an error); "
-                             "without it, buffers are printed")
-    parser.add_argument("--hazards", choices=("error", "report", "off"), default="error",
-                        help="SWSB hazards: fail (default), print them and succeed, or do not check")
+    parser.add_argument(
+        "--hw", default=None, help="platform: xelp, xehpg or xehpc (or tgllp, dg2, pvc); default: what the zebin names"
+    )
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="save every buffer argument here after the run (FILE.npy keeps its name, "
+        "zeros:... buffers are saved as argN.npy; two buffers with one name are an error); "
+        "without it, buffers are printed",
+    )
+    parser.add_argument(
+        "--hazards",
+        choices=("error", "report", "off"),
+        default="error",
+        help="SWSB hazards: fail (default), print them and succeed, or do not check",
+    )
     parser.set_defaults(run=run)
 
 
@@ -129,8 +145,7 @@ def _output_names(texts: list[str], names: list) -> None:
         if name is None:
             continue
         if name in seen:
-            raise Error(f"--out would save both '{seen[name]}' and '{text}' as {name}; give the files different "
-                        "names")
+            raise Error(f"--out would save both '{seen[name]}' and '{text}' as {name}; give the files different names")
         seen[name] = text
 
 
@@ -147,17 +162,26 @@ def run(args: argparse.Namespace) -> int:
     hazards = modes[args.hazards]
     platform = hwlib.platform(args.hw) if args.hw else None
     try:
-        result = sim.run(data, args.kernel, values, parse_size(args.global_size, "--global"),
-                         parse_size(args.local_size, "--local"), platform, check_hazards=hazards)
+        result = sim.run(
+            data,
+            args.kernel,
+            values,
+            parse_size(args.global_size, "--global"),
+            parse_size(args.local_size, "--local"),
+            platform,
+            check_hazards=hazards,
+        )
     except sim.HazardError as error:
         for hazard in error.hazards:
             sys.stderr.write(f"xegen: hazard: {hazard}\n")
         raise Error(f"{len(error.hazards)} SWSB hazard(s) in kernel {args.kernel} (listed above)") from None
     for hazard in result.hazards:
         sys.stdout.write(f"hazard: {hazard}\n")
-    sys.stdout.write(f"{result.kernel} on {hwlib.platform(result.platform).display_name}: SIMD{result.simd}, "
-                     f"{result.groups} group(s), {result.threads} thread(s), {result.instructions} instructions, "
-                     f"{result.lane_instructions} lane-instructions in {result.seconds:.3f} s\n")
+    sys.stdout.write(
+        f"{result.kernel} on {hwlib.platform(result.platform).display_name}: SIMD{result.simd}, "
+        f"{result.groups} group(s), {result.threads} thread(s), {result.instructions} instructions, "
+        f"{result.lane_instructions} lane-instructions in {result.seconds:.3f} s\n"
+    )
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)

@@ -16,17 +16,26 @@ from ..ir import parse_expr
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by simplify and extract."""
-    parser.add_argument("--var", action="append", default=[], metavar="NAME[:TYPE][LO,HI)",
-                        help="declare a variable's type and range, e.g. x:s32[0,1024) (repeatable); "
-                             "variables are s32 unless typed")
+    parser.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME[:TYPE][LO,HI)",
+        help="declare a variable's type and range, e.g. x:s32[0,1024) (repeatable); variables are s32 unless typed",
+    )
     parser.add_argument(
         "--extractor",
         choices=EXTRACTORS,
         default="dag",
         help="tree: egglog's extractor; dag: greedy DAG (default); ilp: exact DAG by integer programming",
     )
-    parser.add_argument("--rules", action="append", metavar="DIR", default=None,
-                        help="rule files or directories to use instead of rules/ (repeatable)")
+    parser.add_argument(
+        "--rules",
+        action="append",
+        metavar="DIR",
+        default=None,
+        help="rule files or directories to use instead of rules/ (repeatable)",
+    )
     parser.add_argument(
         "--iterations", type=int, default=Limits.iterations, help="saturation bound: rewrite iterations"
     )
@@ -57,14 +66,17 @@ def limits(args: argparse.Namespace) -> Limits:
 
 def run(args: argparse.Namespace) -> int:
     expression, ranges, _ = parse_inputs(args, args.expr)
-    result = simplify(expression, args.hw, ranges=ranges, extractor=args.extractor, rules=args.rules,
-                      limits=limits(args))
+    result = simplify(
+        expression, args.hw, ranges=ranges, extractor=args.extractor, rules=args.rules, limits=limits(args)
+    )
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
         return 0
     print(result.result)
-    print(f"cost {format_cost(result.cost_before)} -> {format_cost(result.cost_after)} on {result.hw.display_name} "
-          f"({result.extractor} extraction, {result.egraph_nodes} e-graph nodes, {result.milliseconds:.1f} ms)")
+    print(
+        f"cost {format_cost(result.cost_before)} -> {format_cost(result.cost_after)} on {result.hw.display_name} "
+        f"({result.extractor} extraction, {result.egraph_nodes} e-graph nodes, {result.milliseconds:.1f} ms)"
+    )
     if result.saturation.bound_hit:
         print(f"note: saturation {result.saturation.describe()}: the result may not be the best the rules can reach")
     if result.note:
@@ -77,12 +89,16 @@ def register(subparsers) -> None:
         "simplify",
         help="optimize an expression with the rewrite rules and a platform cost model",
         description="Put EXPR in an e-graph, rewrite it with the rules of rules/ (bounded saturation), and "
-                    "extract the cheapest equivalent under the platform's cost model. Ranges declared with "
-                    "--var guard the div/mod/comparison rules.",
+        "extract the cheapest equivalent under the platform's cost model. Ranges declared with "
+        "--var guard the div/mod/comparison rules.",
         epilog='example: xegen simplify "2*(a+b) - a" --hw xehpg',
     )
     parser.add_argument("expr", metavar="EXPR", help="the expression, in xegen's C syntax")
-    parser.add_argument("--hw", default="xehpg", metavar="PLATFORM",
-                        help=f"platform cost model: {', '.join(p.name for p in PLATFORMS)} (default xehpg)")
+    parser.add_argument(
+        "--hw",
+        default="xehpg",
+        metavar="PLATFORM",
+        help=f"platform cost model: {', '.join(p.name for p in PLATFORMS)} (default xehpg)",
+    )
     add_common_options(parser)
     parser.set_defaults(run=run)

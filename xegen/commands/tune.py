@@ -63,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
     backend = make_backend(args.jobs, args.ray)
     try:
-        results = tune(layers, backend, args.budget, args.seconds, args.seed, args.verify_top,
-                       on_progress, on_result)
+        results = tune(layers, backend, args.budget, args.seconds, args.seed, args.verify_top, on_progress, on_result)
     finally:
         backend.close()
         progress.clear()
@@ -102,16 +101,27 @@ class _InOrder:
 def as_json(result: Result, recorded: bool) -> dict:
     def config(c):
         return None if c is None else str(c)
-    return {"layer": result.layer.name, "problem": str(result.layer.problem), "hw": result.layer.hw.name,
-            "method": result.method, "space": result.space, "evaluated": result.evaluated,
-            "heuristic": {"config": config(result.heuristic), "modeled_cycles": result.heuristic_cycles},
-            "tuned": {"config": config(result.winner), "modeled_cycles": result.winner_cycles,
-                      "verified_on": result.verified_on},
-            "gain": result.gain, "recorded": recorded,
-            "failed": [{"config": str(c), "error": why} for c, why in result.failed],
-            "rejected": [{"config": str(c), "error": why} for c, why in result.rejected],
-            "ranking": [{"config": str(c), "modeled_cycles": cycles} for c, cycles in result.ranking],
-            **({"error": result.error} if result.error else {})}
+
+    return {
+        "layer": result.layer.name,
+        "problem": str(result.layer.problem),
+        "hw": result.layer.hw.name,
+        "method": result.method,
+        "space": result.space,
+        "evaluated": result.evaluated,
+        "heuristic": {"config": config(result.heuristic), "modeled_cycles": result.heuristic_cycles},
+        "tuned": {
+            "config": config(result.winner),
+            "modeled_cycles": result.winner_cycles,
+            "verified_on": result.verified_on,
+        },
+        "gain": result.gain,
+        "recorded": recorded,
+        "failed": [{"config": str(c), "error": why} for c, why in result.failed],
+        "rejected": [{"config": str(c), "error": why} for c, why in result.rejected],
+        "ranking": [{"config": str(c), "modeled_cycles": cycles} for c, cycles in result.ranking],
+        **({"error": result.error} if result.error else {}),
+    }
 
 
 def format_result(result: Result, recorded: bool) -> str:
@@ -119,13 +129,14 @@ def format_result(result: Result, recorded: bool) -> str:
     if result.error:
         return f"{name}: error: {result.error}"
     gain = f"{result.gain:.2f}x" if result.gain else "-"
-    lines = [f"{name}: {result.winner_cycles:.0f} modeled cycles, {gain} the heuristic's "
-             f"{result.heuristic_cycles:.0f}",
-             f"  config: {result.winner}",
-             f"  {result.method}: {result.evaluated} configurations modeled of {result.space}"
-             + (f", {len(result.failed)} did not compile" if result.failed else "")
-             + (f"; verified on {result.verified_on}" if result.verified_on else "")
-             + ("; recorded" if recorded else "")]
+    lines = [
+        f"{name}: {result.winner_cycles:.0f} modeled cycles, {gain} the heuristic's {result.heuristic_cycles:.0f}",
+        f"  config: {result.winner}",
+        f"  {result.method}: {result.evaluated} configurations modeled of {result.space}"
+        + (f", {len(result.failed)} did not compile" if result.failed else "")
+        + (f"; verified on {result.verified_on}" if result.verified_on else "")
+        + ("; recorded" if recorded else ""),
+    ]
     for config, why in result.rejected:
         lines.append(f"  rejected by the simulator: {config}: {why}")
     internal = [why for _, why in result.failed if why.startswith("internal error")]
@@ -165,40 +176,67 @@ def register(subparsers) -> None:
             "--print-space shows it), starting from the heuristic's choice, by an evolutionary search of --budget "
             "configurations (every one when the space is that small); the best few run in the simulator at a "
             "reduced problem, and the best that verifies is recorded in the tuning database, where xegen conv "
-            "finds it. Layers run interleaved on -j local worker processes or on a Ray cluster (--ray).", 100),
+            "finds it. Layers run interleaved on -j local worker processes or on a Ray cluster (--ray).",
+            100,
+        ),
         epilog="examples:\n"
-               "  xegen tune mb1ic256ih14oc256oh14kh3ph1 --hw xehpg --budget 64\n"
-               "  xegen tune --batch shapes_resnet_50 --mb 1 --dt f16 -j 2 --json > tuned.json\n"
-               "  xegen tune --batch shapes_resnet_50 --mb 1 --ray auto --budget 256\n"
-               "  xegen tune --export team.jsonl          xegen tune --import team.jsonl --db shared.sqlite",
+        "  xegen tune mb1ic256ih14oc256oh14kh3ph1 --hw xehpg --budget 64\n"
+        "  xegen tune --batch shapes_resnet_50 --mb 1 --dt f16 -j 2 --json > tuned.json\n"
+        "  xegen tune --batch shapes_resnet_50 --mb 1 --ray auto --budget 256\n"
+        "  xegen tune --export team.jsonl          xegen tune --import team.jsonl --db shared.sqlite",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("desc", nargs="?", metavar="DESC", help="descriptor, e.g. mb1ic256ih14oc256oh14kh3ph1")
-    parser.add_argument("--batch", metavar="FILE",
-                        help="also tune the descriptors of FILE, one per line ('#' comments); a bad line is reported "
-                             "(FILE:LINE) and the others are tuned, exit status 1")
+    parser.add_argument(
+        "--batch",
+        metavar="FILE",
+        help="also tune the descriptors of FILE, one per line ('#' comments); a bad line is reported "
+        "(FILE:LINE) and the others are tuned, exit status 1",
+    )
     add_problem_options(parser)
     search = parser.add_argument_group("search")
-    search.add_argument("--budget", type=integer_at_least(1), default=64, metavar="N",
-                        help="configurations to compile and model per layer (default 64)")
-    search.add_argument("--seconds", type=_seconds, metavar="S",
-                        help="stop proposing configurations after S seconds (those started finish and are verified)")
-    search.add_argument("--seed", type=seed_argument, default=0,
-                        help="seed of the search and of the verification data (default 0): the same seed, the same "
-                             "winners")
-    search.add_argument("--verify-top", type=integer_at_least(1), default=VERIFY_TOP, metavar="K",
-                        help=f"run the best K configurations in the simulator (default {VERIFY_TOP}); the best that "
-                             "verifies wins")
+    search.add_argument(
+        "--budget",
+        type=integer_at_least(1),
+        default=64,
+        metavar="N",
+        help="configurations to compile and model per layer (default 64)",
+    )
+    search.add_argument(
+        "--seconds",
+        type=_seconds,
+        metavar="S",
+        help="stop proposing configurations after S seconds (those started finish and are verified)",
+    )
+    search.add_argument(
+        "--seed",
+        type=seed_argument,
+        default=0,
+        help="seed of the search and of the verification data (default 0): the same seed, the same winners",
+    )
+    search.add_argument(
+        "--verify-top",
+        type=integer_at_least(1),
+        default=VERIFY_TOP,
+        metavar="K",
+        help=f"run the best K configurations in the simulator (default {VERIFY_TOP}); the best that verifies wins",
+    )
     workers = parser.add_argument_group("workers")
     add_worker_options(workers)
     database = parser.add_argument_group("database")
-    database.add_argument("--db", metavar="PATH",
-                          help="the tuning database (default $XEGEN_TUNING_DB, else ~/.cache/xegen/tuning.sqlite)")
+    database.add_argument(
+        "--db", metavar="PATH", help="the tuning database (default $XEGEN_TUNING_DB, else ~/.cache/xegen/tuning.sqlite)"
+    )
     database.add_argument("--no-record", action="store_true", help="tune and print, but write nothing to the database")
-    database.add_argument("--export", metavar="FILE",
-                          help="write every row of the database to FILE as JSON lines ('-': standard output)")
-    database.add_argument("--import", dest="import_", metavar="FILE",
-                          help="add the JSON lines of FILE ('-': standard input); a row replaces one of the same "
-                               "problem, platform and version only if it models fewer cycles")
+    database.add_argument(
+        "--export", metavar="FILE", help="write every row of the database to FILE as JSON lines ('-': standard output)"
+    )
+    database.add_argument(
+        "--import",
+        dest="import_",
+        metavar="FILE",
+        help="add the JSON lines of FILE ('-': standard input); a row replaces one of the same "
+        "problem, platform and version only if it models fewer cycles",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as one JSON list on standard output")
     parser.set_defaults(run=run)

@@ -17,7 +17,24 @@ from .problem import DIRECTIONS, DataTypes, Problem, make_problem, parse_data_ty
 from .reference import backward_data, backward_weights, expected_outputs, forward
 
 __all__ = [
-    "Block", "Comparison", "DIRECTIONS", "DataTypes", "Descriptor", "Layout", "Problem", "backward_data",
-    "backward_weights", "compare", "expected_outputs", "format_descriptor", "forward", "make_layout", "make_problem",
-    "parse_data_types", "parse_descriptor", "parse_direction", "random_inputs", "tolerances",
+    "Block",
+    "Comparison",
+    "DIRECTIONS",
+    "DataTypes",
+    "Descriptor",
+    "Layout",
+    "Problem",
+    "backward_data",
+    "backward_weights",
+    "compare",
+    "expected_outputs",
+    "format_descriptor",
+    "forward",
+    "make_layout",
+    "make_problem",
+    "parse_data_types",
+    "parse_descriptor",
+    "parse_direction",
+    "random_inputs",
+    "tolerances",
 ]

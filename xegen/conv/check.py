@@ -45,7 +45,7 @@ UNIT_ROUNDOFF = {"f32": 2.0**-24, "f16": 2.0**-11, "bf16": 2.0**-8}
 
 def random_inputs(problem: Problem, seed: int = 0) -> dict[str, np.ndarray]:
     """Random logical input tensors: normal floats rounded to their type; small integers for int8
-    (so results exercise saturation without always saturating)."""
+    (so results exercise saturation without always saturating), src within 3 of its zero point."""
     rng = np.random.default_rng(seed)
     tensors: dict[str, np.ndarray] = {}
     for name in problem.inputs:
@@ -60,7 +60,12 @@ def random_inputs(problem: Problem, seed: int = 0) -> dict[str, np.ndarray]:
             tensors[name] = rng.integers(-8, 9, shape).astype(np.int32)
             continue
         kind = problem.type_of(name).kind
-        if kind == "u8":
+        zero_point = problem.quantization.src_zero_point if name == "src" else 0
+        if zero_point:  # around the zero point, within the type
+            low, high = (0, 255) if kind == "u8" else (-128, 127)
+            values = np.clip(zero_point + rng.integers(-3, 4, shape), low, high)
+            tensors[name] = values.astype(np.uint8 if kind == "u8" else np.int8)
+        elif kind == "u8":
             tensors[name] = rng.integers(0, 5, shape).astype(np.uint8)
         elif kind == "s8":
             tensors[name] = rng.integers(-3, 4, shape).astype(np.int8)
@@ -94,7 +99,9 @@ def tolerances(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[str, np
     if problem.types.is_int8 and (not problem.post_ops or problem.relu) and not problem.quantization:
         return {name: None for name in problem.outputs}
     magnitude = {name: np.abs(value.astype(np.float64)) for name, value in tensors.items()}
-    scale = exact_outputs(problem, magnitude)
+    if problem.kind == "fwd":  # the products are of (src - zero point) and wei
+        magnitude["src"] = np.abs(tensors["src"].astype(np.float64) - problem.quantization.src_zero_point)
+    scale = exact_outputs(problem, magnitude, src_zero_point=False)
     if "bias" in magnitude and problem.kind == "fwd":
         bias = magnitude["bias"].reshape((1, -1) + (1,) * (scale["dst"].ndim - 2))
         scale["dst"] = scale["dst"] + bias
@@ -122,8 +129,10 @@ def _post_op_tolerance(problem: Problem, tensors: dict[str, np.ndarray], scale: 
 
     def step(op, before, after, operand):
         nonlocal bound
+
         def at(x):
             return postops.apply(op, x, operand)
+
         with np.errstate(invalid="ignore", over="ignore"):
             spread = np.maximum(np.abs(at(before + bound) - after), np.abs(at(before - bound) - after))
         involved = np.abs(before) + np.abs(after)

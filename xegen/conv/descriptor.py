@@ -50,8 +50,30 @@ SPATIAL = ("d", "h", "w")
 # Per spatial dimension: input, output, kernel, stride, padding, dilation.
 _PER_DIM = ("i", "o", "k", "s", "p", "d")
 _UNUSED_DIM = {"i": 1, "o": 1, "k": 1, "s": 1, "p": 0, "d": 0}  # what an unused dimension holds
-FIELDS = ("g", "mb", "ic", "id", "ih", "iw", "oc", "od", "oh", "ow", "kd", "kh", "kw",
-          "sd", "sh", "sw", "pd", "ph", "pw", "dd", "dh", "dw")
+FIELDS = (
+    "g",
+    "mb",
+    "ic",
+    "id",
+    "ih",
+    "iw",
+    "oc",
+    "od",
+    "oh",
+    "ow",
+    "kd",
+    "kh",
+    "kw",
+    "sd",
+    "sh",
+    "sw",
+    "pd",
+    "ph",
+    "pw",
+    "dd",
+    "dh",
+    "dw",
+)
 _FIELD_RE = re.compile(r"(mb|[io][cdhw]|k[dhw]|s[dhw]|p[dhw]|d[dhw]|g)")
 _NUMBER_RE = re.compile(r"[0-9]+")
 
@@ -90,7 +112,7 @@ class Descriptor:
     @property
     def used(self) -> tuple[str, ...]:
         """The spatial dimensions in use, outermost first: ("w",), ("h", "w") or ("d", "h", "w")."""
-        return SPATIAL[3 - self.spatial_dims:]
+        return SPATIAL[3 - self.spatial_dims :]
 
     def field(self, prefix: str, dim: str) -> int:
         return getattr(self, prefix + dim)
@@ -154,7 +176,10 @@ def format_descriptor(desc: Descriptor) -> str:
         f"g{desc.g}mb{desc.mb}",
         f"ic{desc.ic}{spatial('i')}",
         f"oc{desc.oc}{spatial('o')}",
-        spatial("k"), spatial("s"), spatial("p"), spatial("d"),
+        spatial("k"),
+        spatial("s"),
+        spatial("p"),
+        spatial("d"),
     ]
     if desc.name:
         parts.append(f'n"{desc.name}"')
@@ -181,7 +206,7 @@ def _scan(text: str) -> tuple[dict[str, tuple[int, int]], str]:
             pos += 1
             continue
         if char == "n":
-            name = stripped[pos + 1:]
+            name = stripped[pos + 1 :]
             if name.startswith('"'):
                 if len(name) < 2 or not name.endswith('"'):
                     raise ParseError("the name's opening \" has no closing \"", text, 1, offset + pos + 2)
@@ -189,8 +214,13 @@ def _scan(text: str) -> tuple[dict[str, tuple[int, int]], str]:
             return given, name
         field = _FIELD_RE.match(stripped, pos)
         if field is None:
-            raise ParseError(f"unknown descriptor field at '{stripped[pos:pos + 8]}' (fields: {', '.join(FIELDS)}, "
-                             "then n and the name)", text, 1, column)
+            raise ParseError(
+                f"unknown descriptor field at '{stripped[pos : pos + 8]}' (fields: {', '.join(FIELDS)}, "
+                "then n and the name)",
+                text,
+                1,
+                column,
+            )
         key = field.group(0)
         number = _NUMBER_RE.match(stripped, field.end())
         if number is None:
@@ -248,8 +278,11 @@ def _resolve(given: dict[str, tuple[int, int]], name: str, text: str) -> Descrip
 def _in_use(value: dict[str, int], dim: str) -> bool:
     """benchdnn's rule: a dimension is in use when a size, kernel or dilation is non-zero, the
     stride differs from 1 or the padding is positive."""
-    return (any(value.get(p + dim, 0) for p in ("i", "o", "k", "d"))
-            or value.get("s" + dim, 1) != 1 or value.get("p" + dim, 0) > 0)
+    return (
+        any(value.get(p + dim, 0) for p in ("i", "o", "k", "d"))
+        or value.get("s" + dim, 1) != 1
+        or value.get("p" + dim, 0) > 0
+    )
 
 
 def _resolve_dim(value: dict[str, int], dim: str, fail) -> dict[str, int]:
@@ -269,20 +302,31 @@ def _resolve_dim(value: dict[str, int], dim: str, fail) -> dict[str, int]:
         p = value.get("p" + dim, 0)
         o = trunc_div(i - ek + 2 * p, s) + 1
         if o < 1:
-            fail(f"the {dim} output size would be {o}: input i{dim}={i} with padding {p} is smaller than "
-                 f"the effective kernel {ek}", "k" + dim)
+            fail(
+                f"the {dim} output size would be {o}: input i{dim}={i} with padding {p} is smaller than "
+                f"the effective kernel {ek}",
+                "k" + dim,
+            )
     elif "p" + dim in value:
         p = value["p" + dim]
     else:
         p = trunc_div((o - 1) * s - i + ek, 2)
         if p < 0:
-            fail(f"o{dim}={o} needs negative padding p{dim}={p} with i{dim}={i}, k{dim}={k}, s{dim}={s} "
-                 "(oneDNN takes padding of at least 0)", "o" + dim)
+            fail(
+                f"o{dim}={o} needs negative padding p{dim}={p} with i{dim}={i}, k{dim}={k}, s{dim}={s} "
+                "(oneDNN takes padding of at least 0)",
+                "o" + dim,
+            )
     if p >= ek:
-        fail(f"padding p{dim}={p} is not smaller than the effective kernel {ek}: outputs would read only padding",
-             "p" + dim if "p" + dim in value else "o" + dim)
+        fail(
+            f"padding p{dim}={p} is not smaller than the effective kernel {ek}: outputs would read only padding",
+            "p" + dim if "p" + dim in value else "o" + dim,
+        )
     right = (o - 1) * s - i + ek - p
     if right >= ek:
-        fail(f"o{dim}={o} is too large for i{dim}={i}: the last outputs would read only padding "
-             f"(right padding {right} ≥ effective kernel {ek})", "o" + dim)
+        fail(
+            f"o{dim}={o} is too large for i{dim}={i}: the last outputs would read only padding "
+            f"(right padding {right} ≥ effective kernel {ek})",
+            "o" + dim,
+        )
     return {"i": i, "o": o, "k": k, "s": s, "p": p, "d": d}

@@ -148,9 +148,10 @@ class Layout:
 
 # Tags ---------------------------------------------------------------------------------------
 
+
 def dimension_names(tensor: str, ndims: int, grouped: bool) -> str:
     """Letters of named tags for a tensor's logical dimensions, in order."""
-    spatial = "dhw"[3 - (ndims - (3 if grouped else 2)):] if ndims > (3 if grouped else 2) else ""
+    spatial = "dhw"[3 - (ndims - (3 if grouped else 2)) :] if ndims > (3 if grouped else 2) else ""
     if tensor == "wei":
         return ("goi" if grouped else "oi") + spatial
     if tensor == "bias":
@@ -163,7 +164,7 @@ def default_tag(tensor: str, ndims: int, grouped: bool) -> str:
     letters = _POSITIONAL[:ndims]
     if tensor == "wei":
         lead = 1 if grouped else 0
-        o, i, spatial = letters[lead], letters[lead + 1], letters[lead + 2:]
+        o, i, spatial = letters[lead], letters[lead + 1], letters[lead + 2 :]
         return letters[:lead] + spatial + i + o
     if tensor == "bias" or ndims < 2:
         return letters
@@ -194,9 +195,11 @@ def _parse_tag(text: str, tensor: str, ndims: int, grouped: bool, original: str)
     def dim_of(letter: str) -> int:
         index = alphabet.find(letter.lower())
         if index < 0:
-            raise Error(f"layout tag '{original}': '{letter}' is not a dimension of {tensor} (use the "
-                        f"positional letters {_POSITIONAL[:ndims]} or the named letters "
-                        f"{dimension_names(tensor, ndims, grouped)}, not a mix)")
+            raise Error(
+                f"layout tag '{original}': '{letter}' is not a dimension of {tensor} (use the "
+                f"positional letters {_POSITIONAL[:ndims]} or the named letters "
+                f"{dimension_names(tensor, ndims, grouped)}, not a mix)"
+            )
         return index
 
     named = [c for c in outer_letters if c.lower() != "x"]
@@ -208,23 +211,25 @@ def _parse_tag(text: str, tensor: str, ndims: int, grouped: bool, original: str)
     outer = [(dim_of(c), c.isupper()) for c in expanded]
     seen = [d for d, _ in outer]
     if sorted(seen) != list(range(ndims)):
-        raise Error(f"layout tag '{original}' must name each of the {ndims} dimensions of {tensor} "
-                         f"({alphabet}) exactly once")
+        raise Error(
+            f"layout tag '{original}' must name each of the {ndims} dimensions of {tensor} ({alphabet}) exactly once"
+        )
     inner = []
     for size, letter in inner_pairs:
         if letter.isupper():
             raise Error(f"layout tag '{original}': block '{size}{letter}' must use a lower-case letter")
         d = dim_of(letter)
         if not any(dd == d and blocked for dd, blocked in outer):
-            raise Error(f"layout tag '{original}': block '{size}{letter}' needs '{letter.upper()}' "
-                             "(upper case) in the outer part")
+            raise Error(
+                f"layout tag '{original}': block '{size}{letter}' needs '{letter.upper()}' "
+                "(upper case) in the outer part"
+            )
         if size < 1:
             raise Error(f"layout tag '{original}': block sizes must be positive")
         inner.append((d, size))
     for d, blocked in outer:
         if blocked and not any(dd == d for dd, _ in inner):
-            raise Error(f"layout tag '{original}': '{alphabet[d].upper()}' is upper case but has no "
-                             "inner block")
+            raise Error(f"layout tag '{original}': '{alphabet[d].upper()}' is upper case but has no inner block")
     return outer, inner
 
 

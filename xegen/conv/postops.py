@@ -33,11 +33,26 @@ from ..errors import Error, UnsupportedError
 
 #: eltwise algorithms: name -> (parameters it reads: "", "a" or "ab"; whether it needs the math unit)
 ELTWISE_ALGORITHMS = {
-    "abs": ("", False), "clip": ("ab", False), "clip_v2": ("ab", False), "elu": ("a", True),
-    "exp": ("", True), "gelu_erf": ("", True), "gelu_tanh": ("", True), "hardsigmoid": ("ab", False),
-    "hardswish": ("ab", False), "linear": ("ab", False), "log": ("", True), "logistic": ("", True),
-    "mish": ("", True), "pow": ("ab", True), "relu": ("a", False), "round": ("", False),
-    "soft_relu": ("a", True), "sqrt": ("", True), "square": ("", False), "swish": ("a", True),
+    "abs": ("", False),
+    "clip": ("ab", False),
+    "clip_v2": ("ab", False),
+    "elu": ("a", True),
+    "exp": ("", True),
+    "gelu_erf": ("", True),
+    "gelu_tanh": ("", True),
+    "hardsigmoid": ("ab", False),
+    "hardswish": ("ab", False),
+    "linear": ("ab", False),
+    "log": ("", True),
+    "logistic": ("", True),
+    "mish": ("", True),
+    "pow": ("ab", True),
+    "relu": ("a", False),
+    "round": ("", False),
+    "soft_relu": ("a", True),
+    "sqrt": ("", True),
+    "square": ("", False),
+    "swish": ("a", True),
     "tanh": ("", True),
 }
 #: other spellings benchdnn accepts for an eltwise algorithm
@@ -49,8 +64,16 @@ BINARY_ALGORITHMS = ("add", "sub", "mul", "div", "min", "max", "ge", "gt", "le",
 
 #: broadcast policies: name -> mask over the destination's dimensions (bit 0 minibatch, 1 channels,
 #: 2.. spatial); per_tensor covers every dimension
-POLICIES = {"common": 0, "per_oc": 0b10, "per_dim_0": 0b1, "per_dim_1": 0b10, "per_dim_01": 0b11,
-            "per_dim_2": 0b100, "per_dim_3": 0b1000, "per_tensor": -1}
+POLICIES = {
+    "common": 0,
+    "per_oc": 0b10,
+    "per_dim_0": 0b1,
+    "per_dim_1": 0b10,
+    "per_dim_01": 0b11,
+    "per_dim_2": 0b100,
+    "per_dim_3": 0b1000,
+    "per_tensor": -1,
+}
 
 SUM_TYPES = ("f32", "f16", "bf16", "s32", "s8", "u8")
 BINARY_TYPES = ("f32", "f16", "bf16", "s32", "s8", "u8")
@@ -178,7 +201,7 @@ class _Tokens:
         if not _INT.match(text):
             raise self.error(f"{what} '{text}' is not an integer")
         value = int(text)
-        if not -2**31 <= value < 2**31:
+        if not -(2**31) <= value < 2**31:
             raise self.error(f"{what} '{text}' is beyond s32")
         return value
 
@@ -190,12 +213,12 @@ class _Tokens:
 
     def done(self) -> None:
         if self.more():
-            raise self.error(f"unexpected '{':'.join(self.fields[self.position:])}' after the last parameter")
+            raise self.error(f"unexpected '{':'.join(self.fields[self.position :])}' after the last parameter")
 
 
 def _eltwise_name(name: str) -> str | None:
     if name.startswith("eltwise_"):
-        name = name[len("eltwise_"):]
+        name = name[len("eltwise_") :]
     name = name.replace("_use_dst_for_bwd", "_dst")
     if name.endswith("_dst") and name[:-4] in _DST_VARIANTS:
         name = name[:-4]
@@ -205,7 +228,7 @@ def _eltwise_name(name: str) -> str | None:
 
 def _binary_name(name: str) -> str | None:
     if name.startswith("binary_"):
-        name = name[len("binary_"):]
+        name = name[len("binary_") :]
     return name if name in BINARY_ALGORITHMS else None
 
 
@@ -252,8 +275,9 @@ def _parse_entry(option: str, entry: str) -> PostOp:
         tokens.done()
         return Binary(alg, dt, policy, tag)
     if name in ("select", "binary_select"):
-        raise UnsupportedError(f"{option} '{entry}': binary 'select' takes a third tensor, which xegen does not "
-                               "support")
+        raise UnsupportedError(
+            f"{option} '{entry}': binary 'select' takes a third tensor, which xegen does not support"
+        )
     if name == "dw" or re.match(r"dw_k\d", name):
         raise UnsupportedError(f"{option} '{entry}': fused depthwise convolutions are not supported")
     known = ", ".join(["sum", "prelu", *ELTWISE_ALGORITHMS, *BINARY_ALGORITHMS])
@@ -275,6 +299,7 @@ def parse_post_ops(text: str, option: str = "--attr-post-ops") -> tuple[PostOp, 
 
 # -- where post-ops apply ----------------------------------------------------------------------
 
+
 def broadcast_dims(mask: int, dst_dims: tuple[int, ...]) -> tuple[int, ...]:
     """The dimensions of a tensor spanning `mask` of the destination's (1 elsewhere)."""
     if mask >> len(dst_dims):
@@ -283,6 +308,7 @@ def broadcast_dims(mask: int, dst_dims: tuple[int, ...]) -> tuple[int, ...]:
 
 
 # -- reference ---------------------------------------------------------------------------------
+
 
 def _erf(x: np.ndarray) -> np.ndarray:
     return np.vectorize(math.erf, otypes=[np.float64])(x) if x.size else x
@@ -322,9 +348,18 @@ def binary(alg: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """oneDNN's binary algorithms in float64 (comparisons give 1.0 or 0.0)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return {
-            "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-            "min": np.minimum, "max": np.maximum, "ge": np.greater_equal, "gt": np.greater,
-            "le": np.less_equal, "lt": np.less, "eq": np.equal, "ne": np.not_equal,
+            "add": np.add,
+            "sub": np.subtract,
+            "mul": np.multiply,
+            "div": np.divide,
+            "min": np.minimum,
+            "max": np.maximum,
+            "ge": np.greater_equal,
+            "gt": np.greater,
+            "le": np.less_equal,
+            "lt": np.less,
+            "eq": np.equal,
+            "ne": np.not_equal,
         }[alg](x, y).astype(np.float64)
 
 

@@ -97,15 +97,17 @@ class Problem:
         if self.post_ops:
             _check_post_ops(self)
         if self.quantization and not self.types.is_int8:
-            raise UnsupportedError(f"scales and zero points ({self.quantization}) apply to int8 problems only, "
-                                   f"not {self.types}")
+            raise UnsupportedError(
+                f"scales and zero points ({self.quantization}) apply to int8 problems only, not {self.types}"
+            )
+        _check_src_zero_point(self)
         # Resolving the layouts checks the tags against the tensor shapes.
         self.src_layout(), self.wei_layout(), self.dst_layout()
 
     # -- direction ----------------------------------------------------------------------------
     @property
     def kind(self) -> str:
-        """"fwd", "bwd_d" or "bwd_w"."""
+        """ "fwd", "bwd_d" or "bwd_w"."""
         return "fwd" if self.direction.startswith("FWD") else self.direction.lower()[:5]
 
     @property
@@ -157,15 +159,19 @@ class Problem:
     @property
     def inputs(self) -> tuple[str, ...]:
         """Buffers the kernel reads."""
-        return {"fwd": ("src", "wei") + (("bias",) if self.has_bias else ()) + self.post_op_inputs
-                + self.quantization.tensors,
-                "bwd_d": ("dst", "wei"), "bwd_w": ("src", "dst")}[self.kind]
+        return {
+            "fwd": ("src", "wei")
+            + (("bias",) if self.has_bias else ())
+            + self.post_op_inputs
+            + self.quantization.tensors,
+            "bwd_d": ("dst", "wei"),
+            "bwd_w": ("src", "dst"),
+        }[self.kind]
 
     @property
     def outputs(self) -> tuple[str, ...]:
         """Buffers the kernel writes."""
-        return {"fwd": ("dst",), "bwd_d": ("src",),
-                "bwd_w": ("wei",) + (("bias",) if self.has_bias else ())}[self.kind]
+        return {"fwd": ("dst",), "bwd_d": ("src",), "bwd_w": ("wei",) + (("bias",) if self.has_bias else ())}[self.kind]
 
     # -- types --------------------------------------------------------------------------------
     def type_of(self, tensor: str) -> Type:
@@ -198,8 +204,12 @@ class Problem:
             return (self.desc.oc,)
         if tensor.startswith(("binary", "prelu")):
             return broadcast_dims(self._post_op_of(tensor).mask(len(self.desc.dst_dims())), self.desc.dst_dims())
-        return {"src": self.desc.src_dims, "wei": self.desc.wei_dims, "dst": self.desc.dst_dims,
-                "bias": lambda: (self.desc.oc,)}[tensor]()
+        return {
+            "src": self.desc.src_dims,
+            "wei": self.desc.wei_dims,
+            "dst": self.desc.dst_dims,
+            "bias": lambda: (self.desc.oc,),
+        }[tensor]()
 
     def src_layout(self) -> Layout:
         return make_layout(self.stag, "src", self.desc.src_dims(), grouped=False)
@@ -243,21 +253,26 @@ def _check_types(p: Problem) -> None:
     result = {"fwd": "dst", "bwd_d": "src", "bwd_w": "wei"}[p.kind]
     a, b = (getattr(t, x) for x in operands)
     if a != b:
-        raise UnsupportedError(f"{p.direction} multiplies {operands[0]} ({a}) by {operands[1]} ({b}): "
-                               "they must have one type")
+        raise UnsupportedError(
+            f"{p.direction} multiplies {operands[0]} ({a}) by {operands[1]} ({b}): they must have one type"
+        )
     if getattr(t, result) not in (a, "f32"):
         raise UnsupportedError(f"{p.direction} writes {result} as {a} or f32, not {getattr(t, result)}")
 
 
 def _check_post_ops(p: Problem) -> None:
     if not p.is_forward:
-        raise UnsupportedError(f"post-ops ('{format_post_ops(p.post_ops)}') apply to forward problems only "
-                               f"(as in oneDNN), not {p.direction}")
+        raise UnsupportedError(
+            f"post-ops ('{format_post_ops(p.post_ops)}') apply to forward problems only "
+            f"(as in oneDNN), not {p.direction}"
+        )
     dst = Type(p.types.dst)
     for index, op in enumerate(p.post_ops):
         if isinstance(op, Sum) and op.dt and op.dt != str(dst) and {op.dt, str(dst)} != {"s8", "u8"}:
-            raise UnsupportedError(f"post-op '{op}': the sum reads dst ({dst}) as {op.dt}; xegen reads it as its own "
-                                   "type or, for s8/u8, as the other one")
+            raise UnsupportedError(
+                f"post-op '{op}': the sum reads dst ({dst}) as {op.dt}; xegen reads it as its own "
+                "type or, for s8/u8, as the other one"
+            )
         if isinstance(op, Sum) and op.zero_point and (op.dt or p.types.dst) not in ("s8", "u8", "s32"):
             raise UnsupportedError(f"post-op '{op}': a sum zero point needs an integer data type (as in oneDNN)")
         tensor = p.post_op_tensor(index)
@@ -265,13 +280,42 @@ def _check_post_ops(p: Problem) -> None:
             p.layout_of(tensor)
 
 
-def make_problem(desc: str | Descriptor, direction: str = "FWD_B", dt: str = "f32", post_ops: str | tuple = "",
-                 stag: str = "any", wtag: str = "any", dtag: str = "any", mb: int | None = None, scales: str = "",
-                 zero_points: str = "") -> Problem:
+def make_problem(
+    desc: str | Descriptor,
+    direction: str = "FWD_B",
+    dt: str = "f32",
+    post_ops: str | tuple = "",
+    stag: str = "any",
+    wtag: str = "any",
+    dtag: str = "any",
+    mb: int | None = None,
+    scales: str = "",
+    zero_points: str = "",
+) -> Problem:
     """A problem from command-line style strings (what `xegen conv` takes)."""
     d = parse_descriptor(desc) if isinstance(desc, str) else desc
     if mb is not None:
         d = d.with_mb(mb)
     ops = parse_post_ops(post_ops) if isinstance(post_ops, str) else tuple(post_ops)
-    return Problem(d, parse_direction(direction), parse_data_types(dt), ops, parse_quantization(scales, zero_points),
-                   stag, wtag, dtag)
+    return Problem(
+        d,
+        parse_direction(direction),
+        parse_data_types(dt),
+        ops,
+        parse_quantization(scales, zero_points),
+        stag,
+        wtag,
+        dtag,
+    )
+
+
+def _check_src_zero_point(problem: Problem) -> None:
+    """A source zero point must be a value of src's type: the kernel puts it where the window
+    reads padding, so that (src - zero point) is 0 there as oneDNN's padding contributes nothing."""
+    zero_point = problem.quantization.src_zero_point
+    low, high = {"u8": (0, 255), "s8": (-128, 127)}.get(problem.types.src, (0, 0))
+    if zero_point and not low <= zero_point <= high:
+        raise UnsupportedError(
+            f"--attr-zero-points 'src:common:{zero_point}': a source zero point must be a "
+            f"{problem.types.src} value ({low} to {high}); the kernel fills the padding with it"
+        )

@@ -1,20 +1,22 @@
 """int8 quantization attributes as benchdnn spells them: `--attr-scales` and `--attr-zero-points`.
 
     --attr-scales=ARG:POLICY[:SCALE[:DATA_TYPE]][+...]        ARG src, wei or dst
-    --attr-zero-points=ARG:POLICY[:ZEROPOINT[:DATA_TYPE]][+...]   ARG dst
+    --attr-zero-points=ARG:POLICY[:ZEROPOINT[:DATA_TYPE]][+...]   ARG src or dst
 
 POLICY is `common` (one value, given as SCALE or ZEROPOINT) or `per_oc` (one value per output
 channel, passed at run time as a tensor: `wei_scales`, f32, or `dst_zero_points`, s32; benchdnn
 refuses a value with it).  Weights take per_oc scales; dst takes per_oc zero points
-(benchdnn's `per_dim_1`, the same thing for dst).  DATA_TYPE, if given, must be the default
-(f32 for scales, s32 for zero points).
+(benchdnn's `per_dim_1`, the same thing for dst); src takes a common zero point, which must be a
+value of src's type (the kernel fills the padding with it).  DATA_TYPE, if given, must be the
+default (f32 for scales, s32 for zero points).
 
 oneDNN's formula (its quantization attributes documentation), all in f32:
 
-    dst = post_ops(src_scale * wei_scale[oc] * conv_s32(src, wei) + bias) / dst_scale + dst_zp[oc]
+    dst = post_ops(src_scale * wei_scale[oc] * conv_s32(src - src_zp, wei) + bias) / dst_scale + dst_zp[oc]
 
-then rounded to nearest even and saturated for an integer destination.  Source zero points,
-whose compensation depends on the padding each output sees, are not supported.
+then rounded to nearest even and saturated for an integer destination, where conv_s32 sums the
+products of the taps inside the input only (padding contributes nothing).  Weight zero points
+and per-channel source zero points are not supported.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Quantization:
     dst_scale: float = 1.0
     dst_zero_point: int = 0
     dst_zero_point_per_oc: bool = False
+    src_zero_point: int = 0
 
     def __bool__(self) -> bool:
         return self != Quantization()
@@ -48,8 +51,9 @@ class Quantization:
     @property
     def tensors(self) -> tuple[str, ...]:
         """The run-time tensors it reads (one value per output channel each)."""
-        return (("wei_scales",) if self.wei_scale_per_oc else ()) + \
-            (("dst_zero_points",) if self.dst_zero_point_per_oc else ())
+        return (("wei_scales",) if self.wei_scale_per_oc else ()) + (
+            ("dst_zero_points",) if self.dst_zero_point_per_oc else ()
+        )
 
     @property
     def scales_text(self) -> str:
@@ -66,9 +70,12 @@ class Quantization:
 
     @property
     def zero_points_text(self) -> str:
+        parts = [f"src:common:{self.src_zero_point}"] if self.src_zero_point else []
         if self.dst_zero_point_per_oc:
-            return "dst:per_oc"
-        return f"dst:common:{self.dst_zero_point}" if self.dst_zero_point else ""
+            parts.append("dst:per_oc")
+        elif self.dst_zero_point:
+            parts.append(f"dst:common:{self.dst_zero_point}")
+        return "+".join(parts)
 
     def __str__(self) -> str:
         options = [("--attr-scales", self.scales_text), ("--attr-zero-points", self.zero_points_text)]
@@ -95,13 +102,16 @@ def _policy(option: str, entry: str, fields: list[str], allowed: dict[str, str])
     policy = fields[1].lower()
     policy = allowed.get(policy, policy)
     if policy not in ("common", "per_oc"):
-        raise Error(f"{option} '{entry}': unknown or unsupported policy '{fields[1]}' "
-                    f"(known: common, {', '.join(allowed) or 'per_oc'})")
+        raise Error(
+            f"{option} '{entry}': unknown or unsupported policy '{fields[1]}' "
+            f"(known: common, {', '.join(allowed) or 'per_oc'})"
+        )
     return policy
 
 
-def _value(option: str, entry: str, fields: list[str], policy: str, pattern: re.Pattern, default_type: str,
-           what: str) -> str | None:
+def _value(
+    option: str, entry: str, fields: list[str], policy: str, pattern: re.Pattern, default_type: str, what: str
+) -> str | None:
     value = fields[2] if len(fields) > 2 else None
     if policy != "common" and value is not None and value != "":
         raise Error(f"{option} '{entry}': a {policy} {what} takes its values at run time, not '{value}'")
@@ -111,8 +121,9 @@ def _value(option: str, entry: str, fields: list[str], policy: str, pattern: re.
         if not pattern.match(value):
             raise Error(f"{option} '{entry}': {what} '{value}' is not a{'n integer' if pattern is _INT else ' number'}")
     if len(fields) > 3 and fields[3].lower() != default_type:
-        raise UnsupportedError(f"{option} '{entry}': {what}s of type '{fields[3]}' are not supported "
-                               f"(only {default_type})")
+        raise UnsupportedError(
+            f"{option} '{entry}': {what}s of type '{fields[3]}' are not supported (only {default_type})"
+        )
     if len(fields) > 4:
         raise Error(f"{option} '{entry}': unexpected '{':'.join(fields[4:])}' after the data type")
     return value
@@ -148,20 +159,29 @@ def parse_quantization(scales: str = "", zero_points: str = "") -> Quantization:
     for fields in _entries("--attr-zero-points", zero_points):
         entry = ":".join(fields)
         arg = fields[0].lower()
-        if arg in ("src", "wei"):
-            raise UnsupportedError(f"--attr-zero-points '{entry}': {arg} zero points are not supported (only dst)")
-        if arg != "dst":
+        if arg == "src0":
+            arg = "src"
+        if arg == "wei":
+            raise UnsupportedError(
+                f"--attr-zero-points '{entry}': weight zero points are not supported (only src and dst)"
+            )
+        if arg not in ("src", "dst"):
             raise Error(f"--attr-zero-points '{entry}': unknown argument '{fields[0]}' (known: src, wei, dst)")
         if ("zp", arg) in seen:
             raise Error(f"--attr-zero-points: '{arg}' is given twice")
         seen.add(("zp", arg))
         policy = _policy("--attr-zero-points", entry, fields, {"per_dim_1": "per_oc"})
+        if policy == "per_oc" and arg == "src":
+            raise UnsupportedError(
+                f"--attr-zero-points '{entry}': src zero points are common only (one per input "
+                "channel would need a per-channel padding fill and compensation)"
+            )
         value = _value("--attr-zero-points", entry, fields, policy, _INT, "s32", "zero point")
         if policy == "per_oc":
             values["dst_zero_point_per_oc"] = True
         else:
             assert value is not None  # _value demands one under the common policy
-            if not -2**31 <= int(value) < 2**31:
+            if not -(2**31) <= int(value) < 2**31:
                 raise Error(f"--attr-zero-points '{entry}': zero point {value} is beyond s32")
-            values["dst_zero_point"] = int(value)
+            values[f"{arg}_zero_point"] = int(value)
     return Quantization(**values)

@@ -5,7 +5,7 @@ contracted with einsum (no GEMM formulation, no layouts, no index unpacking).  F
 position only the outputs that read inside the input take part (padding contributes zero), so no
 padded copy is made and the padding may be as large as the index range allows:
 
-    forward:          dst[n,g,o,P]  = sum_{c,K} src[n,g,c, P*S + K*(D+1) - PAD] * wei[g,o,c,K]
+    forward:          dst[n,g,o,P]  = sum_{c,K} (src[n,g,c, P*S + K*(D+1) - PAD] - src_zp) * wei[g,o,c,K]
     backward data:    diff_src[n,g,c, P*S + K*(D+1) - PAD] += diff_dst[n,g,o,P] * wei[g,o,c,K]
     backward weights: diff_wei[g,o,c,K] = sum_{n,P} src[n,g,c, P*S + K*(D+1) - PAD] * diff_dst[n,g,o,P]
 
@@ -39,7 +39,7 @@ def _grouped(x: np.ndarray, groups: int) -> np.ndarray:
 
 def _weights(desc: Descriptor, wei: np.ndarray) -> np.ndarray:
     """Weights as G x OC/G x IC/G x kernel."""
-    return wei.reshape(desc.g, desc.ocg, desc.icg, *wei.shape[-desc.spatial_dims:])
+    return wei.reshape(desc.g, desc.ocg, desc.icg, *wei.shape[-desc.spatial_dims :])
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -107,17 +107,25 @@ def backward_weights(desc: Descriptor, src: np.ndarray, diff_dst: np.ndarray) ->
     dw = np.zeros((desc.g, desc.ocg, desc.icg, *_sizes(desc, "k")), dtype=x.dtype)
     for position, outputs, inputs in _taps(desc):
         window, grads = x[_ALL3 + inputs], dy[_ALL3 + outputs]
-        dw[(Ellipsis, *position)] = np.einsum("ngcp,ngop->goc", window.reshape(*window.shape[:3], -1),
-                                              grads.reshape(*grads.shape[:3], -1))
+        dw[(Ellipsis, *position)] = np.einsum(
+            "ngcp,ngop->goc", window.reshape(*window.shape[:3], -1), grads.reshape(*grads.shape[:3], -1)
+        )
     bias = dy.sum(axis=tuple(a for a in range(dy.ndim) if a not in (1, 2))).reshape(desc.oc)
     return dw.reshape(desc.wei_dims()), bias
 
 
-def exact_outputs(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The convolution's results before any epilogue (float64 or int64)."""
+def exact_outputs(
+    problem: Problem, tensors: dict[str, np.ndarray], src_zero_point: bool = True
+) -> dict[str, np.ndarray]:
+    """The convolution's results before any epilogue (float64 or int64); forward, the source
+    zero point is subtracted from every src element first (oneDNN's `src - zp_src`, over the
+    taps inside the input only) unless `src_zero_point` is False."""
     desc = problem.desc
     if problem.kind == "fwd":
-        return {"dst": forward(desc, tensors["src"], tensors["wei"])}
+        src = _wide(tensors["src"])
+        if src_zero_point:
+            src = src - problem.quantization.src_zero_point
+        return {"dst": forward(desc, src, tensors["wei"])}
     if problem.kind == "bwd_d":
         return {"src": backward_data(desc, tensors["dst"], tensors["wei"])}
     wei, bias = backward_weights(desc, tensors["src"], tensors["dst"])
@@ -170,8 +178,7 @@ def expected_outputs(problem: Problem, tensors: dict[str, np.ndarray]) -> dict[s
     return {"dst": convert(post_processed(problem, tensors, acc), out_kind)}
 
 
-def post_processed(problem: Problem, tensors: dict[str, np.ndarray], acc: np.ndarray,
-                   step=None) -> np.ndarray:
+def post_processed(problem: Problem, tensors: dict[str, np.ndarray], acc: np.ndarray, step=None) -> np.ndarray:
     """Forward values before the conversion to dst, in float64: `acc` scaled (src and wei
     scales), plus bias, through the post-op chain, divided by the dst scale plus the dst zero
     point.  `step(op, before, after, operand)`, if given, sees every post-op applied."""

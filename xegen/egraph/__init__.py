@@ -20,7 +20,18 @@ def check_rules(*args, **kwargs):
 
 
 __all__ = [
-    "EXTRACTORS", "INFINITE", "CostModel", "KernelResult", "Limits", "RuleSet", "SaturationReport",
-    "SimplifyResult", "check_rules", "cost_model", "load_rules", "optimize_stmt", "optimize_stmt_report",
+    "EXTRACTORS",
+    "INFINITE",
+    "CostModel",
+    "KernelResult",
+    "Limits",
+    "RuleSet",
+    "SaturationReport",
+    "SimplifyResult",
+    "check_rules",
+    "cost_model",
+    "load_rules",
+    "optimize_stmt",
+    "optimize_stmt_report",
     "simplify",
 ]

@@ -35,10 +35,20 @@ class Comparison:
     results: list[PlatformResult]
 
     def to_json(self) -> dict:
-        return {"input": self.input, "platforms": [
-            {"hw": r.platform, "program": r.program, "cost": _cost(r.cost), "cost_before": _cost(r.cost_before),
-             "instructions": [{"operation": op, "cost": c} for op, c in r.instructions], "note": r.note}
-            for r in self.results]}
+        return {
+            "input": self.input,
+            "platforms": [
+                {
+                    "hw": r.platform,
+                    "program": r.program,
+                    "cost": _cost(r.cost),
+                    "cost_before": _cost(r.cost_before),
+                    "instructions": [{"operation": op, "cost": c} for op, c in r.instructions],
+                    "note": r.note,
+                }
+                for r in self.results
+            ],
+        }
 
     def text(self) -> str:
         lines = [f"input: {self.input}", ""]
@@ -53,8 +63,10 @@ class Comparison:
         costs = {r.platform: r.cost for r in self.results}
         programs = {r.program for r in self.results}
         if len(programs) > 1:
-            lines.append("the platforms extract different programs: " +
-                         ", ".join(f"{p} {format_cost(c)}" for p, c in costs.items()))
+            lines.append(
+                "the platforms extract different programs: "
+                + ", ".join(f"{p} {format_cost(c)}" for p, c in costs.items())
+            )
         else:
             lines.append("every platform extracts the same program")
         return "\n".join(lines)
@@ -64,26 +76,54 @@ def _cost(c: int):
     return None if c >= INFINITE else c
 
 
-def compare_expression(expr: ir.Expr, platforms: Sequence[str], ranges: Mapping[str, RangeSpec] | None = None,
-                       extractor: str = "dag", rules=None, limits: Limits = Limits()) -> Comparison:
+def compare_expression(
+    expr: ir.Expr,
+    platforms: Sequence[str],
+    ranges: Mapping[str, RangeSpec] | None = None,
+    extractor: str = "dag",
+    rules=None,
+    limits: Limits = Limits(),
+) -> Comparison:
     models = [CostModel(platform(name)) for name in platforms]
     results = []
     for model, r in zip(models, simplify_each(expr, models, ranges, extractor, rules, limits), strict=True):
         note = "; ".join(x for x in (r.note, r.saturation.describe() if r.saturation.bound_hit else "") if x)
-        results.append(PlatformResult(model.hw.display_name, ir.format_expr(r.result), r.cost_after, r.cost_before,
-                                      breakdown(model, r.result), note))
+        results.append(
+            PlatformResult(
+                model.hw.display_name,
+                ir.format_expr(r.result),
+                r.cost_after,
+                r.cost_before,
+                breakdown(model, r.result),
+                note,
+            )
+        )
     return Comparison(ir.format_expr(expr), results)
 
 
-def compare_statement(stmt: ir.Stmt, platforms: Sequence[str], ranges: Mapping[str, RangeSpec] | None = None,
-                      extractor: str = "dag", rules=None, limits: Limits = Limits(seconds=5.0)) -> Comparison:
+def compare_statement(
+    stmt: ir.Stmt,
+    platforms: Sequence[str],
+    ranges: Mapping[str, RangeSpec] | None = None,
+    extractor: str = "dag",
+    rules=None,
+    limits: Limits = Limits(seconds=5.0),
+) -> Comparison:
     # one saturation per platform: the kernel optimizer saturates and extracts in one call
     results = []
     for name in platforms:
         model = CostModel(platform(name))
         r = optimize_stmt_report(stmt, model, ranges=ranges, extractor=extractor, rules=rules, limits=limits)
-        results.append(PlatformResult(model.hw.display_name, ir.format_stmt(r.stmt), r.cost_after, r.cost_before,
-                                      _statement_breakdown(r.stmt, model), r.note))
+        results.append(
+            PlatformResult(
+                model.hw.display_name,
+                ir.format_stmt(r.stmt),
+                r.cost_after,
+                r.cost_before,
+                _statement_breakdown(r.stmt, model),
+                r.note,
+            )
+        )
     return Comparison(ir.format_stmt(stmt), results)
 
 

@@ -148,8 +148,12 @@ class CostModel:
             return INFINITE
         c = self.cost
         addend, multiplicand, multiplier = operands
-        valid = (t.bits <= 32 and addend.constant is None and multiplicand.constant is None
-                 and (t.bits <= 16 or fits_imm16(multiplier.constant)))
+        valid = (
+            t.bits <= 32
+            and addend.constant is None
+            and multiplicand.constant is None
+            and (t.bits <= 16 or fits_imm16(multiplier.constant))
+        )
         if valid:
             return c["mad"]
         return self._multiply(t, operands[1:]) + (c["alu64"] if t.bits == 64 else c["alu"])
@@ -168,8 +172,11 @@ class CostModel:
             return self.operation("SatCast" if e.saturate else "Cast", e.type, [_operand(e.value)], e.value.type)
         raise AssertionError(type(e).__name__)
 
-    def dag_cost(self, exprs: ir.Expr | Iterable[ir.Expr],
-                 ranges: Mapping[str, range | tuple[int | None, int | None]] | None = None) -> int:
+    def dag_cost(
+        self,
+        exprs: ir.Expr | Iterable[ir.Expr],
+        ranges: Mapping[str, range | tuple[int | None, int | None]] | None = None,
+    ) -> int:
         """Cost of computing the expressions with every distinct subexpression computed once
         (what CSE gives); opaque nodes cost nothing but their operands are counted.  `ranges`
         (the variables' ranges, as `simplify` takes them) prices what the extractor would with the same ranges:

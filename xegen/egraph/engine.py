@@ -150,13 +150,19 @@ class Run:
     def root_values(self) -> list:
         eb = self.loaded.eb
         span = eb.PanicSpan()
-        return [self.graph.eval_expr(eb.Call(span, "root", [eb.Lit(span, eb.Int(i))]))[1]
-                for i in range(self.root_count)]
+        return [
+            self.graph.eval_expr(eb.Call(span, "root", [eb.Lit(span, eb.Int(i))]))[1] for i in range(self.root_count)
+        ]
 
 
 @contextmanager
-def saturate(rule_set: RuleSet, roots: Sequence[str], seeds: Seeds | None = None,
-             limits: Limits = Limits(), pieces: Sequence[str] = ()) -> Iterator[Run]:
+def saturate(
+    rule_set: RuleSet,
+    roots: Sequence[str],
+    seeds: Seeds | None = None,
+    limits: Limits = Limits(),
+    pieces: Sequence[str] = (),
+) -> Iterator[Run]:
     """Add the root terms (egglog text, after the `let` commands of the `pieces` they refer to)
     and seeds, run the schedule within `limits`, and yield the run for extraction; the e-graph
     returns to its base state afterwards."""
@@ -172,7 +178,7 @@ def saturate(rule_set: RuleSet, roots: Sequence[str], seeds: Seeds | None = None
             if seeds is not None:
                 actions.extend(seeds.actions())
             for start in range(0, len(actions), COMMANDS_PER_PROGRAM):
-                chunk = "\n".join(actions[start:start + COMMANDS_PER_PROGRAM])
+                chunk = "\n".join(actions[start : start + COMMANDS_PER_PROGRAM])
                 graph.run_program(*graph.parse_program(chunk))
             report = _run_bounded(loaded, limits)
             yield Run(loaded, len(roots), report)

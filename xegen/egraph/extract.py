@@ -107,8 +107,10 @@ class Snapshot:
         index = {value: i for i, value in enumerate(order)}
         classes: list[list[Node]] = []
         for value in order:
-            nodes = [Node(op, types, tuple(index[child] for child in rest), literal, bool(extra))
-                     for op, types, rest, literal, *extra in raw[value]]
+            nodes = [
+                Node(op, types, tuple(index[child] for child in rest), literal, bool(extra))
+                for op, types, rest, literal, *extra in raw[value]
+            ]
             nodes.sort(key=_node_key)
             classes.append(nodes)
         snapshot = Snapshot(classes, [index[v] for v in run.root_values()])
@@ -154,6 +156,7 @@ def result_type(node: Node, known: Mapping[int, Type]) -> Type | None:
 
 # Node costs ---------------------------------------------------------------------------------
 
+
 def node_costs(snapshot: Snapshot, model: CostModel) -> list[list[int]]:
     costs = []
     for nodes in snapshot.classes:
@@ -167,6 +170,7 @@ def node_costs(snapshot: Snapshot, model: CostModel) -> list[list[int]]:
 
 
 # Greedy DAG extraction ----------------------------------------------------------------------
+
 
 def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
     """Choose a node per class minimizing the cost of the set of classes below it."""
@@ -219,6 +223,7 @@ def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
 
 # Exact ILP extraction -----------------------------------------------------------------------
 
+
 @dataclass
 class IlpOutcome:
     choice: dict[int, int]
@@ -236,9 +241,12 @@ def ilp_dag(snapshot: Snapshot, model: CostModel, max_nodes: int = 4000, seconds
     greedy = greedy_dag(snapshot, model)
     costs = node_costs(snapshot, model)
     reachable = _reachable_classes(snapshot, costs)
-    variables = [(cls, i) for cls in reachable for i, node in enumerate(snapshot.classes[cls])
-                 if costs[cls][i] < INFINITE and all(c in reachable for c in node.children)
-                 and cls not in node.children]
+    variables = [
+        (cls, i)
+        for cls in reachable
+        for i, node in enumerate(snapshot.classes[cls])
+        if costs[cls][i] < INFINITE and all(c in reachable for c in node.children) and cls not in node.children
+    ]
     if len(variables) > max_nodes:
         return IlpOutcome(
             greedy, False, f"ILP skipped: {len(variables)} candidate nodes exceed {max_nodes}; greedy DAG used"
@@ -283,8 +291,13 @@ def ilp_dag(snapshot: Snapshot, model: CostModel, max_nodes: int = 4000, seconds
         objective[v] = costs[cls][i]
     integrality = np.concatenate([np.ones(n_nodes), np.zeros(n_classes)])
     bounds = Bounds(np.zeros(n), np.concatenate([np.ones(n_nodes), np.full(n_classes, big)]))
-    result = milp(objective, constraints=[LinearConstraint(matrix.tocsr(), lower, upper)],
-                  integrality=integrality, bounds=bounds, options={"time_limit": seconds, "presolve": True})
+    result = milp(
+        objective,
+        constraints=[LinearConstraint(matrix.tocsr(), lower, upper)],
+        integrality=integrality,
+        bounds=bounds,
+        options={"time_limit": seconds, "presolve": True},
+    )
     if result.x is None:
         return IlpOutcome(greedy, False, f"ILP found no solution ({result.message.strip()}); greedy DAG used")
     choice: dict[int, int] = {}
@@ -313,6 +326,7 @@ def _reachable_classes(snapshot: Snapshot, costs: list[list[int]]) -> set[int]:
 
 
 # Building IR from a choice --------------------------------------------------------------------
+
 
 def choice_builder(snapshot: Snapshot, choice: Mapping[int, int], reader: TermReader) -> Callable[[int], ir.Expr]:
     """A function building root k's IR under the chosen nodes (shared classes share IR)."""
@@ -345,6 +359,7 @@ def choice_builder(snapshot: Snapshot, choice: Mapping[int, int], reader: TermRe
 
 
 # egglog's tree extraction ---------------------------------------------------------------------
+
 
 def tree_extractor(run: Run, model: CostModel, reader: TermReader) -> Callable[[int], ir.Expr]:
     """egglog's extractor (optimal tree cost) with the platform's operation costs: a function

@@ -52,6 +52,7 @@ class KernelResult:
 
 # Expression sites ---------------------------------------------------------------------------
 
+
 @dataclass
 class _Site:
     """One expression a statement evaluates (`ir.expressions`), as the e-graph holds it."""
@@ -116,19 +117,30 @@ def statement_cost(stmt: ir.Stmt, model: CostModel) -> int:
 
 # The optimizer ------------------------------------------------------------------------------
 
-def optimize_stmt(stmt: ir.Stmt, hw: Platform | str | CostModel = "xehpg",
-                  ranges: Mapping[str, RangeSpec] | None = None, extractor: str = "dag",
-                  rules: RuleSet | Sequence[str] | None = None, limits: Limits = Limits(seconds=5.0),
-                  cse: bool = True) -> ir.Stmt:
+
+def optimize_stmt(
+    stmt: ir.Stmt,
+    hw: Platform | str | CostModel = "xehpg",
+    ranges: Mapping[str, RangeSpec] | None = None,
+    extractor: str = "dag",
+    rules: RuleSet | Sequence[str] | None = None,
+    limits: Limits = Limits(seconds=5.0),
+    cse: bool = True,
+) -> ir.Stmt:
     """The statement with every expression optimized in one e-graph, shared subexpressions and
     loop invariants bound once (see the module docstring)."""
     return optimize_stmt_report(stmt, hw, ranges, extractor, rules, limits, cse).stmt
 
 
-def optimize_stmt_report(stmt: ir.Stmt, hw: Platform | str | CostModel = "xehpg",
-                         ranges: Mapping[str, RangeSpec] | None = None, extractor: str = "dag",
-                         rules: RuleSet | Sequence[str] | None = None, limits: Limits = Limits(seconds=5.0),
-                         cse: bool = True) -> KernelResult:
+def optimize_stmt_report(
+    stmt: ir.Stmt,
+    hw: Platform | str | CostModel = "xehpg",
+    ranges: Mapping[str, RangeSpec] | None = None,
+    extractor: str = "dag",
+    rules: RuleSet | Sequence[str] | None = None,
+    limits: Limits = Limits(seconds=5.0),
+    cse: bool = True,
+) -> KernelResult:
     rule_set = rules if isinstance(rules, RuleSet) else load_rules(rules)
     prepare(rule_set)  # once per process: not part of this problem's time
     start = time.perf_counter()
@@ -159,8 +171,17 @@ def optimize_stmt_report(stmt: ir.Stmt, hw: Platform | str | CostModel = "xehpg"
     note = info.note
     if after > before:  # never return something costlier than the input
         result, after, note = original, before, (note + "; " if note else "") + "kept the input (nothing cheaper found)"
-    return KernelResult(result, before, after, len(builder.roots), lets, info.egraph_nodes, report,
-                        (time.perf_counter() - start) * 1000, note)
+    return KernelResult(
+        result,
+        before,
+        after,
+        len(builder.roots),
+        lets,
+        info.egraph_nodes,
+        report,
+        (time.perf_counter() - start) * 1000,
+        note,
+    )
 
 
 def _seed_binders(by_statement: list[tuple[ir.Stmt, list[_Site]]], problem: Problem) -> None:

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from ..errors import Error
 from ..ir.types import Type
 
-_SPEC = re.compile(r"^(?P<name>[A-Za-z_]\w*)(?::(?P<type>[a-z]+\d*))?"
-                   r"(?:(?P<open>[\[(])\s*(?P<lo>[-+]?\w+)\s*,\s*(?P<hi>[-+]?\w+)\s*(?P<close>[\])]))?$")
+_SPEC = re.compile(
+    r"^(?P<name>[A-Za-z_]\w*)(?::(?P<type>[a-z]+\d*))?"
+    r"(?:(?P<open>[\[(])\s*(?P<lo>[-+]?\w+)\s*,\s*(?P<hi>[-+]?\w+)\s*(?P<close>[\])]))?$"
+)
 
 
 @dataclass(frozen=True)

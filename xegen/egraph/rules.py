@@ -121,8 +121,9 @@ def signatures(forms: Iterable[sexpr.SList]) -> dict[str, Signature]:
                     inputs = tuple(str(x) for x in variant.positional()[1:])
                     sigs[variant.head] = Signature(inputs, sort, constructor=True)
         elif head in ("function", "constructor"):
-            sigs[str(form[1])] = Signature(tuple(str(x) for x in form[2].items), str(form[3]),
-                                           constructor=head == "constructor")
+            sigs[str(form[1])] = Signature(
+                tuple(str(x) for x in form[2].items), str(form[3]), constructor=head == "constructor"
+            )
         elif head == "relation":
             sigs[str(form[1])] = Signature(tuple(str(x) for x in form[2].items), "Unit")
     return sigs
@@ -161,17 +162,24 @@ def read_rule_file(path: Path, language: bool = False, text: str | None = None) 
         if head in RULE_HEADS:
             ruleset = form.option("ruleset")
             if ruleset is None:
-                raise RuleError(f"{_location(path, form.line)}: {head} without ':ruleset NAME' would never run "
-                                f"(rulesets: {', '.join(RULESETS)})")
+                raise RuleError(
+                    f"{_location(path, form.line)}: {head} without ':ruleset NAME' would never run "
+                    f"(rulesets: {', '.join(RULESETS)})"
+                )
             if str(ruleset) not in RULESETS:
-                raise RuleError(f"{_location(path, form.line)}: unknown ruleset '{ruleset}' "
-                                f"(rulesets: {', '.join(RULESETS)})")
+                raise RuleError(
+                    f"{_location(path, form.line)}: unknown ruleset '{ruleset}' (rulesets: {', '.join(RULESETS)})"
+                )
             if not rule_name(form):
-                raise RuleError(f"{_location(path, form.line)}: {head} without ':name \"NAME\"' "
-                                f"(tests and 'xegen rules check' cite rules by name)")
+                raise RuleError(
+                    f"{_location(path, form.line)}: {head} without ':name \"NAME\"' "
+                    f"(tests and 'xegen rules check' cite rules by name)"
+                )
         elif head not in OTHER_HEADS and not language:
-            raise RuleError(f"{_location(path, form.line)}: a rule file holds rules (rewrite, birewrite, rule) "
-                            f"and declarations, not '{head}'")
+            raise RuleError(
+                f"{_location(path, form.line)}: a rule file holds rules (rewrite, birewrite, rule) "
+                f"and declarations, not '{head}'"
+            )
     if not language:
         _check_arities(path, forms, {**language_signatures(), **signatures(forms)})
     rule_file = RuleFile(path, text, forms)
@@ -190,8 +198,10 @@ def _check_arities(path: Path, forms: Sequence[sexpr.SList], sigs: dict[str, Sig
             continue
         sig = sigs.get(item.head) if item.head else None
         if sig is not None and len(item.items) - 1 != len(sig.inputs):
-            raise RuleError(f"{_location(path, item.line)}: {item.head} takes {len(sig.inputs)} argument(s) "
-                            f"({' '.join(sig.inputs) or 'none'}), not {len(item.items) - 1}")
+            raise RuleError(
+                f"{_location(path, item.line)}: {item.head} takes {len(sig.inputs)} argument(s) "
+                f"({' '.join(sig.inputs) or 'none'}), not {len(item.items) - 1}"
+            )
         pending.extend(reversed(item.items))
 
 

@@ -162,6 +162,7 @@ def extract_roots(run, problem: Problem, model: CostModel, extractor: str) -> tu
             except Exception:  # e.g. a root whose only nodes are subsumed: egglog cannot extract it
                 info.note = "egglog's extractor could not extract a root; the greedy DAG extractor did"
                 return fallback(k)
+
         extract_one = tree_or_fallback
     else:
         if extractor == "dag":
@@ -173,16 +174,26 @@ def extract_roots(run, problem: Problem, model: CostModel, extractor: str) -> tu
     return [root(k) for k in range(len(builder.roots))], info
 
 
-def simplify(expr: ir.Expr | str, hw: Platform | str | CostModel = "xehpg",
-             ranges: Mapping[str, RangeSpec] | None = None, extractor: str = "dag",
-             rules: RuleSet | Sequence[str] | None = None, limits: Limits = Limits()) -> SimplifyResult:
+def simplify(
+    expr: ir.Expr | str,
+    hw: Platform | str | CostModel = "xehpg",
+    ranges: Mapping[str, RangeSpec] | None = None,
+    extractor: str = "dag",
+    rules: RuleSet | Sequence[str] | None = None,
+    limits: Limits = Limits(),
+) -> SimplifyResult:
     """The cheapest form of `expr` the rules find, under `hw`'s cost model."""
     return simplify_each(expr, [cost_model(hw)], ranges, extractor, rules, limits)[0]
 
 
-def simplify_each(expr: ir.Expr | str, models: Sequence[CostModel], ranges: Mapping[str, RangeSpec] | None = None,
-                  extractor: str = "dag", rules: RuleSet | Sequence[str] | None = None,
-                  limits: Limits = Limits()) -> list[SimplifyResult]:
+def simplify_each(
+    expr: ir.Expr | str,
+    models: Sequence[CostModel],
+    ranges: Mapping[str, RangeSpec] | None = None,
+    extractor: str = "dag",
+    rules: RuleSet | Sequence[str] | None = None,
+    limits: Limits = Limits(),
+) -> list[SimplifyResult]:
     """`simplify(expr, model)` for each model, from one saturation (the rules, and so the
     e-graph, do not depend on the cost model).  Each result's milliseconds are the
     saturation's plus its own extraction's."""
@@ -207,14 +218,28 @@ def simplify_each(expr: ir.Expr | str, models: Sequence[CostModel], ranges: Mapp
             result = roots[root] if top is None else rebuild_opaque(top, roots.__getitem__)
             cost_before, cost_after = model.dag_cost(expr, ranges), model.dag_cost(result, ranges)
             # never costlier than the input, nor larger at the same cost
-            kept = cost_after > cost_before or (cost_after == cost_before and result != expr
-                                                 and _size(result) > _size(expr))
+            kept = cost_after > cost_before or (
+                cost_after == cost_before and result != expr and _size(result) > _size(expr)
+            )
             if kept:
                 result, cost_after = expr, cost_before
             milliseconds = (saturated - start + time.perf_counter() - begin) * 1000
-            results.append(SimplifyResult(expr, result, cost_before, cost_after, model.hw, extractor,
-                                          info.egraph_nodes, info.egraph_classes, run.report, milliseconds,
-                                          kept, info.note))
+            results.append(
+                SimplifyResult(
+                    expr,
+                    result,
+                    cost_before,
+                    cost_after,
+                    model.hw,
+                    extractor,
+                    info.egraph_nodes,
+                    info.egraph_classes,
+                    run.report,
+                    milliseconds,
+                    kept,
+                    info.note,
+                )
+            )
     return results
 
 

@@ -37,16 +37,21 @@ def _leading_types(inputs: tuple[str, ...]) -> int:
 
 
 #: how many leading Ty arguments each constructor has (from its declaration in language.egg)
-TY_ARGUMENTS = {name: _leading_types(s.inputs) for name, s in language_signatures().items()
-                if s.constructor and s.output == "Expr"}
+TY_ARGUMENTS = {
+    name: _leading_types(s.inputs) for name, s in language_signatures().items() if s.constructor and s.output == "Expr"
+}
 
 _IR_OPS = {op: arity for arity, ops in ((1, UNARY_OPS), (2, BINARY_OPS), (3, TERNARY_OPS)) for op in ops}
 #: term constructor -> the IR operation it is (same name, case aside), and back
 OPERATIONS = {name: name.lower() for name in TY_ARGUMENTS if name.lower() in _IR_OPS}
 CONSTRUCTORS = {op: name for name, op in OPERATIONS.items()}
 #: IR operation -> its category (ir.BINARY_OPS's: arith, int, shift, compare, logical)
-CATEGORY = {**{op: "arith" for op in UNARY_OPS}, "not": "logical", **{op: "arith" for op in TERNARY_OPS},
-            **{op: category for op, (_, category) in BINARY_OPS.items()}}
+CATEGORY = {
+    **{op: "arith" for op in UNARY_OPS},
+    "not": "logical",
+    **{op: "arith" for op in TERNARY_OPS},
+    **{op: category for op, (_, category) in BINARY_OPS.items()},
+}
 
 
 def is_term_type(t: Type) -> bool:
@@ -200,15 +205,17 @@ class TermBuilder:
             if below and not expanded:
                 stack.append((node, True))
                 stack.extend((child, False) for child in reversed(below))  # first child first, as
-                continue                                                    # opaque leaves are numbered
+                continue  # opaque leaves are numbered
             parts = [done[id(child)] for child in below]
             text = self._node_text(node, [part[0] for part in parts])
             depth = 1 + max((part[1] for part in parts), default=0)
             total_depth = 1 + max((part[2] for part in parts), default=0)
             if total_depth > MAX_TERM_DEPTH:
-                raise UnsupportedError(f"the expression nests more than {MAX_TERM_DEPTH} levels deep, the most the "
-                                       "e-graph optimizer takes (its extraction time grows with the square of "
-                                       "the depth)")
+                raise UnsupportedError(
+                    f"the expression nests more than {MAX_TERM_DEPTH} levels deep, the most the "
+                    "e-graph optimizer takes (its extraction time grows with the square of "
+                    "the depth)"
+                )
             if depth >= PIECE_DEPTH:
                 name = f"$piece{len(self.pieces)}"
                 self.pieces.append(f"(let {name} {text})")

@@ -69,16 +69,45 @@ from .instruction import (
 )
 
 __all__ = [
-    "CondModifier", "Flag", "Imm", "Instruction", "Operand", "Predicate", "Reg", "SendDescriptor", "Swsb",
-    "a0", "acc", "arf", "assemble", "decode", "decode_one", "decode_with_sizes", "disassemble", "encode",
-    "encode_kernel", "format_instruction", "format_kernel", "grf", "imm", "indirect", "null", "parse_asm",
-    "parse_instruction", "send_reg",
+    "CondModifier",
+    "Flag",
+    "Imm",
+    "Instruction",
+    "Operand",
+    "Predicate",
+    "Reg",
+    "SendDescriptor",
+    "Swsb",
+    "a0",
+    "acc",
+    "arf",
+    "assemble",
+    "decode",
+    "decode_one",
+    "decode_with_sizes",
+    "disassemble",
+    "encode",
+    "encode_kernel",
+    "format_instruction",
+    "format_kernel",
+    "grf",
+    "imm",
+    "indirect",
+    "null",
+    "parse_asm",
+    "parse_instruction",
+    "send_reg",
 ]
 
 # The encoder and the assembler load on first use, so that readers of bytes (the simulator,
 # the disassembler) do not import them.
-_LAZY = {"assemble": "asm_parser", "parse_asm": "asm_parser", "parse_instruction": "asm_parser",
-         "encode": "encoder", "encode_kernel": "encoder"}
+_LAZY = {
+    "assemble": "asm_parser",
+    "parse_asm": "asm_parser",
+    "parse_instruction": "asm_parser",
+    "encode": "encoder",
+    "encode_kernel": "encoder",
+}
 
 
 def __getattr__(name: str):

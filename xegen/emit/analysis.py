@@ -131,12 +131,13 @@ def count(instructions: Sequence[Instruction]) -> Counts:
 def inner_loop(instructions: Sequence[Instruction], sizes: Sequence[int] | None = None) -> Loop | None:
     """The innermost loop with FMA instructions (the one with most of them if several); None
     when no loop multiplies (fully unrolled code)."""
-    candidates = [lp for lp in loops(instructions, sizes)
-                  if any(is_fma(i) for i in instructions[lp.start:lp.end + 1])]
+    candidates = [
+        lp for lp in loops(instructions, sizes) if any(is_fma(i) for i in instructions[lp.start : lp.end + 1])
+    ]
     innermost = [lp for lp in candidates if not any(other in lp for other in candidates)]
     if not innermost:
         return None
-    return max(innermost, key=lambda lp: (count(instructions[lp.start:lp.end + 1]).fmas, -lp.start))
+    return max(innermost, key=lambda lp: (count(instructions[lp.start : lp.end + 1]).fmas, -lp.start))
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,9 @@ class KernelCounts:
     def as_dict(self) -> dict:
         inner = self.inner
         return {
-            "instructions": self.total.instructions, "sends": self.total.sends, "fmas": self.total.fmas,
+            "instructions": self.total.instructions,
+            "sends": self.total.sends,
+            "fmas": self.total.fmas,
             "syncs": self.total.syncs,
             "inner_loop_instructions": inner.instructions if inner else None,
             "inner_loop_sends": inner.sends if inner else None,
@@ -158,5 +161,5 @@ class KernelCounts:
 
 def kernel_counts(instructions: Sequence[Instruction], sizes: Sequence[int] | None = None) -> KernelCounts:
     loop = inner_loop(instructions, sizes)
-    inner = count(instructions[loop.start:loop.end + 1]) if loop else None
+    inner = count(instructions[loop.start : loop.end + 1]) if loop else None
     return KernelCounts(count(instructions), inner)

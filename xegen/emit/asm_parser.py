@@ -99,8 +99,12 @@ class _Assembler:
                 comment_start = (number, raw.rfind("/*") + 1)
             _Line(self, line, number).parse()
             if len(self.instructions) > MAX_INSTRUCTIONS:
-                raise ParseError(f"more than {MAX_INSTRUCTIONS} instructions; the assembler takes at most that many",
-                                 self.text, number, 1)
+                raise ParseError(
+                    f"more than {MAX_INSTRUCTIONS} instructions; the assembler takes at most that many",
+                    self.text,
+                    number,
+                    1,
+                )
         if in_block_comment:
             raise ParseError("unterminated /* comment", self.text, *comment_start)
         self._resolve()
@@ -210,14 +214,14 @@ class _Line:
 
     def expect(self, s: str, what: str | None = None) -> None:
         if not self.accept(s):
-            found = self.text[self.pos:self.pos + 12].strip() or "end of line"
+            found = self.text[self.pos : self.pos + 12].strip() or "end of line"
             raise self.error(f"expected '{s}'{' ' + what if what else ''}, found '{found}'")
 
     def ident(self, what: str) -> str:
         self.skip()
         m = _IDENT.match(self.text, self.pos)
         if not m:
-            found = self.text[self.pos:self.pos + 12].strip() or "end of line"
+            found = self.text[self.pos : self.pos + 12].strip() or "end of line"
             raise self.error(f"expected {what}, found '{found}'")
         self.pos = m.end()
         return m.group(0)
@@ -243,7 +247,7 @@ class _Line:
         while True:
             self.skip()
             m = _IDENT.match(self.text, self.pos)
-            if m and self.text[m.end():m.end() + 1] == ":":
+            if m and self.text[m.end() : m.end() + 1] == ":":
                 self.asm.define_label(m.group(0), self.number, self.pos + 1)
                 self.pos = m.end() + 1
                 if self.at_end():
@@ -253,7 +257,7 @@ class _Line:
         start = self.pos
         inst, jip, uip = self.instruction()
         if not self.at_end():
-            raise self.error(f"unexpected '{self.text[self.pos:].strip()[:16]}' at the end of the instruction")
+            raise self.error(f"unexpected '{self.text[self.pos :].strip()[:16]}' at the end of the instruction")
         index = len(self.asm.instructions)
         self.asm.append(inst)
         self.asm.locations.append((self.number, start + 1))
@@ -287,8 +291,12 @@ class _Line:
         elif opcode not in ("sync", "nop", "illegal", "jmpi"):
             raise self.error(f"expected '(size|Mn)' after '{opcode}'")
         cond = None
-        if self.peek("(") and not self.peek("(sat)") and not self.peek("(abs)") \
-                and info.format in (T.UNARY, T.BINARY, T.MATH, T.TERNARY):
+        if (
+            self.peek("(")
+            and not self.peek("(sat)")
+            and not self.peek("(abs)")
+            and info.format in (T.UNARY, T.BINARY, T.MATH, T.TERNARY)
+        ):
             cond = self.cond_modifier()
         fmt = info.format
         jip = uip = None
@@ -309,8 +317,19 @@ class _Line:
             no_mask = True  # iga64 adds (W) to jmpi
         if fmt == T.MATH and fields.get("function") in T.MATH_MACROS and cond is None:
             cond = CondModifier("eo", predicate.flag if predicate else Flag())
-        inst = Instruction(opcode, exec_size, channel_offset, dst, tuple(srcs), predicate, no_mask, cond,
-                           swsb=swsb, options=tuple(options), **fields)
+        inst = Instruction(
+            opcode,
+            exec_size,
+            channel_offset,
+            dst,
+            tuple(srcs),
+            predicate,
+            no_mask,
+            cond,
+            swsb=swsb,
+            options=tuple(options),
+            **fields,
+        )
         return inst, jip, uip
 
     def peek_digit(self) -> bool:
@@ -347,8 +366,9 @@ class _Line:
             mode_pos = self.pos
             mode = self.ident("a predicate mode")
             if mode not in self.layout.pred_modes:
-                raise self.error(f"predicate mode '.{mode}' does not exist on {self.asm.platform.display_name}",
-                                 mode_pos)
+                raise self.error(
+                    f"predicate mode '.{mode}' does not exist on {self.asm.platform.display_name}", mode_pos
+                )
         self.expect(")")
         return no_mask, Predicate(flag, invert, mode)
 
@@ -373,7 +393,7 @@ class _Line:
                     self.pos += 1
                     if depth == 0:
                         break
-                sub = self.text[start:self.pos]
+                sub = self.text[start : self.pos]
             else:
                 m = _SUBFUNCTION.match(self.text, self.pos)
                 if not m:
@@ -466,9 +486,13 @@ class _Line:
 
     def source(self, fmt: str, info: T.OpcodeInfo, index: int, exec_size: int):
         self.skip()
-        c = self.text[self.pos:self.pos + 1]
-        if c.isdigit() or c == "." or (c in "+-" and self.text[self.pos + 1:self.pos + 2].isdigit()) \
-                or self.text.startswith(("inf", "-inf", "qnan", "snan", "-qnan", "-snan"), self.pos):
+        c = self.text[self.pos : self.pos + 1]
+        if (
+            c.isdigit()
+            or c == "."
+            or (c in "+-" and self.text[self.pos + 1 : self.pos + 2].isdigit())
+            or self.text.startswith(("inf", "-inf", "qnan", "snan", "-qnan", "-snan"), self.pos)
+        ):
             return self.immediate()
         return self.register_operand("src", fmt, info, index, exec_size)
 
@@ -520,7 +544,7 @@ class _Line:
             if type_name not in T.TYPES:
                 raise self.error(f"unknown type ':{type_name}'", type_pos)
         else:
-            raise self.error(f"operand '{self.text[start:self.pos].strip()}' needs a type like :f", start)
+            raise self.error(f"operand '{self.text[start : self.pos].strip()}' needs a type like :f", start)
         file, number, subreg, indirect = reg
         kwargs = {}
         if indirect is not None:
@@ -529,13 +553,13 @@ class _Line:
             kwargs["mme"] = macro
         v, w, h = region if region is not None else (None, None, None)
         if fmt == T.DPAS:
-            v, w, h = ((None, None, 1) if role == "dst" or index == 2 else (1, None, 0))
+            v, w, h = (None, None, 1) if role == "dst" or index == 2 else (1, None, 0)
         elif macro is not None:
             scalar = exec_size == 1
             if role == "dst":
                 v, w, h = None, None, 1
             elif fmt == T.TERNARY:
-                v, w, h = ((None, None, 1) if index == 2 else ((0 if scalar else 1), None, 0))
+                v, w, h = (None, None, 1) if index == 2 else ((0 if scalar else 1), None, 0)
             else:
                 v, w, h = (0 if scalar else 1), 1, 0
         return Reg(file, number, subreg if subreg is not None else 0, type_name, v, w, h, neg, abs_, **kwargs)
@@ -578,7 +602,7 @@ class _Line:
                 raise self.error(f"register '{file}' does not exist on {self.asm.platform.display_name}", start)
         number = int(digits) if digits else 0
         sub = None
-        if self.text.startswith(".", self.pos) and self.text[self.pos + 1:self.pos + 2].isdigit():
+        if self.text.startswith(".", self.pos) and self.text[self.pos + 1 : self.pos + 2].isdigit():
             self.pos += 1
             sub = self.integer("a subregister")
         return file, number, sub, None
@@ -684,8 +708,9 @@ class _Line:
                 src1_length = None
                 exdesc_value = exdesc & ~0x3F
         desc_in_a0 = isinstance(desc, tuple)
-        fields["send"] = SendDescriptor(sfid, 0 if desc_in_a0 else desc, exdesc_value, desc_in_a0, exdesc_a0,
-                                        src1_length)
+        fields["send"] = SendDescriptor(
+            sfid, 0 if desc_in_a0 else desc, exdesc_value, desc_in_a0, exdesc_a0, src1_length
+        )
         return fields, options
 
     # -- sync and branches --------------------------------------------------------------
@@ -822,8 +847,12 @@ def _immediate_value(literal: str, type_name: str) -> Imm:
         if not any(c in literal for c in ".eEn"):
             raise ValueError(f"integer literal {literal} for :{type_name}: write a float ({literal}.0) or hex bits")
         return Imm(float_to_bits(float(literal), float_type), type_name)
-    if any(c in literal for c in ".eE") and not literal.lstrip("+-").lower().startswith("0x") or "inf" in literal \
-            or "nan" in literal:
+    if (
+        any(c in literal for c in ".eE")
+        and not literal.lstrip("+-").lower().startswith("0x")
+        or "inf" in literal
+        or "nan" in literal
+    ):
         raise ValueError(f"'{literal}' is not an integer for :{type_name}")
     value = _to_int(literal)
     bits = 32 if type_name in ("uv", "v", "vf") else info.bits
@@ -888,4 +917,3 @@ def _evaluate_bfn(expression: str) -> int:
     if position != len(tokens):
         raise ValueError(f"unexpected '{tokens[position]}'")
     return value & 0xFF
-

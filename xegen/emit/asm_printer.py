@@ -62,8 +62,9 @@ def disassemble(data: bytes, hw: str | hwlib.Platform, pcs: bool = False) -> str
     return format_kernel(instructions, hw, pcs=pcs, sizes=sizes)
 
 
-def format_kernel(instructions: Iterable[Instruction], hw: str | hwlib.Platform, pcs: bool = False,
-                  sizes: Iterable[int] | None = None) -> str:
+def format_kernel(
+    instructions: Iterable[Instruction], hw: str | hwlib.Platform, pcs: bool = False, sizes: Iterable[int] | None = None
+) -> str:
     """A listing with IGA's block labels (`L<pc>:`); `sizes` are the byte sizes of the
     instructions (16 unless they were compacted)."""
     insts = list(instructions)
@@ -114,8 +115,12 @@ class _Printer:
     def instruction(self, inst: Instruction, pc: int) -> str:
         info = _check_printable(inst)
         fmt = info.format
-        out = [self._mask_and_predicate(inst).ljust(_PRED_COLUMN), " ",
-               self._mnemonic(inst, info).ljust(_OPCODE_COLUMN), " "]
+        out = [
+            self._mask_and_predicate(inst).ljust(_PRED_COLUMN),
+            " ",
+            self._mnemonic(inst, info).ljust(_OPCODE_COLUMN),
+            " ",
+        ]
         flag = ""
         if inst.cond_modifier is not None and fmt != T.SEND:
             flag = str(inst.cond_modifier)
@@ -281,13 +286,30 @@ class _Printer:
             src1 += f":{msg.src1_length}"
         exdesc = f"a0.{msg.exdesc_a0}" if msg.exdesc_a0 is not None else f"0x{msg.exdesc:X}"
         desc = "a0.0" if msg.desc_in_a0 else f"0x{msg.desc:08X}"
-        return [dst.ljust(_SEND_DST_COLUMN), src0.ljust(_SEND_SRC_COLUMN), src1.ljust(_SEND_SRC_COLUMN),
-                exdesc.ljust(_SEND_DESC_COLUMN), desc.ljust(_SEND_DESC_COLUMN)]
+        return [
+            dst.ljust(_SEND_DST_COLUMN),
+            src0.ljust(_SEND_SRC_COLUMN),
+            src1.ljust(_SEND_SRC_COLUMN),
+            exdesc.ljust(_SEND_DESC_COLUMN),
+            desc.ljust(_SEND_DESC_COLUMN),
+        ]
 
 
-_SOURCE_COUNTS = {T.UNARY: (1,), T.BINARY: (2,), T.TERNARY: (3,), T.DPAS: (3,), T.SEND: (2,), T.SYNC: (1,),
-                  T.NULLARY: (0,), T.JUMP: (0, 1), T.JIP_UIP: (0,), T.JIP_ONLY: (0,), T.CALL: (0, 1),
-                  T.CALLA: (0, 1), T.RET: (1,)}
+_SOURCE_COUNTS = {
+    T.UNARY: (1,),
+    T.BINARY: (2,),
+    T.TERNARY: (3,),
+    T.DPAS: (3,),
+    T.SEND: (2,),
+    T.SYNC: (1,),
+    T.NULLARY: (0,),
+    T.JUMP: (0, 1),
+    T.JIP_UIP: (0,),
+    T.JIP_ONLY: (0,),
+    T.CALL: (0, 1),
+    T.CALLA: (0, 1),
+    T.RET: (1,),
+}
 _WITH_DESTINATION = frozenset({T.UNARY, T.BINARY, T.MATH, T.TERNARY, T.DPAS, T.SEND, T.CALL, T.CALLA})
 
 

@@ -59,10 +59,16 @@ class Cycles:
     @property
     def terms(self) -> dict[str, float]:
         """Device clocks each resource needs, by bound name."""
-        compute, issue, load_store = (x / self.parallel_eus for x in (max(self.alu, self.xmx), self.issue,
-                                                                      self.load_store))
-        return {"compute": compute, "issue": issue, "load/store": load_store, "memory": self.memory,
-                "latency": max(compute, issue, load_store) + self.stall}
+        compute, issue, load_store = (
+            x / self.parallel_eus for x in (max(self.alu, self.xmx), self.issue, self.load_store)
+        )
+        return {
+            "compute": compute,
+            "issue": issue,
+            "load/store": load_store,
+            "memory": self.memory,
+            "latency": max(compute, issue, load_store) + self.stall,
+        }
 
     @property
     def bound(self) -> str:
@@ -82,19 +88,28 @@ class Cycles:
         return self.roofline.cycles / self.device if self.device else 0.0
 
     def as_dict(self) -> dict:
-        result = {"device_cycles": self.device, "bound": self.bound,
-                  "terms": {name: round(value, 1) for name, value in self.terms.items()},
-                  "issue": self.issue, "alu": self.alu, "xmx": self.xmx, "load_store": self.load_store,
-                  "exposed_latency_per_thread": round(self.exposed_latency, 1)}
+        result = {
+            "device_cycles": self.device,
+            "bound": self.bound,
+            "terms": {name: round(value, 1) for name, value in self.terms.items()},
+            "issue": self.issue,
+            "alu": self.alu,
+            "xmx": self.xmx,
+            "load_store": self.load_store,
+            "exposed_latency_per_thread": round(self.exposed_latency, 1),
+        }
         if self.occupancy is not None:
             result["occupancy"] = self.occupancy.as_dict()
         if self.traffic is not None:
             result["bytes"] = self.traffic.as_dict()
         fraction = self.roofline_fraction  # None exactly when there is no roofline
         if self.roofline is not None and fraction is not None:
-            result.update(roofline_cycles=self.roofline.cycles, roofline_bound=self.roofline.bound,
-                          roofline_fraction=round(fraction, 4),
-                          roofline_terms={"compute": self.roofline.compute, "memory": self.roofline.memory})
+            result.update(
+                roofline_cycles=self.roofline.cycles,
+                roofline_bound=self.roofline.bound,
+                roofline_fraction=round(fraction, 4),
+                roofline_terms={"compute": self.roofline.compute, "memory": self.roofline.memory},
+            )
         return result
 
 
@@ -120,11 +135,13 @@ def _operand_bytes(inst: Instruction) -> int:
     return max((T.type_bytes(t) for t in types if t in T.TYPES), default=4)
 
 
-def requested_global_bytes(instructions: Sequence[Instruction], executions: Sequence[int],
-                           hw: hwlib.Platform) -> int:
+def requested_global_bytes(instructions: Sequence[Instruction], executions: Sequence[int], hw: hwlib.Platform) -> int:
     """Bytes the kernel's global-memory messages move, over all their executions."""
-    return sum(n * payload_bytes(inst, hw.grf_bytes) for inst, n in zip(instructions, executions, strict=False)
-               if n and is_send(inst) and message_target(inst) == "global")
+    return sum(
+        n * payload_bytes(inst, hw.grf_bytes)
+        for inst, n in zip(instructions, executions, strict=False)
+        if n and is_send(inst) and message_target(inst) == "global"
+    )
 
 
 def global_load_latency(hw: hwlib.Platform, moved: Traffic | None) -> float:
@@ -135,14 +152,21 @@ def global_load_latency(hw: hwlib.Platform, moved: Traffic | None) -> float:
     from_l1 = max(0.0, 1.0 - moved.l3 / moved.requested)
     from_memory = min(1.0 - from_l1, moved.dram / moved.requested)
     from_l3 = max(0.0, 1.0 - from_l1 - from_memory)
-    return (from_l1 * hw.send_latency("l1") + from_l3 * hw.send_latency("l3")
-            + from_memory * hw.send_latency("memory"))
+    return from_l1 * hw.send_latency("l1") + from_l3 * hw.send_latency("l3") + from_memory * hw.send_latency("memory")
 
 
-def kernel_cycles(instructions: Sequence[Instruction], executions: Sequence[int],
-                  hw: str | hwlib.Platform, threads: int | None = None, group_threads: int = 1, *,
-                  grf_count: int | None = None, slm_bytes: int = 0, workload: Workload | None = None,
-                  tiling: Tiling | None = None) -> Cycles:
+def kernel_cycles(
+    instructions: Sequence[Instruction],
+    executions: Sequence[int],
+    hw: str | hwlib.Platform,
+    threads: int | None = None,
+    group_threads: int = 1,
+    *,
+    grf_count: int | None = None,
+    slm_bytes: int = 0,
+    workload: Workload | None = None,
+    tiling: Tiling | None = None,
+) -> Cycles:
     """Modeled cycles of a run in which instruction i executed `executions[i]` times (threads).
     `threads` ran in all (default: the executions of the entry instruction, which every thread
     runs once), in thread groups of `group_threads`, each holding `slm_bytes` of SLM, with
@@ -163,14 +187,16 @@ def kernel_cycles(instructions: Sequence[Instruction], executions: Sequence[int]
     if not threads:
         return Cycles(issue, alu, xmx, load_store, platform.eu_count)
     parallel = threads / busiest_eu_threads(threads, group_threads, platform)
-    resident = occupancy(threads, group_threads, platform, grf_count or min(platform.grf_counts), slm_bytes,
-                         barriers_used(instructions))
+    resident = occupancy(
+        threads, group_threads, platform, grf_count or min(platform.grf_counts), slm_bytes, barriers_used(instructions)
+    )
     moved = rooftop = None
     memory = 0.0
     if workload is not None:
         groups_at_once = resident.groups_per_subslice * platform.subslices
-        moved = traffic(workload, requested_global_bytes(instructions, executions, platform), platform, tiling,
-                        groups_at_once)
+        moved = traffic(
+            workload, requested_global_bytes(instructions, executions, platform), platform, tiling, groups_at_once
+        )
         memory = moved.dram / platform.dram_bytes_per_clock
         rooftop = roofline(workload, platform)
     load_latency = global_load_latency(platform, moved)
@@ -184,5 +210,6 @@ def kernel_cycles(instructions: Sequence[Instruction], executions: Sequence[int]
 
     waits = exposed_latency(instructions, executions, threads, latency)
     busy = max(issue, alu, xmx, load_store) / threads
-    return Cycles(issue, alu, xmx, load_store, parallel, memory, stall(resident, busy, waits), waits, resident,
-                  moved, rooftop)
+    return Cycles(
+        issue, alu, xmx, load_store, parallel, memory, stall(resident, busy, waits), waits, resident, moved, rooftop
+    )

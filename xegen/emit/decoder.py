@@ -49,8 +49,11 @@ def decode_with_sizes(data: bytes, hw: str | hwlib.Platform) -> tuple[list[Instr
     decoder = _decoder_for(layout)
     view = _as_bytes(data)
     if len(view) > MAX_CODE_BYTES:
-        raise DecodeError(f"{len(view)} bytes of code; the decoder takes at most {MAX_CODE_BYTES} "
-                          f"({MAX_CODE_BYTES // 16} instructions)", MAX_CODE_BYTES)
+        raise DecodeError(
+            f"{len(view)} bytes of code; the decoder takes at most {MAX_CODE_BYTES} "
+            f"({MAX_CODE_BYTES // 16} instructions)",
+            MAX_CODE_BYTES,
+        )
     out, sizes = [], []
     offset, end = 0, len(view)
     while offset < end:
@@ -113,18 +116,30 @@ class _Decoder:
         X = F.ternary
         # a 3-source operand's type reads the execution type; bfn's modifier bits are its function
         self.ternary_keys = tuple(S.positions | X.float.positions for S in (X.src0, X.src1, X.src2))
-        self.bfn_ternary_keys = tuple(key & ~S.modifiers.positions
-                                      for key, S in zip(self.ternary_keys, (X.src0, X.src1, X.src2), strict=True))
+        self.bfn_ternary_keys = tuple(
+            key & ~S.modifiers.positions for key, S in zip(self.ternary_keys, (X.src0, X.src1, X.src2), strict=True)
+        )
         self.header_cache: dict[int, tuple] = {}
         self.instruction_cache: dict[int, Instruction] = {}
         self.ternary_dst_alignment = T.ternary_dst_alignment(self.platform)
-        self.available = {code: info for code, info in T.OPCODES_BY_CODE.items()
-                          if T.opcode_available(info, self.platform)}
+        self.available = {
+            code: info for code, info in T.OPCODES_BY_CODE.items() if T.opcode_available(info, self.platform)
+        }
         self.format_decoders = {
-            T.UNARY: self._unary_binary, T.BINARY: self._unary_binary, T.MATH: self._unary_binary,
-            T.TERNARY: self._ternary, T.DPAS: self._dpas, T.SEND: self._send, T.SYNC: self._sync,
-            T.NULLARY: self._nullary, T.JUMP: self._jump, T.JIP_UIP: self._jip_uip,
-            T.JIP_ONLY: self._jip_only, T.CALL: self._call, T.CALLA: self._call, T.RET: self._ret,
+            T.UNARY: self._unary_binary,
+            T.BINARY: self._unary_binary,
+            T.MATH: self._unary_binary,
+            T.TERNARY: self._ternary,
+            T.DPAS: self._dpas,
+            T.SEND: self._send,
+            T.SYNC: self._sync,
+            T.NULLARY: self._nullary,
+            T.JUMP: self._jump,
+            T.JIP_UIP: self._jip_uip,
+            T.JIP_ONLY: self._jip_only,
+            T.CALL: self._call,
+            T.CALLA: self._call,
+            T.RET: self._ret,
         }
 
     def decode_at(self, data: bytes | bytearray, offset: int) -> tuple[Instruction, int]:
@@ -139,9 +154,9 @@ class _Decoder:
                 return inst, 16
         if offset < 0 or offset + 8 > len(data):
             raise DecodeError(f"truncated instruction: {len(data) - offset} byte(s) left, need at least 8", offset)
-        low = int.from_bytes(data[offset:offset + 8], "little")
+        low = int.from_bytes(data[offset : offset + 8], "little")
         if low & compacted_bit:
-            expanded = _expand_compacted(data[offset:offset + 8], self.platform, offset)
+            expanded = _expand_compacted(data[offset : offset + 8], self.platform, offset)
             bits = int.from_bytes(expanded, "little") & ~compacted_bit
             key = ~bits  # compacted and 16-byte forms of the same bits differ by the option
             inst = self.instruction_cache.get(key)
@@ -150,7 +165,7 @@ class _Decoder:
             return inst, 8
         if offset + 16 > len(data):
             raise DecodeError(f"truncated instruction: {len(data) - offset} byte(s) left, need 16", offset)
-        bits = low | int.from_bytes(data[offset + 8:offset + 16], "little") << 64
+        bits = low | int.from_bytes(data[offset + 8 : offset + 16], "little") << 64
         inst = self.instruction_cache.get(bits)
         if inst is None:
             inst = self._cache(bits, self.decode_bits(bits, offset))
@@ -215,8 +230,16 @@ class _Decoder:
             options.append("Atomic")
         if H.breakpoint.get(bits):
             options.append("Breakpoint")
-        return (info, swsb, exec_size, channel_offset, predicate, flag if flag_valid else None,
-                bool(H.no_mask.get(bits)), tuple(options))
+        return (
+            info,
+            swsb,
+            exec_size,
+            channel_offset,
+            predicate,
+            flag if flag_valid else None,
+            bool(H.no_mask.get(bits)),
+            tuple(options),
+        )
 
     # -- operands -----------------------------------------------------------------------
 
@@ -253,15 +276,24 @@ class _Decoder:
         if D.indirect.get(bits):
             if st.macro:
                 raise self.fail("dst: math macro operands are direct registers", st.offset, st.info)
-            reg = Reg("r", 0, 0, type_name, None, None, hs, indirect=True, addr_subreg=D.address_subreg.get(bits),
-                      addr_offset=D.address_offset.get(bits))
+            reg = Reg(
+                "r",
+                0,
+                0,
+                type_name,
+                None,
+                None,
+                hs,
+                indirect=True,
+                addr_subreg=D.address_subreg.get(bits),
+                addr_offset=D.address_offset.get(bits),
+            )
         else:
             file, number = self._register(D.file.get(bits), D.number.get(bits), st, "dst")
             if st.macro:
                 reg = Reg(file, number, 0, type_name, None, None, 1, mme=self._mme(D.mme.get(bits), st, "dst"))
             else:
-                reg = Reg(file, number, self._element(D.subreg.get(bits), type_name), type_name, None,
-                          None, hs)
+                reg = Reg(file, number, self._element(D.subreg.get(bits), type_name), type_name, None, None, hs)
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
         cache[key] = reg
@@ -298,19 +330,42 @@ class _Decoder:
         if S.indirect.get(bits):
             if st.macro:
                 raise self.fail(f"{where}: math macro operands are direct registers", st.offset, st.info)
-            reg = Reg("r", 0, 0, type_name, vs, width, hs, neg, abs_, indirect=True,
-                      addr_subreg=S.address_subreg.get(bits), addr_offset=S.address_offset.get(bits))
+            reg = Reg(
+                "r",
+                0,
+                0,
+                type_name,
+                vs,
+                width,
+                hs,
+                neg,
+                abs_,
+                indirect=True,
+                addr_subreg=S.address_subreg.get(bits),
+                addr_offset=S.address_offset.get(bits),
+            )
         else:
             if vxh:
                 raise self.fail(f"{where}: VxH region on a direct operand", st.offset, st.info)
             file, number = self._register(S.file.get(bits), S.number.get(bits), st, where)
             if st.macro:
                 scalar = st.exec_size == 1
-                reg = Reg(file, number, 0, type_name, 0 if scalar else 1, 1, 0, neg, abs_,
-                          mme=self._mme(S.mme.get(bits), st, where))
+                reg = Reg(
+                    file,
+                    number,
+                    0,
+                    type_name,
+                    0 if scalar else 1,
+                    1,
+                    0,
+                    neg,
+                    abs_,
+                    mme=self._mme(S.mme.get(bits), st, where),
+                )
             else:
-                reg = Reg(file, number, self._element(S.subreg.get(bits), type_name), type_name, vs,
-                          width, hs, neg, abs_)
+                reg = Reg(
+                    file, number, self._element(S.subreg.get(bits), type_name), type_name, vs, width, hs, neg, abs_
+                )
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
         cache[key] = reg
@@ -374,8 +429,9 @@ class _Decoder:
                 srcs = (src0, self._immediate(B.src1.type.get(bits), B.immediate.get(bits), st, "src1"))
             else:
                 srcs = (src0, self._binary_src(1, st))
-        return st.build(dst=dst, srcs=srcs, cond=cond, function=function,
-                        saturate=self._saturate(st), options=self._accwren(st))
+        return st.build(
+            dst=dst, srcs=srcs, cond=cond, function=function, saturate=self._saturate(st), options=self._accwren(st)
+        )
 
     def _saturate(self, st: _State) -> bool:
         if self.fields.header.saturate.get(st.bits):
@@ -397,8 +453,9 @@ class _Decoder:
             raise self.fail(f"{where}: invalid type code {code}", st.offset, st.info)
         return name
 
-    def _ternary_reg(self, index: int, float_exec: int, mods: int, st: _State, bfn: bool,
-                     macro_region: tuple | None = None) -> Reg:
+    def _ternary_reg(
+        self, index: int, float_exec: int, mods: int, st: _State, bfn: bool, macro_region: tuple | None = None
+    ) -> Reg:
         """src0, src1 or src2 (`index`) of a 3-source instruction, a register."""
         bits, where = st.bits, _SOURCE_NAMES[index]
         X = self.fields.ternary
@@ -416,8 +473,7 @@ class _Decoder:
             return Reg(file, number, 0, type_name, v, None, h, neg, abs_, mme=self._mme(S.mme.get(bits), st, where))
         hs = T.HSTRIDE_BY_CODE[S.hstride.get(bits)]
         vs = T.TERNARY_VSTRIDE_BY_CODE[S.vstride.get(bits)] if isinstance(S, TernaryRegionSource) else None  # src2: <h>
-        reg = Reg(file, number, self._element(S.subreg.get(bits), type_name), type_name, vs, None, hs,
-                  neg, abs_)
+        reg = Reg(file, number, self._element(S.subreg.get(bits), type_name), type_name, vs, None, hs, neg, abs_)
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
         cache[key] = reg
@@ -477,8 +533,14 @@ class _Decoder:
             src2 = self._ternary_reg(2, float_exec, mods2, st, bfn, (None, 1) if macro else None)
         if (mods1 or mods2) and not info.source_modifiers:
             raise self.fail("source modifiers are not supported", st.offset, info)
-        return st.build(dst=dst, srcs=(src0, src1, src2), cond=cond, function=function,
-                        saturate=self._saturate(st), options=self._accwren(st))
+        return st.build(
+            dst=dst,
+            srcs=(src0, src1, src2),
+            cond=cond,
+            function=function,
+            saturate=self._saturate(st),
+            options=self._accwren(st),
+        )
 
     def _ternary_imm(self, code: int, float_exec: int, value: int, st: _State, where: str) -> Imm:
         type_name = self._ternary_type(code, float_exec, st, where)
@@ -520,8 +582,11 @@ class _Decoder:
                 t = {("ub", 1): "u4", ("b", 1): "s4", ("ub", 2): "u2", ("b", 2): "s2"}[(t, precision)]
             types.append(t)
         dst = reg(X.dst, dst_type, "dst", None)
-        srcs = (reg(X.src0, src0_type, "src0", False), reg(X.src1, types[0], "src1", False),
-                reg(X.src2, types[1], "src2", True))
+        srcs = (
+            reg(X.src0, src0_type, "src0", False),
+            reg(X.src1, types[0], "src1", False),
+            reg(X.src2, types[1], "src2", True),
+        )
         return st.build(dst=dst, srcs=srcs, systolic_depth=depth, repeat_count=repeat, options=self._accwren(st))
 
     def _send(self, st: _State) -> Instruction:
@@ -612,10 +677,14 @@ class _Decoder:
         if not st.no_mask:
             raise self.fail("jmpi must be (W)", st.offset, st.info)
         if B.src0_is_immediate.get(bits):
-            return st.build(jip=self._signed(R.jip.get(bits)), exec_size=1, channel_offset=0,
-                            options=st.options, branch_control=False)
-        return st.build(srcs=(self._branch_reg(B.src0, st, "src0"),), exec_size=1, channel_offset=0,
-                        options=st.options)
+            return st.build(
+                jip=self._signed(R.jip.get(bits)),
+                exec_size=1,
+                channel_offset=0,
+                options=st.options,
+                branch_control=False,
+            )
+        return st.build(srcs=(self._branch_reg(B.src0, st, "src0"),), exec_size=1, channel_offset=0, options=st.options)
 
     def _branch_ctrl(self, st: _State) -> bool:
         H, R = self.fields.header, self.fields.branch
@@ -631,8 +700,12 @@ class _Decoder:
 
     def _jip_uip(self, st: _State) -> Instruction:
         bits, R = st.bits, self.fields.branch
-        return st.build(jip=self._signed(R.jip.get(bits)), uip=self._signed(R.uip.get(bits)),
-                        branch_control=self._branch_ctrl(st), options=st.options)
+        return st.build(
+            jip=self._signed(R.jip.get(bits)),
+            uip=self._signed(R.uip.get(bits)),
+            branch_control=self._branch_ctrl(st),
+            options=st.options,
+        )
 
     def _jip_only(self, st: _State) -> Instruction:
         self._branch_ctrl(st)
@@ -659,8 +732,19 @@ _SOURCE_NAMES = ("src0", "src1", "src2")
 class _State:
     """The fields every format shares, gathered once per instruction."""
 
-    __slots__ = ("info", "offset", "bits", "exec_size", "channel_offset", "predicate", "flag", "no_mask",
-                 "swsb", "options", "macro")
+    __slots__ = (
+        "info",
+        "offset",
+        "bits",
+        "exec_size",
+        "channel_offset",
+        "predicate",
+        "flag",
+        "no_mask",
+        "swsb",
+        "options",
+        "macro",
+    )
 
     def __init__(self, info, offset, bits, exec_size, channel_offset, predicate, flag, no_mask, swsb, options):
         self.info = info
@@ -675,18 +759,44 @@ class _State:
         self.options = options
         self.macro = 0
 
-    def build(self, dst=None, srcs=(), cond=None, function=None, saturate=False, options=(), jip=None, uip=None,
-              send=None, systolic_depth=0, repeat_count=0, branch_control=False, exec_size=None,
-              channel_offset=None, predicate=..., no_mask=None) -> Instruction:
+    def build(
+        self,
+        dst=None,
+        srcs=(),
+        cond=None,
+        function=None,
+        saturate=False,
+        options=(),
+        jip=None,
+        uip=None,
+        send=None,
+        systolic_depth=0,
+        repeat_count=0,
+        branch_control=False,
+        exec_size=None,
+        channel_offset=None,
+        predicate=...,
+        no_mask=None,
+    ) -> Instruction:
         if self.predicate is not None and not self.info.predication:
             raise DecodeError(f"{self.info.name}: this instruction cannot be predicated", self.offset)
         return complete_instruction(
             self.info.name,
             self.exec_size if exec_size is None else exec_size,
             self.channel_offset if channel_offset is None else channel_offset,
-            dst, srcs,
+            dst,
+            srcs,
             self.predicate if predicate is ... else predicate,
             self.no_mask if no_mask is None else no_mask,
-            cond, saturate, function, self.swsb, tuple(options), jip, uip, send, systolic_depth, repeat_count,
+            cond,
+            saturate,
+            function,
+            self.swsb,
+            tuple(options),
+            jip,
+            uip,
+            send,
+            systolic_depth,
+            repeat_count,
             branch_control,
         )

@@ -102,14 +102,34 @@ class ElfFile:
 
 # --- Reading -----------------------------------------------------------------------------
 
+
 def read_elf(data: bytes) -> ElfFile:
     """Parse an ELF64 LSB file's header and sections; DecodeError names the bad offset."""
     data = bytes(data)
     if len(data) < FILE_HEADER.size:
         raise DecodeError(f"truncated ELF header: the file has {len(data)} bytes, the header needs 64", len(data))
-    (magic, file_class, encoding, version, os_abi, abi_version, _pad, file_type, machine, _e_version,
-     _entry, program_headers, section_headers, flags, header_size, _ph_size, _ph_count,
-     section_header_size, section_count, names_index) = FILE_HEADER.unpack_from(data, 0)
+    (
+        magic,
+        file_class,
+        encoding,
+        version,
+        os_abi,
+        abi_version,
+        _pad,
+        file_type,
+        machine,
+        _e_version,
+        _entry,
+        program_headers,
+        section_headers,
+        flags,
+        header_size,
+        _ph_size,
+        _ph_count,
+        section_header_size,
+        section_count,
+        names_index,
+    ) = FILE_HEADER.unpack_from(data, 0)
     if magic != MAGIC:
         raise DecodeError(f"not an ELF file: magic is {magic!r}, expected {MAGIC!r}", 0)
     if file_class != ELFCLASS64:
@@ -130,8 +150,9 @@ def read_elf(data: bytes) -> ElfFile:
         section_count = SECTION_HEADER.unpack_from(data, section_headers)[5]
     _check_range(data, section_headers, section_count * SECTION_HEADER.size, f"{section_count} section headers")
 
-    raw_headers = [SECTION_HEADER.unpack_from(data, section_headers + i * SECTION_HEADER.size)
-                   for i in range(section_count)]
+    raw_headers = [
+        SECTION_HEADER.unpack_from(data, section_headers + i * SECTION_HEADER.size) for i in range(section_count)
+    ]
     if names_index >= section_count:
         raise DecodeError(f"section-name table index {names_index} is not below the section count {section_count}", 62)
     names_header_offset = section_headers + names_index * SECTION_HEADER.size
@@ -152,8 +173,10 @@ def read_elf(data: bytes) -> ElfFile:
 
 def _check_range(data: bytes, offset: int, size: int, what: str) -> None:
     if offset + size > len(data):
-        raise DecodeError(f"{what} ({size} bytes at offset {offset}) run past the end of the {len(data)}-byte file",
-                          min(offset, len(data)))
+        raise DecodeError(
+            f"{what} ({size} bytes at offset {offset}) run past the end of the {len(data)}-byte file",
+            min(offset, len(data)),
+        )
 
 
 def _section_data(data: bytes, header: tuple, header_offset: int, what: str) -> bytes:
@@ -161,9 +184,10 @@ def _section_data(data: bytes, header: tuple, header_offset: int, what: str) -> 
     if sh_type in (SHT_NULL, SHT_NOBITS):
         return b""
     if offset + size > len(data):
-        raise DecodeError(f"{what} claims {size} bytes at offset {offset}, past the end of the {len(data)}-byte file",
-                          header_offset)
-    return data[offset:offset + size]
+        raise DecodeError(
+            f"{what} claims {size} bytes at offset {offset}, past the end of the {len(data)}-byte file", header_offset
+        )
+    return data[offset : offset + size]
 
 
 def _string(table: bytes, offset: int, where: int, what: str) -> str:
@@ -181,12 +205,14 @@ def _string(table: bytes, offset: int, where: int, what: str) -> str:
 def read_symbols(elf: ElfFile, symbol_table: Section) -> tuple[Symbol, ...]:
     """The symbols of a SHT_SYMTAB section, names resolved through its linked string table."""
     if symbol_table.link >= len(elf.sections):
-        raise DecodeError(f"{symbol_table.name} links to string table {symbol_table.link}, which does not exist",
-                          symbol_table.offset)
+        raise DecodeError(
+            f"{symbol_table.name} links to string table {symbol_table.link}, which does not exist", symbol_table.offset
+        )
     strings = elf.sections[symbol_table.link].data
     if len(symbol_table.data) % SYMBOL.size:
-        raise DecodeError(f"{symbol_table.name} is {len(symbol_table.data)} bytes, not a multiple of 24",
-                          symbol_table.offset)
+        raise DecodeError(
+            f"{symbol_table.name} is {len(symbol_table.data)} bytes, not a multiple of 24", symbol_table.offset
+        )
     symbols = []
     for start in range(0, len(symbol_table.data), SYMBOL.size):
         name_offset, info, other, shndx, value, size = SYMBOL.unpack_from(symbol_table.data, start)
@@ -209,14 +235,16 @@ def read_notes(section: Section) -> tuple[Note, ...]:
         end = descriptor_start + _align(descriptor_size, 4)
         if end > len(data):
             raise DecodeError(
-                f"{section.name}: a note of {name_size}+{descriptor_size} bytes runs past the section end", where)
-        owner = data[name_start:name_start + name_size].rstrip(b"\0").decode("utf-8", errors="replace")
-        notes.append(Note(owner, note_type, data[descriptor_start:descriptor_start + descriptor_size]))
+                f"{section.name}: a note of {name_size}+{descriptor_size} bytes runs past the section end", where
+            )
+        owner = data[name_start : name_start + name_size].rstrip(b"\0").decode("utf-8", errors="replace")
+        notes.append(Note(owner, note_type, data[descriptor_start : descriptor_start + descriptor_size]))
         position = end
     return tuple(notes)
 
 
 # --- Writing -----------------------------------------------------------------------------
+
 
 def _align(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment if alignment > 1 else value
@@ -273,13 +301,42 @@ def write_elf(elf: ElfFile) -> bytes:
     for section, offset in zip(elf.sections, offsets, strict=True):
         name_offset = _name_offset(names, section.name)
         size = len(section.data)
-        out += SECTION_HEADER.pack(name_offset, section.type, section.flags, 0, offset, size, section.link,
-                                   section.info, section.alignment if section.type != SHT_NULL else 0,
-                                   section.entry_size)
+        out += SECTION_HEADER.pack(
+            name_offset,
+            section.type,
+            section.flags,
+            0,
+            offset,
+            size,
+            section.link,
+            section.info,
+            section.alignment if section.type != SHT_NULL else 0,
+            section.entry_size,
+        )
     FILE_HEADER.pack_into(
-        out, 0, MAGIC, ELFCLASS64, ELFDATA2LSB, EV_CURRENT, elf.os_abi, elf.abi_version, bytes(7), elf.type,
-        elf.machine, EV_CURRENT, 0, 0, section_headers, elf.flags, FILE_HEADER.size, 0, 0, SECTION_HEADER.size,
-        len(elf.sections), elf.section_names_index)
+        out,
+        0,
+        MAGIC,
+        ELFCLASS64,
+        ELFDATA2LSB,
+        EV_CURRENT,
+        elf.os_abi,
+        elf.abi_version,
+        bytes(7),
+        elf.type,
+        elf.machine,
+        EV_CURRENT,
+        0,
+        0,
+        section_headers,
+        elf.flags,
+        FILE_HEADER.size,
+        0,
+        0,
+        SECTION_HEADER.size,
+        len(elf.sections),
+        elf.section_names_index,
+    )
     return bytes(out)
 
 

@@ -83,8 +83,12 @@ def _encode_common(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int
     bits |= H.exec_size.put(code)
     offset, field = inst.channel_offset, H.channel_offset
     if not field.fits(offset):
-        raise _fail(inst, "channel offset", f"M{offset} is not encodable on {layout.platform.display_name}"
-                    f" (multiples of {field.unit} up to M{field.limit - field.unit})")
+        raise _fail(
+            inst,
+            "channel offset",
+            f"M{offset} is not encodable on {layout.platform.display_name}"
+            f" (multiples of {field.unit} up to M{field.limit - field.unit})",
+        )
     bits |= field.put(offset)
 
     flag = None
@@ -120,8 +124,7 @@ def _encode_common(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int
         elif option == "Breakpoint":
             bits |= H.breakpoint.put(1)
         elif option == "AccWrEn":
-            if (not H.acc_write_enable.present or info.format in T.BRANCH_FORMATS
-                    or info.format in (T.SEND, T.NULLARY)):
+            if not H.acc_write_enable.present or info.format in T.BRANCH_FORMATS or info.format in (T.SEND, T.NULLARY):
                 raise _fail(inst, "options", "AccWrEn is not available here")
             bits |= H.acc_write_enable.put(1)
         elif option in ("Compacted", "NoCompact"):
@@ -221,12 +224,26 @@ def _code(codes: Mapping[int, int], value: int | None) -> int | None:
 def _with_region(reg: Reg, vstride: int | None, width: int | None, hstride: int | None) -> Reg:
     if (reg.vstride, reg.width, reg.hstride) == (vstride, width, hstride):
         return reg
-    return Reg(reg.file, reg.number, reg.subreg, reg.type, vstride, width, hstride, reg.neg, reg.abs, reg.mme,
-               reg.indirect, reg.addr_subreg, reg.addr_offset)
+    return Reg(
+        reg.file,
+        reg.number,
+        reg.subreg,
+        reg.type,
+        vstride,
+        width,
+        hstride,
+        reg.neg,
+        reg.abs,
+        reg.mme,
+        reg.indirect,
+        reg.addr_subreg,
+        reg.addr_offset,
+    )
 
 
-def _encode_binary_src(inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg, S: BinarySource,
-                       layout: Layout) -> int:
+def _encode_binary_src(
+    inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg, S: BinarySource, layout: Layout
+) -> int:
     """A register source of the 1/2-source layout, with its type and modifiers."""
     if src.mme is not None:
         if src.indirect:
@@ -304,8 +321,13 @@ def _encode_unary_binary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) 
         code, payload = _immediate_bits(inst, "src0", src0, layout)
         if payload >> 32 and inst.cond_modifier is not None:
             raise _fail(inst, "src0", "a 64-bit immediate leaves no room for a condition modifier")
-        return (bits | B.src0.type.put(code) | B.src0_is_immediate.put(1) | B.immediate.put(payload)
-                | B.immediate_high.put(payload >> 32))
+        return (
+            bits
+            | B.src0.type.put(code)
+            | B.src0_is_immediate.put(1)
+            | B.immediate.put(payload)
+            | B.immediate_high.put(payload >> 32)
+        )
     bits |= _encode_binary_src(inst, info, "src0", src0, B.src0, layout)
     if nsrc == 1:
         return bits
@@ -343,8 +365,11 @@ def _ternary_type(inst: Instruction, where: str, type_name: str, layout: Layout,
     code = table.get(type_name)
     if code is None:
         kind = "float" if float_exec else "integer"
-        raise _fail(inst, where, f"type ':{type_name}' cannot be mixed into a 3-source {kind} instruction"
-                    f" on {layout.platform.display_name}")
+        raise _fail(
+            inst,
+            where,
+            f"type ':{type_name}' cannot be mixed into a 3-source {kind} instruction on {layout.platform.display_name}",
+        )
     return code
 
 
@@ -377,8 +402,15 @@ def _ternary_imm(inst: Instruction, where: str, value: Imm, layout: Layout, floa
     return _ternary_type(inst, where, value.type, layout, float_exec), value.value
 
 
-def _ternary_source(inst: Instruction, info: T.OpcodeInfo, where: str, src: Reg, S: TernaryRegionSource, layout: Layout,
-                    float_exec: bool) -> int:
+def _ternary_source(
+    inst: Instruction,
+    info: T.OpcodeInfo,
+    where: str,
+    src: Reg,
+    S: TernaryRegionSource,
+    layout: Layout,
+    float_exec: bool,
+) -> int:
     """src0 or src1 of a 3-source instruction: a register with a <v;h> region."""
     bits = S.type.put(_ternary_type(inst, where, src.type, layout, float_exec))
     if src.mme is None:
@@ -418,8 +450,9 @@ def _encode_ternary(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> in
     bits |= X.dst.type.put(_ternary_type(inst, "dst", dst.type, layout, float_exec)) | X.float.put(float_exec)
     alignment = T.ternary_dst_alignment(layout.platform)
     if dst.mme is None and dst.type in T.TYPES and (dst.subreg * T.type_bytes(dst.type)) % alignment:
-        raise _fail(inst, "dst", f"3-source destinations start on a {alignment}-byte boundary"
-                    f" on {layout.platform.display_name}")
+        raise _fail(
+            inst, "dst", f"3-source destinations start on a {alignment}-byte boundary on {layout.platform.display_name}"
+        )
     bits |= _ternary_operand(inst, "dst", dst, X.dst, layout, dst_hs)
     src0, src1, src2 = inst.srcs
     if type(src0) is Imm:  # src0: a register with <v;h> or a 16-bit immediate
@@ -472,8 +505,10 @@ def _encode_dpas(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
     bits |= _direct_dpas(inst, "dst", dst, X.dst, layout)
     bits |= X.src0.type.put(_ternary_type(inst, "src0", src0.type, layout, float_exec))
     bits |= _direct_dpas(inst, "src0", src0, X.src0, layout)
-    for where, src, operand, precision_field in (("src1", src1, X.src1, P.src1_precision),
-                                                 ("src2", src2, X.src2, P.src2_precision)):
+    for where, src, operand, precision_field in (
+        ("src1", src1, X.src1, P.src1_precision),
+        ("src2", src2, X.src2, P.src2_precision),
+    ):
         type_name, precision = T.DPAS_PRECISIONS.get(src.type, (src.type, 0))
         if src.neg or src.abs:
             raise _fail(inst, where, "dpas takes no source modifiers")
@@ -654,8 +689,12 @@ def _encode_jump(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
 def _encode_jip_uip(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:
     B, R = layout.fields.binary, layout.fields.branch
     _check_no_operands(inst, False, 0)
-    return (B.src0_is_immediate.put(1) | B.src1_is_immediate.put(1) | R.jip.put(_branch_offset(inst, "jip", inst.jip))
-            | R.uip.put(_branch_offset(inst, "uip", inst.uip)))
+    return (
+        B.src0_is_immediate.put(1)
+        | B.src1_is_immediate.put(1)
+        | R.jip.put(_branch_offset(inst, "jip", inst.jip))
+        | R.uip.put(_branch_offset(inst, "uip", inst.uip))
+    )
 
 
 def _encode_jip_only(inst: Instruction, info: T.OpcodeInfo, layout: Layout) -> int:

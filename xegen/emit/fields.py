@@ -239,8 +239,15 @@ BRANCH: Table = {
     "branch_control": 33,  # if, else, goto: ".b"
 }
 
-FORMATS: Table = {"header": HEADER, "binary": BINARY, "ternary": TERNARY, "dpas": DPAS, "send": SEND, "sync": SYNC,
-           "branch": BRANCH}
+FORMATS: Table = {
+    "header": HEADER,
+    "binary": BINARY,
+    "ternary": TERNARY,
+    "dpas": DPAS,
+    "send": SEND,
+    "sync": SYNC,
+    "branch": BRANCH,
+}
 
 
 # ---------------------------------------------------------------------------------------

@@ -57,9 +57,11 @@ def branch_targets(inst: Instruction, index: int, count: int) -> list[int]:
             continue
         absolute = offset if inst.opcode == "calla" else INSTRUCTION_BYTES * index + offset
         if absolute % INSTRUCTION_BYTES or not 0 <= absolute <= INSTRUCTION_BYTES * count:
-            raise Error(f"instruction {index} ({inst.opcode} at byte 0x{INSTRUCTION_BYTES * index:x}): "
-                        f"branch target byte 0x{absolute:x} is not an instruction of this "
-                        f"{count}-instruction kernel")
+            raise Error(
+                f"instruction {index} ({inst.opcode} at byte 0x{INSTRUCTION_BYTES * index:x}): "
+                f"branch target byte 0x{absolute:x} is not an instruction of this "
+                f"{count}-instruction kernel"
+            )
         targets.append(absolute // INSTRUCTION_BYTES)
     if inst.opcode == "break" and inst.uip is not None:
         targets.append(min(targets[-1] + 1, count))  # a break may leave past the while its UIP names
@@ -140,8 +142,11 @@ def _reverse_postorder(blocks: list[Block]) -> list[int]:
     return order
 
 
-def relayout(instructions: Sequence[Instruction], before: Mapping[int, Sequence[Instruction]] | None = None,
-             keep: Callable[[int, Instruction], bool] | None = None) -> list[Instruction]:
+def relayout(
+    instructions: Sequence[Instruction],
+    before: Mapping[int, Sequence[Instruction]] | None = None,
+    keep: Callable[[int, Instruction], bool] | None = None,
+) -> list[Instruction]:
     """The kernel with `before[i]` inserted in front of instruction `i` and the instructions
     for which `keep(i, inst)` is false removed, every branch offset fixed up.
 
@@ -180,8 +185,10 @@ def _retarget(inst: Instruction, index: int, count: int, new_index: int, landing
             return None
         absolute = offset if inst.opcode == "calla" else INSTRUCTION_BYTES * index + offset
         if absolute % INSTRUCTION_BYTES or not 0 <= absolute <= INSTRUCTION_BYTES * count:
-            raise Error(f"instruction {index} ({inst.opcode}): branch target byte 0x{absolute:x} is not an "
-                        f"instruction of this {count}-instruction kernel")
+            raise Error(
+                f"instruction {index} ({inst.opcode}): branch target byte 0x{absolute:x} is not an "
+                f"instruction of this {count}-instruction kernel"
+            )
         target = landing[absolute // INSTRUCTION_BYTES]
         return INSTRUCTION_BYTES * target if inst.opcode == "calla" else INSTRUCTION_BYTES * (target - new_index)
 
@@ -199,10 +206,11 @@ def atomic_groups(instructions: Sequence[Instruction], control: ControlFlow) -> 
         first = i
         while "Atomic" in instructions[i].options:
             if i + 1 >= count or control.block_of[i + 1] != control.block_of[first] or instructions[i].is_branch:
-                raise Error(f"instruction {i} ({instructions[i].opcode} at byte 0x{INSTRUCTION_BYTES * i:x}) has "
-                            "{Atomic} but no instruction of its basic block follows it")
+                raise Error(
+                    f"instruction {i} ({instructions[i].opcode} at byte 0x{INSTRUCTION_BYTES * i:x}) has "
+                    "{Atomic} but no instruction of its basic block follows it"
+                )
             i += 1
         groups.append((first, i))
         i += 1
     return groups
-

@@ -216,10 +216,22 @@ def _compute_facts(inst: Instruction, platform: hwlib.Platform) -> Facts:
     elif kind == BRANCH:  # branches count in no pipe here: a distance too small only waits longer
         order_class = pipes.order_class(inst, platform)
         timeout = latency["alu"]
-    return Facts(kind, reads, writes, pipe, order_class, timeout, arch, masks,
-                 frozenset(pipes.type_pipe(t, platform) for t in pipes.typed_operands(inst)),
-                 inst.channel_offset, inst.channel_offset + inst.exec_size, inst.no_mask,
-                 inst.predicate is not None, inst.eot)
+    return Facts(
+        kind,
+        reads,
+        writes,
+        pipe,
+        order_class,
+        timeout,
+        arch,
+        masks,
+        frozenset(pipes.type_pipe(t, platform) for t in pipes.typed_operands(inst)),
+        inst.channel_offset,
+        inst.channel_offset + inst.exec_size,
+        inst.no_mask,
+        inst.predicate is not None,
+        inst.eot,
+    )
 
 
 def _operand_footprints(inst: Instruction, platform: hwlib.Platform) -> tuple[Footprint, Footprint]:
@@ -253,8 +265,9 @@ def _operand_footprints(inst: Instruction, platform: hwlib.Platform) -> tuple[Fo
                 written = region_footprint(dst.retype("ud"), 2, (1, 1, 0), grf)
             else:
                 written = region_footprint(dst, size, (dst.hstride or 1, 1, 0), grf)
-            if dst.file == "r" and (fmt == T.MATH or (platform.byte_writes_read_modify_write
-                                                      and T.type_bytes(dst.type) == 1)):
+            if dst.file == "r" and (
+                fmt == T.MATH or (platform.byte_writes_read_modify_write and T.type_bytes(dst.type) == 1)
+            ):
                 # math results (XeHPG read suppression) and XeHPC byte writes (read-modify-write of
                 # the register) count as the whole registers they touch
                 written = _whole_rows(written)
@@ -357,4 +370,3 @@ def _implicit_accumulator(inst: Instruction, reads: Footprint, writes: Footprint
     if inst.opcode in ("addc", "subb", "mach", "macl") or ("AccWrEn" in inst.options and not inst.is_branch):
         writes = writes | acc01
     return reads, writes
-

@@ -19,9 +19,11 @@ from .instruction import Instruction
 
 # --- one thread's waits ------------------------------------------------------------------------
 
+
 class _Timeline:
-    def __init__(self, instructions: Sequence[Instruction], per_thread: Sequence[float],
-                 latency: Callable[[Instruction], float]):
+    def __init__(
+        self, instructions: Sequence[Instruction], per_thread: Sequence[float], latency: Callable[[Instruction], float]
+    ):
         self.instructions = instructions
         self.per_thread = per_thread
         self.latency = latency
@@ -37,8 +39,11 @@ class _Timeline:
         iterated by a caller)."""
         i = start
         while i <= end:
-            loop = max((lp for lp in self.loops_at.get(i, ()) if lp.end <= end and lp not in entered),
-                       key=lambda lp: lp.end, default=None)
+            loop = max(
+                (lp for lp in self.loops_at.get(i, ()) if lp.end <= end and lp not in entered),
+                key=lambda lp: lp.end,
+                default=None,
+            )
             if loop is not None:
                 self._loop(loop, entered | {loop})
                 i = loop.end + 1
@@ -81,8 +86,12 @@ class _Timeline:
             self.ready[swsb.token] = self.time + (self.latency(inst) if is_send(inst) else 0.0)
 
 
-def exposed_latency(instructions: Sequence[Instruction], executions: Sequence[int], threads: int,
-                    latency: Callable[[Instruction], float]) -> float:
+def exposed_latency(
+    instructions: Sequence[Instruction],
+    executions: Sequence[int],
+    threads: int,
+    latency: Callable[[Instruction], float],
+) -> float:
     """Clocks an average thread waits for send results (`latency(send)` after issue) that its own
     instructions in between do not cover."""
     if not threads or not instructions:

@@ -74,4 +74,3 @@ def _build_layout(platform: hwlib.Platform) -> Layout:
         sfid_by_code={v: k for k, v in sfids.items()},
         flag_registers=platform.flag_registers,
     )
-

@@ -89,12 +89,17 @@ class Traffic:
     dram: float  # bytes the last-level cache misses
 
     def as_dict(self) -> dict:
-        return {"compulsory": self.compulsory, "requested": self.requested, "l3": round(self.l3),
-                "dram": round(self.dram)}
+        return {
+            "compulsory": self.compulsory,
+            "requested": self.requested,
+            "l3": round(self.l3),
+            "dram": round(self.dram),
+        }
 
 
-def traffic(workload: Workload, requested: int, hw: hwlib.Platform, tiling: Tiling | None = None,
-            resident_groups: int = 1) -> Traffic:
+def traffic(
+    workload: Workload, requested: int, hw: hwlib.Platform, tiling: Tiling | None = None, resident_groups: int = 1
+) -> Traffic:
     """Bytes at each level for a kernel computing `workload` whose global messages move
     `requested` bytes, with `resident_groups` thread groups running at once on the device."""
     compulsory = workload.compulsory_bytes
@@ -137,5 +142,6 @@ class Roofline:
 
 
 def roofline(workload: Workload, hw: hwlib.Platform) -> Roofline:
-    return Roofline(workload.fmas / hw.peak_fma_per_clock(workload.kind),
-                    workload.compulsory_bytes / hw.dram_bytes_per_clock)
+    return Roofline(
+        workload.fmas / hw.peak_fma_per_clock(workload.kind), workload.compulsory_bytes / hw.dram_bytes_per_clock
+    )

@@ -77,6 +77,7 @@ SWSB_SYNCS = frozenset({"nop", "allrd", "allwr"})  # sync functions that only ca
 
 # --- public API ------------------------------------------------------------------------------------
 
+
 def assign_swsb(instructions: list[Instruction], hw: str | hwlib.Platform) -> list[Instruction]:
     """The kernel with SWSB annotations and the sync instructions it needs (see the module doc)."""
     platform = hwlib.platform(hw)
@@ -111,10 +112,13 @@ def strip_swsb(instructions: Sequence[Instruction], sizes: Sequence[int] | None 
                 absolute = offset if inst.opcode == "calla" else starts[i] + offset
                 target = index_at.get(absolute)
                 if target is None:
-                    raise Error(f"instruction {i} ({inst.opcode} at byte 0x{starts[i]:x}): branch target byte "
-                                f"0x{absolute:x} is not an instruction")
-                changes[name] = (flow.INSTRUCTION_BYTES * target if inst.opcode == "calla"
-                                 else flow.INSTRUCTION_BYTES * (target - i))
+                    raise Error(
+                        f"instruction {i} ({inst.opcode} at byte 0x{starts[i]:x}): branch target byte "
+                        f"0x{absolute:x} is not an instruction"
+                    )
+                changes[name] = (
+                    flow.INSTRUCTION_BYTES * target if inst.opcode == "calla" else flow.INSTRUCTION_BYTES * (target - i)
+                )
         uniform.append(replace(inst, **changes))
     return flow.relayout(uniform, keep=lambda i, inst: not _is_swsb_sync(inst))
 
@@ -133,8 +137,10 @@ def _prepare(instructions: list[Instruction]) -> list[Instruction]:
         if not isinstance(inst, Instruction):
             raise Error(f"assign_swsb: item {i} is {type(inst).__name__}, not an Instruction")
         if "Compacted" in inst.options:
-            raise Error(f"assign_swsb: instruction {i} ({inst.opcode}) is compacted; the pass works on 16-byte "
-                        "instructions (strip_swsb converts a decoded kernel)")
+            raise Error(
+                f"assign_swsb: instruction {i} ({inst.opcode}) is compacted; the pass works on 16-byte "
+                "instructions (strip_swsb converts a decoded kernel)"
+            )
     cleared = [_with_swsb(inst, Swsb()) for inst in instructions]
     if any(_is_swsb_sync(inst) for inst in cleared):
         cleared = flow.relayout(cleared, keep=lambda i, inst: not _is_swsb_sync(inst))
@@ -142,6 +148,7 @@ def _prepare(instructions: list[Instruction]) -> list[Instruction]:
 
 
 # --- dataflow state --------------------------------------------------------------------------------
+
 
 class _Origin(NamedTuple):
     """Who produced a dependency, and who waited for it in this pass through the block: for
@@ -206,10 +213,16 @@ class _Boundary:
             if mine is None:
                 self.pending[key] = entry
                 changed = True
-            elif entry.stamp > mine.stamp or (entry.reads | mine.reads) != mine.reads \
-                    or (entry.writes | mine.writes) != mine.writes:
-                self.pending[key] = mine._replace(stamp=max(mine.stamp, entry.stamp), reads=mine.reads | entry.reads,
-                                                  writes=mine.writes | entry.writes)
+            elif (
+                entry.stamp > mine.stamp
+                or (entry.reads | mine.reads) != mine.reads
+                or (entry.writes | mine.writes) != mine.writes
+            ):
+                self.pending[key] = mine._replace(
+                    stamp=max(mine.stamp, entry.stamp),
+                    reads=mine.reads | entry.reads,
+                    writes=mine.writes | entry.writes,
+                )
                 changed = True
         for key, entry in other.flights.items():
             mine = self.flights.get(key)
@@ -245,8 +258,9 @@ class _State:
             key = (f.producer, f.token)
             f = f._replace(origin=f.origin.leave_block())
             mine = out.flights.get(key)
-            out.flights[key] = f if mine is None else mine._replace(reads=mine.reads | f.reads,
-                                                                    writes=mine.writes | f.writes)
+            out.flights[key] = (
+                f if mine is None else mine._replace(reads=mine.reads | f.reads, writes=mine.writes | f.writes)
+            )
         return out
 
     def forget_channels(self) -> None:
@@ -264,8 +278,12 @@ def _covers(consumer: Facts | None, origin: _Origin) -> bool:
         return False
     if consumer.no_mask:
         return True
-    return (origin.local and not origin.no_mask and consumer.first_channel <= origin.first_channel
-            and consumer.end_channel >= origin.end_channel)
+    return (
+        origin.local
+        and not origin.no_mask
+        and consumer.first_channel <= origin.first_channel
+        and consumer.end_channel >= origin.end_channel
+    )
 
 
 def _records_wait(consumer: Facts | None) -> TypeGuard[Facts]:
@@ -281,6 +299,7 @@ def _already_waited(consumer: Facts, spans: tuple) -> bool:
 
 
 # --- what one instruction (or {Atomic} group) needs ------------------------------------------------
+
 
 @dataclass
 class _Needs:
@@ -323,23 +342,34 @@ def _collect_needs(state: _State, facts: Facts, needs: _Needs) -> None:
             if not same_order or e_bytes & read_bytes & exempt:
                 needs.add_distance(e.pipe, age)
                 continue
-        if write_units and not same_order and ((e_units & write_units and e_bytes & write_bytes)
-                                               or (e.reads.units & write_units and e.reads.bytes & write_bytes)):
+        if (
+            write_units
+            and not same_order
+            and (
+                (e_units & write_units and e_bytes & write_bytes)
+                or (e.reads.units & write_units and e.reads.bytes & write_bytes)
+            )
+        ):
             needs.add_distance(e.pipe, age)
     for f in state.flights:
         origin = f.origin
         if origin.done_for and _already_waited(facts, origin.done_for):
             continue
         f_units, f_bytes = f.writes
-        if f_units and ((f_units & read_units and f_bytes & read_bytes)
-                        or (f_units & write_units and f_bytes & write_bytes)):
+        if f_units and (
+            (f_units & read_units and f_bytes & read_bytes) or (f_units & write_units and f_bytes & write_bytes)
+        ):
             needs.add_token(f.token, "dst")
-        elif (f.reads.units & write_units and f.reads.bytes & write_bytes
-              and not (origin.read_for and _already_waited(facts, origin.read_for))):
+        elif (
+            f.reads.units & write_units
+            and f.reads.bytes & write_bytes
+            and not (origin.read_for and _already_waited(facts, origin.read_for))
+        ):
             needs.add_token(f.token, "src")
 
 
 # --- placing the waits ---------------------------------------------------------------------------------
+
 
 @dataclass
 class _Plan:
@@ -376,6 +406,7 @@ def _sync_mask(sync: Instruction, tokens: int) -> tuple[int, bool] | None:
 
 # --- the pass ----------------------------------------------------------------------------------------
 
+
 class _Scoreboard:
     def __init__(self, program: list[Instruction], platform: hwlib.Platform):
         self.program = program
@@ -404,8 +435,10 @@ class _Scoreboard:
             kinds = {self.facts[i].kind for i in members}
             sends = any(self.program[i].info.format == T.SEND for i in members)
             if sends or kinds not in ({IN_ORDER}, {OUT_OF_ORDER}):
-                raise Error(f"instructions {first}..{last}: an {{Atomic}} run must be all dpas or all in-order "
-                            f"ALU instructions, not {', '.join(sorted(kinds))}")
+                raise Error(
+                    f"instructions {first}..{last}: an {{Atomic}} run must be all dpas or all in-order "
+                    f"ALU instructions, not {', '.join(sorted(kinds))}"
+                )
 
     # -- driver --
 
@@ -416,8 +449,9 @@ class _Scoreboard:
         for block in self.control.blocks:
             if not reached[block.number]:  # unreachable code: nothing can be in flight
                 self._run_block(block.number, _Boundary(), before, annotations)
-        annotated = [_with_swsb(inst, annotations[i]) if i in annotations else inst
-                     for i, inst in enumerate(self.program)]
+        annotated = [
+            _with_swsb(inst, annotations[i]) if i in annotations else inst for i, inst in enumerate(self.program)
+        ]
         return flow.relayout(annotated, before)
 
     def _solve(self, before: dict, annotations: dict) -> list[bool]:
@@ -505,8 +539,9 @@ class _Scoreboard:
             if f.kind == IN_ORDER:
                 counter = state.counters.get(f.pipe, 0)
                 if f.reads or f.writes:
-                    state.pending.append(_Pending(i, f.pipe, f.order_class, counter, f.timeout, f.reads, f.writes,
-                                                  origin))
+                    state.pending.append(
+                        _Pending(i, f.pipe, f.order_class, counter, f.timeout, f.reads, f.writes, origin)
+                    )
                 state.counters[f.pipe] = counter + 1
                 state.pending = [e for e in state.pending if e.pipe != f.pipe or state.age(e) < e.timeout]
             if f.writes_channel_enables:
@@ -517,12 +552,17 @@ class _Scoreboard:
             for i in range(first, last + 1):
                 reads, writes = reads | facts[i].reads, writes | facts[i].writes
             origin = _Origin(True, producer.no_mask, producer.first_channel, producer.end_channel)
-            state.flights = [fl for fl in state.flights
-                             if fl.token != set_token or not _covers(producer, fl.origin)]
+            state.flights = [fl for fl in state.flights if fl.token != set_token or not _covers(producer, fl.origin)]
             state.flights.append(_Flight(last, set_token, reads, writes, origin))
 
-    def _retire(self, state: _State, swsb: Swsb, consumer: Facts | None, bare_pipe: str,
-                sync_all: tuple[int, bool] | None = None) -> None:
+    def _retire(
+        self,
+        state: _State,
+        swsb: Swsb,
+        consumer: Facts | None,
+        bare_pipe: str,
+        sync_all: tuple[int, bool] | None = None,
+    ) -> None:
         """Drop the dependencies that the waits `swsb` (and a sync.allrd/allwr's (token mask,
         is allwr)) of an instruction surely satisfy; consumer None is a sync instruction."""
         if swsb.distance:
@@ -614,21 +654,34 @@ class _Scoreboard:
             return False
         return facts.kind == OUT_OF_ORDER or (facts.kind == IN_ORDER and facts.pipe == pipe)
 
-    def _plan(self, first: int, last: int, needs: _Needs, set_token: int | None, arch_first: bool,
-              force_syncs: bool) -> _Plan:
+    def _plan(
+        self, first: int, last: int, needs: _Needs, set_token: int | None, arch_first: bool, force_syncs: bool
+    ) -> _Plan:
         """Where each wait goes: on the group's first instruction or on syncs before it.  Plans
         depend only on the waits and the instruction's class, so they are cached."""
         inst, facts = self.program[first], self.facts[first]
-        key = (instruction_class(inst.info, self.layout), facts.kind, facts.pipe, facts.source_pipes,
-               needs.distance, frozenset(needs.pipes), needs.every_pipe, tuple(sorted(needs.tokens.items())),
-               set_token, first == last, arch_first, force_syncs)
+        key = (
+            instruction_class(inst.info, self.layout),
+            facts.kind,
+            facts.pipe,
+            facts.source_pipes,
+            needs.distance,
+            frozenset(needs.pipes),
+            needs.every_pipe,
+            tuple(sorted(needs.tokens.items())),
+            set_token,
+            first == last,
+            arch_first,
+            force_syncs,
+        )
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = self._make_plan(first, last, needs, set_token, arch_first, force_syncs)
         return plan
 
-    def _make_plan(self, first: int, last: int, needs: _Needs, set_token: int | None, arch_first: bool,
-                   force_syncs: bool) -> _Plan:
+    def _make_plan(
+        self, first: int, last: int, needs: _Needs, set_token: int | None, arch_first: bool, force_syncs: bool
+    ) -> _Plan:
         inst = self.program[first]
         facts = self.facts[first]
         distance = None if needs.distance is None else min(needs.distance, self.platform.swsb_max_distance)
@@ -643,8 +696,11 @@ class _Scoreboard:
             # an instruction setting a token has no room for a token wait; nor, as IGA does it, does the
             # first dpas of an {Atomic} chain (the chain's token is set on its last one)
             chained = first != last and facts.kind == OUT_OF_ORDER
-            waits = [] if set_here or chained else (
-                [(t, m) for t, m in tokens] + [(t, "dst") for t, m in tokens if m == "src"])
+            waits = (
+                []
+                if set_here or chained
+                else ([(t, m) for t, m in tokens] + [(t, "dst") for t, m in tokens if m == "src"])
+            )
             carry_options = [(form, wait) for wait in waits for form in forms]
             carry_options += [(None, wait) for wait in waits]
             carry_options += [(form, None) for form in forms]
@@ -680,7 +736,7 @@ class _Scoreboard:
         if len(tokens) == 1:
             token, mode = tokens[0]
             for form in forms or [("", "")]:  # one sync.nop with the token wait (and the distance if it fits)
-                for m in ((mode, "dst") if mode == "src" else (mode,)):
+                for m in (mode, "dst") if mode == "src" else (mode,):
                     swsb = Swsb(distance, form[0], token, m) if forms else Swsb(token=token, token_mode=m)
                     if self._encodable(swsb, _SYNC_NOP):
                         return [_sync("nop", swsb)]

@@ -121,8 +121,10 @@ def encode_swsb(swsb: Swsb, info: T.OpcodeInfo, layout: Layout) -> int:
     cls = instruction_class(info, layout)
     code = encode_table(layout, cls).get(swsb)
     if code is None:
-        raise EncodeError(f"{info.name}: SWSB '{{{swsb}}}' cannot be encoded on {layout.platform.display_name}"
-                          f" ({_explain(swsb, cls, layout)})")
+        raise EncodeError(
+            f"{info.name}: SWSB '{{{swsb}}}' cannot be encoded on {layout.platform.display_name}"
+            f" ({_explain(swsb, cls, layout)})"
+        )
     return code
 
 

@@ -24,6 +24,7 @@ from .fields import XEHPC
 # line: the XeHPC-generation features go with its instruction layout, the
 # XeHPG-generation features with dpas and LSC messages.
 
+
 def is_xehpc_layout(platform: hwlib.Platform) -> bool:
     """The XeHPC encoding (`fields.XEHPC`) and the features that came with it."""
     return platform.instruction_layout == XEHPC
@@ -101,9 +102,16 @@ def _op(name: str, code: int, fmt: str, flags: str = "", requires: str = "") -> 
     # flags: P predication, C cond modifier, S saturate, M source modifiers, B bitwise,
     #        O out of order, R branch control.  Predication is on unless "-" is given.
     return OpcodeInfo(
-        name=name, code=code, format=fmt, requires=requires,
-        predication="-" not in flags, cond_modifier="C" in flags, saturate="S" in flags,
-        source_modifiers="M" in flags, bitwise="B" in flags, out_of_order="O" in flags,
+        name=name,
+        code=code,
+        format=fmt,
+        requires=requires,
+        predication="-" not in flags,
+        cond_modifier="C" in flags,
+        saturate="S" in flags,
+        source_modifiers="M" in flags,
+        bitwise="B" in flags,
+        out_of_order="O" in flags,
         branch_control="R" in flags,
     )
 
@@ -202,6 +210,7 @@ def is_out_of_order(info: OpcodeInfo, platform: hwlib.Platform) -> bool:
 # ---------------------------------------------------------------------------------------
 # Data types
 
+
 @dataclass(frozen=True, slots=True)
 class TypeInfo:
     name: str
@@ -211,18 +220,29 @@ class TypeInfo:
 
 
 _TYPE_LIST = (
-    TypeInfo("ub", 8, False, False), TypeInfo("uw", 16, False, False),
-    TypeInfo("ud", 32, False, False), TypeInfo("uq", 64, False, False),
-    TypeInfo("b", 8, False, True), TypeInfo("w", 16, False, True),
-    TypeInfo("d", 32, False, True), TypeInfo("q", 64, False, True),
-    TypeInfo("hf", 16, True, True), TypeInfo("f", 32, True, True),
-    TypeInfo("df", 64, True, True), TypeInfo("bf", 16, True, True),
-    TypeInfo("tf32", 32, True, True), TypeInfo("bf8", 8, True, True),
+    TypeInfo("ub", 8, False, False),
+    TypeInfo("uw", 16, False, False),
+    TypeInfo("ud", 32, False, False),
+    TypeInfo("uq", 64, False, False),
+    TypeInfo("b", 8, False, True),
+    TypeInfo("w", 16, False, True),
+    TypeInfo("d", 32, False, True),
+    TypeInfo("q", 64, False, True),
+    TypeInfo("hf", 16, True, True),
+    TypeInfo("f", 32, True, True),
+    TypeInfo("df", 64, True, True),
+    TypeInfo("bf", 16, True, True),
+    TypeInfo("tf32", 32, True, True),
+    TypeInfo("bf8", 8, True, True),
     # vector immediates: eight 4-bit integers (uv, v) or four 8-bit floats (vf)
-    TypeInfo("uv", 32, False, False), TypeInfo("v", 32, False, True), TypeInfo("vf", 32, True, True),
+    TypeInfo("uv", 32, False, False),
+    TypeInfo("v", 32, False, True),
+    TypeInfo("vf", 32, True, True),
     # dpas sub-byte source precisions
-    TypeInfo("u4", 4, False, False), TypeInfo("s4", 4, False, True),
-    TypeInfo("u2", 2, False, False), TypeInfo("s2", 2, False, True),
+    TypeInfo("u4", 4, False, False),
+    TypeInfo("s4", 4, False, True),
+    TypeInfo("u2", 2, False, False),
+    TypeInfo("s2", 2, False, True),
 )
 TYPES: Mapping[str, TypeInfo] = MappingProxyType({t.name: t for t in _TYPE_LIST})
 
@@ -236,8 +256,7 @@ def type_bytes(type_name: str) -> int:
 
 
 # 4-bit type field of the 1/2-source layout.  Which codes exist depends on the platform.
-_BINARY_TYPE_CODES = {"ub": 0, "uw": 1, "ud": 2, "uq": 3, "b": 4, "w": 5, "d": 6, "q": 7,
-                      "hf": 9, "f": 10, "df": 11}
+_BINARY_TYPE_CODES = {"ub": 0, "uw": 1, "ud": 2, "uq": 3, "b": 4, "w": 5, "d": 6, "q": 7, "hf": 9, "f": 10, "df": 11}
 _BINARY_IMMEDIATE_VECTOR_CODES = {"uv": 0, "v": 4, "vf": 8}
 # 3-bit type field of the 3-source layout plus the shared execution-type bit (1 = float).
 _TERNARY_INT_CODES = {"ub": 0, "uw": 1, "ud": 2, "uq": 3, "b": 4, "w": 5, "d": 6, "q": 7}
@@ -273,13 +292,19 @@ def immediate_vector_codes() -> dict[str, int]:
 
 
 # dpas sub-byte precision field (2 bits): the element type is then ub/b in the type field.
-DPAS_PRECISIONS: Mapping[str, tuple[str, int]] = MappingProxyType({
-    "u4": ("ub", 1), "s4": ("b", 1), "u2": ("ub", 2), "s2": ("b", 2),
-})
+DPAS_PRECISIONS: Mapping[str, tuple[str, int]] = MappingProxyType(
+    {
+        "u4": ("ub", 1),
+        "s4": ("b", 1),
+        "u2": ("ub", 2),
+        "s2": ("b", 2),
+    }
+)
 
 
 # ---------------------------------------------------------------------------------------
 # Registers
+
 
 @dataclass(frozen=True, slots=True)
 class RegisterClass:
@@ -356,10 +381,23 @@ MME_NONE = 8
 # Predication, condition modifiers, functions
 
 # Predicate control (4 bits on XeLP/XeHPG).
-PREDICATE_MODES_XELP: Mapping[str, int] = MappingProxyType({
-    "": 1, "anyv": 2, "allv": 3, "any2h": 4, "all2h": 5, "any4h": 6, "all4h": 7,
-    "any8h": 8, "all8h": 9, "any16h": 10, "all16h": 11, "any32h": 12, "all32h": 13,
-})
+PREDICATE_MODES_XELP: Mapping[str, int] = MappingProxyType(
+    {
+        "": 1,
+        "anyv": 2,
+        "allv": 3,
+        "any2h": 4,
+        "all2h": 5,
+        "any4h": 6,
+        "all4h": 7,
+        "any8h": 8,
+        "all8h": 9,
+        "any16h": 10,
+        "all16h": 11,
+        "any32h": 12,
+        "all32h": 13,
+    }
+)
 # Predicate control (2 bits on XeHPC): any/all over the execution size.
 PREDICATE_MODES_XEHPC: Mapping[str, int] = MappingProxyType({"": 1, "any": 2, "all": 3})
 
@@ -368,16 +406,40 @@ def predicate_modes(platform: hwlib.Platform) -> Mapping[str, int]:
     return PREDICATE_MODES_XEHPC if is_xehpc_layout(platform) else PREDICATE_MODES_XELP
 
 
-CONDITION_MODIFIERS: Mapping[str, int] = MappingProxyType({
-    "eq": 1, "ne": 2, "gt": 3, "ge": 4, "lt": 5, "le": 6, "ov": 8, "un": 9, "eo": 15,
-})
+CONDITION_MODIFIERS: Mapping[str, int] = MappingProxyType(
+    {
+        "eq": 1,
+        "ne": 2,
+        "gt": 3,
+        "ge": 4,
+        "lt": 5,
+        "le": 6,
+        "ov": 8,
+        "un": 9,
+        "eo": 15,
+    }
+)
 CONDITION_BY_CODE = {v: k for k, v in CONDITION_MODIFIERS.items()}
 
 # Extended math functions and their source counts.
-MATH_FUNCTIONS: Mapping[str, int] = MappingProxyType({
-    "inv": 1, "log": 2, "exp": 3, "sqt": 4, "rsqt": 5, "sin": 6, "cos": 7,
-    "fdiv": 9, "pow": 10, "idiv": 11, "iqot": 12, "irem": 13, "invm": 14, "rsqtm": 15,
-})
+MATH_FUNCTIONS: Mapping[str, int] = MappingProxyType(
+    {
+        "inv": 1,
+        "log": 2,
+        "exp": 3,
+        "sqt": 4,
+        "rsqt": 5,
+        "sin": 6,
+        "cos": 7,
+        "fdiv": 9,
+        "pow": 10,
+        "idiv": 11,
+        "iqot": 12,
+        "irem": 13,
+        "invm": 14,
+        "rsqtm": 15,
+    }
+)
 MATH_BY_CODE = {v: k for k, v in MATH_FUNCTIONS.items()}
 MATH_TWO_SOURCES = frozenset({"fdiv", "pow", "idiv", "iqot", "irem", "invm"})
 MATH_MACROS = frozenset({"invm", "rsqtm"})
@@ -392,9 +454,16 @@ def math_available(function: str, platform: hwlib.Platform) -> bool:
     return True
 
 
-SYNC_FUNCTIONS: Mapping[str, int] = MappingProxyType({
-    "nop": 0, "allrd": 2, "allwr": 3, "fence": 13, "bar": 14, "host": 15,
-})
+SYNC_FUNCTIONS: Mapping[str, int] = MappingProxyType(
+    {
+        "nop": 0,
+        "allrd": 2,
+        "allwr": 3,
+        "fence": 13,
+        "bar": 14,
+        "host": 15,
+    }
+)
 SYNC_BY_CODE = {v: k for k, v in SYNC_FUNCTIONS.items()}
 
 
@@ -403,10 +472,38 @@ def sync_available(function: str, platform: hwlib.Platform) -> bool:
 
 
 # Shared functions (SFID) of send messages, per platform family.
-_SFIDS_XELP = {"null": 0, "smpl": 2, "gtwy": 3, "dc2": 4, "rc": 5, "urb": 6, "ts": 7, "vme": 8,
-               "dcro": 9, "dc0": 10, "pixi": 11, "dc1": 12}
-_SFIDS_XEHP = {"null": 0, "ugml": 1, "smpl": 2, "gtwy": 3, "dc2": 4, "rc": 5, "urb": 6, "btd": 7,
-               "rta": 8, "dcro": 9, "dc0": 10, "pixi": 11, "dc1": 12, "tgm": 13, "slm": 14, "ugm": 15}
+_SFIDS_XELP = {
+    "null": 0,
+    "smpl": 2,
+    "gtwy": 3,
+    "dc2": 4,
+    "rc": 5,
+    "urb": 6,
+    "ts": 7,
+    "vme": 8,
+    "dcro": 9,
+    "dc0": 10,
+    "pixi": 11,
+    "dc1": 12,
+}
+_SFIDS_XEHP = {
+    "null": 0,
+    "ugml": 1,
+    "smpl": 2,
+    "gtwy": 3,
+    "dc2": 4,
+    "rc": 5,
+    "urb": 6,
+    "btd": 7,
+    "rta": 8,
+    "dcro": 9,
+    "dc0": 10,
+    "pixi": 11,
+    "dc1": 12,
+    "tgm": 13,
+    "slm": 14,
+    "ugm": 15,
+}
 
 
 def sfids(platform: hwlib.Platform) -> dict[str, int]:
@@ -415,7 +512,15 @@ def sfids(platform: hwlib.Platform) -> dict[str, int]:
 
 # Instruction options, in the order iga64 prints them.
 OPTION_ORDER: tuple[str, ...] = (
-    "AccWrEn", "Atomic", "Breakpoint", "Compacted", "EOT", "NoCompact", "Serialize", "ExBSO", "CPS",
+    "AccWrEn",
+    "Atomic",
+    "Breakpoint",
+    "Compacted",
+    "EOT",
+    "NoCompact",
+    "Serialize",
+    "ExBSO",
+    "CPS",
 )
 OPTION_RANK: Mapping[str, int] = MappingProxyType({name: i for i, name in enumerate(OPTION_ORDER)})
 

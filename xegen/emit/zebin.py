@@ -58,6 +58,7 @@ class ZebinError(Error):
 
 # --- Data model ------------------------------------------------------------------------------
 
+
 def _raw() -> Any:
     return field(default_factory=dict, hash=False)
 
@@ -197,8 +198,14 @@ class Zebin:
 
 # --- Writing -----------------------------------------------------------------------------------
 
-def write_zebin(kernels: Sequence[ZebinKernel], hw: str | hwlib.Platform, *,
-                zeinfo_version: str = ZEINFO_VERSION, extra_zeinfo: Mapping[str, Any] | None = None) -> bytes:
+
+def write_zebin(
+    kernels: Sequence[ZebinKernel],
+    hw: str | hwlib.Platform,
+    *,
+    zeinfo_version: str = ZEINFO_VERSION,
+    extra_zeinfo: Mapping[str, Any] | None = None,
+) -> bytes:
     """A zebin for `hw` holding `kernels`; the same input always gives the same bytes."""
     platform = hwlib.platform(hw)
     names = [k.name for k in kernels]
@@ -213,8 +220,15 @@ def write_zebin(kernels: Sequence[ZebinKernel], hw: str | hwlib.Platform, *,
 
     sections: list[elf.Section] = [elf.Section("", elf.SHT_NULL)]
     for k in kernels:
-        sections.append(elf.Section(TEXT_PREFIX + k.name, elf.SHT_PROGBITS, bytes(k.code),
-                                    elf.SHF_ALLOC | elf.SHF_EXECINSTR, alignment=TEXT_ALIGNMENT))
+        sections.append(
+            elf.Section(
+                TEXT_PREFIX + k.name,
+                elf.SHT_PROGBITS,
+                bytes(k.code),
+                elf.SHF_ALLOC | elf.SHF_EXECINSTR,
+                alignment=TEXT_ALIGNMENT,
+            )
+        )
     zeinfo = emit_yaml(zeinfo_document(kernels, zeinfo_version, extra_zeinfo)).encode("utf-8")
     sections.append(elf.Section(ZEINFO_SECTION, SHT_ZEBIN_ZEINFO, zeinfo, alignment=1))
     notes = compat_notes(platform, zeinfo_version)
@@ -223,22 +237,43 @@ def write_zebin(kernels: Sequence[ZebinKernel], hw: str | hwlib.Platform, *,
     externals = sorted({r.symbol for k in kernels for r in k.relocations if r.symbol} - set(names))
     strtab, offsets = elf.string_table(names + externals)
     symbols = [elf.Symbol("")] + [
-        elf.Symbol(k.name, 0, len(k.code), index + 1, elf.STB_LOCAL, elf.STT_FUNC) for index, k in enumerate(kernels)]
+        elf.Symbol(k.name, 0, len(k.code), index + 1, elf.STB_LOCAL, elf.STT_FUNC) for index, k in enumerate(kernels)
+    ]
     symbols += [elf.Symbol(name, binding=elf.STB_GLOBAL) for name in externals]  # undefined: the runtime's
     symbol_index = {symbol.name: index for index, symbol in enumerate(symbols) if symbol.name}
     symtab_index = len(sections) + sum(1 for k in kernels if k.relocations)
     for index, k in enumerate(kernels):
         if k.relocations:
-            entries = b"".join(elf.RELA.pack(r.offset, symbol_index.get(r.symbol, 0) << 32 | r.type, r.addend)
-                               for r in k.relocations)
-            sections.append(elf.Section(RELA_PREFIX + TEXT_PREFIX + k.name, elf.SHT_RELA, entries, link=symtab_index,
-                                        info=index + 1, alignment=8, entry_size=elf.RELA.size))
-    sections.append(elf.Section(".symtab", elf.SHT_SYMTAB, elf.symbol_table_bytes(symbols, offsets),
-                                link=symtab_index + 1, info=len(symbols), alignment=8, entry_size=elf.SYMBOL.size))
+            entries = b"".join(
+                elf.RELA.pack(r.offset, symbol_index.get(r.symbol, 0) << 32 | r.type, r.addend) for r in k.relocations
+            )
+            sections.append(
+                elf.Section(
+                    RELA_PREFIX + TEXT_PREFIX + k.name,
+                    elf.SHT_RELA,
+                    entries,
+                    link=symtab_index,
+                    info=index + 1,
+                    alignment=8,
+                    entry_size=elf.RELA.size,
+                )
+            )
+    sections.append(
+        elf.Section(
+            ".symtab",
+            elf.SHT_SYMTAB,
+            elf.symbol_table_bytes(symbols, offsets),
+            link=symtab_index + 1,
+            info=len(symbols),
+            alignment=8,
+            entry_size=elf.SYMBOL.size,
+        )
+    )
     sections.append(elf.Section(".strtab", elf.SHT_STRTAB, strtab))
     all_sections, names_index = elf.with_section_names(sections)
-    return elf.write_elf(elf.ElfFile(all_sections, EM_INTELGT, elf.ET_REL, ZEBIN_ABI_VERSION,
-                                     section_names_index=names_index))
+    return elf.write_elf(
+        elf.ElfFile(all_sections, EM_INTELGT, elf.ET_REL, ZEBIN_ABI_VERSION, section_names_index=names_index)
+    )
 
 
 def compat_notes(platform: hwlib.Platform, zeinfo_version: str = ZEINFO_VERSION) -> list[elf.Note]:
@@ -250,8 +285,9 @@ def compat_notes(platform: hwlib.Platform, zeinfo_version: str = ZEINFO_VERSION)
     ]
 
 
-def zeinfo_document(kernels: Sequence[ZebinKernel], version: str = ZEINFO_VERSION,
-                    extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def zeinfo_document(
+    kernels: Sequence[ZebinKernel], version: str = ZEINFO_VERSION, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The .ze_info content as ordered Python data (mappings, lists, scalars)."""
     document: dict[str, Any] = {"version": Quoted(version), "kernels": [_kernel_document(k) for k in kernels]}
     for key, value in (extra or {}).items():
@@ -262,12 +298,16 @@ def zeinfo_document(kernels: Sequence[ZebinKernel], version: str = ZEINFO_VERSIO
 
 
 def _kernel_document(kernel: ZebinKernel) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": kernel.name,
-                           "execution_env": _entry(kernel.execution_env, required=("grf_count", "simd_size"))}
-    lists = (("payload_arguments", kernel.payload_arguments, ("arg_type", "offset", "size")),
-             ("per_thread_payload_arguments", kernel.per_thread_payload_arguments, ("arg_type", "offset", "size")),
-             ("binding_table_indices", kernel.binding_table_indices, ("bti_value", "arg_index")),
-             ("per_thread_memory_buffers", kernel.per_thread_memory_buffers, ("type", "usage", "size")))
+    out: dict[str, Any] = {
+        "name": kernel.name,
+        "execution_env": _entry(kernel.execution_env, required=("grf_count", "simd_size")),
+    }
+    lists = (
+        ("payload_arguments", kernel.payload_arguments, ("arg_type", "offset", "size")),
+        ("per_thread_payload_arguments", kernel.per_thread_payload_arguments, ("arg_type", "offset", "size")),
+        ("binding_table_indices", kernel.binding_table_indices, ("bti_value", "arg_index")),
+        ("per_thread_memory_buffers", kernel.per_thread_memory_buffers, ("type", "usage", "size")),
+    )
     for key, items, required in lists:
         if items:
             out[key] = [_entry(item, required) for item in items]
@@ -305,8 +345,14 @@ def _scalar(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        plain = (not isinstance(value, Quoted) and _PLAIN.fullmatch(value) and not value.endswith(" ")
-                 and value.lower() not in _SPECIAL_WORDS and ": " not in value and " #" not in value)
+        plain = (
+            not isinstance(value, Quoted)
+            and _PLAIN.fullmatch(value)
+            and not value.endswith(" ")
+            and value.lower() not in _SPECIAL_WORDS
+            and ": " not in value
+            and " #" not in value
+        )
         return value if plain else "'" + value.replace("'", "''") + "'"
     raise Error(f"cannot write {type(value).__name__} {value!r} into .ze_info")
 
@@ -340,6 +386,7 @@ def _emit_mapping(mapping: Mapping[str, Any], indent: int, lines: list[str], fir
 
 # --- Reading ----------------------------------------------------------------------------------
 
+
 def read_zebin(data: bytes) -> Zebin:
     """Parse a zebin (IGC's or ours).  Bad input raises DecodeError (with the byte offset)."""
     data = bytes(data)
@@ -351,14 +398,20 @@ def read_zebin(data: bytes) -> Zebin:
 
     zeinfo_sections = [s for s in parsed.sections if s.type == SHT_ZEBIN_ZEINFO]
     if not zeinfo_sections:
-        raise DecodeError(f"no {ZEINFO_SECTION} section (type 0xff000011) among the {len(parsed.sections)} sections",
-                          _section_headers_offset(data))
+        raise DecodeError(
+            f"no {ZEINFO_SECTION} section (type 0xff000011) among the {len(parsed.sections)} sections",
+            _section_headers_offset(data),
+        )
     if len(zeinfo_sections) > 1:
-        raise DecodeError(f"{len(zeinfo_sections)} {ZEINFO_SECTION} sections; a zebin has one",
-                          zeinfo_sections[1].offset)
+        raise DecodeError(
+            f"{len(zeinfo_sections)} {ZEINFO_SECTION} sections; a zebin has one", zeinfo_sections[1].offset
+        )
     zeinfo = zeinfo_sections[0]
-    texts = {s.name[len(TEXT_PREFIX):]: s for s in parsed.sections
-             if s.type == elf.SHT_PROGBITS and s.name.startswith(TEXT_PREFIX)}
+    texts = {
+        s.name[len(TEXT_PREFIX) :]: s
+        for s in parsed.sections
+        if s.type == elf.SHT_PROGBITS and s.name.startswith(TEXT_PREFIX)
+    }
     document = _YamlDocument(zeinfo)
     top = document.mapping(document.root, ZEINFO_SECTION)
 
@@ -401,8 +454,10 @@ def _read_relocations(parsed: elf.ElfFile, kernel: str) -> tuple[Relocation, ...
             offset, info = fields_[0], fields_[1]
             addend = fields_[2] if len(fields_) > 2 else 0
             if info >> 32 >= len(symbols):
-                raise DecodeError(f"{section.name} entry {start // entry.size} names symbol {info >> 32}, which "
-                                  "does not exist", section.offset + start)
+                raise DecodeError(
+                    f"{section.name} entry {start // entry.size} names symbol {info >> 32}, which does not exist",
+                    section.offset + start,
+                )
             found.append(Relocation(offset, info & 0xFFFFFFFF, symbols[info >> 32].name, addend))
     return tuple(found)
 
@@ -421,8 +476,10 @@ def _read_compat_notes(parsed: elf.ElfFile) -> dict[int, Any]:
             continue
         if note.type in (NOTE_PRODUCT_FAMILY, NOTE_GFX_CORE, NOTE_TARGET_METADATA):
             if len(note.descriptor) != 4:
-                raise DecodeError(f"{NOTE_SECTION}: note type {note.type} has {len(note.descriptor)} bytes, expected 4",
-                                  section.offset)
+                raise DecodeError(
+                    f"{NOTE_SECTION}: note type {note.type} has {len(note.descriptor)} bytes, expected 4",
+                    section.offset,
+                )
             found[note.type] = struct.unpack("<I", note.descriptor)[0]
         elif note.type == NOTE_ZEBIN_VERSION:
             found[note.type] = note.descriptor.split(b"\0", 1)[0].decode("utf-8", errors="replace")
@@ -434,8 +491,10 @@ def _read_kernel(doc: _YamlDocument, node: Any, path: str, texts: dict[str, elf.
     name = doc.string(doc.require(entries, "name", node, path), f"{path}.name")
     path = f"kernel {name!r}"
     if name not in texts:
-        raise DecodeError(f"{ZEINFO_SECTION} describes {path} but there is no {TEXT_PREFIX}{name} section",
-                          doc.offset_of(entries["name"]))
+        raise DecodeError(
+            f"{ZEINFO_SECTION} describes {path} but there is no {TEXT_PREFIX}{name} section",
+            doc.offset_of(entries["name"]),
+        )
     env = doc.record(ExecutionEnv, doc.require(entries, "execution_env", node, path), f"{path}.execution_env")
     lists = {
         "payload_arguments": PayloadArgument,

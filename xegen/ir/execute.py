@@ -26,8 +26,16 @@ from .stmt import Alloc, Call, For, IfThenElse, Let, Seq, Stmt, Store
 from .types import Type
 
 _ATOMIC_UFUNCS = {
-    "add": np.add, "fadd": np.add, "sub": np.subtract, "fsub": np.subtract, "min": np.minimum,
-    "max": np.maximum, "fmin": np.fmin, "fmax": np.fmax, "and": np.bitwise_and, "or": np.bitwise_or,
+    "add": np.add,
+    "fadd": np.add,
+    "sub": np.subtract,
+    "fsub": np.subtract,
+    "min": np.minimum,
+    "max": np.maximum,
+    "fmin": np.fmin,
+    "fmax": np.fmax,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
     "xor": np.bitwise_xor,
 }
 
@@ -187,8 +195,9 @@ class Machine:
         addresses = base[:, None] + np.arange(count, dtype=np.int64) * stride * t.size
         return buffer.read(addresses, t, 1, self.active, self.state)
 
-    def write_elements(self, p: Ptr, values: np.ndarray, t: Type, stride: int = 1,
-                       mask: np.ndarray | None = None) -> None:
+    def write_elements(
+        self, p: Ptr, values: np.ndarray, t: Type, stride: int = 1, mask: np.ndarray | None = None
+    ) -> None:
         buffer, base = self.pointer(p)
         count = values.shape[-1]
         addresses = base[:, None] + np.arange(count, dtype=np.int64) * stride * t.size
@@ -200,6 +209,7 @@ _MISSING = object()
 
 
 # Calls ------------------------------------------------------------------------------------
+
 
 def _send(machine: Machine, f: Send, args: tuple) -> None:
     t = f.type
@@ -217,7 +227,7 @@ def _send(machine: Machine, f: Send, args: tuple) -> None:
         offsets = machine.lanes(offsets_arg, f.count).astype(np.int64)
         # slot s, element e: memory base + offsets[s] + e*size, register (e*count + s)*size
         element = np.arange(f.elems, dtype=np.int64)
-        addresses = (base[:, None, None] + offsets[:, None, :] + element[None, :, None] * t.size)
+        addresses = base[:, None, None] + offsets[:, None, :] + element[None, :, None] * t.size
         addresses = addresses.reshape(machine.threads, -1)
         register_index = (element[:, None] * f.count + np.arange(f.count)[None, :]).reshape(-1)
     mask = None if mask_arg is None else machine.lanes(mask_arg, f.count)
@@ -286,8 +296,9 @@ def _masked_active(machine: Machine, mask: np.ndarray | None) -> np.ndarray:
     return machine.active & mask.any(axis=1)
 
 
-def _atomic(machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, reg: Ptr | None,
-            mask: np.ndarray | None) -> None:
+def _atomic(
+    machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, reg: Ptr | None, mask: np.ndarray | None
+) -> None:
     """Read-modify-write per slot, in thread order (so the result does not depend on numpy)."""
     t = f.type
     enabled = np.broadcast_to(machine.active[:, None], addresses.shape).copy()
@@ -307,7 +318,7 @@ def _atomic(machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, re
     for thread, slot in zip(flat_threads.tolist(), flat_slots.tolist(), strict=True):
         row = 0 if rows is None else int(rows[thread])
         address = int(addresses[thread, slot])
-        raw = data[row, address:address + t.size]
+        raw = data[row, address : address + t.size]
         old = from_bytes(raw[None, :], t)[0]
         if f.atomic in ("inc", "dec"):
             one = np.asarray(1, dtype=old.dtype)
@@ -327,14 +338,17 @@ def _atomic(machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, re
             if t.kind == "bf16"
             else np.asarray(new, dtype=old.dtype)
         )
-        data[row, address:address + t.size] = to_bytes(np.asarray(new)[None], t)[0]
+        data[row, address : address + t.size] = to_bytes(np.asarray(new)[None], t)[0]
 
 
 def _mad(machine: Machine, f: Mad, args: tuple) -> None:
     dst, src0, src1, src2 = args
     t = f.dst_type
-    a = (np.zeros((machine.threads, f.exec_size), semantics.numpy_dtype(t)) if src0 is None
-         else machine.read_elements(src0, t, f.exec_size))
+    a = (
+        np.zeros((machine.threads, f.exec_size), semantics.numpy_dtype(t))
+        if src0 is None
+        else machine.read_elements(src0, t, f.exec_size)
+    )
     b = semantics.convert(machine.read_elements(src1, f.src1_type, f.exec_size, f.src1_stride), f.src1_type, t)
     c = semantics.convert(machine.read_elements(src2, f.src2_type, f.exec_size, f.src2_stride), f.src2_type, t)
     machine.write_elements(dst, semantics.ternary("mad", a, b, c, t), t)
@@ -349,8 +363,11 @@ def _dp4a(machine: Machine, f: Dp4a, args: tuple) -> None:
     dst, src0, src1, src2 = args
     t = f.dst_type
     u32 = Type("u32")
-    a = (np.zeros((machine.threads, f.exec_size), np.int64) if src0 is None
-         else machine.read_elements(src0, t, f.exec_size).astype(np.int64))
+    a = (
+        np.zeros((machine.threads, f.exec_size), np.int64)
+        if src0 is None
+        else machine.read_elements(src0, t, f.exec_size).astype(np.int64)
+    )
     b = _signed_bytes(machine.read_elements(src1, u32, f.exec_size, f.src1_stride), f.src1_type)
     c = _signed_bytes(machine.read_elements(src2, u32, f.exec_size, f.src2_stride), f.src2_type)
     total = a + (b * c).sum(axis=-1)
@@ -377,8 +394,7 @@ def _dpas(machine: Machine, f: Dpas, args: tuple) -> None:
     else:
         accumulator = machine.read_elements(src0, acc_type, rows * columns).reshape(-1, rows, columns).astype(work)
     result = accumulator + product
-    result = (semantics.convert(result, Type("s64"), acc_type) if is_int
-              else semantics.round_array(result, acc_type))
+    result = semantics.convert(result, Type("s64"), acc_type) if is_int else semantics.round_array(result, acc_type)
     machine.write_elements(dst, result.reshape(machine.threads, -1), acc_type)
 
 
@@ -390,10 +406,12 @@ def _fused_a(machine: Machine, own: np.ndarray, rows: int) -> np.ndarray:
     active = machine.active
     if np.any(active[even] != active[even + 1]):
         thread = int(np.argmax(active[even] != active[even + 1]))
-        raise EvaluationError(f"dpasw reached by only one thread of the fused pair {int(even[thread])}, "
-                              f"{int(even[thread]) + 1} (both threads must execute it together)")
+        raise EvaluationError(
+            f"dpasw reached by only one thread of the fused pair {int(even[thread])}, "
+            f"{int(even[thread]) + 1} (both threads must execute it together)"
+        )
     head = np.repeat(even, 2)  # each thread's even partner
-    return np.concatenate([own[head], own[head + 1][:, :rows - own.shape[1]]], axis=1)
+    return np.concatenate([own[head], own[head + 1][:, : rows - own.shape[1]]], axis=1)
 
 
 def _fused_pair_heads(group_of_thread: np.ndarray) -> np.ndarray:
@@ -402,8 +420,10 @@ def _fused_pair_heads(group_of_thread: np.ndarray) -> np.ndarray:
     counts = np.bincount(group_of_thread)
     odd = np.flatnonzero(counts % 2)
     if odd.size:
-        raise EvaluationError(f"dpasw needs an even number of threads in every group (fused pairs), but group "
-                              f"{int(odd[0])} has {int(counts[odd[0]])}")
+        raise EvaluationError(
+            f"dpasw needs an even number of threads in every group (fused pairs), but group "
+            f"{int(odd[0])} has {int(counts[odd[0]])}"
+        )
     if np.any(np.diff(group_of_thread) < 0):
         raise EvaluationError("dpasw needs each group's threads consecutive in the batch")
     return np.arange(0, group_of_thread.size, 2)
@@ -418,8 +438,15 @@ def _reorder(machine: Machine, f: Reorder, args: tuple) -> None:
     values = source.read(base[:, None] + src_index * f.src_type.size, f.src_type, 1, machine.active, machine.state)
     converted = semantics.convert(values, f.src_type, f.dst_type, f.saturate)
     target, target_base = machine.pointer(dst)
-    target.write(target_base[:, None] + dst_index * f.dst_type.size, converted, f.dst_type, 1, None,
-                 machine.active, machine.state)
+    target.write(
+        target_base[:, None] + dst_index * f.dst_type.size,
+        converted,
+        f.dst_type,
+        1,
+        None,
+        machine.active,
+        machine.state,
+    )
 
 
 def _require_whole_groups(machine: Machine, what: str) -> None:
@@ -427,8 +454,10 @@ def _require_whole_groups(machine: Machine, what: str) -> None:
     partial = machine.active != np.isin(machine.group_of_thread, groups_with_active)
     if np.any(partial):
         thread = int(np.argmax(partial))
-        raise EvaluationError(f"{what} reached by only some threads of group "
-                              f"{int(machine.group_of_thread[thread])} (divergent control flow)")
+        raise EvaluationError(
+            f"{what} reached by only some threads of group "
+            f"{int(machine.group_of_thread[thread])} (divergent control flow)"
+        )
 
 
 def _barrier(machine: Machine, f, args: tuple) -> None:
@@ -467,13 +496,26 @@ def _end_of_thread(machine: Machine, f, args: tuple) -> None:
 
 #: the interpreter of each function: handler(machine, func, args)
 _CALLS: dict[type[Func], Callable[[Machine, Any, tuple], None]] = {
-    Send: _send, Mad: _mad, Dp4a: _dp4a, Dpas: _dpas, Reorder: _reorder, Barrier: _barrier,
-    Signal: _signal, Wait: _wait, Fence: _fence, EndOfThread: _end_of_thread,
+    Send: _send,
+    Mad: _mad,
+    Dp4a: _dp4a,
+    Dpas: _dpas,
+    Reorder: _reorder,
+    Barrier: _barrier,
+    Signal: _signal,
+    Wait: _wait,
+    Fence: _fence,
+    EndOfThread: _end_of_thread,
 }
 
 
-def execute(stmt: Stmt, buffers: Mapping[str, np.ndarray] | None = None, env: Mapping[str, object] | None = None,
-            threads: int = 1, groups: np.ndarray | None = None) -> None:
+def execute(
+    stmt: Stmt,
+    buffers: Mapping[str, np.ndarray] | None = None,
+    env: Mapping[str, object] | None = None,
+    threads: int = 1,
+    groups: np.ndarray | None = None,
+) -> None:
     """Run `stmt` for `threads` threads; `buffers` (global memory) are read and written in place.
 
     `env` binds external variables (numbers, or arrays with one value per thread); `groups`

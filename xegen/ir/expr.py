@@ -39,14 +39,26 @@ UNARY_OPS = {"neg": "-", "not": "!", "bitnot": "~", **{op: op for op in MATH_OPS
 
 #: binary operators: name -> (C symbol or function name, category)
 BINARY_OPS = {
-    "add": ("+", "arith"), "sub": ("-", "arith"), "mul": ("*", "arith"),
-    "div": ("/", "arith"), "mod": ("%", "int"),
-    "shl": ("<<", "shift"), "shr": (">>", "shift"),
-    "and": ("&", "int"), "or": ("|", "int"), "xor": ("^", "int"),
-    "min": ("min", "arith"), "max": ("max", "arith"),
-    "lt": ("<", "compare"), "le": ("<=", "compare"), "gt": (">", "compare"),
-    "ge": (">=", "compare"), "eq": ("==", "compare"), "ne": ("!=", "compare"),
-    "land": ("&&", "logical"), "lor": ("||", "logical"),
+    "add": ("+", "arith"),
+    "sub": ("-", "arith"),
+    "mul": ("*", "arith"),
+    "div": ("/", "arith"),
+    "mod": ("%", "int"),
+    "shl": ("<<", "shift"),
+    "shr": (">>", "shift"),
+    "and": ("&", "int"),
+    "or": ("|", "int"),
+    "xor": ("^", "int"),
+    "min": ("min", "arith"),
+    "max": ("max", "arith"),
+    "lt": ("<", "compare"),
+    "le": ("<=", "compare"),
+    "gt": (">", "compare"),
+    "ge": (">=", "compare"),
+    "eq": ("==", "compare"),
+    "ne": ("!=", "compare"),
+    "land": ("&&", "logical"),
+    "lor": ("||", "logical"),
 }
 
 #: ternary operators: add3(a, b, c) = a + b + c; mad(a, b, c) = a + b * c
@@ -57,14 +69,31 @@ TERNARY_OPS = ("add3", "mad")
 CALL_OPS = MATH_OPS + tuple(op for op, (symbol, _) in BINARY_OPS.items() if symbol == op) + TERNARY_OPS
 
 #: words of the text form that cannot name a variable or buffer (nor can a type name)
-RESERVED_WORDS = frozenset({
-    "true", "false", "inf", "nan", *CALL_OPS, "broadcast", "shuffle",
-    "let", "for", "if", "else", "alloc", "null", "sat", "unroll", "stride",
-})
+RESERVED_WORDS = frozenset(
+    {
+        "true",
+        "false",
+        "inf",
+        "nan",
+        *CALL_OPS,
+        "broadcast",
+        "shuffle",
+        "let",
+        "for",
+        "if",
+        "else",
+        "alloc",
+        "null",
+        "sat",
+        "unroll",
+        "stride",
+    }
+)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 # Base class ------------------------------------------------------------------------------
+
 
 class Node:
     """Structural equality and a cached structural hash for frozen, slotted dataclasses.
@@ -168,35 +197,90 @@ class Expr(Node):
         raise TypeError("an IR expression has no truth value; use select() or .eq()/.ne() to build IR")
 
     # arithmetic
-    def __add__(self, other): return binary("add", self, other)
-    def __radd__(self, other): return binary("add", other, self)
-    def __sub__(self, other): return binary("sub", self, other)
-    def __rsub__(self, other): return binary("sub", other, self)
-    def __mul__(self, other): return binary("mul", self, other)
-    def __rmul__(self, other): return binary("mul", other, self)
-    def __truediv__(self, other): return binary("div", self, other)
-    def __rtruediv__(self, other): return binary("div", other, self)
-    def __mod__(self, other): return binary("mod", self, other)
-    def __rmod__(self, other): return binary("mod", other, self)
-    def __lshift__(self, other): return binary("shl", self, other)
-    def __rlshift__(self, other): return binary("shl", other, self)
-    def __rshift__(self, other): return binary("shr", self, other)
-    def __rrshift__(self, other): return binary("shr", other, self)
-    def __and__(self, other): return binary("and", self, other)
-    def __rand__(self, other): return binary("and", other, self)
-    def __or__(self, other): return binary("or", self, other)
-    def __ror__(self, other): return binary("or", other, self)
-    def __xor__(self, other): return binary("xor", self, other)
-    def __rxor__(self, other): return binary("xor", other, self)
-    def __neg__(self): return unary("neg", self)
-    def __invert__(self): return unary("bitnot", self)
+    def __add__(self, other):
+        return binary("add", self, other)
+
+    def __radd__(self, other):
+        return binary("add", other, self)
+
+    def __sub__(self, other):
+        return binary("sub", self, other)
+
+    def __rsub__(self, other):
+        return binary("sub", other, self)
+
+    def __mul__(self, other):
+        return binary("mul", self, other)
+
+    def __rmul__(self, other):
+        return binary("mul", other, self)
+
+    def __truediv__(self, other):
+        return binary("div", self, other)
+
+    def __rtruediv__(self, other):
+        return binary("div", other, self)
+
+    def __mod__(self, other):
+        return binary("mod", self, other)
+
+    def __rmod__(self, other):
+        return binary("mod", other, self)
+
+    def __lshift__(self, other):
+        return binary("shl", self, other)
+
+    def __rlshift__(self, other):
+        return binary("shl", other, self)
+
+    def __rshift__(self, other):
+        return binary("shr", self, other)
+
+    def __rrshift__(self, other):
+        return binary("shr", other, self)
+
+    def __and__(self, other):
+        return binary("and", self, other)
+
+    def __rand__(self, other):
+        return binary("and", other, self)
+
+    def __or__(self, other):
+        return binary("or", self, other)
+
+    def __ror__(self, other):
+        return binary("or", other, self)
+
+    def __xor__(self, other):
+        return binary("xor", self, other)
+
+    def __rxor__(self, other):
+        return binary("xor", other, self)
+
+    def __neg__(self):
+        return unary("neg", self)
+
+    def __invert__(self):
+        return unary("bitnot", self)
+
     # comparisons (== and != stay structural)
-    def __lt__(self, other): return binary("lt", self, other)
-    def __le__(self, other): return binary("le", self, other)
-    def __gt__(self, other): return binary("gt", self, other)
-    def __ge__(self, other): return binary("ge", self, other)
-    def eq(self, other) -> Expr: return binary("eq", self, other)
-    def ne(self, other) -> Expr: return binary("ne", self, other)
+    def __lt__(self, other):
+        return binary("lt", self, other)
+
+    def __le__(self, other):
+        return binary("le", self, other)
+
+    def __gt__(self, other):
+        return binary("gt", self, other)
+
+    def __ge__(self, other):
+        return binary("ge", self, other)
+
+    def eq(self, other) -> Expr:
+        return binary("eq", self, other)
+
+    def ne(self, other) -> Expr:
+        return binary("ne", self, other)
 
     def cast(self, type: Type | str, saturate: bool = False) -> Expr:
         return cast(type, self, saturate)
@@ -207,6 +291,7 @@ def _set_type(node: Expr, type: Type) -> None:
 
 
 # Leaves ----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Var(Expr):
@@ -269,6 +354,7 @@ class BoolImm(Expr):
 
 
 # Operators -------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Unary(Expr):
@@ -443,6 +529,7 @@ class Shuffle(Expr):
 
 
 # Builders (C promotion rules) ------------------------------------------------------------
+
 
 def _wrap(value: int, type: Type) -> int:
     bits = type.bits
@@ -635,4 +722,3 @@ def buffer(name: str) -> Var:
 
 def var(name: str, type: Type | str = S32) -> Var:
     return Var(name, Type.parse(type) if isinstance(type, str) else type)
-

@@ -18,8 +18,23 @@ SEND_OPS = ("load", "store", "atomic", "prefetch")
 SEND_KINDS = ("block", "scattered", "block2d")
 BLOCK2D_TRANSFORMS = ("none", "vnni", "transpose")
 SEND_SPACES = ("global", "slm")
-ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "inc", "dec", "xchg", "cmpxchg",
-              "fadd", "fsub", "fmin", "fmax")
+ATOMIC_OPS = (
+    "add",
+    "sub",
+    "min",
+    "max",
+    "and",
+    "or",
+    "xor",
+    "inc",
+    "dec",
+    "xchg",
+    "cmpxchg",
+    "fadd",
+    "fsub",
+    "fmin",
+    "fmax",
+)
 FENCE_SPACES = ("global", "slm")
 
 
@@ -112,8 +127,10 @@ class Send(Func):
         if self.kind == "block2d":
             self._check_block2d()
         else:
-            _require(self.width == self.height == self.pitch == 0 and self.transform == "none",
-                     "width, height, pitch and transform apply to block2d messages only")
+            _require(
+                self.width == self.height == self.pitch == 0 and self.transform == "none",
+                "width, height, pitch and transform apply to block2d messages only",
+            )
 
     def _check_block2d(self) -> None:
         """The limits of the hardware's 2D block loads (after Intel's XeTLA checks,
@@ -121,27 +138,37 @@ class Send(Func):
         size = self.type.size
         _require(self.space == "global" and self.op in ("load", "prefetch"), "block2d messages load global memory")
         _require(size in (1, 2, 4, 8), "block2d elements are 1, 2, 4 or 8 bytes")
-        _require(64 <= self.width < 1 << 24 and self.width % max(4, size) == 0,
-                 f"block2d surface width {self.width}: 64 bytes to 2^24, a multiple of {max(4, size)}")
+        _require(
+            64 <= self.width < 1 << 24 and self.width % max(4, size) == 0,
+            f"block2d surface width {self.width}: 64 bytes to 2^24, a multiple of {max(4, size)}",
+        )
         _require(1 <= self.height <= 1 << 24, f"block2d surface height {self.height}: 1 to 2^24 rows")
-        _require(self.width <= self.pitch < 1 << 24 and self.pitch % 8 == 0,
-                 f"block2d pitch {self.pitch}: at least the width {self.width}, a multiple of 8")
+        _require(
+            self.width <= self.pitch < 1 << 24 and self.pitch % 8 == 0,
+            f"block2d pitch {self.pitch}: at least the width {self.width}, a multiple of 8",
+        )
         width, rows = self.count, self.elems
         _require(1 <= rows <= 32, f"block2d block height {rows}: 1 to 32 rows")
         row_bytes = width * size
         if self.transform == "vnni":
             _require(size in (1, 2), "a vnni block2d load takes d8 or d16 elements")
             group = 4 // size
-            _require(group <= width <= 16 and group <= rows and rows % group == 0,
-                     f"vnni block2d {width}x{rows}: width {group} to 16, rows a multiple of {group}")
+            _require(
+                group <= width <= 16 and group <= rows and rows % group == 0,
+                f"vnni block2d {width}x{rows}: width {group} to 16, rows a multiple of {group}",
+            )
         elif self.transform == "transpose":
             _require(size in (4, 8), "a transposed block2d load takes d32 or d64 elements")
-            _require((width <= 8 and rows & (rows - 1) == 0) if size == 4 else (rows == 8 and width in (1, 2, 4)),
-                     f"transposed block2d {width}x{rows}: d32 up to 8 columns and a power-of-two rows, d64 8 rows "
-                     "of 1, 2 or 4 columns")
+            _require(
+                (width <= 8 and rows & (rows - 1) == 0) if size == 4 else (rows == 8 and width in (1, 2, 4)),
+                f"transposed block2d {width}x{rows}: d32 up to 8 columns and a power-of-two rows, d64 8 rows "
+                "of 1, 2 or 4 columns",
+            )
         else:
-            _require(row_bytes <= 64 and row_bytes % 4 == 0 and row_bytes & (row_bytes - 1) == 0,
-                     f"block2d block width {width}: rows of 4 to 64 bytes, a power of two")
+            _require(
+                row_bytes <= 64 and row_bytes % 4 == 0 and row_bytes & (row_bytes - 1) == 0,
+                f"block2d block width {width}: rows of 4 to 64 bytes, a power of two",
+            )
 
     def expected_args(self) -> tuple[str, ...]:
         reg = "reg?" if self.op == "prefetch" or self.atomic in ("inc", "dec") else "reg"
@@ -215,8 +242,10 @@ class Dpas(Func):
         _require(self.exec_size in (8, 16), "dpas exec_size must be 8 or 16")
         _require(self.sdepth == 8, "dpas systolic depth must be 8")
         _require(1 <= self.rcount <= 8, "dpas repeat count must be 1..8")
-        _require(self.src1_type.bits == self.src2_type.bits and self.src1_type.bits in (8, 16, 32),
-                 "dpas sources must both be 8- or 16-bit (or tf32)")
+        _require(
+            self.src1_type.bits == self.src2_type.bits and self.src1_type.bits in (8, 16, 32),
+            "dpas sources must both be 8- or 16-bit (or tf32)",
+        )
         _require(
             self.dst_type.kind in ("f32", "s32", "u32", "f16", "bf16"), "dpas dst must be f32, s32, u32, f16 or bf16"
         )

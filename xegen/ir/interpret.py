@@ -58,8 +58,9 @@ def to_value(value, t: Type, name: str = "value") -> np.ndarray:
         if converted.ndim == 0:
             return np.broadcast_to(converted, (t.lanes,))
         if converted.shape[-1] != t.lanes:
-            raise EvaluationError(f"{name}: a {t} value needs {t.lanes} lanes in its last axis, "
-                                  f"not shape {converted.shape}")
+            raise EvaluationError(
+                f"{name}: a {t} value needs {t.lanes} lanes in its last axis, not shape {converted.shape}"
+            )
     return converted
 
 
@@ -71,8 +72,11 @@ def _check_integers(array: np.ndarray, t: Type, name: str) -> None:
     if array.size == 0:
         return
     if array.dtype.kind in "fO":
-        whole = np.array([math.isfinite(v) and v == math.floor(v) for v in array.flat]) \
-            if array.dtype.kind == "O" else np.isfinite(array) & (array == np.trunc(array))
+        whole = (
+            np.array([math.isfinite(v) and v == math.floor(v) for v in array.flat])
+            if array.dtype.kind == "O"
+            else np.isfinite(array) & (array == np.trunc(array))
+        )
         if not np.all(whole):
             raise EvaluationError(f"{name} = {array.flat[int(np.argmin(whole))]} is not an integer ({t})")
     for v in (int(array.min()), int(array.max())):
@@ -149,8 +153,12 @@ class Evaluator:
             if isinstance(value, (numbers.Number, np.ndarray)):
                 raise EvaluationError(f"'{e.name}' is a buffer (ptr): it has no numeric value")
             return value
-        if (isinstance(value, np.ndarray) and value.dtype == semantics.numpy_dtype(e.type) and e.type.kind != "bf16"
-                and (e.type.lanes == 1 or value.shape[-1:] == (e.type.lanes,))):
+        if (
+            isinstance(value, np.ndarray)
+            and value.dtype == semantics.numpy_dtype(e.type)
+            and e.type.kind != "bf16"
+            and (e.type.lanes == 1 or value.shape[-1:] == (e.type.lanes,))
+        ):
             return value  # already a value of this type (e.g. bound by a let)
         return to_value(value, e.type, e.name)
 

@@ -69,8 +69,14 @@ class Buffer:
     def size(self) -> int:
         return self.data.shape[1]
 
-    def _locate(self, addresses: np.ndarray, width: int, lane_dims: int, active: np.ndarray | None,
-                lane_mask: np.ndarray | None = None):
+    def _locate(
+        self,
+        addresses: np.ndarray,
+        width: int,
+        lane_dims: int,
+        active: np.ndarray | None,
+        lane_mask: np.ndarray | None = None,
+    ):
         """Row and byte indices of every byte accessed; checks bounds of the enabled accesses
         (active threads, lanes not masked off).
 
@@ -81,7 +87,7 @@ class Buffer:
             threads = active.shape[0]
         batch_shape = addresses.shape[: addresses.ndim - lane_dims]
         if threads is not None and batch_shape != (threads,):
-            addresses = np.broadcast_to(addresses, (threads,) + addresses.shape[addresses.ndim - lane_dims:])
+            addresses = np.broadcast_to(addresses, (threads,) + addresses.shape[addresses.ndim - lane_dims :])
         enabled = np.ones(addresses.shape, dtype=bool)
         if active is not None and threads is not None:
             enabled &= active.reshape((threads,) + (1,) * lane_dims)
@@ -93,7 +99,8 @@ class Buffer:
             thread = f" in thread {index[0]}" if threads is not None else ""
             raise EvaluationError(
                 f"access of {width} bytes at offset {int(addresses[index])} of '{self.name}' "
-                f"(size {self.size}){thread} is out of bounds")
+                f"(size {self.size}){thread} is out of bounds"
+            )
         addresses = np.where(enabled, addresses, 0)
         byte_index = addresses[..., None] + np.arange(width, dtype=np.int64)
         if self.rows is None:
@@ -102,16 +109,31 @@ class Buffer:
             rows = self.rows.reshape(self.rows.shape + (1,) * (byte_index.ndim - 1))  # (threads, 1, ...)
         return rows, byte_index, enabled
 
-    def read(self, addresses: np.ndarray, t: Type, lane_dims: int, active: np.ndarray | None,
-             thread_state=None, lane_mask: np.ndarray | None = None) -> np.ndarray:
+    def read(
+        self,
+        addresses: np.ndarray,
+        t: Type,
+        lane_dims: int,
+        active: np.ndarray | None,
+        thread_state=None,
+        lane_mask: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Values at `addresses`; lanes off in `lane_mask` are neither bounds-checked nor tracked
         (their values are unspecified: callers do not use them)."""
         rows, byte_index, enabled = self._locate(addresses, t.size, lane_dims, active, lane_mask)
         self._track(rows, byte_index, enabled, thread_state, write=False)
         return from_bytes(self.data[rows, byte_index], t)
 
-    def write(self, addresses: np.ndarray, values: np.ndarray, t: Type, lane_dims: int,
-              enabled_lanes: np.ndarray | None, active: np.ndarray | None, thread_state=None) -> None:
+    def write(
+        self,
+        addresses: np.ndarray,
+        values: np.ndarray,
+        t: Type,
+        lane_dims: int,
+        enabled_lanes: np.ndarray | None,
+        active: np.ndarray | None,
+        thread_state=None,
+    ) -> None:
         rows, byte_index, enabled = self._locate(addresses, t.size, lane_dims, active, enabled_lanes)
         raw = np.broadcast_to(to_bytes(values, t), byte_index.shape)
         rows = np.broadcast_to(rows, byte_index.shape)
@@ -191,14 +213,16 @@ class SharedLocalBuffer(Buffer):
             by = f"thread {int(writer[i])}" if earlier == "written" else "another thread"
             raise SlmRaceError(
                 f"SLM race: thread {int(threads[i])} {'writes' if write else 'reads'} byte {int(offsets[i])} of "
-                f"'{self.name}' (group {int(groups[i])}), {earlier} by {by} since the last barrier")
+                f"'{self.name}' (group {int(groups[i])}), {earlier} by {by} since the last barrier"
+            )
         unfenced = by_other & ~(waits > self.fence_phase[groups, offsets])
         if np.any(unfenced):
             i = int(np.argmax(unfenced))
             raise UnfencedSlmWriteError(
                 f"unfenced SLM write: thread {int(threads[i])} {'writes' if write else 'reads'} byte "
                 f"{int(offsets[i])} of '{self.name}' (group {int(groups[i])}), which thread {int(writer[i])} "
-                "wrote without an SLM fence before the barrier signal between them")
+                "wrote without an SLM fence before the barrier signal between them"
+            )
 
     def _record(self, flat, threads, signals, write: bool) -> None:
         order = np.lexsort((threads, flat))
@@ -210,7 +234,8 @@ class SharedLocalBuffer(Buffer):
                 i = int(np.argmax(second_thread))
                 raise SlmRaceError(
                     f"SLM race: threads {int(threads[i - 1])} and {int(threads[i])} write byte "
-                    f"{int(flat[i] % self.size)} of '{self.name}' at once")
+                    f"{int(flat[i] % self.size)} of '{self.name}' at once"
+                )
             self.writer.reshape(-1)[flat] = threads
             self.writer_phase.reshape(-1)[flat] = signals[threads]
             self.fence_phase.reshape(-1)[flat] = NOT_FENCED

@@ -34,28 +34,50 @@ MAX_NESTING = 100
 # `x:u16`, `3:u32`: a colon after a value starts a type annotation only when a type name follows
 # (so `c ? 1:2` is C's conditional)
 _ANNOTATION = rf"(?::(?P<{{}}>{TYPE_NAME.pattern})(?![A-Za-z_0-9]))?"
-_TOKEN = re.compile(rf"""
+_TOKEN = re.compile(
+    rf"""
     (?P<space>[ \t\r\n]+|//[^\n]*)
   | (?P<number>0[xX][0-9a-fA-F]+|(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|[0-9]+)
     {_ANNOTATION.format("numtype")}
   | (?P<ident>[A-Za-z_][A-Za-z_0-9]*){_ANNOTATION.format("identtype")}
   | (?P<op><<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>&|^~!?:()\[\],;{{}}=.])
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 _INTEGER = re.compile(r"[0-9]+|0[xX][0-9a-fA-F]+")
 
 _BINARY_LEVELS = {
-    "||": (2, "lor"), "&&": (3, "land"), "|": (4, "or"), "^": (5, "xor"), "&": (6, "and"),
-    "==": (7, "eq"), "!=": (7, "ne"), "<": (8, "lt"), "<=": (8, "le"), ">": (8, "gt"), ">=": (8, "ge"),
-    "<<": (9, "shl"), ">>": (9, "shr"), "+": (10, "add"), "-": (10, "sub"),
-    "*": (11, "mul"), "/": (11, "div"), "%": (11, "mod"),
+    "||": (2, "lor"),
+    "&&": (3, "land"),
+    "|": (4, "or"),
+    "^": (5, "xor"),
+    "&": (6, "and"),
+    "==": (7, "eq"),
+    "!=": (7, "ne"),
+    "<": (8, "lt"),
+    "<=": (8, "le"),
+    ">": (8, "gt"),
+    ">=": (8, "ge"),
+    "<<": (9, "shl"),
+    ">>": (9, "shr"),
+    "+": (10, "add"),
+    "-": (10, "sub"),
+    "*": (11, "mul"),
+    "/": (11, "div"),
+    "%": (11, "mod"),
 }
 _SELECT_LEVEL, _PREFIX_LEVEL = 1, 12
 _PREFIX_OPS = {"-": "neg", "!": "not", "~": "bitnot"}
-_FUNCTIONS = {**{op: 1 if op in ir.UNARY_OPS else 2 if op in ir.BINARY_OPS else 3 for op in ir.CALL_OPS},
-              "broadcast": 2}
+_FUNCTIONS = {
+    **{op: 1 if op in ir.UNARY_OPS else 2 if op in ir.BINARY_OPS else 3 for op in ir.CALL_OPS},
+    "broadcast": 2,
+}
 
-_EXACT_OPERATIONS = {**{op: 1 for op in ir.UNARY_OPS}, **{op: 2 for op in ir.BINARY_OPS},
-                     **{op: 3 for op in ir.TERNARY_OPS}}
+_EXACT_OPERATIONS = {
+    **{op: 1 for op in ir.UNARY_OPS},
+    **{op: 2 for op in ir.BINARY_OPS},
+    **{op: 3 for op in ir.TERNARY_OPS},
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +154,7 @@ def _free_annotations(tokens: list[Token]) -> list[Token]:
     """The annotated variables outside every `let` and `for` of the same name: the scopes the
     parser will see, found from the tokens alone (a let's name is in scope from its `;` to the
     end of its block, a loop variable in the loop's body)."""
+
     def ahead(i: int) -> Token:
         return tokens[min(i, len(tokens) - 1)]
 
@@ -324,9 +347,14 @@ class Parser:
             if word in _PREFIX_OPS:
                 self.next()
                 following = self.peek
-                if word == "-" and following.position == token.position + 1 and (
+                if (
+                    word == "-"
+                    and following.position == token.position + 1
+                    and (
                         (following.kind == "number" and not _is_hex(following.text))
-                        or (following.kind == "ident" and following.text == "inf")):
+                        or (following.kind == "ident" and following.text == "inf")
+                    )
+                ):
                     operands.append(self.primary(negate=token))  # `-3` is one literal
                     return
                 pending.append(_Pending("prefix", token, _PREFIX_LEVEL, _PREFIX_OPS[word]))
@@ -391,16 +419,22 @@ class Parser:
                 operands.append(self._build(p.token, ir.Cast, p.target.with_lanes(value.type.lanes), value, p.saturate))
             else:  # colon: cond ? true_value : false_value
                 false_value, true_value, cond = operands.pop(), operands.pop(), operands.pop()
-                operands.append(self._build(p.token, ir.select, self._raw(cond), self._raw(true_value),
-                                            self._raw(false_value)))
+                operands.append(
+                    self._build(p.token, ir.select, self._raw(cond), self._raw(true_value), self._raw(false_value))
+                )
 
     def _is_cast(self) -> bool:
         """At `(type)` or `(sat type)`?"""
-        ahead = self.tokens[self.index + 1:self.index + 4]
+        ahead = self.tokens[self.index + 1 : self.index + 4]
         if ahead and _word(ahead[0]) == "sat" and ahead[0].kind == "ident":
             ahead = ahead[1:]
-        return (len(ahead) >= 2 and ahead[0].kind == "ident" and ahead[0].annotation is None
-                and TYPE_NAME.fullmatch(ahead[0].text) is not None and _word(ahead[1]) == ")")
+        return (
+            len(ahead) >= 2
+            and ahead[0].kind == "ident"
+            and ahead[0].annotation is None
+            and TYPE_NAME.fullmatch(ahead[0].text) is not None
+            and _word(ahead[1]) == ")"
+        )
 
     def _buffer(self, token: Token) -> Var:
         return self._build(token, Var, token.text, PTR)

@@ -53,9 +53,24 @@ from .visitor import walk
 
 # C precedence: higher binds tighter.
 PRECEDENCE = {
-    "lor": 2, "land": 3, "or": 4, "xor": 5, "and": 6, "eq": 7, "ne": 7,
-    "lt": 8, "le": 8, "gt": 8, "ge": 8, "shl": 9, "shr": 9,
-    "add": 10, "sub": 10, "mul": 11, "div": 11, "mod": 11,
+    "lor": 2,
+    "land": 3,
+    "or": 4,
+    "xor": 5,
+    "and": 6,
+    "eq": 7,
+    "ne": 7,
+    "lt": 8,
+    "le": 8,
+    "gt": 8,
+    "ge": 8,
+    "shl": 9,
+    "shr": 9,
+    "add": 10,
+    "sub": 10,
+    "mul": 11,
+    "div": 11,
+    "mod": 11,
 }
 SELECT_PRECEDENCE = 1
 UNARY_PRECEDENCE = 12
@@ -77,8 +92,11 @@ def format_float(value: float, t: Type) -> str:
         text = repr(value)
     else:
         holder = np.float16(value) if t.kind == "f16" else np.float32(value)
-        text = np.format_float_positional(holder, unique=True, trim="0") if abs(value) < 1e16 and (
-            value == 0 or abs(value) >= 1e-5) else np.format_float_scientific(holder, unique=True, trim="0")
+        text = (
+            np.format_float_positional(holder, unique=True, trim="0")
+            if abs(value) < 1e16 and (value == 0 or abs(value) >= 1e-5)
+            else np.format_float_scientific(holder, unique=True, trim="0")
+        )
     if not any(c in text for c in ".en"):
         text += ".0"
     return text
@@ -188,8 +206,13 @@ def _parts(e: Expr, names: _Names) -> list:
     if isinstance(e, Ternary):
         return [f"{e.op}(", *_listed((e.a, e.b, e.c)), ")"]
     if isinstance(e, Select):
-        return [(e.cond, SELECT_PRECEDENCE + 1), " ? ", (e.true_value, SELECT_PRECEDENCE + 1), " : ",
-                (e.false_value, SELECT_PRECEDENCE)]
+        return [
+            (e.cond, SELECT_PRECEDENCE + 1),
+            " ? ",
+            (e.true_value, SELECT_PRECEDENCE + 1),
+            " : ",
+            (e.false_value, SELECT_PRECEDENCE),
+        ]
     if isinstance(e, Cast):
         prefix = "sat " if e.saturate else ""
         target = e.type.scalar if e.type.lanes == e.value.type.lanes and e.type.lanes > 1 else e.type
@@ -264,8 +287,10 @@ def _stmt(s: Stmt, indent: str, names: _Names) -> list[str]:
     if isinstance(s, For):
         unroll = "" if s.unroll == 1 else " unroll(full)" if s.unroll == 0 else f" unroll({s.unroll})"
         binder = s.var.name + format_type_suffix(s.var.type, S32)
-        head = (f"{indent}for ({binder} = {format_expr(s.init, names)}; {s.var.name} < "
-                f"{format_expr(s.bound, names)}){unroll} {{")
+        head = (
+            f"{indent}for ({binder} = {format_expr(s.init, names)}; {s.var.name} < "
+            f"{format_expr(s.bound, names)}){unroll} {{"
+        )
         return [head, *_block(s.body, inner, names.bind(s.var)), indent + "}"]
     if isinstance(s, IfThenElse):
         lines = [f"{indent}if ({format_expr(s.cond, names)}) {{", *_block(s.then_case, inner, names)]

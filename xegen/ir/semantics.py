@@ -28,9 +28,19 @@ import numpy as np
 from .types import BOOL, Type
 
 _DTYPES = {
-    "bool": np.bool_, "s8": np.int8, "u8": np.uint8, "s16": np.int16, "u16": np.uint16,
-    "s32": np.int32, "u32": np.uint32, "s64": np.int64, "u64": np.uint64,
-    "f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64,
+    "bool": np.bool_,
+    "s8": np.int8,
+    "u8": np.uint8,
+    "s16": np.int16,
+    "u16": np.uint16,
+    "s32": np.int32,
+    "u32": np.uint32,
+    "s64": np.int64,
+    "u64": np.uint64,
+    "f16": np.float16,
+    "bf16": np.float32,
+    "f32": np.float32,
+    "f64": np.float64,
 }
 _UNSIGNED_OF = {"s8": np.uint8, "s16": np.uint16, "s32": np.uint32, "s64": np.uint64}
 
@@ -41,6 +51,7 @@ def numpy_dtype(t: Type) -> np.dtype:
 
 
 # Rounding ---------------------------------------------------------------------------------
+
 
 def _round_to_bf16(x: np.ndarray) -> np.ndarray:
     """Round float64 values to the bf16 grid (nearest even), returned as float32."""
@@ -86,11 +97,13 @@ def round_int(value: int, t: Type) -> float:
 
 # Conversions ------------------------------------------------------------------------------
 
+
 def _int_to_float(x: np.ndarray, to: Type) -> np.ndarray:
     if to.kind in ("f32", "f64") or np.all(np.abs(x.astype(np.float64)) < 2.0**53):
         # int -> f64 is exact below 2^53, so one rounding to the target follows.
         wide = x.astype(np.float64) if to.kind != "f32" else x.astype(np.float32)
         return round_array(wide, to) if to.kind in ("f16", "bf16") else wide.astype(_DTYPES[to.kind])
+
     # Huge 64-bit integers: round exactly through Python integers.
     def one(v):
         return round_int(int(v), to)
@@ -164,6 +177,7 @@ def convert(x, frm: Type, to: Type, saturate: bool = False) -> np.ndarray:
 
 # Integer division -------------------------------------------------------------------------
 
+
 def _divide(a: np.ndarray, b: np.ndarray, t: Type) -> tuple[np.ndarray, np.ndarray]:
     """Truncating quotient and remainder with the defined results for zero and MIN / -1."""
     dtype = _DTYPES[t.kind]
@@ -188,6 +202,7 @@ def _divide(a: np.ndarray, b: np.ndarray, t: Type) -> tuple[np.ndarray, np.ndarr
 
 # Operators --------------------------------------------------------------------------------
 
+
 def unary(op: str, x: np.ndarray, t: Type) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         if op == "neg":
@@ -204,7 +219,10 @@ def unary(op: str, x: np.ndarray, t: Type) -> np.ndarray:
 
 
 _MATH: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "exp2": np.exp2, "log2": np.log2, "sqrt": np.sqrt, "inv": lambda x: 1 / x,
+    "exp2": np.exp2,
+    "log2": np.log2,
+    "sqrt": np.sqrt,
+    "inv": lambda x: 1 / x,
 }
 
 
@@ -246,8 +264,12 @@ def binary(op: str, a: np.ndarray, b: np.ndarray, t: Type, result: Type | None =
 
 def _compare(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return {
-        "lt": np.less, "le": np.less_equal, "gt": np.greater,
-        "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal,
+        "lt": np.less,
+        "le": np.less_equal,
+        "gt": np.greater,
+        "ge": np.greater_equal,
+        "eq": np.equal,
+        "ne": np.not_equal,
     }[op](a, b)
 
 

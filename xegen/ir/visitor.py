@@ -232,6 +232,7 @@ def _inner_statements(s: Stmt) -> tuple[Stmt, ...] | None:
 
 def _rebuilt(s: Stmt, inner: list[Stmt], mapping: Mapping[Pattern, Expr]) -> Stmt:
     """Compound statement `s` over new inner statements, its own expressions substituted."""
+
     def sub(e: Expr) -> Expr:
         return substitute(e, mapping)
 
@@ -346,4 +347,3 @@ def walk(node: Node, skip: Node | None = None) -> Iterator[Node]:
             continue
         yield node
         pending.extend(reversed(list(children(node))))
-

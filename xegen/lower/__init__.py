@@ -52,8 +52,10 @@ INSTRUCTION_BYTES = 16
 def check_kernel_spec(spec: KernelSpec, hw: hwlib.Platform) -> None:
     """Refuse a spec the platform cannot run (GRF count, group shape, SLM)."""
     if spec.grf_count not in hw.grf_counts:
-        raise ConfigError(f"kernel {spec.name}: {hw.display_name} runs {' or '.join(map(str, hw.grf_counts))} GRFs, "
-                          f"not {spec.grf_count}")
+        raise ConfigError(
+            f"kernel {spec.name}: {hw.display_name} runs {' or '.join(map(str, hw.grf_counts))} GRFs, "
+            f"not {spec.grf_count}"
+        )
     if len(spec.thread_group) != 3 or any(t < 1 for t in spec.thread_group):
         raise ConfigError(f"kernel {spec.name}: thread group {spec.thread_group} must be three positive sizes")
     if spec.slm_bytes > hw.max_slm_bytes:
@@ -83,16 +85,24 @@ def statistics(instructions: list[Instruction], grfs: int, slm: int) -> KernelSt
     counts = kernel_counts(instructions)
     inner = counts.inner or Counts(0, 0, 0, 0)
     return KernelStats(
-        instructions=counts.total.instructions, inner_loop_instructions=inner.instructions,
-        inner_loop_sends=inner.sends, inner_loop_fma=inner.fmas, sends=counts.total.sends,
-        fma_instructions=counts.total.fmas, syncs=count_syncs(instructions), grfs_used=grfs, slm_bytes=slm)
+        instructions=counts.total.instructions,
+        inner_loop_instructions=inner.instructions,
+        inner_loop_sends=inner.sends,
+        inner_loop_fma=inner.fmas,
+        sends=counts.total.sends,
+        fma_instructions=counts.total.fmas,
+        syncs=count_syncs(instructions),
+        grfs_used=grfs,
+        slm_bytes=slm,
+    )
 
 
 Trace = Callable[[str, Callable[[], str]], None]
 
 
-def select_instructions(spec: KernelSpec, platform: hwlib.Platform, payload,
-                        reuse_payloads: bool) -> tuple[Builder, Abi, StatementLowering]:
+def select_instructions(
+    spec: KernelSpec, platform: hwlib.Platform, payload, reuse_payloads: bool
+) -> tuple[Builder, Abi, StatementLowering]:
     """Instruction selection and the passes on its virtual registers (the program is
     `builder.program`); the vISA back end (`xegen.visa`) starts from here too."""
     builder = Builder(platform, reuse_payloads)
@@ -108,8 +118,9 @@ def _select_and_allocate(spec: KernelSpec, platform: hwlib.Platform, payload, re
     """Instruction selection and the passes on its virtual registers, then allocation."""
     builder, abi, lowering = select_instructions(spec, platform, payload, reuse_payloads)
     ops, labels = flatten(builder.program)
-    placed = allocate(ops, labels, builder.vregs, spec.grf_count, platform.grf_bytes, spec.name,
-                      bank_bit=platform.grf_bank_bit)
+    placed = allocate(
+        ops, labels, builder.vregs, spec.grf_count, platform.grf_bytes, spec.name, bank_bit=platform.grf_bank_bit
+    )
     return builder, abi, lowering, ops, placed
 
 
@@ -138,12 +149,32 @@ def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | No
     if slm > platform.max_slm_bytes:
         raise ConfigError(f"kernel {spec.name}: {slm} bytes of SLM exceed {platform.max_slm_bytes}")
     stats = statistics(instructions, registers_used(placed, builder.vregs, platform.grf_bytes), slm)
-    zebin_kernel = abi.zebin_kernel(code, spec.grf_count, slm, lowering.uses_barriers, lowering.uses_dpas,
-                                    lowering.uses_atomics)
+    zebin_kernel = abi.zebin_kernel(
+        code, spec.grf_count, slm, lowering.uses_barriers, lowering.uses_dpas, lowering.uses_atomics
+    )
     control = ControlFlow(tuple(lowering.branches), spec.thread_ids, spec.group_ids, spec.thread_group)
-    return CompiledKernel(spec.name, platform, tuple(instructions), code, zebin_kernel, stats, payload.simd,
-                          payload.local_size, tuple(v.name for v in spec.arguments), control)
+    return CompiledKernel(
+        spec.name,
+        platform,
+        tuple(instructions),
+        code,
+        zebin_kernel,
+        stats,
+        payload.simd,
+        payload.local_size,
+        tuple(v.name for v in spec.arguments),
+        control,
+    )
 
 
-__all__ = ["CompiledKernel", "KernelSpec", "KernelStats", "RegisterAllocationError", "UnsupportedError",
-           "compile_kernel", "select_instructions", "statistics", "check_kernel_spec"]
+__all__ = [
+    "CompiledKernel",
+    "KernelSpec",
+    "KernelStats",
+    "RegisterAllocationError",
+    "UnsupportedError",
+    "compile_kernel",
+    "select_instructions",
+    "statistics",
+    "check_kernel_spec",
+]

@@ -67,14 +67,19 @@ class Payload:
 
 
 def plan_payload(spec, hw) -> Payload:
-    simd = spec.simd if spec.simd in hw.simd_widths else next(
-        (w for w in sorted(hw.simd_widths) if w >= spec.simd), max(hw.simd_widths))
+    simd = (
+        spec.simd
+        if spec.simd in hw.simd_widths
+        else next((w for w in sorted(hw.simd_widths) if w >= spec.simd), max(hw.simd_widths))
+    )
     tg = spec.thread_group
     local = (tg[0] * simd, tg[1], tg[2])
     items = local[0] * local[1] * local[2]
     if items > hw.max_work_group_size:
-        raise ConfigError(f"kernel {spec.name}: a group of {tg[0] * tg[1] * tg[2]} threads at SIMD{simd} is {items} "
-                          f"work-items; {hw.display_name} allows {hw.max_work_group_size}")
+        raise ConfigError(
+            f"kernel {spec.name}: a group of {tg[0] * tg[1] * tg[2]} threads at SIMD{simd} is {items} "
+            f"work-items; {hw.display_name} allows {hw.max_work_group_size}"
+        )
     if tg[0] * tg[1] * tg[2] > 255:
         raise ConfigError(f"kernel {spec.name}: at most 255 threads per group")
     slots, offset = [], 0
@@ -150,8 +155,18 @@ class Abi:
                 source = address
             grfs = -(-dwords * 4 // g)
             desc = lsc_descriptor(LSC_LOAD, LSC_A32, LSC_DATA[4], dwords, True, grfs, 1) | 3 << 29
-            self.b.send("ugm", ctd, source, None, desc, 0xFF000000, 0, 1, dst_offset=loaded,
-                        filled=((loaded, loaded + dwords * 4),))
+            self.b.send(
+                "ugm",
+                ctd,
+                source,
+                None,
+                desc,
+                0xFF000000,
+                0,
+                1,
+                dst_offset=loaded,
+                filled=((loaded, loaded + dwords * 4),),
+            )
             loaded += dwords * 4
         return ctd
 
@@ -187,19 +202,33 @@ class Abi:
         self.b.alu("mov", Region(last, 0, U32, g // 4), [Region(self.r0, 0, U32, g // 4)])
         self.b.send(self.hw.eot_sfid, None, last, None, 0x02000010, 0, 0, 1, eot=True)
 
-    def zebin_kernel(self, code: bytes, grf_count: int, slm_bytes: int, uses_barriers: bool,
-                     uses_dpas: bool, uses_atomics: bool) -> ZebinKernel:
+    def zebin_kernel(
+        self, code: bytes, grf_count: int, slm_bytes: int, uses_barriers: bool, uses_dpas: bool, uses_atomics: bool
+    ) -> ZebinKernel:
         payload = self.payload
         env = ExecutionEnv(
-            grf_count=grf_count, simd_size=payload.simd, required_work_group_size=payload.local_size,
-            barrier_count=1 if uses_barriers else 0, slm_size=slm_bytes, has_dpas=uses_dpas,
-            has_global_atomics=uses_atomics)
+            grf_count=grf_count,
+            simd_size=payload.simd,
+            required_work_group_size=payload.local_size,
+            barrier_count=1 if uses_barriers else 0,
+            slm_size=slm_bytes,
+            has_dpas=uses_dpas,
+            has_global_atomics=uses_atomics,
+        )
         arguments = []
         for slot in payload.arguments:
             if slot.type.is_ptr:
-                arguments.append(PayloadArgument("arg_bypointer", slot.offset, 8, arg_index=slot.index,
-                                                 addrmode="stateless", addrspace="global",
-                                                 access_type="readwrite"))
+                arguments.append(
+                    PayloadArgument(
+                        "arg_bypointer",
+                        slot.offset,
+                        8,
+                        arg_index=slot.index,
+                        addrmode="stateless",
+                        addrspace="global",
+                        access_type="readwrite",
+                    )
+                )
             else:
                 arguments.append(PayloadArgument("arg_byvalue", slot.offset, slot.size, arg_index=slot.index))
         per_thread: tuple[PerThreadPayloadArgument, ...] = ()
@@ -217,8 +246,7 @@ class Deferred:
 
 def _cr0_denormals():
     cr0 = Reg("cr", 0, 0, "ud")
-    return Instruction("or", 1, dst=cr0.stride(1), srcs=(cr0.region(0, 1, 0), imm(CR0_DENORMALS, "ud")),
-                       no_mask=True)
+    return Instruction("or", 1, dst=cr0.stride(1), srcs=(cr0.region(0, 1, 0), imm(CR0_DENORMALS, "ud")), no_mask=True)
 
 
 __all__ = ["Abi", "Payload", "plan_payload", "BindingTableIndex"]

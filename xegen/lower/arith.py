@@ -95,8 +95,13 @@ def _pairs(b: Builder, dst: Region, a: Value, c: Value, second: str, options: tu
                 low = _low_word(_part(c, start + lane, m))
             acc = Reg("acc", lane // per_acc, lane % per_acc, xe)
             b.alu("mul", acc, [_part(a, start + lane, m), low], lanes=m, types=(xe, xe, "uw"))
-            b.alu(second, target.slice(lane, m), [_part(a, start + lane, m), _part(c, start + lane, m)],
-                  options=options, types=(xe, xe, xe))
+            b.alu(
+                second,
+                target.slice(lane, m),
+                [_part(a, start + lane, m), _part(c, start + lane, m)],
+                options=options,
+                types=(xe, xe, xe),
+            )
             lane += m
         if target is not piece:
             b.mov(piece, target)
@@ -138,6 +143,7 @@ def multiply_high(b: Builder, dst: Region, a: Value, magic: int) -> None:
 
 
 # --- division by constants -----------------------------------------------------------------------
+
 
 def signed_magic(d: int) -> tuple[int, int]:
     """(multiplier as an unsigned 32-bit pattern, shift) for signed division by d, |d| >= 2."""

@@ -104,7 +104,7 @@ def read_groups(ops: list[Op], labels: dict[str, int], grf: int) -> list[Group]:
         inst = op.inst
         if inst is None:
             continue
-        weight = LOOP_WEIGHT ** depth
+        weight = LOOP_WEIGHT**depth
         fmt = T.OPCODES[inst.opcode].format
         if fmt == T.DPAS:
             groups += _dpas_group(inst, grf, weight)
@@ -171,7 +171,7 @@ def _candidates(reg, free: list[tuple[int, int]], grf: int, period: int) -> list
     size, alignment = max(reg.reserved, 1), reg.alignment
     from_top = alignment < grf
     found: dict[int, int] = {}
-    for start, end in (reversed(free) if from_top else free):
+    for start, end in reversed(free) if from_top else free:
         lo = -(-start // alignment) * alignment
         hi = (end - size) // alignment * alignment
         addresses = range(hi, lo - 1, -alignment) if from_top else range(lo, hi + 1, alignment)

@@ -131,10 +131,24 @@ class Builder:
     def jump(self, target: str, predicate: Predicate | None = None) -> None:
         self.emit(Instruction("jmpi", 1, predicate=predicate, no_mask=True, jip=0), target=target)
 
-    def send(self, sfid: str, dst: VReg | None, src0: VReg, src1: VReg | None, desc: int, exdesc: int,
-             src1_length: int, exec_size: int = 1, predicate: Predicate | None = None, eot: bool = False,
-             dst_offset: int = 0, src0_offset: int = 0, src1_offset: int = 0,
-             filled: tuple[tuple[int, int], ...] = (), src1_used: int | None = None) -> None:
+    def send(
+        self,
+        sfid: str,
+        dst: VReg | None,
+        src0: VReg,
+        src1: VReg | None,
+        desc: int,
+        exdesc: int,
+        src1_length: int,
+        exec_size: int = 1,
+        predicate: Predicate | None = None,
+        eot: bool = False,
+        dst_offset: int = 0,
+        src0_offset: int = 0,
+        src1_offset: int = 0,
+        filled: tuple[tuple[int, int], ...] = (),
+        src1_used: int | None = None,
+    ) -> None:
         """A send with immediate descriptors; register operands are whole GRFs of virtual
         registers (offsets in bytes, multiples of the GRF size).  `filled` are the byte ranges
         of `dst` the response overwrites when all its lanes run (sends are NoMask): unless the
@@ -153,21 +167,43 @@ class Builder:
                 raise UnsupportedError("a message operand must start on a GRF boundary")
             return Reg(VIRTUAL, v.id, offset // 4, "ud")
 
-        op = self.emit(Instruction("send", exec_size, dst=reg(dst, dst_offset),
-                                   srcs=(reg(src0, src0_offset), reg(src1, src1_offset)),
-                                   predicate=predicate, no_mask=True, send=descriptor,
-                                   options=("EOT",) if eot else ()),
-                       kills=tuple(Span(dst.id, start, end) for start, end in filled)
-                       if dst is not None and predicate is None else None)
+        op = self.emit(
+            Instruction(
+                "send",
+                exec_size,
+                dst=reg(dst, dst_offset),
+                srcs=(reg(src0, src0_offset), reg(src1, src1_offset)),
+                predicate=predicate,
+                no_mask=True,
+                send=descriptor,
+                options=("EOT",) if eot else (),
+            ),
+            kills=tuple(Span(dst.id, start, end) for start, end in filled)
+            if dst is not None and predicate is None
+            else None,
+        )
         if src1_used is not None and src1 is not None:
-            op.reads = tuple(Span(s.reg, s.start, s.start + src1_used) if s.reg == src1.id and s.start == src1_offset
-                             else s for s in op.reads)
+            op.reads = tuple(
+                Span(s.reg, s.start, s.start + src1_used) if s.reg == src1.id and s.start == src1_offset else s
+                for s in op.reads
+            )
 
     # --- ALU with legal regions ---------------------------------------------------------------
-    def alu(self, opcode: str, dst: Region | Reg, srcs: Sequence[Source], *, cond: CondModifier | None = None,
-            predicate: Predicate | None = None, saturate: bool = False, function=None,
-            options: tuple[str, ...] = (), lanes: int | None = None, types: XeTypes | None = None,
-            channel_base: int = 0) -> None:
+    def alu(
+        self,
+        opcode: str,
+        dst: Region | Reg,
+        srcs: Sequence[Source],
+        *,
+        cond: CondModifier | None = None,
+        predicate: Predicate | None = None,
+        saturate: bool = False,
+        function=None,
+        options: tuple[str, ...] = (),
+        lanes: int | None = None,
+        types: XeTypes | None = None,
+        channel_base: int = 0,
+    ) -> None:
         """`opcode` on every lane of `dst` (a Region, or a null/flag/accumulator Reg with
         `lanes`).  `types` overrides the Xe types of dst and sources (e.g. ("ud", "uw"); None: the
         operand's own).
@@ -175,8 +211,18 @@ class Builder:
         fmt = T.OPCODES[opcode].format
         if fmt == T.TERNARY and isinstance(dst, Region) and not self._ternary_destination_ok(dst):
             staged = self.temp(dst.type, dst.lanes)  # the hardware wants an aligned destination
-            self.alu(opcode, staged, srcs, cond=cond, predicate=predicate, saturate=saturate, function=function,
-                     options=options, types=types, channel_base=channel_base)
+            self.alu(
+                opcode,
+                staged,
+                srcs,
+                cond=cond,
+                predicate=predicate,
+                saturate=saturate,
+                function=function,
+                options=options,
+                types=types,
+                channel_base=channel_base,
+            )
             self.alu("mov", dst, [staged], types=(types[0], types[0]) if types and types[0] else None)
             return
         total = dst.lanes if isinstance(dst, Region) else (lanes or 1)
@@ -196,14 +242,31 @@ class Builder:
             n = self._chunk(fmt, dst, srcs, position, total - position, types, flagged, channel_base)
             operands = [self._operand(s, position, n, fmt, i, types) for i, s in enumerate(srcs)]
             d = self._dst(dst, position, n, types)
-            self.emit(Instruction(opcode, n, channel_offset=channel_base + position if flagged else 0, dst=d,
-                                  srcs=tuple(operands),
-                                  predicate=predicate, no_mask=True, cond_modifier=cond, saturate=saturate,
-                                  function=function, options=options))
+            self.emit(
+                Instruction(
+                    opcode,
+                    n,
+                    channel_offset=channel_base + position if flagged else 0,
+                    dst=d,
+                    srcs=tuple(operands),
+                    predicate=predicate,
+                    no_mask=True,
+                    cond_modifier=cond,
+                    saturate=saturate,
+                    function=function,
+                    options=options,
+                )
+            )
             position += n
 
-    def mov(self, dst: Region, src: Value, saturate: bool = False, predicate: Predicate | None = None,
-            types: tuple[str | None, str | None] | None = None) -> None:
+    def mov(
+        self,
+        dst: Region,
+        src: Value,
+        saturate: bool = False,
+        predicate: Predicate | None = None,
+        types: tuple[str | None, str | None] | None = None,
+    ) -> None:
         if types is None and dst.type.kind == "bf16" and (isinstance(src, Constant) or src.type.kind == "bf16"):
             types = ("uw", "uw")  # bf16 data moves as its bits (XeLP has no :bf at all)
         self.alu("mov", dst, [src], saturate=saturate, predicate=predicate, types=types)
@@ -232,9 +295,16 @@ class Builder:
         """`value` copied to a fresh register with 2-byte lanes (keeps its type)."""
         lanes = value.lanes if value.stride else 1
         out = Region(self.temp(value.type, 2 * lanes).reg, 0, value.type, lanes, 2 if lanes > 1 else 1)
-        self.alu("mov", out, [value if value.stride or value.lanes == 1 else
-                              Region(value.reg, value.offset, value.type, 1, 1, value.negate)],
-                 types=(xe, xe) if xe else None)
+        self.alu(
+            "mov",
+            out,
+            [
+                value
+                if value.stride or value.lanes == 1
+                else Region(value.reg, value.offset, value.type, 1, 1, value.negate)
+            ],
+            types=(xe, xe) if xe else None,
+        )
         return out if value.stride or value.lanes == 1 else out.broadcast(value.lanes)
 
     def _ternary_destination_ok(self, dst: Region) -> bool:
@@ -247,16 +317,20 @@ class Builder:
             dst.reg.alignment = alignment
         return dst.reg.alignment >= alignment or dst.reg.fixed is not None
 
-    def _place_immediates(self, opcode: str, fmt: str, srcs: list[Source],
-                          predicated: bool = False) -> tuple[list[Source], bool]:
+    def _place_immediates(
+        self, opcode: str, fmt: str, srcs: list[Source], predicated: bool = False
+    ) -> tuple[list[Source], bool]:
         """Sources with every immediate where the format allows one (swapping commutative
         operands, else moving the constant into a register); True when src0/src1 swapped."""
         swapped = False
         if fmt == T.BINARY or fmt == T.MATH:
             first = srcs[0] if len(srcs) == 2 else None
             if isinstance(first, Constant):
-                swappable = (opcode in COMMUTATIVE or opcode == "cmp"
-                             or (opcode == "sel" and not predicated and not first.type.is_float))
+                swappable = (
+                    opcode in COMMUTATIVE
+                    or opcode == "cmp"
+                    or (opcode == "sel" and not predicated and not first.type.is_float)
+                )
                 if swappable and not isinstance(srcs[1], Constant):
                     srcs = [srcs[1], first]
                     swapped = True
@@ -283,21 +357,35 @@ class Builder:
                     srcs[i] = self.scalar(s)
         return srcs, swapped
 
-    def _chunk(self, fmt: str, dst, srcs: list[Source], position: int, remaining: int,
-               types, flagged: bool, channel_base: int = 0) -> int:
+    def _chunk(
+        self,
+        fmt: str,
+        dst,
+        srcs: list[Source],
+        position: int,
+        remaining: int,
+        types,
+        flagged: bool,
+        channel_base: int = 0,
+    ) -> int:
         n = 1
         while n * 2 <= min(remaining, MAX_EXEC):
             n *= 2
         if flagged and (channel_base + position) % self.flag_unit:
-            raise UnsupportedError(f"a predicated vector operation needs lane {channel_base + position} to "
-                                   f"start a multiple of {self.flag_unit} lanes")
+            raise UnsupportedError(
+                f"a predicated vector operation needs lane {channel_base + position} to "
+                f"start a multiple of {self.flag_unit} lanes"
+            )
         while n > 1:
             if flagged and (channel_base + position) % self.flag_unit:
-                raise UnsupportedError(f"a predicated vector operation needs lane {channel_base + position} to "
-                                       f"start a multiple of {self.flag_unit} lanes")
+                raise UnsupportedError(
+                    f"a predicated vector operation needs lane {channel_base + position} to "
+                    f"start a multiple of {self.flag_unit} lanes"
+                )
             ok = self._dst(dst, position, n, types) is not None
-            ok = ok and all(self._operand(s, position, n, fmt, i, types, probe=True) is not None
-                            for i, s in enumerate(srcs))
+            ok = ok and all(
+                self._operand(s, position, n, fmt, i, types, probe=True) is not None for i, s in enumerate(srcs)
+            )
             if ok:
                 return n
             n //= 2

@@ -131,16 +131,19 @@ class Calls:
         if f.dpasw and not self.hw.has_dpasw:
             raise UnsupportedError(f"{self.hw.display_name} has no dpasw (XeHPG's fused-pair dpas)")
         if f.exec_size != self.hw.dpas_exec_size:
-            raise UnsupportedError(f"dpas on {self.hw.display_name} runs {self.hw.dpas_exec_size} columns, "
-                                   f"not {f.exec_size}")
+            raise UnsupportedError(
+                f"dpas on {self.hw.display_name} runs {self.hw.dpas_exec_size} columns, not {f.exec_size}"
+            )
         dst_ptr, src0_ptr, src1_ptr, src2_ptr = args
         rows, columns, depth = f.rcount, f.exec_size, f.sdepth
         operands = []
         spans: list[tuple[int, int, int] | None] = []  # (register id, first byte, end byte) of dst, src0-2
-        for ptr, t, size, what in ((dst_ptr, f.dst_type, rows * columns * f.dst_type.size, "dpas destination"),
-                                   (src0_ptr, f.dst_type, rows * columns * f.dst_type.size, "dpas src0"),
-                                   (src1_ptr, f.src1_type, depth * columns * 4, "dpas src1"),
-                                   (src2_ptr, f.src2_type, f.own_rows * depth * 4, "dpas src2")):
+        for ptr, t, size, what in (
+            (dst_ptr, f.dst_type, rows * columns * f.dst_type.size, "dpas destination"),
+            (src0_ptr, f.dst_type, rows * columns * f.dst_type.size, "dpas src0"),
+            (src1_ptr, f.src1_type, depth * columns * 4, "dpas src1"),
+            (src2_ptr, f.src2_type, f.own_rows * depth * 4, "dpas src2"),
+        ):
             if ptr is None:
                 operands.append(Reg("null", 0, 0, _dpas_type(t)))
                 spans.append(None)
@@ -156,9 +159,17 @@ class Calls:
         _check_dpas_overlap(spans, args)
         dst, src0, src1, src2 = operands
         opcode = "dpasw" if f.dpasw else "dpas"
-        self.b.emit(Instruction(opcode, columns, dst=dst.stride(1), srcs=(src0.region(1, None, 0),
-                                                                    src1.region(1, None, 0), src2.stride(1)),
-                                no_mask=True, systolic_depth=depth, repeat_count=rows))
+        self.b.emit(
+            Instruction(
+                opcode,
+                columns,
+                dst=dst.stride(1),
+                srcs=(src0.region(1, None, 0), src1.region(1, None, 0), src2.stride(1)),
+                no_mask=True,
+                systolic_depth=depth,
+                repeat_count=rows,
+            )
+        )
 
     # --- reorder ------------------------------------------------------------------------------
     def reorder(self, f: F.Reorder, args: tuple) -> None:
@@ -166,10 +177,10 @@ class Calls:
         rows, cols = f.rows, f.cols
         src_reg, src_offset, src_size = self.x.messages.register(src_ptr, "reorder source")
         dst_reg, dst_offset, dst_size = self.x.messages.register(dst_ptr, "reorder destination")
-        for offset, size, t, rs, cs, what in ((src_offset, src_size, f.src_type, f.src_row_stride, f.src_col_stride,
-                                                "source"),
-                                               (dst_offset, dst_size, f.dst_type, f.dst_row_stride, f.dst_col_stride,
-                                                "destination")):
+        for offset, size, t, rs, cs, what in (
+            (src_offset, src_size, f.src_type, f.src_row_stride, f.src_col_stride, "source"),
+            (dst_offset, dst_size, f.dst_type, f.dst_row_stride, f.dst_col_stride, "destination"),
+        ):
             last = offset + ((rows - 1) * rs + (cols - 1) * cs) * t.size
             first = offset + min(0, (rows - 1) * rs) * t.size + min(0, (cols - 1) * cs) * t.size
             if first < 0 or last + t.size > size or rs < 0 or cs < 0:
@@ -179,8 +190,9 @@ class Calls:
             dst = Region(
                 dst_reg, dst_offset + d_start * f.dst_type.size, f.dst_type, count, d_stride if count > 1 else 1
             )
-            src = Region(src_reg, src_offset + s_start * f.src_type.size, f.src_type, count,
-                         s_stride if count > 1 else 1)
+            src = Region(
+                src_reg, src_offset + s_start * f.src_type.size, f.src_type, count, s_stride if count > 1 else 1
+            )
             if s_stride == 0 and count > 1:
                 src = Region(src_reg, src_offset + s_start * f.src_type.size, f.src_type).broadcast(count)
             convert(self.b, dst, src, saturate=f.saturate)
@@ -209,13 +221,15 @@ class Calls:
             self.b.alu("shr", Region(header, 8, U32), [count, Constant(8, U32)])
             self.b.alu("or", Region(header, 8, U32), [Region(header, 8, U32), count])
         else:
-            self.b.alu("and", Region(header, 0, U32, dwords), [Region(r0, 8, U32).broadcast(dwords),
-                                                                Constant(0x7F000000, U32)])
+            self.b.alu(
+                "and", Region(header, 0, U32, dwords), [Region(r0, 8, U32).broadcast(dwords), Constant(0x7F000000, U32)]
+            )
         self.b.send("gtwy", None, header, None, 0x02000004, 0, 0, 1)
 
     def wait(self) -> None:
-        self.b.emit(Instruction("sync", 1, srcs=(Reg("null", 0, 0, "ud").region(0, 1, 0),), no_mask=True,
-                                function="bar"))
+        self.b.emit(
+            Instruction("sync", 1, srcs=(Reg("null", 0, 0, "ud").region(0, 1, 0),), no_mask=True, function="bar")
+        )
 
     def fence(self, f: F.Fence) -> None:
         reply = self.b.grfs(1, "fence")

@@ -183,8 +183,14 @@ class Conditions:
             predicate = Predicate(flag)
         elif mode == "or":
             predicate = Predicate(flag, invert=True)
-        self.b.alu("cmp", Reg("null", 0, 0, xe_type(a.type)), [_at(a, lanes), _at(c, lanes)],
-                   cond=CondModifier(cond, flag), predicate=predicate, lanes=lanes)
+        self.b.alu(
+            "cmp",
+            Reg("null", 0, 0, xe_type(a.type)),
+            [_at(a, lanes), _at(c, lanes)],
+            cond=CondModifier(cond, flag),
+            predicate=predicate,
+            lanes=lanes,
+        )
 
     def _via_second_flag(self, e: E.Expr, flag: Flag, lanes: int, mode: str, depth: int) -> None:
         second = self.flag_for(depth + 1, lanes)

@@ -32,15 +32,17 @@ def _bits(value: Region) -> Region:
     return Region(value.reg, value.offset, U16, value.lanes, value.stride, value.negate)
 
 
-def convert(b: Builder, dst: Region, src: Value, saturate: bool = False,
-            predicate: Predicate | None = None) -> None:
+def convert(b: Builder, dst: Region, src: Value, saturate: bool = False, predicate: Predicate | None = None) -> None:
     """dst = (dst.type) src, lane by lane (`src` may be a scalar or constant seen by all)."""
     to, frm = dst.type.scalar, src.type.scalar
     if isinstance(src, Constant):
         src = _constant(b, src, to, saturate)
         if isinstance(src, Constant):
-            b.mov(_bits(dst) if to.kind == "bf16" else dst, src if to.kind != "bf16" else Constant(
-                _bf16_bits(src.value), U16, src.lanes), predicate=predicate)
+            b.mov(
+                _bits(dst) if to.kind == "bf16" else dst,
+                src if to.kind != "bf16" else Constant(_bf16_bits(src.value), U16, src.lanes),
+                predicate=predicate,
+            )
             return
         frm = src.type.scalar
     if frm.kind == "bf16" and to.kind == "bf16":
@@ -117,8 +119,10 @@ def _convert_64(b: Builder, dst: Region, src: Region, saturate: bool, predicate)
         if (to.is_float and to.bits == 64 or frm.is_float and frm.bits == 64) and not b.hw.has_fp64:
             raise UnsupportedError(f"{b.hw.display_name} has no 64-bit floating point")
         if not b.hw.has_int64_arithmetic and (to.is_int and to.bits == 64 or frm.is_int and frm.bits == 64):
-            raise UnsupportedError(f"converting between {frm} and {to} needs 64-bit integer instructions, "
-                                   f"which {b.hw.display_name} does not have")
+            raise UnsupportedError(
+                f"converting between {frm} and {to} needs 64-bit integer instructions, "
+                f"which {b.hw.display_name} does not have"
+            )
         b.mov(dst, src, saturate=saturate, predicate=predicate)
         return
     if saturate:
@@ -129,8 +133,12 @@ def _convert_64(b: Builder, dst: Region, src: Region, saturate: bool, predicate)
         if frm.bits < 32:
             wide = b.temp(S32 if frm.is_signed else U32, dst.lanes)
             b.mov(wide, src)
-        b.mov(low, wide if not isinstance(wide, Region) else wide.as_type(U32) if wide.lanes == 1 else wide,
-              predicate=predicate, types=("ud", "ud"))
+        b.mov(
+            low,
+            wide if not isinstance(wide, Region) else wide.as_type(U32) if wide.lanes == 1 else wide,
+            predicate=predicate,
+            types=("ud", "ud"),
+        )
         if frm.is_signed:
             b.alu("asr", high, [wide, Constant(31, U32)], predicate=predicate, types=("d", "d", "ud"))
         else:
@@ -138,8 +146,12 @@ def _convert_64(b: Builder, dst: Region, src: Region, saturate: bool, predicate)
         return
     if frm.bits == 64 and to.bits < 64:  # the low dword, then narrow
         low, _ = halves(src)
-        b.mov(dst, low.as_type(to) if to.bits == 32 else low, predicate=predicate,
-              types=None if to.bits == 32 else (None, "ud"))
+        b.mov(
+            dst,
+            low.as_type(to) if to.bits == 32 else low,
+            predicate=predicate,
+            types=None if to.bits == 32 else (None, "ud"),
+        )
         return
     # 64 to 64 of another signedness: the same bits
     b.mov(dst.as_type(U32) if dst.lanes == 1 else halves(dst)[0], halves(src)[0], predicate=predicate)

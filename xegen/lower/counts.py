@@ -69,6 +69,7 @@ class ControlFlow:
 
 # --- the region tree -------------------------------------------------------------------------
 
+
 @dataclass
 class _Region:
     """Instructions [start, end] run under a branch: a loop body, or an `if` whose then-part is
@@ -117,6 +118,7 @@ def _nest(regions: list[_Region]) -> list[_Region]:
 
 # --- walking it --------------------------------------------------------------------------------
 
+
 @dataclass
 class Points:
     """Threads (or thread-iterations) that share a path: variable values and, per point, how
@@ -132,8 +134,10 @@ class Points:
                 env[var.name] = Evaluator(env).evaluate(value)
             result = Evaluator(env).evaluate(e)
         except EvaluationError as error:
-            raise UnsupportedError(f"a branch of the kernel depends on a value the launch does not fix "
-                                   f"({error}); count its executions in the simulator") from None
+            raise UnsupportedError(
+                f"a branch of the kernel depends on a value the launch does not fix "
+                f"({error}); count its executions in the simulator"
+            ) from None
         return np.broadcast_to(result, self.weights.shape)
 
 
@@ -167,10 +171,8 @@ class _Walk:
             taken = points.evaluate(branch.cond, branch.lets).astype(bool)
             then_part = [c for c in region.children if c.start < region.split]
             else_part = [c for c in region.children if c.start >= region.split]
-            after_then = self.run(region.start, region.split - 1, then_part,
-                                  Points(points.env, points.weights * taken))
-            after_else = self.run(region.split, region.end, else_part,
-                                  Points(points.env, points.weights * ~taken))
+            after_then = self.run(region.start, region.split - 1, then_part, Points(points.env, points.weights * taken))
+            after_else = self.run(region.split, region.end, else_part, Points(points.env, points.weights * ~taken))
             return after_then + after_else
         assert branch.var is not None and branch.init is not None and branch.bound is not None  # (a loop's)
         first = points.evaluate(branch.init, branch.lets).astype(np.int64)
@@ -204,16 +206,22 @@ def _iterations(points: Points, var: Var, first: np.ndarray, trips: np.ndarray) 
     return Points(env, points.weights[owner])
 
 
-def static_executions(instructions: Sequence[Instruction], control: ControlFlow, grid: Sequence[int],
-                      scalars: Mapping[str, int | float] | None = None) -> tuple[int, ...]:
+def static_executions(
+    instructions: Sequence[Instruction],
+    control: ControlFlow,
+    grid: Sequence[int],
+    scalars: Mapping[str, int | float] | None = None,
+) -> tuple[int, ...]:
     """Thread-executions of each instruction when `grid` thread groups run (scalar kernel
     arguments as in `scalars`), the same numbers a simulator run gives."""
     branches = control.branches
     tree = _regions(instructions, branches)
     read = _names_read(tree)
-    dims = [(name, size) for names, shape in ((control.thread_ids, control.thread_group),
-                                              (control.group_ids, tuple(grid)))
-            for name, size in zip(names, shape, strict=True)]
+    dims = [
+        (name, size)
+        for names, shape in ((control.thread_ids, control.thread_group), (control.group_ids, tuple(grid)))
+        for name, size in zip(names, shape, strict=True)
+    ]
     enumerated = [(name, size) for name, size in dims if name in read]
     axes = np.indices([size for _, size in enumerated]).reshape(len(enumerated), -1) if enumerated else None
     env = {} if axes is None else {name: axes[k].astype(np.int32) for k, (name, _) in enumerate(enumerated)}

@@ -17,17 +17,57 @@ from .program import Item, Label, Op, Program
 from .values import VIRTUAL
 
 # Instructions whose only effect is their destination operand.
-PURE_OPCODES = frozenset({
-    "mov", "sel", "csel", "not", "and", "or", "xor", "bfn", "shl", "shr", "asr", "rol", "ror",
-    "add", "add3", "mul", "mad", "avg", "frc", "rndd", "rnde", "rndu", "rndz", "lzd", "fbl",
-    "fbh", "cbit", "bfe", "bfi1", "bfi2", "bfrev", "math", "dp4a", "dpas", "dpasw",
-})
+PURE_OPCODES = frozenset(
+    {
+        "mov",
+        "sel",
+        "csel",
+        "not",
+        "and",
+        "or",
+        "xor",
+        "bfn",
+        "shl",
+        "shr",
+        "asr",
+        "rol",
+        "ror",
+        "add",
+        "add3",
+        "mul",
+        "mad",
+        "avg",
+        "frc",
+        "rndd",
+        "rnde",
+        "rndu",
+        "rndz",
+        "lzd",
+        "fbl",
+        "fbh",
+        "cbit",
+        "bfe",
+        "bfi1",
+        "bfi2",
+        "bfrev",
+        "math",
+        "dp4a",
+        "dpas",
+        "dpasw",
+    }
+)
 
 
 def _removable(op: Op) -> bool:
     inst = op.inst
-    return (inst is not None and inst.opcode in PURE_OPCODES and inst.cond_modifier is None
-            and "AccWrEn" not in inst.options and inst.dst is not None and inst.dst.file == VIRTUAL)
+    return (
+        inst is not None
+        and inst.opcode in PURE_OPCODES
+        and inst.cond_modifier is None
+        and "AccWrEn" not in inst.options
+        and inst.dst is not None
+        and inst.dst.file == VIRTUAL
+    )
 
 
 def _dead_ops(ops: list[Op], labels: dict[str, int], units: Units) -> set[int]:

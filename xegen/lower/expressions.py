@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 # --- what names are bound to ---------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class GrfBuffer:
     """An `alloc ... grf`: bytes of one virtual register."""
@@ -136,8 +137,14 @@ class Expressions:
             v = v.broadcast(dst.lanes)
         if isinstance(v, Constant) and dst.lanes > 1:
             v = v.broadcast(dst.lanes)
-        if isinstance(v, Region) and v.type == dst.type and v.reg is dst.reg and v.offset == dst.offset \
-                and (v.stride == dst.stride or dst.lanes == 1) and not v.negate:
+        if (
+            isinstance(v, Region)
+            and v.type == dst.type
+            and v.reg is dst.reg
+            and v.offset == dst.offset
+            and (v.stride == dst.stride or dst.lanes == 1)
+            and not v.negate
+        ):
             return
         convert(self.b, dst, v, predicate=predicate)
 
@@ -238,8 +245,10 @@ class Expressions:
         elif op == "mul":
             self.b.alu("mul", out, [a, c])
         elif op == "div":
-            raise UnsupportedError("floating-point division is not supported (Xe has no correctly rounded "
-                                   "divide instruction); multiply by a reciprocal in the IR instead")
+            raise UnsupportedError(
+                "floating-point division is not supported (Xe has no correctly rounded "
+                "divide instruction); multiply by a reciprocal in the IR instead"
+            )
         elif op in ("min", "max"):
             a = self._register(a) if isinstance(a, Constant) else a
             cond = "lt" if op == "min" else "ge"
@@ -277,8 +286,9 @@ class Expressions:
         a, c = self._lanes(a, lanes), self._lanes(c, lanes)
         if op in ("div", "mod"):
             if not isinstance(c, Constant):
-                raise UnsupportedError("division by a value known only at run time is not supported "
-                                       "(only by constants)")
+                raise UnsupportedError(
+                    "division by a value known only at run time is not supported (only by constants)"
+                )
             if isinstance(a, Constant):
                 a = self.b.scalar(a).broadcast(lanes) if lanes > 1 else self.b.scalar(a)
             result = arith.divide(self.b, a, int(c.value), scalar, "quotient" if op == "div" else "remainder")
@@ -360,13 +370,19 @@ class Expressions:
             return self._math(e.op, a, t, dst)
         if t.scalar.kind == "bf16":
             out = self._target(dst, t)
-            self.b.alu("xor", Region(out.reg, out.offset, U16, out.lanes, out.stride),
-                       [Region(a.reg, a.offset, U16, a.lanes, a.stride), Constant(0x8000, U16)],
-                       types=("uw", "uw", "uw"))
+            self.b.alu(
+                "xor",
+                Region(out.reg, out.offset, U16, out.lanes, out.stride),
+                [Region(a.reg, a.offset, U16, a.lanes, a.stride), Constant(0x8000, U16)],
+                types=("uw", "uw", "uw"),
+            )
             return out
         if t.scalar.bits < 32 and t.scalar.is_int:
-            return self._narrow("sub", Constant(0, t.scalar), a, t, dst) if e.op == "neg" else \
-                self._narrow("xor", a, Constant(-1, t.scalar), t, dst)
+            return (
+                self._narrow("sub", Constant(0, t.scalar), a, t, dst)
+                if e.op == "neg"
+                else self._narrow("xor", a, Constant(-1, t.scalar), t, dst)
+            )
         out = self._target(dst, t)
         if e.op == "neg":
             if t.scalar.bits == 64 and not self.b.hw.has_int64_arithmetic and t.scalar.is_int:
@@ -446,8 +462,9 @@ class Expressions:
             lanes = e.type.lanes
             v = self.value(source) if isinstance(source, E.BoolImm) else None
             if isinstance(v, Constant):
-                return Constant(int(bool(v.value)) if not e.type.is_float else float(bool(v.value)), e.type.scalar,
-                                lanes)
+                return Constant(
+                    int(bool(v.value)) if not e.type.is_float else float(bool(v.value)), e.type.scalar, lanes
+                )
             flag = self.conditions.flag(source, lanes)
             out = self._target(dst, e.type)
             self._copy(out, Constant(0, e.type.scalar, lanes))
@@ -457,12 +474,23 @@ class Expressions:
             return self._bool(e, dst)
         v = self.value(source)
         if isinstance(v, Constant):
-            return self._fold(E.Cast(e.type, constant_expr(v).cast(source.type) if v.lanes == 1 else
-                                     E.Broadcast(constant_expr(v), v.lanes), e.saturate), e.type)
+            return self._fold(
+                E.Cast(
+                    e.type,
+                    constant_expr(v).cast(source.type) if v.lanes == 1 else E.Broadcast(constant_expr(v), v.lanes),
+                    e.saturate,
+                ),
+                e.type,
+            )
         if e.type.scalar == source.type.scalar and not e.saturate:
             return v
-        if (isinstance(v, Region) and not e.saturate and e.type.scalar.is_int and source.type.scalar.is_int
-                and e.type.scalar.size == source.type.scalar.size):
+        if (
+            isinstance(v, Region)
+            and not e.saturate
+            and e.type.scalar.is_int
+            and source.type.scalar.is_int
+            and e.type.scalar.size == source.type.scalar.size
+        ):
             return self._lanes(replace(v, type=e.type.scalar), e.type.lanes)  # same bits: read them as the new type
         out = self._target(dst, e.type)
         convert(self.b, out, self._lanes(v, e.type.lanes), saturate=e.saturate)
@@ -491,8 +519,10 @@ class Expressions:
         offset = self.constant_int(e.offset, f"the offset into GRF buffer '{e.buffer.name}'")
         stride = e.stride if e.stride is not None else size
         if stride % size:
-            raise UnsupportedError(f"a load from GRF buffer '{e.buffer.name}' with a stride of {stride} bytes "
-                                   f"is not a whole number of {t.scalar} elements")
+            raise UnsupportedError(
+                f"a load from GRF buffer '{e.buffer.name}' with a stride of {stride} bytes "
+                f"is not a whole number of {t.scalar} elements"
+            )
         return self._region(buffer, e.buffer.name, offset, t.scalar, t.lanes, stride // size)
 
     def _region(self, buffer: GrfBuffer, name: str, offset: int, t: Type, lanes: int, stride: int) -> Region:
@@ -503,12 +533,14 @@ class Expressions:
             raise UnsupportedError(f"offset {offset} into GRF buffer '{name}' is not aligned to {t}")
         return Region(buffer.reg, offset, t, lanes, stride if lanes > 1 else 1)
 
-    def grf_destination(self, buffer: GrfBuffer, name: str, offset: int, t: Type, lanes: int,
-                        stride_bytes: int | None) -> Region:
+    def grf_destination(
+        self, buffer: GrfBuffer, name: str, offset: int, t: Type, lanes: int, stride_bytes: int | None
+    ) -> Region:
         stride = stride_bytes if stride_bytes is not None else t.size
         if stride % t.size:
-            raise UnsupportedError(f"a store to GRF buffer '{name}' with a stride of {stride} bytes "
-                                   f"is not a whole number of {t} elements")
+            raise UnsupportedError(
+                f"a store to GRF buffer '{name}' with a stride of {stride} bytes is not a whole number of {t} elements"
+            )
         return self._region(buffer, name, offset, t, lanes, stride // t.size)
 
     def _Shuffle(self, e: E.Shuffle, dst):
@@ -537,8 +569,9 @@ class Expressions:
             if isinstance(v, Constant):
                 self._copy(out.lane(lane), Constant(v.value, v.type))
             else:
-                self._copy(out.lane(lane), v.lane(index) if v.lanes > 1 and v.stride else Region(
-                    v.reg, v.offset, v.type))
+                self._copy(
+                    out.lane(lane), v.lane(index) if v.lanes > 1 and v.stride else Region(v.reg, v.offset, v.type)
+                )
         return out
 
     def _vector_constant(self, constants: np.ndarray, t: Type) -> Region:
@@ -549,8 +582,9 @@ class Expressions:
         lanes = len(values)
         out = self.b.temp(t.scalar, lanes)
         step = values[1] - values[0] if lanes > 1 else 0
-        progression = t.scalar.is_int and t.scalar.bits == 32 and all(
-            values[i] == values[0] + i * step for i in range(lanes))
+        progression = (
+            t.scalar.is_int and t.scalar.bits == 32 and all(values[i] == values[0] + i * step for i in range(lanes))
+        )
         if progression:
             index = self.b.temp(U16, lanes)
             for lane in range(0, lanes, 8):
@@ -562,8 +596,12 @@ class Expressions:
             if step == 1:
                 self.b.alu("add", out, [index, Constant(values[0], t.scalar)])
             elif -0x8000 <= step <= 0x7FFF and self.b.hw.has_integer_mad:
-                self.b.alu("mad", out, [Constant(values[0], t.scalar), index, Constant(step, t.scalar)],
-                           types=(None, None, "uw", None))
+                self.b.alu(
+                    "mad",
+                    out,
+                    [Constant(values[0], t.scalar), index, Constant(step, t.scalar)],
+                    types=(None, None, "uw", None),
+                )
             else:
                 arith.multiply(self.b, out, index, Constant(step, t.scalar))
                 if values[0]:
@@ -710,8 +748,12 @@ def _reads_register(e: E.Expr, dst: Region, lowering: Expressions) -> bool:
             continue
         if region.end <= low or region.offset >= high:
             continue
-        same = (region.offset == dst.offset and region.type == dst.type and region.lanes == dst.lanes
-                and (region.stride == dst.stride or dst.lanes == 1))
+        same = (
+            region.offset == dst.offset
+            and region.type == dst.type
+            and region.lanes == dst.lanes
+            and (region.stride == dst.stride or dst.lanes == 1)
+        )
         if not same:
             return True
     return False

@@ -17,23 +17,37 @@ from .values import VIRTUAL
 
 
 def _is_cmp_into(inst, flag) -> bool:
-    return (inst.opcode == "cmp" and inst.cond_modifier is not None and inst.cond_modifier.flag == flag
-            and inst.dst is not None and inst.dst.file == "null"
-            and all(isinstance(src, Imm) or src.file == VIRTUAL for src in inst.srcs))
+    return (
+        inst.opcode == "cmp"
+        and inst.cond_modifier is not None
+        and inst.cond_modifier.flag == flag
+        and inst.dst is not None
+        and inst.dst.file == "null"
+        and all(isinstance(src, Imm) or src.file == VIRTUAL for src in inst.srcs)
+    )
 
 
 def _chain(ops: list[Op], start: int, end: int) -> int:
     """One past the last op of the chain starting at `start` (== start when none starts)."""
     first = ops[start].inst
-    if first is None or first.cond_modifier is None or first.predicate is not None \
-            or not _is_cmp_into(first, first.cond_modifier.flag):
+    if (
+        first is None
+        or first.cond_modifier is None
+        or first.predicate is not None
+        or not _is_cmp_into(first, first.cond_modifier.flag)
+    ):
         return start
     flag = first.cond_modifier.flag
     at = start + 1
     while at < end:
         inst = ops[at].inst
-        if inst is None or not _is_cmp_into(inst, flag) or inst.predicate is None or inst.predicate.flag != flag \
-                or inst.predicate.mode:
+        if (
+            inst is None
+            or not _is_cmp_into(inst, flag)
+            or inst.predicate is None
+            or inst.predicate.flag != flag
+            or inst.predicate.mode
+        ):
             break
         at += 1
     return at

@@ -196,9 +196,14 @@ class StatementLowering(Expressions):
                 raise UnsupportedError("a masked scatter into GRF registers is not supported")
             for lane, offset in enumerate(offsets):
                 dst = self.grf_destination(buffer, s.buffer.name, offset, t.scalar, 1, None)
-                self._copy(dst, value.lane(lane) if isinstance(value, Region) and value.lanes > 1 and value.stride
-                           else value if isinstance(value, Constant) or value.lanes == 1 else
-                           Region(value.reg, value.offset, value.type))
+                self._copy(
+                    dst,
+                    value.lane(lane)
+                    if isinstance(value, Region) and value.lanes > 1 and value.stride
+                    else value
+                    if isinstance(value, Constant) or value.lanes == 1
+                    else Region(value.reg, value.offset, value.type),
+                )
             return
         offset = self.constant_int(s.offset, f"the offset into GRF buffer '{s.buffer.name}'")
         dst = self.grf_destination(buffer, s.buffer.name, offset, t.scalar, t.lanes, s.stride)
@@ -245,8 +250,10 @@ class StatementLowering(Expressions):
             if s.unroll > 1 and trips % s.unroll == 0 and trips > s.unroll:
                 return self._partially_unrolled(s, int(init.value), trips)
         elif self._must_unroll(s):
-            raise UnsupportedError(f"loop '{s.var.name}' indexes GRF registers with its variable, so it must be "
-                                   f"unrolled, but its bounds are not known at compile time")
+            raise UnsupportedError(
+                f"loop '{s.var.name}' indexes GRF registers with its variable, so it must be "
+                f"unrolled, but its bounds are not known at compile time"
+            )
         bound = self._immutable(bound)
         counter = self.b.temp(s.var.type.scalar, name=s.var.name)
         self.b.mov(counter, init)
@@ -260,8 +267,9 @@ class StatementLowering(Expressions):
         self._scoped(s.var.name, counter, s.body)
         self.b.alu("add", counter, [counter, Constant(1, s.var.type)])
         self.b.alu("cmp", Reg("null", 0, 0, "d"), [counter, bound], cond=CondModifier("lt", flag))
-        self.branches.append(Branch("loop", var=s.var, init=s.init, bound=s.bound,
-                                    lets=self._definitions(s.init, s.bound)))
+        self.branches.append(
+            Branch("loop", var=s.var, init=s.init, bound=s.bound, lets=self._definitions(s.init, s.bound))
+        )
         self.b.jump(top, Predicate(flag))
         self.b.label(end)
 

@@ -44,24 +44,69 @@ LSC_BLOCK2D_DATA = {1: 0, 2: 1, 4: 2, 8: 3}  # element bytes -> d8, d16, d32, d6
 LSC_A32, LSC_A64 = 2, 3
 LSC_DATA = {1: 4, 2: 5, 4: 2, 8: 3}  # element bytes -> d8u32, d16u32, d32, d64
 LSC_VECTOR = {1: 0, 2: 1, 3: 2, 4: 3, 8: 4, 16: 5, 32: 6, 64: 7}
-LSC_ATOMICS_INT = {"add": 0x0C, "sub": 0x0D, "inc": 0x08, "dec": 0x09, "xchg": 0x0B, "cmpxchg": 0x12,
-                   "and": 0x18, "or": 0x19, "xor": 0x1A}
-LSC_ATOMICS_FLOAT = {"fadd": 0x13, "add": 0x13, "fsub": 0x14, "sub": 0x14, "fmin": 0x15, "min": 0x15,
-                     "fmax": 0x16, "max": 0x16, "cmpxchg": 0x17, "xchg": 0x0B}
+LSC_ATOMICS_INT = {
+    "add": 0x0C,
+    "sub": 0x0D,
+    "inc": 0x08,
+    "dec": 0x09,
+    "xchg": 0x0B,
+    "cmpxchg": 0x12,
+    "and": 0x18,
+    "or": 0x19,
+    "xor": 0x1A,
+}
+LSC_ATOMICS_FLOAT = {
+    "fadd": 0x13,
+    "add": 0x13,
+    "fsub": 0x14,
+    "sub": 0x14,
+    "fmin": 0x15,
+    "min": 0x15,
+    "fmax": 0x16,
+    "max": 0x16,
+    "cmpxchg": 0x17,
+    "xchg": 0x0B,
+}
 
 # HDC
 HDC_SLM, HDC_STATELESS = 0xFE, 0xFF
-HDC_ATOMICS_INT = {"and": 0x1, "or": 0x2, "xor": 0x3, "xchg": 0x4, "inc": 0x5, "dec": 0x6, "add": 0x7,
-                   "sub": 0x8, "cmpxchg": 0xE}
-HDC_ATOMICS_FLOAT = {"fmax": 0x1, "max": 0x1, "fmin": 0x2, "min": 0x2, "cmpxchg": 0x3, "fadd": 0x4,
-                     "add": 0x4, "fsub": 0x5, "sub": 0x5}
+HDC_ATOMICS_INT = {
+    "and": 0x1,
+    "or": 0x2,
+    "xor": 0x3,
+    "xchg": 0x4,
+    "inc": 0x5,
+    "dec": 0x6,
+    "add": 0x7,
+    "sub": 0x8,
+    "cmpxchg": 0xE,
+}
+HDC_ATOMICS_FLOAT = {
+    "fmax": 0x1,
+    "max": 0x1,
+    "fmin": 0x2,
+    "min": 0x2,
+    "cmpxchg": 0x3,
+    "fadd": 0x4,
+    "add": 0x4,
+    "fsub": 0x5,
+    "sub": 0x5,
+}
 OWORD_BLOCKS = {16: 0, 32: 2, 64: 3, 128: 4}  # bytes -> block size code
 
 
-def lsc_descriptor(opcode: int, address_size: int, data: int, vector: int, transpose: bool, rlen: int,
-                   mlen: int) -> int:
-    return (opcode | address_size << 7 | data << 9 | LSC_VECTOR[vector] << 12 | int(transpose) << 15
-            | rlen << 20 | mlen << 25)
+def lsc_descriptor(
+    opcode: int, address_size: int, data: int, vector: int, transpose: bool, rlen: int, mlen: int
+) -> int:
+    return (
+        opcode
+        | address_size << 7
+        | data << 9
+        | LSC_VECTOR[vector] << 12
+        | int(transpose) << 15
+        | rlen << 20
+        | mlen << 25
+    )
 
 
 def hdc_descriptor(bti: int, control: int, kind: int, header: bool, rlen: int, mlen: int) -> int:
@@ -296,8 +341,13 @@ class Messages:
         payload = self.payloads.find(key)
         if payload is not None:
             return payload
-        if (self.hw.has_lsc and isinstance(address.base, Region) and address.base.reg.id in self.pointer_registers
-                and isinstance(address.offset, Constant) and int(address.offset.value) + start == 0):
+        if (
+            self.hw.has_lsc
+            and isinstance(address.base, Region)
+            and address.base.reg.id in self.pointer_registers
+            and isinstance(address.offset, Constant)
+            and int(address.offset.value) + start == 0
+        ):
             return address.base.reg  # the pointer is the whole address: an LSC payload as it is
         payload = self.b.grfs(1, "addr")
         self._build_block_payload(payload, address, start)
@@ -323,8 +373,7 @@ class Messages:
         # GRF undefined: bytes of the buffer there go through a temporary.  (HDC's one-oword reads
         # come in low and high forms that fill half a register each: they keep the other half.)
         end = reg_offset + size
-        undefined_tail = (self.hw.has_lsc and reg is not None and op == "load" and end % self.grf
-                          and end < reg.size)
+        undefined_tail = self.hw.has_lsc and reg is not None and op == "load" and end % self.grf and end < reg.size
         if reg is not None and (reg_offset % self.grf or undefined_tail):
             temp = self.b.grfs(-(-size // self.grf), "block")
             if op == "store" or predicate is not None:  # a masked-off load keeps the old bytes
@@ -339,13 +388,25 @@ class Messages:
             asize = LSC_A64 if space == "global" else LSC_A32
             if op == "store":
                 desc = lsc_descriptor(LSC_STORE, asize, LSC_DATA[4], size // 4, True, 0, 1)
-                self.b.send(sfid, None, payload, reg, desc, 0, grfs, 1, predicate, src1_offset=reg_offset,
-                            src1_used=size)
+                self.b.send(
+                    sfid, None, payload, reg, desc, 0, grfs, 1, predicate, src1_offset=reg_offset, src1_used=size
+                )
             else:
                 rlen = 0 if op == "prefetch" else grfs
                 desc = lsc_descriptor(LSC_LOAD, asize, LSC_DATA[4], size // 4, True, rlen, 1)
-                self.b.send(sfid, reg if op != "prefetch" else None, payload, None, desc, 0, 0, 1, predicate,
-                            dst_offset=reg_offset, filled=filled)
+                self.b.send(
+                    sfid,
+                    reg if op != "prefetch" else None,
+                    payload,
+                    None,
+                    desc,
+                    0,
+                    0,
+                    1,
+                    predicate,
+                    dst_offset=reg_offset,
+                    filled=filled,
+                )
         else:  # A64 unaligned oword block read
             control = 1 << 3 | OWORD_BLOCKS[size]
             desc = hdc_descriptor(HDC_STATELESS, control, 0x14, True, grfs, 1)
@@ -380,8 +441,10 @@ class Messages:
         self._check_register(data, size, f)
         grfs = size // self.grf
         if f.op == "load" and data is not None and (size % self.grf or data[1] % self.grf or not 1 <= grfs <= 31):
-            raise UnsupportedError(f"a block2d load fills whole GRFs (1 to 31) from a GRF boundary, not {size} "
-                                   f"bytes at byte {data[1]} of its buffer")
+            raise UnsupportedError(
+                f"a block2d load fills whole GRFs (1 to 31) from a GRF boundary, not {size} "
+                f"bytes at byte {data[1]} of its buffer"
+            )
         address = self.address(mem)
         assert isinstance(address.base, Region)  # a global buffer's address (the IR allows no other)
         header = self.b.grfs(1, "block2d")
@@ -394,17 +457,44 @@ class Messages:
             self.b.alu("mov", Region(header, offset, S32), [v])
         predicate = self._scalar_predicate(mask)
         rlen = 0 if f.op == "prefetch" else grfs
-        desc = (LSC_LOAD_BLOCK2D | int(f.transform == "vnni") << 7 | LSC_BLOCK2D_DATA[f.type.size] << 9
-                | int(f.transform == "transpose") << 15 | rlen << 20 | 1 << 25)
+        desc = (
+            LSC_LOAD_BLOCK2D
+            | int(f.transform == "vnni") << 7
+            | LSC_BLOCK2D_DATA[f.type.size] << 9
+            | int(f.transform == "transpose") << 15
+            | rlen << 20
+            | 1 << 25
+        )
         if f.op == "prefetch" or data is None:
             self.b.send("ugm", None, header, None, desc, 0, 0, 1, predicate)
             return
-        self.b.send("ugm", data[0], header, None, desc, 0, 0, 1, predicate, dst_offset=data[1],
-                    filled=((data[1], data[1] + size),))
+        self.b.send(
+            "ugm",
+            data[0],
+            header,
+            None,
+            desc,
+            0,
+            0,
+            1,
+            predicate,
+            dst_offset=data[1],
+            filled=((data[1], data[1] + size),),
+        )
 
     # --- scattered ----------------------------------------------------------------------------
-    def scattered(self, op: str, address: Address, offsets: Value | Progression, t: Type, count: int, elems: int, data,
-                  mask, register_start: int = 0) -> None:
+    def scattered(
+        self,
+        op: str,
+        address: Address,
+        offsets: Value | Progression,
+        t: Type,
+        count: int,
+        elems: int,
+        data,
+        mask,
+        register_start: int = 0,
+    ) -> None:
         size = t.size
         if size not in (1, 2, 4, 8):
             raise UnsupportedError(f"messages on {t} elements are not supported")
@@ -427,8 +517,9 @@ class Messages:
             for lane0, lanes, exec_size in groups:
                 payload = self._lane_addresses(address, offsets, lane0, lanes, exec_size, element_offset)
                 predicate, channel = predicate_of((lane0, lanes, exec_size))
-                self._simt_message(op, address.space, payload, t, count, first, vec, lane0, lanes, exec_size,
-                                   data, predicate, channel)
+                self._simt_message(
+                    op, address.space, payload, t, count, first, vec, lane0, lanes, exec_size, data, predicate, channel
+                )
 
     def _lane_groups(self, count: int) -> list[tuple[int, int, int]]:
         """(first slot, slots, exec size) of each SIMT message: full messages of the widest
@@ -462,14 +553,17 @@ class Messages:
             if base is None:
                 self.b.alu("mov", word, [bits], lanes=1, types=("ud", "ud"))
             else:
-                self.b.alu("and", word, [PhysicalOperand(Reg("f", base.reg, 0, "ud")), bits], lanes=1,
-                           types=("ud",) * 3)
+                self.b.alu(
+                    "and", word, [PhysicalOperand(Reg("f", base.reg, 0, "ud")), bits], lanes=1, types=("ud",) * 3
+                )
             return Predicate(Flag(scratch.reg, 0))
 
         if mask is None:
+
             def unmasked(group):
                 lane0, lanes, exec_size = group
                 return (low_bits(lanes, exec_size, None) if lanes < exec_size else None), 0
+
             return unmasked
         if mask.type.lanes == 1:  # every lane alike: one flag, read from channel 0 by every group
             flag = self.x.conditions.flag(mask, widest, width=32 if padded else widest)
@@ -477,6 +571,7 @@ class Messages:
             def scalar(group):
                 lane0, lanes, exec_size = group
                 return (low_bits(lanes, exec_size, flag) if lanes < exec_size else Predicate(flag)), 0
+
             return scalar
         if span > 32:
             raise UnsupportedError(f"a mask of {count} message lanes does not fit a flag register")
@@ -488,10 +583,12 @@ class Messages:
 
         def vector(group):
             return Predicate(flag), group[0]
+
         return vector
 
-    def _lane_addresses(self, address: Address, offsets: Value | Progression, lane0: int, lanes: int, exec_size: int,
-                        extra: int) -> VReg:
+    def _lane_addresses(
+        self, address: Address, offsets: Value | Progression, lane0: int, lanes: int, exec_size: int, extra: int
+    ) -> VReg:
         """The address payload of one SIMT message: one address per lane (padding lanes repeat
         the last slot's address)."""
         a64 = address.space == "global"
@@ -503,8 +600,14 @@ class Messages:
             per_lane = _plus(self.b, part, shift)
         else:
             per_lane = self.b.temp(S32, lanes)
-            self.b.alu("add", per_lane, [_at(part, lanes), address.offset.broadcast(lanes)
-                                         if address.offset.lanes == 1 and lanes > 1 else address.offset])
+            self.b.alu(
+                "add",
+                per_lane,
+                [
+                    _at(part, lanes),
+                    address.offset.broadcast(lanes) if address.offset.lanes == 1 and lanes > 1 else address.offset,
+                ],
+            )
             if extra:
                 self.b.alu("add", per_lane, [per_lane, Constant(extra, S32)])
         if a64:
@@ -513,8 +616,22 @@ class Messages:
             self.b.alu("add", Region(payload, 0, S32, lanes), [_at(per_lane, lanes), Constant(address.slm_base, S32)])
         return payload
 
-    def _simt_message(self, op: str, space: str, payload: VReg, t: Type, count: int, first: int, vec: int,
-                      lane0: int, lanes: int, exec_size: int, data, predicate, channel: int) -> None:
+    def _simt_message(
+        self,
+        op: str,
+        space: str,
+        payload: VReg,
+        t: Type,
+        count: int,
+        first: int,
+        vec: int,
+        lane0: int,
+        lanes: int,
+        exec_size: int,
+        data,
+        predicate,
+        channel: int,
+    ) -> None:
         size = t.size
         slot = 8 if size == 8 else 4
         pitch = self.grf * max(1, -(-exec_size * slot // self.grf))
@@ -539,11 +656,13 @@ class Messages:
         # every lane's slot of every component (unless the send is predicated)
         filled = tuple((offset + k * pitch, offset + k * pitch + exec_size * slot) for k in range(vec))
         if self.hw.has_lsc:
-            self._lsc_simt(op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs,
-                           predicate, filled)
+            self._lsc_simt(
+                op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs, predicate, filled
+            )
         else:
-            self._hdc_simt(op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs,
-                           predicate, filled)
+            self._hdc_simt(
+                op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs, predicate, filled
+            )
         if op == "load" and direct is None:
             assert message is not None  # (data to load)
             for k in range(vec):
@@ -554,35 +673,55 @@ class Messages:
     def _ir_component(self, data, t: Type, count: int, element: int, lane0: int, lanes: int) -> Region:
         return Region(data[0], data[1] + (element * count + lane0) * t.size, t, lanes, 1)
 
-    def _copy_component(self, dst: Region, src: Region, predicate: Predicate | None = None,
-                        channel_base: int = 0) -> None:
+    def _copy_component(
+        self, dst: Region, src: Region, predicate: Predicate | None = None, channel_base: int = 0
+    ) -> None:
         """Bits of `src` to `dst` (8-byte elements as dword pairs where there is no :uq)."""
         if src.type.size == 8 and not self.hw.has_int64_arithmetic:
             for part in (0, 1):
-                self.b.alu("mov", halves(dst)[part], [halves(src)[part]], predicate=predicate,
-                           channel_base=channel_base, types=("ud", "ud"))
+                self.b.alu(
+                    "mov",
+                    halves(dst)[part],
+                    [halves(src)[part]],
+                    predicate=predicate,
+                    channel_base=channel_base,
+                    types=("ud", "ud"),
+                )
             return
-        self.b.alu("mov", dst, [src], predicate=predicate, channel_base=channel_base,
-                   types=(_raw(src.type), _raw(src.type)))
+        self.b.alu(
+            "mov", dst, [src], predicate=predicate, channel_base=channel_base, types=(_raw(src.type), _raw(src.type))
+        )
 
-    def _lsc_simt(self, op, space, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs,
-                  predicate, filled) -> None:
+    def _lsc_simt(
+        self, op, space, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs, predicate, filled
+    ) -> None:
         sfid = "ugm" if space == "global" else "slm"
         asize = LSC_A64 if space == "global" else LSC_A32
         data = LSC_DATA[t.size]
         if op == "store":
             desc = lsc_descriptor(LSC_STORE, asize, data, vec, False, 0, mlen)
-            self.b.send(sfid, None, payload, message, desc, 0, data_grfs, exec_size, predicate,
-                        src1_offset=offset)
+            self.b.send(sfid, None, payload, message, desc, 0, data_grfs, exec_size, predicate, src1_offset=offset)
         else:
             rlen = 0 if op == "prefetch" else data_grfs
             desc = lsc_descriptor(LSC_LOAD, asize, data, vec, False, rlen, mlen)
-            self.b.send(sfid, message if op != "prefetch" else None, payload, None, desc, 0, 0, exec_size,
-                        predicate, dst_offset=offset, filled=filled)
+            self.b.send(
+                sfid,
+                message if op != "prefetch" else None,
+                payload,
+                None,
+                desc,
+                0,
+                0,
+                exec_size,
+                predicate,
+                dst_offset=offset,
+                filled=filled,
+            )
         self._with_channel(lane0)
 
-    def _hdc_simt(self, op, space, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs,
-                  predicate, filled) -> None:
+    def _hdc_simt(
+        self, op, space, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs, predicate, filled
+    ) -> None:
         write = op == "store"
         a64 = space == "global"
         bti = HDC_STATELESS if a64 else HDC_SLM
@@ -606,12 +745,12 @@ class Messages:
             raise UnsupportedError(f"{t} messages on SLM are not supported on {self.hw.display_name}")
         if write:
             desc = hdc_descriptor(bti, control, kind, False, 0, mlen)
-            self.b.send(sfid, None, payload, message, desc, 0, data_grfs, exec_size, predicate,
-                        src1_offset=offset)
+            self.b.send(sfid, None, payload, message, desc, 0, data_grfs, exec_size, predicate, src1_offset=offset)
         else:
             desc = hdc_descriptor(bti, control, kind, False, data_grfs, mlen)
-            self.b.send(sfid, message, payload, None, desc, 0, 0, exec_size, predicate, dst_offset=offset,
-                        filled=filled)
+            self.b.send(
+                sfid, message, payload, None, desc, 0, 0, exec_size, predicate, dst_offset=offset, filled=filled
+            )
         self._with_channel(lane0)
 
     def _with_channel(self, lane0: int) -> None:
@@ -727,8 +866,9 @@ def _keeps(item, spans: tuple[Span, ...]) -> bool:
     """Whether `item` leaves the bytes `spans` as they were, on the only path through it."""
     if isinstance(item, Label) or (item.inst is not None and item.inst.opcode == "jmpi"):
         return False
-    return not any(w.reg == s.reg and w.start < s.end and s.start < w.end
-                   for w in (*item.writes, *item.kills) for s in spans)
+    return not any(
+        w.reg == s.reg and w.start < s.end and s.start < w.end for w in (*item.writes, *item.kills) for s in spans
+    )
 
 
 @dataclass(frozen=True)
@@ -757,8 +897,9 @@ def _lanes_of(offsets, lane0: int, lanes: int, lowering=None) -> Value:
         first = offsets.start + lane0 * offsets.step
         if lanes == 1:
             return Constant(first, S32)
-        return lowering.value(E.Shuffle(tuple(E.const(first + i * offsets.step, S32) for i in range(lanes)),
-                                        tuple(range(lanes))))
+        return lowering.value(
+            E.Shuffle(tuple(E.const(first + i * offsets.step, S32) for i in range(lanes)), tuple(range(lanes)))
+        )
     if isinstance(offsets, Constant):
         return offsets.broadcast(lanes) if lanes > 1 else Constant(offsets.value, offsets.type)
     if offsets.lanes == 1 or offsets.stride == 0:
@@ -793,8 +934,11 @@ def address64(b: Builder, dst: Region, base: Region, offsets: Value) -> None:
         return
     if b.hw.has_int64_arithmetic:
         base64 = Region(base.reg, base.offset, S64)
-        b.alu("add", Region(dst.reg, dst.offset, S64, lanes, dst.stride),
-              [base64.broadcast(lanes) if lanes > 1 else base64, _at(offsets, lanes)])
+        b.alu(
+            "add",
+            Region(dst.reg, dst.offset, S64, lanes, dst.stride),
+            [base64.broadcast(lanes) if lanes > 1 else base64, _at(offsets, lanes)],
+        )
         return
     base_low, base_high = halves(Region(base.reg, base.offset, U64))
     step = b.grf // 4  # acc0 holds one register of carries
@@ -809,8 +953,13 @@ def address64(b: Builder, dst: Region, base: Region, offsets: Value) -> None:
             off = _lanes_of(offsets, start, n)
             sign = b.temp(S32, n)
             b.alu("asr", sign, [off, Constant(31, U32)], types=("d", "d", "ud"))
-        b.alu("addc", low, [base_low.broadcast(n) if n > 1 else base_low, off], options=("AccWrEn",),
-              types=("ud", "ud", "ud"))
+        b.alu(
+            "addc",
+            low,
+            [base_low.broadcast(n) if n > 1 else base_low, off],
+            options=("AccWrEn",),
+            types=("ud", "ud", "ud"),
+        )
         carry = PhysicalOperand(Reg("acc", 0, 0, "ud"), vector=n > 1)
         bh = base_high.broadcast(n) if n > 1 else base_high
         if b.hw.has_add3:

@@ -50,6 +50,7 @@ Item = Op | Label
 
 # --- operand footprints -------------------------------------------------------------------------
 
+
 def _elements(exec_size: int, vstride: int, width: int, hstride: int) -> int:
     """Index of the last element a <v;w,h> region touches, plus one."""
     width = max(1, min(width, exec_size))

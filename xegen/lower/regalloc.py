@@ -94,8 +94,15 @@ def _place(size: int, alignment: int, gaps: list[tuple[int, int]], grf: int, fro
 BIG_GRFS = 4  # registers at least this many GRFs are placed first, among themselves
 
 
-def allocate(ops: list[Op], labels: dict[str, int], vregs, grf_count: int, grf_bytes: int,
-             kernel_name: str = "kernel", bank_bit: int | None = None) -> dict[int, int]:
+def allocate(
+    ops: list[Op],
+    labels: dict[str, int],
+    vregs,
+    grf_count: int,
+    grf_bytes: int,
+    kernel_name: str = "kernel",
+    bank_bit: int | None = None,
+) -> dict[int, int]:
     """Virtual register id -> physical byte address.
 
     Two passes: the big registers (GRF buffers, wide message payloads) first, each at the
@@ -111,8 +118,11 @@ def allocate(ops: list[Op], labels: dict[str, int], vregs, grf_count: int, grf_b
         if reg.fixed is not None:
             placed[r] = reg.fixed
             reserved.append((first, last, reg.fixed, reg.fixed + reg.reserved))
-    big = sorted((span[0], r) for r, span in intervals.items()
-                 if vregs[r].fixed is None and vregs[r].reserved >= BIG_GRFS * grf_bytes)
+    big = sorted(
+        (span[0], r)
+        for r, span in intervals.items()
+        if vregs[r].fixed is None and vregs[r].reserved >= BIG_GRFS * grf_bytes
+    )
     for start, r in big:
         reg, end = vregs[r], intervals[r][1]
         taken = [(s0, e0) for first, last, s0, e0 in reserved if first <= end and last >= start]
@@ -140,10 +150,17 @@ def allocate(ops: list[Op], labels: dict[str, int], vregs, grf_count: int, grf_b
         occupancy.add(at, at + reg.reserved, r)
         heapq.heappush(by_end, (end, r))
     if bank_bit is not None:
+
         def free_places(r: int) -> list[tuple[int, int]]:
             first, last = intervals[r]
-            return _free([(at, at + max(vregs[o].reserved, 1)) for o, at in placed.items()
-                          if o != r and intervals[o][0] <= last and intervals[o][1] >= first], limit)
+            return _free(
+                [
+                    (at, at + max(vregs[o].reserved, 1))
+                    for o, at in placed.items()
+                    if o != r and intervals[o][0] <= last and intervals[o][1] >= first
+                ],
+                limit,
+            )
 
         banks = Banks(read_groups(ops, labels, grf_bytes), bank_bit, grf_bytes)
         avoid_conflicts(placed, banks, vregs, free_places)
@@ -162,14 +179,18 @@ def _free(taken: list[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
 
 
 def _fail(kernel_name, grf_count, start, reg, taken, vregs, intervals, placed, limit) -> NoReturn:
-    live = sorted(((vregs[r].reserved, vregs[r].name) for r, at in placed.items()
-                   if intervals[r][0] <= start <= intervals[r][1]), reverse=True)
+    live = sorted(
+        ((vregs[r].reserved, vregs[r].name) for r, at in placed.items() if intervals[r][0] <= start <= intervals[r][1]),
+        reverse=True,
+    )
     used = sum(e - s for s, e in taken)
     biggest = ", ".join(f"{name} ({size} B)" for size, name in live[:6])
     raise RegisterAllocationError(
         f"kernel {kernel_name} does not fit {grf_count} GRFs: at instruction {start} {used} bytes are taken "
         f"and {reg.name} needs {reg.reserved} more (largest live: {biggest}); try a smaller tile or more GRFs",
-        used + reg.reserved, limit)
+        used + reg.reserved,
+        limit,
+    )
 
 
 def _physical(reg: Reg, placed: dict[int, int], grf: int, whole: bool = False) -> Reg:

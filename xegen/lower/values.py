@@ -25,13 +25,23 @@ VIRTUAL = VIRTUAL_FILE  # the register file name of virtual operands, for the lo
 
 # IR scalar kind -> Xe type name.  bf16 is "bf" where the platform has it (see `xe_type`).
 _XE_TYPES = {
-    "s8": "b", "u8": "ub", "s16": "w", "u16": "uw", "s32": "d", "u32": "ud", "s64": "q", "u64": "uq",
-    "f16": "hf", "bf16": "bf", "f32": "f", "f64": "df", "ptr": "uq",
+    "s8": "b",
+    "u8": "ub",
+    "s16": "w",
+    "u16": "uw",
+    "s32": "d",
+    "u32": "ud",
+    "s64": "q",
+    "u64": "uq",
+    "f16": "hf",
+    "bf16": "bf",
+    "f32": "f",
+    "f64": "df",
+    "ptr": "uq",
 }
 
 # Xe type name -> bytes
-TYPE_BYTES = {"b": 1, "ub": 1, "w": 2, "uw": 2, "hf": 2, "bf": 2, "d": 4, "ud": 4, "f": 4,
-              "q": 8, "uq": 8, "df": 8}
+TYPE_BYTES = {"b": 1, "ub": 1, "w": 2, "uw": 2, "hf": 2, "bf": 2, "d": 4, "ud": 4, "f": 4, "q": 8, "uq": 8, "df": 8}
 
 
 def xe_type(t: Type) -> str:
@@ -68,8 +78,9 @@ class VRegTable:
         self.grf_bytes = grf_bytes
         self.regs: list[VReg] = []
 
-    def new(self, size: int, name: str, alignment: int | None = None, fixed: int | None = None,
-            whole_grfs: bool = False) -> VReg:
+    def new(
+        self, size: int, name: str, alignment: int | None = None, fixed: int | None = None, whole_grfs: bool = False
+    ) -> VReg:
         """A virtual register of `size` bytes; by default GRF-aligned when larger than 8 bytes,
         else aligned to its size.  `whole_grfs` reserves whole GRFs (send payloads)."""
         if alignment is None:
@@ -126,8 +137,14 @@ class Region:
         return Region(self.reg, self.offset + i * self.stride * self.size, self.type, 1, 1, self.negate)
 
     def slice(self, start: int, count: int) -> Region:
-        return Region(self.reg, self.offset + start * self.stride * self.size, self.type, count,
-                      self.stride if count > 1 else 1, self.negate)
+        return Region(
+            self.reg,
+            self.offset + start * self.stride * self.size,
+            self.type,
+            count,
+            self.stride if count > 1 else 1,
+            self.negate,
+        )
 
     def broadcast(self, lanes: int) -> Region:
         """This scalar seen by `lanes` lanes."""

@@ -39,9 +39,15 @@ def check_directory(directory: str) -> None:
         raise Error(f"--report {directory}: is a file, not a directory")
 
 
-def write_report(directory: str, summaries: Sequence[dict], hw: Platform,
-                 peers: dict[str, tuple[PeerKernel, ...]] | None = None, peers_source: str | None = None,
-                 problem_options: dict | None = None, progress: Progress | None = None) -> Path:
+def write_report(
+    directory: str,
+    summaries: Sequence[dict],
+    hw: Platform,
+    peers: dict[str, tuple[PeerKernel, ...]] | None = None,
+    peers_source: str | None = None,
+    problem_options: dict | None = None,
+    progress: Progress | None = None,
+) -> Path:
     """Write the report of `summaries` (xegen conv's, in batch order; failed layers are entries
     with an `error`) to `directory`; returns the page's path.  `problem_options` are the batch's
     post-ops and layout tags (make_problem's keywords), which identify a layer's problem for its peers."""
@@ -63,18 +69,26 @@ def write_report(directory: str, summaries: Sequence[dict], hw: Platform,
     if ranked:
         progress.start("report: network.png")
         numbers = [str(rank) for rank in range(1, len(ranked) + 1)]
-        plots.roofline_png(folder / "network.png", [layer.roofs for layer in ranked],
-                           [plots.Series("xegen, numbered as in the table",
-                                         [(layer.intensity, layer.attained) for layer in ranked], numbers)],
-                           NETWORK_PIXELS)
+        plots.roofline_png(
+            folder / "network.png",
+            [layer.roofs for layer in ranked],
+            [
+                plots.Series(
+                    "xegen, numbered as in the table", [(layer.intensity, layer.attained) for layer in ranked], numbers
+                )
+            ],
+            NETWORK_PIXELS,
+        )
     for layer in ranked:
         progress.start(f"report: {layer.anchor}.png")
         series = [plots.Series("xegen", [(layer.intensity, layer.attained)])]
-        series += [plots.Series(peer.label, [(layer.intensity, layer.rate(peer.cycles))])
-                   for peer in layer.peers if peer.measured]
+        series += [
+            plots.Series(peer.label, [(layer.intensity, layer.rate(peer.cycles))])
+            for peer in layer.peers
+            if peer.measured
+        ]
         plots.roofline_png(folder / f"{layer.anchor}.png", [layer.roofs], series, LAYER_PIXELS)
     progress.clear()
     page = folder / "index.html"
-    page.write_text(render(ranked, failed, hw, peers_source, NETWORK_PIXELS, LAYER_PIXELS),
-                    encoding="utf-8")
+    page.write_text(render(ranked, failed, hw, peers_source, NETWORK_PIXELS, LAYER_PIXELS), encoding="utf-8")
     return page

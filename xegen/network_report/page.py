@@ -54,20 +54,34 @@ def peer_labels(layers: Sequence[Layer]) -> list[str]:
 
 
 def _summary_table(ranked: Sequence[Layer], labels: list[str]) -> list[str]:
-    head = ["#", '<th class="text">layer</th>', "roofline fraction", '<th class="text">bound</th>',
-            "modeled cycles", "roofline cycles", "instructions"]
+    head = [
+        "#",
+        '<th class="text">layer</th>',
+        "roofline fraction",
+        '<th class="text">bound</th>',
+        "modeled cycles",
+        "roofline cycles",
+        "instructions",
+    ]
     head += [f"{escape(label)}: cycles (xegen ÷)" for label in labels]
     if labels:
         head.append("xegen ÷ best peer")
-    lines = ['<table id="layers">', "<thead><tr>" + "".join(h if h.startswith("<th") else f"<th>{h}</th>"
-                                                          for h in head) + "</tr></thead>", "<tbody>"]
+    lines = [
+        '<table id="layers">',
+        "<thead><tr>" + "".join(h if h.startswith("<th") else f"<th>{h}</th>" for h in head) + "</tr></thead>",
+        "<tbody>",
+    ]
     for rank, layer in enumerate(ranked, 1):
         m = layer.modeled
-        cells = [_cell(str(rank)), _cell(f'<a href="#{layer.anchor}">{escape(layer.name)}</a>', True),
-                 _cell(_fraction(m["roofline_fraction"])), _cell(escape(m["bound"]), True),
-                 _cell(_cycles(m["device_cycles"])),
-                 _cell(f"{_cycles(m['roofline_cycles'])} ({escape(m['roofline_bound'])})"),
-                 _cell(str(layer.summary["instructions"]))]
+        cells = [
+            _cell(str(rank)),
+            _cell(f'<a href="#{layer.anchor}">{escape(layer.name)}</a>', True),
+            _cell(_fraction(m["roofline_fraction"])),
+            _cell(escape(m["bound"]), True),
+            _cell(_cycles(m["device_cycles"])),
+            _cell(f"{_cycles(m['roofline_cycles'])} ({escape(m['roofline_bound'])})"),
+            _cell(str(layer.summary["instructions"])),
+        ]
         by_label = {peer.label: peer for peer in layer.peers}
         for label in labels:
             peer = by_label.get(label)
@@ -84,24 +98,43 @@ def _summary_table(ranked: Sequence[Layer], labels: list[str]) -> list[str]:
 
 
 def _peer_table(layer: Layer) -> list[str]:
-    lines = ['<table class="peers">', '<tr><th class="text">kernel</th><th>modeled cycles</th>'
-             '<th class="text">bound</th><th>roofline fraction</th><th>instructions</th><th>xegen ÷ kernel</th></tr>']
+    lines = [
+        '<table class="peers">',
+        '<tr><th class="text">kernel</th><th>modeled cycles</th>'
+        '<th class="text">bound</th><th>roofline fraction</th><th>instructions</th><th>xegen ÷ kernel</th></tr>',
+    ]
     m = layer.modeled
     rows: list[tuple[str, PeerKernel | None]] = [("xegen", None)] + [(peer.label, peer) for peer in layer.peers]
     for label, peer in rows:
         if peer is None:
-            values = [_cycles(m["device_cycles"]), escape(m["bound"]), _fraction(m["roofline_fraction"]),
-                      str(layer.summary["instructions"]), ""]
+            values = [
+                _cycles(m["device_cycles"]),
+                escape(m["bound"]),
+                _fraction(m["roofline_fraction"]),
+                str(layer.summary["instructions"]),
+                "",
+            ]
         elif not peer.measured:
             lines.append(
                 f'<tr>{_cell(escape(label), True)}<td class="text" colspan="5">{escape(peer.why_not)}</td></tr>'
             )
             continue
         else:
-            values = [_cycles(peer.device_cycles), escape(peer.bound or ""), _fraction(peer.roofline_fraction),
-                      str(peer.instructions), _ratio(layer.ratio(peer))]
-        lines.append("<tr>" + _cell(escape(label), True) + _cell(values[0]) + _cell(values[1], True)
-                     + "".join(_cell(v) for v in values[2:]) + "</tr>")
+            values = [
+                _cycles(peer.device_cycles),
+                escape(peer.bound or ""),
+                _fraction(peer.roofline_fraction),
+                str(peer.instructions),
+                _ratio(layer.ratio(peer)),
+            ]
+        lines.append(
+            "<tr>"
+            + _cell(escape(label), True)
+            + _cell(values[0])
+            + _cell(values[1], True)
+            + "".join(_cell(v) for v in values[2:])
+            + "</tr>"
+        )
     return lines + ["</table>"]
 
 
@@ -111,8 +144,12 @@ def _detail(rank: int, layer: Layer, pixels: tuple[int, int]) -> list[str]:
     terms = "".join(f"<th>{escape(name)}</th>" for name in m["terms"])
     values = "".join(_cell(_cycles(value)) for value in m["terms"].values())
     moved, occupancy = m["bytes"], m["occupancy"]
-    inner = (f"inner loop {s['inner_loop_instructions']} instructions ({s['inner_loop_sends']} sends, "
-             f"{s['inner_loop_fma']} FMA)" if s["inner_loop_instructions"] else "no loop around the multiplies")
+    inner = (
+        f"inner loop {s['inner_loop_instructions']} instructions ({s['inner_loop_sends']} sends, "
+        f"{s['inner_loop_fma']} FMA)"
+        if s["inner_loop_instructions"]
+        else "no loop around the multiplies"
+    )
     return [
         f'<section class="layer" id="{layer.anchor}">',
         f"<h3>{rank}. {escape(layer.name)}</h3>",
@@ -124,8 +161,11 @@ def _detail(rank: int, layer: Layer, pixels: tuple[int, int]) -> list[str]:
         f"({escape(m['roofline_bound'])} bound); arithmetic intensity {layer.intensity:.2f} operations per byte, "
         f"{layer.attained:,.1f} G operations/s modeled of the {layer.roofs.rate(layer.intensity):,.1f} the roof "
         f"allows; {_fraction(m['peak_fraction'])} of the FMA peak.</p>",
-        '<table class="terms"><tr><th class="text">modeled term</th>' + terms
-        + '</tr><tr><th class="text">device cycles</th>' + values + "</tr></table>",
+        '<table class="terms"><tr><th class="text">modeled term</th>'
+        + terms
+        + '</tr><tr><th class="text">device cycles</th>'
+        + values
+        + "</tr></table>",
         f"<p>{s['instructions']} instructions, {inner}; {s['sends']} sends, {s['fma_instructions']} FMA "
         f"instructions; {s['grfs_used']} of {s['grf_count']} GRFs, SLM {s['slm_bytes']} bytes. Bytes: compulsory "
         f"{moved['compulsory']:,}, requested {moved['requested']:,}, L3 {moved['l3']:,}, DRAM {moved['dram']:,}. "
@@ -140,17 +180,30 @@ def _detail(rank: int, layer: Layer, pixels: tuple[int, int]) -> list[str]:
 def _failed(entries: Sequence[dict]) -> list[str]:
     if not entries:
         return []
-    lines = ['<h2 id="failed">Layers that failed</h2>', '<table id="failures">',
-             '<tr><th class="text">where</th><th class="text">descriptor</th><th class="text">error</th></tr>']
+    lines = [
+        '<h2 id="failed">Layers that failed</h2>',
+        '<table id="failures">',
+        '<tr><th class="text">where</th><th class="text">descriptor</th><th class="text">error</th></tr>',
+    ]
     for entry in entries:
-        lines.append("<tr>" + _cell(escape(entry.get("source", "")), True)
-                     + _cell(f"<code>{escape(entry.get('problem', entry['descriptor']))}</code>", True)
-                     + _cell(escape(entry["error"]), True) + "</tr>")
+        lines.append(
+            "<tr>"
+            + _cell(escape(entry.get("source", "")), True)
+            + _cell(f"<code>{escape(entry.get('problem', entry['descriptor']))}</code>", True)
+            + _cell(escape(entry["error"]), True)
+            + "</tr>"
+        )
     return lines + ["</table>"]
 
 
-def render(ranked: Sequence[Layer], failed: Sequence[dict], hw: Platform, peers_source: str | None,
-           network_pixels: tuple[int, int], layer_pixels: tuple[int, int]) -> str:
+def render(
+    ranked: Sequence[Layer],
+    failed: Sequence[dict],
+    hw: Platform,
+    peers_source: str | None,
+    network_pixels: tuple[int, int],
+    layer_pixels: tuple[int, int],
+) -> str:
     """The page: totals, the whole-network plot, the layers worst first, each layer's detail, failures."""
     labels = peer_labels(ranked)
     device = sum(layer.modeled["device_cycles"] for layer in ranked)
@@ -180,11 +233,15 @@ def render(ranked: Sequence[Layer], failed: Sequence[dict], hw: Platform, peers_
         f"first.{peers_text}</p>",
     ]
     if ranked:
-        lines += [f"<p>The whole network: {_cycles(device)} modeled cycles against {_cycles(roofline)} roofline "
-                  f"cycles, {_fraction(roofline / device if device else 0.0)} of the roofline"
-                  f"{'' if not failed else f' ({len(failed)} failed layer(s) not counted)'}.</p>",
-                  _image("network.png", "every layer on the roofline, numbered as in the table", network_pixels),
-                  "<h2>Layers, worst first</h2>", *_summary_table(ranked, labels), "<h2>Each layer</h2>"]
+        lines += [
+            f"<p>The whole network: {_cycles(device)} modeled cycles against {_cycles(roofline)} roofline "
+            f"cycles, {_fraction(roofline / device if device else 0.0)} of the roofline"
+            f"{'' if not failed else f' ({len(failed)} failed layer(s) not counted)'}.</p>",
+            _image("network.png", "every layer on the roofline, numbered as in the table", network_pixels),
+            "<h2>Layers, worst first</h2>",
+            *_summary_table(ranked, labels),
+            "<h2>Each layer</h2>",
+        ]
         for rank, layer in enumerate(ranked, 1):
             lines += _detail(rank, layer, layer_pixels)
     lines += _failed(failed)

@@ -51,8 +51,9 @@ def _kernel(label: str, side: dict) -> PeerKernel:
         return PeerKernel(label, why_not=f"error: {side['error']}")
     if not side.get("verified"):
         return PeerKernel(label, why_not="did not verify")
-    return PeerKernel(label, float(side["device_cycles"]), side["bound"], side["roofline_fraction"],
-                      int(side["instructions"]))
+    return PeerKernel(
+        label, float(side["device_cycles"]), side["bound"], side["roofline_fraction"], int(side["instructions"])
+    )
 
 
 def load_peers(path: str) -> dict[str, tuple[PeerKernel, ...]]:
@@ -69,12 +70,15 @@ def load_peers(path: str) -> dict[str, tuple[PeerKernel, ...]]:
                 problem = make_problem(row["problem"], case["direction"], case["dt"])
                 peers[problem_key(case["hw"], problem)] = tuple(
                     _kernel(label, row.get(side, {"error": row.get("error", "not measured")}))
-                    for side, label in labels.items())
+                    for side, label in labels.items()
+                )
     except OSError as error:
         raise Error(f"--report-peers {path}: {error.strerror}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise Error(f"--report-peers {path}: not JSON ({error})") from None
     except (KeyError, TypeError, AttributeError, ValueError, Error) as error:
-        raise Error(f"--report-peers {path}: not the JSON of python bench/e2e/run.py (this version: each case "
-                    f"with 'kernels', each layer with 'problem'): {type(error).__name__} {error}") from None
+        raise Error(
+            f"--report-peers {path}: not the JSON of python bench/e2e/run.py (this version: each case "
+            f"with 'kernels', each layer with 'problem'): {type(error).__name__} {error}"
+        ) from None
     return peers

@@ -55,8 +55,13 @@ def roofline_png(path: Path, roofs: Sequence[Roofs], series: Sequence[Series], p
         axes.set_xlim(left, right)
         axes.set_ylim(bottom, top)
         for roof in sorted(set(roofs), key=lambda r: (r.compute, r.bandwidth)):  # each distinct roof once
-            axes.plot([left, roof.ridge, right], [roof.rate(left), roof.compute, roof.compute], color="0.25",
-                      linewidth=1.5, label=f"roofs: {roof.compute:,.0f} G ops/s, {roof.bandwidth:,.1f} GB/s")
+            axes.plot(
+                [left, roof.ridge, right],
+                [roof.rate(left), roof.compute, roof.compute],
+                color="0.25",
+                linewidth=1.5,
+                label=f"roofs: {roof.compute:,.0f} G ops/s, {roof.bandwidth:,.1f} GB/s",
+            )
         for number, s in enumerate(series):
             axes.scatter(
                 [x for x, _ in s.points],
@@ -73,4 +78,3 @@ def roofline_png(path: Path, roofs: Sequence[Roofs], series: Sequence[Series], p
         axes.grid(True, which="major", linewidth=0.5, color="0.85")
         axes.legend(fontsize=8, loc="upper left")  # above the slanted roof, where no kernel can be
         figure.savefig(path, format="png", metadata={"Software": None})
-

@@ -14,5 +14,11 @@ from .constants import fold_constants
 from .cse import bind_common_subexpressions
 from .lets import drop_unused_lets, is_pure, see_through_lets, unique_binders
 
-__all__ = ["bind_common_subexpressions", "drop_unused_lets", "fold_constants", "is_pure", "see_through_lets",
-           "unique_binders"]
+__all__ = [
+    "bind_common_subexpressions",
+    "drop_unused_lets",
+    "fold_constants",
+    "is_pure",
+    "see_through_lets",
+    "unique_binders",
+]

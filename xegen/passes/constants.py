@@ -19,9 +19,12 @@ class _FoldConstants(ir.Mutator):
 
     def mutate(self, node):
         node = super().mutate(node)
-        if isinstance(node, (ir.Unary, ir.Binary, ir.Ternary, ir.Select, ir.Cast)) and node.type.lanes == 1 \
-                and (node.type.is_int or node.type.is_bool) \
-                and all(isinstance(c, (ir.IntImm, ir.BoolImm)) for c in ir.children(node)):
+        if (
+            isinstance(node, (ir.Unary, ir.Binary, ir.Ternary, ir.Select, ir.Cast))
+            and node.type.lanes == 1
+            and (node.type.is_int or node.type.is_bool)
+            and all(isinstance(c, (ir.IntImm, ir.BoolImm)) for c in ir.children(node))
+        ):
             result = np.asarray(ir.Evaluator({}).evaluate(node))
             return ir.BoolImm(bool(result)) if node.type.is_bool else ir.IntImm(int(result), node.type)
         return node

@@ -51,7 +51,7 @@ def bind_common_subexpressions(stmt: ir.Stmt, cost: Cost) -> tuple[ir.Stmt, int]
             bound.append((var, expr))
             depends[var.name] = _real_variables(expr, depends)
             first = occurrences[expr][0]
-            home_scope[var.name] = first[:_binder_depth(expr, first, depends)]
+            home_scope[var.name] = first[: _binder_depth(expr, first, depends)]
     return _place_lets(stmt, bound), len(bound)
 
 
@@ -71,8 +71,13 @@ class _Candidates:
             return seen[1]
         answer = self.known.get(e)
         if answer is None:
-            answer = (e.type.is_int and e.type.lanes == 1 and not isinstance(e, (ir.Var, ir.IntImm))
-                      and is_pure(e) and self.cost(e) > 0)
+            answer = (
+                e.type.is_int
+                and e.type.lanes == 1
+                and not isinstance(e, (ir.Var, ir.IntImm))
+                and is_pure(e)
+                and self.cost(e) > 0
+            )
             self.known[e] = answer
         self.known[id(e)] = (e, answer)
         return answer
@@ -130,8 +135,9 @@ def _pick(occurrences: dict[ir.Expr, list[Scope]], depends: dict[str, set[str]])
     worth = []
     for expr, scopes in occurrences.items():
         shared = len(scopes) >= 2
-        hoisted = shared or any(any(isinstance(b, ir.For) for b in scope[_binder_depth(expr, scope, depends):])
-                                for scope in scopes)
+        hoisted = shared or any(
+            any(isinstance(b, ir.For) for b in scope[_binder_depth(expr, scope, depends) :]) for scope in scopes
+        )
         if shared or hoisted:
             worth.append(((-ir.node_count(expr), ir.format_expr(expr)), expr))
     worth.sort(key=lambda item: item[0])
@@ -175,8 +181,11 @@ def _place_lets(stmt: ir.Stmt, bound: list[tuple[ir.Var, ir.Expr]]) -> ir.Stmt:
     home_of: dict[str, tuple[int, int] | None] = {}
     pending = list(order)
     while pending:  # a let's home needs the homes of the lets its value uses
-        ready = [(var, value) for var, value in pending
-                 if all(v.name not in let_vars or v.name in home_of for v in ir.free_vars(value))]
+        ready = [
+            (var, value)
+            for var, value in pending
+            if all(v.name not in let_vars or v.name in home_of for v in ir.free_vars(value))
+        ]
         for var, value in ready:
             h = home(value)
             home_of[var.name] = h

@@ -11,10 +11,13 @@ from .. import ir
 
 def is_pure(e: ir.Expr) -> bool:
     """Scalar integer or bool arithmetic on variables and constants only."""
-    return all(isinstance(n, (ir.Var, ir.IntImm, ir.BoolImm, ir.Unary, ir.Binary, ir.Ternary, ir.Select, ir.Cast))
-               and (not isinstance(n, ir.Var) or not n.type.is_ptr) and n.type.lanes == 1
-               and (n.type.is_int or n.type.is_bool)
-               for n in ir.walk(e))
+    return all(
+        isinstance(n, (ir.Var, ir.IntImm, ir.BoolImm, ir.Unary, ir.Binary, ir.Ternary, ir.Select, ir.Cast))
+        and (not isinstance(n, ir.Var) or not n.type.is_ptr)
+        and n.type.lanes == 1
+        and (n.type.is_int or n.type.is_bool)
+        for n in ir.walk(e)
+    )
 
 
 def unique_binders(stmt: ir.Stmt) -> ir.Stmt:
@@ -86,8 +89,11 @@ class _SeeThroughLets(ir.StmtMutator):
 def drop_unused_lets(stmt: ir.Stmt) -> ir.Stmt:
     """The statement without the pure lets no expression reads (binder names are unique), also
     those read only by other unused lets."""
-    lets = {s.var.name: s.value for s in ir.statements(stmt)
-            if isinstance(s, ir.Let) and s.value is not None and is_pure(s.value)}
+    lets = {
+        s.var.name: s.value
+        for s in ir.statements(stmt)
+        if isinstance(s, ir.Let) and s.value is not None and is_pure(s.value)
+    }
     reads: dict[str, int] = {}
     for s in ir.statements(stmt):
         for e in ir.expressions(s):

@@ -17,6 +17,16 @@ from .heuristic import choose_config, config_candidates
 from .kernel import KernelPlan, plan_kernel
 
 __all__ = [
-    "CONFIG_KEYS", "Config", "Gemm", "GemmDim", "KernelPlan", "View", "check_config", "choose_config",
-    "config_candidates", "formulate", "parse_overrides", "plan_kernel",
+    "CONFIG_KEYS",
+    "Config",
+    "Gemm",
+    "GemmDim",
+    "KernelPlan",
+    "View",
+    "check_config",
+    "choose_config",
+    "config_candidates",
+    "formulate",
+    "parse_overrides",
+    "plan_kernel",
 ]

@@ -117,8 +117,9 @@ def _strides(view: View, gemm: Gemm) -> list[int] | None:
     return result
 
 
-def block2d_plan(view: View, gemm: Gemm, config: Config, hw: Platform, operand: str,
-                 fma: TileLayout) -> Block2dPlan | None:
+def block2d_plan(
+    view: View, gemm: Gemm, config: Config, hw: Platform, operand: str, fma: TileLayout
+) -> Block2dPlan | None:
     """Messages loading the thread's tile of `operand` ("a" or "b") into `fma`, dpas's layout,
     or None where the platform, the view or the layout does not allow it."""
     if not hw.has_block2d or not config.systolic or config.fma != "dpas":
@@ -144,15 +145,29 @@ def block2d_plan(view: View, gemm: Gemm, config: Config, hw: Platform, operand: 
         starts = [(k, n) for k in range(0, fma.rows, step) for n in range(0, fma.cols, simd)]
     elem_type, count, elems, transform = shape
     try:
-        message = Send("load", "block2d", "global", type=elem_type, count=count, elems=elems, transform=transform,
-                       width=found.width, height=found.height, pitch=found.pitch)
+        message = Send(
+            "load",
+            "block2d",
+            "global",
+            type=elem_type,
+            count=count,
+            elems=elems,
+            transform=transform,
+            width=found.width,
+            height=found.height,
+            pitch=found.pitch,
+        )
     except IRTypeError:
         return None
     blocks = tuple(Block(r, c, int(fma.offset(r, c)) * size) for r, c in starts)
     grf = hw.grf_bytes  # each message fills whole GRFs (at most 31) from a GRF boundary, with no padding
     filled = message.register_bytes
-    if filled % grf or filled > 31 * grf or any(b.register % grf for b in blocks) or \
-            filled != message.count * message.elems * message.type.size:
+    if (
+        filled % grf
+        or filled > 31 * grf
+        or any(b.register % grf for b in blocks)
+        or filled != message.count * message.elems * message.type.size
+    ):
         return None
     plan = Block2dPlan(found, message, blocks, ops if message.transform == "transpose" else 1)
     return plan if _places_as(plan, fma, size) else None
@@ -176,8 +191,11 @@ def _block_bytes(plan: Block2dPlan, block: Block, size: int):
     transposed = plan.surface.row_dim == 1
 
     def at(surface_row: int, surface_col: int) -> tuple[int, int]:  # view elements, from the block's start
-        return (block.row + surface_col, block.col + surface_row) if transposed else \
-            (block.row + surface_row, block.col + surface_col)
+        return (
+            (block.row + surface_col, block.col + surface_row)
+            if transposed
+            else (block.row + surface_row, block.col + surface_col)
+        )
 
     if f.transform == "none":
         for r in range(f.elems):

@@ -29,7 +29,7 @@ work raises `ConfigError` naming the key and why.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from ..errors import ConfigError
@@ -145,6 +145,7 @@ def _choices(values: tuple[int, ...]) -> str:
 
 # Checks --------------------------------------------------------------------------------------
 
+
 def multiply_types(gemm: Gemm) -> tuple[Type, Type]:
     return gemm.a.type, gemm.b.type
 
@@ -191,29 +192,36 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
         if config.simd != hw.dpas_exec_size:
             raise ConfigError(f"simd={config.simd}: dpas on {hw} runs at exec size {hw.dpas_exec_size}")
         if config.m_tile > 8 and config.m_tile % 8:
-            raise ConfigError(f"m_tile={config.m_tile}: dpas computes up to 8 rows at once, so use at most 8 "
-                              "or a multiple of 8")
+            raise ConfigError(
+                f"m_tile={config.m_tile}: dpas computes up to 8 rows at once, so use at most 8 or a multiple of 8"
+            )
         whole = a_rows_per_grf(hw)
         # (the first-layer plan lays its A rows out in whole GRFs itself: `tiles.dpas_a_layout`)
         if config.a_rows % whole and config.plan != "first":
-            raise ConfigError(f"m_tile={config.m_tile}: dpas reads A (rows of 8 dwords) from whole GRFs, "
-                              f"{whole} rows each on {hw}: use a multiple of {whole}")
+            raise ConfigError(
+                f"m_tile={config.m_tile}: dpas reads A (rows of 8 dwords) from whole GRFs, "
+                f"{whole} rows each on {hw}: use a multiple of {whole}"
+            )
     elif config.fma == "dp4a":
         if not is_int8:
             raise ConfigError(f"fma=dp4a multiplies int8 values, not {a}")
     if config.simd not in hw.simd_widths:
         raise ConfigError(f"simd={config.simd}: {hw} runs SIMD {', '.join(map(str, hw.simd_widths))}")
     if config.fma in ("mad", "dp4a") and config.simd * 4 > MAD_OPERAND_BYTES:
-        raise ConfigError(f"simd={config.simd}: {config.fma} operands of {config.simd} dwords exceed "
-                          f"{MAD_OPERAND_BYTES} bytes; use simd ≤ {MAD_OPERAND_BYTES // 4}")
+        raise ConfigError(
+            f"simd={config.simd}: {config.fma} operands of {config.simd} dwords exceed "
+            f"{MAD_OPERAND_BYTES} bytes; use simd ≤ {MAD_OPERAND_BYTES // 4}"
+        )
     if config.n_tile % config.simd:
         raise ConfigError(f"n_tile={config.n_tile} is not a multiple of simd={config.simd}")
     step = k_step(config, gemm)
     if config.k_block % step:
         raise ConfigError(f"k_block={config.k_block} is not a multiple of {step} (the K one {config.fma} consumes)")
     if config.threads_per_group * config.simd > hw.max_work_group_size:
-        raise ConfigError(f"tg_m*tg_n*tg_k={config.threads_per_group} threads of SIMD {config.simd} exceed {hw}'s "
-                          f"{hw.max_work_group_size} work items per group")
+        raise ConfigError(
+            f"tg_m*tg_n*tg_k={config.threads_per_group} threads of SIMD {config.simd} exceed {hw}'s "
+            f"{hw.max_work_group_size} work items per group"
+        )
     for key, allowed in BUFFER_COUNTS.items():
         if getattr(config, key) not in allowed:
             raise ConfigError(f"{key}={getattr(config, key)}: expected {_choices(allowed)}")
@@ -224,15 +232,22 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
     if config.k_split > 1:
         c = gemm.c.type
         if c.kind not in ("f32", "s32"):
-            raise ConfigError(f"k_split={config.k_split} adds partial results with atomics, which needs an f32 or "
-                              f"s32 output, not {c}")
+            raise ConfigError(
+                f"k_split={config.k_split} adds partial results with atomics, which needs an f32 or s32 output, not {c}"
+            )
         if gemm.problem.post_ops:
             raise ConfigError(f"k_split={config.k_split}: post-ops cannot be applied to partial sums")
+        if replace(gemm.problem.quantization, src_zero_point=0):
+            # (a source zero point's compensation is linear: each slice subtracts its own share)
+            raise ConfigError(f"k_split={config.k_split}: scales and dst zero points cannot be applied to partial sums")
         if is_int8 and (c.kind != "s32" or gemm.bias_mode):
             # f32 partial sums (or a rounded bias) would not add up to int8's exact result
-            raise ConfigError(f"k_split={config.k_split}: int8 partial results add exactly only into an s32 "
-                              "output without bias")
+            raise ConfigError(
+                f"k_split={config.k_split}: int8 partial results add exactly only into an s32 output without bias"
+            )
     total = -(-gemm.k.size // config.k_block)
     if config.k_split * config.tg_k > total:
-        raise ConfigError(f"k_split={config.k_split} x tg_k={config.tg_k} slices of K exceed the {total} K blocks "
-                          f"of k_block={config.k_block}")
+        raise ConfigError(
+            f"k_split={config.k_split} x tg_k={config.tg_k} slices of K exceed the {total} K blocks "
+            f"of k_block={config.k_block}"
+        )

@@ -58,8 +58,10 @@ def unsuited(problem: Problem, hw: Platform) -> str | None:
     if desc.g == 1:
         return "it is for grouped convolutions (g > 1)"
     if max(desc.icg, desc.ocg) > MAX_CHANNELS_PER_GROUP:
-        return (f"it is for groups of at most {MAX_CHANNELS_PER_GROUP} channels; ICg={desc.icg}, OCg={desc.ocg} "
-                "fill the GEMM plan's lanes")
+        return (
+            f"it is for groups of at most {MAX_CHANNELS_PER_GROUP} channels; ICg={desc.icg}, OCg={desc.ocg} "
+            "fill the GEMM plan's lanes"
+        )
     if desc.oc < min(hw.simd_widths):
         return f"oc={desc.oc} channels fill fewer than {min(hw.simd_widths)} lanes"
     if problem.types.is_int8 and not int8_sums_are_exact(problem):
@@ -152,8 +154,10 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
     starts = math.gcd(config.n_tile, desc.oc)
     src = problem.layout_of("src")
     if not contiguous_channels(src, in_channels, starts // desc.ocg * desc.icg, problem.type_of("src").size, hw):
-        raise ConfigError(f"plan=depthwise: src ({src.tag}) does not hold the {in_channels} input channels of a "
-                          "pixel the block reads in one dword-aligned block; use a channels-last layout or plan=gemm")
+        raise ConfigError(
+            f"plan=depthwise: src ({src.tag}) does not hold the {in_channels} input channels of a "
+            "pixel the block reads in one dword-aligned block; use a channels-last layout or plan=gemm"
+        )
     store_block = contiguous_channels(problem.layout_of("dst"), config.n_tile, starts, problem.type_of("dst").size, hw)
     grf = hw.grf_bytes
     src_type, wei_type = problem.type_of("src"), problem.type_of("wei")
@@ -167,8 +171,11 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
         wide_weights = line_layout(Var("w_wide", PTR), operand, vectors, n, 1, n, grf)[0]
     acc = dense_layout(Var("acc", PTR), F32, m, n)
     out_type = problem.type_of("dst")
-    store = acc if out_type == F32 and (n * 4) % grf == 0 else \
-        line_layout(Var("c_store", PTR), out_type, m, n, 1, n, grf)[0]
+    store = (
+        acc
+        if out_type == F32 and (n * 4) % grf == 0
+        else line_layout(Var("c_store", PTR), out_type, m, n, 1, n, grf)[0]
+    )
     bias = line_layout(Var("bias_load", PTR), problem.bias_type, 1, n, 1, n, grf)[0] if problem.has_bias else None
     needs_work = operand != src_type or desc.icg > 1 or desc.ocg > 1
     fixed = [(acc.buffer, acc.bytes), (segment.buffer, segment.bytes), (weights.buffer, weights.bytes)]
@@ -193,27 +200,51 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
         fixed.append((work.buffer, work.bytes))
         used += round_up(work.bytes, grf)
     if used > budget:
-        raise ConfigError(f"plan=depthwise: the kernel needs {used // grf + RESERVED_GRFS} GRFs ({used // grf} for "
-                          f"its buffers{f', gmem_bufs={config.gmem_bufs}' if config.gmem_bufs > 1 else ''} + "
-                          f"{RESERVED_GRFS} reserved) but grf={config.grf}: use a smaller m_tile/n_tile")
+        raise ConfigError(
+            f"plan=depthwise: the kernel needs {used // grf + RESERVED_GRFS} GRFs ({used // grf} for "
+            f"its buffers{f', gmem_bufs={config.gmem_bufs}' if config.gmem_bufs > 1 else ''} + "
+            f"{RESERVED_GRFS} reserved) but grf={config.grf}: use a smaller m_tile/n_tile"
+        )
     channel_blocks = -(-desc.oc // n)
     grid = (-(-channel_blocks // config.tg_n), -(-rows.spatial_blocks // config.tg_m), 1)
     buffers = [(var, round_up(size, grf)) for var, size in fixed]
-    return DepthwisePlan(gemm, config, hw, rows, grid, in_channels, operand, copies, segment, weights, work,
-                         wide_weights, acc, store, store_block, bias, buffers)
+    return DepthwisePlan(
+        gemm,
+        config,
+        hw,
+        rows,
+        grid,
+        in_channels,
+        operand,
+        copies,
+        segment,
+        weights,
+        work,
+        wide_weights,
+        acc,
+        store,
+        store_block,
+        bias,
+        buffers,
+    )
 
 
 def _check_keys(config: Config, desc) -> None:
     if config.fma != "mad":
-        raise ConfigError(f"plan=depthwise: fma={config.fma}: one channel per lane multiplies with mad "
-                          "(a dpas would sum over lanes of other groups)")
+        raise ConfigError(
+            f"plan=depthwise: fma={config.fma}: one channel per lane multiplies with mad "
+            "(a dpas would sum over lanes of other groups)"
+        )
     for key, default in (("k_block", 1), ("k_split", 1), ("slm", 0), ("slm_bufs", 1)):
         if getattr(config, key) != default:
-            raise ConfigError(f"plan=depthwise: {key}={getattr(config, key)} does not apply (it must stay {default}): "
-                              "the loop runs over kernel rows, each thread loading its own pixels")
+            raise ConfigError(
+                f"plan=depthwise: {key}={getattr(config, key)} does not apply (it must stay {default}): "
+                "the loop runs over kernel rows, each thread loading its own pixels"
+            )
     if config.n_tile % desc.ocg:
-        raise ConfigError(f"plan=depthwise: n_tile={config.n_tile} must hold whole groups of OCg={desc.ocg} "
-                          "output channels")
+        raise ConfigError(
+            f"plan=depthwise: n_tile={config.n_tile} must hold whole groups of OCg={desc.ocg} output channels"
+        )
     if config.n_tile > desc.oc:
         raise ConfigError(f"plan=depthwise: n_tile={config.n_tile} exceeds oc={desc.oc}")
     if config.m_tile > desc.ow:
@@ -244,19 +275,43 @@ def depthwise_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
         for m_tile in _m_tiles(desc, hw, n_tile, given):
             rows = Rows(desc, m_tile)
             tg_m = given.get("tg_m") or max(1, min(4, rows.spatial_blocks))
-            base = Config("mad", simd, tg_m, given.get("tg_n", 1), m_tile, n_tile, 1, plan="depthwise",
-                          grf=given.get("grf", min(hw.grf_counts)))
+            base = Config(
+                "mad",
+                simd,
+                tg_m,
+                given.get("tg_n", 1),
+                m_tile,
+                n_tile,
+                1,
+                plan="depthwise",
+                grf=given.get("grf", min(hw.grf_counts)),
+            )
             bufs = [given["gmem_bufs"]] if "gmem_bufs" in given else [2, 1]
             grfs = [given["grf"]] if "grf" in given else sorted(hw.grf_counts)
-            configs += [replace(base, gmem_bufs=b, grf=g, **{k: v for k, v in given.items()
-                                                             if k not in ("plan", "gmem_bufs", "grf")})
-                        for g in grfs for b in bufs]
+            configs += [
+                replace(
+                    base,
+                    gmem_bufs=b,
+                    grf=g,
+                    **{k: v for k, v in given.items() if k not in ("plan", "gmem_bufs", "grf")},
+                )
+                for g in grfs
+                for b in bufs
+            ]
     return list(dict.fromkeys(configs))
+
+
+SMALL_M_TILES = (2,)  # more threads, for layers whose loads need more threads per EU to hide them
 
 
 def _m_tiles(desc, hw: Platform, n_tile: int, given: Given) -> list[int]:
     """Outputs along w per thread, best first: the largest that still gives every EU two threads
-    (a thread waits for its loads; a second one hides the wait), then the rest by thread count."""
+    (a thread waits for its loads; a second one hides the wait), then the rest by thread count;
+    then SMALL_M_TILES, which the estimate takes where waits dominate (mobilenet_v2's block1_dw
+    in bf16 on XeHPC models 2161 cycles with m_tile=2 against 2981 with 4: each row's weights
+    are 16-bit gathers, waited for one by one).  Not m_tile=1: each output's mads then wait on a
+    sync.allwr for the next row's loads too, which the estimate does not see (block16_dw in f32
+    on XeHPC: estimated 662 cycles, modeled 1167, against 1076 with m_tile=4)."""
     if "m_tile" in given:
         return [given["m_tile"]]
     options = m_tile_options(desc, (16, 8, 4))
@@ -266,4 +321,11 @@ def _m_tiles(desc, hw: Platform, n_tile: int, given: Given) -> list[int]:
         return Rows(desc, m).spatial_blocks * channel_blocks
 
     busy = [m for m in options if threads(m) >= 2 * hw.eu_count]
-    return busy + sorted((m for m in options if m not in busy), key=lambda m: -threads(m))
+    ranked = busy + sorted((m for m in options if m not in busy), key=lambda m: -threads(m))
+    if max(desc.icg, desc.ocg) > 1:
+        # grouped: every pixel's channels are replicated across the lanes of their group, moves
+        # the estimate undercounts (0.6 of the model on resnext50's groups of 4), and a smaller
+        # block replicates more pixels per output (conv2_g32x4 in bf16 on XeHPC models 11326
+        # cycles with m_tile=2 against 8228 with 4)
+        return ranked
+    return ranked + [m for m in SMALL_M_TILES if m < min(ranked)]

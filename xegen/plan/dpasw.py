@@ -56,8 +56,10 @@ def _unpaired(config: Config, hw: Platform) -> str | None:
     if not hw.has_dpasw:
         return f"{hw} has no dpasw (XeHPG's fused thread pairs); use fma=dpas"
     if config.tg_n % 2:
-        return (f"tg_n={config.tg_n} is odd, but the fused threads 2i and 2i+1 of a group must be neighbours "
-                "along N (the same M tile); use an even tg_n")
+        return (
+            f"tg_n={config.tg_n} is odd, but the fused threads 2i and 2i+1 of a group must be neighbours "
+            "along N (the same M tile); use an even tg_n"
+        )
     if config.m_tile % 2:
         return f"m_tile={config.m_tile} is odd, but each thread of a pair holds half of A's rows; use an even m_tile"
     return None

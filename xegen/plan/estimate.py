@@ -26,6 +26,7 @@ The instruction counts per message and per component are approximations of what 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..conv.index import Idx
@@ -77,7 +78,7 @@ class Estimate:
 
 
 @dataclass(frozen=True)
-class _Work:
+class Work:
     """One thread's instructions, ALU clocks, XMX clocks and bytes moved, and its waits."""
 
     issue: float = 0.0
@@ -86,17 +87,22 @@ class _Work:
     bytes: float = 0.0
     wait: float = 0.0
 
-    def __add__(self, other: _Work) -> _Work:
-        return _Work(self.issue + other.issue, self.alu + other.alu, self.xmx + other.xmx,
-                     self.bytes + other.bytes, self.wait + other.wait)
+    def __add__(self, other: Work) -> Work:
+        return Work(
+            self.issue + other.issue,
+            self.alu + other.alu,
+            self.xmx + other.xmx,
+            self.bytes + other.bytes,
+            self.wait + other.wait,
+        )
 
-    def __mul__(self, times: float) -> _Work:
-        return _Work(self.issue * times, self.alu * times, self.xmx * times, self.bytes * times, self.wait * times)
+    def __mul__(self, times: float) -> Work:
+        return Work(self.issue * times, self.alu * times, self.xmx * times, self.bytes * times, self.wait * times)
 
 
-def _scalar(instructions: float) -> _Work:
+def scalar(instructions: float) -> Work:
     """Instructions of one ALU clock each (scalar or narrow ones: address and index arithmetic)."""
-    return _Work(instructions, instructions)
+    return Work(instructions, instructions)
 
 
 class Estimator:
@@ -105,7 +111,7 @@ class Estimator:
 
     def __init__(self, gemm: Gemm, hw: Platform):
         self.gemm, self.hw = gemm, hw
-        self._messages: dict[tuple, _Work] = {}
+        self._messages: dict[tuple, Work] = {}
         self._bounded = {view.tensor: _bounded(view, gemm) for view in (gemm.a, gemm.b)}
 
     def cycles(self, config: Config) -> float:
@@ -114,7 +120,7 @@ class Estimator:
     def estimate(self, config: Config) -> Estimate:
         return _estimate(config, self.gemm, self.hw, self._global)
 
-    def _global(self, view: View, extents: tuple[int, int], twice: int) -> _Work:
+    def _global(self, view: View, extents: tuple[int, int], twice: int) -> Work:
         key = (view.tensor, extents, twice)
         if key not in self._messages:
             self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, self._bounded[view.tensor])
@@ -132,30 +138,70 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads) -> Estimat
     threads = m_groups * n_groups * gemm.groups * config.k_split * config.threads_per_group
     iterations = k_iterations(config, gemm)
     per_iteration = _multiply(config, gemm, hw) + _bias_sums(config, gemm, hw) + _loads(config, gemm, hw, global_loads)
-    per_iteration += _scalar(LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS
-                             + COMPONENT_INSTRUCTIONS * (len(gemm.k.components) - 1))
-    once = _scalar(FIXED_INSTRUCTIONS) + _epilogue(config, gemm, hw)
-    slm = _slm_bytes(config, gemm, hw)
-    resident = occupancy(threads, config.threads_per_group, hw, config.grf, slm,
-                         barriers=bool(config.slm) or config.tg_k > 1)
+    per_iteration += scalar(
+        LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (len(gemm.k.components) - 1)
+    )
+    once = scalar(FIXED_INSTRUCTIONS) + _epilogue(config, gemm, hw)
+    launch = Launch(
+        threads,
+        config.threads_per_group,
+        config.grf,
+        _slm_bytes(config, gemm, hw),
+        barriers=bool(config.slm) or config.tg_k > 1,
+    )
     # the model's traffic at each level (`xegen.emit.roofline.traffic`) for the bytes the loads request
-    requested = threads * iterations * (config.a_rows * gemm.a.type.size + config.n_tile * gemm.b.type.size) \
-        * config.k_block
+    requested = (
+        threads * iterations * (config.a_rows * gemm.a.type.size + config.n_tile * gemm.b.type.size) * config.k_block
+    )
     sizes = [view.layout.elements * view.type.size for view in (gemm.a, gemm.b, gemm.c)]
-    moved = traffic(Workload(0, "f32", *sizes), int(requested), hw,
-                    Tiling(m_groups, n_groups, config.k_split, gemm.groups),
-                    resident.groups_per_subslice * hw.subslices)
-    wait = _wait(config, hw, per_iteration, global_load_latency(hw, moved))
-    work = per_iteration * iterations + once
-    busiest = busiest_eu_threads(threads, config.threads_per_group, hw)
+    memory = (Workload(0, "f32", *sizes), int(requested), Tiling(m_groups, n_groups, config.k_split, gemm.groups))
+    written = written_iterations(config, hw, iterations)
+    return device_estimate(
+        hw,
+        launch,
+        memory,
+        per_iteration * iterations + once,
+        lambda latency: _wait(config, hw, per_iteration, latency) * iterations,
+        once.issue + per_iteration.issue * written,
+    )
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What the occupancy formulas (`xegen.launch`) read of a kernel's launch."""
+
+    threads: int
+    group_threads: int
+    grf: int
+    slm_bytes: int = 0
+    barriers: bool = False
+
+
+def device_estimate(
+    hw: Platform,
+    launch: Launch,
+    memory: tuple[Workload, int, Tiling],
+    work: Work,
+    waits: Callable[[float], float],
+    instructions: float,
+) -> Estimate:
+    """The model's terms for `launch.threads` threads that each do `work` and wait `waits(latency)`
+    clocks in all for their loads, given the global loads' latency; `memory`: the problem's
+    tensors, the bytes the threads' loads request and the tiling, as `roofline.traffic` takes them."""
+    threads = launch.threads
+    resident = occupancy(threads, launch.group_threads, hw, launch.grf, launch.slm_bytes, barriers=launch.barriers)
+    workload, requested, tiling = memory
+    moved = traffic(workload, requested, hw, tiling, resident.groups_per_subslice * hw.subslices)
+    wait = waits(global_load_latency(hw, moved))
+    busiest = busiest_eu_threads(threads, launch.group_threads, hw)
     busy = max(work.issue, work.alu, work.xmx, work.bytes / hw.load_store_bytes_per_clock)
     compute = max(work.alu, work.xmx) * busiest
     issue = work.issue * busiest
     load_store = work.bytes / hw.load_store_bytes_per_clock * busiest
-    memory = moved.dram / hw.dram_bytes_per_clock
-    latency = max(compute, issue, load_store) + stall(resident, busy, wait * iterations)
-    instructions = once.issue + per_iteration.issue * written_iterations(config, hw, iterations)
-    return Estimate(threads, busiest, compute, issue, load_store, memory, latency, instructions)
+    latency = max(compute, issue, load_store) + stall(resident, busy, wait)
+    return Estimate(
+        threads, busiest, compute, issue, load_store, moved.dram / hw.dram_bytes_per_clock, latency, instructions
+    )
 
 
 def pipeline_shape(config: Config, hw: Platform) -> tuple[int, int]:
@@ -179,7 +225,7 @@ def written_iterations(config: Config, hw: Platform, iterations: int) -> int:
     return unroll + 2 * depth + (iterations - depth) % unroll
 
 
-def _multiply(config: Config, gemm: Gemm, hw: Platform) -> _Work:
+def _multiply(config: Config, gemm: Gemm, hw: Platform) -> Work:
     """The multiply instructions of one K block, and the reorders that feed them."""
     m, n, k = config.m_tile, config.n_tile, config.k_block
     columns = n // config.simd
@@ -188,7 +234,7 @@ def _multiply(config: Config, gemm: Gemm, hw: Platform) -> _Work:
         step = k_step(config, gemm)
         count = -(-m // config.dpas_rows) * (k // step) * columns
         kind = "int8" if gemm.a.type.size == 1 else gemm.a.type.kind
-        work = _Work(count, count, m * n * k / hw.fma_per_clock_per_eu[kind])
+        work = Work(count, count, m * n * k / hw.fma_per_clock_per_eu[kind])
         if config.slm:
             return work  # SLM holds the tiles in the layouts dpas reads (packed once per element)
         # loaded straight from memory, B is interleaved into VNNI form and A's rows into K
@@ -199,31 +245,35 @@ def _multiply(config: Config, gemm: Gemm, hw: Platform) -> _Work:
         blocks = _whole_tile_blocks(config, gemm, hw)
         elements = (0 if blocks else k * n) + (config.a_rows * k if a_moved and not blocks else 0)
         moves = elements * min(1.0, gemm.a.type.size / 2) * (1 if gemm.a.type.size == 2 else 0.25)
-        return work + _scalar(moves)
+        return work + scalar(moves)
     steps = k // k_step(config, gemm)
     count = m * steps * columns
     alu = max(1.0, config.simd * acc / hw.alu_bytes_per_clock)
-    work = _Work(count, count * alu)
+    work = Work(count, count * alu)
     if gemm.a.type.kind not in ("f32", "f16") or config.fma == "dp4a":
         # widening bf16 (or int8 for mad) to the accumulator type, or B into dp4a's VNNI form:
         # a move per two registers of the widened tiles
         moved = (m * k + k * n) * acc / (2 * hw.grf_bytes)
-        work += _Work(moved, moved * max(1.0, 2 * hw.grf_bytes / hw.alu_bytes_per_clock))
+        work += Work(moved, moved * max(1.0, 2 * hw.grf_bytes / hw.alu_bytes_per_clock))
     return work
 
 
-def _bias_sums(config: Config, gemm: Gemm, hw: Platform) -> _Work:
-    """BWD_WB's column sums of B for one K block (`build.multiply.reduce_columns`): a dpas of one
-    row per K step and column block, else a mad per K row and column block."""
-    if gemm.bias_mode != "reduce":
-        return _Work()
+def _bias_sums(config: Config, gemm: Gemm, hw: Platform) -> Work:
+    """The column sums of B for one K block (`build.multiply.reduce_columns`: BWD_WB's bias
+    gradient, a source zero point's compensation): a dpas of one row per K step and column
+    block, a dp4a per 4 K rows and column block, else a mad per K row and column block."""
+    if not gemm.sums_b_columns:
+        return Work()
     columns = config.n_tile // config.simd
     if config.systolic:
         count = config.k_block // k_step(config, gemm) * columns
-        kind = gemm.b.type.kind
-        return _Work(count, count, config.n_tile * config.k_block / hw.fma_per_clock_per_eu[kind])
+        kind = "int8" if gemm.b.type.size == 1 else gemm.b.type.kind
+        return Work(count, count, config.n_tile * config.k_block / hw.fma_per_clock_per_eu[kind])
+    if config.fma == "dp4a":
+        count = config.k_block // 4 * columns
+        return Work(count, count * max(1.0, config.simd * 4 / hw.alu_bytes_per_clock))
     count = config.k_block * columns
-    return _Work(count, count * max(1.0, config.simd * 4 / hw.alu_bytes_per_clock))
+    return Work(count, count * max(1.0, config.simd * 4 / hw.alu_bytes_per_clock))
 
 
 def _whole_tile_blocks(config: Config, gemm: Gemm, hw: Platform) -> bool:
@@ -235,19 +285,21 @@ def _whole_tile_blocks(config: Config, gemm: Gemm, hw: Platform) -> bool:
     return direct_blocks(config, gemm, hw, "a") is not None and direct_blocks(config, gemm, hw, "b") is not None
 
 
-def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads) -> _Work:
+def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads) -> Work:
     """One K block's loads of A and B: the thread's own tiles, or with slm=1 its share of the
     group's tiles through SLM."""
     k_group = config.tg_k * config.k_block
-    tiles = {"a": (gemm.a, (config.a_rows, config.k_block), (config.tg_m * config.m_tile, k_group)),
-             "b": (gemm.b, (config.k_block, config.n_tile), (k_group, config.tg_n * config.n_tile))}
+    tiles = {
+        "a": (gemm.a, (config.a_rows, config.k_block), (config.tg_m * config.m_tile, k_group)),
+        "b": (gemm.b, (config.k_block, config.n_tile), (k_group, config.tg_n * config.n_tile)),
+    }
     twice = 2 if prefetches(config, hw) else 1  # a prefetch before each global load
-    work = _Work()
+    work = Work()
     for operand, (view, extents, group) in tiles.items():
         tile_bytes = extents[0] * extents[1] * view.type.size
         blocks = _whole_tile_blocks(config, gemm, hw) and direct_blocks(config, gemm, hw, operand)
         if blocks:  # 2D blocks: no masks, no zero fill
-            work += _Work(blocks.cost * twice, blocks.cost * twice, 0.0, tile_bytes)
+            work += Work(blocks.cost * twice, blocks.cost * twice, 0.0, tile_bytes)
             continue
         if not config.slm:
             work += global_loads(view, extents, twice)
@@ -257,14 +309,13 @@ def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads) -> _Work:
         work += global_loads(view, share, twice)
         stored = share[0] * share[1] * view.type.size
         messages = -(-stored // hw.max_block_message_bytes) + -(-tile_bytes // hw.max_block_message_bytes)
-        work += _Work(messages * SLM_MESSAGE_INSTRUCTIONS, messages * SLM_MESSAGE_INSTRUCTIONS, 0,
-                      stored + tile_bytes)
+        work += Work(messages * SLM_MESSAGE_INSTRUCTIONS, messages * SLM_MESSAGE_INSTRUCTIONS, 0, stored + tile_bytes)
     if config.slm:
-        work += _scalar(3 * SYNC_INSTRUCTIONS)  # a fence and two barriers (or a signal and a wait)
+        work += scalar(3 * SYNC_INSTRUCTIONS)  # a fence and two barriers (or a signal and a wait)
     return work
 
 
-def _global(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], twice: int, bounded: bool) -> _Work:
+def _global(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], twice: int, bounded: bool) -> Work:
     """A tile of `extents` loaded from global memory in the cheapest messages (`bounded`: with
     in-bounds conditions)."""
     lanes = (hw.max_message_simd,) if gemm.a.type.size < 4 else ()
@@ -278,36 +329,41 @@ def _global(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], twic
             lines = -(-lines // plan.lanes)
         zeroing = -(-tile_bytes // (2 * hw.grf_bytes))
         instructions += lines * MASK_INSTRUCTIONS + zeroing
-    return _Work(instructions, instructions, 0.0, tile_bytes)
+    return Work(instructions, instructions, 0.0, tile_bytes)
 
 
 def _bounded(view: View, gemm: Gemm) -> bool:
     """Whether the view's accesses have in-bounds conditions (padding, strides) for some values
     of the GEMM coordinates."""
-    values = {c.name: Idx.of(Var(f"estimate_{c.name}"), 0, c.size - 1)
-              for dim in view.dims for c in gemm.dim(dim).components}
+    values = {
+        c.name: Idx.of(Var(f"estimate_{c.name}"), 0, c.size - 1) for dim in view.dims for c in gemm.dim(dim).components
+    }
     return bool(view.access(values)[1])
 
 
-def _epilogue(config: Config, gemm: Gemm, hw: Platform) -> _Work:
+def _epilogue(config: Config, gemm: Gemm, hw: Platform) -> Work:
     """Converting and storing the C tile (and the bias), and with tg_k > 1 adding the partial
     sums of the other threads along K through SLM."""
     tile = config.m_tile * config.n_tile
     registers = tile * gemm.acc_type.size / hw.grf_bytes
     lines = config.m_tile * -(-config.n_tile * gemm.c.type.size // hw.max_block_message_bytes)
-    work = _Work(registers + lines * STORE_LINE_INSTRUCTIONS, registers * 2 + lines * STORE_LINE_INSTRUCTIONS,
-                 0.0, tile * gemm.c.type.size)
+    work = Work(
+        registers + lines * STORE_LINE_INSTRUCTIONS,
+        registers * 2 + lines * STORE_LINE_INSTRUCTIONS,
+        0.0,
+        tile * gemm.c.type.size,
+    )
     if config.tg_k > 1:
         messages = -(-tile * gemm.acc_type.size // hw.max_block_message_bytes)
         adds = registers / 2
-        if gemm.bias_mode == "reduce":  # the bias sums follow the accumulators
+        if gemm.sums_b_columns:  # the column sums follow the accumulators
             messages, adds = messages + 1, adds + 1
         reduce = (config.tg_k - 1) * (messages * SLM_MESSAGE_INSTRUCTIONS + adds) + 2 * SYNC_INSTRUCTIONS
-        work += _Work(reduce, reduce, 0.0, config.tg_k * tile * gemm.acc_type.size)
+        work += Work(reduce, reduce, 0.0, config.tg_k * tile * gemm.acc_type.size)
     return work
 
 
-def _wait(config: Config, hw: Platform, per_iteration: _Work, latency: float) -> float:
+def _wait(config: Config, hw: Platform, per_iteration: Work, latency: float) -> float:
     """Clocks a thread waits per iteration for loads its own instructions do not cover: the
     global loads' `latency` (the model's mix of L1, last-level cache and DRAM), less the
     iteration's instructions when the loop is multi-buffered (the loads run an iteration
@@ -323,7 +379,10 @@ def _slm_bytes(config: Config, gemm: Gemm, hw: Platform) -> int:
     staged = 0
     if config.slm:
         k_group = config.tg_k * config.k_block
-        staged = config.slm_bufs * k_group * (config.tg_m * config.m_tile * gemm.a.type.size
-                                              + config.tg_n * config.n_tile * gemm.b.type.size)
+        staged = (
+            config.slm_bufs
+            * k_group
+            * (config.tg_m * config.m_tile * gemm.a.type.size + config.tg_n * config.n_tile * gemm.b.type.size)
+        )
     tile = -(-config.m_tile * config.n_tile * gemm.acc_type.size // hw.grf_bytes) * hw.grf_bytes
     return staged + (config.tg_k - 1) * config.tg_m * config.tg_n * tile

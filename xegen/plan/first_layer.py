@@ -92,7 +92,7 @@ def unsuited(problem: Problem, hw: Platform) -> str | None:
 
 
 def segment_order(layout: Layout, channels: int) -> str | None:
-    """"channels" when a pixel's channels are innermost and pixels along w follow each other
+    """ "channels" when a pixel's channels are innermost and pixels along w follow each other
     (nhwc), "w" when w is innermost (nchw), None otherwise."""
     last = layout.ndims - 1
     zero = layout.offset_of((0,) * layout.ndims)
@@ -201,8 +201,10 @@ def plan_first_layer(gemm: Gemm, config: Config, hw: Platform) -> FirstLayerPlan
     _check_keys(config, gemm, hw)  # first: a key this plan does not take is the clearer error
     check_config(config, gemm, hw)
     if problem.types.is_int8 and not config.systolic and not int8_sums_are_exact(problem):
-        raise ConfigError("plan=first: fma=mad accumulates int8 products in f32, which could round here (a sum "
-                          "may reach 2^24); use fma=dpas")
+        raise ConfigError(
+            "plan=first: fma=mad accumulates int8 products in f32, which could round here (a sum "
+            "may reach 2^24); use fma=dpas"
+        )
     order = segment_order(problem.layout_of("src"), desc.ic)
     assert order is not None  # `unsuited` turned the other layouts down
     row_channels = desc.ic if order == "channels" else 1
@@ -225,8 +227,12 @@ def plan_first_layer(gemm: Gemm, config: Config, hw: Platform) -> FirstLayerPlan
     if config.systolic:
         systolic = _systolic(rows, row_channels, config, gemm, segment, weights, grf)
         acc = blocked_c_layout(Var("acc", PTR), problem.acc_type, m, n, config.dpas_rows, config.simd)
-        buffers = [(systolic.a.buffer, systolic.a.bytes), (systolic.b.buffer, systolic.b.bytes),
-                   (weights.buffer, weights.bytes), (systolic.w_pack.buffer, systolic.w_pack.bytes)]
+        buffers = [
+            (systolic.a.buffer, systolic.a.bytes),
+            (systolic.b.buffer, systolic.b.bytes),
+            (weights.buffer, weights.bytes),
+            (systolic.w_pack.buffer, systolic.w_pack.bytes),
+        ]
         # the global loads of both loops (the rows' and, before it, the weights'), copied gmem_bufs times
         loaded = round_up(segment.bytes, grf) + round_up(weights.bytes, grf)
     else:
@@ -239,8 +245,11 @@ def plan_first_layer(gemm: Gemm, config: Config, hw: Platform) -> FirstLayerPlan
         buffers = [(weights.buffer, weights.bytes)]
         buffers += [(b.buffer, b.bytes) for b in (wide_segment, wide_weights) if b is not None]
         loaded = round_up(segment.bytes, grf) + round_up(weights.bytes, grf)
-    store = acc if out_type == F32 and acc.type == F32 and not config.systolic and (n * 4) % grf == 0 else \
-        line_layout(Var("c_store", PTR), out_type, m, n, 1, n, grf)[0]
+    store = (
+        acc
+        if out_type == F32 and acc.type == F32 and not config.systolic and (n * 4) % grf == 0
+        else line_layout(Var("c_store", PTR), out_type, m, n, 1, n, grf)[0]
+    )
     bias = line_layout(Var("bias_load", PTR), problem.bias_type, 1, n, 1, n, grf)[0] if problem.has_bias else None
     buffers = [(acc.buffer, acc.bytes)] + buffers
     if bias is not None:
@@ -253,19 +262,42 @@ def plan_first_layer(gemm: Gemm, config: Config, hw: Platform) -> FirstLayerPlan
         loop_buffers.append((weights.buffer, weights.bytes))
     used = sum(round_up(size, grf) for _, size in buffers + loop_buffers) + (config.gmem_bufs - 1) * loaded
     if used > (config.grf - RESERVED_GRFS) * grf:
-        raise ConfigError(f"plan=first: the kernel needs {used // grf + RESERVED_GRFS} GRFs ({used // grf} for its "
-                          f"buffers{f', gmem_bufs={config.gmem_bufs}' if config.gmem_bufs > 1 else ''} + "
-                          f"{RESERVED_GRFS} reserved) but grf={config.grf}: use a smaller m_tile/n_tile")
+        raise ConfigError(
+            f"plan=first: the kernel needs {used // grf + RESERVED_GRFS} GRFs ({used // grf} for its "
+            f"buffers{f', gmem_bufs={config.gmem_bufs}' if config.gmem_bufs > 1 else ''} + "
+            f"{RESERVED_GRFS} reserved) but grf={config.grf}: use a smaller m_tile/n_tile"
+        )
     channel_blocks = -(-desc.oc // n)
     grid = (-(-channel_blocks // config.tg_n), -(-rows.spatial_blocks // config.tg_m), 1)
-    plan = FirstLayerPlan(gemm, config, hw, rows, grid, order, row_channels, lanes, segment, phase, blocks,
-                          wide_segment, weights,
-                          wide_weights, weights_block, acc, store, store_block, bias,
-                          [(var, round_up(size, grf)) for var, size in buffers],
-                          [(var, round_up(size, grf)) for var, size in loop_buffers], systolic)
+    plan = FirstLayerPlan(
+        gemm,
+        config,
+        hw,
+        rows,
+        grid,
+        order,
+        row_channels,
+        lanes,
+        segment,
+        phase,
+        blocks,
+        wide_segment,
+        weights,
+        wide_weights,
+        weights_block,
+        acc,
+        store,
+        store_block,
+        bias,
+        [(var, round_up(size, grf)) for var, size in buffers],
+        [(var, round_up(size, grf)) for var, size in loop_buffers],
+        systolic,
+    )
     if plan.slm_bytes > hw.max_slm_bytes:
-        raise ConfigError(f"plan=first: the weights take {plan.slm_bytes} bytes of SLM per group, more than "
-                          f"{hw}'s {hw.max_slm_bytes}: use a smaller n_tile or tg_m")
+        raise ConfigError(
+            f"plan=first: the weights take {plan.slm_bytes} bytes of SLM per group, more than "
+            f"{hw}'s {hw.max_slm_bytes}: use a smaller n_tile or tg_m"
+        )
     return plan
 
 
@@ -276,8 +308,9 @@ def row_k_block(problem: Problem, config: Config, gemm: Gemm) -> int:
     return round_up(desc.kw * row_channels, k_step(config, gemm))
 
 
-def _systolic(rows: Rows, row_channels: int, config: Config, gemm: Gemm, segment: TileLayout,
-              weights: TileLayout, grf: int) -> Systolic:
+def _systolic(
+    rows: Rows, row_channels: int, config: Config, gemm: Gemm, segment: TileLayout, weights: TileLayout, grf: int
+) -> Systolic:
     desc = gemm.problem.desc
     m, n, k = config.m_tile, config.n_tile, config.k_block
     step = k_step(config, gemm)
@@ -290,8 +323,9 @@ def _systolic(rows: Rows, row_channels: int, config: Config, gemm: Gemm, segment
     # consecutive registers (all of a row without dilation, unless a gather message ends inside)
     pieces = []
     for p in range(m):
-        places = [segment.offset(0, rows.pixel(p, k // row_channels) * row_channels + k % row_channels)
-                  for k in range(row_k)]
+        places = [
+            segment.offset(0, rows.pixel(p, k // row_channels) * row_channels + k % row_channels) for k in range(row_k)
+        ]
         start = 0
         for k in range(1, row_k + 1):
             if k == row_k or places[k] != places[k - 1] + 1:
@@ -299,8 +333,9 @@ def _systolic(rows: Rows, row_channels: int, config: Config, gemm: Gemm, segment
                 start = k
     a_source = TileLayout(segment.buffer, src_type, m, row_k, tuple(pieces), segment.elements)
     rounds = -(-desc.kd * desc.kh * rows.channels // config.tg_m)
-    return Systolic(a, clipped(a, m, row_k), a_source, b, weights, w_pack, clipped(w_pack, row_k, n),
-                    Var("b_slm", PTR), rounds)
+    return Systolic(
+        a, clipped(a, m, row_k), a_source, b, weights, w_pack, clipped(w_pack, row_k, n), Var("b_slm", PTR), rounds
+    )
 
 
 def clipped(layout: TileLayout, rows: int, cols: int) -> TileLayout:
@@ -327,8 +362,10 @@ def _phase(problem: Problem, rows: Rows, row_channels: int, order: str) -> int |
     desc, layout, size = problem.desc, problem.layout_of("src"), problem.type_of("src").size
     w = layout.ndims - 1
     walked = [d for d in range(w) if d != 1 or order == "w"]  # mb, (c,) d, h: where a row starts
-    strides = [layout.offset_of(tuple(int(i == d) for i in range(layout.ndims))) - layout.offset_of((0,) * layout.ndims)
-               for d in walked]
+    strides = [
+        layout.offset_of(tuple(int(i == d) for i in range(layout.ndims))) - layout.offset_of((0,) * layout.ndims)
+        for d in walked
+    ]
     if any((stride * size) % 4 for stride, d in zip(strides, walked, strict=True) if layout.dims[d] > 1):
         return None
     starts = {b * rows.m_tile for b in range(rows.blocks_per_row)} | {desc.ow - rows.m_tile}
@@ -349,14 +386,18 @@ def _check_keys(config: Config, gemm: Gemm, hw: Platform) -> None:
         raise ConfigError(f"plan=first: fma={config.fma}: this plan multiplies with mad or dpas")
     k_block = row_k_block(gemm.problem, config, gemm)
     if config.k_block != k_block:
-        raise ConfigError(f"plan=first: k_block={config.k_block}: a row folds {k_block} values of K here (kw x ic, "
-                          "padded to the multiply's K step); leave k_block to the plan")
+        raise ConfigError(
+            f"plan=first: k_block={config.k_block}: a row folds {k_block} values of K here (kw x ic, "
+            "padded to the multiply's K step); leave k_block to the plan"
+        )
     slm = int(config.systolic)
     for key, value in (("k_split", 1), ("slm", slm), ("slm_bufs", 1)):
         if getattr(config, key) != value:
-            raise ConfigError(f"plan=first: {key}={getattr(config, key)} does not apply with fma={config.fma} (it must "
-                              f"be {value}): the loop runs over kernel rows"
-                              + (", the weights staged in SLM" if slm else ", each thread loading its own input"))
+            raise ConfigError(
+                f"plan=first: {key}={getattr(config, key)} does not apply with fma={config.fma} (it must "
+                f"be {value}): the loop runs over kernel rows"
+                + (", the weights staged in SLM" if slm else ", each thread loading its own input")
+            )
     if config.n_tile > desc.oc:
         raise ConfigError(f"plan=first: n_tile={config.n_tile} exceeds oc={desc.oc}")
     if config.m_tile > desc.ow:
@@ -364,8 +405,10 @@ def _check_keys(config: Config, gemm: Gemm, hw: Platform) -> None:
 
 
 def first_layer_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
-    """plan=first's configurations for `gemm`, best first (none where it does not apply): 16
-    output channels per thread, then 32; 16 outputs along w, then 8, 4; the given keys fixed."""
+    """plan=first's configurations for `gemm`, in the planner's order (none where it does not
+    apply; the heuristic ranks them by `row_estimate.py`): 16 output channels per thread, then 32
+    (dpas: 32, then 16); 16 outputs along w, then 8, 4 (dpas: 16, 8), then smaller blocks;
+    gmem_bufs 1, then 2; the given keys fixed."""
     problem = gemm.problem
     if unsuited(problem, hw) or given.get("plan", "first") != "first":
         return []
@@ -387,18 +430,37 @@ def first_layer_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     n_tiles = [given["n_tile"]] if "n_tile" in given else [t for t in (2 * simd, simd) if t <= desc.oc]
     if fma not in SYSTOLIC:
         n_tiles.reverse()  # mad: the weights of a row take n_tile registers per value of K
-    m_tiles = [given["m_tile"]] if "m_tile" in given else m_tile_options(desc, m_choices)
+    # and smaller blocks after them: more threads, for the estimate to take where a thread's
+    # waits need more threads per EU to hide them (mobilenet_v2's conv1 in bf16 on XeHPC models
+    # 2592 cycles with m_tile=2 against 3379 with 16)
+    m_tiles = (
+        [given["m_tile"]]
+        if "m_tile" in given
+        else m_tile_options(desc, m_choices) + [m for m in (4, 2) if m < min(m_choices) and m < desc.ow]
+    )
     configs = []
     for n_tile in n_tiles:
         for m_tile in m_tiles:
             rows = Rows(desc, m_tile)
             tg_m = given.get("tg_m") or max(1, min(tg_most, rows.spatial_blocks))
-            base = Config(fma, simd, tg_m, given.get("tg_n", 1), m_tile, n_tile, 1, plan="first",
-                          slm=int(fma in SYSTOLIC))
+            base = Config(
+                fma, simd, tg_m, given.get("tg_n", 1), m_tile, n_tile, 1, plan="first", slm=int(fma in SYSTOLIC)
+            )
             base = replace(base, k_block=row_k_block(problem, base, gemm))
-            bufs = [given["gmem_bufs"]] if "gmem_bufs" in given else [2, 1]
+            # one copy of the row's loads first: the scheduler's second copy hides nothing in this
+            # loop (the row's first multiply waits on a sync.allwr, which waits for the next row's
+            # loads too): mobilenet_v2's conv1 in f32 on XeHPC models 3227 cycles with
+            # gmem_bufs=1 and 4720 with 2 (m_tile=16), resnet_50's conv1 in bf16 6087 and 8196
+            bufs = [given["gmem_bufs"]] if "gmem_bufs" in given else [1, 2]
             grfs = [given["grf"]] if "grf" in given else sorted(hw.grf_counts)
-            configs += [replace(base, gmem_bufs=b, grf=g, **{k: v for k, v in given.items()
-                                                             if k not in ("plan", "gmem_bufs", "grf")})
-                        for g in grfs for b in bufs]
+            configs += [
+                replace(
+                    base,
+                    gmem_bufs=b,
+                    grf=g,
+                    **{k: v for k, v in given.items() if k not in ("plan", "gmem_bufs", "grf")},
+                )
+                for g in grfs
+                for b in bufs
+            ]
     return list(dict.fromkeys(configs))

@@ -92,6 +92,7 @@ class View:
 
     def access(self, values: Mapping[str, Idx]) -> tuple[Idx, list[Expr]]:
         """Element offset and in-bounds conditions for component values (absent ones are 0)."""
+
         def value(name: str) -> Idx:
             return values.get(name, Idx.const(0))
 
@@ -147,6 +148,12 @@ class Gemm:
     def acc_type(self) -> Type:
         return self.problem.acc_type
 
+    @property
+    def sums_b_columns(self) -> bool:
+        """Whether the K loop also sums B's columns: BWD_WB's bias gradient, or forward with a
+        source zero point its compensation (the zero point times the sum of the weights)."""
+        return self.bias_mode == "reduce" or self.problem.quantization.src_zero_point != 0
+
 
 def formulate(problem: Problem) -> Gemm:
     """The GEMM and views of a convolution problem."""
@@ -175,13 +182,17 @@ def check_index_range(problem: Problem) -> None:
             raise UnsupportedError(
                 f"o{dim}={o}, s{dim}={s}, k{dim}={k}, d{dim}={d}: the last output's last tap is at "
                 f"(o{dim}-1)*s{dim} + (k{dim}-1)*(d{dim}+1) = {reach}, beyond the s32 index arithmetic of "
-                f"xegen's kernels ({S32_MAX} at most)")
+                f"xegen's kernels ({S32_MAX} at most)"
+            )
         if i + p > S32_MAX:
-            raise UnsupportedError(f"i{dim}={i}, p{dim}={p}: i{dim} + p{dim} = {i + p} is beyond the s32 index "
-                                   f"arithmetic of xegen's kernels ({S32_MAX} at most)")
+            raise UnsupportedError(
+                f"i{dim}={i}, p{dim}={p}: i{dim} + p{dim} = {i + p} is beyond the s32 index "
+                f"arithmetic of xegen's kernels ({S32_MAX} at most)"
+            )
 
 
 # Index mappings -----------------------------------------------------------------------------
+
 
 def _input_position(desc, v, dim: str) -> Idx:
     """Input index read by output position `o<dim>` and kernel position `k<dim>`."""
@@ -202,23 +213,28 @@ def _weights_unit(desc) -> dict[str, int]:
 
 def _source_of_output(desc):
     """src[mb][g*ICg + ic][o*S + k*(D+1) - P] with the input-bounds conditions."""
+
     def mapping(v):
         positions = [_input_position(desc, v, d) for d in desc.used]
         masks = [m for d, pos in zip(desc.used, positions, strict=True) for m in pos.in_range(0, desc.field("i", d))]
         return [v("mb"), v("g") * desc.icg + v("ic"), *positions], masks
+
     return mapping
 
 
 def _channels_and_spatial(desc, channel: str, per_group: int, prefix: str):
     """tensor[mb][g*Cg + c][<prefix>d][<prefix>h][<prefix>w] (always in bounds)."""
+
     def mapping(v):
         return [v("mb"), v("g") * per_group + v(channel), *(v(prefix + d) for d in desc.used)], []
+
     return mapping
 
 
 def _bias_mapping(desc):
     def mapping(v):
         return [v("g") * desc.ocg + v("oc")], []
+
     return mapping
 
 
@@ -284,13 +300,31 @@ def _forward(problem: Problem) -> Gemm:
     n = _dim("n", [("oc", desc.ocg)])
     k = _dim("k", [*_spatial(desc, "k", "k"), ("ic", desc.icg)])
     a = View("src", ("m", "k"), layouts["src"], types["src"], _source_of_output(desc), {"ic": 1})
-    b = View("wei", ("k", "n"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []),
-             _weights_unit(desc))
-    c = View("dst", ("m", "n"), layouts["dst"], types["dst"], _channels_and_spatial(desc, "oc", desc.ocg, "o"),
-             {"oc": 1, "o" + desc.used[-1]: last})
-    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem), "add" if problem.has_bias else "",
-                post_ops=_post_op_views(problem, c),
-                quantization=tuple(_channel_view(problem, t) for t in problem.quantization.tensors))
+    b = View(
+        "wei", ("k", "n"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []), _weights_unit(desc)
+    )
+    c = View(
+        "dst",
+        ("m", "n"),
+        layouts["dst"],
+        types["dst"],
+        _channels_and_spatial(desc, "oc", desc.ocg, "o"),
+        {"oc": 1, "o" + desc.used[-1]: last},
+    )
+    return Gemm(
+        problem,
+        m,
+        n,
+        k,
+        desc.g,
+        a,
+        b,
+        c,
+        _bias_view(problem),
+        "add" if problem.has_bias else "",
+        post_ops=_post_op_views(problem, c),
+        quantization=tuple(_channel_view(problem, t) for t in problem.quantization.tensors),
+    )
 
 
 def _backward_data(problem: Problem) -> Gemm:
@@ -315,10 +349,17 @@ def _backward_data(problem: Problem) -> Gemm:
         return [v("mb"), v("g") * desc.ocg + v("oc"), *positions], masks
 
     a = View("dst", ("m", "k"), layouts["dst"], types["dst"], diff_dst, {"oc": 1})
-    b = View("wei", ("k", "n"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []),
-             _weights_unit(desc))
-    c = View("src", ("m", "n"), layouts["src"], types["src"], _channels_and_spatial(desc, "ic", desc.icg, "i"),
-             {"ic": 1, "i" + desc.used[-1]: last})
+    b = View(
+        "wei", ("k", "n"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []), _weights_unit(desc)
+    )
+    c = View(
+        "src",
+        ("m", "n"),
+        layouts["src"],
+        types["src"],
+        _channels_and_spatial(desc, "ic", desc.icg, "i"),
+        {"ic": 1, "i" + desc.used[-1]: last},
+    )
     return Gemm(problem, m, n, k, desc.g, a, b, c, None, "")
 
 
@@ -373,8 +414,17 @@ class StridePhases:
 def stride_phases(problem: Problem) -> dict[str, StridePhases]:
     """The phases of every spatial dimension of a backward-data problem (one phase where S = 1)."""
     desc = problem.desc
-    return {d: StridePhases(desc.field("s", d), desc.field("d", d) + 1, desc.field("p", d), desc.field("k", d),
-                            desc.field("i", d), desc.field("o", d)) for d in desc.used}
+    return {
+        d: StridePhases(
+            desc.field("s", d),
+            desc.field("d", d) + 1,
+            desc.field("p", d),
+            desc.field("k", d),
+            desc.field("i", d),
+            desc.field("o", d),
+        )
+        for d in desc.used
+    }
 
 
 def _backward_data_by_phases(problem: Problem) -> Gemm:
@@ -452,9 +502,15 @@ def _backward_weights(problem: Problem) -> Gemm:
     n = _dim("n", [("oc", desc.ocg)])
     k = _dim("k", [("mb", desc.mb), *_spatial(desc, "o", "o")])
     a = View("src", ("m", "k"), layouts["src"], types["src"], _source_of_output(desc), {"ic": 1})
-    b = View("dst", ("k", "n"), layouts["dst"], types["dst"], _channels_and_spatial(desc, "oc", desc.ocg, "o"),
-             {"oc": 1, "o" + desc.used[-1]: last})
-    c = View("wei", ("m", "n"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []),
-             _weights_unit(desc))
-    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem),
-                "reduce" if problem.has_bias else "")
+    b = View(
+        "dst",
+        ("k", "n"),
+        layouts["dst"],
+        types["dst"],
+        _channels_and_spatial(desc, "oc", desc.ocg, "o"),
+        {"oc": 1, "o" + desc.used[-1]: last},
+    )
+    c = View(
+        "wei", ("m", "n"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []), _weights_unit(desc)
+    )
+    return Gemm(problem, m, n, k, desc.g, a, b, c, _bias_view(problem), "reduce" if problem.has_bias else "")

@@ -7,8 +7,9 @@ It ranks them by the model's cycles as `estimate.py` estimates them from the con
 alone (close estimates keep the plain order: largest tiles first).  `config_candidates` keeps
 those whose kernel plan fits the registers, SLM and instruction cache (`plan_layout`,
 `check_budgets`, `check_code_size`), and keeps the plain order's first choice ahead unless the
-estimate's best is clearly faster; `choose_config` takes the first.  A key given in
-`overrides` is fixed; every other is the heuristic's.
+estimate's best is clearly faster; `choose_config` takes the first.  Where a row plan applies
+(`strategies.py`), its fitting configurations come first, ranked the same way by
+`row_estimate.py`.  A key given in `overrides` is fixed; every other is the heuristic's.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .dpasw import fused_pairs_fit
 from .estimate import Estimate, Estimator, pipeline_shape
 from .gemm import Gemm
 from .kernel import KernelPlan, check_budgets, check_code_size, layout_key, plan_layout
+from .row_estimate import row_estimate
 from .strategies import plan_for, strategy_configs
 from .tiles import round_up
 
@@ -87,7 +89,7 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
             return
         raise max(fits.errors, key=lambda item: item[0])[1]
     plain = next(item for item in sorted(ranked, key=lambda item: item[0]) if fits(item))
-    first = best if best[2].device <= (1 - ESTIMATE_MARGIN) * plain[2].device else plain
+    first = _lead(best, plain)
     yield first[1]
     for item in ranked:
         if item is not first and fits(item):
@@ -95,19 +97,33 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
 
 
 def _fitting_strategies(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
-    """The other strategies' configurations whose plans fit (their planners check them), first;
+    """The other strategies' configurations whose plans fit (their planners check them), best
+    first: ranked by the estimate of the model (`row_estimate.py`), the planner's first kept
+    ahead unless the estimate's best is clearly faster (ESTIMATE_MARGIN, as for the GEMM plan);
     when `given` asks for such a plan and none fits, the last planner's error."""
-    fitting, last_error = [], None
+    fitting: list[tuple[int, Config, Estimate]] = []
+    last_error = None
     for candidate in strategy_configs(gemm, hw, given):
         try:
-            plan_for(gemm, candidate, hw)
+            plan = plan_for(gemm, candidate, hw)
         except ConfigError as error:
             last_error = error
             continue
-        fitting.append(candidate)
-    if not fitting and given.get("plan", "gemm") != "gemm":
-        raise last_error or ConfigError(f"plan={given['plan']}: no configuration applies")
-    return fitting
+        assert not isinstance(plan, KernelPlan)  # strategy_configs lists the row plans' configurations only
+        fitting.append((len(fitting), candidate, row_estimate(plan)))
+    if not fitting:
+        if given.get("plan", "gemm") != "gemm":
+            raise last_error or ConfigError(f"plan={given['plan']}: no configuration applies")
+        return []
+    ranked = sorted(fitting, key=lambda item: (_bucket(item[2].device), item[0]))
+    first = _lead(ranked[0], fitting[0])
+    return [first[1]] + [config for _, config, _ in ranked if config is not first[1]]
+
+
+def _lead(best: tuple[int, Config, Estimate], plain: tuple[int, Config, Estimate]) -> tuple[int, Config, Estimate]:
+    """The configuration to try first: the estimate's best if it is at most 1 - ESTIMATE_MARGIN
+    of the plain order's first, else that one."""
+    return best if best[2].device <= (1 - ESTIMATE_MARGIN) * plain[2].device else plain
 
 
 # The estimate's best must be this much faster than the plain choice to replace it.  On
@@ -211,8 +227,14 @@ def _ranked(gemm: Gemm, hw: Platform, given: Given) -> list[tuple[int, Config, E
     plain order."""
     estimator = Estimator(gemm, hw)
     scored = [(index, config, estimator.estimate(config)) for index, config in enumerate(_plain_space(gemm, hw, given))]
-    return sorted(scored, key=lambda item: (not _estimated_well(item[1], gemm),
-                                            _bucket(item[2].device) if _estimated_well(item[1], gemm) else 0, item[0]))
+    return sorted(
+        scored,
+        key=lambda item: (
+            not _estimated_well(item[1], gemm),
+            _bucket(item[2].device) if _estimated_well(item[1], gemm) else 0,
+            item[0],
+        ),
+    )
 
 
 def _estimated_well(config: Config, gemm: Gemm) -> bool:
@@ -237,18 +259,30 @@ def _plain_space(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     def options(key: str, choices: list[int]) -> list[int]:
         return [given[key]] if key in given else list(dict.fromkeys(choices))
 
-    tiles: Iterable[tuple[int, int, int]] = itertools.product(options("k_block", k_blocks), options("n_tile", n_tiles),
-                                                              options("m_tile", m_tiles))
+    tiles: Iterable[tuple[int, int, int]] = itertools.product(
+        options("k_block", k_blocks), options("n_tile", n_tiles), options("m_tile", m_tiles)
+    )
     if fma in SYSTOLIC:
         # each K block's B is interleaved once per group; more rows per thread share that work
         tiles = sorted(tiles, key=lambda t: (-t[2], -t[1], -t[0]))
     configs: list[Config] = []
     for k_block, n_tile, m_tile in tiles:
         for tg_m, tg_n, tg_k in _thread_groups(gemm, hw, given, fma, simd, m_tile, n_tile, k_block):
-            base = Config(fma, simd, tg_m, tg_n, m_tile, n_tile, k_block, tg_k=tg_k,
-                          k_split=given.get("k_split", 1), slm=given.get("slm", 0),
-                          slm_bufs=given.get("slm_bufs", 1), gmem_bufs=given.get("gmem_bufs", 1),
-                          grf=given.get("grf", min(hw.grf_counts)))
+            base = Config(
+                fma,
+                simd,
+                tg_m,
+                tg_n,
+                m_tile,
+                n_tile,
+                k_block,
+                tg_k=tg_k,
+                k_split=given.get("k_split", 1),
+                slm=given.get("slm", 0),
+                slm_bufs=given.get("slm_bufs", 1),
+                gmem_bufs=given.get("gmem_bufs", 1),
+                grf=given.get("grf", min(hw.grf_counts)),
+            )
             if "k_split" not in given:
                 base = replace(base, k_split=_pick_k_split(base, gemm))
             staged = fma in SYSTOLIC and base.threads_per_group >= 4
@@ -257,17 +291,22 @@ def _plain_space(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
             grf_options = options("grf", sorted(hw.grf_counts))
             # on XeHPG a fused pair shares its A: half the A loads and registers (`dpasw.py`)
             fmas = ["dpasw", fma] if "fma" not in given and fma == "dpas" and fused_pairs_fit(base, hw) else [fma]
-            configs += [replace(base, fma=f, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
-                        for f in fmas for s in slm_options for g in grf_options
-                        for gmem_bufs, slm_bufs in _buffering_options(base, s, given, gemm, hw)]
+            configs += [
+                replace(base, fma=f, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
+                for f in fmas
+                for s in slm_options
+                for g in grf_options
+                for gmem_bufs, slm_bufs in _buffering_options(base, s, given, gemm, hw)
+            ]
     return list(dict.fromkeys(configs))
 
 
 K_THREADS = (1, 2, 4, 8)  # threads of a group along K (tg_k) the heuristic tries
 
 
-def _thread_groups(gemm: Gemm, hw: Platform, given: Given, fma: str, simd: int, m_tile: int,
-                   n_tile: int, k_block: int) -> list[tuple[int, int, int]]:
+def _thread_groups(
+    gemm: Gemm, hw: Platform, given: Given, fma: str, simd: int, m_tile: int, n_tile: int, k_block: int
+) -> list[tuple[int, int, int]]:
     """(tg_m, tg_n, tg_k) to try for one tile shape: as many threads along M and N as the
     problem has tiles, up to 4 each (the plain shape, first); then, to fill a device the plain
     shape would leave idle, fewer along M and N (more, smaller groups) and more along K (each a
@@ -285,8 +324,7 @@ def _thread_groups(gemm: Gemm, hw: Platform, given: Given, fma: str, simd: int, 
         n = given.get("tg_n") or (round_up(n, 2) if fma == "dpasw" else n)
         shapes.append((m, n))
     blocks = -(-gemm.k.size // k_block)
-    k_threads = [given["tg_k"]] if "tg_k" in given else \
-        [t for t in K_THREADS if t == 1 or blocks >= 2 * t]
+    k_threads = [given["tg_k"]] if "tg_k" in given else [t for t in K_THREADS if t == 1 or blocks >= 2 * t]
     groups = []
     for m, n in dict.fromkeys(shapes):
         for k in k_threads:
@@ -295,8 +333,7 @@ def _thread_groups(gemm: Gemm, hw: Platform, given: Given, fma: str, simd: int, 
     return groups or [(tg_m, tg_n, k_threads[0])]
 
 
-def _buffering_options(config: Config, slm: int, given: Given, gemm: Gemm, hw: Platform
-                       ) -> list[tuple[int, int]]:
+def _buffering_options(config: Config, slm: int, given: Given, gemm: Gemm, hw: Platform) -> list[tuple[int, int]]:
     """(gmem_bufs, slm_bufs) to try, best first (oneDNN's, docs/design.md): SLM double buffering with at
     most 8 threads per group, else triple; two register copies of the global loads for dpas.  When
     the registers do not fit, gmem_bufs drops to 1 first; when SLM does not, slm_bufs goes 3 -> 2 -> 1.

@@ -20,7 +20,8 @@ import numpy as np
 from ..conv.index import Idx
 from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
-from ..ir import Var
+from ..ir import Var, ptr
+from ..ir.expr import Ptr
 from ..ir.types import F32, PTR
 from .block2d import Block2dPlan, block2d_plan
 from .config import RESERVED_GRFS, Config, check_config, k_iterations, prefetches
@@ -157,7 +158,8 @@ class KernelPlan:
     layouts: MultiplyLayouts
     c: OutputPlan
     bias_load: OutputPlan | None = None  # FWD_B: the bias tile
-    bias_sum: TileLayout | None = None  # BWD_WB: f32 column sums of B
+    column_sums: TileLayout | None = None  # column sums of B (times a factor): BWD_WB's bias, a src zero point's
+    sum_row: Ptr | None = None  # the factor the column sums multiply B by (`build.multiply.sum_row`)
     bias_store: OutputPlan | None = None
     k_reduction: KReduction | None = None  # tg_k > 1: the partial sums added through SLM
     post_loads: list[OutputPlan | None] = field(default_factory=list)  # per post-op: the tile of its tensor
@@ -184,19 +186,23 @@ class KernelPlan:
         """GRF bytes of the extra copies of the registers global loads fill (`gmem_bufs`); the
         scheduler adds them (the allocations here hold one copy)."""
         grf = self.hw.grf_bytes
-        single = sum(round_up(op.slm.stage.bytes if op.slm is not None else op.load.bytes, grf)
-                     for op in (self.a, self.b))
+        single = sum(
+            round_up(op.slm.stage.bytes if op.slm is not None else op.load.bytes, grf) for op in (self.a, self.b)
+        )
         return (self.config.gmem_bufs - 1) * single
 
 
 # Planning ---------------------------------------------------------------------------------------
+
 
 def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     """Lay out every buffer of the kernel; ConfigError if it does not fit the GRF or SLM."""
     return check_budgets(plan_layout(gemm, config, hw))
 
 
-ONES = 16  # BWD_WB with dpas: the row of ones (8 dwords of 16-bit values) whose product with B sums its columns
+#: bytes of the row a dpas multiplies B by to sum its columns (rows of A are 8 dwords): BWD_WB's
+#: ones, a source zero point repeated
+SUM_ROW_BYTES = 32
 
 REDUCTION_CHUNK_GRFS = 8  # registers through which the first K thread adds the others' partial sums
 
@@ -215,13 +221,21 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     _check_tiles_can_fit(gemm, config, hw)
     for view in (gemm.a, gemm.b, gemm.c):
         if view.layout.elements * view.type.size >= 2**31:
-            raise UnsupportedError(f"{view.tensor} takes {view.layout.elements * view.type.size} bytes: xegen's "
-                                   "kernels address tensors with 32-bit byte offsets (under 2 GiB)")
+            raise UnsupportedError(
+                f"{view.tensor} takes {view.layout.elements * view.type.size} bytes: xegen's "
+                "kernels address tensors with 32-bit byte offsets (under 2 GiB)"
+            )
     grf = hw.grf_bytes
     m_group, n_group = config.tg_m * config.m_tile, config.tg_n * config.n_tile
     grid = (-(-gemm.n.size // n_group), -(-gemm.m.size // m_group), gemm.groups * config.k_split)
-    _check_tile_coordinates(gemm, {"m": grid[1] * m_group, "n": grid[0] * n_group,
-                                   "k": config.k_split * k_iterations(config, gemm) * config.tg_k * config.k_block})
+    _check_tile_coordinates(
+        gemm,
+        {
+            "m": grid[1] * m_group,
+            "n": grid[0] * n_group,
+            "k": config.k_split * k_iterations(config, gemm) * config.tg_k * config.k_block,
+        },
+    )
     k_group = config.tg_k * config.k_block
     layouts = multiply_layouts(config, gemm, Var("a", PTR), Var("b", PTR), Var("acc", PTR), config.simd)
     a = _plan_operand("a", gemm.a, gemm, config, hw, (config.a_rows, config.k_block), (m_group, k_group), layouts.a)
@@ -234,21 +248,40 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     plan = KernelPlan(gemm, config, hw, grid, k_iterations(config, gemm), a, b, layouts, c)
     if gemm.bias is not None and gemm.bias_mode == "add":
         plan.bias_load = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_load", gemm.bias.type, "")
-    elif gemm.bias is not None and gemm.bias_mode == "reduce":
-        plan.bias_sum = dense_layout(Var("bias_sum", PTR), F32, 1, config.n_tile)
+    if gemm.sums_b_columns:
+        sums_bytes = round_up(config.n_tile * gemm.acc_type.size, grf)
+        if gemm.problem.is_forward and config.tg_k == 1 and c.tile.bytes >= sums_bytes + SUM_ROW_BYTES:
+            # the store tile is idle in the K loop, and a source zero point's sums are subtracted
+            # from the accumulators before the epilogue writes it: they live there
+            plan.column_sums = dense_layout(c.tile.buffer, gemm.acc_type, 1, config.n_tile)
+            plan.sum_row = ptr(c.tile.buffer, sums_bytes)
+        else:
+            plan.column_sums = dense_layout(Var("column_sums", PTR), gemm.acc_type, 1, config.n_tile)
+            plan.sum_row = ptr(Var("sum_row", PTR), 0)
+    if gemm.bias is not None and gemm.bias_mode == "reduce":
         out_type = F32 if atomic else gemm.bias.type
-        plan.bias_store = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_store", out_type,
-                                       "fadd" if atomic else "")
+        plan.bias_store = _plan_output(
+            gemm.bias, gemm, hw, (1, config.n_tile), "bias_store", out_type, "fadd" if atomic else ""
+        )
     plan.post_loads = [_plan_post_load(view, index, gemm, config, hw) for index, view in enumerate(gemm.post_ops)]
-    plan.quantization_loads = [_plan_output(view, gemm, hw, (1, config.n_tile), f"{view.tensor}_load", view.type, "")
-                               for view in gemm.quantization]
+    plan.quantization_loads = [
+        _plan_output(view, gemm, hw, (1, config.n_tile), f"{view.tensor}_load", view.type, "")
+        for view in gemm.quantization
+    ]
 
     if config.tg_k > 1:
         # the store tile is free until the epilogue: the partial sums pass through it
         chunk = min(round_up(c.tile.bytes, grf), REDUCTION_CHUNK_GRFS * grf)
-        sums = round_up(plan.bias_sum.bytes, grf) if plan.bias_sum is not None else 0
-        plan.k_reduction = KReduction(Var("c_slm", PTR), c.tile.buffer, round_up(layouts.c.bytes, grf),
-                                      config.tg_m * config.tg_n, config.tg_k - 1, chunk, sums)
+        sums = round_up(plan.column_sums.bytes, grf) if plan.column_sums is not None else 0
+        plan.k_reduction = KReduction(
+            Var("c_slm", PTR),
+            c.tile.buffer,
+            round_up(layouts.c.bytes, grf),
+            config.tg_m * config.tg_n,
+            config.tg_k - 1,
+            chunk,
+            sums,
+        )
 
     buffers = [(layouts.c.buffer, layouts.c.bytes), (a.load.buffer, a.load.bytes), (b.load.buffer, b.load.bytes)]
     for op in (a, b):
@@ -261,14 +294,14 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     buffers.append((c.tile.buffer, c.tile.bytes))
     if plan.bias_load is not None:
         buffers.append((plan.bias_load.tile.buffer, plan.bias_load.tile.bytes))
-    buffers += [(post.tile.buffer, post.tile.bytes) for post in plan.post_loads + plan.quantization_loads
-                if post is not None]
-    if plan.bias_sum is not None and plan.bias_store is not None:  # planned together
-        buffers += [
-            (plan.bias_sum.buffer, plan.bias_sum.bytes),
-            (plan.bias_store.tile.buffer, plan.bias_store.tile.bytes),
-            (Var("one", PTR), ONES * layouts.b.type.size if config.systolic else 4),
-        ]
+    buffers += [
+        (post.tile.buffer, post.tile.bytes) for post in plan.post_loads + plan.quantization_loads if post is not None
+    ]
+    if plan.column_sums is not None and plan.sum_row is not None and plan.column_sums.buffer is not c.tile.buffer:
+        buffers.append((plan.column_sums.buffer, plan.column_sums.bytes))
+        if plan.bias_store is not None:
+            buffers.append((plan.bias_store.tile.buffer, plan.bias_store.tile.bytes))
+        buffers.append((plan.sum_row.buffer, SUM_ROW_BYTES))
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
     return plan
 
@@ -282,9 +315,11 @@ def check_budgets(plan: KernelPlan) -> KernelPlan:
         if plan.k_reduction is not None:
             uses.append(f"tg_k={config.tg_k}")
         verb = "needs" if len(uses) == 1 else "need"
-        raise ConfigError(f"{' and '.join(uses)} {verb} {plan.slm_bytes} bytes of SLM per group{buffers}, more "
-                          f"than {hw}'s {hw.max_slm_bytes}: use fewer threads or smaller tiles"
-                          + (" or fewer slm_bufs" if config.slm_bufs > 1 else ""))
+        raise ConfigError(
+            f"{' and '.join(uses)} {verb} {plan.slm_bytes} bytes of SLM per group{buffers}, more "
+            f"than {hw}'s {hw.max_slm_bytes}: use fewer threads or smaller tiles"
+            + (" or fewer slm_bufs" if config.slm_bufs > 1 else "")
+        )
     tiles = plan.grf_bytes + plan.load_copy_bytes
     used = tiles + RESERVED_GRFS * grf
     if used > config.grf * grf:
@@ -309,9 +344,11 @@ def check_code_size(instructions: float, hw: Platform, what: str = "") -> None:
     threads would miss in their own K loop.  (`what` says whether the count is an estimate.)"""
     if instructions * INSTRUCTION_BYTES > hw.icache_bytes:
         count = round(instructions)
-        raise CodeSizeError(f"the kernel's {what}{count} instructions ({count * INSTRUCTION_BYTES} bytes) exceed "
-                            f"{hw}'s {hw.icache_bytes // 1024} KB instruction cache: use fewer slm_bufs/gmem_bufs "
-                            "or a smaller k_block")
+        raise CodeSizeError(
+            f"the kernel's {what}{count} instructions ({count * INSTRUCTION_BYTES} bytes) exceed "
+            f"{hw}'s {hw.icache_bytes // 1024} KB instruction cache: use fewer slm_bufs/gmem_bufs "
+            "or a smaller k_block"
+        )
 
 
 def _grf_remedies(config: Config, hw: Platform, used: int, copy_bytes: int) -> list[str]:
@@ -338,9 +375,11 @@ def _check_tiles_can_fit(gemm: Gemm, config: Config, hw: Platform) -> None:
     tiles = [m * k * gemm.a.type.size, k * n * gemm.b.type.size, m * n * gemm.acc_type.size, m * n * gemm.c.type.size]
     needed = sum(-(-size // grf) for size in tiles) + RESERVED_GRFS
     if needed > hw.max_grf_count:
-        raise ConfigError(f"m_tile={m}, n_tile={n}, k_block={k}: the A, B and C tiles need at least {needed} GRFs "
-                          f"(with {RESERVED_GRFS} reserved), more than {hw}'s {hw.max_grf_count}: use smaller "
-                          "m_tile/n_tile/k_block")
+        raise ConfigError(
+            f"m_tile={m}, n_tile={n}, k_block={k}: the A, B and C tiles need at least {needed} GRFs "
+            f"(with {RESERVED_GRFS} reserved), more than {hw}'s {hw.max_grf_count}: use smaller "
+            "m_tile/n_tile/k_block"
+        )
 
 
 def _check_tile_coordinates(gemm: Gemm, ends: dict[str, int]) -> None:
@@ -350,13 +389,23 @@ def _check_tile_coordinates(gemm: Gemm, ends: dict[str, int]) -> None:
         if end - 1 > S32_MAX:
             dim = gemm.dim(name)
             fields = "*".join(c.name for c in dim.components)
-            raise ConfigError(f"{name.upper()} = {fields} = {dim.size}, rounded up to whole tiles, reaches "
-                              f"{end - 1}: beyond the s32 index arithmetic of xegen's kernels; use tiles that "
-                              f"divide {dim.size} more evenly")
+            raise ConfigError(
+                f"{name.upper()} = {fields} = {dim.size}, rounded up to whole tiles, reaches "
+                f"{end - 1}: beyond the s32 index arithmetic of xegen's kernels; use tiles that "
+                f"divide {dim.size} more evenly"
+            )
 
 
-def _plan_operand(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, extents: tuple[int, int],
-                  group_extents: tuple[int, int], fma: TileLayout) -> OperandPlan:
+def _plan_operand(
+    name: str,
+    view: View,
+    gemm: Gemm,
+    config: Config,
+    hw: Platform,
+    extents: tuple[int, int],
+    group_extents: tuple[int, int],
+    fma: TileLayout,
+) -> OperandPlan:
     load_var = Var(f"{name}_load", PTR)
     if not config.slm:
         plan, load, lines = _plan_direct(name, load_var, view, gemm, config, hw, extents, _retarget(fma, load_var))
@@ -369,8 +418,16 @@ def _plan_operand(name: str, view: View, gemm: Gemm, config: Config, hw: Platfor
     return OperandPlan(name, view, extents, plan, load, lines, slm, fma)
 
 
-def _plan_direct(operand: str, buffer: Var, view: View, gemm: Gemm, config: Config, hw: Platform,
-                 extents: tuple[int, int], fma: TileLayout) -> tuple[LinePlan | Block2dPlan, TileLayout, list[Line]]:
+def _plan_direct(
+    operand: str,
+    buffer: Var,
+    view: View,
+    gemm: Gemm,
+    config: Config,
+    hw: Platform,
+    extents: tuple[int, int],
+    fma: TileLayout,
+) -> tuple[LinePlan | Block2dPlan, TileLayout, list[Line]]:
     """How a thread loads its tile from global memory without SLM.  For dpas, the cheapest in
     modeled instructions of the messages and of the reorder into dpas's layout, which vector
     messages sometimes make unnecessary (a line per lane leaves K-contiguous columns of B
@@ -380,8 +437,9 @@ def _plan_direct(operand: str, buffer: Var, view: View, gemm: Gemm, config: Conf
         # columns, so no reorder (mad's B gathered a K-contiguous column per lane: the
         # transposed backward data of a first layer)
         for _, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=(hw.max_message_simd, config.simd)):
-            load, lines = line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length,
-                                      hw.grf_bytes, plan.lanes)
+            load, lines = line_layout(
+                buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes, plan.lanes
+            )
             if not plan.vector or load.same_placement(fma):
                 return plan, load, lines
     blocks = block2d_plan(view, gemm, config, hw, operand, fma)
@@ -389,8 +447,9 @@ def _plan_direct(operand: str, buffer: Var, view: View, gemm: Gemm, config: Conf
         return blocks, fma, []
     best: tuple[int, LinePlan, TileLayout, list[Line]] | None = None
     for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
-        load, lines = line_layout(buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes,
-                                  plan.lanes)
+        load, lines = line_layout(
+            buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes, plan.lanes
+        )
         moves = 0 if load.same_placement(fma) else _reorder_moves(fma, load, hw)
         total = _global_cost(cost, config, hw) + moves
         if best is None or total < best[0]:
@@ -420,8 +479,15 @@ def _retarget(layout: TileLayout, buffer: Var) -> TileLayout:
 GLOBAL_MESSAGE_COST = 4  # a global message with its 64-bit address and mask, in instructions (modeled)
 
 
-def _plan_slm(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, extents: tuple[int, int],
-              group_extents: tuple[int, int]) -> tuple[SlmPlan, TileLayout]:
+def _plan_slm(
+    name: str,
+    view: View,
+    gemm: Gemm,
+    config: Config,
+    hw: Platform,
+    extents: tuple[int, int],
+    group_extents: tuple[int, int],
+) -> tuple[SlmPlan, TileLayout]:
     """The SLM plan of one operand and the layout of the thread's tile read back from it.
 
     dpas reads its operands in interleaved layouts (`multiply.operand_layout`).  The SLM tile is
@@ -445,8 +511,9 @@ def _plan_slm(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, e
     raise AssertionError(f"no SLM layout of {name.upper()} places every thread's tile alike")
 
 
-def _slm_layouts(name: str, view: View, gemm: Gemm, config: Config, buffer: Var, extents: tuple[int, int],
-                 line_dim: int) -> list[TileLayout]:
+def _slm_layouts(
+    name: str, view: View, gemm: Gemm, config: Config, buffer: Var, extents: tuple[int, int], line_dim: int
+) -> list[TileLayout]:
     """SLM layouts of the group tile, best first: the multiply's own layout for dpas, then the
     tile dense along the line dimension of its global loads."""
     dense = dense_layout(buffer, view.type, extents[0], extents[1], row_major=line_dim == 1)
@@ -458,13 +525,17 @@ def _slm_layouts(name: str, view: View, gemm: Gemm, config: Config, buffer: Var,
 def _line_tile(buffer: Var, view: View, hw: Platform, extents: tuple[int, int], line_dim: int) -> TileLayout:
     """A tile in lines along `line_dim`, each as long as a block message allows."""
     size = view.type.size
-    length = next(d for d in range(extents[line_dim], 0, -1)
-                  if extents[line_dim] % d == 0 and d * size <= hw.max_block_message_bytes)
+    length = next(
+        d
+        for d in range(extents[line_dim], 0, -1)
+        if extents[line_dim] % d == 0 and d * size <= hw.max_block_message_bytes
+    )
     return line_layout(buffer, view.type, extents[0], extents[1], line_dim, length, hw.grf_bytes)[0]
 
 
-def _placement(layout: TileLayout, extents: tuple[int, int], counts: tuple[int, ...]
-               ) -> tuple[np.ndarray, tuple[tuple[Term, ...], tuple[Term, ...]]] | None:
+def _placement(
+    layout: TileLayout, extents: tuple[int, int], counts: tuple[int, ...]
+) -> tuple[np.ndarray, tuple[tuple[Term, ...], tuple[Term, ...]]] | None:
     """The offsets in `layout` of the tile of `extents` at (0, 0), and the terms giving how far the
     tile at (i*rows, j*cols) is shifted from it (i < counts[0], j < counts[1]), when every such
     tile is the first one shifted by a constant and the shift is a sum of `Term`s of i and of j;
@@ -475,7 +546,7 @@ def _placement(layout: TileLayout, extents: tuple[int, int], counts: tuple[int, 
     shifts = np.zeros(counts, dtype=np.int64)
     for i in range(counts[0]):
         for j in range(counts[1]):
-            delta = full[i * rows:(i + 1) * rows, j * cols:(j + 1) * cols] - first
+            delta = full[i * rows : (i + 1) * rows, j * cols : (j + 1) * cols] - first
             if not np.all(delta == delta[0, 0]):
                 return None
             shifts[i, j] = delta[0, 0]
@@ -502,8 +573,17 @@ def _terms(shifts: np.ndarray) -> tuple[Term, ...] | None:
     return None
 
 
-def _plan_slices(name: str, view: View, gemm: Gemm, config: Config, hw: Platform, layout: TileLayout,
-                 group_extents: tuple[int, int], line_dim: int, read: Placement) -> SlmPlan:
+def _plan_slices(
+    name: str,
+    view: View,
+    gemm: Gemm,
+    config: Config,
+    hw: Platform,
+    layout: TileLayout,
+    group_extents: tuple[int, int],
+    line_dim: int,
+    read: Placement,
+) -> SlmPlan:
     """Cut the group tile into one slice per thread and choose how a slice travels, by modeled
     instructions: the global messages that load it, then either the SLM messages storing it as
     loaded, or moves reordering it into SLM order first (`packed_layout`) when that saves more
@@ -522,11 +602,20 @@ def _plan_slices(name: str, view: View, gemm: Gemm, config: Config, hw: Platform
         packed_runs = contiguous_runs(packed.offset_map, relative)
         packed_cost = slm_message_cost(packed_runs, size, alignment, hw)
         for messages, line_plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
-            stage, lines = line_layout(Var(f"{name}_stage", PTR), view.type, extents[0], extents[1],
-                                       line_plan.line_dim, line_plan.length, hw.grf_bytes, line_plan.lanes)
+            stage, lines = line_layout(
+                Var(f"{name}_stage", PTR),
+                view.type,
+                extents[0],
+                extents[1],
+                line_plan.line_dim,
+                line_plan.length,
+                hw.grf_bytes,
+                line_plan.lanes,
+            )
             runs = contiguous_runs(stage.offset_map, relative)
             options: list[tuple[int, TileLayout, Sequence[Run | LaneRun]]] = [
-                (slm_message_cost(runs, size, alignment, hw), stage, runs)]
+                (slm_message_cost(runs, size, alignment, hw), stage, runs)
+            ]
             if line_plan.vector:
                 vectors = lane_runs(lines, line_plan.line_dim, relative, size)
                 if vectors is not None:
@@ -536,12 +625,15 @@ def _plan_slices(name: str, view: View, gemm: Gemm, config: Config, hw: Platform
             store_cost, source, store_runs = min(options, key=lambda option: option[0])
             total = _global_cost(messages, config, hw) + store_cost
             if best is None or total < best[0]:
-                plan = SlmPlan(layout, slices, extents, line_plan, stage, lines, source, Placement(store_runs, terms),
-                               read)
+                plan = SlmPlan(
+                    layout, slices, extents, line_plan, stage, lines, source, Placement(store_runs, terms), read
+                )
                 best = (total, plan)
     if best is None:
-        raise ConfigError(f"slm=1: the group's {name.upper()} tile ({group_extents[0]}x{group_extents[1]}) cannot be "
-                          f"shared evenly by {threads} threads; change tg_m/tg_n or the tiles, or use slm=0")
+        raise ConfigError(
+            f"slm=1: the group's {name.upper()} tile ({group_extents[0]}x{group_extents[1]}) cannot be "
+            f"shared evenly by {threads} threads; change tg_m/tg_n or the tiles, or use slm=0"
+        )
     return best[1]
 
 
@@ -550,8 +642,7 @@ def _slice_shapes(extents: tuple[int, int], threads: int, line_dim: int) -> list
     whole lines first (slices across the line dimension), then along it, then both."""
     across = (threads, 1) if line_dim == 1 else (1, threads)
     shapes = [across, across[::-1]] + [(r, threads // r) for r in range(2, threads) if threads % r == 0]
-    return [shape for shape in dict.fromkeys(shapes)
-            if extents[0] % shape[0] == 0 and extents[1] % shape[1] == 0]
+    return [shape for shape in dict.fromkeys(shapes) if extents[0] % shape[0] == 0 and extents[1] % shape[1] == 0]
 
 
 def _reorder_moves(dst: TileLayout, src: TileLayout, hw: Platform) -> int:
@@ -576,8 +667,9 @@ def _plan_post_load(view: View | None, index: int, gemm: Gemm, config: Config, h
     return _plan_output(view, gemm, hw, extents, f"post{index}_load", view.type, "")
 
 
-def _plan_output(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], name: str, type, atomic: str
-                 ) -> OutputPlan:
+def _plan_output(
+    view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], name: str, type, atomic: str
+) -> OutputPlan:
     plan = plan_lines(view, gemm, hw, extents, extents, allow_block=not atomic)
     tile, lines = line_layout(Var(name, PTR), type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes)
     return OutputPlan(view, plan, tile, lines, atomic)

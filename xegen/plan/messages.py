@@ -84,9 +84,16 @@ def block_length(view: View, gemm: Gemm, hw: Platform, dim_index: int, extent: i
 VECTOR_DWORDS = 16  # longest line a vector message gathers per lane (in four messages of 4 dwords)
 
 
-def line_plans(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], multiples: tuple[int, int],
-               allow_block: bool = True, line_dims: tuple[int, ...] = (1, 0), vector_lanes: tuple[int, ...] = ()
-               ) -> list[tuple[int, LinePlan]]:
+def line_plans(
+    view: View,
+    gemm: Gemm,
+    hw: Platform,
+    extents: tuple[int, int],
+    multiples: tuple[int, int],
+    allow_block: bool = True,
+    line_dims: tuple[int, ...] = (1, 0),
+    vector_lanes: tuple[int, ...] = (),
+) -> list[tuple[int, LinePlan]]:
     """Every way to move a tile of `extents` with its cost in messages, cheapest first (block
     first at equal cost, then vector, then scattered): a block message costs 1, a scattered one
     (an address per element) SCATTERED_COST, a vector message gathering whole lines of up to
@@ -113,8 +120,15 @@ def line_plans(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], m
     return [(c[0], c[3]) for c in candidates]
 
 
-def plan_lines(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], multiples: tuple[int, int],
-               allow_block: bool = True, line_dims: tuple[int, ...] = (1, 0)) -> LinePlan:
+def plan_lines(
+    view: View,
+    gemm: Gemm,
+    hw: Platform,
+    extents: tuple[int, int],
+    multiples: tuple[int, int],
+    allow_block: bool = True,
+    line_dims: tuple[int, ...] = (1, 0),
+) -> LinePlan:
     """The cheapest way to move a tile of `extents` in block or scattered messages (`line_plans`)."""
     return line_plans(view, gemm, hw, extents, multiples, allow_block, line_dims)[0][1]
 
@@ -164,8 +178,11 @@ def lane_runs(lines: list[Line], line_dim: int, slm_offsets: np.ndarray, size: i
         starts = []
         for s in range(line.lanes):
             other = line.other + s
-            along = slm_offsets[line.start:line.start + line.length, other] if line_dim == 0 else \
-                slm_offsets[other, line.start:line.start + line.length]
+            along = (
+                slm_offsets[line.start : line.start + line.length, other]
+                if line_dim == 0
+                else slm_offsets[other, line.start : line.start + line.length]
+            )
             if not np.array_equal(along, along[0] + np.arange(line.length)):
                 return None
             starts.append(int(along[0]))

@@ -37,8 +37,9 @@ def operand_type(config: Config, memory: Type, acc: Type) -> Type:
     return F16 if memory == F16 else acc
 
 
-def multiply_layouts(config: Config, gemm: Gemm, a_buffer: Var, b_buffer: Var, c_buffer: Var,
-                     exec_size: int) -> MultiplyLayouts:
+def multiply_layouts(
+    config: Config, gemm: Gemm, a_buffer: Var, b_buffer: Var, c_buffer: Var, exec_size: int
+) -> MultiplyLayouts:
     acc = gemm.acc_type
     m, n, k = config.m_tile, config.n_tile, config.k_block
     a = operand_layout(config, gemm, "a", a_buffer, config.a_rows, k, operand_type(config, gemm.a.type, acc))
@@ -50,8 +51,9 @@ def multiply_layouts(config: Config, gemm: Gemm, a_buffer: Var, b_buffer: Var, c
     return MultiplyLayouts(a, b, dense_layout(c_buffer, acc, m, n))
 
 
-def operand_layout(config: Config, gemm: Gemm, operand: str, buffer: Var, rows: int, cols: int,
-                   type: Type) -> TileLayout:
+def operand_layout(
+    config: Config, gemm: Gemm, operand: str, buffer: Var, rows: int, cols: int, type: Type
+) -> TileLayout:
     """How the multiply reads a `rows x cols` tile of operand "a" (M x K) or "b" (K x N): the
     thread's own tile, or, for dpas, a whole group tile in SLM laid out the same way, so that
     every thread's tile in it is a contiguous dpas-ready block."""

@@ -97,8 +97,7 @@ def m_tile_options(desc: Descriptor, choices: tuple[int, ...]) -> list[int]:
     return fitting or [desc.ow]
 
 
-def contiguous_channels(layout: Layout, count: int, start_multiple: int, size: int, hw: Platform,
-                        dim: int = 1) -> bool:
+def contiguous_channels(layout: Layout, count: int, start_multiple: int, size: int, hw: Platform, dim: int = 1) -> bool:
     """Whether `count` consecutive channels (dimension `dim`: 1 of activations, 0 of ungrouped
     weights) from any start that is a multiple of `start_multiple` sit next to each other in
     memory, dword aligned, and fit one block message: the channels innermost (nhwc, ndhwc, nwc,

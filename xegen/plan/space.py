@@ -46,8 +46,12 @@ KIND_VALUES: dict[str, Callable[[Gemm, Platform], tuple]] = {
     "simd": lambda gemm, hw: tuple(hw.simd_widths),
 }
 
-RULES, IDLE, LAYOUT, BUDGET = ("config rules (check_config)", "idle threads in a group",
-                               "tiles, messages or index ranges (plan_layout)", "GRF or SLM budget (check_budgets)")
+RULES, IDLE, LAYOUT, BUDGET = (
+    "config rules (check_config)",
+    "idle threads in a group",
+    "tiles, messages or index ranges (plan_layout)",
+    "GRF or SLM budget (check_budgets)",
+)
 
 
 def values(config: Config) -> tuple:
@@ -62,8 +66,9 @@ def _ordered(options) -> tuple:
 
 def idle_threads(config: Config, gemm: Gemm) -> bool:
     """Whether a whole row or column of the group's threads would have no tile of C."""
-    return (config.tg_n > 1 and (config.tg_n - 1) * config.n_tile >= gemm.n.size) or \
-           (config.tg_m > 1 and (config.tg_m - 1) * config.m_tile >= gemm.m.size)
+    return (config.tg_n > 1 and (config.tg_n - 1) * config.n_tile >= gemm.n.size) or (
+        config.tg_m > 1 and (config.tg_m - 1) * config.m_tile >= gemm.m.size
+    )
 
 
 class TuningSpace:
@@ -73,8 +78,9 @@ class TuningSpace:
     `legal(config)` adds the layout and budget checks; `pruned` counts what each check left out
     so far."""
 
-    def __init__(self, gemm: Gemm, hw: Platform, given: Mapping[str, object] | None = None,
-                 heuristic: Config | None = None):
+    def __init__(
+        self, gemm: Gemm, hw: Platform, given: Mapping[str, object] | None = None, heuristic: Config | None = None
+    ):
         self.gemm, self.hw = gemm, hw
         given = dict(given or {})
         self.pruned: dict[str, int] = {}
@@ -91,9 +97,13 @@ class TuningSpace:
                 check_config(heuristics[0], gemm, hw)
             except ConfigError:
                 continue
-            options = {key: _ordered([getattr(c, key) for c in heuristics]
-                                     + ([] if key in given else list(WIDER[key](gemm, hw)) if key in WIDER else []))
-                       for key in KEYS}
+            options = {
+                key: _ordered(
+                    [getattr(c, key) for c in heuristics]
+                    + ([] if key in given else list(WIDER[key](gemm, hw)) if key in WIDER else [])
+                )
+                for key in KEYS
+            }
             for key in KEYS:
                 knobs[key] = _ordered(knobs.get(key, ()) + options[key])
             for combination in itertools.product(*(options[key] for key in KEYS)):

@@ -39,7 +39,8 @@ def strategy_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     when `given` asks for one that does not apply, saying why."""
     asked = given.get("plan", "")
     reason = {"depthwise": depthwise.unsuited, "first": first_layer.unsuited}.get(asked, lambda *_: None)(
-        gemm.problem, hw)
+        gemm.problem, hw
+    )
     if reason:
         raise ConfigError(f"plan={asked}: {reason}")
     return depthwise_configs(gemm, hw, given) + first_layer_configs(gemm, hw, given)

@@ -93,8 +93,11 @@ class TileLayout:
         for p in self.pieces:
             rows = slice(p.rows.start, p.rows.last + 1, p.rows.step)
             cols = slice(p.cols.start, p.cols.last + 1, p.cols.step)
-            offsets[rows, cols] = (p.base + np.arange(p.rows.count)[:, None] * p.row_stride
-                                   + np.arange(p.cols.count)[None, :] * p.col_stride)
+            offsets[rows, cols] = (
+                p.base
+                + np.arange(p.rows.count)[:, None] * p.row_stride
+                + np.arange(p.cols.count)[None, :] * p.col_stride
+            )
         offsets.setflags(write=False)
         return offsets
 
@@ -111,6 +114,7 @@ def round_up(x: int, multiple: int) -> int:
 
 # Line layouts (what messages fill) ---------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Line:
     """One message's worth of a tile: `length` elements along the line dimension starting at
@@ -124,8 +128,9 @@ class Line:
     lanes: int = 1
 
 
-def line_layout(buffer: Var, type: Type, rows: int, cols: int, line_dim: int, line_length: int,
-                grf_bytes: int, lanes: int = 0) -> tuple[TileLayout, list[Line]]:
+def line_layout(
+    buffer: Var, type: Type, rows: int, cols: int, line_dim: int, line_length: int, grf_bytes: int, lanes: int = 0
+) -> tuple[TileLayout, list[Line]]:
     """Lines of `line_length` elements along tile dimension `line_dim` (0 rows, 1 cols), each
     starting on a GRF boundary; returns the layout and its lines in buffer order.  With `lanes`,
     the lines go in vector messages of up to `lanes` lines (`vector_line_layout`)."""
@@ -150,8 +155,9 @@ def line_layout(buffer: Var, type: Type, rows: int, cols: int, line_dim: int, li
     return TileLayout(buffer, type, rows, cols, tuple(pieces), max(across * chunks * pitch, 1)), lines
 
 
-def vector_line_layout(buffer: Var, type: Type, rows: int, cols: int, line_dim: int, line_length: int, lanes: int,
-                       grf_bytes: int) -> tuple[TileLayout, list[Line]]:
+def vector_line_layout(
+    buffer: Var, type: Type, rows: int, cols: int, line_dim: int, line_length: int, lanes: int, grf_bytes: int
+) -> tuple[TileLayout, list[Line]]:
     """Lines of `line_length` elements (whole dwords, dividing the tile) along `line_dim`, moved
     `lanes` lines per message, one line per lane, in the registers as such a message leaves them:
     component-major, dword e of lane s at dword e*count + s of the message's registers (count =
@@ -183,15 +189,16 @@ def dense_layout(buffer: Var, type: Type, rows: int, cols: int, row_major: bool 
     return TileLayout(buffer, type, rows, cols, (piece,), base + rows * cols)
 
 
-def packed_layout(buffer: Var, source: TileLayout, row0: int, col0: int, rows: int, cols: int,
-                  grf_bytes: int) -> TileLayout:
+def packed_layout(
+    buffer: Var, source: TileLayout, row0: int, col0: int, rows: int, cols: int, grf_bytes: int
+) -> TileLayout:
     """The `rows x cols` sub-tile of `source` at (row0, col0) in registers, in `source`'s element
     order: each run of elements contiguous in `source` starts on a GRF boundary and the gaps
     between runs are dropped, so that a message moves each run from or to `source` as one block
     (a thread's slice of an SLM tile, made ready to store)."""
     size = source.type.size
     grf = grf_bytes // size
-    used = np.unique(source.offset_map[row0:row0 + rows, col0:col0 + cols])
+    used = np.unique(source.offset_map[row0 : row0 + rows, col0 : col0 + cols])
     run_starts = [0, *(np.flatnonzero(np.diff(used) != 1) + 1).tolist()]
     run_firsts = used[run_starts]  # source offset of each run's first element
     packed_starts, at = [], 0
@@ -216,15 +223,22 @@ def packed_layout(buffer: Var, source: TileLayout, row0: int, col0: int, rows: i
         rs, cs = _strides(p, row_part, col_part)
         for sub_rows, sub_cols in _split_into_runs(p, row_part, col_part, same_run):
             base = p.offset(sub_rows.start, sub_cols.start)
-            pieces.append(Piece(Progression(sub_rows.start - row0, sub_rows.step, sub_rows.count),
-                                Progression(sub_cols.start - col0, sub_cols.step, sub_cols.count),
-                                packed(base), rs, cs))
+            pieces.append(
+                Piece(
+                    Progression(sub_rows.start - row0, sub_rows.step, sub_rows.count),
+                    Progression(sub_cols.start - col0, sub_cols.step, sub_cols.count),
+                    packed(base),
+                    rs,
+                    cs,
+                )
+            )
     return TileLayout(buffer, source.type, rows, cols, tuple(pieces), max(at, 1))
 
 
 def _split_into_runs(piece: Piece, rows: Progression, cols: Progression, same_run):
     """The part of `piece` on `rows` x `cols` as sub-blocks each inside one run of contiguous
     offsets: whole, else row by row, else element by element."""
+
     def offsets(r: Progression, c: Progression) -> list[int]:
         return [piece.offset(x, y) for x in (r.start, r.last) for y in (c.start, c.last)]
 
@@ -244,12 +258,12 @@ def _split_into_runs(piece: Piece, rows: Progression, cols: Progression, same_ru
 
 # Layouts the multiply instructions read ----------------------------------------------------
 
+
 def dpas_a_layout(buffer: Var, type: Type, rows: int, k: int, k_step: int, grf_bytes: int = 0) -> TileLayout:
     """A for dpas: per K step of `k_step` elements (8 dwords), rows of that step row-major; each
     step's rows from a GRF boundary when `grf_bytes` is given (a dpas reads its A from one)."""
     pitch = round_up(rows * k_step * type.size, grf_bytes) // type.size if grf_bytes else rows * k_step
-    pieces = tuple(Piece(span(0, rows), span(s * k_step, k_step), s * pitch, k_step, 1)
-                   for s in range(k // k_step))
+    pieces = tuple(Piece(span(0, rows), span(s * k_step, k_step), s * pitch, k_step, 1) for s in range(k // k_step))
     return TileLayout(buffer, type, rows, k, pieces, pitch * (k // k_step))
 
 
@@ -264,8 +278,15 @@ def vnni_layout(buffer: Var, type: Type, k: int, cols: int, k_step: int, block_c
         for nb in range(blocks_per_step):
             base = (s * blocks_per_step + nb) * block
             for j in range(ops):
-                pieces.append(Piece(Progression(s * k_step + j, ops, k_step // ops), span(nb * block_cols, block_cols),
-                                    base + j, block_cols * ops, ops))
+                pieces.append(
+                    Piece(
+                        Progression(s * k_step + j, ops, k_step // ops),
+                        span(nb * block_cols, block_cols),
+                        base + j,
+                        block_cols * ops,
+                        ops,
+                    )
+                )
     return TileLayout(buffer, type, k, cols, tuple(pieces), k * cols)
 
 
@@ -276,12 +297,14 @@ def blocked_c_layout(buffer: Var, type: Type, rows: int, cols: int, block_rows: 
     for mb in range(rows // block_rows):
         for nb in range(blocks_across):
             base = (mb * blocks_across + nb) * block_rows * block_cols
-            pieces.append(Piece(span(mb * block_rows, block_rows), span(nb * block_cols, block_cols),
-                                base, block_cols, 1))
+            pieces.append(
+                Piece(span(mb * block_rows, block_rows), span(nb * block_cols, block_cols), base, block_cols, 1)
+            )
     return TileLayout(buffer, type, rows, cols, tuple(pieces), rows * cols)
 
 
 # Copies between layouts --------------------------------------------------------------------
+
 
 def _intersect(p: Progression, q: Progression) -> Progression | None:
     """The values in both progressions (one of them must have step 1, or both the same step)."""
@@ -319,8 +342,9 @@ def _strides(piece: Piece, rows: Progression, cols: Progression) -> tuple[int, i
 
 
 @lru_cache(maxsize=1024)  # the config heuristic asks again for the same layouts in other configs
-def tile_moves(dst: TileLayout, src: TileLayout, saturate: bool = False
-               ) -> tuple[TileLayout, TileLayout, tuple[Move, ...]]:
+def tile_moves(
+    dst: TileLayout, src: TileLayout, saturate: bool = False
+) -> tuple[TileLayout, TileLayout, tuple[Move, ...]]:
     """The moves `copy_tile` makes, between the layouts it makes them in (the planner counts
     them without building IR).  Narrow elements that sit in the same dword, in the same
     order, on both sides move a dword at a time (a transpose of 16-bit pairs or byte quads takes
@@ -334,8 +358,18 @@ def tile_moves(dst: TileLayout, src: TileLayout, saturate: bool = False
     for rows, cols, dp, sp in overlaps(dst, src):
         d_rs, d_cs = _strides(dp, rows, cols)
         s_rs, s_cs = _strides(sp, rows, cols)
-        moves.append(Move(dp.offset(rows.start, cols.start), sp.offset(rows.start, cols.start),
-                          rows.count, cols.count, s_rs, s_cs, d_rs, d_cs))
+        moves.append(
+            Move(
+                dp.offset(rows.start, cols.start),
+                sp.offset(rows.start, cols.start),
+                rows.count,
+                cols.count,
+                s_rs,
+                s_cs,
+                d_rs,
+                d_cs,
+            )
+        )
     return dst, src, tuple(_joined(moves))
 
 
@@ -367,8 +401,14 @@ def _joined(moves: list[Move]) -> list[Move]:
     out: list[Move] = []
     for m in sorted((m.as_line() for m in moves), key=lambda m: (m.rows != 1, m.s_cs, m.d_cs, m.src, m.dst)):
         last = out[-1] if out else None
-        if (last is not None and m.rows == 1 and last.rows == 1 and (m.s_cs, m.d_cs) == (last.s_cs, last.d_cs)
-                and m.src == last.src + last.cols * last.s_cs and m.dst == last.dst + last.cols * last.d_cs):
+        if (
+            last is not None
+            and m.rows == 1
+            and last.rows == 1
+            and (m.s_cs, m.d_cs) == (last.s_cs, last.d_cs)
+            and m.src == last.src + last.cols * last.s_cs
+            and m.dst == last.dst + last.cols * last.d_cs
+        ):
             out[-1] = Move(last.dst, last.src, 1, last.cols + m.cols, 0, last.s_cs, 0, last.d_cs)
         else:
             out.append(m)
@@ -383,8 +423,11 @@ def dword_groups(layout: TileLayout, axis: int) -> TileLayout | None:
     if offsets.shape[1] % per:
         return None
     first = offsets[:, 0::per]
-    if np.any(first < 0) or np.any(first % per) or not all(
-            np.array_equal(offsets[:, j::per], first + j) for j in range(1, per)):
+    if (
+        np.any(first < 0)
+        or np.any(first % per)
+        or not all(np.array_equal(offsets[:, j::per], first + j) for j in range(1, per))
+    ):
         return None
     pieces = []
     for piece in layout.pieces:

@@ -35,8 +35,13 @@ def load(paths: Sequence[Path | str] | None = None) -> RuleSet:
     return load_rules(None if paths is None else list(paths))
 
 
-def check(paths: Sequence[Path | str] | None = None, examples: int = 10, jobs: int = 1, cache: bool = True,
-          effort: int | None = None) -> list[RuleVerdict]:
+def check(
+    paths: Sequence[Path | str] | None = None,
+    examples: int = 10,
+    jobs: int = 1,
+    cache: bool = True,
+    effort: int | None = None,
+) -> list[RuleVerdict]:
     """Prove every rule of `paths` (default: the term language and `directory()`) sound; one
     verdict per rule: `.verdict` is "sound", "unsound" (with `.counterexample`), "unproven",
     "error" or "no comment", `.ok` is True when sound.  `effort` bounds z3's work per encoding
@@ -46,5 +51,10 @@ def check(paths: Sequence[Path | str] | None = None, examples: int = 10, jobs: i
     from ..egraph.check import VerdictCache  # z3 and hypothesis take seconds to import: only when called
 
     bound = {} if effort is None else {"effort": effort}
-    return check_rule_files(None if paths is None else list(paths), examples=examples, jobs=jobs,
-                            cache=VerdictCache() if cache else None, **bound)
+    return check_rule_files(
+        None if paths is None else list(paths),
+        examples=examples,
+        jobs=jobs,
+        cache=VerdictCache() if cache else None,
+        **bound,
+    )

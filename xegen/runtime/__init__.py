@@ -50,8 +50,9 @@ def run(launch: Launch, buffers: Sequence[np.ndarray], device: Device | None = N
         raise Error(f"kernel {launch.kernel} takes {len(launch.buffer_bytes)} buffers, not {len(buffers)}")
     for index, (array, size) in enumerate(zip(buffers, launch.buffer_bytes, strict=True)):
         if np.asarray(array).nbytes != size:
-            raise Error(f"kernel {launch.kernel}: buffer {index} has {np.asarray(array).nbytes} bytes, "
-                        f"the kernel reads {size}")
+            raise Error(
+                f"kernel {launch.kernel}: buffer {index} has {np.asarray(array).nbytes} bytes, the kernel reads {size}"
+            )
     with DeviceKernel(device or first_intel_gpu(), launch.zebin, launch.kernel) as kernel:
         for index, array in enumerate(buffers):
             kernel.set_buffer(index, array)
@@ -62,5 +63,14 @@ def run(launch: Launch, buffers: Sequence[np.ndarray], device: Device | None = N
         return [kernel.read_buffer(index) for index in range(len(buffers))]
 
 
-__all__ = ["Device", "DeviceKernel", "KernelFacts", "Launch", "OpenCLError", "first_intel_gpu", "intel_gpus",
-           "run", "without_hardware"]
+__all__ = [
+    "Device",
+    "DeviceKernel",
+    "KernelFacts",
+    "Launch",
+    "OpenCLError",
+    "first_intel_gpu",
+    "intel_gpus",
+    "run",
+    "without_hardware",
+]

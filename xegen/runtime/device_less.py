@@ -80,11 +80,23 @@ def accept(hw: str | hwlib.Platform, launches: Sequence[Launch]) -> list[Accepta
         for index, launch in enumerate(launches):
             path = Path(folder) / f"{index:04d}.zebin"
             path.write_bytes(launch.zebin)
-            jobs.append({"zebin": str(path), "kernel": launch.kernel, "buffer_bytes": list(launch.buffer_bytes),
-                         "global_size": list(launch.global_size), "local_size": list(launch.local_size)})
-        child = subprocess.run([sys.executable, "-m", "xegen.runtime.device_less"], input=json.dumps(jobs),
-                               capture_output=True, text=True, cwd=folder,
-                               env={**os.environ, **environment(platform)})
+            jobs.append(
+                {
+                    "zebin": str(path),
+                    "kernel": launch.kernel,
+                    "buffer_bytes": list(launch.buffer_bytes),
+                    "global_size": list(launch.global_size),
+                    "local_size": list(launch.local_size),
+                }
+            )
+        child = subprocess.run(
+            [sys.executable, "-m", "xegen.runtime.device_less"],
+            input=json.dumps(jobs),
+            capture_output=True,
+            text=True,
+            cwd=folder,
+            env={**os.environ, **environment(platform)},
+        )
     if child.returncode != 0:
         last = (child.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise Error(f"NEO without hardware ({platform.ocloc_device}) failed: {last}")
@@ -95,8 +107,14 @@ def _acceptance(record: dict) -> Acceptance:
     facts = record["facts"]
     if facts is not None:  # JSON made the work-group size a list
         facts = KernelFacts(**{**facts, "compile_work_group_size": tuple(facts["compile_work_group_size"])})
-    return Acceptance(record["kernel"], record["device"], facts, tuple(record["wrong_size_refused"]),
-                      record["enqueued"], record["error"])
+    return Acceptance(
+        record["kernel"],
+        record["device"],
+        facts,
+        tuple(record["wrong_size_refused"]),
+        record["enqueued"],
+        record["error"],
+    )
 
 
 def _accept_one(job: dict) -> Acceptance:

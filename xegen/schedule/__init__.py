@@ -56,8 +56,9 @@ class ScheduleOptions:
         return (self.slm_bufs, self.gmem_bufs, self.prefetch, self.unroll) != (1, 1, 0, 1)
 
 
-def schedule(stmt: Stmt, hw: Platform | str, options: ScheduleOptions = ScheduleOptions(),
-             dump: GraphDump | None = None) -> Stmt:
+def schedule(
+    stmt: Stmt, hw: Platform | str, options: ScheduleOptions = ScheduleOptions(), dump: GraphDump | None = None
+) -> Stmt:
     """The scheduling pass, as transforms of each innermost loop's graph: hoisting, then
     multi-buffering as a software pipeline; with one buffer of each kind (and no prefetch or
     unrolling), list scheduling of the body when the cost model says it issues faster."""
@@ -79,8 +80,31 @@ def schedule(stmt: Stmt, hw: Platform | str, options: ScheduleOptions = Schedule
 
 
 __all__ = [
-    "BufferTable", "CycleReport", "Edge", "GraphDump", "LABELS", "LoopBody", "ScheduleError",
-    "ScheduleOptions", "build_graph", "flatten_loop", "hoist_graph", "hoist_invariants", "innermost_loops", "label",
-    "linearize", "list_schedule_graph", "list_scheduling_helps", "loop_graph", "model_cycles", "multi_buffer",
-    "multi_buffer_graph", "schedule", "schedule_by_latency", "to_dot", "transform_loops", "unroll", "unroll_graph",
+    "BufferTable",
+    "CycleReport",
+    "Edge",
+    "GraphDump",
+    "LABELS",
+    "LoopBody",
+    "ScheduleError",
+    "ScheduleOptions",
+    "build_graph",
+    "flatten_loop",
+    "hoist_graph",
+    "hoist_invariants",
+    "innermost_loops",
+    "label",
+    "linearize",
+    "list_schedule_graph",
+    "list_scheduling_helps",
+    "loop_graph",
+    "model_cycles",
+    "multi_buffer",
+    "multi_buffer_graph",
+    "schedule",
+    "schedule_by_latency",
+    "to_dot",
+    "transform_loops",
+    "unroll",
+    "unroll_graph",
 ]

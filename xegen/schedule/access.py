@@ -64,8 +64,17 @@ class Access:
     elements: tuple[int, ...] | None = None  # byte offsets of the elements of a region with gaps
 
     def with_write(self, write: bool, definite: bool | None = None) -> Access:
-        return Access(self.buffer, write, self.offset, self.low, self.size, self.lanes, self.lane_bytes,
-                      self.definite if definite is None else definite, self.elements)
+        return Access(
+            self.buffer,
+            write,
+            self.offset,
+            self.low,
+            self.size,
+            self.lanes,
+            self.lane_bytes,
+            self.definite if definite is None else definite,
+            self.elements,
+        )
 
 
 def static_span(access: Access) -> tuple[int, int] | None:
@@ -111,16 +120,19 @@ def constant_lanes(e: Expr) -> list[int] | None:
 
 # Expressions -----------------------------------------------------------------------------------
 
-def _strided(buffer: Var, offset: Expr, lanes: int, element: int, stride: int | None, write: bool,
-             definite: bool) -> Access:
+
+def _strided(
+    buffer: Var, offset: Expr, lanes: int, element: int, stride: int | None, write: bool, definite: bool
+) -> Access:
     """`lanes` elements of `element` bytes, `stride` bytes apart (None: dense) from `offset`."""
     step = element if stride is None else stride
     first, last = 0, (lanes - 1) * step
     low, high = min(first, last), max(first, last) + element
     gaps = abs(step) > element and lanes > 1
     elements = tuple(i * step for i in range(lanes)) if gaps else None
-    return Access(buffer, write, offset, low, high - low, lane_bytes=element if gaps else 0, definite=definite,
-                  elements=elements)
+    return Access(
+        buffer, write, offset, low, high - low, lane_bytes=element if gaps else 0, definite=definite, elements=elements
+    )
 
 
 def _vector_access(buffer: Var, offset: Expr, t, stride: int | None, write: bool, definite: bool) -> Access:
@@ -133,8 +145,7 @@ def expression_reads(e: Expr | None) -> list[Access]:
     """Loads anywhere inside an expression."""
     if e is None:
         return []
-    return [_vector_access(n.buffer, n.offset, n.type, n.stride, False, False)
-            for n in walk(e) if isinstance(n, Load)]
+    return [_vector_access(n.buffer, n.offset, n.type, n.stride, False, False) for n in walk(e) if isinstance(n, Load)]
 
 
 # Statements ------------------------------------------------------------------------------------
@@ -211,20 +222,21 @@ def _pointer(arg: Expr | None, size: int, write: bool, definite: bool = True) ->
 def _operand(arg: Expr | None, count: int, stride: int, unit: int, write: bool) -> Access:
     """`count` elements of `unit` bytes, `stride` elements apart (0: one element, broadcast)."""
     p = pointer_arg(arg)
-    return _strided(p.buffer, p.offset, count if stride else 1, unit, stride * unit if stride else None, write,
-                    True)
+    return _strided(p.buffer, p.offset, count if stride else 1, unit, stride * unit if stride else None, write, True)
 
 
-def _lattice(arg: Expr | None, rows: int, cols: int, row_stride: int, col_stride: int, unit: int,
-             write: bool) -> Access:
+def _lattice(
+    arg: Expr | None, rows: int, cols: int, row_stride: int, col_stride: int, unit: int, write: bool
+) -> Access:
     """The elements r*row_stride + c*col_stride (r < rows, c < cols) of `unit` bytes from pointer `arg`."""
     p = pointer_arg(arg)
     indices = sorted({r * row_stride + c * col_stride for r in range(rows) for c in range(cols)})
     low, high = indices[0] * unit, (indices[-1] + 1) * unit
     dense = len(indices) == indices[-1] - indices[0] + 1
     elements = None if dense else tuple(i * unit for i in indices)
-    return Access(p.buffer, write, p.offset, low, high - low, lane_bytes=0 if dense else unit, definite=True,
-                  elements=elements)
+    return Access(
+        p.buffer, write, p.offset, low, high - low, lane_bytes=0 if dense else unit, definite=True, elements=elements
+    )
 
 
 def _call_accesses(call: Call) -> list[Access]:
@@ -248,8 +260,10 @@ def _call_accesses(call: Call) -> list[Access]:
         dst_size = f.dst_type.size
         unit1 = 4 if isinstance(f, Dp4a) else f.src1_type.size
         unit2 = 4 if isinstance(f, Dp4a) else f.src2_type.size
-        found = [_operand(src1, f.exec_size, f.src1_stride, unit1, False),
-                 _operand(src2, f.exec_size, f.src2_stride, unit2, False)]
+        found = [
+            _operand(src1, f.exec_size, f.src1_stride, unit1, False),
+            _operand(src2, f.exec_size, f.src2_stride, unit2, False),
+        ]
         if src0 is not None:
             found.append(_pointer(src0, f.exec_size * dst_size, False))
         return reads + found + [_pointer(dst, f.exec_size * dst_size, True)]

@@ -46,9 +46,17 @@ from .graph import Edge, add_edges, give_copies, restructure, state_order, stmt_
 from .transforms import transform_loops
 
 
-def multi_buffer(stmt: Stmt, hw: Platform | str = "xehpg", slm_bufs: int = 1, gmem_bufs: int = 1,
-                 prefetch: int = 0, unroll: int = 1, grf_budget: int | None = None,
-                 dump: GraphDump | None = None, slm_rotation: str = "unroll") -> Stmt:
+def multi_buffer(
+    stmt: Stmt,
+    hw: Platform | str = "xehpg",
+    slm_bufs: int = 1,
+    gmem_bufs: int = 1,
+    prefetch: int = 0,
+    unroll: int = 1,
+    grf_budget: int | None = None,
+    dump: GraphDump | None = None,
+    slm_rotation: str = "unroll",
+) -> Stmt:
     """Multi-buffer every innermost loop that has global loads (and, for slm_bufs > 1, the SLM
     pattern).  `grf_budget`: bytes of GRF the kernel's buffers may take (ConfigError beyond).
     `slm_rotation`: "unroll" unrolls by lcm(slm_bufs, gmem_bufs) so every SLM copy offset is a
@@ -57,8 +65,9 @@ def multi_buffer(stmt: Stmt, hw: Platform | str = "xehpg", slm_bufs: int = 1, gm
     check_options(hw, slm_bufs, gmem_bufs, prefetch, unroll, slm_rotation)
     if slm_bufs == 1 and gmem_bufs == 1 and prefetch == 0 and unroll == 1:
         return stmt
-    result = transform_loops(stmt, hw, lambda graph: multi_buffer_graph(graph, slm_bufs, gmem_bufs, prefetch, unroll,
-                                                                        slm_rotation, dump))
+    result = transform_loops(
+        stmt, hw, lambda graph: multi_buffer_graph(graph, slm_bufs, gmem_bufs, prefetch, unroll, slm_rotation, dump)
+    )
     check_budgets(result, hw, slm_bufs, gmem_bufs, grf_budget)
     return result
 
@@ -79,16 +88,27 @@ def check_options(hw: Platform, slm_bufs: int, gmem_bufs: int, prefetch: int, un
 def check_budgets(stmt: Stmt, hw: Platform, slm_bufs: int, gmem_bufs: int, grf_budget: int | None) -> None:
     slm = allocated_bytes(stmt, "slm")
     if slm > hw.max_slm_bytes:
-        raise ConfigError(f"slm_bufs={slm_bufs} needs {slm} bytes of SLM per group, more than {hw}'s "
-                          f"{hw.max_slm_bytes}: use fewer SLM buffers or smaller tiles")
+        raise ConfigError(
+            f"slm_bufs={slm_bufs} needs {slm} bytes of SLM per group, more than {hw}'s "
+            f"{hw.max_slm_bytes}: use fewer SLM buffers or smaller tiles"
+        )
     grf = allocated_bytes(stmt, "grf")
     if grf_budget is not None and grf > grf_budget:
-        raise ConfigError(f"gmem_bufs={gmem_bufs} needs {grf // hw.grf_bytes} GRFs of buffers, more than the "
-                          f"{grf_budget // hw.grf_bytes} available: use gmem_bufs=1, smaller tiles or more GRFs")
+        raise ConfigError(
+            f"gmem_bufs={gmem_bufs} needs {grf // hw.grf_bytes} GRFs of buffers, more than the "
+            f"{grf_budget // hw.grf_bytes} available: use gmem_bufs=1, smaller tiles or more GRFs"
+        )
 
 
-def multi_buffer_graph(graph: nx.DiGraph, slm_bufs: int, gmem_bufs: int, prefetch: int, unroll: int,
-                       slm_rotation: str, dump: GraphDump | None = None) -> nx.DiGraph:
+def multi_buffer_graph(
+    graph: nx.DiGraph,
+    slm_bufs: int,
+    gmem_bufs: int,
+    prefetch: int,
+    unroll: int,
+    slm_rotation: str,
+    dump: GraphDump | None = None,
+) -> nx.DiGraph:
     """The loop's graph multi-buffered and pipelined (see the module docstring)."""
     var = graph.graph["var"].name
     write_graph(dump, "multi-buffer-before", graph, f"loop {var} single-buffered")
@@ -108,9 +128,13 @@ def multi_buffer_graph(graph: nx.DiGraph, slm_bufs: int, gmem_bufs: int, prefetc
         _require_private(graph, name)
     period = math.lcm(slm_bufs, gmem_bufs) if slm_rotation == "unroll" else gmem_bufs
     graph = software_pipeline(graph, period * unroll)
-    write_graph(dump, "multi-buffer-after", graph,
-                f"loop {var}: slm_bufs={slm_bufs} gmem_bufs={gmem_bufs} prefetch={prefetch}, "
-                f"statements +N iterations ahead, d = distance in the pipelined loop")
+    write_graph(
+        dump,
+        "multi-buffer-after",
+        graph,
+        f"loop {var}: slm_bufs={slm_bufs} gmem_bufs={gmem_bufs} prefetch={prefetch}, "
+        f"statements +N iterations ahead, d = distance in the pipelined loop",
+    )
     return graph
 
 
@@ -128,6 +152,7 @@ def _with_ahead(graph: nx.DiGraph, ahead: dict[int, int]) -> nx.DiGraph:
 
 # SLM: split barriers ------------------------------------------------------------------------------
 
+
 def split_barriers(graph: nx.DiGraph, bufs: int) -> nx.DiGraph:
     """Replace the nodes `fence barrier ... barrier` by `fence signal wait`, with the edges,
     lookaheads and SLM copies of `bufs`-deep SLM buffering."""
@@ -136,13 +161,16 @@ def split_barriers(graph: nx.DiGraph, bufs: int) -> nx.DiGraph:
     stores = [i for i, what in enumerate(labels) if what == "g2s_store"]
     loads = [i for i, what in enumerate(labels) if what == "s2r_load"]
     if any(what in ("signal", "wait", "compound_sync") for what in labels) or len(barriers) != 2:
-        raise UnsupportedError(f"slm_bufs={bufs}: the loop must synchronize SLM with exactly two barriers "
-                               f"(stores, fence, barrier, loads, barrier); it has {len(barriers)} and "
-                               f"{sum(w in ('signal', 'wait') for w in labels)} split barriers")
+        raise UnsupportedError(
+            f"slm_bufs={bufs}: the loop must synchronize SLM with exactly two barriers "
+            f"(stores, fence, barrier, loads, barrier); it has {len(barriers)} and "
+            f"{sum(w in ('signal', 'wait') for w in labels)} split barriers"
+        )
     first, second = barriers
     if not stores or not loads or max(stores) > first or not all(first < i < second for i in loads):
-        raise UnsupportedError(f"slm_bufs={bufs}: SLM stores must all come before the first barrier and SLM "
-                               "loads between the two barriers")
+        raise UnsupportedError(
+            f"slm_bufs={bufs}: SLM stores must all come before the first barrier and SLM loads between the two barriers"
+        )
     stmts = [graph.nodes[n]["stmt"] for n in stmt_nodes(graph)]
     fences = [i for i, what in enumerate(labels) if what == "fence" and i < first and stmts[i].func.space == "slm"]
     if fences and fences[-1] < max(stores):
@@ -152,10 +180,15 @@ def split_barriers(graph: nx.DiGraph, bufs: int) -> nx.DiGraph:
         {a.buffer.name for i in stores + loads for a in accesses(stmts[i]) if kinds.get(a.buffer.name) == "slm"}
     )
     for i, stmt in enumerate(stmts):
-        if i not in stores and i not in loads and labels[i] not in ("barrier", "fence") and \
-                any(a.buffer.name in slm for a in accesses(stmt)):
-            raise UnsupportedError(f"slm_bufs={bufs}: statement {i} ({labels[i]}) touches SLM buffer outside the "
-                                   "store/load pattern")
+        if (
+            i not in stores
+            and i not in loads
+            and labels[i] not in ("barrier", "fence")
+            and any(a.buffer.name in slm for a in accesses(stmt))
+        ):
+            raise UnsupportedError(
+                f"slm_bufs={bufs}: statement {i} ({labels[i]}) touches SLM buffer outside the store/load pattern"
+            )
     # the new program order: the second barrier goes, the first becomes [fence] signal wait
     order: list[int | Stmt] = []
     for i in stmt_nodes(graph):
@@ -181,7 +214,10 @@ def split_barriers(graph: nx.DiGraph, bufs: int) -> nx.DiGraph:
     ahead[wait] = bufs - 2
     ahead.update({ld: 0 for ld in new_loads})
     return _with_ahead(graph, ahead)
+
+
 # GRF: the registers the global loads fill ---------------------------------------------------------
+
 
 def _load_targets(graph: nx.DiGraph, loads: list[int]) -> list[str]:
     kinds = graph.graph["buffer_kinds"]
@@ -208,14 +244,17 @@ def _require_private(graph: nx.DiGraph, name: str) -> None:
             inside = touched is not None and (touched.size == 0 or (touched[0] >= 0 and touched[-1] < size))
             if not access.write:
                 if not inside or not written[touched].all():
-                    raise UnsupportedError(f"cannot multi-buffer '{name}': statement {i} reads bytes of it that "
-                                           "the same iteration has not written (a value carried between "
-                                           "iterations)")
+                    raise UnsupportedError(
+                        f"cannot multi-buffer '{name}': statement {i} reads bytes of it that "
+                        "the same iteration has not written (a value carried between "
+                        "iterations)"
+                    )
             elif access.definite and inside:
                 written[touched] = True
 
 
 # Prefetch ---------------------------------------------------------------------------------------
+
 
 def add_prefetches(graph: nx.DiGraph, ahead: int) -> nx.DiGraph:
     """A prefetch node before every global load node, running `ahead` iterations ahead."""
@@ -243,6 +282,7 @@ def _prefetch_of(load: Stmt) -> Stmt:
 
 
 # The software pipeline ----------------------------------------------------------------------------
+
 
 def software_pipeline(graph: nx.DiGraph, unroll: int) -> nx.DiGraph:
     """The graph to be linearized as a software pipeline unrolled `unroll` times.  Statements

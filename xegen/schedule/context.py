@@ -37,8 +37,11 @@ class BufferTable:
 
 def innermost_loops(stmt: Stmt) -> list[For]:
     """Loops with no loop inside, in program order."""
-    return [node for node in statements(stmt) if isinstance(node, For)
-            and not any(isinstance(inner, For) for inner in statements(node.body))]
+    return [
+        node
+        for node in statements(stmt)
+        if isinstance(node, For) and not any(isinstance(inner, For) for inner in statements(node.body))
+    ]
 
 
 def addressed_buffers(stmt: Stmt, skip: For | None = None) -> set[str]:
@@ -90,8 +93,10 @@ def allocated_bytes(stmt: Stmt, kind: str) -> int:
     while pending:
         node = pending.pop()
         if isinstance(node, IfThenElse):
-            total += max(allocated_bytes(node.then_case, kind),
-                         allocated_bytes(node.else_case, kind) if node.else_case is not None else 0)
+            total += max(
+                allocated_bytes(node.then_case, kind),
+                allocated_bytes(node.else_case, kind) if node.else_case is not None else 0,
+            )
             continue
         if isinstance(node, Alloc) and node.kind == kind:
             total += node.size

@@ -22,10 +22,21 @@ from ..errors import Error
 from ..ir import format_expr, format_stmt
 
 COLORS = {
-    "g2r_load": "#9ecae1", "prefetch": "#deebf7", "g2s_store": "#a1d99b", "s2r_load": "#c7e9c0",
-    "multiply": "#fdae6b", "reorder": "#fdd0a2", "grf_store": "#f0f0f0", "r2g_store": "#bcbddc",
-    "barrier": "#fb6a4a", "signal": "#fc9272", "wait": "#fcbba1", "fence": "#fee0d2", "compound_sync": "#fb6a4a",
-    "header": "#d9d9d9", "compound": "#ffffff",
+    "g2r_load": "#9ecae1",
+    "prefetch": "#deebf7",
+    "g2s_store": "#a1d99b",
+    "s2r_load": "#c7e9c0",
+    "multiply": "#fdae6b",
+    "reorder": "#fdd0a2",
+    "grf_store": "#f0f0f0",
+    "r2g_store": "#bcbddc",
+    "barrier": "#fb6a4a",
+    "signal": "#fc9272",
+    "wait": "#fcbba1",
+    "fence": "#fee0d2",
+    "compound_sync": "#fb6a4a",
+    "header": "#d9d9d9",
+    "compound": "#ffffff",
 }
 STYLES = {"RAW": "solid", "WAR": "dashed", "WAW": "dotted", "SYNC": "bold", "VAR": "solid"}
 
@@ -59,8 +70,12 @@ def shown_edges(graph: nx.DiGraph) -> list[tuple]:
 
 def to_dot(graph: nx.DiGraph, title: str = "") -> str:
     """The graph as DOT text (deterministic: nodes and edges in id order)."""
-    lines = ["digraph schedule {", "  rankdir=TB;", '  node [shape=box, style="rounded,filled", fontname="monospace", '
-             'fontsize=10];', '  edge [fontname="monospace", fontsize=9];']
+    lines = [
+        "digraph schedule {",
+        "  rankdir=TB;",
+        '  node [shape=box, style="rounded,filled", fontname="monospace", fontsize=10];',
+        '  edge [fontname="monospace", fontsize=9];',
+    ]
     if title:
         lines.append(f"  label={_quote(title)}; labelloc=t;")
     for node in sorted(graph.nodes):

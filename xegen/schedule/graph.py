@@ -83,6 +83,7 @@ def loop_body(graph: nx.DiGraph) -> LoopBody:
 
 # Building ---------------------------------------------------------------------------------------
 
+
 def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> nx.DiGraph:
     """The dependence graph of `body`.
 
@@ -91,13 +92,25 @@ def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> n
     (`stated`), and what transforms decided: `copies` (buffer -> copies), `unroll`, `order`
     ("program", or "latency": list scheduling), `outer_lets` and `preheader` (hoisted in front of
     the loop), and whether any of it `changed` the loop."""
-    graph = nx.DiGraph(var=body.var, init=body.init, bound=body.bound, hw=hw, buffer_kinds=buffer_kinds,
-                       stated=frozenset(), copies={}, unroll=1, order="program", outer_lets=(), preheader=(),
-                       changed=False)
+    graph = nx.DiGraph(
+        var=body.var,
+        init=body.init,
+        bound=body.bound,
+        hw=hw,
+        buffer_kinds=buffer_kinds,
+        stated=frozenset(),
+        copies={},
+        unroll=1,
+        order="program",
+        outer_lets=(),
+        preheader=(),
+        changed=False,
+    )
     found = [a for s in body.stmts for a in accesses(s)]
     graph.graph["sync_slm"] = tuple(sorted({a.buffer.name for a in found if buffer_kinds.get(a.buffer.name) == "slm"}))
-    graph.graph["sync_global"] = tuple(sorted({a.buffer.name for a in found if a.write and
-                                               buffer_kinds.get(a.buffer.name, "global") == "global"}))
+    graph.graph["sync_global"] = tuple(
+        sorted({a.buffer.name for a in found if a.write and buffer_kinds.get(a.buffer.name, "global") == "global"})
+    )
     for i, stmt in enumerate(body.stmts):
         graph.add_node(i, **_statement_node(graph, stmt))
     for j, (var, value) in enumerate(body.lets):
@@ -114,8 +127,13 @@ def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> n
 def _statement_node(graph: nx.DiGraph, stmt: Stmt) -> dict:
     kinds = graph.graph["buffer_kinds"]
     what = "compound_sync" if sync_kind(stmt) == "compound" else label(stmt, kinds)
-    node = {"kind": "stmt", "stmt": stmt, "label": what, "cost": statement_cost(stmt, graph.graph["hw"]),
-            "footprint": _footprint(graph, stmt, what)}
+    node = {
+        "kind": "stmt",
+        "stmt": stmt,
+        "label": what,
+        "cost": statement_cost(stmt, graph.graph["hw"]),
+        "footprint": _footprint(graph, stmt, what),
+    }
     rotates = tuple(sorted(name for name in graph.graph["copies"] if name in addressed_buffers(stmt)))
     if rotates:
         node["rotates"] = rotates
@@ -137,6 +155,7 @@ def _footprint(graph: nx.DiGraph, stmt: Stmt, what: str) -> dict[str, tuple[tupl
 
 def _sync_footprint(stmt: Stmt, slm: tuple[str, ...], written_global: tuple[str, ...]) -> list[Access]:
     """What a synchronization statement orders: SLM (and global buffers the loop writes)."""
+
     def whole(name: str) -> Access:
         return Access(Var(name, PTR), True, Var("unknown_offset"), 0, 0)
 
@@ -150,6 +169,7 @@ def _sync_footprint(stmt: Stmt, slm: tuple[str, ...], written_global: tuple[str,
 
 
 # Edges ------------------------------------------------------------------------------------------
+
 
 def add_reason(graph: nx.DiGraph, u: int, v: int, reason: Reason) -> None:
     """Record one more reason for u -> v."""
@@ -165,8 +185,14 @@ def _set_reasons(graph: nx.DiGraph, u: int, v: int, reasons: frozenset[Reason]) 
         return
     distance = min(r.distance for r in reasons)
     nearest = [r for r in reasons if r.distance == distance]
-    graph.add_edge(u, v, reasons=reasons, distance=distance, kinds=tuple(sorted({r.kind for r in nearest})),
-                   latency=max(r.latency for r in nearest))
+    graph.add_edge(
+        u,
+        v,
+        reasons=reasons,
+        distance=distance,
+        kinds=tuple(sorted({r.kind for r in nearest})),
+        latency=max(r.latency for r in nearest),
+    )
 
 
 def edge_latency(graph: nx.DiGraph, u: int, v: int, kind: str) -> int:
@@ -236,6 +262,7 @@ def _connect_lets(graph: nx.DiGraph, n: int, lets: dict[Var, int]) -> None:
 
 # Edits ------------------------------------------------------------------------------------------
 
+
 def restructure(graph: nx.DiGraph, statements: list[int | Stmt], lets: list[int] | None = None) -> nx.DiGraph:
     """A graph whose statements are `statements` in program order (node k is entry k): an id
     keeps that node with its edges, an IR statement becomes a new node connected by its footprint,
@@ -297,12 +324,17 @@ def give_copies(graph: nx.DiGraph, name: str, count: int) -> nx.DiGraph:
     result.graph["copies"] = {**graph.graph["copies"], name: count}
     for u, v, data in list(result.edges(data=True)):
         if any(r.buffer == name and r.distance > 0 for r in data["reasons"]):
-            _set_reasons(result, u, v, frozenset(Reason(r.kind, r.buffer, count, r.latency)
-                                                 if r.buffer == name and r.distance > 0 else r
-                                                 for r in data["reasons"]))
+            _set_reasons(
+                result,
+                u,
+                v,
+                frozenset(
+                    Reason(r.kind, r.buffer, count, r.latency) if r.buffer == name and r.distance > 0 else r
+                    for r in data["reasons"]
+                ),
+            )
     for n in stmt_nodes(result):
         if name in addressed_buffers(result.nodes[n]["stmt"]):
             result.nodes[n]["rotates"] = tuple(sorted({*result.nodes[n].get("rotates", ()), name}))
     result.graph["changed"] = True
     return result
-

@@ -20,8 +20,22 @@ from __future__ import annotations
 from ..ir import Call, Dp4a, Dpas, Mad, Reorder, Send, Stmt, Store
 from .access import sync_kind
 
-LABELS = ("g2r_load", "g2s_store", "s2r_load", "prefetch", "r2g_store", "multiply", "reorder", "grf_store",
-          "barrier", "signal", "wait", "fence", "header", "compound")
+LABELS = (
+    "g2r_load",
+    "g2s_store",
+    "s2r_load",
+    "prefetch",
+    "r2g_store",
+    "multiply",
+    "reorder",
+    "grf_store",
+    "barrier",
+    "signal",
+    "wait",
+    "fence",
+    "header",
+    "compound",
+)
 
 
 def label(stmt: Stmt, buffer_kinds: dict[str, str] | None = None) -> str:

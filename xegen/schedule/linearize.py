@@ -21,8 +21,9 @@ DagNode = TypeVar("DagNode", bound=Hashable)
 Successors = Mapping[DagNode, list[tuple[DagNode, int]]]
 
 
-def heights(successors: Successors[DagNode], costs: Mapping[DagNode, Cost],
-            order: Sequence[DagNode]) -> dict[DagNode, int]:
+def heights(
+    successors: Successors[DagNode], costs: Mapping[DagNode, Cost], order: Sequence[DagNode]
+) -> dict[DagNode, int]:
     """Longest latency path from each node to the end (its own latency included); `order` is
     any topological order."""
     result: dict[DagNode, int] = {}
@@ -58,8 +59,12 @@ class _InOrderIssue(Generic[DagNode]):
             self.ready_at[succ] = max(self.ready_at[succ], issued + latency)
 
 
-def list_schedule(successors: Successors[DagNode], costs: Mapping[DagNode, Cost], priority: Mapping[DagNode, int],
-                  position: Mapping[DagNode, tuple]) -> list[DagNode]:
+def list_schedule(
+    successors: Successors[DagNode],
+    costs: Mapping[DagNode, Cost],
+    priority: Mapping[DagNode, int],
+    position: Mapping[DagNode, tuple],
+) -> list[DagNode]:
     """A topological order of the DAG by in-order list scheduling."""
     waiting = {node: 0 for node in successors}
     for node in successors:

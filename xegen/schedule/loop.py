@@ -28,8 +28,9 @@ class LoopBody:
     def constant_bounds(self, why: str) -> tuple[int, int]:
         """The loop's start and end as integers; UnsupportedError (naming `why`) otherwise."""
         if not (isinstance(self.init, IntImm) and isinstance(self.bound, IntImm)):
-            raise UnsupportedError(f"{why} needs a loop with constant bounds, not "
-                                   f"{self.var.name} from {self.init} to {self.bound}")
+            raise UnsupportedError(
+                f"{why} needs a loop with constant bounds, not {self.var.name} from {self.init} to {self.bound}"
+            )
         return self.init.value, self.bound.value
 
     def rebuild(self, stmts: list[Stmt] | tuple[Stmt, ...] | None = None) -> For:
@@ -68,8 +69,9 @@ def flatten_loop(loop: For, names: Names) -> LoopBody:
             visit(s.body, renames)
             return
         if isinstance(s, Let) and s.value is None:
-            raise UnsupportedError(f"the loop over {loop.var.name} declares external variable '{s.var.name}' "
-                                   "inside its body")
+            raise UnsupportedError(
+                f"the loop over {loop.var.name} declares external variable '{s.var.name}' inside its body"
+            )
         stmts.append(substitute(s, renames) if renames else s)
 
     visit(loop.body, {})

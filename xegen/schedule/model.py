@@ -35,8 +35,18 @@ from .costs import statement_cost
 from .labels import label
 
 LINE_BYTES = 64  # cache line size for prefetch bookkeeping
-LOOP_LABELS = ("g2r_load", "prefetch", "g2s_store", "s2r_load", "multiply", "reorder", "barrier", "signal", "wait",
-               "fence")
+LOOP_LABELS = (
+    "g2r_load",
+    "prefetch",
+    "g2s_store",
+    "s2r_load",
+    "multiply",
+    "reorder",
+    "barrier",
+    "signal",
+    "wait",
+    "fence",
+)
 
 
 @dataclass
@@ -48,8 +58,13 @@ class CycleReport:
     statements: int = 0
 
     def as_dict(self) -> dict:
-        return {"cycles": self.cycles, "critical_path": self.critical_path, "resource_bound": self.resource_bound,
-                "busy": dict(sorted(self.busy.items())), "statements": self.statements}
+        return {
+            "cycles": self.cycles,
+            "critical_path": self.critical_path,
+            "resource_bound": self.resource_bound,
+            "busy": dict(sorted(self.busy.items())),
+            "statements": self.statements,
+        }
 
 
 class _Scoreboard:
@@ -232,7 +247,7 @@ class _Walker:
             multiplies = [i for i, event in enumerate(events) if event[0] == "multiply"]
             if not multiplies:
                 return CycleReport()
-            events = events[loop[0]:multiplies[-1] + 1]
+            events = events[loop[0] : multiplies[-1] + 1]
         report = CycleReport(statements=len(events))
         if not events:
             return report
@@ -248,8 +263,9 @@ class _Walker:
         return report
 
 
-def model_cycles(stmt: Stmt, hw: Platform | str, env: Mapping[str, object] | None = None,
-                 whole: bool = False) -> CycleReport:
+def model_cycles(
+    stmt: Stmt, hw: Platform | str, env: Mapping[str, object] | None = None, whole: bool = False
+) -> CycleReport:
     """Model one thread running `stmt` (a kernel): the compute loop's cycles, or the whole
     statement's with `whole`.  `env` binds external variables (default 0)."""
     hw = lookup_platform(hw)

@@ -84,13 +84,15 @@ def check_pipeline(graph: nx.DiGraph) -> None:
             raise ScheduleError(
                 f"cannot run '{graph.nodes[v]['label']}' statement {v} {ahead(graph, v)} iterations ahead: it must "
                 f"follow '{graph.nodes[u]['label']}' statement {u} ({'/'.join(data['kinds'])}, distance "
-                f"{data['distance']})")
+                f"{data['distance']})"
+            )
     for name, count in graph.graph["copies"].items():
         if graph.graph["buffer_kinds"].get(name) == "grf" and graph.graph["unroll"] % count:
             raise ScheduleError(f"register buffer '{name}' has {count} copies: unroll by a multiple of {count}")
 
 
 # Instances: a statement of one original iteration ----------------------------------------------
+
 
 @dataclass(frozen=True)
 class Instance:
@@ -145,8 +147,11 @@ class _Emitter:
         self.nodes = stmt_nodes(graph)
         self.ahead = {n: ahead(graph, n) for n in self.nodes}
         self.costs: dict[int, Cost] = {n: graph.nodes[n]["cost"] for n in self.nodes}
-        self.edges = [(u, v, d["distance"], d["latency"]) for u, v, d in graph.edges(data=True)
-                      if graph.nodes[u]["kind"] == "stmt" and graph.nodes[v]["kind"] == "stmt"]
+        self.edges = [
+            (u, v, d["distance"], d["latency"])
+            for u, v, d in graph.edges(data=True)
+            if graph.nodes[u]["kind"] == "stmt" and graph.nodes[v]["kind"] == "stmt"
+        ]
         # the lets each statement and let value uses: the graph's VAR edges
         lets = let_nodes(graph)
         self.let_index = {graph.nodes[m]["var"]: j for j, m in enumerate(lets)}
@@ -154,8 +159,9 @@ class _Emitter:
         self.let_vars = [self._lets_used(m) for m in lets]
 
     def _lets_used(self, node: int) -> frozenset[Var]:
-        return frozenset(self.graph.nodes[m]["var"] for m in self.graph.predecessors(node)
-                         if self.graph.nodes[m]["kind"] == "let")
+        return frozenset(
+            self.graph.nodes[m]["var"] for m in self.graph.predecessors(node) if self.graph.nodes[m]["kind"] == "let"
+        )
 
     def needed_lets(self, nodes: list[int]) -> tuple[list[int], dict[Var, int]]:
         """The lets the statements need (transitively), in order, and how many of those

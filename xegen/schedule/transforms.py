@@ -62,6 +62,7 @@ def transform_loops(stmt: Stmt, hw: Platform, transform: Transform) -> Stmt:
 
 # Hoisting -----------------------------------------------------------------------------------------
 
+
 def hoist_graph(graph: nx.DiGraph, dump: GraphDump | None = None) -> nx.DiGraph:
     """The graph without its loop-invariant lets, and without the statements whose effect is the
     same in every iteration: those go in front of the loop."""
@@ -76,8 +77,12 @@ def hoist_graph(graph: nx.DiGraph, dump: GraphDump | None = None) -> nx.DiGraph:
     hoisted: list[int] = []
     if runs:  # a statement may leave the loop only if the loop runs at least once
         kinds = graph.graph["buffer_kinds"]
-        written_global = {a.buffer.name for n in stmt_nodes(graph) for a in accesses(graph.nodes[n]["stmt"])
-                          if a.write and kinds.get(a.buffer.name, "global") == "global"}
+        written_global = {
+            a.buffer.name
+            for n in stmt_nodes(graph)
+            for a in accesses(graph.nodes[n]["stmt"])
+            if a.write and kinds.get(a.buffer.name, "global") == "global"
+        }
         changed = True
         while changed:
             changed = False
@@ -90,15 +95,18 @@ def hoist_graph(graph: nx.DiGraph, dump: GraphDump | None = None) -> nx.DiGraph:
     if not hoisted and not lets_out:
         write_graph(dump, "hoist-after", graph, f"loop {var}: nothing invariant")
         return graph
-    result = restructure(graph, [n for n in stmt_nodes(graph) if n not in hoisted],
-                         [n for n in let_nodes(graph) if n not in lets_out])
+    result = restructure(
+        graph, [n for n in stmt_nodes(graph) if n not in hoisted], [n for n in let_nodes(graph) if n not in lets_out]
+    )
     moved = [graph.nodes[n]["stmt"] for n in hoisted]
-    result.graph["outer_lets"] = graph.graph["outer_lets"] + tuple((graph.nodes[n]["var"], graph.nodes[n]["value"])
-                                                                   for n in lets_out)
+    result.graph["outer_lets"] = graph.graph["outer_lets"] + tuple(
+        (graph.nodes[n]["var"], graph.nodes[n]["value"]) for n in lets_out
+    )
     result.graph["preheader"] = graph.graph["preheader"] + tuple(moved)
     result.graph["outside"] = graph.graph["outside"].union(*(addressed_buffers(s) for s in moved))
-    write_graph(dump, "hoist-after", result, f"loop {var} after hoisting {len(hoisted)} statements and "
-                                             f"{len(lets_out)} lets")
+    write_graph(
+        dump, "hoist-after", result, f"loop {var} after hoisting {len(hoisted)} statements and {len(lets_out)} lets"
+    )
     return result
 
 
@@ -124,6 +132,7 @@ def _invariant(graph: nx.DiGraph, n: int, hoisted: list[int], variant: set[Var],
 
 # Unrolling and list scheduling --------------------------------------------------------------------
 
+
 def unroll_graph(graph: nx.DiGraph, factor: int, dump: GraphDump | None = None) -> nx.DiGraph:
     """`factor` times as many iterations per trip of the linearized loop (constant bounds;
     leftover iterations are peeled after it), the copies interleaved by list scheduling."""
@@ -133,8 +142,12 @@ def unroll_graph(graph: nx.DiGraph, factor: int, dump: GraphDump | None = None) 
     write_graph(dump, "unroll-before", graph, f"loop {var} before unrolling by {factor}")
     result = graph.copy()
     result.graph.update(unroll=graph.graph["unroll"] * factor, order="latency", changed=True)
-    write_graph(dump, "unroll-after", result, f"loop {var} unrolled by {factor}: "
-                                              f"{result.graph['unroll']} iterations per trip, list scheduled")
+    write_graph(
+        dump,
+        "unroll-after",
+        result,
+        f"loop {var} unrolled by {factor}: {result.graph['unroll']} iterations per trip, list scheduled",
+    )
     return result
 
 
@@ -149,6 +162,7 @@ def list_schedule_graph(graph: nx.DiGraph, dump: GraphDump | None = None) -> nx.
 
 
 # The transforms on statements ---------------------------------------------------------------------
+
 
 def hoist_invariants(stmt: Stmt, hw: Platform | str = "xehpg", dump: GraphDump | None = None) -> Stmt:
     """Move loop-invariant lets, and statements whose effect is the same in every iteration, in

@@ -21,6 +21,7 @@ UINT64 = np.dtype(np.uint64)
 
 # --- execution types --------------------------------------------------------------------------
 
+
 def int_compute_dtype(types: list[dt.ElementType]) -> np.dtype:
     """int64, or uint64 when every 64-bit operand is unsigned."""
     wide = [t for t in types if t.size == 8]
@@ -30,8 +31,7 @@ def int_compute_dtype(types: list[dt.ElementType]) -> np.dtype:
 
 
 def float_compute_dtype(types: list[dt.ElementType]) -> np.dtype:
-    return np.dtype(np.float64) if any(t.name == "df" or t.name in ("q", "uq") for t in types) \
-        else np.dtype(np.float32)
+    return np.dtype(np.float64) if any(t.name == "df" or t.name in ("q", "uq") for t in types) else np.dtype(np.float32)
 
 
 def is_float_op(types: list[dt.ElementType]) -> bool:
@@ -44,15 +44,18 @@ def as_int(values: list[np.ndarray], dtype: np.dtype) -> list[np.ndarray]:
 
 # --- arithmetic ------------------------------------------------------------------------------
 
+
 def wrapping(values: list[np.ndarray], ints: np.dtype, width: int) -> list[np.ndarray]:
     """Operands whose numpy arithmetic, evaluated left to right (for mad: the product first),
     wraps at `width` bytes or more, so that the low bits an at-most-`width`-byte destination
     keeps are exact.  numpy's own promotion is used when it is wide enough (int32 + uint16 is
     int32); otherwise every operand is widened to `ints`."""
     wide = max(width, 4)
-    if all(v.dtype.kind in "iu" for v in values) and \
-            all(np.result_type(*values[:n]).itemsize >= wide for n in range(2, len(values) + 1)) and \
-            np.result_type(*values[-2:]).itemsize >= wide:
+    if (
+        all(v.dtype.kind in "iu" for v in values)
+        and all(np.result_type(*values[:n]).itemsize >= wide for n in range(2, len(values) + 1))
+        and np.result_type(*values[-2:]).itemsize >= wide
+    ):
         return values
     return as_int(values, ints)
 
@@ -122,7 +125,7 @@ def shift_mask(types: list[dt.ElementType], dst: dt.ElementType) -> int:
 
 def shl(a, b, count_mask: int):
     wide = UINT64 if a.dtype.kind == "u" else INT64
-    return (a.astype(wide) << (b.astype(np.int64) & count_mask).astype(wide))
+    return a.astype(wide) << (b.astype(np.int64) & count_mask).astype(wide)
 
 
 def shr(a, a_type: dt.ElementType, b, count_mask: int):
@@ -148,6 +151,7 @@ def rotate(a, a_type: dt.ElementType, b, left: bool):
 
 
 # --- bit operations --------------------------------------------------------------------------
+
 
 def _u32(x) -> np.ndarray:
     return x.astype(np.int64).astype(np.uint32) if x.dtype.kind == "i" else x.astype(np.uint32)
@@ -210,7 +214,7 @@ def bfe(width, offset, value, value_type: dt.ElementType):
     fits = w + o < 32
     left = np.where(fits, 32 - w - o, 0)
     right = np.where(fits, 32 - w, o)
-    shifted = ((v << left) & 0xFFFFFFFF)
+    shifted = (v << left) & 0xFFFFFFFF
     if value_type.is_signed:
         shifted = np.where(shifted >= 1 << 31, shifted - (1 << 32), shifted)
     result = shifted >> right
@@ -243,12 +247,14 @@ def bfn(a, b, c, table: int):
 
 def dp4a(acc, a, b, a_type: dt.ElementType, b_type: dt.ElementType):
     """acc + sum of the four byte products of a and b (bytes signed for signed dword types)."""
+
     def lanes(x, signed):
         raw = _u32(x).astype(np.int64)
         parts = [(raw >> (8 * k)) & 0xFF for k in range(4)]
         if signed:
             parts = [np.where(p >= 128, p - 256, p) for p in parts]
         return parts
+
     pa, pb = lanes(a, a_type.is_signed), lanes(b, b_type.is_signed)
     total = acc.astype(np.int64)
     for x, y in zip(pa, pb, strict=True):
@@ -257,6 +263,7 @@ def dp4a(acc, a, b, a_type: dt.ElementType, b_type: dt.ElementType):
 
 
 # --- comparisons ---------------------------------------------------------------------------------
+
 
 def compare(cond: str, a, b) -> np.ndarray:
     """cmp's per-channel result (bool)."""
@@ -329,6 +336,7 @@ def select_min_max(cond: str, a, b) -> np.ndarray:
 
 # --- rounding and math -----------------------------------------------------------------------
 
+
 def round_op(op: str, a):
     with np.errstate(invalid="ignore"):
         if op == "rndd":
@@ -392,6 +400,7 @@ def int_divide(a, b, signed: bool) -> tuple[np.ndarray, np.ndarray]:
 
 
 # --- stochastic rounding (srnd, XeHPC) -----------------------------------------------------------
+
 
 def stochastic_round(x: np.ndarray, random: np.ndarray, to: str) -> np.ndarray:
     """srnd: f -> hf or hf -> bf8, as the bits of the destination type.  The low bits of the

@@ -87,8 +87,10 @@ def compile_alu(inst: Instruction, m: Machine) -> Op:
     if op == "nop":
         return lambda: None
     if op == "illegal":
+
         def illegal():
             raise SimulationError("executed an illegal instruction")
+
         return illegal
     if op in NOT_MODELED:
         raise UnsupportedInstruction(f"{op} is not simulated: {NOT_MODELED[op]}")
@@ -105,8 +107,13 @@ def compile_alu(inst: Instruction, m: Machine) -> Op:
         # saturation needs the exact result: no 32-bit wrap-around on the way
         compute = _widened(compute)
     # a move between equal types copies bits (no rounding, no denormal flush)
-    raw = (op in RAW_MOVES and all(t == dst.etype for t in types) and dt.value_dtype(dst.etype) == dst.etype.storage
-           and not inst.saturate and not any(isinstance(s, Reg) and (s.neg or s.abs) for s in inst.srcs))
+    raw = (
+        op in RAW_MOVES
+        and all(t == dst.etype for t in types)
+        and dt.value_dtype(dst.etype) == dst.etype.storage
+        and not inst.saturate
+        and not any(isinstance(s, Reg) and (s.neg or s.abs) for s in inst.srcs)
+    )
     return _generic(inst, m, readers, dst, compute, raw)
 
 
@@ -135,6 +142,7 @@ def _generic(inst: Instruction, m: Machine, readers, dst: Destination, compute, 
             dst.store_raw(converted, mask)
             if accwr is not None:
                 accwr(result, mask)
+
         return run_and_flag
 
     if raw and accwr is None:
@@ -150,6 +158,7 @@ def _generic(inst: Instruction, m: Machine, readers, dst: Destination, compute, 
         dst.store(result, mask, m.mode)
         if accwr is not None:
             accwr(result, mask)
+
     return run
 
 
@@ -163,10 +172,13 @@ def _acc_write(inst: Instruction, m: Machine):
 
 # --- ordinary computations ------------------------------------------------------------------------
 
+
 def _widened(compute):
     """`compute` on its integer operands widened to 64 bits."""
+
     def widened(values):
         return compute([x.astype(np.int64) if x.dtype.kind in "iu" and x.dtype.itemsize < 8 else x for x in values])
+
     return widened
 
 
@@ -201,6 +213,7 @@ def _compute_function(inst: Instruction, types: list[dt.ElementType], dst_type: 
             if a.dtype == b.dtype:
                 return func(a, b)
             return func(a.astype(wide), b.astype(wide))
+
         return logic
     if op == "not":
         return lambda v: np.invert(v[0])
@@ -256,6 +269,7 @@ def _sel(inst: Instruction, m: Machine, types):
         def minmax(v):
             a, b = alu.compare_values(v[0], v[1], types)
             return alu.select_min_max(cond, a, b)
+
         return minmax
     if inst.predicate is not None:
         pred = FlagReader(m.files.flags, inst.predicate, inst.exec_size, inst.channel_offset)
@@ -266,6 +280,7 @@ def _sel(inst: Instruction, m: Machine, types):
             if not same:
                 a, b = alu.compare_values(a, b, types)
             return np.where(pred(), a, b)
+
         return select
     return lambda v: v[0]
 
@@ -280,6 +295,7 @@ def _math(inst: Instruction, types, dst_type: dt.ElementType):
         def divide(v):
             q, r = alu.int_divide(v[0], v[1], signed)
             return r if function == "irem" else q
+
         return divide
     out = np.float64 if dst_type.name == "df" else np.float32
     second = len(types) > 1
@@ -316,10 +332,12 @@ def _integer_multiply(inst: Instruction, m: Machine, ints):
         else:
             wide[:, slots] = np.where(mask, full, wide[:, slots])
         return product
+
     return multiply
 
 
 # --- instructions with extra inputs or outputs ---------------------------------------------------
+
 
 def _cmp(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
     if inst.cond_modifier is None:
@@ -342,6 +360,7 @@ def _cmp(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op:
         flag(result, mask)
         if not dst.is_null:
             dst.store_raw(np.where(result, -1, 0).astype(int_storage).view(storage), mask)
+
     return run
 
 
@@ -357,6 +376,7 @@ def _sel_special(inst: Instruction, m: Machine, readers, types, dst: Destination
             dst.store_raw(result, mask_of())  # a selected value keeps its bits
         else:
             dst.store(result, mask_of(), m.mode)
+
     return run
 
 
@@ -373,8 +393,11 @@ def _mach(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op
     slots = _acc_slots(dst.reg, inst.exec_size)
     mask_of = combined_mask(inst, m)
     accwr = "AccWrEn" in inst.options
-    acc = Destination(Reg("acc", 0, dst.reg.subreg, "ud", hstride=dst.reg.hstride or 1), inst.exec_size,
-                      files) if accwr else None
+    acc = (
+        Destination(Reg("acc", 0, dst.reg.subreg, "ud", hstride=dst.reg.hstride or 1), inst.exec_size, files)
+        if accwr
+        else None
+    )
     high_half = alu.high_half_of_multiplier(types[1])
     r0, r1 = readers
 
@@ -384,13 +407,17 @@ def _mach(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op
         partial = files.acc_wide[:, slots].view(np.uint64)
         product = partial + (alu.wrapping_product(a, high_half(b)) << np.uint64(16))
         low_bits = product & np.uint64(0xFFFFFFFF)
-        dst.store_raw((low_bits if low else product >> np.uint64(32)).astype(np.uint32).view(dst.etype.storage)
-                      if dst.etype.size == 4 else dst.convert(low_bits if low else product >> np.uint64(32), m.mode),
-                      mask)
+        dst.store_raw(
+            (low_bits if low else product >> np.uint64(32)).astype(np.uint32).view(dst.etype.storage)
+            if dst.etype.size == 4
+            else dst.convert(low_bits if low else product >> np.uint64(32), m.mode),
+            mask,
+        )
         if acc is not None:
             acc.store_raw(low_bits.astype(np.uint32), mask)
             kept = product.view(np.int64)
             files.acc_wide[:, slots] = kept if mask is None else np.where(mask, kept, files.acc_wide[:, slots])
+
     return run
 
 
@@ -431,6 +458,7 @@ def _carry(inst: Instruction, m: Machine, readers, types, dst: Destination) -> O
             flag(alu.condition_on_result(cname, values, result), mask)
         dst.store_raw(converted, mask)
         acc.store(carry.astype(np.uint32), mask, m.mode)
+
     return run
 
 
@@ -446,7 +474,12 @@ def _srnd(inst: Instruction, m: Machine, readers, types, dst: Destination) -> Op
 
 _SPECIAL = {
     "srnd": _srnd,
-    "cmp": _cmp, "cmpn": _cmp, "sel": _sel_special, "mach": _mach, "macl": _mach, "mac": _mac,
-    "addc": _carry, "subb": _carry,
+    "cmp": _cmp,
+    "cmpn": _cmp,
+    "sel": _sel_special,
+    "mach": _mach,
+    "macl": _mach,
+    "mac": _mac,
+    "addc": _carry,
+    "subb": _carry,
 }
-

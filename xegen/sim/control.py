@@ -31,8 +31,25 @@ from .flags import FlagReader
 if TYPE_CHECKING:
     from .machine import Machine
 
-BRANCHES = frozenset({"jmpi", "if", "else", "endif", "while", "break", "cont", "halt", "goto", "join",
-                      "call", "calla", "ret", "brd", "brc"})
+BRANCHES = frozenset(
+    {
+        "jmpi",
+        "if",
+        "else",
+        "endif",
+        "while",
+        "break",
+        "cont",
+        "halt",
+        "goto",
+        "join",
+        "call",
+        "calla",
+        "ret",
+        "brd",
+        "brc",
+    }
+)
 
 
 class Branch:
@@ -46,11 +63,14 @@ class Branch:
         op = inst.opcode
         self.op = op
         if op in ("brd", "brc"):
-            raise UnsupportedInstruction(f"{op} is not simulated: how it diverges and reconverges channels is "
-                                         "not publicly specified")
+            raise UnsupportedInstruction(
+                f"{op} is not simulated: how it diverges and reconverges channels is not publicly specified"
+            )
         if op in ("call", "calla", "ret") and inst.exec_size != 1:
-            raise UnsupportedInstruction(f"{op} ({inst.exec_size}) is not simulated: only the scalar form (1|M0) is; "
-                                         "the call masks of SIMD calls are not publicly specified")
+            raise UnsupportedInstruction(
+                f"{op} ({inst.exec_size}) is not simulated: only the scalar form (1|M0) is; "
+                "the call masks of SIMD calls are not publicly specified"
+            )
         if inst.srcs and op in ("jmpi", "call"):
             raise SimulationError(f"{op} through a register is not simulated")
         self.program = program
@@ -96,7 +116,7 @@ class Branch:
         if dst is None or dst.file != "r":
             return
         offset = dst.number * self.files.grf_bytes + dst.subreg * 4
-        words = self.files.grf[:, offset:offset + 4].view(np.uint32)
+        words = self.files.grf[:, offset : offset + 4].view(np.uint32)
         words[threads, 0] = self.program.pcs[self.next] if self.next < self.program.end else len(self.program.code)
 
     def _returns(self, move: np.ndarray) -> list[tuple[np.ndarray, int]]:
@@ -105,7 +125,7 @@ class Branch:
         if type(src) is not Reg:
             raise SimulationError("ret takes the register holding the return address")
         offset = src.number * self.files.grf_bytes + src.subreg * 4
-        ips = self.files.grf[:, offset:offset + 4].view(np.uint32)[:, 0]
+        ips = self.files.grf[:, offset : offset + 4].view(np.uint32)[:, 0]
         moves = []
         for ip in sorted({int(ips[t]) for t in np.nonzero(move.any(axis=1))[0]}):
             target = self.program.index_of.get(ip)

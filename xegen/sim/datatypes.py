@@ -43,18 +43,27 @@ def _t(name: str, size: int, storage, is_float: bool, is_signed: bool) -> Elemen
     return ElementType(name, size, np.dtype(storage), is_float, is_signed)
 
 
-TYPES: dict[str, ElementType] = {t.name: t for t in (
-    _t("ub", 1, np.uint8, False, False), _t("b", 1, np.int8, False, True),
-    _t("uw", 2, np.uint16, False, False), _t("w", 2, np.int16, False, True),
-    _t("ud", 4, np.uint32, False, False), _t("d", 4, np.int32, False, True),
-    _t("uq", 8, np.uint64, False, False), _t("q", 8, np.int64, False, True),
-    _t("hf", 2, np.float16, True, True), _t("f", 4, np.float32, True, True),
-    _t("df", 8, np.float64, True, True), _t("bf", 2, np.uint16, True, True),
-    _t("tf32", 4, np.uint32, True, True), _t("bf8", 1, np.uint8, True, True),
-)}
+TYPES: dict[str, ElementType] = {
+    t.name: t
+    for t in (
+        _t("ub", 1, np.uint8, False, False),
+        _t("b", 1, np.int8, False, True),
+        _t("uw", 2, np.uint16, False, False),
+        _t("w", 2, np.int16, False, True),
+        _t("ud", 4, np.uint32, False, False),
+        _t("d", 4, np.int32, False, True),
+        _t("uq", 8, np.uint64, False, False),
+        _t("q", 8, np.int64, False, True),
+        _t("hf", 2, np.float16, True, True),
+        _t("f", 4, np.float32, True, True),
+        _t("df", 8, np.float64, True, True),
+        _t("bf", 2, np.uint16, True, True),
+        _t("tf32", 4, np.uint32, True, True),
+        _t("bf8", 1, np.uint8, True, True),
+    )
+}
 
 INT_DTYPES = {1: (np.uint8, np.int8), 2: (np.uint16, np.int16), 4: (np.uint32, np.int32), 8: (np.uint64, np.int64)}
-
 
 
 def value_dtype(t: ElementType) -> np.dtype:
@@ -65,6 +74,7 @@ def value_dtype(t: ElementType) -> np.dtype:
 
 
 # --- bfloat16 / tf32 ------------------------------------------------------------------------
+
 
 def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
     return (np.asarray(bits, dtype=np.uint32) << np.uint32(16)).view(np.float32)
@@ -101,6 +111,7 @@ def to_value(raw: np.ndarray, t: ElementType) -> np.ndarray:
 
 
 # --- immediates -----------------------------------------------------------------------------
+
 
 def _vf_byte(byte: int) -> float:
     """An 8-bit restricted float of a :vf immediate: sign, 3-bit exponent (bias 3), 4-bit

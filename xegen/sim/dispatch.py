@@ -134,8 +134,12 @@ def thread_total(global_size: tuple[int, int, int], local_size: tuple[int, int, 
     for total, local in zip(global_size, local_size, strict=True):
         full, edge = divmod(total, local)
         sizes.append([(local, full)] + ([(edge, 1)] if edge else []))
-    return sum(count_x * count_y * count_z * -(-(x * y * z) // simd)
-               for x, count_x in sizes[0] for y, count_y in sizes[1] for z, count_z in sizes[2])
+    return sum(
+        count_x * count_y * count_z * -(-(x * y * z) // simd)
+        for x, count_x in sizes[0]
+        for y, count_y in sizes[1]
+        for z, count_z in sizes[2]
+    )
 
 
 def walk_order(kernel: ZebinKernel) -> tuple[int, int, int]:
@@ -143,8 +147,9 @@ def walk_order(kernel: ZebinKernel) -> tuple[int, int, int]:
     return order if order else (0, 1, 2)
 
 
-def local_ids(local_size: tuple[int, int, int], simd: int, threads: int,
-              order: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+def local_ids(
+    local_size: tuple[int, int, int], simd: int, threads: int, order: tuple[int, int, int]
+) -> tuple[np.ndarray, np.ndarray]:
     """(threads, simd, 3) 16-bit local ids and (threads, simd) live lanes of one group."""
     i = np.arange(threads * simd).reshape(threads, simd)
     items = local_size[0] * local_size[1] * local_size[2]
@@ -156,9 +161,18 @@ def local_ids(local_size: tuple[int, int, int], simd: int, threads: int,
     return ids.astype(np.uint16), i < items
 
 
-def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], global_size, local_size,
-            memory: DeviceMemory, global_offset=(0, 0, 0), arg_info: dict | None = None,
-            max_threads: int = DEFAULT_MAX_THREADS, batch_threads: int = 4096) -> Launch:
+def prepare(
+    kernel: ZebinKernel,
+    platform: hwlib.Platform,
+    args: Sequence[Any],
+    global_size,
+    local_size,
+    memory: DeviceMemory,
+    global_offset=(0, 0, 0),
+    arg_info: dict | None = None,
+    max_threads: int = DEFAULT_MAX_THREADS,
+    batch_threads: int = 4096,
+) -> Launch:
     """Check a dispatch and lay out its groups, arguments and indirect object heap.  At most
     `max_threads` hardware threads: every group is listed, so a runaway NDRange is an error
     instead of a memory explosion.  Batches use at most `batch_threads` hardware threads."""
@@ -172,13 +186,17 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
         raise Error(f"kernel {kernel.name} requires local size {tuple(env.required_work_group_size)}, got {local}")
     items = local[0] * local[1] * local[2]
     if items > platform.max_work_group_size:
-        raise Error(f"local size {local} has {items} work-items; {platform.display_name} allows at most "
-                    f"{platform.max_work_group_size}")
+        raise Error(
+            f"local size {local} has {items} work-items; {platform.display_name} allows at most "
+            f"{platform.max_work_group_size}"
+        )
     offset, _ = _triple(global_offset, "global offset", minimum=0)
     threads = thread_total(g, local, simd)
     if threads > max_threads:
-        raise Error(f"global size {g} in groups of {local} needs {threads} SIMD{simd} threads; the simulator runs "
-                    f"at most {max_threads} in one run")
+        raise Error(
+            f"global size {g} in groups of {local} needs {threads} SIMD{simd} threads; the simulator runs "
+            f"at most {max_threads} in one run"
+        )
 
     ctd_end = max((p.offset + p.size for p in kernel.payload_arguments), default=0)
     ctd_size = -(-ctd_end // CTD_ALIGNMENT) * CTD_ALIGNMENT
@@ -194,8 +212,10 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
     if ptd_size and not packed:
         channel_bytes = local_id_channel_bytes(simd, platform.grf_bytes)
         if ptd_size % channel_bytes or not 1 <= ptd_size // channel_bytes <= 3:
-            raise UnsupportedError(f"local_id payload of {ptd_size} bytes for SIMD{simd} is not understood "
-                                   f"(NEO takes 1 to 3 rows of {channel_bytes} bytes)")
+            raise UnsupportedError(
+                f"local_id payload of {ptd_size} bytes for SIMD{simd} is not understood "
+                f"(NEO takes 1 to 3 rows of {channel_bytes} bytes)"
+            )
 
     counts = tuple(-(-g[d] // local[d]) for d in range(3))
     groups = []
@@ -206,19 +226,36 @@ def prepare(kernel: ZebinKernel, platform: hwlib.Platform, args: Sequence[Any], 
                 x, y, z = (min(local[d], g[d] - gid[d] * local[d]) for d in range(3))
                 groups.append(Group(gid, (x, y, z), max(1, -(-(x * y * z) // simd))))
     inline = min(WALKER_INLINE_BYTES, ctd_size) if platform.compute_walker and env.inline_data_payload_size else 0
-    launch = Launch(kernel, platform, simd, g, local, dims, offset, groups, ctd_size, inline, ptd_size, channel_bytes,
-                    packed, arg_info=dict(arg_info or {}))
+    launch = Launch(
+        kernel,
+        platform,
+        simd,
+        g,
+        local,
+        dims,
+        offset,
+        groups,
+        ctd_size,
+        inline,
+        ptd_size,
+        channel_bytes,
+        packed,
+        arg_info=dict(arg_info or {}),
+    )
     # a batch holds whole groups, so at least the largest (at most 1024 threads: fewer than the slots)
-    launch.thread_slots = max(min(threads, batch_threads, thread_slot_count(platform)),
-                              max(grp.threads for grp in groups))
+    launch.thread_slots = max(
+        min(threads, batch_threads, thread_slot_count(platform)), max(grp.threads for grp in groups)
+    )
     for grp in groups:
         if grp.local_size not in launch.hardware_ids:
             launch.hardware_ids[grp.local_size] = hardware_walk_order(launch, grp.local_size)
     _map_arguments(launch, args, memory)
     if (launch.private_per_thread + launch.scratch_per_thread) * launch.thread_slots > MAX_PRIVATE_BYTES:
-        raise Error(f"{launch.thread_slots} threads with {launch.private_per_thread + launch.scratch_per_thread} "
-                    f"bytes of private memory and scratch each need more than {MAX_PRIVATE_BYTES >> 30} GiB; "
-                    "use a smaller batch")
+        raise Error(
+            f"{launch.thread_slots} threads with {launch.private_per_thread + launch.scratch_per_thread} "
+            f"bytes of private memory and scratch each need more than {MAX_PRIVATE_BYTES >> 30} GiB; "
+            "use a smaller batch"
+        )
     _build_ioh(launch, memory)
     return launch
 
@@ -287,6 +324,7 @@ def sr0_thread_ids(platform: hwlib.Platform, slots: np.ndarray) -> np.ndarray:
 
 # --- arguments -----------------------------------------------------------------------------------
 
+
 def _argument_count(kernel: ZebinKernel) -> int:
     indices = [p.arg_index for p in kernel.payload_arguments if p.arg_index is not None]
     indices += [b.arg_index for b in kernel.binding_table_indices]
@@ -309,8 +347,12 @@ def _map_arguments(launch: Launch, args: Sequence[Any], memory: DeviceMemory) ->
         if "slm" in modes:
             if not isinstance(value, LocalBuffer):
                 raise Error(f"argument {index} is a __local pointer: pass xegen.sim.local(size)")
-            alignment = next((p.slm_alignment for p in kernel.payload_arguments
-                              if p.arg_index == index and p.slm_alignment), 16) or 16
+            alignment = (
+                next(
+                    (p.slm_alignment for p in kernel.payload_arguments if p.arg_index == index and p.slm_alignment), 16
+                )
+                or 16
+            )
             slm_next = -(-slm_next // alignment) * alignment
             launch.arg_addresses[index] = slm_next
             slm_next += value.size
@@ -323,14 +365,18 @@ def _map_arguments(launch: Launch, args: Sequence[Any], memory: DeviceMemory) ->
             if not value.flags.writeable:
                 raise Error(f"argument {index}: the array is read-only")
             if not value.dtype.isnative:
-                raise Error(f"argument {index}: the array is {value.dtype} in the other byte order; the device is "
-                            "little-endian (use .astype(a.dtype.newbyteorder('=')))")
+                raise Error(
+                    f"argument {index}: the array is {value.dtype} in the other byte order; the device is "
+                    "little-endian (use .astype(a.dtype.newbyteorder('=')))"
+                )
             _check_element_type(value, index, launch.arg_info.get(index))
             launch.arg_addresses[index] = memory.map(f"argument {index}", value.reshape(-1).view(np.uint8))
     if slm_next > launch.platform.max_slm_bytes:
-        raise Error(f"kernel {kernel.name} needs {slm_next} bytes of shared local memory ({slm_static} its own, "
-                    f"the rest __local arguments); {launch.platform.display_name} has "
-                    f"{launch.platform.max_slm_bytes} per work-group")
+        raise Error(
+            f"kernel {kernel.name} needs {slm_next} bytes of shared local memory ({slm_static} its own, "
+            f"the rest __local arguments); {launch.platform.display_name} has "
+            f"{launch.platform.max_slm_bytes} per work-group"
+        )
     launch.slm_bytes = slm_next
     for b in kernel.binding_table_indices:
         if b.arg_index not in launch.arg_addresses or not isinstance(args[b.arg_index], np.ndarray):
@@ -350,9 +396,19 @@ def _map_arguments(launch: Launch, args: Sequence[Any], memory: DeviceMemory) ->
 
 # OpenCL scalar type names (as IGC writes them in kernels_misc_info) -> numpy dtypes
 SCALAR_TYPES = {
-    "char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16, "int": np.int32,
-    "uint": np.uint32, "long": np.int64, "ulong": np.uint64, "half": np.float16, "float": np.float32,
-    "double": np.float64, "bool": np.uint8, "size_t": np.uint64,
+    "char": np.int8,
+    "uchar": np.uint8,
+    "short": np.int16,
+    "ushort": np.uint16,
+    "int": np.int32,
+    "uint": np.uint32,
+    "long": np.int64,
+    "ulong": np.uint64,
+    "half": np.float16,
+    "float": np.float32,
+    "double": np.float64,
+    "bool": np.uint8,
+    "size_t": np.uint64,
 }
 
 
@@ -370,8 +426,8 @@ def pointee_type(type_name: str) -> np.dtype | None:
         return None  # pointer to pointer, struct, unsigned char spelled in two words ...
     base = words[0]
     for suffix in VECTOR_SUFFIXES:
-        if base.endswith(suffix) and base[:-len(suffix)] in SCALAR_TYPES:
-            base = base[:-len(suffix)]
+        if base.endswith(suffix) and base[: -len(suffix)] in SCALAR_TYPES:
+            base = base[: -len(suffix)]
             break
     if base == "bool" or base not in SCALAR_TYPES:
         return None
@@ -422,8 +478,11 @@ def _value_bytes(value: Any, size: int, index: int, declared: tuple[str, str] | 
     if not isinstance(value, (bool, int, float)):
         raise Error(f"{label}: cannot pass a {type(value).__name__} by value")
     if dtype is None:  # no type information: integers as two's complement, floats by size
-        dtype = np.dtype({2: np.float16, 4: np.float32, 8: np.float64}.get(size)) if isinstance(value, float) \
+        dtype = (
+            np.dtype({2: np.float16, 4: np.float32, 8: np.float64}.get(size))
+            if isinstance(value, float)
             else np.dtype({1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}.get(size, np.int64))
+        )
     if dtype.kind == "f":
         with np.errstate(over="ignore"):
             converted = np.array(float(value), dtype=dtype)
@@ -450,7 +509,7 @@ def cross_thread_data(launch: Launch, args: Sequence[Any], group_local_size: tup
     counts = tuple(-(-launch.global_size[d] // launch.local_size[d]) for d in range(3))
 
     def put(offset: int, size: int, raw: bytes) -> None:
-        data[offset:offset + size] = raw[:size].ljust(size, b"\0")
+        data[offset : offset + size] = raw[:size].ljust(size, b"\0")
 
     def triple(offset: int, size: int, values) -> None:
         put(offset, size, b"".join(int(v).to_bytes(4, "little") for v in values))
@@ -485,11 +544,14 @@ def cross_thread_data(launch: Launch, args: Sequence[Any], group_local_size: tup
             value = _value_bytes(args[p.arg_index], p.size, p.arg_index, declared)
             start = p.source_offset or 0
             # IGC gives char and short arguments a 4-byte slot; the runtime fills the rest with zeros
-            padded = declared is not None and declared[1] in SCALAR_TYPES \
+            padded = (
+                declared is not None
+                and declared[1] in SCALAR_TYPES
                 and np.dtype(SCALAR_TYPES[declared[1]]).itemsize == len(value) < p.size
+            )
             if p.source_offset is None and len(value) != p.size and not padded:
                 raise Error(f"argument {p.arg_index} is {p.size} bytes by value, got {len(value)} bytes")
-            put(p.offset, p.size, value[start:start + p.size])
+            put(p.offset, p.size, value[start : start + p.size])
         elif kind == "private_base_stateless":
             put(p.offset, p.size, int(launch.private_base).to_bytes(8, "little"))
         else:
@@ -533,12 +595,12 @@ def fill_ioh(launch: Launch, memory: DeviceMemory, args: Sequence[Any]) -> dict:
     for size, offset in launch.blocks.items():
         ctd = cross_thread_data(launch, args, size)
         ctd_by_size[size] = ctd
-        rest = ctd[launch.inline_size:]
-        region.data[offset:offset + len(rest)] = np.frombuffer(rest, dtype=np.uint8)
+        rest = ctd[launch.inline_size :]
+        region.data[offset : offset + len(rest)] = np.frombuffer(rest, dtype=np.uint8)
         if ioh_ptd_bytes(launch, size):
             ptd = per_thread_data(launch, size, _threads_of(launch, size), order)
             start = offset + len(rest)
-            region.data[start:start + ptd.size] = ptd.reshape(-1)
+            region.data[start : start + ptd.size] = ptd.reshape(-1)
     return ctd_by_size
 
 
@@ -548,11 +610,11 @@ def per_thread_data(launch: Launch, size: tuple[int, int, int], threads: int, or
     out = np.zeros((threads, launch.ptd_size), dtype=np.uint8)
     if launch.packed_local_ids:
         packed = ids[:, 0, :].astype(np.uint16)  # SIMD1: x, y, z of the thread's one item
-        out[:, :launch.ptd_size] = packed.view(np.uint8).reshape(threads, 6)[:, :launch.ptd_size]
+        out[:, : launch.ptd_size] = packed.view(np.uint8).reshape(threads, 6)[:, : launch.ptd_size]
         return out
     for channel in range(local_id_channels(launch)):
         row = ids[:, :, channel].astype(np.uint16).view(np.uint8).reshape(threads, 2 * launch.simd)
-        out[:, channel * launch.ptd_channel_bytes:channel * launch.ptd_channel_bytes + 2 * launch.simd] = row
+        out[:, channel * launch.ptd_channel_bytes : channel * launch.ptd_channel_bytes + 2 * launch.simd] = row
     return out
 
 
@@ -588,8 +650,8 @@ def batch_layout(launch: Launch, group_indices: list[int], threads: int) -> tupl
     for batch_group, index in enumerate(group_indices):
         grp = launch.groups[index]
         _, lanes = local_ids(grp.local_size, launch.simd, grp.threads, order)
-        live[t0:t0 + grp.threads] = lanes
-        group_of_thread[t0:t0 + grp.threads] = batch_group
+        live[t0 : t0 + grp.threads] = lanes
+        group_of_thread[t0 : t0 + grp.threads] = batch_group
         t0 += grp.threads
     return live, group_of_thread
 
@@ -602,8 +664,9 @@ def start_offset(launch: Launch, size: tuple[int, int, int]) -> int:
     return 0
 
 
-def fill_registers(launch: Launch, group_indices: list[int], grf: np.ndarray, sr: np.ndarray, ce: np.ndarray,
-                   ctd_by_size: dict) -> None:
+def fill_registers(
+    launch: Launch, group_indices: list[int], grf: np.ndarray, sr: np.ndarray, ce: np.ndarray, ctd_by_size: dict
+) -> None:
     """Initial r0, pushed payload and status registers of a batch's threads."""
     platform = launch.platform
     simd = launch.simd
@@ -628,23 +691,27 @@ def fill_registers(launch: Launch, group_indices: list[int], grf: np.ndarray, sr
             hardware_order = launch.hardware_ids[grp.local_size]
             inline_at = grf_bytes
             if hardware_order is not None and launch.ptd_size:
-                grf[rows, grf_bytes:grf_bytes + launch.ptd_size] = per_thread_data(launch, grp.local_size, n,
-                                                                                   hardware_order)
+                grf[rows, grf_bytes : grf_bytes + launch.ptd_size] = per_thread_data(
+                    launch, grp.local_size, n, hardware_order
+                )
                 inline_at = (1 + ptd_grfs) * grf_bytes
             if launch.inline_size:
-                grf[rows, inline_at:inline_at + launch.inline_size] = ctd[:launch.inline_size]
+                grf[rows, inline_at : inline_at + launch.inline_size] = ctd[: launch.inline_size]
         else:
             if launch.ptd_size:
-                grf[rows, grf_bytes:grf_bytes + launch.ptd_size] = per_thread_data(launch, grp.local_size, n, order)
+                grf[rows, grf_bytes : grf_bytes + launch.ptd_size] = per_thread_data(launch, grp.local_size, n, order)
             start = (1 + max(1, ptd_grfs)) * grf_bytes
             if start + len(ctd) > grf.shape[1]:
                 raise UnsupportedError("cross-thread data does not fit the GRF")
-            grf[rows, start:start + len(ctd)] = ctd
+            grf[rows, start : start + len(ctd)] = ctd
         t0 += n
     slots = np.arange(threads, dtype=np.uint32)
     if launch.scratch_per_thread:
-        r0[:, 5] = (np.uint32(SCRATCH_SURFACE_STATE) if platform.compute_walker
-                    else np.uint32(launch.scratch_offset) + slots * np.uint32(launch.scratch_per_thread))
+        r0[:, 5] = (
+            np.uint32(SCRATCH_SURFACE_STATE)
+            if platform.compute_walker
+            else np.uint32(launch.scratch_offset) + slots * np.uint32(launch.scratch_per_thread)
+        )
     masks = np.zeros(threads, dtype=np.uint32)
     for bit in range(simd):
         masks |= live[:, bit].astype(np.uint32) << np.uint32(bit)

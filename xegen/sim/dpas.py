@@ -94,8 +94,11 @@ def compile_dpas(inst: Instruction, m: Machine):
     threads = files.threads
 
     def block(reg, size):
-        start = reg.number * files.grf_bytes + reg.subreg * dt.TYPES[reg.type].size \
-            if reg.type in dt.TYPES else reg.number * files.grf_bytes
+        start = (
+            reg.number * files.grf_bytes + reg.subreg * dt.TYPES[reg.type].size
+            if reg.type in dt.TYPES
+            else reg.number * files.grf_bytes
+        )
         if start + size > row_bytes:
             raise SimulationError(f"dpas operand r{reg.number} runs past the register file")
         return start
@@ -114,33 +117,38 @@ def compile_dpas(inst: Instruction, m: Machine):
 
     def a_rows() -> np.ndarray:
         """(threads, rows, depth) dwords of A: the thread's own src2, or for dpasw the pair's."""
-        own = np.stack([dwords[:, a_start // 4 + 8 * r: a_start // 4 + 8 * r + depth] for r in range(own_rows)],
-                       axis=1)
+        own = np.stack(
+            [dwords[:, a_start // 4 + 8 * r : a_start // 4 + 8 * r + depth] for r in range(own_rows)], axis=1
+        )
         if partner is None:
             return own
         participating = m.participating()
         if np.any(participating != participating[partner]):
             raise SimulationError("dpasw: the two threads of a fused pair must execute it together")
         first = np.minimum(np.arange(threads), partner)  # EU0 of each pair
-        return np.concatenate([own[first], own[first + 1][:, :rows - own_rows]], axis=1)
+        return np.concatenate([own[first], own[first + 1][:, : rows - own_rows]], axis=1)
 
     def run():
-        b = dwords[:, b_start // 4: b_start // 4 + depth * n].reshape(threads, depth, n)
+        b = dwords[:, b_start // 4 : b_start // 4 + depth * n].reshape(threads, depth, n)
         b_values = unpack(np.ascontiguousarray(b), b_type)  # (T, depth, n, ops)
         b_matrix = b_values.transpose(0, 1, 3, 2).reshape(threads, depth * ops, n)
         a_matrix = unpack(np.ascontiguousarray(a_rows()), a_type).reshape(threads, rows, depth * ops)
         product = np.matmul(a_matrix, b_matrix)  # (T, rows, n)
         if c_start is not None and acc_type is not None:
-            c_raw = grf[:, c_start:c_start + rows * n * acc_type.size].view(acc_type.storage).reshape(threads, rows, n)
+            c_raw = (
+                grf[:, c_start : c_start + rows * n * acc_type.size].view(acc_type.storage).reshape(threads, rows, n)
+            )
             product = product + dt.to_value(c_raw, acc_type).astype(product.dtype)
         if not float_math:
             product = product.astype(np.int64)
         mask = mask_of()
-        result = convert(product.astype(np.float32) if float_math and dst_type.name != "df" else product,
-                         dst_type, False, m.mode)
-        target = grf[:, d_start:d_start + rows * n * dst_type.size].view(dst_type.storage).reshape(threads, rows, n)
+        result = convert(
+            product.astype(np.float32) if float_math and dst_type.name != "df" else product, dst_type, False, m.mode
+        )
+        target = grf[:, d_start : d_start + rows * n * dst_type.size].view(dst_type.storage).reshape(threads, rows, n)
         if mask is None:
             target[...] = result
         else:
             np.copyto(target, result, where=np.broadcast_to(mask, (threads, n))[:, None, :])
+
     return run

@@ -22,7 +22,7 @@ class FlagReader:
     """Per-channel predicate values (threads, exec_size) of a `Predicate`."""
 
     def __init__(self, flag_bytes: np.ndarray, predicate: Predicate, exec_size: int, channel_offset: int):
-        self.bytes = flag_bytes[:, 4 * predicate.flag.reg:4 * predicate.flag.reg + 4]
+        self.bytes = flag_bytes[:, 4 * predicate.flag.reg : 4 * predicate.flag.reg + 4]
         self.words = flag_bytes.view(np.uint32)
         self.reg = predicate.flag.reg
         self.invert = predicate.invert
@@ -69,7 +69,7 @@ class FlagWriter:
         self.bytes = None
         if first % 8 == 0 and exec_size % 8 == 0:
             start = 4 * flag.reg + first // 8
-            self.bytes = flag_bytes[:, start:start + exec_size // 8]
+            self.bytes = flag_bytes[:, start : start + exec_size // 8]
         self.exec_size = exec_size
 
     def __call__(self, values: np.ndarray, mask: np.ndarray | None) -> None:

@@ -19,9 +19,9 @@ import numpy as np
 RNE, RU, RD, RTZ = 0, 1, 2, 3  # cr0.0[5:4]
 MODE_NAMES = {RNE: "nearest even", RU: "toward +inf", RD: "toward -inf", RTZ: "toward zero"}
 
-_F32_TINY = np.float32(2.0 ** -126)
-_F16_TINY = np.float16(2.0 ** -14)
-_F64_TINY = 2.0 ** -1022
+_F32_TINY = np.float32(2.0**-126)
+_F16_TINY = np.float16(2.0**-14)
+_F64_TINY = 2.0**-1022
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,7 @@ def round_pair(s: np.ndarray, e: np.ndarray | None, target: np.dtype, mode: int)
 
 # --- arithmetic at float32 precision ------------------------------------------------------------
 
+
 def _wide(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
@@ -126,7 +127,7 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: int, target=np.float3
             s = p + c
             r = s.astype(np.float32)
             halfway = (s.view(np.uint64) & np.uint64(0x1FFFFFFF)) == np.uint64(0x10000000)
-            suspect = halfway | (np.abs(s) < 2.0 ** -125)
+            suspect = halfway | (np.abs(s) < 2.0**-125)
             if suspect.any():
                 s_s, e_s = two_sum(p[suspect], c[suspect])
                 r[suspect] = round_pair(s_s, np.where(np.isfinite(s_s), e_s, 0.0), np.dtype(np.float32), RNE)

@@ -65,11 +65,14 @@ class Hazard:
         where = f"pc 0x{self.pc:04x} `{self.instruction}`"
         if self.producer_pc is None:
             return f"{where}: {self.detail}"
-        return (f"{where}: {self.kind} on {self.register}: {self.detail} "
-                f"(producer at pc 0x{self.producer_pc:04x} `{self.producer}`)")
+        return (
+            f"{where}: {self.kind} on {self.register}: {self.detail} "
+            f"(producer at pc 0x{self.producer_pc:04x} `{self.producer}`)"
+        )
 
 
 # --- register byte map ------------------------------------------------------------------------
+
 
 class ByteMap:
     """Where each register lives in the footprint bit space."""
@@ -123,6 +126,7 @@ def _span(start: int, size: int) -> int:
 
 
 # --- per-instruction facts ---------------------------------------------------------------------
+
 
 @dataclass
 class Facts:
@@ -261,8 +265,9 @@ class FootprintBuilder:
                 reads |= self.flag_bytes(inst.cond_modifier.flag, inst)
             elif inst.opcode != "csel":
                 writes |= self.flag_bytes(inst.cond_modifier.flag, inst)
-        arch_files = [r.file for r in ([inst.dst] if inst.dst is not None else []) + [s for s in inst.srcs
-                      if isinstance(s, Reg)]]
+        arch_files = [
+            r.file for r in ([inst.dst] if inst.dst is not None else []) + [s for s in inst.srcs if isinstance(s, Reg)]
+        ]
         arch = any(f in ARCH_FILES for f in arch_files)
         ooo = T.is_out_of_order(info, self.platform)
         other = inst.opcode in ("sync", "illegal")
@@ -273,23 +278,45 @@ class FootprintBuilder:
         # instructions, math after 18, the rest after 11 (XeHPC's 64-bit integers use the I pipe)
         if fmt == T.MATH:
             latency = latencies["math"]
-        elif pipe == "L" or (self.xelp and inst.dst is not None and inst.dst.type in T.TYPES
-                             and T.type_bytes(inst.dst.type) == 8):
+        elif pipe == "L" or (
+            self.xelp and inst.dst is not None and inst.dst.type in T.TYPES and T.type_bytes(inst.dst.type) == 8
+        ):
             latency = latencies["alu64"]
         else:
             latency = latencies["alu"]
         discards_reads = writes == 0 and not (ooo or other or inst.is_branch)
-        return Facts(index, pc, self.program.text(index), reads, writes, ooo, other, pipe, dep_pipe, arch,
-                     inst.swsb, source_pipes, sync, sync_tokens, latency, inst.send is not None,
-                     fmt == T.DPAS, discards_reads, self.indirect_operands(inst))
+        return Facts(
+            index,
+            pc,
+            self.program.text(index),
+            reads,
+            writes,
+            ooo,
+            other,
+            pipe,
+            dep_pipe,
+            arch,
+            inst.swsb,
+            source_pipes,
+            sync,
+            sync_tokens,
+            latency,
+            inst.send is not None,
+            fmt == T.DPAS,
+            discards_reads,
+            self.indirect_operands(inst),
+        )
 
     def indirect_operands(self, inst: Instruction) -> tuple:
         """(is_write, a0 words -> GRF byte addresses, element size) of each indirect operand."""
         if inst.send is not None or T.OPCODES[inst.opcode].format in (T.DPAS, T.SYNC, T.NULLARY):
             return ()
         n = inst.exec_size
-        operands = [(False, src, (src.vstride, src.width or 1, src.hstride or 0)) for src in inst.srcs
-                    if isinstance(src, Reg) and src.indirect]
+        operands = [
+            (False, src, (src.vstride, src.width or 1, src.hstride or 0))
+            for src in inst.srcs
+            if isinstance(src, Reg) and src.indirect
+        ]
         if inst.dst is not None and inst.dst.indirect:
             h = inst.dst.hstride or 1
             operands.append((True, inst.dst, (n * h, n, h)))
@@ -335,6 +362,7 @@ class FootprintBuilder:
 
 # --- per-class state -------------------------------------------------------------------------------
 
+
 @dataclass
 class Writer:
     pipe: str
@@ -368,12 +396,31 @@ class State:
     last_index: int | None = None
 
     def copy(self) -> State:
-        return State(dict(self.counts), self.all_count, list(self.writers), dict(self.tokens), self.arch_pending,
-                     self.issued, self.last_index)
+        return State(
+            dict(self.counts),
+            self.all_count,
+            list(self.writers),
+            dict(self.tokens),
+            self.arch_pending,
+            self.issued,
+            self.last_index,
+        )
 
     def key(self) -> tuple:
-        writers = tuple(sorted((w.pipe, w.dep_pipe, self.counts.get(w.pipe, 0) - w.pipe_id, self.all_count - w.all_id,
-                                self.issued - w.issued, w.mask, w.facts.index) for w in self.writers))
+        writers = tuple(
+            sorted(
+                (
+                    w.pipe,
+                    w.dep_pipe,
+                    self.counts.get(w.pipe, 0) - w.pipe_id,
+                    self.all_count - w.all_id,
+                    self.issued - w.issued,
+                    w.mask,
+                    w.facts.index,
+                )
+                for w in self.writers
+            )
+        )
         tokens = tuple(sorted((n, t.dst, t.src, t.facts.index) for n, t in self.tokens.items()))
         return writers, tokens, None if self.arch_pending is None else self.arch_pending.index, self.last_index
 
@@ -412,9 +459,18 @@ class HazardChecker:
         if key in self._seen:
             return
         self._seen.add(key)
-        self.hazards.append(Hazard(kind, facts.pc, facts.text, producer.pc if producer else None,
-                                   producer.text if producer else "", self.builder.map.describe(mask) if mask else "",
-                                   detail, threads))
+        self.hazards.append(
+            Hazard(
+                kind,
+                facts.pc,
+                facts.text,
+                producer.pc if producer else None,
+                producer.text if producer else "",
+                self.builder.map.describe(mask) if mask else "",
+                detail,
+                threads,
+            )
+        )
 
     def _wait_distance(self, state: State, pipes, distance: int) -> None:
         if pipes == "A":
@@ -471,8 +527,14 @@ class HazardChecker:
             pending = state.arch_pending
             state.arch_pending = None
             if not (swsb.distance == 1 and (swsb.pipe == "A" or self.xelp)):
-                self.report("arch", facts, pending, 0, "the instruction after a cr0/sr0/ce0 access needs "
-                            f"{'@1' if self.xelp else 'A@1'}", threads)
+                self.report(
+                    "arch",
+                    facts,
+                    pending,
+                    0,
+                    f"the instruction after a cr0/sr0/ce0 access needs {'@1' if self.xelp else 'A@1'}",
+                    threads,
+                )
         # 3. dependencies on results still in flight
         reads, writes = facts.reads, facts.writes
         if reads or writes:
@@ -482,17 +544,35 @@ class HazardChecker:
                     self.report("RAW", facts, w.facts, overlap, self._needs(state, w), threads)
                 overlap = w.mask & writes
                 if overlap and (facts.out_of_order or w.dep_pipe != facts.dep_pipe) and not facts.other:
-                    self.report("WAW", facts, w.facts, overlap, "overwrites an in-order result of another pipe "
-                                f"still in flight; {self._needs(state, w)}", threads)
+                    self.report(
+                        "WAW",
+                        facts,
+                        w.facts,
+                        overlap,
+                        f"overwrites an in-order result of another pipe still in flight; {self._needs(state, w)}",
+                        threads,
+                    )
             for n, token in list(state.tokens.items()):
                 overlap = token.dst & reads
                 if overlap:
-                    self.report("RAW", facts, token.facts, overlap, f"reads the result of ${n} without waiting "
-                                f"for ${n}.dst", threads)
+                    self.report(
+                        "RAW",
+                        facts,
+                        token.facts,
+                        overlap,
+                        f"reads the result of ${n} without waiting for ${n}.dst",
+                        threads,
+                    )
                 overlap = token.dst & writes
                 if overlap:
-                    self.report("WAW", facts, token.facts, overlap, f"overwrites the destination of ${n} without "
-                                f"waiting for ${n}.dst", threads)
+                    self.report(
+                        "WAW",
+                        facts,
+                        token.facts,
+                        overlap,
+                        f"overwrites the destination of ${n} without waiting for ${n}.dst",
+                        threads,
+                    )
                 overlap = token.src & writes
                 if overlap and self._same_out_of_order_pipe(facts, token.facts):
                     # One out-of-order pipe reads its instructions' sources in order, so a later
@@ -502,8 +582,9 @@ class HazardChecker:
                     # waited on, those bytes are free: no longer the earlier pending source.
                     state.tokens[n] = replace(token, src=token.src & ~overlap)
                 elif overlap:
-                    self.report("WAR", facts, token.facts, overlap, f"overwrites a source of ${n} before "
-                                f"${n}.src", threads)
+                    self.report(
+                        "WAR", facts, token.facts, overlap, f"overwrites a source of ${n} before ${n}.src", threads
+                    )
         # 4. record this instruction
         if facts.out_of_order:
             if sets_token is not None:
@@ -515,8 +596,9 @@ class HazardChecker:
             all_id = state.all_count
             state.all_count += 1
             if facts.writes:
-                state.writers.append(Writer(pipe, facts.dep_pipe, pipe_id, all_id, state.issued, facts.latency,
-                                            facts.writes, facts))
+                state.writers.append(
+                    Writer(pipe, facts.dep_pipe, pipe_id, all_id, state.issued, facts.latency, facts.writes, facts)
+                )
         if not facts.other:
             state.issued += 1
         if facts.arch:

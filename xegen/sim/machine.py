@@ -38,10 +38,22 @@ DEAD = np.iinfo(np.int32).max  # pc of a channel that never runs again
 
 
 class Machine:
-    def __init__(self, program: Program, platform: hwlib.Platform, grf_count: int, live: np.ndarray, *,
-                 memory: DeviceMemory, surfaces: dict[int, Surface], general_state_base: int,
-                 slm: SharedLocalMemory, group_of_thread: np.ndarray, hazards=None, start: int = 0,
-                 scratch: Scratch | None = None):
+    def __init__(
+        self,
+        program: Program,
+        platform: hwlib.Platform,
+        grf_count: int,
+        live: np.ndarray,
+        *,
+        memory: DeviceMemory,
+        surfaces: dict[int, Surface],
+        general_state_base: int,
+        slm: SharedLocalMemory,
+        group_of_thread: np.ndarray,
+        hazards=None,
+        start: int = 0,
+        scratch: Scratch | None = None,
+    ):
         self.program = program
         self.platform = platform
         threads = live.shape[0]
@@ -62,7 +74,7 @@ class Machine:
 
         # scheduling state
         self.live = np.zeros((threads, MAX_CHANNELS), dtype=bool)
-        self.live[:, :live.shape[1]] = live
+        self.live[:, : live.shape[1]] = live
         self.done = np.zeros(threads, dtype=bool)
         self.blocked = np.zeros(threads, dtype=bool)
         self.uniform = True
@@ -110,8 +122,9 @@ class Machine:
                     self.branches[index] = Branch(inst, index, self)
                 except Error as error:
                     self.control_kind[index] = "error"
-                    self.ops[index] = _raiser(error if isinstance(error, SimulationError)
-                                              else SimulationError(str(error)))
+                    self.ops[index] = _raiser(
+                        error if isinstance(error, SimulationError) else SimulationError(str(error))
+                    )
 
     @staticmethod
     def _kind(inst: Instruction) -> str:
@@ -143,6 +156,7 @@ class Machine:
             def op():
                 inner()
                 self._update_float_mode()
+
         return op
 
     def _update_float_mode(self) -> None:
@@ -278,8 +292,10 @@ class Machine:
         if not runnable.any():
             stuck = np.nonzero(self.blocked & ~self.done)[0]
             pcs = sorted({int(chan_pc[t].min()) for t in stuck})
-            raise SimulationError("deadlock: threads wait at a barrier that can never complete "
-                                  f"(waiting at {', '.join(self.program.where(p) for p in pcs[:3])})")
+            raise SimulationError(
+                "deadlock: threads wait at a barrier that can never complete "
+                f"(waiting at {', '.join(self.program.where(p) for p in pcs[:3])})"
+            )
         live_pcs = np.where(runnable[:, None], chan_pc, DEAD)
         cur = int(live_pcs.min())
         at = live_pcs == cur
@@ -393,4 +409,5 @@ def _not_compiled() -> None:
 def _raiser(error: Error) -> Callable[[], None]:
     def run():
         raise error
+
     return run

@@ -104,6 +104,7 @@ def _channel_mask(inst: Instruction, m: Machine, mask_of):
     def mask() -> np.ndarray:
         mask = mask_of()
         return np.ones((threads, n), dtype=bool) if mask is None else np.broadcast_to(mask, (threads, n))
+
     return mask
 
 
@@ -113,8 +114,10 @@ def _operands(inst: Instruction) -> tuple[Format, Reg, list[Reg]]:
     registers = [op for op in operands if isinstance(op, Reg)]
     types = {reg.type for reg in registers}
     if len(registers) != len(operands) or len(types) != 1 or next(iter(types)) not in FORMATS:
-        raise SimulationError(f"{inst.opcode}{f'.{inst.function}' if inst.function else ''} operands must be "
-                              "registers of one type, :f or :df")
+        raise SimulationError(
+            f"{inst.opcode}{f'.{inst.function}' if inst.function else ''} operands must be "
+            "registers of one type, :f or :df"
+        )
     return FORMATS[next(iter(types))], registers[0], registers[1:]
 
 
@@ -148,13 +151,15 @@ def _extended_reader(reg: Reg, inst: Instruction, m: Machine, index: int, fmt: F
                 exact = abs(exact)
             values.append(-exact if negate else exact)
         return values
+
     return reader
 
 
 def _writer(dst: Reg, inst: Instruction, m: Machine, fmt: Format):
     """Stores exact per-channel values into dst (and its mme register)."""
-    store = Destination(Reg(dst.file, dst.number, dst.subreg, fmt.name, hstride=dst.hstride or 1), inst.exec_size,
-                        m.files)
+    store = Destination(
+        Reg(dst.file, dst.number, dst.subreg, fmt.name, hstride=dst.hstride or 1), inst.exec_size, m.files
+    )
     mme = dst.mme if dst.mme is not None and dst.mme < MME_REGISTERS else None
     where = _byte_offset(dst, m, fmt)
     threads_n, n = m.files.threads, inst.exec_size
@@ -183,6 +188,7 @@ def _writer(dst: Reg, inst: Instruction, m: Machine, fmt: Format):
             t, lane = threads[k], lanes[k]
             ext.shadow[t, lane] = rounded[t, lane]
             ext.exact[t, lane] = None if isinstance(value, float) else value
+
     return write
 
 
@@ -205,6 +211,7 @@ def _madm(inst: Instruction, m: Machine, mask):
             exact = x + y * z
             results.append(exact if final else round_significant(exact, fmt.mme_precision))
         write(threads, lanes, results, final)
+
     return run
 
 
@@ -228,8 +235,7 @@ def _invm_rsqtm(inst: Instruction, m: Machine, mask, divide: bool):
         results, early = [], np.zeros(enabled.shape, dtype=bool)
         for k in range(threads.size):
             a = operands[0][k]
-            special = any(_special(v) for v in (operands[0][k], operands[1][k])) if divide \
-                else _special(a) or a < 0
+            special = any(_special(v) for v in (operands[0][k], operands[1][k])) if divide else _special(a) or a < 0
             if special:
                 early[threads[k], lanes[k]] = True
                 x = fmt.dtype(float(a))
@@ -243,6 +249,7 @@ def _invm_rsqtm(inst: Instruction, m: Machine, mask, divide: bool):
         write(threads, lanes, results, False)
         if flag is not None:
             flag(early, enabled)
+
     return run
 
 
@@ -292,15 +299,21 @@ def round_to_format(value: Fraction, fmt: Format, rounding: int, keep_denormals:
     scaled = magnitude / Fraction(2) ** quantum
     integer, remainder = divmod(scaled.numerator, scaled.denominator)
     if remainder:
-        away = {fpround.RNE: 2 * remainder > scaled.denominator or (2 * remainder == scaled.denominator
-                                                                      and integer & 1),
-                fpround.RU: not negative, fpround.RD: negative, fpround.RTZ: False}[rounding]
+        away = {
+            fpround.RNE: 2 * remainder > scaled.denominator or (2 * remainder == scaled.denominator and integer & 1),
+            fpround.RU: not negative,
+            fpround.RD: negative,
+            fpround.RTZ: False,
+        }[rounding]
         integer += int(away)
-    largest = (2 ** fmt.mantissa_bits - 1) * Fraction(2) ** (fmt.max_exponent - fmt.mantissa_bits + 1)
+    largest = (2**fmt.mantissa_bits - 1) * Fraction(2) ** (fmt.max_exponent - fmt.mantissa_bits + 1)
     result = integer * Fraction(2) ** quantum
     if result > largest:
-        to_infinity = rounding == fpround.RNE or (rounding == fpround.RU and not negative) or \
-            (rounding == fpround.RD and negative)
+        to_infinity = (
+            rounding == fpround.RNE
+            or (rounding == fpround.RU and not negative)
+            or (rounding == fpround.RD and negative)
+        )
         out = float("inf") if to_infinity else float(largest)
     elif not keep_denormals and result < fmt.min_normal:
         out = 0.0

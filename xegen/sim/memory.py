@@ -55,8 +55,13 @@ class DeviceMemory:
         base = self._next
         self.regions.append(Region(name, base, flat))
         if flat.size % PAGE:  # the rest of the last page
-            self.regions.append(Region(f"{name} (end of its last page)", base + flat.size,
-                                       np.zeros(PAGE - flat.size % PAGE, dtype=np.uint8)))
+            self.regions.append(
+                Region(
+                    f"{name} (end of its last page)",
+                    base + flat.size,
+                    np.zeros(PAGE - flat.size % PAGE, dtype=np.uint8),
+                )
+            )
         size = max(flat.size, 1)
         self._next = base + (size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT + GUARD
         self._bases = np.array([r.base for r in self.regions], dtype=np.uint64)
@@ -119,8 +124,12 @@ class DeviceMemory:
             element_write(region.data, offsets, values[which])
 
 
-UNSIGNED: dict[int, np.dtype] = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
-                                 8: np.dtype(np.uint64)}
+UNSIGNED: dict[int, np.dtype] = {
+    1: np.dtype(np.uint8),
+    2: np.dtype(np.uint16),
+    4: np.dtype(np.uint32),
+    8: np.dtype(np.uint64),
+}
 
 
 def element_read(data: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:

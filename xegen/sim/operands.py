@@ -42,8 +42,9 @@ def region_elements(exec_size: int, vstride: int, width: int, hstride: int) -> n
     return (i // width) * vstride + (i % width) * hstride
 
 
-def strided_view(base: np.ndarray, offset: int, dtype: np.dtype, exec_size: int, vstride: int, width: int,
-                 hstride: int, where: str) -> tuple[np.ndarray, bool]:
+def strided_view(
+    base: np.ndarray, offset: int, dtype: np.dtype, exec_size: int, vstride: int, width: int, hstride: int, where: str
+) -> tuple[np.ndarray, bool]:
     """A view of region <v;w,h> at byte `offset` of every row of `base`; the flag says whether
     the view must be reshaped (copied) to (threads, exec_size)."""
     threads, row = base.shape
@@ -56,11 +57,11 @@ def strided_view(base: np.ndarray, offset: int, dtype: np.dtype, exec_size: int,
     if exec_size == 1 or (vstride == 0 and hstride == 0) or (width == 1 and vstride == 0):
         return np.ndarray((threads, 1), dtype, buffer=base, offset=offset, strides=(row, size)), False
     if width >= exec_size or vstride == width * hstride:
-        return np.ndarray((threads, exec_size), dtype, buffer=base, offset=offset,
-                          strides=(row, hstride * size)), False
+        return np.ndarray((threads, exec_size), dtype, buffer=base, offset=offset, strides=(row, hstride * size)), False
     rows = exec_size // width
-    return np.ndarray((threads, rows, width), dtype, buffer=base, offset=offset,
-                      strides=(row, vstride * size, hstride * size)), True
+    return np.ndarray(
+        (threads, rows, width), dtype, buffer=base, offset=offset, strides=(row, vstride * size, hstride * size)
+    ), True
 
 
 def _apply_modifiers(reader: Reader, reg: Reg, etype: dt.ElementType, bitwise: bool) -> Reader:
@@ -86,8 +87,15 @@ def _apply_modifiers(reader: Reader, reg: Reg, etype: dt.ElementType, bitwise: b
     return reader
 
 
-def source(op, exec_size: int, files: RegisterFiles, *, region: tuple[int, int, int] | None = None,
-           bitwise: bool = False, where: str = "src") -> tuple[Reader, dt.ElementType]:
+def source(
+    op,
+    exec_size: int,
+    files: RegisterFiles,
+    *,
+    region: tuple[int, int, int] | None = None,
+    bitwise: bool = False,
+    where: str = "src",
+) -> tuple[Reader, dt.ElementType]:
     """A reader of operand `op` for `exec_size` channels, and the operand's element type."""
     if isinstance(op, Imm):
         values, type_name = dt.immediate_values(op.value, op.type, exec_size)
@@ -118,6 +126,7 @@ def source(op, exec_size: int, files: RegisterFiles, *, region: tuple[int, int, 
             return view.reshape(threads, exec_size) if reshape else view
 
         if etype.name in ("bf", "tf32", "bf8"):
+
             def reader():
                 return dt.to_value(bits(), etype)
         else:
@@ -143,8 +152,9 @@ def indirect_addresses(reg: Reg, exec_size: int, size: int, region: tuple) -> Ca
     return lambda a0: a0[:, first].astype(np.int64) + offsets
 
 
-def _indirect_reader(reg: Reg, exec_size: int, files: RegisterFiles, etype: dt.ElementType,
-                     region: tuple, where: str) -> Reader:
+def _indirect_reader(
+    reg: Reg, exec_size: int, files: RegisterFiles, etype: dt.ElementType, region: tuple, where: str
+) -> Reader:
     """r[a0.n, off]: per-thread byte addresses from a0 words."""
     size = etype.size
     threads = files.threads
@@ -171,8 +181,7 @@ def _indirect_reader(reg: Reg, exec_size: int, files: RegisterFiles, etype: dt.E
 class Destination:
     """Stores results into a destination region under an execution mask."""
 
-    def __init__(self, reg: Reg, exec_size: int, files: RegisterFiles, *, saturate: bool = False,
-                 where: str = "dst"):
+    def __init__(self, reg: Reg, exec_size: int, files: RegisterFiles, *, saturate: bool = False, where: str = "dst"):
         self.reg = reg
         self.etype = dt.TYPES[reg.type]
         self.exec_size = exec_size
@@ -187,8 +196,16 @@ class Destination:
         elif not self.is_null:
             base, _ = files.file(reg.file, for_write=True)
             offset = files.register_base(reg.file, reg.number) + reg.subreg * size
-            self.view, _ = strided_view(base, offset, self.etype.storage, exec_size, hstride * exec_size
-                                        if exec_size > 1 else 0, exec_size, hstride, where=where)
+            self.view, _ = strided_view(
+                base,
+                offset,
+                self.etype.storage,
+                exec_size,
+                hstride * exec_size if exec_size > 1 else 0,
+                exec_size,
+                hstride,
+                where=where,
+            )
 
     def convert(self, values: np.ndarray, mode: fpround.FloatMode) -> np.ndarray:
         return convert(values, self.etype, self.saturate, mode)
@@ -216,8 +233,7 @@ class Destination:
             np.copyto(self.view, data, where=mask)
 
 
-def _indirect_writer(reg: Reg, exec_size: int, files: RegisterFiles, etype: dt.ElementType, hstride: int,
-                     where: str):
+def _indirect_writer(reg: Reg, exec_size: int, files: RegisterFiles, etype: dt.ElementType, hstride: int, where: str):
     size = etype.size
     threads = files.threads
     row = files.grf.shape[1]
@@ -240,6 +256,7 @@ def _indirect_writer(reg: Reg, exec_size: int, files: RegisterFiles, etype: dt.E
 
 
 # --- value conversion -------------------------------------------------------------------------
+
 
 def convert(values: np.ndarray, to: dt.ElementType, saturate: bool, mode: fpround.FloatMode) -> np.ndarray:
     """Computed values -> storage of type `to` (see the module docstring of `datatypes`)."""
@@ -283,7 +300,7 @@ def _to_float(values: np.ndarray, to: dt.ElementType, saturate: bool, mode: fpro
     if to.name == "bf":
         return dt.f32_to_bf16(result)
     if to.name == "tf32":
-        return (result.view(np.uint32) & np.uint32(0xFFFFE000))
+        return result.view(np.uint32) & np.uint32(0xFFFFE000)
     if to.name == "bf8":
         return (result.astype(np.float16).view(np.uint16) >> np.uint16(8)).astype(np.uint8)
     return result
@@ -294,7 +311,7 @@ def float_to_int(values: np.ndarray, to: dt.ElementType) -> np.ndarray:
     x = np.trunc(np.nan_to_num(values.astype(np.float64), nan=0.0))
     if to.bits < 64:
         return np.clip(x, to.min, to.max).astype(np.int64).astype(to.storage)
-    limit = 2.0 ** 63 if to.is_signed else 2.0 ** 64
+    limit = 2.0**63 if to.is_signed else 2.0**64
     big = x >= limit
     safe = np.clip(x, float(to.min), np.nextafter(limit, 0))
     return np.where(big, np.array(to.max, dtype=to.storage), safe.astype(to.storage))

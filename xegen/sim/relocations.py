@@ -38,14 +38,18 @@ def relocate(kernel: ZebinKernel) -> bytes:
             value = per_thread_data_offset(kernel)
         elif r.symbol == IMPLICIT_ARGS_SYMBOL:
             if kernel.execution_env.has_stack_calls:
-                raise UnsupportedError(f"kernel {kernel.name} needs NEO's implicit-arguments structure (it makes "
-                                       "stack calls), which the simulator does not provide")
+                raise UnsupportedError(
+                    f"kernel {kernel.name} needs NEO's implicit-arguments structure (it makes "
+                    "stack calls), which the simulator does not provide"
+                )
             continue  # NEO leaves it as compiled when there are no implicit arguments
         elif not r.symbol:
             value = 0
         else:
-            raise UnsupportedError(f"kernel {kernel.name} refers to symbol '{r.symbol}' (relocation at code offset "
-                                   f"0x{r.offset:x}); global variables, constants and functions are not simulated")
+            raise UnsupportedError(
+                f"kernel {kernel.name} refers to symbol '{r.symbol}' (relocation at code offset "
+                f"0x{r.offset:x}); global variables, constants and functions are not simulated"
+            )
         _patch(code, r.offset, r.type, value, kernel.name)
     return bytes(code)
 
@@ -58,8 +62,9 @@ def _patch(code: bytearray, offset: int, kind: int, value: int, kernel: str) -> 
     elif kind == R_ZE_SYM_ADDR_32_HI:
         raw = struct.pack("<I", (value >> 32) & 0xFFFFFFFF)
     else:
-        raise UnsupportedError(f"kernel {kernel}: relocation type {kind} at code offset 0x{offset:x} is not one NEO "
-                               "applies to code")
+        raise UnsupportedError(
+            f"kernel {kernel}: relocation type {kind} at code offset 0x{offset:x} is not one NEO applies to code"
+        )
     if offset < 0 or offset + len(raw) > len(code):
         raise UnsupportedError(f"kernel {kernel}: relocation at code offset 0x{offset:x} lies outside the code")
-    code[offset:offset + len(raw)] = raw
+    code[offset : offset + len(raw)] = raw

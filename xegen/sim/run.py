@@ -49,8 +49,10 @@ def platform_of(zebin: Zebin, hw: str | hwlib.Platform | None) -> hwlib.Platform
     built_for = zebin.platform
     if hw is None:
         if built_for is None:
-            raise Error(f"the zebin names product family {zebin.product_family} and gfx core {zebin.gfx_core}, "
-                        "no platform xegen knows; pass hw= to choose a platform")
+            raise Error(
+                f"the zebin names product family {zebin.product_family} and gfx core {zebin.gfx_core}, "
+                "no platform xegen knows; pass hw= to choose a platform"
+            )
         return built_for
     platform = hwlib.platform(hw)
     if built_for is not None and built_for is not platform:
@@ -58,10 +60,19 @@ def platform_of(zebin: Zebin, hw: str | hwlib.Platform | None) -> hwlib.Platform
     return platform
 
 
-def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size, local_size,
-        hw: str | hwlib.Platform | None = None, *, check_hazards: bool | str = True,
-        global_offset=(0, 0, 0), batch_threads: int = DEFAULT_BATCH_THREADS,
-        max_threads: int = dispatch.DEFAULT_MAX_THREADS) -> RunResult:
+def run(
+    zebin: bytes | Zebin,
+    kernel_name: str,
+    args: Sequence[Any],
+    global_size,
+    local_size,
+    hw: str | hwlib.Platform | None = None,
+    *,
+    check_hazards: bool | str = True,
+    global_offset=(0, 0, 0),
+    batch_threads: int = DEFAULT_BATCH_THREADS,
+    max_threads: int = dispatch.DEFAULT_MAX_THREADS,
+) -> RunResult:
     """Run kernel `kernel_name` of a zebin over `global_size` work-items in groups of `local_size`.
 
     `args` are the kernel's arguments in order: numpy arrays for global pointers (read and
@@ -84,8 +95,18 @@ def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size
     if env.simd_size not in platform.simd_widths and env.simd_size != 1:
         raise Error(f"kernel {kernel_name} is SIMD{env.simd_size}, which {platform.display_name} does not run")
     memory = DeviceMemory()
-    launch = dispatch.prepare(kernel, platform, args, global_size, local_size, memory, global_offset,
-                              dispatch.argument_info(dict(parsed.raw), kernel_name), max_threads, max(1, batch_threads))
+    launch = dispatch.prepare(
+        kernel,
+        platform,
+        args,
+        global_size,
+        local_size,
+        memory,
+        global_offset,
+        dispatch.argument_info(dict(parsed.raw), kernel_name),
+        max_threads,
+        max(1, batch_threads),
+    )
     total_threads = dispatch.thread_count(launch)
     if launch.private_per_thread:  # one slot per hardware thread of a batch, as sr0.0 numbers them
         launch.private_base = memory.allocate("private memory", launch.private_per_thread * launch.thread_slots)
@@ -93,8 +114,11 @@ def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size
     program = Program(relocate(kernel), platform)
     scratch = None
     if launch.scratch_per_thread:
-        scratch = Scratch(launch.ioh_base + launch.scratch_offset, launch.scratch_per_thread,
-                          dispatch.SCRATCH_SURFACE_STATE >> 4 if platform.compute_walker else None)
+        scratch = Scratch(
+            launch.ioh_base + launch.scratch_offset,
+            launch.scratch_per_thread,
+            dispatch.SCRATCH_SURFACE_STATE >> 4 if platform.compute_walker else None,
+        )
     checker = HazardChecker(program, platform) if check_hazards else None
 
     started = time.perf_counter()
@@ -104,10 +128,20 @@ def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size
         threads = sum(launch.groups[i].threads for i in batch)
         live, group_of_thread = dispatch.batch_layout(launch, batch, threads)
         slm = SharedLocalMemory(len(batch), launch.slm_bytes, platform.max_slm_bytes)
-        machine = Machine(program, platform, env.grf_count, live, memory=memory, surfaces=launch.surfaces,
-                          general_state_base=launch.ioh_base, slm=slm, group_of_thread=group_of_thread,
-                          hazards=checker.start_batch(threads) if checker else None, scratch=scratch,
-                          start=program.start_index(dispatch.start_offset(launch, launch.groups[batch[0]].local_size)))
+        machine = Machine(
+            program,
+            platform,
+            env.grf_count,
+            live,
+            memory=memory,
+            surfaces=launch.surfaces,
+            general_state_base=launch.ioh_base,
+            slm=slm,
+            group_of_thread=group_of_thread,
+            hazards=checker.start_batch(threads) if checker else None,
+            scratch=scratch,
+            start=program.start_index(dispatch.start_offset(launch, launch.groups[batch[0]].local_size)),
+        )
         dispatch.fill_registers(launch, batch, machine.files.grf, machine.files.sr, machine.files.ce, ctd_by_size)
         machine.run()
         instructions += machine.instruction_count
@@ -115,8 +149,18 @@ def run(zebin: bytes | Zebin, kernel_name: str, args: Sequence[Any], global_size
         executions += machine.executions()
     seconds = time.perf_counter() - started
     hazards = checker.hazards if checker else []
-    result = RunResult(kernel_name, platform.name, env.simd_size, len(launch.groups), total_threads, instructions,
-                       lanes, seconds, hazards, tuple(int(n) for n in executions))
+    result = RunResult(
+        kernel_name,
+        platform.name,
+        env.simd_size,
+        len(launch.groups),
+        total_threads,
+        instructions,
+        lanes,
+        seconds,
+        hazards,
+        tuple(int(n) for n in executions),
+    )
     if hazards and check_hazards in (True, "raise"):
         raise HazardError(hazards)
     return result

@@ -80,8 +80,9 @@ class Pool:
         self._start()
 
     def _start(self) -> None:
-        self.executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=warm_up)
+        self.executor = ProcessPoolExecutor(
+            self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=warm_up
+        )
 
     @property
     def capacity(self) -> int:
@@ -138,8 +139,9 @@ class Ray:
 
     name = "ray"
 
-    def __init__(self, address: str, workers: int | None = None, function: Callable = run_job,
-                 runtime_env: dict | None = None):
+    def __init__(
+        self, address: str, workers: int | None = None, function: Callable = run_job, runtime_env: dict | None = None
+    ):
         try:
             import ray  # Ray takes a second to import and is an optional dependency (xegen[ray])
         except ImportError:
@@ -147,8 +149,9 @@ class Ray:
         self.ray = ray
         self.started = not ray.is_initialized()
         if self.started:
-            options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-                           runtime_env=runtime_env)
+            options: dict[str, Any] = dict(
+                include_dashboard=False, log_to_driver=False, logging_level="ERROR", runtime_env=runtime_env
+            )
             try:
                 if address == "local":
                     # Ray starts its workers at niceness 15; on a machine shared with other work

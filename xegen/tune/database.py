@@ -115,8 +115,9 @@ class Database:
                 self.connection.execute("PRAGMA journal_mode=WAL")
                 self.connection.execute(SCHEMA)
             else:
-                self.connection = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
-                                                  timeout=BUSY_SECONDS, isolation_level=None)
+                self.connection = sqlite3.connect(
+                    f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_SECONDS, isolation_level=None
+                )
             self.connection.execute("SELECT count(*) FROM tuned").fetchone()
         except sqlite3.DatabaseError as error:
             raise Error(f"--db {path}: not a tuning database ({error})") from None
@@ -141,9 +142,11 @@ class Database:
         entries = [entries] if isinstance(entries, Entry) else list(entries)
         placeholders = ", ".join("?" for _ in COLUMNS)
         updates = ", ".join(f"{c} = excluded.{c}" for c in COLUMNS[3:])
-        statement = (f"INSERT INTO tuned ({', '.join(COLUMNS)}) VALUES ({placeholders}) "
-                     f"ON CONFLICT (problem, platform, version) DO UPDATE SET {updates} "
-                     f"WHERE excluded.modeled_cycles < tuned.modeled_cycles")
+        statement = (
+            f"INSERT INTO tuned ({', '.join(COLUMNS)}) VALUES ({placeholders}) "
+            f"ON CONFLICT (problem, platform, version) DO UPDATE SET {updates} "
+            f"WHERE excluded.modeled_cycles < tuned.modeled_cycles"
+        )
         changed = 0
         cursor = self.connection.cursor()
         cursor.execute("BEGIN IMMEDIATE")
@@ -159,9 +162,10 @@ class Database:
 
     # -- reading -------------------------------------------------------------------------------
     def lookup(self, problem: Problem, platform: str, version: str | None = None) -> Entry | None:
-        row = self.connection.execute(f"SELECT {', '.join(COLUMNS)} FROM tuned WHERE problem = ? AND platform = ? "
-                                      "AND version = ?", (problem_key(problem), platform,
-                                                          version or version_key())).fetchone()
+        row = self.connection.execute(
+            f"SELECT {', '.join(COLUMNS)} FROM tuned WHERE problem = ? AND platform = ? AND version = ?",
+            (problem_key(problem), platform, version or version_key()),
+        ).fetchone()
         return _entry(row) if row else None
 
     def entries(self) -> list[Entry]:
@@ -185,8 +189,9 @@ class Database:
 
 
 def _row(entry: Entry) -> tuple:
-    return tuple(json.dumps(getattr(entry, c), sort_keys=False) if c in JSON_COLUMNS else getattr(entry, c)
-                 for c in COLUMNS)
+    return tuple(
+        json.dumps(getattr(entry, c), sort_keys=False) if c in JSON_COLUMNS else getattr(entry, c) for c in COLUMNS
+    )
 
 
 def _entry(row) -> Entry:
@@ -197,9 +202,19 @@ def _entry(row) -> Entry:
 
 
 TYPES: dict[str, type | tuple[type, ...]] = {
-    "problem": str, "platform": str, "version": str, "config": dict, "modeled_cycles": (int, float),
-    "heuristic_config": dict, "heuristic_cycles": (int, float, type(None)), "method": str, "candidates": int,
-    "space": int, "seed": int, "verified_on": str, "found_at": str,
+    "problem": str,
+    "platform": str,
+    "version": str,
+    "config": dict,
+    "modeled_cycles": (int, float),
+    "heuristic_config": dict,
+    "heuristic_cycles": (int, float, type(None)),
+    "method": str,
+    "candidates": int,
+    "space": int,
+    "seed": int,
+    "verified_on": str,
+    "found_at": str,
 }
 
 

@@ -102,8 +102,13 @@ def run_job(job: Job) -> Outcome:
 def _model(job: Job) -> Outcome:
     compilation = compile_problem(job.problem, job.hw, dict(job.overrides))
     cycles = modeled_cycles(compilation)
-    return Outcome(as_items(compilation.config), cycles.device, cycles.bound, len(compilation.compiled.instructions),
-                   fallbacks=compilation.fallbacks)
+    return Outcome(
+        as_items(compilation.config),
+        cycles.device,
+        cycles.bound,
+        len(compilation.compiled.instructions),
+        fallbacks=compilation.fallbacks,
+    )
 
 
 def _verify(job: Job) -> Outcome:
@@ -115,11 +120,16 @@ def _verify(job: Job) -> Outcome:
     problems = [str(c) for c in checked.comparisons if not c.ok] + [str(h) for h in checked.run.hazards[:3]]
     if not counts_match:
         problems.append("the static execution counts differ from the simulator's")
-    return Outcome(as_items(compilation.config), reduced=str(reduced.desc), verified=not problems,
-                   error="; ".join(problems) or None)
+    return Outcome(
+        as_items(compilation.config),
+        reduced=str(reduced.desc),
+        verified=not problems,
+        error="; ".join(problems) or None,
+    )
 
 
 # The reduced problem -------------------------------------------------------------------------
+
 
 def _resized(desc: Descriptor, mb: int, outputs: int) -> Descriptor:
     """`desc` with `mb` and `outputs` along its outermost spatial dimension, the input sized so that
@@ -131,8 +141,9 @@ def _resized(desc: Descriptor, mb: int, outputs: int) -> Descriptor:
 
 
 def _keeps_shape(plan: KernelPlan, full: KernelPlan) -> bool:
-    return all(g >= min(f, 2) for g, f in zip(plan.grid, full.grid, strict=True)) and \
-        plan.iterations >= min(full.iterations, MIN_ITERATIONS)
+    return all(g >= min(f, 2) for g, f in zip(plan.grid, full.grid, strict=True)) and plan.iterations >= min(
+        full.iterations, MIN_ITERATIONS
+    )
 
 
 def reduced_problem(problem: Problem, config: Config, hw) -> Problem:
@@ -154,4 +165,3 @@ def reduced_problem(problem: Problem, config: Config, hw) -> Problem:
         except (ConfigError, UnsupportedError):
             continue
     return problem
-

@@ -62,7 +62,7 @@ class Search:
             batch = self._next_unseen(GENERATION)
         else:
             batch = self._breed()
-        batch = batch[:self.budget - self.proposed]
+        batch = batch[: self.budget - self.proposed]
         if not batch:
             self.exhausted = True
         self.proposed += len(batch)
@@ -128,7 +128,7 @@ class Search:
             at = options.index(current[position])
             for step in (-1, 1):
                 if 0 <= at + step < len(options):
-                    moved = self.space.index.get(current[:position] + (options[at + step],) + current[position + 1:])
+                    moved = self.space.index.get(current[:position] + (options[at + step],) + current[position + 1 :])
                     if moved is not None:
                         found.append(moved)
         return found

@@ -31,9 +31,16 @@ def compile_tuned(problem, hw, overrides, tuned: Tuned | None, **options) -> tup
     if tuned is None:
         return compile_problem(problem, hw, overrides, **options), None
     entry = tuned.entry
-    about = {"database": tuned.database, "config": entry.config, "modeled_cycles": entry.modeled_cycles,
-             "heuristic_cycles": entry.heuristic_cycles, "method": entry.method, "candidates": entry.candidates,
-             "space": entry.space, "found_at": entry.found_at}
+    about = {
+        "database": tuned.database,
+        "config": entry.config,
+        "modeled_cycles": entry.modeled_cycles,
+        "heuristic_cycles": entry.heuristic_cycles,
+        "method": entry.method,
+        "candidates": entry.candidates,
+        "space": entry.space,
+        "found_at": entry.found_at,
+    }
     try:
         return compile_problem(problem, hw, entry.config, **options), {"used": True, **about}
     except ConfigError as error:  # e.g. a row imported from a differently built xegen
@@ -43,10 +50,14 @@ def compile_tuned(problem, hw, overrides, tuned: Tuned | None, **options) -> tup
 def describe(tuned: dict) -> str:
     """One line for the summary."""
     if not tuned["used"]:
-        return f"tuned: {tuned['database']} has a configuration that does not compile ({tuned['error']}); " \
-               "used the heuristic's"
+        return (
+            f"tuned: {tuned['database']} has a configuration that does not compile ({tuned['error']}); "
+            "used the heuristic's"
+        )
     heuristic = tuned["heuristic_cycles"]
     versus = f", the heuristic's {heuristic:.0f}" if heuristic else ""
-    return (f"tuned: configuration from {tuned['database']} ({tuned['method']}, {tuned['candidates']} of "
-            f"{tuned['space']} configurations, {tuned['found_at']}; modeled {tuned['modeled_cycles']:.0f} cycles"
-            f"{versus})")
+    return (
+        f"tuned: configuration from {tuned['database']} ({tuned['method']}, {tuned['candidates']} of "
+        f"{tuned['space']} configurations, {tuned['found_at']}; modeled {tuned['modeled_cycles']:.0f} cycles"
+        f"{versus})"
+    )

@@ -66,9 +66,21 @@ class Result:
     def entry(self, seed: int, version: str) -> Entry | None:
         if self.winner is None or self.winner_cycles is None or self.heuristic is None:
             return None
-        return Entry(problem_key(self.layer.problem), self.layer.hw.name, version, dict(as_items(self.winner)),
-                     self.winner_cycles, dict(as_items(self.heuristic)), self.heuristic_cycles, self.method,
-                     self.evaluated, self.space, seed, self.verified_on or "", now())
+        return Entry(
+            problem_key(self.layer.problem),
+            self.layer.hw.name,
+            version,
+            dict(as_items(self.winner)),
+            self.winner_cycles,
+            dict(as_items(self.heuristic)),
+            self.heuristic_cycles,
+            self.method,
+            self.evaluated,
+            self.space,
+            seed,
+            self.verified_on or "",
+            now(),
+        )
 
 
 class _LayerRun:
@@ -80,8 +92,7 @@ class _LayerRun:
         given = dict(layer.given)
         self.heuristic = choose_config(gemm, layer.hw, given)
         self.space = TuningSpace(gemm, layer.hw, given, self.heuristic)
-        self.search = Search(self.space, budget, f"{seed}:{problem_key(layer.problem)}:{layer.hw.name}",
-                             self.heuristic)
+        self.search = Search(self.space, budget, f"{seed}:{problem_key(layer.problem)}:{layer.hw.name}", self.heuristic)
         self.verify_top = verify_top
         self.result = Result(layer, len(self.space.candidates), self.search.method)
         self.verifying: dict[Config, Outcome | None] = {}
@@ -95,12 +106,14 @@ class _LayerRun:
         if not self.search.finished and not deadline_passed:
             batch = self.search.ask()
             if batch:  # the heuristic's own job compiles as `xegen conv` does: fall-backs allowed
-                return [(c, Job("model", problem, hw, self.layer.given if c == self.heuristic else as_items(c)))
-                        for c in batch]
+                return [
+                    (c, Job("model", problem, hw, self.layer.given if c == self.heuristic else as_items(c)))
+                    for c in batch
+                ]
         if self.search.pending:
             return []
         if not self.verifying:
-            top = [r.config for r in self.search.ranking()[:self.verify_top]]
+            top = [r.config for r in self.search.ranking()[: self.verify_top]]
             if not top:
                 self._finish()
                 return []
@@ -131,8 +144,10 @@ class _LayerRun:
         ranking = self.search.ranking()
         self.result.ranking = [(r.config, r.cycles) for r in ranking[:10] if r.cycles is not None]
         if self.result.heuristic is None:
-            self.result.error = next((why for c, why in self.result.failed if c == self.heuristic),
-                                     "the heuristic's configuration did not compile")
+            self.result.error = next(
+                (why for c, why in self.result.failed if c == self.heuristic),
+                "the heuristic's configuration did not compile",
+            )
         for evaluated in ranking:
             outcome = self.verifying.get(evaluated.config)
             if outcome is None:
@@ -148,9 +163,16 @@ class _LayerRun:
         self.done = True
 
 
-def tune(layers: list[Layer], backend, budget: int = 64, seconds: float | None = None, seed: int = 0,
-         verify_top: int = VERIFY_TOP, on_progress: Callable[[str, int, int], None] | None = None,
-         on_result: Callable[[int, Result], None] | None = None) -> list[Result]:
+def tune(
+    layers: list[Layer],
+    backend,
+    budget: int = 64,
+    seconds: float | None = None,
+    seed: int = 0,
+    verify_top: int = VERIFY_TOP,
+    on_progress: Callable[[str, int, int], None] | None = None,
+    on_result: Callable[[int, Result], None] | None = None,
+) -> list[Result]:
     """Tune every layer on `backend`; `seconds` stops proposing new candidates after that long (the
     ones submitted finish, and are verified).  `on_progress(label, done, total)` after each job,
     `on_result(index, result)` when a layer is done."""

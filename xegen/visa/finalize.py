@@ -60,8 +60,9 @@ class FinalizerReport:
     @staticmethod
     def parse(listing: str) -> FinalizerReport:
         found = {key: int(value) for key, value in _HEADER.findall(listing)}
-        return FinalizerReport(found.get("instCount", 0), found.get("spill size", 0),
-                               found.get("private memory size", 0))
+        return FinalizerReport(
+            found.get("instCount", 0), found.get("spill size", 0), found.get("private memory size", 0)
+        )
 
 
 @dataclass(frozen=True)
@@ -89,9 +90,12 @@ def compile_visa(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None
         if not report.spill_bytes and not report.private_bytes:
             break
     else:
-        raise SpillError(f"kernel {spec.name}: IGC's finalizer spilled {report.spill_bytes} bytes "
-                         f"({report.private_bytes} bytes of private memory) with {spec.grf_count} GRFs; the vISA "
-                         "back end writes zebins without scratch space", report.spill_bytes + report.private_bytes)
+        raise SpillError(
+            f"kernel {spec.name}: IGC's finalizer spilled {report.spill_bytes} bytes "
+            f"({report.private_bytes} bytes of private memory) with {spec.grf_count} GRFs; the vISA "
+            "back end writes zebins without scratch space",
+            report.spill_bytes + report.private_bytes,
+        )
     instructions, sizes = decode_with_sizes(finalized.code, platform)  # the finalizer compacts
     if trace:
         trace("finalize", lambda: format_kernel(instructions, platform, sizes=sizes))
@@ -99,11 +103,23 @@ def compile_visa(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None
     if slm > platform.max_slm_bytes:
         raise ConfigError(f"kernel {spec.name}: {slm} bytes of SLM exceed {platform.max_slm_bytes}")
     stats = statistics(instructions, grfs_touched(instructions, platform), slm)
-    zebin_kernel = abi.zebin_kernel(finalized.code, spec.grf_count, slm, lowering.uses_barriers,
-                                    lowering.uses_dpas, lowering.uses_atomics)
-    return VisaCompiledKernel(spec.name, platform, tuple(instructions), finalized.code, zebin_kernel, stats,
-                              payload.simd, payload.local_size, tuple(v.name for v in spec.arguments), None,
-                              visa=visa, finalizer=report)
+    zebin_kernel = abi.zebin_kernel(
+        finalized.code, spec.grf_count, slm, lowering.uses_barriers, lowering.uses_dpas, lowering.uses_atomics
+    )
+    return VisaCompiledKernel(
+        spec.name,
+        platform,
+        tuple(instructions),
+        finalized.code,
+        zebin_kernel,
+        stats,
+        payload.simd,
+        payload.local_size,
+        tuple(v.name for v in spec.arguments),
+        None,
+        visa=visa,
+        finalizer=report,
+    )
 
 
 def grfs_touched(instructions, platform: hwlib.Platform) -> int:

@@ -27,13 +27,59 @@ VECTOR = "VECTOR"  # eight lanes of a packed vector immediate
 R0 = "R0"
 
 # Native opcodes that keep their name and operand order in vISA.
-SAME_NAME = frozenset({"mov", "add", "add3", "dp4a", "and", "or", "xor", "not", "asr", "shl", "shr", "mul", "avg",
-                       "lzd", "fbl", "fbh", "cbit", "bfrev", "frc", "rndd", "rndu", "rnde", "rndz", "sel",
-                       "rol", "ror"})
-MATH = {"inv": "inv", "sqrt": "sqrt", "rsqt": "rsqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos",
-        "pow": "pow", "fdiv": "div"}
-CONDITIONS = {"eq": "eq", "ne": "ne", "gt": "gt", "ge": "ge", "lt": "lt", "le": "le", "z": "eq", "nz": "ne",
-              "g": "gt", "l": "lt"}
+SAME_NAME = frozenset(
+    {
+        "mov",
+        "add",
+        "add3",
+        "dp4a",
+        "and",
+        "or",
+        "xor",
+        "not",
+        "asr",
+        "shl",
+        "shr",
+        "mul",
+        "avg",
+        "lzd",
+        "fbl",
+        "fbh",
+        "cbit",
+        "bfrev",
+        "frc",
+        "rndd",
+        "rndu",
+        "rnde",
+        "rndz",
+        "sel",
+        "rol",
+        "ror",
+    }
+)
+MATH = {
+    "inv": "inv",
+    "sqrt": "sqrt",
+    "rsqt": "rsqrt",
+    "exp": "exp",
+    "log": "log",
+    "sin": "sin",
+    "cos": "cos",
+    "pow": "pow",
+    "fdiv": "div",
+}
+CONDITIONS = {
+    "eq": "eq",
+    "ne": "ne",
+    "gt": "gt",
+    "ge": "ge",
+    "lt": "lt",
+    "le": "le",
+    "z": "eq",
+    "nz": "ne",
+    "g": "gt",
+    "l": "lt",
+}
 LSC_SFIDS = {"ugm": "ugm", "ugml": "ugml", "tgm": "tgm", "slm": "slm"}
 LSC_FENCE_OPS = ("none", "evict", "invalidate", "discard", "clean", "flushl3")
 LSC_SCOPES = ("group", "local", "tile", "gpu", "gpus", "sysrel", "sysacq")
@@ -81,8 +127,10 @@ class _Variables:
         lines = []
         for root, types in self.types.items():
             if root == R0:  # aliases of the predefined r0, one per type
-                lines += [f".decl {self.name(R0, t)} v_type=G type={t} num_elts={g // TYPE_BYTES[t]} "
-                          f"align=GRF alias=<%r0, 0>" for t in types]
+                lines += [
+                    f".decl {self.name(R0, t)} v_type=G type={t} num_elts={g // TYPE_BYTES[t]} align=GRF alias=<%r0, 0>"
+                    for t in types
+                ]
                 continue
             if root == CARRY:  # acc0 holds up to 32 dwords; so does its stand-in
                 size, align = 32 * 4, "GRF"
@@ -97,8 +145,12 @@ class _Variables:
             size = -(-size // unit) * unit
             base = self.name(root, "ud")
             lines.append(f".decl {base} v_type=G type=ud num_elts={size // 4} align={align}")
-            lines += [f".decl {self.name(root, t)} v_type=G type={t} num_elts={size // TYPE_BYTES[t]} "
-                      f"align={align} alias=<{base}, 0>" for t in types if t != "ud"]
+            lines += [
+                f".decl {self.name(root, t)} v_type=G type={t} num_elts={size // TYPE_BYTES[t]} "
+                f"align={align} alias=<{base}, 0>"
+                for t in types
+                if t != "ud"
+            ]
         for flag, size in sorted(self.flags, key=lambda f: (f[0].reg, f[0].subreg, f[1])):
             lines.append(f".decl {self.flag(flag, size)} v_type=P num_elts={size}")
         for flag, size in sorted(self.temporaries, key=lambda f: (f[0].reg, f[0].subreg, f[1])):
@@ -116,8 +168,11 @@ class _Translation:
         self.vars = _Variables(program.vregs.regs, hw)
         fixed = {r.id: r for r in program.vregs.regs if r.fixed is not None}
         self.r0_id = next((i for i, r in fixed.items() if r.fixed == 0), None)
-        eot_sources = {op.inst.srcs[0].number for op in program.ops
-                       if op.inst is not None and op.inst.send is not None and op.inst.eot}
+        eot_sources = {
+            op.inst.srcs[0].number
+            for op in program.ops
+            if op.inst is not None and op.inst.send is not None and op.inst.eot
+        }
         self.eot_regs = eot_sources
         self.pushed = {i: r for i, r in fixed.items() if i != self.r0_id and i not in eot_sources}
         self.fence_responses: set[int] = set()
@@ -144,8 +199,9 @@ class _Translation:
             return reg.number
         if reg.file == "acc" and reg.number == 0 and reg.subreg == 0:
             return CARRY
-        raise UnsupportedError(f"register file '{reg.file}' ({reg.file}{reg.number}.{reg.subreg}) "
-                               "has no vISA form in this back end")
+        raise UnsupportedError(
+            f"register file '{reg.file}' ({reg.file}{reg.number}.{reg.subreg}) has no vISA form in this back end"
+        )
 
     def place(self, reg: Reg) -> tuple[str, int, int]:
         """(variable, row, column) of a register operand."""
@@ -179,7 +235,8 @@ class _Translation:
             if inst.opcode in ("and", "or", "xor", "not"):
                 raise UnsupportedError(f"a logical NOT operand of '{inst.opcode}' has no vISA form here")
             modifier = {(True, False): "(-)", (False, True): "(abs)", (True, True): "(-abs)"}[
-                (operand.neg, operand.abs)]
+                (operand.neg, operand.abs)
+            ]
         return f"{modifier}{name}({row},{col})<{v};{w},{h}>"
 
     def as_ud(self, operand: Reg | Imm | None) -> Reg:
@@ -285,8 +342,9 @@ class _Translation:
                 raise UnsupportedError("addc without its carry in acc0")
             carry = Reg(VIRTUAL, 0, 0, "ud").stride(1)
             name = self.vars.register(carry, CARRY)
-            self.emit(f"{self.predicate(inst)}addc {self.exec(inst)} {self.dst(inst.dst)} {name}(0,0)<1> "
-                      + " ".join(sources))
+            self.emit(
+                f"{self.predicate(inst)}addc {self.exec(inst)} {self.dst(inst.dst)} {name}(0,0)<1> " + " ".join(sources)
+            )
             return
         if opcode == "mad":
             name, sources = "mad", [sources[1], sources[2], sources[0]]
@@ -304,15 +362,18 @@ class _Translation:
                 raise UnsupportedError(f"sel.{cond} has no vISA form in this back end")
             if inst.predicate is not None:
                 raise UnsupportedError("a predicated min/max")
-            self.emit(f"{name}{'.sat' if inst.saturate else ''} {self.exec(inst)} {self.dst(inst.dst)} "
-                      + " ".join(sources))
+            self.emit(
+                f"{name}{'.sat' if inst.saturate else ''} {self.exec(inst)} {self.dst(inst.dst)} " + " ".join(sources)
+            )
             return
         elif opcode in SAME_NAME:
             name = opcode
         else:
             raise UnsupportedError(f"instruction '{opcode}' has no vISA form in this back end")
-        self.emit(f"{self.predicate(inst)}{name}{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
-                  + " ".join(sources))
+        self.emit(
+            f"{self.predicate(inst)}{name}{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
+            + " ".join(sources)
+        )
 
     def multiply_pair(self, inst: Instruction) -> None:
         """`mul acc0, a, c.low16` then `mach`/`macl dst, a, c`: the low 32 bits of a * c (macl;
@@ -370,15 +431,19 @@ class _Translation:
         if inst.opcode != "mov" or not isinstance(value, Imm) or value.type == "vf":
             raise UnsupportedError(f"'{inst.opcode}' with a vector immediate has no vISA form in this back end")
         if inst.exec_size == 8:
-            self.emit(f"{self.predicate(inst)}mov{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
-                      f"{immediate(value)}")
+            self.emit(
+                f"{self.predicate(inst)}mov{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
+                f"{immediate(value)}"
+            )
             return
         lanes = Reg(VIRTUAL, 0, 0, "w" if value.type == "v" else "uw")
         temp = self.vars.register(lanes, VECTOR)
         n = inst.exec_size
         self.emit(f"mov (M1_NM, 8) {temp}(0,0)<1> {immediate(value)}")
-        self.emit(f"{self.predicate(inst)}mov{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
-                  f"{temp}(0,0)<{n};{n},1>")
+        self.emit(
+            f"{self.predicate(inst)}mov{self.modifiers(inst)} {self.exec(inst)} {self.dst(inst.dst)} "
+            f"{temp}(0,0)<{n};{n},1>"
+        )
 
     def compare(self, inst: Instruction) -> None:
         cm = inst.cond_modifier
@@ -414,12 +479,15 @@ class _Translation:
     def dpas(self, inst: Instruction) -> None:
         weights, activations = (DPAS_PRECISIONS.get(inst.srcs[i].type) for i in (1, 2))
         if weights is None or activations is None:
-            raise UnsupportedError(f"dpas on {inst.srcs[1].type} x {inst.srcs[2].type} has no vISA form in this "
-                                   "back end")
+            raise UnsupportedError(
+                f"dpas on {inst.srcs[1].type} x {inst.srcs[2].type} has no vISA form in this back end"
+            )
         dst, src0 = inst.dst, inst.srcs[0]
         name, row, col = self.place(self.as_ud(inst.srcs[2]))
-        self.emit(f"{inst.opcode}.{weights}.{activations}.{inst.systolic_depth}.{inst.repeat_count} {self.exec(inst)} "
-                  f"{self.raw_typed(dst)} {self.raw_typed(src0)} {self.raw(inst.srcs[1])} {name}({row},{col})")
+        self.emit(
+            f"{inst.opcode}.{weights}.{activations}.{inst.systolic_depth}.{inst.repeat_count} {self.exec(inst)} "
+            f"{self.raw_typed(dst)} {self.raw_typed(src0)} {self.raw(inst.srcs[1])} {name}({row},{col})"
+        )
 
     def raw_typed(self, operand: Reg | Imm | None) -> str:
         reg = _reg(operand)
@@ -454,8 +522,10 @@ class _Translation:
         if src1.is_null:
             src1_len = 0
         dst = inst.dst if inst.dst is not None and rlen else Reg("null", 0, 0, "ud")
-        self.emit(f"{self.predicate(inst)}raw_sends.{sfid}.{mlen}.{src1_len}.{rlen} {self.exec(inst)} "
-                  f"0x{desc.exdesc:x}:ud 0x{desc.desc:x}:ud {self.raw(inst.srcs[0])} {self.raw(src1)} {self.raw(dst)}")
+        self.emit(
+            f"{self.predicate(inst)}raw_sends.{sfid}.{mlen}.{src1_len}.{rlen} {self.exec(inst)} "
+            f"0x{desc.exdesc:x}:ud 0x{desc.desc:x}:ud {self.raw(inst.srcs[0])} {self.raw(src1)} {self.raw(dst)}"
+        )
 
     def fence_response(self, inst: Instruction) -> None:
         if isinstance(inst.dst, Reg) and inst.dst.file == VIRTUAL:
@@ -514,6 +584,13 @@ def translate(program, name: str, hw: hwlib.Platform, simd: int) -> str:
     body = work.run()
     if work.pending_multiplies or work.barrier_signals:
         raise UnsupportedError("a multiply into acc0 without its mach/macl, or a barrier signal without its wait")
-    header = [f".version {VISA_VERSION}", f'.kernel "{name}"', *work.vars.declarations(),
-              '.kernel_attr Target="cm"', f".kernel_attr SimdSize={simd}", f'.function "{name}_0"', f"{name}_0:"]
+    header = [
+        f".version {VISA_VERSION}",
+        f'.kernel "{name}"',
+        *work.vars.declarations(),
+        '.kernel_attr Target="cm"',
+        f".kernel_attr SimdSize={simd}",
+        f'.function "{name}_0"',
+        f"{name}_0:",
+    ]
     return "\n".join(header + body) + "\n"

@@ -86,8 +86,7 @@ class Corpus:
         self._memory: dict[tuple[str, str, str], bytes] = {}
 
     def zebin(self, build: Build) -> bytes:
-        key = (build.kernel.source, build.variant.device, build.variant.options,
-               build.variant.internal_options)
+        key = (build.kernel.source, build.variant.device, build.variant.options, build.variant.internal_options)
         if key not in self._memory:
             self._memory[key] = self._load_or_compile(*key)
         return self._memory[key]
@@ -95,8 +94,9 @@ class Corpus:
     def _load_or_compile(self, source: str, device: str, options: str, internal_options: str = "") -> bytes:
         if self.cache_dir is None:
             return oracles.ocloc_compile(source, device, options=options, internal_options=internal_options)
-        digest = hashlib.sha256("\0".join((source, device, options, internal_options,
-                                           _ocloc_identity())).encode()).hexdigest()
+        digest = hashlib.sha256(
+            "\0".join((source, device, options, internal_options, _ocloc_identity())).encode()
+        ).hexdigest()
         path = self.cache_dir / f"{digest[:32]}.zebin"
         if path.exists():
             return path.read_bytes()

@@ -61,8 +61,21 @@ KERNEL = CorpusKernel(
         Argument("src", "buffer", "float32", "in"),
         Argument("weights", "buffer", "float32", "in"),
         Argument("dst", "buffer", "float32", "out"),
-        *(Argument(name, "scalar", "int32") for name in (
-            "channels", "in_h", "in_w", "out_channels", "kernel_h", "kernel_w", "stride", "pad", "out_h", "out_w")),
+        *(
+            Argument(name, "scalar", "int32")
+            for name in (
+                "channels",
+                "in_h",
+                "in_w",
+                "out_channels",
+                "kernel_h",
+                "kernel_w",
+                "stride",
+                "pad",
+                "out_h",
+                "out_w",
+            )
+        ),
     ),
     variants=tuple(Variant(d) for d in DEVICES) + (Variant("dg2", LSC_OPTIONS, "lsc"),),
     make_case=make_case,

@@ -46,9 +46,16 @@ class RuleVerdict:
 
     def to_json(self) -> dict:
         return {
-            "name": self.rule.name, "file": self.rule.file, "rule": self.rule.summary, "comment": self.rule.comment,
-            "verdict": self.verdict, "instances": self.instances, "counterexample": self.counterexample,
-            "detail": self.detail, "seconds": round(self.seconds, 3), "cached": self.cached,
+            "name": self.rule.name,
+            "file": self.rule.file,
+            "rule": self.rule.summary,
+            "comment": self.rule.comment,
+            "verdict": self.verdict,
+            "instances": self.instances,
+            "counterexample": self.counterexample,
+            "detail": self.detail,
+            "seconds": round(self.seconds, 3),
+            "cached": self.cached,
         }
 
 
@@ -115,8 +122,13 @@ def read_all_rules(files: Sequence[RuleFile]) -> list[Rule]:
     return [rule for f in files for rule in read_rules(f, guards)]
 
 
-def check_rules(paths: Sequence[Path | str] | None = None, examples: int = 10,
-                effort: int = EFFORT, jobs: int = 1, cache: VerdictCache | None = None) -> list[RuleVerdict]:
+def check_rules(
+    paths: Sequence[Path | str] | None = None,
+    examples: int = 10,
+    effort: int = EFFORT,
+    jobs: int = 1,
+    cache: VerdictCache | None = None,
+) -> list[RuleVerdict]:
     """Check every rule of the files (default: the language and `rules/`), in `jobs` processes;
     the verdicts come back in file order.  With a `cache`, final verdicts of earlier runs are
     reused and new ones stored."""

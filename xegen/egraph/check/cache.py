@@ -52,12 +52,17 @@ class VerdictCache:
         self.directory = Path(directory) if directory is not None else default_directory()
 
     def key(self, rule: Rule, signatures: dict[str, Signature], examples: int) -> str:
-        text = json.dumps({
-            "checker": checker_version(), "rule": rule.text, "kind": rule.kind, "comment": bool(rule.comment.strip()),
-            "guards": rule.guard_text,
-            "signatures": sorted((name, list(s.inputs), s.output) for name, s in signatures.items()),
-            "examples": examples,
-        })
+        text = json.dumps(
+            {
+                "checker": checker_version(),
+                "rule": rule.text,
+                "kind": rule.kind,
+                "comment": bool(rule.comment.strip()),
+                "guards": rule.guard_text,
+                "signatures": sorted((name, list(s.inputs), s.output) for name, s in signatures.items()),
+                "examples": examples,
+            }
+        )
         return hashlib.sha256(text.encode()).hexdigest()
 
     def get(self, key: str) -> dict | None:

@@ -125,8 +125,9 @@ def _derivation(form: sexpr.SList, relations: set[str], where: str) -> tuple[str
     params = [to_pattern(x) for x in actions[0].items[1:]] if len(actions) == 1 else []
     names = tuple(x.name for x in params if isinstance(x, PVar))
     if len(actions) != 1 or len(set(names)) != len(params):
-        raise RuleError(f"{where}: a rule that derives the guard '{guards[0]}' does only that, "
-                        f"with distinct variables: (({guards[0]} x y ...))")
+        raise RuleError(
+            f"{where}: a rule that derives the guard '{guards[0]}' does only that, "
+            f"with distinct variables: (({guards[0]} x y ...))"
+        )
     body = tuple(to_pattern(x) for x in positional[1].items)
     return guards[0], Derivation(names, body)
-

@@ -103,8 +103,9 @@ class Encoder:
             return self._memo[key]
         q, r = self._memo[key] = self.fresh("quotient"), self.fresh("remainder")
         magnitude = z3.If(b < 0, -b, b)
-        definition = z3.Implies(b != 0, z3.And(
-            a == q * b + r, z3.If(a >= 0, z3.And(r >= 0, r < magnitude), z3.And(r <= 0, r > -magnitude))))
+        definition = z3.Implies(
+            b != 0, z3.And(a == q * b + r, z3.If(a >= 0, z3.And(r >= 0, r < magnitude), z3.And(r <= 0, r > -magnitude)))
+        )
         self.definitions.append(definition)
         self.dividends.append((a, len(self.candidates)))
         self.candidates.append(Candidate(z3.And(a >= 0, b > 0), [a == q * b + r, r >= 0, r < b], [definition]))
@@ -147,11 +148,16 @@ class Encoder:
             self.definitions.append(power >= 1)
             for k in (7, 8, 15, 16, 31, 32, 62, 63):
                 if k < limit:
-                    self.definitions += [z3.Implies(count <= k, power <= 1 << k),
-                                         z3.Implies(count >= k, power >= 1 << k)]
+                    self.definitions += [
+                        z3.Implies(count <= k, power <= 1 << k),
+                        z3.Implies(count >= k, power >= 1 << k),
+                    ]
             for other_count, other_limit, other_power in self._powers.values():
-                self.definitions.append(z3.Implies(
-                    z3.And(count == other_count, count >= 0, count < min(limit, other_limit)), power == other_power))
+                self.definitions.append(
+                    z3.Implies(
+                        z3.And(count == other_count, count >= 0, count < min(limit, other_limit)), power == other_power
+                    )
+                )
             self._powers[key] = (count, limit, power)
         return self._powers[key][2]
 
@@ -217,8 +223,14 @@ class Encoder:
             return z3.And(a, b) if op == "land" else z3.Or(a, b)
         if t.is_bool and op in ("lt", "le", "gt", "ge", "min", "max"):
             a, b = z3.If(a, 1, 0), z3.If(b, 1, 0)
-        comparisons = {"eq": lambda: a == b, "ne": lambda: a != b, "lt": lambda: a < b, "le": lambda: a <= b,
-                       "gt": lambda: a > b, "ge": lambda: a >= b}
+        comparisons = {
+            "eq": lambda: a == b,
+            "ne": lambda: a != b,
+            "lt": lambda: a < b,
+            "le": lambda: a <= b,
+            "gt": lambda: a > b,
+            "ge": lambda: a >= b,
+        }
         if op in comparisons:
             return comparisons[op]()
         if op in ("min", "max"):
@@ -366,8 +378,13 @@ class Formula:
             t = hole.var.type
             self.env[hole.var.name] = enc.wrap_to(value, t)
             if not hole.wrap:  # a constant the rule builds must be one of its type
-                side.append(z3.Or(value == 0, value == 1) if t.is_bool else z3.BoolVal(True) if t.kind == "u64"
-                              else z3.And(value >= t.min, value <= t.max))
+                side.append(
+                    z3.Or(value == 0, value == 1)
+                    if t.is_bool
+                    else z3.BoolVal(True)
+                    if t.kind == "u64"
+                    else z3.And(value >= t.min, value <= t.max)
+                )
         claims: list = []
         for lhs, rhs in instance.equal:
             claims.append(enc.encode(lhs, self.env) == enc.encode(rhs, self.env))
@@ -392,8 +409,12 @@ class Formula:
         """The interpreter's verdict on the model's assignment: a Violation, or None if the rule
         holds there (the translation would be wrong)."""
         number = lambda term: model.eval(term, model_completion=True)  # noqa: E731
-        values = {v.name: [int(z3.is_true(number(self.env[v.name]))) if v.type.is_bool
-                           else number(self.env[v.name]).as_long()] for v in self.instance.variables}
+        values = {
+            v.name: [
+                int(z3.is_true(number(self.env[v.name]))) if v.type.is_bool else number(self.env[v.name]).as_long()
+            ]
+            for v in self.instance.variables
+        }
         slack = {}
         for symbol, kind, _ in self.instance.lattice:
             bound, value = number(self.symbols[symbol]).as_long(), number(self.bounded[symbol]).as_long()

@@ -40,8 +40,20 @@ ALL_TYPES: tuple[Type, ...] = tuple(
 
 #: egglog i64 primitives the checker understands: name -> arity (None: any)
 PRIMITIVES = {
-    "+": 2, "-": 2, "*": 2, "/": 2, "%": 2, "&": 2, "|": 2, "^": 2, "<<": 2, ">>": 2,
-    "not-i64": 1, "log2": 1, "min": 2, "max": 2,
+    "+": 2,
+    "-": 2,
+    "*": 2,
+    "/": 2,
+    "%": 2,
+    "&": 2,
+    "|": 2,
+    "^": 2,
+    "<<": 2,
+    ">>": 2,
+    "not-i64": 1,
+    "log2": 1,
+    "min": 2,
+    "max": 2,
 }
 COMPARISONS = ("<", "<=", ">", ">=", "!=", "=")
 TYPE_FUNCTIONS = ("ty-bits", "ty-min", "ty-max", "ty-limit", "ty-mask", "ty-half")
@@ -49,6 +61,7 @@ FREE_FUNCTIONS = ("rank",)
 
 
 # Rules --------------------------------------------------------------------------------------
+
 
 @dataclass
 class Rule:
@@ -68,8 +81,12 @@ class Rule:
     @property
     def defines(self) -> str | None:
         """The guard this rule derives (its only action adds the guard), if any."""
-        if self.kind == "rule" and len(self.actions) == 1 and isinstance(self.actions[0], PApp) \
-                and self.actions[0].head in self.guards:
+        if (
+            self.kind == "rule"
+            and len(self.actions) == 1
+            and isinstance(self.actions[0], PApp)
+            and self.actions[0].head in self.guards
+        ):
             return self.actions[0].head
         return None
 
@@ -124,13 +141,27 @@ def read_rules(rule_file: RuleFile, guards: Guards | None = None) -> list[Rule]:
             kind = "rule"
             conditions = tuple(to_pattern(f) for f in positional[1])
             actions = tuple(to_pattern(a) for a in positional[2])
-        found.append(Rule(kind, name=rule_name(form), file=str(rule_file.path), line=form.line, comment=form.comment,
-                          text=str(form), ruleset=str(form.option("ruleset", "")), lhs=lhs, rhs=rhs,
-                          conditions=conditions, actions=actions, guards=guards))
+        found.append(
+            Rule(
+                kind,
+                name=rule_name(form),
+                file=str(rule_file.path),
+                line=form.line,
+                comment=form.comment,
+                text=str(form),
+                ruleset=str(form.option("ruleset", "")),
+                lhs=lhs,
+                rhs=rhs,
+                conditions=conditions,
+                actions=actions,
+                guards=guards,
+            )
+        )
     return found
 
 
 # Signatures of the language -----------------------------------------------------------------
+
 
 def language_signatures(extra_files: Sequence[RuleFile] = ()) -> dict[str, Signature]:
     """Constructor, function and relation signatures declared in language.egg and rule files."""
@@ -319,8 +350,12 @@ class _TypeSlots:
                 for side in p.args:
                     self.any(side)
                 left, right = p.args
-                if isinstance(left, PVar) and isinstance(right, PApp) and right.head in self.sigs \
-                        and self.sigs[right.head].output == "Expr":
+                if (
+                    isinstance(left, PVar)
+                    and isinstance(right, PApp)
+                    and right.head in self.sigs
+                    and self.sigs[right.head].output == "Expr"
+                ):
                     self.union(self.expr_slot(left), self.expr_slot(right))
                 return
             if p.head in TYPE_RELATIONS:
@@ -377,8 +412,14 @@ class _TypeSlots:
 class _Builder:
     """Builds one Instance for one type assignment."""
 
-    def __init__(self, rule: Rule, conditions: tuple[Pattern, ...], sigs: dict[str, Signature],
-                 assignment: dict[str, Type], slots: _TypeSlots):
+    def __init__(
+        self,
+        rule: Rule,
+        conditions: tuple[Pattern, ...],
+        sigs: dict[str, Signature],
+        assignment: dict[str, Type],
+        slots: _TypeSlots,
+    ):
         self.rule = rule
         self.conditions = conditions
         self.sigs = sigs
@@ -419,8 +460,10 @@ class _Builder:
 
     def type_relation(self, head: str, t: Type) -> bool:
         return {
-            "signed": t.is_int and t.is_signed, "unsigned": t.is_int and not t.is_signed,
-            "narrow": t.is_int and t.bits <= 32, "integer": t.is_int,
+            "signed": t.is_int and t.is_signed,
+            "unsigned": t.is_int and not t.is_signed,
+            "narrow": t.is_int and t.bits <= 32,
+            "integer": t.is_int,
         }[head]
 
     # -- patterns ------------------------------------------------------------------------
@@ -551,8 +594,12 @@ class _Builder:
                 raise NotApplicable  # loop variables are integers
             self.instance.facts.append((head, exprs))
             return True
-        if head == "=" and isinstance(args[0], PVar) and args[0].name not in self.i64_vars \
-                and args[0].name not in self.expr_vars:
+        if (
+            head == "="
+            and isinstance(args[0], PVar)
+            and args[0].name not in self.i64_vars
+            and args[0].name not in self.expr_vars
+        ):
             if len(args) != 2:
                 raise RuleShapeError("'=' takes two arguments")
             symbol, right = args[0].name, args[1]
@@ -578,7 +625,8 @@ class _Builder:
 
     def _is_expr(self, p: Pattern) -> bool:
         return (isinstance(p, PVar) and p.name in self.expr_vars) or (
-            isinstance(p, PApp) and p.head in self.sigs and self.sigs[p.head].output == "Expr")
+            isinstance(p, PApp) and p.head in self.sigs and self.sigs[p.head].output == "Expr"
+        )
 
     def _ready(self, p: Pattern) -> bool:
         if isinstance(p, PVar):
@@ -604,9 +652,18 @@ class _Builder:
             lhs = self.expr(rule.sides()[0], lhs=True)
             pending = list(self.conditions)
         # facts naming a term first, so that a variable is bound to its term before other facts use it
-        pending.sort(key=lambda c: not (isinstance(c, PApp) and c.head == "=" and len(c.args) == 2
-                                        and isinstance(c.args[1], PApp) and c.args[1].head in self.sigs
-                                        and self.sigs[c.args[1].head].output == "Expr"))
+        pending.sort(
+            key=lambda c: (
+                not (
+                    isinstance(c, PApp)
+                    and c.head == "="
+                    and len(c.args) == 2
+                    and isinstance(c.args[1], PApp)
+                    and c.args[1].head in self.sigs
+                    and self.sigs[c.args[1].head].output == "Expr"
+                )
+            )
+        )
         while pending:
             progress = [c for c in pending if self.fact(c)]
             if not progress:

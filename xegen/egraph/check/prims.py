@@ -83,6 +83,7 @@ def compare(op: str, a: int, b: int) -> bool:
 # constant needs 17): operations run at the width their result needs, and only results that
 # reach 64 bits need egglog's overflow checks.  This keeps z3's division circuits small.
 
+
 class Sized:
     """A signed integer as a `width`-bit vector (sign-extending it gives the i64); `nonneg`
     records that it is known to be >= 0 (it came from an unsigned value)."""
@@ -177,5 +178,11 @@ def apply_z3(op: str, args: list[Sized], defined: list, fresh, products=None) ->
 def compare_z3(op: str, a: Sized, b: Sized):
     width = max(a.width, b.width)
     x, y = a.at(width), b.at(width)
-    return {"<": lambda: x < y, "<=": lambda: x <= y, ">": lambda: x > y, ">=": lambda: x >= y,
-            "!=": lambda: x != y, "=": lambda: x == y}[op]()
+    return {
+        "<": lambda: x < y,
+        "<=": lambda: x <= y,
+        ">": lambda: x > y,
+        ">=": lambda: x >= y,
+        "!=": lambda: x != y,
+        "=": lambda: x == y,
+    }[op]()

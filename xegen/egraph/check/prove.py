@@ -63,8 +63,13 @@ def _multiple(value, t: Type, k):
     """The value of type t is a multiple of the i64 k, k nonzero (computed at 64 bits when the
     value fits an i64, as the rules' own % is: the same circuit on both sides)."""
     if t.kind != "u64":
-        i64 = value if t.bits == 64 else (z3.SignExt if t.is_signed else z3.ZeroExt)(64 - t.bits, value) \
-            if not t.is_bool else z3.If(value, z3.BitVecVal(1, 64), z3.BitVecVal(0, 64))
+        i64 = (
+            value
+            if t.bits == 64
+            else (z3.SignExt if t.is_signed else z3.ZeroExt)(64 - t.bits, value)
+            if not t.is_bool
+            else z3.If(value, z3.BitVecVal(1, 64), z3.BitVecVal(0, 64))
+        )
         return z3.And(k != 0, z3.SRem(i64, k) == 0)
     return z3.And(k != 0, z3.SRem(_math(value, t), z3.SignExt(1, k)) == 0)
 
@@ -192,8 +197,11 @@ def _staged(formula: Formula, claims: list, assumed: list, budget: Budget, split
             proven.append(candidate)
     premises, exact, negated = _simplified(formula, [*base, *facts], proven, claims)
     known = {id(c) for c in proven}
-    open_signs = [d for d, k in formula.dividends
-                  if id(formula.candidates[k]) not in known and id(formula.candidates[k + 1]) not in known]
+    open_signs = [
+        d
+        for d, k in formula.dividends
+        if id(formula.candidates[k]) not in known and id(formula.candidates[k + 1]) not in known
+    ]
     attempts = [(premises, False), ([*premises, *exact], False), ([*premises, *exact], True)]
     if not exact:
         attempts = attempts[1:]
@@ -275,8 +283,11 @@ def _has_products(instance: Instance) -> bool:
 
     exprs = [e for pair in instance.equal for e in pair] + [e for _, e, _ in instance.bounds]
     exprs += [e for e, _ in instance.multiples + instance.claimed_multiples]
-    ir_has = any(isinstance(n, (ir.Binary, ir.Ternary)) and n.op in ("mul", "mad", "div", "mod", "shl")
-                 for e in exprs for n in ir.walk(e))
+    ir_has = any(
+        isinstance(n, (ir.Binary, ir.Ternary)) and n.op in ("mul", "mad", "div", "mod", "shl")
+        for e in exprs
+        for n in ir.walk(e)
+    )
     i64 = [d for _, d in instance.definitions] + [h.value for h in instance.holes] + [b for _, _, b in instance.bounds]
     return ir_has or any(i64_has(x) for x in i64)
 
@@ -404,9 +415,12 @@ def division_lemmas(formulas) -> list:
     for (q1, s1), (q2, s2) in itertools.permutations(divisions, 2):
         n1, d1 = q1.children()
         n2, d2 = q2.children()
-        lemmas.append(z3.Implies(
-            z3.And(ext(d1, s1) == ext(d2, s2), ext(d1, s1) > 0, ext(n1, s1) <= ext(n2, s2)),
-            ext(q1, s1) <= ext(q2, s2)))
+        lemmas.append(
+            z3.Implies(
+                z3.And(ext(d1, s1) == ext(d2, s2), ext(d1, s1) > 0, ext(n1, s1) <= ext(n2, s2)),
+                ext(q1, s1) <= ext(q2, s2),
+            )
+        )
     return lemmas
 
 

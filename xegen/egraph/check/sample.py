@@ -30,8 +30,31 @@ class Violation:
 def edge_values(t: Type) -> list[int]:
     if t.is_bool:
         return [0, 1]
-    values = {0, 1, 2, 3, 7, 8, 16, 31, 32, 63, 64, 255, 256, 1000, 1024, 65535, 65536,
-              t.max, t.max - 1, t.min, t.min + 1, (t.max >> 1), (t.max >> 1) + 1}
+    values = {
+        0,
+        1,
+        2,
+        3,
+        7,
+        8,
+        16,
+        31,
+        32,
+        63,
+        64,
+        255,
+        256,
+        1000,
+        1024,
+        65535,
+        65536,
+        t.max,
+        t.max - 1,
+        t.min,
+        t.min + 1,
+        (t.max >> 1),
+        (t.max >> 1) + 1,
+    }
     if t.is_signed:
         values |= {-v for v in list(values) if -v >= t.min} | {-1, -2, -8, -1024}
     return sorted((v for v in values if t.min <= v <= t.max), key=lambda v: (abs(v), v < 0))
@@ -140,8 +163,10 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
             try:
                 out.append(compute(expression, i))
             except prims.Fail:
-                return Violation(_assignment(values, symbols, instance, i),
-                                 "a computation in the rule's action fails (egglog would panic): compute it in :when")
+                return Violation(
+                    _assignment(values, symbols, instance, i),
+                    "a computation in the rule's action fails (egglog would panic): compute it in :when",
+                )
         return out
 
     for symbol, _, _ in instance.lattice:
@@ -183,8 +208,10 @@ def check_batch(instance: Instance, values: dict[str, list[int]], slack: dict[st
             if hole.wrap:
                 filled.append(_wrap(raw[i], t))
             elif not canonical(raw[i], t):
-                return Violation(_assignment(values, symbols, instance, i),
-                                 f"the rule builds the constant {raw[i]}, which is not a value of {t}")
+                return Violation(
+                    _assignment(values, symbols, instance, i),
+                    f"the rule builds the constant {raw[i]}, which is not a value of {t}",
+                )
             else:
                 filled.append(value_of(raw[i], t))
         env[hole.var.name] = _as_array(filled, t)
@@ -236,8 +263,11 @@ def _repair_facts(instance: Instance, values: dict[str, list[int]], types: dict[
                     init[i] = v[i]
                 if not v[i] < bound[i] and v[i] < t.max:
                     bound[i] = v[i] + 1
-        elif kind == "LetValue" and isinstance(args[0], ir.Var) and args[0].name not in {
-                x.name for x in ir.free_vars(args[1])}:
+        elif (
+            kind == "LetValue"
+            and isinstance(args[0], ir.Var)
+            and args[0].name not in {x.name for x in ir.free_vars(args[1])}
+        ):
             env = {name: _as_array(vals, types[name]) for name, vals in values.items()}
             n = len(values[args[0].name])
             values[args[0].name] = _math(np.broadcast_to(ir.evaluate(args[1], env), (n,)), args[1].type)
@@ -299,18 +329,27 @@ def search(instance: Instance, examples: int = 20, batch: int = 8) -> Violation 
         if t.is_bool:
             return st.integers(0, 1)
         # small numbers first: hypothesis shrinks toward the first strategy's simplest values
-        return st.one_of(st.integers(max(t.min, -64), min(t.max, 64)), st.sampled_from(edge_values(t)),
-                         st.integers(t.min, t.max))
+        return st.one_of(
+            st.integers(max(t.min, -64), min(t.max, 64)), st.sampled_from(edge_values(t)), st.integers(t.min, t.max)
+        )
 
     lattice_symbols = [s for s, _, _ in instance.lattice]
-    row = st.fixed_dictionaries({
-        **{v.name: value_strategy(v.type) for v in instance.variables},
-        **{s: st.one_of(st.just(0), st.integers(0, 16), st.integers(0, 1 << 40)) for s in lattice_symbols},
-        **{s: st.integers(-100, 100) for s in instance.free},
-    })
+    row = st.fixed_dictionaries(
+        {
+            **{v.name: value_strategy(v.type) for v in instance.variables},
+            **{s: st.one_of(st.just(0), st.integers(0, 16), st.integers(0, 1 << 40)) for s in lattice_symbols},
+            **{s: st.integers(-100, 100) for s in instance.free},
+        }
+    )
 
-    @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink])
+    @settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.generate, Phase.shrink],
+    )
     @given(st.lists(row, min_size=1, max_size=batch))
     def run(rows):
         values = {v.name: [r[v.name] for r in rows] for v in instance.variables}

@@ -145,8 +145,9 @@ class ExactProducts:
             facts.append(z3.Implies(z3.And(x1 == y2, y1 == x2), p1 == p2))
             # products of factors equal modulo 2^w are equal modulo 2^w (wrap-around agrees)
             for w in self.widths:
-                facts.append(z3.Implies(z3.And(low(x1, w) == low(x2, w), low(y1, w) == low(y2, w)),
-                                        low(p1, w) == low(p2, w)))
+                facts.append(
+                    z3.Implies(z3.And(low(x1, w) == low(x2, w), low(y1, w) == low(y2, w)), low(p1, w) == low(p2, w))
+                )
             # strictly: a larger factor adds at least one more of the other (positive) factor
             facts.append(z3.Implies(z3.And(y1 == y2, y1 > 0, x1 < x2), p1 + y1 <= p2))
             facts.append(z3.Implies(z3.And(x1 == x2, x1 > 0, y1 < y2), p1 + x1 <= p2))

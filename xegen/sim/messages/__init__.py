@@ -29,10 +29,12 @@ def compile_send(inst: Instruction, m: Machine):
     if sfid == "gtwy":
         function = msg.desc & 0xFF
         if function == GATEWAY_BARRIER_SIGNAL:
+
             def signal():
                 mask = mask_of()
                 threads = m.participating() if mask is None else mask.any(axis=1)
                 m.barrier_signal(threads)
+
             return signal
         raise SimulationError(f"gateway message 0x{msg.desc:08x} is not simulated")
     if sfid == "null":

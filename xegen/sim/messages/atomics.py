@@ -18,9 +18,27 @@ _SIGNED: dict[int, type[np.signedinteger]] = {2: np.int16, 4: np.int32, 8: np.in
 _FLOAT: dict[int, type[np.floating]] = {2: np.float16, 4: np.float32, 8: np.float64}
 
 OPERAND_COUNT = {
-    "inc": 0, "dec": 0, "predec": 0, "load": 0, "store": 1, "add": 1, "sub": 1, "rsub": 1,
-    "smin": 1, "smax": 1, "umin": 1, "umax": 1, "and": 1, "or": 1, "xor": 1, "cas": 2,
-    "fadd": 1, "fsub": 1, "fmin": 1, "fmax": 1, "fcas": 2,
+    "inc": 0,
+    "dec": 0,
+    "predec": 0,
+    "load": 0,
+    "store": 1,
+    "add": 1,
+    "sub": 1,
+    "rsub": 1,
+    "smin": 1,
+    "smax": 1,
+    "umin": 1,
+    "umax": 1,
+    "and": 1,
+    "or": 1,
+    "xor": 1,
+    "cas": 2,
+    "fadd": 1,
+    "fsub": 1,
+    "fmin": 1,
+    "fmax": 1,
+    "fcas": 2,
 }
 
 
@@ -92,14 +110,43 @@ def increments(op: str, operands: list[np.ndarray], count: int, size: int) -> np
 
 # LSC opcodes 0x8..0x1A
 LSC_ATOMICS = {
-    0x08: "inc", 0x09: "dec", 0x0A: "load", 0x0B: "store", 0x0C: "add", 0x0D: "sub", 0x0E: "smin",
-    0x0F: "smax", 0x10: "umin", 0x11: "umax", 0x12: "cas", 0x13: "fadd", 0x14: "fsub", 0x15: "fmin",
-    0x16: "fmax", 0x17: "fcas", 0x18: "and", 0x19: "or", 0x1A: "xor",
+    0x08: "inc",
+    0x09: "dec",
+    0x0A: "load",
+    0x0B: "store",
+    0x0C: "add",
+    0x0D: "sub",
+    0x0E: "smin",
+    0x0F: "smax",
+    0x10: "umin",
+    0x11: "umax",
+    0x12: "cas",
+    0x13: "fadd",
+    0x14: "fsub",
+    0x15: "fmin",
+    0x16: "fmax",
+    0x17: "fcas",
+    0x18: "and",
+    0x19: "or",
+    0x1A: "xor",
 }
 
 # HDC untyped atomic operation codes (message control [11:8])
 HDC_ATOMICS = {
-    0x1: "and", 0x2: "or", 0x3: "xor", 0x4: "store", 0x5: "inc", 0x6: "dec", 0x7: "add", 0x8: "sub",
-    0x9: "rsub", 0xA: "smax", 0xB: "smin", 0xC: "umax", 0xD: "umin", 0xE: "cas", 0xF: "predec",
+    0x1: "and",
+    0x2: "or",
+    0x3: "xor",
+    0x4: "store",
+    0x5: "inc",
+    0x6: "dec",
+    0x7: "add",
+    0x8: "sub",
+    0x9: "rsub",
+    0xA: "smax",
+    0xB: "smin",
+    0xC: "umax",
+    0xD: "umin",
+    0xE: "cas",
+    0xF: "predec",
 }
 HDC_FLOAT_ATOMICS = {0x1: "fmax", 0x2: "fmin", 0x3: "fcas", 0x4: "fadd", 0x5: "fsub"}

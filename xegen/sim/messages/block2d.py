@@ -76,6 +76,7 @@ def compile_block2d(inst: Instruction, m: Machine, mask_of):
                 _load(m, payload, int(t), fields, size, vnni, transpose, grf)
             else:
                 _store(m, payload, int(t), fields, size, grf)
+
     return run
 
 
@@ -92,9 +93,17 @@ class Header:
         words = np.ascontiguousarray(rows[t, :32]).view(np.uint32)
         signed = words.view(np.int32)
         shape = int(words[7])
-        return Header(int(np.ascontiguousarray(rows[t, :8]).view(np.uint64)[0]), int(words[2]) + 1,
-                      int(words[3]) + 1, int(words[4]) + 1, int(signed[5]), int(signed[6]),
-                      (shape & 0xFF) + 1, ((shape >> 8) & 0xFF) + 1, ((shape >> 16) & 0xF) + 1)
+        return Header(
+            int(np.ascontiguousarray(rows[t, :8]).view(np.uint64)[0]),
+            int(words[2]) + 1,
+            int(words[3]) + 1,
+            int(words[4]) + 1,
+            int(signed[5]),
+            int(signed[6]),
+            (shape & 0xFF) + 1,
+            ((shape >> 8) & 0xFF) + 1,
+            ((shape >> 16) & 0xF) + 1,
+        )
 
     def elements(self, size: int, block: int):
         """(rows, columns) memory coordinates of block `block` and whether each is inside."""
@@ -121,9 +130,12 @@ def _load(m: Machine, payload: Payload, t: int, h: Header, size: int, vnni: bool
         if vnni:  # groups of 32 / bits rows packed into dwords
             group = 4 // size
             padded = np.zeros((-(-h.block_height // group) * group, h.block_width), dtype=UNSIGNED[size])
-            padded[:h.block_height] = data
-            data = np.ascontiguousarray(padded.reshape(-1, group, h.block_width).transpose(0, 2, 1)) \
-                .view(np.uint32).reshape(-1, h.block_width)
+            padded[: h.block_height] = data
+            data = (
+                np.ascontiguousarray(padded.reshape(-1, group, h.block_width).transpose(0, 2, 1))
+                .view(np.uint32)
+                .reshape(-1, h.block_width)
+            )
         elif transpose:
             data = np.ascontiguousarray(data.T)
         row_bytes = data.shape[1] * data.dtype.itemsize
@@ -131,14 +143,15 @@ def _load(m: Machine, payload: Payload, t: int, h: Header, size: int, vnni: bool
         block_bytes = bytearray(_block_bytes(data.shape[0], pitch, grf))
         raw = data.view(np.uint8).reshape(data.shape[0], row_bytes)
         for r in range(data.shape[0]):
-            block_bytes[r * pitch:r * pitch + row_bytes] = raw[r].tobytes()
+            block_bytes[r * pitch : r * pitch + row_bytes] = raw[r].tobytes()
         out += block_bytes
     registers = len(out) // grf
     destination = payload.destination(registers)
     if destination.shape[1] < len(out):
-        raise SimulationError(f"load_block2d returns {registers} GRFs but the message's destination holds "
-                              f"{destination.shape[1] // grf}")
-    destination[t, :len(out)] = np.frombuffer(bytes(out), dtype=np.uint8)
+        raise SimulationError(
+            f"load_block2d returns {registers} GRFs but the message's destination holds {destination.shape[1] // grf}"
+        )
+    destination[t, : len(out)] = np.frombuffer(bytes(out), dtype=np.uint8)
 
 
 def _store(m: Machine, payload: Payload, t: int, h: Header, size: int, grf: int):
@@ -150,9 +163,11 @@ def _store(m: Machine, payload: Payload, t: int, h: Header, size: int, grf: int)
     source = payload.src1_rows()
     need = _block_bytes(h.block_height, pitch, grf)
     if source.shape[1] < need:
-        raise SimulationError(f"store_block2d of {h.block_width}x{h.block_height} needs {need // grf} GRFs of data, "
-                              f"src1 has {source.shape[1] // grf}")
-    offsets = (np.arange(h.block_height)[:, None] * pitch + np.arange(h.block_width)[None, :] * size)
+        raise SimulationError(
+            f"store_block2d of {h.block_width}x{h.block_height} needs {need // grf} GRFs of data, "
+            f"src1 has {source.shape[1] // grf}"
+        )
+    offsets = np.arange(h.block_height)[:, None] * pitch + np.arange(h.block_width)[None, :] * size
     values = gather(source, np.full(offsets.size, t), offsets.reshape(-1), size).reshape(inside.shape)
     if inside.any():
         m.memory.write(h.addresses(rows, columns, size)[inside], values[inside])

@@ -57,8 +57,12 @@ def compile_hdc(inst: Instruction, m: Machine, mask_of) -> Callable[[], None]:
     payload = Payload(inst, m.files)
     h = Hdc(inst, m, payload, mask_of, header)
     if sfid == "dc0" and desc >> 18 & 1:
-        return h.scratch_block(write=bool(desc >> 17 & 1), dword_mode=bool(desc >> 16 & 1),
-                               registers=SCRATCH_BLOCK_REGISTERS.get((desc >> 12) & 3), offset=desc & 0xFFF)
+        return h.scratch_block(
+            write=bool(desc >> 17 & 1),
+            dword_mode=bool(desc >> 16 & 1),
+            registers=SCRATCH_BLOCK_REGISTERS.get((desc >> 12) & 3),
+            offset=desc & 0xFFF,
+        )
     if sfid in ("dc0", "dcro"):
         if kind == 0x07:
             return lambda: None  # memory fence
@@ -89,8 +93,7 @@ def compile_hdc(inst: Instruction, m: Machine, mask_of) -> Callable[[], None]:
                 size = {0: 1, 1: 2, 2: 4}[count_code]
                 return h.scattered(space, simd, size, write=kind == 0x1A, a64=True)
             element = 4 if subtype == 1 else 8
-            return h.untyped(space, simd, list(range(1 << count_code)), True, write=kind == 0x1A,
-                             element=element)
+            return h.untyped(space, simd, list(range(1 << count_code)), True, write=kind == 0x1A, element=element)
         if kind in (0x14, 0x15):
             return h.a64_block(_space(bti, m, True), control, write=kind == 0x15)
         if kind in (0x02, 0x12, 0x1B, 0x1D):
@@ -176,6 +179,7 @@ class Hdc:
             else:
                 for field, c in zip(fields, channels, strict=True):
                     lanes.place(field, space.read(who, address + c * element, element))
+
         return run
 
     def scattered(self, space: Space, simd: int, size: int, write: bool, a64: bool = False):
@@ -195,6 +199,7 @@ class Hdc:
                 space.write(who, address, data.astype(UNSIGNED[size]))
             else:
                 lanes.place(field, as_unsigned(space.read(who, address, size), 4))
+
         return run
 
     # --- blocks ---------------------------------------------------------------------------------
@@ -222,6 +227,7 @@ class Hdc:
             all_t = np.repeat(t, n)
             within = np.tile(np.arange(n) * 4, t.size)
             scatter(rows, all_t, at + within, space.read(all_t, np.repeat(offset, n) + within, 4))
+
         return run
 
     def oword_block_write(self, space: Space, size_code: int):
@@ -238,6 +244,7 @@ class Hdc:
             all_t = np.repeat(t, n)
             within = np.tile(np.arange(n) * 4, t.size)
             space.write(all_t, np.repeat(offset, n) + within, gather(source, all_t, self.grf + at + within, 4))
+
         return run
 
     def a64_block(self, space: Space, control: int, write: bool):
@@ -266,6 +273,7 @@ class Hdc:
             else:
                 rows = payload.destination(max(1, -(-(total + at) // self.grf)))
                 scatter(rows, all_t, at + within, space.read(all_t, np.repeat(address, n) + within, 4))
+
         return run
 
     def scratch_block(self, write: bool, dword_mode: bool, registers: int | None, offset: int):
@@ -283,8 +291,10 @@ class Hdc:
         dwords = grf // 4
         start = offset * 32
         if start + registers * grf > scratch.per_thread:
-            raise MemoryFault(f"scratch block at bytes {start}..{start + registers * grf - 1} is outside the "
-                              f"thread's {scratch.per_thread} bytes of scratch space")
+            raise MemoryFault(
+                f"scratch block at bytes {start}..{start + registers * grf - 1} is outside the "
+                f"thread's {scratch.per_thread} bytes of scratch space"
+            )
 
         def run():
             mask = self.mask_of()
@@ -296,8 +306,10 @@ class Hdc:
                 base = self.m.general_state_base + (pointer & ~0x3FF)
             else:
                 if np.any((pointer & ~0x3FF) != (scratch.surface_state << 4)):
-                    raise SimulationError(f"scratch block message whose header names surface state "
-                                          f"0x{int(pointer[0]):x}, not the scratch surface")
+                    raise SimulationError(
+                        f"scratch block message whose header names surface state "
+                        f"0x{int(pointer[0]):x}, not the scratch surface"
+                    )
                 base = scratch.base + t.astype(np.int64) * scratch.per_thread
             n = registers * dwords
             all_t = np.repeat(t, n)
@@ -314,6 +326,7 @@ class Hdc:
                 self.m.memory.write(address, data)
             else:
                 scatter(payload.destination(registers), all_t, within, self.m.memory.read(address, 4))
+
         return run
 
     def mask_of_thread(self):
@@ -341,8 +354,10 @@ class Hdc:
             def update(old, which):
                 return atomics.new_value(op, old, [o[which] for o in operands], size)
 
-            old = space.atomic(self._who(lanes, space), address, size, update,
-                               atomics.increments(op, operands, address.size, size))
+            old = space.atomic(
+                self._who(lanes, space), address, size, update, atomics.increments(op, operands, address.size, size)
+            )
             if result is not None:
                 lanes.place(result, old)
+
         return run

@@ -33,8 +33,15 @@ if TYPE_CHECKING:
 FENCE = 0x1F  # LSC opcode
 VECTOR_SIZES = (1, 2, 3, 4, 8, 16, 32, 64)
 # data size code -> (bytes in memory, slot bytes in registers, upper half of the slot)
-DATA_SIZES = {0: (1, 4, False), 1: (2, 4, False), 2: (4, 4, False), 3: (8, 8, False),
-              4: (1, 4, False), 5: (2, 4, False), 6: (2, 4, True)}
+DATA_SIZES = {
+    0: (1, 4, False),
+    1: (2, 4, False),
+    2: (4, 4, False),
+    3: (8, 8, False),
+    4: (1, 4, False),
+    5: (2, 4, False),
+    6: (2, 4, True),
+}
 DATA_NAMES = {0: "d8", 1: "d16", 2: "d32", 3: "d64", 4: "d8u32", 5: "d16u32", 6: "d16u32h"}
 ADDRESS_BYTES = {1: 2, 2: 4, 3: 8}
 
@@ -54,8 +61,15 @@ class LscDescriptor:
         size = ADDRESS_BYTES.get((desc >> 7) & 3)
         if size is None:
             raise SimulationError(f"LSC descriptor 0x{desc:08x}: invalid address size")
-        return LscDescriptor(desc & 0x3F, size, (desc >> 9) & 7, (desc >> 12) & 7, bool(desc >> 15 & 1),
-                             (desc >> 29) & 3, (exdesc >> 24) & 0xFF)
+        return LscDescriptor(
+            desc & 0x3F,
+            size,
+            (desc >> 9) & 7,
+            (desc >> 12) & 7,
+            bool(desc >> 15 & 1),
+            (desc >> 29) & 3,
+            (exdesc >> 24) & 0xFF,
+        )
 
     @property
     def memory_bytes(self) -> int:
@@ -87,20 +101,26 @@ def _scratch_space(inst: Instruction, m: Machine) -> ScratchSpace:
     extended descriptor (a0.N) must name it."""
     scratch = m.scratch
     if scratch is None or scratch.surface_state is None:
-        raise SimulationError("surface-state (SS/BSS) addressing without a scratch space: bindless surfaces are "
-                              "not simulated")
+        raise SimulationError(
+            "surface-state (SS/BSS) addressing without a scratch space: bindless surfaces are not simulated"
+        )
     register = message(inst).exdesc_a0
     if register is None:
-        raise SimulationError("surface-state message with an immediate extended descriptor: only scratch "
-                              "messages (surface state offset in a0, ExBSO) are simulated")
+        raise SimulationError(
+            "surface-state message with an immediate extended descriptor: only scratch "
+            "messages (surface state offset in a0, ExBSO) are simulated"
+        )
     expected = scratch.surface_state & ~0x3F
 
     def check(threads: np.ndarray) -> None:
         named = m.files.a0.view(np.uint32)[threads, register] & ~np.uint32(0x3F)
         if np.any(named != expected):
             bad = int(named[np.argmax(named != expected)])
-            raise SimulationError(f"surface-state offset 0x{bad:x} in a0.{register} is not the scratch surface "
-                                  f"(0x{expected:x}); bindless surfaces are not simulated")
+            raise SimulationError(
+                f"surface-state offset 0x{bad:x} in a0.{register} is not the scratch surface "
+                f"(0x{expected:x}); bindless surfaces are not simulated"
+            )
+
     return ScratchSpace(m.memory, scratch, check)
 
 
@@ -179,6 +199,7 @@ def _load(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, ma
                 if shift is not None:
                     data <<= shift
             lanes.place(field, data)
+
     return run
 
 
@@ -201,6 +222,7 @@ def _store(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, m
             if slot > size:
                 values = (values >> shift).astype(UNSIGNED[size])
             space.write(who, address + c * size, values)
+
     return run
 
 
@@ -223,6 +245,7 @@ def _load_transposed(inst, d: LscDescriptor, m: Machine, payload: Payload, space
         all_t = np.repeat(t, d.vector)
         within = np.tile(offsets, t.size)
         scatter(rows, all_t, within, space.read(all_t, np.repeat(base, d.vector) + within, size))
+
     return run
 
 
@@ -239,6 +262,7 @@ def _store_transposed(inst, d: LscDescriptor, m: Machine, payload: Payload, spac
         all_t = np.repeat(t, d.vector)
         within = np.tile(offsets, t.size)
         space.write(all_t, np.repeat(base, d.vector) + within, gather(payload.src1_rows(), all_t, within, size))
+
     return run
 
 
@@ -258,14 +282,22 @@ def _atomic(inst, d: LscDescriptor, m: Machine, payload: Payload, space: Space, 
         if lanes.count == 0:
             return
         address = _simt_addresses(d, payload, lanes, exec_size)
-        operands = [lanes.select(payload.source_field(data_start + j * pitch, exec_size, slot)).astype(UNSIGNED[size])
-                    for j in range(count)]
+        operands = [
+            lanes.select(payload.source_field(data_start + j * pitch, exec_size, slot)).astype(UNSIGNED[size])
+            for j in range(count)
+        ]
 
         def update(old: np.ndarray, which: np.ndarray) -> np.ndarray:
             return atomics.new_value(op, old, [o[which] for o in operands], size)
 
-        old = space.atomic(lanes.threads() if space.needs_threads else None, address, size, update,
-                           atomics.increments(op, operands, address.size, size))
+        old = space.atomic(
+            lanes.threads() if space.needs_threads else None,
+            address,
+            size,
+            update,
+            atomics.increments(op, operands, address.size, size),
+        )
         if result is not None:
             lanes.place(result, as_unsigned(old, slot))
+
     return run

@@ -59,8 +59,11 @@ class Payload:
         self.src0 = src0.number if src0.file == "r" else None
         self.src1 = src1.number if src1.file == "r" else None
         self.dst = dst.number if dst.file == "r" else None
-        for name, start, count in (("src0", self.src0, self.lengths.src0), ("src1", self.src1, self.lengths.src1),
-                                   ("dst", self.dst, self.lengths.dst)):
+        for name, start, count in (
+            ("src0", self.src0, self.lengths.src0),
+            ("src1", self.src1, self.lengths.src1),
+            ("dst", self.dst, self.lengths.dst),
+        ):
             if start is not None and start + count > files.grf_count:
                 raise SimulationError(f"{name} r{start}..r{start + count - 1} runs past r{files.grf_count - 1}")
         self.exec_size = inst.exec_size
@@ -70,7 +73,7 @@ class Payload:
         b = self.grf_bytes
         if start is None or count == 0:
             return np.zeros((self.files.threads, 0), dtype=np.uint8)
-        return self.files.grf[:, start * b:(start + count) * b]
+        return self.files.grf[:, start * b : (start + count) * b]
 
     def source(self) -> np.ndarray:
         """src0 followed by src1, (threads, bytes) — a copy when src1 is present."""
@@ -92,7 +95,7 @@ class Payload:
             rows, offset = self.source(), start
         if offset + count * size > rows.shape[1]:
             raise SimulationError(f"the message reads {end} payload bytes but src0/src1 hold fewer")
-        return rows[:, offset:offset + count * size].view(UNSIGNED[size])
+        return rows[:, offset : offset + count * size].view(UNSIGNED[size])
 
     def destination_field(self, start: int, count: int, size: int) -> np.ndarray:
         """(threads, count) unsigned view of destination elements at byte `start`."""
@@ -102,7 +105,7 @@ class Payload:
             raise SimulationError("the message returns data but its destination is null")
         if self.dst * b + end > self.files.grf.shape[1]:
             raise SimulationError(f"the message writes past the last GRF (r{self.dst} + {end} bytes)")
-        return self.files.grf[:, self.dst * b + start:self.dst * b + end].view(UNSIGNED[size])
+        return self.files.grf[:, self.dst * b + start : self.dst * b + end].view(UNSIGNED[size])
 
     def src1_rows(self) -> np.ndarray:
         return self.rows(self.src1, self.lengths.src1)

@@ -34,9 +34,14 @@ class Space(ABC):
         """A number that is equal exactly when two accesses touch the same location."""
         return np.asarray(addresses, dtype=np.int64)
 
-    def atomic(self, threads: np.ndarray | None, addresses: np.ndarray, size: int,
-               update: Callable[[np.ndarray, np.ndarray], np.ndarray],
-               increments: np.ndarray | None = None) -> np.ndarray:
+    def atomic(
+        self,
+        threads: np.ndarray | None,
+        addresses: np.ndarray,
+        size: int,
+        update: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        increments: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Read-modify-write: update(old values, access indices) -> new values.  Returns the
         old value of every access.  When the operation only adds (add, sub, inc, dec), the
         per-access `increments` let all accesses to one address be applied at once."""

@@ -1,0 +1,324 @@
+"""An estimate of a row plan's modeled cycles (plan=depthwise, plan=first), from its plan alone.
+
+The row plans (`rows.py`) have their own loop: a thread walks the kernel's rows, loads each row's
+input segment and weights, and multiplies every loaded value by every tap and output that reads
+it.  This module counts, from the plan's layouts, what `estimate.py` counts for a GEMM
+configuration, and prices it with the same device formulas (`estimate.device_estimate`: the
+launch's occupancy and waves, the busiest EU, the traffic the tiling leaves DRAM):
+
+- per kernel row: the segment's messages (block messages per pixel or per run of dwords,
+  gathers where a first layer's segment reaches into the padding), the weights' messages, the
+  moves that widen or replicate them, the multiply-adds (mad, or dpas with A copied out of the
+  segment and B read from SLM), the row's coordinates and the loop;
+- once per thread: the prologue, zeroing the accumulators, a first layer's weights packed into
+  SLM (dpas), the epilogue (bias, conversion, a store per output pixel);
+- the waits: a loop that is not multi-buffered waits for each row's loads; with gmem_bufs=2 the
+  first row's loads are waited for in full and each later row's for what one row's instructions
+  do not cover (row loops are short: a 3x3 kernel has three rows, so the first row counts).  An
+  LSC load into a GRF it does not fill goes through a temporary that is moved right after it
+  (`xegen.lower.messages`), so each such load waits in full, one after the other.
+
+As in `estimate.py` the instruction counts are approximations of what lowering emits: they rank
+configurations of one layer, they are not the model.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..emit.roofline import Tiling, Workload
+from ..hw import Platform
+from .depthwise import DepthwisePlan
+from .estimate import (
+    COMPONENT_INSTRUCTIONS,
+    FIXED_INSTRUCTIONS,
+    GLOBAL_MESSAGE_INSTRUCTIONS,
+    K_START_INSTRUCTIONS,
+    LOOP_INSTRUCTIONS,
+    MASK_INSTRUCTIONS,
+    SLM_MESSAGE_INSTRUCTIONS,
+    STORE_LINE_INSTRUCTIONS,
+    SYNC_INSTRUCTIONS,
+    Estimate,
+    Launch,
+    Work,
+    device_estimate,
+    scalar,
+)
+from .first_layer import FirstLayerPlan
+from .tiles import round_up
+
+ORIGIN_COMPONENTS = 4  # a thread's block index unpacked into the output row's w block, oh, od, mb
+
+
+def row_estimate(plan: DepthwisePlan | FirstLayerPlan) -> Estimate:
+    """What the model would say of the kernel of a row plan (see the module docstring)."""
+    hw, config = plan.hw, plan.config
+    threads = math.prod(plan.grid) * config.threads_per_group
+    iterations = plan.iterations
+    loop = _FirstLayerLoop(plan) if isinstance(plan, FirstLayerPlan) else _DepthwiseLoop(plan)
+    per_row = loop.work + scalar(
+        LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (_row_components(plan) - 1)
+    )
+    epilogue, stored = _epilogue(plan)
+    once = (
+        scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS)
+        + _zero(plan.acc.bytes, hw)
+        + loop.once
+        + epilogue
+    )
+    launch = Launch(threads, config.threads_per_group, config.grf, plan.slm_bytes, barriers=plan.slm_bytes > 0)
+    requested = threads * (iterations * loop.global_bytes + loop.once_global_bytes + stored)
+    memory = (_workload(plan), int(requested), Tiling(*plan.tiling))
+    # the loop's bodies the kernel holds (`estimate.written_iterations`; the row loops prefetch nothing)
+    depth, unroll = config.gmem_bufs - 1, config.gmem_bufs
+    written = iterations + depth if iterations - depth < unroll else unroll + 2 * depth + (iterations - depth) % unroll
+    written *= loop.versions
+
+    def waits(latency: float) -> float:
+        serial = loop.serial_loads * latency + loop.slm_waits * hw.send_latency("slm")
+        before = loop.once_serial_loads * latency
+        if config.gmem_bufs == 1 or not loop.buffering_hides:
+            return before + iterations * (latency + serial)
+        return before + latency + (iterations - 1) * max(0.0, latency - per_row.issue) + iterations * serial
+
+    return device_estimate(hw, launch, memory, per_row * iterations + once, waits, once.issue + per_row.issue * written)
+
+
+def _row_components(plan) -> int:
+    """Coordinates the loop unpacks from its counter: kh, kd, and the channel for w-innermost
+    first layers (1: the counter is kh itself)."""
+    desc = plan.problem.desc
+    return max(1, (desc.kh > 1) + (desc.kd > 1) + (plan.rows.channels > 1))
+
+
+def _zero(nbytes: int, hw: Platform) -> Work:
+    """Zeroing registers: a move per two GRFs."""
+    return _moves(-(-nbytes // (2 * hw.grf_bytes)), hw)
+
+
+def _moves(count: float, hw: Platform) -> Work:
+    """`count` moves of two GRFs each (widening, replicating, copying)."""
+    return Work(count, count * max(1.0, 2 * hw.grf_bytes / hw.alu_bytes_per_clock))
+
+
+def _message(hw: Platform, response: int) -> Work:
+    """A global load filling `response` bytes: its address (the row's base plus a constant, one
+    add fewer than a GEMM line's) and the send."""
+    instructions = GLOBAL_MESSAGE_INSTRUCTIONS[hw.data_messages] - 1
+    return Work(instructions, instructions, 0.0, round_up(response, hw.grf_bytes))
+
+
+def _block_load(hw: Platform, start: int, nbytes: int, buffer_bytes: int) -> tuple[Work, int]:
+    """A block load of `nbytes` (whole dwords) into byte `start` of a register buffer of
+    `buffer_bytes`: its messages, and how many of them wait for their result right away.
+    Lowering (`xegen.lower.messages`, `block`) splits the bytes into the message sizes below,
+    largest first; on LSC platforms a message that does not start a GRF, or ends inside one
+    before the buffer's end, loads into a temporary that is moved into place right after it."""
+    choices = (256, 128, 64, 32, 16, 12, 8, 4) if hw.data_messages == "lsc" else (128, 64, 32, 16, 12, 8, 4)
+    sizes = [s for s in choices if s <= max(4, hw.max_block_message_bytes)]
+    work, serial, at = Work(), 0, start
+    while at < start + nbytes:
+        size = next(s for s in sizes if s <= start + nbytes - at)
+        work += _message(hw, size)
+        end = at + size
+        if hw.data_messages == "lsc" and (at % hw.grf_bytes or (end % hw.grf_bytes and end < buffer_bytes)):
+            work += _moves(1, hw)
+            serial += 1
+        at = end
+    return work, serial
+
+
+def _gather(hw: Platform, lanes: int, size: int) -> Work:
+    """A gather of `lanes` values of `size` bytes (a dword slot each): the lanes' offsets, their
+    64-bit addresses (two GRFs per instruction), the send, and for 8- and 16-bit values the move
+    that packs them out of their slots."""
+    addresses = -(-lanes * 8 // (2 * hw.grf_bytes))
+    work = Work(
+        2 + addresses,
+        max(1.0, lanes * 4 / hw.alu_bytes_per_clock) + lanes * 8 / hw.alu_bytes_per_clock,
+        0.0,
+        round_up(4 * lanes, hw.grf_bytes),
+    )
+    if size < 4:
+        work += Work(1, max(1.0, lanes * size / hw.alu_bytes_per_clock))
+    return work
+
+
+def _row_mask(masked: bool, messages: int) -> Work:
+    """The row's in-bounds condition, and a flag set per masked message."""
+    return scalar(MASK_INSTRUCTIONS + messages) if masked else Work()
+
+
+def _mads(count: int, simd: int, hw: Platform) -> Work:
+    return Work(count, count * max(1.0, simd * 4 / hw.alu_bytes_per_clock))
+
+
+def _padded(plan) -> bool:
+    """Whether some input pixel a thread reads is padding (its loads are then masked)."""
+    desc = plan.problem.desc
+    return any(
+        desc.field("p", dim)
+        or (desc.field("o", dim) - 1) * desc.field("s", dim) + (desc.field("k", dim) - 1) * (desc.field("d", dim) + 1)
+        >= desc.field("i", dim)
+        for dim in desc.used
+    )
+
+
+class _DepthwiseLoop:
+    """One row of plan=depthwise: a block message per segment pixel, a gather per (kw, ic) of
+    weights, the widening and replicating moves, the mads."""
+
+    versions = 1
+    slm_waits = 0
+    once = Work()
+    once_global_bytes = 0.0
+    once_serial_loads = 0
+    buffering_hides = True
+
+    def __init__(self, plan: DepthwisePlan):
+        hw, config, desc = plan.hw, plan.config, plan.problem.desc
+        grf, n = hw.grf_bytes, config.n_tile
+        pixels = len(plan.rows.pixels)
+        pixel_bytes = plan.in_channels * plan.segment.type.size
+        masked = _padded(plan)
+        pixel, temporaries = _block_load(hw, 0, pixel_bytes, plan.segment.bytes)
+        work = pixel * pixels + _row_mask(masked, pixels)
+        if masked:  # the segment zeroed, and a masked load's temporary copied in first (it keeps the old bytes)
+            work += _zero(plan.segment.bytes, hw) + _moves(pixels * temporaries, hw)
+        lines = desc.kw * desc.icg
+        messages = -(-n // hw.max_message_simd)
+        wei_size = plan.weights.type.size
+        work += _gather(hw, n // messages, wei_size) * (lines * messages)
+        if plan.wide_weights is not None:
+            work += _moves(-(-lines * n * 4 // (2 * grf)), hw)
+        if plan.work is not None:  # each pixel's ICg operands widened or replicated
+            work += _moves(pixels * desc.icg * -(-n * plan.operand.size // (2 * grf)), hw)
+        self.work = work + _mads(config.m_tile * desc.kw * desc.icg * (n // config.simd), config.simd, hw)
+        self.global_bytes = work.bytes
+        self.serial_loads = pixels * temporaries + (lines * messages if wei_size < 4 else 0)
+
+
+class _FirstLayerLoop:
+    """One row of plan=first: the segment in dword blocks (threads whose segment is inside the
+    row) or gathers (the others), the weights, the widening moves, the mads or the dpas.  With
+    gmem_bufs=2 the scheduler loads the next row's weights at the end of the row and the row's
+    first multiply waits on a sync.allwr, which the model takes to wait for every load in flight:
+    the second copy hides nothing here (`first_layer_configs`)."""
+
+    buffering_hides = False
+
+    def __init__(self, plan: FirstLayerPlan):
+        hw, config = plan.hw, plan.config
+        grf, n = hw.grf_bytes, config.n_tile
+        masked = _padded(plan)
+        size = plan.segment.type.size
+        values = plan.row_values
+        gathers = -(-values // plan.lanes)
+        gathered = _gather(hw, plan.lanes, size) * gathers + _row_mask(masked, gathers)
+        if masked:
+            gathered += _zero(plan.segment.bytes, hw)
+        inside = _inside_share(plan)
+        blocks, tail = _row_mask(masked, len(plan.blocks)), 0
+        for start, dwords in plan.blocks:
+            block, temporaries = _block_load(hw, start, 4 * dwords, plan.segment.bytes)
+            blocks, tail = blocks + block, tail + temporaries
+        self.versions = 2 if 0 < inside < 1 else 1  # the kernel holds a loop of each
+        work = blocks * inside + gathered * (1 - inside)
+        serial = inside * tail + (1 - inside) * (gathers if size < 4 else 0)
+        if plan.wide_segment is not None:
+            work += _moves(-(-values * 4 // (2 * grf)), hw)
+        lines = plan.row_k
+        weight_type = plan.weights.type
+        if plan.weights_block:
+            line, line_serial = _block_load(hw, 0, n * weight_type.size, plan.weights.bytes)
+        else:
+            messages = -(-n // hw.max_message_simd)
+            line = _gather(hw, n // messages, weight_type.size) * messages
+            line_serial = messages if weight_type.size < 4 else 0
+        weights = line * lines
+        if plan.wide_weights is not None:
+            weights += _moves(-(-lines * n * 4 // (2 * grf)), hw)
+        self.global_bytes = work.bytes
+        self.slm_waits = 0
+        self.once = Work()
+        self.once_global_bytes, self.once_serial_loads = 0.0, 0
+        if plan.systolic is None:
+            self.global_bytes += weights.bytes
+            self.work = work + weights + _mads(config.m_tile * lines * (n // config.simd), config.simd, hw)
+            self.serial_loads = serial + lines * line_serial
+            return
+        self.serial_loads = serial
+        systolic = plan.systolic
+        slm_messages = -(-systolic.b.bytes // hw.max_block_message_bytes)
+        dpas = -(-config.m_tile // config.dpas_rows) * (n // config.simd)
+        kind = "int8" if size == 1 else plan.segment.type.kind
+        multiply = Work(dpas, dpas, config.m_tile * n * config.k_block / hw.fma_per_clock_per_eu[kind])
+        # A out of the segment: a run of K values per output, in moves of 16, 8, 4, 2 and 1 lanes
+        copies = scalar(
+            sum(bin(piece.cols.count).count("1") + piece.cols.count // 32 for piece in systolic.a_source.pieces)
+        )
+        self.work = (
+            work
+            + copies
+            + multiply
+            + Work(
+                slm_messages * SLM_MESSAGE_INSTRUCTIONS,
+                slm_messages * SLM_MESSAGE_INSTRUCTIONS,
+                0.0,
+                round_up(systolic.b.bytes, grf),
+            )
+        )
+        self.slm_waits = 1  # the row's B, read from SLM just before its dpas
+        packed = -(-systolic.w_pack.bytes // hw.max_block_message_bytes)
+        per_round = (
+            weights
+            + _moves(-(-lines * n * weight_type.size // (2 * grf)), hw)
+            + Work(
+                packed * SLM_MESSAGE_INSTRUCTIONS,
+                packed * SLM_MESSAGE_INSTRUCTIONS,
+                0.0,
+                round_up(systolic.w_pack.bytes, grf),
+            )
+        )
+        self.once = per_round * systolic.rounds + scalar(2 * SYNC_INSTRUCTIONS)
+        self.once_global_bytes = weights.bytes * systolic.rounds
+        self.once_serial_loads = lines * line_serial * systolic.rounds
+
+
+def _inside_share(plan: FirstLayerPlan) -> float:
+    """The share of a row's output blocks whose segment moves in dword blocks (inside the input
+    along w, `FirstLayerPlan.inside`)."""
+    bounds = plan.inside()
+    if bounds is None:
+        return 0.0
+    lo, hi = bounds
+    desc, rows = plan.problem.desc, plan.rows
+    starts = [min(b * rows.m_tile, desc.ow - rows.m_tile) * desc.sw - desc.pw for b in range(rows.blocks_per_row)]
+    return sum(lo <= iw0 and iw0 + rows.span <= hi for iw0 in starts) / len(starts)
+
+
+def _epilogue(plan) -> tuple[Work, int]:
+    """The bias, the conversion and a store per output pixel; and the global bytes they move."""
+    hw, config, problem = plan.hw, plan.config, plan.problem
+    m, n = config.m_tile, config.n_tile
+    registers = m * n * 4 / hw.grf_bytes
+    out = problem.type_of("dst").size
+    lines = m * -(-n * out // hw.max_block_message_bytes)
+    stored = m * round_up(n * out, hw.grf_bytes)
+    work = Work(
+        registers + lines * STORE_LINE_INSTRUCTIONS, 2 * registers + lines * STORE_LINE_INSTRUCTIONS, 0.0, stored
+    )
+    if problem.has_bias:
+        bias = _message(hw, n * problem.bias_type.size)
+        work += bias
+        stored += bias.bytes
+    return work, stored
+
+
+def _workload(plan) -> Workload:
+    """The problem's tensors as the model's traffic counts them (`xegen.modeling.workload`)."""
+    problem = plan.problem
+    src, wei, dst = (math.prod(problem.dims_of(t)) * problem.type_of(t).size for t in ("src", "wei", "dst"))
+    bias = math.prod(problem.dims_of("bias")) * problem.type_of("bias").size if problem.has_bias else 0
+    return Workload(0, "f32", src, wei, dst, other_read_bytes=bias)
