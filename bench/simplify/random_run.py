@@ -1,6 +1,7 @@
 """Bench: xegen's simplifier against Halide's and tinygrad's on random expressions (random_corpus.py).
 
     python bench/simplify/random_run.py [--count 2000] [--seed 0] [--json out.json]
+    python bench/simplify/random_run.py --report out.json      # the report of an earlier run again
 
 Every expression goes through xegen (one saturation, extracted for XeLP, XeHPG and XeHPC), Halide
 21's simplifier (bench/simplify/halide_simplify.cpp, built against the `halide` wheel) and
@@ -9,7 +10,10 @@ within the declared ranges (every s32 value where none is declared); a peer's re
 equivalent (Halide and tinygrad divide by flooring and assume signed sums do not wrap; xegen's
 IR truncates and wraps) is not compared.  All results are priced by xegen's cost model of each
 platform with the same ranges.  Prints cheaper/same/costlier counts per platform and peer, every
-case where xegen is costlier than a peer, and every xegen result that is not equivalent.
+case where xegen is costlier than a peer, and every xegen result that is not equivalent.  xegen's
+results and the costlier peers' are checked again by a wider search (every combination of edge
+values, values near overflow, 20,000 random ones): a costlier case whose peer result is wrong
+there is shown with the values, and counted apart.
 """
 
 from __future__ import annotations
@@ -53,6 +57,48 @@ def sample_inputs(e: ir.Expr, ranges: dict, samples: int = 600) -> dict:
         env[v.name] = values
     n = max(len(x) for x in env.values())
     return {k: np.resize(x, n).astype(np.int32) for k, x in env.items()}
+
+
+#: values where sums and products of the corpus's operands overflow or change sign
+SPECIAL = (0, 1, -1, 2, -2, 1 << 30, -(1 << 30), (1 << 16) - 1, 1 << 16, -(1 << 16))
+
+
+def wide_inputs(e: ir.Expr, ranges: dict, samples: int = 20000) -> dict:
+    """A wider search than sample_inputs: every combination of each variable's edge values (the
+    ends of its range, zero, one, minus one, and values near where a sum or product wraps) and
+    independent random values, so that a result right only where nothing overflows is caught."""
+    rng = np.random.default_rng(11)
+    names = sorted(v.name for v in ir.free_vars(e))
+    edges = []
+    for name in names:
+        r = ranges.get(name, FULL)
+        lo, hi = r.start, r.stop - 1
+        near = {lo, lo + 1, lo + 2, hi - 2, hi - 1, hi, (lo + hi) // 2, *SPECIAL}
+        edges.append(sorted(x for x in near if lo <= x <= hi))
+    grid = [g.ravel() for g in np.meshgrid(*edges, indexing="ij")] if names else []
+    env = {}
+    for name, column in zip(names, grid, strict=True):
+        r = ranges.get(name, FULL)
+        small = rng.integers(max(r.start, -2000), min(r.stop - 1, 2000) + 1, samples // 2)
+        wide = rng.integers(r.start, r.stop, samples // 2, dtype=np.int64)
+        env[name] = np.concatenate([column, small, wide]).astype(np.int32)
+    return env
+
+
+def counterexample(a: ir.Expr, b: ir.Expr, ranges: dict) -> dict | None:
+    """Values (within the ranges) where a and b differ, from the wider search; None if none found."""
+    env = wide_inputs(a, ranges)
+    n = len(next(iter(env.values())))
+    try:
+        x = np.broadcast_to(ir.evaluate(a, env), (n,)).astype(np.int64)
+        y = np.broadcast_to(ir.evaluate(b, env), (n,)).astype(np.int64)
+    except Exception:
+        return {}
+    bad = np.nonzero(x != y)[0]
+    if not bad.size:
+        return None
+    i = int(bad[0])
+    return {k: int(v[i]) for k, v in env.items()} | {"input": int(x[i]), "result": int(y[i])}
 
 
 def equivalent(a: ir.Expr, b: ir.Expr, env: dict) -> bool:
@@ -142,10 +188,35 @@ def report(data: dict) -> int:
     print(f"\npeer results not comparable (unreadable, failed, or not equivalent to the input): {unusable}")
     bound = sum(r["stop"] != "saturated" for r in rows)
     print(f"xegen saturation stopped by a bound on {bound}; median {np.median([r['ms'] for r in rows]):.1f} ms")
-    wrong = [r for r in rows if not r["xegen_ok"]]
-    print(f"xegen results not equivalent to their input: {len(wrong)}")
+    wrong = [
+        r
+        for r in rows
+        if not r["xegen_ok"]
+        or any(
+            counterexample(ir.parse_expr(r["input"]), ir.parse_expr(x), _ranges(r)) is not None
+            for x in sorted(set(r["xegen"].values()))
+        )
+    ]
+    print(f"xegen results not equivalent to their input (sampled, and by the wider search): {len(wrong)}")
     for r in wrong:
         print(f"  WRONG {r['name']}: {r['input']}  ->  {r['xegen']}")
+    # a costlier case whose peer result is wrong somewhere (found by the wider search): the peer
+    # assumed that nothing overflows, or divided by flooring, where xegen's IR wraps and truncates
+    refuted = {}
+    for _hw, peer, r in costlier:
+        if (peer, r["name"]) not in refuted:
+            refuted[peer, r["name"]] = counterexample(ir.parse_expr(r["input"]), ir.parse_expr(r[peer]), _ranges(r))
+    for hw in PLATFORMS:
+        for peer in ("halide", "tinygrad"):
+            n = sum(r["cost"][hw][peer] is not None for r in rows)
+            cases = [r for h, p, r in costlier if (h, p) == (hw, peer)]
+            kept = [r for r in cases if refuted[peer, r["name"]] is None]
+            wrong_peer = len(cases) - len(kept)
+            share = 100.0 * (n - wrong_peer - len(kept)) / (n - wrong_peer) if n - wrong_peer else 100.0
+            print(
+                f"{hw:6} vs {peer:8}: of the {len(cases)} costlier, the peer's result is not equivalent to the "
+                f"input on {wrong_peer} (wider search); without those {share:.2f} % not costlier"
+            )
     if costlier:
         print("\ncostlier cases:")
     for hw, peer, r in costlier:
@@ -154,7 +225,14 @@ def report(data: dict) -> int:
             f"  {hw} vs {peer}: {r['name']} {r['ranges']}\n    input    {r['input']}\n"
             f"    xegen    {r['xegen'][hw]}  ({c['xegen']})\n    {peer:8} {r[peer]}  ({c[peer]})"
         )
+        found = refuted[peer, r["name"]]
+        if found is not None:
+            print(f"    the {peer} result is not the input's value at {found}")
     return 1 if wrong else 0
+
+
+def _ranges(row: dict) -> dict:
+    return {k: range(lo, hi + 1) for k, (lo, hi) in row["ranges"].items()}
 
 
 def main() -> int:
@@ -162,8 +240,9 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="write every row here")
+    parser.add_argument("--report", type=Path, metavar="JSON", help="only print the report of an earlier --json run")
     args = parser.parse_args()
-    data = run(args.count, args.seed)
+    data = json.loads(args.report.read_text()) if args.report else run(args.count, args.seed)
     if args.json:
         args.json.write_text(json.dumps(data, indent=1))
     return report(data)

@@ -123,3 +123,23 @@ def test_a_guard_that_is_never_derived_is_an_error(tmp_path):
     )
     (verdict,) = check_rules([path], examples=0)
     assert verdict.verdict == "error" and "Never" in verdict.detail
+
+
+OPERANDS = """\
+(relation SumOf (Expr Ty Expr Expr))
+; remembers the operands of a sum
+(rule ((= e (Add t x y))) ((SumOf e t x y)) :ruleset analysis :name "sum-of")
+; a sum whose second operand is the constant K is its first
+(rule ((SumOf e t x y) (= y (Const t K))) ((union e x)) :ruleset fold :name "add-k")
+"""
+
+
+@pytest.mark.parametrize("k, verdict", [(0, "sound"), (1, "unsound")])
+def test_a_guard_that_names_operands_lets_later_facts_make_them_constants(tmp_path, k, verdict):
+    """`(= y (Const t K))` after the guard's `(= e (Add t x y))`: the sum is built with y that
+    constant, whatever order the facts are written in."""
+    path = tmp_path / "operands.egg"
+    path.write_text(OPERANDS.replace("K", str(k)))
+    definition, rule = check_rules([path], examples=3)
+    assert definition.verdict == "sound"
+    assert rule.verdict == verdict, (rule.detail, rule.counterexample)

@@ -31,7 +31,7 @@ from .. import rules, sexpr
 from ..rules import RuleFile, Signature, rule_name, signatures
 from ..terms import CATEGORY, OPERATIONS, TY_ARGUMENTS, TY_TYPES, build_node
 from .guards import FACT_RELATIONS, LATTICES, TYPE_RELATIONS, VALUE_RELATIONS, Guards, base_head, collect
-from .patterns import PApp, Pattern, PInt, PVar, show, to_pattern
+from .patterns import PApp, Pattern, PInt, PVar, show, to_pattern, variables
 
 #: the order instances are checked in (so a report names the common types first)
 ALL_TYPES: tuple[Type, ...] = tuple(
@@ -652,18 +652,7 @@ class _Builder:
             lhs = self.expr(rule.sides()[0], lhs=True)
             pending = list(self.conditions)
         # facts naming a term first, so that a variable is bound to its term before other facts use it
-        pending.sort(
-            key=lambda c: (
-                not (
-                    isinstance(c, PApp)
-                    and c.head == "="
-                    and len(c.args) == 2
-                    and isinstance(c.args[1], PApp)
-                    and c.args[1].head in self.sigs
-                    and self.sigs[c.args[1].head].output == "Expr"
-                )
-            )
-        )
+        pending = self._names_first(pending)
         while pending:
             progress = [c for c in pending if self.fact(c)]
             if not progress:
@@ -678,6 +667,31 @@ class _Builder:
         for action in rule.actions:
             self.action(action)
         return self.instance
+
+    def _names_term(self, c: Pattern) -> bool:
+        return (
+            isinstance(c, PApp)
+            and c.head == "="
+            and len(c.args) == 2
+            and isinstance(c.args[0], PVar)
+            and isinstance(c.args[1], PApp)
+            and c.args[1].head in self.sigs
+            and self.sigs[c.args[1].head].output == "Expr"
+        )
+
+    def _names_first(self, facts: list[Pattern]) -> list[Pattern]:
+        """The facts naming a term, each after those naming the variables its term uses
+        (`(= e (Add t x y))` after `(= x (Const t a))`, which makes `x` that constant), then the rest."""
+        naming = [c for c in facts if self._names_term(c)]
+        ordered: list[Pattern] = []
+        while naming:
+            named = {c.args[0].name for c in naming if isinstance(c, PApp) and isinstance(c.args[0], PVar)}
+            ready = [c for c in naming if isinstance(c, PApp) and not (variables(c.args[1]) & named)]
+            if not ready:
+                raise RuleShapeError(f"the terms named by {', '.join(show(c) for c in naming)} contain each other")
+            ordered += ready
+            naming = [c for c in naming if c not in ready]
+        return ordered + [c for c in facts if not self._names_term(c)]
 
     def action(self, a: Pattern) -> None:
         if not isinstance(a, PApp):

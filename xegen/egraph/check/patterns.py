@@ -54,3 +54,12 @@ def show(p: Pattern) -> str:
     if isinstance(p, PStr):
         return f'"{p.value}"'
     return "(" + " ".join([p.head, *(show(a) for a in p.args)]) + ")"
+
+
+def variables(p: Pattern) -> set[str]:
+    """The names of the variables in a pattern."""
+    if isinstance(p, PVar):
+        return {p.name}
+    if isinstance(p, PApp):
+        return set().union(*(variables(a) for a in p.args))
+    return set()
