@@ -10,7 +10,7 @@ import pytest
 
 from xegen.lower import compile_kernel
 
-from .harness import hand_spec, run_both
+from .harness import hand_spec, iga_report, run_both
 
 PLATFORMS = ("xelp", "xehpg", "xehpc")
 
@@ -49,3 +49,23 @@ def test_shared_pointer_messages_match_the_interpreter(hw):
         # extension per pointer, not per message
         assert sum(i.opcode == "asr" for i in compiled.instructions) == 2, compiled.assembly()
         assert sum(i.opcode == "asr" for i in apart.instructions) == 5
+
+
+def test_a_negative_distance_across_4_gib_borrows_from_the_high_dword(monkeypatch, iga64):
+    """XeLP has no 64-bit adds: a message at a negative constant distance from a shared pointer
+    subtracts the distance from the low dword and the borrow from the high one.  Here `x` starts
+    320 bytes below 4 GiB, so the pointer `x + v` of v = 384 (the second iteration; offsets in
+    bytes) lies above the boundary and its message at v - 128 below it: a wrong borrow would read
+    4 GiB away (and fault)."""
+    from xegen.sim import memory
+
+    start = 2**32 - 320
+    monkeypatch.setattr(memory, "FIRST_ADDRESS", start)
+    pointer, message = start + 384, start + 384 - 128
+    assert pointer >> 32 == 1 and message >> 32 == 0  # the case the test is about
+    x = np.random.default_rng(2).integers(-(2**31), 2**31, 3 * 64, dtype=np.int64).astype(np.int32)
+    out = np.zeros(3 * 64, np.int32)
+    simulated, interpreted, compiled = run_both(kernel(), "xelp", {"x": x, "out": out})
+    assert simulated["out"].tobytes() == interpreted["out"].tobytes()
+    assert any(i.opcode == "subb" for i in compiled.instructions), compiled.assembly()
+    assert iga_report(compiled.code, "xelp") == ""

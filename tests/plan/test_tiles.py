@@ -122,3 +122,20 @@ def test_a_row_interleaved_into_vnni_is_one_reorder():
         (1, 128, 1, 2),
     ]
     assert np.array_equal(_run_copies(dst, src), _positions(dst))
+
+
+def test_a_byte_transpose_runs_its_lines_across_the_moves():
+    """Gathered int8 B (16 lanes of 16 K-contiguous bytes, XeHPC's 64-byte GRFs) packed into SLM's
+    VNNI order is a transpose of bytes: each overlap of pieces is a 4 x 4 move with destination
+    strides 16 and 64, which no move instruction encodes (every byte its own move, 256 of them).
+    The sixteen such moves are translates of one another, so the lines run across them instead:
+    destination stride 4, and 16 reorders of 4 x 4 that take 4 moves each."""
+    stage, _ = line_layout(Var("s", PTR), S8, 16, 16, 1, 16, 64, 16)
+    packed = packed_layout(Var("p", PTR), vnni_layout(Var("v", PTR), S8, 64, 32, 16, 16), 0, 0, 16, 16, 64)
+    calls = copy_tile(packed, stage)
+    encodable = (1, 2, 4)
+    assert all(
+        (c.func.rows == 1 or c.func.dst_row_stride in encodable) or c.func.dst_col_stride in encodable for c in calls
+    )
+    assert len(calls) == 16 and all(c.func.rows * c.func.cols == 16 for c in calls)
+    assert np.array_equal(_run_copies(packed, stage), _positions(packed))

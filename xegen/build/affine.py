@@ -1,5 +1,5 @@
-"""Addresses and bounds checks of vector messages split into a loop-invariant vector and a
-per-iteration scalar.
+"""Addresses and bounds checks of messages split into a loop-invariant part and a per-iteration
+scalar.
 
 A vector message inside the K loop addresses one line per lane, e.g. the forward source
 `((oh + kh - 1)*IW + (ow + kw - 1))*IC + ic` with oh, ow per lane (fixed before the loop) and
@@ -11,6 +11,10 @@ the vector arithmetic.  Regrouped as `(oh*IW + ow)*IC - (IW + 1)*IC` (bound once
 The offset is the same value in wrapping s32 arithmetic whatever the grouping; moving a term
 across a comparison is exact because the index arithmetic never leaves s32
 (`gemm.check_index_range`).
+
+A scalar message (one block per tile row) has its offset split the same way: the row's fixed
+part is bound before the loop, and each iteration adds the part every row shares.  Its bounds
+stay as they are: one scalar compare per side costs what the add it would save costs.
 """
 
 from __future__ import annotations
@@ -93,15 +97,21 @@ def _constant(value: int, lanes: int) -> Expr:
 
 
 def split_offset(offset: Expr, variant: set[Var], bind) -> Expr:
-    """`offset` (a vector) as a loop-invariant vector, bound with `bind(expr)` before the loop,
-    plus the part that changes per iteration; unchanged when either part is missing."""
+    """`offset` as its loop-invariant part, bound with `bind(expr)` before the loop, plus the
+    part that changes per iteration; unchanged when either part is missing."""
     lanes = offset.type.lanes
     terms, constant = affine(offset)
     fixed, changing = split(terms, variant)
-    if not changing or not _has_vector(fixed):
+    if not changing or not _worth_binding(fixed, lanes):
         return offset
     base = bind(build(fixed, constant, lanes))
     return base + build(changing, 0, lanes)
+
+
+def _worth_binding(fixed: Terms, lanes: int) -> bool:
+    """Whether the loop-invariant terms are worth a value of their own: for a vector, a vector
+    term (uniform terms alone stay in the per-iteration scalar); for a scalar, any term."""
+    return _has_vector(fixed) if lanes > 1 else bool(fixed)
 
 
 COMPARISONS = ("lt", "le", "gt", "ge")

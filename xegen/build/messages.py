@@ -206,8 +206,7 @@ def emit_global(
         address, view_masks = view.access(values)
         conditions += view_masks
         byte_offset = address.expr * size
-        if byte_offset.type.lanes > 1:
-            byte_offset, conditions = _hoisted(byte_offset, conditions, origins, lane_scope)
+        byte_offset, conditions = _hoisted(byte_offset, conditions, origins, lane_scope)
         mask = all_of(conditions)
         masked |= mask is not None
         register = ptr(layout.buffer, line.base * layout.type.size)
@@ -252,7 +251,7 @@ def _coordinate(origin: Origin, offset: int) -> Idx:
 def _hoisted(
     byte_offset: Expr, conditions: list[Expr], origins: tuple[Origin, Origin], lane_scope: Scope
 ) -> tuple[Expr, list[Expr]]:
-    """A vector message's address and bounds with their loop-invariant vector parts bound
+    """A message's address (and a vector message's bounds) with their loop-invariant parts bound
     before the loop (`affine`): values of lets in the origins' other scopes (the K loop body)
     change per iteration, the rest does not."""
     variant = {var for origin in origins if origin.scope is not lane_scope for var, _ in origin.scope.lets}

@@ -362,8 +362,8 @@ class Messages:
             else:
                 self.b.alu("add", Region(payload, 0, S32), [offset, Constant(address.slm_base, S32)])
             return
-        if not self.hw.has_lsc:  # the oword block header: zeros, address in qword 0
-            self.b.alu("mov", Region(payload, 0, U32, self.grf // 4), [Constant(0, U32)])
+        # (an A64 oword block header is its address in qword 0: the message ignores the other
+        # dwords, and IGC's own block reads leave them as they are)
         address64(self.b, Region(payload, 0, U64), address.pointer, offset)
 
     def _block_message(self, op: str, space: str, payload: VReg, start: int, size: int, data, predicate) -> None:
@@ -946,6 +946,20 @@ def address64(b: Builder, dst: Region, base: Region, offsets: Value) -> None:
         n = min(step, lanes - start)
         part = dst.slice(start, n) if lanes > 1 else dst
         low, high = halves(Region(part.reg, part.offset, U64, n, 1))
+        bh = base_high.broadcast(n) if n > 1 else base_high
+        if isinstance(offsets, Constant) and int(offsets.value) < 0 and not b.hw.has_add3:
+            # base - |c|, and the borrow from the high half: two instructions, where a carry
+            # and a sign of -1 take three
+            b.alu(
+                "subb",
+                low,
+                [base_low.broadcast(n) if n > 1 else base_low, Constant(-int(offsets.value), U32, n)],
+                options=("AccWrEn",),
+                types=("ud", "ud", "ud"),
+            )
+            borrow = PhysicalOperand(Reg("acc", 0, 0, "d", neg=True), vector=n > 1)
+            b.alu("add", high, [bh, borrow], types=("ud", "ud", "d"))
+            continue
         if isinstance(offsets, Constant):
             off: Value = Constant(int(offsets.value) & 0xFFFFFFFF, U32, n)
             sign: Value = Constant(-1 if int(offsets.value) < 0 else 0, S32, n)
@@ -961,7 +975,6 @@ def address64(b: Builder, dst: Region, base: Region, offsets: Value) -> None:
             types=("ud", "ud", "ud"),
         )
         carry = PhysicalOperand(Reg("acc", 0, 0, "ud"), vector=n > 1)
-        bh = base_high.broadcast(n) if n > 1 else base_high
         if b.hw.has_add3:
             b.alu("add3", high, [bh, carry, sign], types=("ud", "ud", "ud", "d"))
         else:

@@ -370,7 +370,7 @@ def tile_moves(
                 d_cs,
             )
         )
-    return dst, src, tuple(_joined(moves))
+    return dst, src, tuple(_joined(_along_translates(moves)))
 
 
 @dataclass(frozen=True)
@@ -391,6 +391,54 @@ class Move:
         if self.cols == 1 and self.rows > 1:
             return Move(self.dst, self.src, 1, self.rows, 0, self.s_rs, 0, self.d_rs)
         return self
+
+
+# destination strides a move instruction encodes (its horizontal stride: 1, 2 or 4 elements)
+DST_STRIDES = (1, 2, 4)
+
+
+def _along_translates(moves: list[Move]) -> list[Move]:
+    """Moves of one shape whose own destination strides no instruction encodes (every element a
+    move of its own), but which are translates of one another by a constant step on both sides,
+    turned the other way: each line runs across the moves instead of within one.  The byte
+    transpose that packs B for int8 dpas on XeHPC is sixteen 4 x 4 moves with destination strides
+    16 and 64 (256 one-byte moves); across them, 4 bytes at stride 4 per move (64)."""
+    shapes: dict[tuple, list[Move]] = {}
+    for m in moves:
+        shapes.setdefault((m.rows, m.cols, m.s_rs, m.s_cs, m.d_rs, m.d_cs), []).append(m)
+    out: list[Move] = []
+    for (rows, cols, s_rs, s_cs, d_rs, d_cs), group in shapes.items():
+        own = {d_cs} if rows == 1 else {d_rs} if cols == 1 else {d_rs, d_cs}
+        if len(group) < 2 or own & set(DST_STRIDES):
+            out += group
+            continue
+        for run in _translate_runs(sorted(group, key=lambda m: m.src)):
+            if len(run) < 2 or run[1].dst - run[0].dst not in DST_STRIDES:
+                out += run
+                continue
+            first = run[0]
+            step_src, step_dst = run[1].src - first.src, run[1].dst - first.dst
+            for c in range(cols):  # rows x len(run): the run is the new line
+                out.append(
+                    Move(first.dst + c * d_cs, first.src + c * s_cs, rows, len(run), s_rs, step_src, d_rs, step_dst)
+                )
+    return out
+
+
+def _translate_runs(moves: list[Move]) -> list[list[Move]]:
+    """`moves` cut into runs whose consecutive members differ by one constant step, on the source
+    and on the destination."""
+    runs: list[list[Move]] = []
+    for m in moves:
+        run = runs[-1] if runs else None
+        if run is not None and (
+            len(run) == 1
+            or (m.src - run[-1].src, m.dst - run[-1].dst) == (run[1].src - run[0].src, run[1].dst - run[0].dst)
+        ):
+            run.append(m)
+        else:
+            runs.append([m])
+    return runs
 
 
 def _joined(moves: list[Move]) -> list[Move]:
