@@ -1,5 +1,5 @@
-"""Vector message addresses and bounds split into a loop-invariant vector and a per-iteration
-scalar, and views addressed linearly along a GEMM dimension."""
+"""Message addresses and bounds split into a loop-invariant part and a per-iteration scalar, and
+views addressed linearly along a GEMM dimension."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import pytest
 
 from xegen.build.affine import affine, split_bound, split_offset
 from xegen.conv import make_problem
-from xegen.ir import Var, evaluate, free_vars
+from xegen.ir import Call, For, Send, Var, evaluate, free_vars, walk
 from xegen.ir.expr import Broadcast, IntImm
 from xegen.ir.types import S32, Type
+from xegen.pipeline import build_kernel
 from xegen.plan import formulate
 from xegen.plan.gemm import linear_stride
 
@@ -107,3 +108,41 @@ def test_a_blocked_layout_is_not_linear():
     gemm = formulate(make_problem("mb1ic32ih7oc32oh7kh3ph1", "FWD_D", "f32", dtag="nChw16c"))
     assert linear_stride(gemm.c, gemm.m) == 16  # ow steps 16 (a channel block), oh 7 * 16: nested
     assert linear_stride(gemm.c, gemm.n) is None  # oc / 16, oc % 16
+
+
+def test_split_offset_of_a_scalar_binds_its_fixed_part():
+    """One block message per tile row: the row's own part (oh, ow) bound before the loop, the
+    iteration's (kh, kw, ic) added to it."""
+    o_h, o_w = Var("o_h", S32), Var("o_w", S32)
+    offset = (ic + (o_h + kh - IntImm(1)) * IntImm(3584) + (o_w + kw - IntImm(1)) * IntImm(512)) * IntImm(2)
+    bound = []
+
+    def bind(e):
+        bound.append(e)
+        return Var("fixed", S32)
+
+    split = split_offset(offset, VARIANT, bind)
+    assert len(bound) == 1 and set(free_vars(bound[0])) == {o_h, o_w}
+    assert split.op == "add" and split.a == Var("fixed", S32) and set(free_vars(split.b)) <= VARIANT
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        env = {name: np.int32(rng.integers(-100, 100)) for name in ("o_h", "o_w", "kh", "kw", "ic")}
+        assert evaluate(split, {**env, "fixed": evaluate(bound[0], env)}) == evaluate(offset, env)
+
+
+def _block_offsets(kernel, buffer):
+    """The offsets of the block messages reading `buffer` in the K loop."""
+    (loop,) = [n for n in walk(kernel.body) if isinstance(n, For)][:1]
+    sends = [n for n in walk(loop) if isinstance(n, Call) and isinstance(n.func, Send) and n.func.kind == "block"]
+    return [n.args[0].offset for n in sends if n.args[0].buffer.name == buffer]
+
+
+def test_rows_apart_get_their_own_fixed_part_rows_at_constant_distances_do_not():
+    """XeLP f32, 3x3: the source rows of a tile straddle output rows (their distances change with
+    the tile's place), so each gets a `fixed` let; the weight rows lie at constant distances and
+    keep sharing one pointer."""
+    kernel = build_kernel(make_problem("mb1ic128ih28oc128oh28kh3ph1"), "xelp", {"m_tile": 8, "n_tile": 32})
+    src, wei = _block_offsets(kernel, "src"), _block_offsets(kernel, "wei")
+    assert src and wei
+    assert all(any(v.name.startswith("fixed") for v in free_vars(o)) for o in src)
+    assert not any(v.name.startswith("fixed") for o in wei for v in free_vars(o))
