@@ -137,10 +137,10 @@ def _block_offsets(kernel, buffer):
     return [n.args[0].offset for n in sends if n.args[0].buffer.name == buffer]
 
 
-def test_rows_apart_get_their_own_fixed_part_rows_at_constant_distances_do_not():
-    """XeLP f32, 3x3: the source rows of a tile straddle output rows (their distances change with
-    the tile's place), so each gets a `fixed` let; the weight rows lie at constant distances and
-    keep sharing one pointer."""
+def test_checked_rows_get_their_own_fixed_part_linear_rows_do_not():
+    """XeLP f32, 3x3: the source rows of a tile are bounds-checked (padding), so each gets a
+    `fixed` let before the loop; the weight rows (a view addressed linearly, checked by nothing)
+    lie at constant distances and keep sharing one pointer."""
     kernel = build_kernel(make_problem("mb1ic128ih28oc128oh28kh3ph1"), "xelp", {"m_tile": 8, "n_tile": 32})
     src, wei = _block_offsets(kernel, "src"), _block_offsets(kernel, "wei")
     assert src and wei

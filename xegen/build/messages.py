@@ -13,14 +13,14 @@ from typing import Any
 
 from ..conv.index import Idx, all_of, lane_ids, lane_var
 from ..hw import Platform
-from ..ir import Call, Expr, Let, Names, Send, Stmt, Var, ptr, store, substitute
+from ..ir import Call, Expr, Let, Names, Send, Stmt, Var, ptr, store
 from ..ir.expr import Broadcast, IntImm, Shuffle
 from ..ir.types import U32
 from ..plan.block2d import Block2dPlan
 from ..plan.gemm import Gemm, View, linear_stride
 from ..plan.messages import LaneRun, LinePlan, Run, is_block
 from ..plan.tiles import Line, TileLayout
-from .affine import affine, split_bound, split_offset
+from .affine import split_bound, split_offset
 
 
 class Scope:
@@ -210,11 +210,10 @@ def emit_global(
         if byte_offset.type.lanes > 1:
             byte_offset, conditions = _hoisted(byte_offset, conditions, origins, lane_scope)
         addressed.append((line, byte_offset, conditions))
-    scopes = [lane_scope, *(origin.scope for origin in origins)]
-    if _apart([e[1] for e in addressed if e[1].type.lanes == 1], scopes):
-        # rows at distances that change with the row's coordinates (an im2col tile's rows): each
-        # row's own part bound before the loop, so an iteration adds to it what every row shares.
-        # (Rows at constant distances already share one pointer.)
+    if any(conditions for _, o, conditions in addressed if o.type.lanes == 1):
+        # bounds-checked rows (an im2col tile's): each row's own part of the offset bound before
+        # the loop, so that an iteration adds to it what every row shares.  (Rows of a view
+        # addressed linearly, checked by nothing, already share one pointer at constant distances.)
         addressed = [
             (line, *_hoisted(o, conditions, origins, lane_scope)) if o.type.lanes == 1 else (line, o, conditions)
             for line, o, conditions in addressed
@@ -236,20 +235,6 @@ def emit_global(
             func = Send(op, "block", "global", view.type, line.length)
             sends.append(Call(func, (ptr(memory, byte_offset), register, mask)))
     return sends, masked
-
-
-def _apart(offsets: list[Expr], scopes: list[Scope]) -> bool:
-    """Whether the offsets differ by more than constants, seen through the scopes' lets (a row's
-    coordinate is often a let of its own, `k1 = k + 1`, and lets name lets)."""
-    values = {var: value for scope in scopes for var, value in scope.lets}
-    terms = set()
-    for o in offsets:
-        for _ in range(len(values) + 1):  # (a let names only lets bound before it)
-            seen, o = o, substitute(o, values)
-            if o == seen:
-                break
-        terms.add(frozenset(affine(o)[0].items()))
-    return len(terms) > 1
 
 
 def emit_block2d(view: View, memory: Var, buffer: Var, plan: Block2dPlan, origins: tuple[Origin, Origin]) -> list[Stmt]:
