@@ -223,6 +223,10 @@ class _Builder:
             self.group,
             self.top,
             "load",
+            # where a 64-bit address from a 32-bit offset takes four instructions (XeLP: no
+            # 64-bit add, no add3), a row's invariant part pays as a let; elsewhere the e-graph's
+            # own sharing does as well (XeHPG's backward weights lost an instruction to it)
+            hoist_rows=not self.hw.has_add3,
         )
         if masked:
             # a source zero point fills what the masks drop: (src - zero point) is then 0 there

@@ -186,8 +186,11 @@ def emit_global(
     lane_scope: Scope,
     op: str,
     atomic: str = "",
+    hoist_rows: bool = False,
 ) -> tuple[list[Stmt], bool]:
-    """Messages moving `lines` of the GRF tile `layout` to or from `view` in global memory.
+    """Messages moving `lines` of the GRF tile `layout` to or from `view` in global memory;
+    `hoist_rows`: bounds-checked rows of one block message each get their own loop-invariant
+    part of the offset bound before the loop (below).
 
     Returns the sends and whether any has a mask (so the caller zeroes the registers first)."""
     size = view.type.size
@@ -210,7 +213,7 @@ def emit_global(
         if byte_offset.type.lanes > 1:
             byte_offset, conditions = _hoisted(byte_offset, conditions, origins, lane_scope)
         addressed.append((line, byte_offset, conditions))
-    if any(conditions for _, o, conditions in addressed if o.type.lanes == 1):
+    if hoist_rows and any(conditions for _, o, conditions in addressed if o.type.lanes == 1):
         # bounds-checked rows (an im2col tile's): each row's own part of the offset bound before
         # the loop, so that an iteration adds to it what every row shares.  (Rows of a view
         # addressed linearly, checked by nothing, already share one pointer at constant distances.)
