@@ -68,6 +68,25 @@ def test_mad_puts_the_addend_last():
     ]
 
 
+def test_subb_names_its_borrow_and_the_high_half_subtracts_it():
+    # XeLP's address at a negative distance: low = base - c, borrow into acc0; high -= borrow
+    low = Instruction(
+        "subb",
+        1,
+        dst=v(0, 0, "ud"),
+        srcs=(v(1, 0, "ud").region(0, 1, 0), Imm(0x3A00, "ud")),
+        options=("AccWrEn",),
+        no_mask=True,
+    )
+    acc = Reg("acc", 0, 0, "d", neg=True).region(0, 1, 0)
+    high = Instruction("add", 1, dst=v(0, 1, "ud"), srcs=(v(1, 1, "ud").region(0, 1, 0), acc), no_mask=True)
+    lines = body(program_of(low, high))
+    assert lines[:2] == [
+        "subb (M1_NM, 1) VR0(0,0)<1> CARRY(0,0)<1> VR1(0,0)<0;1,0> 0x3a00:ud",
+        "add (M1_NM, 1) VR0(0,1)<1> VR1(0,1)<0;1,0> (-)CARRY_d(0,0)<0;1,0>",
+    ]
+
+
 def test_operands_past_the_first_grf_name_their_row():
     mov = Instruction("mov", 8, dst=v(0, 8, "d"), srcs=(v(1, 9, "d").region(8, 8, 1),), no_mask=True)
     # element 8 of :d is byte 32 = row 1 of a 32-byte GRF; element 9 is row 1, column 1

@@ -22,7 +22,7 @@ from ..lower.program import Label, Op
 from ..lower.values import TYPE_BYTES, VIRTUAL, VReg
 
 VISA_VERSION = "4.1"
-CARRY = "CARRY"  # stands for acc0: the carry addc writes
+CARRY = "CARRY"  # stands for acc0: the carry addc (the borrow subb) writes
 VECTOR = "VECTOR"  # eight lanes of a packed vector immediate
 R0 = "R0"
 
@@ -337,13 +337,14 @@ class _Translation:
             self.vector_immediate(inst)
             return
         sources = [self.src(inst, i) for i in range(len(inst.srcs))]
-        if opcode == "addc":
+        if opcode in ("addc", "subb"):  # vISA names the carry (or borrow) acc0 holds: a variable
             if "AccWrEn" not in inst.options:
-                raise UnsupportedError("addc without its carry in acc0")
+                raise UnsupportedError(f"{opcode} without its carry in acc0")
             carry = Reg(VIRTUAL, 0, 0, "ud").stride(1)
             name = self.vars.register(carry, CARRY)
             self.emit(
-                f"{self.predicate(inst)}addc {self.exec(inst)} {self.dst(inst.dst)} {name}(0,0)<1> " + " ".join(sources)
+                f"{self.predicate(inst)}{opcode} {self.exec(inst)} {self.dst(inst.dst)} {name}(0,0)<1> "
+                + " ".join(sources)
             )
             return
         if opcode == "mad":
