@@ -21,6 +21,8 @@ from .helpers import same_values
 
 PLATFORMS = [CostModel(hw) for hw in ("xelp", "xehpg", "xehpc")]
 N = range(0, 1000)  # non-negative operands, as the issue's examples assume
+B = range(0, 8)
+S = range(-1000, 1000)
 
 # (input, ranges, the form the issue gives)
 EXAMPLES = [
@@ -84,6 +86,27 @@ RANDOM_CORPUS = [
     ("(8 - b) & 15", {"b": range(0, 8)}, "8 - b"),
     ("min(c, b - (-c & 1))", {"b": N, "c": N}, "min(c, b - (c & 1))"),
     ("(a * 15) % 7", {"a": N}, "a % 7"),
+    # a second pass over the same corpus
+    ("max(max(a, b), min(c, b))", {}, "max(a, b)"),  # min(c, b) <= b <= max(a, b)
+    ("2172 * -3 + max(max(c + c, y), min(x, y)) * 2 - (a + c)", {"a": B, "c": B, "x": N, "y": B},
+     "max(c*2, y)*2 - (a + c) - 6516"),
+    ("min(-b, -b % 2) % 64", {"b": N}, "-b % 64"),  # -b <= -b % 2 for b >= 0
+    ("max(a, a % 7)", {"a": N}, "a"),
+    ("c < d ? c * 7 : d * 7", {}, "min(c, d) * 7"),  # the arms' common factor after the select
+    ("(a < b ? a * 4 : b * 8) % 2", {}, "0"),  # both arms even, even when they wrap
+    ("(a * -4) % 4", {}, "0"),  # 4 divides a * -4, wrapped or not
+    ("(a * -6) % 3", {"a": N}, "0"),
+    ("(a * -6) / 3", {"a": N}, "a * -2"),
+    ("(a * 16) % 64 % 5", {"a": S}, "a % 4"),  # (a*16) % 64 is (a % 4)*16, within (-64, 64): % 5 is % 1 of it
+    ("(a * 8) >> 2", {"a": S}, "a * 2"),
+    ("min(c * -2 * d, 8)", {"c": N, "d": N}, "c * d * -2"),  # the product is at most 0
+    ("(x * 2 + -434) / 24", {"x": range(0, 4096)}, "(x + -217) / 12"),
+    ("y < 3 ? x * d * -607 - y : d * -1 * x", {}, "y < 3 ? x * d * -607 - y : x * d * -1"),  # x * d shared
+    ("(d > 15 ? -c : d * -c) == -c - min(c, d) - 2", {"c": N, "d": N}, "(15 < d ? c : d * c) == c + min(c, d) + 2"),
+    ("-3 - y != y * -25", {}, "true"),  # 24*y is even, 3 is odd: never equal, wrapped or not
+    ("max(a + 3, b - 7) * 15 + 105", {"a": N, "b": N}, "max(a + 10, b) * 15"),  # one offset out, then folded
+    ("((min(3825, max(d, x)) * 16 + 16) / 8 % 2 + a / 7 - d / 3) / 4 % 4", {}, "(a / 7 - d / 3) / 4 % 4"),
+    ("((a << 3) + b * 24) % 8", {}, "0"),  # multiples of a power of two stay multiples when they wrap
 ]
 
 
@@ -178,6 +201,49 @@ FAMILIES = [
     "(a*2 + -34)/24",
     "(a*4 + 8)/12",
     "(a * 15) % 7",
+    # the second pass
+    "max(max(a, b), min(c, b))",
+    "max(min(b, c), max(b, a))",
+    "min(min(b, a), max(b, c))",
+    "min(max(c, b), min(a, b))",
+    "min(a, a % b)",
+    "max(a % b, a)",
+    "min(a, a % 7) + max(a, a % 7)",
+    "a < b ? c + a : c + b",
+    "a < b ? a + c : b + c",
+    "a < b ? a * c : b * c",
+    "a < b ? c * a : c * b",
+    "(a < b ? a : c) % 3",
+    "(a < b ? a : c) & 5",
+    "(a * -4) % 4",
+    "(a * -6) % 3",
+    "(a * -6) / 3",
+    "(a * 4) % 16",
+    "(a * 3) % 12",
+    "(a * 8) >> 2",
+    "(a * 6) >> 1",
+    "a * -2 * b < 5",
+    "(a*4 + 8)/12",
+    "(a*6 + -10)/4",
+    "a * -1 * b + b * a",
+    "-a == b",
+    "-a != b + 1",
+    "a + 3 == b",
+    "a + 100 != b",
+    "a * 6 == 3",
+    "a * 6 != 3",
+    "a * 4 == -2",
+    "max(a, b) + c",
+    "min(a, b) + c",
+    "max(a + 3, b + 5)",
+    "min(a + 3, b - 5)",
+    "max(a + 100, b - 100)",
+    "min(a - 100, b + 100)",
+    "(a * 16 + 16) / 8 % 2",
+    "((a << 2) + 8) / 2 % 2",
+    "(a * 4 + b * 8) % 4",
+    "((a << 3) + b * 24) % 8",
+    "(a * 6 + 12) / 3 % 2",
 ]
 RANGES = [
     {},
