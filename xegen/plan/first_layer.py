@@ -436,7 +436,7 @@ def first_layer_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     m_tiles = (
         [given["m_tile"]]
         if "m_tile" in given
-        else m_tile_options(desc, m_choices) + [m for m in (4, 2) if m < min(m_choices) and m < desc.ow]
+        else m_tile_options(desc.ow, m_choices) + [m for m in (4, 2) if m < min(m_choices) and m < desc.ow]
     )
     configs = []
     for n_tile in n_tiles:

@@ -52,44 +52,55 @@ ORIGIN_COMPONENTS = 4  # a thread's block index unpacked into the output row's w
 
 
 def row_estimate(plan: DepthwisePlan | FirstLayerPlan) -> Estimate:
-    """What the model would say of the kernel of a row plan (see the module docstring)."""
+    """What the model would say of the kernel of a row plan (see the module docstring).  The
+    stride phases of backward data (`DepthwisePlan.phases`) run loops of their own, each on an
+    equal share of the threads: their work and waits are averaged, their code added."""
     hw, config = plan.hw, plan.config
     threads = math.prod(plan.grid) * config.threads_per_group
-    iterations = plan.iterations
-    loop = _FirstLayerLoop(plan) if isinstance(plan, FirstLayerPlan) else _DepthwiseLoop(plan)
-    per_row = loop.work + scalar(
-        LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (_row_components(plan) - 1)
-    )
+    if isinstance(plan, FirstLayerPlan):
+        loops = [(plan.rows, _FirstLayerLoop(plan))]
+    else:
+        loops = [(rows, _DepthwiseLoop(plan, rows)) for rows in plan.phases]
     epilogue, stored = _epilogue(plan)
-    once = (
-        scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS)
-        + _zero(plan.acc.bytes, hw)
-        + loop.once
-        + epilogue
-    )
+    once = scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS) + _zero(plan.acc.bytes, hw) + epilogue
     launch = Launch(threads, config.threads_per_group, config.grf, plan.slm_bytes, barriers=plan.slm_bytes > 0)
-    requested = threads * (iterations * loop.global_bytes + loop.once_global_bytes + stored)
+    work, code, requested, wait_terms = Work(), once.issue, 0.0, []
+    share = 1 / len(loops)
+    for rows, loop in loops:
+        iterations = rows.iterations
+        per_row = loop.work + scalar(
+            LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (_row_components(plan, rows) - 1)
+        )
+        work += (per_row * iterations + loop.once) * share
+        requested += threads * share * (iterations * loop.global_bytes + loop.once_global_bytes + stored)
+        # the loop's bodies the kernel holds (`estimate.written_iterations`; the row loops prefetch nothing)
+        depth, unroll = config.gmem_bufs - 1, config.gmem_bufs
+        if iterations - depth < unroll:
+            written = iterations + depth
+        else:
+            written = unroll + 2 * depth + (iterations - depth) % unroll
+        code += loop.once.issue + per_row.issue * written * loop.versions
+        wait_terms.append((loop, iterations, per_row.issue))
     memory = (_workload(plan), int(requested), Tiling(*plan.tiling))
-    # the loop's bodies the kernel holds (`estimate.written_iterations`; the row loops prefetch nothing)
-    depth, unroll = config.gmem_bufs - 1, config.gmem_bufs
-    written = iterations + depth if iterations - depth < unroll else unroll + 2 * depth + (iterations - depth) % unroll
-    written *= loop.versions
 
     def waits(latency: float) -> float:
-        serial = loop.serial_loads * latency + loop.slm_waits * hw.send_latency("slm")
-        before = loop.once_serial_loads * latency
-        if config.gmem_bufs == 1 or not loop.buffering_hides:
-            return before + iterations * (latency + serial)
-        return before + latency + (iterations - 1) * max(0.0, latency - per_row.issue) + iterations * serial
+        total = 0.0
+        for loop, iterations, row_issue in wait_terms:
+            serial = loop.serial_loads * latency + loop.slm_waits * hw.send_latency("slm")
+            before = loop.once_serial_loads * latency
+            if config.gmem_bufs == 1 or not loop.buffering_hides:
+                total += before + iterations * (latency + serial)
+            else:
+                total += before + latency + (iterations - 1) * max(0.0, latency - row_issue) + iterations * serial
+        return total * share
 
-    return device_estimate(hw, launch, memory, per_row * iterations + once, waits, once.issue + per_row.issue * written)
+    return device_estimate(hw, launch, memory, work + once, waits, code)
 
 
-def _row_components(plan) -> int:
+def _row_components(plan, rows) -> int:
     """Coordinates the loop unpacks from its counter: kh, kd, and the channel for w-innermost
     first layers (1: the counter is kh itself)."""
-    desc = plan.problem.desc
-    return max(1, (desc.kh > 1) + (desc.kd > 1) + (plan.rows.channels > 1))
+    return max(1, (rows.kh > 1) + (rows.kd > 1) + (rows.channels > 1))
 
 
 def _zero(nbytes: int, hw: Platform) -> Work:
@@ -154,14 +165,13 @@ def _mads(count: int, simd: int, hw: Platform) -> Work:
     return Work(count, count * max(1.0, simd * 4 / hw.alu_bytes_per_clock))
 
 
-def _padded(plan) -> bool:
-    """Whether some input pixel a thread reads is padding (its loads are then masked)."""
-    desc = plan.problem.desc
+def _padded(plan, rows=None) -> bool:
+    """Whether some input pixel a thread of `rows` (the plan's unless given) reads is padding
+    (its loads are then masked)."""
+    walk = (rows or plan.rows).path
     return any(
-        desc.field("p", dim)
-        or (desc.field("o", dim) - 1) * desc.field("s", dim) + (desc.field("k", dim) - 1) * (desc.field("d", dim) + 1)
-        >= desc.field("i", dim)
-        for dim in desc.used
+        axis.pad > 0 or (axis.outputs - 1) * axis.stride + (axis.taps - 1) * axis.step - axis.pad >= axis.inputs
+        for axis in (walk.axis(dim) for dim in plan.problem.desc.used)
     )
 
 
@@ -176,25 +186,26 @@ class _DepthwiseLoop:
     once_serial_loads = 0
     buffering_hides = True
 
-    def __init__(self, plan: DepthwisePlan):
-        hw, config, desc = plan.hw, plan.config, plan.problem.desc
+    def __init__(self, plan: DepthwisePlan, rows):
+        hw, config = plan.hw, plan.config
         grf, n = hw.grf_bytes, config.n_tile
-        pixels = len(plan.rows.pixels)
+        in_pg = rows.path.in_per_group
+        pixels = len(rows.pixels)
         pixel_bytes = plan.in_channels * plan.segment.type.size
-        masked = _padded(plan)
+        masked = _padded(plan, rows)
         pixel, temporaries = _block_load(hw, 0, pixel_bytes, plan.segment.bytes)
         work = pixel * pixels + _row_mask(masked, pixels)
         if masked:  # the segment zeroed, and a masked load's temporary copied in first (it keeps the old bytes)
             work += _zero(plan.segment.bytes, hw) + _moves(pixels * temporaries, hw)
-        lines = desc.kw * desc.icg
+        lines = rows.kw * in_pg
         messages = -(-n // hw.max_message_simd)
         wei_size = plan.weights.type.size
         work += _gather(hw, n // messages, wei_size) * (lines * messages)
         if plan.wide_weights is not None:
             work += _moves(-(-lines * n * 4 // (2 * grf)), hw)
         if plan.work is not None:  # each pixel's ICg operands widened or replicated
-            work += _moves(pixels * desc.icg * -(-n * plan.operand.size // (2 * grf)), hw)
-        self.work = work + _mads(config.m_tile * desc.kw * desc.icg * (n // config.simd), config.simd, hw)
+            work += _moves(pixels * in_pg * -(-n * plan.operand.size // (2 * grf)), hw)
+        self.work = work + _mads(config.m_tile * rows.kw * in_pg * (n // config.simd), config.simd, hw)
         self.global_bytes = work.bytes
         self.serial_loads = pixels * temporaries + (lines * messages if wei_size < 4 else 0)
 

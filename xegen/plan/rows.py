@@ -27,41 +27,116 @@ from ..conv.layout import Layout
 from ..conv.problem import Problem
 from ..hw import Platform
 from .config import Config
-from .gemm import Gemm
+from ..conv.index import Idx
+from .gemm import Gemm, stride_phases
+
+
+SPATIAL = ("d", "h", "w")
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One spatial dimension as a row plan walks it.  Output o (o < `outputs`) reads position
+    o*stride + t*step - pad of the tensor read (`inputs` long) through tap t (t < `taps`), and is
+    written at position o*out_stride + out_offset; tap t is kernel position
+    kernel_first + kernel_step*t.  Forward: the descriptor's O, I, K, S, D+1, P, and the identity."""
+
+    outputs: int
+    inputs: int
+    taps: int
+    stride: int
+    step: int
+    pad: int
+    out_stride: int = 1
+    out_offset: int = 0
+    kernel_first: int = 0
+    kernel_step: int = 1
+
+    @staticmethod
+    def forward(desc: Descriptor, dim: str) -> Axis:
+        f = desc.field
+        return Axis(f("o", dim), f("i", dim), f("k", dim), f("s", dim), f("d", dim) + 1, f("p", dim))
+
+
+@dataclass(frozen=True)
+class RowWalk:
+    """What a row kernel computes, as a forward convolution over (d, h, w) `axes`: it reads
+    `reads`, writes `writes`, and a lane's output channel (`out_per_group` per group) sums over
+    `in_per_group` channels of the tensor read.  `transposed`: the weights are indexed
+    [g][read channel][written channel] (backward data) instead of [g][written][read]."""
+
+    reads: str
+    writes: str
+    axes: tuple[Axis, Axis, Axis]
+    out_per_group: int
+    in_per_group: int
+    out_channels: int
+    transposed: bool = False
+
+    @staticmethod
+    def forward(desc: Descriptor) -> RowWalk:
+        axes = tuple(Axis.forward(desc, dim) for dim in SPATIAL)
+        return RowWalk("src", "dst", axes, desc.ocg, desc.icg, desc.oc)  # type: ignore[arg-type]
+
+    def axis(self, dim: str) -> Axis:
+        return self.axes[SPATIAL.index(dim)]
 
 
 @dataclass(frozen=True)
 class Rows:
-    """The row walk of a problem for output blocks of `m_tile` pixels along w."""
+    """The row walk of a problem for output blocks of `m_tile` pixels along w (`walk`: the
+    problem's forward convolution unless given)."""
 
     desc: Descriptor
     m_tile: int
     channels: int = 1  # input channels the loop walks too (outermost), for inputs with w innermost
+    walk: RowWalk | None = None
+
+    @cached_property
+    def path(self) -> RowWalk:
+        return self.walk or RowWalk.forward(self.desc)
+
+    @property
+    def kd(self) -> int:
+        return self.path.axis("d").taps
+
+    @property
+    def kh(self) -> int:
+        return self.path.axis("h").taps
+
+    @property
+    def kw(self) -> int:
+        return self.path.axis("w").taps
+
+    @property
+    def ow(self) -> int:
+        return self.path.axis("w").outputs
 
     @property
     def iterations(self) -> int:
         """Kernel rows (times the channels walked): the K loop's trip count."""
-        return self.channels * self.desc.kd * self.desc.kh
+        return self.channels * self.kd * self.kh
 
     @property
     def blocks_per_row(self) -> int:
-        return -(-self.desc.ow // self.m_tile)
+        return -(-self.ow // self.m_tile)
 
     @property
     def spatial_blocks(self) -> int:
         """Output blocks of the whole problem: minibatch x od x oh x blocks per row."""
-        d = self.desc
-        return d.mb * d.od * d.oh * self.blocks_per_row
+        walk = self.path
+        return self.desc.mb * walk.axis("d").outputs * walk.axis("h").outputs * self.blocks_per_row
 
     def pixel(self, p: int, kw: int) -> int:
         """The segment pixel (from the block's first input column) output p reads through tap kw."""
-        return p * self.desc.sw + kw * (self.desc.dw + 1)
+        w = self.path.axis("w")
+        return p * w.stride + kw * w.step
 
     @cached_property
     def pixels(self) -> tuple[int, ...]:
         """The segment's pixels the outputs read, in order (all of the span unless the stride
         skips some)."""
-        return tuple(sorted({self.pixel(p, kw) for p in range(self.m_tile) for kw in range(self.desc.kw)}))
+        return tuple(sorted({self.pixel(p, kw) for p in range(self.m_tile) for kw in range(self.kw)}))
 
     @property
     def span(self) -> int:
@@ -90,11 +165,11 @@ class RowPlan:
         return (self.config.tg_n, self.config.tg_m, 1)
 
 
-def m_tile_options(desc: Descriptor, choices: tuple[int, ...]) -> list[int]:
-    """Output blocks along w to try, largest first: the choices that fit the row (a block never
-    runs past the row's end: it is moved back instead), or the whole row when it is shorter."""
-    fitting = [m for m in choices if m <= desc.ow]
-    return fitting or [desc.ow]
+def m_tile_options(ow: int, choices: tuple[int, ...]) -> list[int]:
+    """Output blocks along w to try, largest first: the choices that fit a row of `ow` outputs (a
+    block never runs past the row's end: it is moved back instead), or the whole row when shorter."""
+    fitting = [m for m in choices if m <= ow]
+    return fitting or [ow]
 
 
 def contiguous_channels(layout: Layout, count: int, start_multiple: int, size: int, hw: Platform, dim: int = 1) -> bool:
@@ -111,3 +186,41 @@ def contiguous_channels(layout: Layout, count: int, start_multiple: int, size: i
         return False
     alignment = math.gcd(start_multiple, *layout.strides_besides(dim)) * size
     return (count * size) % 4 == 0 and alignment % 4 == 0 and count * size <= hw.max_block_message_bytes
+
+
+def backward_data_walks(problem: Problem) -> list[RowWalk]:
+    """Backward data as forward row walks of diff_dst, one per phase of the strides
+    (`gemm.StridePhases`): a phase with first tap k0 and residue r writes diff_src at i = q*S + r
+    and reads diff_dst o = q + (r + P - k0*E)/S - t*E*T/S through its taps k = k0 + t*T.  Taken
+    in reverse order (t' = taps-1-t) that is a forward walk of stride 1 and dilation E*T/S, the
+    kernel flipped, so no multiply-add falls on a tap between outputs; with stride 1 there is one
+    phase, the convolution of diff_dst with the flipped kernel.  Residues no phase reaches
+    (fewer taps than the stride) are left to the launcher's zero fill (`Gemm.skips_outputs`);
+    phases with no position inside diff_src are left out."""
+    desc = problem.desc
+    phases = stride_phases(problem)
+    per_dim: list[list[Axis]] = []
+    for dim in SPATIAL:
+        if dim not in desc.used:
+            per_dim.append([Axis(1, 1, 1, 1, 1, 0)])
+            continue
+        ph = phases[dim]
+        axes = []
+        for k0 in range(ph.count):
+            taps = -(-(ph.kernel - k0) // ph.tap_step)
+            r = ph.residue(Idx.const(k0)).lo
+            outputs = -(-(ph.inputs - r) // ph.stride)
+            if outputs <= 0:
+                continue
+            offset = (r + ph.padding - k0 * ph.dilation) // ph.stride  # exact
+            step = ph.output_step
+            pad = (taps - 1) * step - offset
+            first = k0 + (taps - 1) * ph.tap_step
+            axes.append(Axis(outputs, ph.outputs, taps, 1, step, pad, ph.stride, r, first, -ph.tap_step))
+        per_dim.append(axes)
+    return [
+        RowWalk("dst", "src", (d, h, w), desc.icg, desc.ocg, desc.ic, transposed=True)
+        for d in per_dim[0]
+        for h in per_dim[1]
+        for w in per_dim[2]
+    ]
