@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..conv.index import Idx, all_of
+from ..conv.index import Idx
 from ..ir import Alloc, Call, Expr, IfThenElse, Mad, Reorder, Send, Stmt, Var, format_expr, ptr, seq
 from ..ir.types import F32
 from ..plan.depthwise import DepthwisePlan
@@ -99,20 +99,10 @@ class _Depthwise(RowBuilder):
 
     def _segment(self, kd: Idx, kh: Idx) -> list[Stmt]:
         """The row's input pixels, each a block of the block's input channels (masked where padding)."""
-        plan, rows, segment = self.plan, self.rows, self.segment
-        positions, row_masks = self.input_rows(self.origin, kd, kh, rows)
-        tensor = rows.path.reads
-        layout, t = self.problem.layout_of(tensor), self.problem.type_of(tensor)
-        loads, masked = [], False
-        for q, j in enumerate(rows.pixels):
-            iw = self.iw0 + j
-            mask = all_of(row_masks + iw.in_range(0, rows.path.axis("w").inputs))
-            masked |= mask is not None
-            element = self.spatial_index(layout, self.origin["mb"], self.cin0, positions["id"], positions["ih"], iw)
-            loads.append(
-                self.block_message("load", tensor, t, plan.in_channels, element, segment, segment.offset(q, 0), mask)
-            )
-        return (self.zeroed(segment) if masked else []) + loads
+        loads, masked = self.segment_loads(
+            self.rows, self.origin, self.iw0, self.cin0, kd, kh, self.segment, 0, self.plan.in_channels
+        )
+        return (self.zeroed(self.segment) if masked else []) + loads
 
     def _weights(self, kd: Idx, kh: Idx) -> list[Stmt]:
         """One gather per (kw, i): lane l holds wei[g0 + l/OCg][l%OCg][i][kd][kh][kw] (the kernel

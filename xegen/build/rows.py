@@ -10,7 +10,7 @@ its row (`xegen.plan.rows`: the last blocks are moved back, so nothing needs a m
 
 from __future__ import annotations
 
-from ..conv.index import Idx
+from ..conv.index import Idx, all_of
 from ..conv.layout import Layout
 from ..conv.problem import Problem
 from ..ir import Alloc, Call, Expr, For, IntImm, Let, Names, Send, Stmt, Var, const, min_, ptr, seq
@@ -94,6 +94,34 @@ class RowBuilder:
             masks += pos.in_range(0, axis.inputs)
         return positions, masks
 
+    def segment_loads(
+        self,
+        rows: Rows,
+        origin: dict[str, Idx],
+        iw0: Idx,
+        channel: Idx,
+        kd: Idx,
+        kh: Idx,
+        segment: TileLayout,
+        first_line: int,
+        channels: int,
+    ) -> tuple[list[Stmt], bool]:
+        """The block loads of kernel row (kd, kh)'s segment: pixel q of the walk's tensor read,
+        `channels` channels from `channel`, into line first_line + q of `segment`, masked where
+        padding; and whether any is masked (the segment must then be zeroed first)."""
+        positions, row_masks = self.input_rows(origin, kd, kh, rows)
+        tensor = rows.path.reads
+        layout, t = self.problem.layout_of(tensor), self.problem.type_of(tensor)
+        loads, masked = [], False
+        for q, j in enumerate(rows.pixels):
+            iw = iw0 + j
+            mask = all_of(row_masks + iw.in_range(0, rows.path.axis("w").inputs))
+            masked |= mask is not None
+            element = self.spatial_index(layout, origin["mb"], channel, positions["id"], positions["ih"], iw)
+            offset = segment.offset(first_line + q, 0)
+            loads.append(self.block_message("load", tensor, t, channels, element, segment, offset, mask))
+        return loads, masked
+
     def spatial_index(self, layout: Layout, mb: Idx, channel: Idx, d: Idx, h: Idx, w: Idx) -> Idx:
         """Element offset of (mb, channel, d, h, w) in an activation layout of this problem."""
         spatial = {"d": d, "h": h, "w": w}
@@ -171,7 +199,7 @@ class RowBuilder:
         """The loop over the kernel rows of `rows` (the plan's unless given) with `body` and the
         lets of the loop scope."""
         self.names.used.add(k_iter.name)
-        iterations = (rows or self.plan.rows).iterations
+        iterations = rows.iterations if rows is not None else self.plan.iterations
         return For(k_iter, const(0), const(iterations), self.loop.wrap(seq(*body)))
 
     def kernel(self, main: list[Stmt], epilogue: list[Stmt], slm: Var | None = None) -> Stmt:

@@ -45,32 +45,32 @@ from .estimate import (
     device_estimate,
     scalar,
 )
+from .depthwise_weights import DepthwiseWeightsPlan
 from .first_layer import FirstLayerPlan
 from .tiles import round_up
 
 ORIGIN_COMPONENTS = 4  # a thread's block index unpacked into the output row's w block, oh, od, mb
 
 
-def row_estimate(plan: DepthwisePlan | FirstLayerPlan) -> Estimate:
+def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan) -> Estimate:
     """What the model would say of the kernel of a row plan (see the module docstring).  The
     stride phases of backward data (`DepthwisePlan.phases`) run loops of their own, each on an
     equal share of the threads: their work and waits are averaged, their code added."""
     hw, config = plan.hw, plan.config
     threads = math.prod(plan.grid) * config.threads_per_group
     if isinstance(plan, FirstLayerPlan):
-        loops = [(plan.rows, _FirstLayerLoop(plan))]
+        loops = [(plan.rows.iterations, _row_components(plan, plan.rows), _FirstLayerLoop(plan))]
+    elif isinstance(plan, DepthwiseWeightsPlan):
+        loops = [(plan.per_thread, ORIGIN_COMPONENTS, _WeightsLoop(plan))]
     else:
-        loops = [(rows, _DepthwiseLoop(plan, rows)) for rows in plan.phases]
-    epilogue, stored = _epilogue(plan)
+        loops = [(rows.iterations, _row_components(plan, rows), _DepthwiseLoop(plan, rows)) for rows in plan.phases]
+    epilogue, stored = _weights_epilogue(plan) if isinstance(plan, DepthwiseWeightsPlan) else _epilogue(plan)
     once = scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS) + _zero(plan.acc.bytes, hw) + epilogue
     launch = Launch(threads, config.threads_per_group, config.grf, plan.slm_bytes, barriers=plan.slm_bytes > 0)
     work, code, requested, wait_terms = Work(), once.issue, 0.0, []
     share = 1 / len(loops)
-    for rows, loop in loops:
-        iterations = rows.iterations
-        per_row = loop.work + scalar(
-            LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (_row_components(plan, rows) - 1)
-        )
+    for iterations, components, loop in loops:
+        per_row = loop.work + scalar(LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (components - 1))
         work += (per_row * iterations + loop.once) * share
         requested += threads * share * (iterations * loop.global_bytes + loop.once_global_bytes + stored)
         # the loop's bodies the kernel holds (`estimate.written_iterations`; the row loops prefetch nothing)
@@ -208,6 +208,64 @@ class _DepthwiseLoop:
         self.work = work + _mads(config.m_tile * rows.kw * in_pg * (n // config.simd), config.simd, hw)
         self.global_bytes = work.bytes
         self.serial_loads = pixels * temporaries + (lines * messages if wei_size < 4 else 0)
+
+
+class _WeightsLoop:
+    """One item of the backward-weights row plan: a block message per diff_dst pixel and per
+    segment pixel of every kernel row, the widening moves, the mads into the taps' sums and
+    the bias's adds."""
+
+    versions = 1
+    slm_waits = 0
+    once = Work()
+    once_global_bytes = 0.0
+    once_serial_loads = 0
+    buffering_hides = True
+
+    def __init__(self, plan: DepthwiseWeightsPlan):
+        hw, config, desc = plan.hw, plan.config, plan.problem.desc
+        grf, n, m = hw.grf_bytes, config.n_tile, config.m_tile
+        kernel_rows = desc.kd * desc.kh
+        pixels = len(plan.rows.pixels)
+        segment_pixel, temporaries = _block_load(hw, 0, n * plan.segment.type.size, plan.segment.bytes)
+        dd_pixel, dd_temporaries = _block_load(hw, 0, n * plan.dd.type.size, plan.dd.bytes)
+        masked = _padded(plan)
+        work = segment_pixel * (kernel_rows * pixels) + dd_pixel * m + _row_mask(masked, kernel_rows * pixels)
+        if masked:
+            work += _zero(plan.segment.bytes, hw) + _moves(kernel_rows * pixels * temporaries, hw)
+        if plan.per_thread * plan.reducers > plan.items:  # the items past the last masked
+            work += _zero(plan.dd.bytes, hw) + _row_mask(True, m)
+        line_moves = -(-n * 4 // (2 * grf))
+        if plan.wide_dd is not None:
+            work += _moves(m * line_moves, hw)
+        if plan.work is not None:
+            work += _moves(kernel_rows * pixels * line_moves, hw)
+        chunks = n // config.simd
+        mads = kernel_rows * desc.kw * m * chunks
+        adds = m * chunks if plan.bias_acc is not None else 0
+        self.work = work + _mads(mads + adds, config.simd, hw)
+        self.global_bytes = work.bytes
+        self.serial_loads = kernel_rows * pixels * temporaries + m * dd_temporaries
+
+
+def _weights_epilogue(plan: DepthwiseWeightsPlan) -> tuple[Work, int]:
+    """The backward-weights plan after its loop: the partial sums through SLM (each thread
+    stores its lines, then sums its share of lines over the group), each line written with a
+    scatter or float atomics; and the global bytes one thread moves."""
+    hw, config = plan.hw, plan.config
+    n, simd = config.n_tile, config.simd
+    lines = plan.lines
+    own = -(-lines // config.tg_k)
+    work = Work()
+    if config.tg_k > 1:
+        loads = own * -(-config.tg_k // plan.chunk)
+        adds = own * config.tg_k * (n // simd)
+        work += scalar((lines + loads) * SLM_MESSAGE_INSTRUCTIONS + 2 * SYNC_INSTRUCTIONS) + _mads(adds, simd, hw)
+        work += Work(0, 0, 0.0, round_up(lines * n * 4, hw.grf_bytes))
+    out = plan.problem.type_of("wei").size
+    work += _gather(hw, n, out) * own + _moves(own, hw)
+    stored = own * round_up(n * (4 if config.k_split > 1 else out), hw.grf_bytes)
+    return work, stored
 
 
 class _FirstLayerLoop:
