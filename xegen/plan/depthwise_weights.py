@@ -246,47 +246,52 @@ def _check_keys(config: Config, problem: Problem) -> None:
 
 
 def depthwise_weights_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
-    """The backward-weights row plan's configurations, best first: n_tile = simd; the largest
-    m_tile dividing OW (up to 16), then smaller ones; enough threads per block of channels that
-    the device holds two per EU (tg_k up to what a group takes, then k_split groups adding with
-    atomics where the weights are f32), each thread reducing at least MIN_ITEMS items."""
+    """The backward-weights row plan's configurations, best first: n_tile = simd (2*simd where
+    a pixel of simd channels would not fill a GRF); m_tile the divisors of OW from 16 down; the
+    threads sharing a block of channels, tg_k in a group times k_split groups adding with float
+    atomics (f32 weights only: bf16 and f16 sums stay in one group), from two threads per EU
+    over the device up, at least one item each."""
     problem = gemm.problem
     if unsuited(problem, hw) or given.get("plan", "depthwise") != "depthwise":
         return []
     desc = problem.desc
     simd = given.get("simd") or max(w for w in hw.simd_widths if w * 4 <= 64 and w <= desc.oc)
-    n_tile = given.get("n_tile", simd)
+    size = problem.type_of("src").size
+    fills = [t for t in (simd, 2 * simd) if t <= desc.oc and (t * size) % hw.grf_bytes == 0]
+    n_tiles = [given["n_tile"]] if "n_tile" in given else fills[:1] or [simd]
     m_tiles = [given["m_tile"]] if "m_tile" in given else _m_tiles(desc.ow)
-    blocks = -(-desc.oc // n_tile)
-    atomics = problem.type_of("wei") == F32 and desc.oc % n_tile == 0
     most_in_group = hw.max_work_group_size // simd
     configs = []
-    for m_tile in m_tiles:
-        items = Rows(desc, m_tile).spatial_blocks
-        wanted = max(1, min(-(-2 * hw.eu_count // blocks), items // MIN_ITEMS))
-        shapes = []
-        for tg_k in (8, 16, 4, most_in_group, 1):
-            tg_k = min(tg_k, most_in_group, wanted)
-            k_split = max(1, wanted // tg_k) if atomics else 1
-            shapes.append((given.get("tg_k", tg_k), given.get("k_split", k_split)))
-        for tg_k, k_split in dict.fromkeys(shapes):
-            base = Config("mad", simd, 1, 1, m_tile, n_tile, 1, tg_k=tg_k, k_split=k_split, plan="depthwise")
-            bufs = [given["gmem_bufs"]] if "gmem_bufs" in given else [2, 1]
-            grfs = [given["grf"]] if "grf" in given else sorted(hw.grf_counts)
-            configs += [
-                replace(
-                    base,
-                    gmem_bufs=b,
-                    grf=g,
-                    **{k: v for k, v in given.items() if k not in ("plan", "gmem_bufs", "grf", "tg_k", "k_split")},
-                )
-                for g in grfs
-                for b in bufs
-            ]
+    for n_tile in n_tiles:
+        blocks = -(-desc.oc // n_tile)
+        atomics = problem.type_of("wei") == F32 and desc.oc % n_tile == 0
+        for m_tile in m_tiles:
+            items = Rows(desc, m_tile).spatial_blocks
+            shapes = []
+            if atomics:
+                target = -(-2 * hw.eu_count // blocks)
+                for threads in (2 * target, target, 4 * target):
+                    for tg_k in (8, 4, 16):
+                        tg_k = max(1, min(tg_k, most_in_group, items))
+                        shapes.append((tg_k, max(1, min(threads, items) // tg_k)))
+            else:
+                shapes = [(min(tg_k, most_in_group, items), 1) for tg_k in (32, 16, most_in_group)]
+            shapes = [(given.get("tg_k", t), given.get("k_split", k)) for t, k in shapes]
+            for tg_k, k_split in dict.fromkeys(shapes):
+                base = Config("mad", simd, 1, 1, m_tile, n_tile, 1, tg_k=tg_k, k_split=k_split, plan="depthwise")
+                bufs = [given["gmem_bufs"]] if "gmem_bufs" in given else [1, 2]
+                grfs = [given["grf"]] if "grf" in given else sorted(hw.grf_counts)
+                configs += [
+                    replace(
+                        base,
+                        gmem_bufs=b,
+                        grf=g,
+                        **{k: v for k, v in given.items() if k not in ("plan", "gmem_bufs", "grf", "tg_k", "k_split")},
+                    )
+                    for g in grfs
+                    for b in bufs
+                ]
     return list(dict.fromkeys(configs))
-
-
-MIN_ITEMS = 4  # items per thread below which the partial sums cost more than they save
 
 
 def _m_tiles(ow: int) -> list[int]:
