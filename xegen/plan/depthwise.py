@@ -22,6 +22,10 @@ is exact while every partial sum stays below 2^24 (the plan refuses problems whe
 The epilogue is the GEMM's (`xegen.build.epilogue`): bias, ReLU, conversion, a block store per
 output pixel.
 
+Backward data is the same kernel over diff_dst (`rows.backward_data_walks`): the convolution of
+diff_dst with the kernel flipped, one walk per phase of the strides (group_id2), so that no
+multiply-add falls on a tap between outputs.  Backward weights is `depthwise_weights.py`.
+
 Keys: fma=mad, simd (lanes per mad), n_tile (output channels per thread, a multiple of simd and
 of OCg), m_tile (outputs along w per thread), tg_m/tg_n (threads per group along the pixels and
 the channels), gmem_bufs, grf.  The other keys keep their defaults (k_block=1: the reduction runs
