@@ -71,14 +71,17 @@ def _lanes_multiplied(body) -> int:
     its trips, the mads outside loops once."""
     loops = [node for node in walk(body) if isinstance(node, For)]
     in_loops = {id(node) for loop in loops for node in walk(loop.body)}
-    total = 0
-    for loop in loops:
-        trips = loop.bound.value
-        total += trips * sum(n.func.exec_size for n in walk(loop.body) if isinstance(n, Call) and isinstance(n.func, Mad))
-    total += sum(
-        n.func.exec_size for n in walk(body) if isinstance(n, Call) and isinstance(n.func, Mad) and id(n) not in in_loops
-    )
-    return total
+    total = sum(_mad_lanes(loop.body) * int(str(loop.bound)) for loop in loops)
+    outside = [n for n in walk(body) if isinstance(n, Call) and id(n) not in in_loops]
+    return total + sum(mad.exec_size for node in outside for mad in _mads(node))
+
+
+def _mads(body) -> list[Mad]:
+    return [n.func for n in walk(body) if isinstance(n, Call) and isinstance(n.func, Mad)]
+
+
+def _mad_lanes(body) -> int:
+    return sum(mad.exec_size for mad in _mads(body))
 
 
 def test_strided_backward_data_multiplies_no_tap_between_outputs():
@@ -99,8 +102,7 @@ def test_backward_weights_sums_each_product_once():
     assert plan.per_thread == 2 and plan.per_thread * plan.reducers == plan.items
     threads = plan.grid[0] * plan.grid[1] * plan.config.tg_k
     loop = next(node for node in walk(build_plan(plan)) if isinstance(node, For))
-    mads = [n.func for n in walk(loop.body) if isinstance(n, Call) and isinstance(n.func, Mad)]
-    assert threads * plan.per_thread * sum(m.exec_size for m in mads) == 16 * 8 * 8 * 9
+    assert threads * plan.per_thread * _mad_lanes(loop.body) == 16 * 8 * 8 * 9
 
 
 @pytest.mark.parametrize(

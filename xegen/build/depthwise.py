@@ -75,14 +75,15 @@ class _Depthwise(RowBuilder):
         own = {}
         if own_buffers:
             own = {var.name: Var(self.names.fresh(var.name), var.type) for var in self._loaded()}
-        self.work = None if plan.work is None else replace(plan.work, buffer=own.get(plan.work.buffer.name, plan.work.buffer))
+        work = plan.work
+        self.work = None if work is None else replace(work, buffer=own.get(work.buffer.name, work.buffer))
         # the phase's segment and weights: its own pixels' and taps' lines (no zeroing of lines
         # it never loads, no widening copy of lines it leaves unloaded)
         self.segment = _lines(plan.segment, own, len(rows.pixels), self.hw.grf_bytes)
-        self.weights, self.wide_weights = (
-            None if layout is None else _lines(layout, own, rows.kw * rows.path.in_per_group, self.hw.grf_bytes)
-            for layout in (plan.weights, plan.wide_weights)
-        )
+        vectors = rows.kw * rows.path.in_per_group
+        self.weights = _lines(plan.weights, own, vectors, self.hw.grf_bytes)
+        wide = plan.wide_weights
+        self.wide_weights = None if wide is None else _lines(wide, own, vectors, self.hw.grf_bytes)
         _, kd, kh = self.row_loop_indices(k_iter, rows)
         body = self._segment(kd, kh) + self._weights(kd, kh) + self._multiply()
         loop: Stmt = self.row_loop(k_iter, body, rows) if rows.iterations > 1 else self.loop.wrap(seq(*body))

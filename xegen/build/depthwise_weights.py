@@ -70,7 +70,9 @@ class _DepthwiseWeights(RowBuilder):
         body: list[Stmt] = self.zeroed(plan.dd) if live is not None else []
         dst_layout, dst_type = self.problem.layout_of("dst"), self.problem.type_of("dst")
         for p in range(config.m_tile):
-            element = self.spatial_index(dst_layout, origin["mb"], self.c0, origin["od"], origin["oh"], origin["ow0"] + p)
+            element = self.spatial_index(
+                dst_layout, origin["mb"], self.c0, origin["od"], origin["oh"], origin["ow0"] + p
+            )
             body.append(
                 self.block_message("load", "dst", dst_type, config.n_tile, element, plan.dd, plan.dd.offset(p, 0), live)
             )
@@ -110,8 +112,8 @@ class _DepthwiseWeights(RowBuilder):
             operand, at = plan.segment, plan.segment.offset(line, 0)
             if plan.work is not None:
                 copy = q % plan.copies
-                func = Reorder(plan.segment.type, plan.operand, 1, n, 0, 1, 0, 1)
-                out.append(Call(func, (plan.work.pointer(copy, 0), plan.segment.pointer(line, 0))))
+                widen = Reorder(plan.segment.type, plan.operand, 1, n, 0, 1, 0, 1)
+                out.append(Call(widen, (plan.work.pointer(copy, 0), plan.segment.pointer(line, 0))))
                 operand, at = plan.work, plan.work.offset(copy, 0)
             for p, kw in readers[j]:
                 for n0 in range(0, n, simd):
@@ -142,17 +144,20 @@ class _DepthwiseWeights(RowBuilder):
         plan, config = self.plan, self.config
         if slm is None:
             out: list[Stmt] = []
-            for line in range(plan.lines):
-                out += self._write_line(Idx.const(line), self._own_line(line))
+            for index in range(plan.lines):
+                out += self._write_line(Idx.const(index), self._own_line(index))
             return out
         n = config.n_tile
         k = self.k_thread
         stores: list[Stmt] = []
-        for line in range(plan.lines):
-            source = self._own_line(line)
-            at = (k + line * config.tg_k) * (n * 4)
+        for index in range(plan.lines):
+            source = self._own_line(index)
+            at = (k + index * config.tg_k) * (n * 4)
             stores.append(
-                Call(Send("store", "block", "slm", F32, n), (ptr(slm, at.expr), ptr(source.buffer, source.offset(0, 0) * 4), None))
+                Call(
+                    Send("store", "block", "slm", F32, n),
+                    (ptr(slm, at.expr), ptr(source.buffer, source.offset(0, 0) * 4), None),
+                )
             )
         out = stores + [Call(Fence("slm")), Call(Barrier())]
         for turn in range(-(-plan.lines // config.tg_k)):
@@ -183,7 +188,11 @@ class _DepthwiseWeights(RowBuilder):
         for first in range(0, config.tg_k, plan.chunk):
             count = min(plan.chunk, config.tg_k - first)
             at = (line * config.tg_k + first) * (n * 4)
-            out.append(Call(Send("load", "block", "slm", F32, count * n), (ptr(slm, at.expr), ptr(plan.partial.buffer, 0), None)))
+            out.append(
+                Call(
+                    Send("load", "block", "slm", F32, count * n), (ptr(slm, at.expr), ptr(plan.partial.buffer, 0), None)
+                )
+            )
             for n0 in range(0, n, simd):
                 target = plan.line_sum.offset(0, n0) * 4
                 terms = [Load(plan.partial.buffer, const(plan.partial.offset(c, n0) * 4), vector) for c in range(count)]

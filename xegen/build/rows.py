@@ -60,7 +60,7 @@ class RowBuilder:
         origin: dict[str, Idx] = {}
         below = block
         sizes = (rows.path.axis("h").outputs, rows.path.axis("d").outputs, desc.mb)
-        for name, size in zip(("owb", "oh", "od", "mb"), (rows.blocks_per_row, *sizes)):
+        for name, size in zip(("owb", "oh", "od", "mb"), (rows.blocks_per_row, *sizes), strict=True):
             if name == "mb":
                 origin[name] = self.top.bind("mb", below)
                 break

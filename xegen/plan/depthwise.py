@@ -270,8 +270,7 @@ def _check_keys(config: Config, phase_walks: list[RowWalk]) -> None:
     walk = phase_walks[0]
     if config.n_tile % walk.out_per_group:
         raise ConfigError(
-            f"plan=depthwise: n_tile={config.n_tile} must hold whole groups of {walk.out_per_group} "
-            "output channels"
+            f"plan=depthwise: n_tile={config.n_tile} must hold whole groups of {walk.out_per_group} output channels"
         )
     if config.n_tile > walk.out_channels:
         raise ConfigError(f"plan=depthwise: n_tile={config.n_tile} exceeds the {walk.out_channels} output channels")

@@ -241,7 +241,8 @@ def _check_keys(config: Config, problem: Problem) -> None:
         )
     if desc.ow % config.m_tile:
         raise ConfigError(
-            f"plan=depthwise: m_tile={config.m_tile} must divide ow={desc.ow} (overlapping blocks would be summed twice)"
+            f"plan=depthwise: m_tile={config.m_tile} must divide ow={desc.ow} "
+            "(overlapping blocks would be summed twice)"
         )
 
 

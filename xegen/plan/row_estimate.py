@@ -29,6 +29,7 @@ import math
 from ..emit.roofline import Tiling, Workload
 from ..hw import Platform
 from .depthwise import DepthwisePlan
+from .depthwise_weights import DepthwiseWeightsPlan
 from .estimate import (
     COMPONENT_INSTRUCTIONS,
     FIXED_INSTRUCTIONS,
@@ -45,7 +46,6 @@ from .estimate import (
     device_estimate,
     scalar,
 )
-from .depthwise_weights import DepthwiseWeightsPlan
 from .first_layer import FirstLayerPlan
 from .tiles import round_up
 
@@ -58,6 +58,7 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan) ->
     equal share of the threads: their work and waits are averaged, their code added."""
     hw, config = plan.hw, plan.config
     threads = math.prod(plan.grid) * config.threads_per_group
+    loops: list[tuple[int, int, _DepthwiseLoop | _WeightsLoop | _FirstLayerLoop]]
     if isinstance(plan, FirstLayerPlan):
         loops = [(plan.rows.iterations, _row_components(plan, plan.rows), _FirstLayerLoop(plan))]
     elif isinstance(plan, DepthwiseWeightsPlan):
@@ -65,12 +66,16 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan) ->
     else:
         loops = [(rows.iterations, _row_components(plan, rows), _DepthwiseLoop(plan, rows)) for rows in plan.phases]
     epilogue, stored = _weights_epilogue(plan) if isinstance(plan, DepthwiseWeightsPlan) else _epilogue(plan)
-    once = scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS) + _zero(plan.acc.bytes, hw) + epilogue
+    once = (
+        scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS) + _zero(plan.acc.bytes, hw) + epilogue
+    )
     launch = Launch(threads, config.threads_per_group, config.grf, plan.slm_bytes, barriers=plan.slm_bytes > 0)
     work, code, requested, wait_terms = Work(), once.issue, 0.0, []
     share = 1 / len(loops)
     for iterations, components, loop in loops:
-        per_row = loop.work + scalar(LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (components - 1))
+        per_row = loop.work + scalar(
+            LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (components - 1)
+        )
         work += (per_row * iterations + loop.once) * share
         requested += threads * share * (iterations * loop.global_bytes + loop.once_global_bytes + stored)
         # the loop's bodies the kernel holds (`estimate.written_iterations`; the row loops prefetch nothing)

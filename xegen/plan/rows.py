@@ -23,13 +23,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ..conv.descriptor import Descriptor
+from ..conv.index import Idx
 from ..conv.layout import Layout
 from ..conv.problem import Problem
 from ..hw import Platform
 from .config import Config
-from ..conv.index import Idx
 from .gemm import Gemm, stride_phases
-
 
 SPATIAL = ("d", "h", "w")
 

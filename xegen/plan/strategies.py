@@ -1,11 +1,11 @@
 """The kernel strategies a configuration's `plan` key selects, one planner each:
 
-| plan        | planner                                | for                                                 |
-|-------------|----------------------------------------|-----------------------------------------------------|
-| `gemm`      | `kernel.plan_kernel`                   | every problem (the GEMM formulation, `gemm.py`)     |
-| `depthwise` | `depthwise.plan_depthwise`             | forward and backward data, grouped with at most 8 channels per group |
-|             | `depthwise_weights.plan_depthwise_weights` | backward weights of depthwise convolutions      |
-| `first`     | `first_layer.plan_first_layer`         | forward, ungrouped, few input channels              |
+| plan        | planner                                    | for                                                   |
+|-------------|--------------------------------------------|-------------------------------------------------------|
+| `gemm`      | `kernel.plan_kernel`                       | every problem (the GEMM formulation, `gemm.py`)       |
+| `depthwise` | `depthwise.plan_depthwise`                 | forward and backward data, at most 8 channels a group |
+|             | `depthwise_weights.plan_depthwise_weights` | backward weights of depthwise convolutions            |
+| `first`     | `first_layer.plan_first_layer`             | forward, ungrouped, few input channels                |
 
 `strategy_configs` lists the configurations of the strategies other than `gemm` that apply to a
 problem, best first; the heuristic (`heuristic.py`) tries them before the GEMM plan's.
@@ -13,9 +13,9 @@ problem, best first; the heuristic (`heuristic.py`) tries them before the GEMM p
 
 from __future__ import annotations
 
+from ..conv.problem import Problem
 from ..errors import ConfigError
 from ..hw import Platform
-from ..conv.problem import Problem
 from . import depthwise, depthwise_weights, first_layer
 from .config import Config, Given
 from .depthwise import DepthwisePlan, depthwise_configs, plan_depthwise
