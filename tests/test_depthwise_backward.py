@@ -17,6 +17,7 @@ from .test_end_to_end import check_end_to_end
 
 SMALL = [
     ("BWD_D", "g16mb1ic16ih7oc16oh7kh3ph1"),  # stride 1: one phase, the kernel flipped
+    ("BWD_D", "g16mb1ic16ih8oc16oh4kh3sh2ph1"),  # stride 2: both w phases in one thread
     ("BWD_D", "g32mb2ic32ih9oc32oh5kh3sh2ph1"),  # stride 2, odd input: phases of 5 and 4 positions
     ("BWD_D", "g16mb1ic16ih9oc16oh3kh3sh3ph1"),  # stride 3 = kernel: one tap per phase
     ("BWD_D", "g16mb1ic16ih9oc16oh5kh1sh2"),  # 1x1 stride 2: odd inputs receive no tap (zero fill)

@@ -39,11 +39,18 @@ def test_the_heuristic_takes_the_row_plan_for_depthwise_backward(desc, direction
     assert plan_of(desc, direction, dt, platform).config.plan == plan
 
 
-def test_backward_data_phases_read_diff_dst_where_the_gemm_formulation_does():
+@pytest.mark.parametrize(
+    "desc, residues",
+    [
+        ("g16mb1ic16ih11oc16oh6kh3sh2ph1", [0, 1]),  # odd width: the w phases in walks of their own
+        ("g16mb1ic16ih12oc16oh6kh3sh2ph1", [0, 1]),  # even width: the w phases in one walk
+        ("g16mb1ic16ih11oc16oh5kh4sh2ph1dh1", [1]),  # dilation 2 = stride: even inputs receive no tap
+    ],
+)
+def test_backward_data_phases_read_diff_dst_where_the_gemm_formulation_does(desc, residues):
     """Each phase's taps, read back through its walk, land on o = (i + P - k*E) / S exactly
     (i = q*S + r the input written, k the kernel position), and together the phases give every
     (input, kernel position) pair that divides exactly once (counted by brute force here)."""
-    desc = "g16mb1ic16ih11oc16oh5kh4sh2ph1dh1"
     problem = make_problem(desc, "BWD_D", "f32")
     d = problem.desc
     seen = []
@@ -55,13 +62,10 @@ def test_backward_data_phases_read_diff_dst_where_the_gemm_formulation_does():
                 k = h.kernel_first + h.kernel_step * t
                 o = q * h.stride + t * h.step - h.pad
                 assert 0 <= k < d.kh and o * d.sh == i + d.ph - k * (d.dh + 1)
-                seen.append((i, k, walk_.axis("w").out_offset))
+                seen += [(i, k, w.out_offset) for w in walk_.w_axes]
+    assert sorted({w.out_offset for walk_ in backward_data_walks(problem) for w in walk_.w_axes}) == residues
     expected = [
-        (i, k, r)
-        for i in range(d.ih)
-        for k in range(d.kh)
-        for r in sorted({w.axis("w").out_offset for w in backward_data_walks(problem)})
-        if (i + d.ph - k * (d.dh + 1)) % d.sh == 0
+        (i, k, r) for i in range(d.ih) for k in range(d.kh) for r in residues if (i + d.ph - k * (d.dh + 1)) % d.sh == 0
     ]
     assert sorted(seen) == sorted(expected)
 
@@ -86,10 +90,12 @@ def _mad_lanes(body) -> int:
 
 def test_strided_backward_data_multiplies_no_tap_between_outputs():
     """3x3 stride 2 on an 8x8 diff_src: four phases of 4x4 inputs with 2x2, 2x1, 1x2 and 1x1
-    taps; lanes x threads = IC x OH x OW x KH x KW (= 16 x 4 x 4 x 9, what the forward pass
-    multiplies), where every tap at every input (zeros between outputs) would be 16 x 8 x 8 x 9."""
+    taps, the two along w in one thread (as many positions each); lanes x threads = IC x OH x
+    OW x KH x KW (= 16 x 4 x 4 x 9, what the forward pass multiplies), where every tap at every
+    input (zeros between outputs) would be 16 x 8 x 8 x 9."""
     plan = plan_of("g16mb1ic16ih8oc16oh4kh3sh2ph1", "BWD_D", overrides={"plan": "depthwise", "m_tile": 4, "tg_m": 1})
-    assert len(plan.phases) == 4 and plan.grid[2] == 4
+    assert len(plan.phases) == 2 and plan.grid[2] == 2
+    assert [len(rows.path.w_axes) for rows in plan.phases] == [2, 2]
     threads_per_phase = plan.grid[0] * plan.grid[1] * plan.config.tg_m * plan.config.tg_n
     assert all(rows.spatial_blocks == threads_per_phase for rows in plan.phases)
     assert threads_per_phase * _lanes_multiplied(build_plan(plan)) == 16 * 4 * 4 * 9

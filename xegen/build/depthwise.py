@@ -71,7 +71,7 @@ class _Depthwise(RowBuilder):
         self.loop = Scope(self.names)
         self.origin = origin
         w = rows.path.axis("w")
-        self.iw0 = self.top.bind("iw0", origin["ow0"] * w.stride - w.pad)
+        self.iw0 = self.top.bind("iw0", origin["ow0"] * w.stride - rows.w_pad)
         own = {}
         if own_buffers:
             own = {var.name: Var(self.names.fresh(var.name), var.type) for var in self._loaded()}
@@ -80,7 +80,7 @@ class _Depthwise(RowBuilder):
         # the phase's segment and weights: its own pixels' and taps' lines (no zeroing of lines
         # it never loads, no widening copy of lines it leaves unloaded)
         self.segment = _lines(plan.segment, own, len(rows.pixels), self.hw.grf_bytes)
-        vectors = rows.kw * rows.path.in_per_group
+        vectors = len(rows.taps()) * rows.path.in_per_group
         self.weights = _lines(plan.weights, own, vectors, self.hw.grf_bytes)
         wide = plan.wide_weights
         self.wide_weights = None if wide is None else _lines(wide, own, vectors, self.hw.grf_bytes)
@@ -116,13 +116,13 @@ class _Depthwise(RowBuilder):
         kernel = {"d": _kernel_position(walk.axis("d"), kd), "h": _kernel_position(walk.axis("h"), kh)}
         variant = {var for var, _ in self.loop.lets}
         loads: list[Stmt] = []
-        for kw in range(self.rows.kw):
-            taps = [kernel.get(d, _kernel_position(walk.axis("w"), Idx.const(kw))) for d in desc.used]
+        for f, kw, vector in self.rows.taps():
+            taps = [kernel.get(d, _kernel_position(walk.w_axes[f], Idx.const(kw))) for d in desc.used]
             for i in range(in_pg):
                 channels = [Idx.const(i), channel] if walk.transposed else [channel, Idx.const(i)]
                 offset = layout.offset([group, *channels, *taps])
                 offsets = split_offset(offset.expr * t.size, variant, self._bind_fixed)
-                line = kw * in_pg + i
+                line = vector * in_pg + i
                 loads.append(
                     Call(
                         Send("load", "scattered", "global", t, n),
@@ -146,22 +146,21 @@ class _Depthwise(RowBuilder):
         rows, simd = self.rows, config.simd
         in_pg = rows.path.in_per_group
         weights = self.wide_weights or self.weights
-        readers: dict[int, list[tuple[int, int]]] = {}
+        readers: dict[int, list[tuple[int, int]]] = {}  # pixel: (output line, weights vector)
         for p in range(config.m_tile):
-            for kw in range(rows.kw):
-                readers.setdefault(rows.pixel(p, kw), []).append((p, kw))
+            for f, kw, vector in rows.taps():
+                readers.setdefault(rows.pixel(p, kw, f), []).append((f * config.m_tile + p, vector))
         body: list[Stmt] = []
         for q, j in enumerate(rows.pixels):
             operands = self._operands(q)
             body += operands.prepare
-            for p, kw in readers[j]:
+            for line, vector in readers[j]:
                 for i in range(in_pg):
                     for n0 in range(0, config.n_tile, simd):
                         func = Mad(simd, F32, weights.type, plan.operand, 1, 1)
-                        target = plan.acc.pointer(p, n0)
-                        body.append(
-                            Call(func, (target, target, weights.pointer(kw * in_pg + i, n0), operands.pointer(i, n0)))
-                        )
+                        target = plan.acc.pointer(line, n0)
+                        w = weights.pointer(vector * in_pg + i, n0)
+                        body.append(Call(func, (target, target, w, operands.pointer(i, n0))))
         return body
 
     def _operands(self, q: int) -> _Operands:

@@ -185,13 +185,16 @@ class RowBuilder:
         layout, t = self.problem.layout_of(tensor), self.problem.type_of(tensor)
         channels = c0 if block else c0 + self.lanes(n)
         od, oh = (_written(walk.axis(dim), origin["o" + dim]) for dim in "dh")
-        for p in range(self.config.m_tile):
-            ow = _written(walk.axis("w"), origin["ow0"] + p)
-            element = self.spatial_index(layout, origin["mb"], channels, od, oh, ow)
-            if block:
-                out.append(self.block_message("store", tensor, t, n, element, store, store.offset(p, 0)))
-            else:
-                out.append(self.gather("store", tensor, t, element.expr, store, store.offset(p, 0)))
+        m = self.config.m_tile
+        for f, axis in enumerate(walk.w_axes):
+            for p in range(m):
+                ow = _written(axis, origin["ow0"] + p)
+                element = self.spatial_index(layout, origin["mb"], channels, od, oh, ow)
+                at = store.offset(f * m + p, 0)
+                if block:
+                    out.append(self.block_message("store", tensor, t, n, element, store, at))
+                else:
+                    out.append(self.gather("store", tensor, t, element.expr, store, at))
         return out
 
     # -- the kernel -------------------------------------------------------------------------------

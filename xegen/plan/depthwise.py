@@ -186,19 +186,20 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
     grf = hw.grf_bytes
     wei_type = problem.type_of("wei")
     operand = operand_type(problem)
-    n, m = config.n_tile, config.m_tile
-    vectors = max(r.kw for r in phases) * in_pg
+    n = config.n_tile
+    vectors = max(len(r.taps()) for r in phases) * in_pg
     pixels = max(len(r.pixels) for r in phases)
     segment = line_layout(Var("segment", PTR), src_type, pixels, in_channels, 1, in_channels, grf)[0]
     weights = line_layout(Var("w_load", PTR), wei_type, vectors, n, 1, n, grf)[0]
     wide_weights = None
     if operand != wei_type:
         wide_weights = line_layout(Var("w_wide", PTR), operand, vectors, n, 1, n, grf)[0]
-    acc = dense_layout(Var("acc", PTR), F32, m, n)
+    lines = max(r.lines for r in phases)  # m_tile outputs of each walk along w
+    acc = dense_layout(Var("acc", PTR), F32, lines, n)
     store = (
         acc
         if out_type == F32 and (n * 4) % grf == 0
-        else line_layout(Var("c_store", PTR), out_type, m, n, 1, n, grf)[0]
+        else line_layout(Var("c_store", PTR), out_type, lines, n, 1, n, grf)[0]
     )
     bias = line_layout(Var("bias_load", PTR), problem.bias_type, 1, n, 1, n, grf)[0] if problem.has_bias else None
     needs_work = operand != src_type or in_pg > 1 or out_pg > 1

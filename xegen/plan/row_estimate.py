@@ -202,7 +202,7 @@ class _DepthwiseLoop:
         work = pixel * pixels + _row_mask(masked, pixels)
         if masked:  # the segment zeroed, and a masked load's temporary copied in first (it keeps the old bytes)
             work += _zero(plan.segment.bytes, hw) + _moves(pixels * temporaries, hw)
-        lines = rows.kw * in_pg
+        lines = len(rows.taps()) * in_pg
         messages = -(-n // hw.max_message_simd)
         wei_size = plan.weights.type.size
         work += _gather(hw, n // messages, wei_size) * (lines * messages)
@@ -210,7 +210,7 @@ class _DepthwiseLoop:
             work += _moves(-(-lines * n * 4 // (2 * grf)), hw)
         if plan.work is not None:  # each pixel's ICg operands widened or replicated
             work += _moves(pixels * in_pg * -(-n * plan.operand.size // (2 * grf)), hw)
-        self.work = work + _mads(config.m_tile * rows.kw * in_pg * (n // config.simd), config.simd, hw)
+        self.work = work + _mads(config.m_tile * lines * (n // config.simd), config.simd, hw)
         self.global_bytes = work.bytes
         self.serial_loads = pixels * temporaries + (lines * messages if wei_size < 4 else 0)
 
@@ -375,9 +375,9 @@ def _inside_share(plan: FirstLayerPlan) -> float:
 def _epilogue(plan) -> tuple[Work, int]:
     """The bias, the conversion and a store per output pixel; and the global bytes they move."""
     hw, config, problem = plan.hw, plan.config, plan.problem
-    m, n = config.m_tile, config.n_tile
+    m, n = plan.rows.lines, config.n_tile
     registers = m * n * 4 / hw.grf_bytes
-    out = problem.type_of("dst").size
+    out = problem.type_of(plan.rows.path.writes).size
     lines = m * -(-n * out // hw.max_block_message_bytes)
     stored = m * round_up(n * out, hw.grf_bytes)
     work = Work(

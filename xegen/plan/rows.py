@@ -62,7 +62,10 @@ class RowWalk:
     """What a row kernel computes, as a forward convolution over (d, h, w) `axes`: it reads
     `reads`, writes `writes`, and a lane's output channel (`out_per_group` per group) sums over
     `in_per_group` channels of the tensor read.  `transposed`: the weights are indexed
-    [g][read channel][written channel] (backward data) instead of [g][written][read]."""
+    [g][read channel][written channel] (backward data) instead of [g][written][read].
+    `w_more`: further walks along w over the same outputs and with the same stride and step
+    (the other stride phases along w of backward data), whose outputs a thread computes too,
+    from the same segment."""
 
     reads: str
     writes: str
@@ -71,6 +74,7 @@ class RowWalk:
     in_per_group: int
     out_channels: int
     transposed: bool = False
+    w_more: tuple[Axis, ...] = ()
 
     @staticmethod
     def forward(desc: Descriptor) -> RowWalk:
@@ -79,6 +83,10 @@ class RowWalk:
 
     def axis(self, dim: str) -> Axis:
         return self.axes[SPATIAL.index(dim)]
+
+    @property
+    def w_axes(self) -> tuple[Axis, ...]:
+        return (self.axis("w"), *self.w_more)
 
 
 @dataclass(frozen=True)
@@ -126,16 +134,35 @@ class Rows:
         walk = self.path
         return self.desc.mb * walk.axis("d").outputs * walk.axis("h").outputs * self.blocks_per_row
 
-    def pixel(self, p: int, kw: int) -> int:
-        """The segment pixel (from the block's first input column) output p reads through tap kw."""
-        w = self.path.axis("w")
-        return p * w.stride + kw * w.step
+    @property
+    def w_pad(self) -> int:
+        """Columns the block's segment starts before its first output times the stride: the
+        largest padding of its walks along w."""
+        return max(axis.pad for axis in self.path.w_axes)
+
+    @property
+    def lines(self) -> int:
+        """Outputs of a block: m_tile of each walk along w."""
+        return self.m_tile * len(self.path.w_axes)
+
+    def taps(self) -> list[tuple[int, int, int]]:
+        """(walk along w, its tap kw, the weights vector) of every tap of a block's outputs."""
+        out = []
+        for f, axis in enumerate(self.path.w_axes):
+            out += [(f, kw, len(out) + kw) for kw in range(axis.taps)]
+        return out
+
+    def pixel(self, p: int, kw: int, f: int = 0) -> int:
+        """The segment pixel (from the block's first input column) output p of walk f along w
+        reads through tap kw."""
+        w = self.path.w_axes[f]
+        return p * w.stride + kw * w.step + self.w_pad - w.pad
 
     @cached_property
     def pixels(self) -> tuple[int, ...]:
         """The segment's pixels the outputs read, in order (all of the span unless the stride
         skips some)."""
-        return tuple(sorted({self.pixel(p, kw) for p in range(self.m_tile) for kw in range(self.kw)}))
+        return tuple(sorted({self.pixel(p, kw, f) for p in range(self.m_tile) for f, kw, _ in self.taps()}))
 
     @property
     def span(self) -> int:
@@ -195,7 +222,10 @@ def backward_data_walks(problem: Problem) -> list[RowWalk]:
     kernel flipped, so no multiply-add falls on a tap between outputs; with stride 1 there is one
     phase, the convolution of diff_dst with the flipped kernel.  Residues no phase reaches
     (fewer taps than the stride) are left to the launcher's zero fill (`Gemm.skips_outputs`);
-    phases with no position inside diff_src are left out."""
+    phases with no position inside diff_src are left out.  The phases along w go in one walk
+    (`RowWalk.w_more`) when they have as many positions (IW a multiple of SW): a thread then
+    computes the outputs of every w phase of its block, each diff_dst pixel it loads serving
+    the taps of all of them."""
     desc = problem.desc
     phases = stride_phases(problem)
     per_dim: list[list[Axis]] = []
@@ -217,9 +247,14 @@ def backward_data_walks(problem: Problem) -> list[RowWalk]:
             first = k0 + (taps - 1) * ph.tap_step
             axes.append(Axis(outputs, ph.outputs, taps, 1, step, pad, ph.stride, r, first, -ph.tap_step))
         per_dim.append(axes)
+    w_phases = per_dim[2]
+    if len({axis.outputs for axis in w_phases}) == 1:
+        w_walks = [(w_phases[0], tuple(w_phases[1:]))]
+    else:
+        w_walks = [(axis, ()) for axis in w_phases]
     return [
-        RowWalk("dst", "src", (d, h, w), desc.icg, desc.ocg, desc.ic, transposed=True)
+        RowWalk("dst", "src", (d, h, w), desc.icg, desc.ocg, desc.ic, transposed=True, w_more=more)
         for d in per_dim[0]
         for h in per_dim[1]
-        for w in per_dim[2]
+        for w, more in w_walks
     ]
