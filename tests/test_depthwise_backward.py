@@ -21,7 +21,7 @@ SMALL = [
     ("BWD_D", "g32mb2ic32ih9oc32oh5kh3sh2ph1"),  # stride 2, odd input: phases of 5 and 4 positions
     ("BWD_D", "g16mb1ic16ih9oc16oh3kh3sh3ph1"),  # stride 3 = kernel: one tap per phase
     ("BWD_D", "g16mb1ic16ih9oc16oh5kh1sh2"),  # 1x1 stride 2: odd inputs receive no tap (zero fill)
-    ("BWD_D", "g4mb1ic16ih9oc32oh5kh3sh2ph1dh1"),  # grouped (4 in, 8 out per group), dilated, strided
+    ("BWD_D", "g8mb1ic16ih9oc32oh5kh3sh2ph1dh1"),  # grouped (2 in, 4 out per group), dilated, strided
     ("BWD_D", "g16mb1ic16iw24oc16ow24kw5pw2"),  # 1-D
     ("BWD_WB", "g16mb1ic16ih7oc16oh7kh3ph1"),
     ("BWD_WB", "g32mb2ic32ih9oc32oh5kh3sh2ph1"),
