@@ -118,6 +118,7 @@ def test_backward_weights_sums_each_product_once():
         ("g48mb1ic48ih8oc48oh8kh3ph1", "BWD_WB", "f32", {"n_tile": 32, "k_split": 2}, "n_tile=32 must divide oc=48"),
         ("g32mb1ic32ih8oc32oh8kh3ph1", "BWD_WB", "bf16", {"k_split": 2}, "needs an f32 or s32 output"),
         ("g32mb1ic32ih8oc32oh8kh3ph1", "BWD_WB", "f32", {"tg_m": 2}, "tg_m=2 does not apply"),
+        ("g48mb1ic48ih8oc48oh8kh3ph1", "BWD_WB", "f32", {"n_tile": 32}, "at most 16 on XeHPG"),
         ("g8mb1ic32ih8oc32oh8kh3ph1", "BWD_WB", "f32", {}, "for depthwise convolutions"),
         ("g32mb1ic32ih8oc32oh4kh3sh2ph1", "BWD_D", "f32", {"m_tile": 8}, "exceeds the 4 outputs of a row"),
     ],

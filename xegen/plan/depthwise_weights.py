@@ -139,7 +139,7 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
         raise ConfigError(f"plan=depthwise: {reason}")
     check_index_range(problem)
     desc = problem.desc
-    _check_keys(config, problem)
+    _check_keys(config, problem, hw)
     check_config(config, gemm, hw)
     n, m = config.n_tile, config.m_tile
     rows = Rows(desc, m)
@@ -222,7 +222,7 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
     return plan
 
 
-def _check_keys(config: Config, problem: Problem) -> None:
+def _check_keys(config: Config, problem: Problem, hw: Platform) -> None:
     desc = problem.desc
     if config.fma != "mad":
         raise ConfigError(f"plan=depthwise: fma={config.fma}: one channel per lane multiplies with mad")
@@ -234,6 +234,11 @@ def _check_keys(config: Config, problem: Problem) -> None:
             )
     if config.n_tile > desc.oc:
         raise ConfigError(f"plan=depthwise: n_tile={config.n_tile} exceeds oc={desc.oc}")
+    if config.n_tile > hw.max_message_simd:
+        raise ConfigError(
+            f"plan=depthwise: n_tile={config.n_tile}: the sums go out one channel per lane of a scatter, at most "
+            f"{hw.max_message_simd} on {hw}"
+        )
     if config.k_split > 1 and desc.oc % config.n_tile:
         raise ConfigError(
             f"plan=depthwise: with k_split={config.k_split} the channel blocks add with atomics and must not "
