@@ -14,6 +14,11 @@ The last block of a row, and the last block of channels, are moved back to end w
 they compute and write again with the same values, so no output needs a mask and no load leaves
 its tensor.  Out-of-range thread indices (a grid rounded up to whole thread groups) are clamped
 the same way.
+
+What the loop computes is a `RowWalk`: which tensor it reads and which it writes, and per
+spatial dimension an `Axis` saying which position an output reads through a tap, where it is
+written and which kernel position the tap is.  Going forward that is the descriptor itself;
+backward data is a walk of diff_dst per stride phase (`backward_data_walks`).
 """
 
 from __future__ import annotations
@@ -78,8 +83,8 @@ class RowWalk:
 
     @staticmethod
     def forward(desc: Descriptor) -> RowWalk:
-        axes = tuple(Axis.forward(desc, dim) for dim in SPATIAL)
-        return RowWalk("src", "dst", axes, desc.ocg, desc.icg, desc.oc)  # type: ignore[arg-type]
+        d, h, w = (Axis.forward(desc, dim) for dim in SPATIAL)
+        return RowWalk("src", "dst", (d, h, w), desc.ocg, desc.icg, desc.oc)
 
     def axis(self, dim: str) -> Axis:
         return self.axes[SPATIAL.index(dim)]
@@ -101,6 +106,7 @@ class Rows:
 
     @cached_property
     def path(self) -> RowWalk:
+        """The walk these rows follow."""
         return self.walk or RowWalk.forward(self.desc)
 
     @property
@@ -147,7 +153,7 @@ class Rows:
 
     def taps(self) -> list[tuple[int, int, int]]:
         """(walk along w, its tap kw, the weights vector) of every tap of a block's outputs."""
-        out = []
+        out: list[tuple[int, int, int]] = []
         for f, axis in enumerate(self.path.w_axes):
             out += [(f, kw, len(out) + kw) for kw in range(axis.taps)]
         return out
