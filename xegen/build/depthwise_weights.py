@@ -18,7 +18,24 @@ and the input segments they read, and adds every product into its tap's sum.
 from __future__ import annotations
 
 from ..conv.index import Idx
-from ..ir import Barrier, Call, Fence, IfThenElse, Load, Mad, Reorder, Send, Stmt, Var, const, min_, ptr, seq, store
+from ..ir import (
+    Barrier,
+    Call,
+    Fence,
+    IfThenElse,
+    Load,
+    Mad,
+    Reorder,
+    Send,
+    Stmt,
+    Var,
+    cast,
+    const,
+    min_,
+    ptr,
+    seq,
+    store,
+)
 from ..ir.types import F32, PTR
 from ..plan.depthwise_weights import DepthwiseWeightsPlan
 from ..plan.tiles import TileLayout, dense_layout
@@ -132,9 +149,8 @@ class _DepthwiseWeights(RowBuilder):
         out: list[Stmt] = []
         for p in range(config.m_tile):
             for n0 in range(0, config.n_tile, simd):
-                total = Load(bias.buffer, const(bias.offset(0, n0) * 4), vector) + Load(
-                    dd.buffer, const(dd.offset(p, n0) * 4), vector
-                )
+                value = Load(dd.buffer, const(dd.offset(p, n0) * dd.type.size), dd.type.with_lanes(simd))
+                total = Load(bias.buffer, const(bias.offset(0, n0) * 4), vector) + cast(F32, value)
                 out.append(store(bias.buffer, bias.offset(0, n0) * 4, total))
         return out
 

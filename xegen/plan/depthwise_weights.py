@@ -21,7 +21,8 @@ accumulators instead of the output's:
     and writes them (converted), or adds them with float atomics when k_split groups share the
     channels (f32 weights: the launcher zeroes the outputs, `kernel.outputs_to_zero`)
 
-bf16 and f16 are widened to f32 for the mads as the forward plan widens them; sums are f32.
+The mads read f16, and bf16 where the platform has the type (XeHPG, XeHPC), as they are loaded:
+mixed-mode mads into f32 sums, no widening moves; XeLP's bf16 is widened to f32 first.
 A block along w never overlaps the one before (m_tile divides OW: an overlap would be summed
 twice), nor do channel blocks when groups add with atomics (n_tile divides the channels).
 
@@ -36,10 +37,11 @@ import math
 from dataclasses import dataclass, replace
 
 from ..conv.problem import Problem
+from ..emit.tables import has_bfloat16
 from ..errors import ConfigError
 from ..hw import Platform
 from ..ir import Var
-from ..ir.types import F32, PTR, Type
+from ..ir.types import BF16, F16, F32, PTR, Type
 from .config import RESERVED_GRFS, Config, Given, check_config
 from .gemm import Gemm, check_index_range
 from .rows import RowPlan, Rows, contiguous_channels
@@ -69,10 +71,11 @@ def taps(problem: Problem) -> int:
     return desc.kd * desc.kh * desc.kw
 
 
-def operand_type(problem: Problem) -> Type:
-    """The mads read f32 (bf16 and f16 widened: a mixed-mode mad's f16 operand would have to be
-    the product's both sides)."""
-    return F32
+def operand_type(problem: Problem, hw: Platform) -> Type:
+    """The type the mads read: f16, and bf16 where the platform has it, as they are (mixed-mode
+    mads into f32 sums); f32 otherwise (XeLP's bf16 widened)."""
+    t = problem.type_of("src")
+    return t if t == F16 or (t == BF16 and has_bfloat16(hw)) else F32
 
 
 @dataclass
@@ -152,7 +155,7 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
                 "of a pixel in one dword-aligned block; use a channels-last layout or plan=gemm"
             )
     src_type, dst_type, wei_type = (problem.type_of(t) for t in ("src", "dst", "wei"))
-    operand = operand_type(problem)
+    operand = operand_type(problem, hw)
     row_count = desc.kd * desc.kh
     pixels = len(rows.pixels)
     segment = line_layout(Var("segment", PTR), src_type, row_count * pixels, n, 1, n, grf)[0]
