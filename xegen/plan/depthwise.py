@@ -38,10 +38,11 @@ import math
 from dataclasses import dataclass, replace
 
 from ..conv.problem import Problem
+from ..emit.tables import has_bfloat16
 from ..errors import ConfigError
 from ..hw import Platform
 from ..ir import Var
-from ..ir.types import F16, F32, PTR, Type
+from ..ir.types import BF16, F16, F32, PTR, Type
 from .config import RESERVED_GRFS, Config, Given, check_config
 from .gemm import Gemm, check_index_range
 from .rows import RowPlan, Rows, RowWalk, backward_data_walks, contiguous_channels, m_tile_options
@@ -95,10 +96,14 @@ def _int8_range(kind: str) -> tuple[int, int]:
     return (0, 255) if kind == "u8" else (-128, 127)
 
 
-def operand_type(problem: Problem) -> Type:
+def operand_type(problem: Problem, hw: Platform) -> Type:
     """The type the mads read: f16 as it is (mixed-mode mads into f32), everything else as f32
-    (as the GEMM plan's mads: `multiply.operand_type`)."""
-    return F16 if problem.type_of(walks(problem)[0].reads) == F16 else F32
+    (as the GEMM plan's mads: `multiply.operand_type`); backward data's bf16 also as it is where
+    the platform has the type."""
+    t = problem.type_of(walks(problem)[0].reads)
+    if t == F16 or (t == BF16 and not problem.is_forward and has_bfloat16(hw)):
+        return t
+    return F32
 
 
 def walks(problem: Problem) -> list[RowWalk]:
@@ -185,7 +190,7 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
     store_block = contiguous_channels(problem.layout_of(walk.writes), config.n_tile, starts, out_type.size, hw)
     grf = hw.grf_bytes
     wei_type = problem.type_of("wei")
-    operand = operand_type(problem)
+    operand = operand_type(problem, hw)
     n = config.n_tile
     vectors = max(len(r.taps()) for r in phases) * in_pg
     pixels = max(len(r.pixels) for r in phases)
