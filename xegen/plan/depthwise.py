@@ -35,7 +35,7 @@ over kernel rows, not K blocks).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..conv.problem import Problem
 from ..emit.tables import has_bfloat16
@@ -45,7 +45,7 @@ from ..ir import Var
 from ..ir.types import BF16, F16, F32, PTR, Type
 from .config import RESERVED_GRFS, Config, Given, check_config
 from .gemm import Gemm, check_index_range
-from .rows import RowPlan, Rows, RowWalk, backward_data_walks, contiguous_channels, m_tile_options
+from .rows import RowPlan, Rows, RowWalk, backward_data_walks, budget_variants, contiguous_channels, m_tile_options
 from .tiles import TileLayout, dense_layout, line_layout, round_up
 
 DIRECTIONS = ("FWD_I", "FWD_D", "FWD_B", "BWD_D")
@@ -327,18 +327,7 @@ def depthwise_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
                 plan="depthwise",
                 grf=given.get("grf", min(hw.grf_counts)),
             )
-            bufs = [given["gmem_bufs"]] if "gmem_bufs" in given else [2, 1]
-            grfs = [given["grf"]] if "grf" in given else sorted(hw.grf_counts)
-            configs += [
-                replace(
-                    base,
-                    gmem_bufs=b,
-                    grf=g,
-                    **{k: v for k, v in given.items() if k not in ("plan", "gmem_bufs", "grf")},
-                )
-                for g in grfs
-                for b in bufs
-            ]
+            configs += budget_variants(base, hw, given, [2, 1])
     return list(dict.fromkeys(configs))
 
 

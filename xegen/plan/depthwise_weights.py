@@ -34,7 +34,7 @@ grf; tg_m = tg_n = 1, k_block = 1, slm = 0.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..conv.problem import Problem
 from ..emit.tables import has_bfloat16
@@ -44,7 +44,7 @@ from ..ir import Var
 from ..ir.types import BF16, F16, F32, PTR, Type
 from .config import RESERVED_GRFS, Config, Given, check_config
 from .gemm import Gemm, check_index_range
-from .rows import RowPlan, Rows, contiguous_channels
+from .rows import RowPlan, Rows, budget_variants, contiguous_channels
 from .tiles import TileLayout, dense_layout, line_layout, round_up
 
 DIRECTIONS = ("BWD_W", "BWD_WB")
@@ -288,18 +288,7 @@ def depthwise_weights_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Co
             shapes = [(given.get("tg_k", t), given.get("k_split", k)) for t, k in shapes]
             for tg_k, k_split in dict.fromkeys(shapes):
                 base = Config("mad", simd, 1, 1, m_tile, n_tile, 1, tg_k=tg_k, k_split=k_split, plan="depthwise")
-                bufs = [given["gmem_bufs"]] if "gmem_bufs" in given else [1, 2]
-                grfs = [given["grf"]] if "grf" in given else sorted(hw.grf_counts)
-                configs += [
-                    replace(
-                        base,
-                        gmem_bufs=b,
-                        grf=g,
-                        **{k: v for k, v in given.items() if k not in ("plan", "gmem_bufs", "grf", "tg_k", "k_split")},
-                    )
-                    for g in grfs
-                    for b in bufs
-                ]
+                configs += budget_variants(base, hw, given, [1, 2], ("tg_k", "k_split"))
     return list(dict.fromkeys(configs))
 
 

@@ -24,7 +24,7 @@ backward data is a walk of diff_dst per stride phase (`backward_data_walks`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from ..conv.descriptor import Descriptor
@@ -32,7 +32,7 @@ from ..conv.index import Idx
 from ..conv.layout import Layout
 from ..conv.problem import Problem
 from ..hw import Platform
-from .config import Config
+from .config import Config, Given
 from .gemm import Gemm, stride_phases
 
 SPATIAL = ("d", "h", "w")
@@ -195,6 +195,17 @@ class RowPlan:
     @property
     def thread_group(self) -> tuple[int, int, int]:
         return (self.config.tg_n, self.config.tg_m, 1)
+
+
+def budget_variants(
+    base: Config, hw: Platform, given: Given, bufs: list[int], applied: tuple[str, ...] = ()
+) -> list[Config]:
+    """`base` with each GRF count and each count of load buffers (`bufs`, in the planner's order)
+    to try, unless given, and the other given keys (but `applied`, which the planner has set)."""
+    bufs = [given["gmem_bufs"]] if "gmem_bufs" in given else bufs
+    grfs = [given["grf"]] if "grf" in given else sorted(hw.grf_counts)
+    overrides = {k: v for k, v in given.items() if k not in ("plan", "gmem_bufs", "grf", *applied)}
+    return [replace(base, gmem_bufs=b, grf=g, **overrides) for g in grfs for b in bufs]
 
 
 def m_tile_options(ow: int, choices: tuple[int, ...]) -> list[int]:
