@@ -43,10 +43,19 @@ from ..errors import ConfigError
 from ..hw import Platform
 from ..ir import Var
 from ..ir.types import BF16, F16, F32, PTR, Type
-from .config import RESERVED_GRFS, Config, Given, check_config
+from .config import Config, Given, check_config
 from .gemm import Gemm, check_index_range
-from .rows import RowPlan, Rows, RowWalk, backward_data_walks, budget_variants, contiguous_channels, m_tile_options
-from .tiles import TileLayout, dense_layout, line_layout, round_up
+from .rows import (
+    RegisterBudget,
+    RowPlan,
+    Rows,
+    RowWalk,
+    backward_data_walks,
+    budget_variants,
+    contiguous_channels,
+    m_tile_options,
+)
+from .tiles import TileLayout, dense_layout, line_layout
 
 DIRECTIONS = ("FWD_I", "FWD_D", "FWD_B", "BWD_D")
 MAX_CHANNELS_PER_GROUP = 8  # beyond that, a group's channels fill the GEMM plan's lanes
@@ -215,30 +224,14 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
         fixed.append((store.buffer, store.bytes))
     if bias is not None:
         fixed.append((bias.buffer, bias.bytes))
-    loaded = round_up(segment.bytes, grf) + round_up(weights.bytes, grf)  # copied gmem_bufs times
-    budget = (config.grf - RESERVED_GRFS) * grf
-    used = sum(round_up(size, grf) for _, size in fixed) + (config.gmem_bufs - 1) * loaded
+    budget = RegisterBudget(config, hw, fixed, [segment.bytes, weights.bytes])
     work, copies = None, 0
     if needs_work:
-        # the replicated (or widened) pixels rotate through `copies` buffers: all of them if the
-        # registers allow, so that the scheduler may run ahead, else a few
-        line = round_up(n * operand.size, grf)
-        for copies in dict.fromkeys((pixels, 4, 2)):
-            if used + copies * in_pg * line <= budget:
-                break
-        work = line_layout(Var("a_work", PTR), operand, copies * in_pg, n, 1, n, grf)[0]
-        fixed.append((work.buffer, work.bytes))
-        used += round_up(work.bytes, grf)
-    if used > budget:
-        raise ConfigError(
-            f"plan=depthwise: the kernel needs {used // grf + RESERVED_GRFS} GRFs ({used // grf} for "
-            f"its buffers{f', gmem_bufs={config.gmem_bufs}' if config.gmem_bufs > 1 else ''} + "
-            f"{RESERVED_GRFS} reserved) but grf={config.grf}: use a smaller m_tile/n_tile"
-        )
+        work, copies = budget.rotating(Var("a_work", PTR), operand, in_pg, n, (pixels, 4, 2))
+    buffers = budget.check("use a smaller m_tile/n_tile")
     channel_blocks = -(-walk.out_channels // n)
     spatial_blocks = max(r.spatial_blocks for r in phases)
     grid = (-(-channel_blocks // config.tg_n), -(-spatial_blocks // config.tg_m), len(phases))
-    buffers = [(var, round_up(size, grf)) for var, size in fixed]
     return DepthwisePlan(
         gemm,
         config,

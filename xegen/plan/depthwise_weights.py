@@ -42,10 +42,10 @@ from ..errors import ConfigError
 from ..hw import Platform
 from ..ir import Var
 from ..ir.types import BF16, F16, F32, PTR, Type
-from .config import RESERVED_GRFS, Config, Given, check_config
+from .config import Config, Given, check_config
 from .gemm import Gemm, check_index_range
-from .rows import RowPlan, Rows, budget_variants, contiguous_channels
-from .tiles import TileLayout, dense_layout, line_layout, round_up
+from .rows import RegisterBudget, RowPlan, Rows, budget_variants, contiguous_channels
+from .tiles import TileLayout, dense_layout, line_layout
 
 DIRECTIONS = ("BWD_W", "BWD_WB")
 MAX_TAPS = 49  # accumulator lines (KD*KH*KW) a thread keeps in registers
@@ -164,7 +164,6 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
     acc = line_layout(Var("acc", PTR), F32, taps(problem), n, 1, n, grf)[0]
     bias_acc = line_layout(Var("bias_acc", PTR), F32, 1, n, 1, n, grf)[0] if problem.has_bias else None
     line_sum = line_layout(Var("line_sum", PTR), F32, 1, n, 1, n, grf)[0]
-    line_bytes = round_up(n * 4, grf)
     chunk = max(1, min(config.tg_k, hw.max_block_message_bytes // (n * 4)))
     partial = dense_layout(Var("partial", PTR), F32, chunk, n)
     store = line_layout(Var("w_store", PTR), wei_type, 1, n, 1, n, grf)[0]
@@ -175,23 +174,11 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
     fixed += [(line_sum.buffer, line_sum.bytes), (store.buffer, store.bytes)]
     if config.tg_k > 1:
         fixed.append((partial.buffer, partial.bytes))
-    loaded = round_up(segment.bytes, grf) + round_up(dd.bytes, grf)
-    budget = (config.grf - RESERVED_GRFS) * grf
-    used = sum(round_up(size, grf) for _, size in fixed) + (config.gmem_bufs - 1) * loaded
+    budget = RegisterBudget(config, hw, fixed, [segment.bytes, dd.bytes])
     work, copies = None, 0
     if src_type != operand:
-        for copies in dict.fromkeys((pixels, 4, 2)):
-            if used + copies * line_bytes <= budget:
-                break
-        work = line_layout(Var("a_work", PTR), operand, copies, n, 1, n, grf)[0]
-        fixed.append((work.buffer, work.bytes))
-        used += round_up(work.bytes, grf)
-    if used > budget:
-        raise ConfigError(
-            f"plan=depthwise: the kernel needs {used // grf + RESERVED_GRFS} GRFs ({used // grf} for "
-            f"its buffers{f', gmem_bufs={config.gmem_bufs}' if config.gmem_bufs > 1 else ''} + "
-            f"{RESERVED_GRFS} reserved) but grf={config.grf}: use a smaller m_tile"
-        )
+        work, copies = budget.rotating(Var("a_work", PTR), operand, 1, n, (pixels, 4, 2))
+    buffers = budget.check("use a smaller m_tile")
     items = rows.spatial_blocks
     per_thread = -(-items // (config.tg_k * config.k_split))
     grid = (-(-desc.oc // n), config.k_split, 1)
@@ -215,7 +202,7 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
         partial,
         chunk,
         store,
-        [(var, round_up(size, grf)) for var, size in fixed],
+        buffers,
     )
     if plan.slm_bytes > hw.max_slm_bytes:
         raise ConfigError(

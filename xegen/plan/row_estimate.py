@@ -58,7 +58,7 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan) ->
     equal share of the threads: their work and waits are averaged, their code added."""
     hw, config = plan.hw, plan.config
     threads = math.prod(plan.grid) * config.threads_per_group
-    loops: list[tuple[int, int, _DepthwiseLoop | _WeightsLoop | _FirstLayerLoop]]
+    loops: list[tuple[int, int, _Loop]]
     if isinstance(plan, FirstLayerPlan):
         loops = [(plan.rows.iterations, _row_components(plan, plan.rows), _FirstLayerLoop(plan))]
     elif isinstance(plan, DepthwiseWeightsPlan):
@@ -180,16 +180,24 @@ def _padded(plan, rows=None) -> bool:
     )
 
 
-class _DepthwiseLoop:
-    """One row of plan=depthwise: a block message per segment pixel, a gather per (kw, ic) of
-    weights, the widening and replicating moves, the mads."""
+class _Loop:
+    """What a loop's iteration does (`work`, the global bytes it loads, the loads it waits for
+    one by one) and what runs once per thread around it; the defaults of a plain loop."""
 
-    versions = 1
+    versions = 1  # loops the kernel holds (a branch per thread picks one)
     slm_waits = 0
     once = Work()
     once_global_bytes = 0.0
     once_serial_loads = 0
-    buffering_hides = True
+    buffering_hides = True  # whether gmem_bufs=2 overlaps a row's loads with the row before
+    work: Work
+    global_bytes: float
+    serial_loads: float
+
+
+class _DepthwiseLoop(_Loop):
+    """One row of plan=depthwise: a block message per segment pixel, a gather per (kw, ic) of
+    weights, the widening and replicating moves, the mads."""
 
     def __init__(self, plan: DepthwisePlan, rows):
         hw, config = plan.hw, plan.config
@@ -215,17 +223,10 @@ class _DepthwiseLoop:
         self.serial_loads = pixels * temporaries + (lines * messages if wei_size < 4 else 0)
 
 
-class _WeightsLoop:
+class _WeightsLoop(_Loop):
     """One item of the backward-weights row plan: a block message per diff_dst pixel and per
     segment pixel of every kernel row, the widening moves, the mads into the taps' sums and
     the bias's adds."""
-
-    versions = 1
-    slm_waits = 0
-    once = Work()
-    once_global_bytes = 0.0
-    once_serial_loads = 0
-    buffering_hides = True
 
     def __init__(self, plan: DepthwiseWeightsPlan):
         hw, config, desc = plan.hw, plan.config, plan.problem.desc
@@ -273,7 +274,7 @@ def _weights_epilogue(plan: DepthwiseWeightsPlan) -> tuple[Work, int]:
     return work, stored
 
 
-class _FirstLayerLoop:
+class _FirstLayerLoop(_Loop):
     """One row of plan=first: the segment in dword blocks (threads whose segment is inside the
     row) or gathers (the others), the weights, the widening moves, the mads or the dpas.  With
     gmem_bufs=2 the scheduler loads the next row's weights at the end of the row and the row's

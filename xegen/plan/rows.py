@@ -31,9 +31,13 @@ from ..conv.descriptor import Descriptor
 from ..conv.index import Idx
 from ..conv.layout import Layout
 from ..conv.problem import Problem
+from ..errors import ConfigError
 from ..hw import Platform
-from .config import Config, Given
+from ..ir import Var
+from ..ir.types import Type
+from .config import RESERVED_GRFS, Config, Given
 from .gemm import Gemm, stride_phases
+from .tiles import TileLayout, line_layout, round_up
 
 SPATIAL = ("d", "h", "w")
 
@@ -195,6 +199,42 @@ class RowPlan:
     @property
     def thread_group(self) -> tuple[int, int, int]:
         return (self.config.tg_n, self.config.tg_m, 1)
+
+
+class RegisterBudget:
+    """The GRF bytes a row plan's buffers take against `config.grf` (less the reserved GRFs):
+    each buffer rounded up to whole GRFs, the loaded ones `gmem_bufs` times."""
+
+    def __init__(self, config: Config, hw: Platform, fixed: list[tuple[Var, int]], loaded: list[int]):
+        self.config, self.grf = config, hw.grf_bytes
+        self.fixed = fixed
+        self.available = (config.grf - RESERVED_GRFS) * self.grf
+        self.used = sum(round_up(size, self.grf) for _, size in fixed)
+        self.used += (config.gmem_bufs - 1) * sum(round_up(size, self.grf) for size in loaded)
+
+    def rotating(self, buffer: Var, type: Type, lines: int, n: int, counts: tuple[int, ...]) -> tuple[TileLayout, int]:
+        """A work buffer of `copies` x `lines` lines of n values that widened or replicated pixels
+        rotate through: the first of `counts` the registers allow (all of a row's pixels, so
+        that the scheduler may run ahead, else a few), added to the buffers."""
+        line = round_up(n * type.size, self.grf)
+        for copies in dict.fromkeys(counts):
+            if self.used + copies * lines * line <= self.available:
+                break
+        work = line_layout(buffer, type, copies * lines, n, 1, n, self.grf)[0]
+        self.fixed.append((work.buffer, work.bytes))
+        self.used += round_up(work.bytes, self.grf)
+        return work, copies
+
+    def check(self, advice: str) -> list[tuple[Var, int]]:
+        """The buffers with their GRF-rounded sizes; ConfigError (with `advice`) if they do not fit."""
+        grf, config = self.grf, self.config
+        if self.used > self.available:
+            raise ConfigError(
+                f"plan={config.plan}: the kernel needs {self.used // grf + RESERVED_GRFS} GRFs ({self.used // grf} "
+                f"for its buffers{f', gmem_bufs={config.gmem_bufs}' if config.gmem_bufs > 1 else ''} + "
+                f"{RESERVED_GRFS} reserved) but grf={config.grf}: {advice}"
+            )
+        return [(var, round_up(size, grf)) for var, size in self.fixed]
 
 
 def budget_variants(
