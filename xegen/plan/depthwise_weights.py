@@ -243,10 +243,11 @@ def _check_keys(config: Config, problem: Problem, hw: Platform) -> None:
 
 def depthwise_weights_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     """The backward-weights row plan's configurations, best first: n_tile = simd (2*simd where
-    a pixel of simd channels would not fill a GRF); m_tile the divisors of OW from 16 down; the
+    a pixel of simd channels would not fill a GRF); m_tile the largest divisors of OW; the
     threads sharing a block of channels, tg_k in a group times k_split groups adding with float
-    atomics (f32 weights only: bf16 and f16 sums stay in one group), from two threads per EU
-    over the device up, at least one item each."""
+    atomics, for four, two and eight threads per EU over the device (f32 weights; bf16 and f16
+    sums stay in one group of 32, 16 or the most threads a group takes), at most one per item.
+    The estimate ranks them (`row_estimate.py`)."""
     problem = gemm.problem
     if unsuited(problem, hw) or given.get("plan", "depthwise") != "depthwise":
         return []
@@ -280,7 +281,7 @@ def depthwise_weights_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Co
 
 
 def _m_tiles(ow: int) -> list[int]:
-    """Outputs along w per item, best first: divisors of OW from LARGEST_M_TILE down (8 before
-    smaller ones: fewer segment pixels per output)."""
+    """Outputs along w per item, best first: the three largest divisors of OW up to
+    LARGEST_M_TILE (a block must not overlap another)."""
     divisors = [m for m in range(min(ow, LARGEST_M_TILE), 0, -1) if ow % m == 0]
     return divisors[:3]
