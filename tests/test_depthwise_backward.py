@@ -23,6 +23,7 @@ SMALL = [
     ("BWD_D", "g16mb1ic16ih9oc16oh5kh1sh2"),  # 1x1 stride 2: odd inputs receive no tap (zero fill)
     ("BWD_D", "g8mb1ic16ih9oc32oh5kh3sh2ph1dh1"),  # grouped (2 in, 4 out per group), dilated, strided
     ("BWD_D", "g16mb1ic16iw24oc16ow24kw5pw2"),  # 1-D
+    ("BWD_D", "g16mb1ic16id5ih6iw6oc16od3oh3ow3kd3kh3kw3sd2sh2sw2pd1ph1pw1"),  # 3-D, phases along d and h
     ("BWD_WB", "g16mb1ic16ih7oc16oh7kh3ph1"),
     ("BWD_WB", "g32mb2ic32ih9oc32oh5kh3sh2ph1"),
     ("BWD_WB", "g16mb1ic16ih10oc16oh8kh3dh0"),  # no padding
