@@ -216,7 +216,9 @@ class Problem:
         return make_layout(self.stag, "src", self.desc.src_dims(), grouped=False)
 
     def wei_layout(self) -> Layout:
-        return make_layout(self.wtag, "wei", self.desc.wei_dims(), grouped=self.desc.g > 1, weights_inner=self._weights_inner())
+        return make_layout(
+            self.wtag, "wei", self.desc.wei_dims(), grouped=self.desc.g > 1, weights_inner=self._weights_inner()
+        )
 
     def _weights_inner(self) -> str:
         """The weights' channels `any` keeps innermost: the ones the kernel's lanes run along.
