@@ -40,6 +40,8 @@ def summary(
         "hw": compiled.hw.name,
         "kernel": compiled.name,
         "config": str(compilation.config),
+        # the tags `any` resolved to: how the caller lays out the buffers
+        "layouts": {name: compilation.problem.layout_of(name).tag for name in ("src", "wei", "dst")},
         "fallbacks": list(compilation.fallbacks),
         **stats.as_dict(),
         "inner_loop_math_density": None if density is None else round(density, 4),
@@ -81,6 +83,7 @@ def format_summary(s: dict) -> str:
         else "no loop"
     )
     lines = [
+        "layouts: " + ", ".join(f"{name} {tag}" for name, tag in s["layouts"].items()),
         f"native: {s['instructions']} instructions, {inner}; {s['sends']} sends, {s['fma_instructions']} FMA "
         f"instructions, {s['syncs']} sync{'' if s['syncs'] == 1 else 's'}; {s['grfs_used']} of {s['grf_count']} GRFs, "
         f"SLM {s['slm_bytes']} bytes, "

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xegen import ir
-from xegen.conv import make_layout
+from xegen.conv import make_layout, make_problem, parse_descriptor
 from xegen.conv.index import Idx
 from xegen.errors import Error
 
@@ -162,3 +162,23 @@ def test_random_blocked_layouts_round_trip_and_offsets_agree(case):
     assert np.count_nonzero(flat) == x.size  # every element once, the rest is zero padding
     for index in [tuple(0 for _ in dims), tuple(n - 1 for n in dims), tuple(n // 2 for n in dims)]:
         assert flat[layout.offset_of(index)] == x[index]
+
+
+@pytest.mark.parametrize(
+    "direction, dt, descriptor, inner",
+    [
+        ("FWD_B", "f32", "mb1ic16ih8oc32oh8kh3ph1", "o"),
+        ("BWD_WB", "f32", "mb1ic16ih8oc32oh8kh3ph1", "o"),
+        ("BWD_D", "f32", "mb1ic16ih8oc32oh8kh3ph1", "i"),  # the channels its lanes run along
+        ("BWD_D", "f32", "g2mb1ic16ih8oc32oh8kh3ph1", "i"),
+        ("BWD_D", "bf16", "mb1ic16ih8oc32oh8kh3ph1", "o"),  # dpas reads B's K (oc) in pairs
+        ("BWD_D", "f32", "mb1ic3ih8oc32oh8kh3ph1", "o"),  # few channels: the transposed GEMM
+    ],
+)
+def test_any_weights_keep_the_lanes_channels_innermost(direction, dt, descriptor, inner):
+    layout = make_problem(parse_descriptor(descriptor), direction, dt).wei_layout()
+    grouped = descriptor.startswith("g")
+    o, i = (1, 2) if grouped else (0, 1)
+    ocg, icg = layout.dims[o], layout.dims[i]
+    assert layout.unit_stride_run(o if inner == "o" else i) == (ocg if inner == "o" else icg)
+    assert layout.unit_stride_run(i if inner == "o" else o) == 0

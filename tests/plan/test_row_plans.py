@@ -64,7 +64,7 @@ def test_groups_of_eight_channels_go_to_the_gemm_plan_where_it_has_a_faster_mult
         ("g2mb1ic64ih8oc64oh8kh3ph1", "f32", {"plan": "depthwise"}, "at most 8 channels"),
         ("mb1ic64ih8oc32oh8kh3ph1", "f32", {"plan": "first"}, "at most 4 input channels"),
         ("mb1ic3ih8oc32oh8kh3ph1", "f32", {"plan": "first", "k_block": 4}, "leave k_block to the plan"),
-        ("g32mb1ic32ih8oc32oh8kh3ph1", "f32", {"plan": "depthwise", "m_tile": 16}, "exceeds ow=8"),
+        ("g32mb1ic32ih8oc32oh8kh3ph1", "f32", {"plan": "depthwise", "m_tile": 16}, "exceeds the 8 outputs of a row"),
         ("g32mb1ic96ih8oc96oh8kh3ph1", "f32", {"plan": "depthwise", "n_tile": 20}, "whole groups"),
     ],
 )

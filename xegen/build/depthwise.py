@@ -15,12 +15,17 @@ over kernel rows that loads each row's input pixels once and multiplies them by 
 
 from __future__ import annotations
 
-from ..conv.index import Idx, all_of
-from ..ir import Call, Expr, Mad, Reorder, Send, Stmt, Var, format_expr, ptr
+from dataclasses import replace
+
+from ..conv.index import Idx
+from ..ir import Alloc, Call, Expr, IfThenElse, Mad, Reorder, Send, Stmt, Var, format_expr, ptr, seq
 from ..ir.types import F32
 from ..plan.depthwise import DepthwisePlan
+from ..plan.rows import Axis, Rows
+from ..plan.tiles import TileLayout, line_layout
 from .affine import split_offset
-from .builder import copy_tile
+from .builder import GROUP_IDS, copy_tile
+from .messages import Scope
 from .rows import RowBuilder, constant_lanes
 
 
@@ -32,65 +37,100 @@ class _Depthwise(RowBuilder):
     plan: DepthwisePlan
 
     def build(self) -> Stmt:
-        plan, desc = self.plan, self.desc
-        rows = plan.rows
-        c0 = self.channel_start()
-        origin = self.pixel_origin(rows)
-        g0 = self.top.bind("g0", c0.div(desc.ocg)) if desc.ocg > 1 else c0
-        self.cin0 = self.top.bind("cin0", g0 * desc.icg) if desc.icg > 1 else g0
+        plan = self.plan
+        walk = plan.walk
+        self.c0 = c0 = self.channel_start()
+        origins = [self.pixel_origin(rows) for rows in plan.phases]
+        out_pg, in_pg = walk.out_per_group, walk.in_per_group
+        g0 = self.top.bind("g0", c0.div(out_pg)) if out_pg > 1 else c0
+        self.cin0 = self.top.bind("cin0", g0 * in_pg) if in_pg > 1 else g0
         self.g0 = g0
-        self.iw0 = self.top.bind("iw0", origin["ow0"] * desc.sw - desc.pw)
-        self.origin = origin
         self.fixed: dict[str, Expr] = {}
-        k_iter = Var("k_iter")
+        if len(plan.phases) == 1:
+            return self.kernel(*self._phase(plan.rows, origins[0], Var("k_iter"), own_buffers=False))
+        # backward data by stride phases: group_id2 is the phase, each a loop of its own
+        phase = Idx(GROUP_IDS[2], 0, len(plan.phases) - 1)
+        branch: Stmt | None = None
+        for index in reversed(range(len(plan.phases))):
+            k_iter = Var(self.names.fresh("k_iter"))
+            main, epilogue = self._phase(plan.phases[index], origins[index], k_iter, own_buffers=True)
+            body = seq(*main, *epilogue)
+            below = phase.below(index + 1) if index < len(plan.phases) - 1 else None
+            branch = body if below is None else IfThenElse(below, body, branch)
+        assert branch is not None
+        self.local_buffers = {var.name for var in self._loaded()}
+        return self.kernel([branch], [])
+
+    def _phase(
+        self, rows: Rows, origin: dict[str, Idx], k_iter: Var, own_buffers: bool
+    ) -> tuple[list[Stmt], list[Stmt]]:
+        """The loop of one forward walk (`rows`) and its epilogue: with `own_buffers` the loop
+        loads into registers of its own (so that the scheduler may multi-buffer each phase's)."""
+        plan = self.plan
+        self.rows = rows
+        self.loop = Scope(self.names)
+        self.origin = origin
+        w = rows.path.axis("w")
+        self.iw0 = self.top.bind("iw0", origin["ow0"] * w.stride - rows.w_pad)
+        own = {}
+        if own_buffers:
+            own = {var.name: Var(self.names.fresh(var.name), var.type) for var in self._loaded()}
+        work = plan.work
+        self.work = None if work is None else replace(work, buffer=own.get(work.buffer.name, work.buffer))
+        # the phase's segment and weights: its own pixels' and taps' lines (no zeroing of lines
+        # it never loads, no widening copy of lines it leaves unloaded)
+        self.segment = _lines(plan.segment, own, len(rows.pixels), self.hw.grf_bytes)
+        vectors = len(rows.taps()) * rows.path.in_per_group
+        self.weights = _lines(plan.weights, own, vectors, self.hw.grf_bytes)
+        wide = plan.wide_weights
+        self.wide_weights = None if wide is None else _lines(wide, own, vectors, self.hw.grf_bytes)
         _, kd, kh = self.row_loop_indices(k_iter, rows)
         body = self._segment(kd, kh) + self._weights(kd, kh) + self._multiply()
-        return self.kernel(
-            self.zeroed(plan.acc) + [self.row_loop(k_iter, body)],
-            self.epilogue(plan.acc, plan.store, plan.bias, c0, origin, plan.store_block),
-        )
+        loop: Stmt = self.row_loop(k_iter, body, rows) if rows.iterations > 1 else self.loop.wrap(seq(*body))
+        for var, size in reversed(plan.grf_buffers):
+            if var.name in own:
+                loop = Alloc(own[var.name], size, "grf", loop)
+        epilogue = self.epilogue(plan.acc, plan.store, plan.bias, self.c0, origin, plan.store_block, rows)
+        return self.zeroed(plan.acc) + [loop], epilogue
+
+    def _loaded(self) -> list[Var]:
+        """The buffers a phase's loop fills."""
+        plan = self.plan
+        return [t.buffer for t in (plan.segment, plan.weights, plan.wide_weights, plan.work) if t is not None]
 
     def _segment(self, kd: Idx, kh: Idx) -> list[Stmt]:
         """The row's input pixels, each a block of the block's input channels (masked where padding)."""
-        plan, desc = self.plan, self.desc
-        positions, row_masks = self.input_rows(self.origin, kd, kh)
-        layout, t = self.problem.layout_of("src"), self.problem.type_of("src")
-        loads, masked = [], False
-        for q, j in enumerate(plan.rows.pixels):
-            iw = self.iw0 + j
-            mask = all_of(row_masks + iw.in_range(0, desc.iw))
-            masked |= mask is not None
-            element = self.spatial_index(layout, self.origin["mb"], self.cin0, positions["id"], positions["ih"], iw)
-            loads.append(
-                self.block_message(
-                    "load", "src", t, plan.in_channels, element, plan.segment, plan.segment.offset(q, 0), mask
-                )
-            )
-        return (self.zeroed(plan.segment) if masked else []) + loads
+        loads, masked = self.segment_loads(
+            self.rows, self.origin, self.iw0, self.cin0, kd, kh, self.segment, 0, self.plan.in_channels
+        )
+        return (self.zeroed(self.segment) if masked else []) + loads
 
     def _weights(self, kd: Idx, kh: Idx) -> list[Stmt]:
-        """One gather per (kw, i): lane l holds wei[g0 + l/OCg][l%OCg][i][kd][kh][kw]."""
-        plan, desc, n = self.plan, self.desc, self.config.n_tile
+        """One gather per (kw, i): lane l holds wei[g0 + l/OCg][l%OCg][i][kd][kh][kw] (the kernel
+        positions of the walk's taps; [g][i][l%ICg] for backward data)."""
+        desc, n, walk = self.desc, self.config.n_tile, self.rows.path
+        out_pg, in_pg = walk.out_per_group, walk.in_per_group
         layout, t = self.problem.layout_of("wei"), self.problem.type_of("wei")
-        group = self.g0 + constant_lanes([lane // desc.ocg for lane in range(n)])
-        channel = constant_lanes([lane % desc.ocg for lane in range(n)])
-        kernel = {"d": kd, "h": kh}
+        group = self.g0 + constant_lanes([lane // out_pg for lane in range(n)])
+        channel = constant_lanes([lane % out_pg for lane in range(n)])
+        kernel = {"d": _kernel_position(walk.axis("d"), kd), "h": _kernel_position(walk.axis("h"), kh)}
         variant = {var for var, _ in self.loop.lets}
         loads: list[Stmt] = []
-        for kw in range(desc.kw):
-            taps = [kernel.get(d, Idx.const(kw)) for d in desc.used]
-            for i in range(desc.icg):
-                offset = layout.offset([group, channel, Idx.const(i), *taps])
+        for f, kw, vector in self.rows.taps():
+            taps = [kernel.get(d, _kernel_position(walk.w_axes[f], Idx.const(kw))) for d in desc.used]
+            for i in range(in_pg):
+                channels = [Idx.const(i), channel] if walk.transposed else [channel, Idx.const(i)]
+                offset = layout.offset([group, *channels, *taps])
                 offsets = split_offset(offset.expr * t.size, variant, self._bind_fixed)
-                line = kw * desc.icg + i
+                line = vector * in_pg + i
                 loads.append(
                     Call(
                         Send("load", "scattered", "global", t, n),
-                        (ptr(self.buffers["wei"], 0), offsets, plan.weights.pointer(line, 0), None),
+                        (ptr(self.buffers["wei"], 0), offsets, self.weights.pointer(line, 0), None),
                     )
                 )
-        if plan.wide_weights is not None:
-            loads += copy_tile(plan.wide_weights, plan.weights)
+        if self.wide_weights is not None:
+            loads += copy_tile(self.wide_weights, self.weights)
         return loads
 
     def _bind_fixed(self, e: Expr) -> Expr:
@@ -102,43 +142,57 @@ class _Depthwise(RowBuilder):
 
     def _multiply(self) -> list[Stmt]:
         """Pixel by pixel: its operands (widened, replicated), then every mad that reads it."""
-        plan, desc, config = self.plan, self.desc, self.config
-        rows, simd = plan.rows, config.simd
-        weights = plan.wide_weights or plan.weights
-        readers: dict[int, list[tuple[int, int]]] = {}
+        plan, config = self.plan, self.config
+        rows, simd = self.rows, config.simd
+        in_pg = rows.path.in_per_group
+        weights = self.wide_weights or self.weights
+        readers: dict[int, list[tuple[int, int]]] = {}  # pixel: (output line, weights vector)
         for p in range(config.m_tile):
-            for kw in range(desc.kw):
-                readers.setdefault(rows.pixel(p, kw), []).append((p, kw))
+            for f, kw, vector in rows.taps():
+                readers.setdefault(rows.pixel(p, kw, f), []).append((f * config.m_tile + p, vector))
         body: list[Stmt] = []
         for q, j in enumerate(rows.pixels):
             operands = self._operands(q)
             body += operands.prepare
-            for p, kw in readers[j]:
-                for i in range(desc.icg):
+            for line, vector in readers[j]:
+                for i in range(in_pg):
                     for n0 in range(0, config.n_tile, simd):
                         func = Mad(simd, F32, weights.type, plan.operand, 1, 1)
-                        target = plan.acc.pointer(p, n0)
-                        body.append(
-                            Call(
-                                func, (target, target, weights.pointer(kw * desc.icg + i, n0), operands.pointer(i, n0))
-                            )
-                        )
+                        target = plan.acc.pointer(line, n0)
+                        w = weights.pointer(vector * in_pg + i, n0)
+                        body.append(Call(func, (target, target, w, operands.pointer(i, n0))))
         return body
 
     def _operands(self, q: int) -> _Operands:
         """Pixel q's A_i as the mads read them: the segment itself, or its lanes widened and
         replicated into a work buffer (lane l of A_i = channel (l / OCg)*ICg + i)."""
-        plan, desc, n = self.plan, self.desc, self.config.n_tile
-        segment = plan.segment
-        if plan.work is None:
+        plan, n, walk = self.plan, self.config.n_tile, self.rows.path
+        out_pg, in_pg = walk.out_per_group, walk.in_per_group
+        segment, work = self.segment, self.work
+        if work is None:
             return _Operands([], lambda i, n0: segment.pointer(q, n0))
-        first = (q % plan.copies) * desc.icg
-        groups = n // desc.ocg
+        first = (q % plan.copies) * in_pg
+        groups = n // out_pg
         moves: list[Stmt] = []
-        for i in range(desc.icg):
-            func = Reorder(segment.type, plan.operand, groups, desc.ocg, desc.icg, 0, desc.ocg, 1)
-            moves.append(Call(func, (plan.work.pointer(first + i, 0), segment.pointer(q, i))))
-        return _Operands(moves, lambda i, n0: plan.work.pointer(first + i, n0))
+        for i in range(in_pg):
+            func = Reorder(segment.type, plan.operand, groups, out_pg, in_pg, 0, out_pg, 1)
+            moves.append(Call(func, (work.pointer(first + i, 0), segment.pointer(q, i))))
+        return _Operands(moves, lambda i, n0: work.pointer(first + i, n0))
+
+
+def _lines(layout: TileLayout, own: dict[str, Var], lines: int, grf: int) -> TileLayout:
+    """`layout` (GRF-aligned lines) cut to `lines` lines, in the phase's own buffer."""
+    if not own and lines == layout.rows:
+        return layout
+    buffer = own.get(layout.buffer.name, layout.buffer)
+    return line_layout(buffer, layout.type, lines, layout.cols, 1, layout.cols, grf)[0]
+
+
+def _kernel_position(axis: Axis, tap: Idx) -> Idx:
+    """The kernel position of a walk's tap (the tap itself going forward)."""
+    if axis.kernel_first == 0 and axis.kernel_step == 1:
+        return tap
+    return tap * axis.kernel_step + axis.kernel_first
 
 
 class _Operands:

@@ -10,13 +10,13 @@ its row (`xegen.plan.rows`: the last blocks are moved back, so nothing needs a m
 
 from __future__ import annotations
 
-from ..conv.index import Idx
+from ..conv.index import Idx, all_of
 from ..conv.layout import Layout
 from ..conv.problem import Problem
 from ..ir import Alloc, Call, Expr, For, IntImm, Let, Names, Send, Stmt, Var, const, min_, ptr, seq
 from ..ir.expr import Shuffle
 from ..ir.types import PTR, Type
-from ..plan.rows import Rows
+from ..plan.rows import Axis, Rows
 from ..plan.tiles import TileLayout
 from .builder import GROUP_IDS, THREAD_IDS, kernel_arguments
 from .epilogue import finish
@@ -37,11 +37,12 @@ class RowBuilder:
         self.top = Scope(self.names)
         self.loop = Scope(self.names)
         self.buffers = {t: Var(t, PTR) for t in ("src", "wei", "dst", "bias")}
+        self.local_buffers: set[str] = set()  # the plan's GRF buffers allocated inside the kernel, not at its top
 
     # -- where the thread's outputs are ----------------------------------------------------------
     def channel_start(self) -> Idx:
         """The first output channel of the thread's block."""
-        config, oc = self.config, self.desc.oc
+        config, oc = self.config, self.plan.rows.path.out_channels
         blocks = -(-oc // config.n_tile)
         index = Idx(GROUP_IDS[0], 0, self.plan.grid[0] - 1) * config.tg_n + Idx(THREAD_IDS[0], 0, config.tg_n - 1)
         start = self.top.bind("c_block", index) * config.n_tile
@@ -58,37 +59,68 @@ class RowBuilder:
         block = self.top.bind("block", index)
         origin: dict[str, Idx] = {}
         below = block
-        for name, size in (("owb", rows.blocks_per_row), ("oh", desc.oh), ("od", desc.od), ("mb", desc.mb)):
+        sizes = (rows.path.axis("h").outputs, rows.path.axis("d").outputs, desc.mb)
+        for name, size in zip(("owb", "oh", "od", "mb"), (rows.blocks_per_row, *sizes), strict=True):
             if name == "mb":
                 origin[name] = self.top.bind("mb", below)
                 break
             origin[name] = self.top.bind(name, below.mod(size)) if size > 1 else Idx.const(0)
             below = below.div(size)
         ow0 = origin.pop("owb") * config.m_tile
-        if rows.blocks_per_row * config.m_tile > desc.ow:
-            ow0 = _clamped(ow0, desc.ow - config.m_tile)
+        if rows.blocks_per_row * config.m_tile > rows.ow:
+            ow0 = _clamped(ow0, rows.ow - config.m_tile)
         origin["ow0"] = self.top.bind("ow0", ow0)
         return origin
 
     def row_loop_indices(self, k_iter: Var, rows: Rows) -> tuple[Idx, Idx, Idx]:
         """(ic, kd, kh) of the K loop's iteration `k_iter` (ic 0 unless the loop walks channels)."""
-        desc = self.desc
         it = Idx(k_iter, 0, rows.iterations - 1)
-        kh = self.loop.bind("kh", it.mod(desc.kh)) if desc.kh > 1 else Idx.const(0)
-        kd = self.loop.bind("kd", it.div(desc.kh).mod(desc.kd)) if desc.kd > 1 else Idx.const(0)
-        ic = self.loop.bind("ic", it.div(desc.kh * desc.kd)) if rows.channels > 1 else Idx.const(0)
+        kh = self.loop.bind("kh", it.mod(rows.kh)) if rows.kh > 1 else Idx.const(0)
+        kd = self.loop.bind("kd", it.div(rows.kh).mod(rows.kd)) if rows.kd > 1 else Idx.const(0)
+        ic = self.loop.bind("ic", it.div(rows.kh * rows.kd)) if rows.channels > 1 else Idx.const(0)
         return ic, kd, kh
 
-    def input_rows(self, origin: dict[str, Idx], kd: Idx, kh: Idx) -> tuple[dict[str, Idx], list[Expr]]:
-        """Input positions id, ih of the row (kd, kh) for the thread's outputs, and the conditions
-        that they are inside the input (not padding)."""
-        desc = self.desc
+    def input_rows(
+        self, origin: dict[str, Idx], kd: Idx, kh: Idx, rows: Rows | None = None
+    ) -> tuple[dict[str, Idx], list[Expr]]:
+        """Positions id, ih in the tensor read of the row (kd, kh) for the thread's outputs (of
+        `rows`, the plan's unless given), and the conditions that they are inside it (not padding)."""
+        walk = (rows or self.plan.rows).path
         positions, masks = {}, []
         for dim, o, k in (("d", origin["od"], kd), ("h", origin["oh"], kh)):
-            pos = o * desc.field("s", dim) + k * (desc.field("d", dim) + 1) - desc.field("p", dim)
+            axis = walk.axis(dim)
+            pos = o * axis.stride + k * axis.step - axis.pad
             positions["i" + dim] = self.loop.bind("i" + dim, pos) if not pos.is_const else pos
-            masks += pos.in_range(0, desc.field("i", dim))
+            masks += pos.in_range(0, axis.inputs)
         return positions, masks
+
+    def segment_loads(
+        self,
+        rows: Rows,
+        origin: dict[str, Idx],
+        iw0: Idx,
+        channel: Idx,
+        kd: Idx,
+        kh: Idx,
+        segment: TileLayout,
+        first_line: int,
+        channels: int,
+    ) -> tuple[list[Stmt], bool]:
+        """The block loads of kernel row (kd, kh)'s segment: pixel q of the walk's tensor read,
+        `channels` channels from `channel`, into line first_line + q of `segment`, masked where
+        padding; and whether any is masked (the segment must then be zeroed first)."""
+        positions, row_masks = self.input_rows(origin, kd, kh, rows)
+        tensor = rows.path.reads
+        layout, t = self.problem.layout_of(tensor), self.problem.type_of(tensor)
+        loads, masked = [], False
+        for q, j in enumerate(rows.pixels):
+            iw = iw0 + j
+            mask = all_of(row_masks + iw.in_range(0, rows.path.axis("w").inputs))
+            masked |= mask is not None
+            element = self.spatial_index(layout, origin["mb"], channel, positions["id"], positions["ih"], iw)
+            offset = segment.offset(first_line + q, 0)
+            loads.append(self.block_message("load", tensor, t, channels, element, segment, offset, mask))
+        return loads, masked
 
     def spatial_index(self, layout: Layout, mb: Idx, channel: Idx, d: Idx, h: Idx, w: Idx) -> Idx:
         """Element offset of (mb, channel, d, h, w) in an activation layout of this problem."""
@@ -130,38 +162,56 @@ class RowBuilder:
 
     # -- after the loop -----------------------------------------------------------------------------
     def epilogue(
-        self, acc: TileLayout, store: TileLayout, bias: TileLayout | None, c0: Idx, origin: dict[str, Idx], block: bool
+        self,
+        acc: TileLayout,
+        store: TileLayout,
+        bias: TileLayout | None,
+        c0: Idx,
+        origin: dict[str, Idx],
+        block: bool,
+        rows: Rows | None = None,
     ) -> list[Stmt]:
         """Bias, the eltwise post-ops and conversion of the accumulators, then per output pixel a
-        block store of its channels (`block`) or a scatter.  (Post-ops that read a tensor, and
-        int8 scales, are the GEMM plan's: the row plans' `unsuited` refuses them.)"""
+        block store of its channels (`block`) or a scatter, at the positions `rows` (the plan's
+        unless given) writes.  (Post-ops that read a tensor, and int8 scales, are the GEMM
+        plan's: the row plans' `unsuited` refuses them.)"""
         n = self.config.n_tile
+        walk = (rows or self.plan.rows).path
         out: list[Stmt] = []
         if bias is not None:
             out.append(self.block_message("load", "bias", bias.type, n, c0, bias, 0))
         out += finish(acc, store, bias, [(op, None) for op in self.problem.post_ops])
-        layout, t = self.problem.layout_of("dst"), self.problem.type_of("dst")
+        tensor = walk.writes
+        layout, t = self.problem.layout_of(tensor), self.problem.type_of(tensor)
         channels = c0 if block else c0 + self.lanes(n)
-        for p in range(self.config.m_tile):
-            element = self.spatial_index(layout, origin["mb"], channels, origin["od"], origin["oh"], origin["ow0"] + p)
-            if block:
-                out.append(self.block_message("store", "dst", t, n, element, store, store.offset(p, 0)))
-            else:
-                out.append(self.gather("store", "dst", t, element.expr, store, store.offset(p, 0)))
+        od, oh = (_written(walk.axis(dim), origin["o" + dim]) for dim in "dh")
+        m = self.config.m_tile
+        for f, axis in enumerate(walk.w_axes):
+            for p in range(m):
+                ow = _written(axis, origin["ow0"] + p)
+                element = self.spatial_index(layout, origin["mb"], channels, od, oh, ow)
+                at = store.offset(f * m + p, 0)
+                if block:
+                    out.append(self.block_message("store", tensor, t, n, element, store, at))
+                else:
+                    out.append(self.gather("store", tensor, t, element.expr, store, at))
         return out
 
     # -- the kernel -------------------------------------------------------------------------------
-    def row_loop(self, k_iter: Var, body: list[Stmt]) -> For:
-        """The loop over kernel rows with `body` and the lets of the loop scope."""
+    def row_loop(self, k_iter: Var, body: list[Stmt], rows: Rows | None = None) -> For:
+        """The loop over the kernel rows of `rows` (the plan's unless given) with `body` and the
+        lets of the loop scope."""
         self.names.used.add(k_iter.name)
-        return For(k_iter, const(0), const(self.plan.iterations), self.loop.wrap(seq(*body)))
+        iterations = rows.iterations if rows is not None else self.plan.iterations
+        return For(k_iter, const(0), const(iterations), self.loop.wrap(seq(*body)))
 
     def kernel(self, main: list[Stmt], epilogue: list[Stmt], slm: Var | None = None) -> Stmt:
         """The whole kernel: ids and arguments, the top lets, GRF (and SLM) allocations, `main`
         (the zeroed accumulators ..., the loop over kernel rows), the epilogue."""
         kernel = seq(*main, *epilogue)
         for var, size in reversed(self.plan.grf_buffers):
-            kernel = Alloc(var, size, "grf", kernel)
+            if var.name not in self.local_buffers:
+                kernel = Alloc(var, size, "grf", kernel)
         if slm is not None:
             kernel = Alloc(slm, self.plan.slm_bytes, "slm", kernel)
         kernel = self.top.wrap(kernel)
@@ -173,6 +223,13 @@ class RowBuilder:
 
     def zeroed(self, layout: TileLayout) -> list[Stmt]:
         return zero_fill(layout.buffer, layout.bytes, self.hw.grf_bytes)
+
+
+def _written(axis: Axis, o: Idx) -> Idx:
+    """The position output o of `axis` is written at (o itself going forward)."""
+    if axis.out_stride == 1 and axis.out_offset == 0:
+        return o
+    return o * axis.out_stride + axis.out_offset
 
 
 def _clamped(value: Idx, high: int) -> Idx:

@@ -159,24 +159,26 @@ def dimension_names(tensor: str, ndims: int, grouped: bool) -> str:
     return "nc" + spatial
 
 
-def default_tag(tensor: str, ndims: int, grouped: bool) -> str:
-    """The positional tag `any` resolves to."""
+def default_tag(tensor: str, ndims: int, grouped: bool, weights_inner: str = "o") -> str:
+    """The positional tag `any` resolves to; weights keep the channels `weights_inner` ("o" or
+    "i") innermost."""
     letters = _POSITIONAL[:ndims]
     if tensor == "wei":
         lead = 1 if grouped else 0
         o, i, spatial = letters[lead], letters[lead + 1], letters[lead + 2 :]
-        return letters[:lead] + spatial + i + o
+        return letters[:lead] + spatial + (o + i if weights_inner == "i" else i + o)
     if tensor == "bias" or ndims < 2:
         return letters
     return letters[0] + letters[2:] + letters[1]
 
 
-def make_layout(tag: str, tensor: str, dims: tuple[int, ...], grouped: bool) -> Layout:
-    """Resolve `tag` for a tensor (`src`, `wei`, `dst`, `bias`) of logical sizes `dims`."""
+def make_layout(tag: str, tensor: str, dims: tuple[int, ...], grouped: bool, weights_inner: str = "o") -> Layout:
+    """Resolve `tag` for a tensor (`src`, `wei`, `dst`, `bias`) of logical sizes `dims`
+    (`weights_inner`: as `default_tag`, for `any`)."""
     ndims = len(dims)
     text = tag.strip()
     if text in ("", "any"):
-        text = default_tag(tensor, ndims, grouped)
+        text = default_tag(tensor, ndims, grouped, weights_inner)
     outer, inner = _parse_tag(text, tensor, ndims, grouped, tag)
     return _build(outer, inner, dims, text)
 

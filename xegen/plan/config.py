@@ -19,7 +19,8 @@ Keys (override any with `--config key=value`):
 | gmem_bufs  | register copies of the global loads in flight: 1 or 2                    |
 | grf        | GRF registers per thread (128 or 256 where the platform has large GRF)   |
 | plan       | kernel strategy: `gemm` (the GEMM of `kernel.py`), `depthwise`            |
-|            | (`depthwise.py`) or `first` (`first_layer.py`)                            |
+|            | (`depthwise.py`; backward weights `depthwise_weights.py`) or `first`      |
+|            | (`first_layer.py`)                                                        |
 
 The heuristic (`heuristic.py`) picks each key from the platform's facts (`xegen.hw`) and the
 problem unless it is overridden; `check_config` checks the result: a configuration that cannot

@@ -22,6 +22,10 @@ is exact while every partial sum stays below 2^24 (the plan refuses problems whe
 The epilogue is the GEMM's (`xegen.build.epilogue`): bias, ReLU, conversion, a block store per
 output pixel.
 
+Backward data is the same kernel over diff_dst (`rows.backward_data_walks`): the convolution of
+diff_dst with the kernel flipped, one walk per phase of the strides (group_id2), so that no
+multiply-add falls on a tap between outputs.  Backward weights is `depthwise_weights.py`.
+
 Keys: fma=mad, simd (lanes per mad), n_tile (output channels per thread, a multiple of simd and
 of OCg), m_tile (outputs along w per thread), tg_m/tg_n (threads per group along the pixels and
 the channels), gmem_bufs, grf.  The other keys keep their defaults (k_block=1: the reduction runs
@@ -31,18 +35,29 @@ over kernel rows, not K blocks).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..conv.problem import Problem
+from ..emit.tables import has_bfloat16
 from ..errors import ConfigError
 from ..hw import Platform
 from ..ir import Var
-from ..ir.types import F16, F32, PTR, Type
-from .config import RESERVED_GRFS, Config, Given, check_config
+from ..ir.types import BF16, F16, F32, PTR, Type
+from .config import Config, Given, check_config
 from .gemm import Gemm, check_index_range
-from .rows import RowPlan, Rows, contiguous_channels, m_tile_options
-from .tiles import TileLayout, dense_layout, line_layout, round_up
+from .rows import (
+    RegisterBudget,
+    RowPlan,
+    Rows,
+    RowWalk,
+    backward_data_walks,
+    budget_variants,
+    contiguous_channels,
+    m_tile_options,
+)
+from .tiles import TileLayout, dense_layout, line_layout
 
+DIRECTIONS = ("FWD_I", "FWD_D", "FWD_B", "BWD_D")
 MAX_CHANNELS_PER_GROUP = 8  # beyond that, a group's channels fill the GEMM plan's lanes
 F32_EXACT = 2**24  # integers up to this are exact in f32
 DENSE_GROUP = 8  # input channels per group from which a dpas's K is full enough (`gemm_multiplies_faster`)
@@ -51,8 +66,8 @@ DENSE_GROUP = 8  # input channels per group from which a dpas's K is full enough
 def unsuited(problem: Problem, hw: Platform) -> str | None:
     """Why plan=depthwise cannot compute `problem` on `hw` (None: it can)."""
     desc = problem.desc
-    if not problem.is_forward:
-        return "it computes forward convolutions only"
+    if problem.direction not in DIRECTIONS:
+        return f"it computes {', '.join(DIRECTIONS)}, not {problem.direction}"
     if problem.quantization or any(problem.post_op_tensor(i) for i in range(len(problem.post_ops))):
         return "its epilogue applies eltwise post-ops only (no sum, binary, prelu, scales or zero points)"
     if desc.g == 1:
@@ -62,8 +77,9 @@ def unsuited(problem: Problem, hw: Platform) -> str | None:
             f"it is for groups of at most {MAX_CHANNELS_PER_GROUP} channels; ICg={desc.icg}, OCg={desc.ocg} "
             "fill the GEMM plan's lanes"
         )
-    if desc.oc < min(hw.simd_widths):
-        return f"oc={desc.oc} channels fill fewer than {min(hw.simd_widths)} lanes"
+    channels = walks(problem)[0].out_channels
+    if channels < min(hw.simd_widths):
+        return f"{channels} output channels fill fewer than {min(hw.simd_widths)} lanes"
     if problem.types.is_int8 and not int8_sums_are_exact(problem):
         return "its f32 accumulation of int8 products could round (a sum may reach 2^24)"
     return None
@@ -75,7 +91,7 @@ def gemm_multiplies_faster(problem: Problem, hw: Platform) -> bool:
     times faster than this plan's f32 mads (resnext50's 32 groups of 8 channels in bf16 model 2.7x
     (XeHPG) and 4x (XeHPC) faster with it: bench/e2e/classes.py)."""
     multiplier = hw.has_dpas or problem.types.is_int8  # dp4a on XeLP
-    return problem.desc.icg >= DENSE_GROUP and problem.type_of("src") != F32 and multiplier
+    return walks(problem)[0].in_per_group >= DENSE_GROUP and problem.type_of("src") != F32 and multiplier
 
 
 def int8_sums_are_exact(problem: Problem) -> bool:
@@ -89,10 +105,22 @@ def _int8_range(kind: str) -> tuple[int, int]:
     return (0, 255) if kind == "u8" else (-128, 127)
 
 
-def operand_type(problem: Problem) -> Type:
+def operand_type(problem: Problem, hw: Platform) -> Type:
     """The type the mads read: f16 as it is (mixed-mode mads into f32), everything else as f32
-    (as the GEMM plan's mads: `multiply.operand_type`)."""
-    return F16 if problem.type_of("src") == F16 else F32
+    (as the GEMM plan's mads: `multiply.operand_type`); backward data's bf16 also as it is where
+    the platform has the type."""
+    t = problem.type_of(walks(problem)[0].reads)
+    if t == F16 or (t == BF16 and not problem.is_forward and has_bfloat16(hw)):
+        return t
+    return F32
+
+
+def walks(problem: Problem) -> list[RowWalk]:
+    """The forward row walks the kernel computes: the convolution itself going forward, one per
+    phase of the strides for backward data (`rows.backward_data_walks`)."""
+    if problem.is_forward:
+        return [RowWalk.forward(problem.desc)]
+    return backward_data_walks(problem)
 
 
 @dataclass
@@ -100,7 +128,8 @@ class DepthwisePlan(RowPlan):
     gemm: Gemm
     config: Config
     hw: Platform
-    rows: Rows
+    rows: Rows  # the first phase's (the forward convolution's)
+    phases: tuple[Rows, ...]  # one per stride phase of backward data (group_id2), else (rows,)
     grid: tuple[int, int, int]
     in_channels: int  # input channels a segment pixel holds: the block's groups x ICg
     operand: Type  # the type the mads read
@@ -126,7 +155,11 @@ class DepthwisePlan(RowPlan):
     def tiling(self) -> tuple[int, int, int, int]:
         """(m_groups, n_groups, k_groups, batches) for the cost model: each column of groups
         reads only its own channels of the input, like an independent GEMM."""
-        return (self.grid[1], 1, 1, self.grid[0])
+        return (self.grid[1] * self.grid[2], 1, 1, self.grid[0])
+
+    @property
+    def walk(self) -> RowWalk:
+        return self.rows.path
 
     @property
     def widens(self) -> bool:
@@ -134,8 +167,7 @@ class DepthwisePlan(RowPlan):
 
     @property
     def replicates(self) -> bool:
-        desc = self.problem.desc
-        return desc.icg > 1 or desc.ocg > 1
+        return self.walk.in_per_group > 1 or self.walk.out_per_group > 1
 
 
 def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
@@ -145,39 +177,46 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
     if reason:
         raise ConfigError(f"plan=depthwise: {reason}")
     check_index_range(problem)
-    desc = problem.desc
-    _check_keys(config, desc)  # first: a key this plan does not take is the clearer error
+    phase_walks = walks(problem)
+    walk = phase_walks[0]
+    _check_keys(config, phase_walks)  # first: a key this plan does not take is the clearer error
     check_config(config, gemm, hw)
-    rows = Rows(desc, config.m_tile)
-    in_channels = config.n_tile // desc.ocg * desc.icg
-    # channel blocks start at multiples of n_tile, the last one moved back to end at OC
-    starts = math.gcd(config.n_tile, desc.oc)
-    src = problem.layout_of("src")
-    if not contiguous_channels(src, in_channels, starts // desc.ocg * desc.icg, problem.type_of("src").size, hw):
+    desc = problem.desc
+    phases = tuple(Rows(desc, config.m_tile, walk=w) for w in phase_walks)
+    rows = phases[0]
+    in_pg, out_pg = walk.in_per_group, walk.out_per_group
+    in_channels = config.n_tile // out_pg * in_pg
+    # channel blocks start at multiples of n_tile, the last one moved back to end at the channels' end
+    starts = math.gcd(config.n_tile, walk.out_channels)
+    read = problem.layout_of(walk.reads)
+    src_type = problem.type_of(walk.reads)
+    if not contiguous_channels(read, in_channels, starts // out_pg * in_pg, src_type.size, hw):
         raise ConfigError(
-            f"plan=depthwise: src ({src.tag}) does not hold the {in_channels} input channels of a "
+            f"plan=depthwise: {walk.reads} ({read.tag}) does not hold the {in_channels} channels of a "
             "pixel the block reads in one dword-aligned block; use a channels-last layout or plan=gemm"
         )
-    store_block = contiguous_channels(problem.layout_of("dst"), config.n_tile, starts, problem.type_of("dst").size, hw)
+    out_type = problem.type_of(walk.writes)
+    store_block = contiguous_channels(problem.layout_of(walk.writes), config.n_tile, starts, out_type.size, hw)
     grf = hw.grf_bytes
-    src_type, wei_type = problem.type_of("src"), problem.type_of("wei")
-    operand = operand_type(problem)
-    n, m = config.n_tile, config.m_tile
-    vectors = desc.kw * desc.icg
-    segment = line_layout(Var("segment", PTR), src_type, len(rows.pixels), in_channels, 1, in_channels, grf)[0]
+    wei_type = problem.type_of("wei")
+    operand = operand_type(problem, hw)
+    n = config.n_tile
+    vectors = max(len(r.taps()) for r in phases) * in_pg
+    pixels = max(len(r.pixels) for r in phases)
+    segment = line_layout(Var("segment", PTR), src_type, pixels, in_channels, 1, in_channels, grf)[0]
     weights = line_layout(Var("w_load", PTR), wei_type, vectors, n, 1, n, grf)[0]
     wide_weights = None
     if operand != wei_type:
         wide_weights = line_layout(Var("w_wide", PTR), operand, vectors, n, 1, n, grf)[0]
-    acc = dense_layout(Var("acc", PTR), F32, m, n)
-    out_type = problem.type_of("dst")
+    lines = max(r.lines for r in phases)  # m_tile outputs of each walk along w
+    acc = dense_layout(Var("acc", PTR), F32, lines, n)
     store = (
         acc
         if out_type == F32 and (n * 4) % grf == 0
-        else line_layout(Var("c_store", PTR), out_type, m, n, 1, n, grf)[0]
+        else line_layout(Var("c_store", PTR), out_type, lines, n, 1, n, grf)[0]
     )
     bias = line_layout(Var("bias_load", PTR), problem.bias_type, 1, n, 1, n, grf)[0] if problem.has_bias else None
-    needs_work = operand != src_type or desc.icg > 1 or desc.ocg > 1
+    needs_work = operand != src_type or in_pg > 1 or out_pg > 1
     fixed = [(acc.buffer, acc.bytes), (segment.buffer, segment.bytes), (weights.buffer, weights.bytes)]
     if wide_weights is not None:
         fixed.append((wide_weights.buffer, wide_weights.bytes))
@@ -185,34 +224,20 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
         fixed.append((store.buffer, store.bytes))
     if bias is not None:
         fixed.append((bias.buffer, bias.bytes))
-    loaded = round_up(segment.bytes, grf) + round_up(weights.bytes, grf)  # copied gmem_bufs times
-    budget = (config.grf - RESERVED_GRFS) * grf
-    used = sum(round_up(size, grf) for _, size in fixed) + (config.gmem_bufs - 1) * loaded
+    budget = RegisterBudget(config, hw, fixed, [segment.bytes, weights.bytes])
     work, copies = None, 0
     if needs_work:
-        # the replicated (or widened) pixels rotate through `copies` buffers: all of them if the
-        # registers allow, so that the scheduler may run ahead, else a few
-        line = round_up(n * operand.size, grf)
-        for copies in dict.fromkeys((len(rows.pixels), 4, 2)):
-            if used + copies * desc.icg * line <= budget:
-                break
-        work = line_layout(Var("a_work", PTR), operand, copies * desc.icg, n, 1, n, grf)[0]
-        fixed.append((work.buffer, work.bytes))
-        used += round_up(work.bytes, grf)
-    if used > budget:
-        raise ConfigError(
-            f"plan=depthwise: the kernel needs {used // grf + RESERVED_GRFS} GRFs ({used // grf} for "
-            f"its buffers{f', gmem_bufs={config.gmem_bufs}' if config.gmem_bufs > 1 else ''} + "
-            f"{RESERVED_GRFS} reserved) but grf={config.grf}: use a smaller m_tile/n_tile"
-        )
-    channel_blocks = -(-desc.oc // n)
-    grid = (-(-channel_blocks // config.tg_n), -(-rows.spatial_blocks // config.tg_m), 1)
-    buffers = [(var, round_up(size, grf)) for var, size in fixed]
+        work, copies = budget.rotating(Var("a_work", PTR), operand, in_pg, n, (pixels, 4, 2))
+    buffers = budget.check("use a smaller m_tile/n_tile")
+    channel_blocks = -(-walk.out_channels // n)
+    spatial_blocks = max(r.spatial_blocks for r in phases)
+    grid = (-(-channel_blocks // config.tg_n), -(-spatial_blocks // config.tg_m), len(phases))
     return DepthwisePlan(
         gemm,
         config,
         hw,
         rows,
+        phases,
         grid,
         in_channels,
         operand,
@@ -229,7 +254,7 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
     )
 
 
-def _check_keys(config: Config, desc) -> None:
+def _check_keys(config: Config, phase_walks: list[RowWalk]) -> None:
     if config.fma != "mad":
         raise ConfigError(
             f"plan=depthwise: fma={config.fma}: one channel per lane multiplies with mad "
@@ -241,14 +266,21 @@ def _check_keys(config: Config, desc) -> None:
                 f"plan=depthwise: {key}={getattr(config, key)} does not apply (it must stay {default}): "
                 "the loop runs over kernel rows, each thread loading its own pixels"
             )
-    if config.n_tile % desc.ocg:
+    walk = phase_walks[0]
+    if config.n_tile % walk.out_per_group:
         raise ConfigError(
-            f"plan=depthwise: n_tile={config.n_tile} must hold whole groups of OCg={desc.ocg} output channels"
+            f"plan=depthwise: n_tile={config.n_tile} must hold whole groups of {walk.out_per_group} output channels"
         )
-    if config.n_tile > desc.oc:
-        raise ConfigError(f"plan=depthwise: n_tile={config.n_tile} exceeds oc={desc.oc}")
-    if config.m_tile > desc.ow:
-        raise ConfigError(f"plan=depthwise: m_tile={config.m_tile} exceeds ow={desc.ow}")
+    if config.n_tile > walk.out_channels:
+        raise ConfigError(f"plan=depthwise: n_tile={config.n_tile} exceeds the {walk.out_channels} output channels")
+    row = _row_length(phase_walks)
+    if config.m_tile > row:
+        raise ConfigError(f"plan=depthwise: m_tile={config.m_tile} exceeds the {row} outputs of a row")
+
+
+def _row_length(phase_walks: list[RowWalk]) -> int:
+    """Outputs along w of the shortest phase's rows (of the output's rows going forward)."""
+    return min(w.axis("w").outputs for w in phase_walks)
 
 
 def depthwise_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
@@ -260,21 +292,23 @@ def depthwise_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
         return []
     if "plan" not in given and gemm_multiplies_faster(problem, hw):
         return []
-    desc = problem.desc
-    simd = given.get("simd") or max(w for w in hw.simd_widths if w * 4 <= 64 and w <= desc.oc)
-    n_tiles = [t for t in (simd, 2 * simd, 4 * simd) if t <= desc.oc and t % desc.ocg == 0]
+    phase_walks = walks(problem)
+    walk = phase_walks[0]
+    channels, out_pg = walk.out_channels, walk.out_per_group
+    simd = given.get("simd") or max(w for w in hw.simd_widths if w * 4 <= 64 and w <= channels)
+    n_tiles = [t for t in (simd, 2 * simd, 4 * simd) if t <= channels and t % out_pg == 0]
     # first the blocks whose pixels fill whole GRFs: an LSC load that ends inside a GRF of the
     # segment goes through a temporary and a move (`xegen.lower.messages`), one per pixel
-    size = problem.type_of("src").size
-    fills = [t for t in n_tiles if (t // desc.ocg * desc.icg * size) % hw.grf_bytes == 0]
+    size = problem.type_of(walk.reads).size
+    fills = [t for t in n_tiles if (t // out_pg * walk.in_per_group * size) % hw.grf_bytes == 0]
     n_tiles = fills[:1] + [t for t in n_tiles[:2] if t not in fills[:1]]
     if "n_tile" in given:
         n_tiles = [given["n_tile"]]
     configs = []
     for n_tile in n_tiles:
-        for m_tile in _m_tiles(desc, hw, n_tile, given):
-            rows = Rows(desc, m_tile)
-            tg_m = given.get("tg_m") or max(1, min(4, rows.spatial_blocks))
+        for m_tile in _m_tiles(problem.desc, phase_walks, hw, n_tile, given):
+            spatial_blocks = max(Rows(problem.desc, m_tile, walk=w).spatial_blocks for w in phase_walks)
+            tg_m = given.get("tg_m") or max(1, min(4, spatial_blocks))
             base = Config(
                 "mad",
                 simd,
@@ -286,25 +320,14 @@ def depthwise_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
                 plan="depthwise",
                 grf=given.get("grf", min(hw.grf_counts)),
             )
-            bufs = [given["gmem_bufs"]] if "gmem_bufs" in given else [2, 1]
-            grfs = [given["grf"]] if "grf" in given else sorted(hw.grf_counts)
-            configs += [
-                replace(
-                    base,
-                    gmem_bufs=b,
-                    grf=g,
-                    **{k: v for k, v in given.items() if k not in ("plan", "gmem_bufs", "grf")},
-                )
-                for g in grfs
-                for b in bufs
-            ]
+            configs += budget_variants(base, hw, given, [2, 1])
     return list(dict.fromkeys(configs))
 
 
 SMALL_M_TILES = (2,)  # more threads, for layers whose loads need more threads per EU to hide them
 
 
-def _m_tiles(desc, hw: Platform, n_tile: int, given: Given) -> list[int]:
+def _m_tiles(desc, phase_walks: list[RowWalk], hw: Platform, n_tile: int, given: Given) -> list[int]:
     """Outputs along w per thread, best first: the largest that still gives every EU two threads
     (a thread waits for its loads; a second one hides the wait), then the rest by thread count;
     then SMALL_M_TILES, which the estimate takes where waits dominate (mobilenet_v2's block1_dw
@@ -314,15 +337,16 @@ def _m_tiles(desc, hw: Platform, n_tile: int, given: Given) -> list[int]:
     on XeHPC: estimated 662 cycles, modeled 1167, against 1076 with m_tile=4)."""
     if "m_tile" in given:
         return [given["m_tile"]]
-    options = m_tile_options(desc, (16, 8, 4))
-    channel_blocks = -(-desc.oc // n_tile)
+    options = m_tile_options(_row_length(phase_walks), (16, 8, 4))
+    walk = phase_walks[0]
+    channel_blocks = -(-walk.out_channels // n_tile)
 
     def threads(m: int) -> int:
-        return Rows(desc, m).spatial_blocks * channel_blocks
+        return sum(Rows(desc, m, walk=w).spatial_blocks for w in phase_walks) * channel_blocks
 
     busy = [m for m in options if threads(m) >= 2 * hw.eu_count]
     ranked = busy + sorted((m for m in options if m not in busy), key=lambda m: -threads(m))
-    if max(desc.icg, desc.ocg) > 1:
+    if max(walk.in_per_group, walk.out_per_group) > 1:
         # grouped: every pixel's channels are replicated across the lanes of their group, moves
         # the estimate undercounts (0.6 of the model on resnext50's groups of 4), and a smaller
         # block replicates more pixels per output (conv2_g32x4 in bf16 on XeHPC models 11326

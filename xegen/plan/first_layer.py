@@ -54,7 +54,7 @@ from ..ir.types import F16, F32, PTR, Type
 from .config import RESERVED_GRFS, SYSTOLIC, Config, Given, check_config, k_step
 from .depthwise import int8_sums_are_exact
 from .gemm import Gemm, check_index_range
-from .rows import RowPlan, Rows, contiguous_channels, m_tile_options
+from .rows import RowPlan, Rows, budget_variants, contiguous_channels, m_tile_options
 from .tiles import (
     Piece,
     Progression,
@@ -436,7 +436,7 @@ def first_layer_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     m_tiles = (
         [given["m_tile"]]
         if "m_tile" in given
-        else m_tile_options(desc, m_choices) + [m for m in (4, 2) if m < min(m_choices) and m < desc.ow]
+        else m_tile_options(desc.ow, m_choices) + [m for m in (4, 2) if m < min(m_choices) and m < desc.ow]
     )
     configs = []
     for n_tile in n_tiles:
@@ -451,16 +451,5 @@ def first_layer_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
             # loop (the row's first multiply waits on a sync.allwr, which waits for the next row's
             # loads too): mobilenet_v2's conv1 in f32 on XeHPC models 3227 cycles with
             # gmem_bufs=1 and 4720 with 2 (m_tile=16), resnet_50's conv1 in bf16 6087 and 8196
-            bufs = [given["gmem_bufs"]] if "gmem_bufs" in given else [1, 2]
-            grfs = [given["grf"]] if "grf" in given else sorted(hw.grf_counts)
-            configs += [
-                replace(
-                    base,
-                    gmem_bufs=b,
-                    grf=g,
-                    **{k: v for k, v in given.items() if k not in ("plan", "gmem_bufs", "grf")},
-                )
-                for g in grfs
-                for b in bufs
-            ]
+            configs += budget_variants(base, hw, given, [1, 2])
     return list(dict.fromkeys(configs))

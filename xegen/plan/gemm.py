@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from ..conv import postops
 from ..conv.index import Idx
 from ..conv.layout import Layout
-from ..conv.problem import Problem
+from ..conv.problem import FEW_CHANNELS, Problem
 from ..errors import UnsupportedError
 from ..ir import Expr, Var, free_vars, walk
 from ..ir.expr import Binary
@@ -163,7 +163,6 @@ def formulate(problem: Problem) -> Gemm:
 # The s32 range of the index arithmetic --------------------------------------------------------
 
 S32_MAX = 2**31 - 1
-FEW_CHANNELS = 8  # backward data with fewer input channels per group is a transposed GEMM
 
 
 def check_index_range(problem: Problem) -> None:

@@ -29,6 +29,7 @@ import math
 from ..emit.roofline import Tiling, Workload
 from ..hw import Platform
 from .depthwise import DepthwisePlan
+from .depthwise_weights import DepthwiseWeightsPlan
 from .estimate import (
     COMPONENT_INSTRUCTIONS,
     FIXED_INSTRUCTIONS,
@@ -51,45 +52,60 @@ from .tiles import round_up
 ORIGIN_COMPONENTS = 4  # a thread's block index unpacked into the output row's w block, oh, od, mb
 
 
-def row_estimate(plan: DepthwisePlan | FirstLayerPlan) -> Estimate:
-    """What the model would say of the kernel of a row plan (see the module docstring)."""
+def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan) -> Estimate:
+    """What the model would say of the kernel of a row plan (see the module docstring).  The
+    stride phases of backward data (`DepthwisePlan.phases`) run loops of their own, each on an
+    equal share of the threads: their work and waits are averaged, their code added."""
     hw, config = plan.hw, plan.config
     threads = math.prod(plan.grid) * config.threads_per_group
-    iterations = plan.iterations
-    loop = _FirstLayerLoop(plan) if isinstance(plan, FirstLayerPlan) else _DepthwiseLoop(plan)
-    per_row = loop.work + scalar(
-        LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (_row_components(plan) - 1)
-    )
-    epilogue, stored = _epilogue(plan)
+    loops: list[tuple[int, int, _Loop]]
+    if isinstance(plan, FirstLayerPlan):
+        loops = [(plan.rows.iterations, _row_components(plan, plan.rows), _FirstLayerLoop(plan))]
+    elif isinstance(plan, DepthwiseWeightsPlan):
+        loops = [(plan.per_thread, ORIGIN_COMPONENTS, _WeightsLoop(plan))]
+    else:
+        loops = [(rows.iterations, _row_components(plan, rows), _DepthwiseLoop(plan, rows)) for rows in plan.phases]
+    epilogue, stored = _weights_epilogue(plan) if isinstance(plan, DepthwiseWeightsPlan) else _epilogue(plan)
     once = (
-        scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS)
-        + _zero(plan.acc.bytes, hw)
-        + loop.once
-        + epilogue
+        scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS) + _zero(plan.acc.bytes, hw) + epilogue
     )
     launch = Launch(threads, config.threads_per_group, config.grf, plan.slm_bytes, barriers=plan.slm_bytes > 0)
-    requested = threads * (iterations * loop.global_bytes + loop.once_global_bytes + stored)
+    work, code, requested, wait_terms = Work(), once.issue, 0.0, []
+    share = 1 / len(loops)
+    for iterations, components, loop in loops:
+        per_row = loop.work + scalar(
+            LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (components - 1)
+        )
+        work += (per_row * iterations + loop.once) * share
+        requested += threads * share * (iterations * loop.global_bytes + loop.once_global_bytes + stored)
+        # the loop's bodies the kernel holds (`estimate.written_iterations`; the row loops prefetch nothing)
+        depth, unroll = config.gmem_bufs - 1, config.gmem_bufs
+        if iterations - depth < unroll:
+            written = iterations + depth
+        else:
+            written = unroll + 2 * depth + (iterations - depth) % unroll
+        code += loop.once.issue + per_row.issue * written * loop.versions
+        wait_terms.append((loop, iterations, per_row.issue))
     memory = (_workload(plan), int(requested), Tiling(*plan.tiling))
-    # the loop's bodies the kernel holds (`estimate.written_iterations`; the row loops prefetch nothing)
-    depth, unroll = config.gmem_bufs - 1, config.gmem_bufs
-    written = iterations + depth if iterations - depth < unroll else unroll + 2 * depth + (iterations - depth) % unroll
-    written *= loop.versions
 
     def waits(latency: float) -> float:
-        serial = loop.serial_loads * latency + loop.slm_waits * hw.send_latency("slm")
-        before = loop.once_serial_loads * latency
-        if config.gmem_bufs == 1 or not loop.buffering_hides:
-            return before + iterations * (latency + serial)
-        return before + latency + (iterations - 1) * max(0.0, latency - per_row.issue) + iterations * serial
+        total = 0.0
+        for loop, iterations, row_issue in wait_terms:
+            serial = loop.serial_loads * latency + loop.slm_waits * hw.send_latency("slm")
+            before = loop.once_serial_loads * latency
+            if config.gmem_bufs == 1 or not loop.buffering_hides:
+                total += before + iterations * (latency + serial)
+            else:
+                total += before + latency + (iterations - 1) * max(0.0, latency - row_issue) + iterations * serial
+        return total * share
 
-    return device_estimate(hw, launch, memory, per_row * iterations + once, waits, once.issue + per_row.issue * written)
+    return device_estimate(hw, launch, memory, work + once, waits, code)
 
 
-def _row_components(plan) -> int:
+def _row_components(plan, rows) -> int:
     """Coordinates the loop unpacks from its counter: kh, kd, and the channel for w-innermost
     first layers (1: the counter is kh itself)."""
-    desc = plan.problem.desc
-    return max(1, (desc.kh > 1) + (desc.kd > 1) + (plan.rows.channels > 1))
+    return max(1, (rows.kh > 1) + (rows.kd > 1) + (rows.channels > 1))
 
 
 def _zero(nbytes: int, hw: Platform) -> Work:
@@ -154,52 +170,116 @@ def _mads(count: int, simd: int, hw: Platform) -> Work:
     return Work(count, count * max(1.0, simd * 4 / hw.alu_bytes_per_clock))
 
 
-def _padded(plan) -> bool:
-    """Whether some input pixel a thread reads is padding (its loads are then masked)."""
-    desc = plan.problem.desc
+def _padded(plan, rows=None) -> bool:
+    """Whether some input pixel a thread of `rows` (the plan's unless given) reads is padding
+    (its loads are then masked)."""
+    walk = (rows or plan.rows).path
     return any(
-        desc.field("p", dim)
-        or (desc.field("o", dim) - 1) * desc.field("s", dim) + (desc.field("k", dim) - 1) * (desc.field("d", dim) + 1)
-        >= desc.field("i", dim)
-        for dim in desc.used
+        axis.pad > 0 or (axis.outputs - 1) * axis.stride + (axis.taps - 1) * axis.step - axis.pad >= axis.inputs
+        for axis in (walk.axis(dim) for dim in plan.problem.desc.used)
     )
 
 
-class _DepthwiseLoop:
-    """One row of plan=depthwise: a block message per segment pixel, a gather per (kw, ic) of
-    weights, the widening and replicating moves, the mads."""
+class _Loop:
+    """What a loop's iteration does (`work`, the global bytes it loads, the loads it waits for
+    one by one) and what runs once per thread around it; the defaults of a plain loop."""
 
-    versions = 1
+    versions = 1  # loops the kernel holds (a branch per thread picks one)
     slm_waits = 0
     once = Work()
     once_global_bytes = 0.0
     once_serial_loads = 0
-    buffering_hides = True
+    buffering_hides = True  # whether gmem_bufs=2 overlaps a row's loads with the row before
+    work: Work
+    global_bytes: float
+    serial_loads: float
 
-    def __init__(self, plan: DepthwisePlan):
-        hw, config, desc = plan.hw, plan.config, plan.problem.desc
+
+class _DepthwiseLoop(_Loop):
+    """One row of plan=depthwise: a block message per segment pixel, a gather per (kw, ic) of
+    weights, the widening and replicating moves, the mads."""
+
+    def __init__(self, plan: DepthwisePlan, rows):
+        hw, config = plan.hw, plan.config
         grf, n = hw.grf_bytes, config.n_tile
-        pixels = len(plan.rows.pixels)
+        in_pg = rows.path.in_per_group
+        pixels = len(rows.pixels)
         pixel_bytes = plan.in_channels * plan.segment.type.size
-        masked = _padded(plan)
+        masked = _padded(plan, rows)
         pixel, temporaries = _block_load(hw, 0, pixel_bytes, plan.segment.bytes)
         work = pixel * pixels + _row_mask(masked, pixels)
         if masked:  # the segment zeroed, and a masked load's temporary copied in first (it keeps the old bytes)
             work += _zero(plan.segment.bytes, hw) + _moves(pixels * temporaries, hw)
-        lines = desc.kw * desc.icg
+        lines = len(rows.taps()) * in_pg
         messages = -(-n // hw.max_message_simd)
         wei_size = plan.weights.type.size
         work += _gather(hw, n // messages, wei_size) * (lines * messages)
         if plan.wide_weights is not None:
             work += _moves(-(-lines * n * 4 // (2 * grf)), hw)
         if plan.work is not None:  # each pixel's ICg operands widened or replicated
-            work += _moves(pixels * desc.icg * -(-n * plan.operand.size // (2 * grf)), hw)
-        self.work = work + _mads(config.m_tile * desc.kw * desc.icg * (n // config.simd), config.simd, hw)
+            work += _moves(pixels * in_pg * -(-n * plan.operand.size // (2 * grf)), hw)
+        self.work = work + _mads(config.m_tile * lines * (n // config.simd), config.simd, hw)
         self.global_bytes = work.bytes
         self.serial_loads = pixels * temporaries + (lines * messages if wei_size < 4 else 0)
 
 
-class _FirstLayerLoop:
+class _WeightsLoop(_Loop):
+    """One item of the backward-weights row plan: a block message per diff_dst pixel and per
+    segment pixel of every kernel row, the widening moves, the mads into the taps' sums and
+    the bias's adds.  A second copy of the loads is not counted to hide anything: the model
+    finds it slower (mobilenet_v2's 144-channel stride-2 layer in bf16 on XeHPC, m_tile=7,
+    tg_k=16: 8069 cycles with gmem_bufs=2, 5951 with 1; block3_dw in f32, m_tile=7, tg_k=8,
+    k_split=14: 3623 against 2712), so the planner's gmem_bufs=1 stays first."""
+
+    buffering_hides = False
+
+    def __init__(self, plan: DepthwiseWeightsPlan):
+        hw, config, desc = plan.hw, plan.config, plan.problem.desc
+        grf, n, m = hw.grf_bytes, config.n_tile, config.m_tile
+        kernel_rows = desc.kd * desc.kh
+        pixels = len(plan.rows.pixels)
+        segment_pixel, temporaries = _block_load(hw, 0, n * plan.segment.type.size, plan.segment.bytes)
+        dd_pixel, dd_temporaries = _block_load(hw, 0, n * plan.dd.type.size, plan.dd.bytes)
+        masked = _padded(plan)
+        work = segment_pixel * (kernel_rows * pixels) + dd_pixel * m + _row_mask(masked, kernel_rows * pixels)
+        if masked:
+            work += _zero(plan.segment.bytes, hw) + _moves(kernel_rows * pixels * temporaries, hw)
+        if plan.per_thread * plan.reducers > plan.items:  # the items past the last masked
+            work += _zero(plan.dd.bytes, hw) + _row_mask(True, m)
+        line_moves = -(-n * 4 // (2 * grf))
+        if plan.wide_dd is not None:
+            work += _moves(m * line_moves, hw)
+        if plan.work is not None:
+            work += _moves(kernel_rows * pixels * line_moves, hw)
+        chunks = n // config.simd
+        mads = kernel_rows * desc.kw * m * chunks
+        adds = m * chunks if plan.bias_acc is not None else 0
+        self.work = work + _mads(mads + adds, config.simd, hw)
+        self.global_bytes = work.bytes
+        self.serial_loads = kernel_rows * pixels * temporaries + m * dd_temporaries
+
+
+def _weights_epilogue(plan: DepthwiseWeightsPlan) -> tuple[Work, int]:
+    """The backward-weights plan after its loop: the partial sums through SLM (each thread
+    stores its lines, then sums its share of lines over the group), each line written with a
+    scatter or float atomics; and the global bytes one thread moves."""
+    hw, config = plan.hw, plan.config
+    n, simd = config.n_tile, config.simd
+    lines = plan.lines
+    own = -(-lines // config.tg_k)
+    work = Work()
+    if config.tg_k > 1:
+        loads = own * -(-config.tg_k // plan.chunk)
+        adds = own * config.tg_k * (n // simd)
+        work += scalar((lines + loads) * SLM_MESSAGE_INSTRUCTIONS + 2 * SYNC_INSTRUCTIONS) + _mads(adds, simd, hw)
+        work += Work(0, 0, 0.0, round_up(lines * n * 4, hw.grf_bytes))
+    out = plan.problem.type_of("wei").size
+    work += _gather(hw, n, out) * own + _moves(own, hw)
+    stored = own * round_up(n * (4 if config.k_split > 1 else out), hw.grf_bytes)
+    return work, stored
+
+
+class _FirstLayerLoop(_Loop):
     """One row of plan=first: the segment in dword blocks (threads whose segment is inside the
     row) or gathers (the others), the weights, the widening moves, the mads or the dpas.  With
     gmem_bufs=2 the scheduler loads the next row's weights at the end of the row and the row's
@@ -301,9 +381,9 @@ def _inside_share(plan: FirstLayerPlan) -> float:
 def _epilogue(plan) -> tuple[Work, int]:
     """The bias, the conversion and a store per output pixel; and the global bytes they move."""
     hw, config, problem = plan.hw, plan.config, plan.problem
-    m, n = config.m_tile, config.n_tile
+    m, n = plan.rows.lines, config.n_tile
     registers = m * n * 4 / hw.grf_bytes
-    out = problem.type_of("dst").size
+    out = problem.type_of(plan.rows.path.writes).size
     lines = m * -(-n * out // hw.max_block_message_bytes)
     stored = m * round_up(n * out, hw.grf_bytes)
     work = Work(

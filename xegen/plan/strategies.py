@@ -1,10 +1,11 @@
 """The kernel strategies a configuration's `plan` key selects, one planner each:
 
-| plan        | planner                                | for                                                 |
-|-------------|----------------------------------------|-----------------------------------------------------|
-| `gemm`      | `kernel.plan_kernel`                   | every problem (the GEMM formulation, `gemm.py`)     |
-| `depthwise` | `depthwise.plan_depthwise`             | forward, grouped with at most 8 channels per group |
-| `first`     | `first_layer.plan_first_layer`         | forward, ungrouped, few input channels              |
+| plan        | planner                                    | for                                                   |
+|-------------|--------------------------------------------|-------------------------------------------------------|
+| `gemm`      | `kernel.plan_kernel`                       | every problem (the GEMM formulation, `gemm.py`)       |
+| `depthwise` | `depthwise.plan_depthwise`                 | forward and backward data, at most 8 channels a group |
+|             | `depthwise_weights.plan_depthwise_weights` | backward weights of depthwise convolutions            |
+| `first`     | `first_layer.plan_first_layer`             | forward, ungrouped, few input channels                |
 
 `strategy_configs` lists the configurations of the strategies other than `gemm` that apply to a
 problem, best first; the heuristic (`heuristic.py`) tries them before the GEMM plan's.
@@ -12,20 +13,24 @@ problem, best first; the heuristic (`heuristic.py`) tries them before the GEMM p
 
 from __future__ import annotations
 
+from ..conv.problem import Problem
 from ..errors import ConfigError
 from ..hw import Platform
-from . import depthwise, first_layer
+from . import depthwise, depthwise_weights, first_layer
 from .config import Config, Given
 from .depthwise import DepthwisePlan, depthwise_configs, plan_depthwise
+from .depthwise_weights import DepthwiseWeightsPlan, depthwise_weights_configs, plan_depthwise_weights
 from .first_layer import FirstLayerPlan, first_layer_configs, plan_first_layer
 from .gemm import Gemm
 from .kernel import KernelPlan, plan_kernel
 
-AnyPlan = KernelPlan | DepthwisePlan | FirstLayerPlan
+AnyPlan = KernelPlan | DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan
 
 
 def plan_for(gemm: Gemm, config: Config, hw: Platform) -> AnyPlan:
     """The plan of `config`'s strategy; ConfigError if it does not apply or does not fit."""
+    if config.plan == "depthwise" and _computes_weights(gemm.problem):
+        return plan_depthwise_weights(gemm, config, hw)
     if config.plan == "depthwise":
         return plan_depthwise(gemm, config, hw)
     if config.plan == "first":
@@ -38,9 +43,24 @@ def strategy_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     first, with the keys of `given` fixed (none when `given` asks for another plan); ConfigError
     when `given` asks for one that does not apply, saying why."""
     asked = given.get("plan", "")
-    reason = {"depthwise": depthwise.unsuited, "first": first_layer.unsuited}.get(asked, lambda *_: None)(
+    reason = {"depthwise": _depthwise_unsuited, "first": first_layer.unsuited}.get(asked, lambda *_: None)(
         gemm.problem, hw
     )
     if reason:
         raise ConfigError(f"plan={asked}: {reason}")
-    return depthwise_configs(gemm, hw, given) + first_layer_configs(gemm, hw, given)
+    return (
+        depthwise_configs(gemm, hw, given)
+        + depthwise_weights_configs(gemm, hw, given)
+        + first_layer_configs(gemm, hw, given)
+    )
+
+
+def _computes_weights(problem: Problem) -> bool:
+    return problem.direction in depthwise_weights.DIRECTIONS
+
+
+def _depthwise_unsuited(problem: Problem, hw: Platform) -> str | None:
+    """Why plan=depthwise does not apply: its backward-weights planner's reason for BWD_W and
+    BWD_WB, the forward (and backward data) planner's otherwise."""
+    module = depthwise_weights if _computes_weights(problem) else depthwise
+    return module.unsuited(problem, hw)

@@ -1,0 +1,270 @@
+"""The IR of the backward-weights row plan (`xegen.plan.depthwise_weights`): channels across the
+lanes, a loop over the thread's share of output blocks that loads each block's diff_dst pixels
+and the input segments they read, and adds every product into its tap's sum.
+
+    c0, reducer = group_id1*tg_k + thread_id1          the thread's channels and its share
+    acc = 0, bias_acc = 0
+    for (k_iter = 0; k_iter < per_thread) {
+      item = reducer*per_thread + k_iter: mb, od, oh, ow0 of the block
+      dd[p] = diff_dst[mb][c0 .. c0+n)[od][oh][ow0 + p]                    (block loads, masked past the items)
+      for each kernel row r = (kd, kh): segment r = src pixels of the row  (block loads, masked where padding)
+        acc[r*KW + kw] += segment_r[pixel(p, kw)] * dd[p]                  (mad)
+      bias_acc += dd[p]
+    }
+    [SLM: line l of thread k at (l*tg_k + k)*n; barrier; thread k sums lines k, k + tg_k, ...]
+    each line converted and scattered to diff_wei (or diff_bias), or added with atomics (k_split)
+"""
+
+from __future__ import annotations
+
+from ..conv.index import Idx
+from ..ir import (
+    Barrier,
+    Call,
+    Fence,
+    IfThenElse,
+    Load,
+    Mad,
+    Reorder,
+    Send,
+    Stmt,
+    Var,
+    cast,
+    const,
+    min_,
+    ptr,
+    seq,
+    store,
+)
+from ..ir.types import F32, PTR
+from ..plan.depthwise_weights import DepthwiseWeightsPlan
+from ..plan.tiles import TileLayout, dense_layout
+from .builder import GROUP_IDS, THREAD_IDS, copy_tile
+from .epilogue import finish
+from .rows import RowBuilder
+
+
+def build_depthwise_weights(plan: DepthwiseWeightsPlan) -> Stmt:
+    return _DepthwiseWeights(plan).build()
+
+
+class _DepthwiseWeights(RowBuilder):
+    plan: DepthwiseWeightsPlan
+
+    def build(self) -> Stmt:
+        plan, config = self.plan, self.config
+        self.c0 = self.channel_start()
+        k = Idx(THREAD_IDS[1], 0, config.tg_k - 1)
+        self.k_thread = k
+        reducer = Idx(GROUP_IDS[1], 0, config.k_split - 1) * config.tg_k + k
+        self.first_item = self.top.bind("first_item", reducer * plan.per_thread)
+        k_iter = Var("k_iter")
+        body = self._item(Idx(k_iter, 0, plan.per_thread - 1) if plan.per_thread > 1 else Idx.const(0))
+        loop: Stmt = self.row_loop(k_iter, body) if plan.per_thread > 1 else self.loop.wrap(seq(*body))
+        zero = self.zeroed(plan.acc) + (self.zeroed(plan.bias_acc) if plan.bias_acc is not None else [])
+        slm = Var("partial_sums", PTR) if plan.slm_bytes else None
+        return self.kernel(zero + [loop], self._write(slm), slm)
+
+    # -- the loop -------------------------------------------------------------------------------
+    def _item(self, j: Idx) -> list[Stmt]:
+        """One block of outputs: its diff_dst pixels, each kernel row's segment and products."""
+        plan, desc, config = self.plan, self.desc, self.config
+        rows = plan.rows
+        item = self.first_item + j
+        ragged = plan.per_thread * plan.reducers > plan.items
+        live = item.below(plan.items) if ragged else None
+        if item.hi >= plan.items:  # the positions of a block past the last are clamped (its loads masked)
+            item = Idx(min_(item.expr, const(plan.items - 1)), item.lo, plan.items - 1)
+        item = self.loop.bind("item", item)
+        origin: dict[str, Idx] = {}
+        below = item
+        for name, size in (("owb", rows.blocks_per_row), ("oh", desc.oh), ("od", desc.od)):
+            origin[name] = self.loop.bind(name, below.mod(size)) if size > 1 else Idx.const(0)
+            below = below.div(size) if size > 1 else below
+        origin["mb"] = self.loop.bind("mb", below) if desc.mb > 1 else Idx.const(0)
+        origin["ow0"] = self.loop.bind("ow0", origin.pop("owb") * config.m_tile)
+        iw0 = self.loop.bind("iw0", origin["ow0"] * desc.sw - desc.pw)
+        body: list[Stmt] = self.zeroed(plan.dd) if live is not None else []
+        dst_layout, dst_type = self.problem.layout_of("dst"), self.problem.type_of("dst")
+        for p in range(config.m_tile):
+            element = self.spatial_index(
+                dst_layout, origin["mb"], self.c0, origin["od"], origin["oh"], origin["ow0"] + p
+            )
+            body.append(
+                self.block_message("load", "dst", dst_type, config.n_tile, element, plan.dd, plan.dd.offset(p, 0), live)
+            )
+        dd = plan.dd
+        if plan.wide_dd is not None:
+            body += copy_tile(plan.wide_dd, plan.dd)
+            dd = plan.wide_dd
+        pixels = len(rows.pixels)
+        segment_masked = False
+        loads: list[Stmt] = []
+        for kd in range(desc.kd):
+            for kh in range(desc.kh):
+                row = kd * desc.kh + kh
+                sends, masked = self.segment_loads(
+                    rows, origin, iw0, self.c0, Idx.const(kd), Idx.const(kh), plan.segment, row * pixels, config.n_tile
+                )
+                loads += sends
+                segment_masked |= masked
+        body += (self.zeroed(plan.segment) if segment_masked else []) + loads
+        for row in range(desc.kd * desc.kh):
+            body += self._products(row, dd)
+        if plan.bias_acc is not None:
+            body += self._bias_sums(dd)
+        return body
+
+    def _products(self, row: int, dd: TileLayout) -> list[Stmt]:
+        """Kernel row `row`'s multiply-adds, pixel by pixel (widened first where they must be)."""
+        plan, config, desc = self.plan, self.config, self.desc
+        rows, simd, n = plan.rows, config.simd, config.n_tile
+        readers: dict[int, list[tuple[int, int]]] = {}
+        for p in range(config.m_tile):
+            for kw in range(desc.kw):
+                readers.setdefault(rows.pixel(p, kw), []).append((p, kw))
+        out: list[Stmt] = []
+        for q, j in enumerate(rows.pixels):
+            line = row * len(rows.pixels) + q
+            operand, at = plan.segment, plan.segment.offset(line, 0)
+            if plan.work is not None:
+                copy = q % plan.copies
+                widen = Reorder(plan.segment.type, plan.operand, 1, n, 0, 1, 0, 1)
+                out.append(Call(widen, (plan.work.pointer(copy, 0), plan.segment.pointer(line, 0))))
+                operand, at = plan.work, plan.work.offset(copy, 0)
+            for p, kw in readers[j]:
+                for n0 in range(0, n, simd):
+                    target = plan.acc.pointer(row * desc.kw + kw, n0)
+                    source = ptr(operand.buffer, (at + n0) * operand.type.size)
+                    func = Mad(simd, F32, dd.type, plan.operand, 1, 1)
+                    out.append(Call(func, (target, target, dd.pointer(p, n0), source)))
+        return out
+
+    def _bias_sums(self, dd: TileLayout) -> list[Stmt]:
+        """bias_acc += dd[p] for every output of the block."""
+        plan, config = self.plan, self.config
+        bias, simd = plan.bias_acc, config.simd
+        assert bias is not None
+        vector = F32.with_lanes(simd)
+        out: list[Stmt] = []
+        for p in range(config.m_tile):
+            for n0 in range(0, config.n_tile, simd):
+                value = Load(dd.buffer, const(dd.offset(p, n0) * dd.type.size), dd.type.with_lanes(simd))
+                total = Load(bias.buffer, const(bias.offset(0, n0) * 4), vector) + cast(F32, value)
+                out.append(store(bias.buffer, bias.offset(0, n0) * 4, total))
+        return out
+
+    # -- after the loop -----------------------------------------------------------------------------
+    def _write(self, slm: Var | None) -> list[Stmt]:
+        """Every line's sum over the threads sharing the channels, written or added."""
+        plan, config = self.plan, self.config
+        if slm is None:
+            out: list[Stmt] = []
+            for index in range(plan.lines):
+                out += self._write_line(Idx.const(index), self._own_line(index))
+            return out
+        n = config.n_tile
+        k = self.k_thread
+        stores: list[Stmt] = []
+        for index in range(plan.lines):
+            source = self._own_line(index)
+            at = (k + index * config.tg_k) * (n * 4)
+            stores.append(
+                Call(
+                    Send("store", "block", "slm", F32, n),
+                    (ptr(slm, at.expr), ptr(source.buffer, source.offset(0, 0) * 4), None),
+                )
+            )
+        out = stores + [Call(Fence("slm")), Call(Barrier())]
+        for turn in range(-(-plan.lines // config.tg_k)):
+            line = self.top.bind("line", k + turn * config.tg_k) if turn else k
+            sums = self._sum_line(slm, line)
+            write = self._write_line(line, plan.line_sum)
+            guarded = sums + write
+            bound = line.below(plan.lines)
+            out += [IfThenElse(bound, seq(*guarded))] if bound is not None else guarded
+        return out
+
+    def _own_line(self, line: int) -> TileLayout:
+        """The thread's own sums of line `line` (a tap's, or the bias's after the taps) as a
+        one-line tile."""
+        plan = self.plan
+        if line < plan.acc.rows:
+            return _one_line(plan.acc, line)
+        assert plan.bias_acc is not None
+        return plan.bias_acc
+
+    def _sum_line(self, slm: Var, line: Idx) -> list[Stmt]:
+        """line_sum = the sum over the group's threads of their sums of `line`, read from SLM a
+        chunk of threads at a time."""
+        plan, config = self.plan, self.config
+        n, simd = config.n_tile, config.simd
+        vector = F32.with_lanes(simd)
+        out: list[Stmt] = []
+        for first in range(0, config.tg_k, plan.chunk):
+            count = min(plan.chunk, config.tg_k - first)
+            at = (line * config.tg_k + first) * (n * 4)
+            out.append(
+                Call(
+                    Send("load", "block", "slm", F32, count * n), (ptr(slm, at.expr), ptr(plan.partial.buffer, 0), None)
+                )
+            )
+            for n0 in range(0, n, simd):
+                target = plan.line_sum.offset(0, n0) * 4
+                terms = [Load(plan.partial.buffer, const(plan.partial.offset(c, n0) * 4), vector) for c in range(count)]
+                if first:
+                    terms.insert(0, Load(plan.line_sum.buffer, const(target), vector))
+                total = terms[0]
+                for term in terms[1:]:
+                    total = total + term
+                out.append(store(plan.line_sum.buffer, target, total))
+        return out
+
+    def _write_line(self, line: Idx, sums: TileLayout) -> list[Stmt]:
+        """Line `line`'s sums (a tap of diff_wei, or diff_bias when it is past the taps) stored in
+        the output's type, or added with atomics when groups share the channels."""
+        plan = self.plan
+        taps = plan.acc.rows
+        if line.is_const:
+            return self._weights_line(line, sums) if line.lo < taps else self._bias_line(sums)
+        weights = self._weights_line(line, sums)
+        if plan.bias_acc is None:
+            return weights
+        below = line.below(taps)
+        if below is None:
+            return weights
+        return [IfThenElse(below, seq(*weights), seq(*self._bias_line(sums)))]
+
+    def _weights_line(self, line: Idx, sums: TileLayout) -> list[Stmt]:
+        desc, n = self.desc, self.config.n_tile
+        layout = self.problem.layout_of("wei")
+        kw = line.mod(desc.kw) if desc.kw > 1 else Idx.const(0)
+        kh = line.div(desc.kw).mod(desc.kh) if desc.kh > 1 else Idx.const(0)
+        kd = line.div(desc.kw * desc.kh) if desc.kd > 1 else Idx.const(0)
+        kernel = {"d": kd, "h": kh, "w": kw}
+        group = self.c0 + self.lanes(n)
+        offsets = layout.offset([group, Idx.const(0), Idx.const(0), *(kernel[d] for d in desc.used)])
+        return self._output("wei", offsets, sums)
+
+    def _bias_line(self, sums: TileLayout) -> list[Stmt]:
+        return self._output("bias", self.c0 + self.lanes(self.config.n_tile), sums)
+
+    def _output(self, tensor: str, offsets: Idx, sums: TileLayout) -> list[Stmt]:
+        """`sums` into `tensor` at element `offsets` (one per lane): atomic adds when k_split
+        groups share the channels (f32), else converted and scattered."""
+        plan, n = self.plan, self.config.n_tile
+        t = self.problem.type_of(tensor)
+        if self.config.k_split > 1:
+            func = Send("atomic", "scattered", "global", F32, n, atomic="fadd")
+            return [Call(func, (ptr(self.buffers[tensor], 0), offsets.expr * 4, sums.pointer(0, 0), None))]
+        out: list[Stmt] = []
+        target = sums
+        if t != F32:
+            target = plan.store
+            out += finish(sums, plan.store, None)
+        return out + [self.gather("store", tensor, t, offsets.expr, target, target.offset(0, 0))]
+
+
+def _one_line(layout: TileLayout, line: int) -> TileLayout:
+    """Line `line` of a tile of GRF-aligned lines, as a one-line tile of the same buffer."""
+    return dense_layout(layout.buffer, layout.type, 1, layout.cols, base=layout.offset(line, 0))
