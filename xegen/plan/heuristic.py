@@ -137,7 +137,8 @@ def _lead(best: tuple[int, Config, Estimate], plain: tuple[int, Config, Estimate
 # faster on 4 XeLP layers (res3a_branch2b 0.75), 1 XeHPG and 3 XeHPC (1x1 layers to 0.17: the
 # plain order's large groups left most EUs idle), int8 on XeLP on 1 (conv1 0.85); backward
 # (bench/e2e/backward.py, 24 layers): f32 and XeLP bf16 geomean 0.81 to 1.0 per platform and
-# direction, none slower but mobilenet_v2's depthwise BWD_WB (1.06 XeLP, 1.21 XeHPG).
+# direction, none slower but mobilenet_v2's depthwise BWD_WB (1.06 XeLP, 1.21 XeHPG), then a GEMM,
+# since given its own row plan.
 ESTIMATE_MARGIN = 0.2
 MAD_ESTIMATE_MARGIN = 0.1
 
