@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+import xegen
 from xegen import hw
 from xegen.build import check_ir
 from xegen.conv import make_problem
 from xegen.errors import ConfigError
 from xegen.pipeline import build_kernel
 from xegen.plan import choose_config, formulate, parse_overrides
-from xegen.plan.heuristic import config_space
+from xegen.plan.heuristic import ESTIMATE_MARGIN, MAD_ESTIMATE_MARGIN, _Fits, _ranked, config_space
 
 from ..conv.shapes import RESNET, scaled
 
@@ -271,9 +272,6 @@ def test_mad_kernels_take_the_estimates_best_at_a_smaller_gain():
     order's first configuration (the largest groups) leaves most EUs idle; the estimate's best
     is estimated 10-20 % faster, which the mad margin takes and the dpas one would not.  Both
     compiled and priced by the model: the choice is much faster."""
-    import xegen
-    from xegen.plan.heuristic import ESTIMATE_MARGIN, MAD_ESTIMATE_MARGIN, _Fits, _ranked
-
     problem = make_problem("mb1ic128ih28oc512oh28kh1ph0", "FWD_B", "f32")
     gemm, platform = formulate(problem), hw.platform("xehpc")
     ranked = _ranked(gemm, platform, {})
