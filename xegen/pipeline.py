@@ -14,7 +14,8 @@ regalloc and swsb; the zebin's `.ze_info` is the same (xegen.visa, docs/visa.md)
 `compile_problem(problem, hw)` runs them and returns a `Compilation`; `show(pass, text)` sees
 each pass's output (the CLI's `--print-after`).  When a configuration's kernel does not fit
 the register file after allocation, or its code the instruction cache, the next configuration
-of `plan.config_candidates` is tried (a smaller tile, fewer buffers); the ones given up are
+of `plan.config_candidates` is tried (a smaller tile, fewer buffers, a row plan's fallbacks
+before the GEMM plan); the ones given up are
 listed in `Compilation.fallbacks` (and their `dump_graph` pictures removed).
 `build_kernel(problem, hw)` stops after `schedule`
 (the IR the interpreter checks).  The functions at the end hand one stage's output to the next:

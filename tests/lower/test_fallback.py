@@ -1,13 +1,16 @@
 """Register allocation fall-back: when the allocator finds that a configuration's kernel does not
 fit (the plan's GRF estimate is only an estimate), the compiler takes the next configuration, and
 the result verifies.  The plan's estimate now covers every resnet-like kernel we found, so the
-allocator's refusal of the first configuration is simulated; the rest is real."""
+allocator's refusal of the first configuration is simulated; the rest is real.  A row plan's
+fallbacks (smaller blocks, tried before the heuristic gives up on the plan) are shown on a real
+refusal."""
 
 from __future__ import annotations
 
 from xegen import pipeline
 from xegen.conv import make_problem
 from xegen.lower import RegisterAllocationError
+from xegen.modeling import modeled_cycles
 from xegen.verify import verify
 
 CONV1_LIKE = "mb1ic3ih32oc64oh16kh7sh2ph3"
@@ -31,3 +34,21 @@ def test_a_kernel_that_does_not_fit_falls_back_to_the_next_configuration(monkeyp
     assert compilation.compiled.stats.grfs_used <= 128
     result = verify(compilation, seed=7)
     assert not result.run.hazards and result.ok
+
+
+def test_a_row_plan_that_runs_out_of_registers_tries_its_smaller_blocks_before_the_gemm_plan():
+    """8 groups of 4 bf16 channels on XeLP: the depthwise plan's offered blocks (m_tile=4: widened
+    and replicated pixels) fit its planner's register count but not the allocator, for real; its
+    fallback (m_tile=2) fits, verifies, and is faster under the model than the GEMM plan the
+    compiler took before it had fallbacks."""
+    problem = make_problem("g8mb1ic32ih6oc32oh6kh3ph1", "FWD_B", "bf16")
+    compilation = pipeline.compile_problem(problem, "xelp")
+    assert (compilation.config.plan, compilation.config.m_tile) == ("depthwise", 2)
+    assert compilation.fallbacks and all(
+        text.startswith("plan=depthwise ") and " m_tile=4 " in text and "does not fit 128 GRFs" in text
+        for text in compilation.fallbacks
+    )
+    result = verify(compilation, seed=7)
+    assert not result.run.hazards and result.ok
+    gemm = pipeline.compile_problem(problem, "xelp", {"plan": "gemm"})
+    assert modeled_cycles(compilation).device < modeled_cycles(gemm).device

@@ -14,7 +14,7 @@ from xegen.plan import formulate
 from xegen.plan.first_layer import first_layer_configs
 from xegen.plan.heuristic import MAD_ESTIMATE_MARGIN, choose_config, config_candidates
 from xegen.plan.row_estimate import _block_load, row_estimate
-from xegen.plan.strategies import plan_for, strategy_configs
+from xegen.plan.strategies import plan_for, strategy_configs, strategy_fallbacks
 
 RESNEXT_G32X4 = "g32mb1ic128ih56oc128oh56kh3ph1"  # resnext50's conv2: 32 groups of 4 channels, 56x56
 
@@ -101,3 +101,25 @@ def test_first_layers_try_one_copy_of_a_rows_loads_first():
     configs = first_layer_configs(gemm, hw.platform("xehpc"), {})
     assert [c.gmem_bufs for c in configs[:2]] == [1, 2]
     assert first_layer_configs(gemm, hw.platform("xehpc"), {"gmem_bufs": 2})[0].gmem_bufs == 2
+
+
+def test_grouped_layers_smaller_blocks_follow_every_offered_configuration():
+    """resnext50's 4-channel groups in bf16 on XeHPC: the estimate would rank m_tile=2 first (it
+    undercounts the moves that replicate each pixel; the model finds 4 faster), so those blocks
+    are fallbacks, compiled only after every offered configuration ran out of registers and
+    before the GEMM plan; fixing m_tile leaves none."""
+    platform = hw.platform("xehpc")
+    gemm = formulate(make_problem(RESNEXT_G32X4, "FWD_B", "bf16"))
+    offered = fitting(gemm, platform)
+    fallbacks = strategy_fallbacks(gemm, platform, {})
+    assert fallbacks and {c.m_tile for c in fallbacks} == {2}
+    assert all(c.m_tile > 2 for c, _ in offered)
+    estimates = [row_estimate(plan_for(gemm, c, platform)).device for c in fallbacks]
+    assert min(estimates) < min(e for _, e in offered)  # the estimate alone would take m_tile=2
+    candidates = list(config_candidates(gemm, platform))
+    rows = [c for c in candidates if c.plan == "depthwise"]
+    assert rows == candidates[: len(rows)]  # the row plan's, then the GEMM plan's
+    assert rows[len(offered) :] == fallbacks and sorted(map(str, rows[: len(offered)])) == sorted(
+        str(c) for c, _ in offered
+    )
+    assert strategy_fallbacks(gemm, platform, {"m_tile": 4}) == []

@@ -24,7 +24,7 @@ The result computes the same buffers (the tests run both through `xegen.ir.execu
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from .. import ir
@@ -79,15 +79,25 @@ class _Rebuilder(ir.StmtMutator):
     lets that simplification made equal: a let whose value equals an enclosing let's value binds
     that variable instead (`kw_k1 = (k + 1) / 64 % 3` may have become `kw_k0`'s value), and a let
     bound to a variable or constant is replaced by it in everything after, so that expressions
-    built on either alias compare equal as well."""
+    built on either alias compare equal as well.
 
-    def __init__(self, values: Iterator[ir.Expr]):
+    An extracted expression that reads a variable not in scope where it is evaluated is put back
+    as it was (`values` pairs each with the original).  The e-graph holds every scope's
+    expressions together and extracts one form per class: a loop of one trip makes its variable
+    a range of one value, so an expression inside the loop can become equal to one before it,
+    and the form extracted for both may read the loop's variable (8 groups of 4 bf16 channels on
+    XeHPC, plan=depthwise: the first row's loads, before a one-trip loop, read its variable)."""
+
+    def __init__(self, values: Iterator[tuple[ir.Expr, ir.Expr]], scope: Iterable[ir.Var]):
         self.values = values
+        self.scope = set(scope)  # variables defined where the next expression is evaluated
         self.bound: dict[ir.Expr, ir.Var] = {}  # pure let values in scope -> their variable
         self.aliases: dict[ir.Expr, ir.Expr] = {}  # let variable -> the variable or constant it equals
 
     def mutate_expr(self, e: ir.Expr) -> ir.Expr:
-        value = next(self.values)
+        value, original = next(self.values)
+        if not self.scope.issuperset(ir.free_vars(value)):
+            value = original
         if self.aliases:
             value = ir.substitute(value, self.aliases)
         # a let's value where it survived extraction reads the let's variable again (uses saw
@@ -101,12 +111,27 @@ class _Rebuilder(ir.StmtMutator):
         if isinstance(value, (ir.Var, ir.IntImm)) and value.type == s.var.type:
             self.aliases[s.var] = value
         if value is None or isinstance(value, (ir.Var, ir.IntImm)) or not is_pure(value):
-            return ir.Let(s.var, value, self.mutate(s.body))
+            return ir.Let(s.var, value, self._body(s.var, s.body))
         self.bound[value] = s.var
         try:
-            return ir.Let(s.var, value, self.mutate(s.body))
+            return ir.Let(s.var, value, self._body(s.var, s.body))
         finally:
             del self.bound[value]
+
+    def mutate_For(self, s: ir.For) -> ir.Stmt:
+        init, bound = self.mutate_expr(s.init), self.mutate_expr(s.bound)
+        return ir.For(s.var, init, bound, self._body(s.var, s.body), s.unroll)
+
+    def mutate_Alloc(self, s: ir.Alloc) -> ir.Stmt:
+        return ir.Alloc(s.buffer, s.size, s.kind, self._body(s.buffer, s.body))
+
+    def _body(self, binder: ir.Var, body: ir.Stmt) -> ir.Stmt:
+        """`body` mutated with `binder` in scope (binders are unique: `unique_binders`)."""
+        self.scope.add(binder)
+        try:
+            return self.mutate(body)
+        finally:
+            self.scope.discard(binder)
 
 
 def statement_cost(stmt: ir.Stmt, model: CostModel) -> int:
@@ -162,8 +187,8 @@ def optimize_stmt_report(
     with saturate(rule_set, builder.roots, problem.seeds, limits, builder.pieces) as run:
         roots, info = extract_roots(run, problem, model, extractor)
         report = run.report
-    new_values = [s.value(roots) for s in sites]
-    result = drop_unused_lets(_Rebuilder(iter(new_values)).mutate(stmt))
+    new_values = [(site.value(roots), site.expr) for site in sites]
+    result = drop_unused_lets(_Rebuilder(iter(new_values), ir.free_vars(stmt)).mutate(stmt))
     lets = 0
     if cse:
         result, lets = bind_common_subexpressions(result, model.dag_cost)

@@ -287,6 +287,19 @@ def depthwise_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     """plan=depthwise's configurations for `gemm`, best first (none where it does not apply):
     16 output channels per thread (or 32, or the exec size of smaller problems) and as many
     outputs along w as keep the device's threads busy (below), with the given keys fixed."""
+    return _configs(gemm, hw, given, fallback=False)
+
+
+def depthwise_fallbacks(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
+    """plan=depthwise's configurations to compile only when every one of `depthwise_configs`
+    fails to (its registers run out at allocation), before the heuristic gives up on the plan:
+    the smaller blocks a grouped problem is not offered (SMALL_M_TILES, see `_m_tiles`).  8 groups
+    of 4 bf16 channels (6x6) on XeLP run out of registers with m_tile=4 (widened and replicated
+    pixels) and fit with 2, which models 4599 cycles against the GEMM plan's 6030."""
+    return _configs(gemm, hw, given, fallback=True)
+
+
+def _configs(gemm: Gemm, hw: Platform, given: Given, fallback: bool) -> list[Config]:
     problem = gemm.problem
     if unsuited(problem, hw) or given.get("plan", "depthwise") != "depthwise":
         return []
@@ -306,7 +319,8 @@ def depthwise_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
         n_tiles = [given["n_tile"]]
     configs = []
     for n_tile in n_tiles:
-        for m_tile in _m_tiles(problem.desc, phase_walks, hw, n_tile, given):
+        offered, smaller = _m_tiles(problem.desc, phase_walks, hw, n_tile, given)
+        for m_tile in smaller if fallback else offered:
             spatial_blocks = max(Rows(problem.desc, m_tile, walk=w).spatial_blocks for w in phase_walks)
             tg_m = given.get("tg_m") or max(1, min(4, spatial_blocks))
             base = Config(
@@ -327,16 +341,18 @@ def depthwise_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
 SMALL_M_TILES = (2,)  # more threads, for layers whose loads need more threads per EU to hide them
 
 
-def _m_tiles(desc, phase_walks: list[RowWalk], hw: Platform, n_tile: int, given: Given) -> list[int]:
-    """Outputs along w per thread, best first: the largest that still gives every EU two threads
-    (a thread waits for its loads; a second one hides the wait), then the rest by thread count;
-    then SMALL_M_TILES, which the estimate takes where waits dominate (mobilenet_v2's block1_dw
-    in bf16 on XeHPC models 2161 cycles with m_tile=2 against 2981 with 4: each row's weights
-    are 16-bit gathers, waited for one by one).  Not m_tile=1: each output's mads then wait on a
-    sync.allwr for the next row's loads too, which the estimate does not see (block16_dw in f32
-    on XeHPC: estimated 662 cycles, modeled 1167, against 1076 with m_tile=4)."""
+def _m_tiles(desc, phase_walks: list[RowWalk], hw: Platform, n_tile: int, given: Given) -> tuple[list[int], list[int]]:
+    """Outputs along w per thread: those offered, best first, and the smaller ones kept for when
+    every offered one runs out of registers.  Offered: the largest that still gives every EU two
+    threads (a thread waits for its loads; a second one hides the wait), then the rest by thread
+    count; then SMALL_M_TILES, which the estimate takes where waits dominate (mobilenet_v2's
+    block1_dw in bf16 on XeHPC models 2161 cycles with m_tile=2 against 2981 with 4: each row's
+    weights are 16-bit gathers, waited for one by one).  Not m_tile=1: each output's mads then
+    wait on a sync.allwr for the next row's loads too, which the estimate does not see
+    (block16_dw in f32 on XeHPC: estimated 662 cycles, modeled 1167, against 1076 with
+    m_tile=4)."""
     if "m_tile" in given:
-        return [given["m_tile"]]
+        return [given["m_tile"]], []
     options = m_tile_options(_row_length(phase_walks), (16, 8, 4))
     walk = phase_walks[0]
     channel_blocks = -(-walk.out_channels // n_tile)
@@ -346,10 +362,11 @@ def _m_tiles(desc, phase_walks: list[RowWalk], hw: Platform, n_tile: int, given:
 
     busy = [m for m in options if threads(m) >= 2 * hw.eu_count]
     ranked = busy + sorted((m for m in options if m not in busy), key=lambda m: -threads(m))
+    smaller = [m for m in SMALL_M_TILES if m < min(ranked)]
     if max(walk.in_per_group, walk.out_per_group) > 1:
         # grouped: every pixel's channels are replicated across the lanes of their group, moves
         # the estimate undercounts (0.6 of the model on resnext50's groups of 4), and a smaller
         # block replicates more pixels per output (conv2_g32x4 in bf16 on XeHPC models 11326
-        # cycles with m_tile=2 against 8228 with 4)
-        return ranked
-    return ranked + [m for m in SMALL_M_TILES if m < min(ranked)]
+        # cycles with m_tile=2 against 8228 with 4): offered only once the others run out
+        return ranked, smaller
+    return ranked + smaller, []

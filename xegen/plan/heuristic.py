@@ -9,7 +9,9 @@ those whose kernel plan fits the registers, SLM and instruction cache (`plan_lay
 `check_budgets`, `check_code_size`), and keeps the plain order's first choice ahead unless the
 estimate's best is clearly faster; `choose_config` takes the first.  Where a row plan applies
 (`strategies.py`), its fitting configurations come first, ranked the same way by
-`row_estimate.py`.  A key given in `overrides` is fixed; every other is the heuristic's.
+`row_estimate.py`, then its fallbacks (smaller blocks, unranked), which lowering reaches only
+when every one before has run out of registers, before it gives up on the plan.  A key given in
+`overrides` is fixed; every other is the heuristic's.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from .estimate import Estimate, Estimator, pipeline_shape
 from .gemm import Gemm
 from .kernel import KernelPlan, check_budgets, check_code_size, layout_key, plan_layout
 from .row_estimate import row_estimate
-from .strategies import plan_for, strategy_configs
+from .strategies import plan_for, strategy_configs, strategy_fallbacks
 from .tiles import round_up
 
 SPLIT_ITERATIONS = 32  # K iterations per group below which splitting K is not worth atomics
@@ -100,24 +102,30 @@ def _fitting_strategies(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     """The other strategies' configurations whose plans fit (their planners check them), best
     first: ranked by the estimate of the model (`row_estimate.py`), the planner's first kept
     ahead unless the estimate's best is clearly faster (ESTIMATE_MARGIN, as for the GEMM plan);
-    when `given` asks for such a plan and none fits, the last planner's error."""
+    then their fallbacks, in order; when `given` asks for such a plan and none fits, the last
+    planner's error."""
     fitting: list[tuple[int, Config, Estimate]] = []
+    fallbacks: list[Config] = []
     last_error = None
-    for candidate in strategy_configs(gemm, hw, given):
+    offered = strategy_configs(gemm, hw, given)
+    for index, candidate in enumerate(offered + strategy_fallbacks(gemm, hw, given)):
         try:
             plan = plan_for(gemm, candidate, hw)
         except ConfigError as error:
             last_error = error
             continue
-        assert not isinstance(plan, KernelPlan)  # strategy_configs lists the row plans' configurations only
-        fitting.append((len(fitting), candidate, row_estimate(plan)))
+        assert not isinstance(plan, KernelPlan)  # the strategies list the row plans' configurations only
+        if index < len(offered):
+            fitting.append((len(fitting), candidate, row_estimate(plan)))
+        else:
+            fallbacks.append(candidate)
     if not fitting:
-        if given.get("plan", "gemm") != "gemm":
+        if not fallbacks and given.get("plan", "gemm") != "gemm":
             raise last_error or ConfigError(f"plan={given['plan']}: no configuration applies")
-        return []
+        return fallbacks
     ranked = sorted(fitting, key=lambda item: (_bucket(item[2].device), item[0]))
     first = _lead(ranked[0], fitting[0])
-    return [first[1]] + [config for _, config, _ in ranked if config is not first[1]]
+    return [first[1]] + [config for _, config, _ in ranked if config is not first[1]] + fallbacks
 
 
 def _lead(best: tuple[int, Config, Estimate], plain: tuple[int, Config, Estimate]) -> tuple[int, Config, Estimate]:
@@ -221,9 +229,9 @@ def columns_gathered(gemm: Gemm) -> bool:
 def config_space(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     """Every configuration the heuristic considers for `gemm` on `hw` with the keys of `given`
     fixed, before any check (`config_candidates` keeps those whose plan fits): the other
-    strategies' configurations (`strategies.py`) first where they apply, then the GEMM plan's, best
-    first by the estimate of the model (`estimate.py`)."""
-    strategies = strategy_configs(gemm, hw, given)
+    strategies' configurations (`strategies.py`) first where they apply, and their fallbacks,
+    then the GEMM plan's, best first by the estimate of the model (`estimate.py`)."""
+    strategies = strategy_configs(gemm, hw, given) + strategy_fallbacks(gemm, hw, given)
     if given.get("plan", "gemm") != "gemm":
         return strategies
     return strategies + [config for _, config, _ in _ranked(gemm, hw, given)]

@@ -8,7 +8,8 @@
 | `first`     | `first_layer.plan_first_layer`             | forward, ungrouped, few input channels                |
 
 `strategy_configs` lists the configurations of the strategies other than `gemm` that apply to a
-problem, best first; the heuristic (`heuristic.py`) tries them before the GEMM plan's.
+problem, best first; the heuristic (`heuristic.py`) tries them before the GEMM plan's, and
+`strategy_fallbacks` after them, should all of them run out of registers.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..errors import ConfigError
 from ..hw import Platform
 from . import depthwise, depthwise_weights, first_layer
 from .config import Config, Given
-from .depthwise import DepthwisePlan, depthwise_configs, plan_depthwise
+from .depthwise import DepthwisePlan, depthwise_configs, depthwise_fallbacks, plan_depthwise
 from .depthwise_weights import DepthwiseWeightsPlan, depthwise_weights_configs, plan_depthwise_weights
 from .first_layer import FirstLayerPlan, first_layer_configs, plan_first_layer
 from .gemm import Gemm
@@ -53,6 +54,13 @@ def strategy_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
         + depthwise_weights_configs(gemm, hw, given)
         + first_layer_configs(gemm, hw, given)
     )
+
+
+def strategy_fallbacks(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
+    """Configurations of those strategies to compile only when every one of `strategy_configs`
+    fails to (registers or instruction cache), in order, before the GEMM plan: smaller blocks the
+    estimate is not trusted to rank against the others (`depthwise.depthwise_fallbacks`)."""
+    return depthwise_fallbacks(gemm, hw, given)
 
 
 def _computes_weights(problem: Problem) -> bool:
