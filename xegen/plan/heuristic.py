@@ -333,13 +333,31 @@ def _thread_groups(
         n = given.get("tg_n") or (round_up(n, 2) if fma == "dpasw" else n)
         shapes.append((m, n))
     blocks = -(-gemm.k.size // k_block)
-    k_threads = [given["tg_k"]] if "tg_k" in given else [t for t in K_THREADS if t == 1 or blocks >= 2 * t]
+    k_threads = (
+        [given["tg_k"]]
+        if "tg_k" in given
+        else [t for t in _k_threads(gemm, hw, simd, tiles_m * tiles_n) if t == 1 or blocks >= 2 * t]
+    )
     groups = []
     for m, n in dict.fromkeys(shapes):
         for k in k_threads:
             if m * n * k * simd <= hw.max_work_group_size or "tg_k" in given:
                 groups.append((m, n, k))
     return groups or [(tg_m, tg_n, k_threads[0])]
+
+
+def _k_threads(gemm: Gemm, hw: Platform, simd: int, tiles: int) -> tuple[int, ...]:
+    """The tg_k to try: K_THREADS, and where even the largest of them would leave most of the
+    device's thread slots empty (a C of few tiles with a long K: backward weights at small
+    batches), the doublings up to a whole group along K (max_work_group_size / simd threads).
+    Only for those: a larger tg_k shortens each thread's loop but adds to the group's combine
+    in SLM, and everywhere else the tiles fill the device without it."""
+    slots = hw.eu_count * hw.threads_per_eu(min(hw.grf_counts))
+    most = hw.max_work_group_size // simd
+    if tiles * gemm.groups * K_THREADS[-1] >= slots:
+        return K_THREADS
+    wider = itertools.takewhile(lambda t: t <= most, (K_THREADS[-1] * 2**i for i in itertools.count(1)))
+    return K_THREADS + tuple(wider)
 
 
 def _buffering_options(config: Config, slm: int, given: Given, gemm: Gemm, hw: Platform) -> list[tuple[int, int]]:
