@@ -38,7 +38,9 @@ from ..launch import busiest_eu_threads, occupancy, stall
 from .block2d import direct_blocks
 from .config import Config, a_rows_per_grf, k_iterations, k_step, prefetches
 from .gemm import Gemm, View
+from .kernel import REDUCTION_CHUNK_GRFS
 from .messages import line_plans
+from .tiles import round_up
 
 LOOP_INSTRUCTIONS = 3  # the K loop's increment, compare and branch
 K_START_INSTRUCTIONS = 2  # the iteration's K coordinate
@@ -161,7 +163,7 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads) -> Estimat
         launch,
         memory,
         per_iteration * iterations + once,
-        lambda latency: _wait(config, hw, per_iteration, latency) * iterations,
+        lambda latency: _wait(config, hw, per_iteration, latency) * iterations + _combine_wait(config, gemm, hw),
         once.issue + per_iteration.issue * written,
     )
 
@@ -372,6 +374,21 @@ def _wait(config: Config, hw: Platform, per_iteration: Work, latency: float) -> 
     if config.gmem_bufs > 1 or config.slm_bufs > 1:
         return max(0.0, latency - per_iteration.issue)
     return latency + (hw.send_latency("slm") if config.slm else 0.0)
+
+
+def _combine_wait(config: Config, gemm: Gemm, hw: Platform) -> float:
+    """Clocks the first thread along K waits adding the others' partial sums: it loads them from
+    SLM into one register buffer (`kernel.KReduction`: the tile a chunk of up to
+    REDUCTION_CHUNK_GRFS registers at a time, then the bias-gradient sums), and each load waits
+    for the adds of the one before it.  The model follows that thread, so a long combine is a
+    latency the other threads of the group do not hide."""
+    if config.tg_k == 1:
+        return 0.0
+    tile_bytes = config.m_tile * config.n_tile * gemm.acc_type.size
+    loads = -(-tile_bytes // min(round_up(tile_bytes, hw.grf_bytes), REDUCTION_CHUNK_GRFS * hw.grf_bytes))
+    if gemm.sums_b_columns:
+        loads += 1
+    return (config.tg_k - 1) * loads * hw.send_latency("slm")
 
 
 def _slm_bytes(config: Config, gemm: Gemm, hw: Platform) -> int:
