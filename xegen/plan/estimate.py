@@ -14,7 +14,8 @@ from the plan's arithmetic instead, with the model's rates (`xegen.hw`) and laun
 - once per thread: the prologue, the epilogue (convert, bias, stores) and, with tg_k > 1, the
   partial sums added through SLM;
 - a thread waits for its loads once per iteration, for what the loop's own instructions do not
-  cover, unless the loop is multi-buffered (`gmem_bufs`, `slm_bufs`);
+  cover, unless the loop is multi-buffered (`gmem_bufs`, `slm_bufs`); with tg_k > 1 the first
+  thread along K also waits for each SLM load of the others' partial sums;
 - the device: the busiest EU runs `busiest_eu_threads` threads, whose issue, ALU, XMX and
   load/store clocks add up; the threads resident on it hide each other's waits (`stall`), and
   DRAM moves what the tiling leaves it (`xegen.emit.roofline.traffic`, as the model counts it).
