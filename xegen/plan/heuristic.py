@@ -347,17 +347,18 @@ def _thread_groups(
 
 
 def _k_threads(gemm: Gemm, hw: Platform, simd: int, tiles: int) -> tuple[int, ...]:
-    """The tg_k to try: K_THREADS, and where even the largest of them would leave most of the
-    device's thread slots empty (a C of few tiles with a long K: backward weights at small
-    batches), the doublings up to a whole group along K (max_work_group_size / simd threads).
-    Only for those: a larger tg_k shortens each thread's loop but adds to the group's combine
-    in SLM, and everywhere else the tiles fill the device without it."""
+    """The tg_k to try for C in `tiles` tiles: K_THREADS, and where 8 threads per tile would still
+    leave some of the device's thread slots (EUs x threads per EU) empty -- few tiles and a long
+    K, as backward weights at small batches -- also the doublings up to a whole group along K
+    (max_work_group_size / simd threads).  Only there: elsewhere the tiles fill the device
+    without them, and a larger tg_k costs a longer combine of the partial sums in SLM."""
     slots = hw.eu_count * hw.threads_per_eu(min(hw.grf_counts))
-    most = hw.max_work_group_size // simd
     if tiles * gemm.groups * K_THREADS[-1] >= slots:
         return K_THREADS
-    wider = itertools.takewhile(lambda t: t <= most, (K_THREADS[-1] * 2**i for i in itertools.count(1)))
-    return K_THREADS + tuple(wider)
+    wider, most = [2 * K_THREADS[-1]], hw.max_work_group_size // simd
+    while 2 * wider[-1] <= most:
+        wider.append(2 * wider[-1])
+    return K_THREADS + tuple(t for t in wider if t <= most)
 
 
 def _buffering_options(config: Config, slm: int, given: Given, gemm: Gemm, hw: Platform) -> list[tuple[int, int]]:
