@@ -82,7 +82,7 @@ def test_the_estimate_counts_the_first_threads_wait_in_the_combine():
     forward = formulate(make_problem(RES5A_BRANCH2A, "FWD_B", "f32"))
     config = choose_config(forward, hw.XEHPC, {"m_tile": 7, "n_tile": 16, "tg_m": 1, "tg_n": 1, "tg_k": 16})
     assert _combine_wait(config, forward, hw.XEHPC) == 15 * slm
-    assert _combine_wait(replace(config, tg_k=1), forward, hw.XEHPC) == 0
+    assert _combine_wait(replace(config, tg_k=8), forward, hw.XEHPC) == 0  # counted beyond K_THREADS only
     weights = formulate(make_problem(RES5A_BRANCH2A, "BWD_WB", "f32"))
     # 8 x 64 f32: 2048 bytes, 4 chunks of 8 GRFs (64 bytes each), and the bias sums
     assert _combine_wait(replace(config, m_tile=8, n_tile=64), weights, hw.XEHPC) == 15 * 5 * slm
