@@ -19,7 +19,7 @@ from ..test_end_to_end import check_end_to_end
 
 RES2A_BRANCH2A = "mb1ic64ih56oc64oh56kh1ph0"  # resnet_50: 64 x 64 weights, K = 56 x 56 = 3136
 RES5A_BRANCH2A = "mb1ic1024ih14oc512oh7kh1sh2ph0"  # 49 x 512 outputs (forward), K = 1024
-SMALL = "mb1ic16ih32oc16oh32kh1"  # 16 x 16 weights, K = 1024: 64 K blocks of 16
+SMALL = "mb1ic16ih64oc16oh64kh1"  # 16 x 16 weights, K = 4096: 256 K blocks of 16
 
 
 @pytest.mark.parametrize("platform", ["xehpg", "xehpc"])
@@ -71,6 +71,16 @@ def test_the_heuristics_wide_group_verifies(platform, iga64, ocloc):
     and bias gradient), decoded by iga64, validated by ocloc."""
     compilation = check_end_to_end(parse_descriptor(SMALL), platform, "BWD_WB", "bf16", seed=5)
     assert compilation.config.tg_k > K_THREADS[-1] and compilation.kernel.uses_barriers
+
+
+@pytest.mark.parametrize("platform, tg_k, k_block", [("xehpg", 128, 16), ("xehpc", 64, 32)])
+def test_a_whole_group_along_k_verifies(platform, tg_k, k_block, iga64, ocloc):
+    """The widest group the heuristic tries, max_work_group_size work items all along K: the
+    first thread adds 127 (63) others' partial sums and bias sums."""
+    overrides = {"tg_k": tg_k, "k_block": k_block}
+    compilation = check_end_to_end(parse_descriptor(SMALL), platform, "BWD_WB", "bf16", seed=6, overrides=overrides)
+    target = hw.platform(platform)
+    assert compilation.config.threads_per_group * compilation.config.simd == target.max_work_group_size
 
 
 def test_the_estimate_counts_the_first_threads_wait_in_the_combine():
