@@ -14,7 +14,8 @@ from the plan's arithmetic instead, with the model's rates (`xegen.hw`) and laun
 - once per thread: the prologue, the epilogue (convert, bias, stores) and, with tg_k > 1, the
   partial sums added through SLM;
 - a thread waits for its loads once per iteration, for what the loop's own instructions do not
-  cover, unless the loop is multi-buffered (`gmem_bufs`, `slm_bufs`);
+  cover, unless the loop is multi-buffered (`gmem_bufs`, `slm_bufs`); with tg_k of 16 or more the
+  first thread along K also waits for each SLM load of the others' partial sums;
 - the device: the busiest EU runs `busiest_eu_threads` threads, whose issue, ALU, XMX and
   load/store clocks add up; the threads resident on it hide each other's waits (`stall`), and
   DRAM moves what the tiling leaves it (`xegen.emit.roofline.traffic`, as the model counts it).
@@ -38,7 +39,9 @@ from ..launch import busiest_eu_threads, occupancy, stall
 from .block2d import direct_blocks
 from .config import Config, a_rows_per_grf, k_iterations, k_step, prefetches
 from .gemm import Gemm, View
+from .kernel import REDUCTION_CHUNK_GRFS
 from .messages import line_plans
+from .tiles import round_up
 
 LOOP_INSTRUCTIONS = 3  # the K loop's increment, compare and branch
 K_START_INSTRUCTIONS = 2  # the iteration's K coordinate
@@ -161,7 +164,7 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads) -> Estimat
         launch,
         memory,
         per_iteration * iterations + once,
-        lambda latency: _wait(config, hw, per_iteration, latency) * iterations,
+        lambda latency: _wait(config, hw, per_iteration, latency) * iterations + _combine_wait(config, gemm, hw),
         once.issue + per_iteration.issue * written,
     )
 
@@ -372,6 +375,31 @@ def _wait(config: Config, hw: Platform, per_iteration: Work, latency: float) -> 
     if config.gmem_bufs > 1 or config.slm_bufs > 1:
         return max(0.0, latency - per_iteration.issue)
     return latency + (hw.send_latency("slm") if config.slm else 0.0)
+
+
+def _combine_wait(config: Config, gemm: Gemm, hw: Platform) -> float:
+    """Clocks the first thread along K waits adding the others' partial sums: it loads them from
+    SLM into one register buffer (`kernel.KReduction`: the tile a chunk of up to
+    REDUCTION_CHUNK_GRFS registers at a time, then the bias-gradient sums), and each load waits
+    for the adds of the one before it.  The model follows that thread, so a long combine is a
+    latency the other threads of the group do not hide.  Counted from COMBINE_WAIT_THREADS on."""
+    if config.tg_k < COMBINE_WAIT_THREADS:
+        return 0.0
+    tile_bytes = config.m_tile * config.n_tile * gemm.acc_type.size
+    loads = -(-tile_bytes // min(round_up(tile_bytes, hw.grf_bytes), REDUCTION_CHUNK_GRFS * hw.grf_bytes))
+    if gemm.sums_b_columns:
+        loads += 1
+    return (config.tg_k - 1) * loads * hw.send_latency("slm")
+
+
+# The combine's wait is counted for the groups of more than 8 threads along K the heuristic tries
+# where a layer leaves the device idle (`heuristic._k_threads`): without it, res5a_branch2a in f32
+# on XeHPC took 7 x 32 tiles with tg_k=16 (2 threads per EU), estimated 3263 clocks and modeled
+# 4804, over 7 x 16 (estimated 3706, modeled 3675).  The ranking of tg_k up to 8 was measured
+# without it (ESTIMATE_MARGIN's note); counted for every tg_k > 1, it changed 65 of the 429
+# choices checked (bench/e2e/backward.py's layers, mb1, f32/bf16/f16/int8, three platforms), 11
+# of them to a kernel slower under the model (up to 1.31x: res2a_branch1's BWD_D bf16 on XeHPC).
+COMBINE_WAIT_THREADS = 16
 
 
 def _slm_bytes(config: Config, gemm: Gemm, hw: Platform) -> int:

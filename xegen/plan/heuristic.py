@@ -341,13 +341,32 @@ def _thread_groups(
         n = given.get("tg_n") or (round_up(n, 2) if fma == "dpasw" else n)
         shapes.append((m, n))
     blocks = -(-gemm.k.size // k_block)
-    k_threads = [given["tg_k"]] if "tg_k" in given else [t for t in K_THREADS if t == 1 or blocks >= 2 * t]
+    k_threads = (
+        [given["tg_k"]]
+        if "tg_k" in given
+        else [t for t in _k_threads(gemm, hw, simd, tiles_m * tiles_n) if t == 1 or blocks >= 2 * t]
+    )
     groups = []
     for m, n in dict.fromkeys(shapes):
         for k in k_threads:
             if m * n * k * simd <= hw.max_work_group_size or "tg_k" in given:
                 groups.append((m, n, k))
     return groups or [(tg_m, tg_n, k_threads[0])]
+
+
+def _k_threads(gemm: Gemm, hw: Platform, simd: int, tiles: int) -> tuple[int, ...]:
+    """The tg_k to try for C in `tiles` tiles: K_THREADS, and where 8 threads per tile would still
+    leave some of the device's thread slots (EUs x threads per EU) empty -- few tiles and a long
+    K, as backward weights at small batches -- also the doublings up to a whole group along K
+    (max_work_group_size / simd threads).  Only there: elsewhere the tiles fill the device
+    without them, and a larger tg_k costs a longer combine of the partial sums in SLM."""
+    slots = hw.eu_count * hw.threads_per_eu(min(hw.grf_counts))
+    if tiles * gemm.groups * K_THREADS[-1] >= slots:
+        return K_THREADS
+    wider, most = [2 * K_THREADS[-1]], hw.max_work_group_size // simd
+    while 2 * wider[-1] <= most:
+        wider.append(2 * wider[-1])
+    return K_THREADS + tuple(t for t in wider if t <= most)
 
 
 def _buffering_options(config: Config, slm: int, given: Given, gemm: Gemm, hw: Platform) -> list[tuple[int, int]]:
