@@ -110,6 +110,13 @@ RANDOM_CORPUS = [
     ("max(a + 3, b - 7) * 15 + 105", {"a": N, "b": N}, "max(a + 10, b) * 15"),  # one offset out, then folded
     ("((min(3825, max(d, x)) * 16 + 16) / 8 % 2 + a / 7 - d / 3) / 4 % 4", {}, "(a / 7 - d / 3) / 4 % 4"),
     ("((a << 3) + b * 24) % 8", {}, "0"),  # multiples of a power of two stay multiples when they wrap
+    # a third pass, over 2,000 expressions
+    ("7 + a != -1 + 15", {}, "a != 7"),  # adding a constant is a bijection, wrapped or not
+    ("b + 646 == -32", {}, "b == -678"),
+    ("min(a, max(a, 5)) < a + 8", {"a": range(0, 4096)}, "true"),
+    ("d + 1 >= d ? d + 7 : 8 - d", {"d": range(0, 65536)}, "d + 7"),
+    ("max(max(b * 2, x), x + 4640) / 12", {"b": range(0, 64), "x": range(0, 65536)}, "(x + 4640) / 12"),
+    ("max(min((d + b + 3) / 5 * 0, d + d), (a * 16 + -16) % 16) + 1600", {}, "1600"),  # -16 is a multiple of 16
 ]
 
 
