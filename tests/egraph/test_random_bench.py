@@ -1,0 +1,32 @@
+"""bench/simplify/random_run.py asks z3 about a peer's costlier result the sampled search does not
+refute: the answer must be a real counterexample in xegen's wrapping semantics (checked by the
+interpreter), within the declared ranges, and none for a result that is right."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from xegen import ir
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "simplify"))
+from random_run import solved_counterexample  # noqa: E402
+
+
+def test_a_rewrite_right_only_without_overflow_is_refuted():
+    # Halide's max(b - y, b - y - 32) as b - y assumes b - y - 32 does not wrap (random0.382)
+    a = ir.parse_expr("min(b, y) * 32 + max(b - y, b - y + -32)")
+    found = solved_counterexample(a, ir.parse_expr("min(b, y) * 32 + (b - y)"), {})
+    assert found is not None and found["input"] != found["result"]
+    d = (found["b"] - found["y"] + (1 << 31)) % (1 << 32) - (1 << 31)  # b - y, wrapped to s32
+    assert d < -(1 << 31) + 32  # where b - y - 32 wraps
+
+
+def test_the_ranges_bound_the_search():
+    a, b = ir.parse_expr("x < x + 1"), ir.parse_expr("true")
+    assert solved_counterexample(a, b, {"x": range(0, 100)}) is None
+    assert solved_counterexample(a, b, {})["x"] == (1 << 31) - 1  # x + 1 wraps at the largest s32
+
+
+def test_a_right_result_has_no_counterexample():
+    assert solved_counterexample(ir.parse_expr("x * 4 + x - y"), ir.parse_expr("x * 5 - y"), {}) is None
