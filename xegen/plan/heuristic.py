@@ -363,10 +363,11 @@ def _k_threads(gemm: Gemm, hw: Platform, simd: int, tiles: int) -> tuple[int, ..
     slots = hw.eu_count * hw.threads_per_eu(min(hw.grf_counts))
     if tiles * gemm.groups * K_THREADS[-1] >= slots:
         return K_THREADS
-    wider, most = [2 * K_THREADS[-1]], hw.max_work_group_size // simd
-    while 2 * wider[-1] <= most:
-        wider.append(2 * wider[-1])
-    return K_THREADS + tuple(t for t in wider if t <= most)
+    wider, t = [], 2 * K_THREADS[-1]
+    while t <= hw.max_work_group_size // simd:
+        wider.append(t)
+        t *= 2
+    return K_THREADS + tuple(wider)
 
 
 def _buffering_options(config: Config, slm: int, given: Given, gemm: Gemm, hw: Platform) -> list[tuple[int, int]]:
