@@ -142,7 +142,7 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
         raise ConfigError(f"plan=depthwise: {reason}")
     check_index_range(problem)
     desc = problem.desc
-    _check_keys(config, problem, hw)
+    check_reduction_keys(config, problem, hw)
     check_config(config, gemm, hw)
     n, m = config.n_tile, config.m_tile
     rows = Rows(desc, m)
@@ -212,55 +212,62 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
     return plan
 
 
-def _check_keys(config: Config, problem: Problem, hw: Platform) -> None:
-    desc = problem.desc
+def check_reduction_keys(config: Config, problem: Problem, hw: Platform) -> None:
+    """The keys of a backward-weights row plan (`config.plan`: depthwise, or first) that do not apply."""
+    desc, plan = problem.desc, config.plan
     if config.fma != "mad":
-        raise ConfigError(f"plan=depthwise: fma={config.fma}: one channel per lane multiplies with mad")
+        raise ConfigError(f"plan={plan}: fma={config.fma}: its backward weights multiply with mad, a channel per lane")
     for key, default in (("k_block", 1), ("slm", 0), ("slm_bufs", 1), ("tg_m", 1), ("tg_n", 1)):
         if getattr(config, key) != default:
             raise ConfigError(
-                f"plan=depthwise: {key}={getattr(config, key)} does not apply to backward weights (it must "
+                f"plan={plan}: {key}={getattr(config, key)} does not apply to backward weights (it must "
                 f"stay {default}): threads share a block of channels along tg_k and k_split"
             )
     if config.n_tile > desc.oc:
-        raise ConfigError(f"plan=depthwise: n_tile={config.n_tile} exceeds oc={desc.oc}")
+        raise ConfigError(f"plan={plan}: n_tile={config.n_tile} exceeds oc={desc.oc}")
     if config.n_tile > hw.max_message_simd:
         raise ConfigError(
-            f"plan=depthwise: n_tile={config.n_tile}: the sums go out one channel per lane of a scatter, at most "
+            f"plan={plan}: n_tile={config.n_tile}: the sums go out one channel per lane of a scatter, at most "
             f"{hw.max_message_simd} on {hw}"
         )
     if config.k_split > 1 and desc.oc % config.n_tile:
         raise ConfigError(
-            f"plan=depthwise: with k_split={config.k_split} the channel blocks add with atomics and must not "
+            f"plan={plan}: with k_split={config.k_split} the channel blocks add with atomics and must not "
             f"overlap: n_tile={config.n_tile} must divide oc={desc.oc}"
         )
     if desc.ow % config.m_tile:
         raise ConfigError(
-            f"plan=depthwise: m_tile={config.m_tile} must divide ow={desc.ow} "
+            f"plan={plan}: m_tile={config.m_tile} must divide ow={desc.ow} "
             "(overlapping blocks would be summed twice)"
         )
 
 
 def depthwise_weights_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
-    """The backward-weights row plan's configurations, best first: n_tile = simd (2*simd where
-    a pixel of simd channels would not fill a GRF); m_tile the largest divisors of OW; the
-    threads sharing a block of channels, tg_k in a group times k_split groups adding with float
-    atomics, for four, two and eight threads per EU over the device (f32 weights; bf16 and f16
-    sums stay in one group of 32, 16 or the most threads a group takes), at most one per item.
-    The estimate ranks them (`row_estimate.py`)."""
+    """The backward-weights row plan's configurations, best first (`reduction_configs`)."""
     problem = gemm.problem
     if unsuited(problem, hw) or given.get("plan", "depthwise") != "depthwise":
         return []
+    return reduction_configs(problem, hw, given, "depthwise")
+
+
+def reduction_configs(problem: Problem, hw: Platform, given: Given, plan: str, kernel_rows: int = 1) -> list[Config]:
+    """Configurations of a backward-weights row plan (`plan`: depthwise, or first, whose groups
+    also split the `kernel_rows`), best first: n_tile = simd (2*simd where a pixel of simd
+    channels would not fill a GRF); m_tile the largest divisors of OW; the threads sharing a
+    block of channels, tg_k in a group times k_split groups adding with float atomics, for four,
+    two and eight threads per EU over the device (f32 weights; bf16 and f16 sums stay in one
+    group of 32, 16 or the most threads a group takes), at most one per item.  The estimate
+    ranks them (`row_estimate.py`)."""
     desc = problem.desc
     simd = given.get("simd") or max(w for w in hw.simd_widths if w * 4 <= 64 and w <= desc.oc)
-    size = problem.type_of("src").size
+    size = problem.type_of("src" if plan == "depthwise" else "dst").size
     fills = [t for t in (simd, 2 * simd) if t <= desc.oc and (t * size) % hw.grf_bytes == 0]
     n_tiles = [given["n_tile"]] if "n_tile" in given else fills[:1] or [simd]
     m_tiles = [given["m_tile"]] if "m_tile" in given else _m_tiles(desc.ow)
     most_in_group = hw.max_work_group_size // simd
     configs = []
     for n_tile in n_tiles:
-        blocks = -(-desc.oc // n_tile)
+        blocks = -(-desc.oc // n_tile) * kernel_rows
         atomics = problem.type_of("wei") == F32 and desc.oc % n_tile == 0
         for m_tile in m_tiles:
             items = Rows(desc, m_tile).spatial_blocks
@@ -275,7 +282,7 @@ def depthwise_weights_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Co
                 shapes = [(min(tg_k, most_in_group, items), 1) for tg_k in (32, 16, most_in_group)]
             shapes = [(given.get("tg_k", t), given.get("k_split", k)) for t, k in shapes]
             for tg_k, k_split in dict.fromkeys(shapes):
-                base = Config("mad", simd, 1, 1, m_tile, n_tile, 1, tg_k=tg_k, k_split=k_split, plan="depthwise")
+                base = Config("mad", simd, 1, 1, m_tile, n_tile, 1, tg_k=tg_k, k_split=k_split, plan=plan)
                 configs += budget_variants(base, hw, given, [1, 2], ("tg_k", "k_split"))
     return list(dict.fromkeys(configs))
 
