@@ -9,7 +9,7 @@ from xegen import hw
 from xegen.build.strategies import build_plan
 from xegen.conv import make_problem
 from xegen.errors import ConfigError
-from xegen.ir import Call, For, Mad, walk
+from xegen.ir import Call, Mad, walk
 from xegen.plan import formulate
 from xegen.plan.first_layer_weights import FirstLayerWeightsPlan
 from xegen.plan.heuristic import choose_config

@@ -113,7 +113,15 @@ class _DepthwiseWeights(RowBuilder):
             for kh in range(desc.kh):
                 row = kd * desc.kh + kh
                 sends, masked = self.segment_loads(
-                    rows, origin, iw0, self.c0, Idx.const(kd), Idx.const(kh), plan.segment, row * pixels, self.config.n_tile
+                    rows,
+                    origin,
+                    iw0,
+                    self.c0,
+                    Idx.const(kd),
+                    Idx.const(kh),
+                    plan.segment,
+                    row * pixels,
+                    self.config.n_tile,
                 )
                 loads += sends
                 segment_masked |= masked

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..conv.problem import Problem
 from ..emit.tables import has_bfloat16
@@ -154,14 +155,39 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
                 f"plan=depthwise: {tensor} ({problem.layout_of(tensor).tag}) does not hold the {n} channels "
                 "of a pixel in one dword-aligned block; use a channels-last layout or plan=gemm"
             )
-    src_type, dst_type, wei_type = (problem.type_of(t) for t in ("src", "dst", "wei"))
-    operand = operand_type(problem, hw)
     row_count = desc.kd * desc.kh
     pixels = len(rows.pixels)
-    segment = line_layout(Var("segment", PTR), src_type, row_count * pixels, n, 1, n, grf)[0]
+    segment = line_layout(Var("segment", PTR), problem.type_of("src"), row_count * pixels, n, 1, n, grf)[0]
+    return reduction_plan(DepthwiseWeightsPlan, gemm, config, hw, rows, segment, taps(problem), (n, (pixels, 4, 2)))
+
+
+PlanT = TypeVar("PlanT", bound=DepthwiseWeightsPlan)
+
+
+def reduction_plan(
+    plan_class: type[PlanT],
+    gemm: Gemm,
+    config: Config,
+    hw: Platform,
+    rows: Rows,
+    segment: TileLayout,
+    sums: int,
+    work_shape: tuple[int, tuple[int, ...]],
+    kernel_rows: int = 1,
+    **extra,
+) -> PlanT:
+    """What the backward-weights row plans (`config.plan`: depthwise, or first) share around
+    their `segment`: diff_dst's lines, `sums` lines of f32 sums and the bias's, the SLM
+    reduction's lines, a work buffer of (values, copies to try) `work_shape` for the segment
+    widened where the mads read another type, the register budget, the grid (channel blocks,
+    k_split, `kernel_rows`); ConfigError if the registers or SLM do not fit."""
+    problem = gemm.problem
+    n, m, grf = config.n_tile, config.m_tile, hw.grf_bytes
+    dst_type, wei_type = problem.type_of("dst"), problem.type_of("wei")
+    operand = operand_type(problem, hw)
     dd = line_layout(Var("dd", PTR), dst_type, m, n, 1, n, grf)[0]
     wide_dd = line_layout(Var("dd_wide", PTR), operand, m, n, 1, n, grf)[0] if dst_type != operand else None
-    acc = line_layout(Var("acc", PTR), F32, taps(problem), n, 1, n, grf)[0]
+    acc = line_layout(Var("acc", PTR), F32, sums, n, 1, n, grf)[0]
     bias_acc = line_layout(Var("bias_acc", PTR), F32, 1, n, 1, n, grf)[0] if problem.has_bias else None
     line_sum = line_layout(Var("line_sum", PTR), F32, 1, n, 1, n, grf)[0]
     chunk = max(1, min(config.tg_k, hw.max_block_message_bytes // (n * 4)))
@@ -176,13 +202,13 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
         fixed.append((partial.buffer, partial.bytes))
     budget = RegisterBudget(config, hw, fixed, [segment.bytes, dd.bytes])
     work, copies = None, 0
-    if src_type != operand:
-        work, copies = budget.rotating(Var("a_work", PTR), operand, 1, n, (pixels, 4, 2))
+    if segment.type != operand:
+        work, copies = budget.rotating(Var("a_work", PTR), operand, 1, *work_shape)
     buffers = budget.check("use a smaller m_tile")
     items = rows.spatial_blocks
     per_thread = -(-items // (config.tg_k * config.k_split))
-    grid = (-(-desc.oc // n), config.k_split, 1)
-    plan = DepthwiseWeightsPlan(
+    grid = (-(-problem.desc.oc // n), config.k_split, kernel_rows)
+    plan = plan_class(
         gemm,
         config,
         hw,
@@ -203,10 +229,11 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
         chunk,
         store,
         buffers,
+        **extra,
     )
     if plan.slm_bytes > hw.max_slm_bytes:
         raise ConfigError(
-            f"plan=depthwise: tg_k={config.tg_k} threads' partial sums need {plan.slm_bytes} bytes of SLM, "
+            f"plan={config.plan}: tg_k={config.tg_k} threads' partial sums need {plan.slm_bytes} bytes of SLM, "
             f"more than {hw}'s {hw.max_slm_bytes}"
         )
     return plan
@@ -237,8 +264,7 @@ def check_reduction_keys(config: Config, problem: Problem, hw: Platform) -> None
         )
     if desc.ow % config.m_tile:
         raise ConfigError(
-            f"plan={plan}: m_tile={config.m_tile} must divide ow={desc.ow} "
-            "(overlapping blocks would be summed twice)"
+            f"plan={plan}: m_tile={config.m_tile} must divide ow={desc.ow} (overlapping blocks would be summed twice)"
         )
 
 

@@ -39,14 +39,14 @@ from ..conv.problem import Problem
 from ..errors import ConfigError
 from ..hw import Platform
 from ..ir import Var
-from ..ir.types import F32, PTR
+from ..ir.types import PTR
 from . import depthwise_weights
 from .config import Config, Given, check_config
-from .depthwise_weights import DepthwiseWeightsPlan, check_reduction_keys, operand_type, reduction_configs
+from .depthwise_weights import DepthwiseWeightsPlan, check_reduction_keys, reduction_configs, reduction_plan
 from .first_layer import MAX_INPUT_CHANNELS, segment_order
 from .gemm import Gemm, check_index_range
-from .rows import RegisterBudget, Rows, contiguous_channels
-from .tiles import dense_layout, line_layout, round_up
+from .rows import Rows, contiguous_channels
+from .tiles import dense_layout, round_up
 
 
 def unsuited(problem: Problem, hw: Platform) -> str | None:
@@ -106,59 +106,23 @@ def plan_first_layer_weights(gemm: Gemm, config: Config, hw: Platform) -> FirstL
             f"plan=first: diff_dst ({problem.layout_of('dst').tag}) does not hold the {n} channels of a pixel in "
             "one dword-aligned block; use a channels-last layout or plan=gemm"
         )
-    src_type, dst_type, wei_type = (problem.type_of(t) for t in ("src", "dst", "wei"))
-    operand = operand_type(problem, hw)
+    src_type = problem.type_of("src")
     values = rows.span * desc.ic
     segment = dense_layout(Var("segment", PTR), src_type, 1, round_up(values * src_type.size, grf) // src_type.size)
-    work = dense_layout(Var("segment_wide", PTR), operand, 1, values) if src_type != operand else None
-    dd = line_layout(Var("dd", PTR), dst_type, m, n, 1, n, grf)[0]
-    wide_dd = line_layout(Var("dd_wide", PTR), operand, m, n, 1, n, grf)[0] if dst_type != operand else None
-    acc = line_layout(Var("acc", PTR), F32, desc.kw * desc.ic, n, 1, n, grf)[0]
-    bias_acc = line_layout(Var("bias_acc", PTR), F32, 1, n, 1, n, grf)[0] if problem.has_bias else None
-    line_sum = line_layout(Var("line_sum", PTR), F32, 1, n, 1, n, grf)[0]
-    chunk = max(1, min(config.tg_k, hw.max_block_message_bytes // (n * 4)))
-    partial = dense_layout(Var("partial", PTR), F32, chunk, n)
-    store = line_layout(Var("w_store", PTR), wei_type, 1, n, 1, n, grf)[0]
-    fixed = [(acc.buffer, acc.bytes), (segment.buffer, segment.bytes), (dd.buffer, dd.bytes)]
-    for layout in (work, wide_dd, bias_acc):
-        if layout is not None:
-            fixed.append((layout.buffer, layout.bytes))
-    fixed += [(line_sum.buffer, line_sum.bytes), (store.buffer, store.bytes)]
-    if config.tg_k > 1:
-        fixed.append((partial.buffer, partial.bytes))
-    buffers = RegisterBudget(config, hw, fixed, [segment.bytes, dd.bytes]).check("use a smaller m_tile")
-    items = rows.spatial_blocks
-    per_thread = -(-items // (config.tg_k * config.k_split))
-    grid = (-(-desc.oc // n), config.k_split, desc.kd * desc.kh)
-    plan = FirstLayerWeightsPlan(
+    kernel_rows = desc.kd * desc.kh
+    sums = desc.kw * desc.ic
+    return reduction_plan(
+        FirstLayerWeightsPlan,
         gemm,
         config,
         hw,
         rows,
-        grid,
-        items,
-        per_thread,
-        operand,
         segment,
-        dd,
-        wide_dd,
-        work,
-        int(work is not None),
-        acc,
-        bias_acc,
-        line_sum,
-        partial,
-        chunk,
-        store,
-        buffers,
+        sums,
+        (values, (1,)),
+        kernel_rows,
         lanes=hw.max_message_simd,
     )
-    if plan.slm_bytes > hw.max_slm_bytes:
-        raise ConfigError(
-            f"plan=first: tg_k={config.tg_k} threads' partial sums need {plan.slm_bytes} bytes of SLM, "
-            f"more than {hw}'s {hw.max_slm_bytes}"
-        )
-    return plan
 
 
 def first_layer_weights_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:

@@ -48,9 +48,7 @@ def strategy_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     first, with the keys of `given` fixed (none when `given` asks for another plan); ConfigError
     when `given` asks for one that does not apply, saying why."""
     asked = given.get("plan", "")
-    reason = {"depthwise": _depthwise_unsuited, "first": _first_unsuited}.get(asked, lambda *_: None)(
-        gemm.problem, hw
-    )
+    reason = {"depthwise": _depthwise_unsuited, "first": _first_unsuited}.get(asked, lambda *_: None)(gemm.problem, hw)
     if reason:
         raise ConfigError(f"plan={asked}: {reason}")
     return (
