@@ -1,12 +1,12 @@
 """The kernel strategies a configuration's `plan` key selects, one planner each:
 
-| plan        | planner                                    | for                                                   |
-|-------------|--------------------------------------------|-------------------------------------------------------|
-| `gemm`      | `kernel.plan_kernel`                       | every problem (the GEMM formulation, `gemm.py`)       |
-| `depthwise` | `depthwise.plan_depthwise`                 | forward and backward data, at most 8 channels a group |
-|             | `depthwise_weights.plan_depthwise_weights` | backward weights of depthwise convolutions            |
-| `first`     | `first_layer.plan_first_layer`             | forward, ungrouped, few input channels                |
-|             | `first_layer_weights.plan_first_layer_weights` | backward weights of those                         |
+| plan        | planner                                        | for                                                   |
+|-------------|------------------------------------------------|-------------------------------------------------------|
+| `gemm`      | `kernel.plan_kernel`                           | every problem (the GEMM formulation, `gemm.py`)       |
+| `depthwise` | `depthwise.plan_depthwise`                     | forward and backward data, at most 8 channels a group |
+|             | `depthwise_weights.plan_depthwise_weights`     | backward weights of depthwise convolutions            |
+| `first`     | `first_layer.plan_first_layer`                 | forward, ungrouped, few input channels                |
+|             | `first_layer_weights.plan_first_layer_weights` | backward weights of those (channels-last src)         |
 
 `strategy_configs` lists the configurations of the strategies other than `gemm` that apply to a
 problem, best first; the heuristic (`heuristic.py`) tries them before the GEMM plan's, and
