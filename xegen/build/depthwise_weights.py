@@ -106,22 +106,14 @@ class _DepthwiseWeights(RowBuilder):
     def _segments(self, origin: dict[str, Idx], iw0: Idx) -> list[Stmt]:
         """Every kernel row's segment: a block load per pixel (masked where padding)."""
         plan, desc, rows = self.plan, self.desc, self.plan.rows
-        pixels = len(rows.pixels)
+        pixels, n = len(rows.pixels), self.config.n_tile
         segment_masked = False
         loads: list[Stmt] = []
         for kd in range(desc.kd):
             for kh in range(desc.kh):
-                row = kd * desc.kh + kh
+                first = (kd * desc.kh + kh) * pixels
                 sends, masked = self.segment_loads(
-                    rows,
-                    origin,
-                    iw0,
-                    self.c0,
-                    Idx.const(kd),
-                    Idx.const(kh),
-                    plan.segment,
-                    row * pixels,
-                    self.config.n_tile,
+                    rows, origin, iw0, self.c0, Idx.const(kd), Idx.const(kh), plan.segment, first, n
                 )
                 loads += sends
                 segment_masked |= masked
