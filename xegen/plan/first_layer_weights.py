@@ -71,7 +71,7 @@ class FirstLayerWeightsPlan(DepthwiseWeightsPlan):
     `segment` is one line of span x IC values, `work` (copies = 1) that line widened to f32,
     `acc` the KW x IC lines of the thread's kernel row; grid = (channel blocks, k_split, KD*KH)."""
 
-    lanes: int = 0  # values per gather of the segment
+    lanes: int  # values per gather of the segment
 
     @property
     def row_values(self) -> int:
