@@ -79,11 +79,11 @@ class _Depthwise(RowBuilder):
         self.work = None if work is None else replace(work, buffer=own.get(work.buffer.name, work.buffer))
         # the phase's segment and weights: its own pixels' and taps' lines (no zeroing of lines
         # it never loads, no widening copy of lines it leaves unloaded)
-        self.segment = _lines(plan.segment, own, len(rows.pixels), self.hw.grf_bytes)
+        self.segment = phase_lines(plan.segment, own, len(rows.pixels), self.hw.grf_bytes)
         vectors = len(rows.taps()) * rows.path.in_per_group
-        self.weights = _lines(plan.weights, own, vectors, self.hw.grf_bytes)
+        self.weights = phase_lines(plan.weights, own, vectors, self.hw.grf_bytes)
         wide = plan.wide_weights
-        self.wide_weights = None if wide is None else _lines(wide, own, vectors, self.hw.grf_bytes)
+        self.wide_weights = None if wide is None else phase_lines(wide, own, vectors, self.hw.grf_bytes)
         _, kd, kh = self.row_loop_indices(k_iter, rows)
         body = self._segment(kd, kh) + self._weights(kd, kh) + self._multiply()
         loop: Stmt = self.row_loop(k_iter, body, rows) if rows.iterations > 1 else self.loop.wrap(seq(*body))
@@ -113,11 +113,11 @@ class _Depthwise(RowBuilder):
         layout, t = self.problem.layout_of("wei"), self.problem.type_of("wei")
         group = self.g0 + constant_lanes([lane // out_pg for lane in range(n)])
         channel = constant_lanes([lane % out_pg for lane in range(n)])
-        kernel = {"d": _kernel_position(walk.axis("d"), kd), "h": _kernel_position(walk.axis("h"), kh)}
+        kernel = {"d": kernel_position(walk.axis("d"), kd), "h": kernel_position(walk.axis("h"), kh)}
         variant = {var for var, _ in self.loop.lets}
         loads: list[Stmt] = []
         for f, kw, vector in self.rows.taps():
-            taps = [kernel.get(d, _kernel_position(walk.w_axes[f], Idx.const(kw))) for d in desc.used]
+            taps = [kernel.get(d, kernel_position(walk.w_axes[f], Idx.const(kw))) for d in desc.used]
             for i in range(in_pg):
                 channels = [Idx.const(i), channel] if walk.transposed else [channel, Idx.const(i)]
                 offset = layout.offset([group, *channels, *taps])
@@ -180,7 +180,7 @@ class _Depthwise(RowBuilder):
         return _Operands(moves, lambda i, n0: work.pointer(first + i, n0))
 
 
-def _lines(layout: TileLayout, own: dict[str, Var], lines: int, grf: int) -> TileLayout:
+def phase_lines(layout: TileLayout, own: dict[str, Var], lines: int, grf: int) -> TileLayout:
     """`layout` (GRF-aligned lines) cut to `lines` lines, in the phase's own buffer."""
     if not own and lines == layout.rows:
         return layout
@@ -188,7 +188,7 @@ def _lines(layout: TileLayout, own: dict[str, Var], lines: int, grf: int) -> Til
     return line_layout(buffer, layout.type, lines, layout.cols, 1, layout.cols, grf)[0]
 
 
-def _kernel_position(axis: Axis, tap: Idx) -> Idx:
+def kernel_position(axis: Axis, tap: Idx) -> Idx:
     """The kernel position of a walk's tap (the tap itself going forward)."""
     if axis.kernel_first == 0 and axis.kernel_step == 1:
         return tap

@@ -17,7 +17,6 @@ channels across the lanes, then each accumulator line summed across its lanes.
 
 from __future__ import annotations
 
-
 from ..conv.index import Idx
 from ..ir import Alloc, Call, Expr, IfThenElse, Mad, Stmt, Var, cast, format_expr, load, seq, store
 from ..ir.types import F32
@@ -25,9 +24,9 @@ from ..plan.first_layer_data import FirstLayerDataPlan
 from ..plan.rows import Rows
 from .affine import split_offset
 from .builder import GROUP_IDS, copy_tile
-from .depthwise import _kernel_position, _lines
+from .depthwise import kernel_position, phase_lines
 from .messages import Scope
-from .rows import RowBuilder, _written, constant_lanes
+from .rows import RowBuilder, constant_lanes, written_position
 
 
 def build_first_layer_data(plan: FirstLayerDataPlan) -> Stmt:
@@ -70,10 +69,10 @@ class _FirstLayerData(RowBuilder):
         own = {var.name: Var(self.names.fresh(var.name), var.type) for var in self._loaded()} if own_buffers else {}
         grf = self.hw.grf_bytes
         vectors = len(rows.taps()) * desc.ic
-        self.segment = _lines(plan.segment, own, len(rows.pixels), grf)
-        self.weights = _lines(plan.weights, own, vectors, grf)
-        self.wide_segment = plan.wide_segment and _lines(plan.wide_segment, own, len(rows.pixels), grf)
-        self.wide_weights = plan.wide_weights and _lines(plan.wide_weights, own, vectors, grf)
+        self.segment = phase_lines(plan.segment, own, len(rows.pixels), grf)
+        self.weights = phase_lines(plan.weights, own, vectors, grf)
+        self.wide_segment = plan.wide_segment and phase_lines(plan.wide_segment, own, len(rows.pixels), grf)
+        self.wide_weights = plan.wide_weights and phase_lines(plan.wide_weights, own, vectors, grf)
         block, kd, kh = self.row_loop_indices(k_iter, rows)
         c0 = self.loop.bind("c0", block * self.config.n_tile) if plan.channel_blocks > 1 else Idx.const(0)
         body = self._segment(c0, kd, kh) + self._weights(c0, kd, kh) + self._multiply()
@@ -97,12 +96,12 @@ class _FirstLayerData(RowBuilder):
         the output channels are innermost, else a gather."""
         plan, desc, n, walk = self.plan, self.desc, self.config.n_tile, self.rows.path
         layout, t = self.problem.layout_of("wei"), self.problem.type_of("wei")
-        kernel = {"d": _kernel_position(walk.axis("d"), kd), "h": _kernel_position(walk.axis("h"), kh)}
+        kernel = {"d": kernel_position(walk.axis("d"), kd), "h": kernel_position(walk.axis("h"), kh)}
         channels = c0 if plan.weights_block else c0 + self.lanes(n)
         variant = {var for var, _ in self.loop.lets}
         loads: list[Stmt] = []
         for f, kw, vector in self.rows.taps():
-            taps = [kernel.get(d, _kernel_position(walk.w_axes[f], Idx.const(kw))) for d in desc.used]
+            taps = [kernel.get(d, kernel_position(walk.w_axes[f], Idx.const(kw))) for d in desc.used]
             for ic in range(desc.ic):
                 element = layout.offset([channels, Idx.const(ic), *taps])
                 at = self.weights.offset(vector * desc.ic + ic, 0)
@@ -149,7 +148,8 @@ class _FirstLayerData(RowBuilder):
         values until one per line is left at the start of lane_sums."""
         plan = self.plan
         chunk = self.hw.grf_bytes // 4  # f32 values whose pairs span two GRFs
-        source, values, out = plan.acc.buffer, plan.acc.rows * plan.acc.cols, []
+        source, values = plan.acc.buffer, plan.acc.rows * plan.acc.cols
+        out: list[Stmt] = []
         while values > plan.acc.rows:
             values //= 2
             for k in range(0, values, chunk):
@@ -174,12 +174,12 @@ class _FirstLayerData(RowBuilder):
         plan, desc, m = self.plan, self.desc, self.config.m_tile
         walk = rows.path
         layout, t = self.problem.layout_of("src"), self.problem.type_of("src")
-        od, oh = (_written(walk.axis(dim), origin["o" + dim]) for dim in "dh")
+        od, oh = (written_position(walk.axis(dim), origin["o" + dim]) for dim in "dh")
         w_stride = walk.axis("w").out_stride
         base = self.spatial_index(layout, origin["mb"], Idx.const(0), od, oh, origin["ow0"] * w_stride)
         zero = self.spatial_index(layout, Idx.const(0), Idx.const(0), Idx.const(0), Idx.const(0), Idx.const(0)).lo
         deltas = []
-        for f, axis in enumerate(walk.w_axes):
+        for axis in walk.w_axes:
             for p in range(m):
                 for ic in range(desc.ic):
                     at = self.spatial_index(

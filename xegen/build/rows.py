@@ -184,11 +184,11 @@ class RowBuilder:
         tensor = walk.writes
         layout, t = self.problem.layout_of(tensor), self.problem.type_of(tensor)
         channels = c0 if block else c0 + self.lanes(n)
-        od, oh = (_written(walk.axis(dim), origin["o" + dim]) for dim in "dh")
+        od, oh = (written_position(walk.axis(dim), origin["o" + dim]) for dim in "dh")
         m = self.config.m_tile
         for f, axis in enumerate(walk.w_axes):
             for p in range(m):
-                ow = _written(axis, origin["ow0"] + p)
+                ow = written_position(axis, origin["ow0"] + p)
                 element = self.spatial_index(layout, origin["mb"], channels, od, oh, ow)
                 at = store.offset(f * m + p, 0)
                 if block:
@@ -225,7 +225,7 @@ class RowBuilder:
         return zero_fill(layout.buffer, layout.bytes, self.hw.grf_bytes)
 
 
-def _written(axis: Axis, o: Idx) -> Idx:
+def written_position(axis: Axis, o: Idx) -> Idx:
     """The position output o of `axis` is written at (o itself going forward)."""
     if axis.out_stride == 1 and axis.out_offset == 0:
         return o

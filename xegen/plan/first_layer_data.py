@@ -17,7 +17,8 @@ the blocks of `n_tile` output channels and, for each, the phase's kernel rows:
     weights[v*IC + ic] = wei[c0 .. c0+n)[ic][kd][kh][kw of tap v]               (a block or gather per line)
     acc[line*IC + ic] += segment[pixel(p, kw)] * weights[v*IC + ic]             (mad, lane by lane)
 
-so every multiply-add is one of the problem's and none falls on a padding or a skipped tap.
+so no multiply-add falls on a tap between outputs (those reaching past diff_dst's edges multiply
+the zeros of a masked load, as forward's padding does).
 After the loop each accumulator line is summed across its lanes (adjacent pairs added, halving
 the values each step: about two adds per line), and the sums, IC values per input pixel, go
 out in scatters.
@@ -106,8 +107,10 @@ class FirstLayerDataPlan(RowPlan):
     @property
     def tiling(self) -> tuple[int, int, int, int]:
         """(m_groups, n_groups, k_groups, batches) for the cost model: every group reads all of
-        the weights, its own pixels of diff_dst."""
-        return (self.grid[1] * self.grid[2], 1, 1, 1)
+        the weights and its own pixels of diff_dst, which are the GEMM's M or, where the
+        formulation puts the input channels along M (its A the weights), its N."""
+        groups = self.grid[1] * self.grid[2]
+        return (1, groups, 1, 1) if self.gemm.a.tensor == "wei" else (groups, 1, 1, 1)
 
     @property
     def channel_blocks(self) -> int:
@@ -203,9 +206,9 @@ def _check_keys(config: Config, problem: Problem, walks) -> None:
 
 
 def first_layer_data_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
-    """plan=first's backward-data configurations, best first: a block of simd (or 2*simd) output
-    channels per lane block, blocks of outputs along w from 8 down, each with the GRF counts and
-    load buffers to try."""
+    """plan=first's backward-data configurations, best first: blocks of simd or 2*simd output
+    channels (those whose diff_dst pixels fill whole GRFs first), blocks of outputs along w from 8
+    (then 4, 16, 2), each with the GRF counts and load buffers to try; the estimate ranks them."""
     problem = gemm.problem
     if unsuited(problem, hw) or given.get("plan", "first") != "first":
         return []
@@ -214,8 +217,13 @@ def first_layer_data_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Con
     row = min(w.axis("w").outputs for w in backward_data_walks(problem))
     m_tiles = [given["m_tile"]] if "m_tile" in given else m_tile_options(row, (8, 4, 16, 2))
     configs = []
+    size = problem.type_of("dst").size
     for simd in sorted(simds, reverse=True):
-        n_tiles = [given["n_tile"]] if "n_tile" in given else [simd]
+        n_tiles = [t for t in (simd, 2 * simd) if desc.oc % t == 0]
+        # first the blocks whose pixels fill whole GRFs: an LSC load that ends inside a GRF goes
+        # through a temporary and a move, waited for at once (16 bf16 channels in XeHPC's 64-byte GRFs)
+        n_tiles.sort(key=lambda t: (t * size) % hw.grf_bytes != 0)
+        n_tiles = [given["n_tile"]] if "n_tile" in given else n_tiles
         for n_tile in n_tiles:
             for m_tile in m_tiles:
                 spatial = max(Rows(desc, m_tile, walk=w).spatial_blocks for w in backward_data_walks(problem))

@@ -54,7 +54,7 @@ from .tiles import round_up
 ORIGIN_COMPONENTS = 4  # a thread's block index unpacked into the output row's w block, oh, od, mb
 
 
-def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan) -> Estimate:
+def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan | FirstLayerDataPlan) -> Estimate:
     """What the model would say of the kernel of a row plan (see the module docstring).  The
     stride phases of backward data (`DepthwisePlan.phases`) run loops of their own, each on an
     equal share of the threads: their work and waits are averaged, their code added."""
