@@ -29,7 +29,7 @@ SMALL_DATA = [
     "mb1ic4ih9oc16oh9kh3ph1",  # stride 1: one phase, the kernel flipped
     "mb1ic1iw40oc32ow20kw3sw2pw1",  # 1-D, one channel
     "mb1ic3id4ih6iw6oc16od2oh3ow3kd3kh3kw3sd2sh2sw2pd1ph1pw1",  # 3-D phases
-    "mb1ic3ih8oc16oh3kh2sh3",  # fewer taps than the stride: inputs no tap reaches stay zero
+    "mb1ic3ih8oc32oh3kh2sh3",  # fewer taps than the stride: inputs no tap reaches stay zero
 ]
 CASES = [(hw, dt) for hw in ("xelp", "xehpg", "xehpc") for dt in ("f32", "bf16")]
 REAL = ["mb1ic3ih224oc64oh112kh7sh2ph3", "mb1ic3ih300oc64oh150kh7sh2ph3"]

@@ -31,6 +31,9 @@ def plan_of(desc, dt="f32", platform="xehpg", overrides=None, **tags):
         ("mb1ic1iw64oc16ow32kw5sw2pw2", "bf16", "xelp", {}, "first"),  # 1-D
         ("mb1ic3ih32oc32oh16kh7sh2ph3", "f32", "xehpg", {"dtag": "nchw"}, "gemm"),  # diff_dst not channels-last
         ("mb1ic16ih8oc32oh8kh3ph1", "f32", "xehpg", {}, "gemm"),
+        ("mb1ic3ih56oc64oh56kh1", "f32", "xehpg", {}, "gemm"),  # 1x1: the GEMM plan is faster
+        ("mb1ic3ih56oc16oh56kh3ph1", "bf16", "xehpc", {}, "gemm"),  # 16 bf16 channels fill no GRF
+        ("mb1ic3ih56oc16oh56kh3ph1", "bf16", "xehpg", {}, "first"),  # they fill XeHPG's
     ],
 )
 def test_the_heuristic_gives_first_layer_backward_data_the_row_plan(desc, dt, platform, tags, plan):

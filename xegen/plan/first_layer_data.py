@@ -208,11 +208,18 @@ def _check_keys(config: Config, problem: Problem, walks) -> None:
 def first_layer_data_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     """plan=first's backward-data configurations, best first: blocks of simd or 2*simd output
     channels (those whose diff_dst pixels fill whole GRFs first), blocks of outputs along w from 8
-    (then 4, 16, 2), each with the GRF counts and load buffers to try; the estimate ranks them."""
+    (then 4, 16, 2), each with the GRF counts and load buffers to try; the estimate ranks them.
+    Unless plan=first is asked for, none for 1x1 kernels, nor with a SIMD width none of whose
+    blocks fill a GRF (below: the GEMM plan is faster there)."""
     problem = gemm.problem
     if unsuited(problem, hw) or given.get("plan", "first") != "first":
         return []
     desc = problem.desc
+    if "plan" not in given and desc.kd * desc.kh * desc.kw == 1:
+        # one tap: the reduction is OC alone, and the lane sums and the weights every thread
+        # reloads cost more than the GEMM plan's transposed multiply (3 to 56x56, 1x1, to 64
+        # channels: 3249 modeled cycles against 3155 in f32 on XeHPG, 783 against 483 in bf16 on XeHPC)
+        return []
     simds = [given["simd"]] if "simd" in given else [w for w in hw.simd_widths if w * 4 <= 64 and desc.oc % w == 0]
     row = min(w.axis("w").outputs for w in backward_data_walks(problem))
     m_tiles = [given["m_tile"]] if "m_tile" in given else m_tile_options(row, (8, 4, 16, 2))
@@ -223,6 +230,11 @@ def first_layer_data_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Con
         # first the blocks whose pixels fill whole GRFs: an LSC load that ends inside a GRF goes
         # through a temporary and a move, waited for at once (16 bf16 channels in XeHPC's 64-byte GRFs)
         n_tiles.sort(key=lambda t: (t * size) % hw.grf_bytes != 0)
+        if "plan" not in given and (n_tiles[0] * size) % hw.grf_bytes:
+            # no block of channels fills a GRF (16 bf16 channels on XeHPC): every pixel's load
+            # waits in full, one after the other (3 to 16 channels, 3x3 on 56x56, bf16 on XeHPC:
+            # 4868 modeled cycles against the GEMM plan's 776), so this simd is not offered
+            continue
         n_tiles = [given["n_tile"]] if "n_tile" in given else n_tiles
         for n_tile in n_tiles:
             for m_tile in m_tiles:
