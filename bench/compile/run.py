@@ -170,8 +170,9 @@ def _cpu_summary(rows: list[dict], batch: dict, complete: bool) -> dict:
         return {}
     measured = [row["cpu_median"] for row in rows if "onednn" in row["cpu_median"]]
     onednn_total = sum(m["onednn"] for m in measured)
+    ratios = [m["xegen_cold"] / m["onednn"] for m in measured]
     return {
-        "cpu_median_cold_ratio": statistics.median(m["xegen_cold"] / m["onednn"] for m in measured) if measured else None,
+        "cpu_median_cold_ratio": statistics.median(ratios) if ratios else None,
         "cpu_median_cold_seconds": statistics.median(row["cpu_median"]["xegen_cold"] for row in rows),
         "cpu_median_onednn_seconds": statistics.median(m["onednn"] for m in measured) if measured else None,
         "cpu_onednn_total_seconds": onednn_total,

@@ -75,7 +75,9 @@ class Reg:
         """The same operand in another register (register allocation places virtual ones)."""
         return self._copy(file, number, subreg, self.vstride, self.width, self.hstride)
 
-    def _copy(self, file, number, subreg, vstride, width, hstride) -> Reg:
+    def _copy(
+        self, file: str, number: int, subreg: int, vstride: int | None, width: int | None, hstride: int | None
+    ) -> Reg:
         return Reg(
             file,
             number,
