@@ -35,6 +35,13 @@ def test_free_vars_of_deep_trees():
     assert [v.name for v in ir.free_vars(s)] == ["v0", "x", "buf"]
 
 
+@settings(max_examples=200, deadline=None)
+@given(vector_or_scalar_expr(depth=3))
+def test_free_vars_of_an_expression_are_its_variables_in_walk_order(e):
+    # an expression binds nothing: its free variables are every variable in it, first use first
+    assert ir.free_vars(e) == list(dict.fromkeys(n for n in ir.walk(e) if isinstance(n, ir.Var)))
+
+
 def test_node_count_counts_every_node():
     assert ir.node_count(ir.parse_expr("a + b * 2")) == 5
 

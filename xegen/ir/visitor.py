@@ -313,6 +313,8 @@ def substitute_stmt(stmt: Stmt, mapping: Mapping[Pattern, Expr]) -> Stmt:
 def free_vars(node: Node) -> list[Var]:
     """Variables used but not bound inside `node` (lets, loops and allocs bind), in order of
     first use.  An explicit stack, so that deep trees (a long parsed sum) work too."""
+    if isinstance(node, Expr):
+        return _expression_vars(node)
     found: dict[Var, None] = {}  # insertion-ordered set
     pending: list[tuple[Node, frozenset]] = [(node, frozenset())]
     while pending:
@@ -332,6 +334,20 @@ def free_vars(node: Node) -> list[Var]:
         else:
             visits = [(child, bound) for child in children(item)]
         pending.extend(reversed(visits))  # (first child on top: first use comes first)
+    return list(found)
+
+
+def _expression_vars(e: Expr) -> list[Var]:
+    """`free_vars` of an expression, which binds nothing: every variable in it, in order of first
+    use (most calls are on expressions, and this walk is twice as fast as the general one)."""
+    found: dict[Var, None] = {}  # insertion-ordered set (a repeated key keeps its first place)
+    pending: list[Node] = [e]
+    while pending:
+        item = pending.pop()
+        if type(item) is Var:  # (no class derives from Var)
+            found[item] = None
+        else:
+            pending.extend(reversed(children(item)))
     return list(found)
 
 
