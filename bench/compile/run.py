@@ -1,7 +1,8 @@
 """Compile time: whole-process `xegen conv` against ocloc compiling oneDNN's kernel of the same layer.
 
 For every resnet_50 layer (real sizes, minibatch 1, f32 forward with bias; `--hw`, default
-XeHPG), alternating, `--runs` times (default 5), each a whole process timed by its wall clock:
+XeHPG), alternating, `--runs` times (default 5), each a whole process timed by its wall clock
+(and its CPU seconds, user + system):
 
 - xegen cold: `python -m xegen conv DESC -o K.zebin` (the default summary, with the model) with
   an empty kernel cache;
@@ -37,7 +38,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bench.e2e import onednn, peer  # noqa: E402
-from bench.e2e.measure import ROOT as THIS_TREE  # noqa: E402
 from bench.e2e.measure import layer_name, timed_process_cpu  # noqa: E402
 from tests.conv.shapes import RESNET  # noqa: E402
 from xegen import hw as hwlib  # noqa: E402
@@ -53,7 +53,7 @@ def xegen_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "xegen", "conv", *args, "--mb", "1", "--dir", "FWD_B", "--dt", "f32"]
 
 
-def layer_runs(desc, hw: hwlib.Platform, runs: int, sources: Path, tmp: Path, tree: Path = THIS_TREE) -> dict:
+def layer_runs(desc, hw: hwlib.Platform, runs: int, sources: Path, tmp: Path, tree: Path = ROOT) -> dict:
     """One layer's timings (wall and CPU seconds per run, by side), or why a side was not measured."""
     problem = make_problem(desc, "FWD_B", "f32", mb=1)
     seconds: dict[str, list[float]] = {side: [] for side in SIDES}
@@ -107,7 +107,7 @@ def layer_runs(desc, hw: hwlib.Platform, runs: int, sources: Path, tmp: Path, tr
     }
 
 
-def batch_runs(layers, hw: hwlib.Platform, runs: int, tmp: Path, tree: Path = THIS_TREE) -> dict:
+def batch_runs(layers, hw: hwlib.Platform, runs: int, tmp: Path, tree: Path = ROOT) -> dict:
     """The whole network in one `xegen conv --batch` process: cold (empty cache), then warm."""
     shapes = tmp / "shapes"
     shapes.write_text("".join(f"{desc}\n" for desc in layers))
@@ -226,7 +226,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         "--xegen",
         metavar="DIR",
         type=Path,
-        default=THIS_TREE,
+        default=ROOT,
         help="the checkout whose xegen is timed (default this one): compare two commits under the same load",
     )
     parser.add_argument("--json", default=str(ROOT / "bench" / "compile" / "results.json"), help="where to write JSON")
