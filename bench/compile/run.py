@@ -1,7 +1,8 @@
 """Compile time: whole-process `xegen conv` against ocloc compiling oneDNN's kernel of the same layer.
 
 For every resnet_50 layer (real sizes, minibatch 1, f32 forward with bias; `--hw`, default
-XeHPG), alternating, `--runs` times (default 5), each a whole process timed by its wall clock:
+XeHPG), alternating, `--runs` times (default 5), each a whole process timed by its wall clock
+(and its CPU seconds, user + system):
 
 - xegen cold: `python -m xegen conv DESC -o K.zebin` (the default summary, with the model) with
   an empty kernel cache;
@@ -37,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bench.e2e import onednn, peer  # noqa: E402
-from bench.e2e.measure import layer_name, timed_process  # noqa: E402
+from bench.e2e.measure import layer_name, timed_process_cpu  # noqa: E402
 from tests.conv.shapes import RESNET  # noqa: E402
 from xegen import hw as hwlib  # noqa: E402
 from xegen import oracles  # noqa: E402
@@ -52,10 +53,17 @@ def xegen_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "xegen", "conv", *args, "--mb", "1", "--dir", "FWD_B", "--dt", "f32"]
 
 
-def layer_runs(desc, hw: hwlib.Platform, runs: int, sources: Path, tmp: Path) -> dict:
-    """One layer's timings (seconds per run, by side), or why a side was not measured."""
+def layer_runs(desc, hw: hwlib.Platform, runs: int, sources: Path, tmp: Path, tree: Path = ROOT) -> dict:
+    """One layer's timings (wall and CPU seconds per run, by side), or why a side was not measured."""
     problem = make_problem(desc, "FWD_B", "f32", mb=1)
     seconds: dict[str, list[float]] = {side: [] for side in SIDES}
+    cpu: dict[str, list[float]] = {side: [] for side in SIDES}
+
+    def timed(side: str, what: str, command: list[str]) -> None:
+        wall, used = timed_process_cpu(what, command, str(tmp), tree)
+        seconds[side].append(wall)
+        cpu[side].append(used)
+
     notes: dict[str, str] = {}
     argv: dict[str, list[str]] = {}
     try:
@@ -80,28 +88,31 @@ def layer_runs(desc, hw: hwlib.Platform, runs: int, sources: Path, tmp: Path) ->
     for run in range(runs):
         cache = tmp / f"cache{run}"  # empty: the cold run compiles, the warm one reads what it stored
         command = xegen_argv(str(desc), "--hw", hw.name, "-o", "xegen.zebin", "--cache-dir", str(cache))
-        seconds["xegen_cold"].append(timed_process("xegen conv", command, str(tmp)))
+        timed("xegen_cold", "xegen conv", command)
         cold = (tmp / "xegen.zebin").read_bytes()
-        seconds["xegen_warm"].append(timed_process("xegen conv (warm)", command, str(tmp)))
+        timed("xegen_warm", "xegen conv (warm)", command)
         if (tmp / "xegen.zebin").read_bytes() != cold:
             raise Error(f"{desc}: the kernel cache gave other bytes than the compile")
         for side in ("onednn", "naive"):
             if side in argv:
-                seconds[side].append(timed_process(f"ocloc ({side})", argv[side], str(tmp)))
+                timed(side, f"ocloc ({side})", argv[side])
     return {
         "layer": layer_name(desc),
         "descriptor": str(desc),
         "seconds": seconds,
         "median": {side: statistics.median(values) for side, values in seconds.items() if values},
+        "cpu_seconds": cpu,
+        "cpu_median": {side: statistics.median(values) for side, values in cpu.items() if values},
         "notes": notes,
     }
 
 
-def batch_runs(layers, hw: hwlib.Platform, runs: int, tmp: Path) -> dict:
+def batch_runs(layers, hw: hwlib.Platform, runs: int, tmp: Path, tree: Path = ROOT) -> dict:
     """The whole network in one `xegen conv --batch` process: cold (empty cache), then warm."""
     shapes = tmp / "shapes"
     shapes.write_text("".join(f"{desc}\n" for desc in layers))
     seconds: dict[str, list[float]] = {"cold": [], "warm": []}
+    cpu: dict[str, list[float]] = {"cold": [], "warm": []}
     for run in range(runs):
         command = xegen_argv(
             "--batch",
@@ -113,9 +124,16 @@ def batch_runs(layers, hw: hwlib.Platform, runs: int, tmp: Path) -> dict:
             "--cache-dir",
             str(tmp / f"batch-cache{run}"),
         )
-        seconds["cold"].append(timed_process("xegen conv --batch", command, str(tmp)))
-        seconds["warm"].append(timed_process("xegen conv --batch (warm)", command, str(tmp)))
-    return {"seconds": seconds, "median": {name: statistics.median(values) for name, values in seconds.items()}}
+        for name, what in (("cold", "xegen conv --batch"), ("warm", "xegen conv --batch (warm)")):
+            wall, used = timed_process_cpu(what, command, str(tmp), tree)
+            seconds[name].append(wall)
+            cpu[name].append(used)
+    return {
+        "seconds": seconds,
+        "median": {name: statistics.median(values) for name, values in seconds.items()},
+        "cpu_seconds": cpu,
+        "cpu_median": {name: statistics.median(values) for name, values in cpu.items()},
+    }
 
 
 def load_average() -> list[float]:
@@ -142,6 +160,24 @@ def summarize(rows: list[dict], batch: dict) -> dict:
         "batch_warm_seconds": batch["median"]["warm"],
         "batch_ratio": batch["median"]["cold"] / onednn_total if complete and onednn_total else None,
         "goals": GOALS,
+        **_cpu_summary(rows, batch, complete),
+    }
+
+
+def _cpu_summary(rows: list[dict], batch: dict, complete: bool) -> dict:
+    """The same figures in CPU seconds (user + system), where the runs recorded them."""
+    if not all("cpu_median" in row for row in rows) or "cpu_median" not in batch:
+        return {}
+    measured = [row["cpu_median"] for row in rows if "onednn" in row["cpu_median"]]
+    onednn_total = sum(m["onednn"] for m in measured)
+    ratios = [m["xegen_cold"] / m["onednn"] for m in measured]
+    return {
+        "cpu_median_cold_ratio": statistics.median(ratios) if ratios else None,
+        "cpu_median_cold_seconds": statistics.median(row["cpu_median"]["xegen_cold"] for row in rows),
+        "cpu_median_onednn_seconds": statistics.median(m["onednn"] for m in measured) if measured else None,
+        "cpu_onednn_total_seconds": onednn_total,
+        "cpu_batch_cold_seconds": batch["cpu_median"]["cold"],
+        "cpu_batch_ratio": batch["cpu_median"]["cold"] / onednn_total if complete and onednn_total else None,
     }
 
 
@@ -170,6 +206,13 @@ def format_table(rows: list[dict], summary: dict, runs: int) -> str:
         f"{number(s['batch_warm_seconds'])} s; ocloc's oneDNN total {number(s['onednn_total_seconds'])} s; "
         f"cold / total {number(s['batch_ratio'])} (goal <= 0.5)",
     ]
+    if "cpu_median_cold_seconds" in s:
+        lines.append(
+            f"CPU seconds (user + system): xegen cold median {number(s['cpu_median_cold_seconds'])} s, oneDNN "
+            f"{number(s['cpu_median_onednn_seconds'])} s, median ratio {number(s['cpu_median_cold_ratio'])}; "
+            f"batch cold {number(s['cpu_batch_cold_seconds'])} s / ocloc's total "
+            f"{number(s['cpu_onednn_total_seconds'])} s = {number(s['cpu_batch_ratio'])}"
+        )
     return "\n".join(lines)
 
 
@@ -179,6 +222,13 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=5, help="alternating runs per layer and of the batch (default 5)")
     parser.add_argument("--layers", type=int, default=None, help="only the first N resnet_50 layers")
     parser.add_argument("--onednn-dir", metavar="DIR", help="oneDNN's OpenCL sources (see bench/e2e/onednn.py)")
+    parser.add_argument(
+        "--xegen",
+        metavar="DIR",
+        type=Path,
+        default=ROOT,
+        help="the checkout whose xegen is timed (default this one): compare two commits under the same load",
+    )
     parser.add_argument("--json", default=str(ROOT / "bench" / "compile" / "results.json"), help="where to write JSON")
     args = parser.parse_args(argv)
     if args.runs < 1 or (args.layers is not None and args.layers < 1):
@@ -202,18 +252,19 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "hw": hw.name,
         "runs": args.runs,
+        "xegen": str(args.xegen),
         "load_before": load_average(),
     }
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         rows = []
         for desc in layers:
-            rows.append(layer_runs(desc, hw, args.runs, sources, tmp))
+            rows.append(layer_runs(desc, hw, args.runs, sources, tmp, args.xegen))
             print(
                 f"{rows[-1]['layer']}: {json.dumps({k: round(v, 3) for k, v in rows[-1]['median'].items()})}",
                 file=sys.stderr,
             )
-        batch = batch_runs(layers, hw, args.runs, tmp)
+        batch = batch_runs(layers, hw, args.runs, tmp, args.xegen)
     report.update(layers=rows, batch=batch, summary=summarize(rows, batch), load_after=load_average())
     print(format_table(rows, report["summary"], args.runs))
     print(f"load average (1, 5, 15 min): before {report['load_before']}, after {report['load_after']}")

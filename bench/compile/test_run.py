@@ -31,3 +31,15 @@ def test_the_batch_is_not_compared_when_onednn_missed_a_layer():
     assert s["median_cold_ratio"] == pytest.approx(2.0) and s["layers_with_onednn"] == 1
     assert s["batch_ratio"] is None
     assert "(onednn: not supported)" in format_table(rows, s, runs=1)
+
+
+def test_cpu_seconds_give_the_same_ratios_where_the_runs_recorded_them():
+    rows = [row("a", 2.0, 0.1, 1.0), row("b", 3.0, 0.3, 0.5)]
+    rows[0]["cpu_median"] = {"xegen_cold": 1.5, "xegen_warm": 0.1, "onednn": 0.5}  # ratio 3
+    rows[1]["cpu_median"] = {"xegen_cold": 1.0, "xegen_warm": 0.1, "onednn": 1.0}  # ratio 1
+    batch = {"median": {"cold": 3.0, "warm": 0.3}, "cpu_median": {"cold": 0.75, "warm": 0.2}}
+    s = summarize(rows, batch)
+    assert s["cpu_median_cold_ratio"] == 2.0 and s["cpu_median_cold_seconds"] == 1.25
+    assert s["cpu_onednn_total_seconds"] == 1.5 and s["cpu_batch_ratio"] == 0.5
+    assert "batch cold 0.75 s / ocloc's total 1.50 s = 0.50" in format_table(rows, s, runs=1)
+    assert "cpu_batch_ratio" not in summarize([row("a", 2.0, 0.1, 1.0)], {"median": {"cold": 1.0, "warm": 0.1}})

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -74,17 +75,27 @@ def layer_name(desc: Descriptor) -> str:
 
 def timed_process(what: str, argv: list[str], cwd: str) -> float:
     """Wall-clock seconds of a whole process; a failure is an Error quoting its first error line."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return timed_process_cpu(what, argv, cwd)[0]
+
+
+def timed_process_cpu(what: str, argv: list[str], cwd: str, root: Path = ROOT) -> tuple[float, float]:
+    """Wall-clock seconds of a whole process and the CPU seconds (user + system) it used, with
+    `root`'s xegen first on the path; a failure is an Error quoting its first error line.  (On a
+    shared machine the CPU time moves less with the load than the wall clock.)"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     # Timed as an installed package runs: from cached bytecode, not recompiling xegen's sources
     # in every process (which PYTHONDONTWRITEBYTECODE=1 would make it do).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     result = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # (the waited-for child is counted now)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if result.returncode != 0:
         lines = (result.stderr + result.stdout).strip().splitlines() or [f"exit status {result.returncode}"]
         raise Error(f"{what} failed: {next((line for line in lines if 'error:' in line.lower()), lines[-1])}")
-    return seconds
+    return seconds, cpu
 
 
 def binary_counts(instructions: list, sizes: list) -> dict:

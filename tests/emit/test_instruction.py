@@ -63,6 +63,16 @@ def test_instructions_are_immutable_and_hashable():
     assert inst == same and hash(inst) == hash(same) and len({inst, same}) == 1
 
 
+def test_region_builders_copy_every_other_field():
+    # (they build the copy field by field, faster than dataclasses.replace: a field added to Reg
+    # and not to the copy would be lost)
+    r = Reg("r", 7, 3, "w", 8, 4, 2, neg=True, abs=True, mme=5, indirect=True, addr_subreg=2, addr_offset=-32)
+    assert r.region(16, 8, 2) == dataclasses.replace(r, vstride=16, width=8, hstride=2)
+    assert r.stride(4) == dataclasses.replace(r, vstride=None, width=None, hstride=4)
+    assert r.scalar() == dataclasses.replace(r, vstride=0, width=1, hstride=0)
+    assert r.at("a", 1, 6) == dataclasses.replace(r, file="a", number=1, subreg=6)
+
+
 def test_swsb_text():
     for text in ("@3", "A@1,$2", "$5.dst", "$0.src", "F@2", "I@1,$3.dst", "NoAccSBSet"):
         assert str(Swsb.parse(text)) == text

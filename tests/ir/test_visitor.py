@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import given, settings
 
 from xegen import ir
+from xegen.ir.funcs import Func
 
 from .strategies import any_stmt, vector_or_scalar_expr
 
@@ -32,6 +35,13 @@ def test_free_vars_of_deep_trees():
     assert [v.name for v in ir.free_vars(s)] == ["v0", "x", "buf"]
 
 
+@settings(max_examples=200, deadline=None)
+@given(vector_or_scalar_expr(depth=3))
+def test_free_vars_of_an_expression_are_its_variables_in_walk_order(e):
+    # an expression binds nothing: its free variables are every variable in it, first use first
+    assert ir.free_vars(e) == list(dict.fromkeys(n for n in ir.walk(e) if isinstance(n, ir.Var)))
+
+
 def test_node_count_counts_every_node():
     assert ir.node_count(ir.parse_expr("a + b * 2")) == 5
 
@@ -52,6 +62,29 @@ def test_mutator_rebuilds_only_what_changed():
 @given(any_stmt(depth=2))
 def test_identity_mutation_returns_the_same_object(s):
     assert ir.Mutator().mutate(s) is s
+
+
+def _every_field_child(node: ir.Node) -> list[ir.Node]:
+    """The children by the plain definition: the IR nodes (not call targets) in any constructor
+    field, directly or in a tuple, in field order."""
+    found: list[ir.Node] = []
+    for f in dataclasses.fields(node):
+        value = getattr(node, f.name) if f.init else None
+        if isinstance(value, ir.Node) and not isinstance(value, Func):
+            found.append(value)
+        elif isinstance(value, tuple):
+            found.extend(item for item in value if isinstance(item, ir.Node))
+    return found
+
+
+@settings(max_examples=100, deadline=None)
+@given(any_stmt(depth=2))
+def test_children_skip_only_fields_that_hold_no_nodes(s):
+    # `children` leaves out fields annotated with scalar types without reading them
+    for node in ir.walk(s):
+        expected = _every_field_child(node)
+        found = ir.children(node)
+        assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected, strict=True))
 
 
 @settings(max_examples=200, deadline=None)

@@ -92,17 +92,25 @@ class _Rebuilder(ir.StmtMutator):
         self.values = values
         self.scope = set(scope)  # variables defined where the next expression is evaluated
         self.bound: dict[ir.Expr, ir.Var] = {}  # pure let values in scope -> their variable
+        self.bound_uses: dict[ir.Expr, frozenset[ir.Var]] = {}  # those values -> their variables
         self.aliases: dict[ir.Expr, ir.Expr] = {}  # let variable -> the variable or constant it equals
 
     def mutate_expr(self, e: ir.Expr) -> ir.Expr:
         value, original = next(self.values)
-        if not self.scope.issuperset(ir.free_vars(value)):
-            value = original
-        if self.aliases:
+        uses = set(ir.free_vars(value))
+        if not self.scope.issuperset(uses):
+            value, uses = original, set(ir.free_vars(original))
+        # A substitution only walks the expression when a key can occur in it: a subexpression
+        # equal to a key uses the key's variables (expressions bind none), and an alias key is a
+        # variable.  (Where none can occur, `substitute` would return `value` itself.)
+        if self.aliases and not self.aliases.keys().isdisjoint(uses):
             value = ir.substitute(value, self.aliases)
+            uses = set(ir.free_vars(value))
         # a let's value where it survived extraction reads the let's variable again (uses saw
         # through the let, see `see_through_lets`)
-        return ir.substitute(value, self.bound) if self.bound else value
+        if any(key_uses <= uses for key_uses in self.bound_uses.values()):
+            value = ir.substitute(value, self.bound)
+        return value
 
     def mutate_Let(self, s: ir.Let) -> ir.Stmt:
         value = self._expr(s.value)
@@ -113,10 +121,11 @@ class _Rebuilder(ir.StmtMutator):
         if value is None or isinstance(value, (ir.Var, ir.IntImm)) or not is_pure(value):
             return ir.Let(s.var, value, self._body(s.var, s.body))
         self.bound[value] = s.var
+        self.bound_uses[value] = frozenset(ir.free_vars(value))
         try:
             return ir.Let(s.var, value, self._body(s.var, s.body))
         finally:
-            del self.bound[value]
+            del self.bound[value], self.bound_uses[value]
 
     def mutate_For(self, s: ir.For) -> ir.Stmt:
         init, bound = self.mutate_expr(s.init), self.mutate_expr(s.bound)

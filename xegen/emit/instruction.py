@@ -56,18 +56,43 @@ class Reg:
     addr_subreg: int = 0
     addr_offset: int = 0
 
-    # Small builders that return modified copies.
+    # Small builders that return modified copies.  (The ones instruction selection and register
+    # allocation call for every operand build the copy directly: `dataclasses.replace` takes
+    # three times as long.)
     def region(self, vstride: int | None, width: int | None = None, hstride: int | None = None) -> Reg:
         """`<v;w,h>` for a 1/2-source operand, `<v;h>` with width None for 3-source src0/src1."""
-        return replace(self, vstride=vstride, width=width, hstride=hstride)
+        return self._copy(self.file, self.number, self.subreg, vstride, width, hstride)
 
     def stride(self, hstride: int) -> Reg:
         """A destination or 3-source src2 region `<h>`."""
-        return replace(self, vstride=None, width=None, hstride=hstride)
+        return self._copy(self.file, self.number, self.subreg, None, None, hstride)
 
     def scalar(self) -> Reg:
         """Broadcast one element: `<0;1,0>`."""
-        return replace(self, vstride=0, width=1, hstride=0)
+        return self._copy(self.file, self.number, self.subreg, 0, 1, 0)
+
+    def at(self, file: str, number: int, subreg: int) -> Reg:
+        """The same operand in another register (register allocation places virtual ones)."""
+        return self._copy(file, number, subreg, self.vstride, self.width, self.hstride)
+
+    def _copy(
+        self, file: str, number: int, subreg: int, vstride: int | None, width: int | None, hstride: int | None
+    ) -> Reg:
+        return Reg(
+            file,
+            number,
+            subreg,
+            self.type,
+            vstride,
+            width,
+            hstride,
+            self.neg,
+            self.abs,
+            self.mme,
+            self.indirect,
+            self.addr_subreg,
+            self.addr_offset,
+        )
 
     def retype(self, type: str) -> Reg:
         return replace(self, type=type)

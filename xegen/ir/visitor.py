@@ -25,13 +25,34 @@ ExprOrStmt = TypeVar("ExprOrStmt", Expr, Stmt)  # what a rewrite of expressions 
 Pattern = TypeVar("Pattern", bound=Expr)  # the keys of a substitution (a Mapping's key type is invariant)
 
 
-def _child_fields(node: Node) -> list[str]:
+#: field annotations that never hold an IR node: a walk skips those fields without reading them
+#: (most nodes a walk meets are leaves, variables and constants, whose fields are all such)
+_SCALAR_ANNOTATIONS = frozenset({"str", "int", "float", "bool", "Type", "int | None", "tuple[int, ...]"})
+
+#: node class -> the names of its fields that may hold IR nodes, in field order
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(node: Node) -> tuple[str, ...]:
     cls = type(node)
-    names = cls.__dict__.get("_child_field_cache")
-    if names is None:
-        names = [f.name for f in fields(node) if f.init]
-        type.__setattr__(cls, "_child_field_cache", names)
-    return names
+    try:
+        return _CHILD_FIELDS[cls]
+    except KeyError:
+        names = tuple(f.name for f in fields(cls) if f.init and f.type not in _SCALAR_ANNOTATIONS)
+        _CHILD_FIELDS[cls] = names
+        return names
+
+
+#: node class -> the names of all its constructor's fields
+_INIT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _init_fields(cls: type) -> tuple[str, ...]:
+    try:
+        return _INIT_FIELDS[cls]
+    except KeyError:
+        names = _INIT_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.init)
+        return names
 
 
 #: (visitor or mutator class, node class) -> its `visit_<NodeClass>` / `mutate_<NodeClass>`
@@ -106,9 +127,9 @@ class Mutator:
             values[name] = new
         if not changed:
             return node
-        for f in fields(node):
-            if f.init and f.name not in values:
-                values[f.name] = getattr(node, f.name)
+        for name in _init_fields(type(node)):
+            if name not in values:
+                values[name] = getattr(node, name)
         return type(node)(**values)
 
 
@@ -292,6 +313,8 @@ def substitute_stmt(stmt: Stmt, mapping: Mapping[Pattern, Expr]) -> Stmt:
 def free_vars(node: Node) -> list[Var]:
     """Variables used but not bound inside `node` (lets, loops and allocs bind), in order of
     first use.  An explicit stack, so that deep trees (a long parsed sum) work too."""
+    if isinstance(node, Expr):
+        return _expression_vars(node)
     found: dict[Var, None] = {}  # insertion-ordered set
     pending: list[tuple[Node, frozenset]] = [(node, frozenset())]
     while pending:
@@ -311,6 +334,20 @@ def free_vars(node: Node) -> list[Var]:
         else:
             visits = [(child, bound) for child in children(item)]
         pending.extend(reversed(visits))  # (first child on top: first use comes first)
+    return list(found)
+
+
+def _expression_vars(e: Expr) -> list[Var]:
+    """`free_vars` of an expression, which binds nothing: every variable in it, in order of first
+    use (most calls are on expressions, and this walk is twice as fast as the general one)."""
+    found: dict[Var, None] = {}  # insertion-ordered set (a repeated key keeps its first place)
+    pending: list[Node] = [e]
+    while pending:
+        item = pending.pop()
+        if type(item) is Var:  # (no class derives from Var)
+            found[item] = None
+        else:
+            pending.extend(reversed(children(item)))
     return list(found)
 
 

@@ -201,8 +201,8 @@ def _physical(reg: Reg, placed: dict[int, int], grf: int, whole: bool = False) -
     if whole:
         if address % grf:
             raise AssertionError(f"message operand at byte {address} is not GRF-aligned")
-        return replace(reg, file="r", number=address // grf, subreg=0)
-    return replace(reg, file="r", number=address // grf, subreg=(address % grf) // size)
+        return reg.at("r", address // grf, 0)
+    return reg.at("r", address // grf, (address % grf) // size)
 
 
 def rewrite(ops: list[Op], placed: dict[int, int], grf: int) -> list[Instruction]:

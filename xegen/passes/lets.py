@@ -73,7 +73,11 @@ class _SeeThroughLets(ir.StmtMutator):
         self.values: dict[ir.Expr, ir.Expr] = {}  # pure let variables in scope -> their values
 
     def mutate_expr(self, e: ir.Expr) -> ir.Expr:
-        return ir.substitute(e, self.values) if self.values else e
+        # (an expression binds nothing, so a key occurs in it only as one of its free variables;
+        # where none does, `substitute` would walk it to return `e` itself)
+        if self.values and not self.values.keys().isdisjoint(ir.free_vars(e)):
+            return ir.substitute(e, self.values)
+        return e
 
     def mutate_Let(self, s: ir.Let) -> ir.Stmt:
         value = self._expr(s.value)
