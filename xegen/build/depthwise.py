@@ -18,13 +18,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..conv.index import Idx
-from ..ir import Alloc, Call, Expr, IfThenElse, Mad, Reorder, Send, Stmt, Var, format_expr, ptr, seq
+from ..ir import Alloc, Call, Mad, Reorder, Send, Stmt, Var, ptr, seq
 from ..ir.types import F32
 from ..plan.depthwise import DepthwisePlan
 from ..plan.rows import Axis, Rows
 from ..plan.tiles import TileLayout, line_layout
 from .affine import split_offset
-from .builder import GROUP_IDS, copy_tile
+from .builder import copy_tile
 from .messages import Scope
 from .rows import RowBuilder, constant_lanes
 
@@ -45,25 +45,9 @@ class _Depthwise(RowBuilder):
         g0 = self.top.bind("g0", c0.div(out_pg)) if out_pg > 1 else c0
         self.cin0 = self.top.bind("cin0", g0 * in_pg) if in_pg > 1 else g0
         self.g0 = g0
-        self.fixed: dict[str, Expr] = {}
-        if len(plan.phases) == 1:
-            return self.kernel(*self._phase(plan.rows, origins[0], Var("k_iter"), own_buffers=False))
-        # backward data by stride phases: group_id2 is the phase, each a loop of its own
-        phase = Idx(GROUP_IDS[2], 0, len(plan.phases) - 1)
-        branch: Stmt | None = None
-        for index in reversed(range(len(plan.phases))):
-            k_iter = Var(self.names.fresh("k_iter"))
-            main, epilogue = self._phase(plan.phases[index], origins[index], k_iter, own_buffers=True)
-            body = seq(*main, *epilogue)
-            below = phase.below(index + 1) if index < len(plan.phases) - 1 else None
-            branch = body if below is None else IfThenElse(below, body, branch)
-        assert branch is not None
-        self.local_buffers = {var.name for var in self._loaded()}
-        return self.kernel([branch], [])
+        return self.phase_kernel(plan.phases, origins, self._loaded(), self._phase)
 
-    def _phase(
-        self, rows: Rows, origin: dict[str, Idx], k_iter: Var, own_buffers: bool
-    ) -> tuple[list[Stmt], list[Stmt]]:
+    def _phase(self, rows: Rows, origin: dict[str, Idx], k_iter: Var, own_buffers: bool) -> list[Stmt]:
         """The loop of one forward walk (`rows`) and its epilogue: with `own_buffers` the loop
         loads into registers of its own (so that the scheduler may multi-buffer each phase's)."""
         plan = self.plan
@@ -91,7 +75,7 @@ class _Depthwise(RowBuilder):
             if var.name in own:
                 loop = Alloc(own[var.name], size, "grf", loop)
         epilogue = self.epilogue(plan.acc, plan.store, plan.bias, self.c0, origin, plan.store_block, rows)
-        return self.zeroed(plan.acc) + [loop], epilogue
+        return self.zeroed(plan.acc) + [loop] + epilogue
 
     def _loaded(self) -> list[Var]:
         """The buffers a phase's loop fills."""
@@ -121,7 +105,7 @@ class _Depthwise(RowBuilder):
             for i in range(in_pg):
                 channels = [Idx.const(i), channel] if walk.transposed else [channel, Idx.const(i)]
                 offset = layout.offset([group, *channels, *taps])
-                offsets = split_offset(offset.expr * t.size, variant, self._bind_fixed)
+                offsets = split_offset(offset.expr * t.size, variant, self.bind_fixed)
                 line = vector * in_pg + i
                 loads.append(
                     Call(
@@ -132,13 +116,6 @@ class _Depthwise(RowBuilder):
         if self.wide_weights is not None:
             loads += copy_tile(self.wide_weights, self.weights)
         return loads
-
-    def _bind_fixed(self, e: Expr) -> Expr:
-        """A loop-invariant vector, bound once before the loop."""
-        key = format_expr(e)
-        if key not in self.fixed:
-            self.fixed[key] = self.top.bind("w_lanes", Idx(e, 0, 0)).expr
-        return self.fixed[key]
 
     def _multiply(self) -> list[Stmt]:
         """Pixel by pixel: its operands (widened, replicated), then every mad that reads it."""

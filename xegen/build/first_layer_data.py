@@ -18,12 +18,12 @@ channels across the lanes, then each accumulator line summed across its lanes.
 from __future__ import annotations
 
 from ..conv.index import Idx
-from ..ir import Alloc, Call, Expr, IfThenElse, Mad, Stmt, Var, cast, format_expr, load, seq, store
+from ..ir import Alloc, Call, Mad, Stmt, Var, cast, load, seq, store
 from ..ir.types import F32
 from ..plan.first_layer_data import FirstLayerDataPlan
 from ..plan.rows import Rows
 from .affine import split_offset
-from .builder import GROUP_IDS, copy_tile
+from .builder import copy_tile
 from .depthwise import kernel_position, phase_lines
 from .messages import Scope
 from .rows import RowBuilder, constant_lanes, written_position
@@ -37,21 +37,8 @@ class _FirstLayerData(RowBuilder):
     plan: FirstLayerDataPlan
 
     def build(self) -> Stmt:
-        plan = self.plan
-        origins = [self.pixel_origin(rows) for rows in plan.phases]
-        self.fixed: dict[str, Expr] = {}
-        if len(plan.phases) == 1:
-            return self.kernel(self._phase(plan.rows, origins[0], Var("k_iter"), own_buffers=False), [])
-        phase = Idx(GROUP_IDS[2], 0, len(plan.phases) - 1)
-        branch: Stmt | None = None
-        for index in reversed(range(len(plan.phases))):
-            k_iter = Var(self.names.fresh("k_iter"))
-            body = seq(*self._phase(plan.phases[index], origins[index], k_iter, own_buffers=True))
-            below = phase.below(index + 1) if index < len(plan.phases) - 1 else None
-            branch = body if below is None else IfThenElse(below, body, branch)
-        assert branch is not None
-        self.local_buffers = {var.name for var in self._loaded()}
-        return self.kernel([branch], [])
+        origins = [self.pixel_origin(rows) for rows in self.plan.phases]
+        return self.phase_kernel(self.plan.phases, origins, self._loaded(), self._phase)
 
     def _loaded(self) -> list[Var]:
         """The buffers a phase's loop fills."""
@@ -108,18 +95,11 @@ class _FirstLayerData(RowBuilder):
                 if plan.weights_block:
                     loads.append(self.block_message("load", "wei", t, n, element, self.weights, at))
                 else:
-                    offsets = split_offset(element.expr, variant, self._bind_fixed)
+                    offsets = split_offset(element.expr, variant, self.bind_fixed)
                     loads.append(self.gather("load", "wei", t, offsets, self.weights, at))
         if self.wide_weights is not None:
             loads += copy_tile(self.wide_weights, self.weights)
         return loads
-
-    def _bind_fixed(self, e: Expr) -> Expr:
-        """A loop-invariant vector, bound once before the loop."""
-        key = format_expr(e)
-        if key not in self.fixed:
-            self.fixed[key] = self.top.bind("w_lanes", Idx(e, 0, 0)).expr
-        return self.fixed[key]
 
     def _multiply(self) -> list[Stmt]:
         """acc[line*IC + ic] += segment[pixel] * weights[tap*IC + ic], pixel by pixel."""
