@@ -221,7 +221,8 @@ def first_layer_data_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Con
         # channels: 3249 modeled cycles against 3155 in f32 on XeHPG, 783 against 483 in bf16 on XeHPC)
         return []
     simds = [given["simd"]] if "simd" in given else [w for w in hw.simd_widths if w * 4 <= 64 and desc.oc % w == 0]
-    row = min(w.axis("w").outputs for w in backward_data_walks(problem))
+    walks = backward_data_walks(problem)
+    row = min(w.axis("w").outputs for w in walks)
     m_tiles = [given["m_tile"]] if "m_tile" in given else m_tile_options(row, (8, 4, 16, 2))
     configs = []
     size = problem.type_of("dst").size
@@ -230,7 +231,7 @@ def first_layer_data_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Con
         # first the blocks whose pixels fill whole GRFs: an LSC load that ends inside a GRF goes
         # through a temporary and a move, waited for at once (16 bf16 channels in XeHPC's 64-byte GRFs)
         n_tiles.sort(key=lambda t: (t * size) % hw.grf_bytes != 0)
-        if "plan" not in given and (n_tiles[0] * size) % hw.grf_bytes:
+        if not n_tiles or ("plan" not in given and (n_tiles[0] * size) % hw.grf_bytes):
             # no block of channels fills a GRF (16 bf16 channels on XeHPC): every pixel's load
             # waits in full, one after the other (3 to 16 channels, 3x3 on 56x56, bf16 on XeHPC:
             # 4868 modeled cycles against the GEMM plan's 776), so this simd is not offered
@@ -238,7 +239,7 @@ def first_layer_data_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Con
         n_tiles = [given["n_tile"]] if "n_tile" in given else n_tiles
         for n_tile in n_tiles:
             for m_tile in m_tiles:
-                spatial = max(Rows(desc, m_tile, walk=w).spatial_blocks for w in backward_data_walks(problem))
+                spatial = max(Rows(desc, m_tile, walk=w).spatial_blocks for w in walks)
                 tg_m = given.get("tg_m") or max(1, min(4, spatial))
                 base = Config("mad", simd, tg_m, 1, m_tile, n_tile, 1, plan="first")
                 configs += budget_variants(base, hw, given, [1, 2])
