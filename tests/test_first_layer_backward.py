@@ -1,4 +1,4 @@
-"""Backward weights of first layers on plan=first (issue 18) through the whole compiler, checked
+"""Backward weights and backward data of first layers on plan=first (issue 18) through the whole compiler, checked
 as the acceptance matrix checks resnet_50 (`check_end_to_end`: verified in the simulator over the
 whole grid, bias gradient included, no SWSB hazard, exact static counts, iga64 and `ocloc
 validate` clean, the same bytes twice), and the heuristic's choice of the plan.
@@ -23,6 +23,14 @@ SMALL = [
     ("BWD_W", "mb1ic3id3ih6iw6oc16od3oh6ow6kd3kh3kw3pd1ph1pw1"),  # 3-D: kernel rows (kd, kh), no bias
     ("BWD_WB", "mb1ic3ih10oc16oh8kh3"),  # no padding
 ]
+SMALL_DATA = [
+    "mb1ic3ih20oc32oh10kh7sh2ph3",  # 7x7 stride 2: two h phases, the w phases in one walk, two channel blocks
+    "mb2ic3ih15oc16oh8kh7sh2ph3",  # odd width: the w phases walk apart (four phases), minibatch 2
+    "mb1ic4ih9oc16oh9kh3ph1",  # stride 1: one phase, the kernel flipped
+    "mb1ic1iw40oc32ow20kw3sw2pw1",  # 1-D, one channel
+    "mb1ic3id4ih6iw6oc16od2oh3ow3kd3kh3kw3sd2sh2sw2pd1ph1pw1",  # 3-D phases
+    "mb1ic3ih8oc32oh3kh2sh3",  # fewer taps than the stride: inputs no tap reaches stay zero
+]
 CASES = [(hw, dt) for hw in ("xelp", "xehpg", "xehpc") for dt in ("f32", "bf16")]
 REAL = ["mb1ic3ih224oc64oh112kh7sh2ph3", "mb1ic3ih300oc64oh150kh7sh2ph3"]
 
@@ -36,6 +44,26 @@ def small_cases():
 @pytest.mark.parametrize("direction, desc, hw, dt", list(small_cases()))
 def test_first_layer_backward_weights_end_to_end(direction, desc, hw, dt, iga64, ocloc):
     compilation = check_end_to_end(parse_descriptor(desc), hw, direction, dt, seed=13)
+    assert compilation.config.plan == "first"
+
+
+@pytest.mark.parametrize(
+    "desc, hw, dt",
+    [
+        pytest.param(desc, *CASES[i % len(CASES)], id=f"{desc}-{'-'.join(CASES[i % len(CASES)])}")
+        for i, desc in enumerate(SMALL_DATA)
+    ],
+)
+def test_first_layer_backward_data_end_to_end(desc, hw, dt, iga64, ocloc):
+    compilation = check_end_to_end(parse_descriptor(desc), hw, "BWD_D", dt, seed=13)
+    assert compilation.config.plan == "first"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("desc", REAL)
+@pytest.mark.parametrize("hw, dt", CASES)
+def test_first_layer_backward_data_real_sizes(desc, hw, dt, iga64, ocloc):
+    compilation = check_end_to_end(parse_descriptor(desc), hw, "BWD_D", dt, seed=13)
     assert compilation.config.plan == "first"
 
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..conv.index import Idx
-from ..ir import Alloc, Call, Expr, IfThenElse, Mad, Reorder, Send, Stmt, Var, format_expr, ptr, seq
+from ..ir import Alloc, Call, Mad, Reorder, Send, Stmt, Var, ptr, seq
 from ..ir.types import F32
 from ..plan.depthwise import DepthwisePlan
 from ..plan.rows import Axis, Rows
 from ..plan.tiles import TileLayout, line_layout
 from .affine import split_offset
-from .builder import GROUP_IDS, copy_tile
+from .builder import copy_tile
 from .messages import Scope
 from .rows import RowBuilder, constant_lanes
 
@@ -45,25 +45,9 @@ class _Depthwise(RowBuilder):
         g0 = self.top.bind("g0", c0.div(out_pg)) if out_pg > 1 else c0
         self.cin0 = self.top.bind("cin0", g0 * in_pg) if in_pg > 1 else g0
         self.g0 = g0
-        self.fixed: dict[str, Expr] = {}
-        if len(plan.phases) == 1:
-            return self.kernel(*self._phase(plan.rows, origins[0], Var("k_iter"), own_buffers=False))
-        # backward data by stride phases: group_id2 is the phase, each a loop of its own
-        phase = Idx(GROUP_IDS[2], 0, len(plan.phases) - 1)
-        branch: Stmt | None = None
-        for index in reversed(range(len(plan.phases))):
-            k_iter = Var(self.names.fresh("k_iter"))
-            main, epilogue = self._phase(plan.phases[index], origins[index], k_iter, own_buffers=True)
-            body = seq(*main, *epilogue)
-            below = phase.below(index + 1) if index < len(plan.phases) - 1 else None
-            branch = body if below is None else IfThenElse(below, body, branch)
-        assert branch is not None
-        self.local_buffers = {var.name for var in self._loaded()}
-        return self.kernel([branch], [])
+        return self.phase_kernel(plan.phases, origins, self._loaded(), self._phase)
 
-    def _phase(
-        self, rows: Rows, origin: dict[str, Idx], k_iter: Var, own_buffers: bool
-    ) -> tuple[list[Stmt], list[Stmt]]:
+    def _phase(self, rows: Rows, origin: dict[str, Idx], k_iter: Var, own_buffers: bool) -> list[Stmt]:
         """The loop of one forward walk (`rows`) and its epilogue: with `own_buffers` the loop
         loads into registers of its own (so that the scheduler may multi-buffer each phase's)."""
         plan = self.plan
@@ -79,11 +63,11 @@ class _Depthwise(RowBuilder):
         self.work = None if work is None else replace(work, buffer=own.get(work.buffer.name, work.buffer))
         # the phase's segment and weights: its own pixels' and taps' lines (no zeroing of lines
         # it never loads, no widening copy of lines it leaves unloaded)
-        self.segment = _lines(plan.segment, own, len(rows.pixels), self.hw.grf_bytes)
+        self.segment = phase_lines(plan.segment, own, len(rows.pixels), self.hw.grf_bytes)
         vectors = len(rows.taps()) * rows.path.in_per_group
-        self.weights = _lines(plan.weights, own, vectors, self.hw.grf_bytes)
+        self.weights = phase_lines(plan.weights, own, vectors, self.hw.grf_bytes)
         wide = plan.wide_weights
-        self.wide_weights = None if wide is None else _lines(wide, own, vectors, self.hw.grf_bytes)
+        self.wide_weights = None if wide is None else phase_lines(wide, own, vectors, self.hw.grf_bytes)
         _, kd, kh = self.row_loop_indices(k_iter, rows)
         body = self._segment(kd, kh) + self._weights(kd, kh) + self._multiply()
         loop: Stmt = self.row_loop(k_iter, body, rows) if rows.iterations > 1 else self.loop.wrap(seq(*body))
@@ -91,7 +75,7 @@ class _Depthwise(RowBuilder):
             if var.name in own:
                 loop = Alloc(own[var.name], size, "grf", loop)
         epilogue = self.epilogue(plan.acc, plan.store, plan.bias, self.c0, origin, plan.store_block, rows)
-        return self.zeroed(plan.acc) + [loop], epilogue
+        return self.zeroed(plan.acc) + [loop] + epilogue
 
     def _loaded(self) -> list[Var]:
         """The buffers a phase's loop fills."""
@@ -113,15 +97,15 @@ class _Depthwise(RowBuilder):
         layout, t = self.problem.layout_of("wei"), self.problem.type_of("wei")
         group = self.g0 + constant_lanes([lane // out_pg for lane in range(n)])
         channel = constant_lanes([lane % out_pg for lane in range(n)])
-        kernel = {"d": _kernel_position(walk.axis("d"), kd), "h": _kernel_position(walk.axis("h"), kh)}
+        kernel = {"d": kernel_position(walk.axis("d"), kd), "h": kernel_position(walk.axis("h"), kh)}
         variant = {var for var, _ in self.loop.lets}
         loads: list[Stmt] = []
         for f, kw, vector in self.rows.taps():
-            taps = [kernel.get(d, _kernel_position(walk.w_axes[f], Idx.const(kw))) for d in desc.used]
+            taps = [kernel.get(d, kernel_position(walk.w_axes[f], Idx.const(kw))) for d in desc.used]
             for i in range(in_pg):
                 channels = [Idx.const(i), channel] if walk.transposed else [channel, Idx.const(i)]
                 offset = layout.offset([group, *channels, *taps])
-                offsets = split_offset(offset.expr * t.size, variant, self._bind_fixed)
+                offsets = split_offset(offset.expr * t.size, variant, self.bind_fixed)
                 line = vector * in_pg + i
                 loads.append(
                     Call(
@@ -132,13 +116,6 @@ class _Depthwise(RowBuilder):
         if self.wide_weights is not None:
             loads += copy_tile(self.wide_weights, self.weights)
         return loads
-
-    def _bind_fixed(self, e: Expr) -> Expr:
-        """A loop-invariant vector, bound once before the loop."""
-        key = format_expr(e)
-        if key not in self.fixed:
-            self.fixed[key] = self.top.bind("w_lanes", Idx(e, 0, 0)).expr
-        return self.fixed[key]
 
     def _multiply(self) -> list[Stmt]:
         """Pixel by pixel: its operands (widened, replicated), then every mad that reads it."""
@@ -180,7 +157,7 @@ class _Depthwise(RowBuilder):
         return _Operands(moves, lambda i, n0: work.pointer(first + i, n0))
 
 
-def _lines(layout: TileLayout, own: dict[str, Var], lines: int, grf: int) -> TileLayout:
+def phase_lines(layout: TileLayout, own: dict[str, Var], lines: int, grf: int) -> TileLayout:
     """`layout` (GRF-aligned lines) cut to `lines` lines, in the phase's own buffer."""
     if not own and lines == layout.rows:
         return layout
@@ -188,7 +165,7 @@ def _lines(layout: TileLayout, own: dict[str, Var], lines: int, grf: int) -> Til
     return line_layout(buffer, layout.type, lines, layout.cols, 1, layout.cols, grf)[0]
 
 
-def _kernel_position(axis: Axis, tap: Idx) -> Idx:
+def kernel_position(axis: Axis, tap: Idx) -> Idx:
     """The kernel position of a walk's tap (the tap itself going forward)."""
     if axis.kernel_first == 0 and axis.kernel_step == 1:
         return tap

@@ -13,7 +13,24 @@ from __future__ import annotations
 from ..conv.index import Idx, all_of
 from ..conv.layout import Layout
 from ..conv.problem import Problem
-from ..ir import Alloc, Call, Expr, For, IntImm, Let, Names, Send, Stmt, Var, const, min_, ptr, seq
+from ..ir import (
+    Alloc,
+    Call,
+    Expr,
+    For,
+    IfThenElse,
+    IntImm,
+    Let,
+    Names,
+    Send,
+    Stmt,
+    Var,
+    const,
+    format_expr,
+    min_,
+    ptr,
+    seq,
+)
 from ..ir.expr import Shuffle
 from ..ir.types import PTR, Type
 from ..plan.rows import Axis, Rows
@@ -38,6 +55,7 @@ class RowBuilder:
         self.loop = Scope(self.names)
         self.buffers = {t: Var(t, PTR) for t in ("src", "wei", "dst", "bias")}
         self.local_buffers: set[str] = set()  # the plan's GRF buffers allocated inside the kernel, not at its top
+        self.fixed: dict[str, Expr] = {}  # loop-invariant lane vectors bound before the loop (`bind_fixed`)
 
     # -- where the thread's outputs are ----------------------------------------------------------
     def channel_start(self) -> Idx:
@@ -184,11 +202,11 @@ class RowBuilder:
         tensor = walk.writes
         layout, t = self.problem.layout_of(tensor), self.problem.type_of(tensor)
         channels = c0 if block else c0 + self.lanes(n)
-        od, oh = (_written(walk.axis(dim), origin["o" + dim]) for dim in "dh")
+        od, oh = (written_position(walk.axis(dim), origin["o" + dim]) for dim in "dh")
         m = self.config.m_tile
         for f, axis in enumerate(walk.w_axes):
             for p in range(m):
-                ow = _written(axis, origin["ow0"] + p)
+                ow = written_position(axis, origin["ow0"] + p)
                 element = self.spatial_index(layout, origin["mb"], channels, od, oh, ow)
                 at = store.offset(f * m + p, 0)
                 if block:
@@ -197,7 +215,32 @@ class RowBuilder:
                     out.append(self.gather("store", tensor, t, element.expr, store, at))
         return out
 
+    def bind_fixed(self, e: Expr) -> Expr:
+        """A loop-invariant vector, bound once before the loop."""
+        key = format_expr(e)
+        if key not in self.fixed:
+            self.fixed[key] = self.top.bind("w_lanes", Idx(e, 0, 0)).expr
+        return self.fixed[key]
+
     # -- the kernel -------------------------------------------------------------------------------
+    def phase_kernel(self, phases: tuple[Rows, ...], origins: list[dict[str, Idx]], loaded: list[Var], build) -> Stmt:
+        """The whole kernel of backward data's stride phases (`origins`: each one's
+        `pixel_origin`): `build(rows, origin, k_iter, own_buffers)` gives a phase's statements
+        (its loop and epilogue); with several phases group_id2 picks one, each loading into
+        registers of its own (`loaded`'s copies)."""
+        if len(phases) == 1:
+            return self.kernel(build(phases[0], origins[0], Var("k_iter"), False), [])
+        phase = Idx(GROUP_IDS[2], 0, len(phases) - 1)
+        branch: Stmt | None = None
+        for index in reversed(range(len(phases))):
+            k_iter = Var(self.names.fresh("k_iter"))
+            body = seq(*build(phases[index], origins[index], k_iter, True))
+            below = phase.below(index + 1) if index < len(phases) - 1 else None
+            branch = body if below is None else IfThenElse(below, body, branch)
+        assert branch is not None
+        self.local_buffers = {var.name for var in loaded}
+        return self.kernel([branch], [])
+
     def row_loop(self, k_iter: Var, body: list[Stmt], rows: Rows | None = None) -> For:
         """The loop over the kernel rows of `rows` (the plan's unless given) with `body` and the
         lets of the loop scope."""
@@ -225,7 +268,7 @@ class RowBuilder:
         return zero_fill(layout.buffer, layout.bytes, self.hw.grf_bytes)
 
 
-def _written(axis: Axis, o: Idx) -> Idx:
+def written_position(axis: Axis, o: Idx) -> Idx:
     """The position output o of `axis` is written at (o itself going forward)."""
     if axis.out_stride == 1 and axis.out_offset == 0:
         return o

@@ -6,12 +6,14 @@ from ..ir import Stmt
 from ..plan.depthwise import DepthwisePlan
 from ..plan.depthwise_weights import DepthwiseWeightsPlan
 from ..plan.first_layer import FirstLayerPlan
+from ..plan.first_layer_data import FirstLayerDataPlan
 from ..plan.first_layer_weights import FirstLayerWeightsPlan
 from ..plan.strategies import AnyPlan
 from .builder import build_body
 from .depthwise import build_depthwise
 from .depthwise_weights import build_depthwise_weights
 from .first_layer import build_first_layer
+from .first_layer_data import build_first_layer_data
 from .first_layer_weights import build_first_layer_weights
 
 
@@ -25,4 +27,6 @@ def build_plan(plan: AnyPlan) -> Stmt:
         return build_depthwise_weights(plan)
     if isinstance(plan, FirstLayerPlan):
         return build_first_layer(plan)
+    if isinstance(plan, FirstLayerDataPlan):
+        return build_first_layer_data(plan)
     return build_body(plan)

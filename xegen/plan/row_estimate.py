@@ -47,13 +47,14 @@ from .estimate import (
     scalar,
 )
 from .first_layer import FirstLayerPlan
+from .first_layer_data import FirstLayerDataPlan
 from .first_layer_weights import FirstLayerWeightsPlan
 from .tiles import round_up
 
 ORIGIN_COMPONENTS = 4  # a thread's block index unpacked into the output row's w block, oh, od, mb
 
 
-def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan) -> Estimate:
+def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan | FirstLayerDataPlan) -> Estimate:
     """What the model would say of the kernel of a row plan (see the module docstring).  The
     stride phases of backward data (`DepthwisePlan.phases`) run loops of their own, each on an
     equal share of the threads: their work and waits are averaged, their code added."""
@@ -66,9 +67,18 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan) ->
         loops = [(plan.per_thread, ORIGIN_COMPONENTS, _FirstLayerWeightsLoop(plan))]
     elif isinstance(plan, DepthwiseWeightsPlan):
         loops = [(plan.per_thread, ORIGIN_COMPONENTS, _WeightsLoop(plan))]
+    elif isinstance(plan, FirstLayerDataPlan):
+        loops = [
+            (rows.iterations, _row_components(plan, rows), _FirstLayerDataLoop(plan, rows)) for rows in plan.phases
+        ]
     else:
         loops = [(rows.iterations, _row_components(plan, rows), _DepthwiseLoop(plan, rows)) for rows in plan.phases]
-    epilogue, stored = _weights_epilogue(plan) if isinstance(plan, DepthwiseWeightsPlan) else _epilogue(plan)
+    if isinstance(plan, DepthwiseWeightsPlan):
+        epilogue, stored = _weights_epilogue(plan)
+    elif isinstance(plan, FirstLayerDataPlan):
+        epilogue, stored = _data_epilogue(plan)
+    else:
+        epilogue, stored = _epilogue(plan)
     once = (
         scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS) + _zero(plan.acc.bytes, hw) + epilogue
     )
@@ -290,6 +300,56 @@ class _FirstLayerWeightsLoop(_Loop):
         self.work = work + _mads(mads + adds, config.simd, hw)
         self.global_bytes = work.bytes
         self.serial_loads = m * dd_temporaries + (gathers if plan.segment.type.size < 4 else 0)
+
+
+class _FirstLayerDataLoop(_Loop):
+    """One (block of output channels, kernel row) of plan=first's backward data: a block
+    message per diff_dst pixel, a block or gather per (tap, ic) of weights, the widening moves,
+    a mad per output, tap and input channel."""
+
+    def __init__(self, plan: FirstLayerDataPlan, rows):
+        hw, config, ic = plan.hw, plan.config, plan.problem.desc.ic
+        grf, n = hw.grf_bytes, config.n_tile
+        pixels = len(rows.pixels)
+        masked = _padded(plan, rows)
+        pixel, temporaries = _block_load(hw, 0, n * plan.segment.type.size, plan.segment.bytes)
+        work = pixel * pixels + _row_mask(masked, pixels)
+        if masked:
+            work += _zero(plan.segment.bytes, hw) + _moves(pixels * temporaries, hw)
+        lines = len(rows.taps()) * ic
+        wei_size = plan.weights.type.size
+        if plan.weights_block:
+            line, line_serial = _block_load(hw, 0, n * wei_size, plan.weights.bytes)
+        else:
+            messages = -(-n // hw.max_message_simd)
+            line = _gather(hw, n // messages, wei_size) * messages
+            line_serial = messages if wei_size < 4 else 0
+        work += line * lines
+        if plan.wide_segment is not None:
+            work += _moves(-(-pixels * n * 4 // (2 * grf)), hw)
+        if plan.wide_weights is not None:
+            work += _moves(-(-lines * n * 4 // (2 * grf)), hw)
+        mads = config.m_tile * len(rows.taps()) * ic * (n // config.simd)
+        self.work = work + _mads(mads, config.simd, hw)
+        self.global_bytes = work.bytes
+        self.serial_loads = pixels * temporaries + lines * line_serial
+
+
+def _data_epilogue(plan: FirstLayerDataPlan) -> tuple[Work, int]:
+    """plan=first's backward data after its loop: the lane sums (an add per two GRFs of
+    values, halving), the conversion, the scatters; and the global bytes they move."""
+    hw = plan.hw
+    chunk = hw.grf_bytes // 4
+    adds, values = 0, plan.acc.rows * plan.acc.cols
+    while values > plan.acc.rows:
+        values //= 2
+        adds += -(-values // chunk)
+    work = Work(adds, adds)
+    if plan.store is not plan.sums:
+        work += _moves(-(-values // chunk), hw)
+    scatters = -(-plan.results // hw.max_message_simd)
+    work += _gather(hw, min(plan.results, hw.max_message_simd), plan.store.type.size) * scatters
+    return work, scatters * round_up(hw.max_message_simd * 4, hw.grf_bytes)
 
 
 def _weights_epilogue(plan: DepthwiseWeightsPlan) -> tuple[Work, int]:

@@ -7,6 +7,7 @@
 |             | `depthwise_weights.plan_depthwise_weights`     | backward weights of depthwise convolutions            |
 | `first`     | `first_layer.plan_first_layer`                 | forward, ungrouped, few input channels                |
 |             | `first_layer_weights.plan_first_layer_weights` | backward weights of those (channels-last src)         |
+|             | `first_layer_data.plan_first_layer_data`       | backward data of those                                |
 
 `strategy_configs` lists the configurations of the strategies other than `gemm` that apply to a
 problem, best first; the heuristic (`heuristic.py`) tries them before the GEMM plan's, and
@@ -18,16 +19,19 @@ from __future__ import annotations
 from ..conv.problem import Problem
 from ..errors import ConfigError
 from ..hw import Platform
-from . import depthwise, depthwise_weights, first_layer, first_layer_weights
+from . import depthwise, depthwise_weights, first_layer, first_layer_data, first_layer_weights
 from .config import Config, Given
 from .depthwise import DepthwisePlan, depthwise_configs, depthwise_fallbacks, plan_depthwise
 from .depthwise_weights import DepthwiseWeightsPlan, depthwise_weights_configs, plan_depthwise_weights
 from .first_layer import FirstLayerPlan, first_layer_configs, plan_first_layer
+from .first_layer_data import FirstLayerDataPlan, first_layer_data_configs, plan_first_layer_data
 from .first_layer_weights import FirstLayerWeightsPlan, first_layer_weights_configs, plan_first_layer_weights
 from .gemm import Gemm
 from .kernel import KernelPlan, plan_kernel
 
-AnyPlan = KernelPlan | DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan | FirstLayerWeightsPlan
+AnyPlan = (
+    KernelPlan | DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan | FirstLayerWeightsPlan | FirstLayerDataPlan
+)
 
 
 def plan_for(gemm: Gemm, config: Config, hw: Platform) -> AnyPlan:
@@ -38,6 +42,8 @@ def plan_for(gemm: Gemm, config: Config, hw: Platform) -> AnyPlan:
         return plan_depthwise(gemm, config, hw)
     if config.plan == "first" and _computes_weights(gemm.problem):
         return plan_first_layer_weights(gemm, config, hw)
+    if config.plan == "first" and gemm.problem.direction == "BWD_D":
+        return plan_first_layer_data(gemm, config, hw)
     if config.plan == "first":
         return plan_first_layer(gemm, config, hw)
     return plan_kernel(gemm, config, hw)
@@ -56,6 +62,7 @@ def strategy_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
         + depthwise_weights_configs(gemm, hw, given)
         + first_layer_configs(gemm, hw, given)
         + first_layer_weights_configs(gemm, hw, given)
+        + first_layer_data_configs(gemm, hw, given)
     )
 
 
@@ -79,6 +86,8 @@ def _depthwise_unsuited(problem: Problem, hw: Platform) -> str | None:
 
 def _first_unsuited(problem: Problem, hw: Platform) -> str | None:
     """Why plan=first does not apply: its backward-weights planner's reason for BWD_W and BWD_WB,
-    the forward planner's otherwise."""
+    its backward-data planner's for BWD_D, the forward planner's otherwise."""
+    if problem.direction == "BWD_D":
+        return first_layer_data.unsuited(problem, hw)
     module = first_layer_weights if _computes_weights(problem) else first_layer
     return module.unsuited(problem, hw)
