@@ -54,6 +54,23 @@ def test_z3_is_bounded_by_its_work_not_by_the_clock():
     assert prove_module.prove(instance).verdict == "proved"
 
 
+def test_a_resource_count_past_2_32_stays_an_integer():
+    """z3 reports a context's resource count past 2^32 as a float (after minutes of checks at a
+    large --effort); a float budget reached `rlimit`, which takes integers, and the check crashed."""
+
+    class Statistics:
+        def get_key_value(self, key):
+            assert key == "rlimit count"
+            return 5.0e9
+
+    class Solver:
+        def statistics(self):
+            return Statistics()
+
+    count = prove_module._rlimit_count(Solver())
+    assert count == 5_000_000_000 and type(count) is int
+
+
 def test_an_integer_model_is_a_counterexample_the_interpreter_confirms(tmp_path):
     """x * c <= d is x <= d / c only when x * c cannot wrap: without that guard, the integer
     encoding finds a wrapping x."""

@@ -267,14 +267,20 @@ def _check(formulas: list, units: int, nonlinear_tactic: bool = False):
     solver.add(*formulas)
     before = _effort_count()
     result = solver.check()
-    return result, solver, solver.statistics().get_key_value("rlimit count") - before
+    return result, solver, _rlimit_count(solver) - before
 
 
 def _effort_count() -> int:
     """z3's resource counter (it counts for the whole context; a check of nothing costs 2)."""
     solver = z3.Solver()
     solver.check()
-    return solver.statistics().get_key_value("rlimit count")
+    return _rlimit_count(solver)
+
+
+def _rlimit_count(solver) -> int:
+    """The context's resource count after `solver`'s check.  z3's statistics give a count past
+    2^32 as a float, and a float budget would reach `rlimit`, which takes only integers."""
+    return int(solver.statistics().get_key_value("rlimit count"))
 
 
 def _has_products(instance: Instance) -> bool:
