@@ -33,14 +33,23 @@ from dataclasses import dataclass, replace
 from ..conv.index import Idx
 from ..emit.cost import global_load_latency
 from ..emit.roofline import Tiling, Workload, traffic
+from ..errors import ConfigError
 from ..hw import Platform
 from ..ir import Var
 from ..ir.types import PTR
 from ..launch import busiest_eu_threads, occupancy, stall
 from .block2d import Block2dPlan, block2d_plan
-from .config import Config, k_iterations, k_step, prefetches
+from .config import Config, check_config, k_iterations, k_step, prefetches
 from .gemm import Gemm, View
-from .kernel import REDUCTION_CHUNK_GRFS, global_cost, plan_direct, reorder_moves, slice_shapes, vector_lanes
+from .kernel import (
+    REDUCTION_CHUNK_GRFS,
+    check_tiles_can_fit,
+    global_cost,
+    plan_direct,
+    reorder_moves,
+    slice_shapes,
+    vector_lanes,
+)
 from .messages import line_plans, plan_lines
 from .multiply import operand_layout
 from .tiles import line_layout, round_up
@@ -174,6 +183,11 @@ def staging(config: Config, gemm: Gemm, hw: Platform, operand: str) -> Staging:
     view = gemm.a if operand == "a" else gemm.b
     tile = (config.a_rows, config.k_block) if operand == "a" else (config.k_block, config.n_tile)
     buffer = Var(f"{operand}_load", PTR)
+    try:  # tiles are laid out only where the plan would lay them out
+        check_config(config, gemm, hw)
+        check_tiles_can_fit(gemm, config, hw)
+    except ConfigError:
+        return Staging(tile)
     if not config.slm:
         if not config.systolic:
             return Staging(tile)

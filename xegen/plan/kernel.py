@@ -220,7 +220,7 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     (the same for configs with the same `layout_key`)."""
     check_index_range(gemm.problem)
     check_config(config, gemm, hw)
-    _check_tiles_can_fit(gemm, config, hw)
+    check_tiles_can_fit(gemm, config, hw)
     for view in (gemm.a, gemm.b, gemm.c):
         if view.layout.elements * view.type.size >= 2**31:
             raise UnsupportedError(
@@ -369,7 +369,7 @@ def _grf_remedies(config: Config, hw: Platform, used: int, copy_bytes: int) -> l
     return remedies
 
 
-def _check_tiles_can_fit(gemm: Gemm, config: Config, hw: Platform) -> None:
+def check_tiles_can_fit(gemm: Gemm, config: Config, hw: Platform) -> None:
     """Reject tiles too large for the largest register file before planning them (planning walks
     every element): the load tiles of A and B and the accumulator and store tiles of C alone."""
     grf = hw.grf_bytes
