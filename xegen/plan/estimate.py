@@ -167,7 +167,7 @@ class Estimator:
         if gemm.problem.kind == "bwd_w" and not (masked and not config.slm):
             return stagings
         if config.slm:
-            return {op: Staging(staged.loaded) for op, staged in stagings.items()}
+            return {op: Staging(_even_share(config, op)) for op in stagings}
         if all(staged.blocks is not None for staged in stagings.values()):
             return stagings
         return {op: Staging(staged.loaded, _element_moves(config, gemm, hw, op)) for op, staged in stagings.items()}
@@ -225,12 +225,9 @@ def staging(config: Config, gemm: Gemm, hw: Platform, operand: str) -> Staging:
         if isinstance(plan, Block2dPlan):
             return Staging(tile, 0, plan)
         return Staging(tile, 0 if load.same_placement(fma) else reorder_moves(fma, load, hw))
-    k_group = config.tg_k * config.k_block
-    group = (config.tg_m * config.m_tile, k_group) if operand == "a" else (k_group, config.tg_n * config.n_tile)
-    threads = config.threads_per_group
-    even = (group[0] // threads, group[1]) if group[0] % threads == 0 else (group[0], -(-group[1] // threads))
+    group, threads = _group_tile(config, operand), config.threads_per_group
     if not config.systolic:
-        return Staging(even)
+        return Staging(_even_share(config, operand))
     line_dim = plan_lines(view, gemm, hw, group, group).line_dim
     for slices in slice_shapes(group, threads, line_dim):
         share = (group[0] // slices[0], group[1] // slices[1])
@@ -238,7 +235,7 @@ def staging(config: Config, gemm: Gemm, hw: Platform, operand: str) -> Staging:
         if (fma.offset_map >= 0).all():
             break
     else:
-        return Staging(even)  # the plan will not place the slices (a ConfigError when planned)
+        return Staging(_even_share(config, operand))  # the plan will not place the slices (a ConfigError)
     blocks = block2d_plan(view, gemm, config, hw, operand, fma)
     if blocks is not None:
         return Staging(share, 0, blocks)
@@ -251,6 +248,17 @@ def staging(config: Config, gemm: Gemm, hw: Platform, operand: str) -> Staging:
     assert best is not None  # line_plans offers scattered messages at least
     stage = best[1]
     return Staging(share, 0 if stage.same_placement(fma) else reorder_moves(fma, stage, hw))
+
+
+def _group_tile(config: Config, operand: str) -> tuple[int, int]:
+    k_group = config.tg_k * config.k_block
+    return (config.tg_m * config.m_tile, k_group) if operand == "a" else (k_group, config.tg_n * config.n_tile)
+
+
+def _even_share(config: Config, operand: str) -> tuple[int, int]:
+    """A thread's share of the group tile with slm=1, whole rows where the threads divide them."""
+    group, threads = _group_tile(config, operand), config.threads_per_group
+    return (group[0] // threads, group[1]) if group[0] % threads == 0 else (group[0], -(-group[1] // threads))
 
 
 def _element_moves(config: Config, gemm: Gemm, hw: Platform, operand: str) -> float:
