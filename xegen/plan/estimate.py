@@ -38,7 +38,7 @@ from ..hw import Platform
 from ..ir import Var
 from ..ir.types import PTR
 from ..launch import busiest_eu_threads, occupancy, stall
-from .block2d import Block2dPlan, block2d_plan
+from .block2d import Block2dPlan, block2d_plan, direct_blocks
 from .config import Config, a_rows_per_grf, check_config, k_iterations, k_step, prefetches
 from .gemm import Gemm, View
 from .kernel import (
@@ -149,32 +149,30 @@ class Estimator:
         return self._stagings[key][operand]
 
     def _operand_stagings(self, config: Config) -> dict[str, Staging]:
-        """Each operand's staging (`staging`) in backward weights, where both operands are K-strided
-        (channels contiguous) and their staging is most of a K block's instructions.  Elsewhere,
-        and where an operand loaded straight from memory for dpas comes in lines with in-bounds
-        conditions, the estimate keeps its older price: no moves with slm=1, a move per element
-        of both tiles without (`_element_moves`) unless 2D blocks load both.  Counted from the
-        plan there, the estimate ranked kernels the model finds slower: res3a_branch2b (3x3,
-        padded) forward in bf16 on XeHPC, with B in 2D blocks and A gathered, was estimated at
-        2541 clocks and modeled 7342 against 5713 for the SLM kernel chosen otherwise; in f16 on
-        XeHPG, counting its SLM packing moved a 16 x 16 tile 5 % ahead of the 32 x 16 one, modeled
-        18700 against 15891."""
-        gemm, hw = self.gemm, self.hw
-        stagings = {operand: staging(config, gemm, hw, operand) for operand in ("a", "b")}
-        if not config.systolic:
-            return stagings
-        masked = any(self._bounded[view.tensor] and stagings[op].blocks is None for op, view in _views(gemm))
-        if gemm.problem.kind == "bwd_w" and not (masked and not config.slm):
-            return stagings
-        if config.slm:
-            return {op: Staging(_even_share(config, op)) for op in stagings}
-        if all(staged.blocks is not None for staged in stagings.values()):
-            return stagings
-        return {op: Staging(staged.loaded, _element_moves(config, gemm, hw, op)) for op, staged in stagings.items()}
-
-
-def _views(gemm: Gemm) -> tuple[tuple[str, View], tuple[str, View]]:
-    return ("a", gemm.a), ("b", gemm.b)
+        """Each operand's staging for dpas (`staging`) in backward weights, where both operands
+        are K-strided (channels contiguous) and their staging is most of a K block's instructions.
+        Elsewhere, and in backward weights where an operand loaded straight from memory is
+        gathered with in-bounds conditions, the estimate keeps its older price: no moves with
+        slm=1; without, 2D blocks where they load both operands, else a move per element of both
+        tiles (`_element_moves`).  Counted from the plan there, it ranked kernels the model finds
+        slower: res3a_branch2b (3x3, padded) forward in bf16 on XeHPC, A gathered beside B in 2D
+        blocks, was estimated at 2541 clocks and modeled 7342 against 5713 for the SLM kernel
+        chosen otherwise; in f16 on XeHPG, counting its SLM packing moved a 16 x 16 tile 5 %
+        ahead of the 32 x 16 one, modeled 18700 against 15891."""
+        gemm, hw, operands = self.gemm, self.hw, ("a", "b")
+        if not config.systolic or (config.slm and gemm.problem.kind != "bwd_w"):
+            return {op: Staging(_even_share(config, op) if config.slm else _tile(config, op)) for op in operands}
+        if gemm.problem.kind == "bwd_w":
+            stagings = {op: staging(config, gemm, hw, op) for op in operands}
+            views = {"a": gemm.a, "b": gemm.b}
+            if config.slm or not any(
+                self._bounded[views[op].tensor] and stagings[op].blocks is None for op in operands
+            ):
+                return stagings
+        blocks = {op: direct_blocks(config, gemm, hw, op) for op in operands}
+        if all(plan is not None for plan in blocks.values()):
+            return {op: Staging(_tile(config, op), 0, blocks[op]) for op in operands}
+        return {op: Staging(_tile(config, op), _element_moves(config, gemm, hw, op)) for op in operands}
 
 
 def estimate(config: Config, gemm: Gemm, hw: Platform) -> Estimate:
@@ -209,8 +207,7 @@ def staging(config: Config, gemm: Gemm, hw: Platform, operand: str) -> Staging:
     tries that dpas's layout covers, loaded as it would be -- in 2D blocks where they place the
     slice in SLM order, else in the messages and moves cheapest together.  Without dpas the
     estimate counts no moves (SLM holds dense tiles)."""
-    view = gemm.a if operand == "a" else gemm.b
-    tile = (config.a_rows, config.k_block) if operand == "a" else (config.k_block, config.n_tile)
+    view, tile = (gemm.a if operand == "a" else gemm.b), _tile(config, operand)
     buffer = Var(f"{operand}_load", PTR)
     try:  # tiles are laid out only where the plan would lay them out
         check_config(config, gemm, hw)
@@ -248,6 +245,11 @@ def staging(config: Config, gemm: Gemm, hw: Platform, operand: str) -> Staging:
     assert best is not None  # line_plans offers scattered messages at least
     stage = best[1]
     return Staging(share, 0 if stage.same_placement(fma) else reorder_moves(fma, stage, hw))
+
+
+def _tile(config: Config, operand: str) -> tuple[int, int]:
+    """The thread's own tile of `operand`."""
+    return (config.a_rows, config.k_block) if operand == "a" else (config.k_block, config.n_tile)
 
 
 def _group_tile(config: Config, operand: str) -> tuple[int, int]:
@@ -419,8 +421,7 @@ def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) -> 
     twice = 2 if prefetches(config, hw) else 1  # a prefetch before each global load
     work = Work()
     for operand in ("a", "b"):
-        view = gemm.a if operand == "a" else gemm.b
-        extents = (config.a_rows, config.k_block) if operand == "a" else (config.k_block, config.n_tile)
+        view, extents = (gemm.a if operand == "a" else gemm.b), _tile(config, operand)
         tile_bytes = extents[0] * extents[1] * view.type.size
         staged = stagings(config, operand)
         loaded, blocks = staged.loaded, staged.blocks
