@@ -149,20 +149,23 @@ class Estimator:
         return self._stagings[key][operand]
 
     def _operand_stagings(self, config: Config) -> dict[str, Staging]:
-        """Each operand's staging for dpas (`staging`) in backward weights, where both operands
-        are K-strided (channels contiguous) and their staging is most of a K block's instructions.
-        Elsewhere, and in backward weights where an operand loaded straight from memory is
-        gathered with in-bounds conditions, the estimate keeps its older price: no moves with
-        slm=1; without, 2D blocks where they load both operands, else a move per element of both
-        tiles (`_element_moves`).  Counted from the plan there, it ranked kernels the model finds
-        slower: res3a_branch2b (3x3, padded) forward in bf16 on XeHPC, A gathered beside B in 2D
-        blocks, was estimated at 2541 clocks and modeled 7342 against 5713 for the SLM kernel
-        chosen otherwise; in f16 on XeHPG, counting its SLM packing moved a 16 x 16 tile 5 %
-        ahead of the 32 x 16 one, modeled 18700 against 15891."""
+        """Each operand's staging for dpas (`staging`) in backward weights on platforms with 2D
+        block loads (XeHPC), where both operands are K-strided (channels contiguous) and their
+        staging is most of a K block's instructions.  Elsewhere, and there where an operand loaded
+        straight from memory is gathered with in-bounds conditions, the estimate keeps its older
+        price: no moves with slm=1; without, 2D blocks where they load both operands, else a move
+        per element of both tiles (`_element_moves`).  Counted from the plan there, it ranked
+        kernels the model finds slower: res3a_branch2b (3x3, padded) forward in bf16 on XeHPC, A
+        gathered beside B in 2D blocks, was estimated at 2541 clocks and modeled 7342 against 5713
+        for the SLM kernel chosen otherwise; in f16 on XeHPG, counting the SLM packing moved a
+        16 x 16 tile 5 % ahead of the 32 x 16 one, modeled 18700 against 15891; BWD_WB in bf16 on
+        XeHPG, where every slice is gathered and packed, changed 11 of resnet_50's choices, to
+        kernels up to 2x slower (res3a_branch2a 7020 -> 14262 cycles)."""
         gemm, hw, operands = self.gemm, self.hw, ("a", "b")
-        if not config.systolic or (config.slm and gemm.problem.kind != "bwd_w"):
+        counted = gemm.problem.kind == "bwd_w" and hw.has_block2d
+        if not config.systolic or (config.slm and not counted):
             return {op: Staging(_even_share(config, op) if config.slm else _tile(config, op)) for op in operands}
-        if gemm.problem.kind == "bwd_w":
+        if counted:
             stagings = {op: staging(config, gemm, hw, op) for op in operands}
             views = {"a": gemm.a, "b": gemm.b}
             if config.slm or not any(
