@@ -97,23 +97,30 @@ class _DepthwiseWeights(RowBuilder):
         if plan.wide_dd is not None:
             body += copy_tile(plan.wide_dd, plan.dd)
             dd = plan.wide_dd
-        pixels = len(rows.pixels)
+        body += self._segments(origin, iw0)
+        body += self._multiplies(dd)
+        if plan.bias_acc is not None:
+            body += self._bias_sums(dd)
+        return body
+
+    def _segments(self, origin: dict[str, Idx], iw0: Idx) -> list[Stmt]:
+        """Every kernel row's segment: a block load per pixel (masked where padding)."""
+        plan, desc, rows = self.plan, self.desc, self.plan.rows
+        pixels, n = len(rows.pixels), self.config.n_tile
         segment_masked = False
         loads: list[Stmt] = []
         for kd in range(desc.kd):
             for kh in range(desc.kh):
-                row = kd * desc.kh + kh
+                first = (kd * desc.kh + kh) * pixels
                 sends, masked = self.segment_loads(
-                    rows, origin, iw0, self.c0, Idx.const(kd), Idx.const(kh), plan.segment, row * pixels, config.n_tile
+                    rows, origin, iw0, self.c0, Idx.const(kd), Idx.const(kh), plan.segment, first, n
                 )
                 loads += sends
                 segment_masked |= masked
-        body += (self.zeroed(plan.segment) if segment_masked else []) + loads
-        for row in range(desc.kd * desc.kh):
-            body += self._products(row, dd)
-        if plan.bias_acc is not None:
-            body += self._bias_sums(dd)
-        return body
+        return (self.zeroed(plan.segment) if segment_masked else []) + loads
+
+    def _multiplies(self, dd: TileLayout) -> list[Stmt]:
+        return [call for row in range(self.desc.kd * self.desc.kh) for call in self._products(row, dd)]
 
     def _products(self, row: int, dd: TileLayout) -> list[Stmt]:
         """Kernel row `row`'s multiply-adds, pixel by pixel (widened first where they must be)."""

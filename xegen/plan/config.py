@@ -20,7 +20,7 @@ Keys (override any with `--config key=value`):
 | grf        | GRF registers per thread (128 or 256 where the platform has large GRF)   |
 | plan       | kernel strategy: `gemm` (the GEMM of `kernel.py`), `depthwise`            |
 |            | (`depthwise.py`; backward weights `depthwise_weights.py`) or `first`      |
-|            | (`first_layer.py`)                                                        |
+|            | (`first_layer.py`; backward weights `first_layer_weights.py`)             |
 
 The heuristic (`heuristic.py`) picks each key from the platform's facts (`xegen.hw`) and the
 problem unless it is overridden; `check_config` checks the result: a configuration that cannot

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..conv.problem import Problem
 from ..emit.tables import has_bfloat16
@@ -142,7 +143,7 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
         raise ConfigError(f"plan=depthwise: {reason}")
     check_index_range(problem)
     desc = problem.desc
-    _check_keys(config, problem, hw)
+    check_reduction_keys(config, problem, hw)
     check_config(config, gemm, hw)
     n, m = config.n_tile, config.m_tile
     rows = Rows(desc, m)
@@ -154,14 +155,39 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
                 f"plan=depthwise: {tensor} ({problem.layout_of(tensor).tag}) does not hold the {n} channels "
                 "of a pixel in one dword-aligned block; use a channels-last layout or plan=gemm"
             )
-    src_type, dst_type, wei_type = (problem.type_of(t) for t in ("src", "dst", "wei"))
-    operand = operand_type(problem, hw)
     row_count = desc.kd * desc.kh
     pixels = len(rows.pixels)
-    segment = line_layout(Var("segment", PTR), src_type, row_count * pixels, n, 1, n, grf)[0]
+    segment = line_layout(Var("segment", PTR), problem.type_of("src"), row_count * pixels, n, 1, n, grf)[0]
+    return reduction_plan(DepthwiseWeightsPlan, gemm, config, hw, rows, segment, taps(problem), (n, (pixels, 4, 2)))
+
+
+PlanT = TypeVar("PlanT", bound=DepthwiseWeightsPlan)
+
+
+def reduction_plan(
+    plan_class: type[PlanT],
+    gemm: Gemm,
+    config: Config,
+    hw: Platform,
+    rows: Rows,
+    segment: TileLayout,
+    sums: int,
+    work_shape: tuple[int, tuple[int, ...]],
+    kernel_rows: int = 1,
+    **extra,
+) -> PlanT:
+    """What the backward-weights row plans (`config.plan`: depthwise, or first) share around
+    their `segment`: diff_dst's lines, `sums` lines of f32 sums and the bias's, the SLM
+    reduction's lines, a work buffer of (values, copies to try) `work_shape` for the segment
+    widened where the mads read another type, the register budget, the grid (channel blocks,
+    k_split, `kernel_rows`); ConfigError if the registers or SLM do not fit."""
+    problem = gemm.problem
+    n, m, grf = config.n_tile, config.m_tile, hw.grf_bytes
+    dst_type, wei_type = problem.type_of("dst"), problem.type_of("wei")
+    operand = operand_type(problem, hw)
     dd = line_layout(Var("dd", PTR), dst_type, m, n, 1, n, grf)[0]
     wide_dd = line_layout(Var("dd_wide", PTR), operand, m, n, 1, n, grf)[0] if dst_type != operand else None
-    acc = line_layout(Var("acc", PTR), F32, taps(problem), n, 1, n, grf)[0]
+    acc = line_layout(Var("acc", PTR), F32, sums, n, 1, n, grf)[0]
     bias_acc = line_layout(Var("bias_acc", PTR), F32, 1, n, 1, n, grf)[0] if problem.has_bias else None
     line_sum = line_layout(Var("line_sum", PTR), F32, 1, n, 1, n, grf)[0]
     chunk = max(1, min(config.tg_k, hw.max_block_message_bytes // (n * 4)))
@@ -176,13 +202,13 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
         fixed.append((partial.buffer, partial.bytes))
     budget = RegisterBudget(config, hw, fixed, [segment.bytes, dd.bytes])
     work, copies = None, 0
-    if src_type != operand:
-        work, copies = budget.rotating(Var("a_work", PTR), operand, 1, n, (pixels, 4, 2))
+    if segment.type != operand:
+        work, copies = budget.rotating(Var("a_work", PTR), operand, 1, *work_shape)
     buffers = budget.check("use a smaller m_tile")
     items = rows.spatial_blocks
     per_thread = -(-items // (config.tg_k * config.k_split))
-    grid = (-(-desc.oc // n), config.k_split, 1)
-    plan = DepthwiseWeightsPlan(
+    grid = (-(-problem.desc.oc // n), config.k_split, kernel_rows)
+    plan = plan_class(
         gemm,
         config,
         hw,
@@ -203,64 +229,75 @@ def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> Depthwis
         chunk,
         store,
         buffers,
+        **extra,
     )
     if plan.slm_bytes > hw.max_slm_bytes:
         raise ConfigError(
-            f"plan=depthwise: tg_k={config.tg_k} threads' partial sums need {plan.slm_bytes} bytes of SLM, "
+            f"plan={config.plan}: tg_k={config.tg_k} threads' partial sums need {plan.slm_bytes} bytes of SLM, "
             f"more than {hw}'s {hw.max_slm_bytes}"
         )
     return plan
 
 
-def _check_keys(config: Config, problem: Problem, hw: Platform) -> None:
-    desc = problem.desc
+def check_reduction_keys(config: Config, problem: Problem, hw: Platform) -> None:
+    """The keys of a backward-weights row plan (`config.plan`: depthwise, or first) that do not apply."""
+    desc, plan = problem.desc, config.plan
     if config.fma != "mad":
-        raise ConfigError(f"plan=depthwise: fma={config.fma}: one channel per lane multiplies with mad")
+        raise ConfigError(f"plan={plan}: fma={config.fma}: its backward weights multiply with mad, a channel per lane")
     for key, default in (("k_block", 1), ("slm", 0), ("slm_bufs", 1), ("tg_m", 1), ("tg_n", 1)):
         if getattr(config, key) != default:
             raise ConfigError(
-                f"plan=depthwise: {key}={getattr(config, key)} does not apply to backward weights (it must "
+                f"plan={plan}: {key}={getattr(config, key)} does not apply to backward weights (it must "
                 f"stay {default}): threads share a block of channels along tg_k and k_split"
             )
     if config.n_tile > desc.oc:
-        raise ConfigError(f"plan=depthwise: n_tile={config.n_tile} exceeds oc={desc.oc}")
+        raise ConfigError(f"plan={plan}: n_tile={config.n_tile} exceeds oc={desc.oc}")
     if config.n_tile > hw.max_message_simd:
         raise ConfigError(
-            f"plan=depthwise: n_tile={config.n_tile}: the sums go out one channel per lane of a scatter, at most "
+            f"plan={plan}: n_tile={config.n_tile}: the sums go out one channel per lane of a scatter, at most "
             f"{hw.max_message_simd} on {hw}"
         )
     if config.k_split > 1 and desc.oc % config.n_tile:
         raise ConfigError(
-            f"plan=depthwise: with k_split={config.k_split} the channel blocks add with atomics and must not "
+            f"plan={plan}: with k_split={config.k_split} the channel blocks add with atomics and must not "
             f"overlap: n_tile={config.n_tile} must divide oc={desc.oc}"
         )
     if desc.ow % config.m_tile:
         raise ConfigError(
-            f"plan=depthwise: m_tile={config.m_tile} must divide ow={desc.ow} "
-            "(overlapping blocks would be summed twice)"
+            f"plan={plan}: m_tile={config.m_tile} must divide ow={desc.ow} (overlapping blocks would be summed twice)"
         )
 
 
 def depthwise_weights_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
-    """The backward-weights row plan's configurations, best first: n_tile = simd (2*simd where
-    a pixel of simd channels would not fill a GRF); m_tile the largest divisors of OW; the
-    threads sharing a block of channels, tg_k in a group times k_split groups adding with float
-    atomics, for four, two and eight threads per EU over the device (f32 weights; bf16 and f16
-    sums stay in one group of 32, 16 or the most threads a group takes), at most one per item.
-    The estimate ranks them (`row_estimate.py`)."""
+    """The backward-weights row plan's configurations, best first (`reduction_configs`)."""
     problem = gemm.problem
     if unsuited(problem, hw) or given.get("plan", "depthwise") != "depthwise":
         return []
+    return reduction_configs(problem, hw, given, "depthwise")
+
+
+def reduction_configs(problem: Problem, hw: Platform, given: Given, plan: str, kernel_rows: int = 1) -> list[Config]:
+    """Configurations of a backward-weights row plan (`plan`: depthwise, or first, whose groups
+    also split the `kernel_rows`), best first: n_tile = simd (2*simd where a pixel of simd
+    channels would not fill a GRF); m_tile the largest divisors of OW; the threads sharing a
+    block of channels, tg_k in a group times k_split groups adding with float atomics, for four,
+    two and eight threads per EU over the device (f32 weights; bf16 and f16 sums stay in one
+    group of 32, 16 or the most threads a group takes), at most one per item.  The estimate
+    ranks them (`row_estimate.py`).  plan=first also offers n_tile = simd after a block that
+    fills GRFs: twice the groups where the sums stay in one group (resnet_50's conv1 in bf16 on
+    XeHPC: 56503 modeled cycles with 16 channels, 28 groups of 64 threads, against 91838 with
+    32, 14 groups of 32)."""
     desc = problem.desc
     simd = given.get("simd") or max(w for w in hw.simd_widths if w * 4 <= 64 and w <= desc.oc)
-    size = problem.type_of("src").size
+    size = problem.type_of("src" if plan == "depthwise" else "dst").size
     fills = [t for t in (simd, 2 * simd) if t <= desc.oc and (t * size) % hw.grf_bytes == 0]
-    n_tiles = [given["n_tile"]] if "n_tile" in given else fills[:1] or [simd]
+    offered = fills[:1] + [simd] if plan == "first" else fills[:1]
+    n_tiles = [given["n_tile"]] if "n_tile" in given else list(dict.fromkeys(offered)) or [simd]
     m_tiles = [given["m_tile"]] if "m_tile" in given else _m_tiles(desc.ow)
     most_in_group = hw.max_work_group_size // simd
     configs = []
     for n_tile in n_tiles:
-        blocks = -(-desc.oc // n_tile)
+        blocks = -(-desc.oc // n_tile) * kernel_rows
         atomics = problem.type_of("wei") == F32 and desc.oc % n_tile == 0
         for m_tile in m_tiles:
             items = Rows(desc, m_tile).spatial_blocks
@@ -275,7 +312,7 @@ def depthwise_weights_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Co
                 shapes = [(min(tg_k, most_in_group, items), 1) for tg_k in (32, 16, most_in_group)]
             shapes = [(given.get("tg_k", t), given.get("k_split", k)) for t, k in shapes]
             for tg_k, k_split in dict.fromkeys(shapes):
-                base = Config("mad", simd, 1, 1, m_tile, n_tile, 1, tg_k=tg_k, k_split=k_split, plan="depthwise")
+                base = Config("mad", simd, 1, 1, m_tile, n_tile, 1, tg_k=tg_k, k_split=k_split, plan=plan)
                 configs += budget_variants(base, hw, given, [1, 2], ("tg_k", "k_split"))
     return list(dict.fromkeys(configs))
 

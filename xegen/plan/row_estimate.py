@@ -47,6 +47,7 @@ from .estimate import (
     scalar,
 )
 from .first_layer import FirstLayerPlan
+from .first_layer_weights import FirstLayerWeightsPlan
 from .tiles import round_up
 
 ORIGIN_COMPONENTS = 4  # a thread's block index unpacked into the output row's w block, oh, od, mb
@@ -61,6 +62,8 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan) ->
     loops: list[tuple[int, int, _Loop]]
     if isinstance(plan, FirstLayerPlan):
         loops = [(plan.rows.iterations, _row_components(plan, plan.rows), _FirstLayerLoop(plan))]
+    elif isinstance(plan, FirstLayerWeightsPlan):
+        loops = [(plan.per_thread, ORIGIN_COMPONENTS, _FirstLayerWeightsLoop(plan))]
     elif isinstance(plan, DepthwiseWeightsPlan):
         loops = [(plan.per_thread, ORIGIN_COMPONENTS, _WeightsLoop(plan))]
     else:
@@ -257,6 +260,36 @@ class _WeightsLoop(_Loop):
         self.work = work + _mads(mads + adds, config.simd, hw)
         self.global_bytes = work.bytes
         self.serial_loads = kernel_rows * pixels * temporaries + m * dd_temporaries
+
+
+class _FirstLayerWeightsLoop(_Loop):
+    """One item of plan=first's backward weights: a block message per diff_dst pixel, the
+    kernel row's segment in gathers, the widening moves, a mad per output, tap and channel,
+    the bias's adds.  A second copy of the loads hides nothing, as in `_WeightsLoop`."""
+
+    buffering_hides = False
+
+    def __init__(self, plan: FirstLayerWeightsPlan):
+        hw, config, desc = plan.hw, plan.config, plan.problem.desc
+        grf, n, m = hw.grf_bytes, config.n_tile, config.m_tile
+        dd_pixel, dd_temporaries = _block_load(hw, 0, n * plan.dd.type.size, plan.dd.bytes)
+        gathers = -(-plan.row_values // plan.lanes)
+        masked = _padded(plan)
+        work = dd_pixel * m + _gather(hw, plan.lanes, plan.segment.type.size) * gathers + _row_mask(masked, gathers)
+        if masked:
+            work += _zero(plan.segment.bytes, hw)
+        if plan.per_thread * plan.reducers > plan.items:  # the items past the last masked
+            work += _zero(plan.dd.bytes, hw) + _row_mask(True, m)
+        if plan.wide_dd is not None:
+            work += _moves(m * -(-n * 4 // (2 * grf)), hw)
+        if plan.work is not None:
+            work += _moves(-(-plan.row_values * 4 // (2 * grf)), hw)
+        chunks = n // config.simd
+        mads = desc.kw * desc.ic * m * chunks
+        adds = m * chunks if plan.bias_acc is not None else 0
+        self.work = work + _mads(mads + adds, config.simd, hw)
+        self.global_bytes = work.bytes
+        self.serial_loads = m * dd_temporaries + (gathers if plan.segment.type.size < 4 else 0)
 
 
 def _weights_epilogue(plan: DepthwiseWeightsPlan) -> tuple[Work, int]:

@@ -1,0 +1,47 @@
+"""Backward weights of first layers on plan=first (issue 18) through the whole compiler, checked
+as the acceptance matrix checks resnet_50 (`check_end_to_end`: verified in the simulator over the
+whole grid, bias gradient included, no SWSB hazard, exact static counts, iga64 and `ocloc
+validate` clean, the same bytes twice), and the heuristic's choice of the plan.
+
+The default run takes small layers on a rotation of platforms and data types; `-m slow` takes
+resnet_50's and ssd300's 7x7 stride-2 first layers at their real size (mb1) on every platform in
+f32 and bf16."""
+
+from __future__ import annotations
+
+import pytest
+
+from xegen.conv import parse_descriptor
+
+from .test_end_to_end import check_end_to_end
+
+SMALL = [
+    ("BWD_WB", "mb1ic3ih20oc32oh10kh7sh2ph3"),  # 7x7 stride 2: segments into the padding on both sides
+    ("BWD_WB", "mb2ic3ih14oc32oh7kh7sh2ph3"),  # minibatch 2, odd width
+    ("BWD_WB", "mb1ic4ih9oc24oh9kh3ph1"),  # 4 channels; channel blocks overlap (24 = 16 + 8)
+    ("BWD_WB", "mb1ic1iw40oc16ow40kw3pw1"),  # 1-D, one channel
+    ("BWD_W", "mb1ic3id3ih6iw6oc16od3oh6ow6kd3kh3kw3pd1ph1pw1"),  # 3-D: kernel rows (kd, kh), no bias
+    ("BWD_WB", "mb1ic3ih10oc16oh8kh3"),  # no padding
+]
+CASES = [(hw, dt) for hw in ("xelp", "xehpg", "xehpc") for dt in ("f32", "bf16")]
+REAL = ["mb1ic3ih224oc64oh112kh7sh2ph3", "mb1ic3ih300oc64oh150kh7sh2ph3"]
+
+
+def small_cases():
+    for index, (direction, desc) in enumerate(SMALL):
+        hw, dt = CASES[index % len(CASES)]
+        yield pytest.param(direction, desc, hw, dt, id=f"{direction}-{desc}-{hw}-{dt}")
+
+
+@pytest.mark.parametrize("direction, desc, hw, dt", list(small_cases()))
+def test_first_layer_backward_weights_end_to_end(direction, desc, hw, dt, iga64, ocloc):
+    compilation = check_end_to_end(parse_descriptor(desc), hw, direction, dt, seed=13)
+    assert compilation.config.plan == "first"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("desc", REAL)
+@pytest.mark.parametrize("hw, dt", CASES)
+def test_first_layer_backward_weights_real_sizes(desc, hw, dt, iga64, ocloc):
+    compilation = check_end_to_end(parse_descriptor(desc), hw, "BWD_WB", dt, seed=13)
+    assert compilation.config.plan == "first"
