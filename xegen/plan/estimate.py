@@ -11,6 +11,8 @@ from the plan's arithmetic instead, with the model's rates (`xegen.hw`) and laun
   address arithmetic, plus the mask conditions and the zeroing of the registers where the view
   has bounds), the unpacking of the K coordinate into its components and the loop's branch;
   with slm=1 its share of the group's global loads, the SLM stores and loads and the barriers;
+  the moves that bring A and B into dpas's layout (in backward weights on XeHPC as the plan
+  makes them, `staging`; elsewhere a move per element without SLM, `_operand_stagings`);
 - once per thread: the prologue, the epilogue (convert, bias, stores) and, with tg_k > 1, the
   partial sums added through SLM;
 - a thread waits for its loads once per iteration, for what the loop's own instructions do not
