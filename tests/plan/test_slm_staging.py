@@ -93,4 +93,5 @@ def test_slices_loaded_in_2d_blocks_verify(overrides, iga64, ocloc):
     threads along M and N sharing them), run in the simulator against numpy with the bias
     gradient, decoded by iga64, validated by ocloc."""
     compilation = check_end_to_end(parse_descriptor(SMALL), "xehpc", "BWD_WB", "bf16", seed=7, overrides=overrides)
-    assert compilation.config.slm == 1
+    plan = plan_kernel(formulate(make_problem(SMALL, "BWD_WB", "bf16")), compilation.config, hw.XEHPC)
+    assert isinstance(plan.b.slm.slice_plan, Block2dPlan)
