@@ -211,6 +211,10 @@ class _Builder:
             target, lines, line_plan = op.load, op.lines, op.plan
         else:
             origins = self._slice_origins(op)
+            if isinstance(op.slm.slice_plan, Block2dPlan):
+                return emit_block2d(
+                    op.view, self.buffers[op.view.tensor], op.slm.stage.buffer, op.slm.slice_plan, origins
+                )
             target, lines, line_plan = op.slm.stage, op.slm.stage_lines, op.slm.slice_plan
         sends, masked = emit_global(
             op.view,

@@ -11,7 +11,8 @@ reorder, barriers and fences.  Operand layouts are the ones `xegen/ir/funcs.py` 
   `dpasw` is the `dpasw.8xR` instruction (XeHPG): the same operands, but its src2 is this
   thread's ceil(R/2) rows of the fused pair's shared A.
 - `reorder`: a 2-D block of conversions, one strided move per row (or per column, whichever
-  gives legal destination strides and fewer instructions; one move when rows are contiguous).
+  takes fewer instructions, `emit.regions.move_instructions`: strides both operands can encode;
+  one move when rows are contiguous).
 - `barrier` = gateway signal + `sync.bar`; `signal` and `wait` are its halves.  The signal's
   header holds the thread count the hardware waits for (r0.2[31:24] on COMPUTE_WALKER
   platforms, the barrier id bits r0.2[30:24] on XeLP).
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from ..emit import tables as T
 from ..emit.instruction import Instruction, Reg
+from ..emit.regions import move_instructions
 from ..errors import UnsupportedError
 from ..ir import funcs as F
 from ..ir.types import F32, S32, U32, Type
@@ -200,8 +202,9 @@ class Calls:
         if rows == 1 or (f.dst_row_stride == cols * f.dst_col_stride and f.src_row_stride == cols * f.src_col_stride):
             line(rows * cols, 0, f.dst_col_stride, 0, f.src_col_stride)
             return
-        by_rows = _move_cost(cols, rows, f.dst_col_stride)
-        by_cols = _move_cost(rows, cols, f.dst_row_stride)
+        sizes = (f.dst_type.size, f.src_type.size)
+        by_rows = rows * move_instructions(cols, f.dst_col_stride, sizes[0], f.src_col_stride, sizes[1], self.grf)
+        by_cols = cols * move_instructions(rows, f.dst_row_stride, sizes[0], f.src_row_stride, sizes[1], self.grf)
         if by_rows <= by_cols:
             for r in range(rows):
                 line(cols, r * f.dst_row_stride, f.dst_col_stride, r * f.src_row_stride, f.src_col_stride)
@@ -275,10 +278,3 @@ def _fits_src1(value: Region) -> bool:
 
 def _fits_src2(value: Region) -> bool:
     return value.lanes == 1 or value.stride in (0, 1, 2, 4)
-
-
-def _move_cost(count: int, lines: int, dst_stride: int) -> int:
-    """Instructions for `lines` moves of `count` elements with destination stride `dst_stride`."""
-    if dst_stride in (1, 2, 4):
-        return lines * -(-count // 16)
-    return lines * count

@@ -215,7 +215,7 @@ def _block_bytes(plan: Block2dPlan, block: Block, size: int):
 
 def direct_blocks(config: Config, gemm: Gemm, hw: Platform, operand: str) -> Block2dPlan | None:
     """The blocks of the thread's tile of `operand` when it loads straight from global memory
-    (slm=0), as `kernel._plan_direct` finds them; None when it cannot."""
+    (slm=0), as `kernel.plan_direct` finds them; None when it cannot."""
     view = gemm.a if operand == "a" else gemm.b
     rows, cols = (config.a_rows, config.k_block) if operand == "a" else (config.k_block, config.n_tile)
     if not hw.has_block2d or config.slm:

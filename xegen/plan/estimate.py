@@ -11,6 +11,8 @@ from the plan's arithmetic instead, with the model's rates (`xegen.hw`) and laun
   address arithmetic, plus the mask conditions and the zeroing of the registers where the view
   has bounds), the unpacking of the K coordinate into its components and the loop's branch;
   with slm=1 its share of the group's global loads, the SLM stores and loads and the barriers;
+  the moves that bring A and B into dpas's layout (in backward weights on XeHPC as the plan
+  makes them, `staging`; elsewhere a move per element without SLM, `_operand_stagings`);
 - once per thread: the prologue, the epilogue (convert, bias, stores) and, with tg_k > 1, the
   partial sums added through SLM;
 - a thread waits for its loads once per iteration, for what the loop's own instructions do not
@@ -28,20 +30,32 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..conv.index import Idx
 from ..emit.cost import global_load_latency
 from ..emit.roofline import Tiling, Workload, traffic
+from ..errors import ConfigError
 from ..hw import Platform
 from ..ir import Var
+from ..ir.types import PTR
 from ..launch import busiest_eu_threads, occupancy, stall
-from .block2d import direct_blocks
-from .config import Config, a_rows_per_grf, k_iterations, k_step, prefetches
+from .block2d import Block2dPlan, block2d_plan, direct_blocks
+from .config import Config, a_rows_per_grf, check_config, k_iterations, k_step, prefetches
 from .gemm import Gemm, View
-from .kernel import REDUCTION_CHUNK_GRFS
-from .messages import line_plans
-from .tiles import round_up
+from .kernel import (
+    REDUCTION_CHUNK_GRFS,
+    check_tiles_can_fit,
+    global_cost,
+    plan_direct,
+    planned_moves,
+    reorder_moves,
+    slice_shapes,
+    vector_lanes,
+)
+from .messages import line_plans, plan_lines
+from .multiply import operand_layout
+from .tiles import TileLayout, line_layout, round_up
 
 LOOP_INSTRUCTIONS = 3  # the K loop's increment, compare and branch
 K_START_INSTRUCTIONS = 2  # the iteration's K coordinate
@@ -115,13 +129,14 @@ class Estimator:
     def __init__(self, gemm: Gemm, hw: Platform):
         self.gemm, self.hw = gemm, hw
         self._messages: dict[tuple, Work] = {}
+        self._stagings: dict[tuple, dict[str, Staging]] = {}
         self._bounded = {view.tensor: _bounded(view, gemm) for view in (gemm.a, gemm.b)}
 
     def cycles(self, config: Config) -> float:
         return self.estimate(config).device
 
     def estimate(self, config: Config) -> Estimate:
-        return _estimate(config, self.gemm, self.hw, self._global)
+        return _estimate(config, self.gemm, self.hw, self._global, self._staging)
 
     def _global(self, view: View, extents: tuple[int, int], twice: int) -> Work:
         key = (view.tensor, extents, twice)
@@ -129,18 +144,151 @@ class Estimator:
             self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, self._bounded[view.tensor])
         return self._messages[key]
 
+    def _staging(self, config: Config, operand: str) -> Staging:
+        key = _staging_key(config, self.hw)
+        if key not in self._stagings:
+            self._stagings[key] = self._operand_stagings(config)
+        return self._stagings[key][operand]
+
+    def _operand_stagings(self, config: Config) -> dict[str, Staging]:
+        """Each operand's staging for dpas (`staging`) in backward weights on platforms with 2D
+        block loads (XeHPC), where both operands are K-strided (channels contiguous) and their
+        staging is most of a K block's instructions.  Elsewhere, and there where an operand loaded
+        straight from memory is gathered with in-bounds conditions, the estimate keeps its older
+        price: no moves with slm=1; without, 2D blocks where they load both operands, else a move
+        per element of both tiles (`_element_moves`).  Counted from the plan there, it ranked
+        kernels the model finds slower: res3a_branch2b (3x3, padded) forward in bf16 on XeHPC, A
+        gathered beside B in 2D blocks, was estimated at 2541 clocks and modeled 7342 against 5713
+        for the SLM kernel chosen otherwise; in f16 on XeHPG, counting the SLM packing moved a
+        16 x 16 tile 5 % ahead of the 32 x 16 one, modeled 18700 against 15891; BWD_WB in bf16 on
+        XeHPG, where every slice is gathered and packed, changed 11 of resnet_50's choices, to
+        kernels up to 2x slower (res3a_branch2a 7020 -> 14262 cycles)."""
+        gemm, hw, operands = self.gemm, self.hw, ("a", "b")
+        counted = gemm.problem.kind == "bwd_w" and hw.has_block2d
+        if not config.systolic or (config.slm and not counted):
+            return {op: Staging(_even_share(config, op) if config.slm else _tile(config, op)) for op in operands}
+        if counted:
+            stagings = {op: staging(config, gemm, hw, op) for op in operands}
+            views = {"a": gemm.a, "b": gemm.b}
+            if config.slm or not any(
+                self._bounded[views[op].tensor] and stagings[op].blocks is None for op in operands
+            ):
+                return stagings
+        blocks = {op: direct_blocks(config, gemm, hw, op) for op in operands}
+        if all(plan is not None for plan in blocks.values()):
+            return {op: Staging(_tile(config, op), 0, blocks[op]) for op in operands}
+        return {op: Staging(_tile(config, op), _element_moves(config, gemm, hw, op)) for op in operands}
+
 
 def estimate(config: Config, gemm: Gemm, hw: Platform) -> Estimate:
     """What the model would say of the kernel of `config` (see the module docstring)."""
     return Estimator(gemm, hw).estimate(config)
 
 
-def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads) -> Estimate:
+@dataclass(frozen=True)
+class Staging:
+    """How the plan brings one operand's K block into dpas's layout (`kernel._plan_operand`):
+    the tile each thread loads from global memory (its own, or with slm=1 its slice of the
+    group tile), the moves reordering what the loads leave (into dpas's layout, or the slice
+    into SLM order) and, where 2D blocks load it, their plan (then no moves, no masks)."""
+
+    loaded: tuple[int, int]
+    moves: float = 0
+    blocks: Block2dPlan | None = None
+
+
+def _staging_key(config: Config, hw: Platform) -> tuple[Config, bool]:
+    """What `staging` reads of a configuration: not the buffer counts or registers (only whether
+    loads are prefetched), nor, without SLM, the group's shape."""
+    kept = replace(config, grf=0, slm_bufs=1, gmem_bufs=1, k_split=1)
+    if not config.slm:
+        kept = replace(kept, tg_m=1, tg_n=1, tg_k=1)
+    return kept, prefetches(config, hw)
+
+
+def staging(config: Config, gemm: Gemm, hw: Platform, operand: str) -> Staging:
+    """The staging of `operand` ("a" or "b"): loaded straight from memory, as `kernel.plan_direct`
+    plans it; through SLM, a slice of the group tile in the first shape `kernel._plan_slices`
+    tries that dpas's layout covers, loaded as it would be -- in 2D blocks where they place the
+    slice in SLM order, else in the messages and moves cheapest together.  Without dpas the
+    estimate counts no moves (SLM holds dense tiles)."""
+    view, tile = (gemm.a if operand == "a" else gemm.b), _tile(config, operand)
+    buffer = Var(f"{operand}_load", PTR)
+    try:  # tiles are laid out only where the plan would lay them out
+        check_config(config, gemm, hw)
+        check_tiles_can_fit(gemm, config, hw)
+    except ConfigError:
+        return Staging(tile)
+    if not config.slm:
+        if not config.systolic:
+            return Staging(tile)
+        fma = operand_layout(config, gemm, operand, buffer, *tile, view.type)
+        plan, load, _ = plan_direct(operand, buffer, view, gemm, config, hw, tile, fma)
+        if isinstance(plan, Block2dPlan):
+            return Staging(tile, 0, plan)
+        return Staging(tile, 0 if load.same_placement(fma) else reorder_moves(fma, load, hw))
+    group, threads = _group_tile(config, operand), config.threads_per_group
+    if not config.systolic:
+        return Staging(_even_share(config, operand))
+    line_dim = plan_lines(view, gemm, hw, group, group).line_dim
+    for slices in slice_shapes(group, threads, line_dim):
+        share = (group[0] // slices[0], group[1] // slices[1])
+        fma = operand_layout(config, gemm, operand, buffer, *share, view.type)
+        if (fma.offset_map >= 0).all():
+            break
+    else:
+        return Staging(_even_share(config, operand))  # the plan will not place the slices (a ConfigError)
+    blocks = block2d_plan(view, gemm, config, hw, operand, fma)
+    if blocks is not None:
+        return Staging(share, 0, blocks)
+    best: tuple[int, TileLayout] | None = None  # chosen by the planner's price of the moves
+    for messages, plan in line_plans(view, gemm, hw, share, share, vector_lanes=vector_lanes(config, hw)):
+        stage, _ = line_layout(buffer, view.type, *share, plan.line_dim, plan.length, hw.grf_bytes, plan.lanes)
+        total = global_cost(messages, config, hw) + (0 if stage.same_placement(fma) else planned_moves(fma, stage, hw))
+        if best is None or total < best[0]:
+            best = (total, stage)
+    assert best is not None  # line_plans offers scattered messages at least
+    stage = best[1]
+    return Staging(share, 0 if stage.same_placement(fma) else reorder_moves(fma, stage, hw))
+
+
+def _tile(config: Config, operand: str) -> tuple[int, int]:
+    """The thread's own tile of `operand`."""
+    return (config.a_rows, config.k_block) if operand == "a" else (config.k_block, config.n_tile)
+
+
+def _group_tile(config: Config, operand: str) -> tuple[int, int]:
+    k_group = config.tg_k * config.k_block
+    return (config.tg_m * config.m_tile, k_group) if operand == "a" else (k_group, config.tg_n * config.n_tile)
+
+
+def _even_share(config: Config, operand: str) -> tuple[int, int]:
+    """A thread's share of the group tile with slm=1, whole rows where the threads divide them."""
+    group, threads = _group_tile(config, operand), config.threads_per_group
+    return (group[0] // threads, group[1]) if group[0] % threads == 0 else (group[0], -(-group[1] // threads))
+
+
+def _element_moves(config: Config, gemm: Gemm, hw: Platform, operand: str) -> float:
+    """A move per element of the operand's tile (a quarter for bytes, which move four at a
+    time): B always, A where its rows span K steps or share a GRF (XeHPC)."""
+    view = gemm.a if operand == "a" else gemm.b
+    per_element = 1.0 if view.type.size == 2 else 0.125
+    if operand == "b":
+        return config.k_block * config.n_tile * per_element
+    moved = config.k_block > k_step(config, gemm) or a_rows_per_grf(hw) > 1
+    return config.a_rows * config.k_block * per_element if moved else 0.0
+
+
+def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) -> Estimate:
     m_groups = -(-gemm.m.size // (config.tg_m * config.m_tile))
     n_groups = -(-gemm.n.size // (config.tg_n * config.n_tile))
     threads = m_groups * n_groups * gemm.groups * config.k_split * config.threads_per_group
     iterations = k_iterations(config, gemm)
-    per_iteration = _multiply(config, gemm, hw) + _bias_sums(config, gemm, hw) + _loads(config, gemm, hw, global_loads)
+    per_iteration = (
+        _multiply(config, gemm, hw, stagings)
+        + _bias_sums(config, gemm, hw)
+        + _loads(config, gemm, hw, global_loads, stagings)
+    )
     per_iteration += scalar(
         LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (len(gemm.k.components) - 1)
     )
@@ -228,7 +376,7 @@ def written_iterations(config: Config, hw: Platform, iterations: int) -> int:
     return unroll + 2 * depth + (iterations - depth) % unroll
 
 
-def _multiply(config: Config, gemm: Gemm, hw: Platform) -> Work:
+def _multiply(config: Config, gemm: Gemm, hw: Platform, stagings) -> Work:
     """The multiply instructions of one K block, and the reorders that feed them."""
     m, n, k = config.m_tile, config.n_tile, config.k_block
     columns = n // config.simd
@@ -238,17 +386,10 @@ def _multiply(config: Config, gemm: Gemm, hw: Platform) -> Work:
         count = -(-m // config.dpas_rows) * (k // step) * columns
         kind = "int8" if gemm.a.type.size == 1 else gemm.a.type.kind
         work = Work(count, count, m * n * k / hw.fma_per_clock_per_eu[kind])
-        if config.slm:
-            return work  # SLM holds the tiles in the layouts dpas reads (packed once per element)
-        # loaded straight from memory, B is interleaved into VNNI form and A's rows into K
-        # steps by moves of a 16-bit element or of four bytes each -- also a single K step where
-        # a GRF holds several A rows (XeHPC), since every line a message loads starts a GRF --
-        # unless 2D blocks load them in dpas's layout (`block2d.py`)
-        a_moved = k > step or a_rows_per_grf(hw) > 1
-        blocks = _whole_tile_blocks(config, gemm, hw)
-        elements = (0 if blocks else k * n) + (config.a_rows * k if a_moved and not blocks else 0)
-        moves = elements * min(1.0, gemm.a.type.size / 2) * (1 if gemm.a.type.size == 2 else 0.25)
-        return work + scalar(moves)
+        # the moves into dpas's layout, as the plan makes them: of the thread's tiles loaded
+        # straight from memory, or with slm=1 of its slices packed into SLM order (the tiles
+        # it reads back are in dpas's layout already)
+        return work + scalar(sum(stagings(config, operand).moves for operand in ("a", "b")))
     steps = k // k_step(config, gemm)
     count = m * steps * columns
     alu = max(1.0, config.simd * acc / hw.alu_bytes_per_clock)
@@ -279,40 +420,26 @@ def _bias_sums(config: Config, gemm: Gemm, hw: Platform) -> Work:
     return Work(count, count * max(1.0, config.simd * 4 / hw.alu_bytes_per_clock))
 
 
-def _whole_tile_blocks(config: Config, gemm: Gemm, hw: Platform) -> bool:
-    """Whether 2D blocks load both A and B (`block2d.py`).  Only then does the estimate count
-    them: where A is still gathered, the estimate's wait misses the latency the model finds
-    exposed (res3a_branch2b bf16 on XeHPC: with B in blocks, slm=0 m_tile=16 n_tile=64 tg_k=8
-    was estimated fastest and modeled 6709 cycles against 5707 with SLM), so those
-    configurations are priced as if B were gathered too, as they were before 2D blocks."""
-    return direct_blocks(config, gemm, hw, "a") is not None and direct_blocks(config, gemm, hw, "b") is not None
-
-
-def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads) -> Work:
+def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) -> Work:
     """One K block's loads of A and B: the thread's own tiles, or with slm=1 its share of the
     group's tiles through SLM."""
-    k_group = config.tg_k * config.k_block
-    tiles = {
-        "a": (gemm.a, (config.a_rows, config.k_block), (config.tg_m * config.m_tile, k_group)),
-        "b": (gemm.b, (config.k_block, config.n_tile), (k_group, config.tg_n * config.n_tile)),
-    }
     twice = 2 if prefetches(config, hw) else 1  # a prefetch before each global load
     work = Work()
-    for operand, (view, extents, group) in tiles.items():
+    for operand in ("a", "b"):
+        view, extents = (gemm.a if operand == "a" else gemm.b), _tile(config, operand)
         tile_bytes = extents[0] * extents[1] * view.type.size
-        blocks = _whole_tile_blocks(config, gemm, hw) and direct_blocks(config, gemm, hw, operand)
-        if blocks:  # 2D blocks: no masks, no zero fill
-            work += Work(blocks.cost * twice, blocks.cost * twice, 0.0, tile_bytes)
-            continue
-        if not config.slm:
-            work += global_loads(view, extents, twice)
-            continue
-        threads = config.threads_per_group
-        share = (group[0] // threads, group[1]) if group[0] % threads == 0 else (group[0], -(-group[1] // threads))
-        work += global_loads(view, share, twice)
-        stored = share[0] * share[1] * view.type.size
-        messages = -(-stored // hw.max_block_message_bytes) + -(-tile_bytes // hw.max_block_message_bytes)
-        work += Work(messages * SLM_MESSAGE_INSTRUCTIONS, messages * SLM_MESSAGE_INSTRUCTIONS, 0, stored + tile_bytes)
+        staged = stagings(config, operand)
+        loaded, blocks = staged.loaded, staged.blocks
+        if blocks is not None:  # 2D blocks: no masks, no zero fill
+            work += Work(blocks.cost * twice, blocks.cost * twice, 0.0, loaded[0] * loaded[1] * view.type.size)
+        else:
+            work += global_loads(view, loaded, twice)
+        if config.slm:
+            stored = loaded[0] * loaded[1] * view.type.size
+            messages = -(-stored // hw.max_block_message_bytes) + -(-tile_bytes // hw.max_block_message_bytes)
+            work += Work(
+                messages * SLM_MESSAGE_INSTRUCTIONS, messages * SLM_MESSAGE_INSTRUCTIONS, 0, stored + tile_bytes
+            )
     if config.slm:
         work += scalar(3 * SYNC_INSTRUCTIONS)  # a fence and two barriers (or a signal and a wait)
     return work

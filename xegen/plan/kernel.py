@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..conv.index import Idx
+from ..emit.regions import move_instructions
 from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
 from ..ir import Var, ptr
@@ -35,12 +36,13 @@ from .tiles import Line, TileLayout, dense_layout, line_layout, packed_layout, r
 class SlmPlan:
     """How a group tile of one operand goes through SLM: each thread loads a slice of it from
     global memory into `stage`, stores it (from `packed`, the stage reordered into SLM order, when
-    that saves messages), and reads its own tile back."""
+    that saves messages), and reads its own tile back.  Where 2D blocks load the slice straight
+    into SLM order (`block2d.py`: XeHPC's VNNI and transposing loads), the stage is `packed`."""
 
     layout: TileLayout  # the group tile in SLM (dpas: the layout dpas reads; else dense)
     slices: tuple[int, int]  # slices along rows and columns; thread t stores slice (t / cols, t % cols)
     slice_extents: tuple[int, int]
-    slice_plan: LinePlan  # how a slice comes from global memory
+    slice_plan: LinePlan | Block2dPlan  # how a slice comes from global memory
     stage: TileLayout  # the slice as the global loads leave it
     stage_lines: list[Line]
     packed: TileLayout  # the slice as it is stored (`stage` itself when no reorder pays)
@@ -218,7 +220,7 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     (the same for configs with the same `layout_key`)."""
     check_index_range(gemm.problem)
     check_config(config, gemm, hw)
-    _check_tiles_can_fit(gemm, config, hw)
+    check_tiles_can_fit(gemm, config, hw)
     for view in (gemm.a, gemm.b, gemm.c):
         if view.layout.elements * view.type.size >= 2**31:
             raise UnsupportedError(
@@ -367,7 +369,7 @@ def _grf_remedies(config: Config, hw: Platform, used: int, copy_bytes: int) -> l
     return remedies
 
 
-def _check_tiles_can_fit(gemm: Gemm, config: Config, hw: Platform) -> None:
+def check_tiles_can_fit(gemm: Gemm, config: Config, hw: Platform) -> None:
     """Reject tiles too large for the largest register file before planning them (planning walks
     every element): the load tiles of A and B and the accumulator and store tiles of C alone."""
     grf = hw.grf_bytes
@@ -408,7 +410,7 @@ def _plan_operand(
 ) -> OperandPlan:
     load_var = Var(f"{name}_load", PTR)
     if not config.slm:
-        plan, load, lines = _plan_direct(name, load_var, view, gemm, config, hw, extents, _retarget(fma, load_var))
+        plan, load, lines = plan_direct(name, load_var, view, gemm, config, hw, extents, _retarget(fma, load_var))
         slm = None
     else:
         slm, load = _plan_slm(name, view, gemm, config, hw, extents, group_extents)
@@ -418,7 +420,7 @@ def _plan_operand(
     return OperandPlan(name, view, extents, plan, load, lines, slm, fma)
 
 
-def _plan_direct(
+def plan_direct(
     operand: str,
     buffer: Var,
     view: View,
@@ -446,25 +448,25 @@ def _plan_direct(
     if blocks is not None:  # one message per block and no reorder: fewer instructions than any lines
         return blocks, fma, []
     best: tuple[int, LinePlan, TileLayout, list[Line]] | None = None
-    for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
+    for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=vector_lanes(config, hw)):
         load, lines = line_layout(
             buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes, plan.lanes
         )
-        moves = 0 if load.same_placement(fma) else _reorder_moves(fma, load, hw)
-        total = _global_cost(cost, config, hw) + moves
+        moves = 0 if load.same_placement(fma) else planned_moves(fma, load, hw)
+        total = global_cost(cost, config, hw) + moves
         if best is None or total < best[0]:
             best = (total, plan, load, lines)
     assert best is not None  # line_plans offers scattered messages at least
     return best[1], best[2], best[3]
 
 
-def _vector_lanes(config: Config, hw: Platform) -> tuple[int, ...]:
+def vector_lanes(config: Config, hw: Platform) -> tuple[int, ...]:
     """Lanes per vector message to try (dpas only): as many as a message has, or the exec size
     (a message of `simd` K-contiguous columns is one VNNI block of B)."""
     return (hw.max_message_simd, config.simd) if config.systolic else ()
 
 
-def _global_cost(messages: int, config: Config, hw: Platform) -> int:
+def global_cost(messages: int, config: Config, hw: Platform) -> int:
     """Modeled instructions of global messages worth `messages` block messages, with the
     prefetch the scheduler adds for each when the loop is multi-buffered."""
     return GLOBAL_MESSAGE_COST * messages * (2 if prefetches(config, hw) else 1)
@@ -587,11 +589,11 @@ def _plan_slices(
     """Cut the group tile into one slice per thread and choose how a slice travels, by modeled
     instructions: the global messages that load it, then either the SLM messages storing it as
     loaded, or moves reordering it into SLM order first (`packed_layout`) when that saves more
-    messages than the moves cost."""
+    messages than the moves cost; or 2D blocks loading it in SLM order, where they can."""
     threads = config.threads_per_group
     size = view.type.size
     best: tuple[int, SlmPlan] | None = None
-    for slices in _slice_shapes(group_extents, threads, line_dim):
+    for slices in slice_shapes(group_extents, threads, line_dim):
         extents = (group_extents[0] // slices[0], group_extents[1] // slices[1])
         placed = _placement(layout, extents, slices)
         if placed is None:
@@ -601,7 +603,15 @@ def _plan_slices(
         packed = packed_layout(Var(f"{name}_packed", PTR), layout, 0, 0, extents[0], extents[1], hw.grf_bytes)
         packed_runs = contiguous_runs(packed.offset_map, relative)
         packed_cost = slm_message_cost(packed_runs, size, alignment, hw)
-        for messages, line_plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=_vector_lanes(config, hw)):
+        blocks = block2d_plan(view, gemm, config, hw, name, packed)
+        if blocks is not None:  # loaded in SLM order: no stage, no moves
+            total = blocks.cost * (2 if prefetches(config, hw) else 1) + packed_cost
+            if best is None or total < best[0]:
+                best = (
+                    total,
+                    SlmPlan(layout, slices, extents, blocks, packed, [], packed, Placement(packed_runs, terms), read),
+                )
+        for messages, line_plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=vector_lanes(config, hw)):
             stage, lines = line_layout(
                 Var(f"{name}_stage", PTR),
                 view.type,
@@ -621,9 +631,9 @@ def _plan_slices(
                 if vectors is not None:
                     options.append((slm_message_cost(vectors, size, alignment, hw), stage, vectors))
             if not packed.same_placement(_retarget(stage, packed.buffer)):
-                options.append((packed_cost + _reorder_moves(packed, stage, hw), packed, packed_runs))
+                options.append((packed_cost + planned_moves(packed, stage, hw), packed, packed_runs))
             store_cost, source, store_runs = min(options, key=lambda option: option[0])
-            total = _global_cost(messages, config, hw) + store_cost
+            total = global_cost(messages, config, hw) + store_cost
             if best is None or total < best[0]:
                 plan = SlmPlan(
                     layout, slices, extents, line_plan, stage, lines, source, Placement(store_runs, terms), read
@@ -637,7 +647,7 @@ def _plan_slices(
     return best[1]
 
 
-def _slice_shapes(extents: tuple[int, int], threads: int, line_dim: int) -> list[tuple[int, int]]:
+def slice_shapes(extents: tuple[int, int], threads: int, line_dim: int) -> list[tuple[int, int]]:
     """(slices along rows, slices along columns) that cut the tile evenly into `threads` slices:
     whole lines first (slices across the line dimension), then along it, then both."""
     across = (threads, 1) if line_dim == 1 else (1, threads)
@@ -645,8 +655,29 @@ def _slice_shapes(extents: tuple[int, int], threads: int, line_dim: int) -> list
     return [shape for shape in dict.fromkeys(shapes) if extents[0] % shape[0] == 0 and extents[1] % shape[1] == 0]
 
 
-def _reorder_moves(dst: TileLayout, src: TileLayout, hw: Platform) -> int:
-    """Moves `copy_tile(dst, src)` takes, modeled: a move writes at most two GRFs of strided elements."""
+def reorder_moves(dst: TileLayout, src: TileLayout, hw: Platform) -> int:
+    """The move instructions `copy_tile(dst, src)` lowers into: per move of `tile_moves`, a line
+    per row or per column, whichever takes fewer (`lower.calls`), each cut as the region rules
+    allow (`emit.regions.move_instructions`: a stride no operand encodes moves an element at a time)."""
+    dst, src, moves = tile_moves(dst, src)
+    sizes, grf = (dst.type.size, src.type.size), hw.grf_bytes
+
+    def count(m) -> int:
+        if m.rows == 1 or (m.d_rs == m.cols * m.d_cs and m.s_rs == m.cols * m.s_cs):
+            return move_instructions(m.rows * m.cols, m.d_cs, sizes[0], m.s_cs, sizes[1], grf)
+        by_rows = m.rows * move_instructions(m.cols, m.d_cs, sizes[0], m.s_cs, sizes[1], grf)
+        by_cols = m.cols * move_instructions(m.rows, m.d_rs, sizes[0], m.s_rs, sizes[1], grf)
+        return min(by_rows, by_cols)
+
+    return sum(count(m) for m in moves)
+
+
+def planned_moves(dst: TileLayout, src: TileLayout, hw: Platform) -> int:
+    """The planner's price of `copy_tile(dst, src)` when it weighs moves against messages: a move
+    writes up to two GRFs of elements at its destination stride.  It undercounts lines whose
+    source stride has no encoding (`reorder_moves` counts them), but messages cost the model
+    more than their instructions: counted exactly, the moves sent XeHPG's forward f16
+    res3a_branch2b from a vector gather to a message per line (15891 -> 16515 modeled cycles)."""
     dst, _, moves = tile_moves(dst, src)
 
     def lanes(stride: int) -> int:
