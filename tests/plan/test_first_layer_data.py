@@ -66,6 +66,7 @@ def test_first_layer_backward_data_multiplies_each_product_once():
     assert [rows.spatial_blocks for rows in plan.phases] == [16, 16]
     assert sum(n * rows.iterations * 16 for n, rows in zip(lanes, plan.phases, strict=True)) == products
 
+
 @pytest.mark.parametrize(
     "desc, dt, overrides, tags, message",
     [
