@@ -94,12 +94,14 @@ def test_unoptimized_kernel_through_visa(hw, genx_ir):
 
 
 def test_xehpc_64bit_integer_adds_wait_on_the_integer_pipe(genx_ir):
-    """res3a_branch1 bf16 on XeHPC: the finalizer fuses 64-bit address arithmetic into `add :q`.
+    """res2a_branch2a's backward data in bf16 on XeHPC: the finalizer fuses 64-bit address
+    arithmetic into `add :q`, and a message reads the sum right after it (res3a_branch1's forward
+    kernel, this test's first subject, has no such pair since its SLM slices load in 2D blocks).
     Finalized for PVC-XT (hw.genx_ir_platform), the message that reads such a sum waits for it
     on the integer pipe (`I@n`), as xegen's scoreboard model has it for XeHPC (only float64
     results take the long pipe), and the kernel runs with the hazard checks on.  (GenX_IR's
     `-platform PVC`, the A step, waits with `L@1`, which the simulator reports as a hazard.)"""
-    problem = make_problem(scaled(RESNET[5]), "FWD_B", "bf16", mb=1)
+    problem = make_problem(scaled(RESNET[2]), "BWD_D", "bf16", mb=1)
     compilation = compile_problem(problem, "xehpc", backend="visa")
     lines = compilation.compiled.assembly().splitlines()
     assert not any("L@" in line for line in lines)

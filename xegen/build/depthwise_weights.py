@@ -45,10 +45,13 @@ from .rows import RowBuilder
 
 
 def build_depthwise_weights(plan: DepthwiseWeightsPlan) -> Stmt:
-    return _DepthwiseWeights(plan).build()
+    return DepthwiseWeightsBuilder(plan).build()
 
 
-class _DepthwiseWeights(RowBuilder):
+class DepthwiseWeightsBuilder(RowBuilder):
+    """The backward-weights row walk and reduction (plan=first's backward weights derives from it,
+    `first_layer_weights.py`, with a first layer's segment and multiplies)."""
+
     plan: DepthwiseWeightsPlan
 
     def build(self) -> Stmt:

@@ -22,7 +22,7 @@ from ..ir.types import F32
 from ..plan.first_layer_weights import FirstLayerWeightsPlan
 from ..plan.tiles import TileLayout, dense_layout
 from .builder import GROUP_IDS, copy_tile
-from .depthwise_weights import _DepthwiseWeights
+from .depthwise_weights import DepthwiseWeightsBuilder
 from .rows import constant_lanes
 
 
@@ -30,7 +30,7 @@ def build_first_layer_weights(plan: FirstLayerWeightsPlan) -> Stmt:
     return _FirstLayerWeights(plan).build()
 
 
-class _FirstLayerWeights(_DepthwiseWeights):
+class _FirstLayerWeights(DepthwiseWeightsBuilder):
     plan: FirstLayerWeightsPlan
 
     def build(self) -> Stmt:
