@@ -60,16 +60,9 @@ def test_first_layer_backward_data_end_to_end(desc, hw, dt, iga64, ocloc):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("direction", ["BWD_D", "BWD_WB"])
 @pytest.mark.parametrize("desc", REAL)
 @pytest.mark.parametrize("hw, dt", CASES)
-def test_first_layer_backward_data_real_sizes(desc, hw, dt, iga64, ocloc):
-    compilation = check_end_to_end(parse_descriptor(desc), hw, "BWD_D", dt, seed=13)
-    assert compilation.config.plan == "first"
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("desc", REAL)
-@pytest.mark.parametrize("hw, dt", CASES)
-def test_first_layer_backward_weights_real_sizes(desc, hw, dt, iga64, ocloc):
-    compilation = check_end_to_end(parse_descriptor(desc), hw, "BWD_WB", dt, seed=13)
+def test_first_layer_backward_real_sizes(desc, hw, dt, direction, iga64, ocloc):
+    compilation = check_end_to_end(parse_descriptor(desc), hw, direction, dt, seed=13)
     assert compilation.config.plan == "first"
