@@ -46,9 +46,11 @@ from .gemm import Gemm, View
 from .kernel import (
     REDUCTION_CHUNK_GRFS,
     check_tiles_can_fit,
+    fills_registers,
     global_cost,
     plan_direct,
     planned_moves,
+    reads_a_in_place,
     reorder_moves,
     slice_shapes,
     vector_lanes,
@@ -138,10 +140,11 @@ class Estimator:
     def estimate(self, config: Config) -> Estimate:
         return _estimate(config, self.gemm, self.hw, self._global, self._staging)
 
-    def _global(self, view: View, extents: tuple[int, int], twice: int) -> Work:
-        key = (view.tensor, extents, twice)
+    def _global(self, view: View, extents: tuple[int, int], twice: int, gather_simd: int) -> Work:
+        key = (view.tensor, extents, twice, gather_simd)
         if key not in self._messages:
-            self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, self._bounded[view.tensor])
+            bounded = self._bounded[view.tensor]
+            self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, bounded, gather_simd)
         return self._messages[key]
 
     def _staging(self, config: Config, operand: str) -> Staging:
@@ -433,7 +436,8 @@ def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) -> 
         if blocks is not None:  # 2D blocks: no masks, no zero fill
             work += Work(blocks.cost * twice, blocks.cost * twice, 0.0, loaded[0] * loaded[1] * view.type.size)
         else:
-            work += global_loads(view, loaded, twice)
+            in_place = operand == "a" and not config.slm and reads_a_in_place(config, gemm)
+            work += global_loads(view, loaded, twice, config.simd if in_place else 0)
         if config.slm:
             stored = loaded[0] * loaded[1] * view.type.size
             messages = -(-stored // hw.max_block_message_bytes) + -(-tile_bytes // hw.max_block_message_bytes)
@@ -445,11 +449,23 @@ def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) -> 
     return work
 
 
-def _global(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], twice: int, bounded: bool) -> Work:
+def _global(
+    view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], twice: int, bounded: bool, gather_simd: int
+) -> Work:
     """A tile of `extents` loaded from global memory in the cheapest messages (`bounded`: with
-    in-bounds conditions)."""
-    lanes = (hw.max_message_simd,) if gemm.a.type.size < 4 else ()
-    cost, plan = line_plans(view, gemm, hw, extents, extents, vector_lanes=lanes)[0]
+    in-bounds conditions).  `gather_simd`: the exec size of a mad whose A this is, read where
+    vector messages leave it (`kernel.plan_direct`: a pixel per lane, where the lanes fill whole
+    registers); 0 for any other tile (vector messages only for 8- and 16-bit types)."""
+    in_place = gather_simd > 0
+    if in_place:
+        lanes: tuple[int, ...] = (hw.max_message_simd, gather_simd)
+    else:
+        lanes = (hw.max_message_simd,) if gemm.a.type.size < 4 else ()
+    cost, plan = next(
+        (cost, plan)
+        for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=lanes)
+        if not (plan.vector and in_place) or fills_registers(plan, extents, hw)
+    )
     per_message = GLOBAL_MESSAGE_INSTRUCTIONS[hw.data_messages] * twice
     instructions = cost * per_message
     tile_bytes = extents[0] * extents[1] * view.type.size

@@ -28,7 +28,7 @@ from .block2d import Block2dPlan, block2d_plan
 from .config import RESERVED_GRFS, Config, check_config, k_iterations, prefetches
 from .gemm import S32_MAX, Gemm, View, check_index_range
 from .messages import LaneRun, LinePlan, Run, contiguous_runs, lane_runs, line_plans, plan_lines, slm_message_cost
-from .multiply import MultiplyLayouts, multiply_layouts, operand_layout
+from .multiply import MultiplyLayouts, multiply_layouts, operand_layout, operand_type
 from .tiles import Line, TileLayout, dense_layout, line_layout, packed_layout, round_up, tile_moves
 
 
@@ -415,7 +415,8 @@ def _plan_operand(
     else:
         slm, load = _plan_slm(name, view, gemm, config, hw, extents, group_extents)
         plan, lines = None, []
-    if load.same_placement(_retarget(fma, load_var)):
+    gathered_a = name == "a" and isinstance(plan, LinePlan) and plan.vector and reads_a_in_place(config, gemm)
+    if gathered_a or load.same_placement(_retarget(fma, load_var)):
         fma = load
     return OperandPlan(name, view, extents, plan, load, lines, slm, fma)
 
@@ -437,12 +438,14 @@ def plan_direct(
     if not config.systolic:
         # the cheapest messages; a vector message only where its lanes are the multiply's
         # columns, so no reorder (mad's B gathered a K-contiguous column per lane: the
-        # transposed backward data of a first layer)
+        # transposed backward data of a first layer), or where the multiply reads its operand
+        # wherever the message leaves it (mad's A, `reads_a_in_place`)
+        in_place = operand == "a" and reads_a_in_place(config, gemm)
         for _, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=(hw.max_message_simd, config.simd)):
             load, lines = line_layout(
                 buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes, plan.lanes
             )
-            if not plan.vector or load.same_placement(fma):
+            if not plan.vector or (in_place and fills_registers(plan, extents, hw)) or load.same_placement(fma):
                 return plan, load, lines
     blocks = block2d_plan(view, gemm, config, hw, operand, fma)
     if blocks is not None:  # one message per block and no reorder: fewer instructions than any lines
@@ -458,6 +461,21 @@ def plan_direct(
             best = (total, plan, load, lines)
     assert best is not None  # line_plans offers scattered messages at least
     return best[1], best[2], best[3]
+
+
+def reads_a_in_place(config: Config, gemm: Gemm) -> bool:
+    """Whether the multiply can read A in any layout a load leaves it: mad broadcasts one A
+    element per instruction, a scalar region anywhere in the registers, so a vector message's
+    component-major tile (a pixel per lane, its K elements in consecutive registers) needs no
+    reorder -- unless A is widened on the way (bf16, int8)."""
+    return config.fma == "mad" and operand_type(config, gemm.a.type, gemm.acc_type) == gemm.a.type
+
+
+def fills_registers(plan: LinePlan, extents: tuple[int, int], hw: Platform) -> bool:
+    """Whether every vector message of `plan` has each component (a dword per lane) in whole
+    registers: then the message writes the tile's layout directly, else it lands in a temporary
+    and each component moves (7 lanes of an m_tile=7 tile cost more than the rows' own messages)."""
+    return (plan.lanes * 4) % hw.grf_bytes == 0 and extents[1 - plan.line_dim] % plan.lanes == 0
 
 
 def vector_lanes(config: Config, hw: Platform) -> tuple[int, ...]:
