@@ -41,11 +41,19 @@ def test_mad_gathers_a_and_multiplies_it_in_place(hw):
     assert [a.load.offset(m, k) for m, k in ((0, 0), (1, 0), (0, 1), (7, 3), (0, 4))] == [0, 1, 8, 31, 32]
 
 
-@pytest.mark.parametrize("hw, m_tile", [("xehpg", 7), ("xehpc", 8)])
-def test_lanes_short_of_whole_registers_keep_block_messages(hw, m_tile):
-    """7 lanes of dwords (XeHPG) or 8 (XeHPC's 64-byte registers) would land in a temporary and
-    move component by component: A keeps a block message per row, in mad's row-major layout."""
-    _, _, plan = _plan(PADDED, hw, "f32", {"fma": "mad", "m_tile": m_tile, "k_block": 16, "slm": 0})
+def test_seven_rows_load_as_eight_lanes():
+    """m_tile=7 (rows of 7, 14, 28 pixels): 7 lanes of dwords would land in a temporary and move
+    component by component, so the tile loads 8 pixels, the multiply reads 7."""
+    _, _, plan = _plan(PADDED, "xehpg", "f32", {"fma": "mad", "m_tile": 7, "k_block": 16, "slm": 0})
+    assert plan.a.plan.vector and plan.a.plan.lanes == 8
+    assert (plan.a.load.rows, plan.a.fma.rows) == (8, 8) and plan.a.fma is plan.a.load
+    assert plan.a.load.offset(6, 1) == 14  # K element 1 of the seventh pixel: 1*8 + 6
+
+
+def test_lanes_short_of_whole_registers_keep_block_messages():
+    """8 lanes of dwords are half of one of XeHPC's 64-byte registers, and doubling the pixels
+    loaded is not worth it: A keeps a block message per row, in mad's row-major layout."""
+    _, _, plan = _plan(PADDED, "xehpc", "f32", {"fma": "mad", "m_tile": 8, "k_block": 16, "slm": 0})
     assert not plan.a.plan.vector
     assert plan.a.load.offset(0, 1) == 1  # K along a row
 
@@ -61,7 +69,9 @@ def test_a_widened_on_the_way_is_not_read_in_place():
 GATHERED_CASES = [
     ("xehpg", {"fma": "mad", "m_tile": 8, "n_tile": 16, "k_block": 16, "slm": 0}),  # 4 messages of 8 lanes
     ("xehpg", {"fma": "mad", "m_tile": 16, "n_tile": 16, "k_block": 8, "slm": 0}),  # 16 lanes
+    ("xehpg", {"fma": "mad", "m_tile": 7, "n_tile": 16, "k_block": 8, "slm": 0}),  # 7 rows in 8 lanes
     ("xelp", {"fma": "mad", "m_tile": 8, "n_tile": 16, "k_block": 16, "slm": 0}),
+    ("xelp", {"fma": "mad", "m_tile": 7, "n_tile": 16, "k_block": 8, "slm": 0}),
     ("xehpc", {"fma": "mad", "m_tile": 16, "n_tile": 16, "k_block": 16, "slm": 0}),  # 64-bit adds
 ]
 

@@ -32,7 +32,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..conv.index import Idx
 from ..emit.cost import global_load_latency
 from ..emit.roofline import Tiling, Workload, traffic
 from ..errors import ConfigError
@@ -45,9 +44,11 @@ from .config import Config, a_rows_per_grf, check_config, k_iterations, k_step, 
 from .gemm import Gemm, View
 from .kernel import (
     REDUCTION_CHUNK_GRFS,
+    GatheredA,
     check_tiles_can_fit,
-    fills_registers,
+    gathered_a,
     global_cost,
+    has_bounds,
     plan_direct,
     planned_moves,
     reads_a_in_place,
@@ -132,7 +133,7 @@ class Estimator:
         self.gemm, self.hw = gemm, hw
         self._messages: dict[tuple, Work] = {}
         self._stagings: dict[tuple, dict[str, Staging]] = {}
-        self._bounded = {view.tensor: _bounded(view, gemm) for view in (gemm.a, gemm.b)}
+        self._bounded = {view.tensor: has_bounds(view, gemm) for view in (gemm.a, gemm.b)}
 
     def cycles(self, config: Config) -> float:
         return self.estimate(config).device
@@ -144,7 +145,8 @@ class Estimator:
         key = (view.tensor, extents, twice, gather_simd)
         if key not in self._messages:
             bounded = self._bounded[view.tensor]
-            self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, bounded, gather_simd)
+            gathered = gathered_a(view, self.gemm, self.hw, extents, gather_simd, bounded) if gather_simd else None
+            self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, bounded, gathered)
         return self._messages[key]
 
     def _staging(self, config: Config, operand: str) -> Staging:
@@ -450,22 +452,21 @@ def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) -> 
 
 
 def _global(
-    view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], twice: int, bounded: bool, gather_simd: int
+    view: View,
+    gemm: Gemm,
+    hw: Platform,
+    extents: tuple[int, int],
+    twice: int,
+    bounded: bool,
+    gathered: GatheredA | None,
 ) -> Work:
     """A tile of `extents` loaded from global memory in the cheapest messages (`bounded`: with
-    in-bounds conditions).  `gather_simd`: the exec size of a mad whose A this is, read where
-    vector messages leave it (`kernel.plan_direct`: a pixel per lane, where the lanes fill whole
-    registers); 0 for any other tile (vector messages only for 8- and 16-bit types)."""
-    in_place = gather_simd > 0
-    if in_place:
-        lanes: tuple[int, ...] = (hw.max_message_simd, gather_simd)
+    in-bounds conditions), or in `gathered`'s vector messages (mad's A, `kernel.gathered_a`)."""
+    if gathered is not None:
+        extents, cost, plan = gathered.tile, gathered.messages, gathered.plan
     else:
         lanes = (hw.max_message_simd,) if gemm.a.type.size < 4 else ()
-    cost, plan = next(
-        (cost, plan)
-        for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=lanes)
-        if not (plan.vector and in_place) or fills_registers(plan, extents, hw)
-    )
+        cost, plan = line_plans(view, gemm, hw, extents, extents, vector_lanes=lanes)[0]
     per_message = GLOBAL_MESSAGE_INSTRUCTIONS[hw.data_messages] * twice
     instructions = cost * per_message
     tile_bytes = extents[0] * extents[1] * view.type.size
@@ -476,15 +477,6 @@ def _global(
         zeroing = -(-tile_bytes // (2 * hw.grf_bytes))
         instructions += lines * MASK_INSTRUCTIONS + zeroing
     return Work(instructions, instructions, 0.0, tile_bytes)
-
-
-def _bounded(view: View, gemm: Gemm) -> bool:
-    """Whether the view's accesses have in-bounds conditions (padding, strides) for some values
-    of the GEMM coordinates."""
-    values = {
-        c.name: Idx.of(Var(f"estimate_{c.name}"), 0, c.size - 1) for dim in view.dims for c in gemm.dim(dim).components
-    }
-    return bool(view.access(values)[1])
 
 
 def _epilogue(config: Config, gemm: Gemm, hw: Platform) -> Work:
