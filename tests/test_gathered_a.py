@@ -1,6 +1,6 @@
 """mad's A tile gathered a pixel per lane (`plan.kernel.reads_a_in_place`): one vector message
 per four K elements of up to a message's worth of pixels, read by the multiply where the message
-leaves it (component-major), with the later messages' addresses stepped from the first's.
+leaves it (component-major).
 
 Checked in the plan (the layout, no reorder; not where A is widened), and end to end on small
 padded convolutions whose tiles reach every edge: the simulator against numpy, iga64, ocloc."""
@@ -72,7 +72,7 @@ GATHERED_CASES = [
     ("xehpg", {"fma": "mad", "m_tile": 7, "n_tile": 16, "k_block": 8, "slm": 0}),  # 7 rows in 8 lanes
     ("xelp", {"fma": "mad", "m_tile": 8, "n_tile": 16, "k_block": 16, "slm": 0}),
     ("xelp", {"fma": "mad", "m_tile": 7, "n_tile": 16, "k_block": 8, "slm": 0}),
-    ("xehpc", {"fma": "mad", "m_tile": 16, "n_tile": 16, "k_block": 16, "slm": 0}),  # 64-bit adds
+    ("xehpc", {"fma": "mad", "m_tile": 16, "n_tile": 16, "k_block": 16, "slm": 0}),  # 64-byte registers: 16 lanes
 ]
 
 

@@ -512,18 +512,10 @@ class Messages:
         components = []
         for first in range(0, elems, per_message):
             components.append((first, min(per_message, elems - first)))
-        previous: dict[int, tuple[VReg, int]] = {}  # per lane group: the last payload and its byte offset
         for first, vec in components:
             element_offset = first * size
             for lane0, lanes, exec_size in groups:
-                if lane0 in previous and address.space == "global":
-                    # a later component of the same lanes: the last payload's 64-bit addresses
-                    # plus the distance, not the offsets' whole sum and sign extension again
-                    last, at = previous[lane0]
-                    payload = self._stepped_addresses(last, lanes, exec_size, element_offset - at)
-                else:
-                    payload = self._lane_addresses(address, offsets, lane0, lanes, exec_size, element_offset)
-                previous[lane0] = (payload, element_offset)
+                payload = self._lane_addresses(address, offsets, lane0, lanes, exec_size, element_offset)
                 predicate, channel = predicate_of((lane0, lanes, exec_size))
                 self._simt_message(
                     op, address.space, payload, t, count, first, vec, lane0, lanes, exec_size, data, predicate, channel
@@ -622,12 +614,6 @@ class Messages:
             address64(self.b, Region(payload, 0, U64, lanes), address.pointer, _at(per_lane, lanes))
         else:
             self.b.alu("add", Region(payload, 0, S32, lanes), [_at(per_lane, lanes), Constant(address.slm_base, S32)])
-        return payload
-
-    def _stepped_addresses(self, last: VReg, lanes: int, exec_size: int, distance: int) -> VReg:
-        """A new A64 payload: each lane's address in `last` plus `distance` bytes (> 0)."""
-        payload = self.b.grfs(-(-exec_size * 8 // self.grf), "addr")
-        add64(self.b, Region(payload, 0, U64, lanes), Region(last, 0, U64, lanes), distance)
         return payload
 
     def _simt_message(
@@ -938,25 +924,6 @@ def _plus(b: Builder, v: Value, k: int) -> Value:
     out = b.temp(S32, v.lanes if v.stride else 1)
     b.alu("add", out, [v if v.stride or v.lanes == 1 else Region(v.reg, v.offset, v.type), Constant(k, S32)])
     return out if v.stride or v.lanes == 1 else out.broadcast(v.lanes)
-
-
-def add64(b: Builder, dst: Region, src: Region, distance: int) -> None:
-    """dst = src + distance, lane by lane (64-bit lanes; 0 < distance < 2^31): a 64-bit add
-    where there is one, else the low dwords' sum with its carry into the high dwords."""
-    assert 0 < distance < 1 << 31
-    lanes = dst.lanes
-    if b.hw.has_int64_arithmetic:
-        wide = [Region(r.reg, r.offset, S64, lanes, r.stride) for r in (dst, src)]
-        b.alu("add", wide[0], [wide[1], Constant(distance, S32, lanes)])
-        return
-    step = b.grf // 4  # acc0 holds one register of carries
-    for start in range(0, lanes, step):
-        n = min(step, lanes - start)
-        low, high = halves(dst.slice(start, n) if lanes > 1 else dst)
-        src_low, src_high = halves(src.slice(start, n) if lanes > 1 else src)
-        b.alu("addc", low, [src_low, Constant(distance, U32, n)], options=("AccWrEn",), types=("ud", "ud", "ud"))
-        carry = PhysicalOperand(Reg("acc", 0, 0, "ud"), vector=n > 1)
-        b.alu("add", high, [src_high, carry], types=("ud", "ud", "ud"))
 
 
 def address64(b: Builder, dst: Region, base: Region, offsets: Value) -> None:
