@@ -14,13 +14,14 @@ from xegen.conv import make_problem
 from xegen.conv.descriptor import parse_descriptor
 from xegen.plan import formulate
 from xegen.plan.heuristic import choose_config
-from xegen.plan.kernel import plan_kernel, reads_a_in_place
+from xegen.plan.kernel import gathered_a, plan_kernel, reads_a_in_place
 from xegen.plan.messages import LinePlan
 
 from .test_end_to_end import check_end_to_end
 
 # 3x3 with padding 1: 5x5 outputs, so 8-pixel tiles span rows and reach every padded edge
 PADDED = "mb1ic16ih5oc16oh5kh3ph1"
+UNPADDED = "mb1ic16ih5oc16oh5kh1ph0"  # 1x1: A's rows are pixels at a constant distance
 
 
 def _plan(desc: str, hw: str, dt: str, overrides: dict):
@@ -41,21 +42,24 @@ def test_mad_gathers_a_and_multiplies_it_in_place(hw):
     assert [a.load.offset(m, k) for m, k in ((0, 0), (1, 0), (0, 1), (7, 3), (0, 4))] == [0, 1, 8, 31, 32]
 
 
-def test_seven_rows_load_as_eight_lanes():
-    """m_tile=7 (rows of 7, 14, 28 pixels): 7 lanes of dwords would land in a temporary and move
-    component by component, so the tile loads 8 pixels, the multiply reads 7."""
-    _, _, plan = _plan(PADDED, "xehpg", "f32", {"fma": "mad", "m_tile": 7, "k_block": 16, "slm": 0})
-    assert plan.a.plan.vector and plan.a.plan.lanes == 8
-    assert (plan.a.load.rows, plan.a.fma.rows) == (8, 8) and plan.a.fma is plan.a.load
-    assert plan.a.load.offset(6, 1) == 14  # K element 1 of the seventh pixel: 1*8 + 6
-
-
-def test_lanes_short_of_whole_registers_keep_block_messages():
-    """8 lanes of dwords are half of one of XeHPC's 64-byte registers, and doubling the pixels
-    loaded is not worth it: A keeps a block message per row, in mad's row-major layout."""
-    _, _, plan = _plan(PADDED, "xehpc", "f32", {"fma": "mad", "m_tile": 8, "k_block": 16, "slm": 0})
+@pytest.mark.parametrize("hw, m_tile", [("xehpg", 7), ("xehpc", 8)])
+def test_lanes_short_of_whole_registers_keep_block_messages(hw, m_tile):
+    """7 lanes of dwords (XeHPG) or 8 (XeHPC's 64-byte registers) would land in a temporary and
+    move component by component: A keeps a block message per row, in mad's row-major layout."""
+    _, _, plan = _plan(PADDED, hw, "f32", {"fma": "mad", "m_tile": m_tile, "k_block": 16, "slm": 0})
     assert not plan.a.plan.vector
     assert plan.a.load.offset(0, 1) == 1  # K along a row
+
+
+def test_gathered_tile_priced_as_planned():
+    """What the estimate charges (`gathered_a`'s messages, in block messages): one message of 8
+    lanes per 4 K elements plus its vector of addresses, 4 + 1, where block messages take one a
+    row (8); None where the lanes would not fill whole registers."""
+    gemm = formulate(make_problem(parse_descriptor(PADDED), "FWD_B", "f32"))
+    gathered = gathered_a(gemm.a, gemm, hwlib.platform("xehpg"), (8, 16), 16)
+    assert gathered is not None and gathered.plan.lanes == 8 and gathered.messages == 4 + 1
+    assert gathered_a(gemm.a, gemm, hwlib.platform("xehpg"), (7, 16), 16) is None
+    assert gathered_a(gemm.a, gemm, hwlib.platform("xehpc"), (8, 16), 16) is None
 
 
 def test_a_widened_on_the_way_is_not_read_in_place():
@@ -67,19 +71,28 @@ def test_a_widened_on_the_way_is_not_read_in_place():
 
 
 GATHERED_CASES = [
-    ("xehpg", {"fma": "mad", "m_tile": 8, "n_tile": 16, "k_block": 16, "slm": 0}),  # 4 messages of 8 lanes
-    ("xehpg", {"fma": "mad", "m_tile": 16, "n_tile": 16, "k_block": 8, "slm": 0}),  # 16 lanes
-    ("xehpg", {"fma": "mad", "m_tile": 7, "n_tile": 16, "k_block": 8, "slm": 0}),  # 7 rows in 8 lanes
-    ("xelp", {"fma": "mad", "m_tile": 8, "n_tile": 16, "k_block": 16, "slm": 0}),
-    ("xelp", {"fma": "mad", "m_tile": 7, "n_tile": 16, "k_block": 8, "slm": 0}),
-    ("xehpc", {"fma": "mad", "m_tile": 16, "n_tile": 16, "k_block": 16, "slm": 0}),  # 64-byte registers: 16 lanes
+    ("xehpg", PADDED, {"fma": "mad", "m_tile": 8, "n_tile": 16, "k_block": 16, "slm": 0}),  # 4 messages of 8 lanes
+    ("xehpg", PADDED, {"fma": "mad", "m_tile": 16, "n_tile": 16, "k_block": 8, "slm": 0}),  # 16 lanes
+    ("xelp", PADDED, {"fma": "mad", "m_tile": 8, "n_tile": 16, "k_block": 16, "slm": 0}),
+    ("xelp", UNPADDED, {"fma": "mad", "m_tile": 8, "n_tile": 16, "k_block": 8, "slm": 0}),  # no masks
+    ("xehpc", PADDED, {"fma": "mad", "m_tile": 16, "n_tile": 16, "k_block": 16, "slm": 0}),  # 64-byte registers
 ]
 
 
 @pytest.mark.parametrize(
-    "hw, overrides", GATHERED_CASES, ids=[f"{hw}-m{o['m_tile']}-k{o['k_block']}" for hw, o in GATHERED_CASES]
+    "hw, desc, overrides",
+    GATHERED_CASES,
+    ids=[f"{hw}-{'3x3' if d == PADDED else '1x1'}-m{o['m_tile']}-k{o['k_block']}" for hw, d, o in GATHERED_CASES],
 )
-def test_gathered_a_end_to_end(hw, overrides, iga64, ocloc):
-    assert _plan(PADDED, hw, "f32", overrides)[2].a.plan.vector
-    compilation = check_end_to_end(parse_descriptor(PADDED), hw, "FWD_B", "f32", seed=3, overrides=overrides)
+def test_gathered_a_end_to_end(hw, desc, overrides, iga64, ocloc):
+    assert _plan(desc, hw, "f32", overrides)[2].a.plan.vector
+    compilation = check_end_to_end(parse_descriptor(desc), hw, "FWD_B", "f32", seed=3, overrides=overrides)
     assert compilation.config.fma == "mad" and compilation.config.m_tile == overrides["m_tile"]
+
+
+def test_gathered_f16_a_end_to_end(iga64, ocloc):
+    """f16 stays f16 for mad (mixed mode): two K elements per dword of a lane."""
+    overrides = {"fma": "mad", "m_tile": 8, "n_tile": 16, "k_block": 16, "slm": 0}
+    plan = _plan(PADDED, "xelp", "f16", overrides)[2]
+    assert plan.a.plan.vector and plan.a.fma is plan.a.load
+    check_end_to_end(parse_descriptor(PADDED), "xelp", "FWD_B", "f16", seed=4, overrides=overrides)

@@ -415,8 +415,9 @@ def _plan_operand(
     else:
         slm, load = _plan_slm(name, view, gemm, config, hw, extents, group_extents)
         plan, lines = None, []
-    gathered_a = name == "a" and isinstance(plan, LinePlan) and plan.vector and reads_a_in_place(config, gemm)
-    if gathered_a or load.same_placement(_retarget(fma, load_var)):
+    # mad reads a gathered A where the vector messages leave it (`gathered_a`)
+    in_place = name == "a" and isinstance(plan, LinePlan) and plan.vector and reads_a_in_place(config, gemm)
+    if in_place or load.same_placement(_retarget(fma, load_var)):
         fma = load
     return OperandPlan(name, view, extents, plan, load, lines, slm, fma)
 
@@ -437,11 +438,11 @@ def plan_direct(
     interleaved as dpas reads them), and 2D blocks always do (XeHPC, `block2d.py`)."""
     if not config.systolic:
         if operand == "a" and reads_a_in_place(config, gemm):
-            gathered = gathered_a(view, gemm, hw, extents, config.simd, has_bounds(view, gemm))
+            gathered = gathered_a(view, gemm, hw, extents, config.simd)
             if gathered is not None:
-                plan, (rows, cols) = gathered.plan, gathered.tile
+                plan = gathered.plan
                 load, lines = line_layout(
-                    buffer, view.type, rows, cols, plan.line_dim, plan.length, hw.grf_bytes, plan.lanes
+                    buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes, plan.lanes
                 )
                 return plan, load, lines
         # the cheapest messages; a vector message only where its lanes are the multiply's
@@ -477,46 +478,26 @@ def reads_a_in_place(config: Config, gemm: Gemm) -> bool:
     return config.fma == "mad" and operand_type(config, gemm.a.type, gemm.acc_type) == gemm.a.type
 
 
-def has_bounds(view: View, gemm: Gemm) -> bool:
-    """Whether the view's accesses have in-bounds conditions (padding, strides) for some values
-    of the GEMM coordinates."""
-    values = {
-        c.name: Idx.of(Var(f"bounds_{c.name}"), 0, c.size - 1) for dim in view.dims for c in gemm.dim(dim).components
-    }
-    return bool(view.access(values)[1])
-
-
 @dataclass(frozen=True)
 class GatheredA:
-    """Vector messages gathering mad's A (`gathered_a`): the tile they load, their cost in block
-    messages (`line_plans`) and their plan."""
+    """Vector messages gathering mad's A (`gathered_a`): their cost in block messages
+    (`line_plans`) and their plan."""
 
-    tile: tuple[int, int]
     messages: int
     plan: LinePlan
 
 
-def gathered_a(
-    view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], simd: int, bounded: bool
-) -> GatheredA | None:
+def gathered_a(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], simd: int) -> GatheredA | None:
     """The vector messages gathering mad's A tile of `extents` (`reads_a_in_place`; `simd` the
-    mad's exec size; `bounded`: the view has in-bounds conditions, `has_bounds`), when they are
-    its cheapest messages; None where block messages stay cheaper or the lanes cannot fill
-    whole registers.  Each component (a dword per lane) must fill whole registers, or the
-    message lands in a temporary and every component moves: so where the tile is masked anyway
-    (padding), 7 rows (m_tile=7 for rows of 7, 14, 28) load as 8, the eighth pixel's lane masked
-    by its bounds like any other and never read.  (Unmasked, that lane's bound would bring a
-    mask and a zero fill: 3 % more cycles on XeHPG's 1x1 layers than a block message per row.)"""
-    rows = extents[0]
-    per_register = hw.grf_bytes // 4
-    padded = -(-rows // per_register) * per_register
-    if not bounded or padded - rows >= rows or padded > hw.max_message_simd:
-        padded = rows  # no more than a row per real one, and one message's lanes
-    tile = (padded, extents[1])
-    messages, plan = line_plans(view, gemm, hw, tile, extents, vector_lanes=(hw.max_message_simd, simd))[0]
-    if not plan.vector or (plan.lanes * 4) % hw.grf_bytes or tile[1 - plan.line_dim] % plan.lanes:
+    mad's exec size), when they are its cheapest messages; None where block messages stay
+    cheaper or the lanes cannot fill whole registers: a component (a dword per lane) short of
+    whole registers lands in a temporary and every component moves (7 lanes for m_tile=7, 8 on
+    XeHPC's 64-byte registers).  Loading 7 rows as 8 lanes instead, the eighth never read, cost
+    XeHPG's 3x3 layers 0.3 to 0.8 % against a block message per row."""
+    messages, plan = line_plans(view, gemm, hw, extents, extents, vector_lanes=(hw.max_message_simd, simd))[0]
+    if not plan.vector or (plan.lanes * 4) % hw.grf_bytes or extents[1 - plan.line_dim] % plan.lanes:
         return None
-    return GatheredA(tile, messages, plan)
+    return GatheredA(messages, plan)
 
 
 def vector_lanes(config: Config, hw: Platform) -> tuple[int, ...]:
