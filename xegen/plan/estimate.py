@@ -473,7 +473,7 @@ def _global(
     """A tile of `extents` loaded from global memory in the cheapest messages (`bounded`: with
     in-bounds conditions), or in `gathered`'s vector messages (mad's A, `kernel.gathered_a`)."""
     if gathered is not None:
-        cost, plan = gathered.messages, gathered.plan
+        extents, cost, plan = gathered.tile, gathered.messages, gathered.plan
     else:
         lanes = (hw.max_message_simd,) if gemm.a.type.size < 4 else ()
         cost, plan = line_plans(view, gemm, hw, extents, extents, vector_lanes=lanes)[0]

@@ -440,9 +440,9 @@ def plan_direct(
         if operand == "a" and reads_a_in_place(config, gemm):
             gathered = gathered_a(view, gemm, hw, extents, config.simd)
             if gathered is not None:
-                plan = gathered.plan
+                plan, (rows, cols) = gathered.plan, gathered.tile
                 load, lines = line_layout(
-                    buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes, plan.lanes
+                    buffer, view.type, rows, cols, plan.line_dim, plan.length, hw.grf_bytes, plan.lanes
                 )
                 return plan, load, lines
         # the cheapest messages; a vector message only where its lanes are the multiply's
@@ -480,9 +480,10 @@ def reads_a_in_place(config: Config, gemm: Gemm) -> bool:
 
 @dataclass(frozen=True)
 class GatheredA:
-    """Vector messages gathering mad's A (`gathered_a`): their cost in block messages
-    (`line_plans`) and their plan."""
+    """Vector messages gathering mad's A (`gathered_a`): the tile they load, their cost in block
+    messages (`line_plans`) and their plan."""
 
+    tile: tuple[int, int]
     messages: int
     plan: LinePlan
 
@@ -490,14 +491,23 @@ class GatheredA:
 def gathered_a(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], simd: int) -> GatheredA | None:
     """The vector messages gathering mad's A tile of `extents` (`reads_a_in_place`; `simd` the
     mad's exec size), when they are its cheapest messages; None where block messages stay
-    cheaper or the lanes cannot fill whole registers: a component (a dword per lane) short of
-    whole registers lands in a temporary and every component moves (7 lanes for m_tile=7, 8 on
-    XeHPC's 64-byte registers).  Loading 7 rows as 8 lanes instead, the eighth never read, cost
-    XeHPG's 3x3 layers 0.3 to 0.8 % against a block message per row."""
-    messages, plan = line_plans(view, gemm, hw, extents, extents, vector_lanes=(hw.max_message_simd, simd))[0]
-    if not plan.vector or (plan.lanes * 4) % hw.grf_bytes or extents[1 - plan.line_dim] % plan.lanes:
+    cheaper or the lanes cannot fill whole registers.  A component (a dword per lane) short of
+    whole registers would land in a temporary and every component move.  Where a row's block
+    message needs four instructions for its 64-bit address (no add3: XeLP), a tile of 7 rows
+    (m_tile=7 for rows of 7, 14, 28 pixels) loads 8, the eighth lane masked by its bounds and
+    never read; with add3 (two) the block rows stay cheaper (XeHPG's 3x3 layers: 0.3 to 0.8 %
+    more cycles gathered)."""
+    rows = extents[0]
+    if not hw.has_add3:
+        per_register = hw.grf_bytes // 4
+        padded = -(-rows // per_register) * per_register
+        if padded - rows < rows and padded <= hw.max_message_simd:  # at most a lane per row, one message
+            rows = padded
+    tile = (rows, extents[1])
+    messages, plan = line_plans(view, gemm, hw, tile, extents, vector_lanes=(hw.max_message_simd, simd))[0]
+    if not plan.vector or (plan.lanes * 4) % hw.grf_bytes or tile[1 - plan.line_dim] % plan.lanes:
         return None
-    return GatheredA(messages, plan)
+    return GatheredA(tile, messages, plan)
 
 
 def vector_lanes(config: Config, hw: Platform) -> tuple[int, ...]:
