@@ -51,6 +51,17 @@ def test_lanes_short_of_whole_registers_keep_block_messages(hw, m_tile):
     assert plan.a.load.offset(0, 1) == 1  # K along a row
 
 
+def test_seven_masked_rows_gather_as_eight_lanes_on_xelp():
+    """XeLP (no add3: a block row's 64-bit address takes four instructions): a padded 7-row tile
+    loads 8 pixels, the multiply reads 7; unmasked (1x1), the rows keep their block messages."""
+    _, _, plan = _plan(PADDED, "xelp", "f32", {"fma": "mad", "m_tile": 7, "k_block": 8, "slm": 0})
+    assert plan.a.plan.vector and plan.a.plan.lanes == 8
+    assert plan.a.load.rows == 8 and plan.a.fma is plan.a.load
+    assert plan.a.load.offset(6, 1) == 14  # K element 1 of the seventh pixel: 1*8 + 6
+    _, _, plan = _plan(UNPADDED, "xelp", "f32", {"fma": "mad", "m_tile": 7, "k_block": 8, "slm": 0})
+    assert not plan.a.plan.vector
+
+
 def test_gathered_tile_priced_as_planned():
     """What the estimate charges (`gathered_a`'s messages, in block messages): one message of 8
     lanes per 4 K elements plus its vector of addresses, 4 + 1, where block messages take one a
@@ -75,6 +86,7 @@ GATHERED_CASES = [
     ("xehpg", PADDED, {"fma": "mad", "m_tile": 16, "n_tile": 16, "k_block": 8, "slm": 0}),  # 16 lanes
     ("xelp", PADDED, {"fma": "mad", "m_tile": 8, "n_tile": 16, "k_block": 16, "slm": 0}),
     ("xelp", UNPADDED, {"fma": "mad", "m_tile": 8, "n_tile": 16, "k_block": 8, "slm": 0}),  # no masks
+    ("xelp", PADDED, {"fma": "mad", "m_tile": 7, "n_tile": 16, "k_block": 8, "slm": 0}),  # 7 rows in 8 lanes
     ("xehpc", PADDED, {"fma": "mad", "m_tile": 16, "n_tile": 16, "k_block": 16, "slm": 0}),  # 64-byte registers
 ]
 

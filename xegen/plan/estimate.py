@@ -32,7 +32,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..conv.index import Idx
 from ..emit.cost import global_load_latency
 from ..emit.roofline import Tiling, Workload, traffic
 from ..errors import ConfigError
@@ -49,6 +48,7 @@ from .kernel import (
     check_tiles_can_fit,
     gathered_a,
     global_cost,
+    has_bounds,
     plan_direct,
     planned_moves,
     reads_a_in_place,
@@ -133,7 +133,7 @@ class Estimator:
         self.gemm, self.hw = gemm, hw
         self._messages: dict[tuple, Work] = {}
         self._stagings: dict[tuple, dict[str, Staging]] = {}
-        self._bounded = {view.tensor: _bounded(view, gemm) for view in (gemm.a, gemm.b)}
+        self._bounded = {view.tensor: has_bounds(view, gemm) for view in (gemm.a, gemm.b)}
 
     def cycles(self, config: Config) -> float:
         return self.estimate(config).device
@@ -487,15 +487,6 @@ def _global(
         zeroing = -(-tile_bytes // (2 * hw.grf_bytes))
         instructions += lines * MASK_INSTRUCTIONS + zeroing
     return Work(instructions, instructions, 0.0, tile_bytes)
-
-
-def _bounded(view: View, gemm: Gemm) -> bool:
-    """Whether the view's accesses have in-bounds conditions (padding, strides) for some values
-    of the GEMM coordinates."""
-    values = {
-        c.name: Idx.of(Var(f"estimate_{c.name}"), 0, c.size - 1) for dim in view.dims for c in gemm.dim(dim).components
-    }
-    return bool(view.access(values)[1])
 
 
 def _epilogue(config: Config, gemm: Gemm, hw: Platform) -> Work:

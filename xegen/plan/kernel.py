@@ -488,17 +488,27 @@ class GatheredA:
     plan: LinePlan
 
 
+def has_bounds(view: View, gemm: Gemm) -> bool:
+    """Whether the view's accesses have in-bounds conditions (padding, strides) for some values
+    of the GEMM coordinates."""
+    values = {
+        c.name: Idx.of(Var(f"bounds_{c.name}"), 0, c.size - 1) for dim in view.dims for c in gemm.dim(dim).components
+    }
+    return bool(view.access(values)[1])
+
+
 def gathered_a(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], simd: int) -> GatheredA | None:
     """The vector messages gathering mad's A tile of `extents` (`reads_a_in_place`; `simd` the
     mad's exec size), when they are its cheapest messages; None where block messages stay
     cheaper or the lanes cannot fill whole registers.  A component (a dword per lane) short of
     whole registers would land in a temporary and every component move.  Where a row's block
-    message needs four instructions for its 64-bit address (no add3: XeLP), a tile of 7 rows
-    (m_tile=7 for rows of 7, 14, 28 pixels) loads 8, the eighth lane masked by its bounds and
-    never read; with add3 (two) the block rows stay cheaper (XeHPG's 3x3 layers: 0.3 to 0.8 %
-    more cycles gathered)."""
+    message needs four instructions for its 64-bit address (no add3: XeLP) and the tile is
+    masked anyway (padding), a tile of 7 rows (m_tile=7 for rows of 7, 14, 28 pixels) loads 8,
+    the eighth lane masked by its bounds and never read.  With add3 (two instructions) the block
+    rows stay cheaper (XeHPG's 3x3 layers: 0.3 to 0.8 % more cycles gathered), and unmasked
+    (1x1) the eighth lane's mask and zero fill cost more than they save (XeLP: up to 1 %)."""
     rows = extents[0]
-    if not hw.has_add3:
+    if not hw.has_add3 and has_bounds(view, gemm):
         per_register = hw.grf_bytes // 4
         padded = -(-rows // per_register) * per_register
         if padded - rows < rows and padded <= hw.max_message_simd:  # at most a lane per row, one message
