@@ -13,12 +13,15 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from .conv.problem import Problem
 from .emit.cost import Cycles, kernel_cycles
 from .emit.roofline import Tiling, Workload
-from .pipeline import Compilation
 from .plan import formulate
+
+if TYPE_CHECKING:  # (the pipeline prices its candidates with this module)
+    from .pipeline import Compilation
 
 _FMA_KIND = {"f32": "f32", "f16": "f16", "bf16": "bf16", "s8": "int8", "u8": "int8"}
 
