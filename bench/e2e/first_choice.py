@@ -7,7 +7,7 @@ each compiled in-process and priced by the model (`xegen.modeling.modeled_cycles
 configuration is one already compiled is not compiled again.  One Markdown table: the heuristic's
 plan and cycles, each plan's cycles, and heuristic / best (1.00 where the heuristic took the best).
 
-    nice -n 10 python bench/e2e/first_choice.py --json /tmp/firstsel/survey.json > /tmp/firstsel/survey.md
+    nice -n 10 python bench/e2e/first_choice.py --json survey.json     # the table on stdout
     python bench/e2e/first_choice.py --hw xehpc --dt bf16 --dir BWD_WB --layers regression
 """
 
