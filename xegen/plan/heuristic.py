@@ -79,10 +79,9 @@ def model_decides(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
     Neither estimate ranks these two plans: over 167 first-layer kernels (bench/e2e/first_choice.py,
     docs/conv.md) the GEMM plan's dpas estimate was down to a seventh of the model (resnet_50's
     conv1 FWD_B bf16 on XeHPC: 3,504 estimated, 24,281 modeled) and plan=first's strided backward
-    data a fifth (alexnet's 11x11 stride-4 conv1 f32 on XeHPG: 49,177 against 244,306), and the row
+    data a fifth (alexnet's 11x11 stride-4 conv1 f32 on XeHPG: 49,177 against 244,306), and the
     heuristic's plan (the row plan wherever it was offered and fit) was the slower one on 23 of
-    them, by up to 3x.
-    A first layer is one layer of a network: compiling it twice costs little."""
+    them, by up to 3x.  A first layer is one layer of a network: compiling it twice costs little."""
     if (overrides and "plan" in overrides) or gemm.problem.types.is_int8 or first_unsuited(gemm.problem, hw):
         return ()
     return ("first", "gemm")
