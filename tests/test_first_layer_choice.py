@@ -18,13 +18,14 @@ from xegen.plan.heuristic import model_decides
 # review, plan=first was chosen at 15,308 modeled cycles against the GEMM plan's 5,295)
 REGRESSION = ("mb1ic4ih56oc128oh56kh3ph1", "BWD_WB", "bf16", "xehpc")
 SMALL = ("mb1ic3ih12oc16oh6kh3sh2ph1", "FWD_B", "f32", "xehpg")
+DATA = ("mb1ic4ih56oc128oh56kh3ph1", "BWD_D", "f32", "xehpc")  # (surveyed: plan=first 3,305, the GEMM plan 7,382)
 
 
 def cycles_of(problem, platform, plan: str) -> float:
     return modeled_cycles(compile_problem(problem, platform, {"plan": plan})).device
 
 
-@pytest.mark.parametrize("desc, direction, dt, platform", [REGRESSION, SMALL])
+@pytest.mark.parametrize("desc, direction, dt, platform", [REGRESSION, SMALL, DATA])
 def test_the_model_picks_the_faster_plan_of_a_first_layer(desc, direction, dt, platform):
     problem = make_problem(desc, direction, dt, mb=1)
     cycles = {plan: cycles_of(problem, platform, plan) for plan in ("first", "gemm")}
@@ -33,14 +34,6 @@ def test_the_model_picks_the_faster_plan_of_a_first_layer(desc, direction, dt, p
     assert chosen.config.plan == faster
     assert modeled_cycles(chosen).device == cycles[faster] <= min(cycles.values())
     assert chosen.zebin() == compile_problem(problem, platform, {"plan": faster}).zebin()
-
-
-def test_the_review_regression_now_takes_the_gemm_plan():
-    """The case from review, where the GEMM plan models faster by more than the estimates' margin."""
-    problem = make_problem(*REGRESSION[:3], mb=1)
-    first, gemm = (cycles_of(problem, REGRESSION[3], plan) for plan in ("first", "gemm"))
-    assert gemm < 0.5 * first
-    assert compile_problem(problem, REGRESSION[3]).config.plan == "gemm"
 
 
 def test_only_first_layers_without_a_given_plan_are_contested():
