@@ -13,12 +13,29 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Protocol
 
 from .conv.problem import Problem
 from .emit.cost import Cycles, kernel_cycles
 from .emit.roofline import Tiling, Workload
-from .pipeline import Compilation
 from .plan import formulate
+
+if TYPE_CHECKING:
+    from .build.kernel import Kernel
+    from .lower import CompiledKernel
+
+
+class Compilation(Protocol):
+    """What the model reads of a compilation (`pipeline.Compilation`, which prices its candidates
+    with this module): the problem, the kernel record and the compiled code."""
+
+    @property
+    def problem(self) -> Problem: ...
+    @property
+    def kernel(self) -> Kernel: ...
+    @property
+    def compiled(self) -> CompiledKernel: ...
+
 
 _FMA_KIND = {"f32": "f32", "f16": "f16", "bf16": "bf16", "s8": "int8", "u8": "int8"}
 

@@ -17,6 +17,9 @@ the register file after allocation, or its code the instruction cache, the next 
 of `plan.config_candidates` is tried (a smaller tile, fewer buffers, a row plan's fallbacks
 before the GEMM plan); the ones given up are
 listed in `Compilation.fallbacks` (and their `dump_graph` pictures removed).
+Where a first layer's row plan and the GEMM plan both apply (`plan.heuristic.model_decides`),
+the first fitting configuration of each is compiled and the model (`xegen.modeling`) keeps the
+faster kernel: the estimates that rank configurations within a plan cannot rank those two.
 `build_kernel(problem, hw)` stops after `schedule`
 (the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
 this module is where the stages meet, and the only one that knows their order.
@@ -40,10 +43,11 @@ from .errors import ConfigError
 from .ir import Expr, Stmt, Var, const, format_stmt, substitute_stmt
 from .lower import CompiledKernel, RegisterAllocationError, compile_kernel
 from .lower.kernel import KernelSpec
+from .modeling import modeled_cycles
 from .passnames import BACKENDS, PASSES, check_pass_names  # noqa: F401 (named here by the API and the tests)
 from .plan.config import RESERVED_GRFS, Config, prefetches
 from .plan.gemm import formulate
-from .plan.heuristic import choose_config, config_candidates
+from .plan.heuristic import choose_config, config_candidates, model_decides
 from .plan.kernel import CodeSizeError, check_code_size
 from .plan.strategies import AnyPlan, plan_for
 from .schedule import GraphDump, ScheduleOptions, schedule
@@ -85,6 +89,37 @@ def compile_problem(
         raise ConfigError(f"unknown back end '{backend}' (back ends: {', '.join(BACKENDS)})")
     platform = hwlib.platform(hw)
     gemm = formulate(problem)
+    plans = model_decides(gemm, platform, overrides)
+    if plans:
+        return _model_choice(problem, gemm, platform, dict(overrides or {}), plans, optimize, show, dump_graph, backend)
+    return _first_fitting(problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
+
+
+def _model_choice(problem, gemm, platform, overrides, plans, optimize, show, dump_graph, backend) -> Compilation:
+    """The kernel of each of `plans` (each with its own fall-backs), the one the model prices lowest
+    (the first on a tie); `show` and `dump_graph` see the chosen configuration compiled again (the
+    same bytes: compilation is deterministic).  When no plan compiles, the last one's error."""
+    compiled: list[Compilation] = []
+    error: ConfigError | None = None
+    for plan in plans:
+        try:
+            compiled.append(
+                _first_fitting(problem, gemm, platform, {**overrides, "plan": plan}, optimize, None, None, backend)
+            )
+        except ConfigError as failed:
+            error = failed
+    if not compiled:
+        assert error is not None
+        raise error
+    best = min(compiled, key=lambda compilation: modeled_cycles(compilation).device)
+    if show is None and dump_graph is None:
+        return best
+    again = _compile_config(problem, gemm, best.config, platform, optimize, show, dump_graph, backend)
+    return replace(again, fallbacks=best.fallbacks)
+
+
+def _first_fitting(problem, gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
+    """The kernel of the first of `config_candidates` whose registers and code fit."""
     fallbacks: list[str] = []
     for config in config_candidates(gemm, platform, overrides):
         try:
@@ -156,7 +191,11 @@ def build_kernel(
     installed)."""
     platform = hwlib.platform(hw)
     gemm = formulate(problem)
-    plan = plan_for(gemm, choose_config(gemm, platform, overrides), platform)
+    if model_decides(gemm, platform, overrides):  # the configuration compile_problem would compile
+        config = compile_problem(problem, platform, overrides).config
+    else:
+        config = choose_config(gemm, platform, overrides)
+    plan = plan_for(gemm, config, platform)
     body = schedule_body(plan, build_plan(plan), graph_dump(plan, dump_graph))
     return kernel_record(plan, body)  # type: ignore[arg-type]  # takes any plan; build/ annotates KernelPlan
 

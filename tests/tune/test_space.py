@@ -96,3 +96,13 @@ def test_systolic_platforms_add_dpas_kinds_and_budgets_prune_some():
 def test_the_space_lists_every_key():
     _, _, s = space()
     assert tuple(s.knobs) == KEYS
+
+
+def test_a_first_layer_s_space_holds_both_plans_and_the_gemm_plans_dpas():
+    """plan=first's backward weights multiply with mad only: the dpas kind's GEMM configurations are
+    in the space even though plan=first's listing of that kind breaks the key rules (it used to
+    drop the kind, and with it every dpas kernel of the layer)."""
+    _, _, s = space("mb1ic4ih56oc128oh56kh3ph1", dt="bf16", hw="xehpc", direction="BWD_WB")
+    kinds = {(c.plan, c.fma) for c in s.candidates}
+    assert ("first", "mad") in kinds and ("gemm", "dpas") in kinds
+    assert any(s.legal(c) for c in s.candidates if c.fma == "dpas")

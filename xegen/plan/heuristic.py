@@ -11,7 +11,9 @@ estimate's best is clearly faster; `choose_config` takes the first.  Where a row
 (`strategies.py`), its fitting configurations come first, ranked the same way by
 `row_estimate.py`, then its fallbacks (smaller blocks, unranked), which lowering reaches only
 when every one before has run out of registers, before it gives up on the plan.  A key given in
-`overrides` is fixed; every other is the heuristic's.
+`overrides` is fixed; every other is the heuristic's.  For first layers the estimates cannot
+choose between plan=first and the GEMM plan: `model_decides` names the two, and the compiler
+compiles both and keeps the kernel the model prices lower.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from .estimate import Estimate, Estimator, pipeline_shape
 from .gemm import Gemm
 from .kernel import KernelPlan, check_budgets, check_code_size, layout_key, plan_layout
 from .row_estimate import row_estimate
-from .strategies import plan_for, strategy_configs, strategy_fallbacks
+from .strategies import first_unsuited, plan_for, strategy_configs, strategy_fallbacks
 from .tiles import round_up
 
 SPLIT_ITERATIONS = 32  # K iterations per group below which splitting K is not worth atomics
@@ -65,6 +67,24 @@ def choose_config(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
     """The configuration for `gemm` on `hw`: the heuristic's choice for every key not in
     `overrides` -- the first of `config_candidates`."""
     return next(config_candidates(gemm, hw, overrides))
+
+
+def model_decides(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> tuple[str, ...]:
+    """The plans whose kernels the model, not the estimate, chooses between (`pipeline.compile_problem`
+    compiles the first fitting configuration of each and keeps the kernel the model prices lower):
+    plan=first and the GEMM plan wherever plan=first applies (a first layer: at most 4 input
+    channels, `strategies.first_unsuited`) and no plan is given; () elsewhere.  Not int8, whose
+    first layers keep the GEMM plan's dpas/dp4a (`first_layer_configs`).
+
+    Neither estimate ranks these two plans: over 167 first-layer kernels (bench/e2e/first_choice.py,
+    docs/conv.md) the GEMM plan's dpas estimate was down to a seventh of the model (resnet_50's
+    conv1 FWD_B bf16 on XeHPC: 3,504 estimated, 24,281 modeled) and plan=first's strided backward
+    data a fifth (alexnet's 11x11 stride-4 conv1 f32 on XeHPG: 49,177 against 244,306), and the
+    heuristic's plan (the row plan wherever it was offered and fit) was the slower one on 23 of
+    them, by up to 3x.  A first layer is one layer of a network: compiling it twice costs little."""
+    if (overrides and "plan" in overrides) or gemm.problem.types.is_int8 or first_unsuited(gemm.problem, hw):
+        return ()
+    return ("first", "gemm")
 
 
 def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> Iterator[Config]:

@@ -64,6 +64,14 @@ def _ordered(options) -> tuple:
     return tuple(sorted(merged)) if all(isinstance(v, int) for v in merged) else merged
 
 
+def _follows_rules(config: Config, gemm: Gemm, hw: Platform) -> bool:
+    try:
+        check_config(config, gemm, hw)
+    except ConfigError:
+        return False
+    return True
+
+
 def idle_threads(config: Config, gemm: Gemm) -> bool:
     """Whether a whole row or column of the group's threads would have no tile of C."""
     return (config.tg_n > 1 and (config.tg_n - 1) * config.n_tile >= gemm.n.size) or (
@@ -93,9 +101,13 @@ class TuningSpace:
         for kind in kinds:
             fixed = {**given, **dict(zip(KIND_KEYS, kind, strict=True))}
             try:
-                heuristics = config_space(gemm, hw, fixed)
-                check_config(heuristics[0], gemm, hw)
+                # each plan's own configurations of this kind, those the key rules take: a plan may
+                # list some its planner refuses (plan=first's backward weights multiply with mad
+                # only), and the GEMM plan's of the kind must not go with them
+                heuristics = [c for c in config_space(gemm, hw, fixed) if _follows_rules(c, gemm, hw)]
             except ConfigError:
+                continue
+            if not heuristics:
                 continue
             options = {
                 key: _ordered(

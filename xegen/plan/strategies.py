@@ -54,7 +54,7 @@ def strategy_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     first, with the keys of `given` fixed (none when `given` asks for another plan); ConfigError
     when `given` asks for one that does not apply, saying why."""
     asked = given.get("plan", "")
-    reason = {"depthwise": _depthwise_unsuited, "first": _first_unsuited}.get(asked, lambda *_: None)(gemm.problem, hw)
+    reason = {"depthwise": _depthwise_unsuited, "first": first_unsuited}.get(asked, lambda *_: None)(gemm.problem, hw)
     if reason:
         raise ConfigError(f"plan={asked}: {reason}")
     return (
@@ -84,7 +84,7 @@ def _depthwise_unsuited(problem: Problem, hw: Platform) -> str | None:
     return module.unsuited(problem, hw)
 
 
-def _first_unsuited(problem: Problem, hw: Platform) -> str | None:
+def first_unsuited(problem: Problem, hw: Platform) -> str | None:
     """Why plan=first does not apply: its backward-weights planner's reason for BWD_W and BWD_WB,
     its backward-data planner's for BWD_D, the forward planner's otherwise."""
     if problem.direction == "BWD_D":

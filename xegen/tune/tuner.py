@@ -126,9 +126,12 @@ class _LayerRun:
             compiled = as_config(outcome.config) if outcome.config else None
             if config == self.heuristic and compiled is not None:
                 self.result.heuristic, self.result.heuristic_cycles = compiled, outcome.cycles
-                if compiled != config:  # the heuristic's first choice did not fit the registers
+                if compiled != config:
+                    # the heuristic's first choice did not fit the registers, or (a first layer's
+                    # plans, `model_decides`) the model priced the other plan's kernel lower
                     self.search.tell(config, None)
-                    self.result.failed.append((config, outcome.fallbacks[0] if outcome.fallbacks else "fell back"))
+                    if compiled.plan == config.plan:
+                        self.result.failed.append((config, outcome.fallbacks[0] if outcome.fallbacks else "fell back"))
                     config = compiled
             if outcome.error is None:  # outcome.ok
                 self.result.evaluated += 1
