@@ -138,10 +138,12 @@ def _block_offsets(kernel, buffer):
 
 
 def test_checked_rows_get_their_own_fixed_part_linear_rows_do_not():
-    """XeLP f32, 3x3: the source rows of a tile are bounds-checked (padding), so each gets a
+    """XeLP bf16, 3x3: the source rows of a tile are bounds-checked (padding), so each gets a
     `fixed` let before the loop; the weight rows (a view addressed linearly, checked by nothing)
-    lie at constant distances and keep sharing one pointer."""
-    kernel = build_kernel(make_problem("mb1ic128ih28oc128oh28kh3ph1"), "xelp", {"m_tile": 8, "n_tile": 32})
+    lie at constant distances and keep sharing one pointer.  (bf16: mad widens A on the way, so
+    its rows stay block messages; f32's are gathered, a pixel per lane, `plan.kernel.gathered_a`.)"""
+    problem = make_problem("mb1ic128ih28oc128oh28kh3ph1", dt="bf16")
+    kernel = build_kernel(problem, "xelp", {"fma": "mad", "m_tile": 8, "n_tile": 32})
     src, wei = _block_offsets(kernel, "src"), _block_offsets(kernel, "wei")
     assert src and wei
     assert all(any(v.name.startswith("fixed") for v in free_vars(o)) for o in src)
