@@ -377,3 +377,21 @@ def test_a_compile_imports_neither_yaml_nor_the_simulator(tmp_path):
     argv = [sys.executable, "-c", COMPILE_IMPORTS, SMALL, str(tmp_path / "k.zebin")]
     lines = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.splitlines()
     assert lines[-1] == "[]" and (tmp_path / "k.zebin").stat().st_size > 0
+
+
+def test_ids_of_a_dimension_of_one_are_read_as_zero(capsys):
+    """A thread or group id along a dimension of one thread or group is always 0: the optimized
+    IR reads none of them (their products fold away), and the kernel still verifies."""
+    status, out, _ = run(capsys, SMALL, "--print-after", "optimize", "--verify", "--no-model")
+    assert status == 0 and "verify: dst:" in out and " ok" in out
+    summary = next(line for line in out.splitlines() if line.startswith("kernel "))
+    grid = summary.split(" grid ")[1].split(" groups")[0].split("x")
+    group = summary.split(" groups of ")[1].split(" threads")[0].split("x")
+    ir_text = out.split("// ----- after optimize -----")[1].split("\nkernel ")[0]
+    units = [f"thread_id{d}" for d in range(3) if group[d] == "1"] + [
+        f"group_id{d}" for d in range(3) if grid[d] == "1"
+    ]
+    assert units  # this kernel has such dimensions (1x2x8 threads, a grid of one along z)
+    for name in units:
+        reads = [line for line in ir_text.splitlines() if name in line and line.strip() != f"let {name};"]
+        assert reads == [], name

@@ -37,7 +37,7 @@ from .conv.problem import Problem
 from .egraph.engine import Limits
 from .egraph.kernel import optimize_stmt_report
 from .errors import ConfigError
-from .ir import Stmt, format_stmt
+from .ir import Expr, Stmt, Var, const, format_stmt, substitute_stmt
 from .lower import CompiledKernel, RegisterAllocationError, compile_kernel
 from .lower.kernel import KernelSpec
 from .passnames import BACKENDS, PASSES, check_pass_names  # noqa: F401 (named here by the API and the tests)
@@ -117,7 +117,8 @@ def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph,
     dump = graph_dump(plan, dump_graph)
     body = schedule_body(plan, body, dump)
     done("schedule", lambda: format_stmt(body))
-    kernel = kernel_record(plan, body)  # type: ignore[arg-type]  # takes any plan; build/ annotates KernelPlan
+    kernel = without_unit_ids(kernel_record(plan, body))  # type: ignore[arg-type]  # takes any plan; build/ annotates KernelPlan
+    body = kernel.body
     if optimize:
         report = optimize_stmt_report(body, platform, ranges=index_ranges(kernel), limits=OPTIMIZE_LIMITS)
         body = report.stmt
@@ -181,6 +182,15 @@ def graph_dump(plan: AnyPlan, directory: str | Path | None) -> GraphDump | None:
 def schedule_body(plan: AnyPlan, body: Stmt, dump: GraphDump | None = None) -> Stmt:
     """The builder's `body` with its K loop scheduled as the plan's configuration says."""
     return schedule(body, plan.hw, schedule_options(plan), dump)
+
+
+def without_unit_ids(kernel: Kernel) -> Kernel:
+    """`kernel` with each thread or group id of a dimension of one (always 0) read as 0 in its
+    body, so that the optimizer folds what it multiplies.  (Merging such a variable with its
+    constant in the e-graph, by a rule, made the extraction of some kernels worse.)"""
+    sizes = zip(kernel.thread_ids + kernel.group_ids, kernel.thread_group + kernel.grid, strict=True)
+    zeros: dict[Var, Expr] = {v: const(0, v.type) for v, size in sizes if size == 1}
+    return replace(kernel, body=substitute_stmt(kernel.body, zeros)) if zeros else kernel
 
 
 def index_ranges(kernel: Kernel) -> dict[str, range]:
