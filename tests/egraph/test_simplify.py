@@ -97,6 +97,22 @@ def test_output_is_deterministic():
     assert len({str(simplify(text, "xehpg").result) for _ in range(3)}) == 1
 
 
+def test_the_rules_are_loaded_again_once_egglogs_run_history_is_long(monkeypatch):
+    """egglog keeps a report of every iteration, and push copies it: past HISTORY_LIMIT
+    iterations the next problem gets a fresh e-graph with the rules, and the same answer."""
+    from xegen.egraph import engine
+    from xegen.egraph.rules import load_rules
+
+    first = simplify("2*(a+b) - a", "xehpg")
+    loaded = engine._loaded(load_rules())
+    assert loaded.history >= first.saturation.iterations > 0  # the problem's iterations are counted
+    assert engine._loaded(load_rules()) is loaded  # below the limit the loaded rules are kept
+    monkeypatch.setattr(engine, "HISTORY_LIMIT", loaded.history - 1)
+    again = simplify("2*(a+b) - a", "xehpg")
+    assert engine._loaded(load_rules()) is not loaded
+    assert str(again.result) == str(first.result) == "mad(a, b, 2)"
+
+
 def test_a_new_rule_file_changes_the_result(tmp_path: Path):
     base = simplify("(x & y) + (x | y)", "xehpg")
     assert base.cost_after == 3  # the shipped rules do not know this identity
