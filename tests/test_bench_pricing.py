@@ -99,3 +99,15 @@ def test_onednn_tiling_counts_the_minibatch_along_m():
 def test_naive_peer_tiling_is_one_sub_group_per_point(direction, expected):
     problem = make_problem("mb2ic5ih7iw8oc17oh3ow5kh3kw2sh2sw2ph1pw1dh1dw0", direction, "f32")
     assert peer.tiling(problem) == expected
+
+
+def test_the_tuning_bench_prices_a_configuration_naming_its_plan():
+    """bench/tune prices a tuned configuration from its text, which names a row plan by a word
+    (`plan=first`): the same cycles as compiling that configuration here."""
+    from bench.tune.run import priced
+
+    problem = make_problem("mb1ic3ih16oc16oh8kh3sh2ph1", "FWD_B", "f32", mb=1)
+    text = "plan=first fma=mad simd=16"
+    compilation = compile_problem(problem, "xehpg", parse_overrides([text]))
+    assert compilation.config.plan == "first"
+    assert priced(problem, "xehpg", text) == modeled_cycles(compilation).device

@@ -47,6 +47,7 @@ from xegen.conv import Descriptor, make_problem  # noqa: E402
 from xegen.errors import Error, UnsupportedError  # noqa: E402
 from xegen.modeling import tiling  # noqa: E402
 from xegen.pipeline import compile_problem  # noqa: E402
+from xegen.plan import parse_overrides  # noqa: E402
 from xegen.progress import Progress  # noqa: E402
 from xegen.tune.backends import Pool, Ray, Serial, make_backend  # noqa: E402
 from xegen.tune.tuner import Layer, tune  # noqa: E402
@@ -170,8 +171,7 @@ def _measure_onednn(problem, hw, sources: Path) -> dict:
 def priced(problem, hw: str, config: str) -> float:
     """A configuration's kernel priced as bench/e2e prices every kernel (static counts, which
     equal the simulator's: checked on every verified kernel)."""
-    overrides = dict(item.split("=") for item in config.split())
-    compilation = compile_problem(problem, hw, {k: v if k == "fma" else int(v) for k, v in overrides.items()})
+    compilation = compile_problem(problem, hw, parse_overrides([config]))  # (plan=first is a word, not a number)
     compiled = compilation.compiled
     executions = compiled.executions(compilation.kernel.grid)
     return modeled(
