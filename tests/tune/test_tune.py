@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -135,3 +135,25 @@ def test_a_local_ray_instance_runs_its_workers_at_the_drivers_priority():
         assert ray.next() == ("job", os.nice(0))
     finally:
         ray.close()
+
+
+def test_a_configuration_slower_than_the_heuristic_never_wins():
+    """The heuristic's configuration modeled fastest but rejected by its reduced-size check (as
+    resnet_50's conv1 on XeLP was: its reduced problem's tiles need more registers): the winner is
+    the heuristic's, not the next verified one, which is slower."""
+    layer = layers()[0]
+    heuristic = asdict(choose_config(formulate(layer.problem), layer.hw))
+
+    def job(j):
+        outcome = run_job(j)
+        is_heuristic = j.overrides == layer.given or dict(j.overrides) == heuristic
+        if j.kind == "model" and is_heuristic and outcome.cycles is not None:
+            return replace(outcome, cycles=1.0)  # the fastest of all
+        if j.kind == "verify" and is_heuristic:
+            return replace(outcome, verified=False, error="rejected at the reduced size")
+        return outcome
+
+    (result,) = tune([layer], Serial(job), BUDGET, seed=0, verify_top=VERIFY_TOP)
+    assert result.heuristic_cycles == 1.0
+    assert result.winner_cycles == 1.0 and asdict(result.winner) == heuristic
+    assert "the heuristic's" in result.method

@@ -3,9 +3,10 @@
 `tune(layers, backend, ...)` runs one `Search` per layer and keeps the backend's workers busy with
 whichever layer has configurations to evaluate, so a network spreads over every worker.  When a
 layer's search is done, its best `verify_top` configurations run in the simulator at a reduced
-problem (`evaluate.reduced_problem`); the best that verifies wins.  If none does, the heuristic's
-configuration stays (it is what `xegen conv` compiles without a database).  Only the driver
-sees results and writes the database (`xegen.tune.database`).
+problem (`evaluate.reduced_problem`); the best that verifies wins, unless it is slower than the
+heuristic's configuration.  Otherwise the heuristic's configuration stays (it is what `xegen conv`
+compiles without a database).  Only the driver sees results and writes the database
+(`xegen.tune.database`).
 
 Nothing a layer decides depends on the order in which results arrive (`search.py`), so the
 winners are the same on one worker, a pool or a cluster.
@@ -152,6 +153,10 @@ class _LayerRun:
                 "the heuristic's configuration did not compile",
             )
         for evaluated in ranking:
+            if evaluated.cycles is not None and self.result.heuristic_cycles is not None:
+                if evaluated.cycles > self.result.heuristic_cycles:
+                    break  # slower than what `xegen conv` compiles anyway (the heuristic's rejected
+                    # at the reduced size, say, where its tiles need other registers): that stays
             outcome = self.verifying.get(evaluated.config)
             if outcome is None:
                 continue
