@@ -153,10 +153,11 @@ class _LayerRun:
                 "the heuristic's configuration did not compile",
             )
         for evaluated in ranking:
-            if evaluated.cycles is not None and self.result.heuristic_cycles is not None:
-                if evaluated.cycles > self.result.heuristic_cycles:
-                    break  # slower than what `xegen conv` compiles anyway (the heuristic's rejected
-                    # at the reduced size, say, where its tiles need other registers): that stays
+            # slower than what `xegen conv` compiles anyway (the heuristic's, rejected at the reduced
+            # size, say, where its tiles need other registers): the heuristic's stays
+            heuristic = self.result.heuristic_cycles
+            if evaluated.cycles is not None and heuristic is not None and evaluated.cycles > heuristic:
+                break
             outcome = self.verifying.get(evaluated.config)
             if outcome is None:
                 continue
