@@ -26,7 +26,7 @@ tiles cooperatively, each thread a slice, and read their own tiles back from SLM
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..conv.index import Idx
 from ..ir import (
@@ -43,6 +43,7 @@ from ..ir import (
     Stmt,
     Var,
     const,
+    free_vars,
     ptr,
     seq,
     store,
@@ -58,6 +59,7 @@ from .messages import Origin, Scope, emit_block2d, emit_global, slm_run_messages
 from .multiply import multiply, reduce_columns, sum_row
 
 THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))
+TAP = Var("k_tap")  # the outer K loop's variable when K loops per kernel tap (`tap_loop`)
 GROUP_IDS = tuple(Var(f"group_id{i}") for i in range(3))
 
 
@@ -79,7 +81,7 @@ class _Builder:
         self.names.used.update(v.name for v in THREAD_IDS + GROUP_IDS)
         problem = plan.gemm.problem
         tensors = ("src", "wei", "dst", "bias") + problem.post_op_inputs + problem.quantization.tensors
-        self.names.used.update(tensors + ("k_iter",))
+        self.names.used.update(tensors + ("k_iter", TAP.name))
         self.top = Scope(self.names)
         self.loop = Scope(self.names)
         self.buffers = {t: Var(t, PTR) for t in tensors}
@@ -106,14 +108,26 @@ class _Builder:
         k_iter = Var("k_iter")
         # the group's K blocks of this iteration, one per thread along K
         k_group = config.tg_k * config.k_block
-        k_start = self.loop.bind(
-            "k_start", (self.k_slice * plan.iterations + self.idx(k_iter, plan.iterations)) * k_group
-        )
-        k_origin = Origin("k", k_start, "k", self.loop, k_group)
+        self.taps = tap_loop(plan)
+        self.tap_fills: list[Stmt] = []  # zero fills done once per tap (`_global_load`)
+        k_shift = tid2 * config.k_block if config.tg_k > 1 else Idx.const(0)
+        if self.taps is None:
+            k_index = self.k_slice * plan.iterations + self.idx(k_iter, plan.iterations)
+            k_start = self.loop.bind("k_start", k_index * k_group)
+            k_origin = Origin("k", k_start, "k", self.loop, k_group)
+            thread_k = k_origin if config.tg_k == 1 else replace(k_origin, shift=k_shift)
+        else:
+            # the outer loop walks the kernel taps, the inner one the tap's channel blocks: a
+            # tap's (kd, kh, kw) and what depends on them only are computed once per tap
+            self.tap_scope = Scope(self.names)
+            channels = self.taps.inner * k_group
+            k_start = self.tap_scope.bind("k_start", self.idx(TAP, self.taps.outer) * channels)
+            k_origin = Origin("k", k_start, "k", self.tap_scope, channels, moving=self.loop)
+            thread_k = replace(k_origin, shift=self.idx(k_iter, self.taps.inner) * k_group + k_shift)
         self.origin = {
             "m": Origin("m", m_start, "m", top, config.m_tile),
             "n": Origin("n", n_start, "n", top, config.n_tile),
-            "k": k_origin if config.tg_k == 1 else replace(k_origin, shift=tid2 * config.k_block),
+            "k": thread_k,
         }
         # the rows of A the thread loads: its M tile, or with dpasw its half of the pair's tile
         self.a_half, self.a_origin = Idx.const(0), self.origin
@@ -139,7 +153,12 @@ class _Builder:
             prologue += zero_fill(plan.column_sums.buffer, plan.column_sums.bytes, self.hw.grf_bytes)
             prologue += sum_row(plan.sum_row, config, self._sum_row_type(plan.column_sums), self._sum_factor())
         body = self._loop_body()
-        loop = For(k_iter, const(0), const(plan.iterations), self.loop.wrap(seq(*body)))
+        if self.taps is None:
+            loop = For(k_iter, const(0), const(plan.iterations), self.loop.wrap(seq(*body)))
+        else:
+            channel_blocks = For(k_iter, const(0), const(self.taps.inner), self.loop.wrap(seq(*body)))
+            per_tap = seq(*self.tap_fills, channel_blocks)
+            loop = For(TAP, const(0), const(self.taps.outer), self.tap_scope.wrap(per_tap))
         epilogue = self._reduce_over_k(self._epilogue())
         kernel = seq(*prologue, loop, *epilogue)
         for var, size in reversed(plan.grf_buffers):
@@ -235,8 +254,20 @@ class _Builder:
         if masked:
             # a source zero point fills what the masks drop: (src - zero point) is then 0 there
             fill = self.gemm.problem.quantization.src_zero_point if op.view.tensor == "src" else 0
-            return zero_fill(target.buffer, target.bytes, self.hw.grf_bytes, fill) + sends
+            fills = zero_fill(target.buffer, target.bytes, self.hw.grf_bytes, fill)
+            if self.taps is not None and not self._varies_per_channel_block(sends):
+                # a tap's masks drop the same lanes in each of its iterations, which only the
+                # masked sends write: the zeros filled at the tap's start stay where they are
+                self.tap_fills += fills
+                return sends
+            return fills + sends
         return sends
+
+    def _varies_per_channel_block(self, sends: list[Stmt]) -> bool:
+        """Whether a mask of `sends` reads a value the inner loop of a tap loop changes."""
+        inner = {var for var, _ in self.loop.lets} | {Var("k_iter")}
+        masks = [s.args[-1] for s in sends if isinstance(s, Call) and s.args[-1] is not None]
+        return any(inner.intersection(free_vars(mask)) for mask in masks)
 
     def _slice_index(self, op: OperandPlan) -> tuple[Idx, Idx]:
         """Which slice of the group tile the thread loads and stores: (row, column) of slices."""
@@ -435,3 +466,26 @@ def kernel_arguments(plan: KernelPlan) -> tuple[str, ...]:
 
 def build_body(plan: KernelPlan) -> Stmt:
     return _Builder(plan).build()
+
+
+@dataclass(frozen=True)
+class TapLoop:
+    """K as two loops: `outer` kernel taps, each `inner` iterations over the tap's channels."""
+
+    outer: int
+    inner: int
+
+
+def tap_loop(plan: KernelPlan) -> TapLoop | None:
+    """The two loops when K's channels (its innermost component) take several iterations and
+    the K loop is one a tap's bounds could split: K not split across groups, nothing staged
+    through SLM or multi-buffered (the scheduler pipelines only the inner loop, and would ramp
+    up and down once per tap)."""
+    config, k = plan.config, plan.gemm.k
+    if config.k_split != 1 or config.slm or config.gmem_bufs != 1 or len(k.components) < 2:
+        return None
+    k_group = config.tg_k * config.k_block
+    channels = k.inner.size
+    if channels % k_group or channels == k_group or plan.iterations * k_group != k.size:
+        return None
+    return TapLoop(plan.iterations // (channels // k_group), channels // k_group)

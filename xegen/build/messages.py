@@ -59,6 +59,12 @@ class Origin:
     align: int = 1
     shift: Idx = Idx.const(0)
     base_tag: str = ""  # names the components of `start` itself when they are shared ("" = tag)
+    moving: Scope | None = field(default=None, compare=False)  # where `shift` changes (None: `scope`)
+
+    @property
+    def body(self) -> Scope:
+        """The scope values of `start + shift` are bound in."""
+        return self.moving or self.scope
 
 
 def lanes_of(scope: Scope, lanes: int) -> Idx:
@@ -99,6 +105,7 @@ def components(
                 lanes,
                 lane_scope,
                 f"{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else ""),
+                origin.body,
             )
     return memo[key]
 
@@ -117,7 +124,7 @@ def view_components(
         coord = origin.start + origin.shift + offset
         if lanes > 1:
             coord = coord + lanes_of(lane_scope, lanes)
-        coord = origin.scope.bind(f"{origin.dim}_{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else ""), coord)
+        coord = origin.body.bind(f"{origin.dim}_{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else ""), coord)
         condition = coord.below(dim.size)
         memo[key] = {dim.inner.name: coord}, [condition] if condition is not None else []
     return memo[key]
@@ -132,13 +139,14 @@ def _is_linear(view: View, gemm: Gemm, origin: Origin) -> bool:
 
 
 def _unpacked(
-    gemm: Gemm, origin: Origin, coord: Idx, lanes: int, lane_scope: Scope, suffix: str
+    gemm: Gemm, origin: Origin, coord: Idx, lanes: int, lane_scope: Scope, suffix: str, scope: Scope
 ) -> tuple[dict[str, Idx], list[Expr]]:
-    """Every component of `coord` (+ lane ids), each bound to a let named `<component>_<suffix>`."""
+    """Every component of `coord` (+ lane ids), each bound in `scope` to a let named
+    `<component>_<suffix>`."""
     if lanes > 1:
         coord = coord + lanes_of(lane_scope, lanes)
     values, _ = gemm.dim(origin.dim).unpack(coord)
-    bound = {name: origin.scope.bind(f"{name}_{suffix}", value) for name, value in values.items()}
+    bound = {name: scope.bind(f"{name}_{suffix}", value) for name, value in values.items()}
     # re-derive the bound condition on the let-bound outermost component
     outer = gemm.dim(origin.dim).components[0]
     condition = bound[outer.name].below(outer.size)
@@ -152,7 +160,9 @@ def _moved_inner(
     base_key = ("start", origin.dim, origin.start.expr)
     memo = origin.scope.memo
     if base_key not in memo:
-        memo[base_key] = _unpacked(gemm, origin, origin.start, 1, lane_scope, origin.base_tag or origin.tag)
+        memo[base_key] = _unpacked(
+            gemm, origin, origin.start, 1, lane_scope, origin.base_tag or origin.tag, origin.scope
+        )
     base, condition = memo[base_key]
     inner = gemm.dim(origin.dim).inner
     moved = base[inner.name] + origin.shift + offset
@@ -162,7 +172,7 @@ def _moved_inner(
     high = inner.size - origin.align + origin.shift.hi + offset + lanes - 1
     moved = Idx(moved.expr, max(moved.lo, 0), min(moved.hi, high))
     suffix = f"{origin.tag}{offset}" + (f"x{lanes}" if lanes > 1 else "")
-    return {**base, inner.name: origin.scope.bind(f"{inner.name}_{suffix}", moved)}, condition
+    return {**base, inner.name: origin.body.bind(f"{inner.name}_{suffix}", moved)}, condition
 
 
 def _line_coordinates(line: Line, plan: LinePlan) -> tuple[int, int, int, int]:
@@ -259,7 +269,7 @@ def _coordinate(origin: Origin, offset: int) -> Idx:
     key = ("coordinate", origin.dim, origin.tag, origin.shift.expr, offset)
     memo = origin.scope.memo
     if key not in memo:
-        memo[key] = origin.scope.bind(f"{origin.dim}_{origin.tag}{offset}", origin.start + origin.shift + offset)
+        memo[key] = origin.body.bind(f"{origin.dim}_{origin.tag}{offset}", origin.start + origin.shift + offset)
     return memo[key]
 
 
@@ -269,7 +279,8 @@ def _hoisted(
     """A message's address (and a vector message's bounds) with their loop-invariant parts bound
     before the loop (`affine`): values of lets in the origins' other scopes (the K loop body)
     change per iteration, the rest does not."""
-    variant = {var for origin in origins if origin.scope is not lane_scope for var, _ in origin.scope.lets}
+    scopes = {id(s): s for origin in origins for s in (origin.scope, origin.body) if s is not lane_scope}
+    variant = {var for scope in scopes.values() for var, _ in scope.lets}
     if not variant:
         return byte_offset, conditions
 
