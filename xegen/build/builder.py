@@ -26,7 +26,7 @@ tiles cooperatively, each thread a slice, and read their own tiles back from SLM
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..conv.index import Idx
 from ..ir import (
@@ -50,6 +50,7 @@ from ..ir import (
 )
 from ..ir.types import PTR, Type
 from ..plan.block2d import Block2dPlan
+from ..plan.config import tap_loop
 from ..plan.dpasw import pair_half
 from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement, SlmPlan
 from ..plan.messages import Run
@@ -108,7 +109,7 @@ class _Builder:
         k_iter = Var("k_iter")
         # the group's K blocks of this iteration, one per thread along K
         k_group = config.tg_k * config.k_block
-        self.taps = tap_loop(plan)
+        self.taps = tap_loop(config, self.gemm)
         self.tap_fills: list[Stmt] = []  # zero fills done once per tap (`_global_load`)
         k_shift = tid2 * config.k_block if config.tg_k > 1 else Idx.const(0)
         if self.taps is None:
@@ -466,26 +467,3 @@ def kernel_arguments(plan: KernelPlan) -> tuple[str, ...]:
 
 def build_body(plan: KernelPlan) -> Stmt:
     return _Builder(plan).build()
-
-
-@dataclass(frozen=True)
-class TapLoop:
-    """K as two loops: `outer` kernel taps, each `inner` iterations over the tap's channels."""
-
-    outer: int
-    inner: int
-
-
-def tap_loop(plan: KernelPlan) -> TapLoop | None:
-    """The two loops when K's channels (its innermost component) take several iterations and
-    the K loop is one a tap's bounds could split: K not split across groups, nothing staged
-    through SLM or multi-buffered (the scheduler pipelines only the inner loop, and would ramp
-    up and down once per tap)."""
-    config, k = plan.config, plan.gemm.k
-    if config.k_split != 1 or config.slm or config.gmem_bufs != 1 or len(k.components) < 2:
-        return None
-    k_group = config.tg_k * config.k_block
-    channels = k.inner.size
-    if channels % k_group or channels == k_group or plan.iterations * k_group != k.size:
-        return None
-    return TapLoop(plan.iterations // (channels // k_group), channels // k_group)

@@ -174,6 +174,29 @@ def k_iterations(config: Config, gemm: Gemm) -> int:
     return -(-total // (config.k_split * config.tg_k))
 
 
+@dataclass(frozen=True)
+class TapLoop:
+    """K as two loops: `outer` kernel taps, each `inner` iterations over the tap's channels."""
+
+    outer: int
+    inner: int
+
+
+def tap_loop(config: Config, gemm: Gemm) -> TapLoop | None:
+    """The two loops when K's channels (its innermost component) take several iterations and the
+    K loop is one the builder can nest: K not split across groups, nothing staged through SLM or
+    multi-buffered (the scheduler pipelines only the inner loop, and would ramp up and down once
+    per tap)."""
+    k = gemm.k
+    if config.k_split != 1 or config.slm or config.gmem_bufs != 1 or len(k.components) < 2:
+        return None
+    k_group = config.tg_k * config.k_block
+    channels, iterations = k.inner.size, k_iterations(config, gemm)
+    if channels % k_group or channels == k_group or iterations * k_group != k.size:
+        return None
+    return TapLoop(iterations // (channels // k_group), channels // k_group)
+
+
 def a_rows_per_grf(hw: Platform) -> int:
     """dpas A rows (8 dwords each) in one GRF: a dpas's A starts on a GRF boundary."""
     return max(1, hw.grf_bytes // 32)
