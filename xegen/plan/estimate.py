@@ -9,9 +9,7 @@ from the plan's arithmetic instead, with the model's rates (`xegen.hw`) and laun
 - per K iteration a thread issues its multiply instructions (exact, from the tile and
   instruction shapes), its messages (the line plans of `xegen.plan.messages`, each with its
   address arithmetic, plus the mask conditions and the zeroing of the registers where the view
-  has bounds), the unpacking of the K coordinate into its components and the loop's branch
-  (where K loops per kernel tap, `config.tap_loop`, the zeroing and the unpacking of the tap's
-  components once per tap);
+  has bounds), the unpacking of the K coordinate into its components and the loop's branch;
   with slm=1 its share of the group's global loads, the SLM stores and loads and the barriers;
   the moves that bring A and B into dpas's layout (in backward weights on XeHPC as the plan
   makes them, `staging`; elsewhere a move per element without SLM, `_operand_stagings`);
@@ -42,7 +40,7 @@ from ..ir import Var
 from ..ir.types import PTR
 from ..launch import busiest_eu_threads, occupancy, stall
 from .block2d import Block2dPlan, block2d_plan, direct_blocks
-from .config import Config, a_rows_per_grf, check_config, k_iterations, k_step, prefetches, tap_loop
+from .config import Config, a_rows_per_grf, check_config, k_iterations, k_step, prefetches
 from .gemm import Gemm, View
 from .kernel import (
     REDUCTION_CHUNK_GRFS,
@@ -143,13 +141,13 @@ class Estimator:
     def estimate(self, config: Config) -> Estimate:
         return _estimate(config, self.gemm, self.hw, self._global, self._staging)
 
-    def _global(self, view: View, extents: tuple[int, int], twice: int, gather_simd: int, per_tap: int) -> Work:
-        key = (view.tensor, extents, twice, gather_simd, per_tap)
+    def _global(self, view: View, extents: tuple[int, int], twice: int, gather_simd: int) -> Work:
+        key = (view.tensor, extents, twice, gather_simd)
         if key not in self._messages:
             bounded = self._bounded[view.tensor]
             # priced as gathered only where the tile has masks (`_gather_simd`)
             gathered = gathered_a(view, self.gemm, self.hw, extents, gather_simd) if gather_simd and bounded else None
-            self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, bounded, gathered, per_tap)
+            self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, bounded, gathered)
         return self._messages[key]
 
     def _staging(self, config: Config, operand: str) -> Staging:
@@ -292,15 +290,13 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) 
     n_groups = -(-gemm.n.size // (config.tg_n * config.n_tile))
     threads = m_groups * n_groups * gemm.groups * config.k_split * config.threads_per_group
     iterations = k_iterations(config, gemm)
-    taps = tap_loop(config, gemm)
-    per_tap = taps.inner if taps is not None else 1  # iterations sharing a tap's components and fills
     per_iteration = (
         _multiply(config, gemm, hw, stagings)
         + _bias_sums(config, gemm, hw)
-        + _loads(config, gemm, hw, global_loads, stagings, per_tap)
+        + _loads(config, gemm, hw, global_loads, stagings)
     )
     per_iteration += scalar(
-        LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (len(gemm.k.components) - 1) / per_tap
+        LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (len(gemm.k.components) - 1)
     )
     once = scalar(FIXED_INSTRUCTIONS) + _epilogue(config, gemm, hw)
     launch = Launch(
@@ -430,9 +426,9 @@ def _bias_sums(config: Config, gemm: Gemm, hw: Platform) -> Work:
     return Work(count, count * max(1.0, config.simd * 4 / hw.alu_bytes_per_clock))
 
 
-def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings, per_tap: int = 1) -> Work:
+def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) -> Work:
     """One K block's loads of A and B: the thread's own tiles, or with slm=1 its share of the
-    group's tiles through SLM (`per_tap`: iterations sharing one zero fill, `tap_loop`)."""
+    group's tiles through SLM."""
     twice = 2 if prefetches(config, hw) else 1  # a prefetch before each global load
     work = Work()
     for operand in ("a", "b"):
@@ -443,7 +439,7 @@ def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings, per
         if blocks is not None:  # 2D blocks: no masks, no zero fill
             work += Work(blocks.cost * twice, blocks.cost * twice, 0.0, loaded[0] * loaded[1] * view.type.size)
         else:
-            work += global_loads(view, loaded, twice, _gather_simd(config, gemm, operand), per_tap)
+            work += global_loads(view, loaded, twice, _gather_simd(config, gemm, operand))
         if config.slm:
             stored = loaded[0] * loaded[1] * view.type.size
             messages = -(-stored // hw.max_block_message_bytes) + -(-tile_bytes // hw.max_block_message_bytes)
@@ -473,11 +469,9 @@ def _global(
     twice: int,
     bounded: bool,
     gathered: GatheredA | None,
-    per_tap: int = 1,
 ) -> Work:
     """A tile of `extents` loaded from global memory in the cheapest messages (`bounded`: with
-    in-bounds conditions, zeroed once every `per_tap` iterations), or in `gathered`'s vector
-    messages (mad's A, `kernel.gathered_a`)."""
+    in-bounds conditions), or in `gathered`'s vector messages (mad's A, `kernel.gathered_a`)."""
     if gathered is not None:
         extents, cost, plan = gathered.tile, gathered.messages, gathered.plan
     else:
@@ -491,7 +485,7 @@ def _global(
         if plan.vector:
             lines = -(-lines // plan.lanes)
         zeroing = -(-tile_bytes // (2 * hw.grf_bytes))
-        instructions += lines * MASK_INSTRUCTIONS + zeroing / per_tap
+        instructions += lines * MASK_INSTRUCTIONS + zeroing
     return Work(instructions, instructions, 0.0, tile_bytes)
 
 
