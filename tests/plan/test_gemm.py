@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from xegen.conv import make_problem
+from xegen.conv.index import Idx
+from xegen.ir import Var
 from xegen.plan import formulate
 from xegen.plan.gemm import linear_stride
 
@@ -58,3 +60,18 @@ def test_backward_weights_source_is_linear_in_the_pixels_only_where_nothing_is_r
     # add no condition, so K needs no division into components (hand-worked strides)
     gemm = formulate(make_problem(desc, "BWD_WB", "bf16"))
     assert linear_stride(gemm.a, gemm.k) == stride
+
+
+@pytest.mark.parametrize(
+    "desc, bounded",
+    [
+        ("mb1ic8ih8oc16oh8kh1ph0", False),  # 1x1 stride 1: ow < OW = IW is M's own bound
+        ("mb1ic8ih8oc16oh4kh1sh2ph0", True),  # stride 2: iw = 2*ow < IW stays
+        ("mb1ic8ih8oc16oh8kh3ph1", True),  # padding: iw = ow + kw - 1 may leave the input
+    ],
+)
+def test_the_source_bounds_a_pixel_past_its_size_only_where_strided_or_padded(desc, bounded):
+    gemm = formulate(make_problem(desc, "FWD_B", "f32"))
+    # an ow past OW (a tile running over the row), as the builder's linear coordinate is
+    _, masks = gemm.a.access({"ow": Idx.of(Var("ow"), 0, 100)})
+    assert bool(masks) == bounded
