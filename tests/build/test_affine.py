@@ -95,7 +95,9 @@ def test_a_bound_without_per_iteration_terms_stays():
         ("mb1ic512ih7oc512oh7kh3ph1", "b", "k", 512),  # weights hwio: kh, kw, ic nested as in K
         ("mb1ic512ih7oc512oh7kh3ph1", "c", "m", 512),  # dst nhwc: oh, ow nested as in M
         ("mb1ic512ih7oc512oh7kh3ph1", "a", "m", None),  # source with padding: ih, iw are bounds-checked
-        ("mb1ic8ih4oc32oh4kh1ph0", "a", "m", None),  # unpadded: iw < IW still bounds the innermost
+        # 1x1 unpadded: every in-range pixel reads inside (no iw < IW), oh, ow nested as in M
+        ("mb1ic8ih4oc32oh4kh1ph0", "a", "m", 8),
+        ("mb1ic8ih4oc32kh3ph0", "a", "m", None),  # 3x3 unpadded: rows of 2 outputs in rows of 4
         ("mb1ic512ih7oc512oh7kh3ph1", "a", "k", None),  # kh, kw move the input position
     ],
 )
