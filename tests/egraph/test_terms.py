@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from xegen import RuleError, ir
 from xegen.egraph import load_rules, sexpr, simplify
 from xegen.egraph.engine import FORMS_PER_PROGRAM, programs
 from xegen.egraph.rules import default_rules_directory, language_file, read_rule_file, rule_files, rule_name
-from xegen.egraph.terms import TermBuilder
+from xegen.egraph.terms import TermBuilder, is_term_type
 
 from ..ir.strategies import any_expr, deep_int_expr
 
@@ -47,6 +48,56 @@ def test_u64_constants_are_bit_patterns():
     b = TermBuilder()
     b.add_root(ir.const((1 << 64) - 1, "u64"))
     assert b.roots[0] == "(Const (U64) -1)"
+
+
+class _Forgetful(dict):
+    """A memo that keeps nothing: a builder with it renders every term in full."""
+
+    def __setitem__(self, key, value):
+        pass
+
+
+def _add_all(builder: TermBuilder, exprs: list[ir.Expr]) -> tuple:
+    for e in exprs:
+        if is_term_type(e.type):
+            builder.add_root(e)
+        else:
+            builder.add_opaque_root(e)
+    return builder.roots, builder.pieces, [(leaf.node, leaf.holes) for leaf in builder.opaque], builder.variables
+
+
+def _chain(depth: int, leaf: str) -> ir.Expr:
+    e = ir.parse_expr(leaf)
+    for k in range(depth):
+        e = e * ir.var(f"v{k % 3}") + k
+    return e
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.lists(any_expr(depth=3), min_size=1, max_size=4), st.integers(0, 100))
+def test_terms_built_once_read_as_terms_built_every_time(exprs, depth):
+    # the builder keeps the text of terms with no opaque leaf and no piece; the e-graph's input
+    # (roots, pieces, opaque leaves and their holes, variables) must be what rendering every
+    # occurrence in full gives.  A chain `depth` deep, alone and inside a bigger expression,
+    # makes pieces (PIECE_DEPTH) and shared subterms across them
+    chain = _chain(depth, "buf.s32[i * 4] + j")
+    exprs = [*exprs, *(e for e in exprs if is_term_type(e.type)), chain, chain * 3 + exprs[0].type.bits, chain]
+    memo, forgetful = TermBuilder(), TermBuilder()
+    forgetful._plain = _Forgetful()
+    assert _add_all(memo, exprs) == _add_all(forgetful, exprs)
+
+
+def test_a_shared_subterm_is_rendered_once(monkeypatch):
+    shared = _chain(20, "j")
+    renders: list[ir.Expr] = []
+    real = TermBuilder._node_text
+    monkeypatch.setattr(TermBuilder, "_node_text", lambda self, e, below: renders.append(e) or real(self, e, below))
+    b = TermBuilder()
+    b.add_root(shared + 1)
+    first = len(renders)
+    b.add_root(shared * 1000)
+    assert len(renders) == first + 2  # the product and its constant: not `shared` again
+    assert b.roots[1] == f"(Mul (S32) {b.roots[0][len('(Add (S32) ') : -len(' (Const (S32) 1))')]} (Const (S32) 1000))"
 
 
 def test_a_load_is_an_opaque_leaf_whose_offset_is_optimized():

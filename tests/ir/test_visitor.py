@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from xegen import ir
+from xegen.ir import visitor
 from xegen.ir.funcs import Func
 
 from .strategies import any_stmt, vector_or_scalar_expr
@@ -40,6 +43,58 @@ def test_free_vars_of_deep_trees():
 def test_free_vars_of_an_expression_are_its_variables_in_walk_order(e):
     # an expression binds nothing: its free variables are every variable in it, first use first
     assert ir.free_vars(e) == list(dict.fromkeys(n for n in ir.walk(e) if isinstance(n, ir.Var)))
+
+
+def _walk_order_vars(e: ir.Expr) -> list[ir.Var]:
+    """An expression's variables in first-use order, by a walk that uses none of the visitor's
+    functions (so none of the answers they keep on the nodes)."""
+    found: dict[ir.Var, None] = {}
+    pending: list[ir.Node] = [e]
+    while pending:
+        node = pending.pop()
+        if type(node) is ir.Var:
+            found[node] = None
+        pending.extend(reversed(_every_field_child(node)))
+    return list(found)
+
+
+@settings(max_examples=200, deadline=None)
+@given(vector_or_scalar_expr(depth=3), st.integers(min_value=1, max_value=4))
+def test_free_vars_kept_on_subexpressions_give_the_walk_order(e, every):
+    # free_vars keeps its answer on the expression and uses the answers below it: asked first
+    # about some subexpressions (every `every`-th in the walk), then about the whole, it must
+    # still give the plain walk's order
+    for k, node in enumerate(ir.walk(e)):
+        if k % every == 0 and isinstance(node, ir.Expr) and node is not e:
+            assert ir.free_vars(node) == _walk_order_vars(node)
+    assert ir.free_vars(e) == _walk_order_vars(e)
+    answer = ir.free_vars(e)
+    answer.append(ir.var("not_in_e"))  # a caller's list is its own
+    assert ir.free_vars(e) == _walk_order_vars(e)
+
+
+def test_free_vars_and_children_are_found_once_per_node(monkeypatch):
+    e = ir.parse_expr("(a + b) * (c - a) + d")
+    assert [v.name for v in ir.free_vars(e)] == ["a", "b", "c", "d"]
+    assert ir.children(e) is ir.children(e)  # kept on the node, not found again
+    walks: list[ir.Node] = []
+    real_children = visitor.children
+    monkeypatch.setattr(visitor, "children", lambda node: walks.append(node) or real_children(node))
+    assert [v.name for v in ir.free_vars(e)] == ["a", "b", "c", "d"]
+    assert walks == []  # the second question walks nothing
+    bigger = e * ir.var("f")
+    assert [v.name for v in ir.free_vars(bigger)] == ["a", "b", "c", "d", "f"]
+    assert e not in walks  # the known part is not walked again
+
+
+def test_kept_answers_change_neither_equality_nor_copies():
+    e = ir.parse_expr("(a + b) * c")
+    fresh = ir.parse_expr("(a + b) * c")
+    ir.free_vars(e), ir.children(e), ir.node_count(e)
+    assert e == fresh and hash(e) == hash(fresh)
+    copy = pickle.loads(pickle.dumps(e))
+    assert copy == e and ir.free_vars(copy) == ir.free_vars(fresh)
+    assert dataclasses.replace(e, b=ir.var("x")) == ir.parse_expr("(a + b) * x")
 
 
 def test_node_count_counts_every_node():

@@ -31,7 +31,8 @@ from xegen.ir import (
 )
 from xegen.schedule import BufferTable, LoopBody, build_graph, flatten_loop, innermost_loops
 from xegen.schedule.access import accesses, static_bytes
-from xegen.schedule.graph import _connect, _connect_lets, _let_index, give_copies, restructure
+from xegen.schedule.graph import _connect, _connect_lets, _let_index, give_copies, restructure, stmt_nodes
+from xegen.schedule.pipeline import Instance, _Emitter
 
 from .bodies import loop_kernels, staged_kernels
 
@@ -237,3 +238,32 @@ def test_graph_has_the_edges_of_comparing_every_pair_of_statements(kernel):
         _connect_lets(pairwise, n, _let_index(pairwise))
     assert list(graph.edges(data=True)) == list(pairwise.edges(data=True))
     assert [list(graph.pred[n]) for n in graph] == [list(pairwise.pred[n]) for n in pairwise]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(loop_kernels(), staged_kernels()), st.data())
+def test_instance_edges_join_every_pair_of_instances_an_edge_orders(kernel, data):
+    # the plain definition: instance b follows instance a when the graph has an edge from a's
+    # statement to b's that b's iteration is at least `distance` after a's (never a to itself)
+    flat = flatten_loop(innermost_loops(kernel.body)[0], Names(kernel.body))
+    graph = build_graph(flat, hw.XEHPG, BufferTable.of(kernel.body).kinds)
+    for n in stmt_nodes(graph):  # some statements run iterations ahead, as pipelining makes them
+        graph.nodes[n]["ahead"] = data.draw(st.integers(0, 2))
+    emitter = _Emitter(graph, Names(kernel.body))
+    instances = [Instance(n, k) for k in range(3) for n in stmt_nodes(graph)]
+    instances += data.draw(st.lists(st.sampled_from(instances), max_size=2))  # listed twice: one
+
+    def iteration(inst):
+        return inst.kernel + graph.nodes[inst.node]["ahead"]
+
+    found = emitter.instance_edges(instances)
+    assert list(found) == list(dict.fromkeys(instances))
+    for a in found:
+        expected = [
+            (b, graph.edges[a.node, b.node]["latency"])
+            for b in dict.fromkeys(instances)
+            if b != a
+            and graph.has_edge(a.node, b.node)
+            and iteration(b) - iteration(a) >= graph.edges[a.node, b.node]["distance"]
+        ]
+        assert sorted(found[a]) == sorted(expected)

@@ -174,6 +174,10 @@ class TermBuilder:
         self._root_index: dict[str, int] = {}
         self.variables: dict[str, ir.Var] = {}  # e-graph name -> IR variable
         self.pieces: list[str] = []  # `(let $pieceN TERM)` commands the roots refer to, in order
+        #: the text and depth of every expression met so far whose term is its own text in full
+        #: (no opaque leaf, no piece): a kernel's roots share most of their subexpressions, and
+        #: such a term reads the same each time it is met, so it is built once
+        self._plain: dict[ir.Expr, tuple[str, int]] = {}
 
     def add_root(self, e: ir.Expr) -> int:
         """Add a supported expression as a root; returns its root index (an expression met
@@ -201,6 +205,11 @@ class TermBuilder:
             node, expanded = stack.pop()
             if id(node) in done and not done[id(node)][3]:  # (an opaque leaf gets an index per occurrence)
                 continue
+            if not expanded:
+                plain = self._plain.get(node)
+                if plain is not None:
+                    done[id(node)] = (plain[0], plain[1], plain[1], False)
+                    continue
             below = _term_children(node)
             if below and not expanded:
                 stack.append((node, True))
@@ -222,6 +231,8 @@ class TermBuilder:
                 text, depth = name, 1
             opaque = not supported(node) or any(part[3] for part in parts)
             done[id(node)] = (text, depth, total_depth, opaque)
+            if not opaque and total_depth < PIECE_DEPTH:  # (then nothing below was cut into a piece)
+                self._plain[node] = (text, depth)
         return done[id(e)][0]
 
     def _node_text(self, e: ir.Expr, below: list[str]) -> str:

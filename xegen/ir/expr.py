@@ -101,8 +101,12 @@ class Node:
     Hashing and comparing walk the tree with an explicit stack, so a tree thousands of levels
     deep (a long sum parsed from text) hashes and compares without running out of recursion."""
 
-    __slots__ = ("_hash",)
+    __slots__ = ("_hash", "_children", "_vars")
     _hash: int  # set once by _hash_children_first
+    #: set on first use by `visitor.children` and `visitor.free_vars`: a node never changes, and
+    #: the passes walk the same subtrees again and again
+    _children: tuple[Node, ...]
+    _vars: tuple[Var, ...]
     #: every node class is a dataclass (`fields` reads its fields)
     __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
     _key_fields: ClassVar[tuple[str, ...]] = ()

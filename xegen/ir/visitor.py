@@ -62,9 +62,13 @@ _VISIT_METHODS: dict[tuple[type, type], Callable | None] = {}
 _MUTATE_METHODS: dict[tuple[type, type], Callable | None] = {}
 
 
-def children(node: Node) -> list[Node]:
-    """The IR nodes directly below `node`, in field order.  (A list, not a generator: most
-    nodes have one to three children, and every walk asks for them.)"""
+def children(node: Node) -> tuple[Node, ...]:
+    """The IR nodes directly below `node`, in field order.  Kept on the node once found (nodes
+    are immutable): every walk asks for them, and the passes walk the same subtrees many times."""
+    try:
+        return node._children
+    except AttributeError:
+        pass
     found: list[Node] = []
     for name in _child_fields(node):
         value = getattr(node, name)
@@ -73,7 +77,9 @@ def children(node: Node) -> list[Node]:
                 found.append(value)
         elif isinstance(value, tuple):
             found.extend([item for item in value if isinstance(item, Node)])
-    return found
+    below = tuple(found)
+    object.__setattr__(node, "_children", below)
+    return below
 
 
 class Visitor:
@@ -339,16 +345,29 @@ def free_vars(node: Node) -> list[Var]:
 
 def _expression_vars(e: Expr) -> list[Var]:
     """`free_vars` of an expression, which binds nothing: every variable in it, in order of first
-    use (most calls are on expressions, and this walk is twice as fast as the general one)."""
+    use (most calls are on expressions, and this walk is twice as fast as the general one).
+    The answer is kept on `e`, and a subexpression that has one is not walked again (its
+    variables come in one piece in a preorder walk): the passes ask for the variables of the
+    same let values and offsets many times.  Only the expressions asked about keep an answer,
+    so the memory is that of the answers the callers get anyway."""
+    try:
+        return list(e._vars)
+    except AttributeError:
+        pass
     found: dict[Var, None] = {}  # insertion-ordered set (a repeated key keeps its first place)
     pending: list[Node] = [e]
     while pending:
         item = pending.pop()
         if type(item) is Var:  # (no class derives from Var)
             found[item] = None
-        else:
+            continue
+        try:
+            found.update(dict.fromkeys(item._vars))
+        except AttributeError:
             pending.extend(reversed(children(item)))
-    return list(found)
+    answer = tuple(found)
+    object.__setattr__(e, "_vars", answer)
+    return list(answer)
 
 
 class Names:

@@ -189,20 +189,18 @@ class _Emitter:
         after u (further apart they touch the same bytes too, so the order stays).  Edges go
         forward in original (iteration, statement) order, so this is a DAG."""
         by_node: dict[int, list[tuple[Instance, int]]] = {}
-        for inst in instances:
+        for inst in dict.fromkeys(instances):  # (an instance listed twice is one node of the DAG)
             by_node.setdefault(inst.node, []).append((inst, self.iteration(inst)))
-        latency_of: dict[tuple[Instance, Instance], int] = {}
+        successors: dict[Instance, list[tuple[Instance, int]]] = {inst: [] for inst in instances}
+        # the graph has one edge per pair of statements, so each pair of instances gets one latency
         for u, v, distance, latency in self.edges:
             targets = by_node.get(v, ())
             for a, first in by_node.get(u, ()):
+                found = successors[a]
                 for b, second in targets:
                     # (instances of one node differ in their iteration)
                     if second - first >= distance and (u != v or first != second):
-                        key = (a, b)
-                        latency_of[key] = max(latency_of.get(key, 0), latency)
-        successors: dict[Instance, list[tuple[Instance, int]]] = {inst: [] for inst in instances}
-        for (a, b), latency in latency_of.items():
-            successors[a].append((b, latency))
+                        found.append((b, latency))
         return successors
 
     def _original_order(self, instances: list[Instance]) -> list[Instance]:
