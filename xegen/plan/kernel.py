@@ -435,7 +435,11 @@ def plan_direct(
     """How a thread loads its tile from global memory without SLM.  For dpas, the cheapest in
     modeled instructions of the messages and of the reorder into dpas's layout, which vector
     messages sometimes make unnecessary (a line per lane leaves K-contiguous columns of B
-    interleaved as dpas reads them), and 2D blocks always do (XeHPC, `block2d.py`)."""
+    interleaved as dpas reads them), and 2D blocks always do (XeHPC, `block2d.py`).  The moves
+    are counted as the lowering emits them (`reorder_moves`): priced as `planned_moves` prices
+    SLM staging, the one-element moves of a VNNI interleave were undercounted, and XeHPG's
+    f16/bf16 forward and backward weights took loads up to 1.4x slower under the model (three
+    1x1 backward-data bf16 kernels model 4-8 % slower counted exactly: see docs/conv.md)."""
     if not config.systolic:
         if operand == "a" and reads_a_in_place(config, gemm):
             gathered = gathered_a(view, gemm, hw, extents, config.simd)
@@ -462,7 +466,7 @@ def plan_direct(
         load, lines = line_layout(
             buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes, plan.lanes
         )
-        moves = 0 if load.same_placement(fma) else planned_moves(fma, load, hw)
+        moves = 0 if load.same_placement(fma) else reorder_moves(fma, load, hw)
         total = global_cost(cost, config, hw) + moves
         if best is None or total < best[0]:
             best = (total, plan, load, lines)
@@ -737,7 +741,8 @@ def planned_moves(dst: TileLayout, src: TileLayout, hw: Platform) -> int:
     writes up to two GRFs of elements at its destination stride.  It undercounts lines whose
     source stride has no encoding (`reorder_moves` counts them), but messages cost the model
     more than their instructions: counted exactly, the moves sent XeHPG's forward f16
-    res3a_branch2b from a vector gather to a message per line (15891 -> 16515 modeled cycles)."""
+    res3a_branch2b from a vector gather to a message per line (15891 -> 16515 modeled cycles).
+    (Without SLM, `plan_direct` counts them exactly: there it pays.)"""
     dst, _, moves = tile_moves(dst, src)
 
     def lanes(stride: int) -> int:
