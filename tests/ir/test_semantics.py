@@ -186,6 +186,8 @@ def scalar(text: str, **env):
         ("min(-1, 1:u32)", 1),
         ("-1 < 1:u32", False),
         ("(s16)32767 + (s16)1", 32768),  # s16 operands promote to s32
+        ("(f16)1.0 && -1e-10", True),  # each && operand is a bool on its own: no f16 rounding to -0
+        ("(f16)0.0 || 1e-10", True),
     ],
 )
 def test_documented_edge_cases(text, expected):

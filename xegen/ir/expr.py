@@ -632,8 +632,9 @@ def unary(op: str, a) -> Expr:
 def binary(op: str, a, b) -> Expr:
     """Build `a op b` with C's conversions: promotion, common type, bool contexts."""
     category = BINARY_OPS[op][1]
-    # shift operands promote separately, so a literal keeps its own type there
-    a, b = (as_expr(a), as_expr(b)) if category == "shift" else _operands(a, b)
+    # shift and logical operands convert separately (C converts each `&&` operand to bool on
+    # its own), so a literal keeps its own type there: `h && -1e-10` with h f16 is not `h && -0.0`
+    a, b = (as_expr(a), as_expr(b)) if category in ("shift", "logical") else _operands(a, b)
     if category == "logical":
         a, b = _match_lanes(_to_bool(a), _to_bool(b))
         return Binary(op, a, b)
