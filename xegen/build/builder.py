@@ -60,6 +60,7 @@ from .messages import Origin, Scope, emit_block2d, emit_global, slm_run_messages
 from .multiply import multiply, reduce_columns, sum_row
 
 THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))
+K_ITER = Var("k_iter")  # the K loop's variable (the inner one when K loops per kernel tap)
 TAP = Var("k_tap")  # the outer K loop's variable when K loops per kernel tap (`tap_loop`)
 GROUP_IDS = tuple(Var(f"group_id{i}") for i in range(3))
 
@@ -82,7 +83,7 @@ class _Builder:
         self.names.used.update(v.name for v in THREAD_IDS + GROUP_IDS)
         problem = plan.gemm.problem
         tensors = ("src", "wei", "dst", "bias") + problem.post_op_inputs + problem.quantization.tensors
-        self.names.used.update(tensors + ("k_iter", TAP.name))
+        self.names.used.update(tensors + (K_ITER.name, TAP.name))
         self.top = Scope(self.names)
         self.loop = Scope(self.names)
         self.buffers = {t: Var(t, PTR) for t in tensors}
@@ -106,7 +107,7 @@ class _Builder:
         self.m_index = m_index
         m_start = top.bind("m_start", m_index * config.m_tile)
         n_start = top.bind("n_start", n_index * config.n_tile)
-        k_iter = Var("k_iter")
+        k_iter = K_ITER
         # the group's K blocks of this iteration, one per thread along K
         k_group = config.tg_k * config.k_block
         self.taps = tap_loop(config, self.gemm)
@@ -266,7 +267,7 @@ class _Builder:
 
     def _varies_per_channel_block(self, sends: list[Stmt]) -> bool:
         """Whether a mask of `sends` reads a value the inner loop of a tap loop changes."""
-        inner = {var for var, _ in self.loop.lets} | {Var("k_iter")}
+        inner = {var for var, _ in self.loop.lets} | {K_ITER}
         masks = [s.args[-1] for s in sends if isinstance(s, Call) and s.args[-1] is not None]
         return any(inner.intersection(free_vars(mask)) for mask in masks)
 
