@@ -82,11 +82,16 @@ def occupancy(
     return Occupancy(per_eu, resident, limit, waves, busiest_eu(min(resident, on_busiest)), busiest_eu(last))
 
 
-def stall(occupancy: Occupancy, busy: float, exposed: float) -> float:
-    """Cycles the busiest EU waits in all: per wave, what one thread's busy time plus its exposed
-    latency exceeds the busy time of the wave's threads."""
+def stall(occupancy: Occupancy, busy: float, exposed: float, issued: float) -> float:
+    """Cycles the busiest EU waits in all: per wave, what one thread's own time exceeds the busy
+    time of the wave's threads.  A thread's own time is its instructions, one issued a clock,
+    and the waits for its loads they leave (`exposed`, measured along that same issue order):
+    not its `busy` share of the busiest pipe plus the waits, which counts a wait again where the
+    pipe works through it, and so priced a kernel lower for independent instructions added
+    between a load and its use (a dpas or load/store-bound thread's waits grew by exactly the
+    instructions taken away)."""
 
     def wave(threads: int) -> float:
-        return max(0.0, busy + exposed - threads * busy)
+        return max(0.0, issued + exposed - threads * busy)
 
     return (occupancy.waves - 1) * wave(occupancy.wave_threads) + wave(occupancy.last_wave_threads)

@@ -45,12 +45,13 @@ def test_the_hand_calculated_tiny_case():
     assert cycles.terms["memory"] == pytest.approx(32768 / (560 / 2.1))
     assert cycles.exposed_latency == pytest.approx(DRAM)
     assert cycles.occupancy.wave_threads == 1 and cycles.occupancy.waves == 1
-    # one thread per EU: nothing hides the wait; 8 busy clocks + 735
-    assert cycles.terms["latency"] == pytest.approx(8 + DRAM)
-    assert cycles.bound == "latency" and cycles.device == pytest.approx(8 + DRAM)
+    # one thread per EU: nothing hides the wait; the thread issues its 2 instructions and waits
+    # 735 clocks for the load, the load/store pipe's 8 clocks within them
+    assert cycles.terms["latency"] == pytest.approx(2 + DRAM)
+    assert cycles.bound == "latency" and cycles.device == pytest.approx(2 + DRAM)
     # the roofline: 8192 FMAs at 8 x 512 a clock = 2 clocks, 32768 bytes at 266.67 = 122.9 clocks
     assert cycles.roofline.compute == 2 and cycles.roofline.bound == "memory"
-    assert cycles.roofline_fraction == pytest.approx((32768 / (560 / 2.1)) / (8 + DRAM))
+    assert cycles.roofline_fraction == pytest.approx((32768 / (560 / 2.1)) / (2 + DRAM))
 
 
 def test_a_kernel_of_only_sends_is_load_store_or_memory_bound():
@@ -78,7 +79,8 @@ def test_threads_on_an_eu_hide_the_latency_their_work_covers(threads_per_eu, exp
     """40 independent adds between the load and its use: each thread is busy 82 clocks (41 adds of
     2 ALU clocks) and waits 273 - 40 = 233 (the load's result is there 273 clocks
     after the clock it issued in; the thread issues 40 adds meanwhile, one a clock).  One thread
-    per EU shows the wait; four keep the EU busy 4 x 82 = 328 clocks, more than 82 + 233 = 315."""
+    per EU shows the wait: its own time is its 42 instructions and the 233 clocks of waiting, the
+    ALU's 82 clocks within them; four keep the EU busy 4 x 82 = 328 clocks, more than 275."""
     instructions = kernel(LOAD, *[ADD] * 40, USE)
     threads = 512 * threads_per_eu
     cycles = kernel_cycles(instructions, [threads] * 42, "xehpg", group_threads=16)
@@ -86,9 +88,21 @@ def test_threads_on_an_eu_hide_the_latency_their_work_covers(threads_per_eu, exp
     assert cycles.occupancy.wave_threads == threads_per_eu
     busy = 41 * 2 * threads_per_eu
     if exposed:
-        assert cycles.bound == "latency" and cycles.device == pytest.approx(82 + L2 - 40)
+        assert cycles.bound == "latency" and cycles.device == pytest.approx(42 + L2 - 40)
     else:
         assert cycles.bound == "compute" and cycles.device == busy
+
+
+@pytest.mark.parametrize("between", [0, 1, 3])
+def test_independent_instructions_before_a_use_do_not_lower_the_latency(between):
+    """One thread per EU, load/store bound (8 clocks a thread against 2 + `between` issued): the
+    thread's adds before the use only fill clocks it would have waited, so its own time stays
+    the load's 273 clocks (from L2: no workload) plus the use's issue clock, whatever `between`
+    is.  (Priced as the busy time plus the wait, 8 + 273 - between, each add lowered it.)"""
+    instructions = kernel(LOAD, *[ADD] * between, USE)
+    cycles = kernel_cycles(instructions, [512] * (between + 2), "xehpg", group_threads=16)
+    assert cycles.exposed_latency == pytest.approx(L2 - between)
+    assert cycles.terms["load/store"] == 8 and cycles.terms["latency"] == pytest.approx(2 + L2)
 
 
 def test_a_loop_repeats_its_second_iteration():
@@ -134,7 +148,7 @@ def test_wave_quantization_leaves_a_last_wave_of_few_threads():
     tail = occupancy(257 * 16, 16, XEHPG, 128)
     assert (tail.waves, tail.wave_threads, tail.last_wave_threads) == (2, 8, 1)
     # each thread busy 10 clocks and waiting 100: the full wave hides 80 of the 110, the last none
-    assert stall(tail, 10.0, 100.0) == (110 - 80) + (110 - 10)
+    assert stall(tail, 10.0, 100.0, 10.0) == (110 - 80) + (110 - 10)
 
 
 def test_traffic_when_everything_fits_is_compulsory():

@@ -210,6 +210,5 @@ def kernel_cycles(
 
     waits = exposed_latency(instructions, executions, threads, latency)
     busy = max(issue, alu, xmx, load_store) / threads
-    return Cycles(
-        issue, alu, xmx, load_store, parallel, memory, stall(resident, busy, waits), waits, resident, moved, rooftop
-    )
+    waiting = stall(resident, busy, waits, issue / threads)
+    return Cycles(issue, alu, xmx, load_store, parallel, memory, waiting, waits, resident, moved, rooftop)

@@ -355,7 +355,7 @@ def device_estimate(
     compute = max(work.alu, work.xmx) * busiest
     issue = work.issue * busiest
     load_store = work.bytes / hw.load_store_bytes_per_clock * busiest
-    latency = max(compute, issue, load_store) + stall(resident, busy, wait)
+    latency = max(compute, issue, load_store) + stall(resident, busy, wait, work.issue)
     return Estimate(
         threads, busiest, compute, issue, load_store, moved.dram / hw.dram_bytes_per_clock, latency, instructions
     )
