@@ -127,6 +127,24 @@ def test_a_loop_repeats_its_second_iteration():
     assert waited == 9 * (100 - 3)
 
 
+@pytest.mark.parametrize("mask, waited", [("($1)", 101 - 2), ("($1,$2)", 402 - 2), ("null", 402 - 2)])
+def test_sync_allwr_waits_for_the_tokens_of_its_mask(mask, waited):
+    """Loads on $1 (latency 100, issued at clock 1: there at 101) and $2 (400, at 2: 402), then a
+    `sync.allwr` at clock 2 before a use of $1's load: with ($1) it waits for $1 only; with $2 in
+    its mask, or without a mask, for both."""
+    instructions = kernel(
+        "send.ugm (16|M0) r22 r16 null:0 0x0 0x04280580 {$1}",
+        "send.ugm (16|M0) r24 r18 null:0 0x0 0x04280580 {$2}",
+        f"sync.allwr {mask}",
+        "add (16|M0) r10.0<1>:f r22.0<1;1,0>:f r14.0<1;1,0>:f",
+    )
+
+    def latency(inst) -> float:
+        return {22: 100.0, 24: 400.0}.get(inst.dst.number, 0.0) if inst.dst is not None else 0.0
+
+    assert exposed_latency(instructions, [1] * 4, 1, latency) == waited
+
+
 @pytest.mark.parametrize(
     "grf, slm, group_threads, per_eu, groups, limit",
     [

@@ -3,8 +3,8 @@
 
 Latency.  `exposed_latency` follows one thread through its instructions in program order, one
 issue per clock, and adds the clocks it waits: an instruction that waits on a send's SBID token
-(`$n.dst`, or `sync.allwr` for all of them) waits until the send's latency has passed since it
-issued.  The instructions between a load and the first wait on it are the thread's own
+(`$n.dst`, or `sync.allwr` for the tokens of its mask) waits until the send's latency has
+passed since it issued.  The instructions between a load and the first wait on it are the thread's own
 independent work that hides the latency.  A loop runs two iterations (the second sees the
 loads the first left in flight, as every later one does) and the rest are taken to repeat the
 second.  dpas and math results are not waited for (their pipes are in the resource terms).
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .analysis import Loop, is_send, loops
-from .instruction import Instruction
+from .instruction import Imm, Instruction
 
 # --- one thread's waits ------------------------------------------------------------------------
 
@@ -75,8 +75,8 @@ class _Timeline:
     def _issue(self, inst: Instruction) -> None:
         swsb = inst.swsb
         if inst.opcode == "sync" and inst.function == "allwr":
-            self._wait(max(self.ready.values(), default=0.0))
-            self.ready.clear()
+            named = [token for token in self.ready if _names(inst, token)]
+            self._wait(max((self.ready.pop(token) for token in named), default=0.0))
         out_of_order = is_send(inst) or inst.opcode in ("dpas", "dpasw", "math")
         waits = swsb.token_mode == "dst" or (swsb.token_mode == "set" and not out_of_order)
         if swsb.token is not None and waits:
@@ -84,6 +84,13 @@ class _Timeline:
         self.time += 1
         if out_of_order and swsb.token is not None and swsb.token_mode == "set":
             self.ready[swsb.token] = self.time + (self.latency(inst) if is_send(inst) else 0.0)
+
+
+def _names(sync: Instruction, token: int) -> bool:
+    """Whether a `sync.allwr` waits for `token`: the tokens of its mask (an immediate source),
+    every one without a mask."""
+    source = sync.srcs[0] if sync.srcs else None
+    return not isinstance(source, Imm) or bool(source.value >> token & 1)
 
 
 def exposed_latency(
