@@ -241,3 +241,45 @@ def test_interpreter_refuses_a_misaligned_surface_or_column():
     body = hand_spec("b", text, [("x", "ptr"), ("out", "ptr")]).body
     with pytest.raises(EvaluationError, match="64-byte boundary"):
         ir.execute(body, buffers=buffers, env=env, threads=1)
+
+
+REPEATED = """
+alloc r[1024] grf;
+send<op=load, kind=block2d, space=global, type=u16, count=16, elems=8, width=96, height=20, pitch=128,
+    transform=none>(&x[64], 2, 3, &r[0], null);
+{more}send<op=store, kind=block, space=global, type=u8, count=1024>(&out[group_id0 * 1024], &r[0], null);
+"""
+MORE = """send<op=load, kind=block2d, space=global, type=u16, count=16, elems=8, width=96, height=20, pitch=128,
+    transform=none>(&x[64], 2, group_id0 + 5, &r[256], null);
+send<op=load, kind=block2d, space=global, type=u16, count=16, elems=8, width=96, height=20, pitch=128,
+    transform=none>(&x[64], 10, 3, &r[512], null);
+send<op=load, kind=block2d, space=global, type=u16, count=16, elems=8, width=96, height=20, pitch=128,
+    transform=none>(&x[64], 10, 3, &r[768], null);
+"""
+
+
+def test_loads_of_one_surface_and_shape_share_a_header():
+    """Four loads of one surface and block shape: the later ones write only the coordinates the
+    header does not hold (y; then x and y; then nothing), so the three add their sends, those three
+    movs and y's add -- not a header each (eight instructions) -- and each block is still right.
+    The output's stores are the same in both kernels (its pointer adds)."""
+    one = compile_kernel(
+        hand_spec("block2d_one", REPEATED.format(more=""), [("x", "ptr"), ("out", "ptr")], simd=16), "xehpc"
+    )
+    spec = hand_spec("block2d_four", REPEATED.format(more=MORE), [("x", "ptr"), ("out", "ptr")], simd=16)
+    four = compile_kernel(spec, "xehpc")
+
+    def issued(kernel) -> int:  # sync instructions (SWSB's waits) aside
+        return sum(inst.opcode != "sync" for inst in kernel.instructions)
+
+    assert issued(four) - issued(one) == 3 + 3 + 1
+    memory = _memory()
+    simulated, interpreted, _ = run_both(
+        spec, "xehpc", {"x": memory, "out": np.zeros(2 * 1024, np.uint8)}, grid=(2, 1, 1)
+    )
+    assert simulated["out"].tobytes() == interpreted["out"].tobytes()
+    for g in range(2):
+        blocks = [(2, 3), (2, g + 5), (10, 3), (10, 3)]
+        got = interpreted["out"][g * 1024 : (g + 1) * 1024].tobytes()
+        for index, (x, y) in enumerate(blocks):
+            assert got[index * 256 : index * 256 + 256] == expected(memory, "u16", 16, 8, 96, 20, 128, "none", x, y)

@@ -144,6 +144,9 @@ class Messages:
         self.hw = self.b.hw
         self.grf = self.b.grf
         self.payloads = Payloads(self.b.program, self.b.reuse_payloads)
+        # per 2D block header kept in `payloads`: the coordinates it holds, each with the
+        # checkpoint of the registers it was copied from
+        self._coordinates: dict[tuple, list[tuple[tuple, Checkpoint] | None]] = {}
         self.shared_offsets: list[tuple[str, E.Var]] = []  # (buffer, v) of `plan`
         self.pointers: dict[tuple[str, E.Var], Region] = {}  # (buffer, v) in scope -> buffer + v
         self.pointer_registers: set[int] = set()  # whole GRFs holding one address each
@@ -445,16 +448,7 @@ class Messages:
                 f"a block2d load fills whole GRFs (1 to 31) from a GRF boundary, not {size} "
                 f"bytes at byte {data[1]} of its buffer"
             )
-        address = self.address(mem)
-        assert isinstance(address.base, Region)  # a global buffer's address (the IR allows no other)
-        header = self.b.grfs(1, "block2d")
-        address64(self.b, Region(header, 0, U64), address.base, address.offset)
-        shape = (f.count - 1) | (f.elems - 1) << 8
-        for offset, value in ((8, f.width - 1), (12, f.height - 1), (16, f.pitch - 1), (28, shape)):
-            self.b.alu("mov", Region(header, offset, U32), [Constant(value, U32)])
-        for offset, coordinate in ((20, x), (24, y)):
-            v = self._offset(coordinate)
-            self.b.alu("mov", Region(header, offset, S32), [v])
+        header = self._block2d_header(self.address(mem), f, (self._offset(x), self._offset(y)))
         predicate = self._scalar_predicate(mask)
         rlen = 0 if f.op == "prefetch" else grfs
         desc = (
@@ -481,6 +475,31 @@ class Messages:
             dst_offset=data[1],
             filled=((data[1], data[1] + size),),
         )
+
+    def _block2d_header(self, address: Address, f: Send, coordinates: tuple[Value, Value]) -> VReg:
+        """The header of a 2D block message: the one an earlier message of the same surface and
+        block shape left (in the same basic block, nothing having written it since), with only
+        the coordinates it does not hold already written; else a new one.  The loads of one
+        operand differ in their coordinates only, so a loop's messages write two dwords each
+        instead of eight."""
+        assert isinstance(address.base, Region)  # a global buffer's address (the IR allows no other)
+        shape = (f.count - 1) | (f.elems - 1) << 8
+        key = ("block2d", _value_key(address.base), _value_key(address.offset), f.width, f.height, f.pitch, shape)
+        header = self.payloads.find(key)
+        if header is None:
+            header = self.b.grfs(1, "block2d")
+            address64(self.b, Region(header, 0, U64), address.base, address.offset)
+            for offset, field in ((8, f.width - 1), (12, f.height - 1), (16, f.pitch - 1), (28, shape)):
+                self.b.alu("mov", Region(header, offset, U32), [Constant(field, U32)])
+            self._coordinates[key] = [None, None]
+        held = self._coordinates[key]
+        for index, (offset, value) in enumerate(zip((20, 24), coordinates, strict=True)):
+            mark = held[index]
+            if mark is None or mark[0] != _value_key(value) or not self.payloads.unchanged(mark[1]):
+                self.b.alu("mov", Region(header, offset, S32), [value])
+                held[index] = (_value_key(value), self.payloads.checkpoint([value]))
+        self.payloads.remember(key, header, [address.base, address.offset])
+        return header
 
     # --- scattered ----------------------------------------------------------------------------
     def scattered(
@@ -842,24 +861,42 @@ class Payloads:
     def __init__(self, program, enabled: bool):
         self.program = program
         self.enabled = enabled
-        self.built: dict[tuple, tuple[VReg, int, tuple[Span, ...]]] = {}
+        self.built: dict[tuple, tuple[VReg, Checkpoint]] = {}
 
     def remember(self, key: tuple, payload: VReg, sources) -> None:
         if not self.enabled:
             return
-        spans = [Span(payload.id, 0, payload.reserved)]
-        spans += [Span(s.reg.id, s.offset, s.end) for s in sources if isinstance(s, Region)]
-        self.built[key] = (payload, len(self.program.items), tuple(spans))
+        watched = self.checkpoint(sources)
+        self.built[key] = (payload, replace(watched, spans=(Span(payload.id, 0, payload.reserved), *watched.spans)))
 
     def find(self, key: tuple) -> VReg | None:
         if key not in self.built:
             return None
-        payload, since, spans = self.built[key]
-        items = self.program.items
-        if len(items) - since > self.LOOKBACK or not all(_keeps(item, spans) for item in items[since:]):
+        payload, since = self.built[key]
+        if not self.unchanged(since):
             del self.built[key]
             return None
         return payload
+
+    def checkpoint(self, sources) -> Checkpoint:
+        """The program's end now, with the bytes of the registers among `sources`."""
+        spans = tuple(Span(s.reg.id, s.offset, s.end) for s in sources if isinstance(s, Region))
+        return Checkpoint(len(self.program.items), spans)
+
+    def unchanged(self, checkpoint: Checkpoint) -> bool:
+        """Whether the bytes of `checkpoint` still hold what they held then: nothing has written
+        them since, on the only path (no label or jump between)."""
+        items = self.program.items
+        since = checkpoint.items
+        return len(items) - since <= self.LOOKBACK and all(_keeps(item, checkpoint.spans) for item in items[since:])
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A point of the program (its item count then) and register bytes to watch from it."""
+
+    items: int
+    spans: tuple[Span, ...]
 
 
 def _keeps(item, spans: tuple[Span, ...]) -> bool:
