@@ -5,6 +5,7 @@ choice's modeled cycles, each compiled with its whole configuration given."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict
 
 from xegen import hw
@@ -54,3 +55,13 @@ def test_only_dpas_gemm_layers_with_free_keys_are_contested():
     assert model_choices(f32, target) == ()
     xelp = hw.platform("xelp")  # no dpas
     assert model_choices(f16, xelp) == ()
+
+
+def test_a_choice_with_deep_lets_compiles_from_any_caller():
+    """resnet_50's conv1 in u8:s8:f32 on XeHPG: two of its dpas choices (2x2 groups) hold chains
+    of lets deeper than Python's default recursion limit.  compile_problem gives every choice the
+    room the CLI gives (`deep.deeply`), so the kernel chosen does not depend on the caller."""
+    problem = make_problem("mb1ic3ih224oc64oh112kh7sh2ph3", "FWD_B", "u8:s8:f32", mb=1)
+    assert sys.getrecursionlimit() < 10_000  # this test's thread: Python's default limit
+    chosen = compile_problem(problem, "xehpg")
+    assert chosen.config in model_choices(formulate(problem), hw.platform("xehpg"))

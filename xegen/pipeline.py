@@ -39,6 +39,7 @@ from . import hw as hwlib
 from .build.kernel import Kernel, kernel_name, kernel_record
 from .build.strategies import build_plan
 from .conv.problem import Problem
+from .deep import deeply
 from .egraph.engine import Limits
 from .egraph.kernel import optimize_stmt_report
 from .errors import ConfigError
@@ -86,7 +87,16 @@ def compile_problem(
     backend: str = "native",
 ) -> Compilation:
     """Compile `problem` for `hw` with the heuristic configuration (`overrides` fix keys of it);
-    `backend` "visa" finalizes xegen's instruction selection with IGC's GenX_IR."""
+    `backend` "visa" finalizes xegen's instruction selection with IGC's GenX_IR.  Runs with room
+    for deep recursion (`deep.deeply`, as the CLI runs), so that which of the heuristic's kernels
+    compiles -- the model compares several, and one may hold a chain of lets deeper than Python's
+    default limit -- does not depend on the caller."""
+    return deeply(
+        _compile_problem, problem, hw, overrides, optimize=optimize, show=show, dump_graph=dump_graph, backend=backend
+    )
+
+
+def _compile_problem(problem, hw, overrides, *, optimize, show, dump_graph, backend) -> Compilation:
     if backend not in BACKENDS:
         raise ConfigError(f"unknown back end '{backend}' (back ends: {', '.join(BACKENDS)})")
     platform = hwlib.platform(hw)
