@@ -20,6 +20,8 @@ listed in `Compilation.fallbacks` (and their `dump_graph` pictures removed).
 Where a first layer's row plan and the GEMM plan both apply (`plan.heuristic.model_decides`),
 the first fitting configuration of each is compiled and the model (`xegen.modeling`) keeps the
 faster kernel: the estimates that rank configurations within a plan cannot rank those two.
+Likewise the GEMM plan's dpas configurations the estimate cannot tell apart
+(`plan.heuristic.model_choices`): each is compiled and the model keeps the fastest.
 `build_kernel(problem, hw)` stops after `schedule`
 (the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
 this module is where the stages meet, and the only one that knows their order.
@@ -37,6 +39,7 @@ from . import hw as hwlib
 from .build.kernel import Kernel, kernel_name, kernel_record
 from .build.strategies import build_plan
 from .conv.problem import Problem
+from .deep import deeply
 from .egraph.engine import Limits
 from .egraph.kernel import optimize_stmt_report
 from .errors import ConfigError
@@ -47,7 +50,7 @@ from .modeling import modeled_cycles
 from .passnames import BACKENDS, PASSES, check_pass_names  # noqa: F401 (named here by the API and the tests)
 from .plan.config import RESERVED_GRFS, Config, prefetches
 from .plan.gemm import formulate
-from .plan.heuristic import choose_config, config_candidates, model_decides
+from .plan.heuristic import choose_config, config_candidates, model_choices, model_decides
 from .plan.kernel import CodeSizeError, check_code_size
 from .plan.strategies import AnyPlan, plan_for
 from .schedule import GraphDump, ScheduleOptions, schedule
@@ -84,7 +87,16 @@ def compile_problem(
     backend: str = "native",
 ) -> Compilation:
     """Compile `problem` for `hw` with the heuristic configuration (`overrides` fix keys of it);
-    `backend` "visa" finalizes xegen's instruction selection with IGC's GenX_IR."""
+    `backend` "visa" finalizes xegen's instruction selection with IGC's GenX_IR.  Runs with room
+    for deep recursion (`deep.deeply`, as the CLI runs), so that which of the heuristic's kernels
+    compiles -- the model compares several, and one may hold a chain of lets deeper than Python's
+    default limit -- does not depend on the caller."""
+    return deeply(
+        _compile_problem, problem, hw, overrides, optimize=optimize, show=show, dump_graph=dump_graph, backend=backend
+    )
+
+
+def _compile_problem(problem, hw, overrides, *, optimize, show, dump_graph, backend) -> Compilation:
     if backend not in BACKENDS:
         raise ConfigError(f"unknown back end '{backend}' (back ends: {', '.join(BACKENDS)})")
     platform = hwlib.platform(hw)
@@ -92,25 +104,47 @@ def compile_problem(
     plans = model_decides(gemm, platform, overrides)
     if plans:
         return _model_choice(problem, gemm, platform, dict(overrides or {}), plans, optimize, show, dump_graph, backend)
-    return _first_fitting(problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
+    return _heuristic_kernel(problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
 
 
 def _model_choice(problem, gemm, platform, overrides, plans, optimize, show, dump_graph, backend) -> Compilation:
     """The kernel of each of `plans` (each with its own fall-backs), the one the model prices lowest
-    (the first on a tie); `show` and `dump_graph` see the chosen configuration compiled again (the
-    same bytes: compilation is deterministic).  When no plan compiles, the last one's error."""
+    (the first on a tie).  When no plan compiles, the last one's error."""
     compiled: list[Compilation] = []
     error: ConfigError | None = None
     for plan in plans:
         try:
             compiled.append(
-                _first_fitting(problem, gemm, platform, {**overrides, "plan": plan}, optimize, None, None, backend)
+                _heuristic_kernel(problem, gemm, platform, {**overrides, "plan": plan}, optimize, None, None, backend)
             )
         except ConfigError as failed:
             error = failed
     if not compiled:
         assert error is not None
         raise error
+    return _cheapest(compiled, problem, gemm, platform, optimize, show, dump_graph, backend)
+
+
+def _heuristic_kernel(problem, gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
+    """The kernel of the first fitting configuration, or where the model chooses among the GEMM
+    plan's dpas configurations (`model_choices`), the one it prices lowest of theirs (the first,
+    the lead, falls back as it would alone; the others that do not fit are left out)."""
+    choices = model_choices(gemm, platform, overrides)
+    if not choices:
+        return _first_fitting(problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
+    compiled: list[Compilation] = []
+    for config in choices:
+        try:
+            compiled.append(_compile_config(problem, gemm, config, platform, optimize, None, None, backend))
+        except (RegisterAllocationError, CodeSizeError):
+            if config == choices[0]:
+                compiled.append(_first_fitting(problem, gemm, platform, overrides, optimize, None, None, backend))
+    return _cheapest(compiled, problem, gemm, platform, optimize, show, dump_graph, backend)
+
+
+def _cheapest(compiled: list[Compilation], problem, gemm, platform, optimize, show, dump_graph, backend) -> Compilation:
+    """The compilation the model prices lowest (the first on a tie); `show` and `dump_graph` see
+    its configuration compiled again (the same bytes: compilation is deterministic)."""
     best = min(compiled, key=lambda compilation: modeled_cycles(compilation).device)
     if show is None and dump_graph is None:
         return best
@@ -191,8 +225,8 @@ def build_kernel(
     installed)."""
     platform = hwlib.platform(hw)
     gemm = formulate(problem)
-    if model_decides(gemm, platform, overrides):  # the configuration compile_problem would compile
-        config = compile_problem(problem, platform, overrides).config
+    if model_decides(gemm, platform, overrides) or model_choices(gemm, platform, overrides):
+        config = compile_problem(problem, platform, overrides).config  # the configuration the model chose
     else:
         config = choose_config(gemm, platform, overrides)
     plan = plan_for(gemm, config, platform)

@@ -13,7 +13,9 @@ estimate's best is clearly faster; `choose_config` takes the first.  Where a row
 when every one before has run out of registers, before it gives up on the plan.  A key given in
 `overrides` is fixed; every other is the heuristic's.  For first layers the estimates cannot
 choose between plan=first and the GEMM plan: `model_decides` names the two, and the compiler
-compiles both and keeps the kernel the model prices lower.
+compiles both and keeps the kernel the model prices lower.  Nor can they rank the GEMM plan's
+dpas configurations within ESTIMATE_MARGIN of each other: `model_choices` names the lead and up
+to three other shapes that close, and the compiler keeps the kernel the model prices lowest.
 """
 
 from __future__ import annotations
@@ -87,6 +89,53 @@ def model_decides(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
     return ("first", "gemm")
 
 
+def model_choices(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> tuple[Config, ...]:
+    """The GEMM plan's dpas configurations whose kernels the model, not the estimate, chooses
+    between (`pipeline.compile_problem` compiles each and keeps the kernel the model prices
+    lowest, the first on a tie): the first of `config_candidates` (the lead) and the next ones
+    of other shapes (`_shape`: tiles, group, tg_k, slm) that the estimate puts within
+    ESTIMATE_MARGIN of its best, up to MODEL_CHOICES in all; () where the lead is not such a
+    configuration, or nothing else is that close.  Where a row plan fits it leads: ().
+
+    Within the margin the estimate's order of dpas kernels is noise against the model: on
+    resnet_50's forward f16 layers on XeHPG (mb1) the estimate tied the lead of res3a_branch2a
+    (4x4 threads, 7053 estimated, 8661 modeled) with tg_k=2 (7020, 7028 modeled), and put
+    res4b_branch2a's lead (tg_k=4, 5388 estimated, 7709 modeled) 16 % ahead of tg_k=8 (6400
+    estimated, 6080 modeled); the tuner's kernels were 1.27x faster in geomean (docs/conv.md).
+    The model prices the lead too, so no kernel it chooses is slower than the lead's."""
+    given = dict(overrides or {})
+    fma = given.get("fma") or _pick_fma(gemm, hw)
+    if given.get("plan", "gemm") != "gemm" or fma not in SYSTOLIC or _fitting_strategies(gemm, hw, given):
+        return ()
+    found = _gemm_candidates(gemm, hw, given, none_fit_ok=False)
+    assert found is not None  # none_fit_ok=False raises instead
+    best, ordered = found
+    lead = next(ordered)
+    if not _estimated_well(lead[1], gemm):
+        return ()
+    bound = best.device / (1 - ESTIMATE_MARGIN)
+    choices = {_shape(lead[1]): lead[1]}
+    for _, config, estimated in ordered:
+        if len(choices) == MODEL_CHOICES or not _estimated_well(config, gemm) or estimated.device > bound:
+            break  # ranked by the estimate: the rest are further from its best
+        choices.setdefault(_shape(config), config)
+    return tuple(choices.values()) if len(choices) > 1 else ()
+
+
+# The kernels compiled where the model chooses among dpas configurations (`model_choices`): each
+# costs a compilation (about a second and a half on XeHPG), and on resnet_50's f16 forward
+# layers the model's choice came from the first four shapes within the margin.
+MODEL_CHOICES = 4
+
+
+def _shape(config: Config) -> tuple[int, ...]:
+    """What sets a kernel's work and its threads: tiles, group, threads along K, SLM staging.
+    Configurations that differ only in fma, buffer counts and registers count as one (the
+    first of them in the ranking), so that the few compiled kernels differ in shape."""
+    c = config
+    return (c.m_tile, c.n_tile, c.k_block, c.tg_m, c.tg_n, c.tg_k, c.slm)
+
+
 def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> Iterator[Config]:
     """Every configuration whose kernel plan fits the GRF and SLM budgets, best first: the
     order of `config_space`, except that the first fitting configuration of the plain order
@@ -103,19 +152,32 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
     yield from strategies
     if given.get("plan", "gemm") != "gemm":
         return
+    found = _gemm_candidates(gemm, hw, given, none_fit_ok=bool(strategies))
+    if found is not None:
+        yield from (config for _, config, _ in found[1])
+
+
+def _gemm_candidates(
+    gemm: Gemm, hw: Platform, given: Given, none_fit_ok: bool
+) -> tuple[Estimate, Iterator[tuple[int, Config, Estimate]]] | None:
+    """The GEMM plan's fitting configurations, lead first (`config_candidates`), each with its
+    plain-order index and estimate, and the estimate's best; checked for fit as they are read.
+    When none fits: None if `none_fit_ok` (a row plan fits), else the least demanding one's error."""
     ranked = _ranked(gemm, hw, given)
     fits = _Fits(gemm, hw)
     best = next((item for item in ranked if fits(item)), None)
     if best is None:
-        if strategies:
-            return
+        if none_fit_ok:
+            return None
         raise max(fits.errors, key=lambda item: item[0])[1]
     plain = next(item for item in sorted(ranked, key=lambda item: item[0]) if fits(item))
     first = _lead(best, plain)
-    yield first[1]
-    for item in ranked:
-        if item is not first and fits(item):
-            yield item[1]
+
+    def ordered() -> Iterator[tuple[int, Config, Estimate]]:
+        yield first
+        yield from (item for item in ranked if item is not first and fits(item))
+
+    return best[2], ordered()
 
 
 def _fitting_strategies(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:

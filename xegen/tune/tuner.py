@@ -128,11 +128,12 @@ class _LayerRun:
             if config == self.heuristic and compiled is not None:
                 self.result.heuristic, self.result.heuristic_cycles = compiled, outcome.cycles
                 if compiled != config:
-                    # the heuristic's first choice did not fit the registers, or (a first layer's
-                    # plans, `model_decides`) the model priced the other plan's kernel lower
+                    # the heuristic's first choice did not fit the registers (its fall-backs), or
+                    # the model priced another of the heuristic's kernels lower (a first layer's
+                    # other plan, `model_decides`; another dpas shape, `model_choices`)
                     self.search.tell(config, None)
-                    if compiled.plan == config.plan:
-                        self.result.failed.append((config, outcome.fallbacks[0] if outcome.fallbacks else "fell back"))
+                    if compiled.plan == config.plan and outcome.fallbacks:
+                        self.result.failed.append((config, outcome.fallbacks[0]))
                     config = compiled
             if outcome.error is None:  # outcome.ok
                 self.result.evaluated += 1

@@ -1,0 +1,67 @@
+"""Which dpas configuration a GEMM-plan layer gets (issues 17 and 19): the compiler compiles the
+heuristic's lead and the next shapes the estimate cannot tell from the best (`model_choices`)
+and keeps the kernel the model prices lowest; the expected kernel is computed here from each
+choice's modeled cycles, each compiled with its whole configuration given."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+
+from xegen import hw
+from xegen.conv import make_problem
+from xegen.modeling import modeled_cycles
+from xegen.pipeline import build_kernel, compile_problem
+from xegen.plan import formulate
+from xegen.plan.heuristic import MODEL_CHOICES, choose_config, model_choices
+
+# resnet_50's res5a_branch2c (1x1, 512 -> 2048 channels, 7x7) in f16 on XeHPG: the lead, 4x4
+# groups of 16x32 tiles, is one thread per EU that hides no latency (18,070 modeled cycles at
+# review); 2x2 groups with tg_k=4, 18 % behind it by the estimate, fill the device (8,820)
+RES5A_BRANCH2C = "mb1ic512ih7oc2048oh7kh1ph0"
+
+
+def test_the_model_picks_the_fastest_of_the_dpas_choices():
+    problem = make_problem(RES5A_BRANCH2C, "FWD_B", "f16", mb=1)
+    target = hw.platform("xehpg")
+    choices = model_choices(formulate(problem), target)
+    assert 1 < len(choices) <= MODEL_CHOICES
+    assert choices[0] == choose_config(formulate(problem), target)  # the lead: the estimate's choice
+    cycles = [modeled_cycles(compile_problem(problem, target, asdict(config))).device for config in choices]
+    chosen = compile_problem(problem, target)
+    assert chosen.config == choices[cycles.index(min(cycles))]
+    assert modeled_cycles(chosen).device == min(cycles) < 0.6 * cycles[0]  # the lead alone was 2x slower
+    assert build_kernel(problem, target).config == chosen.config  # the interpreter's input: the same kernel
+
+
+def test_the_choices_differ_in_shape_and_are_all_dpas_gemm_configurations():
+    gemm = formulate(make_problem(RES5A_BRANCH2C, "FWD_B", "f16", mb=1))
+    target = hw.platform("xehpg")
+    choices = model_choices(gemm, target)
+    shapes = {(c.m_tile, c.n_tile, c.k_block, c.tg_m, c.tg_n, c.tg_k, c.slm) for c in choices}
+    assert len(shapes) == len(choices)
+    assert all(c.systolic and c.plan == "gemm" for c in choices)
+    assert model_choices(gemm, target, {"tg_k": 1}) != choices  # a given key holds in every choice
+    assert all(c.tg_k == 1 for c in model_choices(gemm, target, {"tg_k": 1}))
+
+
+def test_only_dpas_gemm_layers_with_free_keys_are_contested():
+    target = hw.platform("xehpg")
+    f16 = formulate(make_problem(RES5A_BRANCH2C, "FWD_B", "f16", mb=1))
+    assert model_choices(f16, target, asdict(choose_config(f16, target))) == ()  # every key given
+    assert model_choices(f16, target, {"fma": "mad"}) == ()
+    assert model_choices(f16, target, {"plan": "first"}) == ()
+    f32 = formulate(make_problem(RES5A_BRANCH2C, "FWD_B", "f32", mb=1))  # mad: the estimate decides
+    assert model_choices(f32, target) == ()
+    xelp = hw.platform("xelp")  # no dpas
+    assert model_choices(f16, xelp) == ()
+
+
+def test_a_choice_with_deep_lets_compiles_from_any_caller():
+    """resnet_50's conv1 in u8:s8:f32 on XeHPG: two of its dpas choices (2x2 groups) hold chains
+    of lets deeper than Python's default recursion limit.  compile_problem gives every choice the
+    room the CLI gives (`deep.deeply`), so the kernel chosen does not depend on the caller."""
+    problem = make_problem("mb1ic3ih224oc64oh112kh7sh2ph3", "FWD_B", "u8:s8:f32", mb=1)
+    assert sys.getrecursionlimit() < 10_000  # this test's thread: Python's default limit
+    chosen = compile_problem(problem, "xehpg")
+    assert chosen.config in model_choices(formulate(problem), hw.platform("xehpg"))
