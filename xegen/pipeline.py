@@ -20,6 +20,9 @@ listed in `Compilation.fallbacks` (and their `dump_graph` pictures removed).
 Where a first layer's row plan and the GEMM plan both apply (`plan.heuristic.model_decides`),
 the first fitting configuration of each is compiled and the model (`xegen.modeling`) keeps the
 faster kernel: the estimates that rank configurations within a plan cannot rank those two.
+The weights' `any` of a dpas forward problem is resolved the same way: its kernel with the
+weights in dpas's VNNI rows and with `any`'s default (`plan.gemm.weights_choices`), the faster
+kept; `Compilation.problem` names the layouts the kernel reads.
 `build_kernel(problem, hw)` stops after `schedule`
 (the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
 this module is where the stages meet, and the only one that knows their order.
@@ -31,6 +34,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from . import hw as hwlib
@@ -46,7 +50,7 @@ from .lower.kernel import KernelSpec
 from .modeling import modeled_cycles
 from .passnames import BACKENDS, PASSES, check_pass_names  # noqa: F401 (named here by the API and the tests)
 from .plan.config import RESERVED_GRFS, Config, prefetches
-from .plan.gemm import formulate
+from .plan.gemm import formulate, weights_choices
 from .plan.heuristic import choose_config, config_candidates, model_decides
 from .plan.kernel import CodeSizeError, check_code_size
 from .plan.strategies import AnyPlan, plan_for
@@ -88,33 +92,58 @@ def compile_problem(
     if backend not in BACKENDS:
         raise ConfigError(f"unknown back end '{backend}' (back ends: {', '.join(BACKENDS)})")
     platform = hwlib.platform(hw)
-    gemm = formulate(problem)
+    choices = weights_choices(problem, platform)
+    if len(choices) == 1:
+        return _compile_gemm(formulate(problem), platform, overrides, optimize, show, dump_graph, backend)
+    best = _cheapest(
+        [
+            partial(_compile_gemm, formulate(choice), platform, overrides, optimize, None, None, backend)
+            for choice in choices
+        ]
+    )
+    return _shown(best, formulate(best.problem), platform, optimize, show, dump_graph, backend)
+
+
+def _compile_gemm(gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
+    """The kernel of `gemm`'s problem: the first fitting configuration, or where the model decides
+    between plans, the one it prices lowest."""
     plans = model_decides(gemm, platform, overrides)
-    if plans:
-        return _model_choice(problem, gemm, platform, dict(overrides or {}), plans, optimize, show, dump_graph, backend)
-    return _first_fitting(problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
+    if not plans:
+        return _first_fitting(gemm.problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
+    given = dict(overrides or {})
+    best = _cheapest(
+        [
+            partial(
+                _first_fitting, gemm.problem, gemm, platform, {**given, "plan": plan}, optimize, None, None, backend
+            )
+            for plan in plans
+        ]
+    )
+    return _shown(best, gemm, platform, optimize, show, dump_graph, backend)
 
 
-def _model_choice(problem, gemm, platform, overrides, plans, optimize, show, dump_graph, backend) -> Compilation:
-    """The kernel of each of `plans` (each with its own fall-backs), the one the model prices lowest
-    (the first on a tie); `show` and `dump_graph` see the chosen configuration compiled again (the
-    same bytes: compilation is deterministic).  When no plan compiles, the last one's error."""
+def _cheapest(attempts: list[Callable[[], Compilation]]) -> Compilation:
+    """The compilation of `attempts` (each with its own fall-backs) the model prices lowest (the
+    first on a tie).  When none compiles, the last one's error."""
     compiled: list[Compilation] = []
     error: ConfigError | None = None
-    for plan in plans:
+    for attempt in attempts:
         try:
-            compiled.append(
-                _first_fitting(problem, gemm, platform, {**overrides, "plan": plan}, optimize, None, None, backend)
-            )
+            compiled.append(attempt())
         except ConfigError as failed:
             error = failed
     if not compiled:
         assert error is not None
         raise error
-    best = min(compiled, key=lambda compilation: modeled_cycles(compilation).device)
+    return min(compiled, key=lambda compilation: modeled_cycles(compilation).device)
+
+
+def _shown(best: Compilation, gemm, platform, optimize, show, dump_graph, backend) -> Compilation:
+    """`best` as the model chose it, compiled again for `show` and `dump_graph` when given (the
+    same bytes: compilation is deterministic)."""
     if show is None and dump_graph is None:
         return best
-    again = _compile_config(problem, gemm, best.config, platform, optimize, show, dump_graph, backend)
+    again = _compile_config(best.problem, gemm, best.config, platform, optimize, show, dump_graph, backend)
     return replace(again, fallbacks=best.fallbacks)
 
 
@@ -191,8 +220,10 @@ def build_kernel(
     installed)."""
     platform = hwlib.platform(hw)
     gemm = formulate(problem)
-    if model_decides(gemm, platform, overrides):  # the configuration compile_problem would compile
-        config = compile_problem(problem, platform, overrides).config
+    if model_decides(gemm, platform, overrides) or len(weights_choices(problem, platform)) > 1:
+        # the layouts and configuration compile_problem would compile
+        compilation = compile_problem(problem, platform, overrides)
+        gemm, config = formulate(compilation.problem), compilation.config
     else:
         config = choose_config(gemm, platform, overrides)
     plan = plan_for(gemm, config, platform)

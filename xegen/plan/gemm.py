@@ -27,9 +27,10 @@ from dataclasses import dataclass, field, replace
 
 from ..conv import postops
 from ..conv.index import Idx
-from ..conv.layout import Layout
+from ..conv.layout import Layout, default_tag
 from ..conv.problem import FEW_CHANNELS, Problem
 from ..errors import UnsupportedError
+from ..hw import Platform
 from ..ir import Expr, Var, free_vars, walk
 from ..ir.expr import Binary
 from ..ir.types import Type
@@ -158,6 +159,29 @@ class Gemm:
 def formulate(problem: Problem) -> Gemm:
     """The GEMM and views of a convolution problem."""
     return {"fwd": _forward, "bwd_d": _backward_data, "bwd_w": _backward_weights}[problem.kind](problem)
+
+
+def weights_choices(problem: Problem, hw: Platform) -> tuple[Problem, ...]:
+    """The problems whose kernels `pipeline.compile_problem` compiles on `hw` to resolve the
+    weights' `any`, keeping the one the model prices lowest (the first on a tie), as oneDNN
+    resolves `any` per engine.  Where dpas multiplies 16-bit or int8 weights going forward, the
+    first keeps the output channels innermost with the input channels' pairs (quads for int8)
+    interleaved, `[g] k… I o 2i` (oneDNN's dpas kernels take OIhw8i16o2i, OIhw4i16o4i): a run of
+    output channels is then a row of dpas's VNNI B, which a block message loads with no
+    interleaving moves; the second is `any`'s default.  The VNNI rows take fewer instructions,
+    but where one thread per EU runs the loop the model can find its loads' latency less
+    covered (XeHPG bf16 resnet_50, same configs: res3a_branch2b 15892 -> 16022 cycles against
+    a loop of 958 -> 458 instructions).  Elsewhere (no dpas, few input channels per group:
+    first layers and depthwise, whose row plans read the default; a layout given explicitly)
+    the problem itself."""
+    if problem.wtag.strip() not in ("", "any") or not hw.has_dpas or not problem.is_forward:
+        return (problem,)
+    ops = 4 // problem.type_of("wei").size
+    icg = problem.desc.icg
+    if ops == 1 or icg < FEW_CHANNELS or icg % ops:
+        return (problem,)
+    tag = default_tag("wei", len(problem.desc.wei_dims()), problem.desc.g > 1, f"o{ops}i")
+    return (replace(problem, wtag=tag), problem)
 
 
 # The s32 range of the index arithmetic --------------------------------------------------------
