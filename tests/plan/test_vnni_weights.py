@@ -129,18 +129,20 @@ def _overrides(config: Config) -> dict:
 
 
 @pytest.mark.parametrize(
-    "desc, hw_name, dt, wtag, overrides",
+    "desc, hw_name, direction, dt, wtag, overrides",
     [
-        (RES_3X3, "xehpg", "bf16", "cdBa2b", {"slm": 0}),
-        (RES_3X3, "xehpg", "bf16", "cdBa2b", {"slm": 1}),
-        ("g2mb1ic32ih6oc32oh6kh3ph1", "xehpg", "f16", "adeCb2c", {}),  # grouped
-        ("mb1ic64ih6oc32oh6kh3ph1", "xehpg", "u8:s8:f32", "cdBa4b", {}),
-        ("mb1ic32ih6oc64oh6kh3ph1", "xehpc", "bf16", "ABcd16b16a2b", {}),  # OIhw16i16o2i
+        (RES_3X3, "xehpg", "FWD_B", "bf16", "cdBa2b", {"slm": 0}),
+        (RES_3X3, "xehpg", "FWD_B", "bf16", "cdBa2b", {"slm": 1}),
+        ("g2mb1ic32ih6oc32oh6kh3ph1", "xehpg", "FWD_B", "f16", "adeCb2c", {}),  # grouped
+        ("mb1ic64ih6oc32oh6kh3ph1", "xehpg", "FWD_B", "u8:s8:f32", "cdBa4b", {}),
+        ("mb1ic32ih6oc64oh6kh3ph1", "xehpc", "FWD_B", "bf16", "ABcd16b16a2b", {}),  # OIhw16i16o2i
+        ("mb1ic32ih8oc32oh8kh3ph1", "xehpg", "BWD_D", "bf16", "cdAb2a", {}),
+        ("mb1ic32ih8oc32oh4kh3sh2ph1", "xehpg", "BWD_D", "f16", "cdAb2a", {}),  # stride phases
     ],
 )
-def test_interleaved_kernels_verify(desc, hw_name, dt, wtag, overrides, iga64, ocloc):
+def test_interleaved_kernels_verify(desc, hw_name, direction, dt, wtag, overrides, iga64, ocloc):
     compilation = check_end_to_end(
-        parse_descriptor(desc), hw_name, "FWD_B", dt, seed=3, overrides=overrides, tags={"wtag": wtag}
+        parse_descriptor(desc), hw_name, direction, dt, seed=3, overrides=overrides, tags={"wtag": wtag}
     )
     assert compilation.problem.wei_layout().tag == wtag
     b = plan_kernel(formulate(compilation.problem), compilation.config, hw.platform(hw_name)).b
@@ -148,18 +150,20 @@ def test_interleaved_kernels_verify(desc, hw_name, dt, wtag, overrides, iga64, o
     assert isinstance(plan, LinePlan) and plan.interleave == 4 // compilation.problem.type_of("wei").size
 
 
-def test_any_offers_the_interleaved_layout_to_dpas_forward_only():
+def test_any_offers_the_interleaved_layout_to_dpas_forward_and_backward_data():
     problem = make_problem(RES_3X3, dt="bf16")
-    interleaved, default = weights_choices(problem, hw.XEHPG)
-    assert (interleaved.wei_layout().tag, default.wei_layout().tag) == ("cdBa2b", "cdba")
-    assert weights_choices(make_problem(RES_3X3, dt="u8:s8:f32"), hw.XEHPC)[0].wei_layout().tag == "cdBa4b"
+    default, interleaved = weights_choices(problem, hw.XEHPG)
+    assert (default.wei_layout().tag, interleaved.wei_layout().tag) == ("cdba", "cdBa2b")
+    assert weights_choices(make_problem(RES_3X3, dt="u8:s8:f32"), hw.XEHPC)[1].wei_layout().tag == "cdBa4b"
     grouped = make_problem("g2mb1ic32ih6oc32oh6kh3ph1", dt="f16")
-    assert weights_choices(grouped, hw.XEHPG)[0].wei_layout().tag == "adeCb2c"
+    assert weights_choices(grouped, hw.XEHPG)[1].wei_layout().tag == "adeCb2c"
+    backward = make_problem(RES_3X3, "BWD_D", dt="bf16")  # N = ic, K = oc: output-channel pairs
+    assert weights_choices(backward, hw.XEHPG)[1].wei_layout().tag == "cdAb2a"
     for alone in (
         weights_choices(problem, hw.XELP),  # no dpas
         weights_choices(make_problem(RES_3X3, dt="f32"), hw.XEHPG),  # no dpas for f32
         weights_choices(make_problem(RES_3X3, dt="bf16", wtag="cdba"), hw.XEHPG),  # given explicitly
-        weights_choices(make_problem(RES_3X3, "BWD_D", dt="bf16"), hw.XEHPG),
+        weights_choices(make_problem(RES_3X3, "BWD_W", dt="bf16"), hw.XEHPG),
         weights_choices(make_problem("mb1ic3ih32oc16oh16kh3sh2ph1", dt="bf16"), hw.XEHPG),  # a first layer
         weights_choices(make_problem("g16mb1ic16ih8oc16oh8kh3ph1", dt="bf16"), hw.XEHPG),  # depthwise
     ):
