@@ -21,7 +21,7 @@ from xegen.plan import formulate, plan_kernel
 from xegen.plan.config import Config
 from xegen.plan.gemm import weights_choices
 from xegen.plan.kernel import reorder_moves
-from xegen.plan.messages import LinePlan
+from xegen.plan.messages import LinePlan, interleaved_lengths
 from xegen.plan.tiles import interleaved_line_layout, vnni_layout
 from xegen.verify import verify
 
@@ -195,3 +195,17 @@ def test_any_keeps_the_default_where_it_is_faster():
     interleaved = compile_problem(replace(problem, wtag="cdBa2b"), "xehpg")
     assert chosen.problem.wei_layout().tag == "cdba"
     assert modeled_cycles(chosen).device <= modeled_cycles(interleaved).device
+
+
+def test_rows_with_in_bounds_conditions_of_their_own_are_not_interleaved():
+    """A line's mask is its first element's: the rows it interleaves must share their conditions."""
+    gemm = formulate(make_problem(RES_3X3, dt="bf16", wtag="cdBa2b"))
+    assert interleaved_lengths(gemm.b, gemm, hw.XEHPG, (32, 8), (32, 8)) == (2, [8, 4, 2, 1])
+    plain = gemm.b.mapping
+
+    def bounded(v):
+        indices, masks = plain(v)
+        return indices, [*masks, (v("ic") + 1).below(64)]
+
+    view = replace(gemm.b, mapping=bounded)
+    assert interleaved_lengths(view, gemm, hw.XEHPG, (32, 8), (32, 8)) == (0, [])

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..conv.index import Idx
 from ..hw import Platform
-from .gemm import Gemm, View
+from ..ir import Var, free_vars
+from .gemm import Component, Gemm, View
 from .tiles import Line
 
 SCATTERED_COST = 2  # a scattered message costs about two block messages (an address per element)
@@ -101,7 +103,7 @@ def interleaved_lengths(
     if row_dim is None or col_dim is None:
         return 0, []
     run = view.layout.interleaved_run(col_dim, row_dim, ops)
-    if run == 0 or row_comp.size % ops or extents[0] % ops or multiples[0] % ops:
+    if run == 0 or row_comp.size % ops or extents[0] % ops or multiples[0] % ops or _checked(view, row_comp):
         return 0, []
     plain = len(view.layout.inner_blocks(col_dim)) == 0
     lengths = [
@@ -110,6 +112,14 @@ def interleaved_lengths(
         if col_comp.size % length == 0 and multiples[1] % length == 0 and (plain or run % length == 0)
     ]
     return ops, lengths
+
+
+def _checked(view: View, component: Component) -> bool:
+    """Whether an in-bounds condition of `view` looks at `component` (then the rows a line
+    interleaves could differ in it)."""
+    probe = Var(f"probe_{component.name}")
+    _, masks = view.access({component.name: Idx.of(probe, 0, component.size - 1)})
+    return any(probe in free_vars(mask) for mask in masks)
 
 
 VECTOR_DWORDS = 16  # longest line a vector message gathers per lane (in four messages of 4 dwords)
