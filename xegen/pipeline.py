@@ -21,7 +21,11 @@ Where a first layer's row plan and the GEMM plan both apply (`plan.heuristic.mod
 the first fitting configuration of each is compiled and the model (`xegen.modeling`) keeps the
 faster kernel: the estimates that rank configurations within a plan cannot rank those two.
 Likewise the GEMM plan's dpas configurations the estimate cannot tell apart
-(`plan.heuristic.model_choices`): each is compiled and the model keeps the fastest.
+(`plan.heuristic.model_choices`): each is compiled and the model keeps the fastest.  The
+weights' `any` of a dpas problem is resolved the same way: the kernel the model chose with
+`any`'s default layout, against its configuration with the weights in dpas's VNNI rows
+(`plan.gemm.weights_choices`), the faster kept; `Compilation.problem` names the layouts the
+kernel reads.
 `build_kernel(problem, hw)` stops after `schedule`
 (the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
 this module is where the stages meet, and the only one that knows their order.
@@ -33,6 +37,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from . import hw as hwlib
@@ -48,8 +53,8 @@ from .lower import CompiledKernel, RegisterAllocationError, compile_kernel
 from .lower.kernel import KernelSpec
 from .modeling import modeled_cycles
 from .passnames import BACKENDS, PASSES, check_pass_names  # noqa: F401 (named here by the API and the tests)
-from .plan.config import RESERVED_GRFS, Config, prefetches
-from .plan.gemm import formulate
+from .plan.config import KEYS, RESERVED_GRFS, Config, prefetches
+from .plan.gemm import formulate, weights_choices
 from .plan.heuristic import choose_config, config_candidates, model_choices, model_decides
 from .plan.kernel import CodeSizeError, check_code_size
 from .plan.strategies import AnyPlan, plan_for
@@ -97,58 +102,78 @@ def compile_problem(
 
 
 def _compile_problem(problem, hw, overrides, *, optimize, show, dump_graph, backend) -> Compilation:
+    """The kernel of `any`'s default weights layout; where `weights_choices` offers others, the
+    faster of it and its configuration with each of them (the configuration fixed: the model
+    already chose it among several, `model_choices`, and choosing again per layout would compile
+    twice as many kernels)."""
     if backend not in BACKENDS:
         raise ConfigError(f"unknown back end '{backend}' (back ends: {', '.join(BACKENDS)})")
     platform = hwlib.platform(hw)
-    gemm = formulate(problem)
+    default, *others = weights_choices(problem, platform)
+    if not others:
+        return _compile_gemm(formulate(default), platform, overrides, optimize, show, dump_graph, backend)
+    first = _compile_gemm(formulate(default), platform, overrides, optimize, None, None, backend)
+    chosen = {key: getattr(first.config, key) for key in KEYS}
+    attempts = [
+        partial(_compile_gemm, formulate(other), platform, chosen, optimize, None, None, backend) for other in others
+    ]
+    best = _cheapest([lambda: first, *attempts])
+    return _shown(best, formulate(best.problem), platform, optimize, show, dump_graph, backend)
+
+
+def _compile_gemm(gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
+    """The kernel of `gemm`'s problem: the heuristic's (`_heuristic_kernel`), or where the model
+    decides between plans, the one of theirs it prices lowest."""
     plans = model_decides(gemm, platform, overrides)
-    if plans:
-        return _model_choice(problem, gemm, platform, dict(overrides or {}), plans, optimize, show, dump_graph, backend)
-    return _heuristic_kernel(problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
+    if not plans:
+        return _heuristic_kernel(gemm, platform, overrides, optimize, show, dump_graph, backend)
+    given = dict(overrides or {})
+    best = _cheapest(
+        [
+            partial(_heuristic_kernel, gemm, platform, {**given, "plan": plan}, optimize, None, None, backend)
+            for plan in plans
+        ]
+    )
+    return _shown(best, gemm, platform, optimize, show, dump_graph, backend)
 
 
-def _model_choice(problem, gemm, platform, overrides, plans, optimize, show, dump_graph, backend) -> Compilation:
-    """The kernel of each of `plans` (each with its own fall-backs), the one the model prices lowest
-    (the first on a tie).  When no plan compiles, the last one's error."""
-    compiled: list[Compilation] = []
-    error: ConfigError | None = None
-    for plan in plans:
-        try:
-            compiled.append(
-                _heuristic_kernel(problem, gemm, platform, {**overrides, "plan": plan}, optimize, None, None, backend)
-            )
-        except ConfigError as failed:
-            error = failed
-    if not compiled:
-        assert error is not None
-        raise error
-    return _cheapest(compiled, problem, gemm, platform, optimize, show, dump_graph, backend)
-
-
-def _heuristic_kernel(problem, gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
+def _heuristic_kernel(gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
     """The kernel of the first fitting configuration, or where the model chooses among the GEMM
     plan's dpas configurations (`model_choices`), the one it prices lowest of theirs (the first,
     the lead, falls back as it would alone; the others that do not fit are left out)."""
     choices = model_choices(gemm, platform, overrides)
     if not choices:
-        return _first_fitting(problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
+        return _first_fitting(gemm.problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
+    lead = partial(_first_fitting, gemm.problem, gemm, platform, overrides, optimize, None, None, backend)
+    others = [
+        partial(_compile_config, gemm.problem, gemm, config, platform, optimize, None, None, backend)
+        for config in choices[1:]
+    ]
+    return _shown(_cheapest([lead, *others]), gemm, platform, optimize, show, dump_graph, backend)
+
+
+def _cheapest(attempts: list[Callable[[], Compilation]]) -> Compilation:
+    """The compilation of `attempts` (each with its own fall-backs) the model prices lowest (the
+    first on a tie).  When none compiles, the last one's error."""
     compiled: list[Compilation] = []
-    for config in choices:
+    error: ConfigError | None = None
+    for attempt in attempts:
         try:
-            compiled.append(_compile_config(problem, gemm, config, platform, optimize, None, None, backend))
-        except (RegisterAllocationError, CodeSizeError):
-            if config == choices[0]:
-                compiled.append(_first_fitting(problem, gemm, platform, overrides, optimize, None, None, backend))
-    return _cheapest(compiled, problem, gemm, platform, optimize, show, dump_graph, backend)
+            compiled.append(attempt())
+        except ConfigError as failed:
+            error = failed
+    if not compiled:
+        assert error is not None
+        raise error
+    return min(compiled, key=lambda compilation: modeled_cycles(compilation).device)
 
 
-def _cheapest(compiled: list[Compilation], problem, gemm, platform, optimize, show, dump_graph, backend) -> Compilation:
-    """The compilation the model prices lowest (the first on a tie); `show` and `dump_graph` see
-    its configuration compiled again (the same bytes: compilation is deterministic)."""
-    best = min(compiled, key=lambda compilation: modeled_cycles(compilation).device)
+def _shown(best: Compilation, gemm, platform, optimize, show, dump_graph, backend) -> Compilation:
+    """`best` as the model chose it, compiled again for `show` and `dump_graph` when given (the
+    same bytes: compilation is deterministic)."""
     if show is None and dump_graph is None:
         return best
-    again = _compile_config(problem, gemm, best.config, platform, optimize, show, dump_graph, backend)
+    again = _compile_config(best.problem, gemm, best.config, platform, optimize, show, dump_graph, backend)
     return replace(again, fallbacks=best.fallbacks)
 
 
@@ -225,8 +250,13 @@ def build_kernel(
     installed)."""
     platform = hwlib.platform(hw)
     gemm = formulate(problem)
-    if model_decides(gemm, platform, overrides) or model_choices(gemm, platform, overrides):
-        config = compile_problem(problem, platform, overrides).config  # the configuration the model chose
+    if (
+        model_decides(gemm, platform, overrides)
+        or model_choices(gemm, platform, overrides)
+        or len(weights_choices(problem, platform)) > 1
+    ):  # the layouts and configuration compile_problem would compile, as the model chose them
+        compilation = compile_problem(problem, platform, overrides)
+        gemm, config = formulate(compilation.problem), compilation.config
     else:
         config = choose_config(gemm, platform, overrides)
     plan = plan_for(gemm, config, platform)

@@ -133,9 +133,10 @@ def _stage(stmt) -> str:
 @pytest.mark.parametrize("slm, fma", [(0, "dpas"), (1, "dpas"), (1, "mad")])
 def test_loop_body_is_loads_then_slm_then_reorders_then_multiplies(slm, fma):
     """With SLM, dpas operands are reordered into dpas's layout before they are stored (once per
-    group), mad operands after they are read back (f32 copies of bf16, per thread)."""
+    group), mad operands after they are read back (f32 copies of bf16, per thread).  (The plain
+    weights, whose K pairs dpas reads interleaved: `any` may take them so, `weights_choices`.)"""
     kernel = build_kernel(
-        make_problem(FWD, "FWD_B", "bf16", stag="nchw"),
+        make_problem(FWD, "FWD_B", "bf16", stag="nchw", wtag="cdba"),
         "xehpg",
         {"slm": slm, "tg_m": 2, "tg_n": 2, "n_tile": 16, "slm_bufs": 1, "gmem_bufs": 1, "fma": fma},
     )

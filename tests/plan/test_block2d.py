@@ -107,7 +107,8 @@ SCALED = [  # (descriptor, direction, types, config): A and B as surfaces, tiles
 
 @pytest.mark.parametrize("desc, direction, dt, overrides", SCALED, ids=[f"{d}-{dr}-{t}" for d, dr, t, _ in SCALED])
 def test_block2d_kernels_verify_in_the_simulator(desc, direction, dt, overrides, iga64, ocloc):
-    problem = make_problem(parse_descriptor(desc), direction, dt, mb=1)
+    # the plain weights, a surface (`any` may take dpas's interleaved rows: `weights_choices`)
+    problem = make_problem(parse_descriptor(desc), direction, dt, mb=1, wtag="cdba")
     kernel = build_kernel(problem, "xehpc", overrides)
     compiled = compile_conv(kernel, "xehpc", optimize=True)
     sends = [node.func for node in walk(kernel.body) if isinstance(node, Call) and isinstance(node.func, Send)]

@@ -245,7 +245,7 @@ def emit_global(
             func = Send(op, "scattered", "global", view.type, line.length, atomic=atomic)
             sends.append(Call(func, (ptr(memory, 0), offsets, register, mask)))
         else:
-            func = Send(op, "block", "global", view.type, line.length)
+            func = Send(op, "block", "global", view.type, line.length * max(1, plan.interleave))
             sends.append(Call(func, (ptr(memory, byte_offset), register, mask)))
     return sends, masked
 

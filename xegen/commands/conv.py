@@ -668,7 +668,12 @@ def add_problem_options(parser) -> None:
         help="data types: f32 (default), f16, bf16, or SRC:WEI:DST such as u8:s8:f32, s8:s8:s8",
     )
     parser.add_argument("--stag", default="any", help="src layout tag, e.g. nhwc, nchw, nChw16c (default any)")
-    parser.add_argument("--wtag", default="any", help="weights layout tag, e.g. hwio, oihw, OIhw16i16o (default any)")
+    parser.add_argument(
+        "--wtag",
+        default="any",
+        help="weights layout tag, e.g. hwio, oihw, OIhw16i16o, OIhw8i16o2i (default any: the summary's "
+        "layouts say what it became, for dpas forward kernels per platform)",
+    )
     parser.add_argument("--dtag", default="any", help="dst layout tag (default any: channels last)")
     parser.add_argument(
         "--attr-post-ops",

@@ -10,7 +10,8 @@ the dimensions the tag does not otherwise name, in order (`axb` = nwc / nhwc / n
 Named tags spell the dimensions: activations `n c d h w`, weights `g o i d h w` (`g` only for
 grouped weights): `nchw`, `nhwc`, `nChw16c`, `oihw`, `hwio`, `OIhw16i16o`, `gOIhw16i16o`.
 `any` picks xegen's default: channels innermost for activations; for weights the output
-channels innermost, then input channels, then the kernel, with groups outermost.
+channels innermost, then input channels, then the kernel, with groups outermost (dpas kernels
+resolve the weights' `any` for their platform: `xegen.plan.gemm.platform_problem`).
 
 A dimension whose size is not a multiple of its blocks is padded up (the padding holds zeros).
 """
@@ -103,6 +104,19 @@ class Layout:
             return 0
         return last.size
 
+    def interleaved_run(self, dim: int, paired: int, ops: int) -> int:
+        """How many consecutive values of `dim` sit next to each other in memory, each with `ops`
+        consecutive values of dimension `paired` beside it (dpas's VNNI rows: the weights' output
+        channels with input-channel pairs or quads interleaved, `OIhw8i16o2i`, `cdBa2b`): the size
+        of `dim`'s innermost block when the layout ends in that block (stride `ops`) followed by a
+        block of `ops` values of `paired`; else 0."""
+        if len(self.blocks) < 2:
+            return 0
+        outer, inner = self.blocks[-2], self.blocks[-1]
+        if inner != Block(paired, ops, 1) or outer.dim != dim or outer.stride != ops:
+            return 0
+        return outer.size
+
     def strides_besides(self, dim: int) -> list[int]:
         """Strides of every block except `dim`'s innermost one (what a run's start can move by)."""
         blocks = self._blocks_of(dim)
@@ -161,12 +175,16 @@ def dimension_names(tensor: str, ndims: int, grouped: bool) -> str:
 
 def default_tag(tensor: str, ndims: int, grouped: bool, weights_inner: str = "o") -> str:
     """The positional tag `any` resolves to; weights keep the channels `weights_inner` ("o" or
-    "i") innermost."""
+    "i") innermost, or with "o2i", "o4i", "i2o", "i4o" keep the first channels innermost with
+    pairs or quads of the others interleaved (dpas's VNNI rows: `[g] k… I o 2i`)."""
     letters = _POSITIONAL[:ndims]
     if tensor == "wei":
         lead = 1 if grouped else 0
         o, i, spatial = letters[lead], letters[lead + 1], letters[lead + 2 :]
-        return letters[:lead] + spatial + (o + i if weights_inner == "i" else i + o)
+        inner, paired = (o, i) if weights_inner[0] == "o" else (i, o)
+        if len(weights_inner) > 1:
+            return letters[:lead] + spatial + paired.upper() + inner + weights_inner[1:-1] + paired
+        return letters[:lead] + spatial + paired + inner
     if tensor == "bias" or ndims < 2:
         return letters
     return letters[0] + letters[2:] + letters[1]

@@ -27,9 +27,10 @@ from dataclasses import dataclass, field, replace
 
 from ..conv import postops
 from ..conv.index import Idx
-from ..conv.layout import Layout
+from ..conv.layout import Layout, default_tag
 from ..conv.problem import FEW_CHANNELS, Problem
 from ..errors import UnsupportedError
+from ..hw import Platform
 from ..ir import Expr, Var, free_vars, walk
 from ..ir.expr import Binary
 from ..ir.types import Type
@@ -158,6 +159,31 @@ class Gemm:
 def formulate(problem: Problem) -> Gemm:
     """The GEMM and views of a convolution problem."""
     return {"fwd": _forward, "bwd_d": _backward_data, "bwd_w": _backward_weights}[problem.kind](problem)
+
+
+def weights_choices(problem: Problem, hw: Platform) -> tuple[Problem, ...]:
+    """The problems whose kernels `pipeline.compile_problem` compiles on `hw` to resolve the
+    weights' `any`, keeping the one the model prices lowest (the first, `any`'s default, on a
+    tie), as oneDNN resolves `any` per engine.  Where dpas multiplies 16-bit or int8 weights
+    (forward and backward data), the second keeps B's N channels innermost with pairs (quads for
+    int8) of its K channels interleaved: forward `[g] k… I o 2i` (oneDNN's dpas kernels take
+    OIhw8i16o2i, OIhw4i16o4i), backward data `[g] k… O i 2o`.  A run of N channels is then a row
+    of dpas's VNNI B, which a block message loads with no interleaving moves.  The rows take
+    fewer instructions, but where one thread per EU runs the loop the model can find its loads'
+    latency less covered (XeHPG bf16 res3a_branch2b in one configuration: loop 958 -> 458
+    instructions, 15892 -> 16022 cycles), and the estimate that ranks configurations does not
+    price them.  Elsewhere (no dpas, backward weights, few input channels per group: first
+    layers, depthwise and transposed backward data keep the layouts their plans read; a layout
+    given explicitly) the problem itself."""
+    if problem.wtag.strip() not in ("", "any") or not hw.has_dpas or problem.kind == "bwd_w":
+        return (problem,)
+    ops = 4 // problem.type_of("wei").size
+    desc = problem.desc
+    k_channels, n, k = (desc.icg, "o", "i") if problem.is_forward else (desc.ocg, "i", "o")
+    if ops == 1 or desc.icg < FEW_CHANNELS or k_channels % ops:
+        return (problem,)
+    tag = default_tag("wei", len(desc.wei_dims()), desc.g > 1, f"{n}{ops}{k}")
+    return (problem, replace(problem, wtag=tag))
 
 
 # The s32 range of the index arithmetic --------------------------------------------------------

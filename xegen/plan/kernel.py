@@ -444,34 +444,38 @@ def plan_direct(
         if operand == "a" and reads_a_in_place(config, gemm):
             gathered = gathered_a(view, gemm, hw, extents, config.simd)
             if gathered is not None:
-                plan, (rows, cols) = gathered.plan, gathered.tile
-                load, lines = line_layout(
-                    buffer, view.type, rows, cols, plan.line_dim, plan.length, hw.grf_bytes, plan.lanes
-                )
-                return plan, load, lines
+                load, lines = lines_of(gathered.plan, buffer, view, gathered.tile, hw)
+                return gathered.plan, load, lines
         # the cheapest messages; a vector message only where its lanes are the multiply's
         # columns, so no reorder (mad's B gathered a K-contiguous column per lane: the
         # transposed backward data of a first layer)
         for _, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=(hw.max_message_simd, config.simd)):
-            load, lines = line_layout(
-                buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes, plan.lanes
-            )
+            load, lines = lines_of(plan, buffer, view, extents, hw)
             if not plan.vector or load.same_placement(fma):
                 return plan, load, lines
     blocks = block2d_plan(view, gemm, config, hw, operand, fma)
     if blocks is not None:  # one message per block and no reorder: fewer instructions than any lines
         return blocks, fma, []
     best: tuple[int, LinePlan, TileLayout, list[Line]] | None = None
-    for cost, plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=vector_lanes(config, hw)):
-        load, lines = line_layout(
-            buffer, view.type, extents[0], extents[1], plan.line_dim, plan.length, hw.grf_bytes, plan.lanes
-        )
+    for cost, plan in line_plans(
+        view, gemm, hw, extents, extents, vector_lanes=vector_lanes(config, hw), interleave=True
+    ):
+        load, lines = lines_of(plan, buffer, view, extents, hw)
         moves = 0 if load.same_placement(fma) else reorder_moves(fma, load, hw)
         total = global_cost(cost, config, hw) + moves
         if best is None or total < best[0]:
             best = (total, plan, load, lines)
     assert best is not None  # line_plans offers scattered messages at least
     return best[1], best[2], best[3]
+
+
+def lines_of(
+    plan: LinePlan, buffer: Var, view: View, extents: tuple[int, int], hw: Platform
+) -> tuple[TileLayout, list[Line]]:
+    """The registers of a tile of `extents` moved in `plan`'s lines, and the lines."""
+    return line_layout(
+        buffer, view.type, *extents, plan.line_dim, plan.length, hw.grf_bytes, plan.lanes, plan.interleave
+    )
 
 
 def reads_a_in_place(config: Config, gemm: Gemm) -> bool:
@@ -560,7 +564,7 @@ def _plan_slm(
     laid out that way for the whole group, so each thread reads its tile with a few block messages
     straight into the layout dpas reads, and the interleaving happens once per element, when the
     thread that loaded a slice from global memory stores it, instead of once per reading thread."""
-    orientation = plan_lines(view, gemm, hw, group_extents, group_extents)
+    orientation = plan_lines(view, gemm, hw, group_extents, group_extents, interleave=config.systolic)
     counts = (group_extents[0] // extents[0], group_extents[1] // extents[1])  # thread tiles per group tile
     load_var = Var(f"{name}_load", PTR)
     slm_var = Var(f"{name}_slm", PTR)
@@ -675,17 +679,10 @@ def _plan_slices(
                     total,
                     SlmPlan(layout, slices, extents, blocks, packed, [], packed, Placement(packed_runs, terms), read),
                 )
-        for messages, line_plan in line_plans(view, gemm, hw, extents, extents, vector_lanes=vector_lanes(config, hw)):
-            stage, lines = line_layout(
-                Var(f"{name}_stage", PTR),
-                view.type,
-                extents[0],
-                extents[1],
-                line_plan.line_dim,
-                line_plan.length,
-                hw.grf_bytes,
-                line_plan.lanes,
-            )
+        for messages, line_plan in line_plans(
+            view, gemm, hw, extents, extents, vector_lanes=vector_lanes(config, hw), interleave=config.systolic
+        ):
+            stage, lines = lines_of(line_plan, Var(f"{name}_stage", PTR), view, extents, hw)
             runs = contiguous_runs(stage.offset_map, relative)
             options: list[tuple[int, TileLayout, Sequence[Run | LaneRun]]] = [
                 (slm_message_cost(runs, size, alignment, hw), stage, runs)

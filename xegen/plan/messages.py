@@ -22,8 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..conv.index import Idx
 from ..hw import Platform
-from .gemm import Gemm, View
+from ..ir import Var, free_vars
+from .gemm import Component, Gemm, View
 from .tiles import Line
 
 SCATTERED_COST = 2  # a scattered message costs about two block messages (an address per element)
@@ -35,6 +37,7 @@ class LinePlan:
     block: bool  # lines contiguous in memory (block or vector messages), else scattered elements
     length: int  # elements per line
     lanes: int = 0  # vector messages: up to `lanes` lines per message, a line per lane; 0: a message per line
+    interleave: int = 0  # block lines of `interleave` rows each, the rows of a column in one dword (VNNI rows)
 
     @property
     def vector(self) -> bool:
@@ -81,6 +84,44 @@ def block_length(view: View, gemm: Gemm, hw: Platform, dim_index: int, extent: i
     return lengths[0] if lengths else 0
 
 
+def interleaved_lengths(
+    view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], multiples: tuple[int, int]
+) -> tuple[int, list[int]]:
+    """(rows per dword, lengths longest first) of the block lines that move a tile in dpas's
+    VNNI form: each line the 4-byte groups of `4 / size` consecutive rows of `length` consecutive
+    columns, where the layout interleaves the rows' tensor dimension in groups that small within
+    the columns' (`Layout.interleaved_run`: B of a weights layout like `cdBa2b`).  A line's rows
+    start at a multiple of the group and stay in one value of the outer row components (the
+    innermost one's size a multiple of the group), so that one in-bounds condition holds for all
+    its elements; (0, []) when the layout does not interleave them."""
+    rows, cols = tile_dims(view)
+    ops = 4 // view.type.size
+    if rows == "" or ops == 1:
+        return 0, []
+    row_comp, col_comp = gemm.dim(rows).inner, gemm.dim(cols).inner
+    row_dim, col_dim = view.unit.get(row_comp.name), view.unit.get(col_comp.name)
+    if row_dim is None or col_dim is None:
+        return 0, []
+    run = view.layout.interleaved_run(col_dim, row_dim, ops)
+    if run == 0 or row_comp.size % ops or extents[0] % ops or multiples[0] % ops or _checked(view, row_comp):
+        return 0, []
+    plain = len(view.layout.inner_blocks(col_dim)) == 0
+    lengths = [
+        length
+        for length in _divisors_descending(extents[1], hw.max_block_message_bytes // 4)
+        if col_comp.size % length == 0 and multiples[1] % length == 0 and (plain or run % length == 0)
+    ]
+    return ops, lengths
+
+
+def _checked(view: View, component: Component) -> bool:
+    """Whether an in-bounds condition of `view` looks at `component` (then the rows a line
+    interleaves could differ in it)."""
+    probe = Var(f"probe_{component.name}")
+    _, masks = view.access({component.name: Idx.of(probe, 0, component.size - 1)})
+    return any(probe in free_vars(mask) for mask in masks)
+
+
 VECTOR_DWORDS = 16  # longest line a vector message gathers per lane (in four messages of 4 dwords)
 
 
@@ -93,12 +134,20 @@ def line_plans(
     allow_block: bool = True,
     line_dims: tuple[int, ...] = (1, 0),
     vector_lanes: tuple[int, ...] = (),
+    interleave: bool = False,
 ) -> list[tuple[int, LinePlan]]:
     """Every way to move a tile of `extents` with its cost in messages, cheapest first (block
     first at equal cost, then vector, then scattered): a block message costs 1, a scattered one
     (an address per element) SCATTERED_COST, a vector message gathering whole lines of up to
-    `lanes` lines (`vector_lanes`) 1 per 4 dwords of a line plus 1 for its vector of addresses."""
+    `lanes` lines (`vector_lanes`) 1 per 4 dwords of a line plus 1 for its vector of addresses.
+    With `interleave` (dpas's B), also block lines of interleaved rows (`interleaved_lengths`),
+    each length: the shortest land in dpas's layout, the longer ones take fewer messages."""
     candidates: list[tuple[int, int, int, LinePlan]] = []
+    if interleave and allow_block:
+        ops, lengths = interleaved_lengths(view, gemm, hw, extents, multiples)
+        for length in lengths:
+            messages = extents[0] // ops * (extents[1] // length)
+            candidates.append((messages, 0, -1, LinePlan(1, True, length, interleave=ops)))
     for d in line_dims:
         lines_across = extents[1 - d]
         lengths = block_lengths(view, gemm, hw, d, extents[d], multiples[d]) if allow_block else []
@@ -128,9 +177,10 @@ def plan_lines(
     multiples: tuple[int, int],
     allow_block: bool = True,
     line_dims: tuple[int, ...] = (1, 0),
+    interleave: bool = False,
 ) -> LinePlan:
     """The cheapest way to move a tile of `extents` in block or scattered messages (`line_plans`)."""
-    return line_plans(view, gemm, hw, extents, multiples, allow_block, line_dims)[0][1]
+    return line_plans(view, gemm, hw, extents, multiples, allow_block, line_dims, interleave=interleave)[0][1]
 
 
 @dataclass(frozen=True)

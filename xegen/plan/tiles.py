@@ -129,13 +129,24 @@ class Line:
 
 
 def line_layout(
-    buffer: Var, type: Type, rows: int, cols: int, line_dim: int, line_length: int, grf_bytes: int, lanes: int = 0
+    buffer: Var,
+    type: Type,
+    rows: int,
+    cols: int,
+    line_dim: int,
+    line_length: int,
+    grf_bytes: int,
+    lanes: int = 0,
+    interleave: int = 0,
 ) -> tuple[TileLayout, list[Line]]:
     """Lines of `line_length` elements along tile dimension `line_dim` (0 rows, 1 cols), each
     starting on a GRF boundary; returns the layout and its lines in buffer order.  With `lanes`,
-    the lines go in vector messages of up to `lanes` lines (`vector_line_layout`)."""
+    the lines go in vector messages of up to `lanes` lines (`vector_line_layout`); with
+    `interleave`, each line holds that many rows interleaved (`interleaved_line_layout`)."""
     if lanes:
         return vector_line_layout(buffer, type, rows, cols, line_dim, line_length, lanes, grf_bytes)
+    if interleave:
+        return interleaved_line_layout(buffer, type, rows, cols, line_length, interleave, grf_bytes)
     along, across = (rows, cols) if line_dim == 0 else (cols, rows)
     chunks = -(-along // line_length)
     pitch = round_up(line_length * type.size, grf_bytes) // type.size
@@ -179,6 +190,41 @@ def vector_line_layout(
                     pieces.append(Piece(positions, span(first, count), at + j, count * per_dword, per_dword))
             at += round_up(count * line_length * type.size, grf_bytes) // type.size
     return TileLayout(buffer, type, rows, cols, tuple(pieces), max(at, 1)), lines
+
+
+VNNI_STEP_ROWS = 8  # dword rows of B one dpas reads (its systolic depth on every platform)
+
+
+def interleaved_line_layout(
+    buffer: Var, type: Type, rows: int, cols: int, line_length: int, interleave: int, grf_bytes: int
+) -> tuple[TileLayout, list[Line]]:
+    """Lines of `line_length` columns by `interleave` rows (whole dwords: B's K pairs or quads,
+    as an interleaved weights layout holds them), column by column with the rows of a column in
+    one dword, as dpas's VNNI layout reads them.  Each line starts on a GRF boundary; the lines
+    of each group of VNNI_STEP_ROWS dword rows go column chunk by column chunk, so that lines of
+    one dpas exec size of columns lie where `vnni_layout` puts them."""
+    dword_rows, chunks = rows // interleave, cols // line_length
+    pitch = round_up(line_length * interleave * type.size, grf_bytes) // type.size
+    lines: list[Line] = []
+    pieces: list[Piece] = []
+    for first in range(0, dword_rows, VNNI_STEP_ROWS):
+        count = min(VNNI_STEP_ROWS, dword_rows - first)
+        for j in range(chunks):
+            base = (first * chunks + j * count) * pitch
+            lines += [
+                Line((first + r) * interleave, j * line_length, line_length, base + r * pitch) for r in range(count)
+            ]
+            pieces += [
+                Piece(
+                    Progression(first * interleave + e, interleave, count),
+                    span(j * line_length, line_length),
+                    base + e,
+                    pitch,
+                    interleave,
+                )
+                for e in range(interleave)
+            ]
+    return TileLayout(buffer, type, rows, cols, tuple(pieces), max(dword_rows * chunks * pitch, 1)), lines
 
 
 def dense_layout(buffer: Var, type: Type, rows: int, cols: int, row_major: bool = True, base: int = 0) -> TileLayout:
