@@ -16,7 +16,7 @@ from xegen.plan import formulate
 from xegen.plan.heuristic import MODEL_CHOICES, choose_config, model_choices
 
 # resnet_50's res5a_branch2c (1x1, 512 -> 2048 channels, 7x7) in f16 on XeHPG: the lead, 4x4
-# groups of 16x32 tiles, is one thread per EU that hides no latency (18,070 modeled cycles at
+# groups of 16x32 tiles, is one thread per EU that hides no latency (11,790 modeled cycles at
 # review); 2x2 groups with tg_k=4, 18 % behind it by the estimate, fill the device (8,820)
 RES5A_BRANCH2C = "mb1ic512ih7oc2048oh7kh1ph0"
 
@@ -27,10 +27,13 @@ def test_the_model_picks_the_fastest_of_the_dpas_choices():
     choices = model_choices(formulate(problem), target)
     assert 1 < len(choices) <= MODEL_CHOICES
     assert choices[0] == choose_config(formulate(problem), target)  # the lead: the estimate's choice
-    cycles = [modeled_cycles(compile_problem(problem, target, asdict(config))).device for config in choices]
+    # each choice with `any`'s default weights layout (the model chooses the configuration with
+    # it, then tries the chosen configuration with the weights in VNNI rows: `weights_choices`)
+    default = make_problem(RES5A_BRANCH2C, "FWD_B", "f16", wtag="cdba", mb=1)
+    cycles = [modeled_cycles(compile_problem(default, target, asdict(config))).device for config in choices]
     chosen = compile_problem(problem, target)
     assert chosen.config == choices[cycles.index(min(cycles))]
-    assert modeled_cycles(chosen).device == min(cycles) < 0.6 * cycles[0]  # the lead alone was 2x slower
+    assert modeled_cycles(chosen).device <= min(cycles) < 0.8 * cycles[0]  # the lead alone was 1.34x slower
     assert build_kernel(problem, target).config == chosen.config  # the interpreter's input: the same kernel
 
 

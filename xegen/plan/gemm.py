@@ -169,12 +169,11 @@ def weights_choices(problem: Problem, hw: Platform) -> tuple[Problem, ...]:
     int8) of its K channels interleaved: forward `[g] k… I o 2i` (oneDNN's dpas kernels take
     OIhw8i16o2i, OIhw4i16o4i), backward data `[g] k… O i 2o`.  A run of N channels is then a row
     of dpas's VNNI B, which a block message loads with no interleaving moves.  The rows take
-    fewer instructions, but where one thread per EU runs the loop the model can find its loads'
-    latency less covered (XeHPG bf16 res3a_branch2b in one configuration: loop 958 -> 458
-    instructions, 15892 -> 16022 cycles), and the estimate that ranks configurations does not
-    price them.  Elsewhere (no dpas, backward weights, few input channels per group: first
-    layers, depthwise and transposed backward data keep the layouts their plans read; a layout
-    given explicitly) the problem itself."""
+    fewer instructions, but where one thread per EU runs the loop its loads' latency stays
+    exposed (XeHPG bf16 res3a_branch2b in one configuration: loop 958 -> 458 instructions), and
+    the estimate that ranks configurations does not price them.  Elsewhere (no dpas, backward
+    weights, few input channels per group: first layers, depthwise and transposed backward data
+    keep the layouts their plans read; a layout given explicitly) the problem itself."""
     if problem.wtag.strip() not in ("", "any") or not hw.has_dpas or problem.kind == "bwd_w":
         return (problem,)
     ops = 4 // problem.type_of("wei").size
