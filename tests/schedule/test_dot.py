@@ -124,9 +124,14 @@ def test_a_configuration_given_up_for_the_registers_leaves_no_graphs(tmp_path, m
         return compile_kernel(spec, hw, trace=trace)
 
     monkeypatch.setattr(pipeline, "compile_kernel", fits_the_fourth_time)
-    problem = make_problem("mb1ic16ih6oc32oh6kh3ph1", "FWD_B", "f16")
+    # the weights' layout given: `any` would compile a second kernel in the other layout
+    problem = make_problem("mb1ic16ih6oc32oh6kh3ph1", "FWD_B", "f16", wtag="cdba")
     compilation = pipeline.compile_problem(
-        problem, "xehpg", {"slm": 1, "tg_m": 2, "tg_n": 2}, optimize=False, dump_graph=tmp_path / "compiled"
+        problem,
+        "xehpg",
+        {"slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1, "m_tile": 16, "n_tile": 16, "k_block": 16},  # one shape
+        optimize=False,
+        dump_graph=tmp_path / "compiled",
     )
     assert len(compilation.fallbacks) == 3
     build_kernel(problem, "xehpg", asdict(compilation.config), dump_graph=tmp_path / "alone")
