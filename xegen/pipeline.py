@@ -110,7 +110,7 @@ def _compile_problem(problem, hw, overrides, *, optimize, show, dump_graph, back
         raise ConfigError(f"unknown back end '{backend}' (back ends: {', '.join(BACKENDS)})")
     platform = hwlib.platform(hw)
     default, *others = weights_choices(problem, platform)
-    if not others or backend != "native":  # the model prices native kernels (their branch records)
+    if not others or not _priced(backend):
         return _compile_gemm(formulate(default), platform, overrides, optimize, show, dump_graph, backend)
     first = _compile_gemm(formulate(default), platform, overrides, optimize, None, None, backend)
     chosen = {key: getattr(first.config, key) for key in KEYS}
@@ -124,7 +124,7 @@ def _compile_problem(problem, hw, overrides, *, optimize, show, dump_graph, back
 def _compile_gemm(gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
     """The kernel of `gemm`'s problem: the heuristic's (`_heuristic_kernel`), or where the model
     decides between plans, the one of theirs it prices lowest."""
-    plans = model_decides(gemm, platform, overrides) if backend == "native" else ()
+    plans = model_decides(gemm, platform, overrides) if _priced(backend) else ()
     if not plans:
         return _heuristic_kernel(gemm, platform, overrides, optimize, show, dump_graph, backend)
     given = dict(overrides or {})
@@ -141,15 +141,27 @@ def _heuristic_kernel(gemm, platform, overrides, optimize, show, dump_graph, bac
     """The kernel of the first fitting configuration, or where the model chooses among the GEMM
     plan's dpas configurations (`model_choices`), the one it prices lowest of theirs (the first,
     the lead, falls back as it would alone; the others that do not fit are left out)."""
-    choices = model_choices(gemm, platform, overrides) if backend == "native" else ()
+    choices = model_choices(gemm, platform, overrides) if _priced(backend) else ()
     if not choices:
         return _first_fitting(gemm.problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
-    lead = partial(_first_fitting, gemm.problem, gemm, platform, overrides, optimize, None, None, backend)
+
+    def lead() -> Compilation:  # the ranking's first, compiled as it is (not ranked again) unless it does not fit
+        try:
+            return _compile_config(gemm.problem, gemm, choices[0], platform, optimize, None, None, backend)
+        except (RegisterAllocationError, CodeSizeError):
+            return _first_fitting(gemm.problem, gemm, platform, overrides, optimize, None, None, backend)
+
     others = [
         partial(_compile_config, gemm.problem, gemm, config, platform, optimize, None, None, backend)
         for config in choices[1:]
     ]
     return _shown(_cheapest([lead, *others]), gemm, platform, optimize, show, dump_graph, backend)
+
+
+def _priced(backend: str) -> bool:
+    """Whether the model can choose among kernels of `backend`: it prices the native back end's,
+    from their branch records (vISA's kernels have none)."""
+    return backend == "native"
 
 
 def _cheapest(attempts: list[Callable[[], Compilation]]) -> Compilation:
