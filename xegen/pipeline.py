@@ -148,8 +148,9 @@ def _heuristic_kernel(gemm, platform, overrides, optimize, show, dump_graph, bac
     def lead() -> Compilation:  # the ranking's first, compiled as it is (not ranked again) unless it does not fit
         try:
             return _compile_config(gemm.problem, gemm, choices[0], platform, optimize, None, None, backend)
-        except (RegisterAllocationError, CodeSizeError):
-            return _first_fitting(gemm.problem, gemm, platform, overrides, optimize, None, None, backend)
+        except (RegisterAllocationError, CodeSizeError) as error:
+            refused = {choices[0]: error}
+            return _first_fitting(gemm.problem, gemm, platform, overrides, optimize, None, None, backend, refused)
 
     others = [
         partial(_compile_config, gemm.problem, gemm, config, platform, optimize, None, None, backend)
@@ -189,10 +190,16 @@ def _shown(best: Compilation, gemm, platform, optimize, show, dump_graph, backen
     return replace(again, fallbacks=best.fallbacks)
 
 
-def _first_fitting(problem, gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
-    """The kernel of the first of `config_candidates` whose registers and code fit."""
-    fallbacks: list[str] = []
+def _first_fitting(
+    problem, gemm, platform, overrides, optimize, show, dump_graph, backend, refused=None
+) -> Compilation:
+    """The kernel of the first of `config_candidates` whose registers and code fit (those in
+    `refused` already did not: listed as fall-backs, not compiled again)."""
+    refused = refused or {}
+    fallbacks = [f"{config}: {error}" for config, error in refused.items()]
     for config in config_candidates(gemm, platform, overrides):
+        if config in refused:
+            continue
         try:
             result = _compile_config(problem, gemm, config, platform, optimize, show, dump_graph, backend)
         except (RegisterAllocationError, CodeSizeError) as error:
