@@ -8,11 +8,12 @@ from __future__ import annotations
 import sys
 from dataclasses import asdict
 
-from xegen import hw
+from xegen import hw, pipeline
 from xegen.conv import make_problem
-from xegen.modeling import modeled_cycles
+from xegen.modeling import memory_floor, modeled_cycles
 from xegen.pipeline import build_kernel, compile_problem
 from xegen.plan import formulate
+from xegen.plan.estimate import systolic_floor
 from xegen.plan.heuristic import MODEL_CHOICES, choose_config, model_choices
 
 # resnet_50's res5a_branch2c (1x1, 512 -> 2048 channels, 7x7) in f16 on XeHPG: the lead, 4x4
@@ -68,3 +69,42 @@ def test_a_choice_with_deep_lets_compiles_from_any_caller():
     assert sys.getrecursionlimit() < 10_000  # this test's thread: Python's default limit
     chosen = compile_problem(problem, "xehpg")
     assert chosen.config in model_choices(formulate(problem), hw.platform("xehpg"))
+
+
+def test_the_floors_are_the_models_systolic_and_memory_terms():
+    """`systolic_floor` counts a configuration's dpas as the model counts those of its compiled
+    kernel, and `memory_floor` is the model's memory term at the problem's compulsory bytes:
+    res5a_branch2c's 2x2 groups with tg_k=4 are priced there (memory-bound at the roofline), the
+    lead's 4x4 groups (tg_k=1) above it."""
+    problem = make_problem(RES5A_BRANCH2C, "FWD_B", "f16", wtag="cdba", mb=1)
+    target = hw.platform("xehpg")
+    gemm = formulate(problem)
+    lead, second = model_choices(gemm, target)[:2]
+    assert (lead.tg_k, second.tg_k) == (1, 4)
+    for config, at_memory_floor in ((lead, False), (second, True)):
+        cycles = modeled_cycles(compile_problem(problem, target, asdict(config)))
+        assert systolic_floor(config, gemm, target) == cycles.xmx / cycles.parallel_eus
+        assert memory_floor(problem, target) <= cycles.terms["memory"]
+        assert (cycles.device == memory_floor(problem, target)) is at_memory_floor
+
+
+def test_choices_the_model_cannot_price_lower_are_not_compiled(monkeypatch):
+    """Once a kernel is priced at the problem's compulsory bytes, no other choice and no other
+    weights layout can be priced lower: res5a_branch2c compiles its lead and its second choice
+    only (five kernels before: four choices and the VNNI weights), and keeps the second."""
+    problem = make_problem(RES5A_BRANCH2C, "FWD_B", "f16", mb=1)
+    target = hw.platform("xehpg")
+    compiled = []
+    original = pipeline._compile_config
+
+    def counted(problem, gemm, config, *rest, **options):
+        compiled.append((problem.wtag, config))
+        return original(problem, gemm, config, *rest, **options)
+
+    monkeypatch.setattr(pipeline, "_compile_config", counted)
+    chosen = compile_problem(problem, target)
+    choices = model_choices(formulate(problem), target)
+    assert len(choices) == 4
+    assert compiled == [(problem.wtag, config) for config in choices[:2]]
+    assert chosen.config == choices[1]
+    assert modeled_cycles(chosen).device == memory_floor(problem, target)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from .conv.problem import Problem
 from .emit.cost import Cycles, kernel_cycles
-from .emit.roofline import Tiling, Workload
+from .emit.roofline import Tiling, Workload, roofline
+from .hw import Platform
 from .plan import formulate
 
 if TYPE_CHECKING:
@@ -72,6 +73,12 @@ def workload(problem: Problem) -> Workload:
         other_read_bytes=extra if problem.is_forward else 0,
         other_written_bytes=0 if problem.is_forward else bias,
     )
+
+
+def memory_floor(problem: Problem, hw: Platform) -> float:
+    """The least the model prices any kernel of `problem` on `hw`: its compulsory bytes at DRAM
+    bandwidth (the roofline's memory term; the model's memory term moves at least those bytes)."""
+    return roofline(workload(problem), hw).memory
 
 
 def tiling(compilation: Compilation) -> Tiling:

@@ -35,7 +35,7 @@ Nothing here depends on time or on the order of a hash: the same problem gives t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -51,9 +51,10 @@ from .errors import ConfigError
 from .ir import Expr, Stmt, Var, const, format_stmt, substitute_stmt
 from .lower import CompiledKernel, RegisterAllocationError, compile_kernel
 from .lower.kernel import KernelSpec
-from .modeling import modeled_cycles
+from .modeling import memory_floor, modeled_cycles
 from .passnames import BACKENDS, PASSES, check_pass_names  # noqa: F401 (named here by the API and the tests)
 from .plan.config import KEYS, RESERVED_GRFS, Config, prefetches
+from .plan.estimate import systolic_floor
 from .plan.gemm import formulate, weights_choices
 from .plan.heuristic import choose_config, config_candidates, model_choices, model_decides
 from .plan.kernel import CodeSizeError, check_code_size
@@ -117,7 +118,13 @@ def _compile_problem(problem, hw, overrides, *, optimize, show, dump_graph, back
     attempts = [
         partial(_compile_gemm, formulate(other), platform, chosen, optimize, None, None, backend) for other in others
     ]
-    best = _cheapest([lambda: first, *attempts])
+    # the same configuration issues the same dpas: its kernel with other weights is priced at
+    # least at the first's systolic clocks, so where the first is priced at them (or at the
+    # problem's compulsory bytes), it is kept without compiling the others
+    cycles = modeled_cycles(first)
+    systolic = cycles.xmx / cycles.parallel_eus
+    floors = [0.0, *(max(systolic, memory_floor(other, platform)) for other in others)]
+    best = _cheapest([lambda: first, *attempts], floors)
     return _shown(best, formulate(best.problem), platform, optimize, show, dump_graph, backend)
 
 
@@ -156,7 +163,10 @@ def _heuristic_kernel(gemm, platform, overrides, optimize, show, dump_graph, bac
         partial(_compile_config, gemm.problem, gemm, config, platform, optimize, None, None, backend)
         for config in choices[1:]
     ]
-    return _shown(_cheapest([lead, *others]), gemm, platform, optimize, show, dump_graph, backend)
+    # a choice the model cannot price below the cheapest kernel compiled before it is not compiled
+    memory = memory_floor(gemm.problem, platform)
+    floors = [0.0, *(max(systolic_floor(config, gemm, platform), memory) for config in choices[1:])]
+    return _shown(_cheapest([lead, *others], floors), gemm, platform, optimize, show, dump_graph, backend)
 
 
 def _priced(backend: str) -> bool:
@@ -165,20 +175,28 @@ def _priced(backend: str) -> bool:
     return backend == "native"
 
 
-def _cheapest(attempts: list[Callable[[], Compilation]]) -> Compilation:
+def _cheapest(attempts: list[Callable[[], Compilation]], floors: Sequence[float] = ()) -> Compilation:
     """The compilation of `attempts` (each with its own fall-backs) the model prices lowest (the
-    first on a tie).  When none compiles, the last one's error."""
-    compiled: list[Compilation] = []
+    first on a tie).  `floors[i]`, where given, is a lower bound of the model's price of attempt
+    i known before compiling it: an attempt whose floor is no lower than the cheapest compiled
+    before it is not compiled (it could not be kept).  When none compiles, the last one's error."""
+    best: tuple[float, Compilation] | None = None
     error: ConfigError | None = None
-    for attempt in attempts:
+    for index, attempt in enumerate(attempts):
+        if best is not None and index < len(floors) and floors[index] >= best[0]:
+            continue
         try:
-            compiled.append(attempt())
+            compilation = attempt()
         except ConfigError as failed:
             error = failed
-    if not compiled:
+            continue
+        cycles = modeled_cycles(compilation).device
+        if best is None or cycles < best[0]:
+            best = (cycles, compilation)
+    if best is None:
         assert error is not None
         raise error
-    return min(compiled, key=lambda compilation: modeled_cycles(compilation).device)
+    return best[1]
 
 
 def _shown(best: Compilation, gemm, platform, optimize, show, dump_graph, backend) -> Compilation:

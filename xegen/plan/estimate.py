@@ -365,6 +365,25 @@ def device_estimate(
     )
 
 
+def systolic_floor(config: Config, gemm: Gemm, hw: Platform) -> float:
+    """A lower bound of the model's cycles for the kernel of the dpas `config`: its compute term
+    counting the multiplies of A by B alone (`emit.cost.Cycles.terms`: the systolic clocks of all
+    threads over the EUs' worth they spread over).  Exact in what it counts -- the dpas of every K
+    block of every thread's tile, each priced as the model prices a dpas -- so a kernel the model
+    prices below it cannot exist; the column sums and the rest of a kernel's work only add."""
+    threads = _threads(config, gemm)
+    blocks = -(-gemm.k.size // config.k_block) * threads / (config.tg_k * config.k_split)
+    kind = "int8" if gemm.a.type.size == 1 else gemm.a.type.kind
+    clocks = config.m_tile * config.n_tile * config.k_block / hw.fma_per_clock_per_eu[kind]
+    return blocks * clocks / threads * busiest_eu_threads(threads, config.threads_per_group, hw)
+
+
+def _threads(config: Config, gemm: Gemm) -> int:
+    m_groups = -(-gemm.m.size // (config.tg_m * config.m_tile))
+    n_groups = -(-gemm.n.size // (config.tg_n * config.n_tile))
+    return m_groups * n_groups * gemm.groups * config.k_split * config.threads_per_group
+
+
 def pipeline_shape(config: Config, hw: Platform) -> tuple[int, int]:
     """(depth, unroll) of the software pipeline the scheduler makes of the K loop
     (`xegen.schedule.buffering`): the global loads run (slm_bufs - 1) + (gmem_bufs - 1)
