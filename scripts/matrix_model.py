@@ -7,7 +7,8 @@
 Every resnet_50 layer at its real size, minibatch 1, x every case of tests/test_end_to_end.py's
 matrix, compiled with the heuristic's configuration and priced by `xegen.modeling.modeled_cycles`
 (static execution counts, no simulator run): the configuration, threads, instructions, code bytes,
-modeled device cycles, bound and roofline fraction.  `--compare` prints one line per kernel with
+modeled device cycles, bound and roofline fraction, and how many kernels the compiler compiled to
+choose it (`kernels_compiled`).  `--compare` prints one line per kernel with
 the cycles before and after and their ratio (< 1: faster now), and the geometric mean per case.
 """
 
@@ -17,7 +18,9 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,14 +34,41 @@ def jobs() -> list[tuple[str, str, str, str]]:
     return [(str(desc), hw, direction, dt) for hw, direction, dt in CONFIGS for desc in RESNET]
 
 
+@contextmanager
+def compiles_seen(record: Callable[..., None]) -> Iterator[None]:
+    """Every kernel `pipeline.compile_problem` compiles (each configuration it tries: the model's
+    choices, the weights' layouts, fall-backs) passed to `record(problem, gemm, config, hw,
+    compilation)`, the compilation None where it failed."""
+    from xegen import pipeline
+
+    original = pipeline._compile_config
+
+    def recorded(problem, gemm, config, hw, *args, **kwargs):
+        try:
+            result = original(problem, gemm, config, hw, *args, **kwargs)
+        except Exception:
+            record(problem, gemm, config, hw, None)
+            raise
+        record(problem, gemm, config, hw, result)
+        return result
+
+    pipeline._compile_config = recorded
+    try:
+        yield
+    finally:
+        pipeline._compile_config = original
+
+
 def measure(job: tuple[str, str, str, str]) -> dict:
     from xegen.conv import make_problem, parse_descriptor
     from xegen.modeling import modeled_cycles
     from xegen.pipeline import compile_problem
 
     desc, hw, direction, dt = job
+    compiled: list[object] = []
     try:
-        compilation = compile_problem(make_problem(parse_descriptor(desc), direction, dt, mb=1), hw)
+        with compiles_seen(lambda *seen: compiled.append(seen[2])):
+            compilation = compile_problem(make_problem(parse_descriptor(desc), direction, dt, mb=1), hw)
     except Exception as error:  # a kernel that stopped compiling is a difference too
         return {"error": f"{type(error).__name__}: {error}"}
     cycles = modeled_cycles(compilation)
@@ -52,6 +82,7 @@ def measure(job: tuple[str, str, str, str]) -> dict:
         "device_cycles": round(cycles.device, 1),
         "bound": cycles.bound,
         "roofline_fraction": round(cycles.roofline_fraction, 4),
+        "kernels_compiled": len(compiled),
     }
 
 

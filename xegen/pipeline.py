@@ -21,7 +21,9 @@ Where a first layer's row plan and the GEMM plan both apply (`plan.heuristic.mod
 the first fitting configuration of each is compiled and the model (`xegen.modeling`) keeps the
 faster kernel: the estimates that rank configurations within a plan cannot rank those two.
 Likewise the GEMM plan's dpas configurations the estimate cannot tell apart
-(`plan.heuristic.model_choices`): each is compiled and the model keeps the fastest.  The
+(`plan.heuristic.model_choices`): each is compiled and the model keeps the fastest -- but one
+whose floor (`plan.estimate.systolic_floor`, `modeling.memory_floor`) is no lower than the
+cheapest kernel compiled before it, which could not be kept.  The
 weights' `any` of a dpas problem is resolved the same way: the kernel the model chose with
 `any`'s default layout, against its configuration with the weights in dpas's VNNI rows
 (`plan.gemm.weights_choices`), the faster kept; `Compilation.problem` names the layouts the
