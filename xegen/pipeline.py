@@ -25,7 +25,8 @@ Likewise the GEMM plan's dpas configurations the estimate cannot tell apart
 weights' `any` of a dpas problem is resolved the same way: the kernel the model chose with
 `any`'s default layout, against its configuration with the weights in dpas's VNNI rows
 (`plan.gemm.weights_choices`), the faster kept; `Compilation.problem` names the layouts the
-kernel reads.
+kernel reads.  And where the forward product can be swapped (`plan.heuristic.swaps`: output
+channels along M, pixels along N), the plain product's kernel against the swapped one's.
 `build_kernel(problem, hw)` stops after `schedule`
 (the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
 this module is where the stages meet, and the only one that knows their order.

@@ -95,9 +95,9 @@ def swaps(gemm: Gemm, hw: Platform) -> bool:
     (`gemm.swap_unsuited`, `pipeline.compile_problem`): forward dpas convolutions with a spatial
     kernel (not a first layer, which has its own plan), whose pixels the
     plain product gathers and moves into A's rows and the swapped one gathers straight into
-    B.  The estimate does not price that difference: on XeHPC bf16 (mb1) resnet_50's 3x3 layers
-    modeled 0.6-0.99x with the swapped product and its own first configuration, its 1x1 layers
-    (2D blocks, no moves) up to 2.2x slower."""
+    B.  The estimate does not price that difference: resnet_50's 3x3 layers (bf16, mb1) modeled
+    0.69-0.99x the plain product's cycles on XeHPC and 0.77-0.78x on XeHPG (res2a, res4a) with
+    the swapped product's first configuration; a 1x1 layer (2D blocks, nothing moved) 2.2x."""
     problem = gemm.problem
     spatial = any(problem.desc.field("k", d) > 1 for d in problem.desc.used)
     first_layer = not problem.types.is_int8 and not first_unsuited(problem, hw)
