@@ -24,6 +24,7 @@ from .plan import formulate
 if TYPE_CHECKING:
     from .build.kernel import Kernel
     from .lower import CompiledKernel
+    from .plan.config import Config
 
 
 class Compilation(Protocol):
@@ -34,6 +35,8 @@ class Compilation(Protocol):
     def problem(self) -> Problem: ...
     @property
     def kernel(self) -> Kernel: ...
+    @property
+    def config(self) -> Config: ...
     @property
     def compiled(self) -> CompiledKernel: ...
 
@@ -58,8 +61,10 @@ def tensor_bytes(problem: Problem, tensor: str) -> int:
     return math.prod(problem.dims_of(tensor)) * problem.type_of(tensor).size
 
 
-def workload(problem: Problem) -> Workload:
-    gemm = formulate(problem)
+def workload(problem: Problem, plan: str = "gemm") -> Workload:
+    """The problem in the terms of the GEMM a kernel of `plan` computes (plan=swapped: the
+    weights are A, the source B)."""
+    gemm = formulate(problem, "swapped" if plan == "swapped" else "gemm")
     bias = tensor_bytes(problem, "bias") if problem.has_bias else 0
     # forward: the bias and what the post-ops and scales read (a sum reads dst too)
     extra = sum(tensor_bytes(problem, name) for name in problem.inputs if name not in ("src", "wei"))
@@ -103,6 +108,6 @@ def modeled_cycles(compilation: Compilation, executions=None) -> Cycles:
         math.prod(kernel.thread_group),
         grf_count=kernel.grf_count,
         slm_bytes=compiled.stats.slm_bytes,
-        workload=workload(compilation.problem),
+        workload=workload(compilation.problem, compilation.config.plan),
         tiling=tiling(compilation),
     )

@@ -27,7 +27,8 @@ cheapest kernel compiled before it, which could not be kept.  The
 weights' `any` of a dpas problem is resolved the same way: the kernel the model chose with
 `any`'s default layout, against its configuration with the weights in dpas's VNNI rows
 (`plan.gemm.weights_choices`), the faster kept; `Compilation.problem` names the layouts the
-kernel reads.
+kernel reads.  And where the forward product can be swapped (`plan.heuristic.swaps`: output
+channels along M, pixels along N), the plain product's kernel against the swapped one's.
 `build_kernel(problem, hw)` stops after `schedule`
 (the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
 this module is where the stages meet, and the only one that knows their order.
@@ -58,7 +59,7 @@ from .passnames import BACKENDS, PASSES, check_pass_names  # noqa: F401 (named h
 from .plan.config import KEYS, RESERVED_GRFS, Config, prefetches
 from .plan.estimate import systolic_floor
 from .plan.gemm import formulate, weights_choices
-from .plan.heuristic import choose_config, config_candidates, model_choices, model_decides
+from .plan.heuristic import choose_config, config_candidates, model_choices, model_decides, swaps
 from .plan.kernel import CodeSizeError, check_code_size
 from .plan.strategies import AnyPlan, plan_for
 from .schedule import GraphDump, ScheduleOptions, schedule
@@ -105,13 +106,30 @@ def compile_problem(
 
 
 def _compile_problem(problem, hw, overrides, *, optimize, show, dump_graph, backend) -> Compilation:
+    """The plain product's kernel (`_plain_kernel`), or where the model chooses between it and
+    the swapped product (`plan.heuristic.swaps`), the faster of the two."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown back end '{backend}' (back ends: {', '.join(BACKENDS)})")
+    platform = hwlib.platform(hw)
+    given = dict(overrides or {})
+    if "plan" in given or not _priced(backend) or not swaps(formulate(problem), platform):
+        return _plain_kernel(problem, platform, overrides, optimize, show, dump_graph, backend)
+    swapped = formulate(problem, "swapped")
+    best = _cheapest(
+        [
+            partial(_plain_kernel, problem, platform, {**given, "plan": "gemm"}, optimize, None, None, backend),
+            partial(_heuristic_kernel, swapped, platform, {**given, "plan": "swapped"}, optimize, None, None, backend),
+        ],
+        [0.0, memory_floor(problem, platform)],  # a plain kernel at the memory bound is kept as it is
+    )
+    return _shown(best, platform, optimize, show, dump_graph, backend)
+
+
+def _plain_kernel(problem, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
     """The kernel of `any`'s default weights layout; where `weights_choices` offers others, the
     faster of it and its configuration with each of them (the configuration fixed: the model
     already chose it among several, `model_choices`, and choosing again per layout would compile
     twice as many kernels)."""
-    if backend not in BACKENDS:
-        raise ConfigError(f"unknown back end '{backend}' (back ends: {', '.join(BACKENDS)})")
-    platform = hwlib.platform(hw)
     default, *others = weights_choices(problem, platform)
     if not others or not _priced(backend):
         return _compile_gemm(formulate(default), platform, overrides, optimize, show, dump_graph, backend)
@@ -127,7 +145,7 @@ def _compile_problem(problem, hw, overrides, *, optimize, show, dump_graph, back
     systolic = cycles.xmx / cycles.parallel_eus
     floors = [0.0, *(max(systolic, memory_floor(other, platform)) for other in others)]
     best = _cheapest([lambda: first, *attempts], floors)
-    return _shown(best, formulate(best.problem), platform, optimize, show, dump_graph, backend)
+    return _shown(best, platform, optimize, show, dump_graph, backend)
 
 
 def _compile_gemm(gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
@@ -143,13 +161,14 @@ def _compile_gemm(gemm, platform, overrides, optimize, show, dump_graph, backend
             for plan in plans
         ]
     )
-    return _shown(best, gemm, platform, optimize, show, dump_graph, backend)
+    return _shown(best, platform, optimize, show, dump_graph, backend)
 
 
 def _heuristic_kernel(gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
     """The kernel of the first fitting configuration, or where the model chooses among the GEMM
     plan's dpas configurations (`model_choices`), the one it prices lowest of theirs (the first,
     the lead, falls back as it would alone; the others that do not fit are left out)."""
+    gemm = _formulated(gemm, (overrides or {}).get("plan", "gemm"))
     choices = model_choices(gemm, platform, overrides) if _priced(backend) else ()
     if not choices:
         return _first_fitting(gemm.problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
@@ -168,7 +187,7 @@ def _heuristic_kernel(gemm, platform, overrides, optimize, show, dump_graph, bac
     # a choice the model cannot price below the cheapest kernel compiled before it is not compiled
     memory = memory_floor(gemm.problem, platform)
     floors = [0.0, *(max(systolic_floor(config, gemm, platform), memory) for config in choices[1:])]
-    return _shown(_cheapest([lead, *others], floors), gemm, platform, optimize, show, dump_graph, backend)
+    return _shown(_cheapest([lead, *others], floors), platform, optimize, show, dump_graph, backend)
 
 
 def _priced(backend: str) -> bool:
@@ -201,11 +220,17 @@ def _cheapest(attempts: list[Callable[[], Compilation]], floors: Sequence[float]
     return best[1]
 
 
-def _shown(best: Compilation, gemm, platform, optimize, show, dump_graph, backend) -> Compilation:
+def _formulated(gemm, plan: str):
+    """`gemm`, or its problem's other product where `plan` asks for the other (plan=swapped)."""
+    return gemm if gemm.swapped == (plan == "swapped") else formulate(gemm.problem, plan)
+
+
+def _shown(best: Compilation, platform, optimize, show, dump_graph, backend) -> Compilation:
     """`best` as the model chose it, compiled again for `show` and `dump_graph` when given (the
     same bytes: compilation is deterministic)."""
     if show is None and dump_graph is None:
         return best
+    gemm = formulate(best.problem, best.config.plan)
     again = _compile_config(best.problem, gemm, best.config, platform, optimize, show, dump_graph, backend)
     return replace(again, fallbacks=best.fallbacks)
 
@@ -244,7 +269,7 @@ def _compile_config(problem, gemm, config, platform, optimize, show, dump_graph,
             show(name, render())
         clock = time.perf_counter()
 
-    plan = plan_for(gemm, config, platform)
+    plan = plan_for(_formulated(gemm, config.plan), config, platform)
     body = build_plan(plan)
     done("build", lambda: format_stmt(body))
     dump = graph_dump(plan, dump_graph)
@@ -292,10 +317,11 @@ def build_kernel(
     if (
         model_decides(gemm, platform, overrides)
         or model_choices(gemm, platform, overrides)
+        or ("plan" not in (overrides or {}) and swaps(gemm, platform))
         or len(weights_choices(problem, platform)) > 1
     ):  # the layouts and configuration compile_problem would compile, as the model chose them
         compilation = compile_problem(problem, platform, overrides)
-        gemm, config = formulate(compilation.problem), compilation.config
+        gemm, config = formulate(compilation.problem, compilation.config.plan), compilation.config
     else:
         config = choose_config(gemm, platform, overrides)
     plan = plan_for(gemm, config, platform)

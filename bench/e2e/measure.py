@@ -115,6 +115,7 @@ def modeled(
     executions,
     local_size: tuple[int, ...],
     kernel_tiling: Tiling | None,
+    plan: str = "gemm",
 ) -> dict:
     """Counts, modeled cycles, bound, roofline fraction and fraction of peak of a binary run in the
     simulator with work-groups of `local_size` work-items (a group's threads share one subslice),
@@ -130,7 +131,7 @@ def modeled(
         group_threads=group_threads,
         grf_count=env.grf_count,
         slm_bytes=env.slm_size,
-        workload=workload(problem),
+        workload=workload(problem, plan),
         tiling=kernel_tiling,
     )
     return {
@@ -175,7 +176,14 @@ def xegen_side(problem: Problem, case: Case, tmp: str) -> dict:
         "grfs": compiled.stats.grfs_used,
         "config": str(compilation.config),
         **modeled(
-            problem, zebin, compiled.name, compiled.hw, checked.run.executions, compiled.local_size, tiling(compilation)
+            problem,
+            zebin,
+            compiled.name,
+            compiled.hw,
+            checked.run.executions,
+            compiled.local_size,
+            tiling(compilation),
+            compilation.config.plan,
         ),
         "hazards": len(checked.run.hazards),
         "verify": [str(c) for c in checked.comparisons],

@@ -175,7 +175,14 @@ def priced(problem, hw: str, config: str) -> float:
     compiled = compilation.compiled
     executions = compiled.executions(compilation.kernel.grid)
     return modeled(
-        problem, compilation.zebin(), compiled.name, compiled.hw, executions, compiled.local_size, tiling(compilation)
+        problem,
+        compilation.zebin(),
+        compiled.name,
+        compiled.hw,
+        executions,
+        compiled.local_size,
+        tiling(compilation),
+        compilation.config.plan,
     )["device_cycles"]
 
 

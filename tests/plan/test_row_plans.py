@@ -112,7 +112,7 @@ def test_row_plans_multiply_exactly_the_problems_products(desc, overrides):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--config", "plan=rows"], "plan=rows: expected one of gemm, depthwise, first"),
+        (["--config", "plan=rows"], "plan=rows: expected one of gemm, depthwise, first, swapped"),
         (["--config", "plan=depthwise"], "plan=depthwise: it is for grouped convolutions"),
     ],
 )

@@ -420,6 +420,7 @@ class _Builder:
             Scaling.of(
                 self.gemm.problem.quantization, quantization, plan.column_sums if self.gemm.problem.is_forward else None
             ),
+            bias_per_row=self.gemm.bias is not None and self.gemm.bias.dims == ("m",),
         )
         out += self._output_messages(plan.c, "atomic" if plan.c.atomic else "store")[0]
         if plan.bias_store is not None:

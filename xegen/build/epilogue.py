@@ -124,10 +124,12 @@ def finish(
     post_ops: Sequence[PostOpTile] = (),
     bias_gate: Expr | None = None,
     scaling: Scaling | None = None,
+    bias_per_row: bool = False,
 ) -> list[Stmt]:
     """Stores of output values from `acc` into the store tile `out`, row by row.
 
-    `bias` is a 1 x cols tile; `bias_gate` (a bool) adds it only where true (the first K slice
+    `bias` is a 1 x cols tile, or with `bias_per_row` a 1 x rows tile whose column r every
+    column of row r adds; `bias_gate` (a bool) adds it only where true (the first K slice
     when K is split across groups).  A post-op's tile has the rows of `out` or one row (then
     every row reads it)."""
     stores: list[Stmt] = []
@@ -145,7 +147,7 @@ def finish(
             value = _load(acc, ap.offset(r, cols.start), _lane_stride(ap, cols), lanes)
             bias_value = None
             if bias is not None:
-                bias_value = _tile_lanes(bias, 0, cols)
+                bias_value = _tile_lanes(bias, 0, cols) if not bias_per_row else _row_element(bias, r, lanes)
                 if bias_gate is not None:
                     zero = const(0.0) if lanes == 1 else Broadcast(const(0.0), lanes)
                     bias_value = select(bias_gate, bias_value, zero)
@@ -188,6 +190,12 @@ def _compensate(acc: TileLayout, out: TileLayout, sums: TileLayout) -> list[Stmt
                 )
             )
     return stores
+
+
+def _row_element(tile: TileLayout, col: int, lanes: int) -> Expr:
+    """Element `col` of a one-row tile as f32, in `lanes` lanes."""
+    value = cast(F32, _load(tile, tile.offset(0, col), 1, 1))
+    return value if lanes == 1 else Broadcast(value, lanes)
 
 
 def _tile_lanes(tile: TileLayout, row: int, cols) -> Expr:

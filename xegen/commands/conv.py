@@ -704,7 +704,7 @@ def add_problem_options(parser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config key (repeatable): plan (gemm, depthwise, first), fma, simd, tg_m, tg_n, "
+        help="override a config key (repeatable): plan (gemm, depthwise, first, swapped), fma, simd, tg_m, tg_n, "
         "tg_k, m_tile, n_tile, k_block, k_split, slm, slm_bufs, gmem_bufs, grf",
     )
 

@@ -41,7 +41,8 @@ from .dpasw import check_fused_pairs
 from .gemm import Gemm
 
 FMA_KINDS = ("dpas", "dpasw", "mad", "dp4a")
-PLANS = ("gemm", "depthwise", "first")  # kernel strategies: which planner and builder a config selects
+PLANS = ("gemm", "depthwise", "first", "swapped")  # kernel strategies: which planner and builder a config selects
+GEMM_PLANS = ("gemm", "swapped")  # the GEMM planner's: the plain product and the swapped one (`gemm.formulate`)
 SYSTOLIC = ("dpas", "dpasw")
 MAD_OPERAND_BYTES = 64  # a mad operand region spans at most two 32-byte GRFs
 RESERVED_GRFS = 16  # r0, thread ids, message headers and address/mask temporaries

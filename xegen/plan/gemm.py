@@ -29,7 +29,7 @@ from ..conv import postops
 from ..conv.index import Idx
 from ..conv.layout import Layout, default_tag
 from ..conv.problem import FEW_CHANNELS, Problem
-from ..errors import UnsupportedError
+from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
 from ..ir import Expr, Var, free_vars, walk
 from ..ir.expr import Binary
@@ -141,6 +141,7 @@ class Gemm:
     post_ops: tuple[View | None, ...] = ()  # per post-op: the tensor it reads (None: none)
     quantization: tuple[View, ...] = ()  # per-channel wei_scales and dst_zero_points (1 x N)
     skips_outputs: bool = False  # C elements no group writes, which must hold zeros (StridePhases)
+    swapped: bool = False  # forward with output channels along M, pixels along N (plan=swapped)
 
     def dim(self, name: str) -> GemmDim:
         return {"m": self.m, "n": self.n, "k": self.k}[name]
@@ -156,9 +157,28 @@ class Gemm:
         return self.bias_mode == "reduce" or self.problem.quantization.src_zero_point != 0
 
 
-def formulate(problem: Problem) -> Gemm:
-    """The GEMM and views of a convolution problem."""
+def formulate(problem: Problem, plan: str = "gemm") -> Gemm:
+    """The GEMM and views of a convolution problem; for plan=swapped the forward product with
+    its operands swapped (`_forward_swapped`)."""
+    if plan == "swapped":
+        reason = swap_unsuited(problem)
+        if reason:
+            raise ConfigError(f"plan=swapped: {reason}")
+        return _forward_swapped(problem)
     return {"fwd": _forward, "bwd_d": _backward_data, "bwd_w": _backward_weights}[problem.kind](problem)
+
+
+def swap_unsuited(problem: Problem) -> str | None:
+    """Why the swapped forward product does not apply to `problem` (None: it does).  Its
+    channel-wise tensors (bias) lie along M; post-ops and quantization that read tensors are
+    planned along N only, so they keep the plain product."""
+    if problem.kind != "fwd":
+        return "the swapped product is a forward one"
+    if problem.desc.g > 1:
+        return "grouped convolutions keep the plain product"
+    if problem.post_op_inputs or problem.quantization:
+        return "post-ops or quantization that read tensors are planned along N, the plain product's channels"
+    return None
 
 
 def weights_choices(problem: Problem, hw: Platform) -> tuple[Problem, ...]:
@@ -369,6 +389,34 @@ def _forward(problem: Problem) -> Gemm:
         post_ops=_post_op_views(problem, c),
         quantization=tuple(_channel_view(problem, t) for t in problem.quantization.tensors),
     )
+
+
+def _forward_swapped(problem: Problem) -> Gemm:
+    """dst^T = wei^T x src^T: output channels along M, pixels along N.  A 16-lane gather of the
+    pixels' input channels (one lane a pixel, each a run of K) lands component-major, which is
+    dpas's VNNI B as it is, where the plain product (pixels along M) must move every dword of it
+    into A's rows; what a padded spatial convolution gathers, since its pixels' bounds vary."""
+    desc, layouts, types, last = _views_common(problem)
+    m = _dim("m", [("oc", desc.ocg)])
+    n = _dim("n", [("mb", desc.mb), *_spatial(desc, "o", "o")])
+    k = _dim("k", [*_spatial(desc, "k", "k"), ("ic", desc.icg)])
+    a = View(
+        "wei", ("m", "k"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []), _weights_unit(desc)
+    )
+    b = View("src", ("k", "n"), layouts["src"], types["src"], _source_of_output(desc), {"ic": 1})
+    c = View(
+        "dst",
+        ("m", "n"),
+        layouts["dst"],
+        types["dst"],
+        _channels_and_spatial(desc, "oc", desc.ocg, "o"),
+        {"oc": 1, "o" + desc.used[-1]: last},
+    )
+    plain_bias = _bias_view(problem)
+    bias = replace(plain_bias, dims=("m",)) if plain_bias is not None else None
+    # (a sum post-op reads C's own elements; the others that read tensors keep the plain product)
+    post_ops = _post_op_views(problem, c)
+    return Gemm(problem, m, n, k, desc.g, a, b, c, bias, "add" if problem.has_bias else "", post_ops, swapped=True)
 
 
 def _backward_data(problem: Problem) -> Gemm:

@@ -28,6 +28,7 @@ from dataclasses import replace
 from ..errors import ConfigError
 from ..hw import Platform
 from .config import (
+    GEMM_PLANS,
     KEYS,
     MAD_OPERAND_BYTES,
     SYSTOLIC,
@@ -40,7 +41,7 @@ from .config import (
 )
 from .dpasw import fused_pairs_fit
 from .estimate import Estimate, Estimator, pipeline_shape
-from .gemm import Gemm
+from .gemm import Gemm, swap_unsuited
 from .kernel import KernelPlan, check_budgets, check_code_size, layout_key, plan_layout
 from .row_estimate import row_estimate
 from .strategies import first_unsuited, plan_for, strategy_configs, strategy_fallbacks
@@ -89,6 +90,20 @@ def model_decides(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
     return ("first", "gemm")
 
 
+def swaps(gemm: Gemm, hw: Platform) -> bool:
+    """Whether the model chooses between the plain GEMM product and the swapped one
+    (`gemm.swap_unsuited`, `pipeline.compile_problem`): forward dpas convolutions with a spatial
+    kernel (not a first layer, which has its own plan), whose pixels the
+    plain product gathers and moves into A's rows and the swapped one gathers straight into
+    B.  The estimate does not price that difference: resnet_50's 3x3 layers (bf16, mb1) modeled
+    0.69-0.99x the plain product's cycles on XeHPC and 0.77-0.78x on XeHPG (res2a, res4a) with
+    the swapped product's first configuration; a 1x1 layer (2D blocks, nothing moved) 2.2x."""
+    problem = gemm.problem
+    spatial = any(problem.desc.field("k", d) > 1 for d in problem.desc.used)
+    first_layer = not problem.types.is_int8 and not first_unsuited(problem, hw)
+    return spatial and not first_layer and swap_unsuited(problem) is None and _pick_fma(gemm, hw) in SYSTOLIC
+
+
 def model_choices(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> tuple[Config, ...]:
     """The GEMM plan's dpas configurations whose kernels the model, not the estimate, chooses
     between (`pipeline.compile_problem` compiles each and keeps the kernel the model prices
@@ -105,7 +120,7 @@ def model_choices(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
     The model prices the lead too, so no kernel it chooses is slower than the lead's."""
     given = dict(overrides or {})
     fma = given.get("fma") or _pick_fma(gemm, hw)
-    if given.get("plan", "gemm") != "gemm" or fma not in SYSTOLIC or _fitting_strategies(gemm, hw, given):
+    if given.get("plan", "gemm") not in GEMM_PLANS or fma not in SYSTOLIC or _fitting_strategies(gemm, hw, given):
         return ()
     found = _gemm_candidates(gemm, hw, given, none_fit_ok=False)
     assert found is not None  # none_fit_ok=False raises instead
@@ -150,7 +165,7 @@ def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] 
         raise ConfigError(f"unknown config key '{sorted(unknown)[0]}' (keys: {', '.join(KEYS)})")
     strategies = _fitting_strategies(gemm, hw, given)
     yield from strategies
-    if given.get("plan", "gemm") != "gemm":
+    if given.get("plan", "gemm") not in GEMM_PLANS:
         return
     found = _gemm_candidates(gemm, hw, given, none_fit_ok=bool(strategies))
     if found is not None:
@@ -202,7 +217,7 @@ def _fitting_strategies(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
         else:
             fallbacks.append(candidate)
     if not fitting:
-        if not fallbacks and given.get("plan", "gemm") != "gemm":
+        if not fallbacks and given.get("plan", "gemm") not in GEMM_PLANS:
             raise last_error or ConfigError(f"plan={given['plan']}: no configuration applies")
         return fallbacks
     ranked = sorted(fitting, key=lambda item: (_bucket(item[2].device), item[0]))
@@ -314,7 +329,7 @@ def config_space(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     strategies' configurations (`strategies.py`) first where they apply, and their fallbacks,
     then the GEMM plan's, best first by the estimate of the model (`estimate.py`)."""
     strategies = strategy_configs(gemm, hw, given) + strategy_fallbacks(gemm, hw, given)
-    if given.get("plan", "gemm") != "gemm":
+    if given.get("plan", "gemm") not in GEMM_PLANS:
         return strategies
     return strategies + [config for _, config, _ in _ranked(gemm, hw, given)]
 
@@ -381,12 +396,14 @@ def _plain_space(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
                 slm_bufs=given.get("slm_bufs", 1),
                 gmem_bufs=given.get("gmem_bufs", 1),
                 grf=given.get("grf", min(hw.grf_counts)),
+                plan="swapped" if gemm.swapped else "gemm",
             )
             if "k_split" not in given:
                 base = replace(base, k_split=_pick_k_split(base, gemm))
             staged = fma in SYSTOLIC and base.threads_per_group >= 4
             wants_slm = given.get("slm_bufs", 1) > 1  # SLM buffering asked for: stage through SLM
-            slm_options = options("slm", [1] if wants_slm else [1, 0] if staged else [0])
+            # the swapped product is for B gathered straight into dpas's layout (`gemm._forward_swapped`)
+            slm_options = options("slm", [1] if wants_slm else [1, 0] if staged and not gemm.swapped else [0])
             grf_options = options("grf", sorted(hw.grf_counts))
             # on XeHPG a fused pair shares its A: half the A loads and registers (`dpasw.py`)
             fmas = ["dpasw", fma] if "fma" not in given and fma == "dpas" and fused_pairs_fit(base, hw) else [fma]

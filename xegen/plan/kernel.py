@@ -249,7 +249,9 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     c = _plan_output(gemm.c, gemm, hw, (config.m_tile, config.n_tile), "c_store", gemm.c.type, atomic)
     plan = KernelPlan(gemm, config, hw, grid, k_iterations(config, gemm), a, b, layouts, c)
     if gemm.bias is not None and gemm.bias_mode == "add":
-        plan.bias_load = _plan_output(gemm.bias, gemm, hw, (1, config.n_tile), "bias_load", gemm.bias.type, "")
+        # one value per column of C, or per row in the swapped product (its bias lies along M)
+        across = config.m_tile if gemm.bias.dims == ("m",) else config.n_tile
+        plan.bias_load = _plan_output(gemm.bias, gemm, hw, (1, across), "bias_load", gemm.bias.type, "")
     if gemm.sums_b_columns:
         sums_bytes = round_up(config.n_tile * gemm.acc_type.size, grf)
         if gemm.problem.is_forward and config.tg_k == 1 and c.tile.bytes >= sums_bytes + SUM_ROW_BYTES:

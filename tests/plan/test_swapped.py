@@ -1,0 +1,102 @@
+"""The swapped forward product (plan=swapped, `plan.gemm._forward_swapped`): dst^T = wei^T x src^T,
+output channels along M and pixels along N.  Its kernels verify in the simulator and pass Intel's
+tools; the bias lies along M; the model prices it in its own GEMM's terms and chooses it only
+where it is faster; what it does not apply to is refused by name."""
+
+from __future__ import annotations
+
+import pytest
+
+from xegen import hw
+from xegen.cli import main
+from xegen.conv import make_problem, parse_descriptor
+from xegen.errors import ConfigError
+from xegen.modeling import modeled_cycles, workload
+from xegen.pipeline import compile_problem
+from xegen.plan import formulate
+from xegen.plan.heuristic import swaps
+
+from ..test_end_to_end import check_end_to_end
+
+SMALL_3X3 = "mb1ic32ih10oc48oh10kh3ph1"
+
+
+@pytest.mark.parametrize(
+    "desc, hw_name, dt, overrides",
+    [
+        (SMALL_3X3, "xehpc", "bf16", {}),
+        (SMALL_3X3, "xehpg", "f16", {}),
+        (SMALL_3X3, "xehpg", "u8:s8:u8", {}),
+        ("mb2ic24ih9oc40oh9kh3ph1", "xehpg", "bf16", {}),  # two images, tiles past both ends
+        ("mb1ic32ih7oc64oh4kh3sh2ph1", "xehpg", "bf16", {}),  # stride 2
+        ("mb1ic64ih12oc64oh12kh3ph1", "xehpc", "bf16:bf16:f32", {"k_split": 2}),  # the bias of one K slice
+        ("mb1ic16ih9oc24oh9kh3ph1", "xelp", "f32", {"fma": "mad"}),
+    ],
+)
+def test_swapped_kernels_verify(desc, hw_name, dt, overrides, iga64, ocloc):
+    compilation = check_end_to_end(
+        parse_descriptor(desc), hw_name, "FWD_B", dt, seed=5, overrides={"plan": "swapped", **overrides}
+    )
+    assert compilation.config.plan == "swapped"
+
+
+def test_an_elementwise_post_op_applies_to_the_swapped_product(iga64, ocloc):
+    problem = make_problem("mb1ic24ih9oc40oh9kh3ph1", "FWD_B", "f16", post_ops="relu")
+    compilation = check_end_to_end(
+        problem.desc, "xehpc", "FWD_B", "f16", seed=2, overrides={"plan": "swapped"}, tags={"post_ops": "relu"}
+    )
+    assert compilation.config.plan == "swapped"
+
+
+def test_the_swapped_gemm_has_the_weights_as_a_and_the_bias_along_m():
+    problem = make_problem(SMALL_3X3, "FWD_B", "bf16")
+    gemm = formulate(problem, "swapped")
+    assert gemm.swapped and (gemm.a.tensor, gemm.b.tensor, gemm.c.tensor) == ("wei", "src", "dst")
+    assert (gemm.m.size, gemm.n.size, gemm.k.size) == (48, 10 * 10, 3 * 3 * 32)
+    assert gemm.bias is not None and gemm.bias.dims == ("m",)
+    # the model's workload in the swapped GEMM's terms: A is the weights' bytes (48*32*3*3 bf16)
+    swapped, plain = workload(problem, "swapped"), workload(problem)
+    assert swapped.a_bytes == 48 * 32 * 9 * 2 == plain.b_bytes
+    assert swapped.b_bytes == 32 * 10 * 10 * 2 == plain.a_bytes
+
+
+def test_the_model_takes_the_swapped_product_where_it_prices_it_lower():
+    """A 3x3 layer on XeHPC in bf16: the plain product gathers its pixels and moves them into A's
+    rows; the swapped one gathers them straight into B.  The kernel compile_problem keeps is the
+    cheaper of the two under the model, and here that is the swapped one."""
+    problem = make_problem("mb1ic64ih14oc64oh14kh3ph1", "FWD_B", "bf16")
+    assert swaps(formulate(problem), hw.XEHPC)
+    chosen = compile_problem(problem, "xehpc")
+    plain = compile_problem(problem, "xehpc", {"plan": "gemm"})
+    swapped = compile_problem(problem, "xehpc", {"plan": "swapped"})
+    chosen_cycles, plain_cycles, swapped_cycles = (modeled_cycles(c).device for c in (chosen, plain, swapped))
+    assert chosen_cycles == min(plain_cycles, swapped_cycles)
+    assert chosen.config.plan == "swapped" and swapped_cycles < plain_cycles
+
+
+def test_the_model_does_not_weigh_the_swap_where_it_cannot_help():
+    one_by_one = make_problem("mb1ic64ih14oc64oh14kh1ph0", "FWD_B", "bf16")  # 2D blocks, nothing moved
+    f32 = make_problem("mb1ic64ih14oc64oh14kh3ph1", "FWD_B", "f32")  # mad: no dpas layout to gather into
+    first = make_problem("mb1ic3ih32oc64oh16kh7sh2ph3", "FWD_B", "bf16")  # plan=first's
+    for problem in (one_by_one, f32, first):
+        assert not swaps(formulate(problem), hw.XEHPC), problem.desc
+
+
+@pytest.mark.parametrize(
+    "desc, direction, options, reason",
+    [
+        (SMALL_3X3, "BWD_D", {}, "the swapped product is a forward one"),
+        ("g2mb1ic32ih10oc48oh10kh3ph1", "FWD_B", {}, "grouped convolutions keep the plain product"),
+        (SMALL_3X3, "FWD_B", {"post_ops": "sum"}, "post-ops or quantization that read tensors"),
+    ],
+)
+def test_what_the_swapped_product_does_not_apply_to_is_refused(desc, direction, options, reason):
+    problem = make_problem(desc, direction, "bf16", **options)
+    with pytest.raises(ConfigError, match=f"plan=swapped: {reason}"):
+        compile_problem(problem, "xehpc", {"plan": "swapped"})
+
+
+def test_the_cli_says_why_plan_swapped_does_not_apply(capsys):
+    status = main(["conv", SMALL_3X3, "--dir", "BWD_D", "--hw", "xehpc", "--config", "plan=swapped", "--no-cache"])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and err == "xegen: error: plan=swapped: the swapped product is a forward one"
