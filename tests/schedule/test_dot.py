@@ -129,7 +129,8 @@ def test_a_configuration_given_up_for_the_registers_leaves_no_graphs(tmp_path, m
     compilation = pipeline.compile_problem(
         problem,
         "xehpg",
-        {"slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1, "m_tile": 16, "n_tile": 16, "k_block": 16},  # one shape
+        # one shape of the plain product (plan=swapped would be a second kernel)
+        {"plan": "gemm", "slm": 1, "tg_m": 2, "tg_n": 2, "tg_k": 1, "m_tile": 16, "n_tile": 16, "k_block": 16},
         optimize=False,
         dump_graph=tmp_path / "compiled",
     )
