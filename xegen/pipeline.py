@@ -21,7 +21,9 @@ Where a first layer's row plan and the GEMM plan both apply (`plan.heuristic.mod
 the first fitting configuration of each is compiled and the model (`xegen.modeling`) keeps the
 faster kernel: the estimates that rank configurations within a plan cannot rank those two.
 Likewise the GEMM plan's dpas configurations the estimate cannot tell apart
-(`plan.heuristic.model_choices`): each is compiled and the model keeps the fastest.  The
+(`plan.heuristic.model_choices`): each is compiled and the model keeps the fastest; and where
+the estimate misprices staging through SLM (`plan.heuristic.unstaged_alternative`), the kernel
+chosen so without SLM against the one chosen with it.  The
 weights' `any` of a dpas problem is resolved the same way: the kernel the model chose with
 `any`'s default layout, against its configuration with the weights in dpas's VNNI rows
 (`plan.gemm.weights_choices`), the faster kept; `Compilation.problem` names the layouts the
@@ -55,7 +57,13 @@ from .modeling import modeled_cycles
 from .passnames import BACKENDS, PASSES, check_pass_names  # noqa: F401 (named here by the API and the tests)
 from .plan.config import KEYS, RESERVED_GRFS, Config, prefetches
 from .plan.gemm import formulate, weights_choices
-from .plan.heuristic import choose_config, config_candidates, model_choices, model_decides
+from .plan.heuristic import (
+    choose_config,
+    config_candidates,
+    model_choices,
+    model_decides,
+    unstaged_alternative,
+)
 from .plan.kernel import CodeSizeError, check_code_size
 from .plan.strategies import AnyPlan, plan_for
 from .schedule import GraphDump, ScheduleOptions, schedule
@@ -138,6 +146,21 @@ def _compile_gemm(gemm, platform, overrides, optimize, show, dump_graph, backend
 
 
 def _heuristic_kernel(gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
+    """`_ranked_kernel`, or where the model also prices the kernels without SLM staging
+    (`unstaged_alternative`), the cheaper of that and `_ranked_kernel` with `slm=0`."""
+    unstaged = unstaged_alternative(gemm, platform, overrides) if _priced(backend) else None
+    if unstaged is None:
+        return _ranked_kernel(gemm, platform, overrides, optimize, show, dump_graph, backend)
+    best = _cheapest(
+        [
+            partial(_ranked_kernel, gemm, platform, given, optimize, None, None, backend)
+            for given in (overrides, unstaged)
+        ]
+    )
+    return _shown(best, gemm, platform, optimize, show, dump_graph, backend)
+
+
+def _ranked_kernel(gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
     """The kernel of the first fitting configuration, or where the model chooses among the GEMM
     plan's dpas configurations (`model_choices`), the one it prices lowest of theirs (the first,
     the lead, falls back as it would alone; the others that do not fit are left out)."""
@@ -272,6 +295,7 @@ def build_kernel(
     if (
         model_decides(gemm, platform, overrides)
         or model_choices(gemm, platform, overrides)
+        or unstaged_alternative(gemm, platform, overrides)
         or len(weights_choices(problem, platform)) > 1
     ):  # the layouts and configuration compile_problem would compile, as the model chose them
         compilation = compile_problem(problem, platform, overrides)
