@@ -23,7 +23,9 @@ faster kernel: the estimates that rank configurations within a plan cannot rank 
 Likewise the GEMM plan's dpas configurations the estimate cannot tell apart
 (`plan.heuristic.model_choices`): each is compiled and the model keeps the fastest -- but one
 whose floor (`plan.estimate.systolic_floor`, `modeling.memory_floor`) is no lower than the
-cheapest kernel compiled before it, which could not be kept.  The
+cheapest kernel compiled before it, which could not be kept; and where the estimate misprices
+staging through SLM (`plan.heuristic.unstaged_alternative`), the kernel chosen so without SLM
+against the one chosen with it.  The
 weights' `any` of a dpas problem is resolved the same way: the kernel the model chose with
 `any`'s default layout, against its configuration with the weights in dpas's VNNI rows
 (`plan.gemm.weights_choices`), the faster kept; `Compilation.problem` names the layouts the
@@ -59,7 +61,14 @@ from .passnames import BACKENDS, PASSES, check_pass_names  # noqa: F401 (named h
 from .plan.config import KEYS, RESERVED_GRFS, Config, prefetches
 from .plan.estimate import systolic_floor
 from .plan.gemm import formulate, weights_choices
-from .plan.heuristic import choose_config, config_candidates, model_choices, model_decides, swaps
+from .plan.heuristic import (
+    choose_config,
+    config_candidates,
+    model_choices,
+    model_decides,
+    swaps,
+    unstaged_alternative,
+)
 from .plan.kernel import CodeSizeError, check_code_size
 from .plan.strategies import AnyPlan, plan_for
 from .schedule import GraphDump, ScheduleOptions, schedule
@@ -165,10 +174,25 @@ def _compile_gemm(gemm, platform, overrides, optimize, show, dump_graph, backend
 
 
 def _heuristic_kernel(gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
+    """`_ranked_kernel`, or where the model also prices the kernels without SLM staging
+    (`unstaged_alternative`), the cheaper of that and `_ranked_kernel` with `slm=0`."""
+    gemm = _formulated(gemm, (overrides or {}).get("plan", "gemm"))
+    unstaged = unstaged_alternative(gemm, platform, overrides) if _priced(backend) else None
+    if unstaged is None:
+        return _ranked_kernel(gemm, platform, overrides, optimize, show, dump_graph, backend)
+    best = _cheapest(
+        [
+            partial(_ranked_kernel, gemm, platform, given, optimize, None, None, backend)
+            for given in (overrides, unstaged)
+        ]
+    )
+    return _shown(best, platform, optimize, show, dump_graph, backend)
+
+
+def _ranked_kernel(gemm, platform, overrides, optimize, show, dump_graph, backend) -> Compilation:
     """The kernel of the first fitting configuration, or where the model chooses among the GEMM
     plan's dpas configurations (`model_choices`), the one it prices lowest of theirs (the first,
     the lead, falls back as it would alone; the others that do not fit are left out)."""
-    gemm = _formulated(gemm, (overrides or {}).get("plan", "gemm"))
     choices = model_choices(gemm, platform, overrides) if _priced(backend) else ()
     if not choices:
         return _first_fitting(gemm.problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
@@ -318,6 +342,7 @@ def build_kernel(
         model_decides(gemm, platform, overrides)
         or model_choices(gemm, platform, overrides)
         or ("plan" not in (overrides or {}) and swaps(gemm, platform))
+        or unstaged_alternative(gemm, platform, overrides)
         or len(weights_choices(problem, platform)) > 1
     ):  # the layouts and configuration compile_problem would compile, as the model chose them
         compilation = compile_problem(problem, platform, overrides)

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..conv.index import Idx
+from ..conv.index import Idx, all_of
 from ..ir import (
     Alloc,
     Barrier,
     Call,
+    Expr,
     Fence,
     For,
     IfThenElse,
@@ -56,7 +57,7 @@ from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement, SlmPla
 from ..plan.messages import Run
 from ..plan.tiles import TileLayout, dense_layout, tile_moves
 from .epilogue import Scaling, finish
-from .messages import Origin, Scope, emit_block2d, emit_global, slm_run_messages, zero_fill
+from .messages import Origin, Scope, components, emit_block2d, emit_global, slm_run_messages, zero_fill
 from .multiply import multiply, reduce_columns, sum_row
 
 THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))
@@ -154,12 +155,13 @@ class _Builder:
         if plan.column_sums is not None and plan.sum_row is not None:  # (planned together)
             prologue += zero_fill(plan.column_sums.buffer, plan.column_sums.bytes, self.hw.grf_bytes)
             prologue += sum_row(plan.sum_row, config, self._sum_row_type(plan.column_sums), self._sum_factor())
+        self.guard = self._k_guard(thread_k if self.taps is None else k_origin)
         body = self._loop_body()
         if self.taps is None:
-            loop = For(k_iter, const(0), const(plan.iterations), self.loop.wrap(seq(*body)))
+            loop = For(k_iter, const(0), const(plan.iterations), self.loop.wrap(seq(*self._guarded(body))))
         else:
             channel_blocks = For(k_iter, const(0), const(self.taps.inner), self.loop.wrap(seq(*body)))
-            per_tap = seq(*self.tap_fills, channel_blocks)
+            per_tap = seq(*self._guarded([*self.tap_fills, channel_blocks]))
             loop = For(TAP, const(0), const(self.taps.outer), self.tap_scope.wrap(per_tap))
         epilogue = self._reduce_over_k(self._epilogue())
         kernel = seq(*prologue, loop, *epilogue)
@@ -252,6 +254,7 @@ class _Builder:
             # 64-bit add, no add3), a row's invariant part pays as a let; elsewhere the e-graph's
             # own sharing does as well (XeHPG's backward weights lost an instruction to it)
             hoist_rows=not self.hw.has_add3,
+            implied=self.guard,
         )
         if masked:
             # a source zero point fills what the masks drop: (src - zero point) is then 0 there
@@ -264,6 +267,24 @@ class _Builder:
                 return sends
             return fills + sends
         return sends
+
+    def _k_guard(self, k: Origin) -> list[Expr]:
+        """The GEMM's K guard at `k` (the thread's K block, or its tap): the conditions under which
+        the block's K positions add anything (strided backward data: the thread's phase has the
+        tap; else A and B are masked to zeros).  None where a block may straddle the outer
+        components (k_block does not divide the innermost one) or a barrier is inside the loop
+        (the threads of a group would skip different blocks)."""
+        guard, config = self.gemm.k_guard, self.config
+        if guard is None or config.slm or self.gemm.k.inner.size % config.k_block:
+            return []
+        values, _ = components(self.gemm, k, 0, 1, self.loop)
+        lookup = {"g": self.group, **values}
+        return guard(lambda name: lookup.get(name, Idx.const(0)))
+
+    def _guarded(self, body: list[Stmt]) -> list[Stmt]:
+        """`body` skipped where the K guard fails (its sends then leave the guard's conditions out)."""
+        condition = all_of(self.guard)
+        return body if condition is None else [IfThenElse(condition, seq(*body))]
 
     def _varies_per_channel_block(self, sends: list[Stmt]) -> bool:
         """Whether a mask of `sends` reads a value the inner loop of a tap loop changes."""

@@ -197,10 +197,12 @@ def emit_global(
     op: str,
     atomic: str = "",
     hoist_rows: bool = False,
+    implied: Sequence[Expr] = (),
 ) -> tuple[list[Stmt], bool]:
     """Messages moving `lines` of the GRF tile `layout` to or from `view` in global memory;
     `hoist_rows`: bounds-checked rows of one block message each get their own loop-invariant
-    part of the offset bound before the loop (below).
+    part of the offset bound before the loop (below); `implied`: conditions the messages run
+    under already (the K guard), left out of their masks.
 
     Returns the sends and whether any has a mask (so the caller zeroes the registers first)."""
     size = view.type.size
@@ -218,7 +220,7 @@ def emit_global(
             values.update(comps)
             conditions += bound
         address, view_masks = view.access(values)
-        conditions += view_masks
+        conditions += [mask for mask in view_masks if mask not in implied]
         byte_offset = address.expr * size
         if byte_offset.type.lanes > 1:
             byte_offset, conditions = _hoisted(byte_offset, conditions, origins, lane_scope)

@@ -142,6 +142,9 @@ class Gemm:
     quantization: tuple[View, ...] = ()  # per-channel wei_scales and dst_zero_points (1 x N)
     skips_outputs: bool = False  # C elements no group writes, which must hold zeros (StridePhases)
     swapped: bool = False  # forward with output channels along M, pixels along N (plan=swapped)
+    # the conditions on K's outer components (and the group) alone under which a K position adds
+    # anything, already among A's and B's masks (strided backward data: the phase has the tap)
+    k_guard: Callable[[Callable[[str], Idx]], list[Expr]] | None = field(default=None, compare=False)
 
     def dim(self, name: str) -> GemmDim:
         return {"m": self.m, "n": self.n, "k": self.k}[name]
@@ -564,9 +567,12 @@ def _backward_data_by_phases(problem: Problem) -> Gemm:
             positions.append(position)
         return [v("mb"), v("g") * desc.ocg + v("oc"), *positions], masks
 
-    def weights(lookup):
+    def tap_exists(lookup) -> list[Expr]:
         v = phased(lookup)
-        return _weights_index(desc, v), [m for d in desc.used for m in taps_in_kernel(v, d)]
+        return [m for d in desc.used for m in taps_in_kernel(v, d)]
+
+    def weights(lookup):
+        return _weights_index(desc, phased(lookup)), tap_exists(lookup)
 
     def diff_src(lookup):
         v = phased(lookup)
@@ -585,7 +591,7 @@ def _backward_data_by_phases(problem: Problem) -> Gemm:
     if transposed:
         a, b = replace(b, dims=("m", "k")), replace(a, dims=("k", "n"))
     skips = not all(ph.covers_all for ph in phases.values())
-    return Gemm(problem, m, n, k, desc.g * count, a, b, c, None, "", skips_outputs=skips)
+    return Gemm(problem, m, n, k, desc.g * count, a, b, c, None, "", skips_outputs=skips, k_guard=tap_exists)
 
 
 def _backward_weights(problem: Problem) -> Gemm:

@@ -137,6 +137,27 @@ def model_choices(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
     return tuple(choices.values()) if len(choices) > 1 else ()
 
 
+def unstaged_alternative(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> Given | None:
+    """The overrides (`slm=0` added) under which the model also prices the GEMM plan's kernels
+    without SLM staging beside the heuristic's (`pipeline.compile_problem` keeps the cheaper),
+    where the heuristic's lead stages A and B through SLM and B's columns are gathered
+    (`columns_gathered`: the transposed phases of a first layer's strided backward data); None
+    elsewhere.
+
+    There the estimate prices the unstaged kernels at up to four times the model and the staged
+    ones at the model's cycles, so it never ranks an unstaged one within the margin, though they
+    are the faster: resnet_50's conv1 BWD_D bf16 (mb1) on XeHPG, the staged lead (tg_k=4)
+    87,546 cycles estimated and 87,308 modeled, m_tile=3 n_tile=32 k_block=16 tg_k=4 slm=0
+    123,396 estimated and 30,316 modeled (staged, SLM moves each gathered column twice more);
+    on XeHPC 24,402 modeled against the unstaged 6,458."""
+    given = dict(overrides or {})
+    if "slm" in given or given.get("plan", "gemm") != "gemm" or not columns_gathered(gemm):
+        return None
+    if _fitting_strategies(gemm, hw, given) or not choose_config(gemm, hw, given).slm:
+        return None
+    return {**given, "slm": 0}
+
+
 # The kernels compiled where the model chooses among dpas configurations (`model_choices`): each
 # costs a compilation (about a second and a half on XeHPG), and on resnet_50's f16 forward
 # layers the model's choice came from the first four shapes within the margin.
