@@ -337,7 +337,7 @@ def build_kernel(
     before and after each scheduling transform is written there as DOT (and SVG when Graphviz is
     installed)."""
     platform = hwlib.platform(hw)
-    gemm = formulate(problem)
+    gemm = formulate(problem, str((overrides or {}).get("plan", "gemm")))
     if (
         model_decides(gemm, platform, overrides)
         or model_choices(gemm, platform, overrides)

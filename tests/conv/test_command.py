@@ -32,11 +32,11 @@ def test_batch_file_with_minibatch_override(capsys):
 
 
 def test_default_prints_problem_and_config(capsys):
-    status, out, _ = run(capsys, "mb1ic16ih8oc32oh8kh3ph1", "--dt=f16", "--hw=xehpg", "--config", "tg_m=2")
+    status, out, _ = run(capsys, "mb1ic16ih8oc32oh8kh3ph1", "--dt=f16", "--hw=xehpg", "--config", "tg_m=2 plan=gemm")
     lines = out.splitlines()
     assert status == 0
     assert lines[0] == "--dir=FWD_B --dt=f16 g1mb1_ic16ih8iw8_oc32oh8ow8_kh3kw3_sh1sw1_ph1pw1_dh0dw0"
-    assert lines[1].startswith("config: fma=dpas simd=8 tg_m=2 ")
+    assert lines[1].startswith("config: fma=dpas simd=8 tg_m=2 ")  # (the plain product: `plan` not shown)
     assert lines[2].startswith("kernel conv_fwd_b_f16_xehpg: grid ")
 
 

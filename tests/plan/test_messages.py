@@ -34,7 +34,9 @@ def test_rows_with_gaps_stay_apart():
 
 def test_a_dpas_kernel_stores_each_threads_a_slice_with_one_message():
     kernel = build_kernel(
-        make_problem("mb1ic64ih56oc64oh56kh3ph1", dt="f16"), "xehpg", {"slm_bufs": 1, "gmem_bufs": 1, "tg_k": 1}
+        make_problem("mb1ic64ih56oc64oh56kh3ph1", dt="f16"),
+        "xehpg",
+        {"plan": "gemm", "slm_bufs": 1, "gmem_bufs": 1, "tg_k": 1},  # the plain product stages A
     )
     config = kernel.config
     slice_bytes = config.tg_m * config.m_tile * config.k_block * 2 // config.threads_per_group

@@ -13,7 +13,7 @@ from xegen.conv import make_problem, parse_descriptor
 from xegen.errors import ConfigError
 from xegen.modeling import modeled_cycles, workload
 from xegen.pipeline import compile_problem
-from xegen.plan import formulate
+from xegen.plan import formulate, plan_kernel
 from xegen.plan.heuristic import swaps
 
 from ..test_end_to_end import check_end_to_end
@@ -94,6 +94,14 @@ def test_what_the_swapped_product_does_not_apply_to_is_refused(desc, direction, 
     problem = make_problem(desc, direction, "bf16", **options)
     with pytest.raises(ConfigError, match=f"plan=swapped: {reason}"):
         compile_problem(problem, "xehpc", {"plan": "swapped"})
+
+
+def test_the_swapped_product_stages_nothing_through_slm():
+    problem = make_problem(SMALL_3X3, "FWD_B", "bf16")
+    with pytest.raises(ConfigError, match="stages nothing through SLM"):
+        compile_problem(problem, "xehpc", {"plan": "swapped", "slm": 1})
+    with pytest.raises(ConfigError, match="is planned from the GEMM formulate"):
+        plan_kernel(formulate(problem), compile_problem(problem, "xehpc", {"plan": "swapped"}).config, hw.XEHPC)
 
 
 def test_the_cli_says_why_plan_swapped_does_not_apply(capsys):

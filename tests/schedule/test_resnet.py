@@ -58,7 +58,7 @@ def single_buffered(problem, platform):
 
 def unscheduled(kernel):
     """The builder's body for the kernel's configuration, before any scheduling transform."""
-    return build_body(plan_for(formulate(kernel.problem), kernel.config, kernel.hw))
+    return build_body(plan_for(formulate(kernel.problem, kernel.config.plan), kernel.config, kernel.hw))
 
 
 def variants(kernel, platform):

@@ -398,28 +398,19 @@ def _forward_swapped(problem: Problem) -> Gemm:
     """dst^T = wei^T x src^T: output channels along M, pixels along N.  A 16-lane gather of the
     pixels' input channels (one lane a pixel, each a run of K) lands component-major, which is
     dpas's VNNI B as it is, where the plain product (pixels along M) must move every dword of it
-    into A's rows; what a padded spatial convolution gathers, since its pixels' bounds vary."""
-    desc, layouts, types, last = _views_common(problem)
-    m = _dim("m", [("oc", desc.ocg)])
-    n = _dim("n", [("mb", desc.mb), *_spatial(desc, "o", "o")])
-    k = _dim("k", [*_spatial(desc, "k", "k"), ("ic", desc.icg)])
-    a = View(
-        "wei", ("m", "k"), layouts["wei"], types["wei"], lambda v: (_weights_index(desc, v), []), _weights_unit(desc)
+    into A's rows; what a padded spatial convolution gathers, since its pixels' bounds vary.
+    The plain product's views, renamed: they address the tensors by component, not dimension
+    (a sum post-op reads C's own elements; the others that read tensors keep the plain product)."""
+    plain = _forward(problem)
+    return replace(
+        plain,
+        m=replace(plain.n, name="m"),
+        n=replace(plain.m, name="n"),
+        a=replace(plain.b, dims=("m", "k")),
+        b=replace(plain.a, dims=("k", "n")),
+        bias=replace(plain.bias, dims=("m",)) if plain.bias is not None else None,
+        swapped=True,
     )
-    b = View("src", ("k", "n"), layouts["src"], types["src"], _source_of_output(desc), {"ic": 1})
-    c = View(
-        "dst",
-        ("m", "n"),
-        layouts["dst"],
-        types["dst"],
-        _channels_and_spatial(desc, "oc", desc.ocg, "o"),
-        {"oc": 1, "o" + desc.used[-1]: last},
-    )
-    plain_bias = _bias_view(problem)
-    bias = replace(plain_bias, dims=("m",)) if plain_bias is not None else None
-    # (a sum post-op reads C's own elements; the others that read tensors keep the plain product)
-    post_ops = _post_op_views(problem, c)
-    return Gemm(problem, m, n, k, desc.g, a, b, c, bias, "add" if problem.has_bias else "", post_ops, swapped=True)
 
 
 def _backward_data(problem: Problem) -> Gemm:

@@ -97,11 +97,15 @@ def swaps(gemm: Gemm, hw: Platform) -> bool:
     plain product gathers and moves into A's rows and the swapped one gathers straight into
     B.  The estimate does not price that difference: resnet_50's 3x3 layers (bf16, mb1) modeled
     0.69-0.99x the plain product's cycles on XeHPC and 0.77-0.78x on XeHPG (res2a, res4a) with
-    the swapped product's first configuration; a 1x1 layer (2D blocks, nothing moved) 2.2x."""
+    the swapped product's first configuration; a 1x1 layer (2D blocks, nothing moved) 2.2x.
+    Not int8: the model kept the plain product on all 20 of resnet_50's u8:s8:f32 layers on
+    XeHPG, and the lowering refuses some swapped int8 kernels (a predicated vector operation on
+    lanes that do not start at a multiple of 4)."""
     problem = gemm.problem
     spatial = any(problem.desc.field("k", d) > 1 for d in problem.desc.used)
-    first_layer = not problem.types.is_int8 and not first_unsuited(problem, hw)
-    return spatial and not first_layer and swap_unsuited(problem) is None and _pick_fma(gemm, hw) in SYSTOLIC
+    if problem.types.is_int8 or not spatial or not first_unsuited(problem, hw):
+        return False
+    return swap_unsuited(problem) is None and _pick_fma(gemm, hw) in SYSTOLIC
 
 
 def model_choices(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> tuple[Config, ...]:
@@ -417,13 +421,13 @@ def _plain_space(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
                 slm_bufs=given.get("slm_bufs", 1),
                 gmem_bufs=given.get("gmem_bufs", 1),
                 grf=given.get("grf", min(hw.grf_counts)),
-                plan="swapped" if gemm.swapped else "gemm",
+                # (a plan given for the other product is refused by the planner, `plan_kernel`)
+                plan=given.get("plan") or ("swapped" if gemm.swapped else "gemm"),
             )
             if "k_split" not in given:
                 base = replace(base, k_split=_pick_k_split(base, gemm))
             staged = fma in SYSTOLIC and base.threads_per_group >= 4
             wants_slm = given.get("slm_bufs", 1) > 1  # SLM buffering asked for: stage through SLM
-            # the swapped product is for B gathered straight into dpas's layout (`gemm._forward_swapped`)
             slm_options = options("slm", [1] if wants_slm else [1, 0] if staged and not gemm.swapped else [0])
             grf_options = options("grf", sorted(hw.grf_counts))
             # on XeHPG a fused pair shares its A: half the A loads and registers (`dpasw.py`)

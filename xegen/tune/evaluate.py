@@ -149,7 +149,7 @@ def _keeps_shape(plan: KernelPlan, full: KernelPlan) -> bool:
 def reduced_problem(problem: Problem, config: Config, hw) -> Problem:
     """The smallest cut of `problem` on which `config` runs the same tiles over a grid of the same
     kind (see the module's docstring); the problem itself when no cut does."""
-    full = plan_kernel(formulate(problem), config, hw)
+    full = plan_kernel(formulate(problem, config.plan), config, hw)
     desc = problem.desc
     outer = desc.field("o", desc.used[0])
     fewest = min(outer, 2 if desc.field("p", desc.used[0]) else 1)  # padded: a first and a last row
@@ -160,7 +160,7 @@ def reduced_problem(problem: Problem, config: Config, hw) -> Problem:
             candidate = problem.with_desc(_resized(desc, mb, out))
             if candidate.desc.field("i", desc.used[0]) < 1:
                 continue
-            if _keeps_shape(plan_kernel(formulate(candidate), config, hw), full):
+            if _keeps_shape(plan_kernel(formulate(candidate, config.plan), config, hw), full):
                 return candidate
         except (ConfigError, UnsupportedError):
             continue
