@@ -64,7 +64,7 @@ def tensor_bytes(problem: Problem, tensor: str) -> int:
 def workload(problem: Problem, plan: str = "gemm") -> Workload:
     """The problem in the terms of the GEMM a kernel of `plan` computes (plan=swapped: the
     weights are A, the source B)."""
-    gemm = formulate(problem, "swapped" if plan == "swapped" else "gemm")
+    gemm = formulate(problem, plan)
     bias = tensor_bytes(problem, "bias") if problem.has_bias else 0
     # forward: the bias and what the post-ops and scales read (a sum reads dst too)
     extra = sum(tensor_bytes(problem, name) for name in problem.inputs if name not in ("src", "wei"))
