@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from xegen.conv import make_problem
 from xegen.hw import platform
@@ -13,7 +15,7 @@ from xegen.pipeline import build_kernel
 from xegen.plan.gemm import formulate
 from xegen.plan.heuristic import choose_config
 from xegen.plan.kernel import plan_kernel
-from xegen.plan.messages import Run, contiguous_runs
+from xegen.plan.messages import Run, contiguous_runs, run_arrays, slm_message_cost
 
 
 def test_rows_that_follow_each_other_in_both_make_one_run():
@@ -30,6 +32,27 @@ def test_rows_with_gaps_stay_apart():
     # contiguous in SLM but not in the registers (each row starts a new GRF of 64 elements)
     padded = np.arange(16)[None, :] + 64 * np.arange(2)[:, None]
     assert contiguous_runs(padded, np.arange(32).reshape(2, 16)) == [Run(0, 0, 16), Run(64, 16, 16)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), size=st.sampled_from([1, 2, 4]), alignment=st.sampled_from([0, 2, 4, 6, 64]))
+def test_runs_are_priced_as_the_sum_of_their_messages(seed, size, alignment):
+    """The planner prices runs as arrays; each run's messages, counted one by one here: a block
+    message per 256 bytes (XeHPG's largest) where the run starts dword aligned for every placement
+    and is whole dwords, else scattered messages of up to 16 elements, each worth 2 blocks; an
+    address and a send per message."""
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(1, 257))
+    registers = rng.permutation(count)
+    # in register order, SLM offsets mostly one after the other: runs of all lengths
+    steps = np.where(rng.random(count) < 0.9, 1, rng.integers(2, 6, count))
+    slm = np.empty(count, dtype=np.int64)
+    slm[np.argsort(registers)] = np.cumsum(steps) + int(rng.integers(0, 4))
+    expected = 0
+    for run in contiguous_runs(registers, slm):
+        aligned = np.gcd(alignment, run.slm * size) % 4 == 0 and run.length * size % 4 == 0
+        expected += 2 * (-(-run.length * size // 256) if aligned else 2 * -(-run.length // 16))
+    assert slm_message_cost(run_arrays(registers, slm), size, alignment, platform("xehpg")) == expected
 
 
 def test_a_dpas_kernel_stores_each_threads_a_slice_with_one_message():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -27,7 +28,18 @@ from ..ir.types import F32, PTR
 from .block2d import Block2dPlan, block2d_plan
 from .config import RESERVED_GRFS, Config, check_config, k_iterations, prefetches
 from .gemm import S32_MAX, Gemm, View, check_index_range
-from .messages import LaneRun, LinePlan, Run, contiguous_runs, lane_runs, line_plans, plan_lines, slm_message_cost
+from .messages import (
+    LaneRun,
+    LinePlan,
+    Run,
+    Runs,
+    contiguous_runs,
+    lane_runs,
+    line_plans,
+    plan_lines,
+    run_arrays,
+    slm_message_cost,
+)
 from .multiply import MultiplyLayouts, multiply_layouts, operand_layout, operand_type
 from .tiles import Line, TileLayout, dense_layout, line_layout, packed_layout, round_up, tile_moves
 
@@ -675,22 +687,20 @@ def _plan_slices(
         relative, terms = placed
         alignment = Placement([], terms).base_alignment(size)
         packed = packed_layout(Var(f"{name}_packed", PTR), layout, 0, 0, extents[0], extents[1], hw.grf_bytes)
-        packed_runs = contiguous_runs(packed.offset_map, relative)
+        packed_runs = run_arrays(packed.offset_map, relative)
         packed_cost = slm_message_cost(packed_runs, size, alignment, hw)
         blocks = block2d_plan(view, gemm, config, hw, name, packed)
         if blocks is not None:  # loaded in SLM order: no stage, no moves
             total = blocks.cost * (2 if prefetches(config, hw) else 1) + packed_cost
             if best is None or total < best[0]:
-                best = (
-                    total,
-                    SlmPlan(layout, slices, extents, blocks, packed, [], packed, Placement(packed_runs, terms), read),
-                )
+                store = Placement(packed_runs.runs(), terms)
+                best = (total, SlmPlan(layout, slices, extents, blocks, packed, [], packed, store, read))
         for messages, line_plan in line_plans(
             view, gemm, hw, extents, extents, vector_lanes=vector_lanes(config, hw), interleave=config.systolic
         ):
             stage, lines = lines_of(line_plan, Var(f"{name}_stage", PTR), view, extents, hw)
-            runs = contiguous_runs(stage.offset_map, relative)
-            options: list[tuple[int, TileLayout, Sequence[Run | LaneRun]]] = [
+            runs = run_arrays(stage.offset_map, relative)
+            options: list[tuple[int, TileLayout, Runs | list[LaneRun]]] = [
                 (slm_message_cost(runs, size, alignment, hw), stage, runs)
             ]
             if line_plan.vector:
@@ -702,10 +712,8 @@ def _plan_slices(
             store_cost, source, store_runs = min(options, key=lambda option: option[0])
             total = global_cost(messages, config, hw) + store_cost
             if best is None or total < best[0]:
-                plan = SlmPlan(
-                    layout, slices, extents, line_plan, stage, lines, source, Placement(store_runs, terms), read
-                )
-                best = (total, plan)
+                store = Placement(store_runs.runs() if isinstance(store_runs, Runs) else store_runs, terms)
+                best = (total, SlmPlan(layout, slices, extents, line_plan, stage, lines, source, store, read))
     if best is None:
         raise ConfigError(
             f"slm=1: the group's {name.upper()} tile ({group_extents[0]}x{group_extents[1]}) cannot be "
@@ -746,12 +754,18 @@ def planned_moves(dst: TileLayout, src: TileLayout, hw: Platform) -> int:
     more than their instructions: counted exactly, the moves sent XeHPG's forward f16
     res3a_branch2b from a vector gather to a message per line (15891 -> 16515 modeled cycles).
     (Without SLM, `plan_direct` counts them exactly: there it pays.)"""
+    return _planned_moves(dst, src, hw.grf_bytes)
+
+
+@lru_cache(maxsize=1024)  # as `tile_moves`: the heuristic prices the same layouts in many configurations
+def _planned_moves(dst: TileLayout, src: TileLayout, grf_bytes: int) -> int:
     dst, _, moves = tile_moves(dst, src)
+    reach = 2 * grf_bytes // dst.type.size  # elements two GRFs hold at stride 1
 
-    def lanes(stride: int) -> int:
-        return max(1, min(32, 2 * hw.grf_bytes // (dst.type.size * max(1, abs(stride)))))
+    def lines(count: int, length: int, stride: int) -> int:
+        return count * -(-length // max(1, min(32, reach // max(1, abs(stride)))))
 
-    return sum(min(m.rows * -(-m.cols // lanes(m.d_cs)), m.cols * -(-m.rows // lanes(m.d_rs))) for m in moves)
+    return sum(min(lines(m.rows, m.cols, m.d_cs), lines(m.cols, m.rows, m.d_rs)) for m in moves)
 
 
 def _plan_post_load(view: View | None, index: int, gemm: Gemm, config: Config, hw: Platform) -> OutputPlan | None:

@@ -193,16 +193,35 @@ class Run:
     length: int
 
 
-def contiguous_runs(register_offsets: np.ndarray, slm_offsets: np.ndarray) -> list[Run]:
+@dataclass(frozen=True)
+class Runs:
+    """The maximal runs of a tile between registers and SLM as arrays, in register order: run i
+    is `length[i]` elements from element `register[i]` of the buffer and `slm[i]` of the tile.
+    The planner prices thousands of candidate runs per layout (`slm_message_cost`) and keeps
+    few; `runs()` makes the `Run`s of the one kept."""
+
+    register: np.ndarray
+    slm: np.ndarray
+    length: np.ndarray
+
+    def runs(self) -> list[Run]:
+        columns = (self.register.tolist(), self.slm.tolist(), self.length.tolist())
+        return [Run(*values) for values in zip(*columns, strict=True)]
+
+
+def run_arrays(register_offsets: np.ndarray, slm_offsets: np.ndarray) -> Runs:
     """The maximal runs of a tile whose elements sit at `register_offsets` in registers and
-    `slm_offsets` in SLM (arrays of the tile's shape), in register order."""
+    `slm_offsets` in SLM (arrays of the tile's shape)."""
     order = np.argsort(register_offsets, axis=None, kind="stable")
     grf = register_offsets.ravel()[order]
     slm = slm_offsets.ravel()[order]
-    breaks = np.flatnonzero((np.diff(grf) != 1) | (np.diff(slm) != 1)) + 1
-    starts = [0, *breaks.tolist()]
-    ends = [*breaks.tolist(), len(grf)]
-    return [Run(int(grf[a]), int(slm[a]), b - a) for a, b in zip(starts, ends, strict=True)]
+    starts = np.concatenate(([0], np.flatnonzero((np.diff(grf) != 1) | (np.diff(slm) != 1)) + 1))
+    return Runs(grf[starts], slm[starts], np.diff(np.append(starts, len(grf))))
+
+
+def contiguous_runs(register_offsets: np.ndarray, slm_offsets: np.ndarray) -> list[Run]:
+    """`run_arrays` as `Run`s."""
+    return run_arrays(register_offsets, slm_offsets).runs()
 
 
 @dataclass(frozen=True)
@@ -243,22 +262,25 @@ def lane_runs(lines: list[Line], line_dim: int, slm_offsets: np.ndarray, size: i
 def is_block(run: Run, size: int, base_alignment: int) -> bool:
     """A run moves in block messages when its SLM address is dword aligned for every placement
     (`base_alignment`: the byte alignment of the runtime part) and it is whole dwords."""
-    return math.gcd(base_alignment, run.slm * size) % 4 == 0 and (run.length * size) % 4 == 0
+    return bool(_dword_aligned(run.slm, run.length, size, base_alignment))
+
+
+def _dword_aligned(slm, length, size: int, base_alignment: int):
+    """`is_block` of runs starting at SLM element `slm` (ints or arrays alike): gcd(base_alignment,
+    slm * size) is a multiple of 4 exactly when both are."""
+    return (base_alignment % 4 == 0) & (slm * size % 4 == 0) & (length * size % 4 == 0)
 
 
 SLM_MESSAGE_COST = 2  # an SLM message and its address, in instructions (modeled)
 
 
-def slm_message_cost(runs: Sequence[Run | LaneRun], size: int, base_alignment: int, hw: Platform) -> int:
+def slm_message_cost(runs: Runs | Sequence[LaneRun], size: int, base_alignment: int, hw: Platform) -> int:
     """Modeled instructions of the messages moving `runs`: an address and a send per block
     message, SCATTERED_COST times that per scattered one, a vector of addresses and a send per 4
     dwords of each line per vector message."""
-    cost = 0
-    for run in runs:
-        if isinstance(run, LaneRun):
-            cost += 1 + -(-run.dwords // 4)
-        elif is_block(run, size, base_alignment):
-            cost += SLM_MESSAGE_COST * -(-run.length * size // hw.max_block_message_bytes)
-        else:
-            cost += SLM_MESSAGE_COST * SCATTERED_COST * -(-run.length // hw.max_message_simd)
-    return cost
+    if not isinstance(runs, Runs):
+        return sum(1 + -(-run.dwords // 4) for run in runs)
+    block = _dword_aligned(runs.slm, runs.length, size, base_alignment)
+    block_messages = -(-runs.length * size // hw.max_block_message_bytes)
+    scattered_messages = SCATTERED_COST * -(-runs.length // hw.max_message_simd)
+    return SLM_MESSAGE_COST * int(np.where(block, block_messages, scattered_messages).sum())

@@ -72,6 +72,13 @@ class TileLayout:
     pieces: tuple[Piece, ...]
     elements: int  # buffer size in elements (including padding between lines)
 
+    def __hash__(self) -> int:  # layouts key the planner's caches: hash their pieces once
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash((self.buffer, self.type, self.rows, self.cols, self.pieces, self.elements))
+
     @property
     def bytes(self) -> int:
         return self.elements * self.type.size
@@ -89,23 +96,24 @@ class TileLayout:
     @cached_property
     def offset_map(self) -> np.ndarray:
         """The element offset of every tile element, as a read-only rows x cols array."""
-        offsets = np.full((self.rows, self.cols), -1, dtype=np.int64)
-        for p in self.pieces:
-            rows = slice(p.rows.start, p.rows.last + 1, p.rows.step)
-            cols = slice(p.cols.start, p.cols.last + 1, p.cols.step)
-            offsets[rows, cols] = (
-                p.base
-                + np.arange(p.rows.count)[:, None] * p.row_stride
-                + np.arange(p.cols.count)[None, :] * p.col_stride
-            )
-        offsets.setflags(write=False)
-        return offsets
+        return _offset_map(self.rows, self.cols, self.pieces)
 
     def same_placement(self, other: TileLayout) -> bool:
         """Whether every element sits at the same byte in both layouts (same type and shape)."""
         if (self.type, self.rows, self.cols) != (other.type, other.rows, other.cols):
             return False
         return bool(np.array_equal(self.offset_map, other.offset_map))
+
+
+@lru_cache(maxsize=1024)  # the planner makes the same layouts again in every configuration it weighs
+def _offset_map(rows: int, cols: int, pieces: tuple[Piece, ...]) -> np.ndarray:
+    offsets = np.full((rows, cols), -1, dtype=np.int64)
+    for p in pieces:
+        offsets[p.rows.start : p.rows.last + 1 : p.rows.step, p.cols.start : p.cols.last + 1 : p.cols.step] = (
+            p.base + np.arange(p.rows.count)[:, None] * p.row_stride + np.arange(p.cols.count)[None, :] * p.col_stride
+        )
+    offsets.setflags(write=False)  # shared by every layout of these pieces
+    return offsets
 
 
 def round_up(x: int, multiple: int) -> int:
