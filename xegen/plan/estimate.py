@@ -174,7 +174,7 @@ class Estimator:
         kernels up to 2x slower (res3a_branch2a 7020 -> 14262 cycles)."""
         gemm, hw, operands = self.gemm, self.hw, ("a", "b")
         counted = gemm.problem.kind == "bwd_w" and hw.has_block2d
-        if gemm.swapped and config.systolic:  # (it stages nothing through SLM)
+        if gemm.swapped and config.systolic:  # with slm=1 too (given only): its slices as planned
             return {op: staging(config, gemm, hw, op) for op in operands}
         if not config.systolic or (config.slm and not counted):
             return {op: Staging(_even_share(config, op) if config.slm else _tile(config, op)) for op in operands}
