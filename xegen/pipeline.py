@@ -346,10 +346,18 @@ def build_kernel(
         or len(weights_choices(problem, platform)) > 1
     ):  # the layouts and configuration compile_problem would compile, as the model chose them
         compilation = compile_problem(problem, platform, overrides)
-        gemm, config = formulate(compilation.problem, compilation.config.plan), compilation.config
+        problem, config = compilation.problem, compilation.config
     else:
         config = choose_config(gemm, platform, overrides)
-    plan = plan_for(gemm, config, platform)
+    return build_config(problem, config, platform, dump_graph)
+
+
+def build_config(
+    problem: Problem, config: Config, hw: str | hwlib.Platform = "xehpg", dump_graph: str | Path | None = None
+) -> Kernel:
+    """The kernel IR of `problem` (its weights' layout as it states it: nothing chosen again) with
+    exactly `config`, built and scheduled as `build_kernel` builds it."""
+    plan = plan_for(formulate(problem, config.plan), config, hwlib.platform(hw))
     body = schedule_body(plan, build_plan(plan), graph_dump(plan, dump_graph))
     return kernel_record(plan, body)  # type: ignore[arg-type]  # takes any plan; build/ annotates KernelPlan
 

@@ -7,7 +7,7 @@ The default run takes each layer once, rotating through directions, data types a
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,7 +17,7 @@ from xegen.build import run_ir
 from xegen.build.builder import build_body
 from xegen.conv import make_problem, random_inputs
 from xegen.errors import ConfigError
-from xegen.pipeline import build_kernel
+from xegen.pipeline import build_config, build_kernel
 from xegen.plan import formulate
 from xegen.plan.strategies import plan_for
 from xegen.schedule import hoist_invariants, multi_buffer, schedule_by_latency, unroll
@@ -43,17 +43,19 @@ STAGED = (
 )
 
 
-def single_buffered(problem, platform):
+def single_buffered(problem, platform, staged_first=STAGED):
     """The kernel the heuristic picks (staged through SLM where it can be), and the same
-    configuration with one buffer of each kind (as the scheduling pass leaves it)."""
-    for staged in STAGED:
+    configuration with one buffer of each kind (as the scheduling pass leaves it) for the same
+    problem: the weights' layout the model chose for the first, not chosen again (with other
+    buffer counts the model may price another layout lower, whose kernel reads other bytes)."""
+    for staged in staged_first:
         try:
             scheduled = build_kernel(problem, platform, staged)
             break
         except ConfigError:
             continue
-    config = {**asdict(scheduled.config), "slm_bufs": 1, "gmem_bufs": 1}
-    return scheduled, build_kernel(problem, platform, config)
+    config = replace(scheduled.config, slm_bufs=1, gmem_bufs=1)
+    return scheduled, build_config(scheduled.problem, config, platform)
 
 
 def unscheduled(kernel):
@@ -77,9 +79,9 @@ def variants(kernel, platform):
         )
 
 
-def check_layer(layer: int, direction: str, dt: str, platform: str) -> list[str]:
+def check_layer(layer: int, direction: str, dt: str, platform: str, staged_first=STAGED) -> list[str]:
     problem = make_problem(scaled(RESNET[layer]), direction, dt)
-    scheduled, reference = single_buffered(problem, platform)
+    scheduled, reference = single_buffered(problem, platform, staged_first)
     tensors = random_inputs(problem, seed=layer)
     expected = run_ir(replace(reference, body=unscheduled(reference)), tensors)
     checked = []
@@ -103,6 +105,19 @@ def default_cases():
 def test_transforms_keep_scaled_resnet_layers_bit_identical(layer, direction, dt, platform):
     checked = check_layer(layer, direction, dt, platform)
     assert {"heuristic", "single-buffered", "hoist", "unroll3", "list-schedule"} <= set(checked)
+
+
+@pytest.mark.parametrize("layer", ["res2a_branch2b", "res4a_branch2b"])
+def test_the_swapped_product_staged_through_slm_stays_bit_identical(layer):
+    """plan=swapped with slm=1, double-buffered.  On res2a_branch2b the model resolves the weights'
+    `any` to the plain layout for slm_bufs=2 and to the VNNI one for slm_bufs=1: its single-
+    buffered reference is the same problem's (`single_buffered`), else it reads other bytes."""
+    index = next(i for i, desc in enumerate(RESNET) if short_name(desc).startswith(layer))
+    swapped = tuple({**staged, "plan": "swapped"} for staged in STAGED)
+    scheduled, _ = single_buffered(make_problem(scaled(RESNET[index]), "FWD_B", "bf16"), "xehpc", swapped)
+    assert scheduled.config.plan == "swapped" and scheduled.config.slm_bufs == 2
+    checked = check_layer(index, "FWD_B", "bf16", "xehpc", swapped)
+    assert {"heuristic", "single-buffered", "slm2-gmem1-prefetch0", "slm3-gmem2-prefetch1"} <= set(checked)
 
 
 def test_the_staged_run_multi_buffers_slm_on_most_layers():

@@ -13,6 +13,7 @@ from xegen.plan.config import KEYS, check_config
 from xegen.plan.heuristic import choose_config, config_candidates
 from xegen.plan.kernel import plan_kernel
 from xegen.plan.space import GROUP_SIDES, K_SPLITS, TuningSpace, idle_threads
+from xegen.tune.space import space_of
 
 SMALL = "mb1ic8ih4oc8oh4kh3ph1"  # M = 16 output pixels, N = 8 channels, K = 72
 
@@ -106,3 +107,53 @@ def test_a_first_layer_s_space_holds_both_plans_and_the_gemm_plans_dpas():
     kinds = {(c.plan, c.fma) for c in s.candidates}
     assert ("first", "mad") in kinds and ("gemm", "dpas") in kinds
     assert any(s.legal(c) for c in s.candidates if c.fma == "dpas")
+
+
+# a padded 3x3 forward layer whose multiply is dpas (bf16 on XeHPC): the model also tries the
+# swapped product there (`heuristic.swaps`); the keys fixed keep its space small enough to plan
+SWAPPABLE = "mb1ic32ih8oc32oh8kh3ph1"
+FEW_KNOBS = {"grf": 128, "k_split": 1, "gmem_bufs": 1, "tg_m": 1}
+
+
+def product_space(desc=SWAPPABLE, direction="FWD_B", given=FEW_KNOBS):
+    problem = make_problem(desc, direction, "bf16")
+    return problem, space_of(problem, "xehpc", given)
+
+
+def test_a_forward_dpas_layer_s_space_holds_both_products_each_planned_from_its_own_gemm():
+    problem, (s, legal) = product_space()
+    assert s.knobs["plan"] == ("gemm", "swapped")
+    plans = {c.plan for c in legal}
+    assert plans == {"gemm", "swapped"}
+    gemms = {plan: formulate(problem, plan) for plan in plans}
+    # the heuristic's choice of each product leads its share of the space, and is legal there
+    assert legal[0] == choose_config(gemms["gemm"], hwlib.platform("xehpc"), FEW_KNOBS)
+    assert choose_config(gemms["swapped"], hwlib.platform("xehpc"), FEW_KNOBS) in legal
+    for config in legal:
+        plan_kernel(gemms[config.plan], config, hwlib.platform("xehpc"))  # raises if it did not fit
+    swapped = next(c for c in legal if c.plan == "swapped")
+    with pytest.raises(ConfigError):  # the planner refuses a configuration with the other product
+        plan_kernel(gemms["gemm"], swapped, hwlib.platform("xehpc"))
+    rejected = set(s.candidates) - set(legal)
+    assert rejected and all(not s.legal(c) for c in rejected)
+
+
+@pytest.mark.parametrize(
+    ("desc", "direction", "given"),
+    [
+        (SWAPPABLE, "BWD_D", FEW_KNOBS),  # the swapped product is a forward one
+        ("g2" + SWAPPABLE, "FWD_B", FEW_KNOBS),  # groups keep the plain product
+        ("mb1ic32ih8oc32oh8kh1ph0", "FWD_B", FEW_KNOBS),  # 1x1: the model does not try it
+        (SWAPPABLE, "FWD_B", {**FEW_KNOBS, "plan": "gemm"}),  # a plan given is the only one
+    ],
+)
+def test_where_the_model_does_not_swap_the_space_holds_the_plain_product_alone(desc, direction, given):
+    _, (s, legal) = product_space(desc, direction, given)
+    assert s.knobs["plan"] == ("gemm",)
+    assert legal and {c.plan for c in legal} == {"gemm"}
+
+
+def test_a_swapped_plan_given_is_the_swapped_product_s_space():
+    problem, (s, legal) = product_space(given={**FEW_KNOBS, "plan": "swapped"})
+    assert s.knobs["plan"] == ("swapped",)
+    assert legal[0] == choose_config(formulate(problem, "swapped"), hwlib.platform("xehpc"), FEW_KNOBS)

@@ -157,3 +157,21 @@ def test_a_configuration_slower_than_the_heuristic_never_wins():
     assert result.heuristic_cycles == 1.0
     assert result.winner_cycles == 1.0 and asdict(result.winner) == heuristic
     assert "the heuristic's" in result.method
+
+
+def test_a_tune_over_both_products_can_pick_a_swapped_winner_that_verifies():
+    """A padded 3x3 bf16 layer on XeHPC with every knob but the tiles and the plan fixed: 15 legal
+    configurations, 7 of the plain product and 8 of the swapped one, all evaluated.  The model
+    prices a swapped one below every plain one; it wins, and runs in the simulator."""
+    given = {"fma": "dpas", "simd": 16, "grf": 128, "slm": 0, "k_split": 1, "tg_m": 1, "tg_n": 1, "tg_k": 1}
+    given |= {"gmem_bufs": 1, "slm_bufs": 1}
+    problem = make_problem("mb1ic32ih8oc32oh8kh3ph1", "FWD_B", "bf16")
+    layer = Layer(problem, hwlib.platform("xehpc"), tuple(given.items()), "swappable")
+    [result] = tune([layer], Serial(), budget=20, seed=0, verify_top=1)
+    assert result.method == "exhaustive" and result.error is None
+    assert result.winner.plan == "swapped" and result.verified_on
+    assert result.winner_cycles <= result.heuristic_cycles
+    swapped = [config for config, _ in result.ranking if config.plan == "swapped"]
+    assert len(swapped) > 1  # the space's, not just the swapped kernel the heuristic's job compiled
+    plain = [cycles for config, cycles in result.ranking if config.plan == "gemm"]
+    assert plain and result.winner_cycles < min(plain)

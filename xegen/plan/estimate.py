@@ -159,7 +159,10 @@ class Estimator:
     def _operand_stagings(self, config: Config) -> dict[str, Staging]:
         """Each operand's staging for dpas (`staging`) in backward weights on platforms with 2D
         block loads (XeHPC), where both operands are K-strided (channels contiguous) and their
-        staging is most of a K block's instructions.  Elsewhere, and there where an operand loaded
+        staging is most of a K block's instructions, and in the swapped forward product, whose
+        gathered pixels land in dpas's VNNI B with no move (priced a move per element of both
+        tiles, its configurations were estimated at five times the model in geomean on XeHPC
+        bf16 res4a_branch2b, docs/conv.md).  Elsewhere, and there where an operand loaded
         straight from memory is gathered with in-bounds conditions, the estimate keeps its older
         price: no moves with slm=1; without, 2D blocks where they load both operands, else a move
         per element of both tiles (`_element_moves`).  Counted from the plan there, it ranked
@@ -171,6 +174,8 @@ class Estimator:
         kernels up to 2x slower (res3a_branch2a 7020 -> 14262 cycles)."""
         gemm, hw, operands = self.gemm, self.hw, ("a", "b")
         counted = gemm.problem.kind == "bwd_w" and hw.has_block2d
+        if gemm.swapped and config.systolic:  # with slm=1 too (given only): its slices as planned
+            return {op: staging(config, gemm, hw, op) for op in operands}
         if not config.systolic or (config.slm and not counted):
             return {op: Staging(_even_share(config, op) if config.slm else _tile(config, op)) for op in operands}
         if counted:

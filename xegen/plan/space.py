@@ -15,19 +15,25 @@ and SLM) when a configuration is first asked about (`legal`), since laying out t
 milliseconds and the spaces hold thousands.  A configuration that would leave a whole row or
 column of a group's threads without work (`idle_threads`) is left out as well: it does what a
 smaller group does, on more threads.
+
+A problem's space (`problem_space`) is one GEMM's `TuningSpace`, or where the model chooses
+between the plain forward product and the swapped one (`heuristic.swaps`) and no plan is given,
+the union of both (`ProductSpaces`): each configuration is checked against its own GEMM, as
+`plan_kernel` plans it (plan=swapped from the swapped GEMM only).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
+from ..conv.problem import Problem
 from ..errors import ConfigError
 from ..hw import Platform
 from .config import FMA_KINDS, KEYS, Config, check_config
-from .gemm import Gemm
-from .heuristic import config_space
+from .gemm import Gemm, formulate
+from .heuristic import choose_config, config_space, swaps
 from .kernel import KernelPlan, check_budgets, layout_key, plan_layout
 
 GROUP_SIDES = (1, 2, 4, 8)  # threads along M or N in a group (the heuristic stops at 4)
@@ -168,3 +174,49 @@ class TuningSpace:
     def legal_configs(self) -> list[Config]:
         """Every legal configuration (lays out every candidate: seconds on large spaces)."""
         return [c for c in self.candidates if self.legal(c)]
+
+
+class ProductSpaces:
+    """The union of the spaces of one problem's GEMM products, as a tuner sees one space: the
+    candidates of each in turn, a configuration legal where its own product's space says so
+    (the spaces' configurations differ in `plan`, so none is in two)."""
+
+    def __init__(self, spaces: Sequence[TuningSpace]):
+        self.spaces = tuple(spaces)
+        self.candidates = tuple(dict.fromkeys(c for space in self.spaces for c in space.candidates))
+        self.index = {key: c for space in self.spaces for key, c in space.index.items()}
+        self.knobs = {
+            key: _ordered(tuple(v for space in self.spaces for v in space.knobs.get(key, ()))) for key in KEYS
+        }
+        self.considered = sum(space.considered for space in self.spaces)
+
+    @property
+    def pruned(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for space in self.spaces:
+            for reason, count in space.pruned.items():
+                counts[reason] = counts.get(reason, 0) + count
+        return counts
+
+    def legal(self, config: Config) -> bool:
+        return any(space.legal(config) for space in self.spaces if values(config) in space.index)
+
+    def legal_configs(self) -> list[Config]:
+        return [c for c in self.candidates if self.legal(c)]
+
+
+def problem_space(
+    problem: Problem, hw: Platform, given: Mapping[str, object] | None = None
+) -> tuple[ProductSpaces, Config]:
+    """The space of `problem` on `hw` with the keys of `given` fixed, and the heuristic's
+    configuration (of the plain product unless `given` names a plan), first in the space: the
+    given plan's product's space, else the plain product's, joined by the swapped product's
+    where the model chooses between the two (`swaps`)."""
+    given = dict(given or {})
+    plain = formulate(problem, str(given.get("plan", "gemm")))
+    heuristic = choose_config(plain, hw, given)
+    spaces = [TuningSpace(plain, hw, given, heuristic)]
+    if "plan" not in given and swaps(plain, hw):
+        swapped = formulate(problem, "swapped")
+        spaces.append(TuningSpace(swapped, hw, given, choose_config(swapped, hw, given)))
+    return ProductSpaces(spaces), heuristic

@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass
 
 from ..plan.config import KEYS, Config
-from ..plan.space import TuningSpace, values
+from ..plan.space import ProductSpaces, TuningSpace, values
 
 GENERATION = 8  # configurations per generation (a batch the workers share)
 PARENTS = 4  # the best configurations a generation is bred from
@@ -39,7 +39,7 @@ class Evaluated:
 class Search:
     """One layer's search: `ask` for configurations to evaluate, `tell` each result."""
 
-    def __init__(self, space: TuningSpace, budget: int, seed: int | str, heuristic: Config):
+    def __init__(self, space: TuningSpace | ProductSpaces, budget: int, seed: int | str, heuristic: Config):
         self.space, self.budget, self.heuristic = space, budget, heuristic
         self.rng = random.Random(f"xegen-tune:{seed}")
         self.order = {c: i for i, c in enumerate(space.candidates)}

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from ..conv.problem import Problem
 from ..hw import platform
-from ..plan import formulate
-from ..plan.heuristic import choose_config
-from ..plan.space import TuningSpace
+from ..plan.space import ProductSpaces, problem_space
 
 
-def space_of(problem: Problem, hw: str, given: dict | None = None) -> tuple[TuningSpace, list]:
-    """The problem's space with the keys of `given` fixed, and its legal configurations
-    (the heuristic's first)."""
-    platform_ = platform(hw)
-    gemm = formulate(problem)
-    space = TuningSpace(gemm, platform_, given, choose_config(gemm, platform_, given))
+def space_of(problem: Problem, hw: str, given: dict | None = None) -> tuple[ProductSpaces, list]:
+    """The problem's space with the keys of `given` fixed (`plan.space.problem_space`: with the
+    swapped product's configurations where the model would try them), and its legal
+    configurations (the heuristic's first)."""
+    space, _ = problem_space(problem, platform(hw), given)
     return space, space.legal_configs()
 
 

@@ -20,10 +20,8 @@ from dataclasses import dataclass, field
 
 from ..conv.problem import Problem
 from ..hw import Platform
-from ..plan import formulate
 from ..plan.config import Config
-from ..plan.heuristic import choose_config
-from ..plan.space import TuningSpace
+from ..plan.space import problem_space
 from .backends import Lost
 from .database import Entry, now, problem_key
 from .evaluate import Job, Outcome, as_config, as_items
@@ -89,10 +87,7 @@ class _LayerRun:
 
     def __init__(self, layer: Layer, budget: int, seed: int, verify_top: int):
         self.layer = layer
-        gemm = formulate(layer.problem)
-        given = dict(layer.given)
-        self.heuristic = choose_config(gemm, layer.hw, given)
-        self.space = TuningSpace(gemm, layer.hw, given, self.heuristic)
+        self.space, self.heuristic = problem_space(layer.problem, layer.hw, dict(layer.given))
         self.search = Search(self.space, budget, f"{seed}:{problem_key(layer.problem)}:{layer.hw.name}", self.heuristic)
         self.verify_top = verify_top
         self.result = Result(layer, len(self.space.candidates), self.search.method)
