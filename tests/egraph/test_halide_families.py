@@ -157,6 +157,13 @@ RANDOM_CORPUS = [
     ("min(max(y, max(a, d)), d)", {}, "d"),  # the outer max is at least d
     ("max(a, min(min(a, q), b))", {}, "a"),
     ("(a - min(max(y, max(a, d)), d) - (y - d)) / 8", {"a": B, "d": B, "y": B}, "0"),  # (a - y)/8, |a - y| < 8
+    ("min(y * -2 % 4, -2)", {}, "-2"),  # an even rest of 4: -2, 0 or 2
+    ("(y * 6) % 8 <= 6", {}, "true"),
+    (
+        "(min((min(c, x) - b) % 12 / 5, min(-2, min(y, c) * -2 % 4)) + (255 - (x + c - x + 32 + (y + c + 3176)))) / 5",
+        {},
+        "(-2955 - (c + y + c)) / 5",
+    ),
 ]
 
 
@@ -327,6 +334,9 @@ FAMILIES = [
     "min(c, max(max(c, b), a))",
     "max(min(a, min(c, b)), c)",
     "max(c, min(min(b, c), a))",
+    "min(a * -2 % 4, -2)",
+    "(a * 6) % 8 <= 6",
+    "max((a * 2) % 8, 6)",
 ]
 RANGES = [
     {},
