@@ -136,6 +136,31 @@ RANDOM_CORPUS = [
     ("a - max(a, 1) + 2527", {"a": range(0, 8)}, "min(a, 1) + 2526"),
     ("(b - min(a, b) + a) / 384", {"a": range(0, 64), "b": N}, "max(a, b) / 384"),
     ("(max(-1, a) + a) / 32 * 5", {"a": range(0, 4096)}, "a / 16 * 5"),  # a + a, hidden, combines
+    # a seventh pass: forms that reuse a subexpression chosen elsewhere (the extraction's sharing)
+    ("max(c * -2 + d, c * 2)", {}, "max(d - c * 2, c * 2)"),  # c * 2 once, not c * 2 and c * -2
+    (
+        "(c * 8128 + (c * 2 + -2 + (c * -2 + max(c, 39) + -4) / 32) / 4) / 7",
+        {},
+        "(((max(c, 39) - c * 2 + -4) / 32 + c * 2 + -2) / 4 + c * 8128) / 7",
+    ),
+    (
+        "(y - max(a, 10) + min(b + 2, a * -2 + b + y + (b + y)) / 16 * -2 / 4) * -192 + -960",
+        {"a": N, "b": N, "y": B},
+        "(min(b + 2, b + y - a * 2 + (b + y)) / 16 * -2 / 4 + (y - max(a, 10))) * -192 + -960",  # b + y once
+    ),
+    (
+        "a + (a + max(c, -432)) % 4 / 7"
+        " - (a + ((min(d, d) + (c + d)) / 5 + ((max(d, d) + c) * 15 / 4 - min(a, c * -4))))",
+        {},
+        "min(c * -4, a) - ((c + d + d) / 5 + (c + d) * 15 / 4)",  # c + d once
+    ),
+    ("min(y * -2 % 4, -2)", {}, "-2"),  # an even rest of 4: -2, 0 or 2
+    ("(y * 6) % 8 <= 6", {}, "true"),
+    (
+        "(min((min(c, x) - b) % 12 / 5, min(-2, min(y, c) * -2 % 4)) + (255 - (x + c - x + 32 + (y + c + 3176)))) / 5",
+        {},
+        "(-2955 - (c + y + c)) / 5",
+    ),
 ]
 
 
@@ -299,6 +324,12 @@ FAMILIES = [
     "a + b - min(a, b)",
     "b + a - max(b, a)",
     "max(-1, a) + a",
+    # the seventh pass
+    "max(a * -2 + b, a * 2)",
+    "a * -3 + b - a * 3",
+    "min(a * -2 % 4, -2)",
+    "(a * 6) % 8 <= 6",
+    "max((a * 2) % 8, 6)",
 ]
 RANGES = [
     {},

@@ -220,6 +220,69 @@ def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
     return {cls: i for cls, i in enumerate(best_node) if i >= 0}
 
 
+def dag_total(snapshot: Snapshot, costs: list[list[int]], choice: Mapping[int, int]) -> int:
+    """The cost of the classes the roots reach under `choice`, each paid once; INFINITE + 1 when
+    the choice makes a class depend on itself (a cycle has no expression)."""
+    total = 0
+    state: dict[int, bool] = {}  # class -> finished (False while its operands are being visited)
+    for root in snapshot.roots:
+        stack = [(root, False)]
+        while stack:
+            cls, done = stack.pop()
+            if done:
+                state[cls] = True
+                total = saturating_sum((total, costs[cls][choice[cls]]))
+                continue
+            if cls in state:
+                if not state[cls]:
+                    return INFINITE + 1
+                continue
+            state[cls] = False
+            stack.append((cls, True))
+            stack.extend((child, False) for child in snapshot.classes[cls][choice[cls]].children)
+    return total
+
+
+def share_more(snapshot: Snapshot, model: CostModel, choice: dict[int, int], budget: int = 40_000) -> dict[int, int]:
+    """Improve a greedy choice by trying every other node of the classes it reaches, one at a time,
+    keeping a change that lowers the whole DAG's cost.  The greedy extractor prices each class by
+    the classes below it alone, so between two forms of equal price it cannot prefer the one that
+    reuses a subexpression chosen elsewhere (`d - c*2` next to a `c*2`, not `c*-2 + d`).  Each
+    trial re-prices the DAG, so the search stops after about `budget` classes visited in total."""
+    costs = node_costs(snapshot, model)
+    best = dag_total(snapshot, costs, choice)
+    work = 0
+    improved = True
+    while improved and work < budget:
+        improved = False
+        reached = _chosen_reach(snapshot, choice)
+        for cls in sorted(reached):
+            for i, node in enumerate(snapshot.classes[cls]):
+                if i == choice[cls] or costs[cls][i] >= INFINITE or any(c not in choice for c in node.children):
+                    continue
+                work += len(reached)
+                if work > budget:
+                    return choice
+                old, choice[cls] = choice[cls], i
+                total = dag_total(snapshot, costs, choice)
+                if total < best:
+                    best, improved = total, True
+                else:
+                    choice[cls] = old
+    return choice
+
+
+def _chosen_reach(snapshot: Snapshot, choice: Mapping[int, int]) -> set[int]:
+    seen: set[int] = set()
+    stack = list(snapshot.roots)
+    while stack:
+        cls = stack.pop()
+        if cls not in seen:
+            seen.add(cls)
+            stack.extend(snapshot.classes[cls][choice[cls]].children)
+    return seen
+
+
 # Exact ILP extraction -----------------------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ from ..errors import Error
 from ..hw import Platform
 from .costs import INFINITE, CostModel, cost_model
 from .engine import Limits, SaturationReport, Seeds, prepare, saturate
-from .extract import EXTRACTORS, Snapshot, choice_builder, greedy_dag, ilp_dag, tree_extractor
+from .extract import EXTRACTORS, Snapshot, choice_builder, greedy_dag, ilp_dag, share_more, tree_extractor
 from .rules import RuleSet, load_rules
 from .terms import OpaqueLeaf, TermBuilder, TermReader, is_term_type, quote, rebuild_opaque, ty
 
@@ -128,8 +128,12 @@ def _json_cost(cost: int):
     return None if cost >= INFINITE else cost
 
 
-def extract_roots(run, problem: Problem, model: CostModel, extractor: str) -> tuple[list[ir.Expr], ExtractionInfo]:
-    """Extract every root of the problem; opaque leaves are rebuilt around their extracted holes."""
+def extract_roots(
+    run, problem: Problem, model: CostModel, extractor: str, share: bool = False
+) -> tuple[list[ir.Expr], ExtractionInfo]:
+    """Extract every root of the problem; opaque leaves are rebuilt around their extracted holes.
+    `share`: the greedy DAG choice is improved by `share_more` (standalone expressions: a kernel's
+    e-graph is larger, and its compile time counts)."""
     if extractor not in EXTRACTORS:
         raise Error(f"unknown extractor '{extractor}': expected one of {', '.join(EXTRACTORS)}")
     builder = problem.builder
@@ -167,6 +171,8 @@ def extract_roots(run, problem: Problem, model: CostModel, extractor: str) -> tu
     else:
         if extractor == "dag":
             choice = greedy_dag(snapshot, model)
+            if share:
+                choice = share_more(snapshot, model, choice)
         else:
             outcome = ilp_dag(snapshot, model)
             choice, info.note = outcome.choice, outcome.note
@@ -214,7 +220,7 @@ def simplify_each(
         saturated = time.perf_counter()
         for model in models:
             begin = time.perf_counter()
-            roots, info = extract_roots(run, problem, model, extractor)
+            roots, info = extract_roots(run, problem, model, extractor, share=True)
             result = roots[root] if top is None else rebuild_opaque(top, roots.__getitem__)
             cost_before, cost_after = model.dag_cost(expr, ranges), model.dag_cost(result, ranges)
             # never costlier than the input, nor larger at the same cost
