@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from xegen import hw
+from xegen.cli import main
 from xegen.conv import make_problem, parse_descriptor
 from xegen.errors import ConfigError
 from xegen.modeling import modeled_cycles, workload
@@ -86,3 +87,11 @@ def test_what_the_swapped_product_does_not_apply_to_in_backward_is_refused(desc,
     problem = make_problem(desc, direction, "bf16")
     with pytest.raises(ConfigError, match=f"plan=swapped: {reason}"):
         compile_problem(problem, "xehpc", {"plan": "swapped"})
+
+
+def test_the_cli_says_why_strided_backward_data_keeps_the_plain_product(capsys):
+    desc = "mb1ic32ih10oc48oh5kh3sh2ph1"
+    status = main(["conv", desc, "--dir", "BWD_D", "--hw", "xehpc", "--config", "plan=swapped", "--no-cache"])
+    err = capsys.readouterr().err.strip()
+    expected = "xegen: error: plan=swapped: strided backward data keeps the plain product (its stride phases)"
+    assert status == 2 and err == expected
