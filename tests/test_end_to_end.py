@@ -68,10 +68,12 @@ def check_end_to_end(
     seed: int,
     overrides: dict | None = None,
     tags: dict | None = None,
+    mb: int | None = 1,
 ) -> Compilation:
     """Compile twice (same bytes), verify in the simulator, and ask Intel's tools; returns the
-    compilation (`tags`: layout tags, stag= etc., as make_problem takes them)."""
-    problem = make_problem(desc, direction, dt, mb=1, **(tags or {}))
+    compilation (`tags`: layout tags, stag= etc., as make_problem takes them; `mb`: the
+    minibatch, None: the descriptor's)."""
+    problem = make_problem(desc, direction, dt, mb=mb, **(tags or {}))
     compilation = compile_problem(problem, hw, overrides)
     assert compile_problem(problem, hw, overrides).zebin() == compilation.zebin(), (
         "a second compilation gave other bytes"

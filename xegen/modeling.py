@@ -63,7 +63,7 @@ def tensor_bytes(problem: Problem, tensor: str) -> int:
 
 def workload(problem: Problem, plan: str = "gemm") -> Workload:
     """The problem in the terms of the GEMM a kernel of `plan` computes (plan=swapped: the
-    weights are A, the source B)."""
+    weights are A, the gathered pixels' tensor B: forward the source, backward data diff_dst)."""
     gemm = formulate(problem, plan)
     bias = tensor_bytes(problem, "bias") if problem.has_bias else 0
     # forward: the bias and what the post-ops and scales read (a sum reads dst too)

@@ -29,8 +29,9 @@ against the one chosen with it.  The
 weights' `any` of a dpas problem is resolved the same way: the kernel the model chose with
 `any`'s default layout, against its configuration with the weights in dpas's VNNI rows
 (`plan.gemm.weights_choices`), the faster kept; `Compilation.problem` names the layouts the
-kernel reads.  And where the forward product can be swapped (`plan.heuristic.swaps`: output
-channels along M, pixels along N), the plain product's kernel against the swapped one's.
+kernel reads.  And where the product can be swapped (`plan.heuristic.swaps`: forward or stride-1
+backward data, channels along M, pixels along N), the plain product's kernel against the swapped
+one's.
 `build_kernel(problem, hw)` stops after `schedule`
 (the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
 this module is where the stages meet, and the only one that knows their order.

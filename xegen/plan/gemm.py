@@ -161,22 +161,26 @@ class Gemm:
 
 
 def formulate(problem: Problem, plan: str = "gemm") -> Gemm:
-    """The GEMM and views of a convolution problem; for plan=swapped the forward product with
-    its operands swapped (`_forward_swapped`)."""
+    """The GEMM and views of a convolution problem; for plan=swapped the product with its
+    operands swapped (`_swapped`)."""
+    plain = {"fwd": _forward, "bwd_d": _backward_data, "bwd_w": _backward_weights}[problem.kind]
     if plan == "swapped":
         reason = swap_unsuited(problem)
         if reason:
             raise ConfigError(f"plan=swapped: {reason}")
-        return _forward_swapped(problem)
-    return {"fwd": _forward, "bwd_d": _backward_data, "bwd_w": _backward_weights}[problem.kind](problem)
+        return _swapped(plain(problem))
+    return plain(problem)
 
 
 def swap_unsuited(problem: Problem) -> str | None:
-    """Why the swapped forward product does not apply to `problem` (None: it does).  Its
+    """Why the swapped product does not apply to `problem` (None: it does): forward, and backward
+    data at stride 1 (the plain product's pixels along M, not the stride phases').  Its
     channel-wise tensors (bias) lie along M; post-ops and quantization that read tensors are
     planned along N only, so they keep the plain product."""
-    if problem.kind != "fwd":
-        return "the swapped product is a forward one"
+    if problem.kind == "bwd_w":
+        return "backward weights keep the plain product"
+    if problem.kind == "bwd_d" and any(problem.desc.field("s", d) > 1 for d in problem.desc.used):
+        return "strided backward data keeps the plain product (its stride phases)"
     if problem.desc.g > 1:
         return "grouped convolutions keep the plain product"
     if problem.post_op_inputs or problem.quantization:
@@ -394,14 +398,15 @@ def _forward(problem: Problem) -> Gemm:
     )
 
 
-def _forward_swapped(problem: Problem) -> Gemm:
-    """dst^T = wei^T x src^T: output channels along M, pixels along N.  A 16-lane gather of the
-    pixels' input channels (one lane a pixel, each a run of K) lands component-major, which is
+def _swapped(plain: Gemm) -> Gemm:
+    """C^T = B^T x A^T: forward dst^T = wei^T x src^T (output channels along M, pixels along N),
+    backward data diff_src^T = wei^T x diff_dst^T (input channels along M).  A 16-lane gather of
+    the pixels' channels (one lane a pixel, each a run of K) lands component-major, which is
     dpas's VNNI B as it is, where the plain product (pixels along M) must move every dword of it
     into A's rows; what a padded spatial convolution gathers, since its pixels' bounds vary.
     The plain product's views, renamed: they address the tensors by component, not dimension
-    (a sum post-op reads C's own elements; the others that read tensors keep the plain product)."""
-    plain = _forward(problem)
+    (a sum post-op reads C's own elements; the others that read tensors keep the plain product;
+    backward data has no bias)."""
     return replace(
         plain,
         m=replace(plain.n, name="m"),

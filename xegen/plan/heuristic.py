@@ -92,15 +92,15 @@ def model_decides(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
 
 def swaps(gemm: Gemm, hw: Platform) -> bool:
     """Whether the model chooses between the plain GEMM product and the swapped one
-    (`gemm.swap_unsuited`, `pipeline.compile_problem`): forward dpas convolutions with a spatial
-    kernel (not a first layer, which has its own plan), whose pixels the plain product gathers and
-    moves into A's rows and the swapped one gathers straight into B.  The estimate does not price
-    that difference: resnet_50's 3x3 layers (bf16, mb1) modeled 0.69-0.99x the plain product's
-    cycles on XeHPC and 0.77-0.78x on XeHPG (res2a, res4a) with the swapped product's first
-    configuration; a 1x1 layer (2D blocks, nothing moved) 2.2x. Not int8: the model kept the plain
-    product on all 20 of resnet_50's u8:s8:f32 layers on XeHPG, and the lowering refuses some
-    swapped int8 kernels (a predicated vector operation on lanes that do not start at a multiple of
-    4)."""
+    (`gemm.swap_unsuited`, `pipeline.compile_problem`): forward and stride-1 backward-data dpas
+    convolutions with a spatial kernel (not a first layer, which has its own plan), whose pixels the
+    plain product gathers and moves into A's rows and the swapped one gathers straight into B. The
+    estimate does not price that difference: resnet_50's 3x3 layers (bf16, mb1) modeled 0.69-0.99x
+    the plain product's cycles on XeHPC and 0.77-0.78x on XeHPG (res2a, res4a) with the swapped
+    product's first configuration; a 1x1 layer (2D blocks, nothing moved) 2.2x. Not int8: the model
+    kept the plain product on all 20 of resnet_50's u8:s8:f32 layers on XeHPG, and the lowering
+    refuses some swapped int8 kernels (a predicated vector operation on lanes that do not start at a
+    multiple of 4)."""
     problem = gemm.problem
     spatial = any(problem.desc.field("k", d) > 1 for d in problem.desc.used)
     if problem.types.is_int8 or not spatial or not first_unsuited(problem, hw):
