@@ -141,7 +141,8 @@ def test_a_forward_dpas_layer_s_space_holds_both_products_each_planned_from_its_
 @pytest.mark.parametrize(
     ("desc", "direction", "given"),
     [
-        (SWAPPABLE, "BWD_D", FEW_KNOBS),  # the swapped product is a forward one
+        ("mb1ic32ih10oc32oh5kh3sh2ph1", "BWD_D", FEW_KNOBS),  # strided backward data: its stride phases
+        (SWAPPABLE, "BWD_WB", FEW_KNOBS),  # backward weights keep the plain product
         ("g2" + SWAPPABLE, "FWD_B", FEW_KNOBS),  # groups keep the plain product
         ("mb1ic32ih8oc32oh8kh1ph0", "FWD_B", FEW_KNOBS),  # 1x1: the model does not try it
         (SWAPPABLE, "FWD_B", {**FEW_KNOBS, "plan": "gemm"}),  # a plan given is the only one
@@ -157,3 +158,8 @@ def test_a_swapped_plan_given_is_the_swapped_product_s_space():
     problem, (s, legal) = product_space(given={**FEW_KNOBS, "plan": "swapped"})
     assert s.knobs["plan"] == ("swapped",)
     assert legal[0] == choose_config(formulate(problem, "swapped"), hwlib.platform("xehpc"), FEW_KNOBS)
+
+
+def test_stride_one_backward_data_s_space_holds_both_products():
+    _, (s, legal) = product_space(SWAPPABLE, "BWD_D", FEW_KNOBS)
+    assert s.knobs["plan"] == ("gemm", "swapped") and {c.plan for c in legal} == {"gemm", "swapped"}
