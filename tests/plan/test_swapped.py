@@ -1,4 +1,4 @@
-"""The swapped forward product (plan=swapped, `plan.gemm._forward_swapped`): dst^T = wei^T x src^T,
+"""The swapped forward product (plan=swapped, `plan.gemm._swapped`): dst^T = wei^T x src^T,
 output channels along M and pixels along N.  Its kernels verify in the simulator and pass Intel's
 tools; the bias lies along M; the model prices it in its own GEMM's terms and chooses it only
 where it is faster; what it does not apply to is refused by name."""
@@ -42,7 +42,7 @@ SMALL_3X3 = "mb1ic32ih10oc48oh10kh3ph1"
 )
 def test_swapped_kernels_verify(desc, hw_name, dt, overrides, iga64, ocloc):
     compilation = check_end_to_end(
-        parse_descriptor(desc), hw_name, "FWD_B", dt, seed=5, overrides={"plan": "swapped", **overrides}
+        parse_descriptor(desc), hw_name, "FWD_B", dt, seed=5, overrides={"plan": "swapped", **overrides}, mb=None
     )
     assert compilation.config.plan == "swapped"
     assert all(getattr(compilation.config, key) == value for key, value in overrides.items())
@@ -93,7 +93,7 @@ def test_the_model_does_not_weigh_the_swap_where_it_cannot_help():
 @pytest.mark.parametrize(
     "desc, direction, options, reason",
     [
-        (SMALL_3X3, "BWD_D", {}, "the swapped product is a forward one"),
+        (SMALL_3X3, "BWD_W", {}, "backward weights keep the plain product"),
         ("g2mb1ic32ih10oc48oh10kh3ph1", "FWD_B", {}, "grouped convolutions keep the plain product"),
         (SMALL_3X3, "FWD_B", {"post_ops": "sum"}, "post-ops or quantization that read tensors"),
     ],
@@ -111,9 +111,9 @@ def test_a_swapped_configuration_is_planned_from_the_swapped_gemm_only():
 
 
 def test_the_cli_says_why_plan_swapped_does_not_apply(capsys):
-    status = main(["conv", SMALL_3X3, "--dir", "BWD_D", "--hw", "xehpc", "--config", "plan=swapped", "--no-cache"])
+    status = main(["conv", SMALL_3X3, "--dir", "BWD_W", "--hw", "xehpc", "--config", "plan=swapped", "--no-cache"])
     err = capsys.readouterr().err.strip()
-    assert status == 2 and err == "xegen: error: plan=swapped: the swapped product is a forward one"
+    assert status == 2 and err == "xegen: error: plan=swapped: backward weights keep the plain product"
 
 
 def test_the_estimate_counts_the_swapped_product_s_moves_as_its_kernel_makes_them():
