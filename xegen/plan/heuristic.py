@@ -428,6 +428,7 @@ def _plain_space(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
                 base = replace(base, k_split=_pick_k_split(base, gemm))
             staged = fma in SYSTOLIC and base.threads_per_group >= 4
             wants_slm = given.get("slm_bufs", 1) > 1  # SLM buffering asked for: stage through SLM
+            # the swapped product gathers B straight into dpas's layout: staged too, it modeled slower
             slm_options = options("slm", [1] if wants_slm else [1, 0] if staged and not gemm.swapped else [0])
             grf_options = options("grf", sorted(hw.grf_counts))
             # on XeHPG a fused pair shares its A: half the A loads and registers (`dpasw.py`)

@@ -193,7 +193,7 @@ class Run:
     length: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays: compared by identity
 class Runs:
     """The maximal runs of a tile between registers and SLM as arrays, in register order: run i
     is `length[i]` elements from element `register[i]` of the buffer and `slm[i]` of the tile.
