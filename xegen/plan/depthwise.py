@@ -306,9 +306,24 @@ def _configs(gemm: Gemm, hw: Platform, given: Given, fallback: bool) -> list[Con
     if "plan" not in given and gemm_multiplies_faster(problem, hw):
         return []
     phase_walks = walks(problem)
+    channels = phase_walks[0].out_channels
+    simd = given.get("simd") or max(w for w in hw.simd_widths if w * 4 <= 64 and w <= channels)
+    configs = _configs_of_width(problem, phase_walks, hw, given, simd, "smaller" if fallback else "offered")
+    if fallback and "simd" not in given:
+        # narrower lanes halve the registers a pixel's channels take: a long row of taps (the
+        # conformer's 31 on XeLP's 128 GRFs) fits with 8 channels per thread where 16 do not
+        for narrower in sorted((w for w in hw.simd_widths if w < simd), reverse=True):
+            configs += _configs_of_width(problem, phase_walks, hw, given, narrower, "all")
+    return list(dict.fromkeys(configs))
+
+
+def _configs_of_width(
+    problem: Problem, phase_walks: list[RowWalk], hw: Platform, given: Given, simd: int, m_tiles: str
+) -> list[Config]:
+    """Configurations of `simd` lanes: their n_tiles, and the `m_tiles` of `_m_tiles` ("offered",
+    "smaller" or "all") for each."""
     walk = phase_walks[0]
     channels, out_pg = walk.out_channels, walk.out_per_group
-    simd = given.get("simd") or max(w for w in hw.simd_widths if w * 4 <= 64 and w <= channels)
     n_tiles = [t for t in (simd, 2 * simd, 4 * simd) if t <= channels and t % out_pg == 0]
     # first the blocks whose pixels fill whole GRFs: an LSC load that ends inside a GRF of the
     # segment goes through a temporary and a move (`xegen.lower.messages`), one per pixel
@@ -320,7 +335,7 @@ def _configs(gemm: Gemm, hw: Platform, given: Given, fallback: bool) -> list[Con
     configs = []
     for n_tile in n_tiles:
         offered, smaller = _m_tiles(problem.desc, phase_walks, hw, n_tile, given)
-        for m_tile in smaller if fallback else offered:
+        for m_tile in {"offered": offered, "smaller": smaller, "all": offered + smaller}[m_tiles]:
             spatial_blocks = max(Rows(problem.desc, m_tile, walk=w).spatial_blocks for w in phase_walks)
             tg_m = given.get("tg_m") or max(1, min(4, spatial_blocks))
             base = Config(
@@ -335,7 +350,7 @@ def _configs(gemm: Gemm, hw: Platform, given: Given, fallback: bool) -> list[Con
                 grf=given.get("grf", min(hw.grf_counts)),
             )
             configs += budget_variants(base, hw, given, [2, 1])
-    return list(dict.fromkeys(configs))
+    return configs
 
 
 SMALL_M_TILES = (2,)  # more threads, for layers whose loads need more threads per EU to hide them

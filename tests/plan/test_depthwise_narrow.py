@@ -1,0 +1,41 @@
+"""plan=depthwise on fewer lanes where its preferred width does not fit the registers: a row of
+31 taps (a conformer block's 1-D depthwise convolution) takes (m_tile + 30) pixels and 31 weight
+vectors of 16 channels, more than XeLP's 128 GRFs at any m_tile; with 8 channels per thread
+(SIMD8) it fits, and the heuristic picks it over the GEMM plan's one channel per group."""
+
+from __future__ import annotations
+
+import pytest
+
+from xegen import hw
+from xegen.conv import make_problem, parse_descriptor
+from xegen.errors import ConfigError
+from xegen.plan import formulate
+from xegen.plan.heuristic import choose_config
+
+from ..test_end_to_end import check_end_to_end
+
+LONG_ROW = "g16mb1ic16iw40oc16ow40kw31pw15"
+
+
+def config_of(desc: str, dt: str, platform: str, overrides: dict | None = None):
+    return choose_config(formulate(make_problem(desc, "FWD_B", dt)), hw.platform(platform), overrides or {})
+
+
+def test_sixteen_lanes_do_not_fit_a_row_of_31_taps_on_xelp():
+    with pytest.raises(ConfigError, match="GRFs"):
+        config_of(LONG_ROW, "f32", "xelp", {"plan": "depthwise", "simd": 16, "m_tile": 2})
+
+
+@pytest.mark.parametrize("dt", ["f32", "bf16"])
+def test_the_heuristic_takes_the_narrower_depthwise_plan(dt):
+    config = config_of(LONG_ROW, dt, "xelp")
+    assert (config.plan, config.simd, config.n_tile) == ("depthwise", 8, 8)
+    # where sixteen lanes fit (XeHPG's 256 GRFs) they stay
+    assert config_of(LONG_ROW, dt, "xehpg").simd == 16
+
+
+@pytest.mark.parametrize("dt", ["f32", "bf16"])
+def test_narrow_depthwise_kernel_verifies(dt, iga64, ocloc):
+    compilation = check_end_to_end(parse_descriptor(LONG_ROW), "xelp", "FWD_B", dt, seed=31)
+    assert (compilation.config.plan, compilation.config.simd) == ("depthwise", 8)
