@@ -293,9 +293,10 @@ def depthwise_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
 def depthwise_fallbacks(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     """plan=depthwise's configurations to compile only when every one of `depthwise_configs`
     fails to (its registers run out at allocation), before the heuristic gives up on the plan:
-    the smaller blocks a grouped problem is not offered (SMALL_M_TILES, see `_m_tiles`).  8 groups
-    of 4 bf16 channels (6x6) on XeLP run out of registers with m_tile=4 (widened and replicated
-    pixels) and fit with 2, which models 4599 cycles against the GEMM plan's 6030."""
+    the smaller blocks a grouped problem is not offered (SMALL_M_TILES, see `_m_tiles`), then every
+    block on fewer lanes.  8 groups of 4 bf16 channels (6x6) on XeLP run out of registers with
+    m_tile=4 (widened and replicated pixels) and fit with 2, which models 4599 cycles against the
+    GEMM plan's 6030."""
     return _configs(gemm, hw, given, fallback=True)
 
 
@@ -308,20 +309,20 @@ def _configs(gemm: Gemm, hw: Platform, given: Given, fallback: bool) -> list[Con
     phase_walks = walks(problem)
     channels = phase_walks[0].out_channels
     simd = given.get("simd") or max(w for w in hw.simd_widths if w * 4 <= 64 and w <= channels)
-    configs = _configs_of_width(problem, phase_walks, hw, given, simd, "smaller" if fallback else "offered")
+    configs = _configs_of_width(problem, phase_walks, hw, given, simd, offered=not fallback, smaller=fallback)
     if fallback and "simd" not in given:
         # narrower lanes halve the registers a pixel's channels take: a long row of taps (the
         # conformer's 31 on XeLP's 128 GRFs) fits with 8 channels per thread where 16 do not
         for narrower in sorted((w for w in hw.simd_widths if w < simd), reverse=True):
-            configs += _configs_of_width(problem, phase_walks, hw, given, narrower, "all")
+            configs += _configs_of_width(problem, phase_walks, hw, given, narrower, offered=True, smaller=True)
     return list(dict.fromkeys(configs))
 
 
 def _configs_of_width(
-    problem: Problem, phase_walks: list[RowWalk], hw: Platform, given: Given, simd: int, m_tiles: str
+    problem: Problem, phase_walks: list[RowWalk], hw: Platform, given: Given, simd: int, offered: bool, smaller: bool
 ) -> list[Config]:
-    """Configurations of `simd` lanes: their n_tiles, and the `m_tiles` of `_m_tiles` ("offered",
-    "smaller" or "all") for each."""
+    """Configurations of `simd` lanes: their n_tiles, each with the offered and/or the smaller
+    m_tiles of `_m_tiles`."""
     walk = phase_walks[0]
     channels, out_pg = walk.out_channels, walk.out_per_group
     n_tiles = [t for t in (simd, 2 * simd, 4 * simd) if t <= channels and t % out_pg == 0]
@@ -334,8 +335,8 @@ def _configs_of_width(
         n_tiles = [given["n_tile"]]
     configs = []
     for n_tile in n_tiles:
-        offered, smaller = _m_tiles(problem.desc, phase_walks, hw, n_tile, given)
-        for m_tile in {"offered": offered, "smaller": smaller, "all": offered + smaller}[m_tiles]:
+        offered_m, smaller_m = _m_tiles(problem.desc, phase_walks, hw, n_tile, given)
+        for m_tile in (offered_m if offered else []) + (smaller_m if smaller else []):
             spatial_blocks = max(Rows(problem.desc, m_tile, walk=w).spatial_blocks for w in phase_walks)
             tg_m = given.get("tg_m") or max(1, min(4, spatial_blocks))
             base = Config(
