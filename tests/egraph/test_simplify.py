@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from xegen import ir
-from xegen.errors import Error
 from xegen.egraph import Limits, engine, simplify
 from xegen.egraph.costs import INFINITE, CostModel
 from xegen.egraph.rules import default_rules_directory
+from xegen.errors import Error
 from xegen.ir.types import S32, S64, U32
 
 from ..ir.strategies import int_expr

@@ -19,7 +19,6 @@ the first bound hit (iterations, e-graph nodes, wall-clock time); the report say
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Iterator, Sequence
