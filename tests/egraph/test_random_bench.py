@@ -8,7 +8,11 @@ import math
 import sys
 from pathlib import Path
 
+import numpy as np
+import z3
+
 from xegen import ir
+from xegen.egraph.check import smt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "simplify"))
 from random_run import LIMITS, isolated_solved_counterexample, solved_counterexample  # noqa: E402
@@ -56,3 +60,20 @@ def test_a_z3_question_gets_the_same_answer_whatever_was_asked_before():
 def test_the_bench_has_no_wall_clock_bound():
     # a time bound stopped two saturations of seed 0 at an iteration that depended on the load
     assert math.isinf(LIMITS.seconds)
+
+
+def test_halides_result_of_case_1387_is_right_in_xegens_semantics():
+    """random0.1387 at seed 0: Halide's max(-b, a)/768 for max(-b, a)/24 >> 5 floors where the IR
+    truncates, but only inside min(..., a): the two differ only for a negative m = max(-b, a), where
+    both are at least m >= a (a truncated or floored quotient of m lies between m and 0), so the min
+    is a either way.  z3 without a resource bound proves it, so the bench is right to count it."""
+    a = ir.parse_expr("min(max(-b, a) / 24 >> 5, a)")
+    b = ir.parse_expr("min(max(0 - b, a) / 768, a)")
+    env = {v.name: smt.variable(v.name, v.type) for v in ir.free_vars(a)}
+    solver = z3.Solver()
+    solver.add(smt.encode(a, env) != smt.encode(b, env))
+    assert solver.check() == z3.unsat
+    # without the min the two differ: a = -24, b = 24 gives -1 against 0
+    point = {"a": np.array([-24], dtype=np.int32), "b": np.array([24], dtype=np.int32)}
+    first, second = (ir.parse_expr(x) for x in ("max(-b, a) / 24 >> 5", "max(0 - b, a) / 768"))
+    assert (int(ir.evaluate(first, point)[0]), int(ir.evaluate(second, point)[0])) == (-1, 0)
