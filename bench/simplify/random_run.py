@@ -13,15 +13,19 @@ platform with the same ranges.  Prints cheaper/same/costlier counts per platform
 case where xegen is costlier than a peer, and every xegen result that is not equivalent.  xegen's
 results and the costlier peers' are checked again by a wider search (every combination of edge
 values, values near overflow, 20,000 random ones), and a costlier peer result the search does not
-refute is asked of z3 (bit vectors, bounded by its resource counter): a costlier case whose peer
-result is wrong is shown with the values, and counted apart.
+refute is asked of z3 (bit vectors, bounded by its resource counter, each question in a fresh
+process): a costlier case whose peer result is wrong is shown with the values, and counted apart.
+Saturation has no wall-clock bound, so that the same seed gives the same report on any machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import multiprocessing
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -42,9 +46,10 @@ from xegen.errors import Error  # noqa: E402
 
 PLATFORMS = ("xelp", "xehpg", "xehpc")
 FULL = range(-(1 << 31), 1 << 31)
-#: the engine's iteration and node bounds; a time bound far above them, so that a loaded machine
-#: gets the same results as an idle one
-LIMITS = Limits(seconds=60)
+#: the engine's iteration and node bounds and no time bound: a wall-clock bound, however far above
+#: the usual times, stops a slow saturation (a few take ~30 s of CPU) at an iteration that depends
+#: on the machine's load, and the results, costlier cases and refutations with it
+LIMITS = Limits(seconds=math.inf)
 
 
 def sample_inputs(e: ir.Expr, ranges: dict, samples: int = 600) -> dict:
@@ -94,7 +99,25 @@ def refutation(a: ir.Expr, b: ir.Expr, ranges: dict) -> dict | None:
     bounded by its resource counter); None if neither finds any.  For the peers' costlier results:
     one that only an exact search refutes is not a simplification in xegen's semantics either."""
     found = counterexample(a, b, ranges)
-    return found if found is not None else solved_counterexample(a, b, ranges)
+    return found if found is not None else isolated_solved_counterexample(a, b, ranges)
+
+
+def isolated_solved_counterexample(a: ir.Expr, b: ir.Expr, ranges: dict) -> dict | None:
+    """solved_counterexample in a fresh process: z3's answer within its resource bound (and the
+    model it gives) depends on what the process asked it before (its terms' internal numbering, and
+    global state a fresh context does not reset), so that the same question got "sat" in one run
+    and "unknown" in another; a question alone in a process gets the same answer every time."""
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+        return pool.submit(_solve_texts, ir.format_expr(a), ir.format_expr(b), _bounds(ranges)).result()
+
+
+def _solve_texts(a: str, b: str, bounds: dict) -> dict | None:
+    return solved_counterexample(ir.parse_expr(a), ir.parse_expr(b), _ranges({"ranges": bounds}))
+
+
+def _bounds(ranges: dict) -> dict:
+    return {k: [r.start, r.stop - 1] for k, r in ranges.items()}
 
 
 #: z3's resource units for one equivalence question: a bound on work, not on time, so that the
@@ -193,7 +216,7 @@ def run(count: int, seed: int) -> dict:
         row = {
             "name": case.name,
             "input": case.text,
-            "ranges": {k: [r.start, r.stop - 1] for k, r in case.ranges.items()},
+            "ranges": _bounds(case.ranges),
             "xegen": {m.name: str(r.result) for m, r in zip(models, results, strict=True)},
             "xegen_ok": all(equivalent(e, r.result, env) for r in results),
             "stop": results[0].saturation.stop,

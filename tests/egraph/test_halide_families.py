@@ -161,6 +161,11 @@ RANDOM_CORPUS = [
         {},
         "(-2955 - (c + y + c)) / 5",
     ),
+    # a ninth pass: a hidden sum sorts (((a + 4686)*31 + a) + a combines its last two terms first and
+    # hides itself, before a*31 + 145266 + a sorts to a*32 + 145266)
+    ("(a + 4686) * 31 + (a + a)", {"a": N}, "a * 33 + 145266"),
+    ("(a + 4686) * 31 + (a + min(min(a, a), a)) + (a / 7 - a + a)", {"a": range(0, 65536)}, "a / 7 + a * 33 + 145266"),
+    ("(x + -5) * 3 + (x + x) + y", {}, "x * 5 + y + -15"),
 ]
 
 

@@ -4,13 +4,18 @@ interpreter), within the declared ranges, and none for a result that is right.""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
+import numpy as np
+import z3
+
 from xegen import ir
+from xegen.egraph.check import smt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "simplify"))
-from random_run import solved_counterexample  # noqa: E402
+from random_run import LIMITS, isolated_solved_counterexample, solved_counterexample  # noqa: E402
 
 
 def test_a_rewrite_right_only_without_overflow_is_refuted():
@@ -30,3 +35,45 @@ def test_the_ranges_bound_the_search():
 
 def test_a_right_result_has_no_counterexample():
     assert solved_counterexample(ir.parse_expr("x * 4 + x - y"), ir.parse_expr("x * 5 - y"), {}) is None
+
+
+# random0.1391 at seed 0: Halide's result is wrong only where the products wrap, which z3 finds
+WRAPS = (
+    "max(-b - ((b <= 3378 ? 4 : 3) + -395) + 32, ((max(y, y * 270) % 3 >> 4) + 4736) * 4)"
+    " != x * ((-y & 1023) * -x * -1) * 4 + ((-8 > 16 ? -x : -c) & 7) / 32",
+    "32 - min((3378 < b ? -392 : -391) + b, -18912) != (0 - y) % 1024 * x * x * 4",
+)
+
+
+def test_a_z3_question_gets_the_same_answer_whatever_was_asked_before():
+    """z3's answer within its resource bound depends on the questions its process asked before (in
+    one process the same question twice gets two different models, and in a run of the bench
+    "sat" once and "unknown" another time): the bench asks each in a fresh process."""
+    a, b = (ir.parse_expr(x) for x in WRAPS)
+    first = isolated_solved_counterexample(a, b, {})
+    assert first is not None and first["input"] != first["result"]
+    solved_counterexample(a, b, {})  # this process's z3 history changes
+    solved_counterexample(ir.parse_expr("x * 3 + 1 != y"), ir.parse_expr("true"), {})
+    assert isolated_solved_counterexample(a, b, {}) == first
+
+
+def test_the_bench_has_no_wall_clock_bound():
+    # a time bound stopped two saturations of seed 0 at an iteration that depended on the load
+    assert math.isinf(LIMITS.seconds)
+
+
+def test_halides_result_of_case_1387_is_right_in_xegens_semantics():
+    """random0.1387 at seed 0: Halide's max(-b, a)/768 for max(-b, a)/24 >> 5 floors where the IR
+    truncates, but only inside min(..., a): the two differ only for a negative m = max(-b, a), where
+    both are at least m >= a (a truncated or floored quotient of m lies between m and 0), so the min
+    is a either way.  z3 without a resource bound proves it, so the bench is right to count it."""
+    a = ir.parse_expr("min(max(-b, a) / 24 >> 5, a)")
+    b = ir.parse_expr("min(max(0 - b, a) / 768, a)")
+    env = {v.name: smt.variable(v.name, v.type) for v in ir.free_vars(a)}
+    solver = z3.Solver()
+    solver.add(smt.encode(a, env) != smt.encode(b, env))
+    assert solver.check() == z3.unsat
+    # without the min the two differ: a = -24, b = 24 gives -1 against 0
+    point = {"a": np.array([-24], dtype=np.int32), "b": np.array([24], dtype=np.int32)}
+    first, second = (ir.parse_expr(x) for x in ("max(-b, a) / 24 >> 5", "max(0 - b, a) / 768"))
+    assert (int(ir.evaluate(first, point)[0]), int(ir.evaluate(second, point)[0])) == (-1, 0)

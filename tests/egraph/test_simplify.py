@@ -3,6 +3,7 @@ platform, range-guarded rules, bounds, extractors, determinism, and rule directo
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
@@ -11,9 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from xegen import ir
-from xegen.egraph import Limits, simplify
+from xegen.egraph import Limits, engine, simplify
 from xegen.egraph.costs import INFINITE, CostModel
 from xegen.egraph.rules import default_rules_directory
+from xegen.errors import Error
 from xegen.ir.types import S32, S64, U32
 
 from ..ir.strategies import int_expr
@@ -81,6 +83,23 @@ def test_a_bound_that_is_hit_is_reported():
     assert r.saturation.stop == "iteration limit" and r.saturation.bound_hit
     assert "iteration limit" in r.saturation.describe()
     assert same_values(r.input, r.result)[0]
+
+
+def test_a_time_bound_makes_the_result_depend_on_the_clock_and_infinity_removes_it(monkeypatch):
+    # a clock that runs 1,000 s per reading: a slow machine, as the random bench saw under load
+    clock = iter(range(0, 10**9, 1000))
+    monkeypatch.setattr(engine.time, "perf_counter", lambda: float(next(clock)))
+    text = "2*(a+b) - a"
+    assert simplify(text, "xehpg", limits=Limits(seconds=600)).saturation.stop == "time limit"
+    unbounded = simplify(text, "xehpg", limits=Limits(seconds=math.inf))
+    assert unbounded.saturation.stop == "saturated"
+    assert same_values(unbounded.input, unbounded.result)[0]
+
+
+@pytest.mark.parametrize("seconds", [0, -1, math.nan])
+def test_a_time_bound_must_be_positive(seconds):
+    with pytest.raises(Error, match="saturation limits must be positive"):
+        Limits(seconds=seconds)
 
 
 @pytest.mark.parametrize("text", ["2*(a+b) - a", "a*3 + b*5 - a*2 + (b - a)*4", "(x + 1) * (x + 1) - x"])
