@@ -228,7 +228,7 @@ class Expressions:
         t = e.type.scalar
         if t.is_float:
             return self._float_binary(e.op, a, c, e.type, dst)
-        if e.op == "mod" and _shareable(e) and _needs_quotient(c, t):
+        if e.op == "mod" and _shareable(e) and isinstance(c, Constant) and _needs_quotient(int(c.value), t):
             # x % d from x / d: a pixel's column and row divide the same index once
             quotient = self.value(E.Binary("div", e.a, e.b))
             assert isinstance(quotient, Region)  # (x is not constant: both were not folded)
@@ -756,10 +756,10 @@ def _shareable(e: E.Expr) -> bool:
     return isinstance(e, (E.Binary, E.Ternary, E.Unary, E.Cast, E.Select)) and e.type.lanes > 1 and e.type.is_int
 
 
-def _needs_quotient(divisor: Value, t: Type) -> bool:
-    """Whether `arith.divide`'s remainder by `divisor` goes through the quotient (a signed
-    32-bit division by a constant other than 0 and +-1)."""
-    return isinstance(divisor, Constant) and t.is_signed and t.bits == 32 and int(divisor.value) not in (0, 1, -1)
+def _needs_quotient(divisor: int, t: Type) -> bool:
+    """Whether `arith.divide`'s remainder by the constant `divisor` goes through the quotient
+    (a signed 32-bit division by other than 0 and +-1)."""
+    return t.is_signed and t.bits == 32 and divisor not in (0, 1, -1)
 
 
 def _reads_register(e: E.Expr, dst: Region, lowering: Expressions) -> bool:
