@@ -108,3 +108,42 @@ def test_a_sixteen_bit_unsigned_multiplier_is_one_mad():
     assert [i.opcode for i in arithmetic if any(getattr(s, "value", None) == 40000 for s in i.srcs)] == ["mad"], (
         compiled.assembly()
     )
+
+
+# a gathered message's address and in-bounds conditions: one pixel index divided into its row and
+# column (by a constant), each term of the address and the mask repeating that division
+PIXEL_ROW = "(s32x16_0 / broadcast(56, 16) + broadcast(s32_0, 16))"
+PIXEL_COLUMN = "(s32x16_0 % broadcast(56, 16) + broadcast(s32_1, 16))"
+GATHER_TEXTS = (
+    f"{PIXEL_ROW} * broadcast(3584, 16) + {PIXEL_COLUMN} * broadcast(64, 16)",
+    f"({PIXEL_ROW} >= broadcast(0, 16) && {PIXEL_ROW} < broadcast(56, 16) && "
+    f"{PIXEL_COLUMN} >= broadcast(0, 16) && {PIXEL_COLUMN} < broadcast(56, 16)) ? "
+    f"{PIXEL_ROW} * broadcast(3584, 16) : {PIXEL_COLUMN}",
+    f"s32x16_1 % broadcast(-7, 16) - s32x16_1 / broadcast(-7, 16) + {PIXEL_COLUMN}",
+)
+
+
+@pytest.mark.parametrize("hw", ["xelp", "xehpg", "xehpc"])
+def test_repeated_vector_arithmetic_matches_the_interpreter(hw):
+    """A statement's vector subexpressions computed once and read again (and a remainder from
+    the quotient of the same division) give the interpreter's values, integer extremes included."""
+    from xegen import ir
+
+    types = {v.name: v.type for v in X.variables()}
+    run_expressions(hw, [ir.parse_expr(t, types) for t in GATHER_TEXTS], 7)
+
+
+def test_a_statement_divides_a_vector_once():
+    """Each statement above divides each dividend once (XeHPG: one `mach`, the magic
+    multiply's high half, per 16 lanes), where each use of the row or the column (and each
+    remainder) divided again."""
+    from xegen import ir
+    from xegen.lower import compile_kernel
+
+    types = {v.name: v.type for v in X.variables()}
+    expressions = [ir.parse_expr(t, types) for t in GATHER_TEXTS]
+    compiled = compile_kernel(
+        hand_spec("gather", X.expression_kernel(expressions), [("inp", "ptr"), ("out", "ptr")]), "xehpg"
+    )
+    high_halves = [i for i in compiled.instructions if i.opcode == "mach" and i.exec_size == 16]
+    assert len(high_halves) == 1 + 1 + 2, compiled.assembly()

@@ -203,9 +203,10 @@ def _shift_of(d: int) -> int | None:
     return d.bit_length() - 1 if d > 0 and d & (d - 1) == 0 else None
 
 
-def divide(b: Builder, x: Value, d: int, t: Type, want: str) -> Value:
+def divide(b: Builder, x: Value, d: int, t: Type, want: str, quotient: Region | None = None) -> Value:
     """x / d (`want` "quotient") or x % d ("remainder") for a constant d, with the IR's
-    definitions (truncation toward zero; x / 0 = all ones, x % 0 = x; MIN / -1 = MIN)."""
+    definitions (truncation toward zero; x / 0 = all ones, x % 0 = x; MIN / -1 = MIN).  A
+    remainder takes x / d from `quotient` where it needs it and the caller has it already."""
     lanes = x.lanes if isinstance(x, Region) else 1
     if t.bits != 32:
         raise UnsupportedError(f"division of {t} values is not supported (32-bit integers only)")
@@ -221,7 +222,10 @@ def divide(b: Builder, x: Value, d: int, t: Type, want: str) -> Value:
         out = b.temp(t, lanes)
         b.mov(out, -x)
         return out
-    q = _quotient_signed(b, x, d, lanes) if t.is_signed else _quotient_unsigned(b, x, d, lanes)
+    if quotient is not None and want == "remainder":
+        q = quotient
+    else:
+        q = _quotient_signed(b, x, d, lanes) if t.is_signed else _quotient_unsigned(b, x, d, lanes)
     if want == "quotient":
         return q
     r = b.temp(t, lanes)

@@ -98,6 +98,8 @@ class Expressions:
         self.env: dict[str, Binding] = {}
         self.conditions = Conditions(builder, self)
         self.messages: Messages | None = None  # set by the statement lowering (memory loads in expressions)
+        # vector results computed in the current statement, by expression (`forget_computed`)
+        self.computed: dict[E.Expr, Value] = {}
 
     # --- environment --------------------------------------------------------------------------
     def lookup(self, name: str) -> Binding:
@@ -113,8 +115,24 @@ class Expressions:
 
     # --- entry points -------------------------------------------------------------------------
     def value(self, e: E.Expr) -> Value:
-        """Where the value of `e` is (computing it if needed)."""
-        return getattr(self, "_" + type(e).__name__)(e, None)
+        """Where the value of `e` is (computing it if needed).  A vector integer result is
+        computed once per statement: the IR's CSE binds only scalars, and one gathered
+        message's addresses and in-bounds conditions repeat the same lane arithmetic (a
+        pixel's row and column, by division) in each of its terms."""
+        shared = _shareable(e)
+        if shared:
+            known = self.computed.get(e)
+            if known is not None:
+                return known
+        result = getattr(self, "_" + type(e).__name__)(e, None)
+        if shared:
+            self.computed[e] = result
+        return result
+
+    def forget_computed(self) -> None:
+        """Start a statement: the values computed for the last one may since have been
+        overwritten (a register reused, a loop's back edge), and names may be bound anew."""
+        self.computed.clear()
 
     def into(self, e: E.Expr, dst: Region) -> None:
         """Compute `e` into `dst` (lanes of e's type, or a scalar broadcast to them)."""
@@ -210,6 +228,11 @@ class Expressions:
         t = e.type.scalar
         if t.is_float:
             return self._float_binary(e.op, a, c, e.type, dst)
+        if e.op == "mod" and _shareable(e) and isinstance(c, Constant) and _needs_quotient(int(c.value), t):
+            # x % d from x / d: a pixel's column and row divide the same index once
+            quotient = self.value(E.Binary("div", e.a, e.b))
+            assert isinstance(quotient, Region)  # (x is not constant: both were not folded)
+            return arith.divide(self.b, self._lanes(a, e.type.lanes), int(c.value), t, "remainder", quotient)
         return self._int_binary(e.op, a, c, e.type, dst)
 
     def _bool_binary(self, e: E.Binary, dst):
@@ -724,6 +747,19 @@ def add64(b: Builder, dst: Region, a: Value, c: Value, subtract: bool = False) -
         else:
             b.alu("add", high, [half_of(a, 1), half_of(c, 1)], types=("ud", "ud", "ud"))
             b.alu("add", high, [high, carry], types=("ud", "ud", "ud"))
+
+
+def _shareable(e: E.Expr) -> bool:
+    """Whether `value` keeps `e`'s result for the rest of the statement: integer vector
+    arithmetic (a scalar costs one instruction and the IR's CSE shares it already; bools live
+    in flags, which the next condition overwrites)."""
+    return isinstance(e, (E.Binary, E.Ternary, E.Unary, E.Cast, E.Select)) and e.type.lanes > 1 and e.type.is_int
+
+
+def _needs_quotient(divisor: int, t: Type) -> bool:
+    """Whether `arith.divide`'s remainder by the constant `divisor` goes through the quotient
+    (a signed 32-bit division by other than 0 and +-1)."""
+    return t.is_signed and t.bits == 32 and divisor not in (0, 1, -1)
 
 
 def _reads_register(e: E.Expr, dst: Region, lowering: Expressions) -> bool:

@@ -76,6 +76,7 @@ class StatementLowering(Expressions):
 
     # --- statements ---------------------------------------------------------------------------
     def statement(self, s: S.Stmt) -> None:
+        self.forget_computed()
         getattr(self, "_s_" + type(s).__name__)(s)
 
     def _s_Seq(self, s: S.Seq) -> None:
@@ -153,6 +154,8 @@ class StatementLowering(Expressions):
 
     def _let_value(self, s: S.Let):
         assert s.value is not None  # (an external variable's let binds no value)
+        if s.var.name in self.env:  # a name bound anew: the values computed may read the old one
+            self.forget_computed()
         if s.var.type.is_bool:
             value = self.value(s.value)
             return value if isinstance(value, Constant) else self._immutable(value)

@@ -145,17 +145,19 @@ def unstaged_alternative(gemm: Gemm, hw: Platform, overrides: Mapping[str, objec
     """The overrides (`slm=0` added) under which the model also prices the GEMM plan's kernels
     without SLM staging beside the heuristic's (`pipeline.compile_problem` keeps the cheaper),
     where the heuristic's lead stages A and B through SLM and B's columns are gathered
-    (`columns_gathered`: the transposed phases of a first layer's strided backward data); None
-    elsewhere.
+    (`columns_gathered`: the transposed phases of a first layer's strided backward data) or
+    neither operand is contiguous along K (`k_strided`: backward weights); None elsewhere.
 
     There the estimate prices the unstaged kernels at up to four times the model and the staged
     ones at the model's cycles, so it never ranks an unstaged one within the margin, though they
     are the faster: resnet_50's conv1 BWD_D bf16 (mb1) on XeHPG, the staged lead (tg_k=4)
     87,546 cycles estimated and 87,308 modeled, m_tile=3 n_tile=32 k_block=16 tg_k=4 slm=0
     123,396 estimated and 30,316 modeled (staged, SLM moves each gathered column twice more);
-    on XeHPC 24,402 modeled against the unstaged 6,458."""
+    on XeHPC 24,402 modeled against the unstaged 6,458.  Backward weights bf16 of res2a_branch2b
+    on XeHPG: the staged lead (16 x 8 tiles, tg_k=2) 22,560 modeled, the unstaged kernel
+    (16 x 32, tg_k=16) 11,976."""
     given = dict(overrides or {})
-    if "slm" in given or given.get("plan", "gemm") != "gemm" or not columns_gathered(gemm):
+    if "slm" in given or given.get("plan", "gemm") != "gemm" or not (columns_gathered(gemm) or k_strided(gemm)):
         return None
     if _fitting_strategies(gemm, hw, given) or not choose_config(gemm, hw, given).slm:
         return None
@@ -340,6 +342,18 @@ def _tile_options(fma: str, simd: int, gemm: Gemm, hw: Platform) -> tuple[list[i
     n_tiles = [t for t in (widest, simd) if t <= fitting_n]
     # longer K blocks share each iteration's address arithmetic among more multiplies
     return m_tiles, n_tiles, [32, 16, 64] if fma == "dp4a" else [8, 4, 16]
+
+
+def k_strided(gemm: Gemm) -> bool:
+    """Neither A nor B reads K's innermost component with stride 1 (backward weights: K is the
+    pixels, the slow dimension of src and diff_dst in channels-last layouts), so both come into
+    dpas's layouts by gathers and moves, which the estimate prices only roughly without SLM."""
+    k = gemm.k.inner.name
+    return not any(
+        dim is not None and view.layout.unit_stride_run(dim) > 1
+        for view in (gemm.a, gemm.b)
+        for dim in [view.unit.get(k)]
+    )
 
 
 def columns_gathered(gemm: Gemm) -> bool:
