@@ -22,6 +22,7 @@ from ..ir import (
     Barrier,
     Call,
     Fence,
+    For,
     IfThenElse,
     Load,
     Mad,
@@ -63,21 +64,36 @@ class DepthwiseWeightsBuilder(RowBuilder):
         self.first_item = self.top.bind("first_item", reducer * plan.per_thread)
         k_iter = Var("k_iter")
         body = self._item(Idx(k_iter, 0, plan.per_thread - 1) if plan.per_thread > 1 else Idx.const(0))
-        loop: Stmt = self.row_loop(k_iter, body) if plan.per_thread > 1 else self.loop.wrap(seq(*body))
+        loop = self._item_loop(k_iter, body)
         zero = self.zeroed(plan.acc) + (self.zeroed(plan.bias_acc) if plan.bias_acc is not None else [])
         slm = Var("partial_sums", PTR) if plan.slm_bytes else None
         return self.kernel(zero + [loop], self._write(slm), slm)
 
     # -- the loop -------------------------------------------------------------------------------
+    def _item_loop(self, k_iter: Var, body: list[Stmt]) -> Stmt:
+        """The loop over the thread's items.  Where the shares overrun the items (the last
+        threads' shares end past them), it stops at the last item: no loads, multiplies or
+        zeroing for items that do not exist."""
+        plan = self.plan
+        items = self.loop.wrap(seq(*body))
+        if plan.per_thread * plan.reducers <= plan.items:
+            return self.row_loop(k_iter, body) if plan.per_thread > 1 else items
+        if plan.per_thread == 1:
+            live = self.first_item.below(plan.items)
+            assert live is not None  # more reducers than items: the last have none
+            return IfThenElse(live, items)
+        self.names.used.add(k_iter.name)
+        left = const(plan.items) - self.first_item.expr  # at most 0 for threads past the items
+        return For(k_iter, const(0), min_(const(plan.per_thread), left), items)
+
     def _item(self, j: Idx) -> list[Stmt]:
-        """One block of outputs: its diff_dst pixels, each kernel row's segment and products."""
+        """One block of outputs: its diff_dst pixels, each kernel row's segment and products
+        (`_item_loop` visits existing items only)."""
         plan, desc, config = self.plan, self.desc, self.config
         rows = plan.rows
         item = self.first_item + j
-        ragged = plan.per_thread * plan.reducers > plan.items
-        live = item.below(plan.items) if ragged else None
-        if item.hi >= plan.items:  # the positions of a block past the last are clamped (its loads masked)
-            item = Idx(min_(item.expr, const(plan.items - 1)), item.lo, plan.items - 1)
+        if item.hi >= plan.items:  # the loop stops at the last item
+            item = Idx(item.expr, item.lo, plan.items - 1)
         item = self.loop.bind("item", item)
         origin: dict[str, Idx] = {}
         below = item
@@ -87,14 +103,14 @@ class DepthwiseWeightsBuilder(RowBuilder):
         origin["mb"] = self.loop.bind("mb", below) if desc.mb > 1 else Idx.const(0)
         origin["ow0"] = self.loop.bind("ow0", origin.pop("owb") * config.m_tile)
         iw0 = self.loop.bind("iw0", origin["ow0"] * desc.sw - desc.pw)
-        body: list[Stmt] = self.zeroed(plan.dd) if live is not None else []
+        body: list[Stmt] = []
         dst_layout, dst_type = self.problem.layout_of("dst"), self.problem.type_of("dst")
         for p in range(config.m_tile):
             element = self.spatial_index(
                 dst_layout, origin["mb"], self.c0, origin["od"], origin["oh"], origin["ow0"] + p
             )
             body.append(
-                self.block_message("load", "dst", dst_type, config.n_tile, element, plan.dd, plan.dd.offset(p, 0), live)
+                self.block_message("load", "dst", dst_type, config.n_tile, element, plan.dd, plan.dd.offset(p, 0))
             )
         dd = plan.dd
         if plan.wide_dd is not None:
