@@ -74,3 +74,28 @@ def test_first_layer_backward_real_sizes(desc, hw, dt, direction, iga64, ocloc):
     # its phases' missing taps skipped, is the faster (tests/test_strided_backward_data.py)
     gemm = direction == "BWD_D" and dt == "bf16" and platform(hw).has_dpas
     assert compilation.config.plan == ("gemm" if gemm else "first")
+
+
+# shares that overrun the items: 20 items (10 rows of 2 blocks of 5 outputs) over 8 threads of 3
+# (the last thread has 2), and over 32 threads of 1 (12 threads have none)
+RAGGED = [
+    ("xehpg", "f32", {"m_tile": 5, "n_tile": 16, "tg_k": 8, "k_split": 1}),
+    ("xehpc", "bf16", {"m_tile": 5, "n_tile": 16, "tg_k": 32, "k_split": 1}),
+]
+
+
+@pytest.mark.parametrize("hw, dt, config", RAGGED, ids=[f"{hw}-{dt}-tg_k{c['tg_k']}" for hw, dt, c in RAGGED])
+def test_first_layer_backward_weights_ragged_shares(hw, dt, config, iga64, ocloc):
+    """Threads whose share ends past the last item stop there: the vector mads the kernel runs
+    (static counts, equal to the simulator's) are exactly the problem's multiply-adds, none on
+    a masked item's zeros, and the kernel still verifies."""
+    desc = parse_descriptor("mb1ic3ih20oc32oh10kh7sh2ph3")
+    compilation = check_end_to_end(desc, hw, "BWD_WB", dt, seed=13, overrides={**FIRST, **config})
+    compiled = compilation.compiled
+    executions = compiled.executions(compilation.kernel.grid)
+    lanes = sum(
+        n * inst.exec_size
+        for inst, n in zip(compiled.instructions, executions, strict=True)
+        if inst.opcode == "mad" and inst.dst.type == "f"
+    )
+    assert lanes == 20 * 5 * 7 * 7 * 3 * 32  # items x outputs x kh x kw x ic x oc
