@@ -9,7 +9,7 @@ values broadcast into the kernel row's KW x IC sums.
       dd[p] = diff_dst[mb][od][oh][ow0 + p][c0 .. c0+n)                     (block loads)
       segment[v] = src[mb][id][ih][iw0*IC + v]       (gathers; lanes masked by their pixel, all by the row)
       acc[kw*IC + ic] += segment[(p*SW + kw*(DW+1))*IC + ic] * dd[p]         (mad, the value broadcast)
-      bias_acc += dd[p]
+      bias_acc += dd[p]                                                      (kernel row 0)
     }
     the sums combined and written as the depthwise plan's; diff_bias by kernel row 0 only
 """
@@ -23,7 +23,6 @@ from ..plan.first_layer_weights import FirstLayerWeightsPlan
 from ..plan.tiles import TileLayout, dense_layout
 from .builder import GROUP_IDS, copy_tile
 from .depthwise_weights import DepthwiseWeightsBuilder
-from .rows import constant_lanes
 
 
 def build_first_layer_weights(plan: FirstLayerWeightsPlan) -> Stmt:
@@ -53,8 +52,11 @@ class _FirstLayerWeights(DepthwiseWeightsBuilder):
         loads, masked = [], False
         for first in range(0, plan.row_values, plan.lanes):
             count = min(plan.lanes, plan.row_values - first)
-            columns = iw0 + constant_lanes([(first + lane) // desc.ic for lane in range(count)])
-            mask = all_of(row_masks + columns.in_range(0, desc.iw))
+            # lane l's pixel iw0 + (first + l) // IC is inside the row exactly when its value
+            # iw0*IC + first + l is inside the row's IW*IC: a compare of the lane-index vector
+            # (bound once per kernel) with no per-item vector of pixel numbers to build
+            values = iw0 * desc.ic + first + self.lanes(count)
+            mask = all_of(row_masks + values.in_range(0, desc.iw * desc.ic))
             masked |= mask is not None
             offsets = (start + first + self.lanes(count)).expr
             loads.append(self.gather("load", "src", t, offsets, plan.segment, first, mask))
@@ -86,6 +88,13 @@ class _FirstLayerWeights(DepthwiseWeightsBuilder):
         kernel = {"d": self.kd, "h": self.kh, "w": kw}
         offsets = self.problem.layout_of("wei").offset([self.c0 + self.lanes(n), ic, *(kernel[d] for d in desc.used)])
         return self._output("wei", offsets, sums)
+
+    def _bias_sums(self, dd: TileLayout) -> list[Stmt]:
+        """The bias gradient's sums, in kernel row 0's threads only (the one row that writes
+        them; the other rows' bias lines stay zero through the reduction)."""
+        sums = super()._bias_sums(dd)
+        first = self.kernel_row.below(1)
+        return sums if first is None else [IfThenElse(first, seq(*sums))]
 
     def _bias_line(self, sums: TileLayout) -> list[Stmt]:
         """diff_bias, written by the threads of kernel row 0 (every row sums it)."""
