@@ -99,3 +99,16 @@ def test_first_layer_backward_weights_ragged_shares(hw, dt, config, iga64, ocloc
         if inst.opcode == "mad" and inst.dst.type == "f"
     )
     assert lanes == 20 * 5 * 7 * 7 * 3 * 32  # items x outputs x kh x kw x ic x oc
+
+
+@pytest.mark.parametrize("dt", ["bf16", "f32"])
+def test_first_layer_backward_weights_folded_slm(dt, iga64, ocloc):
+    """64 threads' 22 lines (7x3 taps and the bias) of 16 channels are 88 KB of partial sums,
+    more than a group's 64 KB of SLM on XeHPG: the upper 32 threads' sums fold into the lower
+    32's first, so SLM holds 32 threads' lines (44 KB), and the kernel still verifies (100
+    items of one output, two per thread: threads 32 to 49 of the upper half have some)."""
+    desc = parse_descriptor("mb1ic3ih20oc32oh10kh7sh2ph3")
+    config = {**FIRST, "m_tile": 1, "n_tile": 16, "tg_k": 64, "k_split": 1}
+    compilation = check_end_to_end(desc, "xehpg", "BWD_WB", dt, seed=13, overrides=config)
+    assert compilation.config.tg_k == 64
+    assert compilation.compiled.stats.slm_bytes == 22 * 32 * 16 * 4

@@ -189,19 +189,11 @@ class DepthwiseWeightsBuilder(RowBuilder):
             for index in range(plan.lines):
                 out += self._write_line(Idx.const(index), self._own_line(index))
             return out
-        n = config.n_tile
         k = self.k_thread
-        stores: list[Stmt] = []
-        for index in range(plan.lines):
-            source = self._own_line(index)
-            at = (k + index * config.tg_k) * (n * 4)
-            stores.append(
-                Call(
-                    Send("store", "block", "slm", F32, n),
-                    (ptr(slm, at.expr), ptr(source.buffer, source.offset(0, 0) * 4), None),
-                )
-            )
-        out = stores + [Call(Fence("slm")), Call(Barrier())]
+        out: list[Stmt] = [self._slm_line("store", slm, k, index, self._own_line(index)) for index in range(plan.lines)]
+        if plan.holders < config.tg_k:
+            out = self._fold(slm, out)
+        out += [Call(Fence("slm")), Call(Barrier())]
         for turn in range(-(-plan.lines // config.tg_k)):
             line = self.top.bind("line", k + turn * config.tg_k) if turn else k
             sums = self._sum_line(slm, line)
@@ -210,6 +202,44 @@ class DepthwiseWeightsBuilder(RowBuilder):
             bound = line.below(plan.lines)
             out += [IfThenElse(bound, seq(*guarded))] if bound is not None else guarded
         return out
+
+    def _slm_line(self, kind: str, slm: Var, slot: Idx, index: int, line: TileLayout) -> Stmt:
+        """Line `index` of thread slot `slot` in SLM, at (slot + index*holders)*n*4: stored
+        from `line` or loaded into it."""
+        n = self.config.n_tile
+        at = (slot + index * self.plan.holders) * (n * 4)
+        return Call(
+            Send(kind, "block", "slm", F32, n), (ptr(slm, at.expr), ptr(line.buffer, line.offset(0, 0) * 4), None)
+        )
+
+    def _fold(self, slm: Var, stores: list[Stmt]) -> list[Stmt]:
+        """Where SLM holds half of the group's sums (`plan.holders`): the upper half's threads
+        store their lines in the lower half's slots, and after a barrier each lower thread adds
+        its partner's lines to its own and `stores` the totals in its slot (the same slot, so
+        no barrier between its loads and its stores)."""
+        plan, config = self.plan, self.config
+        k, h, simd = self.k_thread, plan.holders, config.simd
+        upper, lower = k.at_least(h), k.below(h)
+        assert upper is not None and lower is not None  # h < tg_k
+        partial = _one_line(plan.partial, 0)
+        vector = F32.with_lanes(simd)
+        moved = [self._slm_line("store", slm, k - h, index, self._own_line(index)) for index in range(plan.lines)]
+        added: list[Stmt] = []
+        for index in range(plan.lines):
+            own = self._own_line(index)
+            added.append(self._slm_line("load", slm, k, index, partial))
+            for n0 in range(0, config.n_tile, simd):
+                at = own.offset(0, n0) * 4
+                total = Load(own.buffer, const(at), vector) + Load(
+                    partial.buffer, const(partial.offset(0, n0) * 4), vector
+                )
+                added.append(store(own.buffer, at, total))
+        return [
+            IfThenElse(upper, seq(*moved)),
+            Call(Fence("slm")),
+            Call(Barrier()),
+            IfThenElse(lower, seq(*added, *stores)),
+        ]
 
     def _own_line(self, line: int) -> TileLayout:
         """The thread's own sums of line `line` (a tap's, or the bias's after the taps) as a
@@ -222,14 +252,14 @@ class DepthwiseWeightsBuilder(RowBuilder):
 
     def _sum_line(self, slm: Var, line: Idx) -> list[Stmt]:
         """line_sum = the sum over the group's threads of their sums of `line`, read from SLM a
-        chunk of threads at a time."""
+        chunk of slots at a time (`plan.holders` slots, each one thread's sums or two's)."""
         plan, config = self.plan, self.config
         n, simd = config.n_tile, config.simd
         vector = F32.with_lanes(simd)
         out: list[Stmt] = []
-        for first in range(0, config.tg_k, plan.chunk):
-            count = min(plan.chunk, config.tg_k - first)
-            at = (line * config.tg_k + first) * (n * 4)
+        for first in range(0, plan.holders, plan.chunk):
+            count = min(plan.chunk, plan.holders - first)
+            at = (line * plan.holders + first) * (n * 4)
             out.append(
                 Call(
                     Send("load", "block", "slm", F32, count * n), (ptr(slm, at.expr), ptr(plan.partial.buffer, 0), None)

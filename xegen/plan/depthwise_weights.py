@@ -101,6 +101,7 @@ class DepthwiseWeightsPlan(RowPlan):
     chunk: int
     store: TileLayout  # one line converted to the weights' type
     grf_buffers: list[tuple[Var, int]]
+    holders: int  # threads whose partial sums SLM holds at once: tg_k, or half of them (`reduction_plan`)
 
     prefetch = False
 
@@ -113,7 +114,7 @@ class DepthwiseWeightsPlan(RowPlan):
     def slm_bytes(self) -> int:
         if self.config.tg_k == 1:
             return 0
-        return self.lines * self.config.tg_k * self.config.n_tile * 4
+        return self.lines * self.holders * self.config.n_tile * 4
 
     @property
     def iterations(self) -> int:
@@ -190,7 +191,8 @@ def reduction_plan(
     acc = line_layout(Var("acc", PTR), F32, sums, n, 1, n, grf)[0]
     bias_acc = line_layout(Var("bias_acc", PTR), F32, 1, n, 1, n, grf)[0] if problem.has_bias else None
     line_sum = line_layout(Var("line_sum", PTR), F32, 1, n, 1, n, grf)[0]
-    chunk = max(1, min(config.tg_k, hw.max_block_message_bytes // (n * 4)))
+    holders = slm_holders(config, sums + problem.has_bias, hw)
+    chunk = max(1, min(holders, hw.max_block_message_bytes // (n * 4)))
     partial = dense_layout(Var("partial", PTR), F32, chunk, n)
     store = line_layout(Var("w_store", PTR), wei_type, 1, n, 1, n, grf)[0]
     fixed = [(acc.buffer, acc.bytes), (segment.buffer, segment.bytes), (dd.buffer, dd.bytes)]
@@ -229,14 +231,25 @@ def reduction_plan(
         chunk,
         store,
         buffers,
+        holders,
         **extra,
     )
     if plan.slm_bytes > hw.max_slm_bytes:
         raise ConfigError(
-            f"plan={config.plan}: tg_k={config.tg_k} threads' partial sums need {plan.slm_bytes} bytes of SLM, "
-            f"more than {hw}'s {hw.max_slm_bytes}"
+            f"plan={config.plan}: tg_k={config.tg_k} threads' partial sums need {plan.slm_bytes} bytes of SLM "
+            f"(half of them, folded, where tg_k is even), more than {hw}'s {hw.max_slm_bytes}"
         )
     return plan
+
+
+def slm_holders(config: Config, lines: int, hw: Platform) -> int:
+    """Threads whose `lines` partial sums SLM holds at once: all tg_k where they fit in a
+    group's SLM, else half of them (the upper half's sums folded into the lower half's first:
+    XeHPG's 64 KB hold 32 threads' 22 lines of 16 channels, not 64 threads')."""
+    tg_k = config.tg_k
+    if lines * tg_k * config.n_tile * 4 <= hw.max_slm_bytes or tg_k % 2:
+        return tg_k
+    return tg_k // 2
 
 
 def check_reduction_keys(config: Config, problem: Problem, hw: Platform) -> None:
