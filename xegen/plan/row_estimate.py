@@ -257,8 +257,6 @@ class _WeightsLoop(_Loop):
         work = segment_pixel * (kernel_rows * pixels) + dd_pixel * m + _row_mask(masked, kernel_rows * pixels)
         if masked:
             work += _zero(plan.segment.bytes, hw) + _moves(kernel_rows * pixels * temporaries, hw)
-        if plan.per_thread * plan.reducers > plan.items:  # the items past the last masked
-            work += _zero(plan.dd.bytes, hw) + _row_mask(True, m)
         line_moves = -(-n * 4 // (2 * grf))
         if plan.wide_dd is not None:
             work += _moves(m * line_moves, hw)
@@ -288,15 +286,14 @@ class _FirstLayerWeightsLoop(_Loop):
         work = dd_pixel * m + _gather(hw, plan.lanes, plan.segment.type.size) * gathers + _row_mask(masked, gathers)
         if masked:
             work += _zero(plan.segment.bytes, hw)
-        if plan.per_thread * plan.reducers > plan.items:  # the items past the last masked
-            work += _zero(plan.dd.bytes, hw) + _row_mask(True, m)
         if plan.wide_dd is not None:
             work += _moves(m * -(-n * 4 // (2 * grf)), hw)
         if plan.work is not None:
             work += _moves(-(-plan.row_values * 4 // (2 * grf)), hw)
         chunks = n // config.simd
         mads = desc.kw * desc.ic * m * chunks
-        adds = m * chunks if plan.bias_acc is not None else 0
+        # the bias's adds, in kernel row 0's threads only: 1/KD*KH of them on average
+        adds = -(-m * chunks // plan.grid[2]) if plan.bias_acc is not None else 0
         self.work = work + _mads(mads + adds, config.simd, hw)
         self.global_bytes = work.bytes
         self.serial_loads = m * dd_temporaries + (gathers if plan.segment.type.size < 4 else 0)
@@ -362,8 +359,12 @@ def _weights_epilogue(plan: DepthwiseWeightsPlan) -> tuple[Work, int]:
     own = -(-lines // config.tg_k)
     work = Work()
     if config.tg_k > 1:
-        loads = own * -(-config.tg_k // plan.chunk)
-        adds = own * config.tg_k * (n // simd)
+        loads = own * -(-plan.holders // plan.chunk)
+        adds = own * plan.holders * (n // simd)
+        if plan.holders < config.tg_k:  # the fold: a store or a load and an add per line, a barrier more
+            loads += lines
+            adds += lines * (n // simd)
+            work += scalar(SYNC_INSTRUCTIONS)
         work += scalar((lines + loads) * SLM_MESSAGE_INSTRUCTIONS + 2 * SYNC_INSTRUCTIONS) + _mads(adds, simd, hw)
         work += Work(0, 0, 0.0, round_up(lines * n * 4, hw.grf_bytes))
     out = plan.problem.type_of("wei").size
