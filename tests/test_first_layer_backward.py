@@ -16,6 +16,9 @@ import pytest
 
 from xegen.conv import parse_descriptor
 from xegen.hw import platform
+from xegen.plan import formulate
+from xegen.plan.first_layer_weights import FirstLayerWeightsPlan
+from xegen.plan.strategies import plan_for
 
 from .test_end_to_end import check_end_to_end
 
@@ -112,3 +115,29 @@ def test_first_layer_backward_weights_folded_slm(dt, iga64, ocloc):
     compilation = check_end_to_end(desc, "xehpg", "BWD_WB", dt, seed=13, overrides=config)
     assert compilation.config.tg_k == 64
     assert compilation.compiled.stats.slm_bytes == 22 * 32 * 16 * 4
+
+
+# 3 to 16 channels, 7x7 stride 2 on 64x64, m_tile=8: items start at iw0 = 16b - 3 (-3, 13, 29, 45)
+# and read span = 8*2 + 5 = 21 pixels (63 values)
+BLOCKS = [
+    # bf16 segments start 2 bytes into a dword ((16b - 3)*3*2 = 4*(24b - 5) + 2) and end, 128
+    # bytes on, with a GRF: inside when 1 <= iw0 (its dword inside the row) and iw0 + 21 <= 64
+    ("xehpg", "bf16", (1, 64)),
+    # f32 on XeLP (widened after the load) and XeHPC: 252 bytes, up to the end of a 64-byte GRF
+    # on XeHPC (4 bytes more: one pixel's first value), of a 32-byte GRF on XeLP (the same)
+    ("xehpc", "f32", (0, 63)),
+    ("xelp", "bf16", (1, 64)),
+]
+
+
+@pytest.mark.parametrize("hw, dt, inside", BLOCKS, ids=[f"{hw}-{dt}" for hw, dt, _ in BLOCKS])
+def test_first_layer_backward_weights_segments_in_blocks(hw, dt, inside, iga64, ocloc):
+    """Items whose segment is inside the row along w (the middle two of each row's four) load it
+    in dword blocks from its first dword to the end of a GRF; the others gather it value by
+    value; both verify against numpy."""
+    desc = parse_descriptor("mb1ic3ih64oc16oh32kh7sh2ph3")
+    config = {**FIRST, "m_tile": 8, "n_tile": 16, "tg_k": 4, "k_split": 1}
+    compilation = check_end_to_end(desc, hw, "BWD_WB", dt, seed=13, overrides=config)
+    plan = plan_for(formulate(compilation.problem), compilation.config, platform(hw))
+    assert isinstance(plan, FirstLayerWeightsPlan)
+    assert plan.inside() == inside

@@ -190,7 +190,7 @@ class DepthwiseWeightsBuilder(RowBuilder):
                 out += self._write_line(Idx.const(index), self._own_line(index))
             return out
         k = self.k_thread
-        out: list[Stmt] = [self._slm_line("store", slm, k, index, self._own_line(index)) for index in range(plan.lines)]
+        out = [self._slm_line("store", slm, k, index, self._own_line(index)) for index in range(plan.lines)]
         if plan.holders < config.tg_k:
             out = self._fold(slm, out)
         out += [Call(Fence("slm")), Call(Barrier())]

@@ -282,10 +282,13 @@ class _FirstLayerWeightsLoop(_Loop):
         grf, n, m = hw.grf_bytes, config.n_tile, config.m_tile
         dd_pixel, dd_temporaries = _block_load(hw, 0, n * plan.dd.type.size, plan.dd.bytes)
         gathers = -(-plan.row_values // plan.lanes)
-        masked = _padded(plan)
-        work = dd_pixel * m + _gather(hw, plan.lanes, plan.segment.type.size) * gathers + _row_mask(masked, gathers)
-        if masked:
-            work += _zero(plan.segment.bytes, hw)
+        gathered = _gather(hw, plan.lanes, plan.segment.type.size) * gathers + _row_mask(True, gathers)
+        gathered += _zero(plan.segment.bytes, hw)
+        # the items whose segment is inside the row load it in blocks instead (the row's other blocks gather)
+        fits = _inside_share(plan)
+        covered = sum(4 * dwords for _, dwords in plan.blocks)
+        blocks, _ = _block_load(hw, 0, covered, plan.segment.bytes)
+        work = dd_pixel * m + gathered * (1 - fits) + blocks * fits
         if plan.wide_dd is not None:
             work += _moves(m * -(-n * 4 // (2 * grf)), hw)
         if plan.work is not None:
@@ -296,7 +299,7 @@ class _FirstLayerWeightsLoop(_Loop):
         adds = -(-m * chunks // plan.grid[2]) if plan.bias_acc is not None else 0
         self.work = work + _mads(mads + adds, config.simd, hw)
         self.global_bytes = work.bytes
-        self.serial_loads = m * dd_temporaries + (gathers if plan.segment.type.size < 4 else 0)
+        self.serial_loads = m * dd_temporaries + (gathers * (1 - fits) if plan.segment.type.size < 4 else 0)
 
 
 class _FirstLayerDataLoop(_Loop):
@@ -460,9 +463,9 @@ class _FirstLayerLoop(_Loop):
         self.once_serial_loads = lines * line_serial * systolic.rounds
 
 
-def _inside_share(plan: FirstLayerPlan) -> float:
+def _inside_share(plan: FirstLayerPlan | FirstLayerWeightsPlan) -> float:
     """The share of a row's output blocks whose segment moves in dword blocks (inside the input
-    along w, `FirstLayerPlan.inside`)."""
+    along w, `inside()`)."""
     bounds = plan.inside()
     if bounds is None:
         return 0.0
