@@ -7,7 +7,8 @@ values broadcast into the kernel row's KW x IC sums.
     for (k_iter = 0; k_iter < per_thread) {
       item = reducer*per_thread + k_iter: mb, od, oh, ow0 of the block
       dd[p] = diff_dst[mb][od][oh][ow0 + p][c0 .. c0+n)                     (block loads)
-      segment[v] = src[mb][id][ih][iw0*IC + v]       (gathers; lanes masked by their pixel, all by the row)
+      segment[v] = src[mb][id][ih][iw0*IC + v]       (dword blocks where the segment is inside the row,
+                                                      else gathers, lanes masked by their pixel; zero on padding rows)
       acc[kw*IC + ic] += segment[(p*SW + kw*(DW+1))*IC + ic] * dd[p]         (mad, the value broadcast)
       bias_acc += dd[p]                                                      (kernel row 0)
     }

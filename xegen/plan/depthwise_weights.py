@@ -295,7 +295,8 @@ def reduction_configs(problem: Problem, hw: Platform, given: Given, plan: str, k
     channels would not fill a GRF); m_tile the largest divisors of OW; the threads sharing a
     block of channels, tg_k in a group times k_split groups adding with float atomics, for four,
     two and eight threads per EU over the device (f32 weights; bf16 and f16 sums stay in one
-    group of 32, 16 or the most threads a group takes), at most one per item.  The estimate
+    group of 32, 16 or the most threads a group takes; plan=first the most first), at most one
+    per item.  The estimate
     ranks them (`row_estimate.py`).  plan=first also offers n_tile = simd after a block that
     fills GRFs: twice the groups where the sums stay in one group (resnet_50's conv1 in bf16 on
     XeHPC: 56503 modeled cycles with 16 channels, 28 groups of 64 threads, against 91838 with

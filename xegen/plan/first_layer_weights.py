@@ -11,8 +11,10 @@ backward-weights row plan's (`depthwise_weights.py`): a work item is `m_tile` co
 along w of one output row, its diff_dst pixels loaded once (n_tile channels each, a block
 message); what changes is the input side, which is forward plan=first's: the item's *segment*
 of the thread's kernel row, every input value its outputs read in that row, is one contiguous
-run of span x IC values (channels innermost), gathered a message of values at a time, each lane
-masked by whether its pixel is inside the input.  Then
+run of span x IC values (channels innermost): where it is inside the row, a few dword block
+messages from its first dword (at the same byte of a dword for every item, `phase`) to the end
+of a GRF; at the row's ends, gathered a message of values at a time, each lane masked by
+whether its pixel is inside the input.  Then
 
     acc[kw*IC + ic] += segment[(p*SW + kw*(DW+1))*IC + ic] * dd[p]      (the segment value broadcast)
 
