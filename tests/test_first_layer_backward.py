@@ -16,6 +16,9 @@ import pytest
 
 from xegen.conv import parse_descriptor
 from xegen.hw import platform
+from xegen.plan import formulate
+from xegen.plan.first_layer_weights import FirstLayerWeightsPlan
+from xegen.plan.strategies import plan_for
 
 from .test_end_to_end import check_end_to_end
 
@@ -74,3 +77,67 @@ def test_first_layer_backward_real_sizes(desc, hw, dt, direction, iga64, ocloc):
     # its phases' missing taps skipped, is the faster (tests/test_strided_backward_data.py)
     gemm = direction == "BWD_D" and dt == "bf16" and platform(hw).has_dpas
     assert compilation.config.plan == ("gemm" if gemm else "first")
+
+
+# shares that overrun the items: 20 items (10 rows of 2 blocks of 5 outputs) over 8 threads of 3
+# (the last thread has 2), and over 32 threads of 1 (12 threads have none)
+RAGGED = [
+    ("xehpg", "f32", {"m_tile": 5, "n_tile": 16, "tg_k": 8, "k_split": 1}),
+    ("xehpc", "bf16", {"m_tile": 5, "n_tile": 16, "tg_k": 32, "k_split": 1}),
+]
+
+
+@pytest.mark.parametrize("hw, dt, config", RAGGED, ids=[f"{hw}-{dt}-tg_k{c['tg_k']}" for hw, dt, c in RAGGED])
+def test_first_layer_backward_weights_ragged_shares(hw, dt, config, iga64, ocloc):
+    """Threads whose share ends past the last item stop there: the vector mads the kernel runs
+    (static counts, equal to the simulator's) are exactly the problem's multiply-adds, none on
+    a masked item's zeros, and the kernel still verifies."""
+    desc = parse_descriptor("mb1ic3ih20oc32oh10kh7sh2ph3")
+    compilation = check_end_to_end(desc, hw, "BWD_WB", dt, seed=13, overrides={**FIRST, **config})
+    compiled = compilation.compiled
+    executions = compiled.executions(compilation.kernel.grid)
+    lanes = sum(
+        n * inst.exec_size
+        for inst, n in zip(compiled.instructions, executions, strict=True)
+        if inst.opcode == "mad" and inst.dst.type == "f"
+    )
+    assert lanes == 20 * 5 * 7 * 7 * 3 * 32  # items x outputs x kh x kw x ic x oc
+
+
+@pytest.mark.parametrize("dt", ["bf16", "f32"])
+def test_first_layer_backward_weights_folded_slm(dt, iga64, ocloc):
+    """64 threads' 22 lines (7x3 taps and the bias) of 16 channels are 88 KB of partial sums,
+    more than a group's 64 KB of SLM on XeHPG: the upper 32 threads' sums fold into the lower
+    32's first, so SLM holds 32 threads' lines (44 KB), and the kernel still verifies (100
+    items of one output, two per thread: threads 32 to 49 of the upper half have some)."""
+    desc = parse_descriptor("mb1ic3ih20oc32oh10kh7sh2ph3")
+    config = {**FIRST, "m_tile": 1, "n_tile": 16, "tg_k": 64, "k_split": 1}
+    compilation = check_end_to_end(desc, "xehpg", "BWD_WB", dt, seed=13, overrides=config)
+    assert compilation.config.tg_k == 64
+    assert compilation.compiled.stats.slm_bytes == 22 * 32 * 16 * 4
+
+
+# 3 to 16 channels, 7x7 stride 2 on 64x64, m_tile=8: items start at iw0 = 16b - 3 (-3, 13, 29, 45)
+# and read span = 8*2 + 5 = 21 pixels (63 values)
+BLOCKS = [
+    # bf16 segments start 2 bytes into a dword ((16b - 3)*3*2 = 4*(24b - 5) + 2) and end, 128
+    # bytes on, with a GRF: inside when 1 <= iw0 (its dword inside the row) and iw0 + 21 <= 64
+    ("xehpg", "bf16", (1, 64)),
+    # f32 on XeLP (widened after the load) and XeHPC: 252 bytes, up to the end of a 64-byte GRF
+    # on XeHPC (4 bytes more: one pixel's first value), of a 32-byte GRF on XeLP (the same)
+    ("xehpc", "f32", (0, 63)),
+    ("xelp", "bf16", (1, 64)),
+]
+
+
+@pytest.mark.parametrize("hw, dt, inside", BLOCKS, ids=[f"{hw}-{dt}" for hw, dt, _ in BLOCKS])
+def test_first_layer_backward_weights_segments_in_blocks(hw, dt, inside, iga64, ocloc):
+    """Items whose segment is inside the row along w (the middle two of each row's four) load it
+    in dword blocks from its first dword to the end of a GRF; the others gather it value by
+    value; both verify against numpy."""
+    desc = parse_descriptor("mb1ic3ih64oc16oh32kh7sh2ph3")
+    config = {**FIRST, "m_tile": 8, "n_tile": 16, "tg_k": 4, "k_split": 1}
+    compilation = check_end_to_end(desc, hw, "BWD_WB", dt, seed=13, overrides=config)
+    plan = plan_for(formulate(compilation.problem), compilation.config, platform(hw))
+    assert isinstance(plan, FirstLayerWeightsPlan)
+    assert plan.inside() == inside

@@ -22,6 +22,7 @@ from ..ir import (
     Barrier,
     Call,
     Fence,
+    For,
     IfThenElse,
     Load,
     Mad,
@@ -63,21 +64,36 @@ class DepthwiseWeightsBuilder(RowBuilder):
         self.first_item = self.top.bind("first_item", reducer * plan.per_thread)
         k_iter = Var("k_iter")
         body = self._item(Idx(k_iter, 0, plan.per_thread - 1) if plan.per_thread > 1 else Idx.const(0))
-        loop: Stmt = self.row_loop(k_iter, body) if plan.per_thread > 1 else self.loop.wrap(seq(*body))
+        loop = self._item_loop(k_iter, body)
         zero = self.zeroed(plan.acc) + (self.zeroed(plan.bias_acc) if plan.bias_acc is not None else [])
         slm = Var("partial_sums", PTR) if plan.slm_bytes else None
         return self.kernel(zero + [loop], self._write(slm), slm)
 
     # -- the loop -------------------------------------------------------------------------------
+    def _item_loop(self, k_iter: Var, body: list[Stmt]) -> Stmt:
+        """The loop over the thread's items.  Where the shares overrun the items (the last
+        threads' shares end past them), it stops at the last item: no loads, multiplies or
+        zeroing for items that do not exist."""
+        plan = self.plan
+        items = self.loop.wrap(seq(*body))
+        if plan.per_thread * plan.reducers <= plan.items:
+            return self.row_loop(k_iter, body) if plan.per_thread > 1 else items
+        if plan.per_thread == 1:
+            live = self.first_item.below(plan.items)
+            assert live is not None  # more reducers than items: the last have none
+            return IfThenElse(live, items)
+        self.names.used.add(k_iter.name)
+        left = const(plan.items) - self.first_item.expr  # at most 0 for threads past the items
+        return For(k_iter, const(0), min_(const(plan.per_thread), left), items)
+
     def _item(self, j: Idx) -> list[Stmt]:
-        """One block of outputs: its diff_dst pixels, each kernel row's segment and products."""
+        """One block of outputs: its diff_dst pixels, each kernel row's segment and products
+        (`_item_loop` visits existing items only)."""
         plan, desc, config = self.plan, self.desc, self.config
         rows = plan.rows
         item = self.first_item + j
-        ragged = plan.per_thread * plan.reducers > plan.items
-        live = item.below(plan.items) if ragged else None
-        if item.hi >= plan.items:  # the positions of a block past the last are clamped (its loads masked)
-            item = Idx(min_(item.expr, const(plan.items - 1)), item.lo, plan.items - 1)
+        if item.hi >= plan.items:  # the loop stops at the last item
+            item = Idx(item.expr, item.lo, plan.items - 1)
         item = self.loop.bind("item", item)
         origin: dict[str, Idx] = {}
         below = item
@@ -87,14 +103,14 @@ class DepthwiseWeightsBuilder(RowBuilder):
         origin["mb"] = self.loop.bind("mb", below) if desc.mb > 1 else Idx.const(0)
         origin["ow0"] = self.loop.bind("ow0", origin.pop("owb") * config.m_tile)
         iw0 = self.loop.bind("iw0", origin["ow0"] * desc.sw - desc.pw)
-        body: list[Stmt] = self.zeroed(plan.dd) if live is not None else []
+        body: list[Stmt] = []
         dst_layout, dst_type = self.problem.layout_of("dst"), self.problem.type_of("dst")
         for p in range(config.m_tile):
             element = self.spatial_index(
                 dst_layout, origin["mb"], self.c0, origin["od"], origin["oh"], origin["ow0"] + p
             )
             body.append(
-                self.block_message("load", "dst", dst_type, config.n_tile, element, plan.dd, plan.dd.offset(p, 0), live)
+                self.block_message("load", "dst", dst_type, config.n_tile, element, plan.dd, plan.dd.offset(p, 0))
             )
         dd = plan.dd
         if plan.wide_dd is not None:
@@ -173,19 +189,11 @@ class DepthwiseWeightsBuilder(RowBuilder):
             for index in range(plan.lines):
                 out += self._write_line(Idx.const(index), self._own_line(index))
             return out
-        n = config.n_tile
         k = self.k_thread
-        stores: list[Stmt] = []
-        for index in range(plan.lines):
-            source = self._own_line(index)
-            at = (k + index * config.tg_k) * (n * 4)
-            stores.append(
-                Call(
-                    Send("store", "block", "slm", F32, n),
-                    (ptr(slm, at.expr), ptr(source.buffer, source.offset(0, 0) * 4), None),
-                )
-            )
-        out = stores + [Call(Fence("slm")), Call(Barrier())]
+        out = [self._slm_line("store", slm, k, index, self._own_line(index)) for index in range(plan.lines)]
+        if plan.holders < config.tg_k:
+            out = self._fold(slm, out)
+        out += [Call(Fence("slm")), Call(Barrier())]
         for turn in range(-(-plan.lines // config.tg_k)):
             line = self.top.bind("line", k + turn * config.tg_k) if turn else k
             sums = self._sum_line(slm, line)
@@ -194,6 +202,44 @@ class DepthwiseWeightsBuilder(RowBuilder):
             bound = line.below(plan.lines)
             out += [IfThenElse(bound, seq(*guarded))] if bound is not None else guarded
         return out
+
+    def _slm_line(self, kind: str, slm: Var, slot: Idx, index: int, line: TileLayout) -> Stmt:
+        """Line `index` of thread slot `slot` in SLM, at (slot + index*holders)*n*4: stored
+        from `line` or loaded into it."""
+        n = self.config.n_tile
+        at = (slot + index * self.plan.holders) * (n * 4)
+        return Call(
+            Send(kind, "block", "slm", F32, n), (ptr(slm, at.expr), ptr(line.buffer, line.offset(0, 0) * 4), None)
+        )
+
+    def _fold(self, slm: Var, stores: list[Stmt]) -> list[Stmt]:
+        """Where SLM holds half of the group's sums (`plan.holders`): the upper half's threads
+        store their lines in the lower half's slots, and after a barrier each lower thread adds
+        its partner's lines to its own and `stores` the totals in its slot (the same slot, so
+        no barrier between its loads and its stores)."""
+        plan, config = self.plan, self.config
+        k, h, simd = self.k_thread, plan.holders, config.simd
+        upper, lower = k.at_least(h), k.below(h)
+        assert upper is not None and lower is not None  # h < tg_k
+        partial = _one_line(plan.partial, 0)
+        vector = F32.with_lanes(simd)
+        moved = [self._slm_line("store", slm, k - h, index, self._own_line(index)) for index in range(plan.lines)]
+        added: list[Stmt] = []
+        for index in range(plan.lines):
+            own = self._own_line(index)
+            added.append(self._slm_line("load", slm, k, index, partial))
+            for n0 in range(0, config.n_tile, simd):
+                at = own.offset(0, n0) * 4
+                total = Load(own.buffer, const(at), vector) + Load(
+                    partial.buffer, const(partial.offset(0, n0) * 4), vector
+                )
+                added.append(store(own.buffer, at, total))
+        return [
+            IfThenElse(upper, seq(*moved)),
+            Call(Fence("slm")),
+            Call(Barrier()),
+            IfThenElse(lower, seq(*added, *stores)),
+        ]
 
     def _own_line(self, line: int) -> TileLayout:
         """The thread's own sums of line `line` (a tap's, or the bias's after the taps) as a
@@ -206,14 +252,14 @@ class DepthwiseWeightsBuilder(RowBuilder):
 
     def _sum_line(self, slm: Var, line: Idx) -> list[Stmt]:
         """line_sum = the sum over the group's threads of their sums of `line`, read from SLM a
-        chunk of threads at a time."""
+        chunk of slots at a time (`plan.holders` slots, each one thread's sums or two's)."""
         plan, config = self.plan, self.config
         n, simd = config.n_tile, config.simd
         vector = F32.with_lanes(simd)
         out: list[Stmt] = []
-        for first in range(0, config.tg_k, plan.chunk):
-            count = min(plan.chunk, config.tg_k - first)
-            at = (line * config.tg_k + first) * (n * 4)
+        for first in range(0, plan.holders, plan.chunk):
+            count = min(plan.chunk, plan.holders - first)
+            at = (line * plan.holders + first) * (n * 4)
             out.append(
                 Call(
                     Send("load", "block", "slm", F32, count * n), (ptr(slm, at.expr), ptr(plan.partial.buffer, 0), None)

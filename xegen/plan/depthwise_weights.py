@@ -101,6 +101,7 @@ class DepthwiseWeightsPlan(RowPlan):
     chunk: int
     store: TileLayout  # one line converted to the weights' type
     grf_buffers: list[tuple[Var, int]]
+    holders: int  # threads whose partial sums SLM holds at once: tg_k, or half of them (`reduction_plan`)
 
     prefetch = False
 
@@ -113,7 +114,7 @@ class DepthwiseWeightsPlan(RowPlan):
     def slm_bytes(self) -> int:
         if self.config.tg_k == 1:
             return 0
-        return self.lines * self.config.tg_k * self.config.n_tile * 4
+        return self.lines * self.holders * self.config.n_tile * 4
 
     @property
     def iterations(self) -> int:
@@ -190,7 +191,8 @@ def reduction_plan(
     acc = line_layout(Var("acc", PTR), F32, sums, n, 1, n, grf)[0]
     bias_acc = line_layout(Var("bias_acc", PTR), F32, 1, n, 1, n, grf)[0] if problem.has_bias else None
     line_sum = line_layout(Var("line_sum", PTR), F32, 1, n, 1, n, grf)[0]
-    chunk = max(1, min(config.tg_k, hw.max_block_message_bytes // (n * 4)))
+    holders = slm_holders(config, sums + problem.has_bias, hw)
+    chunk = max(1, min(holders, hw.max_block_message_bytes // (n * 4)))
     partial = dense_layout(Var("partial", PTR), F32, chunk, n)
     store = line_layout(Var("w_store", PTR), wei_type, 1, n, 1, n, grf)[0]
     fixed = [(acc.buffer, acc.bytes), (segment.buffer, segment.bytes), (dd.buffer, dd.bytes)]
@@ -229,14 +231,25 @@ def reduction_plan(
         chunk,
         store,
         buffers,
+        holders,
         **extra,
     )
     if plan.slm_bytes > hw.max_slm_bytes:
         raise ConfigError(
-            f"plan={config.plan}: tg_k={config.tg_k} threads' partial sums need {plan.slm_bytes} bytes of SLM, "
-            f"more than {hw}'s {hw.max_slm_bytes}"
+            f"plan={config.plan}: tg_k={config.tg_k} threads' partial sums need {plan.slm_bytes} bytes of SLM "
+            f"(half of them, folded, where tg_k is even), more than {hw}'s {hw.max_slm_bytes}"
         )
     return plan
+
+
+def slm_holders(config: Config, lines: int, hw: Platform) -> int:
+    """Threads whose `lines` partial sums SLM holds at once: all tg_k where they fit in a
+    group's SLM, else half of them (the upper half's sums folded into the lower half's first:
+    XeHPG's 64 KB hold 32 threads' 22 lines of 16 channels, not 64 threads')."""
+    tg_k = config.tg_k
+    if lines * tg_k * config.n_tile * 4 <= hw.max_slm_bytes or tg_k % 2:
+        return tg_k
+    return tg_k // 2
 
 
 def check_reduction_keys(config: Config, problem: Problem, hw: Platform) -> None:
@@ -282,7 +295,8 @@ def reduction_configs(problem: Problem, hw: Platform, given: Given, plan: str, k
     channels would not fill a GRF); m_tile the largest divisors of OW; the threads sharing a
     block of channels, tg_k in a group times k_split groups adding with float atomics, for four,
     two and eight threads per EU over the device (f32 weights; bf16 and f16 sums stay in one
-    group of 32, 16 or the most threads a group takes), at most one per item.  The estimate
+    group of 32, 16 or the most threads a group takes; plan=first the most first), at most one
+    per item.  The estimate
     ranks them (`row_estimate.py`).  plan=first also offers n_tile = simd after a block that
     fills GRFs: twice the groups where the sums stay in one group (resnet_50's conv1 in bf16 on
     XeHPC: 56503 modeled cycles with 16 channels, 28 groups of 64 threads, against 91838 with
@@ -309,7 +323,11 @@ def reduction_configs(problem: Problem, hw: Platform, given: Given, plan: str, k
                         tg_k = max(1, min(tg_k, most_in_group, items))
                         shapes.append((tg_k, max(1, min(threads, items) // tg_k)))
             else:
-                shapes = [(min(tg_k, most_in_group, items), 1) for tg_k in (32, 16, most_in_group)]
+                # plan=first: a group is all the threads a block of channels and kernel row has, and
+                # the estimate misses how few per EU leave its loads' latency exposed (resnet_50's
+                # conv1 in bf16 on XeHPG: 55,556 modeled cycles with tg_k=32, 38,850 with 64)
+                counts = (most_in_group, 32, 16) if plan == "first" else (32, 16, most_in_group)
+                shapes = [(min(tg_k, most_in_group, items), 1) for tg_k in counts]
             shapes = [(given.get("tg_k", t), given.get("k_split", k)) for t, k in shapes]
             for tg_k, k_split in dict.fromkeys(shapes):
                 base = Config("mad", simd, 1, 1, m_tile, n_tile, 1, tg_k=tg_k, k_split=k_split, plan=plan)

@@ -173,12 +173,7 @@ class FirstLayerPlan(RowPlan):
     def inside(self) -> tuple[int, int] | None:
         """(lo, hi): the segment moves in blocks when lo <= iw0 and iw0 + span <= hi (the blocks'
         extra bytes before and after the segment inside the row); None: it always gathers."""
-        if self.phase is None:
-            return None
-        size = self.segment.type.size
-        tail = sum(4 * dwords for _, dwords in self.blocks) - self.phase - self.row_values * size
-        per_pixel = self.row_channels * size
-        return -(-self.phase // per_pixel), self.problem.desc.iw - -(-tail // per_pixel)
+        return inside_bounds(self.phase, self.blocks, self.row_values * self.segment.type.size, self.row_channels, self)
 
     @property
     def row_k(self) -> int:
@@ -214,10 +209,10 @@ def plan_first_layer(gemm: Gemm, config: Config, hw: Platform) -> FirstLayerPlan
     src_type, wei_type, out_type = (problem.type_of(t) for t in ("src", "wei", "dst"))
     lanes = hw.max_message_simd
     values = rows.span * row_channels
-    phase = _phase(problem, rows, row_channels, order)
+    phase = segment_phase(problem, rows, row_channels, order)
     segment = dense_layout(Var("segment", PTR), src_type, 1, values, base=(phase or 0) // src_type.size)
     segment = replace(segment, elements=round_up(segment.elements * src_type.size, grf) // src_type.size)
-    blocks = _blocks((phase or 0) + values * src_type.size, hw)
+    blocks = segment_blocks((phase or 0) + values * src_type.size, hw)
     row_k = desc.kw * row_channels
     starts = math.gcd(n, desc.oc)
     weights_block = contiguous_channels(problem.layout_of("wei"), n, starts, wei_type.size, hw, dim=0)
@@ -356,7 +351,20 @@ def _below(progression: Progression, limit: int) -> Progression | None:
     return Progression(progression.start, progression.step, count)
 
 
-def _phase(problem: Problem, rows: Rows, row_channels: int, order: str) -> int | None:
+def inside_bounds(
+    phase: int | None, blocks: tuple[tuple[int, int], ...], row_bytes: int, row_channels: int, plan: RowPlan
+) -> tuple[int, int] | None:
+    """(lo, hi): a segment of `row_bytes` starting `phase` bytes into its first dword moves in
+    `blocks` when lo <= iw0 and iw0 + span <= hi (the blocks' extra bytes before and after it
+    inside the row); None: it always gathers."""
+    if phase is None:
+        return None
+    tail = sum(4 * dwords for _, dwords in blocks) - phase - row_bytes
+    per_pixel = row_channels * plan.problem.type_of("src").size
+    return -(-phase // per_pixel), plan.problem.desc.iw - -(-tail // per_pixel)
+
+
+def segment_phase(problem: Problem, rows: Rows, row_channels: int, order: str) -> int | None:
     """The byte of its dword at which every thread's segment starts, for every row; None when
     it is not the same for all."""
     desc, layout, size = problem.desc, problem.layout_of("src"), problem.type_of("src").size
@@ -373,7 +381,7 @@ def _phase(problem: Problem, rows: Rows, row_channels: int, order: str) -> int |
     return phases.pop() if len(phases) == 1 else None
 
 
-def _blocks(nbytes: int, hw: Platform) -> tuple[tuple[int, int], ...]:
+def segment_blocks(nbytes: int, hw: Platform) -> tuple[tuple[int, int], ...]:
     """(byte, dwords) of the block messages covering `nbytes` from byte 0, rounded up to dwords."""
     total = round_up(nbytes, 4)
     step = hw.max_block_message_bytes

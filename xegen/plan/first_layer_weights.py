@@ -11,8 +11,10 @@ backward-weights row plan's (`depthwise_weights.py`): a work item is `m_tile` co
 along w of one output row, its diff_dst pixels loaded once (n_tile channels each, a block
 message); what changes is the input side, which is forward plan=first's: the item's *segment*
 of the thread's kernel row, every input value its outputs read in that row, is one contiguous
-run of span x IC values (channels innermost), gathered a message of values at a time, each lane
-masked by whether its pixel is inside the input.  Then
+run of span x IC values (channels innermost): where it is inside the row, a few dword block
+messages from its first dword (at the same byte of a dword for every item, `phase`) to the end
+of a GRF; at the row's ends, gathered a message of values at a time, each lane masked by
+whether its pixel is inside the input.  Then
 
     acc[kw*IC + ic] += segment[(p*SW + kw*(DW+1))*IC + ic] * dd[p]      (the segment value broadcast)
 
@@ -33,7 +35,7 @@ k_block = 1, slm = 0 (as plan=depthwise's backward weights).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..conv.problem import Problem
 from ..errors import ConfigError
@@ -43,10 +45,10 @@ from ..ir.types import PTR
 from . import depthwise_weights
 from .config import Config, Given, check_config
 from .depthwise_weights import DepthwiseWeightsPlan, check_reduction_keys, reduction_configs, reduction_plan
-from .first_layer import MAX_INPUT_CHANNELS, segment_order
+from .first_layer import MAX_INPUT_CHANNELS, inside_bounds, segment_blocks, segment_order, segment_phase
 from .gemm import Gemm, check_index_range
 from .rows import Rows, contiguous_channels
-from .tiles import dense_layout, round_up
+from .tiles import TileLayout, dense_layout, round_up
 
 
 def unsuited(problem: Problem, hw: Platform) -> str | None:
@@ -72,10 +74,24 @@ class FirstLayerWeightsPlan(DepthwiseWeightsPlan):
     `acc` the KW x IC lines of the thread's kernel row; grid = (channel blocks, k_split, KD*KH)."""
 
     lanes: int  # values per gather of the segment
+    phase: int | None  # bytes between the dword the segment's first value is in and that value (None: varies)
+    blocks: tuple[tuple[int, int], ...]  # (byte, dwords) of the block messages of an inside segment
 
     @property
     def row_values(self) -> int:
         return self.rows.span * self.problem.desc.ic
+
+    def inside(self) -> tuple[int, int] | None:
+        """(lo, hi): an item's segment moves in blocks when lo <= iw0 and iw0 + span <= hi;
+        None: it always gathers (`first_layer.inside_bounds`)."""
+        size = self.segment.type.size
+        return inside_bounds(self.phase, self.blocks, self.row_values * size, self.problem.desc.ic, self)
+
+    @property
+    def segment_values(self) -> TileLayout:
+        """The segment's span x IC values as one line (after the phase's bytes)."""
+        t = self.segment.type
+        return dense_layout(self.segment.buffer, t, 1, self.row_values, base=(self.phase or 0) // t.size)
 
     def value(self, p: int, kw: int, ic: int) -> int:
         """The segment value output p reads through tap kw and channel ic."""
@@ -108,7 +124,16 @@ def plan_first_layer_weights(gemm: Gemm, config: Config, hw: Platform) -> FirstL
         )
     src_type = problem.type_of("src")
     values = rows.span * desc.ic
-    segment = dense_layout(Var("segment", PTR), src_type, 1, round_up(values * src_type.size, grf) // src_type.size)
+    # as forward plan=first's: dword blocks from the segment's first dword where it is inside the
+    # row, here up to the end of its last GRF: a message ending inside a GRF would load into a
+    # temporary and wait for it right away (XeHPC f32: 47 dwords after the first 64 are four
+    # messages, three of them waited for in turn)
+    phase = segment_phase(problem, rows, desc.ic, "channels")
+    blocks = segment_blocks(round_up((phase or 0) + values * src_type.size, grf), hw)
+    covered = sum(4 * dwords for _, dwords in blocks)
+    base = (phase or 0) // src_type.size
+    segment = dense_layout(Var("segment", PTR), src_type, 1, values, base=base)
+    segment = replace(segment, elements=round_up(covered, grf) // src_type.size)
     kernel_rows = desc.kd * desc.kh
     sums = desc.kw * desc.ic
     return reduction_plan(
@@ -122,6 +147,8 @@ def plan_first_layer_weights(gemm: Gemm, config: Config, hw: Platform) -> FirstL
         (values, (1,)),
         kernel_rows,
         lanes=hw.max_message_simd,
+        phase=phase,
+        blocks=blocks,
     )
 
 

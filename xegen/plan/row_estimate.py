@@ -257,8 +257,6 @@ class _WeightsLoop(_Loop):
         work = segment_pixel * (kernel_rows * pixels) + dd_pixel * m + _row_mask(masked, kernel_rows * pixels)
         if masked:
             work += _zero(plan.segment.bytes, hw) + _moves(kernel_rows * pixels * temporaries, hw)
-        if plan.per_thread * plan.reducers > plan.items:  # the items past the last masked
-            work += _zero(plan.dd.bytes, hw) + _row_mask(True, m)
         line_moves = -(-n * 4 // (2 * grf))
         if plan.wide_dd is not None:
             work += _moves(m * line_moves, hw)
@@ -284,22 +282,24 @@ class _FirstLayerWeightsLoop(_Loop):
         grf, n, m = hw.grf_bytes, config.n_tile, config.m_tile
         dd_pixel, dd_temporaries = _block_load(hw, 0, n * plan.dd.type.size, plan.dd.bytes)
         gathers = -(-plan.row_values // plan.lanes)
-        masked = _padded(plan)
-        work = dd_pixel * m + _gather(hw, plan.lanes, plan.segment.type.size) * gathers + _row_mask(masked, gathers)
-        if masked:
-            work += _zero(plan.segment.bytes, hw)
-        if plan.per_thread * plan.reducers > plan.items:  # the items past the last masked
-            work += _zero(plan.dd.bytes, hw) + _row_mask(True, m)
+        gathered = _gather(hw, plan.lanes, plan.segment.type.size) * gathers + _row_mask(True, gathers)
+        gathered += _zero(plan.segment.bytes, hw)
+        # the items whose segment is inside the row load it in blocks instead (the row's other blocks gather)
+        fits = _inside_share(plan)
+        covered = sum(4 * dwords for _, dwords in plan.blocks)
+        blocks, _ = _block_load(hw, 0, covered, plan.segment.bytes)
+        work = dd_pixel * m + gathered * (1 - fits) + blocks * fits
         if plan.wide_dd is not None:
             work += _moves(m * -(-n * 4 // (2 * grf)), hw)
         if plan.work is not None:
             work += _moves(-(-plan.row_values * 4 // (2 * grf)), hw)
         chunks = n // config.simd
         mads = desc.kw * desc.ic * m * chunks
-        adds = m * chunks if plan.bias_acc is not None else 0
+        # the bias's adds, in kernel row 0's threads only: 1/KD*KH of them on average
+        adds = -(-m * chunks // plan.grid[2]) if plan.bias_acc is not None else 0
         self.work = work + _mads(mads + adds, config.simd, hw)
         self.global_bytes = work.bytes
-        self.serial_loads = m * dd_temporaries + (gathers if plan.segment.type.size < 4 else 0)
+        self.serial_loads = m * dd_temporaries + (gathers * (1 - fits) if plan.segment.type.size < 4 else 0)
 
 
 class _FirstLayerDataLoop(_Loop):
@@ -362,8 +362,12 @@ def _weights_epilogue(plan: DepthwiseWeightsPlan) -> tuple[Work, int]:
     own = -(-lines // config.tg_k)
     work = Work()
     if config.tg_k > 1:
-        loads = own * -(-config.tg_k // plan.chunk)
-        adds = own * config.tg_k * (n // simd)
+        loads = own * -(-plan.holders // plan.chunk)
+        adds = own * plan.holders * (n // simd)
+        if plan.holders < config.tg_k:  # the fold: a store or a load and an add per line, a barrier more
+            loads += lines
+            adds += lines * (n // simd)
+            work += scalar(SYNC_INSTRUCTIONS)
         work += scalar((lines + loads) * SLM_MESSAGE_INSTRUCTIONS + 2 * SYNC_INSTRUCTIONS) + _mads(adds, simd, hw)
         work += Work(0, 0, 0.0, round_up(lines * n * 4, hw.grf_bytes))
     out = plan.problem.type_of("wei").size
@@ -459,9 +463,9 @@ class _FirstLayerLoop(_Loop):
         self.once_serial_loads = lines * line_serial * systolic.rounds
 
 
-def _inside_share(plan: FirstLayerPlan) -> float:
+def _inside_share(plan: FirstLayerPlan | FirstLayerWeightsPlan) -> float:
     """The share of a row's output blocks whose segment moves in dword blocks (inside the input
-    along w, `FirstLayerPlan.inside`)."""
+    along w, `inside()`)."""
     bounds = plan.inside()
     if bounds is None:
         return 0.0
