@@ -293,9 +293,10 @@ class IlpOutcome:
     note: str = ""
 
 
-def ilp_dag(snapshot: Snapshot, model: CostModel, max_nodes: int = 4000, seconds: float = 10.0) -> IlpOutcome:
-    """Minimal DAG cost by integer programming; beyond `max_nodes` or `seconds`, the greedy
-    choice (the note says so)."""
+def ilp_dag(snapshot: Snapshot, model: CostModel, max_nodes: int = 4000, branch_nodes: int = 20_000) -> IlpOutcome:
+    """Minimal DAG cost by integer programming; beyond `max_nodes` e-nodes, the greedy choice,
+    and past `branch_nodes` nodes of the solver's branch and bound, its best so far (the note
+    says so).  A count, not a time limit: the same e-graph gives the same choice on any machine."""
     # scipy takes seconds to import; only the ILP extractor needs it
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import lil_matrix
@@ -358,7 +359,7 @@ def ilp_dag(snapshot: Snapshot, model: CostModel, max_nodes: int = 4000, seconds
         constraints=[LinearConstraint(matrix.tocsr(), lower, upper)],
         integrality=integrality,
         bounds=bounds,
-        options={"time_limit": seconds, "presolve": True},
+        options={"node_limit": branch_nodes, "presolve": True},
     )
     if result.x is None:
         return IlpOutcome(greedy, False, f"ILP found no solution ({result.message.strip()}); greedy DAG used")
