@@ -76,30 +76,6 @@ def test_loop_invariants_are_hoisted_and_shared_offsets_bound_once():
     assert len(loads) == 1
 
 
-def test_a_sum_is_split_into_its_loop_invariant_part_and_the_loop_variable_terms():
-    """`a + k*64 + z`: by name, k sorts between a and z, but loop variables rank last, so the
-    sum's chain is (a + z) + k*64 and a + z is bound once before the loop."""
-    stmt = ir.parse_stmt("""
-    let a;
-    let z;
-    for (k = 0; k < 16) {
-      OUT[(a + k * 64 + z) * 4] = k;
-    }
-    """)
-    out = optimize_stmt(stmt, "xehpg", ranges={"a": range(0, 100), "z": range(0, 100)})
-    (loop,) = [n for n in ir.walk(out) if isinstance(n, ir.For)]
-    assert {v.name for v in ir.free_vars(loop.body)} <= {"k", "OUT"} | set(_let_names(out)) - {"a", "z"}, (
-        ir.format_stmt(out)
-    )
-    outputs = {"OUT": 4 * (99 + 15 * 64 + 99 + 1)}
-    env = {"a": np.int32(37), "z": np.int32(91)}
-    assert_same_buffers(stmt, out, outputs, env=env)
-
-
-def _let_names(stmt: ir.Stmt) -> list[str]:
-    return [n.var.name for n in ir.walk(stmt) if isinstance(n, ir.Let) and n.value is not None]
-
-
 def test_loads_are_not_moved_across_stores():
     stmt = ir.parse_stmt("""
     let tid;

@@ -191,10 +191,7 @@ def optimize_stmt_report(
         else:
             site.leaf = builder.add_opaque_root(site.expr)
     _seed_binders(by_statement, problem)
-    # loop variables rank last, inner loops after outer ones: a sum's terms that do not vary in a
-    # loop then come first in its chain, a subexpression that CSE hoists out of the loop
-    loops = [s.var.name for s, _ in by_statement if isinstance(s, ir.For)]
-    seed_variables(problem, ranges, last=loops)
+    seed_variables(problem, ranges)
 
     with saturate(rule_set, builder.roots, problem.seeds, limits, builder.pieces) as run:
         roots, info = extract_roots(run, problem, model, extractor)

@@ -59,11 +59,11 @@ def inclusive_bounds(spec: RangeSpec) -> tuple[int | None, int | None]:
     return lo, hi
 
 
-def seed_variables(problem: Problem, ranges: Mapping[str, RangeSpec] | None, last: Sequence[str] = ()) -> None:
-    """Ranks for every variable (by name, so the order of sums is deterministic; the names in
-    `last` after all others, in their order) and the declared ranges (clipped to the type)."""
+def seed_variables(problem: Problem, ranges: Mapping[str, RangeSpec] | None) -> None:
+    """Ranks for every variable (by name, so the order of sums is deterministic) and the
+    declared ranges (clipped to the type)."""
     builder, seeds = problem.builder, problem.seeds
-    names = sorted(set(builder.variables) - set(last)) + [n for n in last if n in builder.variables]
+    names = sorted(builder.variables)
     for rank, name in enumerate(names):
         v = builder.variables[name]
         seeds.ranks[_var_term(name, v)] = rank
