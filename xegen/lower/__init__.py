@@ -14,6 +14,9 @@ Passes (docs/lowering.md):
         not fit, when selection runs again building every payload
     flags.py                     a mask computed again while its flag still holds it is dropped
     deadcode.py                  instructions whose results nobody reads are dropped
+    sink.py                      moves out of message temporaries placed where their data is
+                                 first needed, so a run of loads is in flight together (not
+                                 where the kernel would then not fit)
     liveness.py / regalloc.py    virtual -> physical registers (RegisterAllocationError when
                                  the kernel does not fit: the caller tries a smaller config)
     banks.py                     registers moved so that dpas and three-source reads avoid
@@ -45,6 +48,7 @@ from .kernel import CompiledKernel, KernelSpec, KernelStats
 from .liveness import flatten
 from .program import Label, Program
 from .regalloc import RegisterAllocationError, allocate, registers_used, rewrite
+from .sink import sink_copies
 
 INSTRUCTION_BYTES = 16
 
@@ -101,7 +105,7 @@ Trace = Callable[[str, Callable[[], str]], None]
 
 
 def select_instructions(
-    spec: KernelSpec, platform: hwlib.Platform, payload, reuse_payloads: bool
+    spec: KernelSpec, platform: hwlib.Platform, payload, reuse_payloads: bool, sink: bool = True
 ) -> tuple[Builder, Abi, StatementLowering]:
     """Instruction selection and the passes on its virtual registers (the program is
     `builder.program`); the vISA back end (`xegen.visa`) starts from here too."""
@@ -111,12 +115,19 @@ def select_instructions(
     lowering.kernel(spec.body)
     drop_repeated_flags(builder.program)
     eliminate_dead_code(builder.program)
+    if sink:
+        sink_copies(builder.program, platform.grf_bytes)
     return builder, abi, lowering
 
 
-def _select_and_allocate(spec: KernelSpec, platform: hwlib.Platform, payload, reuse_payloads: bool):
+# (reuse payloads, sink copies): each later attempt keeps fewer registers live, for a kernel
+# the earlier one could not fit
+ATTEMPTS = ((True, True), (True, False), (False, False))
+
+
+def _select_and_allocate(spec: KernelSpec, platform: hwlib.Platform, payload, reuse_payloads: bool, sink: bool):
     """Instruction selection and the passes on its virtual registers, then allocation."""
-    builder, abi, lowering = select_instructions(spec, platform, payload, reuse_payloads)
+    builder, abi, lowering = select_instructions(spec, platform, payload, reuse_payloads, sink)
     ops, labels = flatten(builder.program)
     placed = allocate(
         ops, labels, builder.vregs, spec.grf_count, platform.grf_bytes, spec.name, bank_bit=platform.grf_bank_bit
@@ -131,11 +142,13 @@ def compile_kernel(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | No
     platform = hwlib.platform(hw)
     check_kernel_spec(spec, platform)
     payload = plan_payload(spec, platform)
-    try:
-        builder, abi, lowering, ops, placed = _select_and_allocate(spec, platform, payload, reuse_payloads=True)
-    except RegisterAllocationError:
-        # message payloads kept for reuse took the registers it lacked: build each one again
-        builder, abi, lowering, ops, placed = _select_and_allocate(spec, platform, payload, reuse_payloads=False)
+    for attempt, (reuse_payloads, sink) in enumerate(ATTEMPTS):
+        try:
+            builder, abi, lowering, ops, placed = _select_and_allocate(spec, platform, payload, reuse_payloads, sink)
+            break
+        except RegisterAllocationError:
+            if attempt == len(ATTEMPTS) - 1:
+                raise
     if trace:
         trace("isel", lambda: builder.program.listing(platform))
     instructions = link(builder.program, rewrite(ops, placed, platform.grf_bytes))

@@ -14,7 +14,8 @@ not SIMT work-items, and predication comes only from flags the kernel computes.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Protocol, TypeGuard
 
@@ -99,6 +100,7 @@ class Builder:
         self.vregs = VRegTable(hw.grf_bytes)
         self.program = Program(self.vregs)
         self.flag_unit = 8 if T.is_xehpc_layout(hw) else 4  # channel-offset granularity
+        self.sinking = False  # ops emitted now are moves out of a message's temporary
 
     # --- registers ----------------------------------------------------------------------------
     def temp(self, t: Type, lanes: int = 1, name: str = "t") -> Region:
@@ -120,7 +122,19 @@ class Builder:
 
     # --- emission -----------------------------------------------------------------------------
     def emit(self, inst: Instruction, target: str | None = None, kills=None):
-        return self.program.add(inst, target, kills)
+        op = self.program.add(inst, target, kills)
+        op.sinkable = self.sinking
+        return op
+
+    @contextmanager
+    def sinkable(self) -> Iterator[None]:
+        """The ops emitted inside move a load's data out of its temporary: `sink.py` may place
+        them later, where the data is first needed."""
+        self.sinking = True
+        try:
+            yield
+        finally:
+            self.sinking = False
 
     def label(self, name: str) -> None:
         self.program.label(name)

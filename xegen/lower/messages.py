@@ -415,7 +415,8 @@ class Messages:
             desc = hdc_descriptor(HDC_STATELESS, control, 0x14, True, grfs, 1)
             self.b.send("dc1", reg, payload, None, desc, 0, 0, 1, predicate, dst_offset=reg_offset, filled=filled)
         if temp is not None and op == "load":
-            self._copy_bytes(data[0], data[1] + start, temp, 0, size)
+            with self.b.sinkable():
+                self._copy_bytes(data[0], data[1] + start, temp, 0, size)
 
     def _copy_bytes(self, dst: VReg, dst_offset: int, src: VReg, src_offset: int, size: int) -> None:
         t = U32 if size % 4 == 0 and dst_offset % 4 == 0 and src_offset % 4 == 0 else U8
@@ -684,10 +685,11 @@ class Messages:
             )
         if op == "load" and direct is None:
             assert message is not None  # (data to load)
-            for k in range(vec):
-                dst = self._ir_component(data, t, count, first + k, lane0, lanes)
-                src = Region(message, k * pitch, t, lanes, slot // size if size < 4 else 1)
-                self._copy_component(dst, src)
+            with self.b.sinkable():
+                for k in range(vec):
+                    dst = self._ir_component(data, t, count, first + k, lane0, lanes)
+                    src = Region(message, k * pitch, t, lanes, slot // size if size < 4 else 1)
+                    self._copy_component(dst, src)
 
     def _ir_component(self, data, t: Type, count: int, element: int, lane0: int, lanes: int) -> Region:
         return Region(data[0], data[1] + (element * count + lane0) * t.size, t, lanes, 1)

@@ -36,13 +36,15 @@ class Op:
 
     `target` names the label a `jmpi` goes to.  `reads`/`writes` are filled from the operands;
     `kills` are the bytes whose previous value this instruction replaces (it writes each of
-    them, unconditionally), which ends their liveness going backwards."""
+    them, unconditionally), which ends their liveness going backwards.  `sinkable`: a move out
+    of a message's temporary, which `sink.py` may place later."""
 
     inst: Instruction | None  # None: a marker that only ends liveness (`kills`), never emitted
     target: str | None = None
     reads: tuple[Span, ...] = ()
     writes: tuple[Span, ...] = ()
     kills: tuple[Span, ...] = ()
+    sinkable: bool = False
 
 
 Item = Op | Label
