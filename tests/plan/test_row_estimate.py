@@ -106,18 +106,16 @@ def test_first_layers_try_one_copy_of_a_rows_loads_first():
 
 
 def test_grouped_layers_smaller_blocks_follow_every_offered_configuration():
-    """resnext50's 4-channel groups in bf16 on XeHPC: the estimate would rank m_tile=2 first (it
-    undercounts the moves that replicate each pixel; the model finds 4 faster), so those blocks
-    are fallbacks, compiled only after every offered configuration ran out of registers and
-    before the GEMM plan; fixing m_tile leaves none."""
+    """resnext50's 4-channel groups in bf16 on XeHPC: m_tile=2 blocks (whose moves replicating
+    each pixel the estimate undercounts; the model finds 4 faster) are fallbacks, compiled only
+    after every offered configuration ran out of registers and before the GEMM plan; fixing
+    m_tile leaves none."""
     platform = hw.platform("xehpc")
     gemm = formulate(make_problem(RESNEXT_G32X4, "FWD_B", "bf16"))
     offered = fitting(gemm, platform)
     fallbacks = strategy_fallbacks(gemm, platform, {})
     assert fallbacks and {c.m_tile for c in fallbacks} == {2}
     assert all(c.m_tile > 2 for c, _ in offered)
-    estimates = [row_estimate(plan_for(gemm, c, platform)).device for c in fallbacks]
-    assert min(estimates) < min(e for _, e in offered)  # the estimate alone would take m_tile=2
     candidates = list(config_candidates(gemm, platform))
     rows = [c for c in candidates if c.plan == "depthwise"]
     assert rows == candidates[: len(rows)]  # the row plan's, then the GEMM plan's
