@@ -117,11 +117,19 @@ def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> n
     for j, (var, value) in enumerate(body.lets):
         graph.add_node(len(body.stmts) + j, kind="let", var=var, value=value, label="header")
     reasons: dict[tuple[int, int], set[Reason]] = {}  # (edges in the order they first appear)
+    # what a conflict implies depends only on its statements, buffer and kinds of access: the
+    # many conflicts of two statements through one buffer (a tile's loads against its writes)
+    # add their reasons once
+    implied: set[tuple[int, int, str, bool, bool, bool]] = set()
     for p, q, name, x, y in _conflicts(graph, len(body.stmts)):
+        a, b = graph.nodes[p]["footprint"][name][x][0], graph.nodes[q]["footprint"][name][y][0]
+        key = (p, q, name, a.write, b.write, p == q and x == y)
+        if key in implied:
+            continue
+        implied.add(key)
         for u, v, reason in _conflict_reasons(graph, p, q, name, x, y):
             reasons.setdefault((u, v), set()).add(reason)
-    for (u, v), edge_reasons in reasons.items():
-        _set_reasons(graph, u, v, frozenset(edge_reasons))
+    graph.add_edges_from((u, v, _edge_attributes(frozenset(rs))) for (u, v), rs in reasons.items())
     lets = _let_index(graph)
     for n in graph.nodes:
         _connect_lets(graph, n, lets)
@@ -187,16 +195,19 @@ def _set_reasons(graph: nx.DiGraph, u: int, v: int, reasons: frozenset[Reason]) 
         if graph.has_edge(u, v):
             graph.remove_edge(u, v)
         return
+    graph.add_edge(u, v, **_edge_attributes(reasons))
+
+
+def _edge_attributes(reasons: frozenset[Reason]) -> dict:
+    """An edge's attributes: its reasons and the summary they imply."""
     distance = min(r.distance for r in reasons)
     nearest = [r for r in reasons if r.distance == distance]
-    graph.add_edge(
-        u,
-        v,
-        reasons=reasons,
-        distance=distance,
-        kinds=tuple(sorted({r.kind for r in nearest})),
-        latency=max(r.latency for r in nearest),
-    )
+    return {
+        "reasons": reasons,
+        "distance": distance,
+        "kinds": tuple(sorted({r.kind for r in nearest})),
+        "latency": max(r.latency for r in nearest),
+    }
 
 
 def edge_latency(graph: nx.DiGraph, u: int, v: int, kind: str) -> int:
