@@ -107,36 +107,30 @@ def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> n
         preheader=(),
         changed=False,
     )
-    found = [a for s in body.stmts for a in accesses(s)]
+    own = [accesses(s) for s in body.stmts]  # (each statement's walked once: its loads are anywhere in it)
+    found = [a for found_here in own for a in found_here]
     graph.graph["sync_slm"] = tuple(sorted({a.buffer.name for a in found if buffer_kinds.get(a.buffer.name) == "slm"}))
     graph.graph["sync_global"] = tuple(
         sorted({a.buffer.name for a in found if a.write and buffer_kinds.get(a.buffer.name, "global") == "global"})
     )
     for i, stmt in enumerate(body.stmts):
-        graph.add_node(i, **_statement_node(graph, stmt))
+        graph.add_node(i, **_statement_node(graph, stmt, own[i]))
     for j, (var, value) in enumerate(body.lets):
         graph.add_node(len(body.stmts) + j, kind="let", var=var, value=value, label="header")
     reasons: dict[tuple[int, int], set[Reason]] = {}  # (edges in the order they first appear)
-    # what a conflict implies depends only on its statements, buffer and kinds of access: the
-    # many conflicts of two statements through one buffer (a tile's loads against its writes)
-    # add their reasons once
-    implied: set[tuple[int, int, str, bool, bool, bool]] = set()
     for p, q, name, x, y in _conflicts(graph, len(body.stmts)):
-        a, b = graph.nodes[p]["footprint"][name][x][0], graph.nodes[q]["footprint"][name][y][0]
-        key = (p, q, name, a.write, b.write, p == q and x == y)
-        if key in implied:
-            continue
-        implied.add(key)
         for u, v, reason in _conflict_reasons(graph, p, q, name, x, y):
             reasons.setdefault((u, v), set()).add(reason)
-    graph.add_edges_from((u, v, _edge_attributes(frozenset(rs))) for (u, v), rs in reasons.items())
+    for (u, v), edge_reasons in reasons.items():
+        _set_reasons(graph, u, v, frozenset(edge_reasons))
     lets = _let_index(graph)
     for n in graph.nodes:
         _connect_lets(graph, n, lets)
     return graph
 
 
-def _statement_node(graph: nx.DiGraph, stmt: Stmt) -> dict:
+def _statement_node(graph: nx.DiGraph, stmt: Stmt, found: list[Access] | None = None) -> dict:
+    """A statement node's attributes; `found`: the statement's accesses, if known."""
     kinds = graph.graph["buffer_kinds"]
     what = "compound_sync" if sync_kind(stmt) == "compound" else label(stmt, kinds)
     node = {
@@ -144,7 +138,7 @@ def _statement_node(graph: nx.DiGraph, stmt: Stmt) -> dict:
         "stmt": stmt,
         "label": what,
         "cost": statement_cost(stmt, graph.graph["hw"]),
-        "footprint": _footprint(graph, stmt, what),
+        "footprint": _footprint(graph, stmt, what, accesses(stmt) if found is None else found),
     }
     rotates = tuple(sorted(name for name in graph.graph["copies"] if name in addressed_buffers(stmt)))
     if rotates:
@@ -152,11 +146,12 @@ def _statement_node(graph: nx.DiGraph, stmt: Stmt) -> dict:
     return node
 
 
-def _footprint(graph: nx.DiGraph, stmt: Stmt, what: str) -> dict[str, tuple[tuple[Access, tuple | None], ...]]:
-    """The statement's accesses by buffer, with their constant byte spans (None: unknown)."""
-    found = accesses(stmt)
+def _footprint(
+    graph: nx.DiGraph, stmt: Stmt, what: str, found: list[Access]
+) -> dict[str, tuple[tuple[Access, tuple | None], ...]]:
+    """The statement's accesses (`found`) by buffer, with their constant byte spans (None: unknown)."""
     if what in SYNC_LABELS:
-        found += _sync_footprint(stmt, graph.graph["sync_slm"], graph.graph["sync_global"])
+        found = found + _sync_footprint(stmt, graph.graph["sync_slm"], graph.graph["sync_global"])
     by_buffer: dict[str, list] = {}
     for access in found:
         name = access.buffer.name
@@ -195,19 +190,16 @@ def _set_reasons(graph: nx.DiGraph, u: int, v: int, reasons: frozenset[Reason]) 
         if graph.has_edge(u, v):
             graph.remove_edge(u, v)
         return
-    graph.add_edge(u, v, **_edge_attributes(reasons))
-
-
-def _edge_attributes(reasons: frozenset[Reason]) -> dict:
-    """An edge's attributes: its reasons and the summary they imply."""
     distance = min(r.distance for r in reasons)
     nearest = [r for r in reasons if r.distance == distance]
-    return {
-        "reasons": reasons,
-        "distance": distance,
-        "kinds": tuple(sorted({r.kind for r in nearest})),
-        "latency": max(r.latency for r in nearest),
-    }
+    graph.add_edge(
+        u,
+        v,
+        reasons=reasons,
+        distance=distance,
+        kinds=tuple(sorted({r.kind for r in nearest})),
+        latency=max(r.latency for r in nearest),
+    )
 
 
 def edge_latency(graph: nx.DiGraph, u: int, v: int, kind: str) -> int:
