@@ -18,6 +18,7 @@ import re
 import struct
 from collections.abc import Callable
 from dataclasses import Field, dataclass, field, fields
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from ..errors import Error
@@ -115,11 +116,11 @@ class Node:
     text_form: ClassVar[Callable[[Node], str]]
 
     def _key(self) -> tuple:
-        names = type(self).__dict__.get("_key_cache")
-        if names is None:
-            names = tuple(f.name for f in fields(self) if f.compare)
-            type.__setattr__(type(self), "_key_cache", names)
-        return tuple(getattr(self, name) for name in names)
+        getter = type(self).__dict__.get("_key_getter")
+        if getter is None:
+            getter = _key_getter(tuple(f.name for f in fields(self) if f.compare))
+            type.__setattr__(type(self), "_key_getter", getter)
+        return getter(self)
 
     def __hash__(self) -> int:
         try:
@@ -140,6 +141,17 @@ class Node:
 
     def __str__(self) -> str:
         return Node.text_form(self)
+
+
+def _key_getter(names: tuple[str, ...]) -> Callable[[Node], tuple]:
+    """A function from a node to the tuple of its fields `names` (an `attrgetter`, which builds
+    the tuple in C: hashing and comparing call it for every node they meet)."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    if names:
+        one = attrgetter(names[0])
+        return lambda node: (one(node),)
+    return lambda node: ()
 
 
 def _nodes_in_key(node: Node) -> list[Node]:

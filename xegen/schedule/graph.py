@@ -107,13 +107,14 @@ def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> n
         preheader=(),
         changed=False,
     )
-    found = [a for s in body.stmts for a in accesses(s)]
+    own = [accesses(s) for s in body.stmts]  # (each statement's walked once: its loads are anywhere in it)
+    found = [a for found_here in own for a in found_here]
     graph.graph["sync_slm"] = tuple(sorted({a.buffer.name for a in found if buffer_kinds.get(a.buffer.name) == "slm"}))
     graph.graph["sync_global"] = tuple(
         sorted({a.buffer.name for a in found if a.write and buffer_kinds.get(a.buffer.name, "global") == "global"})
     )
     for i, stmt in enumerate(body.stmts):
-        graph.add_node(i, **_statement_node(graph, stmt))
+        graph.add_node(i, **_statement_node(graph, stmt, own[i]))
     for j, (var, value) in enumerate(body.lets):
         graph.add_node(len(body.stmts) + j, kind="let", var=var, value=value, label="header")
     reasons: dict[tuple[int, int], set[Reason]] = {}  # (edges in the order they first appear)
@@ -128,7 +129,8 @@ def build_graph(body: LoopBody, hw: Platform, buffer_kinds: dict[str, str]) -> n
     return graph
 
 
-def _statement_node(graph: nx.DiGraph, stmt: Stmt) -> dict:
+def _statement_node(graph: nx.DiGraph, stmt: Stmt, found: list[Access] | None = None) -> dict:
+    """A statement node's attributes; `found`: the statement's accesses, if known."""
     kinds = graph.graph["buffer_kinds"]
     what = "compound_sync" if sync_kind(stmt) == "compound" else label(stmt, kinds)
     node = {
@@ -136,7 +138,7 @@ def _statement_node(graph: nx.DiGraph, stmt: Stmt) -> dict:
         "stmt": stmt,
         "label": what,
         "cost": statement_cost(stmt, graph.graph["hw"]),
-        "footprint": _footprint(graph, stmt, what),
+        "footprint": _footprint(graph, stmt, what, accesses(stmt) if found is None else found),
     }
     rotates = tuple(sorted(name for name in graph.graph["copies"] if name in addressed_buffers(stmt)))
     if rotates:
@@ -144,11 +146,12 @@ def _statement_node(graph: nx.DiGraph, stmt: Stmt) -> dict:
     return node
 
 
-def _footprint(graph: nx.DiGraph, stmt: Stmt, what: str) -> dict[str, tuple[tuple[Access, tuple | None], ...]]:
-    """The statement's accesses by buffer, with their constant byte spans (None: unknown)."""
-    found = accesses(stmt)
+def _footprint(
+    graph: nx.DiGraph, stmt: Stmt, what: str, found: list[Access]
+) -> dict[str, tuple[tuple[Access, tuple | None], ...]]:
+    """The statement's accesses (`found`) by buffer, with their constant byte spans (None: unknown)."""
     if what in SYNC_LABELS:
-        found += _sync_footprint(stmt, graph.graph["sync_slm"], graph.graph["sync_global"])
+        found = found + _sync_footprint(stmt, graph.graph["sync_slm"], graph.graph["sync_global"])
     by_buffer: dict[str, list] = {}
     for access in found:
         name = access.buffer.name

@@ -77,10 +77,11 @@ def is_pipelined(graph: nx.DiGraph) -> bool:
 
 def check_pipeline(graph: nx.DiGraph) -> None:
     """ScheduleError if a dependence would run backwards."""
+    kinds, aheads = dict(graph.nodes(data="kind")), dict(graph.nodes(data="ahead", default=0))
     for u, v, data in graph.edges(data=True):
-        if graph.nodes[u]["kind"] != "stmt" or graph.nodes[v]["kind"] != "stmt":
+        if kinds[u] != "stmt" or kinds[v] != "stmt":
             continue
-        slack = data["distance"] + ahead(graph, u) - ahead(graph, v)
+        slack = data["distance"] + aheads[u] - aheads[v]
         if slack < 0 or (u == v and slack == 0):
             raise ScheduleError(
                 f"cannot run '{graph.nodes[v]['label']}' statement {v} {ahead(graph, v)} iterations ahead: it must "
@@ -148,10 +149,11 @@ class _Emitter:
         self.nodes = stmt_nodes(graph)
         self.ahead = {n: ahead(graph, n) for n in self.nodes}
         self.costs: dict[int, Cost] = {n: graph.nodes[n]["cost"] for n in self.nodes}
+        kinds = dict(graph.nodes(data="kind"))
         self.edges = [
             (u, v, d["distance"], d["latency"])
             for u, v, d in graph.edges(data=True)
-            if graph.nodes[u]["kind"] == "stmt" and graph.nodes[v]["kind"] == "stmt"
+            if kinds[u] == "stmt" and kinds[v] == "stmt"
         ]
         # the lets each statement and let value uses: the graph's VAR edges
         lets = let_nodes(graph)
