@@ -178,6 +178,9 @@ RANDOM_CORPUS = [
     ("y * -2 < -1 - y", {"y": N}, "1 < y"),  # y*-2 + y < -1, then the negation turned round
     ("a <= b - c", {"a": N, "b": N, "c": N}, "a + c <= b"),
     ("b - c < a", {"a": N, "b": N, "c": N}, "b < a + c"),
+    ("max(x + y, x + q + 255)", {"q": N, "x": N, "y": N}, "max(y, q + 255) + x"),  # x inside the chain
+    ("min(q + x + 7, y + x)", {"q": N, "x": N, "y": N}, "min(q + 7, y) + x"),
+    ("min(a + c + -1096, max(a * 5, a + c))", {"a": N, "c": N}, "a + c + -1096"),  # below a + c <= the max
 ]
 
 
@@ -359,6 +362,11 @@ FAMILIES = [
     "a * -1 <= -128",
     "a < b - c",
     "b - c <= a",
+    "max(a + b, a + c + 5)",
+    "min(c + a + 3, b + a)",
+    "min(a + -3, max(b, a))",
+    "max(min(a, b), a + 2)",
+    "min(a + b, max(c, a))",
 ]
 RANGES = [
     {},
