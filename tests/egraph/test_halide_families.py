@@ -166,6 +166,21 @@ RANDOM_CORPUS = [
     ("(a + 4686) * 31 + (a + a)", {"a": N}, "a * 33 + 145266"),
     ("(a + 4686) * 31 + (a + min(min(a, a), a)) + (a / 7 - a + a)", {"a": range(0, 65536)}, "a / 7 + a * 33 + 145266"),
     ("(x + -5) * 3 + (x + x) + y", {}, "x * 5 + y + -15"),
+    # a tenth pass, in rules/standalone/ (a kernel's e-graph does not load them)
+    ("min(max(y, max(a, d)), d)", {}, "d"),  # the outer max is at least d
+    ("max(a, min(min(a, q), b))", {}, "a"),
+    ("(a - min(max(y, max(a, d)), d) - (y - d)) / 8", {"a": B, "d": B, "y": B}, "0"),  # (a - y)/8, |a - y| < 8
+    ("min(x * 2 + 3, x)", {"x": N}, "x"),  # 2x + 3 >= x for x >= 0
+    ("max(x, x * 3 + y)", {"x": N, "y": N}, "x * 3 + y"),
+    ("((x - min(x * 2 + 3, x) + 1 >> 5) + 1955 & 15) <= 0", {"x": B}, "false"),  # 3 <= 0
+    ("y * -1 < -1", {"y": N}, "1 < y"),  # no multiply
+    ("-5 <= -a", {"a": S}, "a <= 5"),
+    ("y * -2 < -1 - y", {"y": N}, "1 < y"),  # y*-2 + y < -1, then the negation turned round
+    ("x * -2 <= 5 - x", {"x": N}, "true"),  # -x <= 5
+    ("5 - y < y * 3", {"y": N}, "5 < y * 4"),
+    ("max(x + y, x + q + 255)", {"q": N, "x": N, "y": N}, "max(y, q + 255) + x"),  # x inside the chain
+    ("min(q + x + 7, y + x)", {"q": N, "x": N, "y": N}, "min(q + 7, y) + x"),
+    ("min(a + c + -1096, max(a * 5, a + c))", {"a": N, "c": N}, "a + c + -1096"),  # below a + c <= the max
 ]
 
 
@@ -335,6 +350,23 @@ FAMILIES = [
     "min(a * -2 % 4, -2)",
     "(a * 6) % 8 <= 6",
     "max((a * 2) % 8, 6)",
+    # the tenth pass (rules/standalone/)
+    "min(max(a, max(b, c)), c)",
+    "min(c, max(max(c, b), a))",
+    "max(min(a, min(c, b)), c)",
+    "max(c, min(min(b, c), a))",
+    "min(a * 2 + b, a)",
+    "max(a, a * 3 + 1)",
+    "a * -1 < 5",
+    "-3 <= a * -1",
+    "a * -1 <= -128",
+    "a < b - c",
+    "b - c <= a",
+    "max(a + b, a + c + 5)",
+    "min(c + a + 3, b + a)",
+    "min(a + -3, max(b, a))",
+    "max(min(a, b), a + 2)",
+    "min(a + b, max(c, a))",
 ]
 RANGES = [
     {},

@@ -123,12 +123,12 @@ def test_the_rules_are_loaded_again_once_egglogs_run_history_is_long(monkeypatch
     from xegen.egraph.rules import load_rules
 
     first = simplify("2*(a+b) - a", "xehpg")
-    loaded = engine._loaded(load_rules())
+    loaded = engine._loaded(load_rules(standalone=True))
     assert loaded.history >= first.saturation.iterations > 0  # the problem's iterations are counted
-    assert engine._loaded(load_rules()) is loaded  # below the limit the loaded rules are kept
+    assert engine._loaded(load_rules(standalone=True)) is loaded  # below the limit the loaded rules are kept
     monkeypatch.setattr(engine, "HISTORY_LIMIT", loaded.history - 1)
     again = simplify("2*(a+b) - a", "xehpg")
-    assert engine._loaded(load_rules()) is not loaded
+    assert engine._loaded(load_rules(standalone=True)) is not loaded
     assert str(again.result) == str(first.result) == "mad(a, b, 2)"
 
 
@@ -143,6 +143,24 @@ def test_a_new_rule_file_changes_the_result(tmp_path: Path):
     )
     r = simplify("(x & y) + (x | y)", "xehpg", rules=[rules])
     assert str(r.result) == "x + y" and r.cost_after == 1
+
+
+def test_standalone_rules_are_loaded_by_simplify_and_not_by_kernels():
+    """rules/standalone/ holds rules only free-form expressions need: `simplify` loads them, a
+    kernel's e-graph (`load_rules()`, optimize_stmt's default) does not pay for them."""
+    from xegen.egraph.kernel import optimize_stmt
+    from xegen.egraph.rules import load_rules, standalone_rules_directory
+
+    standalone = {p.resolve() for p in standalone_rules_directory().glob("*.egg")}
+    assert standalone  # the directory ships rules
+    assert standalone <= {f.path.resolve() for f in load_rules(standalone=True).files}
+    assert not standalone & {f.path.resolve() for f in load_rules().files}
+    text = "min(max(y, max(a, d)), d)"  # a nested absorption: standalone/absorption.egg
+    assert str(simplify(text, "xehpg").result) == "d"
+    assert str(simplify(text, "xehpg", rules=load_rules()).result) == text
+    stmt = ir.parse_stmt(f"let a;\nlet d;\nlet y;\nOUT[0] = {text};")
+    store = next(n for n in ir.walk(optimize_stmt(stmt, "xehpg")) if isinstance(n, ir.Store))
+    assert ir.format_expr(store.value) == text
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from xegen import RuleError, ir
 from xegen.egraph import load_rules, sexpr, simplify
 from xegen.egraph.engine import FORMS_PER_PROGRAM, programs
-from xegen.egraph.rules import default_rules_directory, language_file, read_rule_file, rule_files, rule_name
+from xegen.egraph.rules import language_file, read_rule_file, rule_name, shipped_rule_files
 from xegen.egraph.terms import TermBuilder, is_term_type
 
 from ..ir.strategies import any_expr, deep_int_expr
@@ -168,14 +168,14 @@ def test_a_rule_name_the_language_or_another_file_uses_is_an_error(tmp_path):
 
 
 def test_rule_names_are_unique_across_the_shipped_rules():
-    load_rules()  # refuses a duplicate, naming both places
-    files = [language_file(), *(read_rule_file(p) for p in rule_files([default_rules_directory()]))]
+    load_rules(standalone=True)  # refuses a duplicate, naming both places
+    files = [language_file(), *(read_rule_file(p) for p in shipped_rule_files())]
     names = [rule_name(form) for f in files for form in f.rules()]
     assert len(names) == len(set(names)) and all(names)
 
 
 def test_shipped_rule_files_have_short_lines():
-    for path in [language_file().path, *rule_files([default_rules_directory()])]:
+    for path in [language_file().path, *shipped_rule_files()]:
         long = [n for n, line in enumerate(path.read_text().splitlines(), 1) if len(line) > 120]
         assert long == [], f"{path}: lines over 120 characters: {long}"
 

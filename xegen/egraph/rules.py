@@ -35,6 +35,21 @@ def default_rules_directory() -> Path:
     return Path(__file__).resolve().parents[1] / "rules"
 
 
+def standalone_rules_directory() -> Path:
+    """xegen/rules/standalone: rules a standalone simplification loads on top of the shipped ones
+    and a kernel's e-graph does not.  Every rule costs a compile CPU time whether it fires or
+    not (docs/egraph.md); one that only free-form expressions need pays for itself only there."""
+    return default_rules_directory() / "standalone"
+
+
+def shipped_rule_files(standalone: bool = True) -> list[Path]:
+    """The shipped rule files: `rules/*.egg`, and with `standalone` `rules/standalone/*.egg`."""
+    directories = [default_rules_directory()]
+    if standalone and standalone_rules_directory().is_dir():
+        directories.append(standalone_rules_directory())
+    return rule_files(directories)
+
+
 @dataclass(frozen=True)
 class RuleFile:
     path: Path
@@ -219,17 +234,19 @@ def rule_files(paths: Iterable[Path | str]) -> list[Path]:
     return found
 
 
-def load_rules(paths: Sequence[Path | str] | None = None) -> RuleSet:
-    """Read the rule files in `paths` (files or directories; default: the shipped `rules/`)
-    and check that egglog accepts them.  Raises RuleError naming the file and line."""
+def load_rules(paths: Sequence[Path | str] | None = None, standalone: bool = False) -> RuleSet:
+    """Read the rule files in `paths` (files or directories; default: the shipped `rules/`, and
+    with `standalone` also `rules/standalone/`) and check that egglog accepts them.  Raises
+    RuleError naming the file and line."""
     if paths is None:
         directory = default_rules_directory()
         if not directory.is_dir():
             raise RuleError(f"{directory}: the rule directory is missing (pass --rules DIR)")
-        paths = [directory]
-    files = rule_files(paths)
+        files, where = shipped_rule_files(standalone), str(directory)
+    else:
+        files, where = rule_files(paths), ", ".join(str(p) for p in paths)
     if not files:
-        raise RuleError(f"no rule files (*.egg) in {', '.join(str(p) for p in paths)}")
+        raise RuleError(f"no rule files (*.egg) in {where}")
     key = tuple((str(p.resolve()), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
     cached = _CACHE.get(key)
     if cached is None:  # reading the files again only when they change

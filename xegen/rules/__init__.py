@@ -30,9 +30,10 @@ def directory() -> Path:
 
 
 def load(paths: Sequence[Path | str] | None = None) -> RuleSet:
-    """The rule files of `paths` (files, or directories of *.egg files; default: `directory()`),
-    read and checked; pass the result as `rules=` to `xegen.simplify` and `xegen.extract_compare`."""
-    return load_rules(None if paths is None else list(paths))
+    """The rule files of `paths` (files, or directories of *.egg files; default: `directory()`
+    and its `standalone/`, the rules a standalone simplification loads), read and checked; pass
+    the result as `rules=` to `xegen.simplify` and `xegen.extract_compare`."""
+    return load_rules(None if paths is None else list(paths), standalone=True)
 
 
 def check(

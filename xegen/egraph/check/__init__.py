@@ -19,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..rules import RuleFile, check_unique_names, default_rules_directory, language_file, read_rule_file, rule_files
+from ..rules import RuleFile, check_unique_names, language_file, read_rule_file, rule_files, shipped_rule_files
 from .cache import VerdictCache
 from .guards import collect
 from .model import Instance, Rule, RuleShapeError, instances, language_signatures, read_rules
@@ -110,8 +110,7 @@ def rule_sources(paths: Sequence[Path | str] | None = None) -> list[RuleFile]:
         files = [read_rule_file(p) for p in rule_files(paths)]
         check_unique_names([language_file(), *files])
         return files
-    directory = default_rules_directory()
-    files = [language_file(), *(read_rule_file(p) for p in rule_files([directory]))]
+    files = [language_file(), *(read_rule_file(p) for p in shipped_rule_files())]
     check_unique_names(files)
     return files
 
