@@ -31,7 +31,8 @@ weights' `any` of a dpas problem is resolved the same way: the kernel the model 
 (`plan.gemm.weights_choices`), the faster kept; `Compilation.problem` names the layouts the
 kernel reads.  And where the product can be swapped (`plan.heuristic.swaps`: forward or stride-1
 backward data, channels along M, pixels along N), the plain product's kernel against the swapped
-one's.
+one's (on XeHPC the swapped one's with `any`'s default weights and with the weights as rows of
+output channels, `plan.gemm.swapped_weights`).
 `build_kernel(problem, hw)` stops after `schedule`
 (the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
 this module is where the stages meet, and the only one that knows their order.

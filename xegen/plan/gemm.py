@@ -218,14 +218,14 @@ def weights_choices(problem: Problem, hw: Platform, plan: str = "gemm") -> tuple
 
 def swapped_weights(problem: Problem, hw: Platform) -> Problem:
     """The problem whose swapped product (`formulate(..., "swapped")`) `pipeline.compile_problem`
-    compiles: on a platform with 2D block loads (XeHPC), a forward problem's weights' `any` as
-    one run of each output channel's taps and input channels, `[g] o k… i` (`default_tag`'s
-    "ki").  A = wei^T (output channels x K) is then a row-major surface, K contiguous, whose
-    blocks of 32 bytes by the tile's rows are dpas's A as the message lays it out
-    (`block2d.block2d_plan`): one message a K step, where `any`'s default (output channels
-    innermost) is gathered and moved into A's rows, two moves a dword (XeHPC bf16
-    res3a_branch2b, mb1: loop 94 -> 68 instructions a 32 x 16 tile).  Elsewhere (no 2D
-    blocks, backward data, a layout given explicitly) the problem itself."""
+    also compiles, beside `any`'s default: on a platform with 2D block loads (XeHPC), a forward
+    problem's weights' `any` as one run of each output channel's taps and input channels,
+    `[g] o k… i` (`default_tag`'s "ki").  A = wei^T (output channels x K) is then a row-major
+    surface, K contiguous, whose blocks of 32 bytes by the tile's rows are dpas's A as the
+    message lays it out (`block2d.block2d_plan`): one message a K step, where `any`'s default
+    (output channels innermost) is gathered and moved into A's rows, two moves a dword (XeHPC
+    bf16 res3a_branch2b, mb1, 16 x 16 tiles: loop 94 -> 61 instructions for the same 4 dpas).
+    Elsewhere (no 2D blocks, backward data, a layout given explicitly) the problem itself."""
     if problem.wtag.strip() not in ("", "any") or not hw.has_block2d or not problem.is_forward:
         return problem
     tag = default_tag("wei", len(problem.desc.wei_dims()), problem.desc.g > 1, "ki")
