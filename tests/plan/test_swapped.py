@@ -23,6 +23,7 @@ from xegen.plan.config import KEYS
 from xegen.plan.estimate import Estimator, staging
 from xegen.plan.gemm import swapped_weights, weights_choices
 from xegen.plan.heuristic import choose_config, swaps
+from xegen.plan.space import problem_space
 
 from ..test_end_to_end import check_end_to_end
 
@@ -191,3 +192,19 @@ def test_the_swapped_product_loads_its_weights_in_2d_blocks_on_xehpc():
     assert any(f.transform == "none" and f.count == 16 and f.elems == config["m_tile"] for f in blocks)
     assert chosen.compiled.stats.inner_loop_instructions < default.compiled.stats.inner_loop_instructions
     assert modeled_cycles(chosen).device <= modeled_cycles(default).device
+
+
+def test_the_tuner_s_space_holds_the_swapped_product_of_both_weights_layouts():
+    """On XeHPC the compiler compiles the swapped product with `any`'s default weights and the
+    row weights (`pipeline.compile_problem`, `weights_choices`), so the tuner's space is checked
+    against both swapped GEMMs besides the plain one; on XeHPG, without 2D blocks, one each."""
+    problem = make_problem("mb1ic128ih28oc128oh28kh3ph1", "FWD_B", "bf16")
+    given = {"k_block": 32, "n_tile": 16, "tg_k": 4, "slm": 0, "fma": "dpas"}
+    for platform, tags in ((hw.XEHPC, ["cdba", "cdba", "acdb"]), (hw.XEHPG, ["cdba", "cdba"])):
+        space, _ = problem_space(problem, platform, {**given, "simd": platform.dpas_exec_size})
+        assert [s.gemm.swapped for s in space.spaces] == [False] + [True] * (len(tags) - 1)
+        assert [s.gemm.problem.wei_layout().tag for s in space.spaces] == tags
+        assert all(space.legal(c) for c in space.spaces[-1].legal_configs())
+        # with plan=swapped given: the swapped product's spaces alone
+        alone, _ = problem_space(problem, platform, {**given, "simd": platform.dpas_exec_size, "plan": "swapped"})
+        assert [s.gemm.problem.wei_layout().tag for s in alone.spaces] == tags[1:]
