@@ -14,11 +14,16 @@ from xegen import hw
 from xegen.cli import main
 from xegen.conv import make_problem, parse_descriptor
 from xegen.errors import ConfigError
+from xegen.ir import Call, Send, walk
 from xegen.modeling import modeled_cycles, workload
 from xegen.pipeline import compile_problem
 from xegen.plan import formulate, plan_kernel
+from xegen.plan.block2d import Surface, surface
+from xegen.plan.config import KEYS
 from xegen.plan.estimate import Estimator, staging
+from xegen.plan.gemm import swapped_weights, weights_choices
 from xegen.plan.heuristic import choose_config, swaps
+from xegen.plan.space import problem_space
 
 from ..test_end_to_end import check_end_to_end
 
@@ -123,7 +128,8 @@ def test_the_estimate_counts_the_swapped_product_s_moves_as_its_kernel_makes_the
     of both tiles (768 here), ranked the swapped configurations at up to five times the model and
     chose m_tile=8 k_block=16 tg_k=16 (1663 modeled cycles); counting the plan's moves, it is
     within a third of the model and chooses a kernel at least a tenth faster."""
-    problem = make_problem("mb1ic64ih14oc64oh14kh3ph1", "FWD_B", "bf16")
+    # output channels innermost, as `any` was before it took `swapped_weights` on XeHPC
+    problem = make_problem("mb1ic64ih14oc64oh14kh3ph1", "FWD_B", "bf16", wtag="cdba")
     gemm = formulate(problem, "swapped")
     config = choose_config(gemm, hw.XEHPC)
     assert (config.m_tile, config.k_block) == (8, 32)
@@ -133,3 +139,72 @@ def test_the_estimate_counts_the_swapped_product_s_moves_as_its_kernel_makes_the
     cycles = kernel.summary.modeled.device_cycles
     assert Estimator(gemm, hw.XEHPC).cycles(config) == pytest.approx(cycles, rel=1 / 3)
     assert cycles < 0.9 * 1663
+
+
+def test_on_xehpc_the_swapped_product_reads_each_output_channel_s_weights_as_one_row():
+    """`any` becomes `[g] o k… i` for the swapped product where 2D blocks load (XeHPC): A = wei^T
+    is then a row-major surface of 48 output channels, each a row of 3 * 3 * 32 bf16 = 576 bytes."""
+    problem = make_problem(SMALL_3X3, "FWD_B", "bf16")
+    rows = swapped_weights(problem, hw.XEHPC)
+    assert rows.wei_layout().tag == "acdb"  # o, kh, kw, i
+    gemm = formulate(rows, "swapped")
+    assert surface(gemm.a, gemm) == Surface(row_dim=0, base=0, width=576, height=48, pitch=576)
+    default = formulate(problem, "swapped")  # output channels innermost: K indexes the rows, A's blocks do not apply
+    assert surface(default.a, default) == Surface(row_dim=1, base=0, width=96, height=288, pitch=96)
+    assert weights_choices(problem, hw.XEHPC, "swapped") == (*weights_choices(problem, hw.XEHPC), rows)
+    for other, platform in (
+        (problem, hw.XEHPG),  # no 2D block loads
+        (make_problem(SMALL_3X3, "FWD_B", "bf16", wtag="cdba"), hw.XEHPC),  # given explicitly
+        (make_problem(SMALL_3X3, "BWD_D", "bf16"), hw.XEHPC),  # its swapped A is wei, not wei^T
+    ):
+        assert swapped_weights(other, platform) is other
+    assert weights_choices(problem, hw.XEHPG, "swapped") == weights_choices(problem, hw.XEHPG)
+
+
+@pytest.mark.parametrize(
+    "dt, overrides",
+    [("bf16", {}), ("f16", {"m_tile": 32, "tg_k": 2}), ("bf16:bf16:f32", {"k_split": 2})],  # 32 rows past oc48
+)
+def test_swapped_kernels_with_the_weights_as_rows_verify(dt, overrides, iga64, ocloc):
+    compilation = check_end_to_end(
+        parse_descriptor(SMALL_3X3), "xehpc", "FWD_B", dt, 3, {"plan": "swapped", **overrides}, {"wtag": "acdb"}
+    )
+    assert compilation.problem.wei_layout().tag == "acdb"
+    assert all(getattr(compilation.config, key) == value for key, value in overrides.items())
+
+
+def test_the_swapped_product_loads_its_weights_in_2d_blocks_on_xehpc():
+    """With the weights as rows, A comes in one 2D block a K step and tile rows, already in dpas's
+    layout: no gather, no moves into A's rows -- a shorter loop than the same configuration's with
+    `any`'s default weights (output channels innermost), whose A is gathered and moved.  The
+    compiler tries both layouts (and the plain product) and keeps the rows here."""
+    chosen = compile_problem(make_problem(SMALL_3X3, "FWD_B", "bf16"), "xehpc")
+    assert chosen.config.plan == "swapped" and chosen.problem.wei_layout().tag == "acdb"
+    config = {key: getattr(chosen.config, key) for key in KEYS}
+    default = compile_problem(make_problem(SMALL_3X3, "FWD_B", "bf16", wtag="cdba"), "xehpc", config)
+    assert chosen.config == default.config
+    blocks = [
+        node.func
+        for node in walk(chosen.kernel.body)
+        if isinstance(node, Call) and isinstance(node.func, Send) and node.func.kind == "block2d"
+    ]
+    # A: 32 bytes (16 bf16 K values) by the tile's rows, no transform
+    assert any(f.transform == "none" and f.count == 16 and f.elems == config["m_tile"] for f in blocks)
+    assert chosen.compiled.stats.inner_loop_instructions < default.compiled.stats.inner_loop_instructions
+    assert modeled_cycles(chosen).device <= modeled_cycles(default).device
+
+
+def test_the_tuner_s_space_holds_the_swapped_product_of_both_weights_layouts():
+    """On XeHPC the compiler compiles the swapped product with `any`'s default weights and the
+    row weights (`pipeline.compile_problem`, `weights_choices`), so the tuner's space is checked
+    against both swapped GEMMs besides the plain one; on XeHPG, without 2D blocks, one each."""
+    problem = make_problem("mb1ic128ih28oc128oh28kh3ph1", "FWD_B", "bf16")
+    given = {"k_block": 32, "n_tile": 16, "tg_k": 4, "slm": 0, "fma": "dpas"}
+    for platform, tags in ((hw.XEHPC, ["cdba", "cdba", "acdb"]), (hw.XEHPG, ["cdba", "cdba"])):
+        space, _ = problem_space(problem, platform, {**given, "simd": platform.dpas_exec_size})
+        assert [s.gemm.swapped for s in space.spaces] == [False] + [True] * (len(tags) - 1)
+        assert [s.gemm.problem.wei_layout().tag for s in space.spaces] == tags
+        assert all(space.legal(c) for c in space.spaces[-1].legal_configs())
+        # with plan=swapped given: the swapped product's spaces alone
+        alone, _ = problem_space(problem, platform, {**given, "simd": platform.dpas_exec_size, "plan": "swapped"})
+        assert [s.gemm.problem.wei_layout().tag for s in alone.spaces] == tags[1:]

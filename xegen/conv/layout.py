@@ -176,11 +176,14 @@ def dimension_names(tensor: str, ndims: int, grouped: bool) -> str:
 def default_tag(tensor: str, ndims: int, grouped: bool, weights_inner: str = "o") -> str:
     """The positional tag `any` resolves to; weights keep the channels `weights_inner` ("o" or
     "i") innermost, or with "o2i", "o4i", "i2o", "i4o" keep the first channels innermost with
-    pairs or quads of the others interleaved (dpas's VNNI rows: `[g] k… I o 2i`)."""
+    pairs or quads of the others interleaved (dpas's VNNI rows: `[g] k… I o 2i`), or with
+    "ki" each output channel's taps and input channels as one run (`[g] o k… i`)."""
     letters = _POSITIONAL[:ndims]
     if tensor == "wei":
         lead = 1 if grouped else 0
         o, i, spatial = letters[lead], letters[lead + 1], letters[lead + 2 :]
+        if weights_inner == "ki":
+            return letters[:lead] + o + spatial + i
         inner, paired = (o, i) if weights_inner[0] == "o" else (i, o)
         if len(weights_inner) > 1:
             return letters[:lead] + spatial + paired.upper() + inner + weights_inner[1:-1] + paired

@@ -188,7 +188,7 @@ def swap_unsuited(problem: Problem) -> str | None:
     return None
 
 
-def weights_choices(problem: Problem, hw: Platform) -> tuple[Problem, ...]:
+def weights_choices(problem: Problem, hw: Platform, plan: str = "gemm") -> tuple[Problem, ...]:
     """The problems whose kernels `pipeline.compile_problem` compiles on `hw` to resolve the
     weights' `any`, keeping the one the model prices lowest (the first, `any`'s default, on a
     tie), as oneDNN resolves `any` per engine.  Where dpas multiplies 16-bit or int8 weights
@@ -200,7 +200,11 @@ def weights_choices(problem: Problem, hw: Platform) -> tuple[Problem, ...]:
     exposed (XeHPG bf16 res3a_branch2b in one configuration: loop 958 -> 458 instructions), and
     the estimate that ranks configurations does not price them.  Elsewhere (no dpas, backward
     weights, few input channels per group: first layers, depthwise and transposed backward data
-    keep the layouts their plans read; a layout given explicitly) the problem itself."""
+    keep the layouts their plans read; a layout given explicitly) the problem itself.  The swapped
+    product (`plan`) on a platform with 2D block loads also tries `swapped_weights`."""
+    rows = swapped_weights(problem, hw) if plan == "swapped" else problem
+    if rows is not problem:
+        return (*weights_choices(problem, hw), rows)
     if problem.wtag.strip() not in ("", "any") or not hw.has_dpas or problem.kind == "bwd_w":
         return (problem,)
     ops = 4 // problem.type_of("wei").size
@@ -210,6 +214,22 @@ def weights_choices(problem: Problem, hw: Platform) -> tuple[Problem, ...]:
         return (problem,)
     tag = default_tag("wei", len(desc.wei_dims()), desc.g > 1, f"{n}{ops}{k}")
     return (problem, replace(problem, wtag=tag))
+
+
+def swapped_weights(problem: Problem, hw: Platform) -> Problem:
+    """The problem whose swapped product (`formulate(..., "swapped")`) `pipeline.compile_problem`
+    also compiles, beside `any`'s default: on a platform with 2D block loads (XeHPC), a forward
+    problem's weights' `any` as one run of each output channel's taps and input channels,
+    `[g] o k… i` (`default_tag`'s "ki").  A = wei^T (output channels x K) is then a row-major
+    surface, K contiguous, whose blocks of 32 bytes by the tile's rows are dpas's A as the
+    message lays it out (`block2d.block2d_plan`): one message a K step, where `any`'s default
+    (output channels innermost) is gathered and moved into A's rows, two moves a dword (XeHPC
+    bf16 res3a_branch2b, mb1, 16 x 16 tiles: loop 94 -> 61 instructions for the same 4 dpas).
+    Elsewhere (no 2D blocks, backward data, a layout given explicitly) the problem itself."""
+    if problem.wtag.strip() not in ("", "any") or not hw.has_block2d or not problem.is_forward:
+        return problem
+    tag = default_tag("wei", len(problem.desc.wei_dims()), problem.desc.g > 1, "ki")
+    return replace(problem, wtag=tag)
 
 
 # The s32 range of the index arithmetic --------------------------------------------------------

@@ -19,7 +19,8 @@ smaller group does, on more threads.
 A problem's space (`problem_space`) is one GEMM's `TuningSpace`, or where the model chooses
 between the plain forward product and the swapped one (`heuristic.swaps`) and no plan is given,
 the union of both (`ProductSpaces`): each configuration is checked against its own GEMM, as
-`plan_kernel` plans it (plan=swapped from the swapped GEMM only).
+`plan_kernel` plans it (plan=swapped from the swapped GEMM only; on XeHPC the swapped GEMM with
+`any`'s default weights and with the weights as rows, `gemm.swapped_weights`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ..conv.problem import Problem
 from ..errors import ConfigError
 from ..hw import Platform
 from .config import FMA_KINDS, KEYS, Config, check_config
-from .gemm import Gemm, formulate
+from .gemm import Gemm, formulate, swapped_weights
 from .heuristic import choose_config, config_space, swaps
 from .kernel import KernelPlan, check_budgets, layout_key, plan_layout
 
@@ -179,7 +180,9 @@ class TuningSpace:
 class ProductSpaces:
     """The union of the spaces of one problem's GEMM products, as a tuner sees one space: the
     candidates of each in turn, a configuration legal where its own product's space says so
-    (the spaces' configurations differ in `plan`, so none is in two)."""
+    (the spaces' configurations differ in `plan`, except the swapped product's with either
+    weights layout, `swapped_weights`: legal where one of the two says so, as the compiler tries
+    both)."""
 
     def __init__(self, spaces: Sequence[TuningSpace]):
         self.spaces = tuple(spaces)
@@ -216,7 +219,11 @@ def problem_space(
     plain = formulate(problem, str(given.get("plan", "gemm")))
     heuristic = choose_config(plain, hw, given)
     spaces = [TuningSpace(plain, hw, given, heuristic)]
+    swapped = []
     if "plan" not in given and swaps(plain, hw):
-        swapped = formulate(problem, "swapped")
-        spaces.append(TuningSpace(swapped, hw, given, choose_config(swapped, hw, given)))
+        swapped.append(formulate(problem, "swapped"))
+    rows = swapped_weights(problem, hw)  # the weights as rows the swapped product also compiles with
+    if rows is not problem and (swapped or plain.swapped):
+        swapped.append(formulate(rows, "swapped"))
+    spaces += [TuningSpace(gemm, hw, given, choose_config(gemm, hw, given)) for gemm in swapped]
     return ProductSpaces(spaces), heuristic
