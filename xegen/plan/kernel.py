@@ -136,19 +136,25 @@ class OutputPlan:
 
 @dataclass(frozen=True)
 class KReduction:
-    """How the tg_k threads of a group that share a C tile add their partial sums: each thread
-    but the first stores its accumulators (`tiles` C tiles per K thread, one per thread along M
-    and N), followed by its bias-gradient sums (BWD_WB), into SLM, and after a barrier the first
-    adds them into its own, `chunk` bytes at a time through the register buffer `partial`,
-    before the epilogue."""
+    """How the tg_k threads of a group that share a C tile add their partial sums.  Each thread
+    (`tiles` C tiles per K thread, one per thread along M and N) has its accumulators followed
+    by its bias-gradient sums (BWD_WB), a copy of `copy_bytes`.
+
+    Up to FOLD_THREADS threads along K, every thread but the first stores its copy in SLM, and
+    after a barrier the first adds them into its own, `chunk` bytes at a time through the
+    register buffer `partial`, before the epilogue.  From FOLD_THREADS on (`slice_bytes` > 0)
+    that serial sum would be the group's wait: every thread stores its copy cut in slices, slice
+    s of every thread side by side, and after a barrier thread s adds up slice s of all copies
+    and stores its total; after a second barrier the first thread loads the totals."""
 
     slm: Var
     partial: Var
     tile_bytes: int  # one thread's accumulators
     tiles: int  # threads along M and N
-    copies: int  # tg_k - 1 threads store theirs
+    copies: int  # threads that store theirs: tg_k - 1, or tg_k when folded
     chunk: int  # bytes of `partial`
     sums_bytes: int = 0  # one thread's bias-gradient sums, after its accumulators
+    slice_bytes: int = 0  # folded: the bytes of a copy each thread adds up (whole GRFs)
 
     @property
     def copy_bytes(self) -> int:
@@ -156,8 +162,20 @@ class KReduction:
         return self.tile_bytes + self.sums_bytes
 
     @property
+    def slices(self) -> int:
+        """Folded: the threads that add up a slice of the copies (the others wait)."""
+        return -(-self.copy_bytes // self.slice_bytes)
+
+    @property
+    def tile_slm_bytes(self) -> int:
+        """SLM bytes of one C tile's copies: folded, `copies` slice by slice and the totals after."""
+        if not self.slice_bytes:
+            return self.copies * self.copy_bytes
+        return (self.copies + 1) * self.slices * self.slice_bytes
+
+    @property
     def slm_bytes(self) -> int:
-        return self.copies * self.tiles * self.copy_bytes
+        return self.tiles * self.tile_slm_bytes
 
 
 @dataclass
@@ -221,6 +239,17 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
 SUM_ROW_BYTES = 32
 
 REDUCTION_CHUNK_GRFS = 8  # registers through which the first K thread adds the others' partial sums
+FOLD_THREADS = 16  # threads along K from which their partial sums are added slice by slice (KReduction)
+
+
+def fold_slice_bytes(copy_bytes: int, threads: int, chunk: int, grf: int) -> int:
+    """The slice of a thread's partial sums that one of `threads` threads adds up when folded:
+    whole GRFs that divide the copy (no slice runs past it), no more than the register buffer
+    (`chunk` bytes) that takes them from SLM, with the fewest GRFs per thread (a thread with
+    slice s adds slice s + threads too when the slices outnumber the threads), the smaller on a tie."""
+    grfs = copy_bytes // grf
+    divisors = [d for d in range(1, min(grfs, chunk // grf) + 1) if grfs % d == 0]
+    return grf * min(divisors, key=lambda d: (d * -(-grfs // (d * threads)), d))
 
 
 def layout_key(config: Config, hw: Platform) -> tuple[Config, bool]:
@@ -291,14 +320,17 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         # the store tile is free until the epilogue: the partial sums pass through it
         chunk = min(round_up(c.tile.bytes, grf), REDUCTION_CHUNK_GRFS * grf)
         sums = round_up(plan.column_sums.bytes, grf) if plan.column_sums is not None else 0
+        tile_bytes = round_up(layouts.c.bytes, grf)
+        folded = config.tg_k >= FOLD_THREADS
         plan.k_reduction = KReduction(
             Var("c_slm", PTR),
             c.tile.buffer,
-            round_up(layouts.c.bytes, grf),
+            tile_bytes,
             config.tg_m * config.tg_n,
-            config.tg_k - 1,
+            config.tg_k if folded else config.tg_k - 1,
             chunk,
             sums,
+            fold_slice_bytes(tile_bytes + sums, config.tg_k, chunk, grf) if folded else 0,
         )
 
     buffers = [(layouts.c.buffer, layouts.c.bytes), (a.load.buffer, a.load.bytes), (b.load.buffer, b.load.bytes)]
