@@ -110,6 +110,23 @@ def test_a_fold_with_more_slices_than_threads_verifies(iga64, ocloc):
     assert reduction is not None and reduction.slices == 17 > compilation.config.tg_k
 
 
+@pytest.mark.parametrize(
+    "desc, platform, direction, dt, overrides",
+    [
+        # two C tiles per group along M, each folded in its own SLM region, the bias sums too
+        (SMALL, "xehpc", "BWD_WB", "bf16", {"m_tile": 8, "n_tile": 16, "tg_m": 2, "tg_n": 1, "tg_k": 16}),
+        # mad, no bias sums: 16 x 16 outputs, K = 512 (32 K blocks of 16)
+        ("mb1ic512ih4oc16oh4kh1", "xehpg", "FWD_B", "f32", {"m_tile": 8, "tg_m": 2, "tg_n": 1, "tg_k": 16}),
+    ],
+)
+def test_folds_of_several_tiles_per_group_verify(desc, platform, direction, dt, overrides, iga64, ocloc):
+    compilation = check_end_to_end(parse_descriptor(desc), platform, direction, dt, seed=8, overrides=overrides)
+    config = compilation.config
+    assert (config.tg_m, config.tg_k) == (2, 16)
+    reduction = plan_kernel(formulate(make_problem(desc, direction, dt)), config, hw.platform(platform)).k_reduction
+    assert reduction is not None and reduction.tiles == 2 and reduction.slice_bytes > 0
+
+
 def test_the_estimate_counts_the_first_threads_wait_in_the_combine():
     """Folded (16 threads or more along K), the first thread loads its slices of all 16 copies
     from SLM into one buffer, each load after the adds of the one before, then the totals:
