@@ -14,6 +14,7 @@ from xegen.conv import make_problem, parse_descriptor
 from xegen.plan import choose_config, formulate, plan_kernel
 from xegen.plan.estimate import _combine_wait, _slm_bytes
 from xegen.plan.heuristic import K_THREADS, config_space
+from xegen.plan.kernel import folds_partial_sums
 
 from ..test_end_to_end import check_end_to_end
 
@@ -66,6 +67,20 @@ def test_the_folded_combine_cuts_every_copy_in_slices():
     # up to 8 threads the first one adds the others' copies: 7 of them, no totals
     serial = plan_kernel(gemm, replace(config, tg_k=8), hw.XEHPC).k_reduction
     assert serial is not None and (serial.slice_bytes, serial.slm_bytes) == (0, 7 * 9 * 64)
+
+
+def test_a_launch_that_fills_its_eus_keeps_the_serial_combine():
+    """res4a_branch2b forward in f32 on XeHPG, 7 x 32 tiles and 16 threads along K in 256-GRF
+    mode: 28 x 8 groups of 16 threads over 32 Xe-cores of 16 EUs are 7 threads per EU, more than
+    the 4 that mode holds, so other threads cover the first thread's combine: not folded.  In
+    128-GRF mode (8 per EU) it is."""
+    gemm = formulate(make_problem("mb1ic256ih14oc256oh14kh3ph1", "FWD_B", "f32"))
+    given = {"m_tile": 7, "n_tile": 32, "tg_m": 1, "tg_n": 1, "tg_k": 16, "k_block": 16, "gmem_bufs": 1}
+    wide = choose_config(gemm, hw.XEHPG, {**given, "grf": 256})
+    narrow = replace(wide, grf=128)  # (its tiles do not fit 128 GRFs: only the launch is asked)
+    assert (folds_partial_sums(wide, gemm, hw.XEHPG), folds_partial_sums(narrow, gemm, hw.XEHPG)) == (False, True)
+    reduction = plan_kernel(gemm, wide, hw.XEHPG).k_reduction
+    assert reduction is not None and reduction.slice_bytes == 0
 
 
 @pytest.mark.parametrize(
@@ -132,15 +147,16 @@ def test_the_estimate_counts_the_first_threads_wait_in_the_combine():
     from SLM into one buffer, each load after the adds of the one before, then the totals:
     res5a_branch2a (1x1 stride 2, 1024 -> 512 channels, 7x7 outputs) in f32 on XeHPC.  A 7 x 16
     f32 tile is 7 GRFs: 7 slices of one GRF, 7 of them per load (the 448-byte store tile), so
-    3 loads and the totals' load.  BWD_WB 8 x 64: 32 GRFs and 4 of bias sums, 36 slices of one
-    GRF in 8-GRF loads; the first thread adds up slices 0, 16 and 32: 3 x 2 loads and the totals."""
+    3 loads and the totals' load.  BWD_WB 8 x 64 fills the device (1024 groups of 16 threads,
+    16 per EU), so it is not folded: the first thread loads the 15 others' 2048 bytes in 4 chunks
+    of 8 GRFs and their bias sums."""
     slm = hw.XEHPC.send_latency("slm")
     forward = formulate(make_problem(RES5A_BRANCH2A, "FWD_B", "f32"))
     config = choose_config(forward, hw.XEHPC, {"m_tile": 7, "n_tile": 16, "tg_m": 1, "tg_n": 1, "tg_k": 16})
     assert _combine_wait(config, forward, hw.XEHPC) == 4 * slm
     assert _combine_wait(replace(config, tg_k=8), forward, hw.XEHPC) == 0  # counted beyond K_THREADS only
     weights = formulate(make_problem(RES5A_BRANCH2A, "BWD_WB", "f32"))
-    assert _combine_wait(replace(config, m_tile=8, n_tile=64), weights, hw.XEHPC) == 7 * slm
+    assert _combine_wait(replace(config, m_tile=8, n_tile=64), weights, hw.XEHPC) == 15 * 5 * slm
 
 
 def test_with_the_combines_wait_the_estimate_ranks_as_the_model_does():

@@ -43,11 +43,11 @@ from .block2d import Block2dPlan, block2d_plan, direct_blocks
 from .config import Config, a_rows_per_grf, check_config, k_iterations, k_step, prefetches
 from .gemm import Gemm, View
 from .kernel import (
-    FOLD_THREADS,
     REDUCTION_CHUNK_GRFS,
     GatheredA,
     check_tiles_can_fit,
     fold_slice_bytes,
+    folds_partial_sums,
     gathered_a,
     global_cost,
     has_bounds,
@@ -566,7 +566,7 @@ class Fold:
 
 
 def _fold(config: Config, gemm: Gemm, hw: Platform) -> Fold | None:
-    if config.tg_k < FOLD_THREADS:
+    if not folds_partial_sums(config, gemm, hw):
         return None
     grf = hw.grf_bytes
     copy_bytes = round_up(config.m_tile * config.n_tile * gemm.acc_type.size, grf)
