@@ -380,6 +380,8 @@ class _Builder:
                 self.top,
             )
         ]
+        if reduction.slice_bytes:
+            return self._fold_over_k(parts, tile, epilogue)
         partial = dense_layout(reduction.partial, acc.type, 1, reduction.chunk // size)
         lanes = 2 * hw.grf_bytes // size  # an add writes at most two registers
         adds: list[Stmt] = []
@@ -410,6 +412,99 @@ class _Builder:
             Call(Fence("slm")),
             Call(Barrier()),
             IfThenElse(first_thread, seq(*adds, *epilogue)),
+        ]
+
+    def _fold_over_k(self, parts: list[tuple[Var, int, int]], tile: Idx, epilogue: list[Stmt]) -> list[Stmt]:
+        """tg_k >= FOLD_THREADS (`KReduction`): every thread stores its copy (`parts`: register
+        buffer, bytes, element of the copy where they go) slice by slice, slice s of K thread k at
+        slice s*tg_k + k of this tile's region; after a barrier thread k adds up slices k, k + tg_k,
+        ... of all the copies (tg_k slices side by side, loaded `chunk` bytes at a time) and stores
+        each total after the copies; after a second barrier the first thread loads the totals."""
+        reduction, config, hw = self.plan.k_reduction, self.config, self.hw
+        assert reduction is not None  # folded only where there is a reduction
+        acc = self.plan.layouts.c
+        size = acc.type.size
+        slice_elems = reduction.slice_bytes // size
+        assert reduction.slice_bytes <= acc.bytes  # a slice's total is added up in the accumulators
+        region = self.top.bind("fold_base", tile * (reduction.tile_slm_bytes // size))
+        totals = region + reduction.copies * reduction.slices * slice_elems
+
+        def moves(kind: str, base: Idx, first: int, last: int) -> list[Stmt]:
+            """Messages between elements first..last of a copy in registers and SLM from `base`."""
+            out: list[Stmt] = []
+            for buffer, length, at in parts:
+                low, high = max(first, at), min(last, at + length // size)
+                if low < high:
+                    layout = dense_layout(buffer, acc.type, 1, length // size)
+                    run = Run(low - at, low - first, high - low)
+                    out += slm_run_messages(
+                        kind, reduction.slm, layout, [run], base, reduction.slice_bytes, hw, self.top
+                    )
+            return out
+
+        stores = [
+            s
+            for index in range(reduction.slices)
+            for s in moves(
+                "store",
+                region + (index * config.tg_k) * slice_elems + self.k_thread * slice_elems,
+                index * slice_elems,
+                (index + 1) * slice_elems,
+            )
+        ]
+        rows = reduction.chunk // reduction.slice_bytes
+        partial = dense_layout(reduction.partial, acc.type, 1, rows * slice_elems)
+        total = dense_layout(acc.buffer, acc.type, 1, slice_elems)
+        lanes = 2 * hw.grf_bytes // size  # an add writes at most two registers
+        sums: list[Stmt] = []
+        for turn in range(-(-reduction.slices // config.tg_k)):
+            index = self.top.bind("fold_slice", self.k_thread + turn * config.tg_k)
+            body: list[Stmt] = []
+            for first in range(0, config.tg_k, rows):
+                count = min(rows, config.tg_k - first)
+                at = region + (index * config.tg_k + first) * slice_elems
+                body += slm_run_messages(
+                    "load",
+                    reduction.slm,
+                    partial,
+                    [Run(0, 0, count * slice_elems)],
+                    at,
+                    reduction.slice_bytes,
+                    hw,
+                    self.top,
+                )
+                for offset in range(0, slice_elems, lanes):
+                    vector = acc.type.with_lanes(min(lanes, slice_elems - offset))
+                    terms = [
+                        Load(partial.buffer, const((row * slice_elems + offset) * size), vector) for row in range(count)
+                    ]
+                    if first:
+                        terms.insert(0, Load(acc.buffer, const(offset * size), vector))
+                    added = terms[0]
+                    for term in terms[1:]:
+                        added = added + term
+                    body.append(store(acc.buffer, offset * size, added))
+            body += slm_run_messages(
+                "store",
+                reduction.slm,
+                total,
+                [Run(0, 0, slice_elems)],
+                totals + index * slice_elems,
+                reduction.slice_bytes,
+                hw,
+                self.top,
+            )
+            bound = index.below(reduction.slices)
+            sums += [IfThenElse(bound, seq(*body))] if bound is not None else body
+        loads = moves("load", totals, 0, reduction.copy_bytes // size)
+        return [
+            *stores,
+            Call(Fence("slm")),
+            Call(Barrier()),
+            *sums,
+            Call(Fence("slm")),
+            Call(Barrier()),
+            IfThenElse(self.k_thread.expr.eq(0), seq(*loads, *epilogue)),
         ]
 
     def _epilogue(self) -> list[Stmt]:

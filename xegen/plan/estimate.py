@@ -46,6 +46,8 @@ from .kernel import (
     REDUCTION_CHUNK_GRFS,
     GatheredA,
     check_tiles_can_fit,
+    fold_slice_bytes,
+    folds_partial_sums,
     gathered_a,
     global_cost,
     has_bounds,
@@ -529,7 +531,20 @@ def _epilogue(config: Config, gemm: Gemm, hw: Platform) -> Work:
         0.0,
         tile * gemm.c.type.size,
     )
-    if config.tg_k > 1:
+    fold = _fold(config, gemm, hw)
+    if fold is not None:
+        # every thread stores its copy a slice at a time, adds up its slices of all the copies
+        # and stores their totals; the first one loads the totals
+        per_slice = fold.loads * SLM_MESSAGE_INSTRUCTIONS + config.tg_k * fold.slice_bytes / (2 * hw.grf_bytes)
+        messages = -(-fold.copy_bytes // hw.max_block_message_bytes)
+        reduce = (
+            fold.slices * SLM_MESSAGE_INSTRUCTIONS
+            + fold.turns * (per_slice + SLM_MESSAGE_INSTRUCTIONS)
+            + messages * SLM_MESSAGE_INSTRUCTIONS
+            + 4 * SYNC_INSTRUCTIONS
+        )
+        work += Work(reduce, reduce, 0.0, 2 * fold.copy_bytes + fold.turns * config.tg_k * fold.slice_bytes)
+    elif config.tg_k > 1:
         messages = -(-tile * gemm.acc_type.size // hw.max_block_message_bytes)
         adds = registers / 2
         if gemm.sums_b_columns:  # the column sums follow the accumulators
@@ -537,6 +552,31 @@ def _epilogue(config: Config, gemm: Gemm, hw: Platform) -> Work:
         reduce = (config.tg_k - 1) * (messages * SLM_MESSAGE_INSTRUCTIONS + adds) + 2 * SYNC_INSTRUCTIONS
         work += Work(reduce, reduce, 0.0, config.tg_k * tile * gemm.acc_type.size)
     return work
+
+
+@dataclass(frozen=True)
+class Fold:
+    """The folded combine of tg_k >= FOLD_THREADS (`kernel.KReduction`) as the plan cuts it."""
+
+    copy_bytes: int  # a thread's accumulators and bias-gradient sums, whole GRFs each
+    slice_bytes: int
+    slices: int
+    turns: int  # slices a thread adds up
+    loads: int  # SLM loads per slice: the tg_k copies of it, `chunk` bytes at a time
+
+
+def _fold(config: Config, gemm: Gemm, hw: Platform) -> Fold | None:
+    if not folds_partial_sums(config, gemm, hw):
+        return None
+    grf = hw.grf_bytes
+    copy_bytes = round_up(config.m_tile * config.n_tile * gemm.acc_type.size, grf)
+    if gemm.sums_b_columns:
+        copy_bytes += round_up(config.n_tile * gemm.acc_type.size, grf)
+    chunk = min(round_up(config.m_tile * config.n_tile * gemm.c.type.size, grf), REDUCTION_CHUNK_GRFS * grf)
+    slice_bytes = fold_slice_bytes(copy_bytes, config.tg_k, chunk, grf)
+    slices = copy_bytes // slice_bytes
+    loads = -(-config.tg_k // (chunk // slice_bytes))
+    return Fold(copy_bytes, slice_bytes, slices, -(-slices // config.tg_k), loads)
 
 
 def _wait(config: Config, hw: Platform, per_iteration: Work, latency: float) -> float:
@@ -551,13 +591,18 @@ def _wait(config: Config, hw: Platform, per_iteration: Work, latency: float) -> 
 
 
 def _combine_wait(config: Config, gemm: Gemm, hw: Platform) -> float:
-    """Clocks the first thread along K waits adding the others' partial sums: it loads them from
-    SLM into one register buffer (`kernel.KReduction`: the tile a chunk of up to
-    REDUCTION_CHUNK_GRFS registers at a time, then the bias-gradient sums), and each load waits
-    for the adds of the one before it.  The model follows that thread, so a long combine is a
-    latency the other threads of the group do not hide.  Counted from COMBINE_WAIT_THREADS on."""
+    """Clocks the first thread along K waits adding the others' partial sums.  Up to
+    FOLD_THREADS it loads them from SLM into one register buffer (`kernel.KReduction`: the tile a
+    chunk of up to REDUCTION_CHUNK_GRFS registers at a time, then the bias-gradient sums), and
+    each load waits for the adds of the one before it; folded, it waits so for the loads of its
+    own slices of all the copies, then for the load of the totals.  The model follows that
+    thread, so a long combine is a latency the other threads of the group do not hide.  Counted
+    from COMBINE_WAIT_THREADS on."""
     if config.tg_k < COMBINE_WAIT_THREADS:
         return 0.0
+    fold = _fold(config, gemm, hw)
+    if fold is not None:
+        return (fold.turns * fold.loads + 1) * hw.send_latency("slm")
     tile_bytes = config.m_tile * config.n_tile * gemm.acc_type.size
     loads = -(-tile_bytes // min(round_up(tile_bytes, hw.grf_bytes), REDUCTION_CHUNK_GRFS * hw.grf_bytes))
     if gemm.sums_b_columns:
@@ -585,5 +630,8 @@ def _slm_bytes(config: Config, gemm: Gemm, hw: Platform) -> int:
             * k_group
             * (config.tg_m * config.m_tile * gemm.a.type.size + config.tg_n * config.n_tile * gemm.b.type.size)
         )
+    fold = _fold(config, gemm, hw)
+    if fold is not None:  # every thread's copy and the totals
+        return staged + (config.tg_k + 1) * config.tg_m * config.tg_n * fold.copy_bytes
     tile = -(-config.m_tile * config.n_tile * gemm.acc_type.size // hw.grf_bytes) * hw.grf_bytes
     return staged + (config.tg_k - 1) * config.tg_m * config.tg_n * tile

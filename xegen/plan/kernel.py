@@ -25,6 +25,7 @@ from ..hw import Platform
 from ..ir import Var, ptr
 from ..ir.expr import Ptr
 from ..ir.types import F32, PTR
+from ..launch import busiest_eu_threads
 from .block2d import Block2dPlan, block2d_plan
 from .config import RESERVED_GRFS, Config, check_config, k_iterations, prefetches
 from .gemm import S32_MAX, Gemm, View, check_index_range
@@ -136,19 +137,25 @@ class OutputPlan:
 
 @dataclass(frozen=True)
 class KReduction:
-    """How the tg_k threads of a group that share a C tile add their partial sums: each thread
-    but the first stores its accumulators (`tiles` C tiles per K thread, one per thread along M
-    and N), followed by its bias-gradient sums (BWD_WB), into SLM, and after a barrier the first
-    adds them into its own, `chunk` bytes at a time through the register buffer `partial`,
-    before the epilogue."""
+    """How the tg_k threads of a group that share a C tile add their partial sums.  Each thread
+    (`tiles` C tiles per K thread, one per thread along M and N) has its accumulators followed
+    by its bias-gradient sums (BWD_WB), a copy of `copy_bytes`.
+
+    Up to FOLD_THREADS threads along K, every thread but the first stores its copy in SLM, and
+    after a barrier the first adds them into its own, `chunk` bytes at a time through the
+    register buffer `partial`, before the epilogue.  From FOLD_THREADS on (`slice_bytes` > 0)
+    that serial sum would be the group's wait: every thread stores its copy cut in slices, slice
+    s of every thread side by side, and after a barrier thread s adds up slice s of all copies
+    and stores its total; after a second barrier the first thread loads the totals."""
 
     slm: Var
     partial: Var
     tile_bytes: int  # one thread's accumulators
     tiles: int  # threads along M and N
-    copies: int  # tg_k - 1 threads store theirs
+    copies: int  # threads that store theirs: tg_k - 1, or tg_k when folded
     chunk: int  # bytes of `partial`
     sums_bytes: int = 0  # one thread's bias-gradient sums, after its accumulators
+    slice_bytes: int = 0  # folded: the bytes of a copy each thread adds up (whole GRFs)
 
     @property
     def copy_bytes(self) -> int:
@@ -156,8 +163,20 @@ class KReduction:
         return self.tile_bytes + self.sums_bytes
 
     @property
+    def slices(self) -> int:
+        """Folded: the threads that add up a slice of the copies (the others wait)."""
+        return -(-self.copy_bytes // self.slice_bytes)
+
+    @property
+    def tile_slm_bytes(self) -> int:
+        """SLM bytes of one C tile's copies: folded, `copies` slice by slice and the totals after."""
+        if not self.slice_bytes:
+            return self.copies * self.copy_bytes
+        return (self.copies + 1) * self.slices * self.slice_bytes
+
+    @property
     def slm_bytes(self) -> int:
-        return self.copies * self.tiles * self.copy_bytes
+        return self.tiles * self.tile_slm_bytes
 
 
 @dataclass
@@ -221,12 +240,45 @@ def plan_kernel(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
 SUM_ROW_BYTES = 32
 
 REDUCTION_CHUNK_GRFS = 8  # registers through which the first K thread adds the others' partial sums
+FOLD_THREADS = 16  # threads along K from which their partial sums are added slice by slice (KReduction)
+
+
+def folds_partial_sums(config: Config, gemm: Gemm, hw: Platform) -> bool:
+    """Whether the partial sums of the threads along K are folded (`KReduction`): from
+    FOLD_THREADS on, where the launch leaves slots of its busiest EU empty.  There the first
+    thread's serial sum is a wait no other thread covers; where the slots are full, other
+    threads cover it, and the fold's stores, addresses and second barrier only add issue:
+    resnet_50's res4a_branch2b forward in f32 on XeHPG (7 x 32 tiles, tg_k=16, 256 GRFs: two
+    waves) is 33,965 modeled cycles serial and 34,167 folded."""
+    if config.tg_k < FOLD_THREADS:
+        return False
+    m_groups = -(-gemm.m.size // (config.tg_m * config.m_tile))
+    n_groups = -(-gemm.n.size // (config.tg_n * config.n_tile))
+    threads = m_groups * n_groups * gemm.groups * config.k_split * config.threads_per_group
+    return busiest_eu_threads(threads, config.threads_per_group, hw) < hw.threads_per_eu(config.grf)
+
+
+def fold_slice_bytes(copy_bytes: int, threads: int, chunk: int, grf: int) -> int:
+    """The slice of a thread's partial sums that one of `threads` threads adds up when folded:
+    whole GRFs that divide the copy (no slice runs past it), no more than the register buffer
+    (`chunk` bytes) that takes them from SLM, with the fewest messages per thread: a store per
+    slice of its copy, and for each slice it adds up (s, s + threads, ...) the loads of all the
+    copies of it; on a tie the smaller slice (a shorter sum on each thread)."""
+    grfs, per_load = copy_bytes // grf, chunk // grf
+
+    def messages(d: int) -> tuple[int, int]:
+        turns = -(-grfs // (d * threads))
+        return grfs // d + turns * -(-threads * d // per_load), d
+
+    return grf * min((d for d in range(1, min(grfs, per_load) + 1) if grfs % d == 0), key=messages)
 
 
 def layout_key(config: Config, hw: Platform) -> tuple[Config, bool]:
     """What `plan_layout` reads of `config`: the keys that scale the budgets a layout must fit
-    (grf, slm_bufs, gmem_bufs) only through `prefetches` (whether messages are paid twice)."""
-    return replace(config, grf=0, slm_bufs=0, gmem_bufs=0), prefetches(config, hw)
+    (grf, slm_bufs, gmem_bufs) only through `prefetches` (whether messages are paid twice), and
+    grf from FOLD_THREADS along K (its threads per EU decide `folds_partial_sums`)."""
+    grf = config.grf if config.tg_k >= FOLD_THREADS else 0
+    return replace(config, grf=grf, slm_bufs=0, gmem_bufs=0), prefetches(config, hw)
 
 
 def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
@@ -291,14 +343,17 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         # the store tile is free until the epilogue: the partial sums pass through it
         chunk = min(round_up(c.tile.bytes, grf), REDUCTION_CHUNK_GRFS * grf)
         sums = round_up(plan.column_sums.bytes, grf) if plan.column_sums is not None else 0
+        tile_bytes = round_up(layouts.c.bytes, grf)
+        folded = folds_partial_sums(config, gemm, hw)
         plan.k_reduction = KReduction(
             Var("c_slm", PTR),
             c.tile.buffer,
-            round_up(layouts.c.bytes, grf),
+            tile_bytes,
             config.tg_m * config.tg_n,
-            config.tg_k - 1,
+            config.tg_k if folded else config.tg_k - 1,
             chunk,
             sums,
+            fold_slice_bytes(tile_bytes + sums, config.tg_k, chunk, grf) if folded else 0,
         )
 
     buffers = [(layouts.c.buffer, layouts.c.bytes), (a.load.buffer, a.load.bytes), (b.load.buffer, b.load.bytes)]
