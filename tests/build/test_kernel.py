@@ -138,7 +138,7 @@ def test_loop_body_is_loads_then_slm_then_reorders_then_multiplies(slm, fma):
     kernel = build_kernel(
         make_problem(FWD, "FWD_B", "bf16", stag="nchw", wtag="cdba"),
         "xehpg",
-        {"slm": slm, "tg_m": 2, "tg_n": 2, "n_tile": 16, "slm_bufs": 1, "gmem_bufs": 1, "fma": fma},
+        {"plan": "gemm", "slm": slm, "tg_m": 2, "tg_n": 2, "n_tile": 16, "slm_bufs": 1, "gmem_bufs": 1, "fma": fma},
     )
     built = build_body(plan_kernel(formulate(kernel.problem), kernel.config, kernel.hw))  # before scheduling
     stages = [_stage(s) for s in _loop_body(kernel, built)]
