@@ -110,7 +110,7 @@ def operand_type(problem: Problem, hw: Platform) -> Type:
     (as the GEMM plan's mads: `multiply.operand_type`); backward data's bf16 also as it is where
     the platform has the type."""
     t = problem.type_of(walks(problem)[0].reads)
-    if t == F16 or (t == BF16 and not problem.is_forward and has_bfloat16(hw)):
+    if t == F16 or (t == BF16 and has_bfloat16(hw)):
         return t
     return F32
 
