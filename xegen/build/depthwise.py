@@ -91,7 +91,8 @@ class _Depthwise(RowBuilder):
 
     def _weights(self, kd: Idx, kh: Idx) -> list[Stmt]:
         """One gather per (kw, i): lane l holds wei[g0 + l/OCg][l%OCg][i][kd][kh][kw] (the kernel
-        positions of the walk's taps; [g][i][l%ICg] for backward data)."""
+        positions of the walk's taps; [g][i][l%ICg] for backward data); one block load where the
+        lanes' weights are adjacent (`weights_block`)."""
         desc, n, walk = self.desc, self.config.n_tile, self.rows.path
         out_pg, in_pg = walk.out_per_group, walk.in_per_group
         layout, t = self.problem.layout_of("wei"), self.problem.type_of("wei")
@@ -104,9 +105,14 @@ class _Depthwise(RowBuilder):
             taps = [kernel.get(d, kernel_position(walk.w_axes[f], Idx.const(kw))) for d in desc.used]
             for i in range(in_pg):
                 channels = [Idx.const(i), channel] if walk.transposed else [channel, Idx.const(i)]
+                line = vector * in_pg + i
+                if self.plan.weights_block:  # one channel per group: channel 0 of groups g0 ...
+                    scalar = [Idx.const(i), Idx.const(0)] if walk.transposed else [Idx.const(0), Idx.const(i)]
+                    first = layout.offset([self.g0, *scalar, *taps])
+                    loads.append(self.block_message("load", "wei", t, n, first, self.weights, self.weights.offset(line, 0)))
+                    continue
                 offset = layout.offset([group, *channels, *taps])
                 offsets = split_offset(offset.expr * t.size, variant, self.bind_fixed)
-                line = vector * in_pg + i
                 loads.append(
                     Call(
                         Send("load", "scattered", "global", t, n),

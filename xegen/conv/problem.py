@@ -221,7 +221,7 @@ class Problem:
         )
 
     def _weights_inner(self) -> str:
-        """The weights' channels `any` keeps innermost: the ones the kernel's lanes run along.
+        """The weights' channels (or groups) `any` keeps innermost: the ones the kernel's lanes run along.
         Backward data's GEMM has the input channels along N: with f32 (mad, lanes along N) they
         go innermost, as in oneDNN's backward-data weights (OIhw16o16i); dpas types keep the
         output channels (that GEMM's K, which dpas's B reads in pairs) innermost, and so do
@@ -229,6 +229,8 @@ class Problem:
         XeHPG, f32: res2a_branch2b's BWD_D 72,763 -> 38,736 modeled cycles; bf16 input channels
         innermost were 1.07x slower over resnet_50 (geomean)."""
         few = self.desc.icg < FEW_CHANNELS
+        if self.desc.g > 1 and self.desc.icg == 1 and self.desc.ocg == 1:
+            return "g"  # depthwise: a lane per group, so a tap's lanes are one block (oneDNN: Goihw16g)
         return "i" if self.kind == "bwd_d" and self.types.wei == "f32" and not few else "o"
 
     def dst_layout(self) -> Layout:

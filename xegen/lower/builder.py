@@ -31,13 +31,14 @@ XeTypes = tuple[str | None, ...]  # Xe types of dst and sources, in order (None:
 
 
 class Placed(Protocol):
-    """A source already in hardware form (a flag, the accumulator, a vector immediate): `at` gives
-    its operand for lanes [position, position + n) of an instruction."""
+    """A source already in hardware form (a flag, the accumulator, a vector immediate, a 2-D
+    region): `at` gives its operand for lanes [position, position + n) of an instruction, None
+    when no single operand reads those lanes (the instruction is cut smaller)."""
 
     lanes: int
     stride: int
 
-    def at(self, position: int, n: int, grf: int, ternary: bool = False) -> Operand: ...
+    def at(self, position: int, n: int, grf: int, ternary: bool = False) -> Operand | None: ...
 
 
 Source = Value | Placed  # what an ALU instruction reads
@@ -516,3 +517,53 @@ class PhysicalOperand:
 
     def __repr__(self) -> str:
         return f"PhysicalOperand({self.reg})"
+
+
+class RowsOperand:
+    """A source read as rows of `width` elements of Xe type `xe` in a virtual register: lane i
+    reads element (i // width) * row_stride + (i % width) * col_stride, counted from byte
+    `offset` (a 2-D region `<row_stride;width,col_stride>`, e.g. each of a row's values
+    repeated `width` times with col_stride 0).  Chunks start and end on whole rows, or stay
+    inside one row.  A source of one- and two-source instructions only."""
+
+    def __init__(self, reg: VReg, offset: int, xe: str, width: int, row_stride: int, col_stride: int):
+        self.reg, self.offset, self.xe = reg, offset, xe
+        self.width, self.row_stride, self.col_stride = width, row_stride, col_stride
+        self.lanes, self.stride = width, col_stride
+
+    @staticmethod
+    def encodable(width: int, row_stride: int, col_stride: int) -> bool:
+        return width in (1, 2, 4, 8, 16) and row_stride in (0, 1, 2, 4, 8, 16, 32) and col_stride in (0, 1, 2, 4)
+
+    def at(self, position: int, n: int, grf: int, ternary: bool = False) -> Reg | None:
+        w, rs, cs = self.width, self.row_stride, self.col_stride
+        size = TYPE_BYTES[self.xe]
+        row, col = divmod(position, w)
+        first = self.offset + (row * rs + col * cs) * size
+
+        def reg() -> Reg:
+            return Reg(VIRTUAL, self.reg.id, first // size, self.xe)
+
+        if ternary:
+            return None
+        if n == 1 or (cs == 0 and col + n <= w):
+            return reg().region(0, 1, 0)
+        if col + n <= w:  # inside one row: a 1-D line
+            return reg().region(n * cs, n, cs) if _within(first, ((n - 1) * cs + 1) * size, grf, 1) else None
+        if col or n % w:
+            return None
+        rows = n // w
+        row_bytes = ((w - 1) * cs + 1) * size
+        if not all(_within(first + r * rs * size, row_bytes, grf, 1) for r in range(rows)):
+            return None  # an element row may not cross a GRF boundary
+        if not _within(first, ((rows - 1) * rs + (w - 1) * cs + 1) * size, grf, 2):
+            return None
+        return reg().region(rs, w, cs)
+
+    def __repr__(self) -> str:
+        return f"RowsOperand({self.reg!r}+{self.offset}:{self.xe} <{self.row_stride};{self.width},{self.col_stride}>)"
+
+
+def _within(start: int, nbytes: int, grf: int, grfs: int) -> bool:
+    """Whether `nbytes` from byte `start` lie within `grfs` consecutive GRFs."""
+    return (start + max(nbytes, 1) - 1) // grf - start // grf < grfs

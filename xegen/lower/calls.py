@@ -28,7 +28,7 @@ from ..errors import UnsupportedError
 from ..ir import funcs as F
 from ..ir.types import F32, S32, U32, Type
 from . import arith
-from .builder import Builder
+from .builder import Builder, RowsOperand
 from .convert import convert
 from .values import TYPE_BYTES, VIRTUAL, Constant, Region, xe_type
 
@@ -202,6 +202,8 @@ class Calls:
         if rows == 1 or (f.dst_row_stride == cols * f.dst_col_stride and f.src_row_stride == cols * f.src_col_stride):
             line(rows * cols, 0, f.dst_col_stride, 0, f.src_col_stride)
             return
+        if self._reorder_as_rows(f, dst_reg, dst_offset, src_reg, src_offset):
+            return
         sizes = (f.dst_type.size, f.src_type.size)
         by_rows = rows * move_instructions(cols, f.dst_col_stride, sizes[0], f.src_col_stride, sizes[1], self.grf)
         by_cols = cols * move_instructions(rows, f.dst_row_stride, sizes[0], f.src_row_stride, sizes[1], self.grf)
@@ -211,6 +213,28 @@ class Calls:
         else:
             for c in range(cols):
                 line(rows, c * f.dst_col_stride, f.dst_row_stride, c * f.src_col_stride, f.src_row_stride)
+
+    def _reorder_as_rows(self, f: F.Reorder, dst_reg, dst_offset: int, src_reg, src_offset: int) -> bool:
+        """A reorder into consecutive destination rows whose source is a 2-D region
+        (`RowsOperand`, e.g. each value repeated across a row), as one line of instructions when
+        the conversion is a single one: a move, or bf16's widening shift.  False if not."""
+        to, frm = f.dst_type, f.src_type
+        if f.dst_col_stride != 1 or f.dst_row_stride != f.cols or f.saturate:
+            return False
+        if not RowsOperand.encodable(f.cols, f.src_row_stride, f.src_col_stride):
+            return False
+        dst = Region(dst_reg, dst_offset, to, f.rows * f.cols)
+        plain_move = (frm.kind == "bf16") == (to.kind == "bf16") and 2 <= frm.size and max(frm.bits, to.bits) < 64
+        if frm == to or plain_move:
+            xe = "uw" if frm.kind == "bf16" else xe_type(frm)
+            src = RowsOperand(src_reg, src_offset, xe, f.cols, f.src_row_stride, f.src_col_stride)
+            self.b.alu("mov", dst, [src], types=("uw", "uw") if to.kind == "bf16" else None)
+        elif frm.kind == "bf16" and to == F32:
+            src = RowsOperand(src_reg, src_offset, "uw", f.cols, f.src_row_stride, f.src_col_stride)
+            self.b.alu("shl", dst, [src, Constant(16, U32)], types=("ud", "uw", "ud"))
+        else:
+            return False
+        return True
 
     # --- barriers and fences ------------------------------------------------------------------
     def signal(self) -> None:

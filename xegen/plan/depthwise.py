@@ -136,6 +136,7 @@ class DepthwisePlan(RowPlan):
     copies: int  # work buffers replicated or widened pixels rotate through (0: the mads read the segment)
     segment: TileLayout  # pixels x in_channels, a GRF-aligned line per pixel
     weights: TileLayout  # (KW*ICg) x n_tile as gathered: vector kw*ICg + i per line
+    weights_block: bool  # a vector's lanes are adjacent in memory: one block load, not a gather
     work: TileLayout | None  # copies*ICg lines of n_tile operand values
     wide_weights: TileLayout | None  # the weights in the operand type, when they are widened
     acc: TileLayout  # m_tile x n_tile f32
@@ -205,6 +206,10 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
     pixels = max(len(r.pixels) for r in phases)
     segment = line_layout(Var("segment", PTR), src_type, pixels, in_channels, 1, in_channels, grf)[0]
     weights = line_layout(Var("w_load", PTR), wei_type, vectors, n, 1, n, grf)[0]
+    # one channel per group: lane l reads group g0 + l, adjacent when the groups are innermost
+    weights_block = out_pg == 1 and contiguous_channels(
+        problem.layout_of("wei"), n, starts, wei_type.size, hw, dim=0
+    )
     wide_weights = None
     if operand != wei_type:
         wide_weights = line_layout(Var("w_wide", PTR), operand, vectors, n, 1, n, grf)[0]
@@ -244,6 +249,7 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
         copies,
         segment,
         weights,
+        weights_block,
         work,
         wide_weights,
         acc,

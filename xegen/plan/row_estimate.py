@@ -214,8 +214,8 @@ class _Loop:
 
 
 class _DepthwiseLoop(_Loop):
-    """One row of plan=depthwise: a block message per segment pixel, a gather per (kw, ic) of
-    weights, the widening and replicating moves, the mads."""
+    """One row of plan=depthwise: a block message per segment pixel, a gather (or a block
+    message) per (kw, ic) of weights, the widening and replicating moves, the mads."""
 
     def __init__(self, plan: DepthwisePlan, rows):
         hw, config = plan.hw, plan.config
@@ -229,9 +229,12 @@ class _DepthwiseLoop(_Loop):
         if masked:  # the segment zeroed, and a masked load's temporary copied in first (it keeps the old bytes)
             work += _zero(plan.segment.bytes, hw) + _moves(pixels * temporaries, hw)
         lines = len(rows.taps()) * in_pg
-        messages = -(-n // hw.max_message_simd)
         wei_size = plan.weights.type.size
-        work += _gather(hw, n // messages, wei_size) * (lines * messages)
+        if plan.weights_block:
+            work += _block_load(hw, 0, n * wei_size, plan.weights.bytes)[0] * lines
+        else:
+            messages = -(-n // hw.max_message_simd)
+            work += _gather(hw, n // messages, wei_size) * (lines * messages)
         if plan.wide_weights is not None:
             work += _moves(-(-lines * n * 4 // (2 * grf)), hw)
         if plan.work is not None:  # each pixel's ICg operands widened or replicated
