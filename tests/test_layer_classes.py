@@ -20,6 +20,7 @@ from .test_end_to_end import check_end_to_end
 LAYERS = [
     ("depthwise", "g32mb1ic32ih10oc32oh5kh3sh2ph1", "depthwise", {}),
     ("depthwise-blocked", "g32mb1ic32ih6oc32oh6kh3ph1", "depthwise", {"stag": "nChw16c", "dtag": "nChw16c"}),
+    ("depthwise-gathered", "g32mb1ic32ih6oc32oh6kh3ph1", "depthwise", {"wtag": "goihw"}),  # weights a gather a tap
     ("grouped", "g8mb1ic32ih6oc32oh6kh3ph1", "depthwise", {}),
     ("first", "mb1ic3ih14oc32oh7kh7sh2ph3", "first", {}),
     ("first-nchw", "mb1ic3ih9oc16oh9kh3ph1", "first", {"stag": "nchw"}),

@@ -468,6 +468,8 @@ reorder<src_type={st}, dst_type={dt}, rows=8, cols=4, src_row_stride=1, src_col_
     dst_col_stride=1, saturate={sat}>(&d[256], &s[0]);
 reorder<src_type={st}, dst_type={dt}, rows=4, cols=4, src_row_stride=4, src_col_stride=1, dst_row_stride=16,
     dst_col_stride=2, saturate={sat}>(&d[384], &s[0]);
+reorder<src_type={st}, dst_type={dt}, rows=8, cols=4, src_row_stride=4, src_col_stride=0, dst_row_stride=4,
+    dst_col_stride=1, saturate={sat}>(&d[640], &s[4]);
 send<op=store, kind=block, space=global, type=u8, count=1024>(&out[0], &d[0], null);
 """
 
@@ -503,6 +505,30 @@ def test_reorder_transposes_and_converts(hw, st, dt, sat):
     check(spec, hw, {"x": raw, "out": np.zeros(1024, np.uint8)})
 
 
+REPLICATE = """
+alloc s[64] grf;
+alloc d[128] grf;
+send<op=load, kind=block, space=global, type=u8, count=64>(&x[0], &s[0], null);
+reorder<src_type=bf16, dst_type=f32, rows=8, cols=4, src_row_stride=4, src_col_stride=0, dst_row_stride=4,
+    dst_col_stride=1, saturate=false>(&d[0], &s[2]);
+send<op=store, kind=block, space=global, type=f32, count=32>(&out[0], &d[0], null);
+"""
+
+
+@pytest.mark.parametrize("hw", PLATFORMS)
+def test_a_reorder_that_repeats_values_across_rows_reads_a_2d_region(hw):
+    """Value 4r + 1 repeated over row r's 4 lanes (a grouped convolution's input channel for each
+    of a group's output channels): one widening shift per two GRFs of destination, reading a
+    <4;4,0> region, not a move per column."""
+    spec = hand_spec("replicate", REPLICATE, [("x", "ptr"), ("out", "ptr")])
+    words = (np.arange(32, dtype=np.float32) - 15.5).view(np.uint32) >> 16
+    compiled = check(spec, hw, {"x": words.astype(np.uint16), "out": np.zeros(32, np.float32)})
+    grf = compiled.hw.grf_bytes
+    shifts = [inst for inst in compiled.instructions if inst.opcode == "shl"]
+    assert len(shifts) == 32 * 4 // (2 * grf)
+    assert all((inst.srcs[0].vstride, inst.srcs[0].width, inst.srcs[0].hstride) == (4, 4, 0) for inst in shifts)
+
+
 # --- Intel's tools ----------------------------------------------------------------------------
 
 TOOL_KERNELS = [
@@ -513,6 +539,8 @@ TOOL_KERNELS = [
     ("atomics", ATOMICS, [("counts", "ptr"), ("sums", "ptr")], (4, 1, 1), 8),
     ("mad", MAD.format(t="f16"), [("x", "ptr"), ("y", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
     ("reorder", REORDER.format(st="f32", dt="bf16", sat="false"), [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
+    ("reorder", REORDER.format(st="bf16", dt="f32", sat="false"), [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
+    ("replicate", REPLICATE, [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
     (
         "blocks",
         BLOCKS.format(t="u8", count=7, start=8, bytes=7, second=64),

@@ -12,6 +12,7 @@ from xegen.conv import make_problem, parse_descriptor
 from xegen.errors import ConfigError
 from xegen.plan import formulate
 from xegen.plan.heuristic import choose_config
+from xegen.plan.strategies import plan_for
 
 from ..test_end_to_end import check_end_to_end
 
@@ -39,3 +40,19 @@ def test_the_heuristic_takes_the_narrower_depthwise_plan(dt):
 def test_narrow_depthwise_kernel_verifies(dt, iga64, ocloc):
     compilation = check_end_to_end(parse_descriptor(LONG_ROW), "xelp", "FWD_B", dt, seed=31)
     assert (compilation.config.plan, compilation.config.simd) == ("depthwise", 8)
+
+
+@pytest.mark.parametrize("hw_name", ["xelp", "xehpg", "xehpc"])
+def test_depthwise_weights_default_to_groups_innermost_and_load_as_blocks(hw_name):
+    """Depthwise weights' `any` keeps the groups innermost (`k… i o g`, as oneDNN's Goihw16g), so
+    a tap's lanes (one group each) are one block load; a layout given with the groups outermost
+    keeps a gather a tap, and a grouped layer (4 channels per group) keeps `any`'s usual order."""
+    platform = hw.platform(hw_name)
+    problem = make_problem("g32mb1ic32ih14oc32oh14kh3ph1", "FWD_B", "f32")
+    assert problem.layout_of("wei").tag == "decba"
+    plan = plan_for(formulate(problem), choose_config(formulate(problem), platform), platform)
+    assert plan.weights_block
+    given = make_problem("g32mb1ic32ih14oc32oh14kh3ph1", "FWD_B", "f32", wtag="goihw")
+    assert not plan_for(formulate(given), plan.config, platform).weights_block
+    grouped = make_problem("g8mb1ic32ih6oc32oh6kh3ph1", "FWD_B", "f32")
+    assert grouped.layout_of("wei").tag == "adecb"
