@@ -62,7 +62,7 @@ from .modeling import memory_floor, modeled_cycles
 from .passnames import BACKENDS, PASSES, check_pass_names  # noqa: F401 (named here by the API and the tests)
 from .plan.config import KEYS, RESERVED_GRFS, Config, prefetches
 from .plan.estimate import systolic_floor
-from .plan.gemm import formulate, swapped_weights, weights_choices
+from .plan.gemm import formulate, grouped_row_weights, swapped_weights, weights_choices
 from .plan.heuristic import (
     choose_config,
     config_candidates,
@@ -149,9 +149,19 @@ def _plain_kernel(problem, platform, overrides, optimize, show, dump_graph, back
     already chose it among several, `model_choices`, and choosing again per layout would compile
     twice as many kernels)."""
     default, *others = weights_choices(problem, platform, str((overrides or {}).get("plan", "gemm")))
-    if not others or not _priced(backend):
+    if not _priced(backend):
         return _compile_gemm(formulate(default), platform, overrides, optimize, show, dump_graph, backend)
     first = _compile_gemm(formulate(default), platform, overrides, optimize, None, None, backend)
+    grouped = grouped_row_weights(problem)
+    if first.config.plan == "depthwise" and grouped is not problem:
+        # the row plan's lanes run over groups: its weights' `any` as `k… i g o` too, each
+        # layout with the heuristic's configuration for it
+        given = {**(overrides or {}), "plan": "depthwise"}
+        first = _cheapest(
+            [lambda: first, partial(_compile_gemm, formulate(grouped), platform, given, optimize, None, None, backend)]
+        )
+    if not others:
+        return _shown(first, platform, optimize, show, dump_graph, backend)
     chosen = {key: getattr(first.config, key) for key in KEYS}
     attempts = [
         partial(_compile_gemm, formulate(other), platform, chosen, optimize, None, None, backend) for other in others

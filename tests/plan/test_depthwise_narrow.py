@@ -49,7 +49,7 @@ def test_depthwise_weights_default_to_groups_innermost_and_load_as_blocks(hw_nam
     keeps a gather a tap, and a grouped layer (4 channels per group) keeps `any`'s usual order."""
     platform = hw.platform(hw_name)
     problem = make_problem("g32mb1ic32ih14oc32oh14kh3ph1", "FWD_B", "f32")
-    assert problem.layout_of("wei").tag == "decba"
+    assert problem.layout_of("wei").tag == "decab"
     plan = plan_for(formulate(problem), choose_config(formulate(problem), platform), platform)
     assert plan.weights_block
     given = make_problem("g32mb1ic32ih14oc32oh14kh3ph1", "FWD_B", "f32", wtag="goihw")

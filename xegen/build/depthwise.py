@@ -106,7 +106,7 @@ class _Depthwise(RowBuilder):
             for i in range(in_pg):
                 channels = [Idx.const(i), channel] if walk.transposed else [channel, Idx.const(i)]
                 line = vector * in_pg + i
-                if self.plan.weights_block:  # one channel per group: channel 0 of groups g0 ...
+                if self.plan.weights_block:  # from channel 0 of group g0 on
                     scalar = [Idx.const(i), Idx.const(0)] if walk.transposed else [Idx.const(0), Idx.const(i)]
                     first = layout.offset([self.g0, *scalar, *taps])
                     loads.append(self.block_message("load", "wei", t, n, first, self.weights, self.weights.offset(line, 0)))

@@ -11,8 +11,8 @@ Named tags spell the dimensions: activations `n c d h w`, weights `g o i d h w` 
 grouped weights): `nchw`, `nhwc`, `nChw16c`, `oihw`, `hwio`, `OIhw16i16o`, `gOIhw16i16o`.
 `any` picks xegen's default: channels innermost for activations; for weights the output
 channels innermost, then input channels, then the kernel, with groups outermost, except
-depthwise weights (one channel per group), whose groups go innermost (dpas kernels resolve the
-weights' `any` for their platform: `xegen.plan.gemm.platform_problem`).
+depthwise weights (one channel per group), whose groups go next to the output channels (dpas
+kernels resolve the weights' `any` for their platform: `xegen.plan.gemm.platform_problem`).
 
 A dimension whose size is not a multiple of its blocks is padded up (the padding holds zeros).
 """
@@ -179,13 +179,14 @@ def default_tag(tensor: str, ndims: int, grouped: bool, weights_inner: str = "o"
     "i") innermost, or with "o2i", "o4i", "i2o", "i4o" keep the first channels innermost with
     pairs or quads of the others interleaved (dpas's VNNI rows: `[g] k… I o 2i`), or with
     "ki" each output channel's taps and input channels as one run (`[g] o k… i`), or with "g"
-    the groups innermost (`k… i o g`, depthwise weights: a lane per group)."""
+    the groups next to the output channels (`k… i g o`: a tap's weights of consecutive groups
+    adjacent, for kernels whose lanes run over groups)."""
     letters = _POSITIONAL[:ndims]
     if tensor == "wei":
         lead = 1 if grouped else 0
         o, i, spatial = letters[lead], letters[lead + 1], letters[lead + 2 :]
         if weights_inner == "g" and grouped:
-            return spatial + i + o + letters[0]
+            return spatial + i + letters[0] + o
         if weights_inner == "ki":
             return letters[:lead] + o + spatial + i
         inner, paired = (o, i) if weights_inner[0] == "o" else (i, o)

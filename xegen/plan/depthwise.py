@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..conv.layout import Block, Layout
 from ..conv.problem import Problem
 from ..emit.tables import has_bfloat16
 from ..errors import ConfigError
@@ -206,10 +207,7 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
     pixels = max(len(r.pixels) for r in phases)
     segment = line_layout(Var("segment", PTR), src_type, pixels, in_channels, 1, in_channels, grf)[0]
     weights = line_layout(Var("w_load", PTR), wei_type, vectors, n, 1, n, grf)[0]
-    # one channel per group: lane l reads group g0 + l, adjacent when the groups are innermost
-    weights_block = out_pg == 1 and contiguous_channels(
-        problem.layout_of("wei"), n, starts, wei_type.size, hw, dim=0
-    )
+    weights_block = _adjacent_lanes(problem.layout_of("wei"), walk, n, starts, wei_type.size, hw)
     wide_weights = None
     if operand != wei_type:
         wide_weights = line_layout(Var("w_wide", PTR), operand, vectors, n, 1, n, grf)[0]
@@ -258,6 +256,23 @@ def plan_depthwise(gemm: Gemm, config: Config, hw: Platform) -> DepthwisePlan:
         bias,
         buffers,
     )
+
+
+def _adjacent_lanes(layout: Layout, walk: RowWalk, n: int, starts: int, size: int, hw: Platform) -> bool:
+    """Whether a weights vector's `n` lanes (lane l: group g0 + l/OCg, output channel l%OCg, for
+    any g0 a multiple of starts/OCg) are adjacent in memory, dword aligned, in one block message:
+    the output channels innermost and the groups next (`k… i g o`), or with one channel per
+    group, the groups innermost."""
+    out_pg = walk.out_per_group
+    if out_pg == 1 and contiguous_channels(layout, n, starts, size, hw, dim=0):
+        return True  # the groups innermost, or inside one block of them (Goihw16g)
+    if walk.transposed and out_pg > 1 or layout.inner_blocks(0) or layout.inner_blocks(1) or len(layout.blocks) < 2:
+        return False
+    groups, channels = layout.blocks[-2:]
+    if channels != Block(1, out_pg, 1) or groups.dim != 0 or groups.stride != out_pg:
+        return False
+    alignment = math.gcd(starts, *(b.stride for b in layout.blocks[:-2])) * size
+    return (n * size) % 4 == 0 and alignment % 4 == 0 and n * size <= hw.max_block_message_bytes
 
 
 def _check_keys(config: Config, phase_walks: list[RowWalk]) -> None:

@@ -216,6 +216,22 @@ def weights_choices(problem: Problem, hw: Platform, plan: str = "gemm") -> tuple
     return (problem, replace(problem, wtag=tag))
 
 
+def grouped_row_weights(problem: Problem) -> Problem:
+    """The problem whose kernel `pipeline.compile_problem` also compiles where `any`'s default
+    weights took plan=depthwise on a forward grouped layer of several channels per group: the
+    weights' `any` as `k… i g o` (`default_tag`'s "g"), so that a tap's weights of a block of
+    output channels are one block message, not a gather (resnext50's g32x4 in bf16: XeHPC 3,103
+    -> 2,075 modeled cycles, XeHPG 8,168 -> 6,906).  Not the default: the GEMM plan's dpas is
+    slower with it (g32x8 in bf16 on XeHPG: 3,540 -> 4,368).  Depthwise layers (one channel per
+    group) have it as `any`'s default; elsewhere the problem itself."""
+    desc = problem.desc
+    if problem.wtag.strip() not in ("", "any") or not problem.is_forward or desc.g == 1:
+        return problem
+    if desc.icg == 1 and desc.ocg == 1:
+        return problem
+    return replace(problem, wtag=default_tag("wei", len(desc.wei_dims()), True, "g"))
+
+
 def swapped_weights(problem: Problem, hw: Platform) -> Problem:
     """The problem whose swapped product (`formulate(..., "swapped")`) `pipeline.compile_problem`
     also compiles, beside `any`'s default: on a platform with 2D block loads (XeHPC), a forward
