@@ -109,7 +109,8 @@ class _Depthwise(RowBuilder):
                 if self.plan.weights_block:  # from channel 0 of group g0 on
                     scalar = [Idx.const(i), Idx.const(0)] if walk.transposed else [Idx.const(0), Idx.const(i)]
                     first = layout.offset([self.g0, *scalar, *taps])
-                    loads.append(self.block_message("load", "wei", t, n, first, self.weights, self.weights.offset(line, 0)))
+                    at = self.weights.offset(line, 0)
+                    loads.append(self.block_message("load", "wei", t, n, first, self.weights, at))
                     continue
                 offset = layout.offset([group, *channels, *taps])
                 offsets = split_offset(offset.expr * t.size, variant, self.bind_fixed)
