@@ -5,7 +5,7 @@ over kernel rows that loads each row's input pixels once and multiplies them by 
     acc = 0
     for (k_iter = 0; k_iter < KD*KH) {
       [segment = 0]; segment[q] = src[mb][cin0 .. cin0+G*ICg)[id][ih][iw0 + pixel q]     (block loads)
-      w_load[kw*ICg + i] = wei[g0 + l/OCg][l%OCg][i][kd][kh][kw] for each lane l          (gathers)
+      w_load[kw*ICg + i] = wei[g0 + l/OCg][l%OCg][i][kd][kh][kw] for each lane l (gathers, or blocks)
       [w_wide = f32(w_load)]
       for each pixel q: [a_work = widened / replicated segment[q]]
                         acc[p] += A_i(q) * W[kw][i]  for every (p, kw) reading q, i < ICg   (mad)

@@ -221,11 +221,12 @@ class Calls:
         to, frm = f.dst_type, f.src_type
         if f.dst_col_stride != 1 or f.dst_row_stride != f.cols or f.saturate:
             return False
+        if frm.size < 2 or max(frm.bits, to.bits) > 32:
+            return False
         if not RowsOperand.encodable(f.cols, f.src_row_stride, f.src_col_stride):
             return False
         dst = Region(dst_reg, dst_offset, to, f.rows * f.cols)
-        plain_move = (frm.kind == "bf16") == (to.kind == "bf16") and 2 <= frm.size and max(frm.bits, to.bits) < 64
-        if frm == to or plain_move:
+        if (frm.kind == "bf16") == (to.kind == "bf16"):  # a move converts (or copies bf16's bits)
             xe = "uw" if frm.kind == "bf16" else xe_type(frm)
             src = RowsOperand(src_reg, src_offset, xe, f.cols, f.src_row_stride, f.src_col_stride)
             self.b.alu("mov", dst, [src], types=("uw", "uw") if to.kind == "bf16" else None)
