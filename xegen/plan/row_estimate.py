@@ -84,6 +84,11 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan | F
         epilogue, stored = _data_epilogue(plan)
     else:
         epilogue, stored = _epilogue(plan)
+    # loads a thread waits for once, outside its loops: the kernel's arguments where a send loads
+    # them (the prologue's instructions before their first use cover a little), the bias
+    # before the epilogue adds it
+    arguments = hw.compute_walker
+    bias = plan.problem.has_bias and not isinstance(plan, (DepthwiseWeightsPlan, FirstLayerDataPlan))
     once = (
         scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS) + _zero(plan.acc.bytes, hw) + epilogue
     )
@@ -115,7 +120,8 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan | F
                 total += before + iterations * (latency + serial)
             else:
                 total += before + latency + (iterations - 1) * max(0.0, latency - row_issue) + iterations * serial
-        return total * share
+        fixed = (max(0.0, latency - FIXED_INSTRUCTIONS) if arguments else 0.0) + (latency if bias else 0.0)
+        return total * share + fixed
 
     return device_estimate(hw, launch, memory, work + once, waits, code)
 
