@@ -21,7 +21,11 @@ launch's occupancy and waves, the busiest EU, the traffic the tiling leaves DRAM
   count each such load's wait in full, one after the other: without that count the estimate of
   XeHPC f32 first layers falls to their memory floor for most configurations and picks ones the
   model finds slower (audio conv1d_first 1,032 -> 1,376 cycles, mobilenet_v2 conv1 1,837 ->
-  2,120).
+  2,120).  Outside the loops a thread waits for the kernel's arguments where a send loads them
+  (XeHPG, XeHPC) and for the bias before its epilogue, each about a load's latency in the model:
+  without them a short latency-bound kernel's estimate fell to its memory floor for blocks of 2
+  and 4 outputs alike (XeHPC bf16 mobilenet_v2 block2_dw_s2: 1,880 modeled cycles with 4, 1,523
+  with 2; block4_dw_s2: 1,418 against 993).
 
 As in `estimate.py` the instruction counts are approximations of what lowering emits: they rank
 configurations of one layer, they are not the model.
@@ -84,9 +88,8 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan | F
         epilogue, stored = _data_epilogue(plan)
     else:
         epilogue, stored = _epilogue(plan)
-    # loads a thread waits for once, outside its loops: the kernel's arguments where a send loads
-    # them (the prologue's instructions before their first use cover a little), the bias
-    # before the epilogue adds it
+    # loads a thread waits for once, outside its loops (module docstring): the prologue's
+    # instructions before the arguments' first use cover a little of their load
     arguments = hw.compute_walker
     bias = plan.problem.has_bias and not isinstance(plan, (DepthwiseWeightsPlan, FirstLayerDataPlan))
     once = (
