@@ -21,11 +21,13 @@ launch's occupancy and waves, the busiest EU, the traffic the tiling leaves DRAM
   count each such load's wait in full, one after the other: without that count the estimate of
   XeHPC f32 first layers falls to their memory floor for most configurations and picks ones the
   model finds slower (audio conv1d_first 1,032 -> 1,376 cycles, mobilenet_v2 conv1 1,837 ->
-  2,120).  Outside the loops a thread waits for the kernel's arguments where a send loads them
-  (XeHPG, XeHPC) and for the bias before its epilogue, each about a load's latency in the model:
-  without them a short latency-bound kernel's estimate fell to its memory floor for blocks of 2
-  and 4 outputs alike (XeHPC bf16 mobilenet_v2 block2_dw_s2: 1,880 modeled cycles with 4, 1,523
-  with 2; block4_dw_s2: 1,418 against 993).
+  2,120).  Outside the loops a forward depthwise thread waits for the kernel's arguments where a
+  send loads them (XeHPG, XeHPC) and for the bias before its epilogue, each about a load's
+  latency in the model: without them a short latency-bound kernel's estimate fell to its memory
+  floor for blocks of 2 and 4 outputs alike (XeHPC bf16 mobilenet_v2 block2_dw_s2: 1,880 modeled
+  cycles with 4, 1,523 with 2; block4_dw_s2: 1,418 against 993).  Counted for the other row
+  plans too, they took configurations the model finds slower (XeHPC bf16 yolo_v2 conv1, plan=first:
+  7,699 -> 8,300; f32 block4_dw_s2 backward data's stride phases: 1,718 -> 2,040).
 
 As in `estimate.py` the instruction counts are approximations of what lowering emits: they rank
 configurations of one layer, they are not the model.
@@ -88,10 +90,11 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan | F
         epilogue, stored = _data_epilogue(plan)
     else:
         epilogue, stored = _epilogue(plan)
-    # loads a thread waits for once, outside its loops (module docstring): the prologue's
-    # instructions before the arguments' first use cover a little of their load
-    arguments = hw.compute_walker
-    bias = plan.problem.has_bias and not isinstance(plan, (DepthwiseWeightsPlan, FirstLayerDataPlan))
+    # loads a forward depthwise thread waits for once, outside its loops (module docstring): the
+    # prologue's instructions before the arguments' first use cover a little of their load
+    forward_rows = isinstance(plan, DepthwisePlan) and plan.problem.is_forward
+    arguments = forward_rows and hw.compute_walker
+    bias = forward_rows and plan.problem.has_bias
     once = (
         scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS) + _zero(plan.acc.bytes, hw) + epilogue
     )
