@@ -181,6 +181,12 @@ RANDOM_CORPUS = [
     ("max(x + y, x + q + 255)", {"q": N, "x": N, "y": N}, "max(y, q + 255) + x"),  # x inside the chain
     ("min(q + x + 7, y + x)", {"q": N, "x": N, "y": N}, "min(q + 7, y) + x"),
     ("min(a + c + -1096, max(a * 5, a + c))", {"a": N, "c": N}, "a + c + -1096"),  # below a + c <= the max
+    # an eleventh pass, in rules/standalone/: a remainder of a hidden sum (x*2 + (q + 2962) leans to
+    # (x*2 + q) + 2962 and hides itself before q is found to be 55)
+    ("(x + x + ((x + 1325) / 24 + 2962)) % 2", {"x": B}, "1"),
+    ("(min(b % 12 + 15, b * 64) + 64) % 32", {}, "min(b % 12 + 15, b * 64) % 32"),  # 0 where b*64 is the min
+    ("(max(a, b * 8) + 16) % 8", {"a": N}, "max(a, b * 8) % 8"),
+    ("min(max(-b, a) / 24 >> 5, a)", {}, "min(max(-b, a) / 768, a)"),  # a where max(-b, a) < 0
 ]
 
 
@@ -367,6 +373,25 @@ FAMILIES = [
     "min(a + -3, max(b, a))",
     "max(min(a, b), a + 2)",
     "min(a + b, max(c, a))",
+    # the eleventh pass (rules/standalone/)
+    "(a + a + (b / 64 + 3)) % 2",
+    "(a * 4 + (b / 64 + 3)) / 4",
+    "(a / 3 + -2) / 3",
+    "(a / 5 + 1) / 2",
+    "a + (a + b) / 3",
+    "(b + a) / 5 + a",
+    "2 < a / 8",
+    "a / 8 <= 2",
+    "a / 4 < 3",
+    "3 <= a / 4",
+    "a * -8 >> 2",
+    "(a * -4 & 7) >> 2",
+    "(a * 12 & 15) >> 2",
+    "a * a & 1",
+    "(min(a, b * 4) + 8) % 4",
+    "(max(b * 2, a) + 2) % 2",
+    "min(max(b, a) / 3 >> 1, a)",
+    "min(a, max(a, b) / 5 >> 2)",
 ]
 RANGES = [
     {},

@@ -15,7 +15,14 @@ from xegen import ir
 from xegen.egraph.check import smt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "simplify"))
-from random_run import LIMITS, isolated_solved_counterexample, solved_counterexample  # noqa: E402
+from random_run import (  # noqa: E402
+    LIMITS,
+    PLATFORMS,
+    counterexample,
+    isolated_solved_counterexample,
+    report,
+    solved_counterexample,
+)
 
 
 def test_a_rewrite_right_only_without_overflow_is_refuted():
@@ -77,3 +84,62 @@ def test_halides_result_of_case_1387_is_right_in_xegens_semantics():
     point = {"a": np.array([-24], dtype=np.int32), "b": np.array([24], dtype=np.int32)}
     first, second = (ir.parse_expr(x) for x in ("max(-b, a) / 24 >> 5", "max(0 - b, a) / 768"))
     assert (int(ir.evaluate(first, point)[0]), int(ir.evaluate(second, point)[0])) == (-1, 0)
+
+
+# random0.326 at seed 0: Halide's (y + -24)/36 for (y/12 + -2)/3 is wrong only at y = -2^31, where
+# y - 24 wraps, and there only for some x (the remainder by 7 it feeds moves a quotient by 384)
+NESTED = (
+    "((b + x) * -4 * 64 - (4707 * -8 + 308 + (x - y + (y / 12 + -2) / 3 * 15 % 7)) / 16 / 12 / 2 * 255) * -2",
+    "(((y + -24) / 36 % 7 + (x - y) + -37348) / 384 * 255 + (b + x) * 256) * 2",
+)
+
+
+def test_the_wider_search_holds_one_variable_at_an_edge_while_the_others_vary():
+    a, b = (ir.parse_expr(x) for x in NESTED)
+    found = counterexample(a, b, {})
+    assert found is not None and found["y"] == -(1 << 31)
+    point = {k: np.array([v], dtype=np.int32) for k, v in found.items() if k in ("b", "x", "y")}
+    assert int(ir.evaluate(a, point)[0]) == found["input"] != found["result"] == int(ir.evaluate(b, point)[0])
+
+
+def test_z3s_budget_settles_a_result_wrong_where_a_sum_wraps():
+    # random0.478 at seed 0: c + c + 1359 wraps near 2^30; 5 million units left it unsettled
+    a = ir.parse_expr(
+        "min((c + c + 7) / 2, c) / 3 / 2 * 12 + (-2 * -4 + c + c)"
+        " == ((c + c + 1359) / 3 + 2530) * 64 + min(c, (c + c) * 24) / 24 * 4 / 32"
+    )
+    b = ir.parse_expr("(c / 6 * 6 + c) * 2 == min(c * 48, c) / 192 + c * 2 / 3 * 64 + 190904")
+    found = isolated_solved_counterexample(a, b, {})
+    assert found is not None and found["input"] != found["result"]
+
+
+def _row(name: str, text: str, halide: str, xegen_cost: int, halide_cost: int) -> dict:
+    costs = {"input": 9, "xegen": xegen_cost, "halide": halide_cost, "tinygrad": None}
+    return {
+        "name": name,
+        "input": text,
+        "ranges": {},
+        "xegen": dict.fromkeys(PLATFORMS, text),
+        "xegen_ok": True,
+        "stop": "saturated",
+        "ms": 1.0,
+        "halide": halide,
+        "halide_ok": True,
+        "tinygrad": "error",
+        "tinygrad_ok": False,
+        "cost": {hw: dict(costs) for hw in PLATFORMS},
+    }
+
+
+def test_a_wrong_peer_result_leaves_the_second_figure_whether_xegen_is_costlier_or_not(capsys):
+    """Three rows: Halide right and as cheap; Halide wrong where x + 3 wraps, and as cheap; Halide
+    right and cheaper.  Of the two right ones xegen is costlier on one: 50 %, not 2 of 3."""
+    rows = [
+        _row("same", "x + 1", "x + 1", 1, 1),
+        _row("wrong", "max(x + 3, x - 2)", "x + 3", 1, 1),
+        _row("costlier", "x * 2 - x", "x", 1, 0),
+    ]
+    assert report({"seed": 0, "rows": rows}) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if "halide" in x and "without those" in x]
+    assert len(lines) == len(PLATFORMS)
+    assert all("on 1 of 3" in x and "50.00 % not costlier (1 costlier of 2)" in x for x in lines)
