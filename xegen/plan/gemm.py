@@ -205,7 +205,7 @@ def weights_choices(problem: Problem, hw: Platform, plan: str = "gemm") -> tuple
     rows = swapped_weights(problem, hw) if plan == "swapped" else problem
     if rows is not problem:
         return (*weights_choices(problem, hw), rows)
-    if problem.wtag.strip() not in ("", "any") or not hw.has_dpas or problem.kind == "bwd_w":
+    if not _weights_any(problem) or not hw.has_dpas or problem.kind == "bwd_w":
         return (problem,)
     ops = 4 // problem.type_of("wei").size
     desc = problem.desc
@@ -225,9 +225,7 @@ def grouped_row_weights(problem: Problem) -> Problem:
     slower with it (g32x8 in bf16 on XeHPG: 3,540 -> 4,368).  Depthwise layers (one channel per
     group) have it as `any`'s default; elsewhere the problem itself."""
     desc = problem.desc
-    if problem.wtag.strip() not in ("", "any") or not problem.is_forward or desc.g == 1:
-        return problem
-    if desc.icg == 1 and desc.ocg == 1:
+    if not _weights_any(problem) or not problem.is_forward or desc.g == 1 or desc.icg == desc.ocg == 1:
         return problem
     return replace(problem, wtag=default_tag("wei", len(desc.wei_dims()), True, "g"))
 
@@ -242,10 +240,15 @@ def swapped_weights(problem: Problem, hw: Platform) -> Problem:
     (output channels innermost) is gathered and moved into A's rows, two moves a dword (XeHPC
     bf16 res3a_branch2b, mb1, 16 x 16 tiles: loop 94 -> 61 instructions for the same 4 dpas).
     Elsewhere (no 2D blocks, backward data, a layout given explicitly) the problem itself."""
-    if problem.wtag.strip() not in ("", "any") or not hw.has_block2d or not problem.is_forward:
+    if not _weights_any(problem) or not hw.has_block2d or not problem.is_forward:
         return problem
     tag = default_tag("wei", len(problem.desc.wei_dims()), problem.desc.g > 1, "ki")
     return replace(problem, wtag=tag)
+
+
+def _weights_any(problem: Problem) -> bool:
+    """Whether the weights' layout is `any` (the compiler's to choose), not given."""
+    return problem.wtag.strip() in ("", "any")
 
 
 # The s32 range of the index arithmetic --------------------------------------------------------
