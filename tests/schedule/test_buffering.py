@@ -70,7 +70,7 @@ def test_slm_buffering_keeps_results_and_is_race_free(kernel, slm_bufs, gmem_buf
 def any_topological_order(rng):
     """A stand-in for list scheduling: a random order that keeps only the graph's edges."""
 
-    def order(successors, costs, priority, position):
+    def order(successors, costs, priority, position, ready_at=None):
         waiting = {node: 0 for node in successors}
         for node in successors:
             for succ, _ in successors[node]:

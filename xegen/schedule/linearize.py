@@ -39,10 +39,16 @@ class _InOrderIssue(Generic[DagNode]):
     """One thread issuing in order, one instruction per cycle: an instruction starts when the
     previous one has issued, its operands are ready (edge latencies) and its unit is free."""
 
-    def __init__(self, successors: Successors[DagNode], costs: Mapping[DagNode, Cost]):
+    def __init__(
+        self,
+        successors: Successors[DagNode],
+        costs: Mapping[DagNode, Cost],
+        ready_at: Mapping[DagNode, int] | None = None,
+    ):
         self.successors, self.costs = successors, costs
         self.time = 0
-        self.ready_at = {node: 0 for node in successors}
+        self.ready_at = {node: (ready_at or {}).get(node, 0) for node in successors}
+        self.issued_at: dict[DagNode, int] = {}
         self.unit_free: dict[str, int] = {}
         self.done = 0  # when the last result issued so far is ready
 
@@ -52,6 +58,7 @@ class _InOrderIssue(Generic[DagNode]):
     def issue(self, node: DagNode) -> None:
         issued = self.start(node)
         cost = self.costs[node]
+        self.issued_at[node] = issued
         self.time = issued + 1
         self.unit_free[cost.unit] = issued + cost.busy
         self.done = max(self.done, issued + cost.latency)
@@ -64,14 +71,17 @@ def list_schedule(
     costs: Mapping[DagNode, Cost],
     priority: Mapping[DagNode, int],
     position: Mapping[DagNode, tuple],
+    ready_at: Mapping[DagNode, int] | None = None,
 ) -> list[DagNode]:
-    """A topological order of the DAG by in-order list scheduling."""
+    """A topological order of the DAG by in-order list scheduling.  `ready_at`: the cycle (from
+    the block's first issue) before which a node cannot start, for operands that code issued
+    before the DAG produces (a load of an earlier block of a software pipeline)."""
     waiting = {node: 0 for node in successors}
     for node in successors:
         for succ, _ in successors[node]:
             waiting[succ] += 1
     candidates = sorted((n for n, d in waiting.items() if d == 0), key=lambda n: position[n])
-    issue = _InOrderIssue(successors, costs)
+    issue = _InOrderIssue(successors, costs, ready_at)
     order: list[DagNode] = []
     while candidates:
         best = min(candidates, key=lambda n: (issue.start(n), -priority[n], position[n]))
@@ -89,7 +99,27 @@ def list_schedule(
 
 def issue_cycles(order: Sequence[DagNode], successors: Successors[DagNode], costs: Mapping[DagNode, Cost]) -> int:
     """Cycles until every result is ready when `order` (a topological order) issues in order."""
-    issue = _InOrderIssue(successors, costs)
+    return _replay(order, successors, costs).done
+
+
+def issue_times(
+    order: Sequence[DagNode],
+    successors: Successors[DagNode],
+    costs: Mapping[DagNode, Cost],
+    ready_at: Mapping[DagNode, int] | None = None,
+) -> tuple[dict[DagNode, int], int]:
+    """The cycle each node of `order` issues at, and the cycle the next instruction could issue."""
+    issue = _replay(order, successors, costs, ready_at)
+    return issue.issued_at, issue.time
+
+
+def _replay(
+    order: Sequence[DagNode],
+    successors: Successors[DagNode],
+    costs: Mapping[DagNode, Cost],
+    ready_at: Mapping[DagNode, int] | None = None,
+) -> _InOrderIssue[DagNode]:
+    issue = _InOrderIssue(successors, costs, ready_at)
     for node in order:
         issue.issue(node)
-    return issue.done
+    return issue

@@ -55,7 +55,7 @@ from ..ir import (
 from ..passes import fold_constants
 from .costs import Cost
 from .graph import let_nodes, loop_body, stmt_nodes
-from .linearize import heights, issue_cycles, list_schedule
+from .linearize import heights, issue_cycles, issue_times, list_schedule
 
 
 class ScheduleError(UnsupportedError):
@@ -213,9 +213,11 @@ class _Emitter:
         instances: list[Instance],
         following: list[Instance] | None = None,
         successors: dict[Instance, list[tuple[Instance, int]]] | None = None,
+        ready_at: dict[Instance, int] | None = None,
     ) -> list[Instance]:
         """List-schedule the instances; priorities also count the `following` block's work
-        (`successors`: their `instance_edges`, when the caller has them)."""
+        (`successors`: their `instance_edges`, when the caller has them); `ready_at`: when
+        operands earlier blocks load arrive (`carried_ready`)."""
         extended = instances + (following or [])
         if successors is None:
             successors = self.instance_edges(extended)
@@ -224,7 +226,30 @@ class _Emitter:
         inside = set(instances)
         block = {inst: [(s, lat) for s, lat in successors[inst] if s in inside] for inst in instances}
         position = {inst: (self.iteration(inst), inst.node) for inst in instances}
-        return list_schedule(block, costs, priority, position)
+        return list_schedule(block, costs, priority, position, ready_at)
+
+    def block_times(
+        self, order: list[Instance], instances: list[Instance], ready_at: dict[Instance, int] | None = None
+    ) -> tuple[dict[Instance, int], int]:
+        """When each instance of a scheduled block issues, and when the block ends."""
+        inside = self.instance_edges(instances)
+        return issue_times(order, inside, {i: self.costs[i.node] for i in instances}, ready_at)
+
+    def carried_ready(self, issued: dict[Instance, int], instances: list[Instance], clock: int) -> dict[Instance, int]:
+        """For instances of a block that starts at cycle `clock`: the cycle (from the block's
+        start) their operands issued earlier (`issued`: instance -> cycle) arrive.  Without it a
+        short loop's ramp would multiply the first iteration's data before it loads the second's,
+        waiting out one load latency after another."""
+        ready: dict[Instance, int] = {}
+        earlier = list(issued)
+        inside = set(instances)
+        for u, targets in self.instance_edges(earlier + instances).items():
+            if u in inside:
+                continue
+            for v, latency in targets:
+                if v in inside:
+                    ready[v] = max(ready.get(v, 0), issued[u] + latency - clock)
+        return ready
 
     # -- statements --------------------------------------------------------------------------------
     def instantiate(self, order: list[Instance], block: _Block, reuse_names: bool = False) -> Stmt:
@@ -350,11 +375,24 @@ def _emit_loop(graph: nx.DiGraph, names: Names) -> Stmt:
     blocks = max(0, bound - init - depth) // unroll
     loop_end = init + blocks * unroll  # first kernel iteration after the steady loop
     out: list[Stmt] = []
+    issued: dict[Instance, int] = {}  # when the ramps' instances issue, in cycles from the first
+    clock = 0  # when the next block starts issuing
+    longest = max((cost.latency for cost in emitter.costs.values()), default=0)
 
     def peeled(t: int) -> None:
+        nonlocal clock
         active = [Instance(n, t) for n in nodes if init <= t + emitter.ahead[n] < bound]
-        if active:
-            out.append(emitter.instantiate(emitter.order(active), _Block(False)))
+        if not active:
+            return
+        ready = emitter.carried_ready(issued, active, clock)
+        order = emitter.order(active, ready_at=ready)
+        times, end = emitter.block_times(order, active, ready)
+        for inst, time in times.items():
+            issued[inst] = clock + time
+        clock += end
+        for inst in [i for i, time in issued.items() if time + longest <= clock]:
+            del issued[inst]  # (its results have arrived before anything still to issue)
+        out.append(emitter.instantiate(order, _Block(False)))
 
     for t in range(init - depth, init if blocks else bound):
         peeled(t)
@@ -369,9 +407,20 @@ def _emit_loop(graph: nx.DiGraph, names: Names) -> Stmt:
             loop_range = (0, blocks)
         instances = [Instance(n, u) for u in range(unroll) for n in nodes]
         following = [Instance(n, u + unroll) for u in range(unroll) for n in nodes]
-        order = emitter.order(instances, following)
+        successors = emitter.instance_edges(instances + following)
+        order = emitter.order(instances, following, successors)
+        # the block follows itself: schedule it again knowing when the previous pass's loads arrive
+        times, length = emitter.block_times(order, instances)
+        previous = {Instance(i.node, i.kernel - unroll): t - length for i, t in times.items()}
+        ready = emitter.carried_ready(previous, instances, 0)
+        if ready:
+            order = emitter.order(instances, following, successors, ready)
+            times, length = emitter.block_times(order, instances, ready)
         block = emitter.instantiate(order, _Block(True, first, unroll))
         out.append(For(loop_var, const(loop_range[0], var.type), const(loop_range[1], var.type), block))
+        # the ramp-down follows the block's last pass
+        issued = {Instance(i.node, i.kernel + loop_end - unroll): t - length for i, t in times.items()}
+        clock = 0
         for t in range(loop_end, bound):
             peeled(t)
     return seq(*out) if out else Seq(())
