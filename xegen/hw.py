@@ -150,6 +150,11 @@ class Platform:
     # loads the rest) or GPGPU_WALKER (XeLP: the hardware pushes local ids and cross-thread data
     # into the GRF).
     compute_walker: bool = True
+    # Whether our kernels take the first 32 bytes of their arguments as the walker's inline data
+    # (in r1 at thread start) instead of loading them.  IGC's OpenCL kernels do on XeHPG and not
+    # on XeHPC (IGC's supportInlineDataOCL leaves it to a testing flag there), and without an
+    # XeHPC to try it on we follow IGC.
+    inline_arguments: bool = False
 
     # In-order results are visible without an SWSB wait once this many later instructions have
     # issued (IGC's SWSB_MAX_*_DEPENDENCE_DISTANCE): ALU results, 64-bit results, in-order math.
@@ -368,6 +373,7 @@ XEHPG = Platform(
     max_work_group_size=1024,
     max_slm_bytes=64 * 1024,
     product_family=1270,  # IGFX_DG2
+    inline_arguments=True,
     gfx_core=0xC07,  # IGFX_XE_HPG_CORE
     eu_count=512,
     eus_per_subslice=16,

@@ -11,9 +11,11 @@ never matters.
 Payload.  Cross-thread data (CTD) holds the kernel arguments in order, pointers as 8-byte
 stateless addresses (`arg_bypointer`) and values (`arg_byvalue`) at their natural alignment,
 padded to 32 bytes.
-- COMPUTE_WALKER platforms (XeHPG, XeHPC): no inline data; the prologue loads the CTD from
-  the indirect object heap, at r0.0 & ~63 relative to General State Base, with a transposed
-  LSC load through `bti[255]`.  The thread index in the group is r0.2[7:0].
+- COMPUTE_WALKER platforms (XeHPG, XeHPC): the prologue loads the CTD from the indirect object
+  heap, at r0.0 & ~63 relative to General State Base, with a transposed LSC load through
+  `bti[255]`; on XeHPG (`inline_arguments`) the first 32 bytes come as the walker's inline data
+  in r1 instead, and the heap holds only the rest, so a kernel whose arguments fit 32 bytes
+  starts without waiting for a load.  The thread index in the group is r0.2[7:0].
 - GPGPU_WALKER (XeLP): the hardware pushes the local ids (when the group has more than one
   thread: 3 channels of 16-bit ids, one row per channel) from r1 and the CTD after them;
   thread ids come from lane 0's local ids.
@@ -38,6 +40,7 @@ from .messages import LSC_A32, LSC_DATA, LSC_LOAD, lsc_descriptor
 from .values import Constant, Region, VReg
 
 CTD_ALIGNMENT = 32
+INLINE_BYTES = 32  # COMPUTE_WALKER's inline data (NEO: getInlineDataSize)
 CR0_DENORMALS = 0x4C0  # keep f64, f32 and f16 denormals; round to nearest even
 
 
@@ -141,15 +144,22 @@ class Abi:
             return self.b.vregs.new(size, "args", g, fixed=first, whole_grfs=True)
         if not self.hw.has_lsc:
             raise UnsupportedError("loading kernel arguments needs LSC messages on this platform")
-        ctd = self.b.grfs(-(-size // g), "args")
+        if self.hw.inline_arguments:  # CTD[0:32] is in r1 already; the heap holds the rest
+            ctd = self.b.vregs.new(-(-size // g) * g, "args", g, fixed=g, whole_grfs=True)
+            loaded = INLINE_BYTES
+        else:
+            ctd = self.b.grfs(-(-size // g), "args")
+            loaded = 0
+        first = loaded
+        if loaded >= size:
+            return ctd
         address = self.b.grfs(1, "ioh")
         self.b.alu("and", Region(address, 0, U32), [Region(self.r0, 0, U32), Constant(0xFFFFFFC0, U32)])
-        loaded = 0
         while loaded < size:
             dwords = next(v for v in (64, 32, 16, 8) if v * 4 <= size - loaded)
-            if loaded:
+            if loaded > first:
                 step = self.b.grfs(1, "ioh")
-                self.b.alu("add", Region(step, 0, U32), [Region(address, 0, U32), Constant(loaded, U32)])
+                self.b.alu("add", Region(step, 0, U32), [Region(address, 0, U32), Constant(loaded - first, U32)])
                 source = step
             else:
                 source = address
@@ -214,6 +224,7 @@ class Abi:
             slm_size=slm_bytes,
             has_dpas=uses_dpas,
             has_global_atomics=uses_atomics,
+            inline_data_payload_size=INLINE_BYTES if self.hw.inline_arguments and payload.arguments else 0,
         )
         arguments = []
         for slot in payload.arguments:

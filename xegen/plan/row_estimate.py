@@ -22,7 +22,8 @@ launch's occupancy and waves, the busiest EU, the traffic the tiling leaves DRAM
   XeHPC f32 first layers falls to their memory floor for most configurations and picks ones the
   model finds slower (audio conv1d_first 1,032 -> 1,376 cycles, mobilenet_v2 conv1 1,837 ->
   2,120).  Outside the loops a forward depthwise thread waits for the kernel's arguments where a
-  send loads them (XeHPG, XeHPC) and for the bias before its epilogue, each about a load's
+  send loads them (XeHPC; on XeHPG they arrive as inline data unless post-ops' operands make
+  them outgrow its 32 bytes, which this leaves out) and for the bias before its epilogue, each about a load's
   latency in the model: without them a short latency-bound kernel's estimate fell to its memory
   floor for blocks of 2 and 4 outputs alike (XeHPC bf16 mobilenet_v2 block2_dw_s2: 1,880 modeled
   cycles with 4, 1,523 with 2; block4_dw_s2: 1,418 against 993).  Counted for the other row
@@ -93,7 +94,7 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan | F
     # loads a forward depthwise thread waits for once, outside its loops (module docstring): the
     # prologue's instructions before the arguments' first use cover a little of their load
     forward_rows = isinstance(plan, DepthwisePlan) and plan.problem.is_forward
-    arguments = forward_rows and hw.compute_walker
+    arguments = forward_rows and hw.compute_walker and not hw.inline_arguments
     bias = forward_rows and plan.problem.has_bias
     once = (
         scalar(FIXED_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * ORIGIN_COMPONENTS) + _zero(plan.acc.bytes, hw) + epilogue
