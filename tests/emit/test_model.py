@@ -127,6 +127,33 @@ def test_a_loop_repeats_its_second_iteration():
     assert waited == 9 * (100 - 3)
 
 
+def test_a_wait_in_a_branch_counts_for_the_threads_that_take_it():
+    """Three threads of four take the branch whose load has latency 100, one the other, whose
+    load has 40; each load's use follows it, so a thread that runs it waits the whole latency.
+    An average thread waits 3/4 * 100 + 1/4 * 40 (both counted in full, it waited 140)."""
+    instructions = parse_asm(
+        """
+        (W) cmp (1|M0) (lt)f0.0 null<1>:d r2.0<0;1,0>:d 3:d
+        (W&~f0.0) jmpi (1|M0) OTHER
+        send.ugm (16|M0) r22 r16 null:0 0x0 0x04280580 {$1}
+        add (16|M0) r10.0<1>:f r22.0<1;1,0>:f r14.0<1;1,0>:f {$1.dst}
+        (W) jmpi (1|M0) END
+    OTHER:
+        send.ugm (16|M0) r24 r18 null:0 0x0 0x04280580 {$2}
+        add (16|M0) r10.0<1>:f r24.0<1;1,0>:f r14.0<1;1,0>:f {$2.dst}
+    END:
+        mov (1|M0) r3.0<1>:d 0:d
+    """,
+        "xehpg",
+    )
+
+    def latency(inst) -> float:
+        return {22: 100.0, 24: 40.0}[inst.dst.number]
+
+    executions = [4, 4, 3, 3, 3, 1, 1, 4]
+    assert exposed_latency(instructions, executions, 4, latency) == pytest.approx(0.75 * 100 + 0.25 * 40)
+
+
 @pytest.mark.parametrize("mask, waited", [("($1)", 101 - 2), ("($1,$2)", 402 - 2), ("null", 402 - 2)])
 def test_sync_allwr_waits_for_the_tokens_of_its_mask(mask, waited):
     """Loads on $1 (latency 100, issued at clock 1: there at 101) and $2 (400, at 2: 402), then a

@@ -7,7 +7,10 @@ issue per clock, and adds the clocks it waits: an instruction that waits on a se
 passed since it issued.  The instructions between a load and the first wait on it are the thread's own
 independent work that hides the latency.  A loop runs two iterations (the second sees the
 loads the first left in flight, as every later one does) and the rest are taken to repeat the
-second.  dpas and math results are not waited for (their pipes are in the resource terms).
+second.  The thread is an average one: a wait in code only some threads run (one branch of an
+if, a stride phase of backward data) counts for the share of threads that run it, from the
+execution counts (in a loop, the share that enters it).  dpas and math results are not waited
+for (their pipes are in the resource terms).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class _Timeline:
         self.time = 0.0
         self.waited = 0.0
         self.ready: dict[int, float] = {}  # SBID token -> when its send's result is there
+        self.loop_share: float | None = None  # the share of threads in the loop being run
         self.loops_at: dict[int, list[Loop]] = {}
         for loop in loops(instructions):
             self.loops_at.setdefault(loop.start, []).append(loop)
@@ -49,7 +53,8 @@ class _Timeline:
                 i = loop.end + 1
                 continue
             if self.per_thread[i] > 0:
-                self._issue(self.instructions[i])
+                share = min(1.0, self.per_thread[i]) if self.loop_share is None else self.loop_share
+                self._issue(self.instructions[i], share)
             i += 1
 
     def _loop(self, loop: Loop, entered: frozenset[Loop]) -> None:
@@ -58,6 +63,9 @@ class _Timeline:
         after = loop.end + 1
         exits = self.per_thread[after] if after < len(self.per_thread) else 0.0
         trips = round(self.per_thread[loop.start] / (exits if exits > 0 else 1.0))
+        outer = self.loop_share
+        if outer is None:
+            self.loop_share = min(1.0, exits) if exits > 0 else 1.0
         for _ in range(min(trips, 2)):
             began, waited = self.time, self.waited
             self.run(loop.start, loop.end, entered)
@@ -66,21 +74,22 @@ class _Timeline:
             self.waited += (trips - 2) * (self.waited - waited)
             self.time += shift
             self.ready = {token: when + shift for token, when in self.ready.items()}
+        self.loop_share = outer
 
-    def _wait(self, until: float) -> None:
+    def _wait(self, until: float, share: float) -> None:
         if until > self.time:
-            self.waited += until - self.time
+            self.waited += (until - self.time) * share
             self.time = until
 
-    def _issue(self, inst: Instruction) -> None:
+    def _issue(self, inst: Instruction, share: float) -> None:
         swsb = inst.swsb
         if inst.opcode == "sync" and inst.function == "allwr":
             named = [token for token in self.ready if _names(inst, token)]
-            self._wait(max((self.ready.pop(token) for token in named), default=0.0))
+            self._wait(max((self.ready.pop(token) for token in named), default=0.0), share)
         out_of_order = is_send(inst) or inst.opcode in ("dpas", "dpasw", "math")
         waits = swsb.token_mode == "dst" or (swsb.token_mode == "set" and not out_of_order)
         if swsb.token is not None and waits:
-            self._wait(self.ready.pop(swsb.token, 0.0))
+            self._wait(self.ready.pop(swsb.token, 0.0), share)
         self.time += 1
         if out_of_order and swsb.token is not None and swsb.token_mode == "set":
             self.ready[swsb.token] = self.time + (self.latency(inst) if is_send(inst) else 0.0)
