@@ -154,6 +154,22 @@ def test_a_wait_in_a_branch_counts_for_the_threads_that_take_it():
     assert exposed_latency(instructions, executions, 4, latency) == pytest.approx(0.75 * 100 + 0.25 * 40)
 
 
+def test_the_dispatch_payload_comes_from_the_last_level_cache():
+    """A prologue's load of the arguments through bti[255] (xegen's XeHPC prologue, as iga64
+    prints it; IGC's loads its payload the same way) has the last-level cache's latency, whatever
+    the kernel's traffic; a flat (A64) load of the same size the global mix's."""
+    payload = "send.ugm (1|M0) r21 r1 null:0 0xFF000000 0x6210C500 {$0}"
+    flat = "send.ugm (1|M0) r21 r1 null:0 0x0 0x0210D580 {$0}"  # a block load of the data
+    use = "add (1|M0) r22.0<1>:q r21.1<0;1,0>:q 1:d {$0.dst}"
+    work = Workload(fmas=1, kind="f32", a_bytes=1 << 30, b_bytes=0, c_bytes=0)  # all from DRAM
+    waits = {}
+    for name, load in (("payload", payload), ("flat", flat)):
+        instructions = parse_asm(f"{load}\n{use}", "xehpc")
+        waits[name] = kernel_cycles(instructions, [1, 1], "xehpc", workload=work).exposed_latency
+    assert waits["payload"] == pytest.approx(hwlib.XEHPC.send_latency("l3"))
+    assert waits["flat"] > waits["payload"]
+
+
 @pytest.mark.parametrize("mask, waited", [("($1)", 101 - 2), ("($1,$2)", 402 - 2), ("null", 402 - 2)])
 def test_sync_allwr_waits_for_the_tokens_of_its_mask(mask, waited):
     """Loads on $1 (latency 100, issued at clock 1: there at 101) and $2 (400, at 2: 402), then a

@@ -58,6 +58,25 @@ def message_target(inst: Instruction) -> str:
     return "global" if sfid in _GLOBAL_SFIDS else "other"
 
 
+_LSC_LOAD = 0x0  # LSC opcode
+_LSC_ADDRESS_BTI = 3  # LSC desc[30:29]: the surface is a binding table index (exdesc[31:24])
+_GENERAL_STATE_BTI = 0xFF  # with BTI addressing: General State, where the dispatch payload lives
+
+
+def reads_dispatch_payload(inst: Instruction) -> bool:
+    """Whether a send loads the dispatch's payload from the indirect object heap: an LSC load
+    through bti[255] (XeHPG/XeHPC prologues: IGC's on XeHPC, xegen's).  Every thread of a
+    launch reads the same few bytes of arguments there, so they come from the caches."""
+    send = inst.send
+    if send is None or send.sfid != "ugm" or send.desc_in_a0 or send.exdesc_a0 is not None:
+        return False
+    return (
+        send.desc & 0x3F == _LSC_LOAD
+        and (send.desc >> 29) & 3 == _LSC_ADDRESS_BTI
+        and send.exdesc >> 24 == _GENERAL_STATE_BTI
+    )
+
+
 def payload_bytes(inst: Instruction, grf_bytes: int) -> int:
     """Bytes of registers a send fills (its response) or hands over as data (src1): exact for
     block and dword messages, an over-estimate for byte and word ones, which take a dword slot

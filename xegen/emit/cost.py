@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from .. import hw as hwlib
 from ..launch import Occupancy, busiest_eu_threads, occupancy, stall
 from . import tables as T
-from .analysis import is_send, message_target, payload_bytes
+from .analysis import is_send, message_target, payload_bytes, reads_dispatch_payload
 from .instruction import Instruction
 from .latency import barriers_used, exposed_latency
 from .roofline import Roofline, Tiling, Traffic, Workload, roofline, traffic
@@ -201,8 +201,11 @@ def kernel_cycles(
         rooftop = roofline(workload, platform)
     load_latency = global_load_latency(platform, moved)
     slm_latency = platform.send_latency("slm")
+    payload_latency = platform.send_latency("l3")  # (the arguments: no thread finds them in DRAM)
 
     def latency(inst: Instruction) -> float:
+        if reads_dispatch_payload(inst):
+            return payload_latency
         target = message_target(inst)
         if target == "fence":
             return slm_latency if inst.send is not None and inst.send.sfid == "slm" else load_latency
