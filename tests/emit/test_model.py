@@ -156,8 +156,8 @@ def test_a_wait_in_a_branch_counts_for_the_threads_that_take_it():
 
 def test_the_dispatch_payload_comes_from_the_last_level_cache():
     """A prologue's load of the arguments through bti[255] (xegen's XeHPC prologue, as iga64
-    prints it; IGC's loads its payload the same way) has the last-level cache's latency, whatever
-    the kernel's traffic; a flat (A64) load of the same size the global mix's."""
+    prints it; IGC's loads its payload the same way) has at most the last-level cache's latency
+    when the kernel's data comes from DRAM; a flat (A64) load of the same size the global mix's."""
     payload = "send.ugm (1|M0) r21 r1 null:0 0xFF000000 0x6210C500 {$0}"
     flat = "send.ugm (1|M0) r21 r1 null:0 0x0 0x0210D580 {$0}"  # a block load of the data
     use = "add (1|M0) r22.0<1>:q r21.1<0;1,0>:q 1:d {$0.dst}"

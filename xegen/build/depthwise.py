@@ -75,7 +75,7 @@ class _Depthwise(RowBuilder):
             if var.name in own:
                 loop = Alloc(own[var.name], size, "grf", loop)
         epilogue = self.epilogue(plan.acc, plan.store, plan.bias, self.c0, origin, plan.store_block, rows)
-        return self.zeroed(plan.acc) + [loop] + epilogue
+        return self.zeroed(plan.acc) + self.load_bias(plan.bias, self.c0) + [loop] + epilogue
 
     def _loaded(self) -> list[Var]:
         """The buffers a phase's loop fills."""

@@ -179,6 +179,13 @@ class RowBuilder:
         return lanes_of(self.top, count)
 
     # -- after the loop -----------------------------------------------------------------------------
+    def load_bias(self, bias: TileLayout | None, c0: Idx) -> list[Stmt]:
+        """The bias of the thread's channels, loaded before the loop so that its latency hides
+        behind the loop's (after it, a short latency-bound kernel waited for it in full)."""
+        if bias is None:
+            return []
+        return [self.block_message("load", "bias", bias.type, self.config.n_tile, c0, bias, 0)]
+
     def epilogue(
         self,
         acc: TileLayout,
@@ -189,18 +196,15 @@ class RowBuilder:
         block: bool,
         rows: Rows | None = None,
     ) -> list[Stmt]:
-        """Bias, the eltwise post-ops and conversion of the accumulators, then per output pixel a
-        block store of its channels (`block`) or a scatter, at the positions `rows` (the plan's
-        unless given) writes.  (Post-ops that read a tensor, and int8 scales, are the GEMM
-        plan's: the row plans' `unsuited` refuses them.)"""
-        n = self.config.n_tile
+        """Bias (loaded before the loop: `load_bias`), the eltwise post-ops and conversion of the
+        accumulators, then per output pixel a block store of its channels (`block`) or a scatter,
+        at the positions `rows` (the plan's unless given) writes.  (Post-ops that read a tensor,
+        and int8 scales, are the GEMM plan's: the row plans' `unsuited` refuses them.)"""
         walk = (rows or self.plan.rows).path
-        out: list[Stmt] = []
-        if bias is not None:
-            out.append(self.block_message("load", "bias", bias.type, n, c0, bias, 0))
-        out += finish(acc, store, bias, [(op, None) for op in self.problem.post_ops])
+        out: list[Stmt] = finish(acc, store, bias, [(op, None) for op in self.problem.post_ops])
         tensor = walk.writes
         layout, t = self.problem.layout_of(tensor), self.problem.type_of(tensor)
+        n = self.config.n_tile
         channels = c0 if block else c0 + self.lanes(n)
         od, oh = (written_position(walk.axis(dim), origin["o" + dim]) for dim in "dh")
         m = self.config.m_tile

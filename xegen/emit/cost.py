@@ -201,7 +201,9 @@ def kernel_cycles(
         rooftop = roofline(workload, platform)
     load_latency = global_load_latency(platform, moved)
     slm_latency = platform.send_latency("slm")
-    payload_latency = platform.send_latency("l3")  # (the arguments: no thread finds them in DRAM)
+    # the arguments every thread reads: never farther than the last-level cache, and no farther
+    # than the kernel's own data on average (no byte of it is reused more)
+    payload_latency = min(load_latency, platform.send_latency("l3"))
 
     def latency(inst: Instruction) -> float:
         if reads_dispatch_payload(inst):

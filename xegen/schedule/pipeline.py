@@ -374,6 +374,13 @@ def _emit_loop(graph: nx.DiGraph, names: Names) -> Stmt:
     depth = pipeline_depth(graph)
     blocks = max(0, bound - init - depth) // unroll
     loop_end = init + blocks * unroll  # first kernel iteration after the steady loop
+    if blocks <= 1:
+        # the steady loop would run once at most: the whole loop is straight-line code, scheduled as
+        # one block, so a later iteration's loads issue before an earlier one's multiplies wait
+        whole = [
+            Instance(n, t) for t in range(init - depth, bound) for n in nodes if init <= t + emitter.ahead[n] < bound
+        ]
+        return emitter.instantiate(emitter.order(whole), _Block(False)) if whole else Seq(())
     out: list[Stmt] = []
     issued: dict[Instance, int] = {}  # when the ramps' instances issue, in cycles from the first
     clock = 0  # when the next block starts issuing
@@ -394,33 +401,32 @@ def _emit_loop(graph: nx.DiGraph, names: Names) -> Stmt:
             del issued[inst]  # (its results have arrived before anything still to issue)
         out.append(emitter.instantiate(order, _Block(False)))
 
-    for t in range(init - depth, init if blocks else bound):
+    for t in range(init - depth, init):
         peeled(t)
-    if blocks:
-        first: Expr  # the original iteration of the block's first kernel iteration
-        if unroll == 1:
-            loop_var, first, loop_range = var, var, (init, loop_end)
-        else:
-            loop_var = Var(names.fresh(f"{var.name}_block"), var.type)
-            scaled = binary("mul", loop_var, unroll)
-            first = scaled if init == 0 else binary("add", scaled, init)
-            loop_range = (0, blocks)
-        instances = [Instance(n, u) for u in range(unroll) for n in nodes]
-        following = [Instance(n, u + unroll) for u in range(unroll) for n in nodes]
-        successors = emitter.instance_edges(instances + following)
-        order = emitter.order(instances, following, successors)
-        # the block follows itself: schedule it again knowing when the previous pass's loads arrive
-        times, length = emitter.block_times(order, instances)
-        previous = {Instance(i.node, i.kernel - unroll): t - length for i, t in times.items()}
-        ready = emitter.carried_ready(previous, instances, 0)
-        if ready:
-            order = emitter.order(instances, following, successors, ready)
-            times, length = emitter.block_times(order, instances, ready)
-        block = emitter.instantiate(order, _Block(True, first, unroll))
-        out.append(For(loop_var, const(loop_range[0], var.type), const(loop_range[1], var.type), block))
-        # the ramp-down follows the block's last pass
-        issued = {Instance(i.node, i.kernel + loop_end - unroll): t - length for i, t in times.items()}
-        clock = 0
-        for t in range(loop_end, bound):
-            peeled(t)
-    return seq(*out) if out else Seq(())
+    first: Expr  # the original iteration of the block's first kernel iteration
+    if unroll == 1:
+        loop_var, first, loop_range = var, var, (init, loop_end)
+    else:
+        loop_var = Var(names.fresh(f"{var.name}_block"), var.type)
+        scaled = binary("mul", loop_var, unroll)
+        first = scaled if init == 0 else binary("add", scaled, init)
+        loop_range = (0, blocks)
+    instances = [Instance(n, u) for u in range(unroll) for n in nodes]
+    following = [Instance(n, u + unroll) for u in range(unroll) for n in nodes]
+    successors = emitter.instance_edges(instances + following)
+    order = emitter.order(instances, following, successors)
+    # the block follows itself: schedule it again knowing when the previous pass's loads arrive
+    times, length = emitter.block_times(order, instances)
+    previous = {Instance(i.node, i.kernel - unroll): t - length for i, t in times.items()}
+    ready = emitter.carried_ready(previous, instances, 0)
+    if ready:
+        order = emitter.order(instances, following, successors, ready)
+        times, length = emitter.block_times(order, instances, ready)
+    block = emitter.instantiate(order, _Block(True, first, unroll))
+    out.append(For(loop_var, const(loop_range[0], var.type), const(loop_range[1], var.type), block))
+    # the ramp-down follows the block's last pass
+    issued = {Instance(i.node, i.kernel + loop_end - unroll): t - length for i, t in times.items()}
+    clock = 0
+    for t in range(loop_end, bound):
+        peeled(t)
+    return seq(*out)
