@@ -23,10 +23,12 @@ launch's occupancy and waves, the busiest EU, the traffic the tiling leaves DRAM
   model finds slower (audio conv1d_first 1,032 -> 1,376 cycles, mobilenet_v2 conv1 1,837 ->
   2,120).  Outside the loops a forward depthwise thread waits for the kernel's arguments where a
   send loads them (XeHPC; on XeHPG they arrive as inline data unless post-ops' operands make
-  them outgrow its 32 bytes, which this leaves out) and for the bias before its epilogue, each about a load's
-  latency in the model: without them a short latency-bound kernel's estimate fell to its memory
-  floor for blocks of 2 and 4 outputs alike (XeHPC bf16 mobilenet_v2 block2_dw_s2: 1,880 modeled
-  cycles with 4, 1,523 with 2; block4_dw_s2: 1,418 against 993).  Counted for the other row
+  them outgrow its 32 bytes, which this leaves out) and, with a bias, about one more load's
+  latency: without them a short latency-bound kernel's estimate fell to its memory floor for
+  blocks of 2 and 4 outputs alike (XeHPC bf16 mobilenet_v2 block2_dw_s2: 1,880 modeled cycles
+  with 4, 1,523 with 2; block4_dw_s2: 1,418 against 993).  (The bias now loads before the loop,
+  where its own latency mostly hides, but without the term the estimate took a slower
+  configuration: XeHPC bf16 conformer dw_conv1d 638 -> 759.)  Counted for the other row
   plans too, they took configurations the model finds slower (XeHPC bf16 yolo_v2 conv1, plan=first:
   7,699 -> 8,300; f32 block4_dw_s2 backward data's stride phases: 1,718 -> 2,040).
 
