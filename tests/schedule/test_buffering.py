@@ -130,6 +130,33 @@ def _staged(slm_bufs: int, gmem_bufs: int, trips: int = 6) -> tuple[Kernel, ir.S
     return kernel, multi_buffer(kernel.body, "xehpg", slm_bufs, gmem_bufs)
 
 
+def _rows(trips: int) -> tuple[Kernel, ir.Stmt]:
+    """A loop over `trips` rows, each loading three 32-word vectors (each keeps the send unit
+    busy longer than a multiply takes to issue) and multiplying them into an accumulator: a
+    depthwise kernel's row loop, double-buffered."""
+    i, stage, acc = Var("i"), buffer("r0"), buffer("r2")
+    send = Send("load", "block", "global", S32, 32)
+    loads = [Call(send, (ptr(INP, (i * 96 + v * 32 + TID) * 4), ptr(stage, v * 128), None)) for v in range(3)]
+    mad = Mad(8, S32, S32, S32, 1, 1)
+    mads = [Call(mad, (ptr(acc, 0), ptr(acc, 0), ptr(stage, v * 128), ptr(acc, 32))) for v in range(3)]
+    loop = For(i, const(0), const(trips), seq(*loads, *mads))
+    body = Alloc(stage, 3 * 128, "grf", seq(*_prologue(("r2",)), loop, *_epilogue(("r2",))))
+    kernel = Kernel(_wrap(body, ("r2",)), 2, 1)
+    return kernel, multi_buffer(kernel.body, "xehpg", 1, 2)
+
+
+@pytest.mark.parametrize("trips", [2, 3, 6])
+def test_a_double_buffered_loop_loads_two_rows_before_it_multiplies(trips):
+    """The first multiply waits for the first row's loads; the second row's are issued before
+    it, not after (a schedule that knew nothing of the loads earlier blocks issued waited two
+    latencies).  2 and 3 rows: one straight-line block; 6: a ramp-up and a steady loop."""
+    kernel, transformed = _rows(trips)
+    order = [n.func for n in walk(transformed) if isinstance(n, Call) and isinstance(n.func, (Send, Mad))]
+    first_multiply = next(k for k, f in enumerate(order) if isinstance(f, Mad))
+    assert sum(isinstance(f, Send) for f in order[:first_multiply]) == 6
+    assert run(kernel, transformed) == run(kernel)
+
+
 @pytest.mark.parametrize("slm_bufs, gmem_bufs", [(2, 1), (3, 1), (2, 2), (3, 2)])
 def test_buffers_are_multiplied_and_the_pipeline_ramps_up_and_down(slm_bufs, gmem_bufs):
     kernel, transformed = _staged(slm_bufs, gmem_bufs, trips=12)
