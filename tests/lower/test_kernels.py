@@ -580,6 +580,7 @@ TOOL_KERNELS = [
     ("reorder", REORDER.format(st="f32", dt="bf16", sat="false"), [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
     ("reorder", REORDER.format(st="bf16", dt="f32", sat="false"), [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
     ("replicate", REPLICATE, [("x", "ptr"), ("out", "ptr")], (1, 1, 1), 8),
+    ("arguments", MANY_ARGUMENTS, [(n, "ptr") for n in "abcd"] + [("out", "ptr"), ("k", "s32")], (1, 1, 1), 8),
     (
         "blocks",
         BLOCKS.format(t="u8", count=7, start=8, bytes=7, second=64),
