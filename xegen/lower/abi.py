@@ -144,22 +144,21 @@ class Abi:
             return self.b.vregs.new(size, "args", g, fixed=first, whole_grfs=True)
         if not self.hw.has_lsc:
             raise UnsupportedError("loading kernel arguments needs LSC messages on this platform")
-        if self.hw.inline_arguments:  # CTD[0:32] is in r1 already; the heap holds the rest
+        inline = INLINE_BYTES if self.hw.inline_arguments else 0  # CTD[0:inline] is in r1 already
+        if inline:
             ctd = self.b.vregs.new(-(-size // g) * g, "args", g, fixed=g, whole_grfs=True)
-            loaded = INLINE_BYTES
         else:
             ctd = self.b.grfs(-(-size // g), "args")
-            loaded = 0
-        first = loaded
+        loaded = inline
         if loaded >= size:
             return ctd
         address = self.b.grfs(1, "ioh")
         self.b.alu("and", Region(address, 0, U32), [Region(self.r0, 0, U32), Constant(0xFFFFFFC0, U32)])
         while loaded < size:
             dwords = next(v for v in (64, 32, 16, 8) if v * 4 <= size - loaded)
-            if loaded > first:
+            if loaded > inline:  # (the heap holds CTD[inline:])
                 step = self.b.grfs(1, "ioh")
-                self.b.alu("add", Region(step, 0, U32), [Region(address, 0, U32), Constant(loaded - first, U32)])
+                self.b.alu("add", Region(step, 0, U32), [Region(address, 0, U32), Constant(loaded - inline, U32)])
                 source = step
             else:
                 source = address
