@@ -74,7 +74,9 @@ class _Depthwise(RowBuilder):
         for var, size in reversed(plan.grf_buffers):
             if var.name in own:
                 loop = Alloc(own[var.name], size, "grf", loop)
-        epilogue = self.epilogue(plan.acc, plan.store, plan.bias, self.c0, origin, plan.store_block, rows)
+        epilogue = self.epilogue(
+            plan.acc, plan.store, plan.bias, self.c0, origin, plan.store_block, rows, bias_loaded=True
+        )
         return self.zeroed(plan.acc) + self.load_bias(plan.bias, self.c0) + [loop] + epilogue
 
     def _loaded(self) -> list[Var]:

@@ -47,7 +47,7 @@ class _FirstLayer(RowBuilder):
         self.origin = self.pixel_origin(plan.rows)
         self.iw0 = self.top.bind("iw0", self.origin["ow0"] * desc.sw - desc.pw)
         self.inside = self._inside_the_row()
-        prologue = self.zeroed(plan.acc) + self.load_bias(plan.bias, self.c0)
+        prologue = self.zeroed(plan.acc)
         if plan.systolic is not None:
             prologue += self._weights_to_slm(plan.systolic)
         loops = [self._loop(Var("k_iter"), blocks=False)]

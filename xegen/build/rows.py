@@ -180,8 +180,10 @@ class RowBuilder:
 
     # -- after the loop -----------------------------------------------------------------------------
     def load_bias(self, bias: TileLayout | None, c0: Idx) -> list[Stmt]:
-        """The bias of the thread's channels, loaded before the loop so that its latency hides
-        behind the loop's (after it, a short latency-bound kernel waited for it in full)."""
+        """The bias of the thread's channels.  A depthwise kernel loads it before its loop, where
+        its latency hides behind the loop's (after it, a short latency-bound kernel waited for it
+        in full); a first layer's long loop hides nothing by that, and the bias's registers,
+        live through the loop, left some tiles short of GRFs (XeLP f32 c3d conv1, m_tile=16)."""
         if bias is None:
             return []
         return [self.block_message("load", "bias", bias.type, self.config.n_tile, c0, bias, 0)]
@@ -195,13 +197,16 @@ class RowBuilder:
         origin: dict[str, Idx],
         block: bool,
         rows: Rows | None = None,
+        bias_loaded: bool = False,
     ) -> list[Stmt]:
-        """Bias (loaded before the loop: `load_bias`), the eltwise post-ops and conversion of the
-        accumulators, then per output pixel a block store of its channels (`block`) or a scatter,
-        at the positions `rows` (the plan's unless given) writes.  (Post-ops that read a tensor,
-        and int8 scales, are the GEMM plan's: the row plans' `unsuited` refuses them.)"""
+        """Bias (loaded here unless `load_bias` did before the loop), the eltwise post-ops and
+        conversion of the accumulators, then per output pixel a block store of its channels
+        (`block`) or a scatter, at the positions `rows` (the plan's unless given) writes.
+        (Post-ops that read a tensor, and int8 scales, are the GEMM plan's: the row plans'
+        `unsuited` refuses them.)"""
         walk = (rows or self.plan.rows).path
-        out: list[Stmt] = finish(acc, store, bias, [(op, None) for op in self.problem.post_ops])
+        out = [] if bias_loaded else self.load_bias(bias, c0)
+        out += finish(acc, store, bias, [(op, None) for op in self.problem.post_ops])
         tensor = walk.writes
         layout, t = self.problem.layout_of(tensor), self.problem.type_of(tensor)
         n = self.config.n_tile
