@@ -63,6 +63,7 @@ class Payload:
     ctd_bytes: int
     local_ids: bool  # XeLP: pushed per-thread local ids
     ptd_bytes: int
+    inline_bytes: int = 0  # the CTD's first bytes, delivered by the walker in r1 (`inline_arguments`)
 
     @property
     def threads_per_group(self) -> int:
@@ -96,7 +97,8 @@ def plan_payload(spec, hw) -> Payload:
     ctd = -(-offset // CTD_ALIGNMENT) * CTD_ALIGNMENT
     local_ids = not hw.compute_walker and tg[0] * tg[1] * tg[2] > 1
     ptd = 3 * -(-(simd * 2) // hw.grf_bytes) * hw.grf_bytes if local_ids else 0
-    return Payload(simd, local, tuple(slots), ctd, local_ids, ptd)
+    inline = INLINE_BYTES if hw.inline_arguments and slots else 0
+    return Payload(simd, local, tuple(slots), ctd, local_ids, ptd, inline)
 
 
 class Abi:
@@ -144,7 +146,7 @@ class Abi:
             return self.b.vregs.new(size, "args", g, fixed=first, whole_grfs=True)
         if not self.hw.has_lsc:
             raise UnsupportedError("loading kernel arguments needs LSC messages on this platform")
-        inline = INLINE_BYTES if self.hw.inline_arguments else 0  # CTD[0:inline] is in r1 already
+        inline = self.payload.inline_bytes  # CTD[0:inline] is in r1 already
         if inline:
             ctd = self.b.vregs.new(-(-size // g) * g, "args", g, fixed=g, whole_grfs=True)
         else:
@@ -223,7 +225,7 @@ class Abi:
             slm_size=slm_bytes,
             has_dpas=uses_dpas,
             has_global_atomics=uses_atomics,
-            inline_data_payload_size=INLINE_BYTES if self.hw.inline_arguments and payload.arguments else 0,
+            inline_data_payload_size=payload.inline_bytes,
         )
         arguments = []
         for slot in payload.arguments:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import hw as hwlib
 from ..emit.asm_printer import format_kernel
@@ -77,7 +77,8 @@ def compile_visa(spec: KernelSpec, hw: str | hwlib.Platform, trace: Trace | None
     """Lower `spec` through vISA and GenX_IR (passes: isel, visa, finalize)."""
     platform = hwlib.platform(hw)
     check_kernel_spec(spec, platform)
-    payload = plan_payload(spec, platform)
+    # the finalizer gives r1 to its own variables: the arguments are loaded, never taken inline
+    payload = replace(plan_payload(spec, platform), inline_bytes=0)
     for reuse_payloads in (True, False):  # (a second attempt shows its passes again)
         builder, abi, lowering = select_instructions(spec, platform, payload, reuse_payloads)
         if trace:
