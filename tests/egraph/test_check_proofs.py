@@ -216,3 +216,15 @@ def test_bad_check_options_are_one_line_errors(tmp_path, option):
     r = xegen("rules", "check", "--no-cache", *option)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith("xegen: error:") and len(r.stderr.splitlines()) == 1
+
+
+def test_a_term_folded_into_a_division_builds_no_constant_outside_its_type():
+    """x + (x + y)/c as (x*(c + 1) + y)/c: for c the type's largest value, c + 1 is no value of the
+    type (x must then be 0, so the values agree, but the term the rule builds does not exist)."""
+    from xegen.egraph.check import check_rule
+
+    files = rule_sources(["xegen/rules/standalone/quotients.egg"])
+    signatures = language_signatures(files)
+    (rule,) = [r for r in read_all_rules(files) if r.name == "fold-term-into-div-of-sum"]
+    verdict = check_rule(rule, signatures, examples=0)
+    assert verdict.verdict == "sound", (verdict.counterexample, verdict.detail)
