@@ -131,9 +131,6 @@ class ExactProducts:
             facts.append(z3.Implies(x == 1, p == y))
             facts.append(z3.Implies(z3.And(x >= 0, y >= 0), p >= 0))
 
-        def low(v, w: int):  # the low w bits
-            return z3.Extract(w - 1, 0, v)
-
         apps = self.applications
         if len(apps) <= 12:  # distributivity over a sum of factors (cubic: only for small problems)
             for (x1, y1, p1), (x2, y2, p2), (x3, y3, p3) in itertools.permutations(apps, 3):
@@ -146,9 +143,8 @@ class ExactProducts:
             facts.append(z3.Implies(z3.And(x1 == y2, y1 == x2), p1 == p2))
             # products of factors equal modulo 2^w are equal modulo 2^w (wrap-around agrees)
             for w in self.widths:
-                facts.append(
-                    z3.Implies(z3.And(low(x1, w) == low(x2, w), low(y1, w) == low(y2, w)), low(p1, w) == low(p2, w))
-                )
+                same_factors = z3.And(_low(x1, w) == _low(x2, w), _low(y1, w) == _low(y2, w))
+                facts.append(z3.Implies(same_factors, _low(p1, w) == _low(p2, w)))
             # strictly: a larger factor adds at least one more of the other (positive) factor
             facts.append(z3.Implies(z3.And(y1 == y2, y1 > 0, x1 < x2), p1 + y1 <= p2))
             facts.append(z3.Implies(z3.And(x1 == x2, x1 > 0, y1 < y2), p1 + x1 <= p2))
@@ -167,11 +163,14 @@ class ExactProducts:
             for j in range(1, top):
                 facts.append(z3.Implies(z3.And(x1 == x2, y2 == y1 << j), p2 == p1 << j))
                 for w in (w for w in self.widths if w > j):
-                    low = lambda v: z3.Extract(w - 1, 0, v)  # noqa: E731
-                    facts.append(
-                        z3.Implies(z3.And(low(x1) == low(x2), low(y2) == low(y1 << j)), low(p2) == low(p1 << j))
-                    )
+                    same_factors = z3.And(_low(x1, w) == _low(x2, w), _low(y2, w) == _low(y1 << j, w))
+                    facts.append(z3.Implies(same_factors, _low(p2, w) == _low(p1 << j, w)))
         return facts
+
+
+def _low(v, w: int):
+    """The low w bits of a bit-vector."""
+    return z3.Extract(w - 1, 0, v)
 
 
 def encode(e: ir.Expr, env: Mapping[str, object], products: ExactProducts | None = None):
