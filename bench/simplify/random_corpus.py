@@ -66,6 +66,11 @@ class _Generator:
         return f"({self.expr(half)}) {self.rng.choice(('<', '<=', '==', '!=', '>', '>='))} ({self.expr(half)})"
 
 
+def index_generator(rng: random.Random, names: tuple[str, ...] = VARIABLES[:4]) -> _Generator:
+    """A generator of index-style expressions over `names` (for expressions of any size)."""
+    return _Generator(rng, True, names)
+
+
 def random_corpus(n: int = 2000, seed: int = 0) -> list[Case]:
     rng = random.Random(seed)
     cases: list[Case] = []

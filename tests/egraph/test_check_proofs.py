@@ -130,6 +130,42 @@ def test_an_undecided_rule_is_unproven_and_fails_unless_allowed(tmp_path, z3_giv
     assert data["unproven"] == 1 and data["failed"] == 1 and data["rules"][0]["verdict"] == "unproven"
 
 
+def test_a_rule_unproven_at_one_type_gets_only_the_first_round_at_the_others(tmp_path, monkeypatch):
+    """A rule undecided at one type is unproven whatever the others give: they get z3's first
+    round (enough for a counterexample), not the full effort each.  Before, a rule with 64 type
+    instances (a shift count of any type) spent the full effort 64 times, most of an hour."""
+    import xegen.egraph.check as check
+
+    efforts: list[int] = []
+
+    def undecided(instance, effort):
+        efforts.append(effort)
+        return prove_module.Proof("unknown", detail="z3 (integers): out of effort")
+
+    monkeypatch.setattr(check, "prove", undecided)
+    path = tmp_path / "assoc.egg"
+    path.write_text(UNDECIDED)
+    (verdict,) = check_rules([path], examples=0, effort=20_000_000)
+    assert verdict.verdict == "unproven" and verdict.instances == 8
+    assert efforts == [20_000_000] + [prove_module.FIRST_ROUND] * 7
+    assert "full effort at t=s32" in verdict.detail
+
+
+def test_factors_2_to_the_j_apart_are_proven_with_the_scaling_lemmas():
+    """((y * c) & m) >> s is (y * (c >> s)) & (m >> s) when 2^s divides c: the abstraction of
+    multiplication needs that y * (v << s) is (y * v) << s (modulo 2^64 for a u64 constant,
+    shifted as an i64); without the lemma neither it nor the other encodings decided it within
+    the default effort (one type took 30 s)."""
+    files = rule_sources(["xegen/rules/standalone/bits.egg"])
+    signatures = language_signatures(files)
+    (rule,) = [r for r in read_all_rules(files) if r.name == "shr-of-masked-multiple"]
+    for instance in instances(rule, signatures):
+        if instance.type_text in ("t=s32, u=s32", "t=u64, u=u8"):
+            assert prove_module._prove(instance, prove_module.EFFORT, abstract=True).verdict == "unknown"
+            scaled = prove_module._prove(instance, prove_module.EFFORT, abstract=True, scaling=True)
+            assert scaled.verdict == "proved", (instance.type_text, scaled.detail)
+
+
 def test_final_verdicts_are_cached_and_an_edit_invalidates_them(tmp_path):
     path = tmp_path / "r.egg"
     path.write_text(
@@ -180,3 +216,15 @@ def test_bad_check_options_are_one_line_errors(tmp_path, option):
     r = xegen("rules", "check", "--no-cache", *option)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith("xegen: error:") and len(r.stderr.splitlines()) == 1
+
+
+def test_a_term_folded_into_a_division_builds_no_constant_outside_its_type():
+    """x + (x + y)/c as (x*(c + 1) + y)/c: for c the type's largest value, c + 1 is no value of the
+    type (x must then be 0, so the values agree, but the term the rule builds does not exist)."""
+    from xegen.egraph.check import check_rule
+
+    files = rule_sources(["xegen/rules/standalone/quotients.egg"])
+    signatures = language_signatures(files)
+    (rule,) = [r for r in read_all_rules(files) if r.name == "fold-term-into-div-of-sum"]
+    verdict = check_rule(rule, signatures, examples=0)
+    assert verdict.verdict == "sound", (verdict.counterexample, verdict.detail)

@@ -184,6 +184,19 @@ RANDOM_CORPUS = [
     # an eleventh pass, in rules/standalone/: a remainder of a hidden sum (x*2 + (q + 2962) leans to
     # (x*2 + q) + 2962 and hides itself before q is found to be 55)
     ("(x + x + ((x + 1325) / 24 + 2962)) % 2", {"x": B}, "1"),
+    ("(y / 12 + -2) / 3", {"y": S}, "(y + -24) / 36"),  # y of either sign: |-2| < 3
+    ("(y / 4 + 1) / 2", {"y": S}, "(y + 4) / 8"),
+    ("y + (y + b) / 8 < 3", {"b": N, "y": N}, "y * 9 + b < 24"),
+    ("a / 24 - y < (y + b) / 8", {"a": B, "b": B, "y": range(0, 4096)}, "7 < y * 9 + b"),
+    ("2 < q / 8", {}, "23 < q"),  # no division left
+    ("q / 8 < 3", {}, "q < 24"),
+    ("q / 5 <= 2", {}, "q <= 14"),
+    ("3 <= q / 5", {}, "15 <= q"),
+    ("(x * -16 >> 3) + d", {"d": N, "x": N}, "d - x * 2"),
+    ("(y * -4 & 7) >> 2", {}, "y & 1"),  # bit 2 of -4*y is bit 0 of -y, y's
+    ("(x * (x * -4) & 7) >> 2", {"x": range(0, 64)}, "x & 1"),
+    ("(y * 24 & 63) >> 3", {}, "y * 3 & 7"),
+    ("y * y & 1", {}, "y & 1"),
     ("(min(b % 12 + 15, b * 64) + 64) % 32", {}, "min(b % 12 + 15, b * 64) % 32"),  # 0 where b*64 is the min
     ("(max(a, b * 8) + 16) % 8", {"a": N}, "max(a, b * 8) % 8"),
     ("min(max(-b, a) / 24 >> 5, a)", {}, "min(max(-b, a) / 768, a)"),  # a where max(-b, a) < 0

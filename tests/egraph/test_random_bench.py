@@ -143,3 +143,29 @@ def test_a_wrong_peer_result_leaves_the_second_figure_whether_xegen_is_costlier_
     lines = [x for x in capsys.readouterr().out.splitlines() if "halide" in x and "without those" in x]
     assert len(lines) == len(PLATFORMS)
     assert all("on 1 of 3" in x and "50.00 % not costlier (1 costlier of 2)" in x for x in lines)
+
+
+def test_the_speed_bench_times_issue_22s_sizes(capsys):
+    """run.py's speed goals are the issue's: 30-40-node expressions of the corpus, seeded ~300-node
+    ones (the same on every run), a kernel, against 50 ms, 200 ms and 1 s of CPU time."""
+    from corpus import corpus
+    from run import GOALS, large_expressions, print_speed
+
+    assert GOALS == {"small": 50, "large": 200, "kernel": 1000}
+    small = [c for c in corpus() if 30 <= ir.node_count(ir.parse_expr(c.text)) <= 40]
+    assert len(small) >= 5
+    first, again = large_expressions(2), large_expressions(2)
+    assert [str(e) for e, _ in first] == [str(e) for e, _ in again]
+    for e, ranges in first:
+        assert 270 <= ir.node_count(e) <= 330
+        assert set(ranges) == {v.name for v in ir.free_vars(e)} and all(r == range(0, 4096) for r in ranges.values())
+    speed = {
+        "small_expressions": 9, "small_ms": 49.0, "small_max_ms": 60.0, "large_expressions": 5,
+        "large_nodes": [273, 281], "large_ms": 250.0, "large_max_ms": 300.0, "kernel_expressions": 342,
+        "kernel_ms": 900.0, "kernel_nodes": 3609, "kernel_stop": "saturated",
+    }  # fmt: skip
+    print_speed(speed)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].endswith("goal <= 50 ms: met")
+    assert lines[1].endswith("goal <= 200 ms: NOT met")
+    assert "goal <= 1000 ms: met" in lines[2]

@@ -98,19 +98,22 @@ def prove(instance: Instance, effort: int = EFFORT) -> Proof:
     """Three encodings, each a complete proof when z3 answers unsat: bit-vectors exactly
     (wrap-around, bitwise operations), mathematical integers (`prove_integers`: range-guarded
     arithmetic, where bit-blasted multipliers and dividers are hopeless), and bit-vectors with
-    multiplication abstracted (fast when the claim follows from the lemmas).  Each gets a short
+    multiplication abstracted (fast when the claim follows from the lemmas), last also with the
+    lemmas about factors 2^j apart (hundreds per pair of products: tried only where the others
+    fail in a round, so no proof found without them waits for them).  Each gets a short
     first round, in the order likely to succeed first, then those that ran out of effort get
     rounds four times as long, up to `effort` each (so one that needs a little more is not left
     waiting behind one that would need far more)."""
     exact = lambda units: _prove(instance, units, abstract=False)  # noqa: E731
     integers = lambda units: prove_integers(instance, units)  # noqa: E731
     abstract = lambda units: _prove(instance, units, abstract=True)  # noqa: E731
+    scaled = lambda units: _prove(instance, units, abstract=True, scaling=True)  # noqa: E731
     if not _has_products(instance):
         strategies = [exact, integers]
     elif instance.lattice:  # products guarded by ranges
-        strategies = [integers, exact, abstract]
+        strategies = [integers, exact, abstract, scaled]
     else:
-        strategies = [abstract, exact, integers]
+        strategies = [abstract, exact, integers, scaled]
     reasons: list[str] = []
     for budget in _rounds(effort):
         retry, reasons = [], []
@@ -298,9 +301,9 @@ def _has_products(instance: Instance) -> bool:
     return ir_has or any(i64_has(x) for x in i64)
 
 
-def _prove(instance: Instance, units: int, abstract: bool) -> Proof:
+def _prove(instance: Instance, units: int, abstract: bool, scaling: bool = False) -> Proof:
     widths = tuple(sorted({v.type.bits for v in instance.variables if v.type.is_int} | {64}))
-    products = ExactProducts(widths) if abstract else None
+    products = ExactProducts(widths, scaling) if abstract else None
     counter = itertools.count()
     premises: list = []
     env: dict = {v.name: variable(v.name, v.type) for v in instance.variables}

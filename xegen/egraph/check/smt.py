@@ -73,8 +73,9 @@ class ExactProducts:
     it (`lemmas`).  Bit-blasted multipliers make z3 slow; a proof that holds for any function
     with these properties holds for multiplication.  A constant operand stays a real product."""
 
-    def __init__(self, widths: tuple[int, ...] = (8, 16, 32, 64)):
+    def __init__(self, widths: tuple[int, ...] = (8, 16, 32, 64), scaling: bool = False):
         self.widths = widths  # the type widths of the problem (for congruence lemmas)
+        self.scaling = scaling  # with the lemmas about factors 2^j apart (many: a last resort)
         sort = z3.BitVecSort(WIDE)
         self.function = z3.Function("product", sort, sort, sort)
         self.quotient_function = z3.Function("quotient", sort, sort, sort)
@@ -130,9 +131,6 @@ class ExactProducts:
             facts.append(z3.Implies(x == 1, p == y))
             facts.append(z3.Implies(z3.And(x >= 0, y >= 0), p >= 0))
 
-        def low(v, w: int):  # the low w bits
-            return z3.Extract(w - 1, 0, v)
-
         apps = self.applications
         if len(apps) <= 12:  # distributivity over a sum of factors (cubic: only for small problems)
             for (x1, y1, p1), (x2, y2, p2), (x3, y3, p3) in itertools.permutations(apps, 3):
@@ -145,13 +143,34 @@ class ExactProducts:
             facts.append(z3.Implies(z3.And(x1 == y2, y1 == x2), p1 == p2))
             # products of factors equal modulo 2^w are equal modulo 2^w (wrap-around agrees)
             for w in self.widths:
-                facts.append(
-                    z3.Implies(z3.And(low(x1, w) == low(x2, w), low(y1, w) == low(y2, w)), low(p1, w) == low(p2, w))
-                )
+                same_factors = z3.And(_low(x1, w) == _low(x2, w), _low(y1, w) == _low(y2, w))
+                facts.append(z3.Implies(same_factors, _low(p1, w) == _low(p2, w)))
             # strictly: a larger factor adds at least one more of the other (positive) factor
             facts.append(z3.Implies(z3.And(y1 == y2, y1 > 0, x1 < x2), p1 + y1 <= p2))
             facts.append(z3.Implies(z3.And(x1 == x2, x1 > 0, y1 < y2), p1 + x1 <= p2))
+        if self.scaling:
+            facts += self._scaling_lemmas()
         return facts
+
+    def _scaling_lemmas(self) -> list:
+        """A factor 2^j times another gives a product 2^j times the other's: x * (y << j) is
+        (x * y) << j exactly (no product of 64-bit values reaches 2^128, so nothing wraps in
+        WIDE bits), and modulo 2^w when the factors agree only modulo 2^w (a u64 constant
+        shifted as an i64), for each j below the problem's widest type."""
+        facts = []
+        top = max(self.widths)
+        for (x1, y1, p1), (x2, y2, p2) in itertools.permutations(self.applications, 2):
+            for j in range(1, top):
+                facts.append(z3.Implies(z3.And(x1 == x2, y2 == y1 << j), p2 == p1 << j))
+                for w in (w for w in self.widths if w > j):
+                    same_factors = z3.And(_low(x1, w) == _low(x2, w), _low(y2, w) == _low(y1 << j, w))
+                    facts.append(z3.Implies(same_factors, _low(p2, w) == _low(p1 << j, w)))
+        return facts
+
+
+def _low(v, w: int):
+    """The low w bits of a bit-vector."""
+    return z3.Extract(w - 1, 0, v)
 
 
 def encode(e: ir.Expr, env: Mapping[str, object], products: ExactProducts | None = None):
