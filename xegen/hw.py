@@ -151,9 +151,11 @@ class Platform:
     # into the GRF).
     compute_walker: bool = True
     # Whether our kernels take the first 32 bytes of their arguments as the walker's inline data
-    # (in r1 at thread start) instead of loading them.  IGC's OpenCL kernels do on XeHPG and not
-    # on XeHPC (IGC's supportInlineDataOCL leaves it to a testing flag there), and without an
-    # XeHPC to try it on we follow IGC.
+    # (in r1 at thread start) instead of loading them.  COMPUTE_WALKER carries 32 bytes of inline
+    # data on XeHPG and XeHPC alike, and NEO passes them to any kernel that declares them.  IGC's
+    # OpenCL kernels take them on XeHPG only: its vISA assumes inline data fill one GRF, which
+    # holds 64 bytes on XeHPC (IGC's passNOSInlineData says so), so there it keeps them behind a
+    # flag; our prologue places the rest of the arguments after the inline half-GRF itself.
     inline_arguments: bool = False
 
     # In-order results are visible without an SWSB wait once this many later instructions have
@@ -454,6 +456,7 @@ XEHPC = Platform(
     max_work_group_size=1024,
     max_slm_bytes=128 * 1024,
     product_family=1271,  # IGFX_PVC
+    inline_arguments=True,
     gfx_core=0xC08,  # IGFX_XE_HPC_CORE
     eu_count=1024,
     eus_per_subslice=8,

@@ -60,8 +60,8 @@ def test_vector_arithmetic_with_thread_and_group_ids(hw):
     check(spec, hw, {"x": f32(16 * 8), "out": np.zeros(48 * 8, np.float32)}, grid=(2, 1, 1))
 
 
-# A kernel's arguments: five pointers and a scalar are 48 bytes, more than the 32 bytes XeHPG's
-# walker delivers inline; two pointers fit them.
+# A kernel's arguments: five pointers and a scalar are 48 bytes, more than the 32 bytes
+# COMPUTE_WALKER delivers inline; two pointers fit them.
 MANY_ARGUMENTS = """
 alloc r[64] grf;
 send<op=load, kind=block, space=global, type=s32, count=8>(&a[0], &r[0], null);
@@ -84,17 +84,18 @@ send<op=store, kind=block, space=global, type=s32, count=8>(&out[0], &r[0], null
 @pytest.mark.parametrize("text, inputs", [(MANY_ARGUMENTS, "abcd"), (TWO_ARGUMENTS, "a")])
 def test_arguments_inside_and_beyond_the_inline_data(hw, text, inputs):
     """Every argument reaches the kernel whether it fits the walker's inline data or not; on
-    XeHPG the first 32 bytes arrive inline (as IGC's kernels there declare), so a kernel whose
-    arguments fit them loads none."""
+    XeHPG and XeHPC the first 32 bytes arrive inline (as IGC's kernels on XeHPG declare), so a
+    kernel whose arguments fit them loads none; on XeHPC they fill half a GRF, and the rest is
+    loaded into the next one."""
     scalar = text is MANY_ARGUMENTS
     arguments = [(n, "ptr") for n in inputs] + [("out", "ptr")] + ([("k", "s32")] if scalar else [])
     buffers = {n: np.arange(8, dtype=np.int32) * (i + 2) - 5 for i, n in enumerate(inputs)}
     buffers["out"] = np.zeros(8, np.int32)
     compiled = check(hand_spec("arguments", text, arguments), hw, buffers, {"k": -3} if scalar else None)
-    assert compiled.zebin_kernel.execution_env.inline_data_payload_size == (32 if hw == "xehpg" else 0)
+    assert compiled.zebin_kernel.execution_env.inline_data_payload_size == (0 if hw == "xelp" else 32)
     # the inputs' loads, the store and the end of thread, then the arguments' loads: none where the
     # hardware pushes them (XeLP) or they arrive inline, else one (48 bytes in one message)
-    loads_arguments = hw == "xehpc" or (hw == "xehpg" and scalar)
+    loads_arguments = hw != "xelp" and scalar
     sends = sum(1 for inst in compiled.instructions if inst.opcode.startswith("send"))
     assert sends == len(inputs) + 2 + loads_arguments
 

@@ -13,9 +13,11 @@ stateless addresses (`arg_bypointer`) and values (`arg_byvalue`) at their natura
 padded to 32 bytes.
 - COMPUTE_WALKER platforms (XeHPG, XeHPC): the prologue loads the CTD from the indirect object
   heap, at r0.0 & ~63 relative to General State Base, with a transposed LSC load through
-  `bti[255]`; on XeHPG (`inline_arguments`) the first 32 bytes come as the walker's inline data
-  in r1 instead, and the heap holds only the rest, so a kernel whose arguments fit 32 bytes
-  starts without waiting for a load.  The thread index in the group is r0.2[7:0].
+  `bti[255]`; with `inline_arguments` the first 32 bytes come as the walker's inline data in r1
+  instead, and the heap holds only the rest, so a kernel whose arguments fit 32 bytes starts
+  without waiting for a load.  Where a GRF holds 64 bytes (XeHPC) the inline data fill half of
+  r1 and the rest is loaded from r2 on (a load lands at a GRF's start).  The thread index in the
+  group is r0.2[7:0].
 - GPGPU_WALKER (XeLP): the hardware pushes the local ids (when the group has more than one
   thread: 3 channels of 16-bit ids, one row per channel) from r1 and the CTD after them;
   thread ids come from lane 0's local ids.
@@ -127,10 +129,11 @@ class Abi:
             if slot.name not in names_used:
                 continue
             assert ctd is not None  # (there are arguments)
+            at = self._ctd_position(slot.offset)  # (an argument is aligned: never split by the inline data's end)
             if slot.type.is_ptr:
-                bindings[slot.name] = GlobalBuffer(Region(ctd, slot.offset, PTR))
+                bindings[slot.name] = GlobalBuffer(Region(ctd, at, PTR))
             else:
-                bindings[slot.name] = Region(ctd, slot.offset, slot.type)
+                bindings[slot.name] = Region(ctd, at, slot.type)
         for dim, name in enumerate(self.spec.group_ids):
             bindings[name] = Region(self.r0, (1, 6, 7)[dim] * 4, S32)
         bindings.update(self._thread_ids(names_used))
@@ -148,7 +151,8 @@ class Abi:
             raise UnsupportedError("loading kernel arguments needs LSC messages on this platform")
         inline = self.payload.inline_bytes  # CTD[0:inline] is in r1 already
         if inline:
-            ctd = self.b.vregs.new(-(-size // g) * g, "args", g, fixed=g, whole_grfs=True)
+            grfs = -(-inline // g) + -(-(size - inline) // g) if size > inline else 1
+            ctd = self.b.vregs.new(grfs * g, "args", g, fixed=g, whole_grfs=True)
         else:
             ctd = self.b.grfs(-(-size // g), "args")
         loaded = inline
@@ -175,11 +179,19 @@ class Abi:
                 0xFF000000,
                 0,
                 1,
-                dst_offset=loaded,
-                filled=((loaded, loaded + dwords * 4),),
+                dst_offset=self._ctd_position(loaded),
+                filled=((self._ctd_position(loaded), self._ctd_position(loaded) + dwords * 4),),
             )
             loaded += dwords * 4
         return ctd
+
+    def _ctd_position(self, offset: int) -> int:
+        """Where byte `offset` of the cross-thread data is in the arguments' registers: the
+        inline bytes first, the loaded rest from the next GRF boundary on."""
+        inline, g = self.payload.inline_bytes, self.hw.grf_bytes
+        if offset < inline:
+            return offset
+        return -(-inline // g) * g + offset - inline
 
     def _thread_ids(self, names_used: set[str]) -> dict[str, Binding | Deferred]:
         """Thread ids in the group: constants where the group has one thread along a
