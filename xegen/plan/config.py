@@ -16,7 +16,7 @@ Keys (override any with `--config key=value`):
 | k_split    | thread groups sharing one C tile, each taking a slice of K (atomic adds) |
 | slm        | 1: stage A and B through shared local memory per group; 0: load direct   |
 | slm_bufs   | SLM buffers: 1, 2 (double) or 3 (triple buffering with split barriers)   |
-| gmem_bufs  | register copies of the global loads in flight: 1 or 2                    |
+| gmem_bufs  | register copies of the global loads in flight: 1, 2 or 3                 |
 | grf        | GRF registers per thread (128 or 256 where the platform has large GRF)   |
 | plan       | kernel strategy: `gemm` (the GEMM of `kernel.py`), `depthwise`            |
 |            | (`depthwise.py`; backward weights `depthwise_weights.py`) or `first`      |
@@ -46,7 +46,7 @@ GEMM_PLANS = ("gemm", "swapped")  # the GEMM planner's: the plain product and th
 SYSTOLIC = ("dpas", "dpasw")
 MAD_OPERAND_BYTES = 64  # a mad operand region spans at most two 32-byte GRFs
 RESERVED_GRFS = 16  # r0, thread ids, message headers and address/mask temporaries
-BUFFER_COUNTS = {"slm_bufs": (1, 2, 3), "gmem_bufs": (1, 2)}
+BUFFER_COUNTS = {"slm_bufs": (1, 2, 3), "gmem_bufs": (1, 2, 3)}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ launch's occupancy and waves, the busiest EU, the traffic the tiling leaves DRAM
   SLM (dpas), the epilogue (bias, conversion, a store per output pixel);
 - the waits: a loop that is not multi-buffered waits for each row's loads; with gmem_bufs=2 the
   first row's loads are waited for in full and each later row's for what one row's instructions
-  do not cover (row loops are short: a 3x3 kernel has three rows, so the first row counts).  A
+  do not cover (row loops are short: a 3x3 kernel has three rows, so the first row counts); with
+  gmem_bufs=3 the loads run two rows ahead: a loop of three rows waits for the first row's loads
+  and for what two rows' instructions do not cover of the third's.  A
   load received in a temporary (an LSC block into a GRF it does not fill, a 16-bit gather) is
   moved into place where its data is first needed (`xegen.lower.sink`): a depthwise row's loads
   are all in flight before its first move, and wait together.  The other row plans' loops still
@@ -127,8 +129,10 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan | F
             before = loop.once_serial_loads * latency
             if config.gmem_bufs == 1 or not loop.buffering_hides:
                 total += before + iterations * (latency + serial)
-            else:
-                total += before + latency + (iterations - 1) * max(0.0, latency - row_issue) + iterations * serial
+            else:  # each later row's loads issue gmem_bufs - 1 rows ahead of their use
+                ahead = config.gmem_bufs - 1
+                hidden = max(0, iterations - ahead) * max(0.0, latency - ahead * row_issue)
+                total += before + latency + hidden + iterations * serial
         fixed = (max(0.0, latency - FIXED_INSTRUCTIONS) if arguments else 0.0) + (latency if bias else 0.0)
         return total * share + fixed
 

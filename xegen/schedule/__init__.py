@@ -43,7 +43,7 @@ from .transforms import (
 @dataclass(frozen=True)
 class ScheduleOptions:
     slm_bufs: int = 1  # SLM buffers: 1, 2 (double) or 3 (triple buffering, split barriers)
-    gmem_bufs: int = 1  # register copies of the global loads in flight: 1 or 2
+    gmem_bufs: int = 1  # register copies of the global loads in flight: 1, 2 or 3
     prefetch: int = 0  # iterations a global prefetch runs ahead of its load (0: none; LSC only)
     unroll: int = 1  # extra unrolling of the pipelined body
     hoist: bool = True  # move loop invariants out first

@@ -75,8 +75,8 @@ def multi_buffer(
 def check_options(hw: Platform, slm_bufs: int, gmem_bufs: int, prefetch: int, unroll: int, slm_rotation: str) -> None:
     if slm_bufs not in (1, 2, 3):
         raise ConfigError(f"slm_bufs={slm_bufs}: expected 1, 2 or 3")
-    if gmem_bufs not in (1, 2):
-        raise ConfigError(f"gmem_bufs={gmem_bufs}: expected 1 or 2")
+    if gmem_bufs not in (1, 2, 3):
+        raise ConfigError(f"gmem_bufs={gmem_bufs}: expected 1, 2 or 3")
     if prefetch < 0 or unroll < 1:
         raise ConfigError("prefetch distance must be >= 0 and unroll >= 1")
     if slm_rotation not in ("unroll", "index"):
