@@ -68,6 +68,7 @@ from .plan.heuristic import (
     config_candidates,
     model_choices,
     model_decides,
+    row_model_choices,
     swaps,
     unstaged_alternative,
 )
@@ -212,7 +213,11 @@ def _ranked_kernel(gemm, platform, overrides, optimize, show, dump_graph, backen
     """The kernel of the first fitting configuration, or where the model chooses among the GEMM
     plan's dpas configurations (`model_choices`), the one it prices lowest of theirs (the first,
     the lead, falls back as it would alone; the others that do not fit are left out)."""
-    choices = model_choices(gemm, platform, overrides) if _priced(backend) else ()
+    choices = (
+        (model_choices(gemm, platform, overrides) or row_model_choices(gemm, platform, overrides))
+        if _priced(backend)
+        else ()
+    )
     if not choices:
         return _first_fitting(gemm.problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
 
@@ -229,7 +234,10 @@ def _ranked_kernel(gemm, platform, overrides, optimize, show, dump_graph, backen
     ]
     # a choice the model cannot price below the cheapest kernel compiled before it is not compiled
     memory = memory_floor(gemm.problem, platform)
-    floors = [0.0, *(max(systolic_floor(config, gemm, platform), memory) for config in choices[1:])]
+    floors = [
+        0.0,
+        *(max(systolic_floor(config, gemm, platform), memory) if config.systolic else memory for config in choices[1:]),
+    ]
     return _shown(_cheapest([lead, *others], floors), platform, optimize, show, dump_graph, backend)
 
 
@@ -360,6 +368,7 @@ def build_kernel(
     if (
         model_decides(gemm, platform, overrides)
         or model_choices(gemm, platform, overrides)
+        or row_model_choices(gemm, platform, overrides)
         or ("plan" not in (overrides or {}) and swaps(gemm, platform))
         or unstaged_alternative(gemm, platform, overrides)
         or len(weights_choices(problem, platform)) > 1

@@ -141,6 +141,31 @@ def model_choices(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
     return tuple(choices.values()) if len(choices) > 1 else ()
 
 
+def row_model_choices(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> tuple[Config, ...]:
+    """The depthwise plan's configurations whose kernels the model, not the estimate, chooses
+    between (as `model_choices` for dpas): the lead and the estimate's best of each other shape
+    (`_shape`), up to MODEL_CHOICES in all, among the configurations the planner offers (not its
+    fallbacks); () where another plan leads or no other shape fits.
+
+    The row estimate ranks a latency-bound depthwise layer's blocks by up to twice the model's
+    cycles, and not in the model's order: mobilenet_v2 block16_dw in bf16 on XeHPC, 2 outputs of
+    16 channels per thread estimated 585 and modeled 328 cycles, 2 of 32 channels 754 and 293.
+    Its kernels are short (about half a second to compile), and a kernel the model prices at
+    the memory floor keeps the others from being compiled (`pipeline._cheapest`)."""
+    given = dict(overrides or {})
+    if given.get("plan", "depthwise") != "depthwise":
+        return ()
+    ranked, _ = _strategy_candidates(gemm, hw, given)
+    if not ranked or ranked[0].plan != "depthwise":
+        return ()
+    choices: dict[tuple[int, ...], Config] = {}
+    for config in ranked:
+        choices.setdefault(_shape(config), config)
+        if len(choices) == MODEL_CHOICES:
+            break
+    return tuple(choices.values()) if len(choices) > 1 else ()
+
+
 def unstaged_alternative(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> Given | None:
     """The overrides (`slm=0` added) under which the model also prices the GEMM plan's kernels
     without SLM staging beside the heuristic's (`pipeline.compile_problem` keeps the cheaper),
@@ -228,6 +253,12 @@ def _fitting_strategies(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     ahead unless the estimate's best is clearly faster (ESTIMATE_MARGIN, as for the GEMM plan);
     then their fallbacks, in order; when `given` asks for such a plan and none fits, the last
     planner's error."""
+    ranked, fallbacks = _strategy_candidates(gemm, hw, given)
+    return ranked + fallbacks
+
+
+def _strategy_candidates(gemm: Gemm, hw: Platform, given: Given) -> tuple[list[Config], list[Config]]:
+    """`_fitting_strategies` in two parts: the offered configurations, ranked, and the fallbacks."""
     fitting: list[tuple[int, Config, Estimate]] = []
     fallbacks: list[Config] = []
     last_error = None
@@ -246,10 +277,10 @@ def _fitting_strategies(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     if not fitting:
         if not fallbacks and given.get("plan", "gemm") not in GEMM_PLANS:
             raise last_error or ConfigError(f"plan={given['plan']}: no configuration applies")
-        return fallbacks
+        return [], fallbacks
     ranked = sorted(fitting, key=lambda item: (_bucket(item[2].device), item[0]))
     first = _lead(ranked[0], fitting[0])
-    return [first[1]] + [config for _, config, _ in ranked if config is not first[1]] + fallbacks
+    return [first[1]] + [config for _, config, _ in ranked if config is not first[1]], fallbacks
 
 
 def _lead(best: tuple[int, Config, Estimate], plain: tuple[int, Config, Estimate]) -> tuple[int, Config, Estimate]:
