@@ -410,7 +410,8 @@ def _m_tiles(desc, phase_walks: list[RowWalk], hw: Platform, n_tile: int, given:
 
     busy = [m for m in options if threads(m) >= 2 * hw.eu_count]
     ranked = busy + sorted((m for m in options if m not in busy), key=lambda m: -threads(m))
-    smaller = [m for m in SMALL_M_TILES if m < min(ranked)]
+    small = SMALL_M_TILES + ((1,) if max(Rows(desc, 1, walk=w).iterations for w in phase_walks) == 3 else ())
+    smaller = [m for m in small if m < min(ranked)]
     if max(walk.in_per_group, walk.out_per_group) > 1:
         # grouped: every pixel's channels are replicated across the lanes of their group, moves
         # the estimate undercounts (0.6 of the model on resnext50's groups of 4), and a smaller
