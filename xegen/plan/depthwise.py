@@ -395,7 +395,8 @@ def _m_tiles(desc, phase_walks: list[RowWalk], hw: Platform, n_tile: int, given:
     threads (a thread waits for its loads; a second one hides the wait), then the rest by thread
     count; then SMALL_M_TILES, which the estimate takes where waits dominate (mobilenet_v2's
     block1_dw in bf16 on XeHPC models 2161 cycles with m_tile=2 against 2981 with 4: each row's
-    weights are 16-bit gathers, waited for one by one).  Not m_tile=1: each output's mads then
+    weights are 16-bit gathers, waited for one by one).  Not m_tile=1 but in a loop of three
+    rows, whose loads are all in flight at once (below): elsewhere each output's mads then
     wait on a sync.allwr for the next row's loads too, which the estimate does not see
     (block16_dw in f32 on XeHPC: estimated 662 cycles, modeled 1167, against 1076 with
     m_tile=4)."""
@@ -410,12 +411,16 @@ def _m_tiles(desc, phase_walks: list[RowWalk], hw: Platform, n_tile: int, given:
 
     busy = [m for m in options if threads(m) >= 2 * hw.eu_count]
     ranked = busy + sorted((m for m in options if m not in busy), key=lambda m: -threads(m))
-    small = SMALL_M_TILES + ((1,) if max(Rows(desc, 1, walk=w).iterations for w in phase_walks) == 3 else ())
-    smaller = [m for m in small if m < min(ranked)]
+    smaller = [m for m in SMALL_M_TILES if m < min(ranked)]
     if max(walk.in_per_group, walk.out_per_group) > 1:
         # grouped: every pixel's channels are replicated across the lanes of their group, moves
         # the estimate undercounts (0.6 of the model on resnext50's groups of 4), and a smaller
         # block replicates more pixels per output (conv2_g32x4 in bf16 on XeHPC models 11326
         # cycles with m_tile=2 against 8228 with 4): offered only once the others run out
         return ranked, smaller
+    if max(Rows(desc, 1, walk=w).iterations for w in phase_walks) == 3 and min(ranked + smaller) > 1:
+        # a loop of three rows keeps all its loads in flight (gmem_bufs=3): one output per thread
+        # no longer waits for the next row's loads (block16_dw in bf16 on XeHPC: 251 modeled
+        # cycles, against 293 with two), and the model chooses (`row_model_choices`)
+        smaller.append(1)
     return ranked + smaller, []
