@@ -53,6 +53,8 @@ class Snapshot:
     roots: list[int]
     constant: dict[int, int] = field(default_factory=dict)  # class -> IR value of its Const
     class_type: dict[int, Type] = field(default_factory=dict)
+    #: `node_costs` per cost model: the greedy extractor and `share_more` both price every node
+    costs: dict[CostModel, list[list[int]]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def node_count(self) -> int:
@@ -158,13 +160,25 @@ def result_type(node: Node, known: Mapping[int, Type]) -> Type | None:
 
 
 def node_costs(snapshot: Snapshot, model: CostModel) -> list[list[int]]:
+    """The cost of every node under `model`, by class and position (computed once per model)."""
+    costs = snapshot.costs.get(model)
+    if costs is None:
+        costs = snapshot.costs[model] = _price_nodes(snapshot, model)
+    return costs
+
+
+def _price_nodes(snapshot: Snapshot, model: CostModel) -> list[list[int]]:
+    # each class's operand once (a class is an operand of many nodes); `_infer_types` types every
+    # class: each node has a Ty or a bool result
+    operands = [snapshot.operand(c) for c in range(len(snapshot.classes))]
+    operation = model.operation
     costs = []
     for nodes in snapshot.classes:
         row = []
         for node in nodes:
-            operands = [snapshot.operand(c) for c in node.children]
-            source = node.types[1] if len(node.types) > 1 else None
-            row.append(model.operation(node.op, node.type, operands, source))
+            types = node.types
+            source = types[1] if len(types) > 1 else None
+            row.append(operation(node.op, node.type, [operands[c] for c in node.children], source))
         costs.append(row)
     return costs
 
@@ -195,17 +209,23 @@ def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
     while queue:
         cls, i = heapq.heappop(queue)
         queued.discard((cls, i))
-        node = snapshot.classes[cls][i]
-        below = [s for c in node.children if (s := best_set[c]) is not None]
-        if len(below) < len(node.children):
+        children = snapshot.classes[cls][i].children
+        below = [s for c in children if (s := best_set[c]) is not None]
+        if len(below) < len(children):
             continue  # a child class has no form yet
+        cost = costs[cls][i]
+        # the node's set holds its first child's set, at that set's costs, and the node: a node
+        # that cannot win by that bound is not merged (merging is most of the work)
+        least = min(INFINITE, (best_cost[children[0]] if children else 0) + cost)
+        if least > best_cost[cls] or (least == best_cost[cls] and i >= best_node[cls]):
+            continue
+        if any(cls in child_set for child_set in below):
+            continue  # the node would depend on its own class
         merged: dict[int, int] = {}
         for child_set in reversed(below):  # (a class in several: its cost in the first child's set)
             merged.update(child_set)
-        if cls in merged:
-            continue  # the node would depend on its own class
-        merged[cls] = costs[cls][i]
-        total = saturating_sum(merged.values())
+        merged[cls] = cost
+        total = min(INFINITE, sum(merged.values()))  # (saturating_sum, inline: this loop is hot)
         if total < best_cost[cls] or (total == best_cost[cls] and i < best_node[cls]):
             changed = best_node[cls] != i or total != best_cost[cls]
             best_cost[cls], best_node[cls], best_set[cls] = total, i, merged
