@@ -22,7 +22,7 @@ from .. import ir
 from ..errors import Error
 from ..ir.types import BOOL, Type
 from .bindings import bindings
-from .costs import INFINITE, CostModel, Operand, saturating_sum
+from .costs import INFINITE, CostModel, Operand
 from .engine import EXPR_CONSTRUCTORS, Run
 from .terms import CATEGORY, OPERATIONS, TY_ARGUMENTS, TY_TYPES, TermReader, build_node, constant_value
 
@@ -243,7 +243,8 @@ def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
 def dag_total(snapshot: Snapshot, costs: list[list[int]], choice: Mapping[int, int]) -> int:
     """The cost of the classes the roots reach under `choice`, each paid once; INFINITE + 1 when
     the choice makes a class depend on itself (a cycle has no expression)."""
-    total = 0
+    classes = snapshot.classes
+    total = 0  # (costs are not negative: saturating once at the end is saturating every sum)
     state: dict[int, bool] = {}  # class -> finished (False while its operands are being visited)
     for root in snapshot.roots:
         stack = [(root, False)]
@@ -251,16 +252,17 @@ def dag_total(snapshot: Snapshot, costs: list[list[int]], choice: Mapping[int, i
             cls, done = stack.pop()
             if done:
                 state[cls] = True
-                total = saturating_sum((total, costs[cls][choice[cls]]))
+                total += costs[cls][choice[cls]]
                 continue
-            if cls in state:
-                if not state[cls]:
+            finished = state.get(cls)
+            if finished is not None:
+                if not finished:
                     return INFINITE + 1
                 continue
             state[cls] = False
             stack.append((cls, True))
-            stack.extend((child, False) for child in snapshot.classes[cls][choice[cls]].children)
-    return total
+            stack.extend((child, False) for child in classes[cls][choice[cls]].children)
+    return min(total, INFINITE)
 
 
 def share_more(snapshot: Snapshot, model: CostModel, choice: dict[int, int], budget: int = 40_000) -> dict[int, int]:
