@@ -11,7 +11,9 @@ The schedule:
     2 times: saturate(analysis + fold + canon) ; run(lower)     strength reduction and peepholes
 
 Interval analysis, constant folding and canonical forms go to a fixed point before each round of
-the algebra.  The lowering rules run after the algebra: they offer cheaper instruction sequences
+the algebra.  Runs that provably change nothing are left out (SETTLE, LOWER_AGAIN, the loop's last
+iteration): the runs that change the e-graph are the plain schedule's, in the same order.  The
+lowering rules run after the algebra: they offer cheaper instruction sequences
 (shifts, magic-number division, add3, mad) for the extractor to choose among, and feeding them
 back into the algebra only multiplies the e-graph.  Saturation stops when nothing changes or at
 the first bound hit (iterations, e-graph nodes, wall-clock time); the report says which.
