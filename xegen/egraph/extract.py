@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -98,7 +99,7 @@ class Snapshot:
         while changed:
             changed = False
             for value in list(raw):
-                kept = [n for n in raw[value] if all(child in raw for child in n[2])]
+                kept = [n for n in raw[value] if all(map(raw.__contains__, n[2]))]
                 if len(kept) != len(raw[value]):
                     changed = True
                     if kept:
@@ -110,7 +111,7 @@ class Snapshot:
         classes: list[list[Node]] = []
         for value in order:
             nodes = [
-                Node(op, types, tuple(index[child] for child in rest), literal, bool(extra))
+                Node(op, types, tuple(map(index.__getitem__, rest)), literal, bool(extra))
                 for op, types, rest, literal, *extra in raw[value]
             ]
             nodes.sort(key=_node_key)
@@ -141,7 +142,12 @@ class Snapshot:
 
 
 def _node_key(node: Node):
-    return (node.subsumed, node.op, tuple(str(t) for t in node.types), node.children, str(node.literal))
+    return (node.subsumed, node.op, tuple(map(_type_name, node.types)), node.children, str(node.literal))
+
+
+@cache  # (a snapshot sorts every class's nodes by their types' names)
+def _type_name(t: Type) -> str:
+    return str(t)
 
 
 #: constructors whose result is a bool (comparisons and logical operations)
