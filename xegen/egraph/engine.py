@@ -284,7 +284,8 @@ def _run_bounded(loaded: _LoadedRules, limits: Limits) -> SaturationReport:
         if not rewrote:
             # the next iteration would change nothing (the e-graph is settled and the rewrites
             # found nothing in it since), and end the loop: it is counted, not run (an empty
-            # rewrite run costs ~1.5 ms), and leaves the bounds as running it would
+            # rewrite run costs ~1.5 ms); the node bound sees what running it would have left,
+            # the time bound a step that took no time
             report.iterations += 1
             report.seconds = time.perf_counter() - start
             last.update(growth=1.0, seconds=0.0)
