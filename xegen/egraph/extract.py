@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from .. import ir
 from ..errors import Error
 from ..ir.types import BOOL, Type
 from .bindings import bindings
-from .costs import INFINITE, CostModel, Operand, saturating_sum
+from .costs import INFINITE, CostModel, Operand
 from .engine import EXPR_CONSTRUCTORS, Run
 from .terms import CATEGORY, OPERATIONS, TY_ARGUMENTS, TY_TYPES, TermReader, build_node, constant_value
 
@@ -53,6 +54,8 @@ class Snapshot:
     roots: list[int]
     constant: dict[int, int] = field(default_factory=dict)  # class -> IR value of its Const
     class_type: dict[int, Type] = field(default_factory=dict)
+    #: `node_costs` per cost model: the greedy extractor and `share_more` both price every node
+    costs: dict[CostModel, list[list[int]]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def node_count(self) -> int:
@@ -96,7 +99,7 @@ class Snapshot:
         while changed:
             changed = False
             for value in list(raw):
-                kept = [n for n in raw[value] if all(child in raw for child in n[2])]
+                kept = [n for n in raw[value] if all(map(raw.__contains__, n[2]))]
                 if len(kept) != len(raw[value]):
                     changed = True
                     if kept:
@@ -108,7 +111,7 @@ class Snapshot:
         classes: list[list[Node]] = []
         for value in order:
             nodes = [
-                Node(op, types, tuple(index[child] for child in rest), literal, bool(extra))
+                Node(op, types, tuple(map(index.__getitem__, rest)), literal, bool(extra))
                 for op, types, rest, literal, *extra in raw[value]
             ]
             nodes.sort(key=_node_key)
@@ -139,7 +142,12 @@ class Snapshot:
 
 
 def _node_key(node: Node):
-    return (node.subsumed, node.op, tuple(str(t) for t in node.types), node.children, str(node.literal))
+    return (node.subsumed, node.op, tuple(map(_type_name, node.types)), node.children, str(node.literal))
+
+
+@cache  # (a snapshot sorts every class's nodes by their types' names)
+def _type_name(t: Type) -> str:
+    return str(t)
 
 
 #: constructors whose result is a bool (comparisons and logical operations)
@@ -158,13 +166,25 @@ def result_type(node: Node, known: Mapping[int, Type]) -> Type | None:
 
 
 def node_costs(snapshot: Snapshot, model: CostModel) -> list[list[int]]:
+    """The cost of every node under `model`, by class and position (computed once per model)."""
+    costs = snapshot.costs.get(model)
+    if costs is None:
+        costs = snapshot.costs[model] = _price_nodes(snapshot, model)
+    return costs
+
+
+def _price_nodes(snapshot: Snapshot, model: CostModel) -> list[list[int]]:
+    # each class's operand once (a class is an operand of many nodes); `_infer_types` types every
+    # class: each node has a Ty or a bool result
+    operands = [snapshot.operand(c) for c in range(len(snapshot.classes))]
+    operation = model.operation
     costs = []
     for nodes in snapshot.classes:
         row = []
         for node in nodes:
-            operands = [snapshot.operand(c) for c in node.children]
-            source = node.types[1] if len(node.types) > 1 else None
-            row.append(model.operation(node.op, node.type, operands, source))
+            types = node.types
+            source = types[1] if len(types) > 1 else None
+            row.append(operation(node.op, node.type, [operands[c] for c in node.children], source))
         costs.append(row)
     return costs
 
@@ -195,17 +215,23 @@ def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
     while queue:
         cls, i = heapq.heappop(queue)
         queued.discard((cls, i))
-        node = snapshot.classes[cls][i]
-        below = [s for c in node.children if (s := best_set[c]) is not None]
-        if len(below) < len(node.children):
+        children = snapshot.classes[cls][i].children
+        below = [s for c in children if (s := best_set[c]) is not None]
+        if len(below) < len(children):
             continue  # a child class has no form yet
+        cost = costs[cls][i]
+        # the node's set holds its first child's set, at that set's costs, and the node: a node
+        # that cannot win by that bound is not merged (merging is most of the work)
+        least = min(INFINITE, (best_cost[children[0]] if children else 0) + cost)
+        if least > best_cost[cls] or (least == best_cost[cls] and i >= best_node[cls]):
+            continue
+        if any(cls in child_set for child_set in below):
+            continue  # the node would depend on its own class
         merged: dict[int, int] = {}
         for child_set in reversed(below):  # (a class in several: its cost in the first child's set)
             merged.update(child_set)
-        if cls in merged:
-            continue  # the node would depend on its own class
-        merged[cls] = costs[cls][i]
-        total = saturating_sum(merged.values())
+        merged[cls] = cost
+        total = min(INFINITE, sum(merged.values()))  # (saturating_sum, inline: this loop is hot)
         if total < best_cost[cls] or (total == best_cost[cls] and i < best_node[cls]):
             changed = best_node[cls] != i or total != best_cost[cls]
             best_cost[cls], best_node[cls], best_set[cls] = total, i, merged
@@ -223,7 +249,8 @@ def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
 def dag_total(snapshot: Snapshot, costs: list[list[int]], choice: Mapping[int, int]) -> int:
     """The cost of the classes the roots reach under `choice`, each paid once; INFINITE + 1 when
     the choice makes a class depend on itself (a cycle has no expression)."""
-    total = 0
+    classes = snapshot.classes
+    total = 0  # (costs are not negative: saturating once at the end is saturating every sum)
     state: dict[int, bool] = {}  # class -> finished (False while its operands are being visited)
     for root in snapshot.roots:
         stack = [(root, False)]
@@ -231,16 +258,17 @@ def dag_total(snapshot: Snapshot, costs: list[list[int]], choice: Mapping[int, i
             cls, done = stack.pop()
             if done:
                 state[cls] = True
-                total = saturating_sum((total, costs[cls][choice[cls]]))
+                total += costs[cls][choice[cls]]
                 continue
-            if cls in state:
-                if not state[cls]:
+            finished = state.get(cls)
+            if finished is not None:
+                if not finished:
                     return INFINITE + 1
                 continue
             state[cls] = False
             stack.append((cls, True))
-            stack.extend((child, False) for child in snapshot.classes[cls][choice[cls]].children)
-    return total
+            stack.extend((child, False) for child in classes[cls][choice[cls]].children)
+    return min(total, INFINITE)
 
 
 def share_more(snapshot: Snapshot, model: CostModel, choice: dict[int, int], budget: int = 40_000) -> dict[int, int]:

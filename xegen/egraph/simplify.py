@@ -129,16 +129,18 @@ def _json_cost(cost: int):
 
 
 def extract_roots(
-    run, problem: Problem, model: CostModel, extractor: str, share: bool = False
+    run, problem: Problem, model: CostModel, extractor: str, share: bool = False, snapshot: Snapshot | None = None
 ) -> tuple[list[ir.Expr], ExtractionInfo]:
     """Extract every root of the problem; opaque leaves are rebuilt around their extracted holes.
     `share`: the greedy DAG choice is improved by `share_more` (standalone expressions: a kernel's
-    e-graph is larger, and its compile time counts)."""
+    e-graph is larger, and its compile time counts).  `snapshot`: the run's, if taken already
+    (one serves every cost model)."""
     if extractor not in EXTRACTORS:
         raise Error(f"unknown extractor '{extractor}': expected one of {', '.join(EXTRACTORS)}")
     builder = problem.builder
     info = ExtractionInfo(extractor)
-    snapshot = Snapshot.from_run(run)
+    if snapshot is None:
+        snapshot = Snapshot.from_run(run)
     info.egraph_nodes = snapshot.node_count
     info.egraph_classes = len(snapshot.classes)
     built: dict[int, ir.Expr] = {}
@@ -218,9 +220,11 @@ def simplify_each(
     results = []
     with saturate(rule_set, problem.builder.roots, problem.seeds, limits, problem.builder.pieces) as run:
         saturated = time.perf_counter()
+        snapshot = Snapshot.from_run(run)  # (the e-graph is the same for every model)
+        snapshot_seconds = time.perf_counter() - saturated
         for model in models:
-            begin = time.perf_counter()
-            roots, info = extract_roots(run, problem, model, extractor, share=True)
+            begin = time.perf_counter() - snapshot_seconds  # (each result's time includes the snapshot)
+            roots, info = extract_roots(run, problem, model, extractor, share=True, snapshot=snapshot)
             result = roots[root] if top is None else rebuild_opaque(top, roots.__getitem__)
             cost_before, cost_after = model.dag_cost(expr, ranges), model.dag_cost(result, ranges)
             # never costlier than the input, nor larger at the same cost
