@@ -151,7 +151,7 @@ class Abi:
             raise UnsupportedError("loading kernel arguments needs LSC messages on this platform")
         inline = self.payload.inline_bytes  # CTD[0:inline] is in r1 already
         if inline:
-            grfs = -(-inline // g) + -(-(size - inline) // g) if size > inline else 1
+            grfs = -(-inline // g) + -(-max(0, size - inline) // g)
             ctd = self.b.vregs.new(grfs * g, "args", g, fixed=g, whole_grfs=True)
         else:
             ctd = self.b.grfs(-(-size // g), "args")

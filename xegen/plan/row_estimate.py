@@ -131,8 +131,8 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan | F
                 total += before + iterations * (latency + serial)
             else:  # each later row's loads issue gmem_bufs - 1 rows ahead of their use
                 ahead = config.gmem_bufs - 1
-                hidden = max(0, iterations - ahead) * max(0.0, latency - ahead * row_issue)
-                total += before + latency + hidden + iterations * serial
+                exposed = max(0, iterations - ahead) * max(0.0, latency - ahead * row_issue)
+                total += before + latency + exposed + iterations * serial
         fixed = (max(0.0, latency - FIXED_INSTRUCTIONS) if arguments else 0.0) + (latency if bias else 0.0)
         return total * share + fixed
 
