@@ -4,15 +4,13 @@ plain schedule and the plain greedy extractor, written out here as the reference
 
 from __future__ import annotations
 
-import heapq
 import math
 
 import pytest
 
 from xegen import ir
 from xegen.egraph import CostModel, Limits, engine
-from xegen.egraph.costs import INFINITE
-from xegen.egraph.extract import Snapshot, greedy_dag, node_costs
+from xegen.egraph.extract import Snapshot, greedy_dag
 from xegen.egraph.rules import load_rules, rule_files
 from xegen.egraph.simplify import Problem, seed_variables
 from xegen.egraph.terms import TermBuilder
@@ -102,53 +100,12 @@ def test_the_cases_cover_saturated_runs_and_the_iteration_limit():
     assert {stop for _, stop in stops} == {"saturated", "iteration limit"}
 
 
-def plain_greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
-    """greedy_dag without its bound: every node whose children have forms is merged."""
-    costs = node_costs(snapshot, model)
-    parents: list[list[tuple[int, int]]] = [[] for _ in snapshot.classes]
-    for cls, nodes in enumerate(snapshot.classes):
-        for i, node in enumerate(nodes):
-            for child in set(node.children):
-                parents[child].append((cls, i))
-    best_cost = [INFINITE + 1] * len(snapshot.classes)
-    best_node = [-1] * len(snapshot.classes)
-    best_set: list[dict[int, int] | None] = [None] * len(snapshot.classes)
-    queue = [
-        (cls, i) for cls, nodes in enumerate(snapshot.classes) for i, node in enumerate(nodes) if not node.children
-    ]
-    heapq.heapify(queue)
-    queued = set(queue)
-    while queue:
-        cls, i = heapq.heappop(queue)
-        queued.discard((cls, i))
-        node = snapshot.classes[cls][i]
-        below = [s for c in node.children if (s := best_set[c]) is not None]
-        if len(below) < len(node.children):
-            continue
-        merged: dict[int, int] = {}
-        for child_set in reversed(below):
-            merged.update(child_set)
-        if cls in merged:
-            continue
-        merged[cls] = costs[cls][i]
-        total = min(INFINITE, sum(merged.values()))
-        if total < best_cost[cls] or (total == best_cost[cls] and i < best_node[cls]):
-            changed = best_node[cls] != i or total != best_cost[cls]
-            best_cost[cls], best_node[cls], best_set[cls] = total, i, merged
-            if changed:
-                for parent in parents[cls]:
-                    if parent not in queued:
-                        heapq.heappush(queue, parent)
-                        queued.add(parent)
-    return {cls: i for cls, i in enumerate(best_node) if i >= 0}
-
-
 @pytest.mark.parametrize("text, ranges, iterations", CASES)
 def test_the_greedy_extractor_chooses_what_it_would_without_its_bound(text, ranges, iterations):
     _, snapshot = engine_run(problem_of(text, ranges), iterations)
     for hw in ("xelp", "xehpg", "xehpc"):
         model = CostModel(hw)
-        assert greedy_dag(snapshot, model) == plain_greedy_dag(snapshot, model)
+        assert greedy_dag(snapshot, model) == greedy_dag(snapshot, model, bound=False)
 
 
 def test_a_rule_directory_lists_what_a_glob_would(tmp_path):

@@ -192,8 +192,9 @@ def _price_nodes(snapshot: Snapshot, model: CostModel) -> list[list[int]]:
 # Greedy DAG extraction ----------------------------------------------------------------------
 
 
-def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
-    """Choose a node per class minimizing the cost of the set of classes below it."""
+def greedy_dag(snapshot: Snapshot, model: CostModel, bound: bool = True) -> dict[int, int]:
+    """Choose a node per class minimizing the cost of the set of classes below it.  `bound`:
+    skip merging the nodes a lower bound shows cannot win (the same choices, less work)."""
     costs = node_costs(snapshot, model)
     parents: list[list[tuple[int, int]]] = [[] for _ in snapshot.classes]
     for cls, nodes in enumerate(snapshot.classes):
@@ -223,7 +224,7 @@ def greedy_dag(snapshot: Snapshot, model: CostModel) -> dict[int, int]:
         # the node's set holds its first child's set, at that set's costs, and the node: a node
         # that cannot win by that bound is not merged (merging is most of the work)
         least = min(INFINITE, (best_cost[children[0]] if children else 0) + cost)
-        if least > best_cost[cls] or (least == best_cost[cls] and i >= best_node[cls]):
+        if bound and (least > best_cost[cls] or (least == best_cost[cls] and i >= best_node[cls])):
             continue
         if any(cls in child_set for child_set in below):
             continue  # the node would depend on its own class
