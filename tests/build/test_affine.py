@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xegen.build.affine import affine, split_bound, split_offset
+from xegen.build.affine import affine, merge_bounds, split_bound, split_offset
 from xegen.conv import make_problem
 from xegen.ir import Call, For, Send, Var, evaluate, free_vars, walk
 from xegen.ir.expr import Broadcast, IntImm
@@ -150,3 +150,122 @@ def test_checked_rows_get_their_own_fixed_part_linear_rows_do_not():
     assert src and wei
     assert all(any(v.name.startswith("fixed") for v in free_vars(o)) for o in src)
     assert not any(v.name.startswith("fixed") for o in wei for v in free_vars(o))
+
+
+# An im2col gather (a first layer's A): one K position per lane, so kh, kw, ic are vectors that
+# change per iteration and the pixel (o_h, o_w) is one value for all lanes, fixed before the loop.
+o_h, o_w = Var("o_h", S32), Var("o_w", S32)
+kh_lanes, kw_lanes, ic_lanes = Var("kh_lanes", V), Var("kw_lanes", V), Var("ic_lanes", V)
+LANE_VARIANT = {kh_lanes, kw_lanes, ic_lanes}
+
+
+def _gathered_offset():
+    """The source of a 7x7 stride-2 padding-3 layer, 224 wide, 3 channels, in bytes (bf16)."""
+    ih = b(o_h * IntImm(2)) + kh_lanes - b(IntImm(3))
+    iw = b(o_w * IntImm(2)) + kw_lanes - b(IntImm(3))
+    return (ic_lanes + ih * b(IntImm(672)) + iw * b(IntImm(3))) * b(IntImm(2))
+
+
+def _lane_envs(seed, count=20):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        yield {
+            "o_h": np.int32(rng.integers(-5, 120)),
+            "o_w": np.int32(rng.integers(-5, 120)),
+            "kh_lanes": rng.integers(-3, 10, LANES, dtype=np.int32),
+            "kw_lanes": rng.integers(-3, 10, LANES, dtype=np.int32),
+            "ic_lanes": rng.integers(-3, 4, LANES, dtype=np.int32),
+        }
+
+
+def test_split_offset_along_the_lanes_shares_the_iterations_vector():
+    """Every message of an iteration adds its own uniform scalar to one per-iteration vector:
+    `bind_changing` gets the vector (no pixel in it), `bind` the pixel's part (no lane in it)."""
+    fixed, changing = [], []
+
+    def bind(e):
+        fixed.append(e)
+        return Var("fixed", e.type)
+
+    def bind_changing(e):
+        changing.append(e)
+        return Var("lane_offset", e.type)
+
+    offset = _gathered_offset()
+    split = split_offset(offset, LANE_VARIANT, bind, bind_changing)
+    assert len(fixed) == 1 and fixed[0].type == S32 and set(free_vars(fixed[0])) == {o_h, o_w}
+    assert len(changing) == 1 and set(free_vars(changing[0])) == LANE_VARIANT
+    assert split == Var("lane_offset", V) + Broadcast(Var("fixed", S32), LANES)
+    for env in _lane_envs(4):
+        values = {**env, "fixed": evaluate(fixed[0], env), "lane_offset": evaluate(changing[0], env)}
+        assert np.array_equal(evaluate(split, values), evaluate(offset, env))
+    # without bind_changing (the row plans' callers) the offset stays as it was
+    assert split_offset(offset, LANE_VARIANT, bind) is offset
+
+
+@pytest.mark.parametrize("op", ["le", "lt", "ge", "gt"])
+def test_split_bound_along_the_lanes_compares_the_lane_value_with_a_uniform_bound(op):
+    """`0 <= o_h*2 + kh - 3` becomes `3 - o_h*2 <= kh`: a compare with a scalar, no add."""
+    ih = b(o_h * IntImm(2)) + kh_lanes - b(IntImm(3))
+    for condition in (_compare(op, ih, b(IntImm(224))), _compare(op, b(IntImm(0)), ih)):
+        split = split_bound(condition, LANE_VARIANT, lambda e: e)
+        assert kh_lanes in (split.a, split.b)
+        other = split.b if split.a == kh_lanes else split.a
+        assert isinstance(other, Broadcast) and other.value.type == S32
+        for env in _lane_envs(5, 40):
+            assert np.array_equal(evaluate(split, env), evaluate(condition, env))
+
+
+def test_merge_bounds_takes_the_tighter_uniform_bound():
+    """`kh < 7` (K's padding) and `kh < 227 - o_h*2` (the image's last row) are one compare."""
+    upper = kh_lanes < b(IntImm(227) - o_h * IntImm(2))
+    lower = kh_lanes >= b(IntImm(3) - o_h * IntImm(2))
+    other = kw_lanes < b(IntImm(5))
+    conditions = [kh_lanes < b(IntImm(7)), lower, other, upper, kh_lanes >= b(IntImm(0))]
+    merged = merge_bounds(conditions, lambda e: e)
+    assert len(merged) == 3 and merged[2] is other  # one per vector and side, in first-seen order
+    assert merged[0].op == "lt" and merged[0].b.value.op == "min"
+    assert merged[1].op == "ge" and merged[1].b.value.op == "max"
+    for env in _lane_envs(6, 40):
+        expected = np.logical_and.reduce([evaluate(c, env) for c in conditions])
+        assert np.array_equal(np.logical_and.reduce([evaluate(c, env) for c in merged]), expected)
+
+
+def test_first_layer_gathers_add_one_uniform_scalar_to_the_iterations_offsets():
+    """XeHPC bf16 conv1 on the GEMM plan gathers A a K position per lane: in the K loop, every
+    gather's offset is the iteration's shared vector let plus a broadcast scalar, and its mask
+    compares lane values with uniform bounds only (no vector arithmetic per message)."""
+    problem = make_problem("mb1ic3ih224oc64oh112kh7sh2ph3", dt="bf16")
+    kernel = build_kernel(problem, "xehpc", {"fma": "dpas", "slm": 1, "m_tile": 16, "k_block": 32, "tg_k": 1})
+    (loop,) = [n for n in walk(kernel.body) if isinstance(n, For)][:1]
+    gathers = [
+        n
+        for n in walk(loop)
+        if isinstance(n, Call) and isinstance(n.func, Send) and n.func.kind == "scattered"
+        and n.args[0].buffer.name == "src"
+    ]
+    assert len(gathers) == 8
+    shared = {g.args[1].a for g in gathers}
+    assert len(shared) == 1 and isinstance(next(iter(shared)), Var)
+    for gather in gathers:
+        offset, mask = gather.args[1], gather.args[3]
+        assert offset.op == "add" and isinstance(offset.b, Broadcast)
+        compares = [n for n in walk(mask) if getattr(n, "op", None) in ("lt", "le", "gt", "ge")]
+        assert compares and all(isinstance(c.a, Var) and isinstance(c.b, Broadcast) for c in compares)
+
+
+def test_split_bound_along_the_lanes_binds_a_scaled_lane_value_once():
+    """A strided layer's `0 <= kh*2 + o_h - 3`: the lanes' side, `kh*2`, goes to `bind_changing`
+    (one let per iteration, shared by every message's mask), the rest is a uniform bound."""
+    condition = b(IntImm(0)) <= kh_lanes * b(IntImm(2)) + b(o_h) - b(IntImm(3))
+    bound = []
+
+    def bind_changing(e):
+        bound.append(e)
+        return Var("scaled", e.type)
+
+    split = split_bound(condition, LANE_VARIANT, lambda e: e, bind_changing)
+    assert len(bound) == 1 and affine(bound[0]) == ({kh_lanes: 2}, 0)
+    assert split.b == Var("scaled", V) and isinstance(split.a, Broadcast)
+    for env in _lane_envs(7, 40):
+        assert np.array_equal(evaluate(split, {**env, "scaled": evaluate(bound[0], env)}), evaluate(condition, env))

@@ -15,6 +15,13 @@ across a comparison is exact because the index arithmetic never leaves s32
 A scalar message (one block per tile row) has its offset split the same way: the row's fixed
 part is bound before the loop, and each iteration adds the part every row shares.  Its bounds
 stay as they are: one scalar compare per side costs what the add it would save costs.
+
+Where the lanes run along the loop's dimension instead (an im2col gather of a first layer, one
+K position per lane: `((oh + kh - 3)*IW + ow + kw - 3)*IC + ic` with oh, ow fixed and kh, kw, ic
+per lane and iteration), the per-lane part `(kh*IW + kw)*IC + ic` is the same for every message
+of the iteration: it is bound once in the loop body (`bind_changing`) and each message adds its
+own fixed scalar to it.  A bound `0 <= oh + kh - 3` becomes `3 - oh <= kh`: the vector side is
+the iteration's own value, the other a scalar bound before the loop.
 """
 
 from __future__ import annotations
@@ -96,16 +103,45 @@ def _constant(value: int, lanes: int) -> Expr:
     return IntImm(value) if lanes == 1 else Broadcast(IntImm(value), lanes)
 
 
-def split_offset(offset: Expr, variant: set[Var], bind) -> Expr:
+def split_offset(offset: Expr, variant: set[Var], bind, bind_changing=None) -> Expr:
     """`offset` as its loop-invariant part, bound with `bind(expr)` before the loop, plus the
-    part that changes per iteration; unchanged when either part is missing."""
+    part that changes per iteration; unchanged when either part is missing.  With
+    `bind_changing`, a vector offset whose fixed part is uniform and whose changing part is a
+    vector becomes `bind_changing(changing) + broadcast(bind(fixed))`."""
     lanes = offset.type.lanes
-    terms, constant = affine(offset)
+    terms, constant = _wrapped(*affine(offset))
     fixed, changing = split(terms, variant)
-    if not changing or not _worth_binding(fixed, lanes):
+    if not changing:
+        return offset
+    if bind_changing is not None and lanes > 1 and _has_vector(changing) and not _has_vector(fixed):
+        if not fixed and not constant:
+            return offset
+        return bind_changing(build(changing, 0, lanes)) + Broadcast(_bound_scalar(fixed, constant, bind), lanes)
+    if not _worth_binding(fixed, lanes):
         return offset
     base = bind(build(fixed, constant, lanes))
     return base + build(changing, 0, lanes)
+
+
+def _wrapped(terms: Terms, constant: int) -> tuple[Terms, int]:
+    """Coefficients and constant as s32 values: an offset is computed in wrapping s32 arithmetic,
+    where regrouping its terms is exact however large the products of their factors get."""
+    wrapped = {atom: _s32(k) for atom, k in terms.items() if _s32(k)}
+    return wrapped, _s32(constant)
+
+
+def _s32(value: int) -> int:
+    return (value + 2**31) % 2**32 - 2**31
+
+
+def _fits(terms: Terms, constant: int) -> bool:
+    return all(_s32(k) == k for k in terms.values()) and _s32(constant) == constant
+
+
+def _bound_scalar(terms: Terms, constant: int, bind) -> Expr:
+    """A uniform sum, bound with `bind` unless it is a constant or a variable."""
+    value = build(terms, constant, 1)
+    return value if isinstance(value, (IntImm, Var)) else bind(value)
 
 
 def _worth_binding(fixed: Terms, lanes: int) -> bool:
@@ -117,10 +153,12 @@ def _worth_binding(fixed: Terms, lanes: int) -> bool:
 COMPARISONS = ("lt", "le", "gt", "ge")
 
 
-def split_bound(condition: Expr, variant: set[Var], bind) -> Expr:
+def split_bound(condition: Expr, variant: set[Var], bind, bind_changing=lambda e: e) -> Expr:
     """A vector comparison with loop-invariant vector terms on one side only, rewritten so that
     side holds just those terms (bound before the loop with `bind` unless a single variable) and
-    everything else moves to the other side."""
+    everything else moves to the other side.  One whose vector terms all change per iteration
+    (lanes along the loop's dimension) keeps them alone on one side, bound with
+    `bind_changing`, against a uniform bound."""
     if not (
         isinstance(condition, Binary)
         and condition.op in COMPARISONS
@@ -137,7 +175,48 @@ def split_bound(condition: Expr, variant: set[Var], bind) -> Expr:
         return Binary(condition.op, bind(build(fa, 0, lanes)), build(_combine(vb, va, -1), cb - ca, lanes))
     if _has_vector(fb) and not fa:  # va + ca  op  fb + vb + cb   ->   va - vb + ca - cb  op  fb
         return Binary(condition.op, build(_combine(va, vb, -1), ca - cb, lanes), bind(build(fb, 0, lanes)))
+    changing = _combine(va, vb, -1)
+    uniform_terms = _combine(fb, fa, -1)
+    if not (_fits(changing, 0) and _fits(uniform_terms, cb - ca)):  # a bound moves exactly only in s32
+        return condition
+    if (fa or fb or ca or cb) and _has_vector(changing) and not (_has_vector(fa) or _has_vector(fb)):
+        # the lanes' values alone on the side that had them, a uniform bound on the other:
+        # fa + va + ca  op  fb + vb + cb   ->   va - vb  op  fb - fa + cb - ca   (or mirrored)
+        if _has_vector(va) or not _has_vector(vb):
+            uniform = _bound_scalar(uniform_terms, cb - ca, bind)
+            return Binary(condition.op, _bound_vector(changing, lanes, bind_changing), Broadcast(uniform, lanes))
+        uniform = _bound_scalar(_combine(fa, fb, -1), ca - cb, bind)
+        vector = _bound_vector(_combine(vb, va, -1), lanes, bind_changing)
+        return Binary(condition.op, Broadcast(uniform, lanes), vector)
     return condition
+
+
+def _bound_vector(terms: Terms, lanes: int, bind) -> Expr:
+    """A vector sum, bound with `bind` unless it is a variable."""
+    value = build(terms, 0, lanes)
+    return value if isinstance(value, Var) else bind(value)
+
+
+def merge_bounds(conditions: list[Expr], bind) -> list[Expr]:
+    """Bounds of one vector on the same side merged: `v < a && v < b` is `v < min(a, b)` (and
+    `max` for a lower bound), where a and b are uniform; the merged bound is bound with `bind`."""
+    merged: dict[tuple[str, Expr], int] = {}
+    out: list[Expr] = []
+    for c in conditions:
+        if not (isinstance(c, Binary) and c.op in COMPARISONS and isinstance(c.b, Broadcast)):
+            out.append(c)
+            continue
+        key = (c.op, c.a)
+        if key not in merged:
+            merged[key] = len(out)
+            out.append(c)
+            continue
+        first = out[merged[key]]
+        assert isinstance(first, Binary) and isinstance(first.b, Broadcast)
+        pick = "min" if c.op in ("lt", "le") else "max"
+        bound = bind(Binary(pick, first.b.value, c.b.value))
+        out[merged[key]] = Binary(c.op, c.a, Broadcast(bound, c.a.type.lanes))
+    return out
 
 
 def _has_vector(terms: Terms) -> bool:

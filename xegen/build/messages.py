@@ -13,14 +13,14 @@ from typing import Any
 
 from ..conv.index import Idx, all_of, lane_ids, lane_var
 from ..hw import Platform
-from ..ir import Call, Expr, Let, Names, Send, Stmt, Var, ptr, store
+from ..ir import Call, Expr, Let, Names, Send, Stmt, Var, free_vars, ptr, store
 from ..ir.expr import Broadcast, IntImm, Shuffle
 from ..ir.types import U32
 from ..plan.block2d import Block2dPlan
 from ..plan.gemm import Gemm, View, linear_stride
 from ..plan.messages import LaneRun, LinePlan, Run, is_block
 from ..plan.tiles import Line, TileLayout
-from .affine import split_bound, split_offset
+from .affine import merge_bounds, split_bound, split_offset
 
 
 class Scope:
@@ -289,7 +289,24 @@ def _hoisted(
     def bind(e: Expr) -> Expr:
         return lane_scope.bind("fixed", Idx(e, 0, 0)).expr
 
-    return split_offset(byte_offset, variant, bind), [split_bound(c, variant, bind) for c in conditions]
+    def bind_changing(e: Expr) -> Expr:
+        """A per-iteration vector, bound once in the scope whose lets it reads (the messages of
+        an iteration share it), or left inline when it reads more than one."""
+        used = free_vars(e)
+        owners = [scope for scope in scopes.values() if any(var in used for var, _ in scope.lets)]
+        if len(owners) != 1:
+            return e
+        memo = owners[0].memo
+        if ("changing", e) not in memo:
+            memo["changing", e] = owners[0].bind("lane_offset", Idx(e, 0, 0)).expr
+        return memo["changing", e]
+
+    def bind_if_fixed(e: Expr) -> Expr:  # a merged bound: before the loop unless it changes in it
+        return e if variant.intersection(free_vars(e)) else bind(e)
+
+    offset = split_offset(byte_offset, variant, bind, bind_changing)
+    bounds = [split_bound(c, variant, bind, bind_changing) for c in conditions]
+    return offset, merge_bounds(bounds, bind_if_fixed)
 
 
 def _vector(e: Expr, lanes: int) -> Expr:
