@@ -303,7 +303,9 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) 
         + _loads(config, gemm, hw, global_loads, stagings)
     )
     per_iteration += scalar(
-        LOOP_INSTRUCTIONS + K_START_INSTRUCTIONS + COMPONENT_INSTRUCTIONS * (len(gemm.k.components) - 1)
+        LOOP_INSTRUCTIONS
+        + K_START_INSTRUCTIONS
+        + COMPONENT_INSTRUCTIONS * (len(gemm.k.components) - 1) * _k_unpacks(config, gemm)
     )
     once = scalar(FIXED_INSTRUCTIONS) + _epilogue(config, gemm, hw)
     launch = Launch(
@@ -328,6 +330,17 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) 
         lambda latency: _wait(config, hw, per_iteration, latency) * iterations + _combine_wait(config, gemm, hw),
         once.issue + per_iteration.issue * written,
     )
+
+
+def _k_unpacks(config: Config, gemm: Gemm) -> int:
+    """K coordinates a thread unpacks into components per iteration: one, whose components its
+    K rows share, where the group's K blocks divide the innermost component (`build.messages.
+    components`); else, in a mad kernel (a K row per message), each of its block's rows (backward
+    weights' pixels of a 56-wide image in blocks of 16: a division by 56 per row)."""
+    k = gemm.k
+    if len(k.components) < 2 or config.fma != "mad" or k.inner.size % (config.tg_k * config.k_block) == 0:
+        return 1
+    return config.k_block
 
 
 @dataclass(frozen=True)
