@@ -334,8 +334,8 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) 
 
 def _k_unpacks(config: Config, gemm: Gemm) -> int:
     """K coordinates a thread unpacks into components per iteration: one, whose components its
-    K rows share, where the group's K blocks divide the innermost component (`build.messages.
-    components`); else, in a mad kernel (a K row per message), each of its block's rows (backward
+    K rows share, where the group's K blocks divide the innermost component (the builder's
+    `components`); else, in a mad kernel (a K row per message), each row of its block (backward
     weights' pixels of a 56-wide image in blocks of 16: a division by 56 per row)."""
     k = gemm.k
     if len(k.components) < 2 or config.fma != "mad" or k.inner.size % (config.tg_k * config.k_block) == 0:
