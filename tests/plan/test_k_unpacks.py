@@ -25,6 +25,9 @@ def test_unpacks_per_row_only_where_the_k_blocks_do_not_divide_the_innermost_com
     # 56 = 7 x 8: the block's rows share the components of its first
     assert _k_unpacks(replace(config, k_block=8, tg_k=1), gemm) == 1
     assert _k_unpacks(replace(config, k_block=4, tg_k=2), gemm) == 1
+    # a 1x1 stride-1 layer's pixels are addressed linearly by both views: nothing is unpacked
+    pointwise = formulate(make_problem("mb1ic128ih28oc512oh28kh1ph0", "BWD_WB", "f32"))
+    assert 28 % 16 and _k_unpacks(replace(config, k_block=8, tg_k=2), pointwise) == 1
     # forward K is (kh, kw, ic) with 64 channels innermost: aligned at any block up to 64
     forward = formulate(make_problem(RES2A_BRANCH2B, "FWD_B", "f32"))
     assert _k_unpacks(replace(config, k_block=16, tg_k=4), forward) == 1

@@ -41,7 +41,7 @@ from ..ir.types import PTR
 from ..launch import busiest_eu_threads, occupancy, stall
 from .block2d import Block2dPlan, block2d_plan, direct_blocks
 from .config import Config, a_rows_per_grf, check_config, k_iterations, k_step, prefetches
-from .gemm import Gemm, View
+from .gemm import Gemm, View, linear_stride
 from .kernel import (
     REDUCTION_CHUNK_GRFS,
     GatheredA,
@@ -340,6 +340,8 @@ def _k_unpacks(config: Config, gemm: Gemm) -> int:
     k = gemm.k
     if len(k.components) < 2 or config.fma != "mad" or k.inner.size % (config.tg_k * config.k_block) == 0:
         return 1
+    if all(linear_stride(view, k) is not None for view in (gemm.a, gemm.b) if "k" in view.dims):
+        return 1  # no view unpacks K (a 1x1 stride-1 layer's pixels are addressed linearly)
     return config.k_block
 
 
