@@ -1,6 +1,7 @@
 """The estimate counts what a mad kernel pays to unpack K rows into components: one coordinate per
 iteration where the group's K blocks divide K's innermost component, one per row where they do
-not (backward weights' K is (oh, ow): a 56-wide image in blocks of 16 divides each row by 56)."""
+not and a view reads K a row per message (backward weights' K is (oh, ow): a 56-wide image in
+blocks of 16 divides each row by 56)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ def test_unpacks_per_row_only_where_the_k_blocks_do_not_divide_the_innermost_com
     # 56 = 7 x 8: the block's rows share the components of its first
     assert _k_unpacks(replace(config, k_block=8, tg_k=1), gemm) == 1
     assert _k_unpacks(replace(config, k_block=4, tg_k=2), gemm) == 1
+    # in f32 mad reads A in place, gathered a K row per lane: one vector unpack per message
+    gathered = formulate(make_problem(RES2A_BRANCH2B, "BWD_WB", "f32"))
+    assert _k_unpacks(replace(config, k_block=16, tg_k=1), gathered) == 1
     # a 1x1 stride-1 layer's pixels are addressed linearly by both views: nothing is unpacked
     pointwise = formulate(make_problem("mb1ic128ih28oc512oh28kh1ph0", "BWD_WB", "f32"))
     assert 28 % 16 and _k_unpacks(replace(config, k_block=8, tg_k=2), pointwise) == 1

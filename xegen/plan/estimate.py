@@ -335,14 +335,22 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) 
 def _k_unpacks(config: Config, gemm: Gemm) -> int:
     """K coordinates a thread unpacks into components per iteration: one, whose components its
     K rows share, where the group's K blocks divide the innermost component (the builder's
-    `components`); else, in a mad kernel (a K row per message), each row of its block (backward
-    weights' pixels of a 56-wide image in blocks of 16: a division by 56 per row)."""
+    `components`); else, in a mad kernel reading a view a K row per message, each row of its
+    block (bf16 backward weights' pixels of a 56-wide image in blocks of 16: a division by 56 per
+    row)."""
     k = gemm.k
     if len(k.components) < 2 or config.fma != "mad" or k.inner.size % (config.tg_k * config.k_block) == 0:
         return 1
-    if all(linear_stride(view, k) is not None for view in (gemm.a, gemm.b) if "k" in view.dims):
-        return 1  # no view unpacks K (a 1x1 stride-1 layer's pixels are addressed linearly)
-    return config.k_block
+    # a view addressed linearly along K unpacks nothing (a 1x1 stride-1 layer's pixels), and an
+    # A that mad reads in place is gathered a K row per lane: one vector unpack per message
+    by_row = [
+        view
+        for view in (gemm.a, gemm.b)
+        if "k" in view.dims
+        and linear_stride(view, k) is None
+        and not (view is gemm.a and reads_a_in_place(config, gemm))
+    ]
+    return config.k_block if by_row else 1
 
 
 @dataclass(frozen=True)
