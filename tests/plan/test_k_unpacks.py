@@ -15,6 +15,7 @@ from xegen.plan import choose_config, formulate
 from xegen.plan.estimate import _k_unpacks
 
 RES2A_BRANCH2B = "mb1ic64ih56oc64oh56kh3ph1"  # BWD_WB: K = oh x ow = 56 x 56
+RES4A_BRANCH2B = "mb1ic256ih14oc256oh14kh3ph1"  # BWD_WB: K = 14 x 14
 
 
 def test_unpacks_per_row_only_where_the_k_blocks_do_not_divide_the_innermost_component():
@@ -45,3 +46,21 @@ def test_xelp_bf16_backward_weights_take_blocks_that_divide_the_image_width():
     assert chosen.config.fma == "mad" and 56 % (chosen.config.k_block * chosen.config.tg_k) == 0
     wide = compile_problem(problem, "xelp", {"k_block": 16, "tg_k": 1})
     assert modeled_cycles(chosen).device < modeled_cycles(wide).device
+
+
+def test_k_blocks_of_whole_rows_where_8_would_straddle_them():
+    """Backward weights of a 14-wide image: mad is offered K blocks of 7 (whole rows of pixels,
+    one unpacking per block), and the model finds the heuristic's kernel faster than the block of
+    4 (which straddles rows, 14 = 3 x 4 + 2) it took before."""
+    from xegen.plan.heuristic import _tile_options
+
+    gemm = formulate(make_problem(RES4A_BRANCH2B, "BWD_WB", "bf16"))
+    assert [c.size for c in gemm.k.components][-1] == 14
+    assert 7 in _tile_options("mad", 16, gemm, hw.platform("xelp"))[2]
+    forward = formulate(make_problem(RES4A_BRANCH2B, "FWD_B", "bf16"))  # K's innermost: 256 channels
+    assert 7 not in _tile_options("mad", 16, forward, hw.platform("xelp"))[2]
+    problem = make_problem(RES4A_BRANCH2B, "BWD_WB", "bf16")
+    chosen = compile_problem(problem, "xelp")
+    assert chosen.config.k_block == 7
+    straddling = compile_problem(problem, "xelp", {"k_block": 4})
+    assert modeled_cycles(chosen).device < modeled_cycles(straddling).device

@@ -372,7 +372,16 @@ def _tile_options(fma: str, simd: int, gemm: Gemm, hw: Platform) -> tuple[list[i
     widest = 2 * simd if n >= 4 * simd else simd
     n_tiles = [t for t in (widest, simd) if t <= fitting_n]
     # longer K blocks share each iteration's address arithmetic among more multiplies
-    return m_tiles, n_tiles, [32, 16, 64] if fma == "dp4a" else [8, 4, 16]
+    if fma == "dp4a":
+        return m_tiles, n_tiles, [32, 16, 64]
+    k_blocks = [8, 4, 16]
+    # a block of whole rows of K's innermost component where 8 would straddle them (backward
+    # weights' pixels in rows of 7, 14, 28): its rows share one unpacking of K (estimate.py)
+    inner = gemm.k.inner.size
+    whole = next((d for d in range(7, 4, -1) if inner % 8 and inner % d == 0), None)
+    if whole is not None and len(gemm.k.components) > 1:
+        k_blocks.insert(1, whole)
+    return m_tiles, n_tiles, k_blocks
 
 
 def k_strided(gemm: Gemm) -> bool:
