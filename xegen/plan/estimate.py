@@ -41,7 +41,7 @@ from ..ir.types import PTR
 from ..launch import busiest_eu_threads, occupancy, stall
 from .block2d import Block2dPlan, block2d_plan, direct_blocks
 from .config import Config, a_rows_per_grf, check_config, k_iterations, k_step, prefetches
-from .gemm import Gemm, View, linear_stride
+from .gemm import Gemm, View
 from .kernel import (
     REDUCTION_CHUNK_GRFS,
     GatheredA,
@@ -56,6 +56,7 @@ from .kernel import (
     reads_a_in_place,
     reorder_moves,
     slice_shapes,
+    unpacks_k_rows,
     vector_lanes,
 )
 from .messages import line_plans, plan_lines
@@ -335,22 +336,12 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) 
 def _k_unpacks(config: Config, gemm: Gemm) -> int:
     """K coordinates a thread unpacks into components per iteration: one, whose components its
     K rows share, where the group's K blocks divide the innermost component (the builder's
-    `components`); else, in a mad kernel reading a view a K row per message, each row of its
-    block (bf16 backward weights' pixels of a 56-wide image in blocks of 16: a division by 56 per
-    row)."""
-    k = gemm.k
-    if len(k.components) < 2 or config.fma != "mad" or k.inner.size % (config.tg_k * config.k_block) == 0:
+    `components`); else, in a mad kernel reading a view a K row per message (`unpacks_k_rows`),
+    each row of its block (bf16 backward weights' pixels of a 56-wide image in blocks of 16: a
+    division by 56 per row)."""
+    if gemm.k.inner.size % (config.tg_k * config.k_block) == 0 or not unpacks_k_rows(config, gemm):
         return 1
-    # a view addressed linearly along K unpacks nothing (a 1x1 stride-1 layer's pixels), and an
-    # A that mad reads in place is gathered a K row per lane: one vector unpack per message
-    by_row = [
-        view
-        for view in (gemm.a, gemm.b)
-        if "k" in view.dims
-        and linear_stride(view, k) is None
-        and not (view is gemm.a and reads_a_in_place(config, gemm))
-    ]
-    return config.k_block if by_row else 1
+    return config.k_block
 
 
 @dataclass(frozen=True)

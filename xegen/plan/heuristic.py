@@ -42,7 +42,7 @@ from .config import (
 from .dpasw import fused_pairs_fit
 from .estimate import Estimate, Estimator, pipeline_shape
 from .gemm import Gemm, swap_unsuited
-from .kernel import KernelPlan, check_budgets, check_code_size, layout_key, plan_layout
+from .kernel import KernelPlan, check_budgets, check_code_size, layout_key, plan_layout, unpacks_k_rows
 from .row_estimate import row_estimate
 from .strategies import first_unsuited, plan_for, strategy_configs, strategy_fallbacks
 from .tiles import round_up
@@ -375,11 +375,12 @@ def _tile_options(fma: str, simd: int, gemm: Gemm, hw: Platform) -> tuple[list[i
     if fma == "dp4a":
         return m_tiles, n_tiles, [32, 16, 64]
     k_blocks = [8, 4, 16]
-    # a block of whole rows of K's innermost component where 8 would straddle them (backward
-    # weights' pixels in rows of 7, 14, 28): its rows share one unpacking of K (estimate.py)
+    # a block of whole rows of K's innermost component where 8 would straddle them and the
+    # kernel unpacks K row by row (bf16 backward weights' pixels in rows of 7, 14, 28): its rows
+    # share one unpacking (estimate.py); elsewhere an odd block only costs messages
     inner = gemm.k.inner.size
     whole = next((d for d in range(7, 4, -1) if inner % 8 and inner % d == 0), None)
-    if whole is not None and len(gemm.k.components) > 1:
+    if whole is not None and unpacks_k_rows(Config(fma, simd, 1, 1, 1, 1, 1), gemm):
         k_blocks.insert(1, whole)
     return m_tiles, n_tiles, k_blocks
 

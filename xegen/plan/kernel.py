@@ -28,7 +28,7 @@ from ..ir.types import F32, PTR
 from ..launch import busiest_eu_threads
 from .block2d import Block2dPlan, block2d_plan
 from .config import RESERVED_GRFS, Config, check_config, k_iterations, prefetches
-from .gemm import S32_MAX, Gemm, View, check_index_range
+from .gemm import S32_MAX, Gemm, View, check_index_range, linear_stride
 from .messages import (
     LaneRun,
     LinePlan,
@@ -555,6 +555,21 @@ def reads_a_in_place(config: Config, gemm: Gemm) -> bool:
     component-major tile (a pixel per lane, its K elements in consecutive registers) needs no
     reorder -- unless A is widened on the way (bf16, int8)."""
     return config.fma == "mad" and operand_type(config, gemm.a.type, gemm.acc_type) == gemm.a.type
+
+
+def unpacks_k_rows(config: Config, gemm: Gemm) -> bool:
+    """Whether a mad kernel reads a view a K row per message and unpacks each row's K coordinate
+    into components: a view not addressed linearly along K (`linear_stride`: a 1x1 stride-1
+    layer's pixels are), other than the A that mad reads in place (gathered a K row per lane: one
+    vector unpack per message)."""
+    if config.fma != "mad" or len(gemm.k.components) < 2:
+        return False
+    return any(
+        "k" in view.dims
+        and linear_stride(view, gemm.k) is None
+        and not (view is gemm.a and reads_a_in_place(config, gemm))
+        for view in (gemm.a, gemm.b)
+    )
 
 
 @dataclass(frozen=True)
