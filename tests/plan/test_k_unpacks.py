@@ -59,6 +59,12 @@ def test_k_blocks_of_whole_rows_where_8_would_straddle_them():
     assert 7 in _tile_options("mad", 16, gemm, hw.platform("xelp"))[2]
     forward = formulate(make_problem(RES4A_BRANCH2B, "FWD_B", "bf16"))  # K's innermost: 256 channels
     assert 7 not in _tile_options("mad", 16, forward, hw.platform("xelp"))[2]
+    # f32 gathers A in place (a K row per lane), a 1x1 stride-1 layer addresses its pixels
+    # linearly: neither unpacks K row by row, and an odd block would only cost messages
+    in_place = formulate(make_problem(RES4A_BRANCH2B, "BWD_WB", "f32"))
+    assert 7 not in _tile_options("mad", 16, in_place, hw.platform("xelp"))[2]
+    pointwise = formulate(make_problem("mb1ic256ih14oc1024oh14kh1ph0", "BWD_WB", "bf16"))
+    assert 7 not in _tile_options("mad", 16, pointwise, hw.platform("xelp"))[2]
     problem = make_problem(RES4A_BRANCH2B, "BWD_WB", "bf16")
     chosen = compile_problem(problem, "xelp")
     assert chosen.config.k_block == 7
