@@ -241,7 +241,9 @@ def test_first_layer_gathers_add_one_uniform_scalar_to_the_iterations_offsets():
     gathers = [
         n
         for n in walk(loop)
-        if isinstance(n, Call) and isinstance(n.func, Send) and n.func.kind == "scattered"
+        if isinstance(n, Call)
+        and isinstance(n.func, Send)
+        and n.func.kind == "scattered"
         and n.args[0].buffer.name == "src"
     ]
     assert len(gathers) == 8

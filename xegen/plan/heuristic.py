@@ -380,7 +380,7 @@ def _tile_options(fma: str, simd: int, gemm: Gemm, hw: Platform) -> tuple[list[i
     # share one unpacking (estimate.py); elsewhere an odd block only costs messages
     inner = gemm.k.inner.size
     whole = next((d for d in range(7, 4, -1) if inner % 8 and inner % d == 0), None)
-    if whole is not None and unpacks_k_rows(Config(fma, simd, 1, 1, 1, 1, 1), gemm):
+    if whole is not None and unpacks_k_rows(Config(fma, simd, 1, 1, 1, 1, 1), gemm):  # (tiles do not matter)
         k_blocks.insert(1, whole)
     return m_tiles, n_tiles, k_blocks
 
