@@ -135,7 +135,8 @@ def _overrides(config: Config) -> dict:
         (RES_3X3, "xehpg", "FWD_B", "bf16", "cdBa2b", {"slm": 1}),
         ("g2mb1ic32ih6oc32oh6kh3ph1", "xehpg", "FWD_B", "f16", "adeCb2c", {}),  # grouped
         ("mb1ic64ih6oc32oh6kh3ph1", "xehpg", "FWD_B", "u8:s8:f32", "cdBa4b", {}),
-        ("mb1ic32ih6oc64oh6kh3ph1", "xehpc", "FWD_B", "bf16", "ABcd16b16a2b", {}),  # OIhw16i16o2i
+        # OIhw16i16o2i; the GEMM plan (the model may take the swapped product, whose weights are A)
+        ("mb1ic32ih6oc64oh6kh3ph1", "xehpc", "FWD_B", "bf16", "ABcd16b16a2b", {"plan": "gemm"}),
         ("mb1ic32ih8oc32oh8kh3ph1", "xehpg", "BWD_D", "bf16", "cdAb2a", {}),
         ("mb1ic32ih8oc32oh4kh3sh2ph1", "xehpg", "BWD_D", "f16", "cdAb2a", {}),  # stride phases
     ],
