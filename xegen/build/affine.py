@@ -175,20 +175,18 @@ def split_bound(condition: Expr, variant: set[Var], bind, bind_changing=lambda e
         return Binary(condition.op, bind(build(fa, 0, lanes)), build(_combine(vb, va, -1), cb - ca, lanes))
     if _has_vector(fb) and not fa:  # va + ca  op  fb + vb + cb   ->   va - vb + ca - cb  op  fb
         return Binary(condition.op, build(_combine(va, vb, -1), ca - cb, lanes), bind(build(fb, 0, lanes)))
-    changing = _combine(va, vb, -1)
-    uniform_terms = _combine(fb, fa, -1)
-    if not (_fits(changing, 0) and _fits(uniform_terms, cb - ca)):  # a bound moves exactly only in s32
+    # lanes along the loop's dimension: the lanes' values alone on the side that had them, a
+    # uniform bound on the other, fa + va + ca  op  fb + vb + cb  ->  va - vb  op  fb - fa + cb - ca
+    changing, uniform = _combine(va, vb, -1), _combine(fb, fa, -1)
+    if not (fa or fb or ca or cb) or not _has_vector(changing) or _has_vector(fa) or _has_vector(fb):
         return condition
-    if (fa or fb or ca or cb) and _has_vector(changing) and not (_has_vector(fa) or _has_vector(fb)):
-        # the lanes' values alone on the side that had them, a uniform bound on the other:
-        # fa + va + ca  op  fb + vb + cb   ->   va - vb  op  fb - fa + cb - ca   (or mirrored)
-        if _has_vector(va) or not _has_vector(vb):
-            uniform = _bound_scalar(uniform_terms, cb - ca, bind)
-            return Binary(condition.op, _bound_vector(changing, lanes, bind_changing), Broadcast(uniform, lanes))
-        uniform = _bound_scalar(_combine(fa, fb, -1), ca - cb, bind)
-        vector = _bound_vector(_combine(vb, va, -1), lanes, bind_changing)
-        return Binary(condition.op, Broadcast(uniform, lanes), vector)
-    return condition
+    if not (_fits(changing, 0) and _fits(uniform, cb - ca)):  # a bound moves exactly only in s32
+        return condition
+    if _has_vector(va) or not _has_vector(vb):
+        bound = Broadcast(_bound_scalar(uniform, cb - ca, bind), lanes)
+        return Binary(condition.op, _bound_vector(changing, lanes, bind_changing), bound)
+    bound = Broadcast(_bound_scalar(_combine({}, uniform, -1), ca - cb, bind), lanes)  # mirrored
+    return Binary(condition.op, bound, _bound_vector(_combine({}, changing, -1), lanes, bind_changing))
 
 
 def _bound_vector(terms: Terms, lanes: int, bind) -> Expr:
