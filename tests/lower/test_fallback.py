@@ -46,13 +46,13 @@ def test_a_kernel_that_does_not_fit_falls_back_to_the_next_configuration(monkeyp
 
 
 def test_a_row_plan_that_runs_out_of_registers_tries_its_smaller_blocks_before_the_gemm_plan():
-    """8 groups of 4 bf16 channels on XeLP, the weights in `any`'s default order given explicitly
+    """8 groups of 8 bf16 channels on XeLP, the weights in `any`'s default order given explicitly
     (gathered: with `any` the compiler also tries them as blocks, which fit at m_tile=4), the loads
     single-buffered (double-buffered, the three rows are one straight-line block whose schedule
     fits): the depthwise plan's offered blocks (m_tile=4: widened and replicated pixels) fit its
     planner's register count but not the allocator, for real; its fallback (m_tile=2) fits and
     verifies."""
-    problem = make_problem("g8mb1ic32ih6oc32oh6kh3ph1", "FWD_B", "bf16", wtag="adecb")
+    problem = make_problem("g8mb1ic64ih6oc64oh6kh3ph1", "FWD_B", "bf16", wtag="adecb")
     compilation = pipeline.compile_problem(problem, "xelp", {"gmem_bufs": 1})
     assert (compilation.config.plan, compilation.config.m_tile) == ("depthwise", 2)
     assert compilation.fallbacks and all(

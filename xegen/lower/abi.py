@@ -66,6 +66,11 @@ class Payload:
     local_ids: bool  # XeLP: pushed per-thread local ids
     ptd_bytes: int
     inline_bytes: int = 0  # the CTD's first bytes, delivered by the walker in r1 (`inline_arguments`)
+    surfaces: tuple[int, ...] = ()  # the buffer arguments with a surface, binding table index i for the i-th
+
+    def surface(self, index: int) -> int | None:
+        """The binding table index of buffer argument `index`'s surface, if it has one."""
+        return self.surfaces.index(index) if index in self.surfaces else None
 
     @property
     def threads_per_group(self) -> int:
@@ -100,7 +105,12 @@ def plan_payload(spec, hw) -> Payload:
     local_ids = not hw.compute_walker and tg[0] * tg[1] * tg[2] > 1
     ptd = 3 * -(-(simd * 2) // hw.grf_bytes) * hw.grf_bytes if local_ids else 0
     inline = INLINE_BYTES if hw.inline_arguments and slots else 0
-    return Payload(simd, local, tuple(slots), ctd, local_ids, ptd, inline)
+    # Without LSC (XeLP) every buffer is also a surface of the binding table, as IGC makes them
+    # by default: its A32 messages take a dword offset where an A64 address costs three or four
+    # instructions of 32-bit arithmetic.  The runtime sets each surface's base to the pointer
+    # passed (4-byte aligned, as a buffer's start is) when the kernel declares no buffer offset.
+    surfaces = tuple(slot.index for slot in slots if slot.type.is_ptr) if not (hw.has_lsc or spec.stateless) else ()
+    return Payload(simd, local, tuple(slots), ctd, local_ids, ptd, inline, surfaces)
 
 
 class Abi:
@@ -131,7 +141,7 @@ class Abi:
             assert ctd is not None  # (there are arguments)
             at = self._ctd_position(slot.offset)  # (an argument is aligned: never split by the inline data's end)
             if slot.type.is_ptr:
-                bindings[slot.name] = GlobalBuffer(Region(ctd, at, PTR))
+                bindings[slot.name] = GlobalBuffer(Region(ctd, at, PTR), self.payload.surface(slot.index))
             else:
                 bindings[slot.name] = Region(ctd, at, slot.type)
         for dim, name in enumerate(self.spec.group_ids):
@@ -241,7 +251,21 @@ class Abi:
         )
         arguments = []
         for slot in payload.arguments:
-            if slot.type.is_ptr:
+            if payload.surface(slot.index) is not None:
+                # a surface of the binding table, and its address for the A64 messages
+                arguments.append(
+                    PayloadArgument(
+                        "arg_bypointer",
+                        0,
+                        0,
+                        arg_index=slot.index,
+                        addrmode="stateful",
+                        addrspace="global",
+                        access_type="readwrite",
+                    )
+                )
+                arguments.append(PayloadArgument("buffer_address", slot.offset, 8, arg_index=slot.index))
+            elif slot.type.is_ptr:
                 arguments.append(
                     PayloadArgument(
                         "arg_bypointer",
@@ -258,7 +282,8 @@ class Abi:
         per_thread: tuple[PerThreadPayloadArgument, ...] = ()
         if payload.local_ids:
             per_thread = (PerThreadPayloadArgument("local_id", 0, payload.ptd_bytes),)
-        return ZebinKernel(self.spec.name, code, env, tuple(arguments), per_thread, ())
+        table = tuple(BindingTableIndex(bti, index) for bti, index in enumerate(payload.surfaces))
+        return ZebinKernel(self.spec.name, code, env, tuple(arguments), per_thread, table)
 
 
 @dataclass(frozen=True)

@@ -56,9 +56,11 @@ class SlmBuffer:
 
 @dataclass(frozen=True)
 class GlobalBuffer:
-    """A buffer argument: its 64-bit address in a register."""
+    """A buffer argument: its 64-bit address in a register, and the index of its surface in the
+    binding table where it has one (A32 messages reach it by byte offset)."""
 
     address: Region
+    bti: int | None = None
 
 
 Binding = Value | GrfBuffer | SlmBuffer | GlobalBuffer

@@ -35,6 +35,9 @@ class KernelSpec:
     simd: int  # dispatch SIMD width (lanes of the runtime's view; every instruction is NoMask)
     slm_bytes: int = 0
     grf_count: int = 128
+    # buffers only by their 64-bit addresses, never as binding-table surfaces (IGC's
+    # -cl-intel-greater-than-4GB-buffer-required); without it XeLP reads and writes them by A32 offsets
+    stateless: bool = False
 
     def launch(self, grid: tuple[int, int, int], simd: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(global size, local size) in work-items that run `grid` groups."""

@@ -7,10 +7,14 @@ Message families (facts: docs/messages.md):
   (`d32x64t` ... `d32x1t`: one address, the data in consecutive register bytes); scattered
   slots are SIMT messages with one address per lane (at most `hw.max_message_simd` lanes),
   data component-major; atomics are SIMT messages without a return value.
-- Legacy HDC (XeLP): global blocks are read with A64 unaligned oword block reads (16..128
-  bytes); everything else, and stores, are SIMT: A64 untyped (dwords, up to four consecutive
-  per lane), A64 scattered (qwords) or A64 byte scattered (8/16-bit elements); SLM the same
-  with A32 offsets through binding table index 0xFE; atomics A64 (SIMD8) or A32 on SLM.
+- Legacy HDC (XeLP): a global buffer with a binding-table surface (`GlobalBuffer.bti`) is
+  read in blocks with the A32 unaligned oword block read (16..128 bytes, the byte offset in the
+  header) and otherwise with A32 SIMT messages through its binding table index: untyped
+  (dwords, up to four consecutive per lane) or byte scattered (8/16-bit elements); an offset is
+  then one dword, where a 64-bit address costs three or four instructions without a 64-bit add.
+  Qwords and atomics, and buffers without a surface, use A64 messages on the buffer's address
+  (A64 unaligned oword block reads, untyped, scattered).  SLM is the same as a surface through
+  binding table index 0xFE; atomics A64 (SIMD8) or A32 on SLM.
 
 Blocks assume their start is dword aligned (what the convolution builder guarantees); blocks
 whose size is not a whole number of dwords go element by element as scattered messages.
@@ -116,11 +120,15 @@ def hdc_descriptor(bti: int, control: int, kind: int, header: bool, rlen: int, m
 @dataclass(frozen=True)
 class Address:
     """A memory operand: `space` "global" (64-bit `base` register + byte offset) or "slm"
-    (constant `base` + byte offset); `offset` is an s32 value."""
+    (constant `base` + byte offset); `offset` is an s32 value.  A global buffer with a surface
+    in the binding table has its index in `bti`: HDC messages that can address it reach the
+    byte offset through it (A32), the others the 64-bit address."""
 
     space: str
     base: Region | int
     offset: Value
+    bti: int | None = None
+    displacement: int = 0  # (with `bti`) a constant the message's offset adds to `offset`
 
     @property
     def pointer(self) -> Region:
@@ -171,11 +179,33 @@ class Messages:
             pointer = self.pointers.get((ptr.buffer.name, split[0])) if split is not None else None
             if split is not None and pointer is not None:  # buffer + v + c: buffer + v once for every c
                 return Address("global", pointer, Constant(split[1], S32))
+            if bound.bti is not None:
+                return self._surface(bound, ptr.offset)
             return Address("global", bound.address, self._offset(ptr.offset))
         offset = self._offset(ptr.offset)
         if isinstance(bound, SlmBuffer):
             return Address("slm", bound.base, offset)
         raise UnsupportedError(f"'{ptr.buffer.name}' is a GRF buffer, not memory")
+
+    def _surface(self, bound: GlobalBuffer, offset: E.Expr) -> Address:
+        """A surface operand; an offset `x + c` leaves c to the add that writes the payload (an
+        s32 add, as the IR's)."""
+        if isinstance(offset, E.Binary) and offset.op == "add" and offset.type == S32:
+            for x, c in ((offset.a, offset.b), (offset.b, offset.a)):
+                if isinstance(c, E.IntImm):
+                    return Address("global", bound.address, self._offset(x), bound.bti, int(c.value))
+        return Address("global", bound.address, self._offset(offset), bound.bti)
+
+    def _flat(self, address: Address) -> Address:
+        """The same operand addressed by its 64-bit address (for messages with no A32 form)."""
+        if address.bti is None:
+            return address
+        return Address(address.space, address.base, _plus(self.b, address.offset, address.displacement))
+
+    def _shifted(self, address: Address, k: int) -> Address:
+        if address.bti is not None:
+            return replace(address, displacement=address.displacement + k)
+        return replace(address, offset=_plus(self.b, address.offset, k))
 
     def _offset(self, e: E.Expr) -> Value:
         if e.type.scalar.bits > 32:
@@ -197,8 +227,8 @@ class Messages:
         replaced = []
         for buffer, shared in self.shared_offsets:
             bound = self.x.env.get(buffer)
-            if shared != variable or not isinstance(bound, GlobalBuffer):
-                continue
+            if shared != variable or not isinstance(bound, GlobalBuffer) or bound.bti is not None:
+                continue  # (a surface's A32 offset is one add per message anyway)
             pointer = self.b.grfs(1, "pointer")
             address64(self.b, Region(pointer, 0, U64), bound.address, self._offset(variable))
             self.pointer_registers.add(pointer.id)
@@ -263,8 +293,7 @@ class Messages:
         holder = self.b.grfs(-(-t.size * t.lanes // self.grf), "load")
         data = (holder, 0, holder.reserved)
         if e.offset.type.lanes == 1 and (e.stride is None or e.stride == t.scalar.size or t.lanes == 1):
-            start = self._offset(e.offset)
-            self.block("load", Address(base.space, base.base, start), t.scalar, t.lanes, data, None)
+            self.block("load", self._at(e.buffer, base, e.offset), t.scalar, t.lanes, data, None)
         else:
             offsets = self._element_offsets(e.offset, t, e.stride)
             self.scattered("load", base, offsets, t.scalar, t.lanes, 1, data, None)
@@ -279,13 +308,19 @@ class Messages:
         data = (holder, 0, holder.reserved)
         try:
             if offset.type.lanes == 1 and (stride is None or stride == t.scalar.size or t.lanes == 1):
-                start = self._offset(offset)
-                self.block("store", Address(base.space, base.base, start), t.scalar, t.lanes, data, mask)
+                self.block("store", self._at(buffer, base, offset), t.scalar, t.lanes, data, mask)
             else:
                 offsets = self._element_offsets(offset, t, stride)
                 self.scattered("store", base, offsets, t.scalar, t.lanes, 1, data, mask)
         except _Skip:
             pass
+
+    def _at(self, buffer: E.Var, base: Address, offset: E.Expr) -> Address:
+        """`base` (`buffer`'s start) at a scalar offset."""
+        bound = self.x.buffer(buffer)
+        if isinstance(bound, GlobalBuffer) and bound.bti is not None:
+            return self._surface(bound, offset)
+        return replace(base, offset=self._offset(offset))
 
     def _element_offsets(self, offset: E.Expr, t: Type, stride: int | None) -> Value:
         if offset.type.lanes > 1:
@@ -319,10 +354,10 @@ class Messages:
         plans = [(start, size, self._block_payload(address, start)) for start, size in pieces]
         predicate = self._scalar_predicate(mask) if plans else None
         for start, size, payload in plans:
-            self._block_message(op, address.space, payload, start, size, data, predicate)
+            self._block_message(op, address, payload, start, size, data, predicate)
         for start, size in tail:
             sub = None if data is None else (data[0], data[1] + start, data[2])
-            shifted = Address(address.space, address.base, _plus(self.b, address.offset, start))
+            shifted = self._shifted(address, start)
             self.scattered(op, shifted, Progression(0, 4), U32, size // 4, 1, sub, mask)
 
     def _pieces(self, total: int) -> list[tuple[int, int]]:
@@ -340,7 +375,13 @@ class Messages:
     def _block_payload(self, address: Address, start: int) -> VReg:
         """The address payload of a block message, or the one an earlier message of the same
         block still holds (a prefetch and then the load)."""
-        key = (address.space, _value_key(address.base), _value_key(address.offset), start)
+        key = (
+            address.space,
+            _value_key(address.base),
+            _value_key(address.offset),
+            start + address.displacement,
+            address.bti,
+        )
         payload = self.payloads.find(key)
         if payload is not None:
             return payload
@@ -358,6 +399,15 @@ class Messages:
         return payload
 
     def _build_block_payload(self, payload: VReg, address: Address, start: int) -> None:
+        if address.bti is not None:
+            # an A32 block header is the byte offset in dword 2; the message reads no other dword
+            # (IGC's own stateful block reads on tgllp write only that one)
+            header, k = Region(payload, 8, S32), address.displacement + start
+            if isinstance(address.offset, Constant):
+                self.b.alu("mov", header, [Constant(int(address.offset.value) + k, S32)])
+            else:
+                self.b.alu("add" if k else "mov", header, [address.offset] + [Constant(k, S32)] * bool(k))
+            return
         offset = _plus(self.b, address.offset, start)
         if address.space == "slm":
             if isinstance(offset, Constant):
@@ -369,7 +419,8 @@ class Messages:
         # dwords, and IGC's own block reads leave them as they are)
         address64(self.b, Region(payload, 0, U64), address.pointer, offset)
 
-    def _block_message(self, op: str, space: str, payload: VReg, start: int, size: int, data, predicate) -> None:
+    def _block_message(self, op: str, address: Address, payload: VReg, start: int, size: int, data, predicate) -> None:
+        space = address.space
         reg, reg_offset = (None, 0) if data is None else (data[0], data[1] + start)
         temp = None
         # The message needs a GRF-aligned register, and an LSC load leaves the rest of its last
@@ -410,6 +461,9 @@ class Messages:
                     dst_offset=reg_offset,
                     filled=filled,
                 )
+        elif address.bti is not None:  # A32 unaligned oword block read of a surface
+            desc = hdc_descriptor(address.bti, OWORD_BLOCKS[size], 0x01, True, grfs, 1)
+            self.b.send("dc0", reg, payload, None, desc, 0, 0, 1, predicate, dst_offset=reg_offset, filled=filled)
         else:  # A64 unaligned oword block read
             control = 1 << 3 | OWORD_BLOCKS[size]
             desc = hdc_descriptor(HDC_STATELESS, control, 0x14, True, grfs, 1)
@@ -518,6 +572,8 @@ class Messages:
         size = t.size
         if size not in (1, 2, 4, 8):
             raise UnsupportedError(f"messages on {t} elements are not supported")
+        if size == 8:
+            address = self._flat(address)  # (no A32 qword scattered message here)
         if op == "prefetch":
             if not self.hw.has_lsc:
                 return
@@ -538,7 +594,7 @@ class Messages:
                 payload = self._lane_addresses(address, offsets, lane0, lanes, exec_size, element_offset)
                 predicate, channel = predicate_of((lane0, lanes, exec_size))
                 self._simt_message(
-                    op, address.space, payload, t, count, first, vec, lane0, lanes, exec_size, data, predicate, channel
+                    op, address, payload, t, count, first, vec, lane0, lanes, exec_size, data, predicate, channel
                 )
 
     def _lane_groups(self, count: int) -> list[tuple[int, int, int]]:
@@ -611,10 +667,21 @@ class Messages:
     ) -> VReg:
         """The address payload of one SIMT message: one address per lane (padding lanes repeat
         the last slot's address)."""
-        a64 = address.space == "global"
+        a64 = address.space == "global" and address.bti is None
         width = 8 if a64 else 4
         payload = self.b.grfs(-(-exec_size * width // self.grf), "addr")
         part = _lanes_of(offsets, lane0, lanes, self.x)
+        if address.bti is not None:  # A32 byte offsets into the surface: the payload is the offsets
+            dst, k = Region(payload, 0, S32, lanes), address.displacement + extra
+            if isinstance(address.offset, Constant):
+                k += int(address.offset.value)
+                self.b.alu("add" if k else "mov", dst, [_at(part, lanes)] + [Constant(k, S32)] * bool(k))
+                return payload
+            uniform = address.offset.broadcast(lanes) if address.offset.lanes == 1 and lanes > 1 else address.offset
+            self.b.alu("add", dst, [_at(part, lanes), uniform])
+            if k:
+                self.b.alu("add", dst, [dst, Constant(k, S32)])
+            return payload
         if isinstance(address.offset, Constant):
             shift = int(address.offset.value) + extra
             per_lane = _plus(self.b, part, shift)
@@ -639,7 +706,7 @@ class Messages:
     def _simt_message(
         self,
         op: str,
-        space: str,
+        address: Address,
         payload: VReg,
         t: Type,
         count: int,
@@ -666,7 +733,8 @@ class Messages:
         if data is not None and op != "prefetch":
             message = data[0] if direct is not None else self.b.grfs(data_grfs, "data")
         offset = direct if direct is not None else 0
-        mlen = -(-exec_size * (8 if space == "global" else 4) // self.grf)
+        space = address.space
+        mlen = -(-exec_size * (8 if space == "global" and address.bti is None else 4) // self.grf)
         masked_load = op == "load" and predicate is not None
         if (op == "store" or masked_load) and direct is None:  # masked-off lanes keep the old values
             assert message is not None  # (data to store or load)
@@ -681,7 +749,7 @@ class Messages:
             )
         else:
             self._hdc_simt(
-                op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs, predicate, filled
+                op, address, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs, predicate, filled
             )
         if op == "load" and direct is None:
             assert message is not None  # (data to load)
@@ -741,11 +809,24 @@ class Messages:
         self._with_channel(lane0)
 
     def _hdc_simt(
-        self, op, space, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs, predicate, filled
+        self,
+        op,
+        address: Address,
+        payload,
+        message,
+        offset,
+        t: Type,
+        vec,
+        exec_size,
+        lane0,
+        mlen,
+        data_grfs,
+        predicate,
+        filled,
     ) -> None:
         write = op == "store"
-        a64 = space == "global"
-        bti = HDC_STATELESS if a64 else HDC_SLM
+        a64 = address.space == "global" and address.bti is None
+        bti = HDC_STATELESS if a64 else HDC_SLM if address.bti is None else address.bti
         simd16 = exec_size > 8
         if t.size == 4:
             control = (0xF & ~((1 << vec) - 1)) | (1 if simd16 else 2) << 4
@@ -783,6 +864,7 @@ class Messages:
 
     # --- atomics ------------------------------------------------------------------------------
     def atomic(self, name: str, address: Address, offsets: Value, t: Type, count: int, data, mask) -> None:
+        address = self._flat(address)  # (global atomics are A64 messages here)
         size = t.size
         if size not in (4, 8) and not (size == 2 and t.is_int and self.hw.has_lsc):
             raise UnsupportedError(f"atomics on {t} are not supported")
