@@ -30,7 +30,9 @@ for (k = 0; k < 3) {
 
 
 def kernel(text: str = KERNEL):
-    return hand_spec("pointers", "alloc r[128] grf;\n" + text, [("x", "ptr"), ("out", "ptr")])
+    """The kernel with stateless buffers (XeLP's surfaces take A32 offsets, no pointer)."""
+    spec = hand_spec("pointers", "alloc r[128] grf;\n" + text, [("x", "ptr"), ("out", "ptr")])
+    return dataclasses.replace(spec, stateless=True)
 
 
 @pytest.mark.parametrize("hw", PLATFORMS)
@@ -67,8 +69,7 @@ def test_a_negative_distance_across_4_gib_borrows_from_the_high_dword(monkeypatc
     assert pointer >> 32 == 1 and message >> 32 == 0  # the case the test is about
     x = np.random.default_rng(2).integers(-(2**31), 2**31, 3 * 64, dtype=np.int64).astype(np.int32)
     out = np.zeros(3 * 64, np.int32)
-    stateless = dataclasses.replace(kernel(), stateless=True)  # (XeLP's surfaces take A32 offsets)
-    simulated, interpreted, compiled = run_both(stateless, "xelp", {"x": x, "out": out})
+    simulated, interpreted, compiled = run_both(kernel(), "xelp", {"x": x, "out": out})
     assert simulated["out"].tobytes() == interpreted["out"].tobytes()
     assert any(i.opcode == "subb" for i in compiled.instructions), compiled.assembly()
     assert iga_report(compiled.code, "xelp") == ""
