@@ -1,14 +1,16 @@
-"""XeLP reaches buffers as binding-table surfaces: blocks with the A32 unaligned oword block read
-(the byte offset in the header), SIMT messages with a dword offset per lane, each through the
-buffer's binding table index; qwords and atomics keep A64 messages on the buffer's address, which
-the kernel also receives (`buffer_address`).  Compared byte for byte with the interpreter, and
-read back from the binary: the descriptors, the `.ze_info` and what iga64 and ocloc say."""
+"""XeLP and XeHPG (no 64-bit add) reach buffers as binding-table surfaces: blocks by one A32 byte
+offset (XeLP's unaligned oword block read takes it in its header), SIMT messages by a dword offset
+per lane, each through the buffer's binding table index; qwords and atomics keep A64 messages on
+the buffer's address, which the kernel also receives (`buffer_address`).  Compared byte for byte
+with the interpreter, and read back from the binary: the descriptors, the `.ze_info` and what
+iga64 and ocloc say."""
 
 from __future__ import annotations
 
 import dataclasses
 
 import numpy as np
+import pytest
 
 from xegen.emit.decoder import decode
 from xegen.lower import compile_kernel
@@ -50,32 +52,39 @@ def spec(stateless: bool = False):
     return dataclasses.replace(kernel, stateless=stateless)
 
 
-def message_btis(compiled) -> list[tuple[str, int]]:
-    """(SFID, binding table index) of each memory message, from the decoded binary."""
-    found = []
+def message_addressing(compiled) -> list[int | str]:
+    """How each memory message reaches memory, from the decoded binary: the binding table index
+    of its surface, or "flat" (A64)."""
+    found: list[int | str] = []
     for inst in decode(compiled.code, compiled.hw):
-        if inst.send is not None and inst.send.sfid in ("dc0", "dc1"):
-            found.append((inst.send.sfid, inst.send.desc & 0xFF))
+        message = inst.send
+        if message is None or message.sfid not in ("dc0", "dc1", "ugm"):
+            continue
+        if message.sfid == "ugm":  # LSC: address type desc[30:29] (3: BTI), the index in exDesc[31:24]
+            found.append(message.exdesc >> 24 if message.desc >> 29 & 3 == 3 else "flat")
+        else:  # HDC: the index in desc[7:0]; 0xFF is stateless (A64 here)
+            bti = message.desc & 0xFF
+            found.append("flat" if bti == HDC_STATELESS else bti)
     return found
 
 
-def test_surface_messages_match_the_interpreter_and_intel_tools_accept_them(iga64, ocloc):
+@pytest.mark.parametrize("hw", ["xelp", "xehpg"])
+def test_surface_messages_match_the_interpreter_and_intel_tools_accept_them(hw, iga64, ocloc):
     x = np.random.default_rng(3).integers(0, 256, GROUPS * 512 + 256, dtype=np.uint8)
     out = np.zeros(GROUPS * 256 + 32, np.uint8)
-    simulated, interpreted, compiled = run_both(spec(), "xelp", {"x": x, "out": out}, grid=(GROUPS, 1, 1))
+    simulated, interpreted, compiled = run_both(spec(), hw, {"x": x, "out": out}, grid=(GROUPS, 1, 1))
     assert simulated["out"].tobytes() == interpreted["out"].tobytes()
     assert simulated["out"][:160].any() and simulated["out"][-32:].any()
     env = compiled.zebin_kernel
     assert [(b.bti_value, b.arg_index) for b in env.binding_table_indices] == [(0, 0), (1, 1)]
     modes = {(p.arg_type, p.arg_index): (p.addrmode, p.size) for p in env.payload_arguments}
     assert modes[("arg_bypointer", 0)] == ("stateful", 0) and modes[("buffer_address", 0)][1] == 8
-    btis = message_btis(compiled)
-    # blocks of x through its surface (dc0 unaligned oword block reads), the byte gather too;
-    # the qword gather and the atomic by address; the store through out's surface
-    assert btis.count(("dc0", 0)) >= 4
-    assert ("dc1", 1) in btis
-    assert btis.count(("dc1", HDC_STATELESS)) == 2, btis
-    assert iga_report(compiled.code, "xelp") == ""
+    reached = message_addressing(compiled)
+    # x's blocks and byte gather through its surface, the stores through out's; the qword gather
+    # and the atomic by address
+    assert reached.count(0) >= 4 and reached.count(1) >= 1, reached
+    assert reached.count("flat") == 2, reached
+    assert iga_report(compiled.code, hw) == ""
     valid, report = ocloc_validate(compiled.zebin())
     assert valid, report
 
@@ -86,6 +95,6 @@ def test_stateless_kernels_keep_64_bit_addresses_and_fewer_instructions_do_not_c
     simulated, interpreted, flat = run_both(spec(stateless=True), "xelp", {"x": x, "out": out}, grid=(GROUPS, 1, 1))
     assert simulated["out"].tobytes() == interpreted["out"].tobytes()
     assert flat.zebin_kernel.binding_table_indices == ()
-    assert {bti for _, bti in message_btis(flat)} == {HDC_STATELESS}
+    assert set(message_addressing(flat)) == {"flat"}
     surfaces = compile_kernel(spec(), "xelp")
     assert len(surfaces.instructions) < len(flat.instructions)

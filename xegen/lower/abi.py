@@ -105,11 +105,13 @@ def plan_payload(spec, hw) -> Payload:
     local_ids = not hw.compute_walker and tg[0] * tg[1] * tg[2] > 1
     ptd = 3 * -(-(simd * 2) // hw.grf_bytes) * hw.grf_bytes if local_ids else 0
     inline = INLINE_BYTES if hw.inline_arguments and slots else 0
-    # Without LSC (XeLP) every buffer is also a surface of the binding table, as IGC makes them
-    # by default: its A32 messages take a dword offset where an A64 address costs three or four
-    # instructions of 32-bit arithmetic.  The runtime sets each surface's base to the pointer
-    # passed (4-byte aligned, as a buffer's start is) when the kernel declares no buffer offset.
-    surfaces = tuple(slot.index for slot in slots if slot.type.is_ptr) if not (hw.has_lsc or spec.stateless) else ()
+    # Without a 64-bit add (XeLP, XeHPG) every buffer is also a surface of the binding table, as
+    # IGC makes them by default: its A32 messages take a dword offset where an A64 address costs
+    # two to four instructions of 32-bit arithmetic.  The runtime sets each surface's base to the
+    # pointer passed (4-byte aligned, as a buffer's start is) when the kernel declares no buffer
+    # offset.
+    stateful = not (hw.has_int64_arithmetic or spec.stateless)
+    surfaces = tuple(slot.index for slot in slots if slot.type.is_ptr) if stateful else ()
     return Payload(simd, local, tuple(slots), ctd, local_ids, ptd, inline, surfaces)
 
 

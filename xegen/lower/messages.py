@@ -2,8 +2,10 @@
 
 Message families (facts: docs/messages.md):
 
-- LSC (platforms with `hw.has_lsc`): global memory through `ugm` with flat A64 addresses, SLM
-  through `slm` with A32 offsets.  A block is one or more *transposed* d32 loads/stores
+- LSC (platforms with `hw.has_lsc`): global memory through `ugm`, a buffer with a
+  binding-table surface (`GlobalBuffer.bti`, where the platform has no 64-bit add) by A32 byte
+  offsets through its binding table index, otherwise (and for atomics and 2D blocks) by flat A64
+  addresses; SLM through `slm` with A32 offsets.  A block is one or more *transposed* d32 loads/stores
   (`d32x64t` ... `d32x1t`: one address, the data in consecutive register bytes); scattered
   slots are SIMT messages with one address per lane (at most `hw.max_message_simd` lanes),
   data component-major; atomics are SIMT messages without a return value.
@@ -11,7 +13,7 @@ Message families (facts: docs/messages.md):
   read in blocks with the A32 unaligned oword block read (16..128 bytes, the byte offset in the
   header) and otherwise with A32 SIMT messages through its binding table index: untyped
   (dwords, up to four consecutive per lane) or byte scattered (8/16-bit elements); an offset is
-  then one dword, where a 64-bit address costs three or four instructions without a 64-bit add.
+  then one dword, where a 64-bit address costs two to four instructions without a 64-bit add.
   Qwords and atomics, and buffers without a surface, use A64 messages on the buffer's address
   (A64 unaligned oword block reads, untyped, scattered).  SLM is the same as a surface through
   binding table index 0xFE; atomics A64 (SIMD8) or A32 on SLM.
@@ -400,9 +402,9 @@ class Messages:
 
     def _build_block_payload(self, payload: VReg, address: Address, start: int) -> None:
         if address.bti is not None:
-            # an A32 block header is the byte offset in dword 2; the message reads no other dword
-            # (IGC's own stateful block reads on tgllp write only that one)
-            header, k = Region(payload, 8, S32), address.displacement + start
+            # an A32 payload is the byte offset: LSC's in dword 0, an HDC block header's in dword 2
+            # (the message reads no other dword; IGC's own stateful block reads on tgllp write only it)
+            header, k = Region(payload, 0 if self.hw.has_lsc else 8, S32), address.displacement + start
             if isinstance(address.offset, Constant):
                 self.b.alu("mov", header, [Constant(int(address.offset.value) + k, S32)])
             else:
@@ -439,22 +441,22 @@ class Messages:
         filled = ((reg_offset, reg_offset + size),)
         if self.hw.has_lsc:
             sfid = "ugm" if space == "global" else "slm"
-            asize = LSC_A64 if space == "global" else LSC_A32
+            asize, surface, exdesc = _lsc_addressing(address)
             if op == "store":
-                desc = lsc_descriptor(LSC_STORE, asize, LSC_DATA[4], size // 4, True, 0, 1)
+                desc = lsc_descriptor(LSC_STORE, asize, LSC_DATA[4], size // 4, True, 0, 1) | surface
                 self.b.send(
-                    sfid, None, payload, reg, desc, 0, grfs, 1, predicate, src1_offset=reg_offset, src1_used=size
+                    sfid, None, payload, reg, desc, exdesc, grfs, 1, predicate, src1_offset=reg_offset, src1_used=size
                 )
             else:
                 rlen = 0 if op == "prefetch" else grfs
-                desc = lsc_descriptor(LSC_LOAD, asize, LSC_DATA[4], size // 4, True, rlen, 1)
+                desc = lsc_descriptor(LSC_LOAD, asize, LSC_DATA[4], size // 4, True, rlen, 1) | surface
                 self.b.send(
                     sfid,
                     reg if op != "prefetch" else None,
                     payload,
                     None,
                     desc,
-                    0,
+                    exdesc,
                     0,
                     1,
                     predicate,
@@ -503,7 +505,7 @@ class Messages:
                 f"a block2d load fills whole GRFs (1 to 31) from a GRF boundary, not {size} "
                 f"bytes at byte {data[1]} of its buffer"
             )
-        header = self._block2d_header(self.address(mem), f, (self._offset(x), self._offset(y)))
+        header = self._block2d_header(self._flat(self.address(mem)), f, (self._offset(x), self._offset(y)))
         predicate = self._scalar_predicate(mask)
         rlen = 0 if f.op == "prefetch" else grfs
         desc = (
@@ -745,7 +747,7 @@ class Messages:
         filled = tuple((offset + k * pitch, offset + k * pitch + exec_size * slot) for k in range(vec))
         if self.hw.has_lsc:
             self._lsc_simt(
-                op, space, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs, predicate, filled
+                op, address, payload, message, offset, t, vec, exec_size, channel, mlen, data_grfs, predicate, filled
             )
         else:
             self._hdc_simt(
@@ -782,24 +784,37 @@ class Messages:
         )
 
     def _lsc_simt(
-        self, op, space, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs, predicate, filled
+        self,
+        op,
+        address: Address,
+        payload,
+        message,
+        offset,
+        t: Type,
+        vec,
+        exec_size,
+        lane0,
+        mlen,
+        data_grfs,
+        predicate,
+        filled,
     ) -> None:
-        sfid = "ugm" if space == "global" else "slm"
-        asize = LSC_A64 if space == "global" else LSC_A32
+        sfid = "ugm" if address.space == "global" else "slm"
+        asize, surface, exdesc = _lsc_addressing(address)
         data = LSC_DATA[t.size]
         if op == "store":
-            desc = lsc_descriptor(LSC_STORE, asize, data, vec, False, 0, mlen)
-            self.b.send(sfid, None, payload, message, desc, 0, data_grfs, exec_size, predicate, src1_offset=offset)
+            desc = lsc_descriptor(LSC_STORE, asize, data, vec, False, 0, mlen) | surface
+            self.b.send(sfid, None, payload, message, desc, exdesc, data_grfs, exec_size, predicate, src1_offset=offset)
         else:
             rlen = 0 if op == "prefetch" else data_grfs
-            desc = lsc_descriptor(LSC_LOAD, asize, data, vec, False, rlen, mlen)
+            desc = lsc_descriptor(LSC_LOAD, asize, data, vec, False, rlen, mlen) | surface
             self.b.send(
                 sfid,
                 message if op != "prefetch" else None,
                 payload,
                 None,
                 desc,
-                0,
+                exdesc,
                 0,
                 exec_size,
                 predicate,
@@ -910,6 +925,15 @@ class Messages:
                 sfid = "dc1"
             self.b.send(sfid, None, payload, message, desc, 0, src1, exec_size, predicate)
             self._with_channel(channel)
+
+
+def _lsc_addressing(address: Address) -> tuple[int, int, int]:
+    """(address size, descriptor address-type bits, extended descriptor) of an LSC message: a
+    surface is A32 through its binding table index (address type 3, the index in exDesc[31:24]),
+    global memory flat A64, SLM flat A32."""
+    if address.bti is not None:
+        return LSC_A32, 3 << 29, address.bti << 24
+    return (LSC_A64 if address.space == "global" else LSC_A32), 0, 0
 
 
 def _variable_plus_constant(offset: E.Expr) -> tuple[E.Var, int] | None:
