@@ -148,7 +148,8 @@ def _plain_kernel(problem, platform, overrides, optimize, show, dump_graph, back
     """The kernel of `any`'s default weights layout; where `weights_choices` offers others, the
     faster of it and its configuration with each of them (the configuration fixed: the model
     already chose it among several, `model_choices`, and choosing again per layout would compile
-    twice as many kernels)."""
+    twice as many kernels), and the estimate's lead with each of them where the model chose
+    another configuration."""
     default, *others = weights_choices(problem, platform, str((overrides or {}).get("plan", "gemm")))
     if not _priced(backend):
         return _compile_gemm(formulate(default), platform, overrides, optimize, show, dump_graph, backend)
@@ -173,6 +174,16 @@ def _plain_kernel(problem, platform, overrides, optimize, show, dump_graph, back
     cycles = modeled_cycles(first)
     systolic = cycles.xmx / cycles.parallel_eus
     floors = [0.0, *(max(systolic, memory_floor(other, platform)) for other in others)]
+    # where the model took another configuration than the estimate's lead (with `any`'s layout),
+    # the lead with the other layouts too: a layout can favour the other one of the two (XeHPG
+    # s8 res2a_branch2b: the lead is the faster with the blocked weights only)
+    lead = next(iter(model_choices(formulate(default), platform, overrides)), None)
+    if lead is not None and any(getattr(lead, key) != getattr(first.config, key) for key in KEYS):
+        given = {key: getattr(lead, key) for key in KEYS}
+        attempts += [
+            partial(_compile_gemm, formulate(other), platform, given, optimize, None, None, backend) for other in others
+        ]
+        floors += [memory_floor(other, platform) for other in others]
     best = _cheapest([lambda: first, *attempts], floors)
     return _shown(best, platform, optimize, show, dump_graph, backend)
 
