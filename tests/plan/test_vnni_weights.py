@@ -131,7 +131,9 @@ def _overrides(config: Config) -> dict:
 @pytest.mark.parametrize(
     "desc, hw_name, direction, dt, wtag, overrides",
     [
-        (RES_3X3, "xehpg", "FWD_B", "bf16", "cdBa2b", {"slm": 0}),
+        # the GEMM plan, whose B the interleaved weights are (unstaged, the model may take the
+        # swapped product)
+        (RES_3X3, "xehpg", "FWD_B", "bf16", "cdBa2b", {"slm": 0, "plan": "gemm"}),
         (RES_3X3, "xehpg", "FWD_B", "bf16", "cdBa2b", {"slm": 1}),
         ("g2mb1ic32ih6oc32oh6kh3ph1", "xehpg", "FWD_B", "f16", "adeCb2c", {}),  # grouped
         ("mb1ic64ih6oc32oh6kh3ph1", "xehpg", "FWD_B", "u8:s8:f32", "cdBa4b", {}),
