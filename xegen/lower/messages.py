@@ -123,8 +123,8 @@ def hdc_descriptor(bti: int, control: int, kind: int, header: bool, rlen: int, m
 class Address:
     """A memory operand: `space` "global" (64-bit `base` register + byte offset) or "slm"
     (constant `base` + byte offset); `offset` is an s32 value.  A global buffer with a surface
-    in the binding table has its index in `bti`: HDC messages that can address it reach the
-    byte offset through it (A32), the others the 64-bit address."""
+    in the binding table has its index in `bti`: the messages with an A32 form reach the byte
+    offset (`offset` + `displacement`) through it, the others the 64-bit address (`_flat`)."""
 
     space: str
     base: Region | int
