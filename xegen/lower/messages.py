@@ -784,20 +784,7 @@ class Messages:
         )
 
     def _lsc_simt(
-        self,
-        op,
-        address: Address,
-        payload,
-        message,
-        offset,
-        t: Type,
-        vec,
-        exec_size,
-        lane0,
-        mlen,
-        data_grfs,
-        predicate,
-        filled,
+        self, op, address, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs, predicate, filled
     ) -> None:
         sfid = "ugm" if address.space == "global" else "slm"
         asize, surface, exdesc = _lsc_addressing(address)
@@ -824,20 +811,7 @@ class Messages:
         self._with_channel(lane0)
 
     def _hdc_simt(
-        self,
-        op,
-        address: Address,
-        payload,
-        message,
-        offset,
-        t: Type,
-        vec,
-        exec_size,
-        lane0,
-        mlen,
-        data_grfs,
-        predicate,
-        filled,
+        self, op, address, payload, message, offset, t: Type, vec, exec_size, lane0, mlen, data_grfs, predicate, filled
     ) -> None:
         write = op == "store"
         a64 = address.space == "global" and address.bti is None
