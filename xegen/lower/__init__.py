@@ -11,8 +11,10 @@ Passes (docs/lowering.md):
         thread of the dispatch ABI (`abi.py`), looking through deep let chains without
         recursion (`ir.walk`, `ir.substitute_stmt`); a block message reuses the address payload an earlier message
         of the same block built (a prefetch, then the load) unless that makes the kernel
-        not fit, when selection runs again building every payload
-    flags.py                     a mask computed again while its flag still holds it is dropped
+        not fit, when selection runs again building every payload; a loop's affine index
+        arithmetic is stepped in registers (`inductions.py`)
+    flags.py                     a mask computed again while its flag still holds it is dropped,
+                                 a loop's invariant masks move in front of it
     deadcode.py                  instructions whose results nobody reads are dropped
     sink.py                      moves out of message temporaries placed where their data is
                                  first needed, so a run of loads is in flight together (not
@@ -42,7 +44,7 @@ from .abi import Abi, plan_payload
 from .builder import Builder
 from .counts import ControlFlow
 from .deadcode import eliminate_dead_code
-from .flags import drop_repeated_flags
+from .flags import drop_repeated_flags, hoist_invariant_flags
 from .isel import StatementLowering
 from .kernel import CompiledKernel, KernelSpec, KernelStats
 from .liveness import flatten
@@ -114,6 +116,7 @@ def select_instructions(
     lowering = StatementLowering(builder, abi)
     lowering.kernel(spec.body)
     drop_repeated_flags(builder.program)
+    hoist_invariant_flags(builder.program)
     eliminate_dead_code(builder.program)
     if sink:
         sink_copies(builder.program, platform.grf_bytes)

@@ -32,6 +32,7 @@ from .convert import convert, halves
 from .values import Constant, Region, Value, VReg, xe_type
 
 if TYPE_CHECKING:
+    from .inductions import LoopInductions
     from .messages import Messages
 
 
@@ -102,6 +103,7 @@ class Expressions:
         self.messages: Messages | None = None  # set by the statement lowering (memory loads in expressions)
         # vector results computed in the current statement, by expression (`forget_computed`)
         self.computed: dict[E.Expr, Value] = {}
+        self.inductions: LoopInductions | None = None  # the innermost runtime loop's (inductions.py)
 
     # --- environment --------------------------------------------------------------------------
     def lookup(self, name: str) -> Binding:
@@ -120,7 +122,12 @@ class Expressions:
         """Where the value of `e` is (computing it if needed).  A vector integer result is
         computed once per statement: the IR's CSE binds only scalars, and one gathered
         message's addresses and in-bounds conditions repeat the same lane arithmetic (a
-        pixel's row and column, by division) in each of its terms."""
+        pixel's row and column, by division) in each of its terms.  An induction variable of
+        the loop is its register (inductions.py)."""
+        if self.inductions is not None:
+            stepped = self.inductions.register(e, self)
+            if stepped is not None:
+                return stepped
         shared = _shareable(e)
         if shared:
             known = self.computed.get(e)
@@ -138,7 +145,7 @@ class Expressions:
 
     def into(self, e: E.Expr, dst: Region) -> None:
         """Compute `e` into `dst` (lanes of e's type, or a scalar broadcast to them)."""
-        if _reads_register(e, dst, self):
+        if _reads_register(e, dst, self) or (self.inductions is not None and self.inductions.register(e, self)):
             self._copy(dst, self.value(e))
             return
         result = getattr(self, "_" + type(e).__name__)(e, dst)

@@ -33,6 +33,7 @@ from .builder import Builder
 from .calls import Calls
 from .counts import Branch
 from .expressions import Binding, Expressions, GlobalBuffer, GrfBuffer, SlmBuffer, constant_lanes
+from .inductions import LoopInductions
 from .messages import Messages
 from .values import Constant, Region
 
@@ -262,12 +263,20 @@ class StatementLowering(Expressions):
         self.b.mov(counter, init)
         top, end = self.b.new_label("loop"), self.b.new_label("end")
         flag = self.b.scratch_flag()
+        # induction registers are set here, before the guard: its count of executions is the
+        # code's in front of the loop (lower/counts.py)
+        outer = self.inductions
+        self.inductions = LoopInductions(s.var, s.init, s.body, len(self.b.program.items))
         if not constant:
             self.b.alu("cmp", Reg("null", 0, 0, "d"), [counter, bound], cond=CondModifier("ge", flag))
             self.branches.append(Branch("guard"))
             self.b.jump(end, Predicate(flag))
         self.b.label(top)
-        self._scoped(s.var.name, counter, s.body)
+        try:
+            self._scoped(s.var.name, counter, s.body)
+            self.inductions.step_all(self)
+        finally:
+            self.inductions = outer
         self.b.alu("add", counter, [counter, Constant(1, s.var.type)])
         self.b.alu("cmp", Reg("null", 0, 0, "d"), [counter, bound], cond=CondModifier("lt", flag))
         self.branches.append(
