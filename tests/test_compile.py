@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from xegen import ir, pipeline, report, sim
+from xegen import hw, ir, pipeline, report, sim
 from xegen.cli import main
 from xegen.conv import make_problem
 from xegen.emit import decode
@@ -20,6 +20,8 @@ from xegen.modeling import modeled_cycles
 from xegen.oracles import ocloc_validate
 from xegen.passnames import BACKEND_PASSES
 from xegen.pipeline import PASSES, compile_problem
+from xegen.plan import formulate
+from xegen.plan.heuristic import choose_config
 from xegen.verify import first_group_executions, verify
 
 SMALL = "mb1ic16ih6oc32oh6kh3ph1"
@@ -158,11 +160,13 @@ def test_register_overflow_falls_back_to_the_next_config(monkeypatch):
         return real(spec, hw, trace)
 
     monkeypatch.setattr(pipeline, "compile_kernel", first_does_not_fit)
-    compilation = compile_problem(make_problem(SMALL), "xehpg")
+    # the lead's M tile given: one configuration compiled, not the model's choice among M tiles
+    given = {"m_tile": choose_config(formulate(make_problem(SMALL)), hw.platform("xehpg")).m_tile}
+    compilation = compile_problem(make_problem(SMALL), "xehpg", given)
     assert len(calls) == 2 and len(compilation.fallbacks) == 1
     assert "130 GRFs" in compilation.fallbacks[0]
     assert compilation.fallbacks[0].startswith(
-        str(compile_problem(make_problem(SMALL), "xehpg", optimize=False).config)
+        str(compile_problem(make_problem(SMALL), "xehpg", given, optimize=False).config)
     )
     assert verify(compilation).ok
 

@@ -49,16 +49,15 @@ def test_the_choices_differ_in_shape_and_are_all_dpas_gemm_configurations():
     assert all(c.tg_k == 1 for c in model_choices(gemm, target, {"tg_k": 1}))
 
 
-def test_only_dpas_gemm_layers_with_free_keys_are_contested():
+def test_only_gemm_layers_with_free_keys_are_contested():
     target = hw.platform("xehpg")
     f16 = formulate(make_problem(RES5A_BRANCH2C, "FWD_B", "f16", mb=1))
     assert model_choices(f16, target, asdict(choose_config(f16, target))) == ()  # every key given
-    assert model_choices(f16, target, {"fma": "mad"}) == ()
     assert model_choices(f16, target, {"plan": "first"}) == ()
-    f32 = formulate(make_problem(RES5A_BRANCH2C, "FWD_B", "f32", mb=1))  # mad: the estimate decides
-    assert model_choices(f32, target) == ()
-    xelp = hw.platform("xelp")  # no dpas
-    assert model_choices(f16, xelp) == ()
+    # mad (f32, or asked for): kernels of other M tiles only (tests/test_mad_choice.py)
+    assert model_choices(f16, target, {"fma": "mad", "m_tile": 8}) == ()
+    f32 = formulate(make_problem(RES5A_BRANCH2C, "FWD_B", "f32", mb=1))
+    assert all(not c.systolic for c in model_choices(f32, target))
 
 
 def test_a_choice_with_deep_lets_compiles_from_any_caller():

@@ -54,7 +54,7 @@ from .conv.problem import Problem
 from .deep import deeply
 from .egraph.engine import Limits
 from .egraph.kernel import optimize_stmt_report
-from .errors import ConfigError
+from .errors import ConfigError, UnsupportedError
 from .ir import Expr, Stmt, Var, const, format_stmt, substitute_stmt
 from .lower import CompiledKernel, RegisterAllocationError, compile_kernel
 from .lower.kernel import KernelSpec
@@ -171,7 +171,10 @@ def _plain_kernel(problem, platform, overrides, optimize, show, dump_graph, back
     # the same configuration issues the same dpas: its kernel with other weights is priced at
     # least at the first's systolic clocks, so where the first is priced at them (or at the
     # problem's compulsory bytes), it is kept without compiling the others
-    cycles = modeled_cycles(first)
+    try:
+        cycles = modeled_cycles(first)
+    except UnsupportedError:  # (as in `_cheapest`: the model cannot choose)
+        return _shown(first, platform, optimize, show, dump_graph, backend)
     systolic = cycles.xmx / cycles.parallel_eus
     floors = [0.0, *(max(systolic, memory_floor(other, platform)) for other in others)]
     # where the model took another configuration than the estimate's lead (with `any`'s layout),
@@ -262,7 +265,8 @@ def _cheapest(attempts: list[Callable[[], Compilation]], floors: Sequence[float]
     """The compilation of `attempts` (each with its own fall-backs) the model prices lowest (the
     first on a tie).  `floors[i]`, where given, is a lower bound of the model's price of attempt
     i known before compiling it: an attempt whose floor is no lower than the cheapest compiled
-    before it is not compiled (it could not be kept).  When none compiles, the last one's error."""
+    before it is not compiled (it could not be kept).  When none compiles, the last one's error;
+    when one cannot be priced without running it, the cheapest before it (or it, the first)."""
     best: tuple[float, Compilation] | None = None
     error: ConfigError | None = None
     for index, attempt in enumerate(attempts):
@@ -273,7 +277,10 @@ def _cheapest(attempts: list[Callable[[], Compilation]], floors: Sequence[float]
         except ConfigError as failed:
             error = failed
             continue
-        cycles = modeled_cycles(compilation).device
+        try:
+            cycles = modeled_cycles(compilation).device
+        except UnsupportedError:  # its static counts cannot count it (a branch on loaded data):
+            return best[1] if best is not None else compilation  # the model cannot choose
         if best is None or cycles < best[0]:
             best = (cycles, compilation)
     if best is None:

@@ -47,10 +47,10 @@ def test_the_kernel_nests_its_k_loop_per_tap():
 
 
 def test_the_inner_loop_neither_divides_nor_zeroes():
-    """res2a_branch2b on XeLP f32 (the heuristic's mad kernel, 8 channels an iteration): the
-    loop around the multiplies divides by KW (a multiply by 0xAAAB, the reciprocal of 3) and
-    zeroes the masked source tile (four two-register moves of 0) once per tap, outside it."""
-    compilation = compile_problem(make_problem(RES2A_3X3), "xelp", {"tg_k": 1, "k_block": 8})
+    """res2a_branch2b on XeLP f32 (a mad kernel of 8 rows, 8 channels an iteration): the loop
+    around the multiplies divides by KW (a multiply by 0xAAAB, the reciprocal of 3) and zeroes
+    the masked source tile (four two-register moves of 0) once per tap, outside it."""
+    compilation = compile_problem(make_problem(RES2A_3X3), "xelp", {"tg_k": 1, "k_block": 8, "m_tile": 8})
     assert compilation.config.fma == "mad"
     instructions = compilation.compiled.instructions
     loop = inner_loop(instructions)

@@ -6,10 +6,12 @@ import json
 
 import pytest
 
+from xegen import hw
 from xegen.cli import main
 from xegen.conv import make_problem
 from xegen.pipeline import compile_problem
-from xegen.plan import Config
+from xegen.plan import Config, formulate
+from xegen.plan.heuristic import choose_config
 from xegen.tune.database import Database
 
 DESC = "mb1ic8ih4oc8oh4kh3ph1"
@@ -110,14 +112,15 @@ def test_print_space_lists_the_knobs_and_the_legal_configurations(capsys):
     status, out, _ = xegen(capsys, "conv", DESC, "--print-space", "--config", "simd=16", "--config", "grf=128")
     lines = out.splitlines()
     assert status == 0
-    # tg_m 4 x tg_n 4 x m_tile 2 (4, 8) x n_tile 1 (16: N = 8) x k_block 3 (4, 8, 16) x tg_k 4 (1, 2, 4, 8)
-    # x k_split 5
-    assert lines[1] == "space on XeHPG: 1920 combinations of the knobs"
-    assert "  tg_m       1 2 4 8" in lines and "  simd       16" in lines
+    # tg_m 5 (1, 2, 4, 8 and the heuristic's 3: three tiles of 6 rows make M = 16) x tg_n 4 x
+    # m_tile 5 (4 to 8) x n_tile 1 (16: N = 8) x k_block 3 (4, 8, 16) x tg_k 4 (1, 2, 4, 8) x k_split 5
+    assert lines[1] == "space on XeHPG: 6000 combinations of the knobs"
+    assert "  tg_m       1 2 3 4 8" in lines and "  simd       16" in lines
     legal = lines.index(next(line for line in lines if line.endswith("legal configurations (the heuristic's first):")))
     configs = lines[legal + 1 :]
     assert lines[legal].startswith(f"{len(configs)} legal")
-    heuristic = compile_problem(make_problem(DESC), "xehpg", {"simd": 16, "grf": 128}).config
+    # the heuristic's lead (the model may compile another M tile: `heuristic.model_choices`)
+    heuristic = choose_config(formulate(make_problem(DESC)), hw.platform("xehpg"), {"simd": 16, "grf": 128})
     assert configs[0] == f"  {heuristic}"
 
 

@@ -109,12 +109,13 @@ def swaps(gemm: Gemm, hw: Platform) -> bool:
 
 
 def model_choices(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> tuple[Config, ...]:
-    """The GEMM plan's dpas configurations whose kernels the model, not the estimate, chooses
+    """The GEMM plan's configurations whose kernels the model, not the estimate, chooses
     between (`pipeline.compile_problem` compiles each and keeps the kernel the model prices
     lowest, the first on a tie): the first of `config_candidates` (the lead) and the next ones
-    of other shapes (`_shape`: tiles, group, tg_k, slm) that the estimate puts within
-    ESTIMATE_MARGIN of its best, up to MODEL_CHOICES in all; () where the lead is not such a
-    configuration, or nothing else is that close.  Where a row plan fits it leads: ().
+    that the estimate puts within ESTIMATE_MARGIN of its best, for dpas of other shapes
+    (`_shape`: tiles, group, tg_k, slm), up to MODEL_CHOICES in all, for mad and dp4a of other
+    M tiles, up to MAD_MODEL_CHOICES (none when m_tile is given); () where nothing else is that
+    close or the estimate cannot rank the lead.  Where a row plan fits it leads: ().
 
     Within the margin the estimate's order of dpas kernels is noise against the model: on
     resnet_50's forward f16 layers on XeHPG (mb1) the estimate tied the lead of res3a_branch2a
@@ -124,7 +125,9 @@ def model_choices(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
     The model prices the lead too, so no kernel it chooses is slower than the lead's."""
     given = dict(overrides or {})
     fma = given.get("fma") or _pick_fma(gemm, hw)
-    if given.get("plan", "gemm") not in GEMM_PLANS or fma not in SYSTOLIC or _fitting_strategies(gemm, hw, given):
+    if given.get("plan", "gemm") not in GEMM_PLANS or _fitting_strategies(gemm, hw, given):
+        return ()
+    if fma not in SYSTOLIC and "m_tile" in given:
         return ()
     found = _gemm_candidates(gemm, hw, given, none_fit_ok=False)
     assert found is not None  # none_fit_ok=False raises instead
@@ -133,12 +136,19 @@ def model_choices(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | No
     if not _estimated_well(lead[1], gemm):
         return ()
     bound = best.device / (1 - ESTIMATE_MARGIN)
-    choices = {_shape(lead[1]): lead[1]}
+    # dpas: the best of each shape; mad and dp4a: of each M tile (the rows a thread computes,
+    # which set how evenly the threads fill the EUs, see MAD_MODEL_CHOICES)
+    kind, most = (_shape, MODEL_CHOICES) if fma in SYSTOLIC else (_m_tile, MAD_MODEL_CHOICES)
+    choices = {kind(lead[1]): lead[1]}
     for _, config, estimated in ordered:
-        if len(choices) == MODEL_CHOICES or not _estimated_well(config, gemm) or estimated.device > bound:
+        if len(choices) == most or not _estimated_well(config, gemm) or estimated.device > bound:
             break  # ranked by the estimate: the rest are further from its best
-        choices.setdefault(_shape(config), config)
+        choices.setdefault(kind(config), config)
     return tuple(choices.values()) if len(choices) > 1 else ()
+
+
+def _m_tile(config: Config) -> tuple[int, ...]:
+    return (config.m_tile,)
 
 
 def row_model_choices(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> tuple[Config, ...]:
@@ -193,6 +203,18 @@ def unstaged_alternative(gemm: Gemm, hw: Platform, overrides: Mapping[str, objec
 # costs a compilation (about a second and a half on XeHPG), and on resnet_50's f16 forward
 # layers the model's choice came from the first four shapes within the margin.
 MODEL_CHOICES = 4
+
+
+# Likewise the mad (and dp4a) kernels of different M tiles.  A thread's rows set the number of
+# threads, and where that number leaves some EUs one thread more than others, a smaller tile can
+# be the faster although each thread does less per load: res2a_branch2b f32 (mb1), 8 rows a thread
+# make 784 threads on XeLP's 96 EUs (9 on the busiest EU for 8.2 on average), 6 rows 1,046 (11
+# for 10.9), 179,442 cycles modeled against 168,322; on XeHPG 7 rows, 32,198 against 36,295.  The
+# estimate priced those two 1 % and 4 % apart.  Where the lead spreads its threads evenly, another
+# tile can still win: res3a_branch2b's lead on XeLP (8 rows, 1,568 threads, 17 on the busiest EU
+# for 16.3) 176,889 cycles, 6 rows with two threads along K 169,494.  Each other choice is one
+# more compilation: the acceptance matrix's 260 kernels took 732 instead of 583.
+MAD_MODEL_CHOICES = 3
 
 
 def _shape(config: Config) -> tuple[int, ...]:
@@ -360,15 +382,12 @@ def _tile_options(fma: str, simd: int, gemm: Gemm, hw: Platform) -> tuple[list[i
         n_tiles = [t for t in (4 * simd, 2 * simd, simd) if t <= fitting_n] or [simd]
         step = 8 * max(1, 4 // gemm.a.type.size)
         return m_tiles, n_tiles, [2 * step, step]
-    m_tiles = [8, 4] if m >= 8 else [m]
+    # 7, 6 and 5 rows: tiles of whole output rows where 8 would straddle them (widths 7, 14,
+    # 28), elsewhere threads spread more evenly over the EUs (MAD_MODEL_CHOICES)
+    m_tiles = [8, 7, 6, 5, 4] if m >= 8 else [m]
     if fma == "mad" and columns_gathered(gemm):
         # one vector message of simd lanes, a K-contiguous column each, is B in mad's layout
         return m_tiles, [simd], [16, 8]
-    # a tile of whole output rows where 8 would straddle them (7 for widths 7, 14, 28)
-    row = gemm.m.inner.size
-    whole = next((d for d in range(7, 4, -1) if row % 8 and row % d == 0), None)
-    if whole is not None and m >= whole:
-        m_tiles.insert(1, whole)
     widest = 2 * simd if n >= 4 * simd else simd
     n_tiles = [t for t in (widest, simd) if t <= fitting_n]
     # longer K blocks share each iteration's address arithmetic among more multiplies

@@ -5,7 +5,8 @@ than the budget, every one is evaluated (`exhaustive`).  Otherwise an evolutiona
 (`evolutionary`), as TVM's Ansor and MetaSchedule run over their spaces under a cost model:
 each generation is bred from the best configurations evaluated so far, by uniform crossover of
 two parents and a mutation that moves one knob to a neighbouring value (a larger or smaller
-tile, one more or fewer thread along a side, the next multiply kind), keeping only children
+tile, one more or fewer thread along a side, the next multiply kind), and four times in ten
+another (knobs that often move together: SIMD width, tile and group side), keeping only children
 the space says are legal and that were not evaluated yet; random legal configurations fill a
 generation the breeding cannot.  docs/tune.md says why this search and not another.
 
@@ -26,6 +27,7 @@ GENERATION = 8  # configurations per generation (a batch the workers share)
 PARENTS = 4  # the best configurations a generation is bred from
 CROSSOVER = 0.3  # chance that a child mixes two parents before its mutation
 JUMP = 0.15  # chance that a mutation picks any value of the knob, not a neighbouring one
+AGAIN = 0.4  # chance that a mutation moves one more knob (tiles, SIMD and group sides move together)
 ATTEMPTS = 64  # breeding attempts per child before a random configuration is taken instead
 
 
@@ -160,7 +162,12 @@ class Search:
         movable = [i for i, key in enumerate(KEYS) if len(self.space.knobs.get(key, ())) > 1]
         if not movable:
             return genes
-        position = self.rng.choice(movable)
+        genes = self._move(genes, self.rng.choice(movable))
+        while self.rng.random() < AGAIN:
+            genes = self._move(genes, self.rng.choice(movable))
+        return genes
+
+    def _move(self, genes: list, position: int) -> list:
         options = self.space.knobs[KEYS[position]]
         if genes[position] not in options or self.rng.random() < JUMP:
             genes[position] = self.rng.choice(options)
