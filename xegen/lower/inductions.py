@@ -92,8 +92,9 @@ class LoopInductions:
         """Add each register's step (at the end of the loop's body)."""
         for e, induction in self.made.items():
             scalar = e.type.scalar
-            step = _wrapped(induction.step, scalar)
-            lowering.b.alu("add", induction.reg, [induction.reg, Constant(step, scalar)])
+            step = E.const(induction.step, scalar)  # (the step as a value of the type: wrapped)
+            assert isinstance(step, E.IntImm)
+            lowering.b.alu("add", induction.reg, [induction.reg, Constant(step.value, scalar)])
 
     def slope(self, e: E.Expr) -> int | None:
         """C when `e` is v * C + R with R invariant in the loop (0: e is invariant), None when
@@ -197,15 +198,6 @@ def _constant(e: E.Expr) -> int | None:
     if isinstance(e, E.Broadcast):
         return _constant(e.value)
     return None
-
-
-def _wrapped(value: int, scalar) -> int:
-    """`value` modulo 2^bits, as a value of the (32-bit) type."""
-    bits = scalar.bits
-    value &= (1 << bits) - 1
-    if scalar.is_signed and value >= 1 << (bits - 1):
-        value -= 1 << bits
-    return value
 
 
 def _bound_inside(body: S.Stmt) -> set[str]:
