@@ -171,6 +171,27 @@ def test_register_overflow_falls_back_to_the_next_config(monkeypatch):
     assert verify(compilation).ok
 
 
+def test_choose_false_compiles_the_lead_alone(monkeypatch):
+    """XeLP f32, where the model chooses among mad kernels of several M tiles: `choose=False`
+    compiles one kernel, the heuristic's lead, whose IR is `build_lead`'s; the default compiles
+    more than one."""
+    real = pipeline.compile_kernel
+    calls = []
+
+    def counted(spec, hw, trace=None):
+        calls.append(spec)
+        return real(spec, hw, trace)
+
+    monkeypatch.setattr(pipeline, "compile_kernel", counted)
+    problem = make_problem(SMALL)
+    lead = choose_config(formulate(problem), hw.platform("xelp"))
+    compilation = compile_problem(problem, "xelp", choose=False)
+    assert len(calls) == 1 and compilation.config == lead
+    assert pipeline.build_lead(problem, "xelp").config == lead
+    compile_problem(problem, "xelp")
+    assert len(calls) > 2
+
+
 def test_batch_prints_one_row_per_layer_and_writes_a_directory(capsys, tmp_path):
     shapes = tmp_path / "shapes"
     shapes.write_text('# two layers\nmb1ic8ih4oc8oh4kh3ph1n"a"\nmb1ic8ih3oc16oh2kh1sh2n"b"\n')

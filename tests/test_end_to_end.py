@@ -31,6 +31,7 @@ import pytest
 from xegen.conv import Descriptor, make_problem
 from xegen.oracles import ocloc_validate
 from xegen.pipeline import Compilation, compile_problem
+from xegen.plan.config import KEYS
 from xegen.verify import verify
 
 from .conv.shapes import RESNET, scaled, short_name
@@ -70,14 +71,17 @@ def check_end_to_end(
     tags: dict | None = None,
     mb: int | None = 1,
 ) -> Compilation:
-    """Compile twice (same bytes), verify in the simulator, and ask Intel's tools; returns the
-    compilation (`tags`: layout tags, stag= etc., as make_problem takes them; `mb`: the
-    minibatch, None: the descriptor's)."""
+    """Compile, compile the kernel chosen again from its configuration (same bytes), verify in the
+    simulator, and ask Intel's tools; returns the compilation (`tags`: layout tags, stag= etc.,
+    as make_problem takes them; `mb`: the minibatch, None: the descriptor's).  The second compile
+    is of the chosen kernel alone, not of every kernel the model chose among (the whole choice
+    twice: `test_same_bytes_in_another_process_with_another_hash_seed` below, and
+    tests/test_compile.py's `test_same_problem_same_bytes`)."""
     problem = make_problem(desc, direction, dt, mb=mb, **(tags or {}))
     compilation = compile_problem(problem, hw, overrides)
-    assert compile_problem(problem, hw, overrides).zebin() == compilation.zebin(), (
-        "a second compilation gave other bytes"
-    )
+    config = {key: getattr(compilation.config, key) for key in KEYS}
+    again = compile_problem(compilation.problem, hw, config, choose=False)
+    assert again.zebin() == compilation.zebin(), "a second compilation of its configuration gave other bytes"
 
     result = verify(compilation, seed)
     assert not result.run.hazards, f"{len(result.run.hazards)} SWSB hazards, the first: {result.run.hazards[0]}"

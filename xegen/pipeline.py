@@ -33,8 +33,9 @@ kernel reads.  And where the product can be swapped (`plan.heuristic.swaps`: for
 backward data, channels along M, pixels along N), the plain product's kernel against the swapped
 one's (on XeHPC the swapped one's with `any`'s default weights and with the weights as rows of
 output channels, `plan.gemm.swapped_weights`).
-`build_kernel(problem, hw)` stops after `schedule`
-(the IR the interpreter checks).  The functions at the end hand one stage's output to the next:
+`compile_problem(..., choose=False)` compiles the heuristic's lead configuration alone.
+`build_kernel(problem, hw)` stops after `schedule` (the IR the interpreter checks; `build_lead`
+the lead's IR, nothing compiled).  The functions at the end hand one stage's output to the next:
 this module is where the stages meet, and the only one that knows their order.
 Nothing here depends on time or on the order of a hash: the same problem gives the same bytes.
 """
@@ -106,24 +107,39 @@ def compile_problem(
     show: Show | None = None,
     dump_graph: str | Path | None = None,
     backend: str = "native",
+    choose: bool = True,
 ) -> Compilation:
     """Compile `problem` for `hw` with the heuristic configuration (`overrides` fix keys of it);
-    `backend` "visa" finalizes xegen's instruction selection with IGC's GenX_IR.  Runs with room
-    for deep recursion (`deep.deeply`, as the CLI runs), so that which of the heuristic's kernels
-    compiles -- the model compares several, and one may hold a chain of lets deeper than Python's
-    default limit -- does not depend on the caller."""
+    `backend` "visa" finalizes xegen's instruction selection with IGC's GenX_IR.  `choose=False`
+    compiles the heuristic's lead configuration alone (`build_lead`'s, with its fall-backs), none
+    of the kernels the model would price against it: a fraction of the time, where which
+    configuration it is does not matter (a post-op chain's arithmetic).  Runs with room for deep
+    recursion (`deep.deeply`, as the CLI runs), so that which of the heuristic's kernels compiles
+    -- the model compares several, and one may hold a chain of lets deeper than Python's default
+    limit -- does not depend on the caller."""
     return deeply(
-        _compile_problem, problem, hw, overrides, optimize=optimize, show=show, dump_graph=dump_graph, backend=backend
+        _compile_problem,
+        problem,
+        hw,
+        overrides,
+        optimize=optimize,
+        show=show,
+        dump_graph=dump_graph,
+        backend=backend,
+        choose=choose,
     )
 
 
-def _compile_problem(problem, hw, overrides, *, optimize, show, dump_graph, backend) -> Compilation:
+def _compile_problem(problem, hw, overrides, *, optimize, show, dump_graph, backend, choose) -> Compilation:
     """The plain product's kernel (`_plain_kernel`), or where the model chooses between it and
     the swapped product (`plan.heuristic.swaps`), the faster of the two."""
     if backend not in BACKENDS:
         raise ConfigError(f"unknown back end '{backend}' (back ends: {', '.join(BACKENDS)})")
     platform = hwlib.platform(hw)
     given = dict(overrides or {})
+    if not choose:
+        gemm = formulate(problem, str(given.get("plan", "gemm")))
+        return _first_fitting(problem, gemm, platform, overrides, optimize, show, dump_graph, backend)
     if "plan" in given or not _priced(backend) or not swaps(formulate(problem), platform):
         return _plain_kernel(problem, platform, overrides, optimize, show, dump_graph, backend)
     # the swapped product with `any`'s default weights and, where 2D blocks load them, as rows of
@@ -392,10 +408,24 @@ def build_kernel(
         or len(weights_choices(problem, platform)) > 1
     ):  # the layouts and configuration compile_problem would compile, as the model chose them
         compilation = compile_problem(problem, platform, overrides)
-        problem, config = compilation.problem, compilation.config
-    else:
-        config = choose_config(gemm, platform, overrides)
-    return build_config(problem, config, platform, dump_graph)
+        return build_config(compilation.problem, compilation.config, platform, dump_graph)
+    return build_lead(problem, platform, overrides, dump_graph)
+
+
+def build_lead(
+    problem: Problem,
+    hw: str | hwlib.Platform = "xehpg",
+    overrides: Mapping[str, object] | None = None,
+    dump_graph: str | Path | None = None,
+) -> Kernel:
+    """The kernel IR of the heuristic's lead configuration for `problem` (`choose_config`), the
+    product unswapped and the weights as `problem` states them: `build_kernel` without compiling
+    the kernels the model would choose among.  For checking what a configuration builds where
+    which configuration it is does not matter (a post-op chain, a layer's arithmetic): a tenth of
+    `build_kernel`'s time where the model chooses among three mad kernels."""
+    platform = hwlib.platform(hw)
+    gemm = formulate(problem, str((overrides or {}).get("plan", "gemm")))
+    return build_config(problem, choose_config(gemm, platform, overrides), platform, dump_graph)
 
 
 def build_config(

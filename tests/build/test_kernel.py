@@ -15,7 +15,7 @@ from xegen.conv import make_problem, random_inputs
 from xegen.conv.check import compare
 from xegen.errors import ConfigError, Error, UnsupportedError
 from xegen.ir import Alloc, Barrier, Call, Dpas, Fence, For, Let, Mad, Reorder, Send, Seq, Store, walk
-from xegen.pipeline import build_kernel
+from xegen.pipeline import build_kernel, build_lead
 from xegen.plan import formulate
 from xegen.plan.kernel import plan_kernel
 
@@ -87,7 +87,7 @@ def test_dispatch_ids_enumerate_every_thread_of_every_group_once(tg_k):
 )
 def test_messages_and_registers_fit_the_hardware(platform, dt, tags):
     p = hw.platform(platform)
-    kernel = build_kernel(make_problem(FWD, "FWD_B", dt, **tags), platform)
+    kernel = build_lead(make_problem(FWD, "FWD_B", dt, **tags), platform)
     for call in calls(kernel, Send):
         f = call.func
         if f.kind == "block":
@@ -266,7 +266,7 @@ VARIANTS = [
     ids=[f"{v[0]}-{v[1]}-{v[2]}-{v[5]}" for v in VARIANTS],
 )
 def test_variants_match_numpy(desc, direction, dt, post, tags, platform, overrides):
-    kernel = build_kernel(make_problem(desc, direction, dt, post, **tags), platform, overrides)
+    kernel = build_lead(make_problem(desc, direction, dt, post, **tags), platform, overrides)
     for key, value in overrides.items():
         assert getattr(kernel.config, key) == value
     assert kernel.uses_atomics == (kernel.config.k_split > 1)

@@ -8,7 +8,7 @@ import pytest
 from xegen.build import check_ir
 from xegen.conv import make_problem
 from xegen.conv.postops import BINARY_ALGORITHMS, POLICIES
-from xegen.pipeline import build_kernel
+from xegen.pipeline import build_lead
 
 DESC = "mb2ic8ih4oc16oh4kh3ph1"
 # every algorithm, with parameters that exercise each branch
@@ -46,7 +46,7 @@ ELTWISE = [
 
 
 def check(problem, hw="xehpg"):
-    results = check_ir(build_kernel(problem, hw, {}))
+    results = check_ir(build_lead(problem, hw, {}))
     for comparison in results:
         assert comparison.ok, f"{problem}: {comparison}"
 
@@ -89,7 +89,7 @@ def test_sum_into_a_padded_blocked_dst():
     """dst (24 channels in blocks of 16) holds its old values, padding zero: the launcher does not
     zero it, and the kernel keeps the padding zero."""
     problem = make_problem("mb1ic8ih4oc24oh4kh3ph1", "FWD_B", "f32", "sum:0.5+relu", dtag="aBcd16b")
-    kernel = build_kernel(problem, "xehpg", {})
+    kernel = build_lead(problem, "xehpg", {})
     assert kernel.zero_outputs == ()
     results = check_ir(kernel)
     assert [c.name for c in results] == ["dst", "dst padding"] and all(c.ok for c in results), results
@@ -103,6 +103,6 @@ def test_blocked_layout_of_a_second_tensor():
 def test_rounding_epilogue_reads_its_value_once(dt, rounds):
     """Rounding to an integer reads the biased value three times: it is bound to a let once, not
     rebuilt (and lowered) at each read; the plain float epilogue keeps its expression tree."""
-    kernel = build_kernel(make_problem(DESC, "FWD_B", dt), "xehpg", {})
+    kernel = build_lead(make_problem(DESC, "FWD_B", dt), "xehpg", {})
     assert ("let c_store_0_v0" in str(kernel.body)) == rounds
     assert all(c.ok for c in check_ir(kernel))

@@ -1,6 +1,8 @@
 """Every resnet_50 layer, scaled for CI, through the kernel IR in the interpreter vs numpy:
 forward, backward-data and backward-weights in f32, f16 and bf16, and int8 forward, on XeHPG
-(dpas) and XeLP (mad/dp4a) configurations chosen by the heuristic.  The real sizes at minibatch 1
+(dpas) and XeLP (mad/dp4a) configurations chosen by the heuristic: its lead (`build_lead`), not
+compiling the kernels the model would choose among (they are checked in the simulator by
+tests/test_mad_choice.py, tests/test_dpas_choice.py and others).  The real sizes at minibatch 1
 run under `-m slow`."""
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import pytest
 
 from xegen.build import check_ir
 from xegen.conv import make_problem
-from xegen.pipeline import build_kernel
+from xegen.pipeline import build_kernel, build_lead
 
 from ..conv.shapes import RESNET, scaled, short_name
 
@@ -50,7 +52,7 @@ def cases():
 @pytest.mark.parametrize("layer, direction, dt, post, platform", list(cases()))
 def test_scaled_resnet_layer_matches_numpy(layer, direction, dt, post, platform):
     problem = make_problem(scaled(RESNET[layer]), direction, dt, post)
-    kernel = build_kernel(problem, platform)
+    kernel = build_lead(problem, platform)
     # on XeHPG the estimate chooses between dpas and the fused pairs of dpasw; a first layer's
     # backward passes (plan=first) multiply with mixed-mode mads in every type
     mads = dt == "f32" or (kernel.config.plan == "first" and direction.startswith("BWD"))

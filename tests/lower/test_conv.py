@@ -14,7 +14,7 @@ import pytest
 from xegen.conv import make_problem
 from xegen.conv.check import compare, random_inputs
 from xegen.oracles import ocloc_validate
-from xegen.pipeline import build_kernel
+from xegen.pipeline import build_lead
 
 from ..conv.shapes import RESNET, scaled, short_name
 from .harness import compile_conv, iga_report, run_conv, run_conv_ir
@@ -42,7 +42,7 @@ def post_op(direction: str, layer: int) -> str:
 
 def check_layer(layer: int, direction: str, dt: str, hw: str, optimize: bool, tools: bool) -> None:
     problem = make_problem(scaled(RESNET[layer]), direction, dt, post_op(direction, layer))
-    kernel = build_kernel(problem, hw)
+    kernel = build_lead(problem, hw)
     compiled = compile_conv(kernel, hw, optimize=optimize)
     tensors = random_inputs(problem, layer)
     got, _ = run_conv(kernel, compiled, tensors)

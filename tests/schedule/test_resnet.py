@@ -17,7 +17,7 @@ from xegen.build import run_ir
 from xegen.build.builder import build_body
 from xegen.conv import make_problem, random_inputs
 from xegen.errors import ConfigError
-from xegen.pipeline import build_config, build_kernel
+from xegen.pipeline import build_config, build_lead
 from xegen.plan import formulate
 from xegen.plan.strategies import plan_for
 from xegen.schedule import hoist_invariants, multi_buffer, schedule_by_latency, unroll
@@ -44,13 +44,11 @@ STAGED = (
 
 
 def single_buffered(problem, platform, staged_first=STAGED):
-    """The kernel the heuristic picks (staged through SLM where it can be), and the same
-    configuration with one buffer of each kind (as the scheduling pass leaves it) for the same
-    problem: the weights' layout the model chose for the first, not chosen again (with other
-    buffer counts the model may price another layout lower, whose kernel reads other bytes)."""
+    """The heuristic's lead kernel (staged through SLM where it can be), and the same
+    configuration with one buffer of each kind (as the scheduling pass leaves it)."""
     for staged in staged_first:
         try:
-            scheduled = build_kernel(problem, platform, staged)
+            scheduled = build_lead(problem, platform, staged)
             break
         except ConfigError:
             continue
@@ -109,9 +107,7 @@ def test_transforms_keep_scaled_resnet_layers_bit_identical(layer, direction, dt
 
 @pytest.mark.parametrize("layer", ["res2a_branch2b", "res4a_branch2b"])
 def test_the_swapped_product_staged_through_slm_stays_bit_identical(layer):
-    """plan=swapped with slm=1, double-buffered.  On res2a_branch2b the model resolves the weights'
-    `any` to the plain layout for slm_bufs=2 and to the VNNI one for slm_bufs=1: its single-
-    buffered reference is the same problem's (`single_buffered`), else it reads other bytes."""
+    """plan=swapped with slm=1, double-buffered."""
     index = next(i for i, desc in enumerate(RESNET) if short_name(desc).startswith(layer))
     swapped = tuple({**staged, "plan": "swapped"} for staged in STAGED)
     scheduled, _ = single_buffered(make_problem(scaled(RESNET[index]), "FWD_B", "bf16"), "xehpc", swapped)
