@@ -229,7 +229,8 @@ def test_options_that_change_the_kernel_or_summary_are_other_entries(capsys):
     conv(capsys)
     conv(capsys, "--no-model")
     conv(capsys, "--config", "m_tile=8")
-    assert len(entries(directory)) == 3
+    conv(capsys, "--lead")
+    assert len(entries(directory)) == 4
     assert "modeled" not in conv(capsys, "--no-model")[1]  # its own entry, without the model
 
 

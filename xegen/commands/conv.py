@@ -407,6 +407,7 @@ def _cache_key(args: argparse.Namespace, entry: Entry) -> str:
         "config": args.config,
         "optimize": not args.no_optimize,
         "model": not args.no_model,
+        "lead": args.lead,
         "tuning": None if tuning is None else [_file_state(tuning), _file_state(Path(f"{tuning}-wal"))],
     }
     if args.backend != "native":  # another back end's kernel, and the finalizer installed (native keys unchanged)
@@ -478,10 +479,10 @@ def _layer(state: _Run, index: int, entry: Entry) -> dict | None:
 
 def _ir_actions(state: _Run, problem, dump) -> None:
     from ..build import check_ir  # (slow to import: see the top)
-    from ..pipeline import build_kernel  # (slow to import: see the top)
+    from ..pipeline import build_kernel, build_lead  # (slow to import: see the top)
 
     args = state.args
-    kernel = build_kernel(problem, args.hw, state.overrides, dump)
+    kernel = (build_lead if args.lead else build_kernel)(problem, args.hw, state.overrides, dump)
     if args.print_config:
         state.say(f"{problem}\nconfig: {kernel.config}\n{kernel.summary()}")
     if args.print_ir:
@@ -524,6 +525,7 @@ def _compile(state: _Run, problem, dump, index) -> dict:
         show=show if state.printed else None,  # (rendering a pass's output costs)
         dump_graph=dump,
         backend=args.backend,
+        choose=not args.lead,
     )
     path = _output_path(args, index, compilation.compiled.name, state.batch)
     if path is not None:
@@ -765,6 +767,12 @@ def register(subparsers) -> None:
         "after (--reset: back to the command line's)",
     )
     add_problem_options(parser)
+    parser.add_argument(
+        "--lead",
+        action="store_true",
+        help="compile the heuristic's first configuration alone, none of the kernels the model would choose "
+        "among (other tiles, plans, weights layouts, the swapped product): faster to compile, maybe slower to run",
+    )
     native = parser.add_argument_group("native kernel")
     native.add_argument(
         "-o",
