@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from ..errors import Error, RuleError
 from .bindings import bindings
+from .forks import keep_through_forks
 from .rules import LANGUAGE_FILE, RuleFile, RuleSet, constructors, egglog_message, language_text
 from .terms import TY_TYPES, quote
 
@@ -104,6 +105,7 @@ class _LoadedRules:
 
         self.eb = eb
         self.graph = eb.EGraph()
+        keep_through_forks(self)  # (its e-graph and the programs parsed by it)
         self.graph.run_program(*self.graph.parse_program(language_text(), filename=str(LANGUAGE_FILE)))
         for f in rule_set.files:
             for text in programs(f):
