@@ -198,3 +198,13 @@ def test_evaluate_is_xegen_eval():
     assert xegen.evaluate("x + 1", x=2**31 - 1) == -(2**31)  # s32 wraps
     assert xegen.evaluate("x / 2", types={"x": "u8"}, x=255) == 127
     assert cli("eval", "-7 / 2").strip() == str(xegen.evaluate("-7 / 2")) == "-3"  # truncating division
+
+
+def test_lead_compiles_the_heuristic_s_first_configuration():
+    """XeLP f32 at 14x14, where the model takes 5 rows a thread over the heuristic's first, 6
+    (tests/test_compile.py checks the two differ): `lead=True` gives the first, as --lead does."""
+    desc = "mb1ic16ih14oc32oh14kh3ph1"
+    lead = xegen.compile(desc, "xelp", lead=True, tuned=False)
+    chosen = xegen.compile(desc, "xelp", tuned=False)
+    assert "m_tile=6" in lead.config and "m_tile=5" in chosen.config
+    assert lead.verify().ok

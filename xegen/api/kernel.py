@@ -407,6 +407,7 @@ def compile(
     optimize: bool = True,
     tuned: bool | str | Path = True,
     backend: str = "native",
+    lead: bool = False,
 ) -> Kernel:
     """Compile `problem` (or a descriptor, with the default direction and types) for `hw`
     (xelp, xehpg, xehpc or an alias such as tgllp, dg2, pvc).  `config` fixes keys of the
@@ -419,7 +420,9 @@ def compile(
     path, that database (which must exist); False, none — the heuristic's configuration.  A
     `config` replaces the tuned configuration, as `--config` does.  `kernel.tuned` says what
     was used.  `backend="visa"` finalizes xegen's instruction selection with IGC's GenX_IR
-    instead of xegen's register allocation and scheduling (docs/visa.md)."""
+    instead of xegen's register allocation and scheduling (docs/visa.md).  `lead=True` compiles
+    the heuristic's first configuration alone, none of the kernels the model would choose among
+    (`xegen conv --lead`): faster to compile, maybe slower to run."""
     if isinstance(problem, str):
         problem = conv_problem(problem)
     if isinstance(config, str):
@@ -429,7 +432,9 @@ def compile(
     else:
         overrides = parse_overrides([f"{key}={value}" for key, value in config.items()])
     found = None if config is not None else _tuned_entry(problem, hw, tuned)
-    compilation, about = compile_tuned(problem, hw, overrides, found, optimize=optimize, backend=backend)
+    compilation, about = compile_tuned(
+        problem, hw, overrides, found, optimize=optimize, backend=backend, choose=not lead
+    )
     return Kernel(compilation, optimize, about, backend)
 
 
