@@ -13,7 +13,8 @@
 - 64-bit address arithmetic from 32-bit halves (`addc` into the accumulator's carry) where
   `hw.has_int64_arithmetic` is False.
 
-Every sequence is checked against the IR interpreter in tests/lower/test_arith.py.
+Every sequence is checked against the IR interpreter in tests/lower/test_arith.py, and on
+lane counts and placements that split it in tests/lower/test_split_accumulator.py.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ..emit import tables as T
 from ..emit.instruction import CondModifier, Flag, Predicate, Reg
 from ..errors import UnsupportedError
 from ..ir.types import S32, U16, U32, Type
-from .builder import Builder
+from .builder import Builder, accumulator_runs
 from .values import Constant, Region, Value
 
 ACC = Reg("acc", 0, 0, "d")
@@ -71,13 +72,15 @@ def _starts_a_grf(b: Builder, region: Region) -> bool:
 
 def _pairs(b: Builder, dst: Region, a: Value, c: Value, second: str, options: tuple[str, ...]) -> None:
     """`mul acc a c.low16` then `second dst a c` for each group of lanes two accumulator
-    registers hold.  mach/macl read the accumulator with their destination's region, so the
-    destination starts a GRF (else the result goes through a GRF-aligned temporary) and each
-    power-of-two run of lanes the pair is split into multiplies into the accumulator
-    elements its destination lanes name (`mul acc0.4` for `mach r18.4`)."""
+    registers hold.  mach/macl read the accumulator with their destination's region, the
+    register number aside (`mach r19.0` reads acc0.0, not acc1.0), so the destination starts a
+    GRF (else the result goes through a GRF-aligned temporary) and the pair is split into
+    aligned power-of-two runs of lanes, each one `mul` and one `mach` (a run the builder would
+    split is halved first: split, the second `mul` would land where the first `mach` does not
+    look, or overwrite what it reads), whose `mul` writes the accumulator elements its
+    destination names: acc0.<the destination's subregister> (`mul (4) acc0.0` for lanes 8-11 of
+    `mach r18.0` when a GRF holds 8 dwords, `mul acc0.4` for `mach r18.4`)."""
     step = _accumulator_lanes(b)
-    per_acc = b.grf // 4  # dwords in one accumulator register
-    xe = "d" if dst.type.is_signed else "ud"
     for start in range(0, dst.lanes, step):
         n = min(step, dst.lanes - start)
         piece = dst.slice(start, n)
@@ -86,25 +89,38 @@ def _pairs(b: Builder, dst: Region, a: Value, c: Value, second: str, options: tu
             reg = b.vregs.new(n * dst.type.size, "mulh", b.grf)
             b.program.kill(reg)
             target = Region(reg, 0, dst.type, n, 1)
-        lane = 0
-        while lane < n:
-            m = 1 << ((n - lane).bit_length() - 1)  # the largest power of two that fits
-            if isinstance(c, Constant):
-                low: Value = Constant(int(c.value) & 0xFFFF, U16, m)
-            else:
-                low = _low_word(_part(c, start + lane, m))
-            acc = Reg("acc", lane // per_acc, lane % per_acc, xe)
-            b.alu("mul", acc, [_part(a, start + lane, m), low], lanes=m, types=(xe, xe, "uw"))
-            b.alu(
-                second,
-                target.slice(lane, m),
-                [_part(a, start + lane, m), _part(c, start + lane, m)],
-                options=options,
-                types=(xe, xe, xe),
-            )
-            lane += m
+        _pair_runs(b, target, a, c, start, second, options)
         if target is not piece:
             b.mov(piece, target)
+
+
+def _pair_runs(
+    b: Builder, target: Region, a: Value, c: Value, start: int, second: str, options: tuple[str, ...]
+) -> None:
+    """The mul + `second` pairs of `target` (at a GRF's start), lanes `start`... of a and c."""
+    per_acc = b.grf // 4  # dwords in one accumulator register
+    xe = "d" if target.type.is_signed else "ud"
+
+    def run(lane: int, m: int) -> tuple[Reg, list[Value], Region, list[Value]]:
+        """The run's `mul` (destination, sources) and `second` (destination, sources)."""
+        if isinstance(c, Constant):
+            low: Value = Constant(int(c.value) & 0xFFFF, U16, m)
+        else:
+            low = _low_word(_part(c, start + lane, m))
+        a_part = _part(a, start + lane, m)
+        # target lane `lane` is subregister lane % per_acc of its GRF
+        acc = Reg("acc", 0, lane % per_acc, xe)
+        return acc, [a_part, low], target.slice(lane, m), [a_part, _part(c, start + lane, m)]
+
+    def fits(lane: int, m: int) -> bool:
+        acc, first, out, then = run(lane, m)
+        mul = b.one_instruction("mul", acc, first, m, (xe, xe, "uw"))
+        return mul and b.one_instruction(second, out, then, m, (xe, xe, xe))
+
+    for lane, m in accumulator_runs(target.lanes, target.lanes, fits):
+        acc, first, out, then = run(lane, m)
+        b.alu("mul", acc, first, lanes=m, types=(xe, xe, "uw"))
+        b.alu(second, out, then, options=options, types=(xe, xe, xe))
 
 
 def multiply(b: Builder, dst: Region, a: Value, c: Value) -> None:

@@ -14,7 +14,7 @@ not SIMT work-items, and predication comes only from flags the kernel computes.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Protocol, TypeGuard
@@ -406,6 +406,16 @@ class Builder:
             n //= 2
         return 1
 
+    def one_instruction(self, opcode: str, dst: Region | Reg, srcs: Sequence[Source], lanes: int, types=None) -> bool:
+        """Whether `alu(opcode, dst, srcs, lanes=lanes, types=types)` (unpredicated, no condition)
+        is one instruction: `alu` splits what no region encodes (a source spanning three GRFs,
+        a strided three-source operand, a count not a power of two).  A sequence whose
+        instructions meet in the accumulator (`mul acc0` + `mach`, `addc` + its carry) splits
+        itself, so that each piece's partner reads what that piece wrote.  Emits nothing (a
+        constant counts as the immediate or scalar `alu` makes of it, neither of which splits)."""
+        fmt = T.OPCODES[opcode].format
+        return self._chunk(fmt, dst, list(srcs), 0, lanes, types, False) == lanes
+
     def _type_of(self, value: Value, index: int, types) -> str:
         if types is not None and index + 1 < len(types) and types[index + 1] is not None:
             return types[index + 1]
@@ -495,6 +505,27 @@ class Builder:
         return True
 
 
+def accumulator_runs(total: int, limit: int, fits: Callable[[int, int], bool]) -> Iterator[tuple[int, int]]:
+    """(start, n) runs covering lanes [0, total) for a sequence whose instructions meet in the
+    accumulator (`mul acc0` + `mach`/`macl`, `addc`/`subb` + the add that reads the carry):
+    aligned powers of two of at most `limit` lanes, each as long as `fits(start, n)` allows
+    (`Builder.one_instruction` of every instruction of the run that touches the accumulator).
+    Such an instruction writes or reads the accumulator from the element its own lanes name,
+    so each must be one instruction and its partner must come before the next run: a run that
+    `alu` split would have its second piece write where the partner does not read, or
+    overwrite what the partner of the first piece reads.  Aligned, a run never straddles an
+    accumulator register."""
+    start = 0
+    while start < total:
+        n = 1 << (min(limit, total - start).bit_length() - 1)
+        if start:
+            n = min(n, start & -start)
+        while n > 1 and not fits(start, n):
+            n //= 2
+        yield start, n
+        start += n
+
+
 class PhysicalOperand:
     """A source that is not a virtual register: a flag (`f0.0:uw`) read as a scalar, or an
     accumulator read lane by lane (`acc0.0<8;8,1>:ud`)."""
@@ -506,10 +537,13 @@ class PhysicalOperand:
         self.stride = 0
 
     def at(self, position: int, n: int, grf: int, ternary: bool = False) -> Reg:
-        if not self.vector or n == 1:
+        if not self.vector:
             return self.reg.region(0, None, 0) if ternary else self.reg.region(0, 1, 0)
         size = TYPE_BYTES[self.reg.type]
-        reg = replace(self.reg, number=self.reg.number + position * size // grf)
+        at = (self.reg.subreg + position) * size  # lane `position` of a piece the builder split off
+        reg = replace(self.reg, number=self.reg.number + at // grf, subreg=at % grf // size)
+        if n == 1:
+            return reg.region(0, None, 0) if ternary else reg.region(0, 1, 0)
         if ternary:
             return reg.region(1, None, 0)
         width = min(n, grf // size)

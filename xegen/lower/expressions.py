@@ -26,7 +26,7 @@ from ..ir import expr as E
 from ..ir.types import BOOL, F32, S32, U16, U32, Type
 from ..ir.visitor import walk
 from . import arith
-from .builder import Builder, PhysicalOperand, fits16
+from .builder import Builder, PhysicalOperand, accumulator_runs, fits16
 from .conditions import Conditions
 from .convert import convert, halves
 from .values import Constant, Region, Value, VReg, xe_type
@@ -735,26 +735,35 @@ def add64(b: Builder, dst: Region, a: Value, c: Value, subtract: bool = False) -
         a, c = c, a
     if isinstance(a, Constant):
         a = b.scalar(a)
-    step = min(lanes, b.grf // 4)  # the carry of each lane sits in acc0 (one register of dwords)
-    for start in range(0, lanes, step):
-        n = min(step, lanes - start)
-        part_dst = dst.slice(start, n) if lanes > 1 else dst
 
-        def half_of(v, which, start=start, n=n):  # this part's lanes
-            h = _half(b, v, which)
-            if isinstance(h, Constant):
-                return h.broadcast(n) if n > 1 else h
-            if h.lanes > 1 and h.stride:
-                return h.slice(start, n)
+    def half_of(v, which, start, n):  # lanes [start, start + n) of a half
+        h = _half(b, v, which)
+        if isinstance(h, Constant):
             return h.broadcast(n) if n > 1 else h
+        if h.lanes > 1 and h.stride:
+            return h.slice(start, n)
+        return h.broadcast(n) if n > 1 else h
 
+    def fits(start: int, n: int) -> bool:
+        low = halves(dst.slice(start, n))[0]
+        return b.one_instruction("addc", low, [half_of(a, 0, start, n), half_of(c, 0, start, n)], n, ("ud",) * 3)
+
+    # the carry of each lane sits in acc0 (one register of dwords), from the addc's channel 0
+    for start, n in accumulator_runs(lanes, b.grf // 4, fits):
+        part_dst = dst.slice(start, n) if lanes > 1 else dst
         low, high = halves(part_dst)
-        b.alu("addc", low, [half_of(a, 0), half_of(c, 0)], options=("AccWrEn",), types=("ud", "ud", "ud"))
+        b.alu(
+            "addc",
+            low,
+            [half_of(a, 0, start, n), half_of(c, 0, start, n)],
+            options=("AccWrEn",),
+            types=("ud", "ud", "ud"),
+        )
         carry = PhysicalOperand(Reg("acc", 0, 0, "ud"), vector=n > 1)
         if b.hw.has_add3:
-            b.alu("add3", high, [half_of(a, 1), carry, half_of(c, 1)], types=("ud", "ud", "ud", "ud"))
+            b.alu("add3", high, [half_of(a, 1, start, n), carry, half_of(c, 1, start, n)], types=("ud",) * 4)
         else:
-            b.alu("add", high, [half_of(a, 1), half_of(c, 1)], types=("ud", "ud", "ud"))
+            b.alu("add", high, [half_of(a, 1, start, n), half_of(c, 1, start, n)], types=("ud", "ud", "ud"))
             b.alu("add", high, [high, carry], types=("ud", "ud", "ud"))
 
 

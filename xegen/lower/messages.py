@@ -37,7 +37,7 @@ from ..ir import expr as E
 from ..ir.funcs import Send
 from ..ir.types import S32, S64, U8, U32, U64, Type
 from ..ir.visitor import walk
-from .builder import Builder, PhysicalOperand
+from .builder import Builder, PhysicalOperand, accumulator_runs
 from .convert import convert, halves
 from .expressions import Expressions, GlobalBuffer, GrfBuffer, SlmBuffer
 from .program import Label, Op, Span
@@ -1060,9 +1060,14 @@ def address64(b: Builder, dst: Region, base: Region, offsets: Value) -> None:
         )
         return
     base_low, base_high = halves(Region(base.reg, base.offset, U64))
-    step = b.grf // 4  # acc0 holds one register of carries
-    for start in range(0, lanes, step):
-        n = min(step, lanes - start)
+
+    def fits(start: int, n: int) -> bool:  # the run's addc (or subb) is one instruction
+        low = halves(Region(dst.reg, dst.slice(start, n).offset, U64, n, 1))[0]
+        off = Constant(0, U32, n) if isinstance(offsets, Constant) else _lanes_of(offsets, start, n)
+        return b.one_instruction("addc", low, [base_low.broadcast(n), off], n, ("ud",) * 3)
+
+    # acc0 holds one register of carries, from each addc's channel 0 (see accumulator_runs)
+    for start, n in accumulator_runs(lanes, b.grf // 4, fits):
         part = dst.slice(start, n) if lanes > 1 else dst
         low, high = halves(Region(part.reg, part.offset, U64, n, 1))
         bh = base_high.broadcast(n) if n > 1 else base_high
