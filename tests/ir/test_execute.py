@@ -261,6 +261,111 @@ def test_scattered_messages_masks_and_atomics():
     assert counter.tolist() == [4 * 8, 4]
 
 
+def test_returning_inc_gives_each_thread_the_count_before_it():
+    counter = np.zeros(2, np.int32)
+    out = np.zeros((5, 2), np.int32)
+    run(
+        """
+        let tid;
+        alloc r[8] grf;
+        send<op=atomic, kind=scattered, space=global, type=s32, count=2, atomic=inc, returns=true>(
+            &CNT[0], shuffle<0,1>(0, 4), &r[0], null);
+        send<op=store, kind=block, space=global, type=s32, count=2>(&OUT[tid * 8], &r[0], null);
+    """,
+        threads=5,
+        tid=np.arange(5, dtype=np.int32),
+        CNT=counter,
+        OUT=out,
+    )
+    assert out.tolist() == [[k, k] for k in range(5)]  # thread order
+    assert counter.tolist() == [5, 5]
+
+
+def test_returning_xchg_and_fadd_return_the_old_values_and_store_the_new():
+    words = np.array([10, 20, 30, 40], np.int32)
+    sums = np.array([0.5, 1.0], np.float32)
+    out = np.zeros((2, 4), np.int32)
+    summed = np.zeros((2, 2), np.float32)
+    run(
+        """
+        let tid;
+        alloc r[16] grf;
+        alloc f[8] grf;
+        r[0] = broadcast(tid + 100, 4);
+        send<op=atomic, kind=scattered, space=global, type=s32, count=2, atomic=xchg, returns=true>(
+            &W[tid * 8], shuffle<0,1>(0, 4), &r[0], null);
+        f[0] = broadcast(2.0, 2);
+        send<op=atomic, kind=scattered, space=global, type=f32, count=2, atomic=fadd, returns=true>(
+            &SUM[0], shuffle<0,1>(0, 4), &f[0], null);
+        send<op=store, kind=block, space=global, type=s32, count=4>(&OUT[tid * 16], &r[0], null);
+        send<op=store, kind=block, space=global, type=f32, count=2>(&SUMMED[tid * 8], &f[0], null);
+    """,
+        threads=2,
+        tid=np.arange(2, dtype=np.int32),
+        W=words,
+        SUM=sums,
+        OUT=out,
+        SUMMED=summed,
+    )
+    assert words.tolist() == [100, 100, 101, 101]
+    assert out.tolist() == [[10, 20, 100, 100], [30, 40, 101, 101]]  # the old values over the operands
+    assert sums.tolist() == [4.5, 5.0]
+    assert summed.tolist() == [[0.5, 1.0], [2.5, 3.0]]
+
+
+def test_returning_atomic_leaves_masked_off_slots_and_inactive_threads_alone():
+    counter = np.zeros(1, np.int32)
+    out = np.zeros((3, 4), np.int32)
+    run(
+        """
+        let tid;
+        alloc r[16] grf;
+        r[0] = broadcast(-7, 4);
+        if (tid != 1) {
+          send<op=atomic, kind=scattered, space=global, type=s32, count=4, atomic=add, returns=true>(
+              &CNT[0], broadcast(0, 4), &r[0], shuffle<0,1,2,3>(true, false, true, false));
+        }
+        send<op=store, kind=block, space=global, type=s32, count=4>(&OUT[tid * 16], &r[0], null);
+    """,
+        threads=3,
+        tid=np.arange(3, dtype=np.int32),
+        CNT=counter,
+        OUT=out,
+    )
+    assert out.tolist() == [[0, -7, -7, -7], [-7, -7, -7, -7], [-14, -7, -21, -7]]
+    assert counter.tolist() == [-28]
+
+
+def test_returning_cmpxchg_returns_over_the_compare_values():
+    words = np.array([3, 4], np.int32)
+    out = np.zeros(4, np.int32)
+    run(
+        """
+        alloc r[16] grf;
+        r[0] = shuffle<0,1,2,3>(3, 3, 9, 9);
+        send<op=atomic, kind=scattered, space=global, type=s32, count=2, atomic=cmpxchg, returns=true>(
+            &W[0], shuffle<0,1>(0, 4), &r[0], null);
+        send<op=store, kind=block, space=global, type=s32, count=4>(&OUT[0], &r[0], null);
+    """,
+        W=words,
+        OUT=out,
+    )
+    assert words.tolist() == [9, 4]
+    assert out.tolist() == [3, 4, 9, 9]
+
+
+def test_only_atomics_return_and_returning_inc_needs_a_register():
+    with pytest.raises(ir.IRTypeError, match="only atomic sends return"):
+        ir.Send("load", "scattered", "global", ir.S32, 4, returns=True)
+    f = ir.Send("atomic", "scattered", "global", ir.S32, 4, atomic="inc", returns=True)
+    assert f.expected_args() == ("mem", "offsets", "reg", "mask?") and f.register_bytes == 16
+    assert ir.Send("atomic", "scattered", "global", ir.S32, 4, atomic="inc").register_bytes == 0
+    text = "send<op=atomic, kind=scattered, space=global, type=s32, count=4, atomic=inc, returns=true>"
+    stmt = ir.parse_stmt(f"alloc r[16] grf;\n{text}(&W[0], broadcast(0, 4), &r[0], null);")
+    assert text in str(stmt) and ir.parse_stmt(str(stmt)) == stmt
+    assert stmt != ir.parse_stmt(str(stmt).replace(", returns=true", ""))
+
+
 def test_masked_store_and_masked_off_lanes_are_not_bounds_checked():
     out = np.zeros(4, np.int32)
     run(

@@ -120,6 +120,32 @@ def test_dpas_reads_rcount_rows_of_a_and_dpasw_its_half(dpasw, a_bytes):
     assert ((1, 0) in edges(graph)) == (not dpasw)
 
 
+@pytest.mark.parametrize("returns", [False, True])
+def test_a_returning_atomic_writes_its_register_operand(returns):
+    """A returning atomic reads its operands, then writes the old values over component 0 of
+    reg, as a load writes its data: a later read of those bytes depends on it."""
+    f = Send("atomic", "scattered", "global", S32, 8, atomic="add", returns=returns)
+    atomic = Call(f, (ptr(SRC, IDX * 32), ir.Broadcast(const(0), 8), ptr(R0, 0), None))
+    use = store(R1, 0, load(R0, 0, "s32x8"))
+    _, graph = graph_of(atomic, use)
+    found = edges(graph)
+    assert ((0, 1) in found) == returns
+    if returns:
+        assert found[(0, 1)] == (("RAW",), 0)
+        assert found[(1, 0)] == (("WAR",), 1)  # the next iteration's atomic overwrites what was read
+    written = [a for a in accesses(atomic) if a.write and a.buffer.name == "r0"]
+    assert [(static_bytes(a).tolist(), a.definite) for a in written] == ([(list(range(32)), True)] if returns else [])
+
+
+def test_a_masked_returning_inc_writes_its_register_without_reading_it():
+    f = Send("atomic", "scattered", "global", S32, 4, atomic="inc", returns=True)
+    mask = ir.Broadcast(IDX < 2, 4)
+    found = [
+        a for a in accesses(Call(f, (ptr(SRC, 0), ir.Broadcast(const(0), 4), ptr(R0, 16), mask))) if a.buffer == R0
+    ]
+    assert [(a.write, static_bytes(a).tolist(), a.definite) for a in found] == [(True, list(range(16, 32)), False)]
+
+
 def test_barriers_keep_slm_accesses_on_their_side_but_let_registers_move():
     slm_store = Call(Send("store", "block", "slm", S32, 8), (ptr(SH, IDX * 0), ptr(R0, 0), None))
     slm_load = Call(Send("load", "block", "slm", S32, 8), (ptr(SH, 32), ptr(R1, 0), None))

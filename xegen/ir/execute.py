@@ -299,17 +299,19 @@ def _masked_active(machine: Machine, mask: np.ndarray | None) -> np.ndarray:
 def _atomic(
     machine: Machine, f: Send, memory: Buffer, addresses: np.ndarray, reg: Ptr | None, mask: np.ndarray | None
 ) -> None:
-    """Read-modify-write per slot, in thread order (so the result does not depend on numpy)."""
+    """Read-modify-write per slot, in thread order (so the result does not depend on numpy);
+    with `f.returns`, the old values then go into component 0 of the enabled slots."""
     t = f.type
     enabled = np.broadcast_to(machine.active[:, None], addresses.shape).copy()
     if mask is not None:
         enabled &= mask
     operands = None
-    if reg is not None:
+    if reg is not None and f.atomic not in ("inc", "dec"):
         register, base = machine.pointer(reg)
         count = 2 * f.count if f.atomic == "cmpxchg" else f.count
         operand_addresses = base[:, None] + np.arange(count, dtype=np.int64) * t.size
         operands = register.read(operand_addresses, t, 1, machine.active, machine.state)
+    olds = np.zeros(addresses.shape + (t.size,), np.uint8) if f.returns else None  # bit for bit
     # bounds and races are checked by a read of every enabled slot
     memory.read(np.where(enabled, addresses, 0), t, 1, np.any(enabled, axis=1), machine.state)
     rows = memory.rows
@@ -320,6 +322,8 @@ def _atomic(
         address = int(addresses[thread, slot])
         raw = data[row, address : address + t.size]
         old = from_bytes(raw[None, :], t)[0]
+        if olds is not None:
+            olds[thread, slot] = raw
         if f.atomic in ("inc", "dec"):
             one = np.asarray(1, dtype=old.dtype)
             new = old + one if f.atomic == "inc" else old - one
@@ -339,6 +343,12 @@ def _atomic(
             else np.asarray(new, dtype=old.dtype)
         )
         data[row, address : address + t.size] = to_bytes(np.asarray(new)[None], t)[0]
+    if olds is not None:
+        assert reg is not None  # Send.expected_args: a returning atomic has a register operand
+        register, base = machine.pointer(reg)
+        slots = base[:, None] + np.arange(addresses.shape[1], dtype=np.int64) * t.size
+        raw_type = Type(f"u{8 * t.size}")
+        register.write(slots, from_bytes(olds, raw_type), raw_type, 1, enabled, machine.active, machine.state)
 
 
 def _mad(machine: Machine, f: Mad, args: tuple) -> None:

@@ -84,9 +84,12 @@ class Send(Func):
     scattered: `count` slots; slot s reads/writes `elems` consecutive elements at
                mem + offsets[s]; registers hold the data component-major (element e of slot s
                at reg + (e*count + s)*size); arguments (mem, offsets, reg, mask).
-    atomic:    scattered read-modify-write of `atomic` per slot, no return value (cmpxchg
-               takes the compare values then the new values).  prefetch: a load with no
-               register operand (reg is null).
+    atomic:    scattered read-modify-write of `atomic` per slot (cmpxchg takes the compare
+               values then the new values; inc and dec take none, and reg may be null).  With
+               `returns`, each enabled slot's old memory value then replaces its component 0
+               in reg (at reg + s*size, over the first operand; inc and dec need reg);
+               masked-off slots keep theirs.  prefetch: a load with no register operand (reg
+               is null).
     block2d:   (XeHPC's LSC 2D block load) a block of `elems` rows of `count` elements from a
                row-major surface of `height` rows, `width` bytes each, `pitch` bytes apart,
                starting at the memory pointer; arguments (mem, x, y, reg, mask): the block's
@@ -110,6 +113,7 @@ class Send(Func):
     height: int = 0
     pitch: int = 0
     transform: str = "none"  # block2d: none, vnni or transpose
+    returns: bool = False  # atomic: the old values come back into reg
 
     def __post_init__(self):
         _require(self.op in SEND_OPS, f"send op must be one of {', '.join(SEND_OPS)}")
@@ -122,6 +126,7 @@ class Send(Func):
         _require((self.op == "atomic") == (self.atomic != ""), "an atomic send names its operation, and only it")
         _require(self.atomic in ("", *ATOMIC_OPS), f"atomic operation must be one of {', '.join(ATOMIC_OPS)}")
         _require(self.op != "atomic" or self.kind == "scattered", "atomics are scattered messages")
+        _require(not self.returns or self.op == "atomic", "only atomic sends return values")
         _require(self.kind != "block" or self.elems == 1, "elems applies to scattered and block2d messages only")
         _require(self.transform in BLOCK2D_TRANSFORMS, f"transform must be one of {', '.join(BLOCK2D_TRANSFORMS)}")
         if self.kind == "block2d":
@@ -171,7 +176,8 @@ class Send(Func):
             )
 
     def expected_args(self) -> tuple[str, ...]:
-        reg = "reg?" if self.op == "prefetch" or self.atomic in ("inc", "dec") else "reg"
+        no_data = self.op == "prefetch" or (self.atomic in ("inc", "dec") and not self.returns)
+        reg = "reg?" if no_data else "reg"
         if self.kind == "block":
             return ("mem", reg, "mask?")
         if self.kind == "block2d":
@@ -190,6 +196,8 @@ class Send(Func):
             rows, row_bytes = block2d_register_shape(self)
             return rows * _power_of_two_at_least(row_bytes)
         operands = 2 if self.atomic == "cmpxchg" else 0 if self.atomic in ("inc", "dec") else 1
+        if self.returns:
+            operands = max(operands, 1)  # the old values of inc and dec
         return self.count * self.elems * self.type.size * (operands if self.op == "atomic" else 1)
 
 
@@ -344,7 +352,8 @@ class Wait(Func):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Fence(Func):
-    """Make this thread's earlier writes to `space` visible before later signals."""
+    """Make this thread's earlier writes to `space` visible before later signals (slm: to the
+    thread group), or before its later messages to every thread of the device (global)."""
 
     name: ClassVar[str] = "fence"
     space: str = "slm"

@@ -263,7 +263,8 @@ class Calls:
         reply = self.b.grfs(1, "fence")
         r0 = self.x.r0
         if self.hw.has_lsc:
-            sfid, desc = ("slm", 0x0210011F) if f.space == "slm" else ("ugm", 0x0214031F)
+            # fence.slm.none.group, fence.ugm.none.gpu (scope [11:9]: 0 group, 3 gpu)
+            sfid, desc = ("slm", 0x0210011F) if f.space == "slm" else ("ugm", 0x0214071F)
         else:
             sfid, desc = "dc0", (0x0219E0FE if f.space == "slm" else 0x0219E000)
         self.b.send(sfid, reply, r0, None, desc, 0, 0, 1, filled=((0, self.grf),))

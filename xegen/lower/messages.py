@@ -8,7 +8,8 @@ Message families (facts: docs/messages.md):
   addresses; SLM through `slm` with A32 offsets.  A block is one or more *transposed* d32 loads/stores
   (`d32x64t` ... `d32x1t`: one address, the data in consecutive register bytes); scattered
   slots are SIMT messages with one address per lane (at most `hw.max_message_simd` lanes),
-  data component-major; atomics are SIMT messages without a return value.
+  data component-major; atomics are SIMT messages, with a response when they return the old
+  values (copied over the first operand's slots).
 - Legacy HDC (XeLP): a global buffer with a binding-table surface (`GlobalBuffer.bti`) is
   read in blocks with the A32 unaligned oword block read (16..128 bytes, the byte offset in the
   header) and otherwise with A32 SIMT messages through its binding table index: untyped
@@ -279,7 +280,7 @@ class Messages:
         data = None if reg is None else self.register(reg, "register")
         self._check_register(data, f.register_bytes, f)
         if f.op == "atomic":
-            self.atomic(f.atomic, address, slot_offsets, f.type, f.count, data, mask)
+            self.atomic(f.atomic, address, slot_offsets, f.type, f.count, data, mask, f.returns)
         else:
             self.scattered(f.op, address, slot_offsets, f.type, f.count, f.elems, data, mask)
 
@@ -852,12 +853,18 @@ class Messages:
             op.inst = replace(op.inst, channel_offset=lane0)
 
     # --- atomics ------------------------------------------------------------------------------
-    def atomic(self, name: str, address: Address, offsets: Value, t: Type, count: int, data, mask) -> None:
+    def atomic(
+        self, name: str, address: Address, offsets: Value, t: Type, count: int, data, mask, returns: bool = False
+    ) -> None:
+        """SIMT atomics, one message per lane group.  With `returns`, each message's response
+        (one slot per lane, as its operands) goes back over component 0 of `data`."""
         address = self._flat(address)  # (global atomics are A64 messages here)
         size = t.size
         if size not in (4, 8) and not (size == 2 and t.is_int and self.hw.has_lsc):
             raise UnsupportedError(f"atomics on {t} are not supported")
-        if t.is_float:
+        # HDC has no float exchange: the integer one moves the same bits
+        float_message = t.is_float and (self.hw.has_lsc or name != "xchg")
+        if float_message:
             table = LSC_ATOMICS_FLOAT if self.hw.has_lsc else HDC_ATOMICS_FLOAT
             if address.space == "slm" and name in ("fadd", "fsub", "add", "sub"):
                 raise UnsupportedError("floating-point add/sub atomics on SLM are not supported")
@@ -887,18 +894,40 @@ class Messages:
             predicate, channel = predicate_of((lane0, lanes, exec_size))
             mlen = -(-exec_size * (8 if address.space == "global" else 4) // self.grf)
             src1 = operands * pitch // self.grf
+            rlen = pitch // self.grf if returns else 0
             if self.hw.has_lsc:
                 sfid = "ugm" if address.space == "global" else "slm"
                 asize = LSC_A64 if address.space == "global" else LSC_A32
-                desc = lsc_descriptor(opcode, asize, LSC_DATA[size], 1, False, 0, mlen)
+                desc = lsc_descriptor(opcode, asize, LSC_DATA[size], 1, False, rlen, mlen)
             else:
                 a64 = address.space == "global"
-                kind = (0x1D if t.is_float else 0x12) if a64 else (0x1B if t.is_float else 0x02)
-                control = opcode | (int(size == 8) << 4 if a64 else 1 << 4)
-                desc = hdc_descriptor(HDC_STATELESS if a64 else HDC_SLM, control, kind, False, 0, mlen)
+                kind = (0x1D if float_message else 0x12) if a64 else (0x1B if float_message else 0x02)
+                # [4]: A64 64-bit data, A32 SIMD8; [5]: return the old values
+                control = opcode | (int(size == 8) << 4 if a64 else 1 << 4) | int(returns) << 5
+                desc = hdc_descriptor(HDC_STATELESS if a64 else HDC_SLM, control, kind, False, rlen, mlen)
                 sfid = "dc1"
-            self.b.send(sfid, None, payload, message, desc, 0, src1, exec_size, predicate)
+            if not returns:
+                self.b.send(sfid, None, payload, message, desc, 0, src1, exec_size, predicate)
+                self._with_channel(channel)
+                continue
+            # the old values: straight into `data` where its slots are the response's, else
+            # through a response register, which holds the current values of masked-off slots
+            # (its padding lanes are not copied back)
+            old = Region(data[0], data[1] + lane0 * size, t, lanes)
+            direct = slot == size and old.offset % self.grf == 0 and lanes == exec_size
+            response = data[0] if direct else self.b.grfs(rlen, "old")
+            at = old.offset if direct else 0
+            returned = Region(response, at, t, lanes, slot // size if size < 4 else 1)
+            if not direct and mask is not None and predicate is not None:
+                self._copy_component(returned, old)
+            filled = ((at, at + exec_size * slot),)
+            self.b.send(
+                sfid, response, payload, message, desc, 0, src1, exec_size, predicate, dst_offset=at, filled=filled
+            )
             self._with_channel(channel)
+            if not direct:
+                with self.b.sinkable():
+                    self._copy_component(old, returned)
 
 
 def _lsc_addressing(address: Address) -> tuple[int, int, int]:

@@ -306,6 +306,10 @@ def _send_accesses(f: Send, args: tuple) -> list[Access]:
         return memory + [_pointer(reg, register_bytes, True, unmasked)]
     if f.op == "store":
         return [_pointer(reg, register_bytes, False)] + [a.with_write(True) for a in memory]
-    # atomic: read-modify-write of memory, reads its register operands
-    found = [] if reg is None else [_pointer(reg, register_bytes, False)]
+    # atomic: read-modify-write of memory, reads its register operands (inc and dec have none);
+    # a returning one then writes the old values over component 0 (all of it when unmasked)
+    operands = reg is not None and f.atomic not in ("inc", "dec")
+    found = [_pointer(reg, register_bytes, False)] if operands else []
+    if f.returns:
+        found.append(_pointer(reg, f.count * f.elems * element, True, unmasked))
     return found + memory + [a.with_write(True) for a in memory]
