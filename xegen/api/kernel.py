@@ -95,8 +95,10 @@ class Summary:
 class Argument:
     """One kernel argument, in the order the kernel takes them: a buffer of `bytes` bytes holding
     tensor `name` ("src", "wei", "dst", "bias") of type `type` in `layout` (oneDNN's positional
-    tag, e.g. "acdb" for nhwc) over the logical `dims`.  `role` is "input", "output" or "unused"
-    (a buffer the direction does not touch: the kernel still takes one); `payload_offset` and
+    tag, e.g. "acdb" for nhwc) over the logical `dims`.  `role` is "input", "output", "scratch"
+    (f32 partial sums of groups sharing 16-bit outputs, which must hold zeros at launch:
+    `xegen.plan.scratch`) or "unused" (a buffer the direction does not touch: the kernel still
+    takes one); `payload_offset` and
     `payload_size` say where its address lands in the thread payload."""
 
     name: str
@@ -242,7 +244,9 @@ class Kernel:
         for index, var in enumerate(kernel.arguments):
             name = var.name
             role = "input" if name in problem.inputs else "output" if name in problem.outputs else "unused"
-            used = role != "unused"
+            if name == "scratch":
+                role = "scratch"
+            used = role in ("input", "output")
             result.append(
                 Argument(
                     name,

@@ -55,6 +55,7 @@ from ..plan.config import tap_loop
 from ..plan.dpasw import pair_half
 from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement, SlmPlan
 from ..plan.messages import Run
+from ..plan.scratch import Scratch
 from ..plan.tiles import TileLayout, dense_layout, tile_moves
 from .epilogue import Scaling, finish
 from .messages import Origin, Scope, components, emit_block2d, emit_global, slm_run_messages, zero_fill
@@ -577,10 +578,16 @@ def _slm_of(op: OperandPlan) -> SlmPlan:
 def kernel_arguments(plan: KernelPlan) -> tuple[str, ...]:
     """Buffer arguments in order: src, wei, dst, then bias if the problem has one, then the
     tensors of the post-ops (binary<i>, prelu<i>) in chain order, then wei_scales and
-    dst_zero_points if per-channel."""
+    dst_zero_points if per-channel, then the scratch buffer if the plan has one."""
     problem = plan.gemm.problem
     extra = tuple(name for name in problem.post_op_inputs if name != "dst") + problem.quantization.tensors
-    return ("src", "wei", "dst") + (("bias",) if problem.has_bias else ()) + extra
+    scratch = ("scratch",) if scratch_of(plan) else ()
+    return ("src", "wei", "dst") + (("bias",) if problem.has_bias else ()) + extra + scratch
+
+
+def scratch_of(plan) -> Scratch | None:
+    """The plan's scratch buffer (`plan.scratch`), if its strategy has one."""
+    return getattr(plan, "scratch", None)
 
 
 def build_body(plan: KernelPlan) -> Stmt:

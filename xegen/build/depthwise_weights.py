@@ -13,6 +13,8 @@ and the input segments they read, and adds every product into its tap's sum.
     }
     [SLM: line l of thread k at (l*tg_k + k)*n; barrier; thread k sums lines k, k + tg_k, ...]
     each line converted and scattered to diff_wei (or diff_bias), or added with atomics (k_split)
+    [16-bit weights with k_split: added to f32 sums in the scratch buffer; fence; ticket = the
+     slot's counter++; the last group's threads read the totals back, convert and store them]
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from __future__ import annotations
 from ..conv.index import Idx
 from ..ir import (
     Barrier,
+    Broadcast,
     Call,
+    Expr,
     Fence,
     For,
     IfThenElse,
@@ -37,8 +41,8 @@ from ..ir import (
     seq,
     store,
 )
-from ..ir.types import F32, PTR
-from ..plan.depthwise_weights import DepthwiseWeightsPlan
+from ..ir.types import F32, PTR, U32
+from ..plan.depthwise_weights import TICKET, DepthwiseWeightsPlan
 from ..plan.tiles import TileLayout, dense_layout
 from .builder import GROUP_IDS, THREAD_IDS, copy_tile
 from .epilogue import finish
@@ -54,6 +58,7 @@ class DepthwiseWeightsBuilder(RowBuilder):
     `first_layer_weights.py`, with a first layer's segment and multiplies)."""
 
     plan: DepthwiseWeightsPlan
+    last: Expr | None = None  # in the last arrival's writes: whether this thread's group came last
 
     def build(self) -> Stmt:
         plan, config = self.plan, self.config
@@ -182,25 +187,52 @@ class DepthwiseWeightsBuilder(RowBuilder):
 
     # -- after the loop -----------------------------------------------------------------------------
     def _write(self, slm: Var | None) -> list[Stmt]:
-        """Every line's sum over the threads sharing the channels, written or added."""
+        """Every line's sum over the threads sharing the channels, written or added (and with a
+        scratch buffer, the last group's totals read back and written: `_last_arrival`)."""
         plan, config = self.plan, self.config
+        out: list[Stmt] = []
+        if slm is not None:
+            k = self.k_thread
+            out = [self._slm_line("store", slm, k, index, self._own_line(index)) for index in range(plan.lines)]
+            if plan.holders < config.tg_k:
+                out = self._fold(slm, out)
+            out += [Call(Fence("slm")), Call(Barrier())]
+        return out + self._line_writes(slm) + self._last_arrival(slm)
+
+    def _line_writes(self, slm: Var | None) -> list[Stmt]:
+        """The writes of the lines this thread owns: all of them without an SLM exchange; after
+        it, lines k, k + tg_k, ... (those that exist), each summed over the group first (but in
+        the last arrival, which reads the totals back instead)."""
+        plan, config, k = self.plan, self.config, self.k_thread
         if slm is None:
-            out: list[Stmt] = []
-            for index in range(plan.lines):
-                out += self._write_line(Idx.const(index), self._own_line(index))
-            return out
-        k = self.k_thread
-        out = [self._slm_line("store", slm, k, index, self._own_line(index)) for index in range(plan.lines)]
-        if plan.holders < config.tg_k:
-            out = self._fold(slm, out)
-        out += [Call(Fence("slm")), Call(Barrier())]
+            return [s for index in range(plan.lines) for s in self._write_line(Idx.const(index), self._own_line(index))]
+        out: list[Stmt] = []
         for turn in range(-(-plan.lines // config.tg_k)):
             line = self.top.bind("line", k + turn * config.tg_k) if turn else k
-            sums = self._sum_line(slm, line)
-            write = self._write_line(line, plan.line_sum)
-            guarded = sums + write
-            bound = line.below(plan.lines)
-            out += [IfThenElse(bound, seq(*guarded))] if bound is not None else guarded
+            body = ([] if self.last is not None else self._sum_line(slm, line)) + self._write_line(line, plan.line_sum)
+            guard = line.below(plan.lines)
+            out += [IfThenElse(guard, seq(*body))] if guard is not None else body
+        return out
+
+    def _last_arrival(self, slm: Var | None) -> list[Stmt]:
+        """With a scratch buffer (`xegen.plan.scratch`): once its sums are added, the thread
+        fences them at the device's scope and takes a ticket from the counter of its slot (its
+        block of channels, kernel row and thread of the group); the thread of the last group to
+        arrive reads the totals of the lines it wrote back, converts and stores them."""
+        plan, config = self.plan, self.config
+        scratch = plan.scratch
+        if scratch is None:
+            return []
+        row = Idx(GROUP_IDS[0], 0, plan.grid[0] - 1) * plan.grid[2] + Idx(GROUP_IDS[2], 0, plan.grid[2] - 1)
+        slot = row * config.tg_k + self.k_thread
+        take = Send("atomic", "scattered", "global", U32, 1, atomic="inc", returns=True)
+        out: list[Stmt] = [
+            Call(Fence("global")),
+            Call(take, (ptr(self.buffers["scratch"], scratch.counters), slot.expr * 4, ptr(TICKET, 0), None)),
+        ]
+        self.last = Load(TICKET, const(0), U32).eq(const(config.k_split - 1, U32))
+        out += self._line_writes(slm)
+        self.last = None
         return out
 
     def _slm_line(self, kind: str, slm: Var, slot: Idx, index: int, line: TileLayout) -> Stmt:
@@ -306,19 +338,32 @@ class DepthwiseWeightsBuilder(RowBuilder):
         return self._output("bias", self.c0 + self.lanes(self.config.n_tile), sums)
 
     def _output(self, tensor: str, offsets: Idx, sums: TileLayout) -> list[Stmt]:
-        """`sums` into `tensor` at element `offsets` (one per lane): atomic adds when k_split
-        groups share the channels (f32), else converted and scattered."""
+        """`sums` into `tensor` at element `offsets` (one per lane): added with atomics when
+        k_split groups share the channels (to the f32 output, or to its sums in the scratch
+        buffer), else converted and scattered.  In the last arrival (`self.last` set), the
+        scratch's totals are read back into `sums` first, and only the last group stores."""
         plan, n = self.plan, self.config.n_tile
         t = self.problem.type_of(tensor)
-        if self.config.k_split > 1:
-            func = Send("atomic", "scattered", "global", F32, n, atomic="fadd")
-            return [Call(func, (ptr(self.buffers[tensor], 0), offsets.expr * 4, sums.pointer(0, 0), None))]
+        scratch, mask = plan.scratch, self.last
         out: list[Stmt] = []
+        if self.config.k_split > 1 and mask is None:
+            func = Send("atomic", "scattered", "global", F32, n, atomic="fadd")
+            base = ptr(self.buffers["scratch"], scratch.offset(tensor)) if scratch else ptr(self.buffers[tensor], 0)
+            return [Call(func, (base, offsets.expr * 4, sums.pointer(0, 0), None))]
+        if mask is not None:
+            assert scratch is not None
+            # an exchange with zeros: the old values are the totals, and the scratch is left as found
+            simd = self.config.simd
+            zero = Broadcast(const(0, U32), simd)
+            out += [store(sums.buffer, sums.offset(0, n0) * 4, zero) for n0 in range(0, n, simd)]
+            swap = Send("atomic", "scattered", "global", U32, n, atomic="xchg", returns=True)
+            totals = ptr(self.buffers["scratch"], scratch.offset(tensor))
+            out.append(Call(swap, (totals, offsets.expr * 4, sums.pointer(0, 0), mask)))
         target = sums
         if t != F32:
             target = plan.store
             out += finish(sums, plan.store, None)
-        return out + [self.gather("store", tensor, t, offsets.expr, target, target.offset(0, 0))]
+        return out + [self.gather("store", tensor, t, offsets.expr, target, target.offset(0, 0), mask)]
 
 
 def _one_line(layout: TileLayout, line: int) -> TileLayout:

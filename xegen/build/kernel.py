@@ -1,8 +1,8 @@
 """The built kernel as later stages consume it: its IR and the facts a launcher needs.
 
 `kernel_record(plan, body)` pairs a plan's kernel IR (as built, or scheduled and optimized) with
-its arguments, grid, thread group, SIMD width, SLM and register budget, and which outputs the
-launcher must zero.
+its arguments, grid, thread group, SIMD width, SLM and register budget, and which outputs (and
+scratch) the launcher must zero.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ..ir import Stmt, Var, format_stmt
 from ..ir.types import PTR
 from ..plan.config import Config
 from ..plan.kernel import KernelPlan
-from .builder import GROUP_IDS, THREAD_IDS, kernel_arguments
+from .builder import GROUP_IDS, THREAD_IDS, kernel_arguments, scratch_of
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,9 @@ class Kernel:
     # (m_groups, n_groups, k_groups, batches): how the grid divides the GEMM, for the cost model's
     # traffic (`xegen.emit.roofline.Tiling`); None: the GEMM plan's grid (N, M, groups x K slices)
     tiling: tuple[int, int, int, int] | None = None
+    # bytes of the last argument, `scratch`, which the launcher fills with zeros (0: no such
+    # argument; `xegen.plan.scratch`)
+    scratch_bytes: int = 0
 
     thread_ids = THREAD_IDS  # thread index in the group per dimension (s32 external lets)
     group_ids = GROUP_IDS  # group index per dimension (s32 external lets)
@@ -81,6 +84,8 @@ def kernel_record(plan: KernelPlan, body: Stmt) -> Kernel:
     """The kernel of `plan` (the GEMM plan's, or another strategy's with the same attributes and
     its own `tiling`) with `body` as its IR."""
     problem = plan.gemm.problem
+    scratch = scratch_of(plan)
+    partial = (plan.config.k_split > 1 and scratch is None) or plan.gemm.skips_outputs
     return Kernel(
         name=kernel_name(problem, plan.hw),
         body=body,
@@ -93,11 +98,12 @@ def kernel_record(plan: KernelPlan, body: Stmt) -> Kernel:
         uses_barriers=bool(plan.config.slm) or plan.config.tg_k > 1,
         uses_atomics=plan.config.k_split > 1,
         uses_dpas=plan.config.systolic,
-        zero_outputs=outputs_to_zero(problem, partial=plan.config.k_split > 1 or plan.gemm.skips_outputs),
+        zero_outputs=outputs_to_zero(problem, partial=partial),
         problem=problem,
         config=plan.config,
         hw=plan.hw,
         tiling=getattr(plan, "tiling", None),
+        scratch_bytes=scratch.bytes if scratch else 0,
     )
 
 

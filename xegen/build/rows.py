@@ -50,10 +50,10 @@ class RowBuilder:
         self.config, self.hw = plan.config, plan.hw
         self.names = Names()
         self.names.used.update(v.name for v in THREAD_IDS + GROUP_IDS)
-        self.names.used.update(("src", "wei", "dst", "bias", "k_iter"))
+        self.names.used.update(("src", "wei", "dst", "bias", "scratch", "k_iter"))
         self.top = Scope(self.names)
         self.loop = Scope(self.names)
-        self.buffers = {t: Var(t, PTR) for t in ("src", "wei", "dst", "bias")}
+        self.buffers = {t: Var(t, PTR) for t in ("src", "wei", "dst", "bias", "scratch")}
         self.local_buffers: set[str] = set()  # the plan's GRF buffers allocated inside the kernel, not at its top
         self.fixed: dict[str, Expr] = {}  # loop-invariant lane vectors bound before the loop (`bind_fixed`)
 

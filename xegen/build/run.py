@@ -75,7 +75,7 @@ def execute_kernel(kernel: Kernel, buffers: dict[str, np.ndarray]) -> None:
 def device_buffers(kernel: Kernel, tensors: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The kernel's argument buffers in memory form, by name: the inputs in their layouts, the
     outputs zeroed where the kernel's contract says so (`zero_outputs`) and filled with garbage
-    elsewhere, a small dummy for arguments the direction does not touch."""
+    elsewhere, the scratch buffer zeroed, a small dummy for arguments the direction does not touch."""
     problem = kernel.problem
     buffers: dict[str, np.ndarray] = {}
     for name in problem.inputs:
@@ -94,6 +94,8 @@ def device_buffers(kernel: Kernel, tensors: Mapping[str, np.ndarray]) -> dict[st
         if name not in kernel.zero_outputs:
             buffer.view(np.uint8)[:] = _garbage_byte(t)
         buffers[name] = buffer
+    if kernel.scratch_bytes:
+        buffers["scratch"] = np.zeros(kernel.scratch_bytes, dtype=np.uint8)
     for var in kernel.arguments:
         buffers.setdefault(var.name, np.zeros(16, dtype=np.uint8))
     return buffers

@@ -19,7 +19,8 @@ accumulators instead of the output's:
         bias += dd[p]                                                       (BWD_WB)
     partial sums of the group's tg_k threads through SLM; thread k sums lines k, k + tg_k, ...
     and writes them (converted), or adds them with float atomics when k_split groups share the
-    channels (f32 weights: the launcher zeroes the outputs, `kernel.outputs_to_zero`)
+    channels (f32 weights: the launcher zeroes the outputs, `kernel.outputs_to_zero`; bf16 and
+    f16: into f32 sums in a scratch buffer, the last group to arrive converts them, `scratch.py`)
 
 The mads read f16, and bf16 where the platform has the type (XeHPG, XeHPC), as they are loaded:
 mixed-mode mads into f32 sums, no widening moves; XeLP's bf16 is widened to f32 first.
@@ -46,11 +47,13 @@ from ..ir.types import BF16, F16, F32, PTR, Type
 from .config import Config, Given, check_config
 from .gemm import Gemm, check_index_range
 from .rows import RegisterBudget, RowPlan, Rows, budget_variants, contiguous_channels
+from .scratch import Scratch, needs_scratch, partial_sums_scratch
 from .tiles import TileLayout, dense_layout, line_layout
 
 DIRECTIONS = ("BWD_W", "BWD_WB")
 MAX_TAPS = 49  # accumulator lines (KD*KH*KW) a thread keeps in registers
 LARGEST_M_TILE = 16
+TICKET = Var("ticket", PTR)  # the old count a thread's arrival counter returns (`scratch.py`)
 
 
 def unsuited(problem: Problem, hw: Platform) -> str | None:
@@ -134,6 +137,14 @@ class DepthwiseWeightsPlan(RowPlan):
         """Threads sharing a block of channels: tg_k per group times k_split groups."""
         return self.config.tg_k * self.config.k_split
 
+    @property
+    def scratch(self) -> Scratch | None:
+        """Where k_split groups meet when the weights are 16-bit (`scratch.py`): a counter per
+        thread slot of a block of channels (and kernel row), tg_k of them."""
+        if not needs_scratch(self.problem, self.config):
+            return None
+        return partial_sums_scratch(self.problem, self.grid[0] * self.grid[2] * self.config.tg_k)
+
 
 def plan_depthwise_weights(gemm: Gemm, config: Config, hw: Platform) -> DepthwiseWeightsPlan:
     """The registers and grid of the backward-weights row plan for `config`; ConfigError if it
@@ -200,6 +211,8 @@ def reduction_plan(
         if layout is not None:
             fixed.append((layout.buffer, layout.bytes))
     fixed += [(line_sum.buffer, line_sum.bytes), (store.buffer, store.bytes)]
+    if needs_scratch(problem, config):
+        fixed.append((TICKET, 4))
     if config.tg_k > 1:
         fixed.append((partial.buffer, partial.bytes))
     budget = RegisterBudget(config, hw, fixed, [segment.bytes, dd.bytes])
@@ -292,42 +305,48 @@ def depthwise_weights_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Co
 def reduction_configs(problem: Problem, hw: Platform, given: Given, plan: str, kernel_rows: int = 1) -> list[Config]:
     """Configurations of a backward-weights row plan (`plan`: depthwise, or first, whose groups
     also split the `kernel_rows`), best first: n_tile = simd (2*simd where a pixel of simd
-    channels would not fill a GRF); m_tile the largest divisors of OW; the threads sharing a
-    block of channels, tg_k in a group times k_split groups adding with float atomics, for four,
-    two and eight threads per EU over the device (f32 weights; bf16 and f16 sums stay in one
-    group of 32, 16 or the most threads a group takes; plan=first the most first), at most one
-    per item.  The estimate
-    ranks them (`row_estimate.py`).  plan=first also offers n_tile = simd after a block that
-    fills GRFs: twice the groups where the sums stay in one group (resnet_50's conv1 in bf16 on
-    XeHPC: 56503 modeled cycles with 16 channels, 28 groups of 64 threads, against 91838 with
-    32, 14 groups of 32)."""
+    channels would not fill a GRF, and then also the largest of the two that divides OC);
+    m_tile the largest divisors of OW; the threads sharing a
+    block of channels, tg_k in a group times k_split groups adding with float atomics (into a
+    scratch buffer for bf16 and f16 weights, `scratch.py`), for four, two and eight threads per
+    EU over the device, at most one per item; for bf16 and f16 also one group of 32, 16 or the
+    most threads a group takes (plan=first the most first).  The estimate ranks them
+    (`row_estimate.py`).  plan=first also offers n_tile = simd after a block that fills GRFs:
+    twice the groups where the sums stay in one group (resnet_50's conv1 in bf16 on XeHPC: 56503
+    modeled cycles with 16 channels, 28 groups of 64 threads, against 91838 with 32, 14 groups of 32)."""
     desc = problem.desc
     simd = given.get("simd") or max(w for w in hw.simd_widths if w * 4 <= 64 and w <= desc.oc)
     size = problem.type_of("src" if plan == "depthwise" else "dst").size
     fills = [t for t in (simd, 2 * simd) if t <= desc.oc and (t * size) % hw.grf_bytes == 0]
     offered = fills[:1] + [simd] if plan == "first" else fills[:1]
+    if plan == "depthwise" and fills and desc.oc % fills[0]:
+        # a block that fills GRFs but does not divide the channels keeps them in one group:
+        # also the largest that divides them, whose groups can split the reduction (mobilenet_v2's
+        # 144 channels in bf16 on XeHPC: 32 per block, or 16 in 28 groups, 14527 -> 1362 cycles)
+        offered += [t for t in (2 * simd, simd) if t <= desc.oc and desc.oc % t == 0][:1]
     n_tiles = [given["n_tile"]] if "n_tile" in given else list(dict.fromkeys(offered)) or [simd]
     m_tiles = [given["m_tile"]] if "m_tile" in given else _m_tiles(desc.ow)
     most_in_group = hw.max_work_group_size // simd
     configs = []
     for n_tile in n_tiles:
         blocks = -(-desc.oc // n_tile) * kernel_rows
-        atomics = problem.type_of("wei") == F32 and desc.oc % n_tile == 0
+        split = desc.oc % n_tile == 0  # groups may share a block of channels
+        f32_weights = problem.type_of("wei") == F32
         for m_tile in m_tiles:
             items = Rows(desc, m_tile).spatial_blocks
             shapes = []
-            if atomics:
+            if split:
                 target = -(-2 * hw.eu_count // blocks)
                 for threads in (2 * target, target, 4 * target):
                     for tg_k in (8, 4, 16):
                         tg_k = max(1, min(tg_k, most_in_group, items))
                         shapes.append((tg_k, max(1, min(threads, items) // tg_k)))
-            else:
+            if not (split and f32_weights):
                 # plan=first: a group is all the threads a block of channels and kernel row has, and
                 # the estimate misses how few per EU leave its loads' latency exposed (resnet_50's
                 # conv1 in bf16 on XeHPG: 55,556 modeled cycles with tg_k=32, 38,850 with 64)
                 counts = (most_in_group, 32, 16) if plan == "first" else (32, 16, most_in_group)
-                shapes = [(min(tg_k, most_in_group, items), 1) for tg_k in counts]
+                shapes += [(min(tg_k, most_in_group, items), 1) for tg_k in counts]
             shapes = [(given.get("tg_k", t), given.get("k_split", k)) for t, k in shapes]
             for tg_k, k_split in dict.fromkeys(shapes):
                 base = Config("mad", simd, 1, 1, m_tile, n_tile, 1, tg_k=tg_k, k_split=k_split, plan=plan)

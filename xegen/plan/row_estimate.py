@@ -18,9 +18,10 @@ launch's occupancy and waves, the busiest EU, the traffic the tiling leaves DRAM
   gmem_bufs=3 the loads run two rows ahead: a loop of three rows waits for the first row's loads
   and for what two rows' instructions do not cover of the third's.  A
   load received in a temporary (an LSC block into a GRF it does not fill, a 16-bit gather) is
-  moved into place where its data is first needed (`xegen.lower.sink`): a depthwise row's loads
-  are all in flight before its first move, and wait together.  The other row plans' loops still
-  count each such load's wait in full, one after the other: without that count the estimate of
+  moved into place where its data is first needed (`xegen.lower.sink`): a depthwise row's loads,
+  and a backward-weights item's, are all in flight before their first move, and wait together.
+  The other row plans' loops still count each such load's wait in full, one after the other:
+  without that count the estimate of
   XeHPC f32 first layers falls to their memory floor for most configurations and picks ones the
   model finds slower (audio conv1d_first 1,032 -> 1,376 cycles, mobilenet_v2 conv1 1,837 ->
   2,120).  Outside the loops a forward depthwise thread waits for the kernel's arguments where a
@@ -134,6 +135,8 @@ def row_estimate(plan: DepthwisePlan | DepthwiseWeightsPlan | FirstLayerPlan | F
                 exposed = max(0, iterations - ahead) * max(0.0, latency - ahead * row_issue)
                 total += before + latency + exposed + iterations * serial
         fixed = (max(0.0, latency - FIXED_INSTRUCTIONS) if arguments else 0.0) + (latency if bias else 0.0)
+        if getattr(plan, "scratch", None) is not None:  # the fence, the ticket, the totals read back
+            fixed += 3 * latency
         return total * share + fixed
 
     return device_estimate(hw, launch, memory, work + once, waits, code)
@@ -293,7 +296,10 @@ class _WeightsLoop(_Loop):
         adds = m * chunks if plan.bias_acc is not None else 0
         self.work = work + _mads(mads + adds, config.simd, hw)
         self.global_bytes = work.bytes
-        self.serial_loads = kernel_rows * pixels * temporaries + m * dd_temporaries
+        # loads into temporaries (16 bf16 channels in XeHPC's 64-byte GRFs) are all in flight
+        # before their moves, as a forward depthwise row's (module docstring): counted one by
+        # one, the estimate put mobilenet_v2's 144-channel layers 15 to 20x above the model
+        # with 16 channels per thread (block3_dw, k_split=28: 26,889 against 1,362 cycles)
 
 
 class _FirstLayerWeightsLoop(_Loop):
@@ -399,6 +405,13 @@ def _weights_epilogue(plan: DepthwiseWeightsPlan) -> tuple[Work, int]:
     out = plan.problem.type_of("wei").size
     work += _gather(hw, n, out) * own + _moves(own, hw)
     stored = own * round_up(n * (4 if config.k_split > 1 else out), hw.grf_bytes)
+    if plan.scratch is not None:
+        # the float atomics above; then the fence, the ticket, and per line a zeroed register,
+        # an exchange that reads the total back and the converted line's scatter, which every
+        # group issues (masked off but in the last): `waits` counts the three round trips
+        work += scalar(2 * SYNC_INSTRUCTIONS) + _gather(hw, 1, 4)
+        work += (_zero(n * 4, hw) + _gather(hw, n, 4) + _gather(hw, n, out)) * own
+        stored += own * (2 * round_up(n * 4, hw.grf_bytes) + round_up(n * out, hw.grf_bytes))
     return work, stored
 
 
