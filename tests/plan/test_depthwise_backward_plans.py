@@ -123,6 +123,14 @@ def test_backward_weights_sums_each_product_once():
         ("g48mb1ic48ih8oc48oh8kh3ph1", "BWD_WB", "f32", {"n_tile": 32}, "at most 16 on XeHPG"),
         ("g8mb1ic32ih8oc32oh8kh3ph1", "BWD_WB", "f32", {}, "for depthwise convolutions"),
         ("g32mb1ic32ih8oc32oh4kh3sh2ph1", "BWD_D", "f32", {"m_tile": 8}, "exceeds the 4 outputs of a row"),
+        # 64 items of 1 output in shares of 3 over 22 threads: the loop's bound is min(3, 64 - first item)
+        (
+            "g32mb1ic32ih8oc32oh8kh3ph1",
+            "BWD_WB",
+            "bf16",
+            {"m_tile": 1, "tg_k": 2, "k_split": 11, "gmem_bufs": 2},
+            "trip count varies and cannot be pipelined",
+        ),
     ],
 )
 def test_what_the_backward_row_plans_refuse_they_say(desc, direction, dt, overrides, message):

@@ -352,7 +352,7 @@ class DepthwiseWeightsBuilder(RowBuilder):
             return [Call(func, (base, offsets.expr * 4, sums.pointer(0, 0), None))]
         if mask is not None:
             assert scratch is not None
-            # an exchange with zeros: the old values are the totals, and the scratch is left as found
+            # an exchange with zeros: the old values are the totals, and the sums are left zero
             simd = self.config.simd
             zero = Broadcast(const(0, U32), simd)
             out += [store(sums.buffer, sums.offset(0, n0) * 4, zero) for n0 in range(0, n, simd)]

@@ -222,6 +222,12 @@ def reduction_plan(
     buffers = budget.check("use a smaller m_tile")
     items = rows.spatial_blocks
     per_thread = -(-items // (config.tg_k * config.k_split))
+    if config.gmem_bufs > 1 and per_thread > 1 and per_thread * config.tg_k * config.k_split > items:
+        raise ConfigError(
+            f"plan={config.plan}: gmem_bufs={config.gmem_bufs}: the last threads' shares end past the {items} "
+            "items, so their loop's trip count varies and cannot be pipelined; use gmem_bufs=1, or tg_k x k_split "
+            "dividing the items"
+        )
     grid = (-(-problem.desc.oc // n), config.k_split, kernel_rows)
     plan = plan_class(
         gemm,
