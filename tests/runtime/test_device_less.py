@@ -57,6 +57,16 @@ def test_neo_accepts_a_scaled_layer_in_every_configuration(hw, neo):
     check_accepted(hw, compile_cases([scaled(RESNET[3])], lead=True)[hw])
 
 
+@pytest.mark.parametrize("hw", PLATFORMS)
+def test_neo_accepts_a_kernel_with_a_scratch_buffer(hw, neo):
+    """bf16 backward weights whose groups meet in a scratch buffer (`xegen.plan.scratch`): one
+    more argument, which NEO sees and sizes."""
+    problem = xegen.conv_problem("g32mb1ic32ih7oc32oh7kh3ph1", dir="BWD_WB", dt="bf16", mb=1)
+    kernel = xegen.compile(problem, hw=hw, config={"plan": "depthwise", "k_split": 3, "tg_k": 2}, tuned=False)
+    assert [a.role for a in kernel.arguments][-1] == "scratch"
+    check_accepted(hw, [kernel])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("hw, direction, dt", CONFIGS, ids=["-".join(config) for config in CONFIGS])
 def test_neo_accepts_every_layer_of_the_acceptance_matrix(hw, direction, dt, neo):
