@@ -3,7 +3,8 @@ the groups add f32 partial sums into a zeroed scratch buffer with float atomics 
 arrive converts and stores the totals.  Checked through the whole compiler as the acceptance
 matrix checks resnet_50 (`check_end_to_end`: the simulator over the whole grid against numpy,
 bias gradient included, no SWSB hazard, exact static counts, iga64 and `ocloc validate` clean,
-the same bytes twice), on the depthwise and the first-layer row plans, each platform."""
+the same bytes twice), on the GEMM plan and the depthwise and first-layer row plans, each
+platform."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from xegen.build.run import device_buffers, execute_kernel, output_tensors
 from xegen.conv import parse_descriptor
 from xegen.conv.check import random_inputs
 from xegen.conv.problem import make_problem
-from xegen.errors import ConfigError
 from xegen.hw import platform
 from xegen.pipeline import compile_problem
 from xegen.plan import formulate
+from xegen.plan.heuristic import config_candidates
 from xegen.plan.strategies import plan_for
 
 from .test_end_to_end import check_end_to_end
@@ -32,6 +33,11 @@ CASES = [
     ("BWD_WB", "mb1ic3ih20oc32oh10kh7sh2ph3", "xehpc", "bf16", FIRST),
     ("BWD_WB", "mb1ic3ih20oc16oh10kh7sh2ph3", "xehpg", "bf16", {**FIRST, "tg_k": 4}),
     ("BWD_WB", "mb1ic3ih14oc16oh7kh7sh2ph3", "xelp", "f16", FIRST),
+    ("BWD_WB", "mb1ic16ih14oc32oh14kh3ph1", "xehpc", "bf16", {"k_split": 2}),  # dpas, 2D blocks
+    ("BWD_WB", "mb1ic16ih14oc32oh14kh3ph1", "xehpg", "bf16", {"k_split": 3, "tg_k": 2}),  # dpasw, SLM
+    ("BWD_WB", "mb1ic16ih14oc32oh14kh3ph1", "xelp", "bf16", {"k_split": 3}),  # mad
+    ("BWD_WB", "mb1ic24ih9oc40oh9kh3ph1", "xehpc", "bf16", {"k_split": 4, "fma": "mad"}),  # edge tiles masked
+    ("BWD_W", "mb1ic16ih14oc32oh14kh1", "xehpg", "f16", {"k_split": 2}),  # no bias
 ]
 
 
@@ -77,7 +83,18 @@ def test_f32_weights_add_into_the_outputs():
     assert kernel.zero_outputs == ("wei", "bias")
 
 
-def test_the_gemm_plan_still_refuses_16_bit_partial_sums():
-    problem = make_problem(parse_descriptor("mb1ic16ih7oc16oh7kh3ph1"), "BWD_WB", "bf16", mb=1)
-    with pytest.raises(ConfigError, match="needs an f32 or s32 output"):
-        compile_problem(problem, "xehpg", {"plan": "gemm", "k_split": 2}, choose=False)
+def test_the_heuristic_offers_16_bit_backward_weights_both_ways():
+    """With a scratch buffer's three round trips against the groups' share of K, the model
+    chooses: bf16 offers each split configuration also with k_split=1.  K is the 56 x 56 = 3136
+    pixels; a split gives each group (one thread along K) 32 K blocks or more, at most 16
+    groups: k_block 32 -> 98 blocks, 3 groups; k_block 16 -> 196, 6."""
+    problem = make_problem(parse_descriptor("mb1ic64ih56oc64oh56kh1"), "BWD_WB", "bf16", mb=1)
+    shape = ("m_tile", "n_tile", "k_block", "tg_m", "tg_n", "tg_k", "slm", "fma", "grf", "gmem_bufs")
+    found: dict[tuple, set[int]] = {}
+    given = {"m_tile": 8, "n_tile": 16, "tg_k": 1}
+    for config in config_candidates(formulate(problem), platform("xehpc"), given):
+        found.setdefault(tuple(getattr(config, key) for key in shape), set()).add(config.k_split)
+    by_block = {32: {1, 3}, 16: {1, 6}}
+    assert {key[2] for key in found} <= by_block.keys() and found
+    for key, splits in found.items():
+        assert splits == by_block[key[2]], key

@@ -26,11 +26,13 @@ SMALL = "mb1ic16ih64oc16oh64kh1"  # 16 x 16 weights, K = 4096: 256 K blocks of 1
 @pytest.mark.parametrize("platform", ["xehpg", "xehpc"])
 def test_backward_weights_of_few_tiles_split_k_over_more_than_8_threads(platform):
     """res2a_branch2a's BWD_WB in bf16 has 8 x 4 C tiles of 8 x 16 on XeHPC: even at 8 threads
-    each, 256 threads for 8192 slots (1024 EUs x 8); and bf16 weights cannot take k_split's atomics."""
+    each, 256 threads for 8192 slots (1024 EUs x 8); with one group along K (the heuristic also
+    offers k_split groups meeting in a scratch buffer, tests/test_scratch_reduction.py), more
+    threads along K."""
     gemm = formulate(make_problem(RES2A_BRANCH2A, "BWD_WB", "bf16"))
     target = hw.platform(platform)
-    config = choose_config(gemm, target)
-    assert config.tg_k > K_THREADS[-1] and config.k_split == 1
+    config = choose_config(gemm, target, {"k_split": 1})
+    assert config.tg_k > K_THREADS[-1]
     assert config.threads_per_group * config.simd <= target.max_work_group_size
     offered = {c.tg_k for c in config_space(gemm, target, {})}
     # the doublings of 8 up to a group of max_work_group_size work items (64 threads of SIMD 16 on
@@ -40,11 +42,11 @@ def test_backward_weights_of_few_tiles_split_k_over_more_than_8_threads(platform
 
 def test_the_wider_choice_is_faster_under_the_model():
     """The heuristic's kernel for res2a_branch2a BWD_WB bf16 on XeHPC, against the best it could
-    choose before (tg_k up to 8), both compiled and priced by the model."""
+    choose before (tg_k up to 8), both with one group along K, compiled and priced by the model."""
     problem = make_problem(RES2A_BRANCH2A, "BWD_WB", "bf16")
     gemm, platform = formulate(problem), hw.XEHPC
-    chosen = choose_config(gemm, platform)
-    narrow = choose_config(gemm, platform, {"tg_k": K_THREADS[-1]})
+    chosen = choose_config(gemm, platform, {"k_split": 1})
+    narrow = choose_config(gemm, platform, {"tg_k": K_THREADS[-1], "k_split": 1})
 
     def modeled(config) -> float:
         compiled = xegen.compile(problem, hw="xehpc", config=str(config).replace(" ", ","), tuned=False)

@@ -20,7 +20,8 @@ has the shape the scheduler works on:
     }
 
 followed by the epilogue (convert, bias, ReLU, convert) into a store tile and the stores (atomic
-adds when K is split across groups).  With slm=1 the threads of a group load the group's A and B
+adds when K is split across groups; for 16-bit outputs into an f32 scratch buffer that the last
+group converts from, `_scratch_epilogue`).  With slm=1 the threads of a group load the group's A and B
 tiles cooperatively, each thread a slice, and read their own tiles back from SLM.
 """
 
@@ -41,6 +42,7 @@ from ..ir import (
     Load,
     Names,
     Reorder,
+    Send,
     Stmt,
     Var,
     const,
@@ -49,13 +51,14 @@ from ..ir import (
     seq,
     store,
 )
-from ..ir.types import PTR, Type
+from ..ir.types import F32, PTR, U32, Type
 from ..plan.block2d import Block2dPlan
 from ..plan.config import tap_loop
 from ..plan.dpasw import pair_half
+from ..plan.gemm import View
 from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement, SlmPlan
 from ..plan.messages import Run
-from ..plan.scratch import Scratch
+from ..plan.scratch import TICKET, Scratch
 from ..plan.tiles import TileLayout, dense_layout, tile_moves
 from .epilogue import Scaling, finish
 from .messages import Origin, Scope, components, emit_block2d, emit_global, slm_run_messages, zero_fill
@@ -84,7 +87,7 @@ class _Builder:
         self.names = Names()
         self.names.used.update(v.name for v in THREAD_IDS + GROUP_IDS)
         problem = plan.gemm.problem
-        tensors = ("src", "wei", "dst", "bias") + problem.post_op_inputs + problem.quantization.tensors
+        tensors = ("src", "wei", "dst", "bias", "scratch") + problem.post_op_inputs + problem.quantization.tensors
         self.names.used.update(tensors + (K_ITER.name, TAP.name))
         self.top = Scope(self.names)
         self.loop = Scope(self.names)
@@ -106,7 +109,7 @@ class _Builder:
         self.k_slice = top.bind("k_slice", gid2.mod(config.k_split)) if config.k_split > 1 else Idx.const(0)
         m_index = top.bind("m_tile_index", gid1 * config.tg_m + tid1)
         n_index = top.bind("n_tile_index", gid0 * config.tg_n + tid0)
-        self.m_index = m_index
+        self.m_index, self.n_index = m_index, n_index
         m_start = top.bind("m_start", m_index * config.m_tile)
         n_start = top.bind("n_start", n_index * config.n_tile)
         k_iter = K_ITER
@@ -510,6 +513,8 @@ class _Builder:
 
     def _epilogue(self) -> list[Stmt]:
         plan, config = self.plan, self.config
+        if plan.scratch is not None:
+            return self._scratch_epilogue(plan.scratch)
         out: list[Stmt] = []
         bias_tile = None
         gate = None
@@ -548,16 +553,71 @@ class _Builder:
             out.append(IfThenElse(self.m_index.expr.eq(0), seq(*write)))
         return out
 
-    def _output_messages(self, output: OutputPlan, op: str) -> tuple[list[Stmt], bool]:
-        dims = output.view.dims
+    def _scratch_epilogue(self, scratch: Scratch) -> list[Stmt]:
+        """Backward weights of 16-bit type whose K slices k_split groups share
+        (`xegen.plan.scratch`): the thread adds its f32 tile (and the first row of threads its
+        bias-gradient sums) into the scratch buffer, fences the adds and takes its C tile's
+        ticket; the thread of the last group to arrive reads the totals back, converts and
+        stores them.  (Backward weights have no bias to add, post-ops or scales.)"""
+        plan, config = self.plan, self.config
+        partial, bias_partial = plan.partial, plan.bias_partial
+        assert partial is not None
+        out = finish(plan.layouts.c, partial.tile, None) + self._scratch_messages(partial, scratch, "fadd")
+        first_row = self.m_index.expr.eq(0)  # every row of threads sums the same columns
+        if bias_partial is not None:
+            assert plan.column_sums is not None and plan.bias_store is not None  # planned with them
+            add = finish(plan.column_sums, bias_partial.tile, None)
+            add += self._scratch_messages(bias_partial, scratch, "fadd")
+            out.append(IfThenElse(first_row, seq(*add)))
+        m_tiles, n_tiles = plan.grid[1] * config.tg_m, plan.grid[0] * config.tg_n
+        tile = self.top.bind("c_tile", (self.group * m_tiles + self.m_index) * n_tiles + self.n_index)
+        take = Send("atomic", "scattered", "global", U32, 1, atomic="inc", returns=True)
+        out += [
+            Call(Fence("global")),
+            Call(take, (ptr(self.buffers["scratch"], scratch.counters), tile.expr * 4, ptr(TICKET, 0), None)),
+        ]
+        last = Load(TICKET, const(0), U32).eq(const(config.k_split - 1, U32))
+        out += self._scratch_messages(partial, scratch, "xchg", last)
+        out += finish(partial.tile, plan.c.tile, None) + self._output_messages(plan.c, "store", last)[0]
+        if bias_partial is not None:
+            assert plan.bias_store is not None
+            back = self._scratch_messages(bias_partial, scratch, "xchg", last)
+            back += finish(bias_partial.tile, plan.bias_store.tile, None)
+            back += self._output_messages(plan.bias_store, "store", last)[0]
+            out.append(IfThenElse(first_row, seq(*back)))
+        return out
+
+    def _scratch_messages(self, output: OutputPlan, scratch: Scratch, atomic: str, last: Expr | None = None):
+        """`output`'s f32 tile added into its sums in the scratch buffer (fadd), or, in the last
+        group (`last`), those sums read back into it by an exchange with zeros (which leaves them
+        zero)."""
+        view = replace(output.view, type=F32 if atomic == "fadd" else U32)
+        out: list[Stmt] = []
+        if atomic == "xchg":
+            out += zero_fill(output.tile.buffer, output.tile.bytes, self.hw.grf_bytes)
+        return (
+            out
+            + self._messages(
+                output, view, "atomic", atomic, self.buffers["scratch"], scratch.offset(output.view.tensor), last
+            )[0]
+        )
+
+    def _output_messages(self, output: OutputPlan, op: str, gate: Expr | None = None) -> tuple[list[Stmt], bool]:
+        memory = self.buffers[output.view.tensor]
+        return self._messages(output, output.view, op, output.atomic, memory, 0, gate)
+
+    def _messages(
+        self, output: OutputPlan, view: View, op: str, atomic: str, memory: Var, base: int, gate: Expr | None
+    ) -> tuple[list[Stmt], bool]:
+        dims = view.dims
         if len(dims) == 1:
             origins = (Origin("", Idx.const(0), "", self.top), self.origin[dims[0]])
         else:
             origins = (self.origin[dims[0]], self.origin[dims[1]])
         return emit_global(
-            output.view,
+            view,
             self.gemm,
-            self.buffers[output.view.tensor],
+            memory,
             output.tile,
             output.lines,
             output.plan,
@@ -565,7 +625,10 @@ class _Builder:
             self.group,
             self.top,
             op,
-            output.atomic,
+            atomic,
+            base=base,
+            gate=gate,
+            returns=atomic == "xchg",
         )
 
 

@@ -42,7 +42,8 @@ from ..ir import (
     store,
 )
 from ..ir.types import F32, PTR, U32
-from ..plan.depthwise_weights import TICKET, DepthwiseWeightsPlan
+from ..plan.depthwise_weights import DepthwiseWeightsPlan
+from ..plan.scratch import TICKET
 from ..plan.tiles import TileLayout, dense_layout
 from .builder import GROUP_IDS, THREAD_IDS, copy_tile
 from .epilogue import finish

@@ -198,11 +198,16 @@ def emit_global(
     atomic: str = "",
     hoist_rows: bool = False,
     implied: Sequence[Expr] = (),
+    base: int = 0,
+    gate: Expr | None = None,
+    returns: bool = False,
 ) -> tuple[list[Stmt], bool]:
     """Messages moving `lines` of the GRF tile `layout` to or from `view` in global memory;
     `hoist_rows`: bounds-checked rows of one block message each get their own loop-invariant
     part of the offset bound before the loop (below); `implied`: conditions the messages run
-    under already (the K guard), left out of their masks.
+    under already (the K guard), left out of their masks; `base`: the view's first byte in
+    `memory`; `gate`: a scalar condition every message runs under too (in its mask);
+    `returns`: atomics return the old values (`Send.returns`).
 
     Returns the sends and whether any has a mask (so the caller zeroes the registers first)."""
     size = view.type.size
@@ -221,7 +226,7 @@ def emit_global(
             conditions += bound
         address, view_masks = view.access(values)
         conditions += [mask for mask in view_masks if mask not in implied]
-        byte_offset = address.expr * size
+        byte_offset = address.expr * size + base if base else address.expr * size
         if byte_offset.type.lanes > 1:
             byte_offset, conditions = _hoisted(byte_offset, conditions, origins, lane_scope)
         addressed.append((line, byte_offset, conditions))
@@ -234,7 +239,7 @@ def emit_global(
             for line, o, conditions in addressed
         ]
     for line, byte_offset, conditions in addressed:
-        mask = all_of(conditions)
+        mask = all_of([gate, *conditions])
         masked |= mask is not None
         register = ptr(layout.buffer, line.base * layout.type.size)
         if plan.vector:
@@ -244,7 +249,7 @@ def emit_global(
             sends.append(Call(func, (ptr(memory, 0), _vector(byte_offset, line.lanes), register, mask)))
         elif scattered:
             offsets = _vector(byte_offset, line.length)
-            func = Send(op, "scattered", "global", view.type, line.length, atomic=atomic)
+            func = Send(op, "scattered", "global", view.type, line.length, atomic=atomic, returns=returns)
             sends.append(Call(func, (ptr(memory, 0), offsets, register, mask)))
         else:
             func = Send(op, "block", "global", view.type, line.length * max(1, plan.interleave))

@@ -257,8 +257,8 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
         raise ConfigError(f"grf={config.grf}: {hw} kernels use {' or '.join(map(str, hw.grf_counts))} GRFs")
     if config.k_split > 1:
         c = gemm.c.type
-        # the backward-weights row plans sum 16-bit outputs in an f32 scratch buffer (`scratch.py`)
-        in_scratch = c.is_float and gemm.problem.kind == "bwd_w" and config.plan not in GEMM_PLANS
+        # backward weights sum 16-bit outputs in an f32 scratch buffer (`scratch.py`)
+        in_scratch = c.is_float and gemm.problem.kind == "bwd_w"
         if c.kind not in ("f32", "s32") and not in_scratch:
             raise ConfigError(
                 f"k_split={config.k_split} adds partial results with atomics, which needs an f32 or s32 output, not {c}"

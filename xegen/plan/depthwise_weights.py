@@ -47,13 +47,12 @@ from ..ir.types import BF16, F16, F32, PTR, Type
 from .config import Config, Given, check_config
 from .gemm import Gemm, check_index_range
 from .rows import RegisterBudget, RowPlan, Rows, budget_variants, contiguous_channels
-from .scratch import Scratch, needs_scratch, partial_sums_scratch
+from .scratch import TICKET, Scratch, needs_scratch, partial_sums_scratch
 from .tiles import TileLayout, dense_layout, line_layout
 
 DIRECTIONS = ("BWD_W", "BWD_WB")
 MAX_TAPS = 49  # accumulator lines (KD*KH*KW) a thread keeps in registers
 LARGEST_M_TILE = 16
-TICKET = Var("ticket", PTR)  # the old count a thread's arrival counter returns (`scratch.py`)
 
 
 def unsuited(problem: Problem, hw: Platform) -> str | None:

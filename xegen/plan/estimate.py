@@ -61,6 +61,7 @@ from .kernel import (
 )
 from .messages import line_plans, plan_lines
 from .multiply import operand_layout
+from .scratch import needs_scratch
 from .tiles import TileLayout, line_layout, round_up
 
 LOOP_INSTRUCTIONS = 3  # the K loop's increment, compare and branch
@@ -328,7 +329,11 @@ def _estimate(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) 
         launch,
         memory,
         per_iteration * iterations + once,
-        lambda latency: _wait(config, hw, per_iteration, latency) * iterations + _combine_wait(config, gemm, hw),
+        lambda latency: (
+            _wait(config, hw, per_iteration, latency) * iterations
+            + _combine_wait(config, gemm, hw)
+            + (SCRATCH_ROUND_TRIPS * latency if needs_scratch(gemm.problem, config) else 0.0)
+        ),
         once.issue + per_iteration.issue * written,
     )
 
@@ -545,6 +550,16 @@ def _epilogue(config: Config, gemm: Gemm, hw: Platform) -> Work:
         0.0,
         tile * gemm.c.type.size,
     )
+    if needs_scratch(gemm.problem, config):
+        # the f32 tile added into the scratch buffer, then read back (an exchange) and stored
+        # converted, which every group issues (masked off but in the last): `scratch.py`
+        atomics = 2 * config.m_tile * -(-config.n_tile * 4 // hw.max_block_message_bytes)
+        work += Work(
+            registers + atomics * STORE_LINE_INSTRUCTIONS + 2 * SYNC_INSTRUCTIONS,
+            registers * 2 + atomics * STORE_LINE_INSTRUCTIONS,
+            0.0,
+            3 * tile * 4,
+        )
     fold = _fold(config, gemm, hw)
     if fold is not None:
         # every thread stores its copy a slice at a time, adds up its slices of all the copies
@@ -602,6 +617,9 @@ def _wait(config: Config, hw: Platform, per_iteration: Work, latency: float) -> 
     if config.gmem_bufs > 1 or config.slm_bufs > 1:
         return max(0.0, latency - per_iteration.issue)
     return latency + (hw.send_latency("slm") if config.slm else 0.0)
+
+
+SCRATCH_ROUND_TRIPS = 3  # a scratch buffer's fence, ticket and read-back, each waited for in full
 
 
 def _combine_wait(config: Config, gemm: Gemm, hw: Platform) -> float:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 
 from ..errors import ConfigError
@@ -218,11 +218,12 @@ MAD_MODEL_CHOICES = 3
 
 
 def _shape(config: Config) -> tuple[int, ...]:
-    """What sets a kernel's work and its threads: tiles, group, threads along K, SLM staging.
+    """What sets a kernel's work and its threads: tiles, group, threads and groups along K, SLM
+    staging.
     Configurations that differ only in fma, buffer counts and registers count as one (the
     first of them in the ranking), so that the few compiled kernels differ in shape."""
     c = config
-    return (c.m_tile, c.n_tile, c.k_block, c.tg_m, c.tg_n, c.tg_k, c.slm)
+    return (c.m_tile, c.n_tile, c.k_block, c.tg_m, c.tg_n, c.tg_k, c.k_split, c.slm)
 
 
 def config_candidates(gemm: Gemm, hw: Platform, overrides: Mapping[str, object] | None = None) -> Iterator[Config]:
@@ -498,23 +499,29 @@ def _plain_space(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
                 # (a plan given for the other product is refused by the planner, `plan_kernel`)
                 plan=given.get("plan") or ("swapped" if gemm.swapped else "gemm"),
             )
-            if "k_split" not in given:
-                base = replace(base, k_split=_pick_k_split(base, gemm))
-            staged = fma in SYSTOLIC and base.threads_per_group >= 4
-            wants_slm = given.get("slm_bufs", 1) > 1  # SLM buffering asked for: stage through SLM
-            # the swapped product gathers B straight into dpas's layout: staged too, it modeled slower
-            slm_options = options("slm", [1] if wants_slm else [1, 0] if staged and not gemm.swapped else [0])
-            grf_options = options("grf", sorted(hw.grf_counts))
-            # on XeHPG a fused pair shares its A: half the A loads and registers (`dpasw.py`)
-            fmas = ["dpasw", fma] if "fma" not in given and fma == "dpas" and fused_pairs_fit(base, hw) else [fma]
-            configs += [
-                replace(base, fma=f, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
-                for f in fmas
-                for s in slm_options
-                for g in grf_options
-                for gmem_bufs, slm_bufs in _buffering_options(base, s, given, gemm, hw)
-            ]
+            for k_split in [base.k_split] if "k_split" in given else _k_splits(base, gemm):
+                configs += _variants(replace(base, k_split=k_split), gemm, hw, given, fma, options)
     return list(dict.fromkeys(configs))
+
+
+def _variants(
+    base: Config, gemm: Gemm, hw: Platform, given: Given, fma: str, options: Callable[[str, list[int]], list[int]]
+) -> list[Config]:
+    """`base` with each fma (dpasw too), SLM staging, register count and buffering to try."""
+    staged = fma in SYSTOLIC and base.threads_per_group >= 4
+    wants_slm = given.get("slm_bufs", 1) > 1  # SLM buffering asked for: stage through SLM
+    # the swapped product gathers B straight into dpas's layout: staged too, it modeled slower
+    slm_options = options("slm", [1] if wants_slm else [1, 0] if staged and not gemm.swapped else [0])
+    grf_options = options("grf", sorted(hw.grf_counts))
+    # on XeHPG a fused pair shares its A: half the A loads and registers (`dpasw.py`)
+    fmas = ["dpasw", fma] if "fma" not in given and fma == "dpas" and fused_pairs_fit(base, hw) else [fma]
+    return [
+        replace(base, fma=f, slm=s, grf=g, slm_bufs=slm_bufs, gmem_bufs=gmem_bufs)
+        for f in fmas
+        for s in slm_options
+        for g in grf_options
+        for gmem_bufs, slm_bufs in _buffering_options(base, s, given, gemm, hw)
+    ]
 
 
 K_THREADS = (1, 2, 4, 8)  # threads of a group along K (tg_k) the heuristic tries
@@ -588,9 +595,18 @@ def _buffering_options(config: Config, slm: int, given: Given, gemm: Gemm, hw: P
     return [(g, s) for s in slm_choices for g in gmem_choices if loops(g, s)]
 
 
+def _k_splits(config: Config, gemm: Gemm) -> list[int]:
+    """The k_split values to try: `_pick_k_split`'s, and for bf16 and f16 outputs also 1, the
+    three round trips of their scratch buffer against the groups' share of K being the model's
+    to weigh (`model_choices`)."""
+    split = _pick_k_split(config, gemm)
+    return [split, 1] if split > 1 and gemm.c.type.kind not in ("f32", "s32") else [split]
+
+
 def _pick_k_split(config: Config, gemm: Gemm) -> int:
-    """Split K across groups when the loop is long and C can take atomic adds (backward weights)."""
-    if gemm.c.type.kind not in ("f32", "s32") or gemm.problem.post_ops or gemm.problem.kind != "bwd_w":
+    """Split K across groups when the loop is long (backward weights: f32 C takes atomic adds,
+    bf16 and f16 C meet in an f32 scratch buffer, `scratch.py`)."""
+    if gemm.problem.kind != "bwd_w" or gemm.problem.post_ops or not gemm.c.type.is_float:
         return 1
     total = -(-gemm.k.size // config.k_block)
     if total < 2 * SPLIT_ITERATIONS:

@@ -42,6 +42,7 @@ from .messages import (
     slm_message_cost,
 )
 from .multiply import MultiplyLayouts, multiply_layouts, operand_layout, operand_type
+from .scratch import TICKET, Scratch, needs_scratch, partial_sums_scratch
 from .tiles import Line, TileLayout, dense_layout, line_layout, packed_layout, round_up, tile_moves
 
 
@@ -198,6 +199,11 @@ class KernelPlan:
     post_loads: list[OutputPlan | None] = field(default_factory=list)  # per post-op: the tile of its tensor
     quantization_loads: list[OutputPlan] = field(default_factory=list)  # per gemm.quantization view
     grf_buffers: list[tuple[Var, int]] = field(default_factory=list)
+    # 16-bit outputs of k_split groups (`scratch.py`): the f32 tiles of C and of the bias gradient
+    # the groups add into the scratch buffer, which the last reads the totals back into
+    scratch: Scratch | None = None
+    partial: OutputPlan | None = None
+    bias_partial: OutputPlan | None = None
 
     @property
     def thread_group(self) -> tuple[int, int, int]:
@@ -312,8 +318,17 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
     atomic = ""
     if config.k_split > 1:
         atomic = "fadd" if gemm.c.type.is_float else "add"
-    c = _plan_output(gemm.c, gemm, hw, (config.m_tile, config.n_tile), "c_store", gemm.c.type, atomic)
+    tile = (config.m_tile, config.n_tile)
+    partial = None
+    if needs_scratch(gemm.problem, config):
+        # the groups add f32 tiles into the scratch buffer; the last stores C from the totals
+        partial = _plan_output(replace(gemm.c, type=F32), gemm, hw, tile, "c_partial", F32, atomic)
+        atomic = ""
+    c = _plan_output(gemm.c, gemm, hw, tile, "c_store", gemm.c.type, atomic)
     plan = KernelPlan(gemm, config, hw, grid, k_iterations(config, gemm), a, b, layouts, c)
+    if partial is not None:
+        slots = gemm.groups * grid[1] * config.tg_m * grid[0] * config.tg_n  # one per C tile
+        plan.scratch, plan.partial = partial_sums_scratch(gemm.problem, slots), partial
     if gemm.bias is not None and gemm.bias_mode == "add":
         # one value per column of C, or per row in the swapped product (its bias lies along M)
         across = config.m_tile if gemm.bias.dims == ("m",) else config.n_tile
@@ -330,9 +345,10 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
             plan.sum_row = ptr(Var("sum_row", PTR), 0)
     if gemm.bias is not None and gemm.bias_mode == "reduce":
         out_type = F32 if atomic else gemm.bias.type
-        plan.bias_store = _plan_output(
-            gemm.bias, gemm, hw, (1, config.n_tile), "bias_store", out_type, "fadd" if atomic else ""
-        )
+        row = (1, config.n_tile)
+        plan.bias_store = _plan_output(gemm.bias, gemm, hw, row, "bias_store", out_type, "fadd" if atomic else "")
+        if partial is not None:
+            plan.bias_partial = _plan_output(replace(gemm.bias, type=F32), gemm, hw, row, "bias_partial", F32, "fadd")
     plan.post_loads = [_plan_post_load(view, index, gemm, config, hw) for index, view in enumerate(gemm.post_ops)]
     plan.quantization_loads = [
         _plan_output(view, gemm, hw, (1, config.n_tile), f"{view.tensor}_load", view.type, "")
@@ -375,6 +391,11 @@ def plan_layout(gemm: Gemm, config: Config, hw: Platform) -> KernelPlan:
         if plan.bias_store is not None:
             buffers.append((plan.bias_store.tile.buffer, plan.bias_store.tile.bytes))
         buffers.append((plan.sum_row.buffer, SUM_ROW_BYTES))
+    for output in (plan.partial, plan.bias_partial):
+        if output is not None:
+            buffers.append((output.tile.buffer, output.tile.bytes))
+    if plan.scratch is not None:
+        buffers.append((TICKET, 4))
     plan.grf_buffers = [(var, round_up(size, grf)) for var, size in buffers]
     return plan
 

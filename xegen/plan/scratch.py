@@ -21,8 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..conv.problem import Problem
-from ..ir.types import F32
+from ..ir import Var
+from ..ir.types import F32, PTR
 from .config import Config
+
+TICKET = Var("ticket", PTR)  # the register a thread's ticket (its counter's old count) comes back in
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,9 @@ class Scratch:
 def needs_scratch(problem: Problem, config: Config) -> bool:
     """Whether groups that split the reduction must meet in a scratch buffer: k_split > 1 with a
     16-bit float output."""
-    return config.k_split > 1 and any(problem.type_of(name) != F32 for name in problem.outputs)
+    return config.k_split > 1 and any(
+        problem.type_of(name).is_float and problem.type_of(name) != F32 for name in problem.outputs
+    )
 
 
 def partial_sums_scratch(problem: Problem, slots: int) -> Scratch:
