@@ -42,7 +42,6 @@ from ..ir import (
     Load,
     Names,
     Reorder,
-    Send,
     Stmt,
     Var,
     const,
@@ -58,10 +57,10 @@ from ..plan.dpasw import pair_half
 from ..plan.gemm import View
 from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement, SlmPlan
 from ..plan.messages import Run
-from ..plan.scratch import TICKET, Scratch
+from ..plan.scratch import Scratch
 from ..plan.tiles import TileLayout, dense_layout, tile_moves
 from .epilogue import Scaling, finish
-from .messages import Origin, Scope, components, emit_block2d, emit_global, slm_run_messages, zero_fill
+from .messages import Origin, Scope, components, emit_block2d, emit_global, slm_run_messages, take_ticket, zero_fill
 from .multiply import multiply, reduce_columns, sum_row
 
 THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))
@@ -571,12 +570,8 @@ class _Builder:
             out.append(IfThenElse(first_row, seq(*add)))
         m_tiles, n_tiles = plan.grid[1] * config.tg_m, plan.grid[0] * config.tg_n
         tile = self.top.bind("c_tile", (self.group * m_tiles + self.m_index) * n_tiles + self.n_index)
-        take = Send("atomic", "scattered", "global", U32, 1, atomic="inc", returns=True)
-        out += [
-            Call(Fence("global")),
-            Call(take, (ptr(self.buffers["scratch"], scratch.counters), tile.expr * 4, ptr(TICKET, 0), None)),
-        ]
-        last = Load(TICKET, const(0), U32).eq(const(config.k_split - 1, U32))
+        ticket, last = take_ticket(self.buffers["scratch"], scratch, tile.expr, config.k_split)
+        out += ticket
         out += self._scratch_messages(partial, scratch, "xchg", last)
         out += finish(partial.tile, plan.c.tile, None) + self._output_messages(plan.c, "store", last)[0]
         if bias_partial is not None:

@@ -43,10 +43,10 @@ from ..ir import (
 )
 from ..ir.types import F32, PTR, U32
 from ..plan.depthwise_weights import DepthwiseWeightsPlan
-from ..plan.scratch import TICKET
 from ..plan.tiles import TileLayout, dense_layout
 from .builder import GROUP_IDS, THREAD_IDS, copy_tile
 from .epilogue import finish
+from .messages import take_ticket
 from .rows import RowBuilder
 
 
@@ -226,12 +226,7 @@ class DepthwiseWeightsBuilder(RowBuilder):
             return []
         row = Idx(GROUP_IDS[0], 0, plan.grid[0] - 1) * plan.grid[2] + Idx(GROUP_IDS[2], 0, plan.grid[2] - 1)
         slot = row * config.tg_k + self.k_thread
-        take = Send("atomic", "scattered", "global", U32, 1, atomic="inc", returns=True)
-        out: list[Stmt] = [
-            Call(Fence("global")),
-            Call(take, (ptr(self.buffers["scratch"], scratch.counters), slot.expr * 4, ptr(TICKET, 0), None)),
-        ]
-        self.last = Load(TICKET, const(0), U32).eq(const(config.k_split - 1, U32))
+        out, self.last = take_ticket(self.buffers["scratch"], scratch, slot.expr, config.k_split)
         out += self._line_writes(slm)
         self.last = None
         return out

@@ -13,12 +13,13 @@ from typing import Any
 
 from ..conv.index import Idx, all_of, lane_ids, lane_var
 from ..hw import Platform
-from ..ir import Call, Expr, Let, Names, Send, Stmt, Var, free_vars, ptr, store
+from ..ir import Call, Expr, Fence, Let, Load, Names, Send, Stmt, Var, const, free_vars, ptr, store
 from ..ir.expr import Broadcast, IntImm, Shuffle
 from ..ir.types import U32
 from ..plan.block2d import Block2dPlan
 from ..plan.gemm import Gemm, View, linear_stride
 from ..plan.messages import LaneRun, LinePlan, Run, is_block
+from ..plan.scratch import TICKET, Scratch
 from ..plan.tiles import Line, TileLayout
 from .affine import merge_bounds, split_bound, split_offset
 
@@ -389,3 +390,13 @@ def zero_fill(buffer: Var, bytes_: int, grf_bytes: int, byte: int = 0) -> list[S
 def repeated_byte(byte: int) -> IntImm:
     """The s32 dword whose four bytes are `byte` (an s8 or u8 value)."""
     return IntImm(int.from_bytes(bytes([byte & 0xFF]) * 4, "little", signed=True))
+
+
+def take_ticket(scratch_buffer: Var, scratch: Scratch, slot: Expr, k_split: int) -> tuple[list[Stmt], Expr]:
+    """The thread's ticket from counter `slot` of a scratch buffer (`xegen.plan.scratch`), after
+    a fence that completes its adds for every group: the statements, and the condition that its
+    group came last (the old count is k_split - 1)."""
+    take = Send("atomic", "scattered", "global", U32, 1, atomic="inc", returns=True)
+    counter = (ptr(scratch_buffer, scratch.counters), slot * 4, ptr(TICKET, 0), None)
+    last = Load(TICKET, const(0), U32).eq(const(k_split - 1, U32))
+    return [Call(Fence("global")), Call(take, counter)], last
