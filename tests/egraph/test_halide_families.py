@@ -181,6 +181,9 @@ RANDOM_CORPUS = [
     ("max(x + y, x + q + 255)", {"q": N, "x": N, "y": N}, "max(y, q + 255) + x"),  # x inside the chain
     ("min(q + x + 7, y + x)", {"q": N, "x": N, "y": N}, "min(q + 7, y) + x"),
     ("min(a + c + -1096, max(a * 5, a + c))", {"a": N, "c": N}, "a + c + -1096"),  # below a + c <= the max
+    # the other operand is the chain's head or middle term itself (random0.1892): x + q - 1048 <= x for q <= 0
+    ("min(x * 2 + x / 7 * -8 + -1048, x * 2)", {"x": N}, "x * 2 + (x * 37450 >> 18) * -8 + -1048"),  # x/7 below 1000
+    ("max(x + y * 4 + 9, y * 4)", {"x": N, "y": N}, "x + y * 4 + 9"),  # the middle term; x + 9 >= 0
     # an eleventh pass, in rules/standalone/: a remainder of a hidden sum (x*2 + (q + 2962) leans to
     # (x*2 + q) + 2962 and hides itself before q is found to be 55)
     ("(x + x + ((x + 1325) / 24 + 2962)) % 2", {"x": B}, "1"),
@@ -405,6 +408,8 @@ FAMILIES = [
     "(max(b * 2, a) + 2) % 2",
     "min(max(b, a) / 3 >> 1, a)",
     "min(a, max(a, b) / 5 >> 2)",
+    "min(a * 2 + b + -3, a * 2)",
+    "max(a + b * 2 + 1, b * 2)",
 ]
 RANGES = [
     {},
