@@ -20,7 +20,7 @@ from xegen import hw as hwlib
 from xegen.emit.instruction import Instruction, Reg
 from xegen.lower import compile_kernel
 
-from .harness import hand_spec, run_both
+from .harness import hand_spec, iga_report, run_both
 
 PLATFORMS = ("xelp", "xehpg", "xehpc")
 LANES = (1, 3, 8, 12, 16, 20, 24, 32)
@@ -179,10 +179,7 @@ MISALIGNED = [(16, 16), (32, 16), (12, 8)]  # (lanes, byte of x in its GRF): the
 def divisions(t: str, lanes: int, full: bool) -> list[tuple[int, str]]:
     if not full:
         return list(SOME[t])
-    # (a u32 division by >= 2^31 is a predicated `sel`, which 3 lanes cannot run at lane 2:
-    # UnsupportedError, and no accumulator)
-    ds = [d for d in DIVISORS[t] if not (t == "u32" and d < 0 and lanes % 4 and lanes > 1)]
-    return [(d, op) for d in ds for op in ("/", "%")]
+    return [(d, op) for d in DIVISORS[t] for op in ("/", "%")]
 
 
 def check_divisions(t: str, lanes: int, at: int, hw: str, full: bool) -> None:
@@ -221,6 +218,23 @@ def test_division_and_multiply_of_a_source_inside_a_grf(hw, lanes, at):
 def test_64_bit_adds_carry_through_the_accumulator(hw, lanes, at):
     results = ["X + Y", "X - Y", "-X", f"X + {constant('s64', UINT_MAX, lanes)}"]
     run("s64", lanes, at, results, hw, seed=lanes * 11 + at)
+
+
+@pytest.mark.parametrize("hw", PLATFORMS)
+@pytest.mark.parametrize("lanes", [1, 3, 5])
+def test_a_u32_division_by_a_divisor_above_2_31_on_odd_lane_counts(hw, lanes, iga64):
+    """Its quotient (0 or 1) was a predicated sel, which a piece of a vector starting at a lane
+    off a multiple of 4 cannot run: the compile failed.  Every value of x at the edges of d."""
+    d = 0xFFFFFFF9
+    results = [f"X / {constant('u32', d, lanes)}", f"X % {constant('u32', d, lanes)}"]
+    text, _ = kernel("u32", lanes, 0, results)
+    compiled = compile_kernel(hand_spec(f"udiv_{lanes}", text, [("x", "ptr"), ("y", "ptr"), ("out", "ptr")]), hw)
+    assert iga_report(compiled.code, hw) == ""
+    buffers, out = run("u32", lanes, 0, results, hw, seed=lanes)
+    x = [int(v) for v in buffers["x"]]
+    assert {1 << 31, d, 0xFFFFFFFF} <= set(x)  # below, at and above d (inputs()' edges)
+    for k, op in enumerate(("/", "%")):
+        assert [int(v) for v in out[:, k].reshape(-1)] == [truncating(v, d, 32, False, op) for v in x]
 
 
 def test_a_12_lane_remainder_by_3_uses_acc0_for_lanes_8_to_11():

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import overload
 
 from ..emit import tables as T
-from ..emit.instruction import CondModifier, Flag, Predicate, Reg
+from ..emit.instruction import Reg
 from ..errors import UnsupportedError
 from ..ir.types import S32, U16, U32, Type
 from .builder import Builder, accumulator_runs
@@ -293,12 +293,14 @@ def _quotient_unsigned(b: Builder, x: Region, d: int, lanes: int) -> Region:
     if shift is not None:
         b.alu("shr", q, [x, Constant(shift, U32)])
         return q
-    if d >= 1 << 31:  # the quotient is 0 or 1
-        flag_out = b.temp(U32, lanes)
-        flag = Flag(0, 0)
-        b.alu("cmp", Reg("null", 0, 0, "ud"), [x, Constant(d, U32)], cond=CondModifier("ge", flag), lanes=lanes)
-        b.alu("sel", flag_out, [Constant(1, U32), Constant(0, U32)], predicate=Predicate(flag))
-        return flag_out
+    if d >= 1 << 31:  # the quotient is 0 or 1: x >= d
+        # x >= d needs x >= 2^31, and then x - d does not wrap as a signed value: bit 31 of
+        # x & ~(x - d).  No flag: a predicated sel cannot run a piece of a vector that starts
+        # at a lane off a multiple of 4 (3 lanes split as 2 + 1)
+        b.alu("add", q, [x, Constant((1 << 32) - d, U32)])
+        b.alu("and", q, [-q, x])
+        b.alu("shr", q, [q, Constant(31, U32)])
+        return q
     magic, s, add = unsigned_magic(d)
     multiply_high(b, q, x, magic)
     if add:
