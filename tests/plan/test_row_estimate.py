@@ -108,6 +108,17 @@ def test_first_layers_try_one_copy_of_a_rows_loads_first():
     assert first_layer_configs(gemm, hw.platform("xehpc"), {"gmem_bufs": 2})[0].gmem_bufs == 2
 
 
+def test_first_layers_with_mads_also_try_every_block_that_tiles_a_row():
+    """OW = 112 = 2^4 * 7: beside 16, 8, 4 (and the smaller 2), the mad kernels get 14 and 7;
+    dpas keeps its 16 and 8 (its M tile)."""
+    gemm = formulate(make_problem("mb1ic3ih224oc64oh112kh7sh2ph3", "FWD_B", "f32"))
+    blocks = {c.m_tile for c in first_layer_configs(gemm, hw.platform("xehpg"), {})}
+    assert blocks == {16, 8, 4, 2, 14, 7}
+    assert {c.m_tile for c in first_layer_configs(gemm, hw.platform("xehpg"), {"m_tile": 16})} == {16}
+    bf16 = formulate(make_problem("mb1ic3ih224oc64oh112kh7sh2ph3", "FWD_B", "bf16"))
+    assert {c.m_tile for c in first_layer_configs(bf16, hw.platform("xehpg"), {})} <= {16, 8, 4, 2}
+
+
 def test_grouped_layers_smaller_blocks_follow_every_offered_configuration():
     """resnext50's 4-channel groups in bf16 on XeHPC: m_tile=2 blocks (whose moves replicating
     each pixel the estimate undercounts; the model finds 4 faster) are fallbacks, compiled only

@@ -54,7 +54,7 @@ from ..ir.types import F16, F32, PTR, Type
 from .config import RESERVED_GRFS, SYSTOLIC, Config, Given, check_config, k_step
 from .depthwise import int8_sums_are_exact
 from .gemm import Gemm, check_index_range
-from .rows import RowPlan, Rows, budget_variants, contiguous_channels, m_tile_options
+from .rows import RowPlan, Rows, budget_variants, contiguous_channels, m_tile_options, row_divisors
 from .tiles import (
     Piece,
     Progression,
@@ -415,8 +415,8 @@ def _check_keys(config: Config, gemm: Gemm, hw: Platform) -> None:
 def first_layer_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
     """plan=first's configurations for `gemm`, in the planner's order (none where it does not
     apply; the heuristic ranks them by `row_estimate.py`): 16 output channels per thread, then 32
-    (dpas: 32, then 16); 16 outputs along w, then 8, 4 (dpas: 16, 8), then smaller blocks;
-    gmem_bufs 1, then 2; the given keys fixed."""
+    (dpas: 32, then 16); 16 outputs along w, then 8, 4 (dpas: 16, 8), then smaller blocks, then
+    (mad) the divisors of OW from 16 down to 4; gmem_bufs 1, then 2; the given keys fixed."""
     problem = gemm.problem
     if unsuited(problem, hw) or given.get("plan", "first") != "first":
         return []
@@ -446,6 +446,10 @@ def first_layer_configs(gemm: Gemm, hw: Platform, given: Given) -> list[Config]:
         if "m_tile" in given
         else m_tile_options(desc.ow, m_choices) + [m for m in (4, 2) if m < min(m_choices) and m < desc.ow]
     )
+    if "m_tile" not in given and fma not in SYSTOLIC:
+        # (resnet_50's conv1 in f32 on XeHPG: m_tile=16, 3,136 threads for 512 EUs, 37,506
+        # modeled cycles; m_tile=7, 3,584 threads, 7 on every EU, 32,049)
+        m_tiles += [d for d in row_divisors(desc.ow, m_choices) if d not in m_tiles]
     configs = []
     for n_tile in n_tiles:
         for m_tile in m_tiles:

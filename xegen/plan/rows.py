@@ -255,6 +255,13 @@ def m_tile_options(ow: int, choices: tuple[int, ...]) -> list[int]:
     return fitting or [ow]
 
 
+def row_divisors(length: int, choices: tuple[int, ...]) -> list[int]:
+    """The blocks between the smallest and the largest choice that tile a row of `length`
+    outputs exactly, largest first.  Each sets another thread count: one may fill the EUs
+    evenly where the power-of-two choices leave the busiest EU a thread more than the rest."""
+    return [d for d in range(min(max(choices), length), min(choices) - 1, -1) if length % d == 0]
+
+
 def contiguous_channels(layout: Layout, count: int, start_multiple: int, size: int, hw: Platform, dim: int = 1) -> bool:
     """Whether `count` consecutive channels (dimension `dim`: 1 of activations, 0 of ungrouped
     weights) from any start that is a multiple of `start_multiple` sit next to each other in
