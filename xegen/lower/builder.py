@@ -116,6 +116,13 @@ class Builder:
         self.program.kill(reg)
         return reg
 
+    def flag_lanes(self, lanes: int) -> int:
+        """Lanes for a fresh register that a predicated sequence runs on: `lanes`, or rounded up
+        to a whole flag unit where `lanes`' power-of-two pieces would start a piece off one
+        (7 lanes: 4, 2, 1, the last at lane 6), which no channel offset encodes."""
+        rest = lanes % self.flag_unit
+        return lanes if rest & (rest - 1) == 0 else lanes + self.flag_unit - rest
+
     def scratch_flag(self, lanes: int = 1) -> Flag:
         """A flag for short internal sequences (min/max, NaN checks): the last flag register,
         which conditions never hold (`Conditions.flag_for`)."""

@@ -89,13 +89,16 @@ def _constant(b: Builder, c: Constant, to: Type, saturate: bool) -> Constant:
 def _round_to_bf16(b: Builder, dst: Region, src: Region, predicate) -> None:
     """Round f32 to bf16, nearest even, with integer instructions; NaN keeps a quiet NaN."""
     lanes = dst.lanes
-    bits = src.as_type(U32) if src.stride in (0, 1) or src.lanes == 1 else None
-    if bits is None:
-        dense = b.temp(F32, lanes)
-        b.mov(dense, src)
+    work = b.flag_lanes(lanes)  # the NaN check's cmp and predicated sel run on whole flag units
+    if src.lanes == 1 or src.stride == 0:
+        bits = src.as_type(U32).lane(0).broadcast(work)
+    elif src.stride == 1 and work == lanes:
+        bits = src.as_type(U32)
+    else:
+        dense = b.temp(F32, work)
+        b.mov(dense.slice(0, lanes), src)
         bits = dense.as_type(U32)
-    if src.lanes == 1 and lanes > 1:
-        bits = bits.broadcast(lanes)
+    lanes = work
     low = b.temp(U32, lanes)
     b.alu("shr", low, [bits, Constant(16, U32)])
     b.alu("and", low, [low, Constant(1, U32)])
@@ -110,7 +113,7 @@ def _round_to_bf16(b: Builder, dst: Region, src: Region, predicate) -> None:
     as_float = Region(bits.reg, bits.offset, F32, bits.lanes, bits.stride)
     b.alu("cmp", Reg("null", 0, 0, "f"), [as_float, as_float], cond=CondModifier("ne", flag), lanes=lanes)
     b.alu("sel", total, [quiet, total], predicate=Predicate(flag))
-    b.mov(_bits(dst), total, predicate=predicate, types=("uw", "ud"))
+    b.mov(_bits(dst), total.slice(0, dst.lanes), predicate=predicate, types=("uw", "ud"))
 
 
 def _convert_64(b: Builder, dst: Region, src: Region, saturate: bool, predicate) -> None:
