@@ -13,6 +13,7 @@ from xegen.conv import make_problem, parse_descriptor
 from xegen.modeling import modeled_cycles
 from xegen.pipeline import build_kernel, compile_problem
 from xegen.plan import formulate
+from xegen.plan.depthwise import depthwise_configs
 from xegen.plan.heuristic import MODEL_CHOICES, choose_config, row_model_choices
 
 from .test_end_to_end import check_end_to_end
@@ -76,3 +77,23 @@ def test_only_free_depthwise_layers_are_contested():
     assert all(c.m_tile == 2 for c in row_model_choices(gemm, target, {"m_tile": 2}))
     dense = formulate(make_problem("mb1ic16ih7oc16oh7kh3ph1", "FWD_B", "bf16", mb=1))
     assert row_model_choices(dense, target) == ()  # no row plan: the GEMM plan's own choices
+
+
+def test_forward_blocks_that_tile_a_row_are_offered_and_backward_data_keeps_its_own():
+    """resnext50's conv3_g32x8 (OW = 28): forward also gets 14 and 7 outputs a thread; backward
+    data, where they displaced a faster kernel from the model's choices, does not."""
+    target = hw.platform("xehpc")
+    forward = formulate(make_problem("g32mb1ic256ih28oc256oh28kh3ph1", "FWD_B", "f32", mb=1))
+    assert {14, 7} <= {c.m_tile for c in depthwise_configs(forward, target, {})}
+    data = formulate(make_problem("g32mb1ic256ih28oc256oh28kh3ph1", "BWD_D", "f32", mb=1))
+    assert not {14, 7} & {c.m_tile for c in depthwise_configs(data, target, {})}
+
+
+def test_a_block_of_7_makes_resnext50s_conv3_faster_on_xehpc():
+    """f32 on XeHPC: the heuristic now leads with a 7-output block, which the model prices below
+    the 8-output block it led with before (2,464 against 2,676 modeled cycles at review)."""
+    problem = make_problem("g32mb1ic256ih28oc256oh28kh3ph1", "FWD_B", "f32", mb=1)
+    lead = compile_problem(problem, "xehpc", choose=False)
+    assert lead.config.plan == "depthwise" and 28 % lead.config.m_tile == 0 and lead.config.m_tile not in (16, 8, 4)
+    eight = compile_problem(problem, "xehpc", {"plan": "depthwise", "m_tile": 8}, choose=False)
+    assert modeled_cycles(lead).device < modeled_cycles(eight).device

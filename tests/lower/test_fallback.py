@@ -51,8 +51,8 @@ def test_a_row_plan_that_runs_out_of_registers_tries_its_smaller_blocks_before_t
     single-buffered (double-buffered, the three rows are one straight-line block whose schedule
     fits): the depthwise plan's offered blocks (m_tile=4: widened and replicated pixels) fit its
     planner's register count but not the allocator, for real; its fallback (m_tile=2) fits and
-    verifies."""
-    problem = make_problem("g8mb1ic64ih6oc64oh6kh3ph1", "FWD_B", "bf16", wtag="adecb")
+    verifies.  (Rows of 4 outputs: on rows of 6 the whole row, m_tile=6, is offered too, and fits.)"""
+    problem = make_problem("g8mb1ic64ih4oc64oh4kh3ph1", "FWD_B", "bf16", wtag="adecb")
     compilation = pipeline.compile_problem(problem, "xelp", {"gmem_bufs": 1})
     assert (compilation.config.plan, compilation.config.m_tile) == ("depthwise", 2)
     assert compilation.fallbacks and all(

@@ -55,6 +55,7 @@ from .rows import (
     budget_variants,
     contiguous_channels,
     m_tile_options,
+    row_divisors,
 )
 from .tiles import TileLayout, dense_layout, line_layout
 
@@ -357,7 +358,7 @@ def _configs_of_width(
         n_tiles = [given["n_tile"]]
     configs = []
     for n_tile in n_tiles:
-        offered_m, smaller_m = _m_tiles(problem.desc, phase_walks, hw, n_tile, given)
+        offered_m, smaller_m = _m_tiles(problem, phase_walks, hw, n_tile, given)
         for m_tile in (offered_m if offered else []) + (smaller_m if smaller else []):
             spatial_blocks = max(Rows(problem.desc, m_tile, walk=w).spatial_blocks for w in phase_walks)
             tg_m = given.get("tg_m") or max(1, min(4, spatial_blocks))
@@ -389,7 +390,9 @@ def _buffer_counts(problem: Problem, phase_walks: list[RowWalk], m_tile: int) ->
 SMALL_M_TILES = (2,)  # more threads, for layers whose loads need more threads per EU to hide them
 
 
-def _m_tiles(desc, phase_walks: list[RowWalk], hw: Platform, n_tile: int, given: Given) -> tuple[list[int], list[int]]:
+def _m_tiles(
+    problem: Problem, phase_walks: list[RowWalk], hw: Platform, n_tile: int, given: Given
+) -> tuple[list[int], list[int]]:
     """Outputs along w per thread: those offered, best first, and the smaller ones kept for when
     every offered one runs out of registers.  Offered: the largest that still gives every EU two
     threads (a thread waits for its loads; a second one hides the wait), then the rest by thread
@@ -402,7 +405,13 @@ def _m_tiles(desc, phase_walks: list[RowWalk], hw: Platform, n_tile: int, given:
     m_tile=4)."""
     if "m_tile" in given:
         return [given["m_tile"]], []
+    desc = problem.desc
     options = m_tile_options(_row_length(phase_walks), (16, 8, 4))
+    if problem.is_forward:
+        # and the other blocks that tile a row (resnext50's conv3_g32x8 in f32 on XeHPC: 1,867
+        # modeled cycles with m_tile=8, 1,749 with 7); not for backward data, where they displaced
+        # a faster kernel from the model's choices (conv2_g32x4 in bf16 on XeHPG: 7,424 -> 9,910)
+        options += [d for d in row_divisors(_row_length(phase_walks), (16, 8, 4)) if d not in options]
     walk = phase_walks[0]
     channel_blocks = -(-walk.out_channels // n_tile)
 
