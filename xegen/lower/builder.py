@@ -255,20 +255,25 @@ class Builder:
             assert cond is not None  # (a cmp sets a flag)
             cond = CondModifier(REVERSED_CONDITION[cond.cond], cond.flag)
         flagged = predicate is not None or cond is not None
+        # a min or max (sel with a condition) writes its flag bits but nothing reads them (its
+        # callers give it the scratch flag): a piece may start off a flag unit, at channel offset 0
+        flag_read = predicate is not None or (cond is not None and opcode != "sel")
         if isinstance(dst, Reg) and dst.file == "null" and cond is not None and total & (total - 1) and total < 32:
             # a comparison into flag bits only: run it on a power of two of lanes (the extra
             # flag bits are don't-care) rather than at a channel offset the encoding may lack
             total = 1 << total.bit_length()
         position = 0
         while position < total:
-            n = self._chunk(fmt, dst, srcs, position, total - position, types, flagged, channel_base)
+            n = self._chunk(fmt, dst, srcs, position, total - position, types, flag_read, channel_base)
             operands = [self._operand(s, position, n, fmt, i, types) for i, s in enumerate(srcs)]
             d = self._dst(dst, position, n, types)
             self.emit(
                 Instruction(
                     opcode,
                     n,
-                    channel_offset=channel_base + position if flagged else 0,
+                    channel_offset=channel_base + position
+                    if flagged and (channel_base + position) % self.flag_unit == 0
+                    else 0,
                     dst=d,
                     srcs=tuple(operands),
                     predicate=predicate,
