@@ -56,11 +56,22 @@ from ..plan.config import tap_loop
 from ..plan.dpasw import pair_half
 from ..plan.gemm import View
 from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement, SlmPlan
-from ..plan.messages import Run
+from ..plan.messages import LinePlan, Run
 from ..plan.scratch import Scratch
 from ..plan.tiles import TileLayout, dense_layout, tile_moves
 from .epilogue import Scaling, finish
-from .messages import Origin, Scope, components, emit_block2d, emit_global, slm_run_messages, take_ticket, zero_fill
+from .messages import (
+    Origin,
+    Scope,
+    components,
+    emit_block2d,
+    emit_global,
+    masked_fill,
+    shared_conditions,
+    slm_run_messages,
+    take_ticket,
+    zero_fill,
+)
 from .multiply import multiply, reduce_columns, sum_row
 
 THREAD_IDS = tuple(Var(f"thread_id{i}") for i in range(3))
@@ -159,6 +170,7 @@ class _Builder:
             prologue += zero_fill(plan.column_sums.buffer, plan.column_sums.bytes, self.hw.grf_bytes)
             prologue += sum_row(plan.sum_row, config, self._sum_row_type(plan.column_sums), self._sum_factor())
         self.guard = self._k_guard(thread_k if self.taps is None else k_origin)
+        self.guard += self._tile_guard()
         body = self._loop_body()
         if self.taps is None:
             loop = For(k_iter, const(0), const(plan.iterations), self.loop.wrap(seq(*self._guarded(body))))
@@ -262,7 +274,7 @@ class _Builder:
         if masked:
             # a source zero point fills what the masks drop: (src - zero point) is then 0 there
             fill = self.gemm.problem.quantization.src_zero_point if op.view.tensor == "src" else 0
-            fills = zero_fill(target.buffer, target.bytes, self.hw.grf_bytes, fill)
+            fills = masked_fill(target, sends, self.hw.grf_bytes, fill)
             if self.taps is not None and not self._varies_per_channel_block(sends):
                 # a tap's masks drop the same lanes in each of its iterations, which only the
                 # masked sends write: the zeros filled at the tap's start stay where they are
@@ -284,8 +296,27 @@ class _Builder:
         lookup = {"g": self.group, **values}
         return guard(lambda name: lookup.get(name, Idx.const(0)))
 
+    def _tile_guard(self) -> list[Expr]:
+        """The conditions, besides the K guard's, that mask every load of the thread's A tile: where
+        one fails, the iteration adds nothing, so it is skipped and the loads leave the condition
+        out.  A padded layer's tap whose input row lies outside the input, for a tile of pixels
+        within one output row: the loads keep only the column masks of the first and last pixels,
+        and only their registers are zeroed (XeHPG res2a_branch2b, f32: 7 moves an iteration -> 2).
+        Not where the loop has a barrier or dpasw (the threads of a group, or a pair, would run
+        different iterations), nor where it also sums B's columns (the skipped ones would be lost)."""
+        op, config = self.plan.a, self.config
+        if config.slm or config.fma == "dpasw" or self.gemm.sums_b_columns or not isinstance(op.plan, LinePlan):
+            return []
+        dims = op.view.dims
+        origins = (self.a_origin[dims[0]], self.a_origin[dims[1]])
+        shared = shared_conditions(op.view, self.gemm, op.lines, op.plan, origins, self.group, self.top)
+        if self.taps is not None:  # (the guard is the tap's: what its channel blocks change is left)
+            inner = {var for var, _ in self.loop.lets} | {K_ITER}
+            shared = [c for c in shared if not inner.intersection(free_vars(c))]
+        return [c for c in shared if c not in self.guard]
+
     def _guarded(self, body: list[Stmt]) -> list[Stmt]:
-        """`body` skipped where the K guard fails (its sends then leave the guard's conditions out)."""
+        """`body` skipped where the guard fails (its sends then leave the guard's conditions out)."""
         condition = all_of(self.guard)
         return body if condition is None else [IfThenElse(condition, seq(*body))]
 

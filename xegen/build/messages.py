@@ -13,7 +13,7 @@ from typing import Any
 
 from ..conv.index import Idx, all_of, lane_ids, lane_var
 from ..hw import Platform
-from ..ir import Call, Expr, Fence, Let, Load, Names, Send, Stmt, Var, const, free_vars, ptr, store
+from ..ir import Call, Expr, Fence, Let, Load, Names, Send, Stmt, Var, const, free_vars, pointer_arg, ptr, store
 from ..ir.expr import Broadcast, IntImm, Shuffle
 from ..ir.types import U32
 from ..plan.block2d import Block2dPlan
@@ -185,6 +185,50 @@ def _line_coordinates(line: Line, plan: LinePlan) -> tuple[int, int, int, int]:
     return line.start, line.other, along, across
 
 
+def _line_access(
+    view: View,
+    gemm: Gemm,
+    line: Line,
+    plan: LinePlan,
+    origins: tuple[Origin, Origin],
+    group: Idx,
+    lane_scope: Scope,
+    scattered: bool,
+) -> tuple[Idx, list[Expr]]:
+    """A line's element index in the view's tensor and the conditions under which it is read:
+    the GEMM bounds of its coordinates, then the view's masks."""
+    r, c, row_lanes, col_lanes = _line_coordinates(line, plan)
+    values: dict[str, Idx] = {"g": group}
+    conditions: list[Expr] = []
+    for origin, offset, lanes in ((origins[0], r, row_lanes), (origins[1], c, col_lanes)):
+        vector = lanes if scattered or plan.vector else 1
+        comps, bound = view_components(view, gemm, origin, offset, vector, lane_scope)
+        values.update(comps)
+        conditions += bound
+    address, view_masks = view.access(values)
+    return address, conditions + view_masks
+
+
+def shared_conditions(
+    view: View,
+    gemm: Gemm,
+    lines: list[Line],
+    plan: LinePlan,
+    origins: tuple[Origin, Origin],
+    group: Idx,
+    lane_scope: Scope,
+) -> list[Expr]:
+    """The scalar conditions every one of the loads `emit_global` makes of `lines` is masked by:
+    where one fails, the whole tile reads as zeros (a padded 3x3's tap whose input row is
+    outside the input, for every pixel of a tile within one output row)."""
+    shared: list[Expr] | None = None
+    for line in lines:
+        _, conditions = _line_access(view, gemm, line, plan, origins, group, lane_scope, not plan.block)
+        scalar = [c for c in conditions if c.type.lanes == 1]
+        shared = scalar if shared is None else [c for c in shared if c in scalar]
+    return shared or []
+
+
 def emit_global(
     view: View,
     gemm: Gemm,
@@ -217,16 +261,8 @@ def emit_global(
     scattered = atomic != "" or not plan.block
     addressed: list[tuple[Line, Expr, list[Expr]]] = []
     for line in lines:
-        r, c, row_lanes, col_lanes = _line_coordinates(line, plan)
-        values: dict[str, Idx] = {"g": group}
-        conditions: list[Expr] = []
-        for origin, offset, lanes in ((origins[0], r, row_lanes), (origins[1], c, col_lanes)):
-            vector = lanes if scattered or plan.vector else 1
-            comps, bound = view_components(view, gemm, origin, offset, vector, lane_scope)
-            values.update(comps)
-            conditions += bound
-        address, view_masks = view.access(values)
-        conditions += [mask for mask in view_masks if mask not in implied]
+        address, conditions = _line_access(view, gemm, line, plan, origins, group, lane_scope, scattered)
+        conditions = [c for c in conditions if c not in implied]
         byte_offset = address.expr * size + base if base else address.expr * size
         if byte_offset.type.lanes > 1:
             byte_offset, conditions = _hoisted(byte_offset, conditions, origins, lane_scope)
@@ -371,20 +407,51 @@ def _lane_vector(values: tuple[int, ...], lane_scope: Scope) -> Idx:
     return Idx(Shuffle(tuple(IntImm(v) for v in values), tuple(range(count))), min(values), max(values))
 
 
-def zero_fill(buffer: Var, bytes_: int, grf_bytes: int, byte: int = 0) -> list[Stmt]:
-    """Stores of zero dwords over a whole GRF buffer (masked loads leave their lanes alone), two
-    GRFs per store: a move may write two registers.  With `byte`, every byte holds it instead
-    (a source zero point, s8 or u8)."""
+def zero_fill(buffer: Var, bytes_: int, grf_bytes: int, byte: int = 0, start: int = 0) -> list[Stmt]:
+    """Stores of zero dwords over a whole GRF buffer (masked loads leave their lanes alone), or
+    its bytes from `start`, two GRFs per store: a move may write two registers.  With `byte`,
+    every byte holds it instead (a source zero point, s8 or u8)."""
     lanes = 2 * grf_bytes // 4
     dword = repeated_byte(byte)
     stores: list[Stmt] = []
-    for offset in range(0, bytes_, 2 * grf_bytes):
+    for offset in range(start, bytes_, 2 * grf_bytes):
         count = min(lanes, (bytes_ - offset) // 4)
         if count <= 0:
             break
         value = dword if count == 1 else Broadcast(dword, count)
         stores.append(store(buffer, offset, value))
     return stores
+
+
+def masked_fill(layout: TileLayout, sends: list[Stmt], grf_bytes: int, byte: int = 0) -> list[Stmt]:
+    """`zero_fill` of the registers of `layout` that no unmasked load of `sends` writes whole:
+    what a masked load may leave as it was, and what no load writes (padding)."""
+    written: set[int] = set()
+    for s in sends:
+        assert isinstance(s, Call) and isinstance(s.func, Send)
+        if s.args[-1] is None:
+            offset = pointer_arg(s.args[-2]).offset
+            assert isinstance(offset, IntImm)  # (a tile's registers: `emit_global`)
+            first = offset.value
+            end = first + s.func.register_bytes
+            written.update(range(-(-first // grf_bytes), end // grf_bytes))
+    grfs = [g for g in range(-(-layout.bytes // grf_bytes)) if g not in written]
+    stores: list[Stmt] = []
+    for first, last in _runs(grfs):
+        end = min(layout.bytes, (last + 1) * grf_bytes)
+        stores += zero_fill(layout.buffer, end, grf_bytes, byte, first * grf_bytes)
+    return stores
+
+
+def _runs(values: list[int]) -> list[tuple[int, int]]:
+    """Sorted integers as runs of consecutive ones, (first, last) each."""
+    runs: list[tuple[int, int]] = []
+    for v in values:
+        if runs and runs[-1][1] == v - 1:
+            runs[-1] = (runs[-1][0], v)
+        else:
+            runs.append((v, v))
+    return runs
 
 
 def repeated_byte(byte: int) -> IntImm:
