@@ -4,7 +4,8 @@
 random inputs and compares every output with the numpy reference within `conv.check`'s
 tolerances.  `first_group_executions` gets per-instruction execution counts cheaply by running
 one thread group and scaling by the group count (exact when the control flow is the same in
-every group: edges are masked, not branched around; the summary counts them without a run,
+every group; not where a guard skips what a group at an edge reads only as padding, which group
+0 then does more often than most: the summary counts every group without a run,
 `xegen.modeling`).
 """
 

@@ -234,7 +234,9 @@ def test_the_pass_keeps_a_single_buffered_loop_that_list_scheduling_would_not_sp
 
 def test_single_buffered_conv_kernels_are_list_scheduled_where_the_model_says_it_helps():
     problem = make_problem("mb1ic8ih4oc8oh4kh3ph1", "FWD_B", "f32")
-    kernel = build_kernel(problem, "xehpg")
+    # tiles of 3 of a row's 4 pixels and K blocks that divide K: no guard makes the loop's body
+    # one `if` (tests/build/test_tile_guard.py), which is not list scheduled
+    kernel = build_kernel(problem, "xehpg", {"m_tile": 3, "tg_k": 2})
     assert (kernel.config.slm_bufs, kernel.config.gmem_bufs) == (1, 1)
     built = build_body(plan_kernel(formulate(problem), kernel.config, kernel.hw))
     assert model_cycles(kernel.body, "xehpg").cycles < model_cycles(built, "xehpg").cycles

@@ -52,7 +52,7 @@ from ..ir import (
 )
 from ..ir.types import F32, PTR, U32, Type
 from ..plan.block2d import Block2dPlan
-from ..plan.config import tap_loop
+from ..plan.config import may_guard_tile, tap_loop
 from ..plan.dpasw import pair_half
 from ..plan.gemm import View
 from ..plan.kernel import KernelPlan, OperandPlan, OutputPlan, Placement, SlmPlan
@@ -302,10 +302,9 @@ class _Builder:
         out.  A padded layer's tap whose input row lies outside the input, for a tile of pixels
         within one output row: the loads keep only the column masks of the first and last pixels,
         and only their registers are zeroed (XeHPG res2a_branch2b, f32: 7 moves an iteration -> 2).
-        Not where the loop has a barrier or dpasw (the threads of a group, or a pair, would run
-        different iterations), nor where it also sums B's columns (the skipped ones would be lost)."""
-        op, config = self.plan.a, self.config
-        if config.slm or config.fma == "dpasw" or self.gemm.sums_b_columns or not isinstance(op.plan, LinePlan):
+        Where the configuration allows it (`may_guard_tile`)."""
+        op = self.plan.a
+        if not may_guard_tile(self.config, self.gemm) or not isinstance(op.plan, LinePlan):
             return []
         dims = op.view.dims
         origins = (self.a_origin[dims[0]], self.a_origin[dims[1]])

@@ -198,6 +198,15 @@ def tap_loop(config: Config, gemm: Gemm) -> TapLoop | None:
     return TapLoop(iterations // (channels // k_group), channels // k_group)
 
 
+def may_guard_tile(config: Config, gemm: Gemm) -> bool:
+    """Whether the K loop may skip an iteration whose A tile every mask drops (the builder's tile
+    guard): not where the loop has a barrier or dpasw (the threads of a group, or a pair, would
+    run different iterations), is multi-buffered (the scheduler pipelines a loop of plain
+    statements, not one `if`), or also sums B's columns (the skipped iterations' sums would be
+    lost)."""
+    return not config.slm and config.fma != "dpasw" and config.gmem_bufs == 1 and not gemm.sums_b_columns
+
+
 def a_rows_per_grf(hw: Platform) -> int:
     """dpas A rows (8 dwords each) in one GRF: a dpas's A starts on a GRF boundary."""
     return max(1, hw.grf_bytes // 32)

@@ -40,7 +40,7 @@ from ..ir import Var
 from ..ir.types import PTR
 from ..launch import busiest_eu_threads, occupancy, stall
 from .block2d import Block2dPlan, block2d_plan, direct_blocks
-from .config import Config, a_rows_per_grf, check_config, k_iterations, k_step, prefetches
+from .config import Config, a_rows_per_grf, check_config, k_iterations, k_step, may_guard_tile, prefetches
 from .gemm import Gemm, View
 from .kernel import (
     REDUCTION_CHUNK_GRFS,
@@ -51,6 +51,7 @@ from .kernel import (
     gathered_a,
     global_cost,
     has_bounds,
+    mask_kinds,
     plan_direct,
     planned_moves,
     reads_a_in_place,
@@ -138,6 +139,7 @@ class Estimator:
         self._messages: dict[tuple, Work] = {}
         self._stagings: dict[tuple, dict[str, Staging]] = {}
         self._bounded = {view.tensor: has_bounds(view, gemm) for view in (gemm.a, gemm.b)}
+        self._mask_kinds = {view.tensor: mask_kinds(view, gemm) for view in (gemm.a, gemm.b)}
 
     def cycles(self, config: Config) -> float:
         return self.estimate(config).device
@@ -145,13 +147,14 @@ class Estimator:
     def estimate(self, config: Config) -> Estimate:
         return _estimate(config, self.gemm, self.hw, self._global, self._staging)
 
-    def _global(self, view: View, extents: tuple[int, int], twice: int, gather_simd: int) -> Work:
-        key = (view.tensor, extents, twice, gather_simd)
+    def _global(self, view: View, extents: tuple[int, int], twice: int, gather_simd: int, guarded: bool) -> Work:
+        key = (view.tensor, extents, twice, gather_simd, guarded)
         if key not in self._messages:
             bounded = self._bounded[view.tensor]
             # priced as gathered only where the tile has masks (`_gather_simd`)
             gathered = gathered_a(view, self.gemm, self.hw, extents, gather_simd) if gather_simd and bounded else None
-            self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, bounded, gathered)
+            kinds = self._mask_kinds[view.tensor] if guarded and gathered is None else None
+            self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, bounded, gathered, kinds)
         return self._messages[key]
 
     def _staging(self, config: Config, operand: str) -> Staging:
@@ -488,7 +491,8 @@ def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) -> 
         if blocks is not None:  # 2D blocks: no masks, no zero fill
             work += Work(blocks.cost * twice, blocks.cost * twice, 0.0, loaded[0] * loaded[1] * view.type.size)
         else:
-            work += global_loads(view, loaded, twice, _gather_simd(config, gemm, operand))
+            guarded = operand == "a" and guards_rows(config, gemm)
+            work += global_loads(view, loaded, twice, _gather_simd(config, gemm, operand), guarded)
         if config.slm:
             stored = loaded[0] * loaded[1] * view.type.size
             messages = -(-stored // hw.max_block_message_bytes) + -(-tile_bytes // hw.max_block_message_bytes)
@@ -498,6 +502,14 @@ def _loads(config: Config, gemm: Gemm, hw: Platform, global_loads, stagings) -> 
     if config.slm:
         work += scalar(3 * SYNC_INSTRUCTIONS)  # a fence and two barriers (or a signal and a wait)
     return work
+
+
+def guards_rows(config: Config, gemm: Gemm) -> bool:
+    """Whether the builder's tile guard (`build.builder._tile_guard`) takes A's row checks: the
+    configuration allows a guard and the thread's tile lies within one output row (`m_tile`
+    divides it)."""
+    m = gemm.m
+    return may_guard_tile(config, gemm) and len(m.components) > 1 and m.inner.size % config.m_tile == 0
 
 
 def _gather_simd(config: Config, gemm: Gemm, operand: str) -> int:
@@ -518,9 +530,14 @@ def _global(
     twice: int,
     bounded: bool,
     gathered: GatheredA | None,
+    guarded: tuple[bool, bool] | None = None,
 ) -> Work:
     """A tile of `extents` loaded from global memory in the cheapest messages (`bounded`: with
-    in-bounds conditions), or in `gathered`'s vector messages (mad's A, `kernel.gathered_a`)."""
+    in-bounds conditions), or in `gathered`'s vector messages (mad's A, `kernel.gathered_a`).
+    `guarded`: the tile is within one output row and the builder's tile guard may take the
+    checks of its row (`kernel.mask_kinds` of the view): where there are such checks, they go
+    once, and only the lines of the first and last pixel keep a mask (their column's) and are
+    zeroed."""
     if gathered is not None:
         extents, cost, plan = gathered.tile, gathered.messages, gathered.plan
     else:
@@ -534,6 +551,11 @@ def _global(
         if plan.vector:
             lines = -(-lines // plan.lanes)
         zeroing = -(-tile_bytes // (2 * hw.grf_bytes))
+        if guarded is not None and guarded[0]:
+            per_pixel = -(-extents[1] // max(1, plan.length)) if plan.line_dim == 1 and not plan.vector else lines
+            masked = min(lines, 2 * per_pixel) if guarded[1] else 0
+            instructions += MASK_INSTRUCTIONS  # the guard
+            lines, zeroing = masked, -(-zeroing * masked // lines)
         instructions += lines * MASK_INSTRUCTIONS + zeroing
     return Work(instructions, instructions, 0.0, tile_bytes)
 

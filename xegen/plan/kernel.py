@@ -22,7 +22,7 @@ from ..conv.index import Idx
 from ..emit.regions import move_instructions
 from ..errors import ConfigError, UnsupportedError
 from ..hw import Platform
-from ..ir import Var, ptr
+from ..ir import Expr, Var, free_vars, ptr
 from ..ir.expr import Ptr
 from ..ir.types import F32, PTR
 from ..launch import busiest_eu_threads
@@ -603,13 +603,28 @@ class GatheredA:
     plan: LinePlan
 
 
+def _bounds(view: View, gemm: Gemm) -> tuple[dict[str, Var], list[Expr]]:
+    """The view's in-bounds conditions over a variable per GEMM component (by name)."""
+    components = [c for dim in view.dims for c in gemm.dim(dim).components]
+    names = {c.name: Var(f"bounds_{c.name}") for c in components}
+    return names, view.access({c.name: Idx.of(names[c.name], 0, c.size - 1) for c in components})[1]
+
+
 def has_bounds(view: View, gemm: Gemm) -> bool:
     """Whether the view's accesses have in-bounds conditions (padding, strides) for some values
     of the GEMM coordinates."""
-    values = {
-        c.name: Idx.of(Var(f"bounds_{c.name}"), 0, c.size - 1) for dim in view.dims for c in gemm.dim(dim).components
-    }
-    return bool(view.access(values)[1])
+    return bool(_bounds(view, gemm)[1])
+
+
+def mask_kinds(view: View, gemm: Gemm) -> tuple[bool, bool]:
+    """(whether some in-bounds condition of the view reads the innermost component of none of its
+    dimensions, whether some reads the innermost component of its first): of a padded layer's A,
+    the input row's check, the same for every pixel of a tile within one output row (the
+    builder's tile guard), and the input column's, which is each pixel's own."""
+    names, masks = _bounds(view, gemm)
+    inner = [names[gemm.dim(dim).inner.name] for dim in view.dims]
+    used = [set(free_vars(mask)) for mask in masks]
+    return any(not reads.intersection(inner) for reads in used), any(inner[0] in reads for reads in used)
 
 
 def gathered_a(view: View, gemm: Gemm, hw: Platform, extents: tuple[int, int], simd: int) -> GatheredA | None:
