@@ -132,7 +132,11 @@ def test_a_forward_dpas_layer_s_space_holds_both_products_each_planned_from_its_
     assert legal[0] == choose_config(gemms["gemm"], hwlib.platform("xehpc"), FEW_KNOBS)
     assert choose_config(gemms["swapped"], hwlib.platform("xehpc"), FEW_KNOBS) in legal
     for config in legal:
-        plan_kernel(gemms[config.plan], config, hwlib.platform("xehpc"))  # raises if it did not fit
+        # each fits the product (and weights layout: `gemm.swapped_weights`) whose space holds it
+        holders = [space for space in s.spaces if space.legal(config)]
+        assert holders
+        for space in holders:
+            plan_kernel(space.gemm, config, hwlib.platform("xehpc"))  # raises if it did not fit
     swapped = next(c for c in legal if c.plan == "swapped")
     with pytest.raises(ConfigError):  # the planner refuses a configuration with the other product
         plan_kernel(gemms["gemm"], swapped, hwlib.platform("xehpc"))

@@ -44,7 +44,6 @@ FMA_KINDS = ("dpas", "dpasw", "mad", "dp4a")
 PLANS = ("gemm", "depthwise", "first", "swapped")  # kernel strategies: which planner and builder a config selects
 GEMM_PLANS = ("gemm", "swapped")  # the GEMM planner's: the plain product and the swapped one (`gemm.formulate`)
 SYSTOLIC = ("dpas", "dpasw")
-MAD_OPERAND_BYTES = 64  # a mad operand region spans at most two 32-byte GRFs
 RESERVED_GRFS = 16  # r0, thread ids, message headers and address/mask temporaries
 BUFFER_COUNTS = {"slm_bufs": (1, 2, 3), "gmem_bufs": (1, 2, 3)}
 
@@ -212,6 +211,11 @@ def a_rows_per_grf(hw: Platform) -> int:
     return max(1, hw.grf_bytes // 32)
 
 
+def mad_operand_bytes(hw: Platform) -> int:
+    """The widest operand of a mad or dp4a: a register region spans at most two GRFs."""
+    return 2 * hw.grf_bytes
+
+
 def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
     """Raise ConfigError if the configuration cannot run this GEMM on `hw` (GRF and SLM budgets
     are checked when the kernel is planned)."""
@@ -242,10 +246,10 @@ def check_config(config: Config, gemm: Gemm, hw: Platform) -> None:
             raise ConfigError(f"fma=dp4a multiplies int8 values, not {a}")
     if config.simd not in hw.simd_widths:
         raise ConfigError(f"simd={config.simd}: {hw} runs SIMD {', '.join(map(str, hw.simd_widths))}")
-    if config.fma in ("mad", "dp4a") and config.simd * 4 > MAD_OPERAND_BYTES:
+    if config.fma in ("mad", "dp4a") and config.simd * 4 > mad_operand_bytes(hw):
         raise ConfigError(
-            f"simd={config.simd}: {config.fma} operands of {config.simd} dwords exceed "
-            f"{MAD_OPERAND_BYTES} bytes; use simd ≤ {MAD_OPERAND_BYTES // 4}"
+            f"simd={config.simd}: {config.fma} operands of {config.simd} dwords exceed {mad_operand_bytes(hw)} "
+            f"bytes (two GRFs) on {hw}; use simd ≤ {mad_operand_bytes(hw) // 4}"
         )
     if config.n_tile % config.simd:
         raise ConfigError(f"n_tile={config.n_tile} is not a multiple of simd={config.simd}")
