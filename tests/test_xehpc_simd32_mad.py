@@ -13,7 +13,7 @@ from xegen.conv import make_problem
 from xegen.emit.decoder import decode
 from xegen.pipeline import compile_problem
 from xegen.plan import formulate
-from xegen.plan.heuristic import choose_config
+from xegen.plan.heuristic import _tile_options, choose_config
 from xegen.verify import verify
 
 LAYER = "mb1ic16ih8oc64oh8kh3ph1"
@@ -41,3 +41,13 @@ def test_simd32_mad_kernels_verify_and_iga_takes_them(direction):
     assert any(i.exec_size == 32 for i in mads)
     assert iga_report(compilation.compiled.code, "xehpc") == ""
     assert verify(compilation).ok
+
+
+@pytest.mark.parametrize(
+    "channels, simd, n_tiles",
+    [(64, 32, [64, 32]), (32, 32, [32]), (64, 16, [32, 16]), (32, 16, [16])],
+)
+def test_two_registers_of_columns_where_n_has_them(channels, simd, n_tiles):
+    # SIMD32 offers 64 columns where N has 64; SIMD16 offers 32 only where N has two such tiles
+    gemm = formulate(make_problem(f"mb1ic16ih8oc{channels}oh8kh3ph1", "FWD_B", "f32"))
+    assert sorted(set(_tile_options("mad", simd, gemm, hw.platform("xehpc"))[1]), reverse=True) == n_tiles

@@ -394,7 +394,9 @@ def _tile_options(fma: str, simd: int, gemm: Gemm, hw: Platform) -> tuple[list[i
     if fma == "mad" and columns_gathered(gemm):
         # one vector message of simd lanes, a K-contiguous column each, is B in mad's layout
         return m_tiles, [simd], [16, 8]
-    widest = 2 * simd if n >= 4 * simd else simd
+    # two registers' worth of columns where N leaves two such tiles; at SIMD32 (XeHPC) also where
+    # it leaves one: a 64-channel layer's mads then read each pixel's value once for 64 columns
+    widest = 2 * simd if n >= 4 * simd or (simd > 16 and n >= 2 * simd) else simd
     n_tiles = [t for t in (widest, simd) if t <= fitting_n]
     # longer K blocks share each iteration's address arithmetic among more multiplies
     if fma == "dp4a":
