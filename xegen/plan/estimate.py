@@ -139,7 +139,7 @@ class Estimator:
         self._messages: dict[tuple, Work] = {}
         self._stagings: dict[tuple, dict[str, Staging]] = {}
         self._bounded = {view.tensor: has_bounds(view, gemm) for view in (gemm.a, gemm.b)}
-        self._mask_kinds = {view.tensor: mask_kinds(view, gemm) for view in (gemm.a, gemm.b)}
+        self._a_mask_kinds = mask_kinds(gemm.a, gemm)  # (only A's rows are guarded)
 
     def cycles(self, config: Config) -> float:
         return self.estimate(config).device
@@ -153,7 +153,7 @@ class Estimator:
             bounded = self._bounded[view.tensor]
             # priced as gathered only where the tile has masks (`_gather_simd`)
             gathered = gathered_a(view, self.gemm, self.hw, extents, gather_simd) if gather_simd and bounded else None
-            kinds = self._mask_kinds[view.tensor] if guarded and gathered is None else None
+            kinds = self._a_mask_kinds if guarded and gathered is None else None
             self._messages[key] = _global(view, self.gemm, self.hw, extents, twice, bounded, gathered, kinds)
         return self._messages[key]
 
